@@ -1,0 +1,55 @@
+package io.gossgpu.cli;
+
+import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Entry point of goss-gpu.jar. The Vector API is an incubator module that a JVM only resolves when
+ * asked on its command line, and no jar manifest attribute can ask. So when it is missing, the
+ * launcher starts the same java once more with the flags goss-gpu needs, passes through the user's
+ * JVM options and arguments, and returns the child's exit code. {@code GOSS_NO_RELAUNCH=1} turns
+ * this off (the cpu backend then falls back to scalar code).
+ */
+public final class Launcher {
+    static final String RELAUNCHED = "goss.relaunched";
+
+    private Launcher() {}
+
+    public static void main(String[] args) throws Exception {
+        if (needsRelaunch()) System.exit(relaunch(args));
+        System.exit(Main.run(args));
+    }
+
+    private static boolean needsRelaunch() {
+        return ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()
+                && System.getProperty(RELAUNCHED) == null
+                && !"1".equals(System.getenv("GOSS_NO_RELAUNCH"));
+    }
+
+    private static int relaunch(String[] args) throws Exception {
+        String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
+        String jar = new File(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.add("--add-modules=jdk.incubator.vector");
+        cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.add("-D" + RELAUNCHED + "=true");
+        // Keep the user's own JVM options (-Xmx, -D...), except agent hooks that must not run twice.
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments())
+            if (!a.startsWith("-agentlib:jdwp") && !a.startsWith("-javaagent")) cmd.add(a);
+        cmd.add("-cp");
+        cmd.add(jar);
+        cmd.add(Launcher.class.getName());
+        cmd.addAll(List.of(args));
+        // Ctrl-C reaches the child (same process group); this parent only waits for it.
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("INT"), s -> { });
+        } catch (IllegalArgumentException unsupported) {
+            // no SIGINT on this platform
+        }
+        Process p = new ProcessBuilder(cmd).inheritIO().start();
+        return p.waitFor();
+    }
+}

@@ -1,0 +1,98 @@
+package io.gossgpu.quant;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * MXFP4 (OCP microscaling): blocks of 32 FP4 (E2M1) values sharing one E8M0 scale.
+ *
+ * <pre>
+ *   value = FP4[code] × 2^(scale − 127)
+ *   FP4   = {0, .5, 1, 1.5, 2, 3, 4, 6, −0, −.5, −1, −1.5, −2, −3, −4, −6}   (bit 3 is the sign)
+ * </pre>
+ *
+ * The product is taken exactly and rounded once to float ({@link Math#scalb}): scale 0 gives
+ * subnormal floats, scale 255 gives 2^128 × code (finite for codes ±0.5, infinite from ±1 up, and
+ * ±0 stays ±0). Real checkpoints never use 255; the OCP spec calls it NaN and torch's ldexp turns
+ * its zero codes into NaN, so no two readings of that value agree and none is relied on.
+ *
+ * <p>Two byte layouts hold the same numbers:
+ * <ul>
+ *   <li>OpenAI's checkpoint: a row of {@code n} values is {@code n/2} bytes of codes, low nibble =
+ *       even element, high nibble = odd element, plus {@code n/32} scale bytes kept in a separate
+ *       tensor.</li>
+ *   <li>ggml's {@code block_mxfp4}: per 32 values, 1 scale byte then 16 bytes; byte {@code j} holds
+ *       element {@code j} in its low nibble and element {@code j+16} in its high nibble. (ggml's own
+ *       table stores doubled FP4 values with a halved scale; the numbers are the same.)</li>
+ * </ul>
+ */
+public final class Mxfp4 {
+    public static final int BLOCK = 32;
+    /** Bytes of one ggml block: scale + 16 bytes of codes. */
+    public static final int GGML_BLOCK_BYTES = 17;
+
+    private static final float[] FP4 = {
+            +0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
+            -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+    private Mxfp4() {}
+
+    /** The E2M1 value of a 4-bit code (bit 3 = sign). */
+    public static float fp4(int code) {
+        return FP4[code & 0xf];
+    }
+
+    /** FP4[code] × 2^(scale − 127), exact then rounded once. */
+    public static float value(int code, int scaleByte) {
+        return Math.scalb(FP4[code & 0xf], (scaleByte & 0xff) - 127);
+    }
+
+    /** Decodes one row of {@code n} values in OpenAI's layout (codes and scales in separate tensors). */
+    public static void decodeOpenAiRow(MemorySegment codes, long codeOffset, MemorySegment scales, long scaleOffset,
+                                       int n, float[] out, int outOffset) {
+        for (int g = 0; g < n / BLOCK; g++) {
+            int scale = scales.get(LE.U8, scaleOffset + g) & 0xff;
+            for (int b = 0; b < BLOCK / 2; b++) {
+                int packed = codes.get(LE.U8, codeOffset + (long) g * (BLOCK / 2) + b) & 0xff;
+                int o = outOffset + g * BLOCK + 2 * b;
+                out[o] = value(packed & 0xf, scale);
+                out[o + 1] = value(packed >>> 4, scale);
+            }
+        }
+    }
+
+    /** Decodes one row of {@code n} values stored as ggml {@code block_mxfp4} blocks. */
+    public static void decodeGgmlRow(MemorySegment data, long offset, int n, float[] out, int outOffset) {
+        for (int g = 0; g < n / BLOCK; g++) {
+            long block = offset + (long) g * GGML_BLOCK_BYTES;
+            int scale = data.get(LE.U8, block) & 0xff;
+            for (int j = 0; j < BLOCK / 2; j++) {
+                int packed = data.get(LE.U8, block + 1 + j) & 0xff;
+                int o = outOffset + g * BLOCK + j;
+                out[o] = value(packed & 0xf, scale);
+                out[o + BLOCK / 2] = value(packed >>> 4, scale);
+            }
+        }
+    }
+
+    /** Packs 4-bit codes of a row ({@code n} codes) into OpenAI's nibble order: {@code n/2} bytes. */
+    public static byte[] packOpenAi(byte[] codes) {
+        byte[] out = new byte[codes.length / 2];
+        for (int b = 0; b < out.length; b++) out[b] = (byte) ((codes[2 * b] & 0xf) | (codes[2 * b + 1] & 0xf) << 4);
+        return out;
+    }
+
+    /** Packs a row's codes and per-block scales into ggml {@code block_mxfp4} blocks. */
+    public static byte[] packGgml(byte[] codes, byte[] scales) {
+        int blocks = codes.length / BLOCK;
+        byte[] out = new byte[blocks * GGML_BLOCK_BYTES];
+        for (int g = 0; g < blocks; g++) {
+            int base = g * GGML_BLOCK_BYTES;
+            out[base] = scales[g];
+            for (int j = 0; j < BLOCK / 2; j++) {
+                int lo = codes[g * BLOCK + j] & 0xf, hi = codes[g * BLOCK + j + BLOCK / 2] & 0xf;
+                out[base + 1 + j] = (byte) (lo | hi << 4);
+            }
+        }
+        return out;
+    }
+}
