@@ -20,17 +20,21 @@ public final class Checkpoint implements AutoCloseable {
     private final ModelFormat format;
     private final ModelConfig config;
     private final Map<String, TensorData> tensors;
+    private final Map<String, Object> metadata;
     private final Arena arena;
 
     /**
-     * @param tensors in file order; the map is kept as given
-     * @param arena   owner of every tensor's bytes, closed by {@link #close()}
+     * @param tensors  in file order; the map is kept as given
+     * @param metadata key/value metadata the file carries (GGUF's; config.json keys for safetensors), in file order
+     * @param arena    owner of every tensor's bytes, closed by {@link #close()}
      */
-    public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors, Arena arena) {
+    public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors,
+                      Map<String, Object> metadata, Arena arena) {
         this.path = path;
         this.format = format;
         this.config = config;
         this.tensors = Collections.unmodifiableMap(tensors);
+        this.metadata = Collections.unmodifiableMap(metadata);
         this.arena = arena;
     }
 
@@ -78,6 +82,11 @@ public final class Checkpoint implements AutoCloseable {
     /** All tensors by name, in file order. */
     public Map<String, TensorData> tensors() {
         return tensors;
+    }
+
+    /** Metadata from the file: GGUF key/values (arrays as Java lists), or config.json's top-level keys. */
+    public Map<String, Object> metadata() {
+        return metadata;
     }
 
     /** The tensor called {@code name}, or a {@link ModelFormatException} saying it is missing. */

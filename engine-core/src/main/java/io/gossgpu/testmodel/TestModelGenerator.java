@@ -119,7 +119,7 @@ public final class TestModelGenerator {
             fill(t, seg);
             tensors.put(t.name(), new TensorData(t.name(), t.dtype(), t.shape(), seg, label));
         }
-        return new Checkpoint(label, ModelFormat.ORIGINAL, config, tensors, arena);
+        return new Checkpoint(label, ModelFormat.ORIGINAL, config, tensors, Map.of(), arena);
     }
 
     private static double log2(double x) {
