@@ -11,13 +11,22 @@ import java.util.List;
  * launcher starts the same java once more with the flags goss-gpu needs, passes through the user's
  * JVM options and arguments, and returns the child's exit code. {@code GOSS_NO_RELAUNCH=1} turns
  * this off (the cpu backend then falls back to scalar code).
+ *
+ * <p>This class alone is compiled for Java 11, so that an older {@code java} gets a clear message.
  */
 public final class Launcher {
     static final String RELAUNCHED = "goss.relaunched";
 
     private Launcher() {}
 
+    static final int MIN_JAVA = 22;
+
     public static void main(String[] args) throws Exception {
+        if (Runtime.version().feature() < MIN_JAVA) {
+            System.err.println("goss-gpu: needs Java " + MIN_JAVA + " or newer, and this is Java " + Runtime.version().feature()
+                    + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
+            System.exit(1);
+        }
         if (needsRelaunch()) System.exit(relaunch(args));
         System.exit(Main.run(args));
     }
@@ -45,7 +54,7 @@ public final class Launcher {
         cmd.addAll(List.of(args));
         // Ctrl-C reaches the child (same process group); this parent only waits for it.
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("INT"), s -> { });
+            sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> { });
         } catch (IllegalArgumentException unsupported) {
             // no SIGINT on this platform
         }

@@ -1,0 +1,59 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.DType;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.TensorData;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.EnumMap;
+import java.util.Map;
+
+/** {@code goss-gpu info}: loads a model and prints its format, config and a tensor summary. */
+@Command(name = "info", mixinStandardHelpOptions = true,
+        description = "Load a model (original/ folder, Hugging Face folder or .gguf) and describe it.")
+final class InfoCommand implements Runnable {
+    @Option(names = {"-m", "--model"}, description = "Model folder or .gguf file (default: GOSS_MODEL or the usual download places).")
+    Path model;
+
+    @Option(names = "--no-mmap", description = "Read the files into memory instead of mapping them.")
+    boolean noMmap;
+
+    @Option(names = "--tensors", description = "List every tensor.")
+    boolean listTensors;
+
+    @Override
+    public void run() {
+        Path path = ModelLocator.require(model);
+        PrintStream out = System.out;
+        long t0 = System.nanoTime();
+        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap))) {
+            ModelWeights.of(ckpt); // validates names and shapes against the config
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            ModelConfig c = ckpt.config();
+            out.printf("model      %s%n", ckpt.path());
+            out.printf("format     %s (%s, opened in %d ms)%n", ckpt.format(), noMmap ? "loaded into memory" : "memory-mapped", ms);
+            out.printf("layers     %d (sliding window %d on even layers)%n", c.numHiddenLayers(), c.slidingWindow());
+            out.printf("hidden     %d, intermediate %d, vocab %d%n", c.hiddenSize(), c.intermediateSize(), c.vocabSize());
+            out.printf("attention  %d query heads, %d KV heads, head dim %d%n", c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim());
+            out.printf("experts    %d, %d per token, swiglu limit %s%n", c.numExperts(), c.expertsPerToken(), c.swigluLimit());
+            out.printf("rope       theta %s, YaRN factor %s over %d (ntk alpha %s, beta %s), rms eps %s%n", c.ropeTheta(),
+                    c.ropeScalingFactor(), c.initialContextLength(), c.ropeNtkAlpha(), c.ropeNtkBeta(), c.rmsNormEps());
+            Map<DType, long[]> byType = new EnumMap<>(DType.class);
+            for (TensorData t : ckpt.tensors().values()) {
+                long[] acc = byType.computeIfAbsent(t.dtype(), k -> new long[3]);
+                acc[0]++;
+                acc[1] += t.elements();
+                acc[2] += t.bytes().byteSize();
+            }
+            out.printf("tensors    %d%n", ckpt.tensors().size());
+            byType.forEach((k, v) -> out.printf("  %-6s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
+            if (listTensors) for (TensorData t : ckpt.tensors().values()) out.printf("  %s%n", t);
+        }
+    }
+}
