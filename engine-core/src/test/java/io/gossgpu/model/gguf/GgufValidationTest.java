@@ -67,6 +67,23 @@ class GgufValidationTest {
     }
 
     @Test
+    void supportedTensorTypesMapToDTypesWithShapesReversed() throws Exception {
+        byte[] b = raw(5, 0)
+                .tensor("f32", new long[]{3, 2}, 0, 0)
+                .tensor("f16", new long[]{5}, 1, 32)
+                .tensor("q8", new long[]{64, 1, 2}, 8, 64)
+                .tensor("bf16", new long[]{7}, 30, 224)
+                .tensor("mxfp4", new long[]{96, 2}, 39, 256)
+                .data(32, 256 + 2 * 51).bytes();
+        GgufHeader h = GgufParser.parse(java.lang.foreign.MemorySegment.ofArray(b), Path.of("types"));
+        assertEquals(java.util.List.of(GgmlType.F32, GgmlType.F16, GgmlType.Q8_0, GgmlType.BF16, GgmlType.MXFP4),
+                h.tensors().stream().map(GgufTensorInfo::type).toList());
+        assertEquals(java.util.List.of(24L, 10L, 4L * 34, 14L, 102L), h.tensors().stream().map(GgufTensorInfo::byteSize).toList());
+        assertEquals("[2, 1, 64]", Arrays.toString(h.tensors().get(2).shape()));
+        assertEquals(io.gossgpu.model.DType.MXFP4, h.tensors().get(4).type().dtype());
+    }
+
+    @Test
     void version2Loads() throws Exception {
         byte[] b = micro();
         putI32(b, 4, 2);
