@@ -178,8 +178,16 @@ public final class O200kHarmony {
         }
     }
 
-    /** Lowest-rank-first merging of adjacent parts, as tiktoken: ties go to the leftmost pair. */
+    /** Pieces at least this long are merged with a heap (O(n log n)) instead of by scanning (O(n^2)). */
+    static final int HEAP_MERGE_MIN = 128;
+
     private void bytePairMerge(byte[] piece, IntBuf out) {
+        if (piece.length >= HEAP_MERGE_MIN) bytePairMergeHeap(piece, out);
+        else bytePairMergeScan(piece, out);
+    }
+
+    /** Lowest-rank-first merging of adjacent parts, as tiktoken: ties go to the leftmost pair. */
+    void bytePairMergeScan(byte[] piece, IntBuf out) {
         int n = piece.length;
         // starts[0..count] are part boundaries; pairRank[i] = rank of parts i and i+1 joined
         int[] starts = new int[n + 1];
@@ -206,6 +214,71 @@ public final class O200kHarmony {
             int r = ranks.get(piece, starts[i], starts[i + 1] - starts[i]);
             if (r < 0) throw new IllegalStateException("no rank for a single byte part (corrupt rank table)");
             out.add(r);
+        }
+    }
+
+    /**
+     * The same merge order as {@link #bytePairMergeScan} (lowest rank first, leftmost on ties), with parts in a
+     * linked list and candidate pairs in a min-heap keyed by (rank, start); stale heap entries are skipped.
+     */
+    void bytePairMergeHeap(byte[] piece, IntBuf out) {
+        int n = piece.length;
+        int[] next = new int[n + 1], prev = new int[n + 1], pairRank = new int[n + 1];
+        boolean[] alive = new boolean[n + 1];
+        for (int i = 0; i <= n; i++) { next[i] = i + 1; prev[i] = i - 1; alive[i] = true; }
+        LongHeap heap = new LongHeap(n);
+        for (int i = 0; i + 2 <= n; i++) {
+            pairRank[i] = rankOf(piece, i, i + 2);
+            if (pairRank[i] != Integer.MAX_VALUE) heap.push(((long) pairRank[i] << 32) | i);
+        }
+        pairRank[n - 1] = Integer.MAX_VALUE;
+        while (!heap.isEmpty()) {
+            long e = heap.pop();
+            int rank = (int) (e >>> 32), s = (int) e;
+            if (!alive[s] || pairRank[s] != rank) continue;       // stale
+            int t = next[s];                                       // merge part s with part t
+            alive[t] = false;
+            next[s] = next[t];
+            if (next[t] <= n) prev[next[t]] = s;
+            int ns = next[s];
+            pairRank[s] = ns < n ? rankOf(piece, s, next[ns]) : Integer.MAX_VALUE;
+            if (pairRank[s] != Integer.MAX_VALUE) heap.push(((long) pairRank[s] << 32) | s);
+            int p = prev[s];
+            if (p >= 0) {
+                pairRank[p] = rankOf(piece, p, next[s]);
+                if (pairRank[p] != Integer.MAX_VALUE) heap.push(((long) pairRank[p] << 32) | p);
+            }
+        }
+        for (int i = 0; i < n; i = next[i]) {
+            int r = ranks.get(piece, i, next[i] - i);
+            if (r < 0) throw new IllegalStateException("no rank for a single byte part (corrupt rank table)");
+            out.add(r);
+        }
+    }
+
+    /** Binary min-heap of longs. */
+    private static final class LongHeap {
+        long[] a; int n;
+        LongHeap(int cap) { a = new long[Math.max(16, cap)]; }
+        boolean isEmpty() { return n == 0; }
+        void push(long v) {
+            if (n == a.length) a = Arrays.copyOf(a, n * 2);
+            int i = n++;
+            while (i > 0) { int p = (i - 1) >>> 1; if (a[p] <= v) break; a[i] = a[p]; i = p; }
+            a[i] = v;
+        }
+        long pop() {
+            long top = a[0], v = a[--n];
+            int i = 0;
+            while (true) {
+                int c = 2 * i + 1;
+                if (c >= n) break;
+                if (c + 1 < n && a[c + 1] < a[c]) c++;
+                if (a[c] >= v) break;
+                a[i] = a[c]; i = c;
+            }
+            a[i] = v;
+            return top;
         }
     }
 
