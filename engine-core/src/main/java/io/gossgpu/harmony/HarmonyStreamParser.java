@@ -27,6 +27,12 @@ public final class HarmonyStreamParser {
 
     public enum State { EXPECT_START, HEADER, CONTENT, DONE }
 
+    /** Tokens that end the assistant's turn: {@code <|return|>} (final answer done) and {@code <|call|>} (tool call). */
+    public static final int[] STOP_TOKENS = {O200kHarmony.RETURN, O200kHarmony.CALL};
+
+    /** True for {@code <|return|>} and {@code <|call|>}, where generation should stop. */
+    public static boolean isStopToken(int token) { return token == O200kHarmony.RETURN || token == O200kHarmony.CALL; }
+
     /** A header longer than this many tokens is given up on and treated as content. */
     static final int MAX_HEADER_TOKENS = 256;
 
