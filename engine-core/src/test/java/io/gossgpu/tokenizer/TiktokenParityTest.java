@@ -55,6 +55,24 @@ class TiktokenParityTest {
     }
 
     @Test
+    void wholeVocabularyMatchesTiktoken() throws Exception {
+        O200kHarmony tok = O200kHarmony.get();
+        java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) {
+            byte[] b = tok.tokenBytes(id);
+            md.update(new byte[] {(byte) (b.length >> 8), (byte) b.length});
+            md.update(b);
+        }
+        String got = java.util.HexFormat.of().formatHex(md.digest());
+        String want;
+        try (var in = TiktokenParityTest.class.getResourceAsStream("/tokenizer/vocab-sha256.txt")) {
+            want = new String(in.readAllBytes(), StandardCharsets.US_ASCII).strip();
+        }
+        assertEquals(want, got, "o200k_base token bytes differ from tiktoken's");
+        for (int id = 0; id < O200kHarmony.NUM_RANKS; id += 997) assertEquals(id, tok.rankOf(tok.tokenBytes(id)));
+    }
+
+    @Test
     void decodingRoundTripsTheFixture() throws Exception {
         O200kHarmony tok = O200kHarmony.get();
         for (Case c : load()) {
