@@ -15,4 +15,19 @@ public record ToolDescription(String name, String description, JsonNode paramete
         Objects.requireNonNull(name, "name");
         if (description == null) description = "";
     }
+
+    /**
+     * From an OpenAI chat-completions tool, {@code {"type":"function","function":{"name","description","parameters"}}},
+     * or from the inner function object itself.
+     */
+    public static ToolDescription fromOpenAiTool(JsonNode tool) {
+        JsonNode f = tool.has("function") ? tool.get("function") : tool;
+        JsonNode name = f.get("name");
+        if (name == null || !name.isTextual() || name.asText().isEmpty())
+            throw new IllegalArgumentException("tool without a name: " + tool);
+        JsonNode d = f.get("description");
+        JsonNode p = f.get("parameters");
+        return new ToolDescription(name.asText(), d != null && d.isTextual() ? d.asText() : "",
+                p == null || p.isNull() ? null : p);
+    }
 }

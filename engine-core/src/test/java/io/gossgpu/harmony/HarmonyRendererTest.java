@@ -189,6 +189,18 @@ class HarmonyRendererTest {
     }
 
     @Test
+    void toolsFromOpenAiJson() {
+        ToolDescription t = ToolDescription.fromOpenAiTool(json("""
+            {"type":"function","function":{"name":"get_location","description":"Gets the location of the user."}}"""));
+        assertEquals(WEATHER_TOOLS.get(0), t);
+        ToolDescription u = ToolDescription.fromOpenAiTool(json("""
+            {"name":"f","parameters":{"type":"object","properties":{"a":{"type":"string"}}}}"""));
+        assertEquals("", u.description());
+        assertEquals("{\na?: string,\n}", HarmonyRenderer.schemaToTypeScript(u.parameters(), ""));
+        assertThrows(IllegalArgumentException.class, () -> ToolDescription.fromOpenAiTool(json("{\"type\":\"function\"}")));
+    }
+
+    @Test
     void toolWithEmptyDescriptionAndEmptyParameters() {
         String sec = HarmonyRenderer.toolsSection("functions", null,
                 List.of(new ToolDescription("ping", "", json("{\"type\":\"object\",\"properties\":{}}"))));

@@ -187,6 +187,33 @@ class HarmonyStreamParserTest {
     }
 
     @Test
+    void renderedAssistantMessagesParseBack() {
+        HarmonyRenderer r = new HarmonyRenderer(tok);
+        List<Message> out = List.of(Message.assistant("analysis", "Think: 日本 😀 <|end|> is text here."),
+                Message.assistant("commentary", "Calling now."),
+                Message.toolCall("get_weather", "{\"city\": \"Zürich\"}"));
+        StringBuilder text = new StringBuilder();
+        for (Message m : out) text.append(r.renderText(m, false));
+        // the prompt already holds the first "<|start|>assistant"
+        String generated = text.substring("<|start|>assistant".length());
+        int[] ids = new int[0];
+        List<Integer> all = new ArrayList<>();
+        for (Message m : out) for (int t : r.render(m, false)) all.add(t);
+        ids = all.stream().mapToInt(Integer::intValue).toArray();
+        int[] gen = java.util.Arrays.copyOfRange(ids, 2, ids.length);
+        assertEquals(generated, tok.decode(gen));
+
+        HarmonyStreamParser p = new HarmonyStreamParser(tok);
+        List<HarmonyEvent> ev = p.acceptAll(gen);
+        assertTrue(only(ev, Malformed.class).isEmpty(), ev.toString());
+        List<ParsedMessage> ms = p.messages();
+        assertEquals(3, ms.size());
+        for (int i = 0; i < 3; i++) assertEquals(out.get(i), ms.get(i).toMessage());
+        assertEquals(O200kHarmony.CALL, p.stopToken());
+        assertTrue(HarmonyStreamParser.isStopToken(p.stopToken()));
+    }
+
+    @Test
     void randomTokensNeverThrow() {
         Random rnd = new Random(1234);
         int[] specials = {O200kHarmony.START, O200kHarmony.END, O200kHarmony.MESSAGE, O200kHarmony.CHANNEL,
