@@ -196,11 +196,10 @@ class HarmonyStreamParserTest {
         for (Message m : out) text.append(r.renderText(m, false));
         // the prompt already holds the first "<|start|>assistant"
         String generated = text.substring("<|start|>assistant".length());
-        int[] ids = new int[0];
         List<Integer> all = new ArrayList<>();
         for (Message m : out) for (int t : r.render(m, false)) all.add(t);
-        ids = all.stream().mapToInt(Integer::intValue).toArray();
-        int[] gen = java.util.Arrays.copyOfRange(ids, 2, ids.length);
+        int[] ids = all.stream().mapToInt(Integer::intValue).toArray();
+        int[] gen = java.util.Arrays.copyOfRange(ids, 2, ids.length); // drop <|start|> and "assistant"
         assertEquals(generated, tok.decode(gen));
 
         HarmonyStreamParser p = new HarmonyStreamParser(tok);
