@@ -399,19 +399,25 @@ public final class ReferenceBackend implements Backend {
         int e = w.config.numExperts(), k = r.k;
         float[] g = new float[in.rows * e];
         matmul(w.layer(layer).router(), 0, w.routerBias[layer], in.data, in.rows, in.cols, g);
-        for (int i = 0; i < in.rows; i++) {
-            boolean[] taken = new boolean[e];
-            for (int j = 0; j < k; j++) {
-                int best = -1;
-                for (int x2 = 0; x2 < e; x2++)
-                    if (!taken[x2] && (best < 0 || g[i * e + x2] > g[i * e + best])) best = x2; // strict >: ties keep the lower index
-                taken[best] = true;
-                r.experts[i * k + j] = best;
-            }
-            double max = g[i * e + r.experts[i * k]], z = 0;
-            for (int j = 0; j < k; j++) z += Math.exp(g[i * e + r.experts[i * k + j]] - max);
-            for (int j = 0; j < k; j++) r.weights[i * k + j] = (float) (Math.exp(g[i * e + r.experts[i * k + j]] - max) / z);
+        for (int i = 0; i < in.rows; i++) topK(g, i * e, e, k, r.experts, r.weights, i * k);
+    }
+
+    /**
+     * Top-k of {@code logits[off .. off+n)}: ids sorted by value descending, ties to the lower index, into
+     * {@code ids[outOff ..]}; their softmax (over the k selected values only) into {@code weights[outOff ..]}.
+     */
+    public static void topK(float[] logits, int off, int n, int k, int[] ids, float[] weights, int outOff) {
+        boolean[] taken = new boolean[n];
+        for (int j = 0; j < k; j++) {
+            int best = -1;
+            for (int x = 0; x < n; x++)
+                if (!taken[x] && (best < 0 || logits[off + x] > logits[off + best])) best = x; // strict >: ties keep the lower index
+            taken[best] = true;
+            ids[outOff + j] = best;
         }
+        double max = logits[off + ids[outOff]], z = 0;
+        for (int j = 0; j < k; j++) z += Math.exp(logits[off + ids[outOff + j]] - max);
+        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (Math.exp(logits[off + ids[outOff + j]] - max) / z);
     }
 
     @Override
