@@ -75,6 +75,7 @@ public interface Backend extends AutoCloseable {
      * {@code o1 = x1·cos − x2·sin}, {@code o2 = x2·cos + x1·sin}, where {@code cos = cos(p·invFreq[j])·concentration}
      * and likewise {@code sin}, from {@link Rope#invFreq} and {@link Rope#concentration} (YaRN).
      * {@code q} is {@code T × heads·hd}; {@code k}, {@code v} are {@code T × kv·hd}. Nothing is stored in the cache.
+     * Angles must be computed in double or taken from {@link Rope#cosSinTable} (float32 {@code p·invFreq} drifts).
      */
     void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v);
 

@@ -40,4 +40,25 @@ public final class Rope {
     public static double concentration(ModelConfig c) {
         return c.ropeScalingFactor() > 1 ? 0.1 * Math.log(c.ropeScalingFactor()) + 1 : 1;
     }
+
+    /**
+     * cos/sin of positions {@code start .. start+count−1} as float32, concentration applied:
+     * {@code table[(p − start)·hd + 2j] = (float)(cos(p·invFreq_j)·conc)}, {@code [.. + 2j + 1]} the sine,
+     * for {@code j < hd/2}. Angles are computed in double: a float32 {@code p·invFreq} is off by about
+     * {@code p·6e-8} rad (2e-4 at p = 3000), which the conformance kit notices. GPU backends can upload
+     * this table (ctx × hd floats) instead of calling sin/cos in kernels.
+     */
+    public static float[] cosSinTable(ModelConfig c, int start, int count) {
+        double[] inv = invFreq(c);
+        double conc = concentration(c);
+        int half = inv.length;
+        float[] t = new float[Math.multiplyExact(count, 2 * half)];
+        for (int i = 0; i < count; i++)
+            for (int j = 0; j < half; j++) {
+                double angle = (double) (start + i) * inv[j];
+                t[i * 2 * half + 2 * j] = (float) (Math.cos(angle) * conc);
+                t[i * 2 * half + 2 * j + 1] = (float) (Math.sin(angle) * conc);
+            }
+        return t;
+    }
 }

@@ -314,23 +314,22 @@ public final class ReferenceBackend implements Backend {
         linear(lw, layer, DenseKind.K, x, k);
         linear(lw, layer, DenseKind.V, x, v);
         ModelConfig c = lw.config();
-        double[] invFreq = Rope.invFreq(c);
-        double conc = Rope.concentration(c);
-        rope((Tensor) q, c.headDim(), start, invFreq, conc);
-        rope((Tensor) k, c.headDim(), start, invFreq, conc);
+        float[] table = Rope.cosSinTable(c, start, x.rows());
+        rope((Tensor) q, c.headDim(), table);
+        rope((Tensor) k, c.headDim(), table);
     }
 
-    /** Half-split rotation of every head of every row: (x1, x2) → (x1·cos − x2·sin, x2·cos + x1·sin). */
-    static void rope(Tensor t, int hd, int start, double[] invFreq, double conc) {
+    /**
+     * Half-split rotation of every head of row i with the cos/sin of {@link Rope#cosSinTable} row i:
+     * (x1, x2) → (x1·cos − x2·sin, x2·cos + x1·sin), x1 = head[0..hd/2), x2 = head[hd/2..hd).
+     */
+    static void rope(Tensor t, int hd, float[] table) {
         int half = hd / 2;
         for (int i = 0; i < t.rows; i++) {
-            int pos = start + i;
             for (int head = 0; head < t.cols / hd; head++) {
                 int base = i * t.cols + head * hd;
                 for (int j = 0; j < half; j++) {
-                    double angle = pos * invFreq[j];
-                    // cos/sin rounded to float as a table would hold them
-                    float cos = (float) (Math.cos(angle) * conc), sin = (float) (Math.sin(angle) * conc);
+                    float cos = table[i * hd + 2 * j], sin = table[i * hd + 2 * j + 1];
                     float x1 = t.data[base + j], x2 = t.data[base + half + j];
                     t.data[base + j] = (float) ((double) x1 * cos - (double) x2 * sin);
                     t.data[base + half + j] = (float) ((double) x2 * cos + (double) x1 * sin);

@@ -31,4 +31,26 @@ class ConformanceKitSelfTest {
         assertThrows(AssertionFailedError.class,
                 () -> BackendConformanceKit.assertClose("bad", ref, new float[]{100f, 1f, 0.001f, 0.0011f}, 2, 2, 1e-4));
     }
+
+    /** The kit on a backend whose MLP norm of layer 1 is 1% off in one value: the per-op and model tests fail. */
+    @Test
+    void theKitCatchesABrokenOp() {
+        BackendProvider broken = new BackendProvider() {
+            public String name() { return "reference"; }
+            public int priority() { return 0; }
+            public Availability availability() { return Availability.yes("test"); }
+            public Backend create() { return new io.gossgpu.debug.BrokenNormBackend(); }
+        };
+        BackendConformanceKit kit = new BackendConformanceKit() {
+            protected BackendProvider provider() { return broken; }
+        };
+        kit.setUpBackends();
+        try {
+            kit.linear("odd", 3); // untouched op passes
+            assertThrows(AssertionFailedError.class, () -> kit.rmsNorm("tiny", 3));
+            assertThrows(AssertionFailedError.class, kit::wholeModelPrefillLogits);
+        } finally {
+            kit.tearDown();
+        }
+    }
 }

@@ -27,23 +27,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DebugToolsTest {
     static final int[] TOKENS = {5, 900, 17, 3, 3, 1030, 44, 0, 812, 77};
 
-    /** The reference, except that layer 1's MLP norm nudges one value of each row by 1% of the row's scale. */
-    static final class BrokenNorm extends ForwardingBackend {
-        BrokenNorm() {
-            super(new ReferenceBackend());
-        }
-
-        @Override
-        public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
-            super.rmsNorm(w, layer, which, x, out);
-            if (layer == 1 && which == NormKind.MLP) {
-                float[] v = read(out);
-                for (int i = 0; i < out.rows(); i++) v[i * out.cols() + 7] *= 1.01f;
-                write(out, v);
-            }
-        }
-    }
-
     @Test
     void referenceAgainstItselfHasNoDivergence() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory()) {
@@ -56,7 +39,7 @@ class DebugToolsTest {
     void aBrokenOpIsNamedWithLayerAndPosition() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            Verifier.Divergence d = Verifier.compare(w, new BrokenNorm(), new ReferenceBackend(), TOKENS, 1e-4).orElseThrow();
+            Verifier.Divergence d = Verifier.compare(w, new BrokenNormBackend(), new ReferenceBackend(), TOKENS, 1e-4).orElseThrow();
             assertEquals(OpKind.MLP_NORM, d.op().kind());
             assertEquals(1, d.op().layer());
             assertEquals(0, d.position());
