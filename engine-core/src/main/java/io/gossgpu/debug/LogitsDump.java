@@ -33,8 +33,7 @@ public final class LogitsDump {
     public static float[] write(Path dir, Backend backend, LoadedWeights weights, int[] tokens) {
         if (tokens.length == 0) throw new GossException("logits dump needs at least one token");
         float[] logits;
-        Executor ex = new Executor(backend, weights);
-        try (KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length))) {
+        try (Executor ex = new Executor(backend, weights); KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length))) {
             logits = ex.forward(tokens, 0, cache, Executor.Output.ALL_LOGITS).logits();
         }
         int vocab = weights.config().vocabSize();

@@ -60,8 +60,9 @@ public final class Verifier {
     private static List<Observed> run(ModelWeights weights, Backend backend, int[] tokens) {
         List<Observed> out = new ArrayList<>();
         try (LoadedWeights w = backend.loadWeights(weights);
-             KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length))) {
-            new Executor(backend, w)
+             KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length));
+             Executor ex = new Executor(backend, w)) {
+            ex
                     .observer((op, start, rows, cols, values) -> out.add(new Observed(op, start, rows, cols, values.get())))
                     .forward(tokens, 0, cache, Executor.Output.ALL_LOGITS);
         }

@@ -133,6 +133,7 @@ public final class Session implements AutoCloseable {
 
     @Override
     public void close() {
+        executor.close();
         cache.close();
     }
 }

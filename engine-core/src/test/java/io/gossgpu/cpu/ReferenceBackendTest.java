@@ -224,8 +224,8 @@ class ReferenceBackendTest {
     @Test
     void greedyArgmaxEqualsArgmaxOfLogits() {
         int[] toks = tokens(6, 4);
-        try (Session s = new Session(backend, loaded, 8)) {
-            Executor.Result r = s.executor().forward(toks, 0, backendCache(), Executor.Output.LAST_ARGMAX);
+        try (Session s = new Session(backend, loaded, 8); KvCache other = backendCache()) {
+            Executor.Result r = s.executor().forward(toks, 0, other, Executor.Output.LAST_ARGMAX);
             float[] l = s.prefill(toks);
             assertEquals(io.gossgpu.generate.Sampler.argmax(l), r.argmax()[0]);
         }
