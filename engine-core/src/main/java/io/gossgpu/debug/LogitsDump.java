@@ -29,6 +29,13 @@ import java.util.Map;
 public final class LogitsDump {
     private LogitsDump() {}
 
+    /** Loads {@code weights} on {@code backend} for the occasion, then {@link #write(Path, Backend, LoadedWeights, int[])}. */
+    public static float[] write(Path dir, Backend backend, io.gossgpu.model.ModelWeights weights, int[] tokens) {
+        try (LoadedWeights w = backend.loadWeights(weights)) {
+            return write(dir, backend, w, tokens);
+        }
+    }
+
     /** Runs {@code tokens} through {@code backend} and writes both files; returns the logits. */
     public static float[] write(Path dir, Backend backend, LoadedWeights weights, int[] tokens) {
         if (tokens.length == 0) throw new GossException("logits dump needs at least one token");

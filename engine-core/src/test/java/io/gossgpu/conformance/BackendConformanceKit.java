@@ -67,7 +67,7 @@ public abstract class BackendConformanceKit {
     /**
      * Per-op tolerance, relative to the row's largest |value|. Default 1e-4: float32 has a unit roundoff
      * of 6e-8; a dot product of n terms summed in float in any order is off by at most about n·6e-8 of
-     * the sum of |terms| (n ≤ 160 in these shapes → 1e-5), and fast exp/rsqrt/sin/cos intrinsics add a few
+     * the sum of |terms| (n ≤ 288 in these shapes → 2e-5), and fast exp/rsqrt/sin/cos intrinsics add a few
      * ulps. 1e-4 leaves a 10× margin while any formula error (wrong pairing, mask, head mapping, clamp)
      * is O(1) of the scale. A backend storing activations in bf16/f16 must override this (bf16: ~1e-2).
      */
@@ -93,20 +93,26 @@ public abstract class BackendConformanceKit {
     /**
      * Shapes: {@code tiny} (hidden 96, 16 heads over 2 KV heads of 16, 6 experts top-4, window 5) and
      * {@code odd} (hidden 64, 6 heads over 3 KV heads of dim 10, 5 experts top-3, intermediate 96,
-     * vocab 77, window 3): nothing a power of two that need not be.
+     * vocab 77, window 3): nothing a power of two that need not be; and {@code wide} (head_dim 64 as in
+     * the real model, 8 heads over 2 KV heads, hidden 288, intermediate 224, 4 experts top-2, window 7)
+     * for kernels specialised to the real head size.
      */
-    static ModelConfig odd() {
+    public static ModelConfig odd() {
         return new ModelConfig(2, 5, 3, 77, 64, 96, 7.0f, 10, 6, 3, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
+    public static ModelConfig wide() {
+        return new ModelConfig(2, 4, 2, 300, 288, 224, 7.0f, 64, 8, 2, 7, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+    }
+
     static Stream<Arguments> shapesAndBatches() {
-        return Stream.of("tiny", "odd").flatMap(s -> batchSizes().map(t -> Arguments.of(s, t)));
+        return Stream.of("tiny", "odd", "wide").flatMap(s -> batchSizes().map(t -> Arguments.of(s, t)));
     }
 
     protected Backend backend;
     protected Backend reference;
     private final List<Checkpoint> checkpoints = new ArrayList<>();
-    private Model tiny, odd;
+    private Model tiny, odd, wide;
 
     /** One test model loaded on both backends. */
     protected record Model(ModelConfig config, ModelWeights weights, LoadedWeights mine, LoadedWeights ref) {}
@@ -124,6 +130,7 @@ public abstract class BackendConformanceKit {
         reference = new ReferenceBackend();
         tiny = load(TestModelPresets.tiny(), 21);
         odd = load(odd(), 22);
+        wide = load(wide(), 23);
     }
 
     private Model load(ModelConfig c, long seed) {
@@ -135,7 +142,7 @@ public abstract class BackendConformanceKit {
 
     @AfterAll
     void tearDown() {
-        for (Model m : new Model[]{tiny, odd})
+        for (Model m : new Model[]{tiny, odd, wide})
             if (m != null) {
                 m.mine().close();
                 m.ref().close();
@@ -146,7 +153,12 @@ public abstract class BackendConformanceKit {
     }
 
     protected Model model(String shape) {
-        return shape.equals("tiny") ? tiny : odd;
+        return switch (shape) {
+            case "tiny" -> tiny;
+            case "odd" -> odd;
+            case "wide" -> wide;
+            default -> throw new IllegalArgumentException(shape);
+        };
     }
 
     // ---- helpers --------------------------------------------------------------------------------

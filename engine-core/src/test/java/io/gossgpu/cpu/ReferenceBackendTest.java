@@ -54,23 +54,31 @@ class ReferenceBackendTest {
         return t;
     }
 
-    @Test
-    void executorMatchesIndependentWholeSequenceForward() {
-        int[] toks = tokens(24, 1);
-        double[][] expected = new NaiveForward(weights).logits(toks);
-        float[] got;
-        try (Session s = new Session(backend, loaded, 32)) {
-            got = s.prefillAllLogits(toks);
-        }
-        for (int i = 0; i < toks.length; i++) {
-            double scale = 0;
-            for (double v : expected[i]) scale = Math.max(scale, Math.abs(v));
-            // The executor stores every activation in float32 (rounding 6e-8 relative per op) while the
-            // oracle is double throughout; over 3 layers of ~10 ops the drift stays well below 1e-5 of
-            // the row's largest logit (measured: 6e-7), while any formula error (mask, RoPE pairing, GQA)
-            // is O(1). 1e-5 keeps a 15× margin over the measurement.
-            for (int v = 0; v < C.vocabSize(); v++)
-                assertEquals(expected[i][v], got[i * C.vocabSize() + v], 1e-5 * scale, "position " + i + " token " + v);
+    /** tiny (16:2 heads of 16, window 5) and the kit's odd shape (6:3 heads of 10, window 3), 24 positions. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"tiny", "odd"})
+    void executorMatchesIndependentWholeSequenceForward(String shape) {
+        ModelConfig c = shape.equals("tiny") ? C : io.gossgpu.conformance.BackendConformanceKit.odd();
+        try (Checkpoint ck = new TestModelGenerator(c, 12).inMemory()) {
+            ModelWeights mw = ModelWeights.of(ck);
+            SplittableRandom r = new SplittableRandom(1);
+            int[] toks = new int[24];
+            for (int i = 0; i < toks.length; i++) toks[i] = r.nextInt(c.vocabSize());
+            double[][] expected = new NaiveForward(mw).logits(toks);
+            float[] got;
+            try (LoadedWeights lw = backend.loadWeights(mw); Session s = new Session(backend, lw, 32)) {
+                got = s.prefillAllLogits(toks);
+            }
+            for (int i = 0; i < toks.length; i++) {
+                double scale = 0;
+                for (double v : expected[i]) scale = Math.max(scale, Math.abs(v));
+                // The executor stores every activation in float32 (rounding 6e-8 relative per op) while the
+                // oracle is double throughout; over 3 layers of ~10 ops the drift stays well below 1e-5 of
+                // the row's largest logit (measured: 6e-7), while any formula error (mask, RoPE pairing, GQA)
+                // is O(1). 1e-5 keeps a 15x margin over the measurement.
+                for (int v = 0; v < c.vocabSize(); v++)
+                    assertEquals(expected[i][v], got[i * c.vocabSize() + v], 1e-5 * scale, "position " + i + " token " + v);
+            }
         }
     }
 
