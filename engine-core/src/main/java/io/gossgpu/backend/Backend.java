@@ -14,7 +14,9 @@ import io.gossgpu.model.ModelWeights;
  * would. Output tensors never alias inputs unless an op says so. Shapes are checked by the caller
  * ({@link io.gossgpu.graph.Executor}); a backend may assume them.
  *
- * <p>Not thread-safe: one thread drives a backend. Closing releases all native memory it still owns.
+ * <p>Ops may be queued asynchronously; {@link #read}, {@link #readRouting}, {@link #logits} and {@link #argmax}
+ * return only when the work they depend on is done. Not thread-safe: one thread drives a backend. Closing
+ * releases all native memory it still owns.
  */
 public interface Backend extends AutoCloseable {
     /** The provider's name ({@code reference}, {@code cpu}, …). */

@@ -21,6 +21,7 @@ public final class Session implements AutoCloseable {
     private final KvCache cache;
     private final double loadMs;
     private int position;
+    private int maxBatch = Integer.MAX_VALUE;
 
     /**
      * @param loadMs how long loading the weights took (reported in {@link Timings}); 0 if unknown
@@ -59,6 +60,16 @@ public final class Session implements AutoCloseable {
         return cache.spec().contextLength();
     }
 
+    /**
+     * Splits prefills into batches of at most {@code n} tokens (bounds activation memory on long prompts;
+     * results are the same as one batch). Default: unlimited.
+     */
+    public Session maxBatch(int n) {
+        if (n <= 0) throw new GossException("max batch must be positive, got " + n);
+        this.maxBatch = n;
+        return this;
+    }
+
     /** Forgets the conversation (the cache is overwritten as positions are reused). */
     public void reset() {
         position = 0;
@@ -84,9 +95,21 @@ public final class Session implements AutoCloseable {
         if (position + tokens.length > contextLength())
             throw new GossException((position == 0 ? "prompt of " : position + " tokens so far plus ") + tokens.length
                     + " tokens exceed the context length of " + contextLength() + " tokens");
-        Executor.Result r = executor.forward(tokens, position, cache, output);
-        position += tokens.length;
-        return r;
+        if (tokens.length <= maxBatch) {
+            Executor.Result r = executor.forward(tokens, position, cache, output);
+            position += tokens.length;
+            return r;
+        }
+        float[] all = output == Executor.Output.ALL_LOGITS ? new float[Math.multiplyExact(tokens.length, executor.weights().config().vocabSize())] : null;
+        Executor.Result r = null;
+        for (int from = 0; from < tokens.length; from += maxBatch) {
+            int[] chunk = Arrays.copyOfRange(tokens, from, Math.min(tokens.length, from + maxBatch));
+            boolean last = from + chunk.length == tokens.length;
+            r = executor.forward(chunk, position, cache, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.LAST_ARGMAX);
+            if (all != null) System.arraycopy(r.logits(), 0, all, from * executor.weights().config().vocabSize(), r.logits().length);
+            position += chunk.length;
+        }
+        return all != null ? new Executor.Result(all, null) : r;
     }
 
     /**

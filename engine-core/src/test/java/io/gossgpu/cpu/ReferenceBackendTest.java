@@ -116,6 +116,28 @@ class ReferenceBackendTest {
     }
 
     @Test
+    void chunkedPrefillEqualsOneBatch() {
+        int[] toks = tokens(13, 8);
+        float[] one, chunked, lastOne, lastChunked;
+        try (Session s = new Session(backend, loaded, 16)) {
+            one = s.prefillAllLogits(toks);
+        }
+        try (Session s = new Session(backend, loaded, 16).maxBatch(4)) {
+            chunked = s.prefillAllLogits(toks);
+            assertEquals(13, s.position());
+        }
+        try (Session s = new Session(backend, loaded, 16)) {
+            lastOne = s.prefill(toks);
+        }
+        try (Session s = new Session(backend, loaded, 16).maxBatch(3)) {
+            lastChunked = s.prefill(toks);
+        }
+        assertArrayEquals(one, chunked);
+        assertArrayEquals(lastOne, lastChunked);
+        assertArrayEquals(Arrays.copyOfRange(one, 12 * C.vocabSize(), 13 * C.vocabSize()), lastOne);
+    }
+
+    @Test
     void yarnInverseFrequenciesForHeadDim16ComputedByHand() {
         // theta 150000, factor 32, ctx0 4096, alpha 1, beta 32, hd 16 → d = 8;
         // low = 8·ln(4096/(32·2π))/ln(150000) = 2.02319, high = 8·ln(4096/(2π))/ln(150000) = 4.34951.
