@@ -1,0 +1,136 @@
+package io.gossgpu.backend;
+
+import io.gossgpu.model.ModelWeights;
+
+/**
+ * A compute device, in the spirit of ggml-backend: it owns device memory (weights, activations, KV
+ * cache, router output) and executes the model's ops on it. Per decoded token only logits (or an argmax
+ * token id) cross back to the host. Every op works for a batch of {@code T ≥ 1} tokens: activations are
+ * {@code T × width} {@link DeviceTensor}s whose row {@code i} is the token at position {@code start + i}.
+ *
+ * <p>The math of each op is stated in its Javadoc and is the contract; the {@code reference} backend
+ * ({@link io.gossgpu.cpu.ReferenceBackend}) implements it literally with float32 storage and double
+ * accumulation. A backend may fuse neighbouring ops internally but must produce what the separate ops
+ * would. Output tensors never alias inputs unless an op says so. Shapes are checked by the caller
+ * ({@link io.gossgpu.graph.Executor}); a backend may assume them.
+ *
+ * <p>Ops may be queued asynchronously; {@link #read}, {@link #readRouting}, {@link #logits} and {@link #argmax}
+ * return only when the work they depend on is done. Not thread-safe: one thread drives a backend. Closing
+ * releases all native memory it still owns.
+ */
+public interface Backend extends AutoCloseable {
+    /** The provider's name ({@code reference}, {@code cpu}, …). */
+    String name();
+
+    /** One line about the device, e.g. {@code "NVIDIA H100 80GB, CUDA 12.4"}. */
+    String deviceDescription();
+
+    // ---- memory -------------------------------------------------------------------------------
+
+    /** A zero-filled {@code rows × cols} F32 tensor on the device. */
+    DeviceTensor allocate(int rows, int cols);
+
+    /** Host → device: {@code src.length == rows·cols}, row-major. */
+    void write(DeviceTensor dst, float[] src);
+
+    /** Device → host, row-major. For tests and debugging; the decode loop uses {@link #logits}/{@link #argmax}. */
+    float[] read(DeviceTensor src);
+
+    /** Router output storage for {@code rows} tokens of {@code k} experts. */
+    DeviceRouting allocateRouting(int rows, int k);
+
+    void writeRouting(DeviceRouting dst, Routing src);
+
+    Routing readRouting(DeviceRouting src);
+
+    /**
+     * Uploads (or maps, or repacks) every weight once. Throws {@link io.gossgpu.GossException} when the
+     * device cannot hold them, naming the sizes.
+     */
+    LoadedWeights loadWeights(ModelWeights weights);
+
+    /**
+     * Allocates a KV cache laid out as {@code spec} says ({@link KvCacheSpec#bytes()} bytes). Throws
+     * {@link io.gossgpu.GossException} with the size and what is available when it cannot fit; never
+     * crashes.
+     */
+    KvCache createKvCache(KvCacheSpec spec);
+
+    // ---- ops ----------------------------------------------------------------------------------
+
+    /** {@code out[i, :] = embedding[tokens[i], :]}. {@code out} is {@code T × H}; ids outside the vocabulary throw. */
+    void embed(LoadedWeights w, int[] tokens, DeviceTensor out);
+
+    /**
+     * RMSNorm: {@code out[i, c] = x[i, c] / sqrt(mean_c'(x[i, c']²) + eps) · scale[c]}, eps = config's
+     * {@code rms_norm_eps}; the mean of squares is accumulated in double. {@code out} may be {@code x}.
+     */
+    void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out);
+
+    /** Dense linear with bias: {@code out[i, r] = Σ_c W[r, c] · x[i, c] + b[r]} (dot products in double). */
+    void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out);
+
+    /**
+     * Q, K, V projections with bias, then RoPE on q and k: {@code q = Wq·x + bq}, {@code k = Wk·x + bk},
+     * {@code v = Wv·x + bv}; for row {@code i} (position {@code p = start + i}), every head's
+     * {@code hd} values are rotated half-split: with {@code x1 = head[0 .. hd/2)}, {@code x2 = head[hd/2 .. hd)},
+     * {@code o1 = x1·cos − x2·sin}, {@code o2 = x2·cos + x1·sin}, where {@code cos = cos(p·invFreq[j])·concentration}
+     * and likewise {@code sin}, from {@link Rope#invFreq} and {@link Rope#concentration} (YaRN).
+     * {@code q} is {@code T × heads·hd}; {@code k}, {@code v} are {@code T × kv·hd}. Nothing is stored in the cache.
+     * Angles must be computed in double or taken from {@link Rope#cosSinTable} (float32 {@code p·invFreq} drifts).
+     */
+    void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v);
+
+    /**
+     * Causal grouped-query attention with sinks and (on sliding layers) a window, then stores the batch's
+     * keys and values into the cache. For row {@code i} (position {@code p = start + i}) and query head
+     * {@code h}, KV head {@code g = h / (heads / kv_heads)} (grouped, never {@code h % kv_heads}):
+     * allowed key positions {@code j} are {@code lo ≤ j ≤ p} with {@code lo = max(0, p − W + 1)} on sliding
+     * layers ({@code config.isSlidingLayer(layer)}, W = {@code sliding_window}) and {@code lo = 0} otherwise;
+     * key/value {@code j} comes from the cache when {@code j < start}, from row {@code j − start} of
+     * {@code k}/{@code v} otherwise. {@code s_j = q_h · k_{g,j} / sqrt(hd)}; with the layer's sink logit
+     * {@code S[h]} (not scaled), {@code m = max(max_j s_j, S[h])}, {@code Z = Σ_j e^(s_j − m) + e^(S[h] − m)},
+     * {@code out[i, h·hd + d] = Σ_j e^(s_j − m)/Z · v_{g,j}[d]}. Afterwards positions {@code start .. start+T−1}
+     * are written to the cache (slot {@code pos % slots}; on ring layers only the last {@code slots} of them).
+     * Requires {@code start + T ≤ contextLength}. {@code out} is {@code T × heads·hd}.
+     */
+    void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache cache,
+                   int start, DeviceTensor out);
+
+    /**
+     * MoE router: {@code g = Wr·x + br} ({@code E} logits per row); the {@code k = experts_per_token}
+     * largest, sorted descending, ties to the lower expert index; weights = softmax over those k logits.
+     * Result stays on the device in {@code out}.
+     */
+    void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out);
+
+    /**
+     * Mixture of experts without the residual: for each row and each chosen expert {@code e} with weight
+     * {@code ω}: {@code a = gate_e·x + gateBias_e}, {@code b = up_e·x + upBias_e}, {@code a = min(a, L)},
+     * {@code b = clamp(b, −L, L)} (L = {@code swiglu_limit}), {@code h = a·σ(1.702·a)·(b + 1)},
+     * {@code y = down_e·h + downBias_e}; {@code out[i] = Σ ω·y}. Expert ids are read from {@code routing}
+     * on the device. {@code out} is {@code T × H}.
+     */
+    void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out);
+
+    /** {@code out = a + b} elementwise; {@code out} may be {@code a} or {@code b}. */
+    void add(DeviceTensor a, DeviceTensor b, DeviceTensor out);
+
+    /**
+     * Logits of rows {@code fromRow .. T−1} of the (already final-normed) {@code x}, returned to the host:
+     * {@code logits[(i − fromRow)·vocab + r] = Σ_c U[r, c] · x[i, c]} (unembedding, no bias).
+     */
+    float[] logits(LoadedWeights w, DeviceTensor x, int fromRow);
+
+    /**
+     * The argmax over the vocabulary of each row's logits (as {@link #logits} defines them) for rows
+     * {@code fromRow .. T−1}, ties to the lower token id. Lets greedy decoding return one int per step.
+     */
+    int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow);
+
+    /** Finishes queued work (a no-op for synchronous backends). */
+    default void synchronize() {}
+
+    @Override
+    void close();
+}

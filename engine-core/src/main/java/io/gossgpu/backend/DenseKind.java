@@ -1,0 +1,30 @@
+package io.gossgpu.backend;
+
+/** The dense (BF16/F16/F32) matrices of a layer, each with its bias, for {@link Backend#linear}. */
+public enum DenseKind {
+    /** {@code [heads·hd, H]} query projection. */
+    Q,
+    /** {@code [kv·hd, H]} key projection. */
+    K,
+    /** {@code [kv·hd, H]} value projection. */
+    V,
+    /** {@code [H, heads·hd]} attention output projection. */
+    ATTN_OUT,
+    /** {@code [E, H]} MoE router (gate). */
+    ROUTER;
+
+    /** Output features of this matrix under {@code c}. */
+    public int rows(io.gossgpu.model.ModelConfig c) {
+        return switch (this) {
+            case Q -> c.qDim();
+            case K, V -> c.kvDim();
+            case ATTN_OUT -> c.hiddenSize();
+            case ROUTER -> c.numExperts();
+        };
+    }
+
+    /** Input features. */
+    public int cols(io.gossgpu.model.ModelConfig c) {
+        return this == ATTN_OUT ? c.qDim() : c.hiddenSize();
+    }
+}

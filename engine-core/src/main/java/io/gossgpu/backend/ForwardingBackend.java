@@ -1,0 +1,38 @@
+package io.gossgpu.backend;
+
+import io.gossgpu.model.ModelWeights;
+
+/**
+ * A backend that passes every call to another: subclass it to trace, time or (in tests) perturb one op
+ * of a real backend.
+ */
+public class ForwardingBackend implements Backend {
+    protected final Backend delegate;
+
+    public ForwardingBackend(Backend delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override public String name() { return delegate.name(); }
+    @Override public String deviceDescription() { return delegate.deviceDescription(); }
+    @Override public DeviceTensor allocate(int rows, int cols) { return delegate.allocate(rows, cols); }
+    @Override public void write(DeviceTensor dst, float[] src) { delegate.write(dst, src); }
+    @Override public float[] read(DeviceTensor src) { return delegate.read(src); }
+    @Override public DeviceRouting allocateRouting(int rows, int k) { return delegate.allocateRouting(rows, k); }
+    @Override public void writeRouting(DeviceRouting dst, Routing src) { delegate.writeRouting(dst, src); }
+    @Override public Routing readRouting(DeviceRouting src) { return delegate.readRouting(src); }
+    @Override public LoadedWeights loadWeights(ModelWeights weights) { return delegate.loadWeights(weights); }
+    @Override public KvCache createKvCache(KvCacheSpec spec) { return delegate.createKvCache(spec); }
+    @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(w, tokens, out); }
+    @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(w, layer, which, x, out); }
+    @Override public void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.linear(w, layer, which, x, out); }
+    @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(w, layer, x, start, q, k, v); }
+    @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache cache, int start, DeviceTensor out) { delegate.attention(w, layer, q, k, v, cache, start, out); }
+    @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(w, layer, x, out); }
+    @Override public void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) { delegate.moe(w, layer, x, routing, out); }
+    @Override public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) { delegate.add(a, b, out); }
+    @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(w, x, fromRow); }
+    @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(w, x, fromRow); }
+    @Override public void synchronize() { delegate.synchronize(); }
+    @Override public void close() { delegate.close(); }
+}

@@ -1,0 +1,24 @@
+/**
+ * The Backend SPI: how the engine talks to a compute device.
+ *
+ * <ul>
+ *   <li>{@link io.gossgpu.backend.BackendProvider} — found by {@link java.util.ServiceLoader}; name, priority,
+ *       {@link io.gossgpu.backend.Availability} (one-line reason when absent), {@code create()}.
+ *       {@link io.gossgpu.backend.Backends#open(String)} picks one by name or {@code auto}.</li>
+ *   <li>{@link io.gossgpu.backend.Backend} — owns device memory: {@link io.gossgpu.backend.DeviceTensor}
+ *       (F32 rows × cols activations), {@link io.gossgpu.backend.DeviceRouting} (router output),
+ *       {@link io.gossgpu.backend.KvCache} (laid out by {@link io.gossgpu.backend.KvCacheSpec}),
+ *       {@link io.gossgpu.backend.LoadedWeights} (uploaded once); and runs the ops: embed, rmsNorm, linear,
+ *       qkvRope, attention (also stores K/V), router, moe, add, logits, argmax. Each op's Javadoc is its
+ *       contract.</li>
+ *   <li>{@link io.gossgpu.backend.Rope} — YaRN frequencies and a cos/sin table every backend should share.</li>
+ *   <li>{@link io.gossgpu.backend.ForwardingBackend} — a delegating base for tracing or fault injection.</li>
+ * </ul>
+ *
+ * <p>Notes for implementers: attention reads positions {@code < start} from the cache and the batch's own
+ * rows from its {@code k}/{@code v} inputs, and stores the batch only after attending — that is why a
+ * sliding layer's ring of {@code window} slots suffices for any prefill length. Router ties go to the lower
+ * expert index; argmax ties to the lower token id. Compute RoPE angles in double (or use the table).
+ * Pass the conformance kit ({@code io.gossgpu.conformance.BackendConformanceKit} in engine-core's test-jar).
+ */
+package io.gossgpu.backend;

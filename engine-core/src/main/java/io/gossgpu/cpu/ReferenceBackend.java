@@ -1,0 +1,498 @@
+package io.gossgpu.cpu;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Rope;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.model.LayerWeights;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightView;
+
+/**
+ * The {@code reference} backend: plain Java, one obvious loop per formula, float32 storage and double
+ * accumulators for every dot product, norm and softmax sum. Never fast; exactly what the
+ * {@link Backend} Javadoc says. Other backends are tested against it.
+ *
+ * <p>Weights are read in place through their {@link WeightView}s: a matrix row is decoded to float32
+ * when it is used (so even gpt-oss-120b "loads" instantly, and runs very slowly). Small vectors
+ * (norm scales, biases, sinks) are decoded once at load.
+ */
+public final class ReferenceBackend implements Backend {
+    public static final String NAME = "reference";
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String deviceDescription() {
+        return "Java heap, plain loops (" + Runtime.getRuntime().availableProcessors() + " CPUs, used: 1)";
+    }
+
+    // ---- memory -------------------------------------------------------------------------------
+
+    static final class Tensor implements DeviceTensor {
+        final int rows, cols;
+        final float[] data;
+
+        Tensor(int rows, int cols) {
+            if (rows <= 0 || cols <= 0) throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
+            this.rows = rows;
+            this.cols = cols;
+            this.data = new float[Math.multiplyExact(rows, cols)];
+        }
+
+        @Override
+        public int rows() {
+            return rows;
+        }
+
+        @Override
+        public int cols() {
+            return cols;
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    static final class RoutingBuf implements DeviceRouting {
+        final int rows, k;
+        final int[] experts;
+        final float[] weights;
+
+        RoutingBuf(int rows, int k) {
+            this.rows = rows;
+            this.k = k;
+            experts = new int[rows * k];
+            weights = new float[rows * k];
+        }
+
+        @Override
+        public int rows() {
+            return rows;
+        }
+
+        @Override
+        public int k() {
+            return k;
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    static final class Cache implements KvCache {
+        final KvCacheSpec spec;
+        final float[][] keys, values; // [layer][slot * kvDim + c]
+
+        Cache(KvCacheSpec spec) {
+            this.spec = spec;
+            int layers = spec.config().numHiddenLayers();
+            keys = new float[layers][];
+            values = new float[layers][];
+            for (int l = 0; l < layers; l++) {
+                keys[l] = new float[Math.multiplyExact(spec.slots(l), spec.config().kvDim())];
+                values[l] = new float[keys[l].length];
+            }
+        }
+
+        @Override
+        public KvCacheSpec spec() {
+            return spec;
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    static final class Weights implements LoadedWeights {
+        final ModelWeights model;
+        final ModelConfig config;
+        final float[][] attnNorm, mlpNorm, qBias, kBias, vBias, outBias, routerBias, sinks;
+        final float[] finalNorm;
+        final float[][][] gateBias, upBias, downBias; // [layer][expert][]
+
+        Weights(ModelWeights m) {
+            model = m;
+            config = m.config();
+            int n = config.numHiddenLayers();
+            attnNorm = new float[n][];
+            mlpNorm = new float[n][];
+            qBias = new float[n][];
+            kBias = new float[n][];
+            vBias = new float[n][];
+            outBias = new float[n][];
+            routerBias = new float[n][];
+            sinks = new float[n][];
+            gateBias = new float[n][][];
+            upBias = new float[n][][];
+            downBias = new float[n][][];
+            for (int l = 0; l < n; l++) {
+                LayerWeights lw = m.layers().get(l);
+                attnNorm[l] = lw.attnNorm().dequantizeAll();
+                mlpNorm[l] = lw.mlpNorm().dequantizeAll();
+                qBias[l] = lw.qBias().dequantizeAll();
+                kBias[l] = lw.kBias().dequantizeAll();
+                vBias[l] = lw.vBias().dequantizeAll();
+                outBias[l] = lw.outBias().dequantizeAll();
+                routerBias[l] = lw.routerBias().dequantizeAll();
+                sinks[l] = lw.sinks().dequantizeAll();
+                gateBias[l] = perExpert(lw.gateBias());
+                upBias[l] = perExpert(lw.upBias());
+                downBias[l] = perExpert(lw.downBias());
+            }
+            finalNorm = m.finalNorm().dequantizeAll();
+        }
+
+        private static float[][] perExpert(WeightView v) {
+            float[][] out = new float[v.experts()][v.cols()];
+            for (int e = 0; e < v.experts(); e++) v.dequantizeRow(e, 0, out[e], 0);
+            return out;
+        }
+
+        LayerWeights layer(int l) {
+            return model.layers().get(l);
+        }
+
+        @Override
+        public ModelConfig config() {
+            return config;
+        }
+
+        @Override
+        public void close() {}
+    }
+
+    @Override
+    public DeviceTensor allocate(int rows, int cols) {
+        return new Tensor(rows, cols);
+    }
+
+    @Override
+    public void write(DeviceTensor dst, float[] src) {
+        Tensor t = (Tensor) dst;
+        if (src.length != t.data.length) throw new GossException("write: " + src.length + " values into a " + t.rows + "x" + t.cols + " tensor");
+        System.arraycopy(src, 0, t.data, 0, src.length);
+    }
+
+    @Override
+    public float[] read(DeviceTensor src) {
+        return ((Tensor) src).data.clone();
+    }
+
+    @Override
+    public DeviceRouting allocateRouting(int rows, int k) {
+        return new RoutingBuf(rows, k);
+    }
+
+    @Override
+    public void writeRouting(DeviceRouting dst, Routing src) {
+        RoutingBuf r = (RoutingBuf) dst;
+        if (src.rows() != r.rows || src.k() != r.k) throw new GossException("writeRouting: shape mismatch");
+        System.arraycopy(src.experts(), 0, r.experts, 0, r.experts.length);
+        System.arraycopy(src.weights(), 0, r.weights, 0, r.weights.length);
+    }
+
+    @Override
+    public Routing readRouting(DeviceRouting src) {
+        RoutingBuf r = (RoutingBuf) src;
+        return new Routing(r.rows, r.k, r.experts.clone(), r.weights.clone());
+    }
+
+    @Override
+    public LoadedWeights loadWeights(ModelWeights weights) {
+        return new Weights(weights);
+    }
+
+    @Override
+    public KvCache createKvCache(KvCacheSpec spec) {
+        Runtime rt = Runtime.getRuntime();
+        long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+        if (spec.bytes() > free)
+            throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
+                    + " free); choose a shorter context or raise -Xmx");
+        for (int l = 0; l < spec.config().numHiddenLayers(); l++)
+            if ((long) spec.slots(l) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
+                throw new GossException(spec.describe() + ": a layer exceeds the reference backend's 2^31-float arrays");
+        try {
+            return new Cache(spec);
+        } catch (OutOfMemoryError e) {
+            throw new GossException(spec.describe() + " could not be allocated in the Java heap; choose a shorter context or raise -Xmx");
+        }
+    }
+
+    // ---- ops ----------------------------------------------------------------------------------
+
+    private static double dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        double s = 0;
+        for (int i = 0; i < n; i++) s += (double) a[aOff + i] * b[bOff + i];
+        return s;
+    }
+
+    @Override
+    public void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        Tensor o = (Tensor) out;
+        int h = w.config.hiddenSize();
+        for (int i = 0; i < tokens.length; i++) {
+            if (tokens[i] < 0 || tokens[i] >= w.config.vocabSize())
+                throw new GossException("token id " + tokens[i] + " is outside the vocabulary (0.." + (w.config.vocabSize() - 1) + ")");
+            w.model.embedding().dequantizeRow(0, tokens[i], o.data, i * h);
+        }
+    }
+
+    @Override
+    public void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        float[] scale = switch (which) {
+            case ATTN -> w.attnNorm[layer];
+            case MLP -> w.mlpNorm[layer];
+            case FINAL -> w.finalNorm;
+        };
+        Tensor in = (Tensor) x, o = (Tensor) out;
+        int n = in.cols;
+        for (int i = 0; i < in.rows; i++) {
+            double ss = 0;
+            for (int c = 0; c < n; c++) ss += (double) in.data[i * n + c] * in.data[i * n + c];
+            double inv = 1 / Math.sqrt(ss / n + w.config.rmsNormEps());
+            for (int c = 0; c < n; c++) o.data[i * n + c] = (float) (in.data[i * n + c] * inv * scale[c]);
+        }
+    }
+
+    private static WeightView dense(Weights w, int layer, DenseKind which) {
+        LayerWeights l = w.layer(layer);
+        return switch (which) {
+            case Q -> l.q();
+            case K -> l.k();
+            case V -> l.v();
+            case ATTN_OUT -> l.out();
+            case ROUTER -> l.router();
+        };
+    }
+
+    private static float[] bias(Weights w, int layer, DenseKind which) {
+        return switch (which) {
+            case Q -> w.qBias[layer];
+            case K -> w.kBias[layer];
+            case V -> w.vBias[layer];
+            case ATTN_OUT -> w.outBias[layer];
+            case ROUTER -> w.routerBias[layer];
+        };
+    }
+
+    /** out[i, r] = Σ_c W[e, r, c]·x[i, c] + bias[r] for all rows i; each weight row is decoded once. */
+    private static void matmul(WeightView wv, int expert, float[] bias, float[] x, int rows, int xCols, float[] out) {
+        float[] row = new float[wv.cols()];
+        int outCols = wv.rows();
+        for (int r = 0; r < outCols; r++) {
+            wv.dequantizeRow(expert, r, row, 0);
+            for (int i = 0; i < rows; i++)
+                out[i * outCols + r] = (float) (dot(row, 0, x, i * xCols, xCols) + (bias == null ? 0 : bias[r]));
+        }
+    }
+
+    @Override
+    public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        Tensor in = (Tensor) x, o = (Tensor) out;
+        matmul(dense(w, layer, which), 0, bias(w, layer, which), in.data, in.rows, in.cols, o.data);
+    }
+
+    @Override
+    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        linear(lw, layer, DenseKind.Q, x, q);
+        linear(lw, layer, DenseKind.K, x, k);
+        linear(lw, layer, DenseKind.V, x, v);
+        ModelConfig c = lw.config();
+        float[] table = Rope.cosSinTable(c, start, x.rows());
+        rope((Tensor) q, c.headDim(), table);
+        rope((Tensor) k, c.headDim(), table);
+    }
+
+    /**
+     * Half-split rotation of every head of row i with the cos/sin of {@link Rope#cosSinTable} row i:
+     * (x1, x2) → (x1·cos − x2·sin, x2·cos + x1·sin), x1 = head[0..hd/2), x2 = head[hd/2..hd).
+     */
+    static void rope(Tensor t, int hd, float[] table) {
+        int half = hd / 2;
+        for (int i = 0; i < t.rows; i++) {
+            for (int head = 0; head < t.cols / hd; head++) {
+                int base = i * t.cols + head * hd;
+                for (int j = 0; j < half; j++) {
+                    float cos = table[i * hd + 2 * j], sin = table[i * hd + 2 * j + 1];
+                    float x1 = t.data[base + j], x2 = t.data[base + half + j];
+                    t.data[base + j] = (float) ((double) x1 * cos - (double) x2 * sin);
+                    t.data[base + half + j] = (float) ((double) x2 * cos + (double) x1 * sin);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, KvCache kv,
+                          int start, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        ModelConfig c = w.config;
+        Tensor q = (Tensor) qT, k = (Tensor) kT, v = (Tensor) vT, o = (Tensor) out;
+        Cache cache = (Cache) kv;
+        int hd = c.headDim(), heads = c.numAttentionHeads(), kvDim = c.kvDim(), qDim = c.qDim();
+        int group = c.queriesPerKvHead();
+        int slots = cache.spec.slots(layer);
+        int T = q.rows;
+        if (start < 0 || start + T > cache.spec.contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
+        boolean sliding = c.isSlidingLayer(layer);
+        double scale = 1 / Math.sqrt(hd);
+        float[] sinks = w.sinks[layer];
+        float[] ck = cache.keys[layer], cv = cache.values[layer];
+        double[] scores = new double[start + T];
+        for (int i = 0; i < T; i++) {
+            int p = start + i;
+            int lo = sliding ? Math.max(0, p - c.slidingWindow() + 1) : 0;
+            for (int h = 0; h < heads; h++) {
+                int g = h / group;
+                double max = sinks[h];
+                for (int j = lo; j <= p; j++) {
+                    float[] ks = j < start ? ck : k.data;
+                    int kOff = j < start ? (j % slots) * kvDim : (j - start) * kvDim;
+                    scores[j] = dot(q.data, i * qDim + h * hd, ks, kOff + g * hd, hd) * scale;
+                    max = Math.max(max, scores[j]);
+                }
+                double z = Math.exp(sinks[h] - max);
+                for (int j = lo; j <= p; j++) {
+                    scores[j] = Math.exp(scores[j] - max);
+                    z += scores[j];
+                }
+                for (int d = 0; d < hd; d++) {
+                    double acc = 0;
+                    for (int j = lo; j <= p; j++) {
+                        float vj = j < start ? cv[(j % slots) * kvDim + g * hd + d] : v.data[(j - start) * kvDim + g * hd + d];
+                        acc += scores[j] * vj;
+                    }
+                    o.data[i * qDim + h * hd + d] = (float) (acc / z);
+                }
+            }
+        }
+        for (int i = Math.max(0, T - slots); i < T; i++) {
+            int slot = (start + i) % slots;
+            System.arraycopy(k.data, i * kvDim, ck, slot * kvDim, kvDim);
+            System.arraycopy(v.data, i * kvDim, cv, slot * kvDim, kvDim);
+        }
+    }
+
+    @Override
+    public void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
+        Weights w = (Weights) lw;
+        Tensor in = (Tensor) x;
+        RoutingBuf r = (RoutingBuf) out;
+        int e = w.config.numExperts(), k = r.k;
+        float[] g = new float[in.rows * e];
+        matmul(w.layer(layer).router(), 0, w.routerBias[layer], in.data, in.rows, in.cols, g);
+        for (int i = 0; i < in.rows; i++) topK(g, i * e, e, k, r.experts, r.weights, i * k);
+    }
+
+    /**
+     * Top-k of {@code logits[off .. off+n)}: ids sorted by value descending, ties to the lower index, into
+     * {@code ids[outOff ..]}; their softmax (over the k selected values only) into {@code weights[outOff ..]}.
+     */
+    public static void topK(float[] logits, int off, int n, int k, int[] ids, float[] weights, int outOff) {
+        boolean[] taken = new boolean[n];
+        for (int j = 0; j < k; j++) {
+            int best = -1;
+            for (int x = 0; x < n; x++)
+                if (!taken[x] && (best < 0 || logits[off + x] > logits[off + best])) best = x; // strict >: ties keep the lower index
+            taken[best] = true;
+            ids[outOff + j] = best;
+        }
+        double max = logits[off + ids[outOff]], z = 0;
+        for (int j = 0; j < k; j++) z += Math.exp(logits[off + ids[outOff + j]] - max);
+        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (Math.exp(logits[off + ids[outOff + j]] - max) / z);
+    }
+
+    @Override
+    public void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        ModelConfig c = w.config;
+        Tensor in = (Tensor) x, o = (Tensor) out;
+        RoutingBuf r = (RoutingBuf) routing;
+        LayerWeights l = w.layer(layer);
+        int hDim = c.hiddenSize(), inter = c.intermediateSize();
+        float limit = c.swigluLimit();
+        float[] row = new float[Math.max(hDim, inter)];
+        float[] act = new float[inter];
+        double[] acc = new double[hDim];
+        for (int i = 0; i < in.rows; i++) {
+            java.util.Arrays.fill(acc, 0);
+            for (int j = 0; j < r.k; j++) {
+                int e = r.experts[i * r.k + j];
+                float weight = r.weights[i * r.k + j];
+                for (int u = 0; u < inter; u++) {
+                    l.gate().dequantizeRow(e, u, row, 0);
+                    float a = (float) (dot(row, 0, in.data, i * hDim, hDim) + w.gateBias[layer][e][u]);
+                    l.up().dequantizeRow(e, u, row, 0);
+                    float b = (float) (dot(row, 0, in.data, i * hDim, hDim) + w.upBias[layer][e][u]);
+                    act[u] = swiglu(a, b, limit);
+                }
+                for (int d = 0; d < hDim; d++) {
+                    l.down().dequantizeRow(e, d, row, 0);
+                    float y = (float) (dot(row, 0, act, 0, inter) + w.downBias[layer][e][d]);
+                    acc[d] += (double) weight * y;
+                }
+            }
+            for (int d = 0; d < hDim; d++) o.data[i * hDim + d] = (float) acc[d];
+        }
+    }
+
+    /** gpt-oss's SwiGLU: a = min(a, L); b = clamp(b, −L, L); a·σ(1.702·a)·(b + 1). */
+    public static float swiglu(float a, float b, float limit) {
+        double ac = Math.min(a, limit);
+        double bc = Math.max(-limit, Math.min(b, limit));
+        return (float) (ac / (1 + Math.exp(-1.702 * ac)) * (bc + 1));
+    }
+
+    @Override
+    public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
+        float[] x = ((Tensor) a).data, y = ((Tensor) b).data, o = ((Tensor) out).data;
+        for (int i = 0; i < o.length; i++) o[i] = x[i] + y[i];
+    }
+
+    @Override
+    public float[] logits(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        Weights w = (Weights) lw;
+        Tensor in = (Tensor) x;
+        int vocab = w.config.vocabSize(), h = in.cols, n = in.rows - fromRow;
+        float[] out = new float[Math.multiplyExact(n, vocab)];
+        float[] row = new float[h];
+        for (int r = 0; r < vocab; r++) {
+            w.model.unembedding().dequantizeRow(0, r, row, 0);
+            for (int i = 0; i < n; i++) out[i * vocab + r] = (float) dot(row, 0, in.data, (fromRow + i) * h, h);
+        }
+        return out;
+    }
+
+    @Override
+    public int[] argmax(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        float[] l = logits(lw, x, fromRow);
+        int vocab = lw.config().vocabSize(), n = l.length / vocab;
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++) {
+            int best = 0;
+            for (int r = 1; r < vocab; r++) if (l[i * vocab + r] > l[i * vocab + best]) best = r;
+            out[i] = best;
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {}
+}

@@ -1,0 +1,84 @@
+package io.gossgpu.generate;
+
+import java.util.Arrays;
+import java.util.SplittableRandom;
+
+/** Chooses tokens from logits as {@link SamplerConfig} describes; stateful only through its seeded RNG. */
+public final class Sampler {
+    private final SamplerConfig config;
+    private final SplittableRandom random;
+
+    public Sampler(SamplerConfig config) {
+        this.config = config;
+        this.random = new SplittableRandom(config.seed());
+    }
+
+    public SamplerConfig config() {
+        return config;
+    }
+
+    /** Argmax, ties to the lower id. */
+    public static int argmax(float[] logits) {
+        int best = 0;
+        for (int i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+        return best;
+    }
+
+    public int sample(float[] logits) {
+        if (config.isGreedy()) return argmax(logits);
+        return pick(probabilities(logits), random.nextDouble());
+    }
+
+    /**
+     * The filtered, renormalised distribution the sampler draws from (zero outside the kept set). Exposed for tests.
+     */
+    public double[] probabilities(float[] logits) {
+        int n = logits.length;
+        double max = Double.NEGATIVE_INFINITY;
+        for (float l : logits) max = Math.max(max, l);
+        double[] p = new double[n];
+        double z = 0;
+        for (int i = 0; i < n; i++) {
+            p[i] = Math.exp((logits[i] - max) / config.temperature());
+            z += p[i];
+        }
+        for (int i = 0; i < n; i++) p[i] /= z;
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        Arrays.sort(order, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
+        int keep = config.topK() > 0 ? Math.min(config.topK(), n) : n;
+        if (config.topP() < 1) {
+            double cum = 0;
+            for (int j = 0; j < keep; j++) {
+                cum += p[order[j]];
+                if (cum >= config.topP()) {
+                    keep = j + 1;
+                    break;
+                }
+            }
+        }
+        if (config.minP() > 0) {
+            double threshold = config.minP() * p[order[0]];
+            int j = 1;
+            while (j < keep && p[order[j]] >= threshold) j++;
+            keep = j;
+        }
+        double[] out = new double[n];
+        double kept = 0;
+        for (int j = 0; j < keep; j++) kept += p[order[j]];
+        for (int j = 0; j < keep; j++) out[order[j]] = p[order[j]] / kept;
+        return out;
+    }
+
+    private static int pick(double[] p, double u) {
+        double cum = 0;
+        int last = -1;
+        for (int i = 0; i < p.length; i++) {
+            if (p[i] == 0) continue;
+            last = i;
+            cum += p[i];
+            if (u < cum) return i;
+        }
+        return last;
+    }
+}

@@ -1,0 +1,162 @@
+package io.gossgpu.generate;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.graph.Executor;
+
+import java.util.Arrays;
+import java.util.function.IntConsumer;
+
+/**
+ * One conversation's state on a backend: a KV cache sized to the context the caller asks for, and the
+ * position reached. Prefill sends the prompt as one batch; each decode step sends one token. The cache's
+ * cost is known before allocation ({@link #cacheSpec}) and an oversize request fails with a
+ * {@link GossException} naming it. Not thread-safe.
+ */
+public final class Session implements AutoCloseable {
+    private final Executor executor;
+    private final KvCache cache;
+    private final double loadMs;
+    private int position;
+    private int maxBatch = Integer.MAX_VALUE;
+
+    /**
+     * @param loadMs how long loading the weights took (reported in {@link Timings}); 0 if unknown
+     */
+    public Session(Backend backend, LoadedWeights weights, int contextLength, double loadMs) {
+        KvCacheSpec spec = cacheSpec(weights, contextLength);
+        this.executor = new Executor(backend, weights);
+        this.cache = backend.createKvCache(spec);
+        this.loadMs = loadMs;
+    }
+
+    public Session(Backend backend, LoadedWeights weights, int contextLength) {
+        this(backend, weights, contextLength, 0);
+    }
+
+    /** The cache a session of {@code contextLength} would allocate (see {@link KvCacheSpec#bytes()}), without allocating it. */
+    public static KvCacheSpec cacheSpec(LoadedWeights weights, int contextLength) {
+        if (contextLength <= 0) throw new GossException("context length must be positive, got " + contextLength);
+        return new KvCacheSpec(weights.config(), contextLength);
+    }
+
+    public Executor executor() {
+        return executor;
+    }
+
+    public KvCacheSpec cacheSpec() {
+        return cache.spec();
+    }
+
+    /** Tokens processed so far (the position the next token takes). */
+    public int position() {
+        return position;
+    }
+
+    public int contextLength() {
+        return cache.spec().contextLength();
+    }
+
+    /**
+     * Splits prefills into batches of at most {@code n} tokens (bounds activation memory on long prompts;
+     * results are the same as one batch). Default: unlimited.
+     */
+    public Session maxBatch(int n) {
+        if (n <= 0) throw new GossException("max batch must be positive, got " + n);
+        this.maxBatch = n;
+        return this;
+    }
+
+    /** Forgets the conversation (the cache is overwritten as positions are reused). */
+    public void reset() {
+        position = 0;
+    }
+
+    /** Runs {@code tokens} as one batch and returns the logits of the last one. */
+    public float[] prefill(int[] tokens) {
+        return run(tokens, Executor.Output.LAST_LOGITS).logits();
+    }
+
+    /** Runs {@code tokens} as one batch and returns the logits of all of them ({@code T × vocab}). */
+    public float[] prefillAllLogits(int[] tokens) {
+        return run(tokens, Executor.Output.ALL_LOGITS).logits();
+    }
+
+    /** Runs one token; returns its logits. */
+    public float[] decode(int token) {
+        return run(new int[]{token}, Executor.Output.LAST_LOGITS).logits();
+    }
+
+    private Executor.Result run(int[] tokens, Executor.Output output) {
+        if (tokens.length == 0) throw new GossException("no tokens to run");
+        if (position + tokens.length > contextLength())
+            throw new GossException((position == 0 ? "prompt of " : position + " tokens so far plus ") + tokens.length
+                    + " tokens exceed the context length of " + contextLength() + " tokens");
+        if (tokens.length <= maxBatch) {
+            Executor.Result r = executor.forward(tokens, position, cache, output);
+            position += tokens.length;
+            return r;
+        }
+        float[] all = output == Executor.Output.ALL_LOGITS ? new float[Math.multiplyExact(tokens.length, executor.weights().config().vocabSize())] : null;
+        Executor.Result r = null;
+        for (int from = 0; from < tokens.length; from += maxBatch) {
+            int[] chunk = Arrays.copyOfRange(tokens, from, Math.min(tokens.length, from + maxBatch));
+            boolean last = from + chunk.length == tokens.length;
+            r = executor.forward(chunk, position, cache, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.LAST_ARGMAX);
+            if (all != null) System.arraycopy(r.logits(), 0, all, from * executor.weights().config().vocabSize(), r.logits().length);
+            position += chunk.length;
+        }
+        return all != null ? new Executor.Result(all, null) : r;
+    }
+
+    /**
+     * Prefills {@code prompt}, then samples up to {@code options.maxTokens()} tokens, stopping after a stop
+     * token or when the context is full. Greedy sampling asks the backend for the argmax only, so no logits
+     * leave the device. {@code onToken} sees each new token as it is chosen.
+     */
+    public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken) {
+        Sampler sampler = new Sampler(options.sampler());
+        boolean greedy = options.sampler().isGreedy();
+        Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : Executor.Output.LAST_LOGITS;
+        int[] out = new int[options.maxTokens()];
+        int n = 0;
+        long t0 = System.nanoTime();
+        if (prompt.length == 0) throw new GossException("the prompt is empty");
+        if (position + prompt.length > contextLength())
+            throw new GossException("prompt of " + prompt.length + " tokens exceeds the context length of " + contextLength()
+                    + " tokens" + (position > 0 ? " (" + position + " already used)" : ""));
+        Executor.Result r = run(prompt, mode);
+        long tPrefill = System.nanoTime();
+        long tFirst = tPrefill;
+        GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
+        while (n < options.maxTokens()) {
+            int token = greedy ? r.argmax()[0] : sampler.sample(r.logits());
+            if (n == 0) tFirst = System.nanoTime();
+            out[n++] = token;
+            if (onToken != null) onToken.accept(token);
+            if (options.stopTokens().contains(token)) {
+                reason = GenerationResult.StopReason.STOP_TOKEN;
+                break;
+            }
+            if (n == options.maxTokens()) break;
+            if (position >= contextLength()) {
+                reason = GenerationResult.StopReason.CONTEXT_FULL;
+                break;
+            }
+            r = run(new int[]{token}, mode);
+        }
+        long tEnd = System.nanoTime();
+        Timings timings = new Timings(loadMs, prompt.length, (tPrefill - t0) / 1e6, (tFirst - t0) / 1e6,
+                Math.max(0, n - 1), (tEnd - tFirst) / 1e6);
+        return new GenerationResult(Arrays.copyOf(out, n), reason, timings);
+    }
+
+    @Override
+    public void close() {
+        executor.close();
+        cache.close();
+    }
+}

@@ -1,0 +1,29 @@
+package io.gossgpu.graph;
+
+/** The ops of the gpt-oss graph, in the order a layer runs them. Each names the {@link io.gossgpu.backend.Backend} call it makes. */
+public enum OpKind {
+    /** x = embedding[tokens] ({@code Backend.embed}). Output: x, T × H. */
+    EMBED,
+    /** t = RMSNorm(x)·attn scale. Output: t, T × H. */
+    ATTN_NORM,
+    /** q, k, v = projections of t, RoPE on q and k. Output observed: q | k | v per row. */
+    QKV_ROPE,
+    /** SDPA with sinks over cache + batch, then cache store. Output: T × heads·hd. */
+    ATTENTION,
+    /** o = out·attn + bias ({@code Backend.linear ATTN_OUT}). Output: T × H. */
+    ATTN_OUT,
+    /** x += o. Output: x. */
+    ATTN_RESIDUAL,
+    /** t = RMSNorm(x)·mlp scale. Output: T × H. */
+    MLP_NORM,
+    /** top-k experts and weights. Output observed: k expert ids (as floats) then k weights per row. */
+    ROUTER,
+    /** Σ weight·expert(t). Output: T × H. */
+    MOE,
+    /** x += moe. Output: x. */
+    MOE_RESIDUAL,
+    /** x = RMSNorm(x)·final scale. Output: T × H. */
+    FINAL_NORM,
+    /** logits = unembedding·x (or argmax). Output observed: the logits rows returned to the host. */
+    LOGITS
+}

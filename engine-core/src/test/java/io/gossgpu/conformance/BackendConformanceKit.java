@@ -1,0 +1,466 @@
+package io.gossgpu.conformance;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.generate.GenerationOptions;
+import io.gossgpu.generate.Session;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The conformance kit every backend passes: each op against the {@code reference} backend on random
+ * inputs at awkward shapes and several batch sizes, then whole-model logits and a greedy continuation on
+ * {@link TestModelPresets#tiny()}. A backend module adds one class:
+ *
+ * <pre>{@code
+ * class CudaConformanceTest extends BackendConformanceKit {
+ *     protected BackendProvider provider() { return new CudaBackendProvider(); }
+ * }
+ * }</pre>
+ *
+ * and depends on engine-core's test-jar ({@code <type>test-jar</type>}, scope test). When the provider
+ * reports itself unavailable, every test is <em>skipped</em> with its reason (JUnit assumption), never
+ * passed.
+ *
+ * <p>Comparisons are relative to each output row's scale: {@code |x − ref| ≤ tol · max_c |ref[row, c]|}
+ * (see {@link #opTolerance()} and {@link #modelTolerance()} for the numbers and why).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class BackendConformanceKit {
+    /** The backend under test. */
+    protected abstract BackendProvider provider();
+
+    /**
+     * Per-op tolerance, relative to the row's largest |value|. Default 1e-4: float32 has a unit roundoff
+     * of 6e-8; a dot product of n terms summed in float in any order is off by at most about n·6e-8 of
+     * the sum of |terms| (n ≤ 288 in these shapes → 2e-5), and fast exp/rsqrt/sin/cos intrinsics add a few
+     * ulps. 1e-4 leaves a 10× margin while any formula error (wrong pairing, mask, head mapping, clamp)
+     * is O(1) of the scale. A backend storing activations in bf16/f16 must override this (bf16: ~1e-2).
+     */
+    protected double opTolerance() {
+        return 1e-4;
+    }
+
+    /**
+     * Whole-model tolerance for logits, relative to the row's largest |logit|. Default 1e-3: per-op
+     * differences of 1e-5..1e-4 compound through 3 layers of ~10 ops and the routing softmax; measured
+     * drift of the float32 reference against a double-precision oracle is 6e-7 (ReferenceBackendTest), and an
+     * error in any formula moves logits by O(1).
+     */
+    protected double modelTolerance() {
+        return 1e-3;
+    }
+
+    /** Batch sizes every op is tried at: decode (1), a small prefill (3) and one longer than every shape's window (17). */
+    static Stream<Integer> batchSizes() {
+        return Stream.of(1, 3, 17);
+    }
+
+    /**
+     * Shapes: {@code tiny} (hidden 96, 16 heads over 2 KV heads of 16, 6 experts top-4, window 5) and
+     * {@code odd} (hidden 64, 6 heads over 3 KV heads of dim 10, 5 experts top-3, intermediate 96,
+     * vocab 77, window 3): nothing a power of two that need not be; and {@code wide} (head_dim 64 as in
+     * the real model, 8 heads over 2 KV heads, hidden 288, intermediate 224, 4 experts top-2, window 7)
+     * for kernels specialised to the real head size.
+     */
+    public static ModelConfig odd() {
+        return new ModelConfig(2, 5, 3, 77, 64, 96, 7.0f, 10, 6, 3, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+    }
+
+    public static ModelConfig wide() {
+        return new ModelConfig(2, 4, 2, 300, 288, 224, 7.0f, 64, 8, 2, 7, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+    }
+
+    static Stream<Arguments> shapesAndBatches() {
+        return Stream.of("tiny", "odd", "wide").flatMap(s -> batchSizes().map(t -> Arguments.of(s, t)));
+    }
+
+    protected Backend backend;
+    protected Backend reference;
+    private final List<Checkpoint> checkpoints = new ArrayList<>();
+    private Model tiny, odd, wide;
+
+    /** One test model loaded on both backends. */
+    protected record Model(ModelConfig config, ModelWeights weights, LoadedWeights mine, LoadedWeights ref) {}
+
+    /** Skips (never passes) everything when the provider says its device is absent. */
+    public static void requireAvailable(BackendProvider p) {
+        Availability a = Backends.safeAvailability(p);
+        Assumptions.assumeTrue(a.available(), () -> "backend '" + p.name() + "' unavailable: " + a.reason());
+    }
+
+    private Availability availability;
+
+    @BeforeAll
+    void setUpBackends() {
+        availability = Backends.safeAvailability(provider());
+        if (!availability.available()) return; // every test is then skipped by skipWhenUnavailable
+        backend = provider().create();
+        reference = new ReferenceBackend();
+        tiny = load(TestModelPresets.tiny(), 21);
+        odd = load(odd(), 22);
+        wide = load(wide(), 23);
+    }
+
+    private Model load(ModelConfig c, long seed) {
+        Checkpoint ck = new TestModelGenerator(c, seed).inMemory();
+        checkpoints.add(ck);
+        ModelWeights w = ModelWeights.of(ck);
+        return new Model(c, w, backend.loadWeights(w), reference.loadWeights(w));
+    }
+
+    /**
+     * Per test rather than per class so that surefire lists every test as skipped with the reason (an
+     * aborted {@code @BeforeAll} shows up as "Tests run: 0", which reads like a pass).
+     */
+    @BeforeEach
+    void skipWhenUnavailable() {
+        Assumptions.assumeTrue(availability.available(),
+                () -> "backend '" + provider().name() + "' unavailable: " + availability.reason());
+    }
+
+    @AfterAll
+    void tearDown() {
+        for (Model m : new Model[]{tiny, odd, wide})
+            if (m != null) {
+                m.mine().close();
+                m.ref().close();
+            }
+        if (backend != null) backend.close();
+        if (reference != null) reference.close();
+        checkpoints.forEach(Checkpoint::close);
+    }
+
+    protected Model model(String shape) {
+        return switch (shape) {
+            case "tiny" -> tiny;
+            case "odd" -> odd;
+            case "wide" -> wide;
+            default -> throw new IllegalArgumentException(shape);
+        };
+    }
+
+    // ---- helpers --------------------------------------------------------------------------------
+
+    static float[] random(SplittableRandom r, int n, double std) {
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) f[i] = (float) (r.nextGaussian() * std);
+        return f;
+    }
+
+    /** A tensor on each backend with the same contents. */
+    protected record Pair(DeviceTensor mine, DeviceTensor ref) implements AutoCloseable {
+        @Override
+        public void close() {
+            mine.close();
+            ref.close();
+        }
+    }
+
+    protected Pair pair(int rows, int cols, float[] values) {
+        DeviceTensor a = backend.allocate(rows, cols), b = reference.allocate(rows, cols);
+        if (values != null) {
+            backend.write(a, values);
+            reference.write(b, values);
+        }
+        return new Pair(a, b);
+    }
+
+    /** Asserts {@code got} ≈ {@code ref} row by row: |got − ref| ≤ tol · max|ref row| (floor 1e-30). */
+    public static void assertClose(String what, float[] ref, float[] got, int rows, int cols, double tol) {
+        assertEquals(ref.length, got.length, what + ": length");
+        for (int i = 0; i < rows; i++) {
+            double scale = 1e-30;
+            for (int c = 0; c < cols; c++) scale = Math.max(scale, Math.abs(ref[i * cols + c]));
+            for (int c = 0; c < cols; c++) {
+                float e = ref[i * cols + c], g = got[i * cols + c];
+                if (!(Math.abs(e - g) <= tol * scale))
+                    fail(what + ": row " + i + " col " + c + ": reference " + e + ", backend " + g
+                            + " (|diff| " + Math.abs(e - g) + " > " + tol + " × row scale " + scale + ")");
+            }
+        }
+    }
+
+    private void compare(String what, Pair p, double tol) {
+        assertClose(what, reference.read(p.ref()), backend.read(p.mine()), p.ref().rows(), p.ref().cols(), tol);
+    }
+
+    // ---- per-op tests -------------------------------------------------------------------------
+
+    @Test
+    void reportsItsName() {
+        assertEquals(provider().name(), backend.name());
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void embed(String shape, int T) {
+        Model m = model(shape);
+        SplittableRandom r = new SplittableRandom(T);
+        int[] toks = new int[T];
+        for (int i = 0; i < T; i++) toks[i] = i == 0 ? m.config().vocabSize() - 1 : r.nextInt(m.config().vocabSize());
+        try (Pair out = pair(T, m.config().hiddenSize(), null)) {
+            backend.embed(m.mine(), toks, out.mine());
+            reference.embed(m.ref(), toks, out.ref());
+            compare("embed", out, 0); // a lookup: exact
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void rmsNorm(String shape, int T) {
+        Model m = model(shape);
+        int h = m.config().hiddenSize();
+        float[] x = random(new SplittableRandom(100 + T), T * h, 3.0);
+        for (NormKind kind : NormKind.values())
+            for (int layer = 0; layer < (kind == NormKind.FINAL ? 1 : m.config().numHiddenLayers()); layer++)
+                try (Pair in = pair(T, h, x); Pair out = pair(T, h, null)) {
+                    backend.rmsNorm(m.mine(), layer, kind, in.mine(), out.mine());
+                    reference.rmsNorm(m.ref(), layer, kind, in.ref(), out.ref());
+                    compare("rmsNorm " + kind + " layer " + layer, out, opTolerance());
+                }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void linear(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        for (DenseKind kind : DenseKind.values()) {
+            float[] x = random(new SplittableRandom(200 + T + kind.ordinal()), T * kind.cols(c), 1.0);
+            for (int layer = 0; layer < c.numHiddenLayers(); layer++)
+                try (Pair in = pair(T, kind.cols(c), x); Pair out = pair(T, kind.rows(c), null)) {
+                    backend.linear(m.mine(), layer, kind, in.mine(), out.mine());
+                    reference.linear(m.ref(), layer, kind, in.ref(), out.ref());
+                    compare("linear " + kind + " layer " + layer, out, opTolerance());
+                }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void qkvRope(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        float[] x = random(new SplittableRandom(300 + T), T * c.hiddenSize(), 1.0);
+        // 3001: large angles. Compute p·invFreq in double (or upload cos/sin tables from io.gossgpu.backend.Rope):
+        // a float32 angle is off by ~p·6e-8 rad = 2e-4 here, over this tolerance, and worse at long contexts.
+        for (int start : new int[]{0, 5, 3001})
+            try (Pair in = pair(T, c.hiddenSize(), x); Pair q = pair(T, c.qDim(), null);
+                 Pair k = pair(T, c.kvDim(), null); Pair v = pair(T, c.kvDim(), null)) {
+                backend.qkvRope(m.mine(), 0, in.mine(), start, q.mine(), k.mine(), v.mine());
+                reference.qkvRope(m.ref(), 0, in.ref(), start, q.ref(), k.ref(), v.ref());
+                compare("qkvRope q at " + start, q, opTolerance());
+                compare("qkvRope k at " + start, k, opTolerance());
+                compare("qkvRope v at " + start, v, opTolerance());
+            }
+    }
+
+    /**
+     * Attention in three calls on one cache: a first batch of 7 positions, then T positions at 7.., then
+     * one decode step: the later calls read what the earlier ones stored (ring buffer on sliding layers).
+     */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void attention(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        SplittableRandom r = new SplittableRandom(400 + T);
+        for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
+            KvCacheSpec spec = new KvCacheSpec(c, 7 + T + 1 + 3);
+            try (KvCache mine = backend.createKvCache(spec); KvCache ref = reference.createKvCache(spec)) {
+                int start = 0;
+                for (int n : new int[]{7, T, 1}) {
+                    try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0));
+                         Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
+                         Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0));
+                         Pair out = pair(n, c.qDim(), null)) {
+                        backend.attention(m.mine(), layer, q.mine(), k.mine(), v.mine(), mine, start, out.mine());
+                        reference.attention(m.ref(), layer, q.ref(), k.ref(), v.ref(), ref, start, out.ref());
+                        compare("attention layer " + layer + " positions " + start + ".." + (start + n - 1), out, opTolerance());
+                    }
+                    start += n;
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void routerAndMoe(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        int k = c.expertsPerToken();
+        float[] x = random(new SplittableRandom(500 + T), T * c.hiddenSize(), 1.0);
+        for (int layer = 0; layer < c.numHiddenLayers(); layer++)
+            try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
+                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                backend.router(m.mine(), layer, in.mine(), rm);
+                reference.router(m.ref(), layer, in.ref(), rr);
+                Routing want = reference.readRouting(rr), got = backend.readRouting(rm);
+                // Expert choice is discrete: the test models' router logits are spread wide (std 4×), so a
+                // float32 difference cannot swap two experts unless they tie within ~1e-5.
+                assertArrayEquals(want.experts(), got.experts(), "router experts, layer " + layer);
+                assertClose("router weights, layer " + layer, want.weights(), got.weights(), T, k, opTolerance());
+                // MoE from identical routing on both sides
+                backend.writeRouting(rm, want);
+                backend.moe(m.mine(), layer, in.mine(), rm, out.mine());
+                reference.moe(m.ref(), layer, in.ref(), rr, out.ref());
+                compare("moe layer " + layer, out, opTolerance());
+            }
+    }
+
+    @Test
+    void moeAppliesTheSwigluClampsOnLargeInputs() {
+        // inputs 30× larger than normal push gate/up pre-activations past ±7 so both clamps engage
+        // (measured on layer 0: 40% of gate values above 7, 80% of up values outside ±7)
+        Model m = model("tiny");
+        ModelConfig c = m.config();
+        int T = 3, k = c.expertsPerToken();
+        float[] x = random(new SplittableRandom(77), T * c.hiddenSize(), 30.0);
+        try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
+             DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+            reference.router(m.ref(), 0, in.ref(), rr);
+            Routing want = reference.readRouting(rr);
+            backend.writeRouting(rm, want);
+            backend.moe(m.mine(), 0, in.mine(), rm, out.mine());
+            reference.moe(m.ref(), 0, in.ref(), rr, out.ref());
+            compare("moe with clamped activations", out, opTolerance());
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void add(String shape, int T) {
+        int h = model(shape).config().hiddenSize();
+        SplittableRandom r = new SplittableRandom(600 + T);
+        try (Pair a = pair(T, h, random(r, T * h, 1)); Pair b = pair(T, h, random(r, T * h, 1))) {
+            backend.add(a.mine(), b.mine(), a.mine()); // in place, as the executor uses it
+            reference.add(a.ref(), b.ref(), a.ref());
+            compare("add", a, 0); // one float addition: exact
+        }
+    }
+
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void logitsAndArgmax(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        try (Pair x = pair(T, c.hiddenSize(), random(new SplittableRandom(700 + T), T * c.hiddenSize(), 1.0))) {
+            for (int from : new int[]{0, T - 1}) {
+                float[] want = reference.logits(m.ref(), x.ref(), from);
+                float[] got = backend.logits(m.mine(), x.mine(), from);
+                assertClose("logits from row " + from, want, got, T - from, c.vocabSize(), opTolerance());
+                int[] wantIds = reference.argmax(m.ref(), x.ref(), from);
+                int[] gotIds = backend.argmax(m.mine(), x.mine(), from);
+                assertEquals(wantIds.length, gotIds.length);
+                for (int i = 0; i < wantIds.length; i++) {
+                    float a = want[i * c.vocabSize() + wantIds[i]], b = want[i * c.vocabSize() + gotIds[i]];
+                    // a different id is only acceptable for a tie within tolerance
+                    if (wantIds[i] != gotIds[i] && Math.abs(a - b) > opTolerance() * Math.abs(a))
+                        fail("argmax row " + i + ": reference " + wantIds[i] + " (" + a + "), backend " + gotIds[i] + " (" + b + ")");
+                }
+            }
+        }
+    }
+
+    @Test
+    void oversizedKvCacheIsAGossExceptionNotACrash() {
+        // 2^30 positions of the full-attention layer: 256 GiB, more than any device here
+        KvCacheSpec spec = new KvCacheSpec(model("tiny").config(), 1 << 30);
+        assertThrows(GossException.class, () -> backend.createKvCache(spec).close());
+    }
+
+    // ---- whole model ------------------------------------------------------------------------------
+
+    static int[] sequence(int n, int vocab, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) t[i] = r.nextInt(vocab);
+        return t;
+    }
+
+    /** Logits of all 26 positions of one prefill (crossing the tiny model's window of 5 five times). */
+    @Test
+    void wholeModelPrefillLogits() {
+        Model m = model("tiny");
+        int[] toks = sequence(26, m.config().vocabSize(), 5);
+        float[] want, got;
+        try (Session s = new Session(reference, m.ref(), 32)) {
+            want = s.prefillAllLogits(toks);
+        }
+        try (Session s = new Session(backend, m.mine(), 32)) {
+            got = s.prefillAllLogits(toks);
+        }
+        assertClose("logits", want, got, toks.length, m.config().vocabSize(), modelTolerance());
+    }
+
+    /** The same 26 positions as a prefill of 9 then 17 single decode steps (KV cache, ring buffer). */
+    @Test
+    void wholeModelDecodeLogits() {
+        Model m = model("tiny");
+        int v = m.config().vocabSize();
+        int[] toks = sequence(26, v, 5);
+        float[] want;
+        try (Session s = new Session(reference, m.ref(), 32)) {
+            want = s.prefillAllLogits(toks);
+        }
+        try (Session s = new Session(backend, m.mine(), 32)) {
+            float[] first = s.prefillAllLogits(Arrays.copyOf(toks, 9));
+            assertClose("logits of the prefill", Arrays.copyOf(want, 9 * v), first, 9, v, modelTolerance());
+            for (int i = 9; i < toks.length; i++)
+                assertClose("logits at position " + i, Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(toks[i]), 1, v, modelTolerance());
+        }
+    }
+
+    /** A 32-token greedy continuation of a 7-token prompt, equal token for token. */
+    @Test
+    void greedyContinuationMatchesTokenForToken() {
+        Model m = model("tiny");
+        int[] prompt = sequence(7, m.config().vocabSize(), 6);
+        int[] want, got;
+        try (Session s = new Session(reference, m.ref(), 40)) {
+            want = s.generate(prompt, GenerationOptions.greedy(32), null).tokens();
+        }
+        try (Session s = new Session(backend, m.mine(), 40)) {
+            got = s.generate(prompt, GenerationOptions.greedy(32), null).tokens();
+        }
+        assertEquals(32, want.length);
+        assertArrayEquals(want, got, "greedy continuation");
+    }
+}

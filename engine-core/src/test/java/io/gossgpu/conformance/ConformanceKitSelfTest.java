@@ -1,0 +1,56 @@
+package io.gossgpu.conformance;
+
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import org.junit.jupiter.api.Test;
+import org.opentest4j.AssertionFailedError;
+import org.opentest4j.TestAbortedException;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The kit's own guards: unavailable backends are skipped with their reason; differences are caught. */
+class ConformanceKitSelfTest {
+    @Test
+    void unavailableBackendIsSkippedWithItsReason() {
+        BackendProvider absent = new BackendProvider() {
+            public String name() { return "absent"; }
+            public int priority() { return 1; }
+            public Availability availability() { return Availability.no("no such device in this machine"); }
+            public Backend create() { throw new AssertionError("must not be created"); }
+        };
+        TestAbortedException e = assertThrows(TestAbortedException.class, () -> BackendConformanceKit.requireAvailable(absent));
+        assertTrue(e.getMessage().contains("no such device in this machine"), e.getMessage());
+    }
+
+    @Test
+    void assertCloseIsRelativeToTheRowScale() {
+        float[] ref = {100f, 1f, 0.001f, 0.001f};
+        BackendConformanceKit.assertClose("ok", ref, new float[]{100f, 1.005f, 0.001f, 0.00100001f}, 2, 2, 1e-4);
+        assertThrows(AssertionFailedError.class,
+                () -> BackendConformanceKit.assertClose("bad", ref, new float[]{100f, 1f, 0.001f, 0.0011f}, 2, 2, 1e-4));
+    }
+
+    /** The kit on a backend whose MLP norm of layer 1 is 1% off in one value: the per-op and model tests fail. */
+    @Test
+    void theKitCatchesABrokenOp() {
+        BackendProvider broken = new BackendProvider() {
+            public String name() { return "reference"; }
+            public int priority() { return 0; }
+            public Availability availability() { return Availability.yes("test"); }
+            public Backend create() { return new io.gossgpu.debug.BrokenNormBackend(); }
+        };
+        BackendConformanceKit kit = new BackendConformanceKit() {
+            protected BackendProvider provider() { return broken; }
+        };
+        kit.setUpBackends();
+        try {
+            kit.linear("odd", 3); // untouched op passes
+            assertThrows(AssertionFailedError.class, () -> kit.rmsNorm("tiny", 3));
+            assertThrows(AssertionFailedError.class, kit::wholeModelPrefillLogits);
+        } finally {
+            kit.tearDown();
+        }
+    }
+}
