@@ -334,6 +334,25 @@ class SafetensorsValidationTest {
         fails(dir, "'block.2.");
     }
 
+    static SafetensorsFileWriter.Tensor replace(SafetensorsFileWriter.Tensor t, String name, DType dtype, long... shape) {
+        return t.name().equals(name) ? new SafetensorsFileWriter.Tensor(name, dtype, shape, s -> s.fill((byte) 0x3f)) : t;
+    }
+
+    @Test
+    void tensorsOfTheWrongDtypeOrRankAreNamed() {
+        Path dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.0.attn.sinks", DType.U8, 16)));
+        fails(dir, "'block.0.attn.sinks'", "U8");
+        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "norm.scale", DType.BF16)));
+        fails(dir, "'norm.scale'", "[]");
+        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.gate.bias", DType.BF16, 1, 1, 1, 6)));
+        fails(dir, "'block.1.mlp.gate.bias'", "[1, 1, 1, 6]");
+        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.mlp2_weight.blocks", DType.BF16, 6, 96, 5, 16)));
+        fails(dir, "'block.1.mlp.mlp2_weight.blocks'", "BF16");
+        // scales with the right byte count but the wrong shape would be addressed wrongly
+        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.mlp2_weight.scales", DType.U8, 6, 5, 96)));
+        fails(dir, "'block.1.mlp.mlp2_weight.scales'", "[6, 5, 96]");
+    }
+
     // ---- config.json -----------------------------------------------------------------------------
 
     @Test
