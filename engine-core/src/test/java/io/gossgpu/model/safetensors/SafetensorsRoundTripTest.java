@@ -133,6 +133,21 @@ class SafetensorsRoundTripTest {
         }
     }
 
+    @Test
+    void readsAFileWrittenByTheReferenceSafetensorsLibrary() throws Exception {
+        Path dir = Path.of(SafetensorsRoundTripTest.class.getResource("reference-written/config.json").toURI()).getParent();
+        TestModelGenerator g = new TestModelGenerator(SafetensorsFuzzTest.SMALL, 1);
+        assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
+        for (boolean mmap : new boolean[]{true, false})
+            try (Checkpoint ckpt = Checkpoint.open(dir, new LoadOptions(mmap)); Checkpoint mem = g.inMemory()) {
+                assertEquals(SafetensorsFuzzTest.SMALL, ckpt.config());
+                assertEquals(150000, ckpt.metadata().get("rope_theta"));
+                assertEquals(g.originalTensors().size(), ckpt.tensors().size());
+                assertEquals("block.0.attn.norm.scale", ckpt.tensors().keySet().iterator().next(), "data order, as the library wrote it");
+                assertSameWeights(ModelWeights.of(mem), ModelWeights.of(ckpt));
+            }
+    }
+
     static void assertSameWeights(ModelWeights a, ModelWeights b) {
         assertEquals(a.config(), b.config());
         same(a.embedding(), b.embedding());
