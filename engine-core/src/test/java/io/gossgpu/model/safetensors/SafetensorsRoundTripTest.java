@@ -110,6 +110,43 @@ class SafetensorsRoundTripTest {
     }
 
     @Test
+    void hfWithoutIndexReadsASingleModelSafetensors() throws IOException {
+        TestModelGenerator g = new TestModelGenerator(TINY, SEED);
+        Path hf = tmp.resolve("hf");
+        SafetensorsWriter.writeHf(g, hf, Long.MAX_VALUE);
+        Files.delete(hf.resolve(ShardIndex.FILE));
+        Files.move(hf.resolve("model-00001-of-00001.safetensors"), hf.resolve("model.safetensors"));
+        SafetensorsWriter.writeOriginal(g, tmp.resolve("original"));
+        assertEquals(ModelFormat.HF, Checkpoint.detect(hf));
+        try (Checkpoint a = Checkpoint.open(tmp.resolve("original"), LoadOptions.defaults());
+             Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults())) {
+            assertEquals(ModelFormat.HF, b.format());
+            assertSameWeights(ModelWeights.of(a), ModelWeights.of(b));
+        }
+    }
+
+    @Test
+    void originalSplitOverSeveralFilesIsReadInNameOrder() throws IOException {
+        TestModelGenerator g = new TestModelGenerator(TINY, SEED);
+        Path dir = tmp.resolve("split");
+        SafetensorsWriter.writeOriginal(g, dir);
+        Files.delete(dir.resolve("model.safetensors"));
+        List<SafetensorsFileWriter.Tensor> all = g.originalTensors().stream()
+                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
+        SafetensorsFileWriter.write(dir.resolve("b.safetensors"), all.subList(20, all.size()), Map.of());
+        SafetensorsFileWriter.write(dir.resolve("a.safetensors"), all.subList(0, 20), Map.of());
+        // not recognised by Checkpoint.detect (no model.safetensors), but the reader takes it
+        try (Checkpoint c = SafetensorsReader.openOriginal(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
+            assertEquals(List.copyOf(mem.tensors().keySet()), List.copyOf(c.tensors().keySet()));
+            assertSameWeights(ModelWeights.of(mem), ModelWeights.of(c));
+        }
+        SafetensorsFileWriter.write(dir.resolve("c.safetensors"), all.subList(3, 4), Map.of());
+        io.gossgpu.model.ModelFormatException e = org.junit.jupiter.api.Assertions.assertThrows(io.gossgpu.model.ModelFormatException.class,
+                () -> SafetensorsReader.openOriginal(dir, LoadOptions.defaults()));
+        assertTrue(e.getMessage().contains("c.safetensors") && e.getMessage().contains("also stored in a.safetensors"), e.getMessage());
+    }
+
+    @Test
     void hfFolderWithOriginalSubfolderIsReadAsHf() {
         TestModelGenerator g = new TestModelGenerator(TINY, SEED);
         Path root = tmp.resolve("download");
