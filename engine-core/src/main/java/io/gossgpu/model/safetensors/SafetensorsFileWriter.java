@@ -12,7 +12,10 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.List;
@@ -44,26 +47,48 @@ public final class SafetensorsFileWriter {
 
     private SafetensorsFileWriter() {}
 
-    /** Writes {@code tensors} to {@code file} (replacing it) with {@code metadata} as {@code __metadata__}; returns the file size. */
+    /**
+     * Writes {@code tensors} to {@code file} (replacing it) with {@code metadata} as {@code __metadata__};
+     * returns the file size. The bytes go to {@code file.partial} first, renamed when complete, so an
+     * interrupted write never leaves a plausible but zero-filled model behind.
+     */
     public static long write(Path file, List<Tensor> tensors, Map<String, String> metadata) {
         byte[] header = header(tensors, metadata);
         long total = 8 + header.length;
         for (Tensor t : tensors) total = Math.addExact(total, t.byteSize());
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.READ, StandardOpenOption.WRITE);
-             Arena arena = Arena.ofConfined()) {
-            MemorySegment out = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
-            out.set(LE.I64, 0, header.length);
-            MemorySegment.copy(header, 0, out, LE.U8, 8, header.length);
-            long pos = 8 + header.length;
-            for (Tensor t : tensors) {
-                long n = t.byteSize();
-                t.fill().accept(out.asSlice(pos, n));
-                pos += n;
+        Path partial = file.resolveSibling(file.getFileName() + ".partial");
+        boolean done = false;
+        try {
+            try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.READ, StandardOpenOption.WRITE);
+                 Arena arena = Arena.ofConfined()) {
+                MemorySegment out = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
+                out.set(LE.I64, 0, header.length);
+                MemorySegment.copy(header, 0, out, LE.U8, 8, header.length);
+                long pos = 8 + header.length;
+                for (Tensor t : tensors) {
+                    long n = t.byteSize();
+                    t.fill().accept(out.asSlice(pos, n));
+                    pos += n;
+                }
+                out.force();
             }
-            out.force();
+            try {
+                Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+            done = true;
         } catch (IOException e) {
             throw new GossException(file + ": cannot write (" + e.getMessage() + ")", e);
+        } finally {
+            if (!done) {
+                try {
+                    Files.deleteIfExists(partial);
+                } catch (IOException ignored) {
+                    // the write already failed; that error is the one to report
+                }
+            }
         }
         return total;
     }
