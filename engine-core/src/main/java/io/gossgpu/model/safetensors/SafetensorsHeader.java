@@ -109,7 +109,14 @@ record SafetensorsHeader(long dataStart, List<Entry> entries, Map<String, String
         if (!shapeNode.isArray()) throw new ModelFormatException(file, shown, "shape must be an array, got " + Json.kind(shapeNode));
         if (shapeNode.size() > 8) throw new ModelFormatException(file, shown, "shape has " + shapeNode.size() + " dimensions");
         long[] shape = new long[shapeNode.size()];
-        for (int i = 0; i < shape.length; i++) shape[i] = nonNegative(file, shown, "shape", shapeNode.get(i));
+        long product = 1;
+        for (int i = 0; i < shape.length; i++) {
+            shape[i] = nonNegative(file, shown, "shape", shapeNode.get(i));
+            // even an empty tensor may not claim more elements per slice than a long can count
+            if (shape[i] > 0 && product > Long.MAX_VALUE / shape[i])
+                throw new ModelFormatException(file, shown, "shape " + shapeNode + " has too many elements");
+            product *= Math.max(shape[i], 1);
+        }
 
         if (!offsetsNode.isArray() || offsetsNode.size() != 2)
             throw new ModelFormatException(file, shown, "data_offsets must be an array [begin, end]");

@@ -246,7 +246,15 @@ class SafetensorsValidationTest {
         writeValidModel();
         // shape whose element count overflows a long
         editHeader(file, h -> ((ArrayNode) h.get("block.0.mlp.gate.weight").get("shape")).set(0, Long.MAX_VALUE));
-        failsNamingFile("'block.0.mlp.gate.weight'", "needs");
+        failsNamingFile("'block.0.mlp.gate.weight'", "too many elements");
+        writeValidModel();
+        // zero elements, but dimensions whose product no long can count
+        editHeader(file, h -> {
+            ArrayNode shape = (ArrayNode) h.get("block.0.attn.sinks").get("shape");
+            shape.removeAll().add(1L << 40).add(1L << 40).add(0);
+            ((ArrayNode) h.get("block.0.attn.sinks").get("data_offsets")).set(1, h.get("block.0.attn.sinks").get("data_offsets").get(0));
+        });
+        failsNamingFile("'block.0.attn.sinks'", "too many elements");
     }
 
     @Test
