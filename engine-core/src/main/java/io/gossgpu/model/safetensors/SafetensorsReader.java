@@ -20,7 +20,6 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Opens gpt-oss checkpoints stored as safetensors: OpenAI's {@code original/} folder and the Hugging
@@ -46,24 +45,55 @@ public final class SafetensorsReader {
         }
     }
 
-    /** OpenAI's original/ folder: config.json and model.safetensors (or several *.safetensors files). */
+    /**
+     * True when {@code dir} looks like OpenAI's original/ folder: a config.json with the reference
+     * ModelConfig's keys (and no Hugging Face model_type) next to at least one *.safetensors file.
+     * gpt-oss-120b's original/ holds {@code model--0000N-of-00007.safetensors}, not model.safetensors.
+     */
+    public static boolean isOriginalFolder(Path dir) {
+        try {
+            JsonNode c = Json.readObjectFile(dir.resolve("config.json"));
+            if (c.has("model_type") || !c.has("num_experts") || !c.has("experts_per_token")) return false;
+            return !safetensorsFiles(dir).isEmpty();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * OpenAI's original/ folder: config.json and model.safetensors, or shards listed by a
+     * model.safetensors.index.json, or else every *.safetensors file of the folder (in name order).
+     */
     public static Checkpoint openOriginal(Path dir, LoadOptions options) {
         Path configFile = dir.resolve("config.json");
         JsonNode configNode = Json.readObjectFile(configFile);
         ModelConfig config = ConfigJson.original(configFile, configNode);
-        List<Path> files = new ArrayList<>();
-        if (Files.isRegularFile(dir.resolve("model.safetensors"))) {
-            files.add(dir.resolve("model.safetensors"));
-        } else {
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.safetensors")) {
-                for (Path p : ds) if (Files.isRegularFile(p)) files.add(p);
-            } catch (IOException e) {
-                throw new ModelFormatException(dir, "cannot list the folder (" + e.getMessage() + ")");
-            }
-            files.sort(null);
-            if (files.isEmpty()) throw new ModelFormatException(dir, "no model.safetensors (or other *.safetensors file) here");
-        }
+        if (Files.isRegularFile(dir.resolve("model.safetensors")))
+            return open(dir, ModelFormat.ORIGINAL, config, configNode, List.of(dir.resolve("model.safetensors")), null, options);
+        Path indexFile = dir.resolve(ShardIndex.FILE);
+        if (Files.isRegularFile(indexFile)) return openIndexed(dir, ModelFormat.ORIGINAL, config, configNode, indexFile, options);
+        List<Path> files = safetensorsFiles(dir);
+        if (files.isEmpty()) throw new ModelFormatException(dir, "no model.safetensors (or other *.safetensors file) here");
         return open(dir, ModelFormat.ORIGINAL, config, configNode, files, null, options);
+    }
+
+    private static List<Path> safetensorsFiles(Path dir) {
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.safetensors")) {
+            for (Path p : ds) if (Files.isRegularFile(p)) files.add(p);
+        } catch (IOException e) {
+            throw new ModelFormatException(dir, "cannot list the folder (" + e.getMessage() + ")");
+        }
+        files.sort(null);
+        return files;
+    }
+
+    private static Checkpoint openIndexed(Path dir, ModelFormat format, ModelConfig config, JsonNode configNode, Path indexFile,
+                                          LoadOptions options) {
+        Map<String, String> index = ShardIndex.read(indexFile);
+        List<Path> files = new ArrayList<>();
+        for (String s : new LinkedHashSet<>(index.values())) files.add(dir.resolve(s));
+        return open(dir, format, config, configNode, files, new Index(indexFile, index), options);
     }
 
     /** The Hugging Face layout: config.json, model.safetensors.index.json and its shards, or one model.safetensors. */
@@ -72,13 +102,7 @@ public final class SafetensorsReader {
         JsonNode configNode = Json.readObjectFile(configFile);
         ModelConfig config = ConfigJson.hf(configFile, configNode);
         Path indexFile = dir.resolve(ShardIndex.FILE);
-        if (Files.isRegularFile(indexFile)) {
-            Map<String, String> index = ShardIndex.read(indexFile);
-            Set<String> shards = new LinkedHashSet<>(index.values());
-            List<Path> files = new ArrayList<>();
-            for (String s : shards) files.add(dir.resolve(s));
-            return open(dir, ModelFormat.HF, config, configNode, files, new Index(indexFile, index), options);
-        }
+        if (Files.isRegularFile(indexFile)) return openIndexed(dir, ModelFormat.HF, config, configNode, indexFile, options);
         Path single = dir.resolve("model.safetensors");
         if (!Files.isRegularFile(single))
             throw new ModelFormatException(dir, "no " + ShardIndex.FILE + " and no model.safetensors");

@@ -135,8 +135,8 @@ class SafetensorsRoundTripTest {
                 .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
         SafetensorsFileWriter.write(dir.resolve("b.safetensors"), all.subList(20, all.size()), Map.of());
         SafetensorsFileWriter.write(dir.resolve("a.safetensors"), all.subList(0, 20), Map.of());
-        // not recognised by Checkpoint.detect (no model.safetensors), but the reader takes it
-        try (Checkpoint c = SafetensorsReader.openOriginal(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
+        assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
+        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
             assertEquals(List.copyOf(mem.tensors().keySet()), List.copyOf(c.tensors().keySet()));
             assertSameWeights(ModelWeights.of(mem), ModelWeights.of(c));
         }
@@ -144,6 +144,36 @@ class SafetensorsRoundTripTest {
         io.gossgpu.model.ModelFormatException e = org.junit.jupiter.api.Assertions.assertThrows(io.gossgpu.model.ModelFormatException.class,
                 () -> SafetensorsReader.openOriginal(dir, LoadOptions.defaults()));
         assertTrue(e.getMessage().contains("c.safetensors") && e.getMessage().contains("also stored in a.safetensors"), e.getMessage());
+    }
+
+    @Test
+    void originalShardedLike120bWithAnIndexIsReadAsOriginal() throws IOException {
+        // gpt-oss-120b's original/ holds model--0000N-of-00007.safetensors (no model.safetensors)
+        TestModelGenerator g = new TestModelGenerator(TINY, SEED);
+        Path dir = tmp.resolve("original");
+        SafetensorsWriter.writeOriginal(g, dir);
+        Files.delete(dir.resolve("model.safetensors"));
+        List<SafetensorsFileWriter.Tensor> all = g.originalTensors().stream()
+                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
+        var index = Json.MAPPER.createObjectNode();
+        var map = index.putObject("weight_map");
+        for (int s = 0; s < 2; s++) {
+            String name = "model--0000" + (s + 1) + "-of-00002.safetensors";
+            List<SafetensorsFileWriter.Tensor> part = s == 0 ? all.subList(0, 25) : all.subList(25, all.size());
+            SafetensorsFileWriter.write(dir.resolve(name), part, Map.of());
+            part.forEach(t -> map.put(t.name(), name));
+        }
+        SafetensorsWriter.writeJson(dir.resolve(ShardIndex.FILE), index);
+        assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
+        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
+            assertEquals(ModelFormat.ORIGINAL, c.format());
+            assertSameWeights(ModelWeights.of(mem), ModelWeights.of(c));
+        }
+        map.put("norm.scale", "model--00001-of-00002.safetensors");
+        SafetensorsWriter.writeJson(dir.resolve(ShardIndex.FILE), index);
+        var e = org.junit.jupiter.api.Assertions.assertThrows(io.gossgpu.model.ModelFormatException.class,
+                () -> Checkpoint.open(dir, LoadOptions.defaults()));
+        assertTrue(e.getMessage().contains("'norm.scale'"), e.getMessage());
     }
 
     @Test
