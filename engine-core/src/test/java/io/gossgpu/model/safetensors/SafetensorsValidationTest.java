@@ -361,6 +361,45 @@ class SafetensorsValidationTest {
         fails(dir, "'block.1.mlp.mlp2_weight.scales'", "[6, 5, 96]");
     }
 
+    /** A single-file HF folder (no index) with the HF tensors changed by {@code edit}. */
+    Path hfWith(Consumer<List<SafetensorsFileWriter.Tensor>> edit) {
+        Path dir = tmp.resolve("hf-edited");
+        SafetensorsWriter.writeHf(G, dir, Long.MAX_VALUE);
+        try {
+            Files.delete(dir.resolve(ShardIndex.FILE));
+            Files.delete(dir.resolve("model-00001-of-00001.safetensors"));
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+        List<SafetensorsFileWriter.Tensor> ts = new ArrayList<>();
+        for (HfTensorLayout.Part p : HfTensorLayout.of(G.config(), G.originalTensors()))
+            ts.add(new SafetensorsFileWriter.Tensor(p.name(), p.source().dtype(), p.shape(), seg -> {
+                try (var arena = java.lang.foreign.Arena.ofConfined()) {
+                    var src = arena.allocate(p.source().byteSize());
+                    G.fill(p.source(), src);
+                    java.lang.foreign.MemorySegment.copy(src, p.byteOffset(), seg, 0, seg.byteSize());
+                }
+            }));
+        edit.accept(ts);
+        SafetensorsFileWriter.write(dir.resolve("model.safetensors"), ts, SafetensorsWriter.FILE_METADATA);
+        return dir;
+    }
+
+    @Test
+    void hfWrongShapeMissingAndUnexpectedTensorsAreNamed() {
+        try (Checkpoint c = Checkpoint.open(hfWith(ts -> {}), LoadOptions.defaults())) {
+            ModelWeights.of(c); // the helper itself writes a valid model
+        }
+        Path dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.1.self_attn.k_proj.weight", DType.BF16, 16, 96)));
+        fails(dir, "'model.layers.1.self_attn.k_proj.weight'", "disagrees with the config");
+        dir = hfWith(ts -> ts.removeIf(t -> t.name().equals("model.layers.2.self_attn.v_proj.bias")));
+        fails(dir, "'model.layers.2.self_attn.v_proj.bias'", "missing");
+        dir = hfWith(ts -> ts.add(new SafetensorsFileWriter.Tensor("model.layers.0.self_attn.rotary_emb.inv_freq", DType.F32, new long[]{8}, s -> {})));
+        fails(dir, "'model.layers.0.self_attn.rotary_emb.inv_freq'", "unexpected");
+        dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.0.mlp.experts.down_proj_scales", DType.U8, 6, 96, 4)));
+        fails(dir, "'model.layers.0.mlp.experts.down_proj_scales'");
+    }
+
     // ---- config.json -----------------------------------------------------------------------------
 
     @Test
