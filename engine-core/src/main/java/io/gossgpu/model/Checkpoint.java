@@ -60,6 +60,7 @@ public final class Checkpoint implements AutoCloseable {
         }
         if (!Files.isDirectory(path)) throw new GossException("model not found: " + path);
         boolean hasConfig = Files.isRegularFile(path.resolve("config.json"));
+        if (hasConfig && SafetensorsReader.isOriginalFolder(path)) return ModelFormat.ORIGINAL;
         if (hasConfig && (Files.isRegularFile(path.resolve("model.safetensors.index.json"))
                 || SafetensorsReader.isHfConfig(path.resolve("config.json")))) return ModelFormat.HF;
         if (hasConfig && Files.isRegularFile(path.resolve("model.safetensors"))) return ModelFormat.ORIGINAL;

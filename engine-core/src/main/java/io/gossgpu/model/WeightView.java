@@ -45,20 +45,39 @@ public record WeightView(
     /** A whole dense or ggml-block tensor: rank 1 is one row, rank 2 rows × cols, rank 3 experts × rows × cols. */
     public static WeightView of(TensorData t) {
         long[] s = t.shape();
+        if (s.length > 3 || s.length == 0)
+            throw new ModelFormatException(t.file(), t.name(), "expected 1 to 3 dimensions, got " + t.shapeString());
+        if (!isWeightType(t.dtype()))
+            throw new ModelFormatException(t.file(), t.name(), "dtype " + t.dtype() + " cannot hold this weight (expected F32, F16, BF16, Q8_0 or MXFP4)");
+        for (long d : s)
+            if (d > Integer.MAX_VALUE) throw new ModelFormatException(t.file(), t.name(), "dimension too large: " + t.shapeString());
         int experts = s.length == 3 ? (int) s[0] : 1;
         int rows = s.length >= 2 ? (int) s[s.length - 2] : 1;
         int cols = (int) s[s.length - 1];
-        if (s.length > 3 || s.length == 0) throw new GossException(t.name() + ": expected 1 to 3 dimensions, got " + t.shapeString());
         WeightFormat f = WeightFormat.of(t.dtype());
         long rowBytes = f.rowBytes(cols);
         return new WeightView(t.name(), f, experts, rows, cols, t.bytes(), 0, rowBytes * rows, rowBytes, 1,
                 null, 0, 0, 0);
     }
 
-    /** OpenAI MXFP4 from its two tensors: codes {@code [E, rows, cols/32, 16]} and scales {@code [E, rows, cols/32]}. */
+    private static boolean isWeightType(DType d) {
+        return switch (d) {
+            case F32, F16, BF16, Q8_0, MXFP4 -> true;
+            default -> false;
+        };
+    }
+
+    /** OpenAI MXFP4 from its two tensors: codes {@code [E, rows, cols/32, 16]} and scales {@code [E, rows, cols/32]}, both U8. */
     public static WeightView mxfp4OpenAi(String name, TensorData codes, TensorData scales) {
         long[] s = codes.shape();
-        if (s.length != 4 || s[3] != 16) throw new GossException(codes.name() + ": expected [experts, rows, blocks, 16], got " + codes.shapeString());
+        if (s.length != 4 || s[3] != 16) throw new ModelFormatException(codes.file(), codes.name(), "expected [experts, rows, blocks, 16], got " + codes.shapeString());
+        if (codes.dtype() != DType.U8) throw new ModelFormatException(codes.file(), codes.name(), "MXFP4 codes must be U8, got " + codes.dtype());
+        if (scales.dtype() != DType.U8) throw new ModelFormatException(scales.file(), scales.name(), "MXFP4 scales must be U8, got " + scales.dtype());
+        if (!java.util.Arrays.equals(scales.shape(), new long[]{s[0], s[1], s[2]}))
+            throw new ModelFormatException(scales.file(), scales.name(), "MXFP4 scales of " + codes.name() + " " + codes.shapeString()
+                    + " must be [" + s[0] + ", " + s[1] + ", " + s[2] + "], got " + scales.shapeString());
+        for (long d : s)
+            if (d > Integer.MAX_VALUE / 32) throw new ModelFormatException(codes.file(), codes.name(), "dimension too large: " + codes.shapeString());
         int experts = (int) s[0], rows = (int) s[1], groups = (int) s[2];
         int cols = groups * 32;
         return new WeightView(name, WeightFormat.MXFP4_OPENAI, experts, rows, cols,

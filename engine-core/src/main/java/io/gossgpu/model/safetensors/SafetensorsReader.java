@@ -1,24 +1,155 @@
 package io.gossgpu.model.safetensors;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelFormat;
+import io.gossgpu.model.ModelFormatException;
+import io.gossgpu.model.TensorData;
 
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 
-/** Placeholder until the safetensors reader lands (issue 2, in progress in this session). */
+/**
+ * Opens gpt-oss checkpoints stored as safetensors: OpenAI's {@code original/} folder and the Hugging
+ * Face transformers layout. Every file is mapped (or read, without mmap) into one shared arena that
+ * the returned {@link Checkpoint} owns; tensors are views of it, never copies. Everything is checked
+ * before it is trusted; any failure closes the arena and is one {@link ModelFormatException}.
+ */
 public final class SafetensorsReader {
     private SafetensorsReader() {}
 
+    /** True when {@code configJson} is a Hugging Face gpt-oss config; false for anything else, garbage included. */
     public static boolean isHfConfig(Path configJson) {
-        return false;
+        try {
+            JsonNode c = Json.readObjectFile(configJson);
+            JsonNode type = c.get("model_type");
+            if (type != null && type.isTextual() && type.textValue().equals("gpt_oss")) return true;
+            JsonNode arch = c.get("architectures");
+            if (arch != null && arch.isArray())
+                for (JsonNode a : arch) if (a.isTextual() && a.textValue().equals("GptOssForCausalLM")) return true;
+            return false;
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
+    /**
+     * True when {@code dir} looks like OpenAI's original/ folder: a config.json with the reference
+     * ModelConfig's keys (and no Hugging Face model_type) next to at least one *.safetensors file.
+     * gpt-oss-120b's original/ holds {@code model--0000N-of-00007.safetensors}, not model.safetensors.
+     */
+    public static boolean isOriginalFolder(Path dir) {
+        try {
+            JsonNode c = Json.readObjectFile(dir.resolve("config.json"));
+            if (c.has("model_type") || !c.has("num_experts") || !c.has("experts_per_token")) return false;
+            return !safetensorsFiles(dir).isEmpty();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * OpenAI's original/ folder: config.json and model.safetensors, or shards listed by a
+     * model.safetensors.index.json, or else every *.safetensors file of the folder (in name order).
+     */
     public static Checkpoint openOriginal(Path dir, LoadOptions options) {
-        throw new GossException(dir + ": safetensors reading is not built yet");
+        Path configFile = dir.resolve("config.json");
+        JsonNode configNode = Json.readObjectFile(configFile);
+        ModelConfig config = ConfigJson.original(configFile, configNode);
+        if (Files.isRegularFile(dir.resolve("model.safetensors")))
+            return open(dir, ModelFormat.ORIGINAL, config, configNode, List.of(dir.resolve("model.safetensors")), null, options);
+        Path indexFile = dir.resolve(ShardIndex.FILE);
+        if (Files.isRegularFile(indexFile)) return openIndexed(dir, ModelFormat.ORIGINAL, config, configNode, indexFile, options);
+        List<Path> files = safetensorsFiles(dir);
+        if (files.isEmpty()) throw new ModelFormatException(dir, "no model.safetensors (or other *.safetensors file) here");
+        return open(dir, ModelFormat.ORIGINAL, config, configNode, files, null, options);
     }
 
+    private static List<Path> safetensorsFiles(Path dir) {
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.safetensors")) {
+            for (Path p : ds) if (Files.isRegularFile(p)) files.add(p);
+        } catch (IOException e) {
+            throw new ModelFormatException(dir, "cannot list the folder (" + e.getMessage() + ")");
+        }
+        files.sort(null);
+        return files;
+    }
+
+    private static Checkpoint openIndexed(Path dir, ModelFormat format, ModelConfig config, JsonNode configNode, Path indexFile,
+                                          LoadOptions options) {
+        Map<String, String> index = ShardIndex.read(indexFile);
+        List<Path> files = new ArrayList<>();
+        for (String s : new LinkedHashSet<>(index.values())) files.add(dir.resolve(s));
+        return open(dir, format, config, configNode, files, new Index(indexFile, index), options);
+    }
+
+    /** The Hugging Face layout: config.json, model.safetensors.index.json and its shards, or one model.safetensors. */
     public static Checkpoint openHf(Path dir, LoadOptions options) {
-        throw new GossException(dir + ": safetensors reading is not built yet");
+        Path configFile = dir.resolve("config.json");
+        JsonNode configNode = Json.readObjectFile(configFile);
+        ModelConfig config = ConfigJson.hf(configFile, configNode);
+        Path indexFile = dir.resolve(ShardIndex.FILE);
+        if (Files.isRegularFile(indexFile)) return openIndexed(dir, ModelFormat.HF, config, configNode, indexFile, options);
+        Path single = dir.resolve("model.safetensors");
+        if (!Files.isRegularFile(single))
+            throw new ModelFormatException(dir, "no " + ShardIndex.FILE + " and no model.safetensors");
+        return open(dir, ModelFormat.HF, config, configNode, List.of(single), null, options);
+    }
+
+    private record Index(Path file, Map<String, String> weightMap) {}
+
+    private static Checkpoint open(Path dir, ModelFormat format, ModelConfig config, JsonNode configNode,
+                                   List<Path> files, Index index, LoadOptions options) {
+        Arena arena = Arena.ofShared();
+        try {
+            Map<String, TensorData> tensors = new LinkedHashMap<>();
+            for (Path file : files) {
+                if (!Files.isRegularFile(file)) {
+                    if (index != null) throw new ModelFormatException(index.file(), "lists shard " + file.getFileName() + ", which is missing");
+                    throw new ModelFormatException(file, "missing");
+                }
+                MemorySegment bytes = FileBytes.load(file, arena, options.mmap());
+                SafetensorsHeader header = SafetensorsHeader.parse(file, bytes);
+                MemorySegment data = bytes.asSlice(header.dataStart());
+                for (SafetensorsHeader.Entry e : header.entries()) {
+                    TensorData previous = tensors.get(e.name());
+                    if (previous != null)
+                        throw new ModelFormatException(file, SafetensorsHeader.safe(e.name()), "also stored in " + previous.file().getFileName());
+                    if (index != null) {
+                        String listed = index.weightMap().get(e.name());
+                        if (listed == null)
+                            throw new ModelFormatException(file, SafetensorsHeader.safe(e.name()), "not listed in " + ShardIndex.FILE);
+                        if (!listed.equals(file.getFileName().toString()))
+                            throw new ModelFormatException(file, SafetensorsHeader.safe(e.name()), ShardIndex.FILE + " places it in " + listed);
+                    }
+                    tensors.put(e.name(), new TensorData(e.name(), e.dtype(), e.shape(), data.asSlice(e.begin(), e.byteSize()), file));
+                }
+            }
+            if (index != null)
+                for (Map.Entry<String, String> e : index.weightMap().entrySet())
+                    if (!tensors.containsKey(e.getKey()))
+                        throw new ModelFormatException(dir.resolve(e.getValue()), SafetensorsHeader.safe(e.getKey()),
+                                "listed in " + ShardIndex.FILE + " but missing from the shard");
+            return new Checkpoint(dir, format, config, tensors, Json.toPlainMap(configNode), arena);
+        } catch (GossException e) {
+            arena.close();
+            throw e;
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw new ModelFormatException(dir, "cannot be read (" + e + ")", e);
+        }
     }
 }

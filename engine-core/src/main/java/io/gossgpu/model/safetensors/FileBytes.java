@@ -1,0 +1,50 @@
+package io.gossgpu.model.safetensors;
+
+import io.gossgpu.model.ModelFormatException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/** Brings a whole file into native memory owned by an arena: mapped read-only, or read in full. */
+final class FileBytes {
+    private static final long CHUNK = 1L << 30;
+
+    private FileBytes() {}
+
+    static MemorySegment load(Path file, Arena arena, boolean mmap) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size == 0) return MemorySegment.ofArray(new byte[0]); // too short: the header parser says so
+            if (mmap) return ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            MemorySegment seg = allocate(file, arena, size);
+            long pos = 0;
+            while (pos < size) {
+                ByteBuffer buf = seg.asSlice(pos, Math.min(CHUNK, size - pos)).asByteBuffer();
+                while (buf.hasRemaining()) {
+                    int n = ch.read(buf, pos + buf.position());
+                    if (n < 0) throw new ModelFormatException(file, "file shrank while being read (" + (pos + buf.position()) + " of " + size + " bytes)");
+                }
+                pos += buf.capacity();
+            }
+            return seg.asReadOnly();
+        } catch (NoSuchFileException e) {
+            throw new ModelFormatException(file, "missing");
+        } catch (IOException e) {
+            throw new ModelFormatException(file, "cannot be read (" + e.getMessage() + ")", e);
+        }
+    }
+
+    private static MemorySegment allocate(Path file, Arena arena, long size) {
+        try {
+            return arena.allocate(size, 64);
+        } catch (OutOfMemoryError e) {
+            throw new ModelFormatException(file, "cannot load " + size + " bytes into memory (" + e.getMessage() + "); try memory-mapping instead");
+        }
+    }
+}
