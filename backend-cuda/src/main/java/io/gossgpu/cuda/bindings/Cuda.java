@@ -82,7 +82,6 @@ public final class Cuda {
     public static final int CUDA_ERROR_INVALID_PTX = 218;
     public static final int CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
     public static final int CUDA_ERROR_NOT_FOUND = 500;
-    public static final int CUDA_ERROR_INSUFFICIENT_DRIVER = 35;
 
     public static final int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
     public static final int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
