@@ -124,7 +124,7 @@ public final class PtxBuild {
                     Files.copy(ptx, dest, StandardCopyOption.REPLACE_EXISTING);
                     if (ptxas != null) {
                         run(List.of(ptxas.toString(), "-arch=sm_" + arch, "-O3", dest.toString(), "-o",
-                                work.resolve(name + ".sm_" + arch + ".cubin").toString()), "ptxas " + dest.getFileName());
+                                work.resolve(name + ".sm_" + arch + ".prebuilt.cubin").toString()), "ptxas " + dest.getFileName());
                     }
                 }
                 built.add(name);

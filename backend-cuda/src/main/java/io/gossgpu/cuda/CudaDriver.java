@@ -49,6 +49,20 @@ public final class CudaDriver {
         return a;
     }
 
+    /**
+     * What the CUDA backend should report: {@link #availability()}, and when the driver is fine, whether
+     * the build packaged the PTX kernels ({@code "CUDA unavailable: CUDA kernels were not built ..."})
+     * and whether this driver can JIT them (PTX from CUDA 13 needs a CUDA 13 driver).
+     */
+    public static Availability backendAvailability() {
+        Availability a = availability();
+        if (!a.available()) {
+            return a;
+        }
+        var problem = CudaKernels.unavailableReason().or(() -> CudaKernels.driverTooOld(a.driverVersion()));
+        return problem.map(r -> new Availability(false, r, a.driverVersion(), a.deviceCount())).orElse(a);
+    }
+
     /** Throws a {@link CudaException} with the one-line reason when CUDA is not available. */
     public static void requireAvailable() {
         Availability a = availability();

@@ -72,6 +72,7 @@ class CudaDriverTest {
         assertEquals(NOT_FOUND, a.reason());
         assertEquals(0, a.deviceCount());
         assertEquals(NOT_FOUND, Cuda.unavailableReason().orElseThrow());
+        assertEquals(NOT_FOUND, CudaDriver.backendAvailability().reason());
         assertEquals("libcuda.so.1", Cuda.libraryName());
     }
 
