@@ -1,0 +1,126 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.cuda.bindings.Cuda;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.gossgpu.cuda.CudaException.check;
+
+/**
+ * Entry point to the CUDA driver: whether it can be used here, its version, and its devices.
+ * Nothing native happens until {@link #availability()} (or another method) is called.
+ */
+public final class CudaDriver {
+
+    private CudaDriver() {
+    }
+
+    /**
+     * Whether CUDA can be used, and if not, why, in one line starting with {@code "CUDA unavailable: "}.
+     *
+     * @param available   true when the driver initialised and has at least one device
+     * @param reason      the one-line reason when not available, else {@code "available"}
+     * @param driverVersion {@code cuDriverGetVersion}, e.g. 13000 for CUDA 13.0; 0 when unknown
+     * @param deviceCount the number of CUDA devices; 0 when not available
+     */
+    public record Availability(boolean available, String reason, int driverVersion, int deviceCount) {
+        static Availability no(String reason) {
+            return new Availability(false, reason, 0, 0);
+        }
+    }
+
+    private static volatile Availability availability;
+
+    /** Opens the driver and calls {@code cuInit} once; the answer is cached. Never throws. */
+    public static Availability availability() {
+        Availability a = availability;
+        if (a == null) {
+            synchronized (CudaDriver.class) {
+                a = availability;
+                if (a == null) {
+                    a = probe();
+                    availability = a;
+                }
+            }
+        }
+        return a;
+    }
+
+    /**
+     * What the CUDA backend should report: {@link #availability()}, and when the driver is fine, whether
+     * the build packaged the PTX kernels ({@code "CUDA unavailable: CUDA kernels were not built ..."})
+     * and whether this driver can JIT them (PTX from CUDA 13 needs a CUDA 13 driver).
+     */
+    public static Availability backendAvailability() {
+        Availability a = availability();
+        if (!a.available()) {
+            return a;
+        }
+        var problem = CudaKernels.unavailableReason().or(() -> CudaKernels.driverTooOld(a.driverVersion()));
+        return problem.map(r -> new Availability(false, r, a.driverVersion(), a.deviceCount())).orElse(a);
+    }
+
+    /** Throws a {@link CudaException} with the one-line reason when CUDA is not available. */
+    public static void requireAvailable() {
+        Availability a = availability();
+        if (!a.available()) {
+            throw new CudaException(a.reason());
+        }
+    }
+
+    private static Availability probe() {
+        var libraryProblem = Cuda.unavailableReason();
+        if (libraryProblem.isPresent()) {
+            return Availability.no(libraryProblem.get());
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            int rc = Cuda.cuInit(0);
+            if (rc == Cuda.CUDA_ERROR_NO_DEVICE) {
+                return Availability.no("CUDA unavailable: no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)");
+            }
+            if (rc != Cuda.CUDA_SUCCESS) {
+                return Availability.no("CUDA unavailable: " + CudaException.message("cuInit", rc, Cuda.errorName(rc), Cuda.errorString(rc)));
+            }
+            MemorySegment out = arena.allocate(Cuda.C_INT);
+            check("cuDriverGetVersion", Cuda.cuDriverGetVersion(out));
+            int version = out.get(Cuda.C_INT, 0);
+            check("cuDeviceGetCount", Cuda.cuDeviceGetCount(out));
+            int count = out.get(Cuda.C_INT, 0);
+            if (count <= 0) {
+                return new Availability(false, "CUDA unavailable: no CUDA device", version, 0);
+            }
+            return new Availability(true, "available", version, count);
+        } catch (CudaException e) {
+            return Availability.no(e.getMessage().startsWith("CUDA unavailable: ") ? e.getMessage() : "CUDA unavailable: " + e.getMessage());
+        }
+    }
+
+    /** The driver's CUDA version as {@code major.minor}, e.g. {@code "13.0"} for 13000. */
+    public static String versionString(int driverVersion) {
+        return (driverVersion / 1000) + "." + (driverVersion % 1000) / 10;
+    }
+
+    /** All CUDA devices, in driver order. Requires CUDA to be available. */
+    public static List<CudaDevice> devices() {
+        requireAvailable();
+        List<CudaDevice> list = new ArrayList<>();
+        for (int i = 0; i < availability().deviceCount(); i++) {
+            list.add(CudaDevice.query(i));
+        }
+        return List.copyOf(list);
+    }
+
+    /** One device by ordinal, with a clear message when there is no such device. */
+    public static CudaDevice device(int ordinal) {
+        requireAvailable();
+        int count = availability().deviceCount();
+        if (ordinal < 0 || ordinal >= count) {
+            throw new CudaException("no CUDA device " + ordinal + ": this machine has " + count
+                    + (count == 1 ? " device (0)" : " devices (0.." + (count - 1) + ")"));
+        }
+        return CudaDevice.query(ordinal);
+    }
+}

@@ -1,0 +1,266 @@
+/*
+ * A fake CUDA driver for testing goss-gpu's Java layer on a machine without a GPU. NOT a CUDA
+ * implementation: "device" memory is host memory, streams run everything at once, PTX is not
+ * compiled, and cuLaunchKernel runs C versions of the few packaged kernels it knows (add_f32,
+ * rmsnorm_f32). It checks what it is given (launch dimensions, JIT option values, kernel
+ * parameters) and fails like the driver would.
+ *
+ * It is compiled against the toolkit's own cuda.h, so the C compiler checks every prototype, and the
+ * header's macros give each function the versioned symbol name a real CUDA 13 libcuda exports
+ * (cuMemAlloc -> cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2, ...). What the Java
+ * bindings pass therefore goes through the same symbols and C types as with the real driver.
+ *
+ * Build and run the CUDA tests against it: backend-cuda/src/test/fake-driver/test-with-fake-driver.sh
+ */
+#include <cuda.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_PARAMS 8
+#define MAX_NODES 64
+
+struct CUctx_st { int dummy; };
+struct CUmod_st { char *ptx; };
+struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS]; };
+struct node { CUfunction f; unsigned grid[3], block[3]; unsigned char values[MAX_PARAMS][8]; };
+struct CUgraph_st { int n; struct node nodes[MAX_NODES]; };
+struct CUgraphExec_st { struct CUgraph_st g; };
+struct CUstream_st { int capturing; CUgraph graph; };
+struct CUevent_st { double ms; };
+
+static struct CUctx_st the_context;
+static int initialised;
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr) {
+    switch (error) {
+        case CUDA_SUCCESS: *pStr = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_VALUE: *pStr = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+        case CUDA_ERROR_OUT_OF_MEMORY: *pStr = "CUDA_ERROR_OUT_OF_MEMORY"; return CUDA_SUCCESS;
+        case CUDA_ERROR_NOT_INITIALIZED: *pStr = "CUDA_ERROR_NOT_INITIALIZED"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_PTX: *pStr = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
+        case CUDA_ERROR_NOT_FOUND: *pStr = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_HANDLE: *pStr = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_DEVICE: *pStr = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
+        default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr) {
+    switch (error) {
+        case CUDA_SUCCESS: *pStr = "no error"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_VALUE: *pStr = "invalid argument"; return CUDA_SUCCESS;
+        case CUDA_ERROR_OUT_OF_MEMORY: *pStr = "out of memory"; return CUDA_SUCCESS;
+        case CUDA_ERROR_NOT_INITIALIZED: *pStr = "initialization error"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_PTX: *pStr = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
+        case CUDA_ERROR_NOT_FOUND: *pStr = "named symbol not found"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_HANDLE: *pStr = "invalid resource handle"; return CUDA_SUCCESS;
+        case CUDA_ERROR_INVALID_DEVICE: *pStr = "invalid device ordinal"; return CUDA_SUCCESS;
+        default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+#define REQUIRE_INIT() do { if (!initialised) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+CUresult CUDAAPI cuInit(unsigned int Flags) { if (Flags != 0) return CUDA_ERROR_INVALID_VALUE; initialised = 1; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetCount(int *count) { REQUIRE_INIT(); *count = 1; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+    REQUIRE_INIT();
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *device = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    strncpy(name, "goss-gpu fake CUDA driver", (size_t) len);
+    name[len - 1] = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+        case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 4; break;
+        case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *pi = 1000000; break;
+        case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *pi = 256; break;
+        case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *pi = 1500000; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = 232448; break;
+        case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *pi = 1 << 20; break;
+        case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev) { if (dev != 0) return CUDA_ERROR_INVALID_DEVICE; *bytes = (size_t) 1 << 30; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) { REQUIRE_INIT(); if (dev != 0) return CUDA_ERROR_INVALID_DEVICE; *pctx = &the_context; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) { return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) { return ctx == &the_context || ctx == NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) { *pctx = &the_context; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemGetInfo(size_t *free_, size_t *total) { *free_ = (size_t) 1 << 29; *total = (size_t) 1 << 30; return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags) {
+    if (Flags != CU_STREAM_NON_BLOCKING && Flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;
+    *phStream = calloc(1, sizeof(struct CUstream_st));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamSynchronize(CUstream s) { return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int Flags) { (void) Flags; return s && e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult CUDAAPI cuStreamDestroy(CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; free(s); return CUDA_SUCCESS; }
+
+static double now_ms(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
+CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned int Flags) { (void) Flags; *e = calloc(1, sizeof(struct CUevent_st)); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) { (void) s; if (!e) return CUDA_ERROR_INVALID_HANDLE; e->ms = now_ms(); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b) { if (!a || !b) return CUDA_ERROR_INVALID_HANDLE; *ms = (float) (b->ms - a->ms); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues) {
+    REQUIRE_INIT();
+    char *errorLog = NULL;
+    size_t errorLogSize = 0;
+    for (unsigned i = 0; i < numOptions; i++) {
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER) errorLog = optionValues[i];
+        if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) errorLogSize = (size_t) (uintptr_t) optionValues[i];
+        if (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES && ((uintptr_t) optionValues[i] == 0 || (uintptr_t) optionValues[i] > (1u << 24)))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (errorLog && (errorLogSize == 0 || errorLogSize > (1u << 24))) return CUDA_ERROR_INVALID_VALUE;
+    const char *ptx = image;
+    if (!strstr(ptx, ".version") || !strstr(ptx, ".target") || strstr(ptx, "this is not ptx")) {
+        if (errorLog) {
+            strncpy(errorLog, "ptxas application ptx input, line 5; error   : syntax error\nptxas fatal   : Ptx assembly aborted due to errors", errorLogSize);
+            errorLog[errorLogSize - 1] = 0;
+        }
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    *module = malloc(sizeof(struct CUmod_st));
+    (*module)->ptx = strdup(ptx);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+    if (!hmod) return CUDA_ERROR_INVALID_HANDLE;
+    char entry[96];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    if (!strstr(hmod->ptx, entry)) return CUDA_ERROR_NOT_FOUND;
+    struct CUfunc_st *f = calloc(1, sizeof *f);
+    strncpy(f->name, name, sizeof f->name - 1);
+    if (strcmp(name, "add_f32") == 0) { f->nparams = 4; for (int i = 0; i < 4; i++) f->sizes[i] = 8; }
+    else if (strcmp(name, "rmsnorm_f32") == 0) { f->nparams = 5; f->sizes[0] = f->sizes[1] = f->sizes[2] = 8; f->sizes[3] = f->sizes[4] = 4; }
+    else { free(f); return CUDA_ERROR_NOT_FOUND; }
+    *hfunc = f;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod) { if (!hmod) return CUDA_ERROR_INVALID_HANDLE; free(hmod->ptx); free(hmod); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction f) {
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) { *pi = 1024; return CUDA_SUCCESS; }
+    if (attrib == CU_FUNC_ATTRIBUTE_NUM_REGS) { *pi = 24; return CUDA_SUCCESS; }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) { (void) attrib; (void) value; return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+
+/* The kernels, on the host, with the same float arithmetic as the .cu files. */
+static void run_node(const struct node *n) {
+    const unsigned char (*v)[8] = n->values;
+    if (strcmp(n->f->name, "add_f32") == 0) {
+        const float *a, *b; float *y; long long count;
+        memcpy(&a, v[0], 8); memcpy(&b, v[1], 8); memcpy(&y, v[2], 8); memcpy(&count, v[3], 8);
+        for (long long i = 0; i < count; i++) y[i] = a[i] + b[i];
+    } else {
+        const float *x, *scale; float *y; int cols; float eps;
+        memcpy(&x, v[0], 8); memcpy(&scale, v[1], 8); memcpy(&y, v[2], 8); memcpy(&cols, v[3], 4); memcpy(&eps, v[4], 4);
+        unsigned threads = n->block[0];
+        for (unsigned row = 0; row < n->grid[0]; row++) {
+            const float *xr = x + (size_t) row * cols;
+            float *yr = y + (size_t) row * cols;
+            float sum = 0.0f;
+            for (unsigned t = 0; t < threads; t++) {
+                float s = 0.0f;
+                for (int i = (int) t; i < cols; i += (int) threads) s = fmaf(xr[i], xr[i], s);
+                sum += s;
+            }
+            float inv = 1.0f / sqrtf(sum / (float) cols + eps);
+            for (int i = 0; i < cols; i++) yr[i] = (xr[i] * inv) * scale[i];
+        }
+    }
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                                unsigned int bz, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
+    if (!f || !hStream) return CUDA_ERROR_INVALID_HANDLE;
+    if (extra != NULL || kernelParams == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (size_t) bx * by * bz > 1024 || sharedMemBytes > 232448)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (strcmp(f->name, "rmsnorm_f32") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
+    struct node n = { f, { gx, gy, gz }, { bx, by, bz }, { { 0 } } };
+    for (int i = 0; i < f->nparams; i++) memcpy(n.values[i], kernelParams[i], f->sizes[i]);
+    if (hStream->capturing) {
+        if (hStream->graph->n == MAX_NODES) return CUDA_ERROR_OUT_OF_MEMORY;
+        hStream->graph->nodes[hStream->graph->n++] = n;
+        return CUDA_SUCCESS;
+    }
+    run_node(&n);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
+    REQUIRE_INIT();
+    if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytesize > ((size_t) 1 << 34)) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = malloc(bytesize);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0xA5, bytesize); /* uninitialised device memory is garbage, not zero */
+    *dptr = (CUdeviceptr) (uintptr_t) p;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) { free((void *) (uintptr_t) dptr); return CUDA_SUCCESS; }
+#define DEV(p) ((void *) (uintptr_t) (p))
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { memcpy(DEV(dst), src, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, DEV(src), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { memmove(DEV(dst), DEV(src), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memcpy(DEV(dst), src, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memcpy(dst, DEV(src), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memmove(DEV(dst), DEV(src), n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char uc, size_t n) { memset(DEV(dst), uc, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int ui, size_t n) { unsigned int *p = DEV(dst); for (size_t i = 0; i < n; i++) p[i] = ui; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; return cuMemsetD8(dst, uc, n); }
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; return cuMemsetD32(dst, ui, n); }
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) { (void) Flags; *pp = malloc(bytesize); return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
+CUresult CUDAAPI cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    s->capturing = 1;
+    s->graph = calloc(1, sizeof(struct CUgraph_st));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *phGraph) {
+    if (!s || !s->capturing) return CUDA_ERROR_INVALID_VALUE;
+    s->capturing = 0;
+    *phGraph = s->graph;
+    s->graph = NULL;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
+    if (!hGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    *phGraphExec = malloc(sizeof(struct CUgraphExec_st));
+    (*phGraphExec)->g = *hGraph;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
+    if (!e || !s) return CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < e->g.n; i++) run_node(&e->g.nodes[i]);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) { free(e); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuGraphDestroy(CUgraph g) { free(g); return CUDA_SUCCESS; }

@@ -1,0 +1,62 @@
+// RMSNorm over the rows of a row-major [rows, n] float matrix.
+//
+// Reference (gpt-oss RMSNorm, eps = 1e-5 in the model):
+//   for every row r:
+//     ms      = (1/n) * sum_{j<n} x[r,j]^2          (float accumulation)
+//     y[r,i]  = (x[r,i] * rsqrt(ms + eps)) * scale[i]
+//
+// Launch: grid = (rows, 1, 1), one block per row.
+//         block = (B, 1, 1) with B a multiple of 32 and 32 <= B <= 1024 (tuning knob
+//         GOSS_CUDA_RMSNORM_BLOCK); no dynamic shared memory.
+// x and y may be the same buffer (in-place); scale has n elements.
+// Built without --use_fast_math: the division is IEEE, rsqrtf is the usual <= 2 ulp version.
+
+extern "C" __global__ void rmsnorm_f32(const float* x,
+                                       const float* __restrict__ scale,
+                                       float* y,
+                                       int n,
+                                       float eps)
+{
+    if (n <= 0) {
+        return;
+    }
+    const size_t row = blockIdx.x;
+    const float* xr = x + row * (size_t) n;
+    float* yr = y + row * (size_t) n;
+
+    // Each thread sums the squares of a strided slice of the row.
+    float sum = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float v = xr[i];
+        sum = fmaf(v, v, sum);
+    }
+
+    // Reduce within the warp, then across the (at most 32) warps of the block.
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    }
+    __shared__ float partial[32];
+    __shared__ float inv_rms;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) {
+        partial[warp] = sum;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = blockDim.x >> 5;
+        float s = lane < warps ? partial[lane] : 0.0f;
+        for (int offset = 16; offset > 0; offset >>= 1) {
+            s += __shfl_xor_sync(0xffffffffu, s, offset);
+        }
+        if (lane == 0) {
+            inv_rms = rsqrtf(s / (float) n + eps);
+        }
+    }
+    __syncthreads();
+
+    const float r = inv_rms;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        yr[i] = (xr[i] * r) * scale[i];
+    }
+}
