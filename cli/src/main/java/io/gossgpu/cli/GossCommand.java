@@ -1,14 +1,186 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.GossException;
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatListener;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Completion;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.Reply;
+import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
-/** The top-level {@code goss-gpu} command. */
-@Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class,
-        description = "Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
-        subcommands = {InfoCommand.class})
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * {@code goss-gpu}: chat with a model (interactive, or lines piped on stdin), answer one {@code --prompt},
+ * or complete raw text with {@code --raw}.
+ */
+@Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class, sortOptions = false,
+        description = {"Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
+                "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once."},
+        subcommands = {InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
+                LogitsCommand.class, VerifyCommand.class})
 public final class GossCommand implements Runnable {
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = {"-p", "--prompt"}, description = "Answer this prompt and exit.")
+    String prompt;
+
+    @Option(names = "--raw", description = "Complete text as is, without the Harmony chat format.")
+    boolean raw;
+
+    @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length in tokens (default: ${DEFAULT-VALUE}).")
+    int context;
+
+    @Option(names = {"-n", "--max-tokens"}, defaultValue = "512", description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
+    int maxTokens;
+
+    @Option(names = "--temperature", defaultValue = "1.0", description = "Sampling temperature; 0 is greedy (default: ${DEFAULT-VALUE}).")
+    float temperature;
+
+    @Option(names = "--top-p", defaultValue = "1.0", description = "Nucleus sampling threshold (default: ${DEFAULT-VALUE}).")
+    float topP;
+
+    @Option(names = "--top-k", defaultValue = "0", description = "Keep the k most likely tokens; 0 keeps all (default: ${DEFAULT-VALUE}).")
+    int topK;
+
+    @Option(names = "--min-p", defaultValue = "0.0", description = "Drop tokens below min-p × the top probability (default: ${DEFAULT-VALUE}).")
+    float minP;
+
+    @Option(names = "--seed", description = "Random seed for reproducible sampling (default: random).")
+    Long seed;
+
+    @Option(names = "--reasoning-effort", defaultValue = "medium", description = "low | medium | high (default: ${DEFAULT-VALUE}).")
+    String effort;
+
+    @Option(names = {"--developer", "--system"}, description = "Instructions for the model (Harmony developer message).")
+    String instructions;
+
+    @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
+    boolean hideReasoning;
+
+    @Option(names = {"-v", "--verbose"}, description = "Print load time, prefill and decode speed, time to first token.")
+    boolean verbose;
+
     @Override
     public void run() {
-        throw new io.gossgpu.GossException("chat is not wired yet; see 'goss-gpu --help'");
+        modelOptions.apply();
+        Path model = DemoModel.resolve(modelOptions.model);
+        ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
+                .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
+                .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions);
+        if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
+        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap))) {
+            if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms%n", model, engine.backendDescription(), engine.loadMs());
+            if (raw) rawMode(engine, options);
+            else chatMode(engine, options);
+        }
+    }
+
+    private void rawMode(Engine engine, ChatOptions options) {
+        PrintStream out = System.out;
+        try (Completion completion = engine.newCompletion(options)) {
+            String text = prompt != null ? prompt : readAllStdin();
+            try (var ignored = Interrupt.onCtrlC(completion::cancel)) {
+                Reply r = completion.complete(text, new ChatListener() {
+                    @Override
+                    public void onContent(String delta) {
+                        out.print(delta);
+                        out.flush();
+                    }
+                });
+                out.println();
+                report(r);
+            }
+        }
+    }
+
+    private void chatMode(Engine engine, ChatOptions options) {
+        try (Chat chat = engine.newChat(options)) {
+            if (prompt != null) {
+                turn(chat, prompt);
+                return;
+            }
+            boolean tty = System.console() != null;
+            if (tty) System.err.println("goss-gpu: chat; type a message, Ctrl-C stops a reply, Ctrl-D quits.");
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            while (true) {
+                if (tty) {
+                    System.out.print("> ");
+                    System.out.flush();
+                }
+                String line = in.readLine();
+                if (line == null) break;
+                if (line.isBlank()) continue;
+                turn(chat, line);
+            }
+        } catch (IOException e) {
+            throw new GossException("reading stdin: " + e.getMessage());
+        }
+    }
+
+    private void turn(Chat chat, String text) {
+        PrintStream out = System.out;
+        boolean color = System.console() != null && System.getenv("NO_COLOR") == null;
+        ChatListener listener = new ChatListener() {
+            boolean inReasoning;
+
+            @Override
+            public void onReasoning(String delta) {
+                if (hideReasoning) return;
+                if (!inReasoning && color) out.print("\u001b[2m");
+                inReasoning = true;
+                out.print(delta);
+                out.flush();
+            }
+
+            @Override
+            public void onContent(String delta) {
+                if (inReasoning) {
+                    out.print(color ? "\u001b[0m\n" : "\n");
+                    inReasoning = false;
+                }
+                out.print(delta);
+                out.flush();
+            }
+
+            @Override
+            public void onToolCall(String functionName, String arguments) {
+                out.printf("%n[tool call %s(%s)]%n", functionName, arguments);
+            }
+        };
+        try (var ignored = Interrupt.onCtrlC(chat::cancel)) {
+            Reply r = chat.send(text, listener);
+            if (color) out.print("\u001b[0m");
+            out.println();
+            if (r.content().isEmpty() && r.reasoning().isEmpty() && r.toolCalls().isEmpty())
+                System.err.println("goss-gpu: the model produced no well-formed Harmony message (expected from a random-weight model); its "
+                        + r.tokens().length + " tokens read: " + O200kHarmony.get().decode(r.tokens()).replace('\n', ' '));
+            report(r);
+        }
+    }
+
+    private void report(Reply r) {
+        if (verbose) System.err.println("goss-gpu: " + r.timings() + ", stopped: " + r.stopReason().name().toLowerCase());
+    }
+
+    private static String readAllStdin() {
+        try {
+            return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new GossException("reading stdin: " + e.getMessage());
+        }
     }
 }

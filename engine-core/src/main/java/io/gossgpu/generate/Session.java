@@ -22,6 +22,7 @@ public final class Session implements AutoCloseable {
     private final double loadMs;
     private int position;
     private int maxBatch = Integer.MAX_VALUE;
+    private volatile boolean cancelRequested;
 
     /**
      * @param loadMs how long loading the weights took (reported in {@link Timings}); 0 if unknown
@@ -90,6 +91,22 @@ public final class Session implements AutoCloseable {
         return run(new int[]{token}, Executor.Output.LAST_LOGITS).logits();
     }
 
+    /**
+     * Runs {@code tokens} at the current position and advances it: the building block for callers that
+     * drive their own loop (the public API's chats). {@code output} says what comes back to the host.
+     */
+    public Executor.Result forward(int[] tokens, Executor.Output output) {
+        return run(tokens, output);
+    }
+
+    /**
+     * Asks a running {@link #generate} to stop after the token it is computing (safe from any thread,
+     * e.g. a Ctrl-C handler). The request is cleared when the next generation starts.
+     */
+    public void cancel() {
+        cancelRequested = true;
+    }
+
     private Executor.Result run(int[] tokens, Executor.Output output) {
         if (tokens.length == 0) throw new GossException("no tokens to run");
         if (position + tokens.length > contextLength())
@@ -118,6 +135,7 @@ public final class Session implements AutoCloseable {
      * leave the device. {@code onToken} sees each new token as it is chosen.
      */
     public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken) {
+        cancelRequested = false;
         Sampler sampler = new Sampler(options.sampler());
         boolean greedy = options.sampler().isGreedy();
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : Executor.Output.LAST_LOGITS;
@@ -142,6 +160,10 @@ public final class Session implements AutoCloseable {
                 break;
             }
             if (n == options.maxTokens()) break;
+            if (cancelRequested) {
+                reason = GenerationResult.StopReason.CANCELLED;
+                break;
+            }
             if (position >= contextLength()) {
                 reason = GenerationResult.StopReason.CONTEXT_FULL;
                 break;

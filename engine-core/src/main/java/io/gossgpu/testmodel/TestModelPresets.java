@@ -30,10 +30,16 @@ public final class TestModelPresets {
 
     /** gpt-oss-20b's exact widths with {@code layers} layers (24 is the real model). */
     public static ModelConfig gptOss20bWidths(int layers) {
-        ModelConfig r = ModelConfig.gptOss20b();
-        return new ModelConfig(layers, r.numExperts(), r.expertsPerToken(), r.vocabSize(), r.hiddenSize(),
-                r.intermediateSize(), r.swigluLimit(), r.headDim(), r.numAttentionHeads(), r.numKeyValueHeads(),
-                r.slidingWindow(), r.initialContextLength(), r.ropeTheta(), r.ropeScalingFactor(), r.ropeNtkAlpha(),
-                r.ropeNtkBeta(), r.rmsNormEps());
+        return withOverrides(ModelConfig.gptOss20b(), layers, null, null);
+    }
+
+    /** {@code base} with any non-null override of layers, experts (top-k shrinks to fit) or vocabulary size. */
+    public static ModelConfig withOverrides(ModelConfig base, Integer layers, Integer experts, Integer vocab) {
+        ModelConfig r = base;
+        int e = experts != null ? experts : r.numExperts();
+        return new ModelConfig(layers != null ? layers : r.numHiddenLayers(), e, Math.min(r.expertsPerToken(), e),
+                vocab != null ? vocab : r.vocabSize(), r.hiddenSize(), r.intermediateSize(), r.swigluLimit(), r.headDim(),
+                r.numAttentionHeads(), r.numKeyValueHeads(), r.slidingWindow(), r.initialContextLength(), r.ropeTheta(),
+                r.ropeScalingFactor(), r.ropeNtkAlpha(), r.ropeNtkBeta(), r.rmsNormEps());
     }
 }

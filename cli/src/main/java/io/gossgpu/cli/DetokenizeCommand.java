@@ -1,0 +1,29 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.GossException;
+import io.gossgpu.tokenizer.O200kHarmony;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/** {@code goss-gpu detokenize}: token ids → text. */
+@Command(name = "detokenize", mixinStandardHelpOptions = true,
+        description = "Print the text of token ids (from --ids or stdin; commas or spaces between them).")
+final class DetokenizeCommand implements Runnable {
+    @Option(names = "--ids", description = "The ids, e.g. 200006,1428,200008 (default: stdin).")
+    String ids;
+
+    @Override
+    public void run() {
+        O200kHarmony tok = O200kHarmony.get();
+        String s;
+        try {
+            s = ids != null ? ids : new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new GossException("reading stdin: " + e.getMessage());
+        }
+        System.out.println(tok.decode(TokenIds.parse(s, tok.vocabSize())));
+    }
+}

@@ -1,0 +1,40 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.debug.LogitsDump;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelWeights;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/** {@code goss-gpu logits}: every position's logits of a token sequence, for comparing engines. */
+@Command(name = "logits", mixinStandardHelpOptions = true,
+        description = {"Run token ids through a model and write every position's logits:",
+                "DIR/logits.f32 (little-endian float32, positions x vocab, row-major) and DIR/logits.json (shape, tokens, backend, top-5 per position)."})
+final class LogitsCommand implements Runnable {
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = "--tokens", required = true, description = "Token ids, e.g. 1,2,3.")
+    String tokens;
+
+    @Option(names = "--out", required = true, description = "Output folder.")
+    Path out;
+
+    @Override
+    public void run() {
+        modelOptions.apply();
+        try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), new LoadOptions(!modelOptions.noMmap));
+             Backend backend = Backends.open(modelOptions.backend)) {
+            ModelWeights weights = ModelWeights.of(ckpt);
+            int[] ids = TokenIds.parse(tokens, weights.config().vocabSize());
+            LogitsDump.write(out, backend, weights, ids);
+            System.err.printf("wrote %d x %d logits from %s to %s%n", ids.length, weights.config().vocabSize(), backend.name(), out);
+        }
+    }
+}

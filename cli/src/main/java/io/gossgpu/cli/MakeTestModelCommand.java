@@ -1,0 +1,68 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelFormat;
+import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/** {@code goss-gpu make-test-model}: writes a random-weight gpt-oss model in any of the three layouts. */
+@Command(name = "make-test-model", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Write a random-weight model of the exact gpt-oss architecture (for tests, demos and benchmarks).",
+                "The same seed gives the same numbers in every format."})
+final class MakeTestModelCommand implements Runnable {
+    enum Preset { tiny, demo, gpt_oss_20b }
+
+    @Option(names = "--format", required = true, description = "original | hf | gguf")
+    ModelFormat format;
+
+    @Option(names = "--out", required = true, description = "Output folder (original, hf) or .gguf file.")
+    Path out;
+
+    @Option(names = "--seed", defaultValue = "1", description = "Random seed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--preset", defaultValue = "tiny",
+            description = "tiny (unit tests), demo (real vocabulary, ~100 MB), gpt_oss_20b (gpt-oss-20b widths, 24 layers, ~12 GB). Default: ${DEFAULT-VALUE}.")
+    Preset preset;
+
+    @Option(names = "--layers", description = "Override the number of layers (e.g. 4 with gpt_oss_20b: ~2.8 GB).")
+    Integer layers;
+
+    @Option(names = "--experts", description = "Override the number of experts.")
+    Integer experts;
+
+    @Option(names = "--vocab", description = "Override the vocabulary size.")
+    Integer vocab;
+
+    @Option(names = "--dense-type", defaultValue = "BF16",
+            description = "GGUF: type of the 2-D dense weights: BF16 (exact), F32, Q8_0 (as in the ggml-org release). Default: ${DEFAULT-VALUE}.")
+    GgufWriter.DenseType denseType;
+
+    @Option(names = "--shard-bytes", defaultValue = "5000000000", description = "HF: largest shard size in bytes (default: ${DEFAULT-VALUE}).")
+    long shardBytes;
+
+    @Override
+    public void run() {
+        ModelConfig base = switch (preset) {
+            case tiny -> TestModelPresets.tiny();
+            case demo -> TestModelPresets.demo();
+            case gpt_oss_20b -> TestModelPresets.gptOss20bWidths(24);
+        };
+        ModelConfig c = TestModelPresets.withOverrides(base, layers, experts, vocab);
+        TestModelGenerator g = new TestModelGenerator(c, seed);
+        long t0 = System.nanoTime();
+        switch (format) {
+            case ORIGINAL -> SafetensorsWriter.writeOriginal(g, out);
+            case HF -> SafetensorsWriter.writeHf(g, out, shardBytes);
+            case GGUF -> GgufWriter.write(g, out, GgufWriter.Options.defaults().withDense(denseType));
+        }
+        System.err.printf("wrote a %s model with random weights (%s preset, seed %d, %d layers, %d experts, vocab %d) to %s in %.1f s%n",
+                format, preset, seed, c.numHiddenLayers(), c.numExperts(), c.vocabSize(), out, (System.nanoTime() - t0) / 1e9);
+    }
+}

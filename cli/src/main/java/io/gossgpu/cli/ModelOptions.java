@@ -1,0 +1,31 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.GossException;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+
+/** The options every command that loads a model shares. */
+final class ModelOptions {
+    @Option(names = {"-m", "--model"}, description = "Model folder (original/ or Hugging Face) or .gguf file. Default: GOSS_MODEL, "
+            + "~/models/gpt-oss-20b, the Hugging Face cache.")
+    Path model;
+
+    @Option(names = {"-b", "--backend"}, defaultValue = "${env:GOSS_BACKEND:-auto}",
+            description = "auto | metal | cuda | opencl | cpu | reference (default: ${DEFAULT-VALUE}).")
+    String backend;
+
+    @Option(names = "--no-mmap", description = "Read model files into memory instead of mapping them.")
+    boolean noMmap;
+
+    @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
+    Integer threads;
+
+    /** Applies options that other layers read from system properties. */
+    void apply() {
+        if (threads != null) {
+            if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
+            System.setProperty("goss.cpu.threads", threads.toString());
+        }
+    }
+}

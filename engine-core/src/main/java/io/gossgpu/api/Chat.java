@@ -1,0 +1,131 @@
+package io.gossgpu.api;
+
+import io.gossgpu.generate.GenerationOptions;
+import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.Session;
+import io.gossgpu.harmony.DeveloperContent;
+import io.gossgpu.harmony.HarmonyEvent;
+import io.gossgpu.harmony.HarmonyRenderer;
+import io.gossgpu.harmony.HarmonyStreamParser;
+import io.gossgpu.harmony.Message;
+import io.gossgpu.harmony.ParsedMessage;
+import io.gossgpu.harmony.SystemContent;
+import io.gossgpu.tokenizer.O200kHarmony;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A multi-turn Harmony conversation with its own KV cache. Each {@link #send} renders the whole
+ * conversation; when what is already in the cache is a prefix of it (the usual case: the new user
+ * turn is appended), only the new tokens are prefilled. Not for concurrent use: one chat, one thread
+ * (open several chats for parallel conversations).
+ */
+public final class Chat implements AutoCloseable {
+    private final Engine engine;
+    private final ChatOptions options;
+    private final Session session;
+    private final O200kHarmony tok = O200kHarmony.get();
+    private final HarmonyRenderer renderer = new HarmonyRenderer(tok);
+    private final List<Message> conversation = new ArrayList<>();
+    private int[] cached = new int[0];
+
+    Chat(Engine engine, ChatOptions options) {
+        this.engine = engine;
+        this.options = options;
+        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs());
+        conversation.add(Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort())));
+        if (options.instructions() != null && !options.instructions().isBlank())
+            conversation.add(Message.developer(DeveloperContent.instructions(options.instructions())));
+    }
+
+    /** The conversation so far (system and developer messages first). */
+    public List<Message> conversation() {
+        return List.copyOf(conversation);
+    }
+
+    /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
+    public Reply send(String userText, ChatListener listener) {
+        conversation.add(Message.user(userText));
+        return respond(listener);
+    }
+
+    /** Gives the result of a tool call back to the model and generates what it says next. */
+    public Reply sendToolResult(String functionName, String output, ChatListener listener) {
+        conversation.add(Message.toolResult(functionName, output));
+        return respond(listener);
+    }
+
+    /** Stops the reply being generated (from any thread); the reply returns with stop reason CANCELLED. */
+    public void cancel() {
+        session.cancel();
+    }
+
+    private Reply respond(ChatListener listener) {
+        ChatListener l = listener != null ? listener : new ChatListener() {};
+        int[] prompt = renderer.renderForCompletion(conversation);
+        int reuse = startsWith(prompt, cached) ? cached.length : 0;
+        if (reuse == 0) session.reset();
+        if (reuse == prompt.length) { // nothing new to prefill: recompute the last token
+            session.reset();
+            reuse = 0;
+        }
+        int[] fresh = Arrays.copyOfRange(prompt, reuse, prompt.length);
+
+        HarmonyStreamParser parser = new HarmonyStreamParser(tok);
+        StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
+        List<Reply.ToolCall> calls = new ArrayList<>();
+        GenerationOptions gen = new GenerationOptions(options.maxTokens(),
+                Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), options.sampler());
+        GenerationResult r = session.generate(fresh, gen, token -> {
+            l.onToken(token);
+            for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
+        });
+        for (HarmonyEvent e : parser.finish()) dispatch(e, parser, l, content, reasoning, calls);
+        int[] generated = r.tokens();
+        // The cache holds the prompt and every generated token but the last (it was sampled, never run).
+        cached = concat(prompt, Arrays.copyOf(generated, Math.max(0, generated.length - 1)));
+        for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
+        return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
+    }
+
+    private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,
+                                 StringBuilder reasoning, List<Reply.ToolCall> calls) {
+        switch (e) {
+            case HarmonyEvent.ContentDelta d -> {
+                if (parser.currentRecipient() != null && !"all".equals(parser.currentRecipient())) return; // tool arguments
+                if ("analysis".equals(parser.currentChannel())) {
+                    reasoning.append(d.text());
+                    l.onReasoning(d.text());
+                } else {
+                    content.append(d.text());
+                    l.onContent(d.text());
+                }
+            }
+            case HarmonyEvent.ToolCall c -> {
+                calls.add(new Reply.ToolCall(c.functionName(), c.arguments()));
+                l.onToolCall(c.functionName(), c.arguments());
+            }
+            case HarmonyEvent.Malformed m -> l.onMalformed(m.reason(), "");
+            default -> { }
+        }
+    }
+
+    private static boolean startsWith(int[] a, int[] prefix) {
+        return prefix.length > 0 && prefix.length <= a.length && Arrays.equals(a, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        int[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    @Override
+    public void close() {
+        session.close();
+        engine.forget(this);
+    }
+}

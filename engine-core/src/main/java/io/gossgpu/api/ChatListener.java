@@ -1,0 +1,19 @@
+package io.gossgpu.api;
+
+/** Streaming callbacks of a reply, called on the generating thread as tokens arrive. All optional. */
+public interface ChatListener {
+    /** Every generated token id, before it is parsed. */
+    default void onToken(int token) {}
+
+    /** Text of the analysis channel (the model's reasoning). */
+    default void onReasoning(String delta) {}
+
+    /** Text meant for the user: the final channel in a chat, everything in a raw completion. */
+    default void onContent(String delta) {}
+
+    /** The model called a function tool ({@code arguments} as the model wrote them, usually JSON). */
+    default void onToolCall(String functionName, String arguments) {}
+
+    /** Model output that broke the Harmony format (common with random-weight test models). */
+    default void onMalformed(String reason, String text) {}
+}

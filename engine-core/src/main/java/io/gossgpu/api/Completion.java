@@ -1,0 +1,67 @@
+package io.gossgpu.api;
+
+import io.gossgpu.GossException;
+import io.gossgpu.generate.GenerationOptions;
+import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.Session;
+import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.tokenizer.StreamingDecoder;
+
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Raw text completion: the prompt is encoded as ordinary text (no Harmony), and the model continues
+ * it until {@code <|endoftext|>}, {@code <|return|>} or the token limit. Each call starts afresh.
+ */
+public final class Completion implements AutoCloseable {
+    private final Engine engine;
+    private final ChatOptions options;
+    private final Session session;
+    private final O200kHarmony tok = O200kHarmony.get();
+
+    Completion(Engine engine, ChatOptions options) {
+        this.engine = engine;
+        this.options = options;
+        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs());
+    }
+
+    public Reply complete(String prompt, ChatListener listener) {
+        ChatListener l = listener != null ? listener : new ChatListener() {};
+        int[] tokens = tok.encode(prompt);
+        int vocab = engine.config().vocabSize();
+        for (int t : tokens)
+            if (t >= vocab) throw new GossException("the prompt has token " + t + " but this model's vocabulary has only "
+                    + vocab + " tokens; use a model with the o200k_harmony vocabulary");
+        session.reset();
+        StreamingDecoder decoder = tok.newStreamingDecoder();
+        StringBuilder text = new StringBuilder();
+        GenerationOptions gen = new GenerationOptions(options.maxTokens(),
+                Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), options.sampler());
+        GenerationResult r = session.generate(tokens, gen, token -> {
+            l.onToken(token);
+            if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;
+            String s = token < tok.vocabSize() ? decoder.accept(token) : "";
+            if (!s.isEmpty()) {
+                text.append(s);
+                l.onContent(s);
+            }
+        });
+        String rest = decoder.flush();
+        if (!rest.isEmpty()) {
+            text.append(rest);
+            l.onContent(rest);
+        }
+        return new Reply(text.toString(), "", List.of(), r.tokens(), r.stopReason(), r.timings());
+    }
+
+    public void cancel() {
+        session.cancel();
+    }
+
+    @Override
+    public void close() {
+        session.close();
+        engine.forget(this);
+    }
+}

@@ -1,0 +1,150 @@
+package io.gossgpu.api;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.tokenizer.O200kHarmony;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loaded model on one backend: the entry point of the library.
+ *
+ * <pre>{@code
+ * try (Engine engine = Engine.open(EngineOptions.of(Path.of("gpt-oss-20b/original")).withBackend("auto"));
+ *      Chat chat = engine.newChat(ChatOptions.defaults())) {
+ *     Reply r = chat.send("Why is the sky blue?", new ChatListener() {
+ *         public void onContent(String delta) { System.out.print(delta); }
+ *     });
+ * }
+ * }</pre>
+ *
+ * Several chats may run at once on one engine, from different threads: each has its own KV cache, and
+ * the backend (which one thread must drive at a time) is shared op by op under a lock. Closing the
+ * engine closes its chats and releases all native memory (weights, caches, mapped files).
+ */
+public final class Engine implements AutoCloseable {
+    private final Checkpoint checkpoint;
+    private final Backend backend;
+    private final LoadedWeights weights;
+    private final double loadMs;
+    private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs) {
+        this.checkpoint = checkpoint;
+        this.backend = backend;
+        this.weights = weights;
+        this.loadMs = loadMs;
+    }
+
+    /** Opens the model, validates it, chooses the backend and uploads the weights. */
+    public static Engine open(EngineOptions options) {
+        long t0 = System.nanoTime();
+        Checkpoint ckpt = Checkpoint.open(options.model(), new LoadOptions(options.mmap()));
+        Backend backend = null;
+        try {
+            ModelWeights mw = ModelWeights.of(ckpt);
+            backend = Backends.open(options.backend());
+            LoadedWeights lw = backend.loadWeights(mw);
+            return new Engine(ckpt, serialized(backend), lw, (System.nanoTime() - t0) / 1e6);
+        } catch (RuntimeException | Error e) {
+            if (backend != null) backend.close();
+            ckpt.close();
+            throw e;
+        }
+    }
+
+    public ModelConfig config() {
+        return weights.config();
+    }
+
+    /** The backend's name and device, e.g. {@code "cpu (2 threads, AVX-512)"}. */
+    public String backendDescription() {
+        return backend.name() + " (" + backend.deviceDescription() + ")";
+    }
+
+    public Checkpoint checkpoint() {
+        return checkpoint;
+    }
+
+    /** Milliseconds from {@link #open} to weights on the device. */
+    public double loadMs() {
+        return loadMs;
+    }
+
+    /** A new Harmony chat with its own KV cache. */
+    public Chat newChat(ChatOptions options) {
+        requireHarmonyVocabulary();
+        return track(new Chat(this, options));
+    }
+
+    /** A new raw text completion session (no Harmony formatting) with its own KV cache. */
+    public Completion newCompletion(ChatOptions options) {
+        return track(new Completion(this, options));
+    }
+
+    Backend backend() {
+        return backend;
+    }
+
+    LoadedWeights weights() {
+        return weights;
+    }
+
+    void forget(AutoCloseable session) {
+        open.remove(session);
+    }
+
+    private <T extends AutoCloseable> T track(T session) {
+        if (closed) throw new GossException("the engine is closed");
+        open.add(session);
+        return session;
+    }
+
+    private void requireHarmonyVocabulary() {
+        int needed = O200kHarmony.CALL + 1;
+        if (config().vocabSize() < needed)
+            throw new GossException("this model's vocabulary has " + config().vocabSize() + " tokens, fewer than the "
+                    + needed + " Harmony chat needs; use raw completion or a model with the o200k_harmony vocabulary");
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        for (AutoCloseable s : open.toArray(new AutoCloseable[0])) {
+            try {
+                s.close();
+            } catch (Exception e) {
+                // keep closing the rest
+            }
+        }
+        weights.close();
+        backend.close();
+        checkpoint.close();
+    }
+
+    /** The backend with every call made under one lock, so sessions on several threads can share it. */
+    private static Backend serialized(Backend b) {
+        Object lock = new Object();
+        return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[]{Backend.class},
+                (proxy, method, args) -> {
+                    synchronized (lock) {
+                        try {
+                            return method.invoke(b, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    }
+                });
+    }
+}
