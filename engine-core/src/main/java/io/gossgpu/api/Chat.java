@@ -31,6 +31,7 @@ public final class Chat implements AutoCloseable {
     private final HarmonyRenderer renderer = new HarmonyRenderer(tok);
     private final List<Message> conversation = new ArrayList<>();
     private int[] cached = new int[0];
+    private int lastPrefill;
 
     Chat(Engine engine, ChatOptions options) {
         this.engine = engine;
@@ -58,6 +59,16 @@ public final class Chat implements AutoCloseable {
         return respond(listener);
     }
 
+    /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
+    int lastPrefillTokens() {
+        return lastPrefill;
+    }
+
+    /** Drops the cache: the next reply prefills the whole conversation (tests compare both paths). */
+    void forgetCache() {
+        cached = new int[0];
+    }
+
     /** Stops the reply being generated (from any thread); the reply returns with stop reason CANCELLED. */
     public void cancel() {
         session.cancel();
@@ -73,6 +84,7 @@ public final class Chat implements AutoCloseable {
             reuse = 0;
         }
         int[] fresh = Arrays.copyOfRange(prompt, reuse, prompt.length);
+        lastPrefill = fresh.length;
 
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();

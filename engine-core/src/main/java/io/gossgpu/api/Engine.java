@@ -48,12 +48,17 @@ public final class Engine implements AutoCloseable {
 
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
     public static Engine open(EngineOptions options) {
+        return open(options, () -> Backends.open(options.backend()));
+    }
+
+    /** {@link #open(EngineOptions)} with the backend made by {@code backendFactory} (tests wrap backends this way). */
+    static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
         long t0 = System.nanoTime();
         Checkpoint ckpt = Checkpoint.open(options.model(), new LoadOptions(options.mmap()));
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
-            backend = Backends.open(options.backend());
+            backend = backendFactory.get();
             LoadedWeights lw = backend.loadWeights(mw);
             return new Engine(ckpt, serialized(backend), lw, (System.nanoTime() - t0) / 1e6);
         } catch (RuntimeException | Error e) {

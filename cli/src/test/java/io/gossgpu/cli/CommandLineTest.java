@@ -1,0 +1,119 @@
+package io.gossgpu.cli;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The goss-gpu command end to end, in-process: stdin piped in, stdout/stderr and the exit code checked. */
+class CommandLineTest {
+    @TempDir
+    static Path dir;
+    static Path model;
+
+    record Run(int code, String out, String err) {}
+
+    static synchronized Run run(String stdin, String... args) {
+        InputStream in0 = System.in;
+        PrintStream out0 = System.out, err0 = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        try {
+            System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.run(args);
+            return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setIn(in0);
+            System.setOut(out0);
+            System.setErr(err0);
+        }
+    }
+
+    @BeforeAll
+    static void makeModel() {
+        model = dir.resolve("demo2");
+        Run r = run("", "make-test-model", "--format", "original", "--preset", "demo", "--layers", "2", "--seed", "3", "--out", model.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(Files.isRegularFile(model.resolve("model.safetensors")));
+        assertTrue(r.err().contains("random weights"), r.err());
+    }
+
+    @Test
+    void pipedChatAnswersEveryLine() {
+        Run r = run("Hello\nHow are you?\n", "--model", model.toString(), "--backend", "reference", "-n", "4", "--seed", "1", "-v");
+        assertEquals(0, r.code(), r.err());
+        // One timing line per user turn: two turns were answered.
+        assertEquals(2, r.err().lines().filter(l -> l.contains("prefill") && l.contains("decode")).count(), r.err());
+    }
+
+    @Test
+    void rawPromptPrintsTextAndTimings() {
+        Run r = run("", "--model", model.toString(), "--backend", "reference", "--raw", "--prompt", "The sea is", "-n", "5",
+                "--temperature", "0", "-v");
+        assertEquals(0, r.code(), r.err());
+        assertFalse(r.out().isBlank(), "completion text on stdout");
+        assertTrue(r.err().matches("(?s).*prefill \\d+ tok at [0-9.]+ tok/s.*decode 4 tok at [0-9.]+ tok/s.*"), r.err());
+    }
+
+    @Test
+    void badInputGivesOneLineAndExitCodeOne() {
+        Run unknown = run("", "--model", model.toString(), "--backend", "quantum", "--prompt", "hi");
+        assertEquals(1, unknown.code());
+        assertTrue(unknown.err().contains("unknown backend 'quantum'") && unknown.err().contains("reference"), unknown.err());
+
+        Run missing = run("", "--model", dir.resolve("nope").toString(), "--prompt", "hi");
+        assertEquals(1, missing.code());
+        assertEquals("goss-gpu: model not found: " + dir.resolve("nope"), missing.err().strip());
+
+        Run tooLong = run("", "--model", model.toString(), "--backend", "reference", "-c", "16", "--prompt", "hi");
+        assertEquals(1, tooLong.code());
+        assertTrue(tooLong.err().strip().matches("goss-gpu: prompt of \\d+ tokens exceeds the context length of 16 tokens"), tooLong.err());
+
+        Run badFlag = run("", "--top-p", "2", "--model", model.toString(), "--prompt", "hi");
+        assertEquals(1, badFlag.code());
+        assertTrue(badFlag.err().contains("top-p must be in (0, 1]"), badFlag.err());
+
+        Run unknownOption = run("", "--frobnicate");
+        assertEquals(2, unknownOption.code());
+    }
+
+    @Test
+    void tokenizeAndDetokenizeRoundTrip() {
+        Run t = run("", "tokenize", "--text", "Hello, world!");
+        assertEquals(0, t.code(), t.err());
+        String ids = t.out().strip();
+        assertEquals("13225,11,2375,0", ids); // o200k_base, as tiktoken encodes it
+        Run d = run("", "detokenize", "--ids", ids);
+        assertEquals("Hello, world!", d.out().strip());
+        Run specials = run("", "tokenize", "--harmony", "--text", "<|start|>user");
+        assertEquals("200006,1428", specials.out().strip());
+        Run jsonl = run("\"a\"\n\"<|start|>\"\n", "tokenize", "--jsonl");
+        assertEquals(2, jsonl.out().lines().count());
+    }
+
+    @Test
+    void infoDescribesTheModelAndLogitsAreWritten() throws Exception {
+        Run info = run("", "info", "--model", model.toString());
+        assertEquals(0, info.code(), info.err());
+        assertTrue(info.out().contains("ORIGINAL") && info.out().contains("vocab 201088"), info.out());
+        Path out = dir.resolve("logits");
+        Run logits = run("", "logits", "--model", model.toString(), "--backend", "reference", "--tokens", "1,2,3", "--out", out.toString());
+        assertEquals(0, logits.code(), logits.err());
+        assertEquals(3L * 201088 * 4, Files.size(out.resolve("logits.f32")));
+        Run verify = run("", "verify", "--model", model.toString(), "--backend", "reference", "--tokens", "5,6,7,8");
+        assertEquals(0, verify.code(), verify.out() + verify.err());
+        assertTrue(verify.out().contains("agrees"), verify.out());
+    }
+}

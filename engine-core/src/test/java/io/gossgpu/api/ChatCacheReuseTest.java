@@ -1,0 +1,76 @@
+package io.gossgpu.api;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.ForwardingBackend;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.tokenizer.O200kHarmony;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * A random-weight model never writes well-formed Harmony, so this test scripts the greedy choices
+ * (the reference computes every step; only argmax is replaced) to make the model answer properly:
+ * then the next turn must prefill only the new tokens, and reply exactly as a fresh chat would.
+ */
+class ChatCacheReuseTest {
+    @TempDir
+    Path dir;
+
+    /** The reference backend whose argmax returns scripted tokens, then falls back to the real argmax. */
+    static final class Scripted extends ForwardingBackend {
+        final Deque<Integer> script = new ArrayDeque<>();
+
+        Scripted() {
+            super(Backends.open("reference"));
+        }
+
+        @Override
+        public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
+            int[] real = super.argmax(w, x, fromRow);
+            if (!script.isEmpty()) real[real.length - 1] = script.poll();
+            return real;
+        }
+    }
+
+    @Test
+    void secondTurnPrefillsOnlyWhatWasAdded() {
+        Path model = dir.resolve("m");
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 9), model);
+        O200kHarmony tok = O200kHarmony.get();
+        ChatOptions options = ChatOptions.defaults().withMaxTokens(20).withContextLength(512).withSampler(SamplerConfig.greedy());
+        Scripted scripted = new Scripted();
+        try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted);
+             Chat chat = engine.newChat(options)) {
+            for (int t : tok.encodeWithSpecials("<|channel|>final<|message|>Hello there.<|return|>")) scripted.script.add(t);
+            Reply first = chat.send("Hi", null);
+            assertEquals("Hello there.", first.content());
+            int firstPrompt = chat.lastPrefillTokens();
+
+            Reply second = chat.send("Tell me more", null);
+            int expectedNew = tok.encodeWithSpecials("<|end|><|start|>user<|message|>Tell me more<|end|><|start|>assistant").length;
+            assertEquals(expectedNew, chat.lastPrefillTokens(), "first prompt was " + firstPrompt + " tokens");
+
+            // A fresh chat given the same history computes everything from scratch and must agree.
+            try (Chat fresh = engine.newChat(options)) {
+                for (int t : tok.encodeWithSpecials("<|channel|>final<|message|>Hello there.<|return|>")) scripted.script.add(t);
+                fresh.send("Hi", null);
+                fresh.forgetCache();
+                Reply again = fresh.send("Tell me more", null);
+                assertEquals(firstPrompt + expectedNew + tok.encode("Hello there.").length + 3, fresh.lastPrefillTokens());
+                assertEquals(java.util.Arrays.toString(second.tokens()), java.util.Arrays.toString(again.tokens()));
+            }
+        }
+    }
+}
