@@ -1,5 +1,7 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.LoadOptions;
@@ -27,10 +29,20 @@ final class InfoCommand implements Runnable {
     @Option(names = "--tensors", description = "List every tensor.")
     boolean listTensors;
 
+    @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length to price the KV cache for (default: ${DEFAULT-VALUE}).")
+    int context;
+
+    @Option(names = "--backends", description = "Only list the backends and whether each is available here.")
+    boolean backendsOnly;
+
     @Override
     public void run() {
-        Path path = ModelLocator.require(model);
         PrintStream out = System.out;
+        if (backendsOnly) {
+            out.println("backends   " + Backends.summary());
+            return;
+        }
+        Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
         try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap))) {
             ModelWeights.of(ckpt); // validates names and shapes against the config
@@ -51,6 +63,10 @@ final class InfoCommand implements Runnable {
                 acc[1] += t.elements();
                 acc[2] += t.bytes().byteSize();
             }
+            long weightBytes = ckpt.tensors().values().stream().mapToLong(t -> t.bytes().byteSize()).sum();
+            out.printf("memory     weights %s as stored; %s (float32)%n", KvCacheSpec.humanBytes(weightBytes),
+                    new KvCacheSpec(c, context).describe());
+            out.printf("backends   %s%n", Backends.summary());
             out.printf("tensors    %d%n", ckpt.tensors().size());
             byType.forEach((k, v) -> out.printf("  %-6s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
             if (listTensors) for (TensorData t : ckpt.tensors().values()) out.printf("  %s%n", t);
