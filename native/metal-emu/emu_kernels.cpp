@@ -2,3 +2,4 @@
 #define GOSS_METAL_EMU 1
 #include "metal_emu.h"
 #include "goss.metal"
+#include "emu_selftest.metal"

@@ -428,6 +428,10 @@ int32_t goss_mtl_cmd_copy(goss_mtl_cmd *c, goss_mtl_buffer *src, uint64_t so, go
     cmd.isCopy = true;
     cmd.src = src; cmd.dst = dst; cmd.srcOff = so; cmd.dstOff = doff; cmd.len = len;
     c->commands.push_back(cmd);
+    // as on Metal, where a blit ends the compute encoder: pipeline and bindings must be set again
+    c->pipeline = nullptr;
+    for (Binding &b : c->bind) b = Binding{};
+    for (uint32_t &m : c->tgMem) m = 0;
     return 0;
 }
 int32_t goss_mtl_cmd_commit_wait(goss_mtl_cmd *c) {

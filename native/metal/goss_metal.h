@@ -96,7 +96,8 @@ void goss_mtl_cmd_set_threadgroup_memory(goss_mtl_cmd *c, uint32_t index, uint32
  * with the current pipeline and bindings (bindings persist to later dispatches, as in Metal). */
 int32_t goss_mtl_cmd_dispatch(goss_mtl_cmd *c, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                               uint32_t threads_x, uint32_t threads_y, uint32_t threads_z);
-/* Records a buffer-to-buffer copy (blit), ordered after the dispatches recorded before it. */
+/* Records a buffer-to-buffer copy (blit), ordered after the dispatches recorded before it. Like a Metal
+ * blit encoder it ends the current compute encoding: set the pipeline and bindings again afterwards. */
 int32_t goss_mtl_cmd_copy(goss_mtl_cmd *c, goss_mtl_buffer *src, uint64_t src_offset,
                           goss_mtl_buffer *dst, uint64_t dst_offset, uint64_t length);
 /* Commits and waits; 0 on success, non-zero with goss_mtl_last_error() set when a command failed. */

@@ -24,6 +24,12 @@ final class Knobs {
             return 32;
         }
         if (v == null) return Math.min(defaultThreads, maxThreads - maxThreads % 32);
+        return check(kernel, v, maxThreads);
+    }
+
+    /** Parses and checks a knob value: a multiple of 32 from 32 to {@code maxThreads}. */
+    static int check(String kernel, String v, int maxThreads) {
+        String env = envName(kernel);
         int n;
         try {
             n = Integer.parseInt(v);

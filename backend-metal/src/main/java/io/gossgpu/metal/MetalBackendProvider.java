@@ -31,14 +31,13 @@ public final class MetalBackendProvider implements BackendProvider {
         return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.equalsIgnoreCase("yes"));
     }
 
-    static boolean isMac() {
-        return System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("mac");
-    }
-
     @Override
     public Availability availability() {
-        boolean emu = emulatorRequested();
-        if (!emu && !isMac())
+        return availability(emulatorRequested(), System.getProperty("os.name", ""));
+    }
+
+    static Availability availability(boolean emu, String osName) {
+        if (!emu && !osName.toLowerCase(Locale.ROOT).contains("mac"))
             return Availability.no("not macOS (the emulated device is for tests: set GOSS_METAL_EMULATOR=1)");
         try {
             return Availability.yes(MetalNative.probe(emu));
