@@ -41,4 +41,17 @@ final class Knobs {
                     + maxThreads + " (the " + kernel + " pipeline's maxTotalThreadsPerThreadgroup)");
         return n;
     }
+
+    /** A positive integer setting (environment {@code env} or system property {@code prop}), else {@code dflt}. */
+    static int positive(String env, String prop, int dflt) {
+        String v = MetalNative.setting(prop, env);
+        if (v == null) return dflt;
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 1) return n;
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new GossException(env + "=" + v + " is invalid: expected a whole number of tokens, at least 1");
+    }
 }

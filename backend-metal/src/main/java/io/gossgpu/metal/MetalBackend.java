@@ -61,6 +61,8 @@ final class MetalBackend implements Backend {
     private final List<Buf> releaseAfterFlush = new ArrayList<>();
     private final Scratch routerLogits = new Scratch("router logits"), moeAct = new Scratch("MoE activations"),
             logitsOut = new Scratch("logits"), argmaxOut = new Scratch("argmax ids");
+    /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
+    private final int prefillMinT = Knobs.positive("GOSS_METAL_PREFILL_MIN_T", "goss.metal.prefill.min.t", 4);
     private double lastGpuSeconds;
     private boolean closed;
 
@@ -641,6 +643,14 @@ final class MetalBackend implements Backend {
 
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
     private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
+        if (T >= prefillMinT) {
+            // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
+            long tiles = (long) ((m.rows() + 31) / 32) * ((T + 7) / 8);
+            new Dispatch(kernel("linear_tiled", 128)).buf(0, m.buf()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
+                    .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
+                    .run(tiles);
+            return;
+        }
         new Dispatch(kernel("linear", 256)).buf(0, m.buf()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
                 .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
                 .runSimdgroups(m.rows());
