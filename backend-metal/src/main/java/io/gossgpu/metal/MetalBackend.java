@@ -60,7 +60,8 @@ final class MetalBackend implements Backend {
     private long stagingUsed;
     private final List<Buf> releaseAfterFlush = new ArrayList<>();
     private final Scratch routerLogits = new Scratch("router logits"), moeAct = new Scratch("MoE activations"),
-            logitsOut = new Scratch("logits"), argmaxOut = new Scratch("argmax ids");
+            logitsOut = new Scratch("logits"), argmaxOut = new Scratch("argmax ids"),
+            moeGroup = new Scratch("MoE expert groups"), moeY = new Scratch("MoE expert outputs");
     /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
     private final int prefillMinT = Knobs.positive("GOSS_METAL_PREFILL_MIN_T", "goss.metal.prefill.min.t", 4);
     private double lastGpuSeconds;
@@ -722,12 +723,34 @@ final class MetalBackend implements Backend {
         RoutingBuf r = (RoutingBuf) routing;
         int T = in.rows, k = r.k, H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts();
         Buf act = moeAct.ensure(4L * T * k * I);
+        if (T >= prefillMinT) {
+            moePrefill(l, in, r, act, t(out), c);
+            return;
+        }
         new Dispatch(kernel("moe_up", 256)).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, in.buf).buf(7, r.buf).buf(8, act)
                 .params(9, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * k * I);
         new Dispatch(kernel("moe_down", 256)).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, r.buf).buf(5, r.buf, r.weightsOffset()).buf(6, t(out).buf)
                 .params(7, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * H);
+    }
+
+    /** Prefill MoE: group the (token, slot) pairs by expert on the device, then tiled MXFP4 matmuls. */
+    private void moePrefill(Layer l, Tensor in, RoutingBuf r, Buf act, Tensor out, ModelConfig c) {
+        int T = in.rows, k = r.k, H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts(), n = T * k;
+        Buf group = moeGroup.ensure(4L * (2L * E + n + 8L * E));
+        long pairsOffset = 8L * E;
+        Buf y = moeY.ensure(4L * n * H);
+        new Dispatch(kernel("moe_group", 64)).buf(0, r.buf).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
+        long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
+        Number[] p = {T, k, H, I, E, c.swigluLimit()};
+        new Dispatch(kernel("moe_up_tiled", 128)).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+                .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, in.buf).buf(7, group)
+                .buf(8, group, pairsOffset).buf(9, act).params(10, p).run(pairTiles * ((I + 31) / 32));
+        new Dispatch(kernel("moe_down_tiled", 128)).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
+                .buf(3, act).buf(4, group).buf(5, group, pairsOffset).buf(6, y).params(7, p).run(pairTiles * ((H + 31) / 32));
+        new Dispatch(kernel("moe_combine", 256)).buf(0, y).buf(1, r.buf).buf(2, r.buf, r.weightsOffset()).buf(3, out.buf)
+                .params(4, p).runThreads((long) T * H);
     }
 
     @Override
