@@ -65,6 +65,7 @@ final class MetalBackend implements Backend {
     /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
     private final int prefillMinT = Knobs.positive("GOSS_METAL_PREFILL_MIN_T", "goss.metal.prefill.min.t", 4);
     private double lastGpuSeconds;
+    private long commits;
     private boolean closed;
 
     MetalBackend(boolean emulator) {
@@ -92,6 +93,11 @@ final class MetalBackend implements Backend {
     @Override
     public String deviceDescription() {
         return description;
+    }
+
+    /** Command buffers committed so far. */
+    long commitCount() {
+        return commits;
     }
 
     /** GPU seconds of the last committed command buffer. */
@@ -176,6 +182,7 @@ final class MetalBackend implements Backend {
         MemorySegment c = cmd;
         cmd = null;
         int rc = goss_mtl_cmd_commit_wait(c);
+        commits++;
         String err = rc != 0 ? MetalNative.lastError() : null;
         lastGpuSeconds = goss_mtl_cmd_gpu_seconds(c);
         goss_mtl_cmd_release(c);
