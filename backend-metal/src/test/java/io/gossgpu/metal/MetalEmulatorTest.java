@@ -32,6 +32,8 @@ class MetalEmulatorTest {
     @BeforeAll
     void open() throws IOException {
         Assumptions.assumeTrue(MetalBackendProvider.emulatorRequested(), "the emulated Metal device is not requested (GOSS_METAL_EMULATOR)");
+        var a = new MetalBackendProvider().availability();
+        Assumptions.assumeTrue(a.available(), () -> "metal unavailable: " + a.reason());
         MetalNative.ensureLoaded(true);
         dev = goss_mtl_device_create();
         assertEquals(1, goss_mtl_device_is_emulated(dev));
