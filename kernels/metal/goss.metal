@@ -226,7 +226,7 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
     float acc[HD_MAX];
     for (uint d = 0; d < p.hd; d++) acc[d] = 0.0f;
     float m = NEG_BIG, z = 0.0f;
-    bool any = false;
+    bool seen = false;
     for (uint j = lo + lane; j <= pos; j += 32) {
         device const float *kr;
         device const float *vr;
@@ -241,12 +241,12 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
         float s = 0.0f;
         for (uint d = 0; d < p.hd; d++) s += qr[d] * kr[d];
         s *= p.scale;
-        if (!any || s > m) {
-            float f = any ? exp(m - s) : 0.0f;
+        if (!seen || s > m) {
+            float f = seen ? exp(m - s) : 0.0f;
             z *= f;
             for (uint d = 0; d < p.hd; d++) acc[d] *= f;
             m = s;
-            any = true;
+            seen = true;
         }
         float e = exp(s - m);
         z += e;
@@ -254,7 +254,7 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
     }
     float sink = sinks[h];
     float M = max(simd_max(m), sink);
-    float f = any ? exp(m - M) : 0.0f;
+    float f = seen ? exp(m - M) : 0.0f;
     float Z = simd_sum(z * f) + exp(sink - M);
     for (uint d = 0; d < p.hd; d++) {
         float o = simd_sum(acc[d] * f);

@@ -46,6 +46,12 @@ KERNEL(emu_test_divergent_simd)(BUF(device float *, out, 0), SIMD_LANE(lane)) {
     if (lane < 8) out[lane] = simd_sum(1.0f);
 }
 
+// Reads [[buffer(1)]]; the test binds only buffer 0: the dispatch must fail, not crash.
+KERNEL(emu_test_unbound)(BUF(device float *, out, 0), BUF(device const float *, in, 1), TID(tid)) {
+    out[tid] = in[tid];
+}
+
+EMU_REGISTER(emu_test_unbound)
 EMU_REGISTER(emu_test_reverse)
 EMU_REGISTER(emu_test_reverse_dynamic)
 EMU_REGISTER(emu_test_simd)

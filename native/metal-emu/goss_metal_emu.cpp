@@ -99,7 +99,7 @@ struct goss_mtl_cmd {
 
 // ---- the fiber scheduler ----------------------------------------------------------------------------
 namespace {
-enum State { RUNNABLE, AT_BARRIER, AT_SIMD, DONE };
+enum State { RUNNABLE, AT_BARRIER, AT_SIMD, DONE, FAULTED };
 
 struct Fiber {
     ucontext_t uc;
@@ -117,6 +117,7 @@ struct Exec {
     void (*kernel)() = nullptr;
     void *bindings[kMaxBindings] = {};
     std::vector<unsigned char> tgMemory[kMaxBindings];
+    std::string fault; // set by a fiber that cannot go on (an unbound [[buffer(i)]]); it is never resumed
 
     ~Exec() {
         for (Fiber &f : fibers)
@@ -182,6 +183,7 @@ std::string runThreadgroup(Exec &e, uint tgIndex, uint nThreads, const char *ker
             if (f.state != RUNNABLE) continue;
             e.current = &f;
             swapcontext(&e.scheduler, &f.uc);
+            if (f.state == FAULTED) return std::string("kernel ") + kernelName + ": " + e.fault;
             ran = true;
         }
         if (ran) continue;
@@ -275,19 +277,21 @@ std::string runDispatch(goss_mtl_cmd *c, Command &cmd) {
 
 namespace emu {
 const ThreadContext &ctx() { return g_exec->current->tc; }
+/* Abandons the running fiber (it never resumes; its stack is reused by the next dispatch) and fails the dispatch. */
+[[noreturn]] static void fault(const std::string &why) {
+    g_exec->fault = why;
+    g_exec->current->state = FAULTED;
+    yieldToScheduler();
+    std::abort(); // unreachable: a faulted fiber is never resumed
+}
 void *binding(uint index) {
     void *p = index < (uint) kMaxBindings ? g_exec->bindings[index] : nullptr;
-    if (!p) {
-        std::fprintf(stderr, "goss metal emulator: kernel reads [[buffer(%u)]], which is not bound\n", index);
-        std::abort();
-    }
+    if (!p) fault("[[buffer(" + std::to_string(index) + ")]] is not bound");
     return p;
 }
 void *threadgroup_binding(uint index) {
-    if (index >= (uint) kMaxBindings || g_exec->tgMemory[index].empty()) {
-        std::fprintf(stderr, "goss metal emulator: kernel uses [[threadgroup(%u)]] without threadgroup memory\n", index);
-        std::abort();
-    }
+    if (index >= (uint) kMaxBindings || g_exec->tgMemory[index].empty())
+        fault("[[threadgroup(" + std::to_string(index) + ")]] has no threadgroup memory (goss_mtl_cmd_set_threadgroup_memory)");
     return g_exec->tgMemory[index].data();
 }
 void barrier() {

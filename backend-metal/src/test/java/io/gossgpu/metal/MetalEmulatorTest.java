@@ -144,6 +144,21 @@ class MetalEmulatorTest {
     }
 
     @Test
+    void unboundBufferFailsTheDispatch() {
+        MemorySegment out = buffer(64);
+        String err = run("emu_test_unbound", 1, 64, 0, out);
+        assertTrue(err != null && err.contains("[[buffer(1)]] is not bound"), err);
+        // a missing threadgroup memory binding is reported the same way
+        err = run("emu_test_reverse_dynamic", 1, 32, 0, out, out);
+        assertTrue(err != null && err.contains("[[threadgroup(0)]]"), err);
+        // and the device still works afterwards
+        MemorySegment in = buffer(64);
+        assertEquals(null, run("emu_test_reverse", 1, 64, 0, in, out));
+        goss_mtl_buffer_release(in);
+        goss_mtl_buffer_release(out);
+    }
+
+    @Test
     void unknownKernelAndBadSourceAreErrors() {
         assertEquals(MemorySegment.NULL, goss_mtl_pipeline_create(lib, arena.allocateFrom("no_such_kernel")));
         assertTrue(MetalNative.lastError().contains("no_such_kernel"));
