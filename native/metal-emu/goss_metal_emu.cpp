@@ -389,6 +389,7 @@ goss_mtl_buffer *goss_mtl_buffer_wrap(goss_mtl_device *, void *ptr, uint64_t len
     }
     return new goss_mtl_buffer{(unsigned char *) ptr, length, false, false};
 }
+uint64_t goss_mtl_page_size(void) { return (uint64_t) sysconf(_SC_PAGESIZE); }
 void *goss_mtl_buffer_contents(goss_mtl_buffer *b) { return b->isPrivate ? nullptr : b->data; }
 uint64_t goss_mtl_buffer_length(goss_mtl_buffer *b) { return b->length; }
 void goss_mtl_buffer_release(goss_mtl_buffer *b) {

@@ -78,6 +78,8 @@ goss_mtl_buffer *goss_mtl_buffer_new(goss_mtl_device *dev, uint64_t length, int3
 /* Wraps host memory without copying (newBufferWithBytesNoCopy): `ptr` and `length` must be multiples of
  * the page size; the memory must outlive the buffer. */
 goss_mtl_buffer *goss_mtl_buffer_wrap(goss_mtl_device *dev, void *ptr, uint64_t length);
+/* The page size that goss_mtl_buffer_wrap needs pointers and lengths aligned to. */
+uint64_t goss_mtl_page_size(void);
 /* CPU address of a shared buffer, NULL for a private one. */
 void *goss_mtl_buffer_contents(goss_mtl_buffer *b);
 uint64_t goss_mtl_buffer_length(goss_mtl_buffer *b);

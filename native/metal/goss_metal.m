@@ -9,6 +9,7 @@
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 #include <string.h>
+#include <unistd.h>
 #include "goss_metal.h"
 
 static __thread char g_error[2048];
@@ -143,6 +144,7 @@ goss_mtl_buffer *goss_mtl_buffer_wrap(goss_mtl_device *dev, void *ptr, uint64_t 
         return (goss_mtl_buffer *) CFBridgingRetain(b);
     }
 }
+uint64_t goss_mtl_page_size(void) { return (uint64_t) getpagesize(); }
 void *goss_mtl_buffer_contents(goss_mtl_buffer *b) {
     id<MTLBuffer> buf = H(id<MTLBuffer>, b);
     return buf.storageMode == MTLStorageModePrivate ? NULL : buf.contents;

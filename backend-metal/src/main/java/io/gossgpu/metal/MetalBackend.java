@@ -66,6 +66,9 @@ final class MetalBackend implements Backend {
     private final int prefillMinT = Knobs.positive("GOSS_METAL_PREFILL_MIN_T", "goss.metal.prefill.min.t", 4);
     private double lastGpuSeconds;
     private long commits;
+    /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
+    private final boolean noCopy = !"0".equals(MetalNative.setting("goss.metal.no.copy", "GOSS_METAL_NO_COPY"));
+    private long wrappedBytes;
     private boolean closed;
 
     MetalBackend(boolean emulator) {
@@ -93,6 +96,11 @@ final class MetalBackend implements Backend {
     @Override
     public String deviceDescription() {
         return description;
+    }
+
+    /** Bytes of weights used in place from memory-mapped checkpoints (not copied). */
+    long wrappedBytes() {
+        return wrappedBytes;
     }
 
     /** Command buffers committed so far. */
@@ -446,8 +454,11 @@ final class MetalBackend implements Backend {
 
     // ---- weights ---------------------------------------------------------------------------------------
 
-    /** A dense matrix as uploaded: fmt 0 = F32, 1 = BF16, row-major {@code rows × cols}. */
-    record Dense(Buf buf, int fmt, int rows, int cols) {}
+    /**
+     * A dense matrix as the kernels read it: fmt 0 = F32, 1 = BF16, row-major {@code rows × cols}, starting at
+     * byte {@code offset} of {@code buf} (non-zero when {@code buf} wraps the memory-mapped checkpoint).
+     */
+    record Dense(Buf buf, long offset, int fmt, int rows, int cols) {}
 
     /** MXFP4 expert weights repacked: codes {@code [E][rows][cols/2]}, scales {@code [E][rows][cols/32]}. */
     record Experts(Buf codes, Buf scales, int experts, int rows, int cols) {}
@@ -499,6 +510,8 @@ final class MetalBackend implements Backend {
         private Dense dense(WeightView v) {
             if (v.experts() != 1) throw new GossException("metal: " + v.name() + ": expected a matrix");
             int rows = v.rows(), cols = v.cols();
+            Dense mapped = noCopy ? wrapMapped(v) : null;
+            if (mapped != null) return mapped;
             if (v.format() == WeightFormat.BF16) {
                 Buf b = own(alloc(2L * rows * cols, v.name()));
                 for (int r = 0; r < rows; r++) {
@@ -509,7 +522,7 @@ final class MetalBackend implements Backend {
                             b.host.set(ValueLayout.JAVA_SHORT_UNALIGNED, dst + 2L * c,
                                     v.data().get(ValueLayout.JAVA_SHORT_UNALIGNED, src + 2L * c * v.colStride()));
                 }
-                return new Dense(b, 1, rows, cols);
+                return new Dense(b, 0, 1, rows, cols);
             }
             Buf b = own(alloc(4L * rows * cols, v.name()));
             float[] row = new float[cols];
@@ -517,7 +530,29 @@ final class MetalBackend implements Backend {
                 v.dequantizeRow(0, r, row, 0);
                 MemorySegment.copy(row, 0, b.host, F32, 4L * r * cols, cols);
             }
-            return new Dense(b, 0, rows, cols);
+            return new Dense(b, 0, 0, rows, cols);
+        }
+
+        /**
+         * A contiguous F32/BF16 matrix inside a memory-mapped checkpoint, wrapped without copying
+         * (newBufferWithBytesNoCopy over the whole pages that hold it), or null to copy it instead.
+         */
+        private Dense wrapMapped(WeightView v) {
+            int fmt = v.format() == WeightFormat.BF16 ? 1 : v.format() == WeightFormat.F32 ? 0 : -1;
+            if (fmt < 0 || !v.isContiguous() || !v.data().isNative() || !v.data().isMapped()) return null;
+            long addr = v.data().address() + v.rowOffset(0, 0);
+            if (addr % v.format().elementBytes() != 0) return null;
+            long page = goss_mtl_page_size();
+            long len = v.rowBytes() * v.rows();
+            long base = addr & -page, end = (addr + len + page - 1) & -page;
+            if (allocated + (end - base) > deviceMemory) return null; // the copy path reports it
+            MemorySegment h = goss_mtl_buffer_wrap(dev, MemorySegment.ofAddress(base), end - base);
+            if (h.equals(MemorySegment.NULL)) return null;
+            Buf b = new Buf(h, end - base);
+            live.add(b);
+            allocated += b.bytes;
+            wrappedBytes += len;
+            return new Dense(own(b), addr - base, fmt, v.rows(), v.cols());
         }
 
         private Experts experts(WeightView v) {
@@ -610,7 +645,7 @@ final class MetalBackend implements Backend {
         for (int id : tokens)
             if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
         Staged s = stage(tokens);
-        new Dispatch(kernel("embed", 256)).buf(0, w.embedding.buf()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
+        new Dispatch(kernel("embed", 256)).buf(0, w.embedding.buf(), w.embedding.offset()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
                 .params(3, w.config.hiddenSize(), w.embedding.fmt()).run(tokens.length);
     }
 
@@ -654,12 +689,12 @@ final class MetalBackend implements Backend {
         if (T >= prefillMinT) {
             // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
             long tiles = (long) ((m.rows() + 31) / 32) * ((T + 7) / 8);
-            new Dispatch(kernel("linear_tiled", 128)).buf(0, m.buf()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
+            new Dispatch(kernel("linear_tiled", 128)).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
                     .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
                     .run(tiles);
             return;
         }
-        new Dispatch(kernel("linear", 256)).buf(0, m.buf()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
+        new Dispatch(kernel("linear", 256)).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
                 .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
                 .runSimdgroups(m.rows());
     }

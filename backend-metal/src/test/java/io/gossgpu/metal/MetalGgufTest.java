@@ -23,7 +23,8 @@ import java.util.Arrays;
 /**
  * The kit loads the safetensors layout (OpenAI MXFP4, BF16). This runs the tiny model from GGUF files, whose
  * experts are ggml block_mxfp4 (repacked at upload) and whose dense matrices are BF16, F32 or Q8_0 (widened to
- * F32 at upload): prefill logits, then decode steps, against the reference reading the same file.
+ * F32 at upload): prefill logits, then decode steps, against the reference reading the same file. The file is
+ * memory-mapped, so its F32/BF16 matrices are wrapped in place ({@code goss_mtl_buffer_wrap}) rather than copied.
  */
 class MetalGgufTest {
     @TempDir
@@ -47,6 +48,8 @@ class MetalGgufTest {
                 want = s.prefillAllLogits(toks);
             }
             try (LoadedWeights lm = metal.loadWeights(w); Session s = new Session(metal, lm, 16)) {
+                // the file is memory-mapped: its F32/BF16 matrices are used in place, not copied
+                org.junit.jupiter.api.Assertions.assertTrue(((MetalBackend) metal).wrappedBytes() > 0, "no weights wrapped in place");
                 float[] first = s.prefillAllLogits(Arrays.copyOf(toks, 7));
                 BackendConformanceKit.assertClose(dense + " prefill logits", Arrays.copyOf(want, 7 * v), first, 7, v, 1e-3);
                 for (int i = 7; i < toks.length; i++)

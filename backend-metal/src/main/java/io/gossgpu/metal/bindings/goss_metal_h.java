@@ -38,7 +38,7 @@ public final class goss_metal_h {
 
     private static MethodHandle abi_version, last_error, device_create, device_name, device_memory, device_is_emulated,
             device_release, queue_create, queue_release, library_from_source, library_from_file, library_release,
-            pipeline_create, pipeline_max_threads, pipeline_simd_width, pipeline_release, buffer_new, buffer_wrap,
+            pipeline_create, pipeline_max_threads, pipeline_simd_width, pipeline_release, buffer_new, buffer_wrap, page_size,
             buffer_contents, buffer_length, buffer_release, cmd_begin, cmd_set_pipeline, cmd_set_buffer, cmd_set_bytes,
             cmd_set_threadgroup_memory, cmd_dispatch, cmd_copy, cmd_commit_wait, cmd_gpu_seconds, cmd_release;
 
@@ -69,6 +69,7 @@ public final class goss_metal_h {
         pipeline_release = bind("goss_mtl_pipeline_release", FunctionDescriptor.ofVoid(P));
         buffer_new = bind("goss_mtl_buffer_new", FunctionDescriptor.of(P, P, C_LONG_LONG, C_INT));
         buffer_wrap = bind("goss_mtl_buffer_wrap", FunctionDescriptor.of(P, P, P, C_LONG_LONG));
+        page_size = bind("goss_mtl_page_size", FunctionDescriptor.of(C_LONG_LONG));
         buffer_contents = bind("goss_mtl_buffer_contents", FunctionDescriptor.of(P, P));
         buffer_length = bind("goss_mtl_buffer_length", FunctionDescriptor.of(C_LONG_LONG, P));
         buffer_release = bind("goss_mtl_buffer_release", FunctionDescriptor.ofVoid(P));
@@ -180,6 +181,10 @@ public final class goss_metal_h {
 
     public static MemorySegment goss_mtl_buffer_wrap(MemorySegment dev, MemorySegment ptr, long length) {
         try { return (MemorySegment) buffer_wrap.invokeExact(dev, ptr, length); } catch (Throwable t) { throw fail(t); }
+    }
+
+    public static long goss_mtl_page_size() {
+        try { return (long) page_size.invokeExact(); } catch (Throwable t) { throw fail(t); }
     }
 
     public static MemorySegment goss_mtl_buffer_contents(MemorySegment b) {
