@@ -1,0 +1,62 @@
+package io.gossgpu.metal;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MetalBackendProviderTest {
+    @Test
+    void nameAndPriority() {
+        MetalBackendProvider p = new MetalBackendProvider();
+        assertEquals("metal", p.name());
+        assertEquals(100, p.priority());
+    }
+
+    @Test
+    void withoutMacOsOrTheEmulatorItSaysWhy() {
+        Availability a = MetalBackendProvider.availability(false, "Linux");
+        assertFalse(a.available());
+        assertEquals("not macOS (the emulated device is for tests: set GOSS_METAL_EMULATOR=1)", a.reason());
+    }
+
+    @Test
+    void knobOutsideThePipelineLimitIsAClearError() {
+        GossException e = assertThrows(GossException.class, () -> Knobs.check("linear", "2048", 1024));
+        assertTrue(e.getMessage().contains("GOSS_METAL_LINEAR_TG=2048") && e.getMessage().contains("1024"), e.getMessage());
+        assertThrows(GossException.class, () -> Knobs.check("linear", "48", 1024));
+        assertThrows(GossException.class, () -> Knobs.check("linear", "abc", 1024));
+        assertEquals(128, Knobs.check("linear", "128", 1024));
+    }
+
+    @Test
+    void knobIsReadFromASystemProperty() {
+        Assumptions.assumeTrue(new MetalBackendProvider().availability().available(), "metal unavailable");
+        System.setProperty("goss.metal.add.tg", "96");
+        try (Backend b = new MetalBackendProvider().create()) {
+            var x = b.allocate(3, 100);
+            float[] v = new float[300];
+            for (int i = 0; i < v.length; i++) v[i] = i;
+            b.write(x, v);
+            b.add(x, x, x);
+            float[] r = b.read(x);
+            for (int i = 0; i < v.length; i++) assertEquals(2f * i, r[i]);
+        } finally {
+            System.clearProperty("goss.metal.add.tg");
+        }
+        System.setProperty("goss.metal.add.tg", "4096");
+        try (Backend b = new MetalBackendProvider().create()) {
+            var x = b.allocate(1, 4);
+            GossException e = assertThrows(GossException.class, () -> b.add(x, x, x));
+            assertTrue(e.getMessage().contains("GOSS_METAL_ADD_TG=4096"), e.getMessage());
+        } finally {
+            System.clearProperty("goss.metal.add.tg");
+        }
+    }
+}

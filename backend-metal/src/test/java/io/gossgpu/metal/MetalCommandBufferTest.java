@@ -1,0 +1,35 @@
+package io.gossgpu.metal;
+
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.generate.Session;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A decode step (every layer, then the logits) is encoded into a single command buffer. */
+class MetalCommandBufferTest {
+    @Test
+    void aDecodeStepIsOneCommandBuffer() {
+        MetalBackendProvider p = new MetalBackendProvider();
+        Assumptions.assumeTrue(p.availability().available(), () -> "metal unavailable: " + p.availability().reason());
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory();
+             MetalBackend b = (MetalBackend) p.create();
+             LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
+             Session s = new Session(b, w, 32)) {
+            s.prefill(new int[]{1, 2, 3, 4, 5, 6});
+            s.decode(7); // first decode: scratch buffers for T=1 are sized (and may commit) here
+            for (int tok = 8; tok < 12; tok++) {
+                long before = b.commitCount();
+                s.decode(tok);
+                assertEquals(1, b.commitCount() - before, "command buffers committed by one decode step");
+            }
+            assertTrue(b.lastGpuSeconds() >= 0);
+        }
+    }
+}
