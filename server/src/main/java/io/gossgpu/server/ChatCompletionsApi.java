@@ -220,6 +220,11 @@ final class ChatCompletionsApi {
         }
 
         @Override
+        public void tick() throws IOException {
+            sse.ping();
+        }
+
+        @Override
         public void reasoning(String text) throws IOException {
             ObjectNode ch = chunk();
             delta(ch).put("reasoning_content", text);

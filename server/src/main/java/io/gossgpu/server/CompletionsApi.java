@@ -62,6 +62,11 @@ final class CompletionsApi {
             Sse sse = new Sse(ctx.res());
             Generation.Outcome o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
                 @Override
+                public void tick() throws IOException {
+                    sse.ping();
+                }
+
+                @Override
                 public void content(String delta) throws IOException {
                     sse.data(response(id, created, delta, null, null));
                 }

@@ -24,6 +24,8 @@ final class Generation {
         default void content(String delta) throws IOException {}
         default void toolStart(ToolCallOut call) throws IOException {}
         default void toolDelta(ToolCallOut call, String delta) throws IOException {}
+        /** Called on every generated token: a chance to check the client is still there. */
+        default void tick() throws IOException {}
     }
 
     /** A tool call being generated: {@code index} among this reply's calls, an id for the client, the arguments so far. */
@@ -95,6 +97,7 @@ final class Generation {
         @Override
         public void onToken(int token) {
             if (inReasoning) reasoningTokens++;
+            send(sink::tick);
         }
 
         @Override

@@ -69,6 +69,9 @@ public final class GossServer implements AutoCloseable {
         app.post("/v1/completions", ctx -> completionsApi.handle(ctx, body(ctx)));
         app.post("/v1/responses", ctx -> responsesApi.handle(ctx, body(ctx)));
         app.exception(ApiError.class, (e, ctx) -> error(ctx, e));
+        app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> error(ctx, new ApiError(e.getStatus(),
+                e.getStatus() >= 500 ? "server_error" : "invalid_request_error", e.getStatus() == 404 ? "not_found" : null, null,
+                e.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : e.getMessage(), null)));
         app.exception(SlotPool.Full.class, (e, ctx) -> {
             rejected.incrementAndGet();
             error(ctx, new ApiError(429, "rate_limit_error", "server_busy", null,

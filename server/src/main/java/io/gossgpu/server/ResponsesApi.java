@@ -352,6 +352,11 @@ final class ResponsesApi {
         }
 
         @Override
+        public void tick() throws IOException {
+            if (sse != null) sse.ping();
+        }
+
+        @Override
         public void reasoning(String delta) throws IOException {
             if (!"reasoning".equals(kind)) {
                 ObjectNode it = Json.object();

@@ -10,6 +10,10 @@ import java.nio.charset.StandardCharsets;
 final class Sse {
     private final HttpServletResponse res;
     private ServletOutputStream out;
+    private long lastWrite = System.nanoTime();
+
+    /** Idle time after which {@link #ping} writes a comment line. */
+    static final long PING_NANOS = 250_000_000L;
 
     Sse(HttpServletResponse res) {
         this.res = res;
@@ -36,6 +40,14 @@ final class Sse {
         write("event: " + type + "\ndata: " + Json.write(json) + "\n\n");
     }
 
+    /**
+     * Writes an SSE comment ({@code :}, ignored by clients) when nothing was written for a while: a generation whose
+     * tokens produce no visible text (or reasoning hidden behind a long header) still notices a client that left.
+     */
+    void ping() throws IOException {
+        if (System.nanoTime() - lastWrite >= PING_NANOS) write(":\n\n");
+    }
+
     void done() throws IOException {
         write("data: [DONE]\n\n");
     }
@@ -44,5 +56,6 @@ final class Sse {
         ServletOutputStream o = out();
         o.write(s.getBytes(StandardCharsets.UTF_8));
         o.flush();
+        lastWrite = System.nanoTime();
     }
 }
