@@ -64,6 +64,9 @@ public final class ServeCommand implements Runnable {
 
     @Override
     public void run() {
+        // Jetty and Javalin log every start-up step at INFO; the server's own lines say what matters.
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         String id = modelId != null ? modelId : defaultModelId(model);
