@@ -61,6 +61,9 @@ final class ChatCompletionsApi {
             } catch (IOException gone) {
                 server.cancelled.incrementAndGet();
                 return;
+            } catch (RuntimeException failed) {
+                server.streamError(sse, failed);
+                return;
             }
             if (o.clientGone()) {
                 server.cancelled.incrementAndGet();

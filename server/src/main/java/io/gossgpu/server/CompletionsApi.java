@@ -60,17 +60,23 @@ final class CompletionsApi {
                 return;
             }
             Sse sse = new Sse(ctx.res());
-            Generation.Outcome o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
-                @Override
-                public void tick() throws IOException {
-                    sse.ping();
-                }
+            Generation.Outcome o;
+            try {
+                o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
+                    @Override
+                    public void tick() throws IOException {
+                        sse.ping();
+                    }
 
-                @Override
-                public void content(String delta) throws IOException {
-                    sse.data(response(id, created, delta, null, null));
-                }
-            });
+                    @Override
+                    public void content(String delta) throws IOException {
+                        sse.data(response(id, created, delta, null, null));
+                    }
+                });
+            } catch (RuntimeException failed) {
+                server.streamError(sse, failed);
+                return;
+            }
             if (o.clientGone()) {
                 server.cancelled.incrementAndGet();
                 return;

@@ -52,7 +52,7 @@ final class Generation {
     static Outcome chat(SlotPool.Slot slot, List<Message> messages, int promptTokens, int maxTokens, SamplerConfig sampler,
                         List<String> stops, Sink sink) {
         Chat chat = slot.chat();
-        Listener l = new Listener(stops, sink, chat::cancel);
+        Listener l = new Listener(stops, sink, chat::cancel, slot);
         Reply r = chat.reply(messages, maxTokens, sampler, l);
         l.finish();
         int cached = Math.max(0, promptTokens - chat.lastPrefillTokens());
@@ -62,7 +62,7 @@ final class Generation {
     static Outcome complete(SlotPool.Slot slot, String prompt, int promptTokens, int maxTokens, SamplerConfig sampler,
                             List<String> stops, Sink sink) {
         Completion c = slot.completion();
-        Listener l = new Listener(stops, sink, c::cancel);
+        Listener l = new Listener(stops, sink, c::cancel, slot);
         Reply r = c.complete(prompt, maxTokens, sampler, l);
         l.finish();
         return l.outcome(r, promptTokens, 0);
@@ -72,13 +72,15 @@ final class Generation {
         final StopMatcher stop;
         final Sink sink;
         final Runnable cancel;
+        final SlotPool.Slot slot;
         final StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         final List<ToolCallOut> calls = new ArrayList<>();
         int reasoningTokens;
         boolean inReasoning;
         boolean gone;
 
-        Listener(List<String> stops, Sink sink, Runnable cancel) {
+        Listener(List<String> stops, Sink sink, Runnable cancel, SlotPool.Slot slot) {
+            this.slot = slot;
             this.stop = new StopMatcher(stops);
             this.sink = sink;
             this.cancel = cancel;
@@ -97,6 +99,7 @@ final class Generation {
         @Override
         public void onToken(int token) {
             if (inReasoning) reasoningTokens++;
+            if (slot.stopping) cancel.run(); // a cancel that came before the generation began is not lost
             send(sink::tick);
         }
 

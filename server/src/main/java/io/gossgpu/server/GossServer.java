@@ -250,6 +250,16 @@ public final class GossServer implements AutoCloseable {
                 "the request body" + (size >= 0 ? " of " + size + " bytes" : "") + " exceeds the limit of " + options.maxBodyBytes() + " bytes", null);
     }
 
+    /** A failure after a stream has begun: an error event in OpenAI's shape, then the stream ends. */
+    void streamError(Sse sse, RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(GossServer.class).warn("generation failed mid-stream: {}", e.toString());
+        try {
+            sse.data(Json.error(e.getMessage() != null ? e.getMessage() : e.toString(), "server_error", null, null));
+        } catch (IOException gone) {
+            cancelled.incrementAndGet();
+        }
+    }
+
     static void json(Context ctx, int status, Object body) {
         ctx.status(status);
         ctx.contentType("application/json");
@@ -262,15 +272,23 @@ public final class GossServer implements AutoCloseable {
         json(ctx, e.status, Json.error(e.getMessage(), e.type, e.param, e.code));
     }
 
+    /**
+     * Stops: cancels the generations under way (their clients get what was generated so far), waits for them to end,
+     * stops listening, and releases the model. Requests still queued get 503.
+     */
     @Override
     public void close() {
         synchronized (this) {
+            if (closed) return;
             closed = true;
         }
-        app.stop();
         SlotPool p = pool;
-        if (p != null) p.close();
+        boolean idle = p == null || p.close(10_000);
+        app.stop();
         Engine e = engine;
-        if (e != null) e.close();
+        if (e != null) {
+            if (idle) e.close();
+            else org.slf4j.LoggerFactory.getLogger(GossServer.class).warn("generations did not stop in time; leaving the model loaded");
+        }
     }
 }

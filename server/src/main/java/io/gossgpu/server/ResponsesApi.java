@@ -108,6 +108,10 @@ final class ResponsesApi {
             } catch (IOException gone) {
                 server.cancelled.incrementAndGet();
                 return;
+            } catch (RuntimeException failed) {
+                if (sse == null) throw failed;
+                server.streamError(sse, failed);
+                return;
             }
         } finally {
             pool.release(slot);

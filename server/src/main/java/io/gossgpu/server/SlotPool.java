@@ -30,6 +30,8 @@ final class SlotPool implements AutoCloseable {
         private Completion completion;
         private boolean busy;
         private long lastUsed;
+        /** Set when the server shuts down: the generation on this slot stops at its next token. */
+        volatile boolean stopping;
 
         Slot(int index) { this.index = index; }
 
@@ -45,6 +47,12 @@ final class SlotPool implements AutoCloseable {
 
         int reusable(int[] prompt) {
             return prompt == null || chat == null ? 0 : chat.cachedPrefixLength(prompt);
+        }
+
+        private void cancel() {
+            stopping = true;
+            if (chat != null) chat.cancel();
+            if (completion != null) completion.cancel();
         }
 
         private void closeSessions() {
@@ -157,15 +165,36 @@ final class SlotPool implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    /**
+     * Refuses new requests, wakes the queued ones (they get 503), cancels the generations under way and waits up to
+     * {@code waitMs} for them to end, then closes every slot's sessions. Returns false if some were still running.
+     */
+    boolean close(long waitMs) {
         lock.lock();
         try {
             closed = true;
             freed.signalAll();
+            for (Slot s : slots) if (s.busy) s.cancel();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            while (slots.stream().anyMatch(s -> s.busy)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                try {
+                    freed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
             for (Slot s : slots) s.closeSessions();
+            return true;
         } finally {
             lock.unlock();
         }
+    }
+
+    @Override
+    public void close() {
+        close(10_000);
     }
 }

@@ -188,6 +188,24 @@ class ErrorsTest {
     }
 
     @Test
+    void closeCancelsRunningGenerationsAndReleasesSessions() throws Exception {
+        GossServer s = TestServers.start(TestServers.options().withParallel(1), new TestServers.Scripted());
+        String body = chat(",\"stream\":true,\"max_tokens\":200");
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", s.port())) {
+            socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
+                    + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+            assertEquals("HTTP/1.1 200", new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII));
+            assertEquals(1, s.stats().busySlots());
+            long t0 = System.nanoTime();
+            s.close();
+            double ms = (System.nanoTime() - t0) / 1e6;
+            assertTrue(ms < 5000, "close took " + ms + " ms"); // the 200 tokens would take ~18 s
+            assertEquals(0, s.stats().busySlots());
+            assertEquals(0, s.stats().openSessions());
+        }
+    }
+
+    @Test
     void loading503() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         java.nio.file.Path m = TestServers.model();
