@@ -172,8 +172,14 @@ public final class GossServer implements AutoCloseable {
 
     private void health(Context ctx) {
         ObjectNode o = Json.object();
-        if (pool != null) {
+        SlotPool p = pool;
+        if (p != null) {
             o.put("status", "ok");
+            Stats st = stats();
+            o.put("slots", st.slots());
+            o.put("busy_slots", st.busySlots());
+            o.put("queued", st.queued());
+            o.put("open_sessions", st.openSessions());
             json(ctx, 200, o);
         } else if (loadError != null) {
             o.put("status", "error");

@@ -168,6 +168,25 @@ class ChatSdkTest {
     }
 
     @Test
+    void streamingThroughKeepAliveComments() {
+        // Unscripted, the random model writes no well-formed Harmony: nothing visible for a while, so the server
+        // sends ':' comment lines to notice a client that left. The SDK must read past them.
+        int[] chunks = {0};
+        List<ChatCompletionChunk.Choice.FinishReason> finish = new ArrayList<>();
+        long t0 = System.nanoTime();
+        try (StreamResponse<ChatCompletionChunk> s = client.chat().completions().createStreaming(ChatCompletionCreateParams.builder()
+                .model("gpt-oss").addUserMessage("Hi").temperature(0).maxCompletionTokens(12).build())) {
+            s.stream().forEach(chunk -> {
+                chunks[0]++;
+                chunk.choices().forEach(ch -> ch.finishReason().ifPresent(finish::add));
+            });
+        }
+        assertTrue(System.nanoTime() - t0 > 2 * Sse.PING_NANOS, "too fast to have sent a comment");
+        assertEquals(List.of(ChatCompletionChunk.Choice.FinishReason.LENGTH), finish);
+        assertTrue(chunks[0] >= 2);
+    }
+
+    @Test
     void streamingToolCallArguments() {
         backend.say(CALL);
         List<String> argDeltas = new ArrayList<>();

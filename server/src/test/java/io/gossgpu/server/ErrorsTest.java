@@ -80,6 +80,8 @@ class ErrorsTest {
         HttpResponse<String> h = get(server, "/health", null); // no key needed
         assertEquals(200, h.statusCode());
         assertEquals("ok", JSON.readTree(h.body()).get("status").asText());
+        assertEquals(1, JSON.readTree(h.body()).get("slots").asInt());
+        assertEquals(0, JSON.readTree(h.body()).get("busy_slots").asInt());
         HttpResponse<String> m = get(server, "/v1/models", KEY);
         assertEquals(200, m.statusCode());
         JsonNode data = JSON.readTree(m.body()).get("data");
