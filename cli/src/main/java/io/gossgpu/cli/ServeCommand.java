@@ -62,6 +62,9 @@ public final class ServeCommand implements Runnable {
         RUNNING.forEach(CountDownLatch::countDown);
     }
 
+    @Option(names = "--cors", description = "Let browser pages from these origins call the API: '*' or a comma-separated list (default: none).")
+    String cors;
+
     @Override
     public void run() {
         // Jetty and Javalin log every start-up step at INFO; the server's own lines say what matters.
@@ -72,7 +75,7 @@ public final class ServeCommand implements Runnable {
         String id = modelId != null ? modelId : defaultModelId(model);
         ServerOptions options;
         try {
-            options = new ServerOptions(host, port, id, apiKey, parallel, queue, 300_000, context, maxBody, maxTokens, storedResponses);
+            options = new ServerOptions(host, port, id, apiKey, parallel, queue, 300_000, context, maxBody, maxTokens, storedResponses, cors);
         } catch (IllegalArgumentException e) {
             throw new GossException(e.getMessage());
         }

@@ -56,6 +56,15 @@ public final class GossServer implements AutoCloseable {
             cfg.http.maxRequestSize = options.maxBodyBytes();
             cfg.http.disableCompression();
             cfg.router.ignoreTrailingSlashes = true;
+            if (options.corsOrigins() != null) {
+                cfg.bundledPlugins.enableCors(cors -> cors.addRule(rule -> {
+                    if (options.corsOrigins().equals("*")) rule.anyHost();
+                    else {
+                        String[] origins = options.corsOrigins().split("\\s*,\\s*");
+                        rule.allowHost(origins[0], java.util.Arrays.copyOfRange(origins, 1, origins.length));
+                    }
+                }));
+            }
         });
         app.before("/v1/*", this::authorize);
         app.get("/health", this::health);

@@ -208,6 +208,28 @@ class ErrorsTest {
     }
 
     @Test
+    void corsWhenAsked() throws Exception {
+        HttpRequest preflight = HttpRequest.newBuilder(uri(server, "/v1/chat/completions")).header("Origin", "http://localhost:3000")
+                .header("Access-Control-Request-Method", "POST").method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build();
+        assertTrue(http.send(preflight, HttpResponse.BodyHandlers.ofString()).headers().firstValue("Access-Control-Allow-Origin").isEmpty());
+        GossServer s = GossServer.start(TestServers.options().withCorsOrigins("http://localhost:3000").withApiKey(KEY), () -> {
+            throw new IllegalStateException("no model in this test");
+        });
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri(s, "/v1/chat/completions")).header("Origin", "http://localhost:3000")
+                    .header("Access-Control-Request-Method", "POST").header("Access-Control-Request-Headers", "authorization,content-type")
+                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals("http://localhost:3000", r.headers().firstValue("Access-Control-Allow-Origin").orElse(null), r.headers().toString());
+            // A model that failed to load: 503 with the reason.
+            assertTrue(!s.awaitReady(Duration.ofSeconds(10)));
+            assertEquals("model_load_failed", error(post(s, "/v1/chat/completions", chat(""), KEY), 503).get("code").asText());
+            assertEquals(503, get(s, "/health", null).statusCode());
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
     void loading503() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         java.nio.file.Path m = TestServers.model();
