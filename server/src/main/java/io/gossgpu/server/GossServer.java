@@ -31,6 +31,9 @@ public final class GossServer implements AutoCloseable {
     public record Stats(boolean ready, int slots, int busySlots, int queued, int openSessions, long requests,
                         long rejected, long cancelled) {}
 
+    /** How long an idle keep-alive connection stays open. */
+    static long IDLE_TIMEOUT_MS = Long.getLong("goss.server.idleTimeoutMs", 60_000L);
+
     final ServerOptions options;
     final long created = System.currentTimeMillis() / 1000;
     private final Javalin app;
@@ -56,6 +59,16 @@ public final class GossServer implements AutoCloseable {
             cfg.http.maxRequestSize = options.maxBodyBytes();
             cfg.http.disableCompression();
             cfg.router.ignoreTrailingSlashes = true;
+            // Our own connector, to state its idle timeout (it closes idle keep-alive connections; a request being
+            // generated is not idle in Jetty's sense, so long non-streaming replies are not cut, see ErrorsTest).
+            cfg.jetty.addConnector((server, httpConfig) -> {
+                org.eclipse.jetty.server.ServerConnector c = new org.eclipse.jetty.server.ServerConnector(server,
+                        new org.eclipse.jetty.server.HttpConnectionFactory(httpConfig));
+                c.setHost(options.host());
+                c.setPort(options.port());
+                c.setIdleTimeout(IDLE_TIMEOUT_MS);
+                return c;
+            });
             if (options.corsOrigins() != null) {
                 cfg.bundledPlugins.enableCors(cors -> cors.addRule(rule -> {
                     if (options.corsOrigins().equals("*")) rule.anyHost();
@@ -107,7 +120,7 @@ public final class GossServer implements AutoCloseable {
      */
     public static GossServer start(ServerOptions options, Supplier<Engine> engineLoader) {
         GossServer s = new GossServer(options, engineLoader);
-        s.app.start(options.host(), options.port());
+        s.app.start();
         s.loader.start();
         return s;
     }

@@ -230,6 +230,24 @@ class ErrorsTest {
     }
 
     @Test
+    void idleTimeoutClosesIdleConnectionsButNotLongRequests() throws Exception {
+        long saved = GossServer.IDLE_TIMEOUT_MS;
+        GossServer.IDLE_TIMEOUT_MS = 300;
+        try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
+            try (java.net.Socket idle = new java.net.Socket("127.0.0.1", s.port())) {
+                idle.setSoTimeout(10_000);
+                assertEquals(-1, idle.getInputStream().read()); // closed by the server
+            }
+            long t0 = System.nanoTime();
+            HttpResponse<String> r = post(s, "/v1/chat/completions", chat(",\"max_tokens\":6"), null);
+            assertEquals(200, r.statusCode(), r.body());
+            assertTrue(System.nanoTime() - t0 > 3 * 300e6, "the request was not longer than the idle timeout");
+        } finally {
+            GossServer.IDLE_TIMEOUT_MS = saved;
+        }
+    }
+
+    @Test
     void loading503() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         java.nio.file.Path m = TestServers.model();
