@@ -2,6 +2,7 @@ package io.gossgpu.api;
 
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyEvent;
@@ -67,7 +68,7 @@ public final class Chat implements AutoCloseable {
      * not added. As with {@link #send}, the KV cache is reused when the rendered prompt extends what is cached
      * ({@link #cachedPrefixLength}); otherwise the whole prompt is prefilled.
      */
-    public Reply reply(List<Message> messages, int maxTokens, io.gossgpu.generate.SamplerConfig sampler, ChatListener listener) {
+    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
         conversation.clear();
         conversation.addAll(messages);
@@ -100,7 +101,7 @@ public final class Chat implements AutoCloseable {
         session.cancel();
     }
 
-    private Reply respond(ChatListener listener, int maxTokens, io.gossgpu.generate.SamplerConfig sampler) {
+    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
         int reuse = startsWith(prompt, cached) ? cached.length : 0;

@@ -3,6 +3,7 @@ package io.gossgpu.api;
 import io.gossgpu.GossException;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.tokenizer.O200kHarmony;
 import io.gossgpu.tokenizer.StreamingDecoder;
@@ -31,7 +32,7 @@ public final class Completion implements AutoCloseable {
     }
 
     /** {@link #complete(String, ChatListener)} with this call's own token limit and sampler (servers). */
-    public Reply complete(String prompt, int maxTokens, io.gossgpu.generate.SamplerConfig sampler, ChatListener listener) {
+    public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
