@@ -95,6 +95,26 @@ class ChatSdkTest {
     }
 
     @Test
+    void multiTurnChatReusesTheSlotsCache() {
+        String answer = "<|channel|>final<|message|>Hello there.<|return|>";
+        backend.say(answer);
+        ChatCompletionCreateParams.Builder req = ChatCompletionCreateParams.builder().model("gpt-oss")
+                .addSystemMessage("Be brief.").addUserMessage("Hi").temperature(0).maxCompletionTokens(20);
+        ChatCompletion first = client.chat().completions().create(req.build());
+        assertEquals("Hello there.", first.choices().get(0).message().content().orElseThrow());
+        assertEquals(0L, first.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow());
+
+        backend.script.clear();
+        backend.say("<|channel|>final<|message|>Sure.<|return|>");
+        ChatCompletion second = client.chat().completions().create(req.addAssistantMessage("Hello there.")
+                .addUserMessage("Tell me more").build());
+        assertEquals("Sure.", second.choices().get(0).message().content().orElseThrow());
+        // Only the end of the answer and the new user turn were prefilled; the history came from the cache.
+        assertEquals(first.usage().orElseThrow().promptTokens() + tokens(answer) - 1,
+                second.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow());
+    }
+
+    @Test
     void lengthLimitAndStopSequence() {
         backend.say(ANSWER);
         ChatCompletion c = client.chat().completions().create(ChatCompletionCreateParams.builder()
