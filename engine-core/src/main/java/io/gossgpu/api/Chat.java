@@ -2,6 +2,7 @@ package io.gossgpu.api;
 
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyEvent;
@@ -50,17 +51,43 @@ public final class Chat implements AutoCloseable {
     /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
     public Reply send(String userText, ChatListener listener) {
         conversation.add(Message.user(userText));
-        return respond(listener);
+        return respond(listener, options.maxTokens(), options.sampler());
     }
 
     /** Gives the result of a tool call back to the model and generates what it says next. */
     public Reply sendToolResult(String functionName, String output, ChatListener listener) {
         conversation.add(Message.toolResult(functionName, output));
-        return respond(listener);
+        return respond(listener, options.maxTokens(), options.sampler());
+    }
+
+    /**
+     * Replaces the conversation with {@code messages} and generates the next assistant turn, with this reply's own
+     * token limit and sampler (for servers, whose requests each carry a whole conversation). The messages are used
+     * as given: the caller supplies the system message (and the developer message with instructions and function
+     * tools) first; this chat's {@link ChatOptions#reasoningEffort()} and {@link ChatOptions#instructions()} are
+     * not added. As with {@link #send}, the KV cache is reused when the rendered prompt extends what is cached
+     * ({@link #cachedPrefixLength}); otherwise the whole prompt is prefilled.
+     */
+    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+        if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
+        conversation.clear();
+        conversation.addAll(messages);
+        return respond(listener, maxTokens, sampler);
+    }
+
+    /**
+     * How many tokens of {@code prompt} (a conversation rendered with {@link HarmonyRenderer#renderForCompletion})
+     * the next reply would take from this chat's KV cache instead of prefilling: the cached length when the prompt
+     * starts with every cached token and goes on past them, else 0. Servers use it to route a request to the
+     * session that already holds its history.
+     */
+    public int cachedPrefixLength(int[] prompt) {
+        int[] c = cached;
+        return startsWith(prompt, c) && prompt.length > c.length ? c.length : 0;
     }
 
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
-    int lastPrefillTokens() {
+    public int lastPrefillTokens() {
         return lastPrefill;
     }
 
@@ -74,7 +101,7 @@ public final class Chat implements AutoCloseable {
         session.cancel();
     }
 
-    private Reply respond(ChatListener listener) {
+    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
         int reuse = startsWith(prompt, cached) ? cached.length : 0;
@@ -85,12 +112,12 @@ public final class Chat implements AutoCloseable {
         }
         int[] fresh = Arrays.copyOfRange(prompt, reuse, prompt.length);
         lastPrefill = fresh.length;
+        cached = new int[0]; // until this reply is complete the cache holds neither the old nor the new conversation
 
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(options.maxTokens(),
-                Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), options.sampler());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler);
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
@@ -106,8 +133,17 @@ public final class Chat implements AutoCloseable {
     private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,
                                  StringBuilder reasoning, List<Reply.ToolCall> calls) {
         switch (e) {
+            case HarmonyEvent.MessageStart s -> {
+                String fn = s.header().functionName().orElse(null);
+                if (fn != null) l.onToolCallStart(fn);
+            }
             case HarmonyEvent.ContentDelta d -> {
-                if (parser.currentRecipient() != null && !"all".equals(parser.currentRecipient())) return; // tool arguments
+                if (parser.currentRecipient() != null && !"all".equals(parser.currentRecipient())) { // tool arguments
+                    ParsedMessage h = parser.currentHeader();
+                    String fn = h != null ? h.functionName().orElse(null) : null;
+                    if (fn != null) l.onToolCallDelta(fn, d.text());
+                    return;
+                }
                 if ("analysis".equals(parser.currentChannel())) {
                     reasoning.append(d.text());
                     l.onReasoning(d.text());

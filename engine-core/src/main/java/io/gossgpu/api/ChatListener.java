@@ -11,6 +11,12 @@ public interface ChatListener {
     /** Text meant for the user: the final channel in a chat, everything in a raw completion. */
     default void onContent(String delta) {}
 
+    /** The model began a call of function tool {@code functionName}; its arguments follow in {@link #onToolCallDelta}. */
+    default void onToolCallStart(String functionName) {}
+
+    /** More of the arguments of the function call begun by the last {@link #onToolCallStart} (as they are generated). */
+    default void onToolCallDelta(String functionName, String argumentsDelta) {}
+
     /** The model called a function tool ({@code arguments} as the model wrote them, usually JSON). */
     default void onToolCall(String functionName, String arguments) {}
 

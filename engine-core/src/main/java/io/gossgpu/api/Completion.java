@@ -3,6 +3,7 @@ package io.gossgpu.api;
 import io.gossgpu.GossException;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.tokenizer.O200kHarmony;
 import io.gossgpu.tokenizer.StreamingDecoder;
@@ -27,6 +28,11 @@ public final class Completion implements AutoCloseable {
     }
 
     public Reply complete(String prompt, ChatListener listener) {
+        return complete(prompt, options.maxTokens(), options.sampler(), listener);
+    }
+
+    /** {@link #complete(String, ChatListener)} with this call's own token limit and sampler (servers). */
+    public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
@@ -36,8 +42,7 @@ public final class Completion implements AutoCloseable {
         session.reset();
         StreamingDecoder decoder = tok.newStreamingDecoder();
         StringBuilder text = new StringBuilder();
-        GenerationOptions gen = new GenerationOptions(options.maxTokens(),
-                Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), options.sampler());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler);
         GenerationResult r = session.generate(tokens, gen, token -> {
             l.onToken(token);
             if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;

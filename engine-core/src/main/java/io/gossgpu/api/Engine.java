@@ -97,6 +97,11 @@ public final class Engine implements AutoCloseable {
         return track(new Completion(this, options));
     }
 
+    /** Chats and completions opened on this engine and not yet closed (servers check for leaked sessions with it). */
+    public int openSessions() {
+        return open.size();
+    }
+
     Backend backend() {
         return backend;
     }

@@ -1,0 +1,266 @@
+package io.gossgpu.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.harmony.HarmonyRenderer;
+import io.gossgpu.harmony.Message;
+import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.harmony.ToolDescription;
+import io.javalin.http.Context;
+
+import java.io.IOException;
+import java.util.List;
+
+/** {@code POST /v1/chat/completions}: non-streaming and SSE streaming, tools, reasoning as {@code reasoning_content}. */
+final class ChatCompletionsApi {
+    private final GossServer server;
+    private final HarmonyRenderer renderer = new HarmonyRenderer();
+
+    ChatCompletionsApi(GossServer server) {
+        this.server = server;
+    }
+
+    /** A request made ready to run: the Harmony conversation, its rendering, and the limits. */
+    record Prepared(List<Message> messages, int[] prompt, int maxTokens, SamplerConfig sampler, List<String> stops) {}
+
+    void handle(Context ctx, JsonNode body) throws Exception {
+        SlotPool pool = server.requireReady();
+        server.checkModel(body);
+        JsonNode n = body.get("n");
+        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
+            throw ApiError.badRequest("n", "only n = 1 is supported");
+        boolean stream = Requests.optBool(body, "stream", false);
+        boolean includeUsage = stream && body.path("stream_options").path("include_usage").asBoolean(false);
+
+        Conversation conv = new Conversation();
+        readMessages(body.get("messages"), conv);
+        List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
+        tools.forEach(conv::tool);
+        ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
+        Long max = Requests.optInteger(body, "max_completion_tokens", 1);
+        if (max == null) max = Requests.optInteger(body, "max_tokens", 1);
+        Prepared p = prepare(conv.messages(effort, true), max, Requests.sampler(body), Requests.stops(body));
+
+        String id = Requests.id("chatcmpl-");
+        long created = System.currentTimeMillis() / 1000;
+        SlotPool.Slot slot = pool.acquire(p.prompt());
+        try {
+            if (!stream) {
+                Generation.Outcome o = Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), new Generation.Sink() {});
+                GossServer.json(ctx, 200, completion(id, created, o));
+                return;
+            }
+            Sse sse = new Sse(ctx.res());
+            StreamSink sink = new StreamSink(sse, id, created);
+            Generation.Outcome o;
+            try {
+                sink.first();
+                o = Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), sink);
+            } catch (IOException gone) {
+                server.cancelled.incrementAndGet();
+                return;
+            } catch (RuntimeException failed) {
+                server.streamError(sse, failed);
+                return;
+            }
+            if (o.clientGone()) {
+                server.cancelled.incrementAndGet();
+                return;
+            }
+            try {
+                ObjectNode last = sink.chunk();
+                ObjectNode choice = (ObjectNode) last.get("choices").get(0);
+                choice.putObject("delta");
+                choice.put("finish_reason", o.finishReason());
+                sse.data(last);
+                if (includeUsage) {
+                    ObjectNode u = sink.chunk();
+                    u.putArray("choices");
+                    u.set("usage", usage(o));
+                    sse.data(u);
+                }
+                sse.done();
+            } catch (IOException gone) {
+                server.cancelled.incrementAndGet();
+            }
+        } finally {
+            pool.release(slot);
+        }
+    }
+
+    /** Renders the conversation and checks it against the context. */
+    Prepared prepare(List<Message> messages, Long maxTokens, SamplerConfig sampler, List<String> stops) {
+        int[] prompt = renderer.renderForCompletion(messages);
+        int ctxLen = server.options.contextLength();
+        if (prompt.length >= ctxLen)
+            throw ApiError.badRequest("messages", "context_length_exceeded", "This model's maximum context length is " + ctxLen
+                    + " tokens. However, your messages resulted in " + prompt.length + " tokens. Please reduce the length of the messages.");
+        int room = ctxLen - prompt.length;
+        int max = (int) Math.min(maxTokens != null ? maxTokens : server.options.defaultMaxTokens(), room);
+        return new Prepared(messages, prompt, max, sampler, stops);
+    }
+
+    /** The chat-completions {@code messages} array into {@code conv}. */
+    static void readMessages(JsonNode messages, Conversation conv) {
+        if (messages == null || messages.isNull()) throw ApiError.badRequest("messages", "'messages' is required");
+        if (!messages.isArray() || messages.isEmpty()) throw ApiError.badRequest("messages", "'messages' must be a non-empty array");
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode m = messages.get(i);
+            String param = "messages[" + i + "]";
+            if (!m.isObject()) throw ApiError.badRequest(param, param + " must be an object");
+            String role = m.path("role").asText(null);
+            if (role == null) throw ApiError.badRequest(param + ".role", param + " has no 'role'");
+            JsonNode content = m.get("content");
+            switch (role) {
+                case "system", "developer" -> conv.instruction(Requests.contentText(content, param + ".content"));
+                case "user" -> conv.user(Requests.contentText(content, param + ".content"));
+                case "assistant" -> {
+                    String reasoning = m.path("reasoning_content").asText(m.path("reasoning").asText(""));
+                    conv.reasoning(reasoning);
+                    String text = Requests.contentText(content, param + ".content");
+                    JsonNode calls = m.get("tool_calls");
+                    boolean hasCalls = calls != null && calls.isArray() && !calls.isEmpty();
+                    if (!text.isEmpty()) {
+                        if (hasCalls) conv.assistantCommentary(text);
+                        else conv.assistantFinal(text);
+                    }
+                    if (hasCalls) {
+                        for (JsonNode c : calls) {
+                            JsonNode f = c.get("function");
+                            if (f == null || !f.path("name").isTextual())
+                                throw ApiError.badRequest(param + ".tool_calls", "a tool call needs 'function' with 'name'");
+                            conv.toolCall(c.path("id").asText(null), f.get("name").asText(), f.path("arguments").asText("{}"));
+                        }
+                    }
+                }
+                case "tool", "function" -> conv.toolResult(m.path("tool_call_id").asText(null), m.path("name").asText(null),
+                        Requests.contentText(content, param + ".content"), param);
+                default -> throw ApiError.badRequest(param + ".role", "unknown role '" + role + "'");
+            }
+        }
+        if (!conv.hasTurns()) throw ApiError.badRequest("messages", "'messages' has no user message");
+    }
+
+    private ObjectNode completion(String id, long created, Generation.Outcome o) {
+        ObjectNode r = Json.object();
+        r.put("id", id);
+        r.put("object", "chat.completion");
+        r.put("created", created);
+        r.put("model", server.options.modelId());
+        ArrayNode choices = r.putArray("choices");
+        ObjectNode c = choices.addObject();
+        c.put("index", 0);
+        ObjectNode msg = c.putObject("message");
+        msg.put("role", "assistant");
+        if (o.content().isEmpty() && !o.toolCalls().isEmpty()) msg.putNull("content");
+        else msg.put("content", o.content());
+        msg.putNull("refusal");
+        if (!o.reasoning().isEmpty()) msg.put("reasoning_content", o.reasoning());
+        if (!o.toolCalls().isEmpty()) {
+            ArrayNode calls = msg.putArray("tool_calls");
+            for (Generation.ToolCallOut t : o.toolCalls()) {
+                ObjectNode call = calls.addObject();
+                call.put("id", t.id);
+                call.put("type", "function");
+                ObjectNode f = call.putObject("function");
+                f.put("name", t.name);
+                f.put("arguments", t.arguments.toString());
+            }
+        }
+        c.putNull("logprobs");
+        c.put("finish_reason", o.finishReason());
+        r.set("usage", usage(o));
+        return r;
+    }
+
+    static ObjectNode usage(Generation.Outcome o) {
+        ObjectNode u = Json.object();
+        u.put("prompt_tokens", o.promptTokens());
+        u.put("completion_tokens", o.completionTokens());
+        u.put("total_tokens", o.promptTokens() + o.completionTokens());
+        u.putObject("prompt_tokens_details").put("cached_tokens", o.cachedTokens());
+        u.putObject("completion_tokens_details").put("reasoning_tokens", o.reasoningTokens());
+        return u;
+    }
+
+    /** Chunks of {@code chat.completion.chunk} as the reply is generated. */
+    private final class StreamSink implements Generation.Sink {
+        final Sse sse;
+        final String id;
+        final long created;
+
+        StreamSink(Sse sse, String id, long created) {
+            this.sse = sse;
+            this.id = id;
+            this.created = created;
+        }
+
+        ObjectNode chunk() {
+            ObjectNode r = Json.object();
+            r.put("id", id);
+            r.put("object", "chat.completion.chunk");
+            r.put("created", created);
+            r.put("model", server.options.modelId());
+            ObjectNode c = r.putArray("choices").addObject();
+            c.put("index", 0);
+            c.putNull("logprobs");
+            c.putNull("finish_reason");
+            return r;
+        }
+
+        private ObjectNode delta(ObjectNode chunk) {
+            return ((ObjectNode) chunk.get("choices").get(0)).putObject("delta");
+        }
+
+        void first() throws IOException {
+            ObjectNode ch = chunk();
+            ObjectNode d = delta(ch);
+            d.put("role", "assistant");
+            d.put("content", "");
+            sse.data(ch);
+        }
+
+        @Override
+        public void tick() throws IOException {
+            sse.ping();
+        }
+
+        @Override
+        public void reasoning(String text) throws IOException {
+            ObjectNode ch = chunk();
+            delta(ch).put("reasoning_content", text);
+            sse.data(ch);
+        }
+
+        @Override
+        public void content(String text) throws IOException {
+            ObjectNode ch = chunk();
+            delta(ch).put("content", text);
+            sse.data(ch);
+        }
+
+        @Override
+        public void toolStart(Generation.ToolCallOut call) throws IOException {
+            ObjectNode ch = chunk();
+            ObjectNode t = delta(ch).putArray("tool_calls").addObject();
+            t.put("index", call.index);
+            t.put("id", call.id);
+            t.put("type", "function");
+            ObjectNode f = t.putObject("function");
+            f.put("name", call.name);
+            f.put("arguments", "");
+            sse.data(ch);
+        }
+
+        @Override
+        public void toolDelta(Generation.ToolCallOut call, String text) throws IOException {
+            ObjectNode ch = chunk();
+            ObjectNode t = delta(ch).putArray("tool_calls").addObject();
+            t.put("index", call.index);
+            t.putObject("function").put("arguments", text);
+            sse.data(ch);
+        }
+    }
+}

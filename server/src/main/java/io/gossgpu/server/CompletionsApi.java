@@ -1,0 +1,128 @@
+package io.gossgpu.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.tokenizer.O200kHarmony;
+import io.javalin.http.Context;
+
+import java.io.IOException;
+import java.util.List;
+
+/** {@code POST /v1/completions}: raw text continuation (no Harmony), non-streaming and streaming. */
+final class CompletionsApi {
+    private final GossServer server;
+
+    CompletionsApi(GossServer server) {
+        this.server = server;
+    }
+
+    void handle(Context ctx, JsonNode body) throws Exception {
+        SlotPool pool = server.requireReady();
+        server.checkModel(body);
+        JsonNode n = body.get("n");
+        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
+            throw ApiError.badRequest("n", "only n = 1 is supported");
+        if (Requests.optBool(body, "echo", false)) throw ApiError.badRequest("echo", "'echo' is not supported");
+        if (Requests.optText(body, "suffix") != null) throw ApiError.badRequest("suffix", "'suffix' is not supported");
+        String prompt = prompt(body.get("prompt"));
+        boolean stream = Requests.optBool(body, "stream", false);
+        boolean includeUsage = stream && body.path("stream_options").path("include_usage").asBoolean(false);
+        Long max = Requests.optInteger(body, "max_tokens", 0);
+        SamplerConfig sampler = Requests.sampler(body);
+        List<String> stops = Requests.stops(body);
+
+        int promptTokens = O200kHarmony.get().encode(prompt).length;
+        int ctxLen = server.options.contextLength();
+        if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
+        if (promptTokens >= ctxLen)
+            throw ApiError.badRequest("prompt", "context_length_exceeded", "This model's maximum context length is " + ctxLen
+                    + " tokens. However, your prompt is " + promptTokens + " tokens.");
+        int maxTokens = (int) Math.min(max != null ? max : 16, ctxLen - promptTokens); // OpenAI's default is 16
+        String id = Requests.id("cmpl-");
+        long created = System.currentTimeMillis() / 1000;
+
+        if (maxTokens == 0) { // nothing to generate (and a session cannot run zero tokens)
+            Generation.Outcome o = new Generation.Outcome("", "", List.of(), "length", promptTokens, 0, 0, 0, false);
+            if (!stream) GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o));
+            else {
+                Sse sse = new Sse(ctx.res());
+                sse.data(response(id, created, "", "length", includeUsage ? o : null));
+                sse.done();
+            }
+            return;
+        }
+        SlotPool.Slot slot = pool.acquire(null);
+        try {
+            if (!stream) {
+                Generation.Outcome o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {});
+                GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o));
+                return;
+            }
+            Sse sse = new Sse(ctx.res());
+            Generation.Outcome o;
+            try {
+                o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
+                    @Override
+                    public void tick() throws IOException {
+                        sse.ping();
+                    }
+
+                    @Override
+                    public void content(String delta) throws IOException {
+                        sse.data(response(id, created, delta, null, null));
+                    }
+                });
+            } catch (RuntimeException failed) {
+                server.streamError(sse, failed);
+                return;
+            }
+            if (o.clientGone()) {
+                server.cancelled.incrementAndGet();
+                return;
+            }
+            try {
+                sse.data(response(id, created, "", o.finishReason(), null));
+                if (includeUsage) {
+                    ObjectNode u = response(id, created, "", null, o);
+                    u.putArray("choices");
+                    sse.data(u);
+                }
+                sse.done();
+            } catch (IOException gone) {
+                server.cancelled.incrementAndGet();
+            }
+        } finally {
+            pool.release(slot);
+        }
+    }
+
+    private static String prompt(JsonNode p) {
+        if (p == null || p.isNull()) throw ApiError.badRequest("prompt", "'prompt' is required");
+        if (p.isTextual()) return p.asText();
+        if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) return p.get(0).asText();
+        if (p.isArray() && p.size() > 1) throw ApiError.badRequest("prompt", "only one prompt per request is supported");
+        throw ApiError.badRequest("prompt", "'prompt' must be a string");
+    }
+
+    private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage) {
+        ObjectNode r = Json.object();
+        r.put("id", id);
+        r.put("object", "text_completion");
+        r.put("created", created);
+        r.put("model", server.options.modelId());
+        ObjectNode c = r.putArray("choices").addObject();
+        c.put("index", 0);
+        c.put("text", text);
+        c.putNull("logprobs");
+        if (finish == null) c.putNull("finish_reason");
+        else c.put("finish_reason", finish);
+        if (usage != null) {
+            ObjectNode u = r.putObject("usage");
+            u.put("prompt_tokens", usage.promptTokens());
+            u.put("completion_tokens", usage.completionTokens());
+            u.put("total_tokens", usage.promptTokens() + usage.completionTokens());
+        }
+        return r;
+    }
+}

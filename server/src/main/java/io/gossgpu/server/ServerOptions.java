@@ -1,0 +1,50 @@
+package io.gossgpu.server;
+
+/**
+ * Settings of the OpenAI-compatible server.
+ *
+ * @param host            address to listen on (loopback by default; anything else exposes the model to the network)
+ * @param port            TCP port (0 picks a free one, see {@link GossServer#port()})
+ * @param modelId         the id clients put in {@code "model"} and {@code GET /v1/models} lists
+ * @param apiKey          required bearer token, or null for none
+ * @param parallel        slots: requests generated at once, each slot with its own KV cache
+ * @param queue           requests that may wait for a slot; past that the server answers 429
+ * @param queueTimeoutMs  longest wait for a slot before 503
+ * @param contextLength   tokens each slot's KV cache holds
+ * @param maxBodyBytes    largest request body (413 past it)
+ * @param defaultMaxTokens tokens generated when a request names no limit
+ * @param storedResponses Responses API results kept in memory for {@code previous_response_id} (oldest dropped first)
+ * @param corsOrigins     browser origins allowed to call the API (CORS): null for none, {@code *} for any, or a
+ *                        comma-separated list such as {@code http://localhost:3000}
+ */
+public record ServerOptions(String host, int port, String modelId, String apiKey, int parallel, int queue,
+                            long queueTimeoutMs, int contextLength, int maxBodyBytes, int defaultMaxTokens,
+                            int storedResponses, String corsOrigins) {
+    public ServerOptions {
+        if (parallel < 1) throw new IllegalArgumentException("--parallel must be at least 1, got " + parallel);
+        if (queue < 0) throw new IllegalArgumentException("--queue must be >= 0, got " + queue);
+        if (contextLength < 16) throw new IllegalArgumentException("--context must be at least 16, got " + contextLength);
+        if (maxBodyBytes < 1024) throw new IllegalArgumentException("--max-body must be at least 1024 bytes, got " + maxBodyBytes);
+        if (defaultMaxTokens < 1) throw new IllegalArgumentException("default max tokens must be positive, got " + defaultMaxTokens);
+        if (storedResponses < 0) throw new IllegalArgumentException("stored responses must be >= 0, got " + storedResponses);
+        if (apiKey != null && apiKey.isEmpty()) apiKey = null;
+        if (corsOrigins != null && corsOrigins.isBlank()) corsOrigins = null;
+    }
+
+    public static ServerOptions defaults() {
+        return new ServerOptions("127.0.0.1", 8080, "gpt-oss", null, 2, 16, 300_000, 4096, 4 << 20, 1024, 256, null);
+    }
+
+    public ServerOptions withHost(String h) { return new ServerOptions(h, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withPort(int p) { return new ServerOptions(host, p, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withModelId(String m) { return new ServerOptions(host, port, m, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withApiKey(String k) { return new ServerOptions(host, port, modelId, k, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withParallel(int n) { return new ServerOptions(host, port, modelId, apiKey, n, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withQueue(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, n, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withQueueTimeoutMs(long ms) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, ms, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withContextLength(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, n, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withMaxBodyBytes(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, n, defaultMaxTokens, storedResponses, corsOrigins); }
+    public ServerOptions withDefaultMaxTokens(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, n, storedResponses, corsOrigins); }
+    public ServerOptions withCorsOrigins(String o) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, o); }
+    public ServerOptions withStoredResponses(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, n, corsOrigins); }
+}

@@ -1,0 +1,200 @@
+package io.gossgpu.server;
+
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Completion;
+import io.gossgpu.api.Engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A fixed number of slots, each generating one request at a time with its own KV cache (a {@link Chat} and, made
+ * when first needed, a {@link Completion}). A request takes the free slot whose cached conversation its prompt
+ * extends the furthest (so a multi-turn client keeps landing on its own history), else the least recently used
+ * free slot; it waits in a bounded queue when every slot is busy, and is refused past that.
+ */
+final class SlotPool implements AutoCloseable {
+    /** Every slot is busy and the queue is full. */
+    static final class Full extends RuntimeException {
+        Full() { super("all slots busy and the queue is full", null, false, false); }
+    }
+
+    /** One slot; use it only between {@link #acquire} and {@link #release}. */
+    final class Slot {
+        final int index;
+        private Chat chat;
+        private Completion completion;
+        private boolean busy;
+        private long lastUsed;
+        /** Set when the server shuts down: the generation on this slot stops at its next token. */
+        volatile boolean stopping;
+
+        Slot(int index) { this.index = index; }
+
+        Chat chat() {
+            if (chat == null) chat = engine.newChat(sessionOptions);
+            return chat;
+        }
+
+        Completion completion() {
+            if (completion == null) completion = engine.newCompletion(sessionOptions);
+            return completion;
+        }
+
+        int reusable(int[] prompt) {
+            return prompt == null || chat == null ? 0 : chat.cachedPrefixLength(prompt);
+        }
+
+        private void cancel() {
+            stopping = true;
+            if (chat != null) chat.cancel();
+            if (completion != null) completion.cancel();
+        }
+
+        private void closeSessions() {
+            if (chat != null) chat.close();
+            if (completion != null) completion.close();
+            chat = null;
+            completion = null;
+        }
+    }
+
+    private final Engine engine;
+    private final ChatOptions sessionOptions;
+    private final int maxQueue;
+    private final long timeoutMs;
+    private final List<Slot> slots = new ArrayList<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition freed = lock.newCondition();
+    private int waiting;
+    private long clock;
+    private boolean closed;
+
+    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength) {
+        this.engine = engine;
+        this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength);
+        this.maxQueue = maxQueue;
+        this.timeoutMs = timeoutMs;
+        for (int i = 0; i < parallel; i++) slots.add(new Slot(i));
+    }
+
+    /**
+     * Takes a slot for a request whose rendered chat prompt is {@code prompt} (null for raw completions).
+     *
+     * @throws Full when every slot is busy and {@code queue} requests already wait
+     * @throws ApiError 503 when no slot came free in time
+     */
+    Slot acquire(int[] prompt) throws InterruptedException {
+        lock.lock();
+        try {
+            if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
+            Slot s = pick(prompt);
+            if (s != null) return take(s);
+            if (waiting >= maxQueue) throw new Full();
+            waiting++;
+            try {
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+                while (true) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) throw new ApiError(503, "server_error", "queue_timeout", null,
+                            "no slot came free within " + timeoutMs + " ms", "1");
+                    freed.awaitNanos(left);
+                    if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
+                    s = pick(prompt);
+                    if (s != null) return take(s);
+                }
+            } finally {
+                waiting--;
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void release(Slot s) {
+        lock.lock();
+        try {
+            s.busy = false;
+            s.lastUsed = ++clock;
+            freed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Slot take(Slot s) {
+        s.busy = true;
+        return s;
+    }
+
+    private Slot pick(int[] prompt) {
+        Slot best = null;
+        int bestReuse = -1;
+        for (Slot s : slots) {
+            if (s.busy) continue;
+            int r = s.reusable(prompt);
+            if (r > bestReuse || (r == bestReuse && s.lastUsed < best.lastUsed)) {
+                best = s;
+                bestReuse = r;
+            }
+        }
+        return best;
+    }
+
+    int size() { return slots.size(); }
+
+    int busy() {
+        lock.lock();
+        try {
+            return (int) slots.stream().filter(s -> s.busy).count();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    int waiting() {
+        lock.lock();
+        try {
+            return waiting;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Refuses new requests, wakes the queued ones (they get 503), cancels the generations under way and waits up to
+     * {@code waitMs} for them to end, then closes every slot's sessions. Returns false if some were still running.
+     */
+    boolean close(long waitMs) {
+        lock.lock();
+        try {
+            closed = true;
+            freed.signalAll();
+            for (Slot s : slots) if (s.busy) s.cancel();
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            while (slots.stream().anyMatch(s -> s.busy)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) return false;
+                try {
+                    freed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            for (Slot s : slots) s.closeSessions();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        close(10_000);
+    }
+}

@@ -1,0 +1,89 @@
+package io.gossgpu.server;
+
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.EngineTesting;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.ForwardingBackend;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.tokenizer.O200kHarmony;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.stream.Stream;
+
+/** A random-weight test model (written once per test JVM) and servers on it, on loopback with a free port. */
+final class TestServers {
+    private static Path model;
+
+    private TestServers() {}
+
+    static synchronized Path model() {
+        if (model == null) {
+            try {
+                Path dir = Files.createTempDirectory("goss-server-test");
+                Path m = dir.resolve("model");
+                SafetensorsWriter.writeOriginal(new TestModelGenerator(
+                        TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 7), m);
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(dir)));
+                model = m;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return model;
+    }
+
+    private static void delete(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // best effort
+        }
+    }
+
+    /** The reference backend whose argmax returns scripted tokens while there are any (greedy requests only). */
+    static final class Scripted extends ForwardingBackend {
+        final ConcurrentLinkedDeque<Integer> script = new ConcurrentLinkedDeque<>();
+
+        Scripted() {
+            super(Backends.open("reference"));
+        }
+
+        /** The model will write {@code harmony} (special tokens spelled out), then whatever it likes. */
+        void say(String harmony) {
+            for (int t : O200kHarmony.get().encodeWithSpecials(harmony)) script.add(t);
+        }
+
+        @Override
+        public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
+            int[] real = super.argmax(w, x, fromRow);
+            Integer next = script.poll();
+            if (next != null) real[real.length - 1] = next;
+            return real;
+        }
+    }
+
+    static ServerOptions options() {
+        return ServerOptions.defaults().withPort(0).withContextLength(1024).withQueueTimeoutMs(60_000);
+    }
+
+    /** A started server, model loaded. */
+    static GossServer start(ServerOptions options, Scripted backend) throws InterruptedException {
+        Path m = model();
+        GossServer s = GossServer.start(options, () -> EngineTesting.open(EngineOptions.of(m).withBackend("reference"), () -> backend));
+        if (!s.awaitReady(Duration.ofMinutes(2))) {
+            s.close();
+            throw new IllegalStateException("the test model did not load");
+        }
+        return s;
+    }
+}
