@@ -1,0 +1,46 @@
+/*
+ * Dense linear with bias: out[t, r] = sum_c W[r, c] * x[xRow0 + t, c] + b[r]   (t < T, r < R)
+ * W rows are F32, F16, BF16 or Q8_0 (fmt), rowBytes apart. One work-group per (output row r,
+ * tile of LINEAR_TILE tokens): the weight row is read once per tile; every work item sums a strided
+ * slice of the columns for each token of the tile; a tree reduction finishes. hasBias = 0 for the
+ * unembedding. Local size = GOSS_OPENCL_LINEAR_WG (power of two); LINEAR_TILE =
+ * GOSS_OPENCL_LINEAR_TILE (a build option).
+ */
+#ifndef LINEAR_TILE
+#define LINEAR_TILE 4
+#endif
+
+__kernel void linear(__global const uchar* W, int fmt, long rowBytes, __global const float* bias, int hasBias,
+                     __global const float* x, int xRow0, int T, int C, int R,
+                     __global float* out, __local float* scratch) {
+    int r = get_group_id(0), t0 = get_group_id(1) * LINEAR_TILE;
+    int lid = get_local_id(0), wg = get_local_size(0);
+    __global const uchar* wr = W + (long) r * rowBytes;
+    float acc[LINEAR_TILE];
+    for (int u = 0; u < LINEAR_TILE; u++) acc[u] = 0.0f;
+    int nt = min(LINEAR_TILE, T - t0);
+    __global const float* x0 = x + (long) (xRow0 + t0) * C;
+    if (fmt == FMT_Q8_0) {
+        /* one 32-value block per step: its scale is read once */
+        for (int blk = lid; blk < C / 32; blk += wg) {
+            __global const uchar* b = wr + blk * 34;
+            float d = f16_to_f32((uint) b[0] | ((uint) b[1] << 8));
+            float part[LINEAR_TILE];
+            for (int u = 0; u < LINEAR_TILE; u++) part[u] = 0.0f;
+            for (int j = 0; j < 32; j++) {
+                float w = (float) ((char) b[2 + j]);
+                for (int u = 0; u < nt; u++) part[u] = fma(w, x0[(long) u * C + blk * 32 + j], part[u]);
+            }
+            for (int u = 0; u < nt; u++) acc[u] = fma(d, part[u], acc[u]);
+        }
+    } else {
+        for (int c = lid; c < C; c += wg) {
+            float w = load_dense(wr, fmt, c);
+            for (int u = 0; u < nt; u++) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+        }
+    }
+    for (int u = 0; u < nt; u++) {
+        float total = wg_sum(scratch, acc[u]);
+        if (lid == 0) out[(long) (t0 + u) * R + r] = total + (hasBias ? bias[r] : 0.0f);
+    }
+}

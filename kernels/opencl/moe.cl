@@ -1,0 +1,101 @@
+/*
+ * Fused MXFP4 mixture of experts (without the residual). For row t and each chosen expert
+ * e = ids[t, j] with weight w = weights[t, j]:
+ *   a = gate_e . x_t + gateBias_e,  b = up_e . x_t + upBias_e
+ *   a = min(a, L),  b = clamp(b, -L, L)                    (L = swiglu_limit)
+ *   h = a * sigmoid(1.702 a) * (b + 1)
+ *   y = down_e . h + downBias_e;     out[t] = sum_j w_j * y_j
+ * Weights are MXFP4: value = FP4[code] * 2^(scale - 127), in either layout (ggml != 0: ggml
+ * block_mxfp4, 17-byte blocks with the scale inline; else OpenAI: codes row-contiguous, scales in
+ * their own buffer). Row r of a matrix: OpenAI codes at r*cols/2, scales at r*cols/32; ggml blocks at
+ * r*(cols/32)*17. Bytes only: no alignment beyond 1 is assumed (a 2880-wide ggml row is 1530 bytes).
+ * Each work item takes whole 32-value blocks; the block's partial sum is scaled once with ldexp.
+ * Local size = GOSS_OPENCL_MOE_WG.
+ */
+
+/* sum over this work item's blocks of row `row` (cols values) times x. */
+inline float mx_dot_part(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols,
+                         __global const float* x, int lid, int wg) {
+    int nb = cols / 32;
+    float acc = 0.0f;
+    if (ggml) {
+        __global const uchar* r = codes + row * (long) nb * 17;
+        for (int b = lid; b < nb; b += wg) {
+            __global const uchar* blk = r + b * 17;
+            __global const float* xb = x + b * 32;
+            float s = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                uint byte = blk[1 + j];
+                s = fma(FP4_VALUES[byte & 15u], xb[j], s);
+                s = fma(FP4_VALUES[byte >> 4], xb[j + 16], s);
+            }
+            acc += ldexp(s, (int) blk[0] - 127);
+        }
+    } else {
+        __global const uchar* r = codes + row * (long) (cols / 2);
+        __global const uchar* sc = scales + row * (long) nb;
+        for (int b = lid; b < nb; b += wg) {
+            __global const uchar* blk = r + b * 16;
+            __global const float* xb = x + b * 32;
+            float s = 0.0f;
+            for (int j = 0; j < 16; j++) {
+                uint byte = blk[j];
+                s = fma(FP4_VALUES[byte & 15u], xb[2 * j], s);
+                s = fma(FP4_VALUES[byte >> 4], xb[2 * j + 1], s);
+            }
+            acc += ldexp(s, (int) sc[b] - 127);
+        }
+    }
+    return acc;
+}
+
+/*
+ * mlp1 + SwiGLU. One work-group per (unit u, token-slot t*K + j). hout is (T*K) x I.
+ */
+__kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gScales,
+                          __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                          __global const float* gBias, __global const float* uBias,
+                          __global const float* x, __global const int* ids, int K, int H, int I, float limit,
+                          __global float* hout, __local float* scratch) {
+    int u = get_group_id(0), tj = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int t = tj / K, e = ids[tj];
+    long row = (long) e * I + u;
+    __global const float* xt = x + (long) t * H;
+    float pa = mx_dot_part(gCodes, gScales, ggml, row, H, xt, lid, wg);
+    float pb = mx_dot_part(uCodes, uScales, ggml, row, H, xt, lid, wg);
+    float a = wg_sum(scratch, pa);
+    float b = wg_sum(scratch, pb);
+    if (lid == 0) {
+        a += gBias[row];
+        b += uBias[row];
+        a = fmin(a, limit);
+        b = fmax(-limit, fmin(b, limit));
+        hout[(long) tj * I + u] = a / (1.0f + exp(-1.702f * a)) * (b + 1.0f);
+    }
+}
+
+/*
+ * mlp2 and the weighted sum over the K chosen experts. One work-group per (output d, token t).
+ */
+__kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+                       __global const float* dBias, __global const float* hin, __global const int* ids,
+                       __global const float* weights, int K, int H, int I,
+                       __global float* out, __local float* scratch) {
+    int d = get_group_id(0), t = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    float acc = 0.0f;
+    for (int j = 0; j < K; j++) {
+        int e = ids[(long) t * K + j];
+        float w = weights[(long) t * K + j];
+        acc = fma(w, mx_dot_part(dCodes, dScales, ggml, (long) e * H + d, I, hin + ((long) t * K + j) * I, lid, wg), acc);
+    }
+    float total = wg_sum(scratch, acc);
+    if (lid == 0) {
+        for (int j = 0; j < K; j++) {
+            int e = ids[(long) t * K + j];
+            total = fma(weights[(long) t * K + j], dBias[(long) e * H + d], total);
+        }
+        out[(long) t * H + d] = total;
+    }
+}

@@ -1,0 +1,80 @@
+/*
+ * Scaled dot-product attention with sinks (causal, optional sliding window, grouped-query).
+ * For row i (position p = start + i) and query head h, KV head g = h / group (grouped, never h % kv):
+ *   allowed keys j: lo <= j <= p, lo = max(0, p - W + 1) on sliding layers (window W > 0), else 0;
+ *   key/value j from the cache slot j % slots when j < start, else from row j - start of k/v;
+ *   s_j = (q_h . k_{g,j}) * scale,  scale = 1/sqrt(hd);  sink S[h] (not scaled)
+ *   m = max(max_j s_j, S[h]),  Z = sum_j e^(s_j - m) + e^(S[h] - m)
+ *   out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_{g,j}[d]
+ * One work-group per (h, i): keys are taken in chunks of the work-group size (one key per work item),
+ * with an online (running max) softmax so the context length is unbounded; the accumulator of hd
+ * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
+ * enqueued after this kernel (in-order queue): the batch attends before it is stored.
+ */
+__kernel void sdpa(__global const float* q, __global const float* k, __global const float* v,
+                   __global const float* ck, __global const float* cv, __global const float* sinks,
+                   __global float* out, int start, int heads, int group, int hd, int kvDim, int slots,
+                   int window, float scale,
+                   __local float* lq, __local float* ls, __local float* lacc) {
+    int h = get_group_id(0), i = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int qDim = heads * hd, g = h / group, p = start + i;
+    int lo = window > 0 ? max(0, p - window + 1) : 0;
+    for (int d = lid; d < hd; d += wg) {
+        lq[d] = q[(long) i * qDim + h * hd + d];
+        lacc[d] = 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float sink = sinks[h];
+    float m = sink, l = 0.0f;
+    for (int j0 = lo; j0 <= p; j0 += wg) {
+        int n = min(wg, p - j0 + 1);
+        int j = j0 + lid;
+        float s = -INFINITY;
+        if (lid < n) {
+            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
+                                                 : k + (long) (j - start) * kvDim + g * hd;
+            float dot = 0.0f;
+            for (int d = 0; d < hd; d++) dot = fma(lq[d], kr[d], dot);
+            s = dot * scale;
+        }
+        ls[lid] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float cm = m;
+        for (int u = 0; u < n; u++) cm = fmax(cm, ls[u]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ls[lid] = lid < n ? exp(s - cm) : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float corr = exp(m - cm);
+        float add = 0.0f;
+        for (int u = 0; u < n; u++) add += ls[u];
+        l = l * corr + add;
+        for (int d = lid; d < hd; d += wg) {
+            float a = lacc[d] * corr;
+            for (int u = 0; u < n; u++) {
+                int jj = j0 + u;
+                __global const float* vr = jj < start ? cv + (long) (jj % slots) * kvDim + g * hd
+                                                      : v + (long) (jj - start) * kvDim + g * hd;
+                a = fma(ls[u], vr[d], a);
+            }
+            lacc[d] = a;
+        }
+        m = cm;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float z = l + exp(sink - m);
+    for (int d = lid; d < hd; d += wg) out[(long) i * qDim + h * hd + d] = lacc[d] / z;
+}
+
+/*
+ * KV cache store after attention: for i in first .. T-1 (first = max(0, T - slots)),
+ * slot = (start + i) % slots: ck[slot, :] = k[i, :], cv[slot, :] = v[i, :]. Global (kvDim, T - first).
+ */
+__kernel void kv_store(__global const float* k, __global const float* v, __global float* ck, __global float* cv,
+                       int start, int slots, int kvDim, int first) {
+    int c = get_global_id(0), i = first + (int) get_global_id(1);
+    if (c >= kvDim) return;
+    long slot = (start + i) % slots;
+    ck[slot * kvDim + c] = k[(long) i * kvDim + c];
+    cv[slot * kvDim + c] = v[(long) i * kvDim + c];
+}
