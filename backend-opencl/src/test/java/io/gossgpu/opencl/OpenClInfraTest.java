@@ -1,0 +1,174 @@
+package io.gossgpu.opencl;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.generate.Session;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
+
+import java.io.IOException;
+import java.nio.IntBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.lwjgl.opencl.CL10.*;
+
+/** Device listing and selection, knob validation, wrapping an application's context/queue, and the unavailable path. */
+class OpenClInfraTest {
+    @BeforeEach
+    void requireDevice() {
+        BackendConformanceKit.requireAvailable(new OpenClBackendProvider());
+    }
+
+    @Test
+    void listsDevicesAndMarksTheSelectedOne() {
+        List<String> lines = OpenCl.deviceListing();
+        assertFalse(lines.isEmpty());
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("* [0]") || l.startsWith("* [")), lines.toString());
+        List<OpenCl.DeviceInfo> devs = OpenCl.devices();
+        assertEquals(devs.get(0), OpenCl.select(devs, "0"));
+        OpenCl.DeviceInfo d = devs.get(devs.size() - 1);
+        assertEquals(d, OpenCl.select(devs, d.name().substring(0, Math.min(6, d.name().length())).toUpperCase()));
+        GossException e = assertThrows(GossException.class, () -> OpenCl.select(devs, "" + devs.size()));
+        assertTrue(e.getMessage().contains("does not exist") && e.getMessage().contains(d.name()), e.getMessage());
+        e = assertThrows(GossException.class, () -> OpenCl.select(devs, "no-such-device-xyz"));
+        assertTrue(e.getMessage().contains("no-such-device-xyz") && e.getMessage().contains("GOSS_OPENCL_DEVICE"), e.getMessage());
+    }
+
+    private static <T> T withProperty(String key, String value, java.util.function.Supplier<T> body) {
+        String old = System.getProperty(key);
+        System.setProperty(key, value);
+        try {
+            return body.get();
+        } finally {
+            if (old == null) System.clearProperty(key);
+            else System.setProperty(key, old);
+        }
+    }
+
+    @Test
+    void invalidKnobsNameTheKnobTheValueAndTheLimit() {
+        long max = OpenCl.devices().get(0).maxWorkGroupSize();
+        for (String[] bad : new String[][]{{"goss.opencl.linear.wg", "3"}, {"goss.opencl.sdpa.wg", "" + (4 * max)},
+                {"goss.opencl.moe.wg", "lots"}, {"goss.opencl.linear.tile", "0"}, {"goss.opencl.argmax.wg", "0"}}) {
+            GossException e = assertThrows(GossException.class, () -> withProperty(bad[0], bad[1], OpenClBackend::create));
+            String env = "GOSS_OPENCL_" + bad[0].substring("goss.opencl.".length()).replace('.', '_').toUpperCase();
+            assertTrue(e.getMessage().contains(env) && e.getMessage().contains("'" + bad[1] + "'"), e.getMessage());
+            if (!bad[0].endsWith("tile")) assertTrue(e.getMessage().contains("max work-group size is " + max), e.getMessage());
+        }
+    }
+
+    /** The smallest and a large work-group size change nothing but speed: whole-model logits still match. */
+    @Test
+    void unusualKnobValuesGiveTheSameLogits() {
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 41).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            int[] toks = new int[12];
+            SplittableRandom r = new SplittableRandom(3);
+            for (int i = 0; i < toks.length; i++) toks[i] = r.nextInt(w.config().vocabSize());
+            Backend ref = new ReferenceBackend();
+            float[] want;
+            try (LoadedWeights lw = ref.loadWeights(w); Session s = new Session(ref, lw, 16)) {
+                want = s.prefillAllLogits(toks);
+            }
+            long big = Math.min(256, Integer.highestOneBit((int) Math.min(1 << 20, OpenCl.devices().get(0).maxWorkGroupSize())));
+            for (String v : new String[]{"1", "" + big}) {
+                String[] keys = {"goss.opencl.linear.wg", "goss.opencl.rmsnorm.wg", "goss.opencl.sdpa.wg", "goss.opencl.moe.wg",
+                        "goss.opencl.argmax.wg"};
+                for (String k : keys) System.setProperty(k, v);
+                System.setProperty("goss.opencl.linear.tile", v.equals("1") ? "1" : "16");
+                try (OpenClBackend cl = OpenClBackend.create(); LoadedWeights lw = cl.loadWeights(w)) {
+                    assertEquals(Integer.parseInt(v), cl.sdpaWg);
+                    float[] got;
+                    try (Session s = new Session(cl, lw, 16)) {
+                        got = s.prefillAllLogits(toks);
+                    }
+                    BackendConformanceKit.assertClose("logits with every WG = " + v, want, got, toks.length, w.config().vocabSize(), 1e-3);
+                } finally {
+                    for (String k : keys) System.clearProperty(k);
+                    System.clearProperty("goss.opencl.linear.tile");
+                }
+            }
+        }
+    }
+
+    @Test
+    void wrapsAnApplicationsContextAndQueue() {
+        OpenCl.DeviceInfo d = OpenCl.devices().get(0);
+        long ctx, q;
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            PointerBuffer props = stack.mallocPointer(3).put(CL_CONTEXT_PLATFORM).put(d.platform()).put(0).flip();
+            ctx = clCreateContext(props, d.device(), null, 0, rc);
+            assertEquals(CL_SUCCESS, rc.get(0));
+            q = clCreateCommandQueue(ctx, d.device(), 0, rc);
+            assertEquals(CL_SUCCESS, rc.get(0));
+        }
+        try (OpenClBackend b = OpenClBackend.wrap(ctx, q)) {
+            assertEquals(d.name(), b.device().name());
+            DeviceTensor x = b.allocate(2, 3), y = b.allocate(2, 3);
+            b.write(x, new float[]{1, 2, 3, 4, 5, 6});
+            b.write(y, new float[]{10, 20, 30, 40, 50, 60});
+            b.add(x, y, x);
+            assertArrayEquals(new float[]{11, 22, 33, 44, 55, 66}, b.read(x));
+            x.close();
+            y.close();
+        }
+        // the backend released only its own references: ours are still valid
+        assertEquals(CL_SUCCESS, clFinish(q));
+        assertEquals(CL_SUCCESS, clReleaseCommandQueue(q));
+        assertEquals(CL_SUCCESS, clReleaseContext(ctx));
+        assertThrows(GossException.class, () -> OpenClBackend.wrap(0, 0));
+    }
+
+    /** A child JVM with no OpenCL platform (empty ICD directory) or no loadable libOpenCL gets one line, no exception. */
+    @Test
+    void noPlatformIsOneLineNotAnException() throws Exception {
+        Path empty = Files.createTempDirectory("no-icd");
+        try {
+            Map<String, String> noIcd = Map.of("OCL_ICD_VENDORS", empty.toString(), "OCL_ICD_FILENAMES", "");
+            String out = child(noIcd, List.of());
+            assertTrue(out.contains("available=false"), out);
+            assertTrue(out.contains("reason=" + OpenCl.NO_PLATFORM), out);
+            assertTrue(out.contains("listing=OpenCL unavailable: " + OpenCl.NO_PLATFORM), out);
+            String out2 = child(Map.of(), List.of("-Dgoss.opencl.library=" + empty.resolve("libOpenCL.so.1")));
+            assertTrue(out2.contains("available=false") && out2.contains("reason=" + OpenCl.NO_PLATFORM), out2);
+            assertFalse(out.contains("Exception") || out2.contains("Exception"), out + out2);
+        } finally {
+            Files.deleteIfExists(empty);
+        }
+    }
+
+    private static String child(Map<String, String> env, List<String> jvmArgs) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ProbeMain.class.getName()));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        return out;
+    }
+}
