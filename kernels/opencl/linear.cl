@@ -33,10 +33,23 @@ __kernel void linear(__global const uchar* W, int fmt, long rowBytes, __global c
             }
             for (int u = 0; u < nt; u++) acc[u] = fma(d, part[u], acc[u]);
         }
-    } else {
+    } else if (fmt == FMT_BF16) {
+        __global const ushort* w16 = (__global const ushort*) wr;
         for (int c = lid; c < C; c += wg) {
-            float w = load_dense(wr, fmt, c);
-            for (int u = 0; u < nt; u++) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+            float w = bf16_to_f32(w16[c]);
+            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+        }
+    } else if (fmt == FMT_F32) {
+        __global const float* w32 = (__global const float*) wr;
+        for (int c = lid; c < C; c += wg) {
+            float w = w32[c];
+            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+        }
+    } else {
+        __global const ushort* w16 = (__global const ushort*) wr;
+        for (int c = lid; c < C; c += wg) {
+            float w = f16_to_f32(w16[c]);
+            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
         }
     }
     for (int u = 0; u < nt; u++) {

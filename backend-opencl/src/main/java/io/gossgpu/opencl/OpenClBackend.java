@@ -138,7 +138,7 @@ public final class OpenClBackend implements Backend {
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
         linearWg = Knobs.workGroup("LINEAR", gpu ? 64 : 16, maxWg);
-        linearTile = Knobs.integer("LINEAR", "TILE", 4, 1, 16, "tokens per work-group; 16 at most");
+        linearTile = Knobs.integer("LINEAR", "TILE", gpu ? 8 : 16, 1, 16, "tokens per work-group; 16 at most");
         rmsWg = Knobs.workGroup("RMSNORM", gpu ? 256 : 16, maxWg);
         sdpaWg = Knobs.workGroup("SDPA", gpu ? 64 : 16, maxWg);
         moeWg = Knobs.workGroup("MOE", gpu ? 32 : 8, maxWg);
