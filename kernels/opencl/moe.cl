@@ -99,3 +99,140 @@ __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScal
         out[(long) t * H + d] = total;
     }
 }
+
+/*
+ * Prefill path (T > 1): token-slots grouped by expert so that each expert's weights are read once per
+ * tile of MOE_TILE slots instead of once per slot. Same formulas as above; y_j is stored per slot,
+ * weighted, and moe_combine sums the K slots of each token in slot order (deterministic, no atomics).
+ */
+#ifndef MOE_TILE
+#define MOE_TILE 8
+#endif
+
+/* Counting sort of the n = T*K token-slots by expert: offsets[0..E], list[] = slots ordered by expert then
+ * slot; cursor (E entries) is scratch. Ids outside 0..E-1 are left out. One work item. */
+__kernel void moe_group(__global const int* ids, int n, int E, __global int* offsets, __global int* cursor,
+                        __global int* list) {
+    if (get_global_id(0) != 0) return;
+    for (int e = 0; e <= E; e++) offsets[e] = 0;
+    for (int s = 0; s < n; s++) {
+        int e = ids[s];
+        if (e >= 0 && e < E) offsets[e + 1]++;
+    }
+    for (int e = 0; e < E; e++) offsets[e + 1] += offsets[e];
+    for (int e = 0; e < E; e++) cursor[e] = offsets[e];
+    for (int s = 0; s < n; s++) {
+        int e = ids[s];
+        if (e >= 0 && e < E) list[cursor[e]++] = s;
+    }
+}
+
+/* Decodes block b of row `row` into out[32] as FP4 values (unscaled); returns the scale byte. */
+inline int mx_block(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols, int b,
+                    float* out) {
+    int nb = cols / 32;
+    if (ggml) {
+        __global const uchar* blk = codes + row * (long) nb * 17 + b * 17;
+        for (int j = 0; j < 16; j++) {
+            uint byte = blk[1 + j];
+            out[j] = FP4_VALUES[byte & 15u];
+            out[j + 16] = FP4_VALUES[byte >> 4];
+        }
+        return blk[0];
+    }
+    __global const uchar* blk = codes + row * (long) (cols / 2) + b * 16;
+    for (int j = 0; j < 16; j++) {
+        uint byte = blk[j];
+        out[2 * j] = FP4_VALUES[byte & 15u];
+        out[2 * j + 1] = FP4_VALUES[byte >> 4];
+    }
+    return scales[row * (long) nb + b];
+}
+
+/* mlp1 + SwiGLU for every slot routed to expert e. One work-group per (unit u, expert e). */
+__kernel void moe_gate_up_grouped(__global const uchar* gCodes, __global const uchar* gScales,
+                                  __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                                  __global const float* gBias, __global const float* uBias,
+                                  __global const float* x, __global const int* offsets, __global const int* list,
+                                  int K, int H, int I, float limit, __global float* hout, __local float* scratch) {
+    int u = get_group_id(0), e = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int begin = offsets[e], end = offsets[e + 1];
+    long row = (long) e * I + u;
+    float gw[32], uw[32];
+    for (int s0 = begin; s0 < end; s0 += MOE_TILE) {
+        int n = min(MOE_TILE, end - s0);
+        float pa[MOE_TILE], pb[MOE_TILE];
+        for (int q = 0; q < MOE_TILE; q++) pa[q] = pb[q] = 0.0f;
+        for (int b = lid; b < H / 32; b += wg) {
+            int gs = mx_block(gCodes, gScales, ggml, row, H, b, gw);
+            int us = mx_block(uCodes, uScales, ggml, row, H, b, uw);
+            for (int q = 0; q < MOE_TILE; q++) {
+                if (q >= n) break;
+                __global const float* xb = x + (long) (list[s0 + q] / K) * H + b * 32;
+                float sa = 0.0f, sb = 0.0f;
+                for (int j = 0; j < 32; j++) {
+                    sa = fma(gw[j], xb[j], sa);
+                    sb = fma(uw[j], xb[j], sb);
+                }
+                pa[q] += ldexp(sa, gs - 127);
+                pb[q] += ldexp(sb, us - 127);
+            }
+        }
+        for (int q = 0; q < n; q++) {
+            float a = wg_sum(scratch, pa[q]);
+            float bb = wg_sum(scratch, pb[q]);
+            if (lid == 0) {
+                a += gBias[row];
+                bb += uBias[row];
+                a = fmin(a, limit);
+                bb = fmax(-limit, fmin(bb, limit));
+                hout[(long) list[s0 + q] * I + u] = a / (1.0f + exp(-1.702f * a)) * (bb + 1.0f);
+            }
+        }
+    }
+}
+
+/* mlp2 for every slot routed to expert e: y[slot, d] = w_slot * (down_e[d] . h_slot + downBias_e[d]).
+ * One work-group per (output d, expert e). */
+__kernel void moe_down_grouped(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+                               __global const float* dBias, __global const float* hin, __global const int* offsets,
+                               __global const int* list, __global const float* weights, int H, int I,
+                               __global float* y, __local float* scratch) {
+    int d = get_group_id(0), e = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int begin = offsets[e], end = offsets[e + 1];
+    long row = (long) e * H + d;
+    float dw[32];
+    for (int s0 = begin; s0 < end; s0 += MOE_TILE) {
+        int n = min(MOE_TILE, end - s0);
+        float p[MOE_TILE];
+        for (int q = 0; q < MOE_TILE; q++) p[q] = 0.0f;
+        for (int b = lid; b < I / 32; b += wg) {
+            int ds = mx_block(dCodes, dScales, ggml, row, I, b, dw);
+            for (int q = 0; q < MOE_TILE; q++) {
+                if (q >= n) break;
+                __global const float* hb = hin + (long) list[s0 + q] * I + b * 32;
+                float s = 0.0f;
+                for (int j = 0; j < 32; j++) s = fma(dw[j], hb[j], s);
+                p[q] += ldexp(s, ds - 127);
+            }
+        }
+        for (int q = 0; q < n; q++) {
+            float total = wg_sum(scratch, p[q]);
+            if (lid == 0) {
+                int slot = list[s0 + q];
+                y[(long) slot * H + d] = weights[slot] * (total + dBias[row]);
+            }
+        }
+    }
+}
+
+/* out[t, d] = sum_j y[t*K + j, d], j in slot order. Global (H, T). */
+__kernel void moe_combine(__global const float* y, int K, int H, __global float* out) {
+    int d = get_global_id(0), t = get_global_id(1);
+    if (d >= H) return;
+    float acc = 0.0f;
+    for (int j = 0; j < K; j++) acc += y[((long) t * K + j) * H + d];
+    out[(long) t * H + d] = acc;
+}

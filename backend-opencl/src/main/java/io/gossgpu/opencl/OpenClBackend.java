@@ -59,9 +59,11 @@ public final class OpenClBackend implements Backend {
     private final OpenCl.DeviceInfo device;
     private final long program;
     private final long kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
-    final int linearWg, linearTile, rmsWg, sdpaWg, moeWg, argmaxWg;
+    private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine;
+    final int linearWg, linearTile, rmsWg, sdpaWg, moeWg, moeTile, moeGroupMin, argmaxWg;
     private long tokensBuf, tokensCap;
     private long routerBuf, routerCap, hiddenBuf, hiddenCap, logitsBuf, logitsCap, idsBuf, idsCap;
+    private long groupBuf, groupCap, listBuf, listCap, yBuf, yCap, cursorBuf, cursorCap;
     private long allocated;
     private boolean closed;
 
@@ -142,8 +144,10 @@ public final class OpenClBackend implements Backend {
         rmsWg = Knobs.workGroup("RMSNORM", gpu ? 256 : 16, maxWg);
         sdpaWg = Knobs.workGroup("SDPA", gpu ? 64 : 16, maxWg);
         moeWg = Knobs.workGroup("MOE", gpu ? 32 : 8, maxWg);
+        moeTile = Knobs.integer("MOE", "TILE", 8, 1, 16, "token-slots per work-group in the grouped prefill path; 16 at most");
+        moeGroupMin = Knobs.integer("MOE", "GROUPMIN", 2, 1, Integer.MAX_VALUE, "the smallest batch that takes the expert-grouped path");
         argmaxWg = Knobs.workGroup("ARGMAX", gpu ? 256 : 16, maxWg);
-        program = build(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile);
+        program = build(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
         List<Long> ks = new ArrayList<>();
         try {
             kEmbed = kernel(ks, "embed");
@@ -157,11 +161,17 @@ public final class OpenClBackend implements Backend {
             kDown = kernel(ks, "moe_down");
             kAdd = kernel(ks, "add");
             kArgmax = kernel(ks, "argmax_rows");
+            kGroup = kernel(ks, "moe_group");
+            kGateUpGrouped = kernel(ks, "moe_gate_up_grouped");
+            kDownGrouped = kernel(ks, "moe_down_grouped");
+            kCombine = kernel(ks, "moe_combine");
             checkKernelWg(kLinear, "LINEAR", linearWg);
             checkKernelWg(kRmsNorm, "RMSNORM", rmsWg);
             checkKernelWg(kSdpa, "SDPA", sdpaWg);
             checkKernelWg(kGateUp, "MOE", moeWg);
             checkKernelWg(kDown, "MOE", moeWg);
+            checkKernelWg(kGateUpGrouped, "MOE", moeWg);
+            checkKernelWg(kDownGrouped, "MOE", moeWg);
             checkKernelWg(kArgmax, "ARGMAX", argmaxWg);
         } catch (RuntimeException e) {
             for (long k : ks) clReleaseKernel(k);
@@ -799,6 +809,10 @@ public final class OpenClBackend implements Backend {
         hiddenBuf = b[0];
         hiddenCap = b[1];
         Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        if (T >= moeGroupMin) {
+            moeGrouped(w, layer, t(x).mem, r, T, out);
+            return;
+        }
         new Launch(kGateUp, "moe_gate_up").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales()).i32(g.ggml() ? 1 : 0)
                 .mem(w.gateBias[layer]).mem(w.upBias[layer]).mem(t(x).mem).mem(r.ids).i32(k).i32(h).i32(inter).f32(c.swigluLimit())
                 .mem(hiddenBuf).local(4L * moeWg)
@@ -806,6 +820,36 @@ public final class OpenClBackend implements Backend {
         new Launch(kDown, "moe_down").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(w.downBias[layer]).mem(hiddenBuf)
                 .mem(r.ids).mem(r.weights).i32(k).i32(h).i32(inter).mem(t(out).mem).local(4L * moeWg)
                 .run(new long[]{(long) h * moeWg, T}, new long[]{moeWg, 1});
+    }
+
+    /** Prefill MoE: slots grouped by expert on the device, each expert's rows read once per tile of slots. */
+    private void moeGrouped(Weights w, int layer, long x, RoutingBuf r, int T, DeviceTensor out) {
+        ModelConfig c = w.config;
+        int k = r.k, h = c.hiddenSize(), inter = c.intermediateSize(), e = c.numExperts(), n = T * k;
+        long[] b = grow(groupBuf, groupCap, 4L * (e + 1), "MoE expert offsets");
+        groupBuf = b[0];
+        groupCap = b[1];
+        b = grow(listBuf, listCap, 4L * n, "MoE slot list");
+        listBuf = b[0];
+        listCap = b[1];
+        b = grow(yBuf, yCap, 4L * n * h, "MoE expert outputs");
+        yBuf = b[0];
+        yCap = b[1];
+        b = grow(cursorBuf, cursorCap, 4L * e, "MoE expert cursors");
+        cursorBuf = b[0];
+        cursorCap = b[1];
+        Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        new Launch(kGroup, "moe_group").mem(r.ids).i32(n).i32(e).mem(groupBuf).mem(cursorBuf).mem(listBuf)
+                .run(new long[]{1}, new long[]{1});
+        new Launch(kGateUpGrouped, "moe_gate_up_grouped").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
+                .i32(g.ggml() ? 1 : 0).mem(w.gateBias[layer]).mem(w.upBias[layer]).mem(x).mem(groupBuf).mem(listBuf)
+                .i32(k).i32(h).i32(inter).f32(c.swigluLimit()).mem(hiddenBuf).local(4L * moeWg)
+                .run(new long[]{(long) inter * moeWg, e}, new long[]{moeWg, 1});
+        new Launch(kDownGrouped, "moe_down_grouped").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0)
+                .mem(w.downBias[layer]).mem(hiddenBuf).mem(groupBuf).mem(listBuf).mem(r.weights).i32(h).i32(inter)
+                .mem(yBuf).local(4L * moeWg)
+                .run(new long[]{(long) h * moeWg, e}, new long[]{moeWg, 1});
+        new Launch(kCombine, "moe_combine").mem(yBuf).i32(k).i32(h).mem(t(out).mem).run(new long[]{h, T}, null);
     }
 
     @Override
@@ -856,8 +900,10 @@ public final class OpenClBackend implements Backend {
     public void close() {
         if (closed) return;
         clFinish(queue);
-        for (long m : new long[]{tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf}) if (m != 0) clReleaseMemObject(m);
-        for (long k : new long[]{kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax})
+        for (long m : new long[]{tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, groupBuf, listBuf, yBuf, cursorBuf})
+            if (m != 0) clReleaseMemObject(m);
+        for (long k : new long[]{kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax,
+                kGroup, kGateUpGrouped, kDownGrouped, kCombine})
             clReleaseKernel(k);
         clReleaseProgram(program);
         clReleaseCommandQueue(queue);

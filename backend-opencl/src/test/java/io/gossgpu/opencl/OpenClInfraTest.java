@@ -78,7 +78,11 @@ class OpenClInfraTest {
         }
     }
 
-    /** The smallest and a large work-group size change nothing but speed: whole-model logits still match. */
+    /**
+     * The smallest and a large work-group size and tile change nothing but speed: whole-model logits still
+     * match. The first round also sends every batch through the per-slot MoE kernels (GROUPMIN huge), the
+     * second even decode through the expert-grouped ones (GROUPMIN 1).
+     */
     @Test
     void unusualKnobValuesGiveTheSameLogits() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 41).inMemory()) {
@@ -97,8 +101,11 @@ class OpenClInfraTest {
                         "goss.opencl.argmax.wg"};
                 for (String k : keys) System.setProperty(k, v);
                 System.setProperty("goss.opencl.linear.tile", v.equals("1") ? "1" : "16");
+                System.setProperty("goss.opencl.moe.tile", v.equals("1") ? "1" : "16");
+                System.setProperty("goss.opencl.moe.groupmin", v.equals("1") ? "1000000" : "1");
                 try (OpenClBackend cl = OpenClBackend.create(); LoadedWeights lw = cl.loadWeights(w)) {
                     assertEquals(Integer.parseInt(v), cl.sdpaWg);
+                    assertEquals(v.equals("1") ? 1000000 : 1, cl.moeGroupMin);
                     float[] got;
                     try (Session s = new Session(cl, lw, 16)) {
                         got = s.prefillAllLogits(toks);
@@ -107,6 +114,8 @@ class OpenClInfraTest {
                 } finally {
                     for (String k : keys) System.clearProperty(k);
                     System.clearProperty("goss.opencl.linear.tile");
+                    System.clearProperty("goss.opencl.moe.tile");
+                    System.clearProperty("goss.opencl.moe.groupmin");
                 }
             }
         }
