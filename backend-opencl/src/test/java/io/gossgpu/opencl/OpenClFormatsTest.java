@@ -260,6 +260,40 @@ class OpenClFormatsTest {
         checkAllOps(map(m, this::q8, this::q8, this::ggml, this::f32Strided), true);
     }
 
+    /**
+     * Real GGUF files (llama.cpp's gpt-oss layout: Q/K/V split, gate/up de-interleaved, ggml block_mxfp4, F32
+     * vectors), memory-mapped read-only, with BF16 and with Q8_0 dense matrices: every op, whole-model logits and
+     * a greedy continuation equal to the reference's.
+     */
+    @Test
+    void ggufFilesMemoryMapped(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        for (io.gossgpu.model.gguf.GgufWriter.DenseType type : io.gossgpu.model.gguf.GgufWriter.DenseType.values()) {
+            java.nio.file.Path file = dir.resolve("tiny-" + type + ".gguf");
+            io.gossgpu.model.gguf.GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 35), file,
+                    io.gossgpu.model.gguf.GgufWriter.Options.defaults().withDense(type));
+            Checkpoint ck = Checkpoint.open(file, io.gossgpu.model.LoadOptions.defaults());
+            checkpoints.add(ck);
+            ModelWeights w = ModelWeights.of(ck);
+            assertEquals(WeightFormat.MXFP4_GGML, w.layers().get(0).gate().format());
+            checkAllOps(w, true);
+            LoadedWeights mine = cl.loadWeights(w), theirs = ref.loadWeights(w);
+            try {
+                int[] prompt = {3, 1, 4, 1, 5, 9, 2};
+                int[] want, got;
+                try (Session s = new Session(ref, theirs, 40)) {
+                    want = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null).tokens();
+                }
+                try (Session s = new Session(cl, mine, 40)) {
+                    got = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null).tokens();
+                }
+                assertArrayEquals(want, got, "greedy continuation, " + type + " GGUF");
+            } finally {
+                mine.close();
+                theirs.close();
+            }
+        }
+    }
+
     /** hidden 2880 as in gpt-oss: a ggml row is 90 blocks = 1530 bytes, intermediate 96 → 51-byte rows. */
     @Test
     void ggmlRowsWhoseByteLengthIsNotAMultipleOfFour() {
