@@ -78,3 +78,89 @@ __kernel void kv_store(__global const float* k, __global const float* v, __globa
     ck[slot * kvDim + c] = k[(long) i * kvDim + c];
     cv[slot * kvDim + c] = v[(long) i * kvDim + c];
 }
+
+/*
+ * Split-K attention for batches too small to fill the device (decode): the allowed keys of row i, lo..p,
+ * are cut into nsplit ranges of splitLen keys; work-group (h, i, s) runs the same online softmax over its
+ * range, starting from m = -inf (no sink), and writes its partial (m_s, l_s = sum e^(s_j - m_s),
+ * acc_s[d] = sum e^(s_j - m_s) v_j[d]) to part[((i*heads + h)*nsplit + s)*(hd + 2) ..]. sdpa_combine then
+ * folds in the sink: M = max(S[h], max_s m_s), Z = sum_s l_s e^(m_s - M) + e^(S[h] - M),
+ * out[i, h*hd + d] = sum_s acc_s[d] e^(m_s - M) / Z — the same formula as sdpa above.
+ */
+__kernel void sdpa_split(__global const float* q, __global const float* k, __global const float* v,
+                         __global const float* ck, __global const float* cv, __global float* part,
+                         int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                         int nsplit, int splitLen,
+                         __local float* lq, __local float* ls, __local float* lacc) {
+    int h = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int qDim = heads * hd, g = h / group, p = start + i;
+    int lo = window > 0 ? max(0, p - window + 1) : 0;
+    int jb = lo + sp * splitLen, je = min(p, jb + splitLen - 1);
+    for (int d = lid; d < hd; d += wg) {
+        lq[d] = q[(long) i * qDim + h * hd + d];
+        lacc[d] = 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float m = -INFINITY, l = 0.0f;
+    for (int j0 = jb; j0 <= je; j0 += wg) {
+        int n = min(wg, je - j0 + 1);
+        int j = j0 + lid;
+        float s = -INFINITY;
+        if (lid < n) {
+            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
+                                                 : k + (long) (j - start) * kvDim + g * hd;
+            float dot = 0.0f;
+            for (int d = 0; d < hd; d++) dot = fma(lq[d], kr[d], dot);
+            s = dot * scale;
+        }
+        ls[lid] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float cm = m;
+        for (int u = 0; u < n; u++) cm = fmax(cm, ls[u]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ls[lid] = lid < n ? exp(s - cm) : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float corr = exp(m - cm); /* m = -inf on the first chunk: 0 */
+        float add = 0.0f;
+        for (int u = 0; u < n; u++) add += ls[u];
+        l = l * corr + add;
+        for (int d = lid; d < hd; d += wg) {
+            float a = lacc[d] * corr;
+            for (int u = 0; u < n; u++) {
+                int jj = j0 + u;
+                __global const float* vr = jj < start ? cv + (long) (jj % slots) * kvDim + g * hd
+                                                      : v + (long) (jj - start) * kvDim + g * hd;
+                a = fma(ls[u], vr[d], a);
+            }
+            lacc[d] = a;
+        }
+        m = cm;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    __global float* pp = part + (((long) i * heads + h) * nsplit + sp) * (hd + 2);
+    if (lid == 0) {
+        pp[0] = m;
+        pp[1] = l;
+    }
+    for (int d = lid; d < hd; d += wg) pp[2 + d] = lacc[d];
+}
+
+/* Folds the nsplit partials of (i, h) and the sink into out. Global (hd, heads, T). */
+__kernel void sdpa_combine(__global const float* part, __global const float* sinks, __global float* out,
+                           int heads, int hd, int nsplit) {
+    int d = get_global_id(0), h = get_global_id(1), i = get_global_id(2);
+    if (d >= hd) return;
+    __global const float* pp = part + ((long) i * heads + h) * nsplit * (hd + 2);
+    float sink = sinks[h];
+    float mx = sink;
+    for (int s = 0; s < nsplit; s++) mx = fmax(mx, pp[s * (hd + 2)]);
+    float z = exp(sink - mx), acc = 0.0f;
+    for (int s = 0; s < nsplit; s++) {
+        float ms = pp[s * (hd + 2)];
+        float f = ms == -INFINITY ? 0.0f : exp(ms - mx);
+        z = fma(pp[s * (hd + 2) + 1], f, z);
+        acc = fma(pp[s * (hd + 2) + 2 + d], f, acc);
+    }
+    out[(long) i * heads * hd + h * hd + d] = acc / z;
+}

@@ -15,6 +15,10 @@ import java.util.Locale;
  *   <tr><td>LINEAR_TILE</td><td>tokens per work-group of the dense matmul (1..16; weight reuse in prefill)</td></tr>
  *   <tr><td>RMSNORM_WG</td><td>work-group size of RMSNorm</td></tr>
  *   <tr><td>SDPA_WG</td><td>work-group size of attention: keys per chunk of the online softmax</td></tr>
+ *   <tr><td>SDPA_SPLITKEYS</td><td>split-K attention: keys per split (0 = never split; CPU default)</td></tr>
+ *   <tr><td>SDPA_SPLITBELOW</td><td>split only when heads × T work-groups are fewer than this</td></tr>
+ *   <tr><td>MOE_TILE</td><td>token-slots per work-group of the expert-grouped prefill MoE (1..16)</td></tr>
+ *   <tr><td>MOE_GROUPMIN</td><td>smallest batch that takes the expert-grouped MoE</td></tr>
  *   <tr><td>MOE_WG</td><td>work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)</td></tr>
  *   <tr><td>ARGMAX_WG</td><td>work-group size of the on-device argmax</td></tr>
  * </table>

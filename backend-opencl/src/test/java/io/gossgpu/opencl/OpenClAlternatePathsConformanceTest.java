@@ -1,0 +1,62 @@
+package io.gossgpu.opencl;
+
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.conformance.BackendConformanceKit;
+
+import java.util.Map;
+
+/**
+ * The whole conformance kit again, with knobs that send every op down the kernels the default launch
+ * configuration on PoCL does not use: split-K attention for every batch (2 keys per split), tiny attention
+ * chunks (SDPA_WG 4: many online-softmax rescalings), the expert-grouped MoE even for decode, odd tiles.
+ * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
+ */
+class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
+    static final Map<String, String> KNOBS = Map.of(
+            "goss.opencl.sdpa.splitkeys", "2",
+            "goss.opencl.sdpa.splitbelow", "1000000000",
+            "goss.opencl.sdpa.wg", "4",
+            "goss.opencl.moe.groupmin", "1",
+            "goss.opencl.moe.tile", "3",
+            "goss.opencl.moe.wg", "2",
+            "goss.opencl.linear.tile", "3",
+            "goss.opencl.linear.wg", "8",
+            "goss.opencl.argmax.wg", "4",
+            "goss.opencl.rmsnorm.wg", "2");
+
+    @Override
+    protected BackendProvider provider() {
+        OpenClBackendProvider p = new OpenClBackendProvider();
+        return new BackendProvider() {
+            @Override
+            public String name() {
+                return p.name();
+            }
+
+            @Override
+            public int priority() {
+                return p.priority();
+            }
+
+            @Override
+            public Availability availability() {
+                return p.availability();
+            }
+
+            @Override
+            public Backend create() {
+                KNOBS.forEach(System::setProperty);
+                try {
+                    OpenClBackend b = OpenClBackend.create();
+                    if (b.sdpaSplitKeys != 2 || b.moeGroupMin != 1 || b.sdpaWg != 4)
+                        throw new IllegalStateException("knobs not applied");
+                    return b;
+                } finally {
+                    KNOBS.keySet().forEach(System::clearProperty);
+                }
+            }
+        };
+    }
+}
