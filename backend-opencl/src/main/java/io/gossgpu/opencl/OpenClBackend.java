@@ -636,7 +636,33 @@ public final class OpenClBackend implements Backend {
 
     @Override
     public LoadedWeights loadWeights(ModelWeights weights) {
+        long need = deviceBytes(weights), free = device.globalMemBytes() - allocated;
+        if (need > free)
+            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
+                    + device.name() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free of "
+                    + KvCacheSpec.humanBytes(device.globalMemBytes()));
         return new Weights(weights);
+    }
+
+    /** What {@link Weights} will allocate for {@code m}: matrices in their format, vectors as F32. */
+    static long deviceBytes(ModelWeights m) {
+        long total = matrixBytes(m.embedding()) + matrixBytes(m.unembedding()) + 4L * m.finalNorm().cols();
+        for (LayerWeights l : m.layers()) {
+            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router(), l.gate(), l.up(), l.down()})
+                total += matrixBytes(v);
+            for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(), l.qBias(), l.kBias(), l.vBias(),
+                    l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()})
+                total += 4L * v.experts() * v.rows() * v.cols();
+        }
+        return total;
+    }
+
+    private static long matrixBytes(WeightView v) {
+        long rows = (long) v.experts() * v.rows();
+        if (v.format().isDense() && v.colStride() != 1) return 4L * rows * v.cols();
+        long b = rows * v.rowBytes();
+        if (v.format() == WeightFormat.MXFP4_OPENAI) b += rows * (v.cols() / 32);
+        return b;
     }
 
     @Override

@@ -121,6 +121,52 @@ class OpenClInfraTest {
         }
     }
 
+    /**
+     * Weights larger than the device are refused before anything is uploaded, naming both sizes. The views are
+     * gpt-oss-120b's shapes over one sparse 2 GiB file (they overlap; only shapes and formats are read).
+     */
+    @Test
+    void weightsLargerThanTheDeviceAreAGossExceptionBeforeAnyUpload(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        io.gossgpu.model.ModelConfig c = io.gossgpu.model.ModelConfig.gptOss120b();
+        Path f = dir.resolve("sparse.bin");
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
+            raf.setLength(2L << 30);
+        }
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined();
+             java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ)) {
+            java.lang.foreign.MemorySegment seg = ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, 0, 2L << 30, arena);
+            java.util.function.BiFunction<Integer, Integer, io.gossgpu.model.WeightView> dense = (rows, cols) ->
+                    new io.gossgpu.model.WeightView("w", io.gossgpu.model.WeightFormat.BF16, 1, rows, cols, seg, 0,
+                            2L * rows * cols, 2L * cols, 1, null, 0, 0, 0);
+            java.util.function.BiFunction<Integer, Integer, io.gossgpu.model.WeightView> perExpert = (e, n) ->
+                    new io.gossgpu.model.WeightView("b", io.gossgpu.model.WeightFormat.BF16, e, 1, n, seg, 0, 2L * n, 2L * n, 1,
+                            null, 0, 0, 0);
+            int h = c.hiddenSize(), e = c.numExperts(), inter = c.intermediateSize();
+            java.util.function.BiFunction<Integer, Integer, io.gossgpu.model.WeightView> mx = (rows, cols) -> {
+                long rb = io.gossgpu.model.WeightFormat.MXFP4_GGML.rowBytes(cols);
+                return new io.gossgpu.model.WeightView("x", io.gossgpu.model.WeightFormat.MXFP4_GGML, e, rows, cols, seg, 0,
+                        rb * rows, rb, 1, null, 0, 0, 0);
+            };
+            List<io.gossgpu.model.LayerWeights> layers = new ArrayList<>();
+            for (int l = 0; l < c.numHiddenLayers(); l++)
+                layers.add(new io.gossgpu.model.LayerWeights(dense.apply(1, h), dense.apply(c.qDim(), h), dense.apply(1, c.qDim()),
+                        dense.apply(c.kvDim(), h), dense.apply(1, c.kvDim()), dense.apply(c.kvDim(), h), dense.apply(1, c.kvDim()),
+                        dense.apply(1, c.numAttentionHeads()), dense.apply(h, c.qDim()), dense.apply(1, h), dense.apply(1, h),
+                        dense.apply(e, h), dense.apply(1, e), mx.apply(inter, h), perExpert.apply(e, inter), mx.apply(inter, h),
+                        perExpert.apply(e, inter), mx.apply(h, inter), perExpert.apply(e, h)));
+            ModelWeights w = new ModelWeights(c, dense.apply(c.vocabSize(), h), layers, dense.apply(1, h), dense.apply(c.vocabSize(), h));
+            long need = OpenClBackend.deviceBytes(w);
+            assertTrue(need > 55L << 30 && need < 70L << 30, "120b needs " + need);
+            OpenCl.DeviceInfo d = OpenCl.devices().get(0);
+            org.junit.jupiter.api.Assumptions.assumeTrue(d.globalMemBytes() < need, "this device could hold gpt-oss-120b");
+            try (OpenClBackend b = OpenClBackend.create("0")) {
+                GossException ex = assertThrows(GossException.class, () -> b.loadWeights(w));
+                assertTrue(ex.getMessage().contains(io.gossgpu.backend.KvCacheSpec.humanBytes(need))
+                        && ex.getMessage().contains(d.name()), ex.getMessage());
+            }
+        }
+    }
+
     @Test
     void wrapsAnApplicationsContextAndQueue() {
         OpenCl.DeviceInfo d = OpenCl.devices().get(0);
