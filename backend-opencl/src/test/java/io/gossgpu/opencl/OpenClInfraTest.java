@@ -11,7 +11,6 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
@@ -35,13 +34,13 @@ import static org.lwjgl.opencl.CL10.*;
 
 /** Device listing and selection, knob validation, wrapping an application's context/queue, and the unavailable path. */
 class OpenClInfraTest {
-    @BeforeEach
-    void requireDevice() {
+    private static void requireDevice() {
         BackendConformanceKit.requireAvailable(new OpenClBackendProvider());
     }
 
     @Test
     void listsDevicesAndMarksTheSelectedOne() {
+        requireDevice();
         List<String> lines = OpenCl.deviceListing();
         assertFalse(lines.isEmpty());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("* [0]") || l.startsWith("* [")), lines.toString());
@@ -68,6 +67,7 @@ class OpenClInfraTest {
 
     @Test
     void invalidKnobsNameTheKnobTheValueAndTheLimit() {
+        requireDevice();
         long max = OpenCl.devices().get(0).maxWorkGroupSize();
         for (String[] bad : new String[][]{{"goss.opencl.linear.wg", "3"}, {"goss.opencl.sdpa.wg", "" + (4 * max)},
                 {"goss.opencl.moe.wg", "lots"}, {"goss.opencl.linear.tile", "0"}, {"goss.opencl.argmax.wg", "0"}}) {
@@ -85,6 +85,7 @@ class OpenClInfraTest {
      */
     @Test
     void unusualKnobValuesGiveTheSameLogits() {
+        requireDevice();
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 41).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             int[] toks = new int[12];
@@ -127,6 +128,7 @@ class OpenClInfraTest {
      */
     @Test
     void weightsLargerThanTheDeviceAreAGossExceptionBeforeAnyUpload(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        requireDevice();
         io.gossgpu.model.ModelConfig c = io.gossgpu.model.ModelConfig.gptOss120b();
         Path f = dir.resolve("sparse.bin");
         try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f.toFile(), "rw")) {
@@ -169,6 +171,7 @@ class OpenClInfraTest {
 
     @Test
     void wrapsAnApplicationsContextAndQueue() {
+        requireDevice();
         OpenCl.DeviceInfo d = OpenCl.devices().get(0);
         long ctx, q;
         try (MemoryStack stack = MemoryStack.stackPush()) {
