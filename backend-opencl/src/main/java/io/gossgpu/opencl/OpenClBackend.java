@@ -60,7 +60,7 @@ public final class OpenClBackend implements Backend {
     private final long program;
     private final long kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
     private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine;
-    final int linearWg, linearTile, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, moeWg, moeTile, moeGroupMin, argmaxWg;
+    final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, moeWg, moeTile, moeGroupMin, argmaxWg;
     private long tokensBuf, tokensCap;
     private long routerBuf, routerCap, hiddenBuf, hiddenCap, logitsBuf, logitsCap, idsBuf, idsCap;
     private long groupBuf, groupCap, listBuf, listCap, yBuf, yCap, cursorBuf, cursorCap, partBuf, partCap;
@@ -141,6 +141,7 @@ public final class OpenClBackend implements Backend {
         boolean gpu = device.isGpu();
         linearWg = Knobs.workGroup("LINEAR", gpu ? 64 : 16, maxWg);
         linearTile = Knobs.integer("LINEAR", "TILE", gpu ? 8 : 16, 1, 16, "tokens per work-group; 16 at most");
+        linearVec = Knobs.integer("LINEAR", "VEC", 1, 0, 1, "1 reads 4 columns per work item, 0 one");
         rmsWg = Knobs.workGroup("RMSNORM", gpu ? 256 : 16, maxWg);
         sdpaWg = Knobs.workGroup("SDPA", gpu ? 64 : 16, maxWg);
         sdpaSplitKeys = Knobs.integer("SDPA", "SPLITKEYS", gpu ? 256 : 0, 0, Integer.MAX_VALUE,
@@ -768,7 +769,7 @@ public final class OpenClBackend implements Backend {
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
         int tiles = (T + linearTile - 1) / linearTile;
         new Launch(kLinear, "linear").mem(d.mem()).i32(d.fmt()).i64(d.rowBytes()).mem(bias == 0 ? d.mem() : bias).i32(bias == 0 ? 0 : 1)
-                .mem(x).i32(xRow0).i32(T).i32(d.cols()).i32(d.rows()).mem(out).local(4L * linearWg)
+                .mem(x).i32(xRow0).i32(T).i32(d.cols()).i32(d.rows()).i32(linearVec).mem(out).local(4L * linearWg)
                 .run(new long[]{(long) d.rows() * linearWg, tiles}, new long[]{linearWg, 1});
     }
 

@@ -14,17 +14,18 @@ import java.util.Map;
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
 class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
-    static final Map<String, String> KNOBS = Map.of(
-            "goss.opencl.sdpa.splitkeys", "2",
-            "goss.opencl.sdpa.splitbelow", "1000000000",
-            "goss.opencl.sdpa.wg", "4",
-            "goss.opencl.moe.groupmin", "1",
-            "goss.opencl.moe.tile", "3",
-            "goss.opencl.moe.wg", "2",
-            "goss.opencl.linear.tile", "3",
-            "goss.opencl.linear.wg", "8",
-            "goss.opencl.argmax.wg", "4",
-            "goss.opencl.rmsnorm.wg", "2");
+    static final Map<String, String> KNOBS = Map.ofEntries(
+            Map.entry("goss.opencl.sdpa.splitkeys", "2"),
+            Map.entry("goss.opencl.sdpa.splitbelow", "1000000000"),
+            Map.entry("goss.opencl.sdpa.wg", "4"),
+            Map.entry("goss.opencl.moe.groupmin", "1"),
+            Map.entry("goss.opencl.moe.tile", "3"),
+            Map.entry("goss.opencl.moe.wg", "2"),
+            Map.entry("goss.opencl.linear.tile", "3"),
+            Map.entry("goss.opencl.linear.vec", "0"),
+            Map.entry("goss.opencl.linear.wg", "8"),
+            Map.entry("goss.opencl.argmax.wg", "4"),
+            Map.entry("goss.opencl.rmsnorm.wg", "2"));
 
     @Override
     protected BackendProvider provider() {
