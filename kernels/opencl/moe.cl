@@ -8,7 +8,9 @@
  * Weights are MXFP4: value = FP4[code] * 2^(scale - 127), in either layout (ggml != 0: ggml
  * block_mxfp4, 17-byte blocks with the scale inline; else OpenAI: codes row-contiguous, scales in
  * their own buffer). Row r of a matrix: OpenAI codes at r*cols/2, scales at r*cols/32; ggml blocks at
- * r*(cols/32)*17. Bytes only: no alignment beyond 1 is assumed (a 2880-wide ggml row is 1530 bytes).
+ * r*(cols/32)*17. ggml blocks are read byte by byte: no alignment beyond 1 is assumed (a 2880-wide ggml
+ * row is 1530 bytes). OpenAI code rows are 16·(cols/32) bytes, so each 16-byte block is one aligned uint4
+ * (buffers are allocated aligned; the little-endian byte order of a uint is the file's byte order).
  * Each work item takes whole 32-value blocks; the block's partial sum is scaled once with ldexp.
  * Local size = GOSS_OPENCL_MOE_WG.
  */
@@ -19,29 +21,46 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
     int nb = cols / 32;
     float acc = 0.0f;
     if (ggml) {
+        /* 17-byte blocks: no alignment beyond 1, so byte loads */
         __global const uchar* r = codes + row * (long) nb * 17;
         for (int b = lid; b < nb; b += wg) {
             __global const uchar* blk = r + b * 17;
-            __global const float* xb = x + b * 32;
+            __global const float4* xb = (__global const float4*) (x + b * 32);
             float s = 0.0f;
-            for (int j = 0; j < 16; j++) {
-                uint byte = blk[1 + j];
-                s = fma(FP4_VALUES[byte & 15u], xb[j], s);
-                s = fma(FP4_VALUES[byte >> 4], xb[j + 16], s);
+            for (int q = 0; q < 4; q++) {
+                float4 lo = xb[q], hi = xb[q + 4];
+                uint b0 = blk[1 + 4 * q], b1 = blk[2 + 4 * q], b2 = blk[3 + 4 * q], b3 = blk[4 + 4 * q];
+                s = fma(FP4_VALUES[b0 & 15u], lo.x, s);
+                s = fma(FP4_VALUES[b1 & 15u], lo.y, s);
+                s = fma(FP4_VALUES[b2 & 15u], lo.z, s);
+                s = fma(FP4_VALUES[b3 & 15u], lo.w, s);
+                s = fma(FP4_VALUES[b0 >> 4], hi.x, s);
+                s = fma(FP4_VALUES[b1 >> 4], hi.y, s);
+                s = fma(FP4_VALUES[b2 >> 4], hi.z, s);
+                s = fma(FP4_VALUES[b3 >> 4], hi.w, s);
             }
             acc += ldexp(s, (int) blk[0] - 127);
         }
     } else {
-        __global const uchar* r = codes + row * (long) (cols / 2);
+        /* OpenAI rows are cols/2 = 16·nb bytes: every block is 16-byte aligned, one uint4 load */
+        __global const uint4* r = (__global const uint4*) (codes + row * (long) (cols / 2));
         __global const uchar* sc = scales + row * (long) nb;
         for (int b = lid; b < nb; b += wg) {
-            __global const uchar* blk = r + b * 16;
-            __global const float* xb = x + b * 32;
+            uint4 w = r[b];
+            uint words[4] = {w.x, w.y, w.z, w.w};
+            __global const float4* xb = (__global const float4*) (x + b * 32);
             float s = 0.0f;
-            for (int j = 0; j < 16; j++) {
-                uint byte = blk[j];
-                s = fma(FP4_VALUES[byte & 15u], xb[2 * j], s);
-                s = fma(FP4_VALUES[byte >> 4], xb[2 * j + 1], s);
+            for (int q = 0; q < 4; q++) {
+                uint wd = words[q]; /* bytes 4q..4q+3 = elements 8q..8q+7, low nibble first */
+                float4 xa = xb[2 * q], xc = xb[2 * q + 1];
+                s = fma(FP4_VALUES[wd & 15u], xa.x, s);
+                s = fma(FP4_VALUES[(wd >> 4) & 15u], xa.y, s);
+                s = fma(FP4_VALUES[(wd >> 8) & 15u], xa.z, s);
+                s = fma(FP4_VALUES[(wd >> 12) & 15u], xa.w, s);
+                s = fma(FP4_VALUES[(wd >> 16) & 15u], xc.x, s);
+                s = fma(FP4_VALUES[(wd >> 20) & 15u], xc.y, s);
+                s = fma(FP4_VALUES[(wd >> 24) & 15u], xc.z, s);
+                s = fma(FP4_VALUES[wd >> 28], xc.w, s);
             }
             acc += ldexp(s, (int) sc[b] - 127);
         }

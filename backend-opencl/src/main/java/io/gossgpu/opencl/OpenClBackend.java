@@ -137,6 +137,8 @@ public final class OpenClBackend implements Backend {
         this.context = context;
         this.queue = queue;
         this.device = device;
+        if (OpenCl.deviceInt(device.device(), CL_DEVICE_ENDIAN_LITTLE) == 0)
+            throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
         linearWg = Knobs.workGroup("LINEAR", gpu ? 64 : 16, maxWg);
