@@ -164,3 +164,104 @@ __kernel void sdpa_combine(__global const float* part, __global const float* sin
     }
     out[(long) i * heads * hd + h * hd + d] = acc / z;
 }
+
+/*
+ * The same attention with the query heads of one KV head together (GQA-shared): work-group (g, i, s)
+ * runs the online softmax for heads h = g*group .. g*group + group - 1 over the keys of split s, so each
+ * key and value row is read once per group instead of once per head. nsplit == 1: m starts at the sink
+ * and the result goes to out; nsplit > 1: m starts at -inf and partials go to part for sdpa_combine.
+ * group <= GQA_MAX (a build option, 16). Local size = GOSS_OPENCL_SDPA_WG.
+ */
+#ifndef GQA_MAX
+#define GQA_MAX 16
+#endif
+
+__kernel void sdpa_gqa(__global const float* q, __global const float* k, __global const float* v,
+                       __global const float* ck, __global const float* cv, __global const float* sinks,
+                       __global float* out, __global float* part,
+                       int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                       int nsplit, int splitLen,
+                       __local float* lq, __local float* ls, __local float* lacc) {
+    int g = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int qDim = heads * hd, h0 = g * group, p = start + i;
+    int lo = window > 0 ? max(0, p - window + 1) : 0;
+    int jb = lo + sp * splitLen, je = nsplit == 1 ? p : min(p, jb + splitLen - 1);
+    for (int e = lid; e < group * hd; e += wg) {
+        lq[e] = q[(long) i * qDim + h0 * hd + e];
+        lacc[e] = 0.0f;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float m[GQA_MAX], l[GQA_MAX], sc[GQA_MAX];
+    for (int a = 0; a < GQA_MAX; a++) {
+        m[a] = a < group ? (nsplit == 1 ? sinks[h0 + a] : -INFINITY) : 0.0f;
+        l[a] = 0.0f;
+    }
+    for (int j0 = jb; j0 <= je; j0 += wg) {
+        int n = min(wg, je - j0 + 1);
+        int j = j0 + lid;
+        for (int a = 0; a < GQA_MAX; a++) sc[a] = 0.0f;
+        if (lid < n) {
+            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
+                                                 : k + (long) (j - start) * kvDim + g * hd;
+            for (int d = 0; d < hd; d++) {
+                float kd = kr[d];
+                for (int a = 0; a < GQA_MAX; a++) {
+                    if (a >= group) break;
+                    sc[a] = fma(lq[a * hd + d], kd, sc[a]);
+                }
+            }
+        }
+        for (int a = 0; a < group; a++) ls[a * wg + lid] = lid < n ? sc[a] * scale : -INFINITY;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float cm[GQA_MAX];
+        for (int a = 0; a < GQA_MAX; a++) {
+            if (a >= group) break;
+            float c = m[a];
+            for (int u = 0; u < n; u++) c = fmax(c, ls[a * wg + u]);
+            cm[a] = c;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int a = 0; a < group; a++) ls[a * wg + lid] = lid < n ? exp(sc[a] * scale - cm[a]) : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int a = 0; a < GQA_MAX; a++) {
+            if (a >= group) break;
+            float corr = exp(m[a] - cm[a]);
+            float add = 0.0f;
+            for (int u = 0; u < n; u++) add += ls[a * wg + u];
+            l[a] = l[a] * corr + add;
+            sc[a] = corr; /* reused below as this head's rescale factor */
+            m[a] = cm[a];
+        }
+        for (int d = lid; d < hd; d += wg) {
+            float acc[GQA_MAX];
+            for (int a = 0; a < GQA_MAX; a++) acc[a] = a < group ? lacc[a * hd + d] * sc[a] : 0.0f;
+            for (int u = 0; u < n; u++) {
+                int jj = j0 + u;
+                float vd = (jj < start ? cv + (long) (jj % slots) * kvDim : v + (long) (jj - start) * kvDim)[g * hd + d];
+                for (int a = 0; a < GQA_MAX; a++) {
+                    if (a >= group) break;
+                    acc[a] = fma(ls[a * wg + u], vd, acc[a]);
+                }
+            }
+            for (int a = 0; a < group; a++) lacc[a * hd + d] = acc[a];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (nsplit == 1) {
+        for (int e = lid; e < group * hd; e += wg) {
+            int a = e / hd;
+            float z = l[a] + exp(sinks[h0 + a] - m[a]);
+            out[(long) i * qDim + h0 * hd + e] = lacc[e] / z;
+        }
+    } else {
+        for (int a = 0; a < group; a++) {
+            __global float* pp = part + (((long) i * heads + h0 + a) * nsplit + sp) * (hd + 2);
+            if (lid == 0) {
+                pp[0] = m[a];
+                pp[1] = l[a];
+            }
+            for (int d = lid; d < hd; d += wg) pp[2 + d] = lacc[a * hd + d];
+        }
+    }
+}

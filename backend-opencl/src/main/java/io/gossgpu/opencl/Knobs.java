@@ -15,6 +15,7 @@ import java.util.Locale;
  *   <tr><td>LINEAR_TILE</td><td>tokens per work-group of the dense matmul (1..16; weight reuse in prefill)</td></tr>
  *   <tr><td>RMSNORM_WG</td><td>work-group size of RMSNorm</td></tr>
  *   <tr><td>SDPA_WG</td><td>work-group size of attention: keys per chunk of the online softmax</td></tr>
+ *   <tr><td>SDPA_GQA</td><td>1: the query heads of a KV head in one work-group (K/V read once); 0: one per head</td></tr>
  *   <tr><td>SDPA_SPLITKEYS</td><td>split-K attention: keys per split (0 = never split; CPU default)</td></tr>
  *   <tr><td>SDPA_SPLITBELOW</td><td>split only when heads × T work-groups are fewer than this</td></tr>
  *   <tr><td>MOE_TILE</td><td>token-slots per work-group of the expert-grouped prefill MoE (1..16)</td></tr>

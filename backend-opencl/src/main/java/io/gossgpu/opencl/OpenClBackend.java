@@ -59,8 +59,8 @@ public final class OpenClBackend implements Backend {
     private final OpenCl.DeviceInfo device;
     private final long program;
     private final long kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
-    private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine;
-    final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, moeWg, moeTile, moeGroupMin, argmaxWg;
+    private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa;
+    final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile, moeGroupMin, argmaxWg;
     private long tokensBuf, tokensCap;
     private long routerBuf, routerCap, hiddenBuf, hiddenCap, logitsBuf, logitsCap, idsBuf, idsCap;
     private long groupBuf, groupCap, listBuf, listCap, yBuf, yCap, cursorBuf, cursorCap, partBuf, partCap;
@@ -150,6 +150,7 @@ public final class OpenClBackend implements Backend {
                 "keys per split of split-K attention; 0 never splits");
         sdpaSplitBelow = Knobs.integer("SDPA", "SPLITBELOW", 8 * Math.max(1, device.computeUnits()), 0, Integer.MAX_VALUE,
                 "split only when heads × T work-groups are fewer than this");
+        sdpaGqa = Knobs.integer("SDPA", "GQA", 1, 0, 1, "1 attends the query heads of a KV head together, 0 one head per work-group");
         moeWg = Knobs.workGroup("MOE", gpu ? 32 : 8, maxWg);
         moeTile = Knobs.integer("MOE", "TILE", 8, 1, 16, "token-slots per work-group in the grouped prefill path; 16 at most");
         moeGroupMin = Knobs.integer("MOE", "GROUPMIN", 2, 1, Integer.MAX_VALUE, "the smallest batch that takes the expert-grouped path");
@@ -174,10 +175,12 @@ public final class OpenClBackend implements Backend {
             kCombine = kernel(ks, "moe_combine");
             kSdpaSplit = kernel(ks, "sdpa_split");
             kSdpaCombine = kernel(ks, "sdpa_combine");
+            kSdpaGqa = kernel(ks, "sdpa_gqa");
             checkKernelWg(kLinear, "LINEAR", linearWg);
             checkKernelWg(kRmsNorm, "RMSNORM", rmsWg);
             checkKernelWg(kSdpa, "SDPA", sdpaWg);
             checkKernelWg(kSdpaSplit, "SDPA", sdpaWg);
+            checkKernelWg(kSdpaGqa, "SDPA", sdpaWg);
             checkKernelWg(kGateUp, "MOE", moeWg);
             checkKernelWg(kDown, "MOE", moeWg);
             checkKernelWg(kGateUpGrouped, "MOE", moeWg);
@@ -811,29 +814,42 @@ public final class OpenClBackend implements Backend {
         if (localBytes > device.localMemBytes())
             throw Knobs.invalid("SDPA", "WG", Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
                     + device.localMemBytes() + " bytes of local memory");
-        int heads = c.numAttentionHeads();
+        int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads(), group = c.queriesPerKvHead();
+        float scale = (float) (1 / Math.sqrt(hd));
+        boolean gqa = sdpaGqa == 1 && group <= 16 && 4L * (2L * group * hd + (long) group * sdpaWg) <= device.localMemBytes();
         int maxKeys = window > 0 ? Math.min(window, start + T) : start + T;
-        int splits = sdpaSplitKeys > 0 && (long) heads * T < sdpaSplitBelow
-                ? Math.min(64, (maxKeys + sdpaSplitKeys - 1) / sdpaSplitKeys) : 1;
+        long groups = (long) (gqa ? kvHeads : heads) * T;
+        int splits = sdpaSplitKeys > 0 && groups < sdpaSplitBelow
+                ? Math.max(1, Math.min(64, (maxKeys + sdpaSplitKeys - 1) / sdpaSplitKeys)) : 1;
+        int splitLen = (maxKeys + splits - 1) / splits;
         if (splits > 1) {
-            int splitLen = (maxKeys + splits - 1) / splits;
             long[] b = grow(partBuf, partCap, 4L * T * heads * splits * (hd + 2), "attention partials");
             partBuf = b[0];
             partCap = b[1];
+        }
+        if (gqa) {
+            new Launch(kSdpaGqa, "sdpa_gqa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
+                    .mem(cache.values[layer]).mem(w.sinks[layer]).mem(t(out).mem).mem(splits > 1 ? partBuf : t(out).mem)
+                    .i32(start).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
+                    .i32(splits).i32(splitLen)
+                    .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
+                    .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
+        } else if (splits > 1) {
             new Launch(kSdpaSplit, "sdpa_split").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
-                    .mem(cache.values[layer]).mem(partBuf).i32(start).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
-                    .i32(c.kvDim()).i32(slots).i32(window).f32((float) (1 / Math.sqrt(hd))).i32(splits).i32(splitLen)
+                    .mem(cache.values[layer]).mem(partBuf).i32(start).i32(heads).i32(group).i32(hd)
+                    .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
-            new Launch(kSdpaCombine, "sdpa_combine").mem(partBuf).mem(w.sinks[layer]).mem(t(out).mem).i32(heads).i32(hd)
-                    .i32(splits).run(new long[]{hd, heads, T}, null);
         } else {
             new Launch(kSdpa, "sdpa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
-                    .mem(w.sinks[layer]).mem(t(out).mem).i32(start).i32(c.numAttentionHeads()).i32(c.queriesPerKvHead()).i32(hd)
-                    .i32(c.kvDim()).i32(slots).i32(window).f32((float) (1 / Math.sqrt(hd)))
+                    .mem(w.sinks[layer]).mem(t(out).mem).i32(start).i32(heads).i32(group).i32(hd)
+                    .i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
-                    .run(new long[]{(long) c.numAttentionHeads() * sdpaWg, T}, new long[]{sdpaWg, 1});
+                    .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
         }
+        if (splits > 1)
+            new Launch(kSdpaCombine, "sdpa_combine").mem(partBuf).mem(w.sinks[layer]).mem(t(out).mem).i32(heads).i32(hd)
+                    .i32(splits).run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
         new Launch(kKvStore, "kv_store").mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
                 .i32(start).i32(slots).i32(c.kvDim()).i32(first).run(new long[]{c.kvDim(), T - first}, null);
@@ -957,7 +973,7 @@ public final class OpenClBackend implements Backend {
         for (long m : new long[]{tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, groupBuf, listBuf, yBuf, cursorBuf, partBuf})
             if (m != 0) clReleaseMemObject(m);
         for (long k : new long[]{kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax,
-                kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine})
+                kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa})
             clReleaseKernel(k);
         clReleaseProgram(program);
         clReleaseCommandQueue(queue);

@@ -23,12 +23,18 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
             Map.entry("goss.opencl.moe.wg", "2"),
             Map.entry("goss.opencl.linear.tile", "3"),
             Map.entry("goss.opencl.linear.vec", "0"),
+            Map.entry("goss.opencl.sdpa.gqa", "0"),
             Map.entry("goss.opencl.linear.wg", "8"),
             Map.entry("goss.opencl.argmax.wg", "4"),
             Map.entry("goss.opencl.rmsnorm.wg", "2"));
 
     @Override
     protected BackendProvider provider() {
+        return withKnobs(KNOBS);
+    }
+
+    /** The opencl provider, creating its backend with {@code knobs} set as system properties (then cleared). */
+    static BackendProvider withKnobs(Map<String, String> knobs) {
         OpenClBackendProvider p = new OpenClBackendProvider();
         return new BackendProvider() {
             @Override
@@ -48,14 +54,15 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
 
             @Override
             public Backend create() {
-                KNOBS.forEach(System::setProperty);
+                knobs.forEach(System::setProperty);
                 try {
                     OpenClBackend b = OpenClBackend.create();
-                    if (b.sdpaSplitKeys != 2 || b.moeGroupMin != 1 || b.sdpaWg != 4)
+                    if (knobs.containsKey("goss.opencl.sdpa.splitkeys")
+                            && b.sdpaSplitKeys != Integer.parseInt(knobs.get("goss.opencl.sdpa.splitkeys")))
                         throw new IllegalStateException("knobs not applied");
                     return b;
                 } finally {
-                    KNOBS.keySet().forEach(System::clearProperty);
+                    knobs.keySet().forEach(System::clearProperty);
                 }
             }
         };
