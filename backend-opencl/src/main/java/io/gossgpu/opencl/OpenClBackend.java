@@ -265,6 +265,28 @@ public final class OpenClBackend implements Backend {
         return device.describe();
     }
 
+    /**
+     * The launch knobs in effect, by environment-variable name (for {@code goss-gpu info} and {@code tune}):
+     * {@code GOSS_OPENCL_LINEAR_WG=64}, … Set them through the environment or {@code goss.opencl.*} properties
+     * before creating a backend.
+     */
+    public java.util.SortedMap<String, Integer> knobs() {
+        java.util.SortedMap<String, Integer> m = new java.util.TreeMap<>();
+        m.put(Knobs.envName("LINEAR", "WG"), linearWg);
+        m.put(Knobs.envName("LINEAR", "TILE"), linearTile);
+        m.put(Knobs.envName("LINEAR", "VEC"), linearVec);
+        m.put(Knobs.envName("RMSNORM", "WG"), rmsWg);
+        m.put(Knobs.envName("SDPA", "WG"), sdpaWg);
+        m.put(Knobs.envName("SDPA", "GQA"), sdpaGqa);
+        m.put(Knobs.envName("SDPA", "SPLITKEYS"), sdpaSplitKeys);
+        m.put(Knobs.envName("SDPA", "SPLITBELOW"), sdpaSplitBelow);
+        m.put(Knobs.envName("MOE", "WG"), moeWg);
+        m.put(Knobs.envName("MOE", "TILE"), moeTile);
+        m.put(Knobs.envName("MOE", "GROUPMIN"), moeGroupMin);
+        m.put(Knobs.envName("ARGMAX", "WG"), argmaxWg);
+        return m;
+    }
+
     /** The device this backend runs on. */
     public OpenCl.DeviceInfo device() {
         return device;

@@ -106,6 +106,8 @@ class OpenClInfraTest {
                 System.setProperty("goss.opencl.moe.groupmin", v.equals("1") ? "1000000" : "1");
                 try (OpenClBackend cl = OpenClBackend.create(); LoadedWeights lw = cl.loadWeights(w)) {
                     assertEquals(Integer.parseInt(v), cl.sdpaWg);
+                    assertEquals(Integer.parseInt(v), cl.knobs().get("GOSS_OPENCL_SDPA_WG"));
+                    assertEquals(12, cl.knobs().size());
                     assertEquals(v.equals("1") ? 1000000 : 1, cl.moeGroupMin);
                     float[] got;
                     try (Session s = new Session(cl, lw, 16)) {

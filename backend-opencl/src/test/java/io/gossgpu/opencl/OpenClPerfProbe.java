@@ -19,7 +19,8 @@ import java.util.SplittableRandom;
 /**
  * Not a test: a quick timing probe for choosing knob defaults on the current device (run with the test
  * class path; knobs from GOSS_OPENCL_* / -Dgoss.opencl.*). Prints ms per op at gpt-oss-20b widths with a
- * small vocabulary and expert count, then a decode step of the whole (1-layer) model.
+ * small vocabulary and expert count, then a decode step of the whole (2-layer) model.
+ * Arguments: [experts (8)] [context (512)].
  */
 public final class OpenClPerfProbe {
     private OpenClPerfProbe() {}
@@ -27,7 +28,7 @@ public final class OpenClPerfProbe {
     public static void main(String[] args) {
         int experts = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         int ctx = args.length > 1 ? Integer.parseInt(args[1]) : 512;
-        ModelConfig c = new ModelConfig(1, experts, 4, 4096, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = new ModelConfig(2, experts, 4, 4096, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
         try (Checkpoint ck = new TestModelGenerator(c, 1).inMemory(); Backend b = OpenClBackend.create()) {
             System.out.println(b.deviceDescription());
             ModelWeights w = ModelWeights.of(ck);
@@ -44,7 +45,8 @@ public final class OpenClPerfProbe {
                 DeviceRouting rt = b.allocateRouting(T, 4);
                 KvCache cache = b.createKvCache(new KvCacheSpec(c, ctx + T));
                 time("T=" + T + " qkvRope", b, () -> b.qkvRope(lw, 0, x, ctx, q, k, v));
-                time("T=" + T + " attention (full layer, ctx " + ctx + ")", b, () -> b.attention(lw, 1 % c.numHiddenLayers(), q, k, v, cache, ctx, o));
+                time("T=" + T + " attention (full layer 1, ctx " + ctx + ")", b, () -> b.attention(lw, 1, q, k, v, cache, ctx, o));
+                time("T=" + T + " attention (sliding layer 0, ctx " + ctx + ")", b, () -> b.attention(lw, 0, q, k, v, cache, ctx, o));
                 time("T=" + T + " linear ATTN_OUT", b, () -> b.linear(lw, 0, DenseKind.ATTN_OUT, o, y));
                 time("T=" + T + " router", b, () -> b.router(lw, 0, x, rt));
                 Routing routing = b.readRouting(rt);
@@ -63,7 +65,7 @@ public final class OpenClPerfProbe {
                     s.decode(i);
                     best = Math.min(best, System.nanoTime() - t1);
                 }
-                System.out.printf("decode step (1 layer, vocab 4096) %.2f ms (best of 8)%n", best / 1e6);
+                System.out.printf("decode step (2 layers, vocab 4096) %.2f ms (best of 8)%n", best / 1e6);
             }
             lw.close();
         } catch (Exception e) {
