@@ -178,14 +178,18 @@ public final class OpenCl {
             check(clGetPlatformIDs(platforms, (IntBuffer) null), "clGetPlatformIDs");
             for (int p = 0; p < platforms.capacity(); p++) {
                 long platform = platforms.get(p);
-                String pname = platformString(platform, CL_PLATFORM_NAME);
-                IntBuffer nd = stack.mallocInt(1);
-                rc = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, null, nd);
-                if (rc == CL_DEVICE_NOT_FOUND || nd.get(0) == 0) continue;
-                check(rc, "clGetDeviceIDs");
-                PointerBuffer ids = stack.mallocPointer(nd.get(0));
-                check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ids, (IntBuffer) null), "clGetDeviceIDs");
-                for (int d = 0; d < ids.capacity(); d++) out.add(info(out.size(), platform, pname, ids.get(d)));
+                try { // a broken platform (driver without a device, say) must not hide the others
+                    String pname = platformString(platform, CL_PLATFORM_NAME);
+                    IntBuffer nd = stack.mallocInt(1);
+                    rc = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, null, nd);
+                    if (rc == CL_DEVICE_NOT_FOUND || nd.get(0) == 0) continue;
+                    check(rc, "clGetDeviceIDs");
+                    PointerBuffer ids = stack.mallocPointer(nd.get(0));
+                    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, ids, (IntBuffer) null), "clGetDeviceIDs");
+                    for (int d = 0; d < ids.capacity(); d++) out.add(info(out.size(), platform, pname, ids.get(d)));
+                } catch (GossException e) {
+                    // skipped: listed nowhere, since nothing of it can be used
+                }
             }
         }
         return out;
