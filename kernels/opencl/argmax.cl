@@ -1,0 +1,32 @@
+/*
+ * On-device greedy pick: out[t] = argmax_r logits[t, r] over r < V, ties to the lower token id.
+ * One work-group per row; each work item scans r = lid, lid + wg, ... (ascending, strict >), then a
+ * tree reduction keeps the larger value, or the lower id on equal values. Local size = GOSS_OPENCL_ARGMAX_WG.
+ */
+__kernel void argmax_rows(__global const float* logits, int V, __global int* out,
+                          __local float* lv, __local int* li) {
+    int t = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
+    __global const float* l = logits + (long) t * V;
+    float best = -INFINITY;
+    int bi = -1;
+    for (int r = lid; r < V; r += wg) {
+        float x = l[r];
+        if (bi < 0 || x > best) { best = x; bi = r; }
+    }
+    lv[lid] = best;
+    li[lid] = bi;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = wg >> 1; s > 0; s >>= 1) {
+        if (lid < s) {
+            float ov = lv[lid + s];
+            int oi = li[lid + s];
+            int mi = li[lid];
+            if (oi >= 0 && (mi < 0 || ov > lv[lid] || (ov == lv[lid] && oi < mi))) {
+                lv[lid] = ov;
+                li[lid] = oi;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) out[t] = li[0] < 0 ? 0 : li[0];
+}

@@ -1,0 +1,257 @@
+/*
+ * Fused MXFP4 mixture of experts (without the residual). For row t and each chosen expert
+ * e = ids[t, j] with weight w = weights[t, j]:
+ *   a = gate_e . x_t + gateBias_e,  b = up_e . x_t + upBias_e
+ *   a = min(a, L),  b = clamp(b, -L, L)                    (L = swiglu_limit)
+ *   h = a * sigmoid(1.702 a) * (b + 1)
+ *   y = down_e . h + downBias_e;     out[t] = sum_j w_j * y_j
+ * Weights are MXFP4: value = FP4[code] * 2^(scale - 127), in either layout (ggml != 0: ggml
+ * block_mxfp4, 17-byte blocks with the scale inline; else OpenAI: codes row-contiguous, scales in
+ * their own buffer). Row r of a matrix: OpenAI codes at r*cols/2, scales at r*cols/32; ggml blocks at
+ * r*(cols/32)*17. ggml blocks are read byte by byte: no alignment beyond 1 is assumed (a 2880-wide ggml
+ * row is 1530 bytes). OpenAI code rows are 16·(cols/32) bytes, so each 16-byte block is one aligned uint4
+ * (buffers are allocated aligned; the little-endian byte order of a uint is the file's byte order).
+ * Each work item takes whole 32-value blocks; the block's partial sum is scaled once with ldexp.
+ * Local size = GOSS_OPENCL_MOE_WG.
+ */
+
+/* sum over this work item's blocks of row `row` (cols values) times x. */
+inline float mx_dot_part(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols,
+                         __global const float* x, int lid, int wg) {
+    int nb = cols / 32;
+    float acc = 0.0f;
+    if (ggml) {
+        /* 17-byte blocks: no alignment beyond 1, so byte loads */
+        __global const uchar* r = codes + row * (long) nb * 17;
+        for (int b = lid; b < nb; b += wg) {
+            __global const uchar* blk = r + b * 17;
+            __global const float4* xb = (__global const float4*) (x + b * 32);
+            float s = 0.0f;
+            for (int q = 0; q < 4; q++) {
+                float4 lo = xb[q], hi = xb[q + 4];
+                uint b0 = blk[1 + 4 * q], b1 = blk[2 + 4 * q], b2 = blk[3 + 4 * q], b3 = blk[4 + 4 * q];
+                s = fma(FP4_VALUES[b0 & 15u], lo.x, s);
+                s = fma(FP4_VALUES[b1 & 15u], lo.y, s);
+                s = fma(FP4_VALUES[b2 & 15u], lo.z, s);
+                s = fma(FP4_VALUES[b3 & 15u], lo.w, s);
+                s = fma(FP4_VALUES[b0 >> 4], hi.x, s);
+                s = fma(FP4_VALUES[b1 >> 4], hi.y, s);
+                s = fma(FP4_VALUES[b2 >> 4], hi.z, s);
+                s = fma(FP4_VALUES[b3 >> 4], hi.w, s);
+            }
+            acc += ldexp(s, (int) blk[0] - 127);
+        }
+    } else {
+        /* OpenAI rows are cols/2 = 16·nb bytes: every block is 16-byte aligned, one uint4 load */
+        __global const uint4* r = (__global const uint4*) (codes + row * (long) (cols / 2));
+        __global const uchar* sc = scales + row * (long) nb;
+        for (int b = lid; b < nb; b += wg) {
+            uint4 w = r[b];
+            uint words[4] = {w.x, w.y, w.z, w.w};
+            __global const float4* xb = (__global const float4*) (x + b * 32);
+            float s = 0.0f;
+            for (int q = 0; q < 4; q++) {
+                uint wd = words[q]; /* bytes 4q..4q+3 = elements 8q..8q+7, low nibble first */
+                float4 xa = xb[2 * q], xc = xb[2 * q + 1];
+                s = fma(FP4_VALUES[wd & 15u], xa.x, s);
+                s = fma(FP4_VALUES[(wd >> 4) & 15u], xa.y, s);
+                s = fma(FP4_VALUES[(wd >> 8) & 15u], xa.z, s);
+                s = fma(FP4_VALUES[(wd >> 12) & 15u], xa.w, s);
+                s = fma(FP4_VALUES[(wd >> 16) & 15u], xc.x, s);
+                s = fma(FP4_VALUES[(wd >> 20) & 15u], xc.y, s);
+                s = fma(FP4_VALUES[(wd >> 24) & 15u], xc.z, s);
+                s = fma(FP4_VALUES[wd >> 28], xc.w, s);
+            }
+            acc += ldexp(s, (int) sc[b] - 127);
+        }
+    }
+    return acc;
+}
+
+/*
+ * mlp1 + SwiGLU. One work-group per (unit u, token-slot t*K + j). hout is (T*K) x I.
+ */
+__kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gScales,
+                          __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                          __global const float* gBias, __global const float* uBias,
+                          __global const float* x, __global const int* ids, int K, int H, int I, float limit,
+                          __global float* hout, __local float* scratch) {
+    int u = get_group_id(0), tj = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int t = tj / K, e = ids[tj];
+    long row = (long) e * I + u;
+    __global const float* xt = x + (long) t * H;
+    float pa = mx_dot_part(gCodes, gScales, ggml, row, H, xt, lid, wg);
+    float pb = mx_dot_part(uCodes, uScales, ggml, row, H, xt, lid, wg);
+    float a = wg_sum(scratch, pa);
+    float b = wg_sum(scratch, pb);
+    if (lid == 0) {
+        a += gBias[row];
+        b += uBias[row];
+        a = fmin(a, limit);
+        b = fmax(-limit, fmin(b, limit));
+        hout[(long) tj * I + u] = a / (1.0f + exp(-1.702f * a)) * (b + 1.0f);
+    }
+}
+
+/*
+ * mlp2 and the weighted sum over the K chosen experts. One work-group per (output d, token t).
+ */
+__kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+                       __global const float* dBias, __global const float* hin, __global const int* ids,
+                       __global const float* weights, int K, int H, int I,
+                       __global float* out, __local float* scratch) {
+    int d = get_group_id(0), t = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    float acc = 0.0f;
+    for (int j = 0; j < K; j++) {
+        int e = ids[(long) t * K + j];
+        float w = weights[(long) t * K + j];
+        acc = fma(w, mx_dot_part(dCodes, dScales, ggml, (long) e * H + d, I, hin + ((long) t * K + j) * I, lid, wg), acc);
+    }
+    float total = wg_sum(scratch, acc);
+    if (lid == 0) {
+        for (int j = 0; j < K; j++) {
+            int e = ids[(long) t * K + j];
+            total = fma(weights[(long) t * K + j], dBias[(long) e * H + d], total);
+        }
+        out[(long) t * H + d] = total;
+    }
+}
+
+/*
+ * Prefill path (T > 1): token-slots grouped by expert so that each expert's weights are read once per
+ * tile of MOE_TILE slots instead of once per slot. Same formulas as above; y_j is stored per slot,
+ * weighted, and moe_combine sums the K slots of each token in slot order (deterministic, no atomics).
+ */
+#ifndef MOE_TILE
+#define MOE_TILE 8
+#endif
+
+/* Counting sort of the n = T*K token-slots by expert: offsets[0..E], list[] = slots ordered by expert then
+ * slot; cursor (E entries) is scratch. Ids outside 0..E-1 are left out. One work item. */
+__kernel void moe_group(__global const int* ids, int n, int E, __global int* offsets, __global int* cursor,
+                        __global int* list) {
+    if (get_global_id(0) != 0) return;
+    for (int e = 0; e <= E; e++) offsets[e] = 0;
+    for (int s = 0; s < n; s++) {
+        int e = ids[s];
+        if (e >= 0 && e < E) offsets[e + 1]++;
+    }
+    for (int e = 0; e < E; e++) offsets[e + 1] += offsets[e];
+    for (int e = 0; e < E; e++) cursor[e] = offsets[e];
+    for (int s = 0; s < n; s++) {
+        int e = ids[s];
+        if (e >= 0 && e < E) list[cursor[e]++] = s;
+    }
+}
+
+/* Decodes block b of row `row` into out[32] as FP4 values (unscaled); returns the scale byte. */
+inline int mx_block(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols, int b,
+                    float* out) {
+    int nb = cols / 32;
+    if (ggml) {
+        __global const uchar* blk = codes + row * (long) nb * 17 + b * 17;
+        for (int j = 0; j < 16; j++) {
+            uint byte = blk[1 + j];
+            out[j] = FP4_VALUES[byte & 15u];
+            out[j + 16] = FP4_VALUES[byte >> 4];
+        }
+        return blk[0];
+    }
+    __global const uchar* blk = codes + row * (long) (cols / 2) + b * 16;
+    for (int j = 0; j < 16; j++) {
+        uint byte = blk[j];
+        out[2 * j] = FP4_VALUES[byte & 15u];
+        out[2 * j + 1] = FP4_VALUES[byte >> 4];
+    }
+    return scales[row * (long) nb + b];
+}
+
+/* mlp1 + SwiGLU for every slot routed to expert e. One work-group per (unit u, expert e). */
+__kernel void moe_gate_up_grouped(__global const uchar* gCodes, __global const uchar* gScales,
+                                  __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                                  __global const float* gBias, __global const float* uBias,
+                                  __global const float* x, __global const int* offsets, __global const int* list,
+                                  int K, int H, int I, float limit, __global float* hout, __local float* scratch) {
+    int u = get_group_id(0), e = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int begin = offsets[e], end = offsets[e + 1];
+    long row = (long) e * I + u;
+    float gw[32], uw[32];
+    for (int s0 = begin; s0 < end; s0 += MOE_TILE) {
+        int n = min(MOE_TILE, end - s0);
+        float pa[MOE_TILE], pb[MOE_TILE];
+        for (int q = 0; q < MOE_TILE; q++) pa[q] = pb[q] = 0.0f;
+        for (int b = lid; b < H / 32; b += wg) {
+            int gs = mx_block(gCodes, gScales, ggml, row, H, b, gw);
+            int us = mx_block(uCodes, uScales, ggml, row, H, b, uw);
+            for (int q = 0; q < MOE_TILE; q++) {
+                if (q >= n) break;
+                __global const float* xb = x + (long) (list[s0 + q] / K) * H + b * 32;
+                float sa = 0.0f, sb = 0.0f;
+                for (int j = 0; j < 32; j++) {
+                    sa = fma(gw[j], xb[j], sa);
+                    sb = fma(uw[j], xb[j], sb);
+                }
+                pa[q] += ldexp(sa, gs - 127);
+                pb[q] += ldexp(sb, us - 127);
+            }
+        }
+        for (int q = 0; q < n; q++) {
+            float a = wg_sum(scratch, pa[q]);
+            float bb = wg_sum(scratch, pb[q]);
+            if (lid == 0) {
+                a += gBias[row];
+                bb += uBias[row];
+                a = fmin(a, limit);
+                bb = fmax(-limit, fmin(bb, limit));
+                hout[(long) list[s0 + q] * I + u] = a / (1.0f + exp(-1.702f * a)) * (bb + 1.0f);
+            }
+        }
+    }
+}
+
+/* mlp2 for every slot routed to expert e: y[slot, d] = w_slot * (down_e[d] . h_slot + downBias_e[d]).
+ * One work-group per (output d, expert e). */
+__kernel void moe_down_grouped(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+                               __global const float* dBias, __global const float* hin, __global const int* offsets,
+                               __global const int* list, __global const float* weights, int H, int I,
+                               __global float* y, __local float* scratch) {
+    int d = get_group_id(0), e = get_group_id(1);
+    int lid = get_local_id(0), wg = get_local_size(0);
+    int begin = offsets[e], end = offsets[e + 1];
+    long row = (long) e * H + d;
+    float dw[32];
+    for (int s0 = begin; s0 < end; s0 += MOE_TILE) {
+        int n = min(MOE_TILE, end - s0);
+        float p[MOE_TILE];
+        for (int q = 0; q < MOE_TILE; q++) p[q] = 0.0f;
+        for (int b = lid; b < I / 32; b += wg) {
+            int ds = mx_block(dCodes, dScales, ggml, row, I, b, dw);
+            for (int q = 0; q < MOE_TILE; q++) {
+                if (q >= n) break;
+                __global const float* hb = hin + (long) list[s0 + q] * I + b * 32;
+                float s = 0.0f;
+                for (int j = 0; j < 32; j++) s = fma(dw[j], hb[j], s);
+                p[q] += ldexp(s, ds - 127);
+            }
+        }
+        for (int q = 0; q < n; q++) {
+            float total = wg_sum(scratch, p[q]);
+            if (lid == 0) {
+                int slot = list[s0 + q];
+                y[(long) slot * H + d] = weights[slot] * (total + dBias[row]);
+            }
+        }
+    }
+}
+
+/* out[t, d] = sum_j y[t*K + j, d], j in slot order. Global (H, T). */
+__kernel void moe_combine(__global const float* y, int K, int H, __global float* out) {
+    int d = get_global_id(0), t = get_global_id(1);
+    if (d >= H) return;
+    float acc = 0.0f;
+    for (int j = 0; j < K; j++) acc += y[((long) t * K + j) * H + d];
+    out[(long) t * H + d] = acc;
+}
