@@ -45,6 +45,8 @@ public final class Launcher {
         cmd.add("--add-modules=jdk.incubator.vector");
         cmd.add("--enable-native-access=ALL-UNNAMED");
         cmd.add("-D" + RELAUNCHED + "=true");
+        // LWJGL still uses sun.misc.Unsafe; JDK 23+ warns about it on every start unless told this is known.
+        if (Runtime.version().feature() >= 23) cmd.add("--sun-misc-unsafe-memory-access=allow");
         // Keep the user's own JVM options (-Xmx, -D...), except agent hooks that must not run twice.
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments())
             if (!a.startsWith("-agentlib:jdwp") && !a.startsWith("-javaagent")) cmd.add(a);
