@@ -194,12 +194,15 @@ class ChatSdkTest {
         int[] chunks = {0};
         List<ChatCompletionChunk.Choice.FinishReason> finish = new ArrayList<>();
         long t0 = System.nanoTime();
+        backend.stepMillis = 3 * Sse.PING_NANOS / 12 / 1_000_000 + 1; // 12 steps outlast two pings on any machine
         try (StreamResponse<ChatCompletionChunk> s = client.chat().completions().createStreaming(ChatCompletionCreateParams.builder()
                 .model("gpt-oss").addUserMessage("Hi").temperature(0).maxCompletionTokens(12).build())) {
             s.stream().forEach(chunk -> {
                 chunks[0]++;
                 chunk.choices().forEach(ch -> ch.finishReason().ifPresent(finish::add));
             });
+        } finally {
+            backend.stepMillis = 0;
         }
         assertTrue(System.nanoTime() - t0 > 2 * Sse.PING_NANOS, "too fast to have sent a comment");
         assertEquals(List.of(ChatCompletionChunk.Choice.FinishReason.LENGTH), finish);

@@ -233,7 +233,9 @@ class ErrorsTest {
     void idleTimeoutClosesIdleConnectionsButNotLongRequests() throws Exception {
         long saved = GossServer.IDLE_TIMEOUT_MS;
         GossServer.IDLE_TIMEOUT_MS = 300;
-        try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
+        TestServers.Scripted slow = new TestServers.Scripted();
+        slow.stepMillis = 200; // 6 steps: the request lasts 4 idle timeouts whatever the machine's speed
+        try (GossServer s = TestServers.start(TestServers.options(), slow)) {
             try (java.net.Socket idle = new java.net.Socket("127.0.0.1", s.port())) {
                 idle.setSoTimeout(10_000);
                 assertEquals(-1, idle.getInputStream().read()); // closed by the server

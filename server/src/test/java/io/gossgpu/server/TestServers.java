@@ -53,9 +53,26 @@ final class TestServers {
     /** The reference backend whose argmax returns scripted tokens while there are any (greedy requests only). */
     static final class Scripted extends ForwardingBackend {
         final ConcurrentLinkedDeque<Integer> script = new ConcurrentLinkedDeque<>();
+        /** Milliseconds each greedy step takes at least: tests of timing behaviour set it so they do not hang on machine speed. */
+        volatile long stepMillis;
 
         Scripted() {
             super(Backends.open("reference"));
+        }
+
+        @Override
+        public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) {
+            pause(); // sampled (non-greedy) steps end here
+            return super.logits(w, x, fromRow);
+        }
+
+        private void pause() {
+            if (stepMillis <= 0) return;
+            try {
+                Thread.sleep(stepMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         /** The model will write {@code harmony} (special tokens spelled out), then whatever it likes. */
@@ -65,6 +82,7 @@ final class TestServers {
 
         @Override
         public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
+            pause();
             int[] real = super.argmax(w, x, fromRow);
             Integer next = script.poll();
             if (next != null) real[real.length - 1] = next;
