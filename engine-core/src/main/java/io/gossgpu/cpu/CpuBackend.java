@@ -343,8 +343,7 @@ public final class CpuBackend implements Backend {
                 for (int i = 0; i < n; i++) k.decodeRow(v, 0, rt + i, tile, i * cols);
                 for (int t0 = 0; t0 < T; t0 += TOKEN_BLOCK) {
                     int cnt = Math.min(TOKEN_BLOCK, T - t0);
-                    for (int i = 0; i < n; i++)
-                        k.dotMany(tile, i * cols, cols, x, xOff + t0 * xCols, xCols, cnt, out, o0 + t0 * os + rt + i, os);
+                    k.dotTile(tile, 0, n, cols, x, xOff + t0 * xCols, xCols, cnt, out, o0 + t0 * os + rt, 1, os);
                 }
                 if (b != null)
                     for (int t = 0; t < T; t++)
@@ -598,10 +597,8 @@ public final class CpuBackend implements Backend {
                 }
                 for (int t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
                     int cnt = Math.min(TOKEN_BLOCK, n - t0);
-                    for (int i = 0; i < rows; i++) {
-                        k.dotMany(ta, i * H, H, moeX, (g0 + t0) * H, H, cnt, oa, i, TILE);
-                        k.dotMany(tb, i * H, H, moeX, (g0 + t0) * H, H, cnt, ob, i, TILE);
-                    }
+                    k.dotTile(ta, 0, rows, H, moeX, (g0 + t0) * H, H, cnt, oa, 0, 1, TILE);
+                    k.dotTile(tb, 0, rows, H, moeX, (g0 + t0) * H, H, cnt, ob, 0, 1, TILE);
                     for (int t = 0; t < cnt; t++) {
                         int row = g0 + t0 + t;
                         for (int i = 0; i < rows; i++) {
@@ -641,7 +638,7 @@ public final class CpuBackend implements Backend {
                     for (int i = 0; i < rows; i++) k.decodeRow(down, e, d0 + i, ta, i * I);
                     for (int t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
                         int cnt = Math.min(TOKEN_BLOCK, n - t0);
-                        for (int i = 0; i < rows; i++) k.dotMany(ta, i * I, I, moeH, (g0 + t0) * I, I, cnt, oa, i, TILE);
+                        k.dotTile(ta, 0, rows, I, moeH, (g0 + t0) * I, I, cnt, oa, 0, 1, TILE);
                         for (int t = 0; t < cnt; t++) {
                             int row = g0 + t0 + t, slot = moeOrder[row];
                             float wgt = moeWeights[slot];

@@ -34,6 +34,17 @@ public interface CpuKernels {
      */
     void dotMany(float[] row, int rowOff, int n, float[] x, int xOff, int xStride, int count, float[] out, int outOff, int outStride);
 
+    /**
+     * A tile of decoded rows against a block of tokens: for {@code r < rows}, {@code t < count},
+     * {@code out[outOff + r·outRowStride + t·outTokStride] = Σ_c w[wOff + r·n + c] · x[xOff + t·xStride + c]}.
+     * The default loops over {@link #dotMany}; implementations block registers over rows and tokens.
+     */
+    default void dotTile(float[] w, int wOff, int rows, int n, float[] x, int xOff, int xStride, int count,
+                         float[] out, int outOff, int outRowStride, int outTokStride) {
+        for (int r = 0; r < rows; r++)
+            dotMany(w, wOff + r * n, n, x, xOff, xStride, count, out, outOff + r * outRowStride, outTokStride);
+    }
+
     /** {@code Σ a[aOff + i]·b[bOff + i]}, {@code i < n}. */
     float dot(float[] a, int aOff, float[] b, int bOff, int n);
 

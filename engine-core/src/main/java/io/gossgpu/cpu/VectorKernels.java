@@ -224,6 +224,65 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
+    public void dotTile(float[] w, int wOff, int rows, int n, float[] x, int xOff, int xStride, int count,
+                        float[] out, int outOff, int outRowStride, int outTokStride) {
+        int vn = n - n % L;
+        int r = 0;
+        for (; r + 4 <= rows; r += 4) {
+            int w0 = wOff + r * n, w1 = w0 + n, w2 = w1 + n, w3 = w2 + n;
+            int t = 0;
+            for (; t + 4 <= count; t += 4) {
+                int x0 = xOff + t * xStride, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
+                FloatVector a00 = FloatVector.zero(F), a01 = a00, a02 = a00, a03 = a00;
+                FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+                FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+                FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+                for (int c = 0; c < vn; c += L) {
+                    FloatVector v0 = FloatVector.fromArray(F, x, x0 + c), v1 = FloatVector.fromArray(F, x, x1 + c);
+                    FloatVector v2 = FloatVector.fromArray(F, x, x2 + c), v3 = FloatVector.fromArray(F, x, x3 + c);
+                    FloatVector r0 = FloatVector.fromArray(F, w, w0 + c);
+                    a00 = r0.fma(v0, a00); a01 = r0.fma(v1, a01); a02 = r0.fma(v2, a02); a03 = r0.fma(v3, a03);
+                    FloatVector r1 = FloatVector.fromArray(F, w, w1 + c);
+                    a10 = r1.fma(v0, a10); a11 = r1.fma(v1, a11); a12 = r1.fma(v2, a12); a13 = r1.fma(v3, a13);
+                    FloatVector r2 = FloatVector.fromArray(F, w, w2 + c);
+                    a20 = r2.fma(v0, a20); a21 = r2.fma(v1, a21); a22 = r2.fma(v2, a22); a23 = r2.fma(v3, a23);
+                    FloatVector r3 = FloatVector.fromArray(F, w, w3 + c);
+                    a30 = r3.fma(v0, a30); a31 = r3.fma(v1, a31); a32 = r3.fma(v2, a32); a33 = r3.fma(v3, a33);
+                }
+                int o = outOff + r * outRowStride + t * outTokStride;
+                store(out, o, outTokStride, a00, a01, a02, a03, w, w0, x, x0, xStride, vn, n);
+                store(out, o + outRowStride, outTokStride, a10, a11, a12, a13, w, w1, x, x0, xStride, vn, n);
+                store(out, o + 2 * outRowStride, outTokStride, a20, a21, a22, a23, w, w2, x, x0, xStride, vn, n);
+                store(out, o + 3 * outRowStride, outTokStride, a30, a31, a32, a33, w, w3, x, x0, xStride, vn, n);
+            }
+            if (t < count)
+                for (int i = 0; i < 4; i++)
+                    dotMany(w, wOff + (r + i) * n, n, x, xOff + t * xStride, xStride, count - t, out,
+                            outOff + (r + i) * outRowStride + t * outTokStride, outTokStride);
+        }
+        for (; r < rows; r++)
+            dotMany(w, wOff + r * n, n, x, xOff, xStride, count, out, outOff + r * outRowStride, outTokStride);
+    }
+
+    /** Reduces four token accumulators of one row, adds the scalar tail, stores them. */
+    private static void store(float[] out, int o, int tokStride, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3,
+                              float[] w, int wr, float[] x, int x0, int xStride, int vn, int n) {
+        float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
+        float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+        for (int c = vn; c < n; c++) {
+            float rv = w[wr + c];
+            s0 += rv * x[x0 + c];
+            s1 += rv * x[x0 + xStride + c];
+            s2 += rv * x[x0 + 2 * xStride + c];
+            s3 += rv * x[x0 + 3 * xStride + c];
+        }
+        out[o] = s0;
+        out[o + tokStride] = s1;
+        out[o + 2 * tokStride] = s2;
+        out[o + 3 * tokStride] = s3;
+    }
+
+    @Override
     public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
