@@ -35,6 +35,8 @@ public final class CpuBackend implements Backend {
     static final int TILE = 16;
     static final int TOKEN_BLOCK = 32;
     static final int FUSED_MAX_T = 2;
+    /** Tokens per panel of a long prefill's dense products (64 × 2880 floats = 737 KB, L2-sized). */
+    static final int PANEL = 64;
 
     private final CpuPool pool;
     private final CpuKernels k;
@@ -54,6 +56,9 @@ public final class CpuBackend implements Backend {
     private final MatJob mat = new MatJob();
     private final MoeUpJob moeUp = new MoeUpJob();
     private final MoeDownJob moeDown = new MoeDownJob();
+    private final MoeSumJob moeSum = new MoeSumJob();
+    private float[] moeY = new float[0];
+    private int[] moeSlotRow = new int[0];
     private final AttnJob attn = new AttnJob();
 
     public CpuBackend(int threads, CpuKernels kernels) {
@@ -307,10 +312,28 @@ public final class CpuBackend implements Backend {
             parts++;
         }
 
+        /**
+         * Runs every row over the batch. Long batches go in panels of {@link #PANEL} tokens, so that a
+         * panel's activations stay in L2 while every row tile streams past them (weights are decoded
+         * once per panel, a few % of the work).
+         */
         void runAll() {
             int total = starts[parts];
-            int grain = T <= FUSED_MAX_T ? pool.grainFor(total, 8, 8) : TILE;
-            pool.run(total, grain, this);
+            if (T <= FUSED_MAX_T) {
+                pool.run(total, pool.grainFor(total, 8, 8), this);
+                return;
+            }
+            int allT = T, x0 = xOff;
+            int[] o0 = {outRow0[0], outRow0[1], outRow0[2]};
+            for (int p0 = 0; p0 < allT; p0 += PANEL) {
+                T = Math.min(PANEL, allT - p0);
+                xOff = x0 + p0 * xCols;
+                for (int p = 0; p < parts; p++) outRow0[p] = o0[p] + p0 * outStride[p];
+                pool.run(total, TILE, this);
+            }
+            T = allT;
+            xOff = x0;
+            for (int p = 0; p < parts; p++) outRow0[p] = o0[p];
         }
 
         @Override
@@ -612,40 +635,56 @@ public final class CpuBackend implements Backend {
         }
     }
 
-    /** Phase 2: for a tile of output rows d, every active expert's down rows × its tokens' h, weighted into out. */
+    /**
+     * Phase 2: for (active expert, tile of output rows d): down rows × the expert's tokens' h into
+     * {@code moeY} (one row per (token, slot), so no two items write the same place).
+     */
     private final class MoeDownJob implements CpuPool.Body {
+        int tilesPerExpert;
+
         @Override
         public void run(int from, int to, int worker) {
             WeightView down = moeL.down();
             float[] db = moeW.downBias[moeLayer];
-            int H = moeH_, I = moeI, K = moeK;
-            for (int d0 = from; d0 < to; d0 += TILE) {
-                int d1 = Math.min(to, d0 + TILE), rows = d1 - d0;
-                for (int ai = 0; ai < moeActive; ai++) {
-                    int e = active[ai];
-                    int g0 = groupStartBuf[e], n = groupStartBuf[e + 1] - g0;
-                    if (n <= FUSED_MAX_T) {
-                        float[] scratch = rowScratch[worker];
-                        for (int d = d0; d < d1; d++)
-                            for (int t = 0; t < n; t++) {
-                                int row = g0 + t, slot = moeOrder[row];
-                                float y = k.dotRow(down, e, d, moeH, row * I, scratch) + db[e * H + d];
-                                moeOut[(slot / K) * H + d] += moeWeights[slot] * y;
-                            }
-                        continue;
-                    }
-                    float[] ta = tileA[worker], oa = tmpA[worker];
-                    for (int i = 0; i < rows; i++) k.decodeRow(down, e, d0 + i, ta, i * I);
-                    for (int t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
-                        int cnt = Math.min(TOKEN_BLOCK, n - t0);
-                        k.dotTile(ta, 0, rows, I, moeH, (g0 + t0) * I, I, cnt, oa, 0, 1, TILE);
-                        for (int t = 0; t < cnt; t++) {
-                            int row = g0 + t0 + t, slot = moeOrder[row];
-                            float wgt = moeWeights[slot];
-                            int ob = (slot / K) * H;
-                            for (int i = 0; i < rows; i++) moeOut[ob + d0 + i] += wgt * (oa[t * TILE + i] + db[e * H + d0 + i]);
+            int H = moeH_, I = moeI;
+            for (int item = from; item < to; item++) {
+                int ai = item / tilesPerExpert, tileNo = item % tilesPerExpert;
+                int e = active[ai];
+                int g0 = groupStartBuf[e], n = groupStartBuf[e + 1] - g0;
+                int d0 = tileNo * TILE, d1 = Math.min(H, d0 + TILE), rows = d1 - d0;
+                if (n <= FUSED_MAX_T) {
+                    float[] scratch = rowScratch[worker];
+                    for (int d = d0; d < d1; d++)
+                        for (int t = 0; t < n; t++) {
+                            int row = g0 + t;
+                            moeY[row * H + d] = k.dotRow(down, e, d, moeH, row * I, scratch) + db[e * H + d];
                         }
+                    continue;
+                }
+                float[] ta = tileA[worker], oa = tmpA[worker];
+                for (int i = 0; i < rows; i++) k.decodeRow(down, e, d0 + i, ta, i * I);
+                for (int t0 = 0; t0 < n; t0 += TOKEN_BLOCK) {
+                    int cnt = Math.min(TOKEN_BLOCK, n - t0);
+                    k.dotTile(ta, 0, rows, I, moeH, (g0 + t0) * I, I, cnt, oa, 0, 1, TILE);
+                    for (int t = 0; t < cnt; t++) {
+                        int yo = (g0 + t0 + t) * H;
+                        for (int i = 0; i < rows; i++) moeY[yo + d0 + i] = oa[t * TILE + i] + db[e * H + d0 + i];
                     }
+                }
+            }
+        }
+    }
+
+    /** Phase 3: {@code out[t] = Σ_j ω_{t,j} · y[row of (t, j)]}, in slot order, per token. */
+    private final class MoeSumJob implements CpuPool.Body {
+        @Override
+        public void run(int from, int to, int worker) {
+            int H = moeH_, K = moeK;
+            for (int t = from; t < to; t++) {
+                java.util.Arrays.fill(moeOut, t * H, (t + 1) * H, 0f);
+                for (int j = 0; j < K; j++) {
+                    int slot = t * K + j;
+                    k.axpy(moeWeights[slot], moeY, moeSlotRow[slot] * H, moeOut, t * H, H);
                 }
             }
         }
@@ -672,6 +711,8 @@ public final class CpuBackend implements Backend {
         if (active.length < E) active = new int[E];
         if (moeX.length < n * H) moeX = new float[n * H];
         if (moeH.length < n * I) moeH = new float[n * I];
+        if (moeY.length < n * H) moeY = new float[n * H];
+        if (moeSlotRow.length < n) moeSlotRow = new int[n];
         // counting sort of (token, slot) pairs by expert
         int[] gs = groupStartBuf;
         Arrays.fill(gs, 0, E + 2, 0);
@@ -683,6 +724,7 @@ public final class CpuBackend implements Backend {
         int na = 0;
         for (int e = 0; e < E; e++) if (gs[e + 1] > gs[e]) active[na++] = e;
         boolean gatePermuted = CpuKernels.permuted(l.gate());
+        for (int row = 0; row < n; row++) moeSlotRow[moeOrder[row]] = row;
         for (int row = 0; row < n; row++) {
             int token = moeOrder[row] / K;
             if (gatePermuted) CpuKernels.permute(in.data, token * H, moeX, row * H, H);
@@ -700,10 +742,11 @@ public final class CpuBackend implements Backend {
         moeOut = o.data;
         moeWeights = r.weights;
         limit = c.swigluLimit();
-        Arrays.fill(o.data, 0f);
         moeUp.tilesPerExpert = (I + TILE - 1) / TILE;
         pool.run(na * moeUp.tilesPerExpert, 1, moeUp);
-        pool.run(H, Math.max(TILE, pool.grainFor(H, 4, TILE) / TILE * TILE), moeDown);
+        moeDown.tilesPerExpert = (H + TILE - 1) / TILE;
+        pool.run(na * moeDown.tilesPerExpert, 1, moeDown);
+        pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), moeSum);
         moeL = null;
         moeW = null;
         moeOut = null;
