@@ -43,7 +43,7 @@ public final class CpuBackend implements Backend {
     private final int threads;
 
     // per-worker scratch, grown as needed (never per token once sized)
-    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores;
+    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores, actTmp;
     private int scratchCols;
 
     // MoE staging (caller thread)
@@ -95,6 +95,7 @@ public final class CpuBackend implements Backend {
             rowScratch = new float[threads][scratchCols];
             tmpA = new float[threads][TILE * TOKEN_BLOCK];
             tmpB = new float[threads][TILE * TOKEN_BLOCK];
+            actTmp = new float[threads][TILE];
         }
         if (scores == null || scores[0].length < ctx) {
             scores = new float[threads][Math.max(ctx, scores == null ? 0 : scores[0].length)];
@@ -622,13 +623,15 @@ public final class CpuBackend implements Backend {
                     int cnt = Math.min(TOKEN_BLOCK, n - t0);
                     k.dotTile(ta, 0, rows, H, moeX, (g0 + t0) * H, H, cnt, oa, 0, 1, TILE);
                     k.dotTile(tb, 0, rows, H, moeX, (g0 + t0) * H, H, cnt, ob, 0, 1, TILE);
+                    float[] act = actTmp[worker];
                     for (int t = 0; t < cnt; t++) {
                         int row = g0 + t0 + t;
-                        for (int i = 0; i < rows; i++) {
-                            int u = u0 + i;
-                            int hu = downPermuted ? CpuKernels.permutedIndex(u) : u;
-                            moeH[row * I + hu] = swiglu(oa[t * TILE + i] + gb[e * I + u], ob[t * TILE + i] + ub[e * I + u], limit);
+                        if (!downPermuted) {
+                            k.swiglu(oa, t * TILE, gb, e * I + u0, ob, t * TILE, ub, e * I + u0, limit, moeH, row * I + u0, rows);
+                            continue;
                         }
+                        k.swiglu(oa, t * TILE, gb, e * I + u0, ob, t * TILE, ub, e * I + u0, limit, act, 0, rows);
+                        for (int i = 0; i < rows; i++) moeH[row * I + CpuKernels.permutedIndex(u0 + i)] = act[i];
                     }
                 }
             }

@@ -114,6 +114,26 @@ class CpuBackendTest {
     }
 
     @Test
+    void swigluKernelMatchesTheReferenceIncludingClamps() {
+        int n = 37;
+        float[] a = new float[n], b = new float[n], ab = new float[n], bb = new float[n], out = new float[n];
+        SplittableRandom r = new SplittableRandom(4);
+        for (int i = 0; i < n; i++) {
+            a[i] = (float) (r.nextGaussian() * 20);
+            b[i] = (float) (r.nextGaussian() * 20);
+            ab[i] = (float) r.nextGaussian();
+            bb[i] = (float) r.nextGaussian();
+        }
+        for (CpuKernels k : new CpuKernels[]{CpuKernels.best(), new ScalarKernels("test")}) {
+            k.swiglu(a, 0, ab, 0, b, 0, bb, 0, 7f, out, 0, n);
+            for (int i = 0; i < n; i++) {
+                float want = ReferenceBackend.swiglu(a[i] + ab[i], b[i] + bb[i], 7f);
+                assertEquals(want, out[i], 1e-5 * Math.max(1, Math.abs(want)), k.describe() + " at " + i);
+            }
+        }
+    }
+
+    @Test
     void permutationIsABijectionWithinBlocks() {
         boolean[] seen = new boolean[64];
         for (int i = 0; i < 64; i++) {
