@@ -43,7 +43,7 @@ public final class CpuBackend implements Backend {
     private final int threads;
 
     // per-worker scratch, grown as needed (never per token once sized)
-    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores, actTmp;
+    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores, slotScores, actTmp;
     private int scratchCols;
 
     // MoE staging (caller thread)
@@ -98,7 +98,9 @@ public final class CpuBackend implements Backend {
             actTmp = new float[threads][TILE];
         }
         if (scores == null || scores[0].length < ctx) {
-            scores = new float[threads][Math.max(ctx, scores == null ? 0 : scores[0].length)];
+            int n = Math.max(ctx, scores == null ? 0 : scores[0].length);
+            scores = new float[threads][n];
+            slotScores = new float[threads][(n + 15) & ~15];
         }
     }
 
@@ -139,7 +141,12 @@ public final class CpuBackend implements Backend {
 
     static final class Cache implements KvCache {
         final KvCacheSpec spec;
-        final float[][] keys, values; // [layer][slot * kvDim + c]
+        /**
+         * Keys in blocks of 16 slots, transposed within a block so that one vector holds 16 positions of one
+         * channel: key {@code c} of slot {@code s} at {@code ((s >> 4)·kvDim + c)·16 + (s & 15)}. Values row-major:
+         * {@code [slot·kvDim + c]}.
+         */
+        final float[][] keys, values;
 
         Cache(KvCacheSpec spec) {
             this.spec = spec;
@@ -147,8 +154,9 @@ public final class CpuBackend implements Backend {
             keys = new float[layers][];
             values = new float[layers][];
             for (int l = 0; l < layers; l++) {
-                keys[l] = new float[Math.multiplyExact(spec.slots(l), spec.config().kvDim())];
-                values[l] = new float[keys[l].length];
+                int slots = spec.slots(l);
+                keys[l] = new float[Math.multiplyExact((slots + 15) & ~15, spec.config().kvDim())];
+                values[l] = new float[Math.multiplyExact(slots, spec.config().kvDim())];
             }
         }
 
@@ -267,7 +275,7 @@ public final class CpuBackend implements Backend {
             throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
                     + " free); choose a shorter context or raise -Xmx");
         for (int l = 0; l < spec.config().numHiddenLayers(); l++)
-            if ((long) spec.slots(l) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
+            if ((long) (spec.slots(l) + 16) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
                 throw new GossException(spec.describe() + ": a layer exceeds the cpu backend's 2^31-float arrays");
         try {
             Cache c = new Cache(spec);
@@ -477,30 +485,43 @@ public final class CpuBackend implements Backend {
 
         @Override
         public void run(int from, int to, int worker) {
-            float[] s = scores[worker];
+            float[] s = scores[worker], bySlot = slotScores[worker];
             for (int item = from; item < to; item++) {
                 int i = item / kvHeads, g = item % kvHeads;
                 int p = start + i;
                 int lo = sliding ? Math.max(0, p - window + 1) : 0;
                 int n = p - lo + 1;
+                int cachedEnd = Math.min(p + 1, start); // positions lo .. cachedEnd-1 come from the cache
                 for (int h = g * group; h < (g + 1) * group; h++) {
                     int qo = i * qDim + h * hd;
                     float max = sinks[h];
-                    for (int j = lo; j <= p; j++) {
-                        float sc = j < start
-                                ? k.dot(q, qo, ck, (j % slots) * kvDim + g * hd, hd)
-                                : k.dot(q, qo, kIn, (j - start) * kvDim + g * hd, hd);
-                        sc *= scale;
+                    if (lo < cachedEnd) {
+                        // cached positions: at most two runs of consecutive slots (the ring may wrap)
+                        int sA = lo % slots, count = cachedEnd - lo;
+                        int first = Math.min(count, slots - sA);
+                        k.keyScores(q, qo, hd, ck, kvDim, g * hd, sA, sA + first, bySlot);
+                        if (first < count) k.keyScores(q, qo, hd, ck, kvDim, g * hd, 0, count - first, bySlot);
+                        for (int j = lo; j < cachedEnd; j++) {
+                            float sc = bySlot[j % slots] * scale;
+                            s[j - lo] = sc;
+                            if (sc > max) max = sc;
+                        }
+                    }
+                    for (int j = Math.max(lo, start); j <= p; j++) {
+                        float sc = k.dot(q, qo, kIn, (j - start) * kvDim + g * hd, hd) * scale;
                         s[j - lo] = sc;
                         if (sc > max) max = sc;
                     }
                     float z = k.expSub(s, 0, n, max) + (float) Math.exp(sinks[h] - max);
-                    Arrays.fill(out, qo, qo + hd, 0f);
-                    for (int j = lo; j <= p; j++) {
-                        float a = s[j - lo];
-                        if (j < start) k.axpy(a, cv, (j % slots) * kvDim + g * hd, out, qo, hd);
-                        else k.axpy(a, vIn, (j - start) * kvDim + g * hd, out, qo, hd);
+                    java.util.Arrays.fill(out, qo, qo + hd, 0f);
+                    if (lo < cachedEnd) {
+                        int sA = lo % slots, count = cachedEnd - lo;
+                        int first = Math.min(count, slots - sA);
+                        k.weightedRows(s, 0, first, cv, sA * kvDim + g * hd, kvDim, out, qo, hd);
+                        if (first < count) k.weightedRows(s, first, count - first, cv, g * hd, kvDim, out, qo, hd);
                     }
+                    int b0 = Math.max(lo, start);
+                    if (b0 <= p) k.weightedRows(s, b0 - lo, p - b0 + 1, vIn, (b0 - start) * kvDim + g * hd, kvDim, out, qo, hd);
                     k.scale(1 / z, out, qo, hd);
                 }
             }
@@ -540,7 +561,8 @@ public final class CpuBackend implements Backend {
         int kvDim = c.kvDim(), slots = a.slots;
         for (int i = Math.max(0, T - slots); i < T; i++) {
             int slot = (start + i) % slots;
-            System.arraycopy(kt.data, i * kvDim, a.ck, slot * kvDim, kvDim);
+            int kb = (slot >> 4) * kvDim * 16 + (slot & 15);
+            for (int ch = 0; ch < kvDim; ch++) a.ck[kb + ch * 16] = kt.data[i * kvDim + ch];
             System.arraycopy(v.data, i * kvDim, a.cv, slot * kvDim, kvDim);
         }
         a.q = a.kIn = a.vIn = a.out = a.ck = a.cv = null;

@@ -76,6 +76,26 @@ public interface CpuKernels {
         }
     }
 
+    /**
+     * Attention scores against cached keys stored in blocks of 16 transposed slots (see the cpu backend's
+     * cache): for slots {@code s ∈ [from, to)}, {@code bySlot[s] = Σ_d q[qOff + d] · K[s][chan + d]}, {@code d < hd},
+     * where {@code K[s][c] = kt[((s >> 4)·kvDim + c)·16 + (s & 15)]}. May also write other slots of the
+     * touched 16-slot blocks.
+     */
+    default void keyScores(float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
+        for (int s = from; s < to; s++) {
+            int base = (s >> 4) * kvDim * 16 + (s & 15);
+            float acc = 0;
+            for (int d = 0; d < hd; d++) acc += q[qOff + d] * kt[base + (chan + d) * 16];
+            bySlot[s] = acc;
+        }
+    }
+
+    /** {@code out[oOff + d] += Σ_{j<n} w[wOff + j] · src[srcOff + j·stride + d]} for {@code d < hd}. */
+    default void weightedRows(float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
+        for (int j = 0; j < n; j++) axpy(w[wOff + j], src, srcOff + j * stride, out, oOff, hd);
+    }
+
     /** {@code out[i] = a[i] + b[i]}. */
     void add(float[] a, float[] b, float[] out, int n);
 

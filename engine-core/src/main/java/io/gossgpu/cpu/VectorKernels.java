@@ -365,6 +365,47 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
+    public void keyScores(float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
+        if (L != 16) {
+            CpuKernels.super.keyScores(q, qOff, hd, kt, kvDim, chan, from, to, bySlot);
+            return;
+        }
+        for (int b = from >> 4; b <= (to - 1) >> 4; b++) {
+            int base = (b * kvDim + chan) * 16;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0;
+            int d = 0;
+            for (; d + 2 <= hd; d += 2) {
+                a0 = FloatVector.fromArray(F, kt, base + d * 16).fma(FloatVector.broadcast(F, q[qOff + d]), a0);
+                a1 = FloatVector.fromArray(F, kt, base + (d + 1) * 16).fma(FloatVector.broadcast(F, q[qOff + d + 1]), a1);
+            }
+            if (d < hd) a0 = FloatVector.fromArray(F, kt, base + d * 16).fma(FloatVector.broadcast(F, q[qOff + d]), a0);
+            a0.add(a1).intoArray(bySlot, b * 16);
+        }
+    }
+
+    @Override
+    public void weightedRows(float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
+        if (hd != 4 * L) {
+            CpuKernels.super.weightedRows(w, wOff, n, src, srcOff, stride, out, oOff, hd);
+            return;
+        }
+        FloatVector a0 = FloatVector.fromArray(F, out, oOff), a1 = FloatVector.fromArray(F, out, oOff + L);
+        FloatVector a2 = FloatVector.fromArray(F, out, oOff + 2 * L), a3 = FloatVector.fromArray(F, out, oOff + 3 * L);
+        for (int j = 0; j < n; j++) {
+            FloatVector p = FloatVector.broadcast(F, w[wOff + j]);
+            int o = srcOff + j * stride;
+            a0 = FloatVector.fromArray(F, src, o).fma(p, a0);
+            a1 = FloatVector.fromArray(F, src, o + L).fma(p, a1);
+            a2 = FloatVector.fromArray(F, src, o + 2 * L).fma(p, a2);
+            a3 = FloatVector.fromArray(F, src, o + 3 * L).fma(p, a3);
+        }
+        a0.intoArray(out, oOff);
+        a1.intoArray(out, oOff + L);
+        a2.intoArray(out, oOff + 2 * L);
+        a3.intoArray(out, oOff + 3 * L);
+    }
+
+    @Override
     public void swiglu(float[] a, int aOff, float[] ab, int abOff, float[] b, int bOff, float[] bb, int bbOff,
                        float limit, float[] out, int oOff, int n) {
         int i = 0;
