@@ -43,7 +43,9 @@ public final class CpuBackend implements Backend {
     private final int threads;
 
     // per-worker scratch, grown as needed (never per token once sized)
-    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores, slotScores, actTmp;
+    private float[][] tileA, tileB, tmpA, tmpB, rowScratch, scores, slotScores, actTmp, batchScores;
+    /** The current attention batch's keys in 16-position transposed blocks (the cache's key layout). */
+    private float[] kBatchT = new float[0];
     private int scratchCols;
 
     // MoE staging (caller thread)
@@ -507,10 +509,16 @@ public final class CpuBackend implements Backend {
                             if (sc > max) max = sc;
                         }
                     }
-                    for (int j = Math.max(lo, start); j <= p; j++) {
-                        float sc = k.dot(q, qo, kIn, (j - start) * kvDim + g * hd, hd) * scale;
-                        s[j - lo] = sc;
-                        if (sc > max) max = sc;
+                    int jb0 = Math.max(lo, start);
+                    if (jb0 <= p) {
+                        // the batch's own keys, transposed into 16-position blocks once per call (see attention())
+                        k.keyScores(q, qo, hd, kBatchT, kvDim, g * hd, jb0 - start, i + 1, batchScores[worker]);
+                        float[] bs = batchScores[worker];
+                        for (int j = jb0; j <= p; j++) {
+                            float sc = bs[j - start] * scale;
+                            s[j - lo] = sc;
+                            if (sc > max) max = sc;
+                        }
                     }
                     float z = k.expSub(s, 0, n, max) + (float) Math.exp(sinks[h] - max);
                     java.util.Arrays.fill(out, qo, qo + hd, 0f);
@@ -539,6 +547,13 @@ public final class CpuBackend implements Backend {
         if (start < 0 || start + T > cache.spec.contextLength())
             throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
         ensureScratch(scratchCols, start + T);
+        int kvd = c.kvDim(), tRound = (T + 15) & ~15;
+        if (kBatchT.length < tRound * kvd) kBatchT = new float[tRound * kvd];
+        if (batchScores == null || batchScores[0].length < tRound) batchScores = new float[threads][tRound];
+        for (int i = 0; i < T; i++) {
+            int kb = (i >> 4) * kvd * 16 + (i & 15);
+            for (int ch = 0; ch < kvd; ch++) kBatchT[kb + ch * 16] = kt.data[i * kvd + ch];
+        }
         AttnJob a = attn;
         a.q = q.data;
         a.kIn = kt.data;
