@@ -503,22 +503,14 @@ public final class CpuBackend implements Backend {
                         int first = Math.min(count, slots - sA);
                         k.keyScores(q, qo, hd, ck, kvDim, g * hd, sA, sA + first, bySlot);
                         if (first < count) k.keyScores(q, qo, hd, ck, kvDim, g * hd, 0, count - first, bySlot);
-                        for (int j = lo; j < cachedEnd; j++) {
-                            float sc = bySlot[j % slots] * scale;
-                            s[j - lo] = sc;
-                            if (sc > max) max = sc;
-                        }
+                        max = Math.max(max, k.scaleCopyMax(bySlot, sA, s, 0, first, scale));
+                        if (first < count) max = Math.max(max, k.scaleCopyMax(bySlot, 0, s, first, count - first, scale));
                     }
                     int jb0 = Math.max(lo, start);
                     if (jb0 <= p) {
                         // the batch's own keys, transposed into 16-position blocks once per call (see attention())
                         k.keyScores(q, qo, hd, kBatchT, kvDim, g * hd, jb0 - start, i + 1, batchScores[worker]);
-                        float[] bs = batchScores[worker];
-                        for (int j = jb0; j <= p; j++) {
-                            float sc = bs[j - start] * scale;
-                            s[j - lo] = sc;
-                            if (sc > max) max = sc;
-                        }
+                        max = Math.max(max, k.scaleCopyMax(batchScores[worker], jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
                     }
                     float z = k.expSub(s, 0, n, max) + (float) Math.exp(sinks[h] - max);
                     java.util.Arrays.fill(out, qo, qo + hd, 0f);

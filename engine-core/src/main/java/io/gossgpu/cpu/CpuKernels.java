@@ -96,6 +96,17 @@ public interface CpuKernels {
         for (int j = 0; j < n; j++) axpy(w[wOff + j], src, srcOff + j * stride, out, oOff, hd);
     }
 
+    /** {@code dst[dOff + i] = src[sOff + i]·scale} for {@code i < n}; returns their maximum (−∞ when n = 0). */
+    default float scaleCopyMax(float[] src, int sOff, float[] dst, int dOff, int n, float scale) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (int i = 0; i < n; i++) {
+            float v = src[sOff + i] * scale;
+            dst[dOff + i] = v;
+            if (v > max) max = v;
+        }
+        return max;
+    }
+
     /** {@code out[i] = a[i] + b[i]}. */
     void add(float[] a, float[] b, float[] out, int n);
 

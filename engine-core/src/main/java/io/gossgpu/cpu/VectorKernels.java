@@ -406,6 +406,24 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
+    public float scaleCopyMax(float[] src, int sOff, float[] dst, int dOff, int n, float scale) {
+        FloatVector m = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector v = FloatVector.fromArray(F, src, sOff + i).mul(scale);
+            v.intoArray(dst, dOff + i);
+            m = m.max(v);
+        }
+        float max = m.reduceLanes(VectorOperators.MAX);
+        for (; i < n; i++) {
+            float v = src[sOff + i] * scale;
+            dst[dOff + i] = v;
+            if (v > max) max = v;
+        }
+        return max;
+    }
+
+    @Override
     public void swiglu(float[] a, int aOff, float[] ab, int abOff, float[] b, int bOff, float[] bb, int bbOff,
                        float limit, float[] out, int oOff, int n) {
         int i = 0;
