@@ -607,7 +607,7 @@ public final class CpuBackend implements Backend {
     }
 
     /** Shared state of the two MoE phases. Rows of {@code moeX}/{@code moeH} follow {@code moeOrder} (grouped by expert). */
-    private int moeActive, moeH_, moeI, moeT, moeK;
+    private int moeActive, moeH_, moeI, moeTok0, moeK;
     private LayerWeights moeL;
     private Weights moeW;
     private int moeLayer;
@@ -713,11 +713,10 @@ public final class CpuBackend implements Backend {
         public void run(int from, int to, int worker) {
             int H = moeH_, K = moeK;
             for (int t = from; t < to; t++) {
-                java.util.Arrays.fill(moeOut, t * H, (t + 1) * H, 0f);
-                for (int j = 0; j < K; j++) {
-                    int slot = t * K + j;
-                    k.axpy(moeWeights[slot], moeY, moeSlotRow[slot] * H, moeOut, t * H, H);
-                }
+                int o = (moeTok0 + t) * H;
+                java.util.Arrays.fill(moeOut, o, o + H, 0f);
+                for (int j = 0; j < K; j++)
+                    k.axpy(moeWeights[(moeTok0 + t) * K + j], moeY, moeSlotRow[t * K + j] * H, moeOut, o, H);
             }
         }
     }
@@ -732,12 +731,20 @@ public final class CpuBackend implements Backend {
     @Override
     public void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
         Weights w = (Weights) lw;
-        ModelConfig c = w.config;
         Tensor in = (Tensor) x, o = (Tensor) out;
         RoutingBuf r = (RoutingBuf) routing;
+        for (int t0 = 0; t0 < in.rows; t0 += moeChunkTokens) moeChunk(w, layer, in, o, r, t0, Math.min(moeChunkTokens, in.rows - t0));
+    }
+
+    /** Tokens per MoE pass: bounds the staging buffers (3 × chunk × k × hidden floats) on long prompts. */
+    int moeChunkTokens = 512;
+
+    /** The MoE of tokens {@code t0 .. t0+T−1}. */
+    private void moeChunk(Weights w, int layer, Tensor in, Tensor o, RoutingBuf r, int t0, int T) {
+        ModelConfig c = w.config;
         LayerWeights l = w.layers[layer];
-        int T = in.rows, K = r.k, E = c.numExperts(), H = c.hiddenSize(), I = c.intermediateSize();
-        int n = T * K;
+        int K = r.k, E = c.numExperts(), H = c.hiddenSize(), I = c.intermediateSize();
+        int n = T * K, s0 = t0 * K;
         if (moeOrder.length < n) moeOrder = new int[n];
         if (groupStartBuf.length < E + 2) groupStartBuf = new int[E + 2];
         if (active.length < E) active = new int[E];
@@ -748,9 +755,9 @@ public final class CpuBackend implements Backend {
         // counting sort of (token, slot) pairs by expert
         int[] gs = groupStartBuf;
         Arrays.fill(gs, 0, E + 2, 0);
-        for (int s = 0; s < n; s++) gs[r.experts[s] + 2]++;
+        for (int s = 0; s < n; s++) gs[r.experts[s0 + s] + 2]++;
         for (int e = 0; e < E; e++) gs[e + 2] += gs[e + 1];
-        for (int s = 0; s < n; s++) moeOrder[gs[r.experts[s] + 1]++] = s;
+        for (int s = 0; s < n; s++) moeOrder[gs[r.experts[s0 + s] + 1]++] = s;
         // now gs[e + 1] = end of e = start of e + 1; shift so gs[e] = start of e
         // (after the loop gs[e+1] holds the end of group e, and gs[0] = 0 is the start of group 0)
         int na = 0;
@@ -758,14 +765,14 @@ public final class CpuBackend implements Backend {
         boolean gatePermuted = CpuKernels.permuted(l.gate());
         for (int row = 0; row < n; row++) moeSlotRow[moeOrder[row]] = row;
         for (int row = 0; row < n; row++) {
-            int token = moeOrder[row] / K;
+            int token = t0 + moeOrder[row] / K;
             if (gatePermuted) CpuKernels.permute(in.data, token * H, moeX, row * H, H);
             else System.arraycopy(in.data, token * H, moeX, row * H, H);
         }
         moeActive = na;
         moeH_ = H;
         moeI = I;
-        moeT = T;
+        moeTok0 = t0;
         moeK = K;
         moeL = l;
         moeW = w;
