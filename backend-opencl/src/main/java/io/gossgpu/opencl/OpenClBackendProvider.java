@@ -5,7 +5,8 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 
 /**
- * The {@code opencl} backend (priority 50: below metal/cuda, above cpu). Cheap to construct; the probe in
+ * The {@code opencl} backend: priority 50 (below metal/cuda, above cpu) when an OpenCL GPU is present;
+ * 5 (below cpu) when OpenCL only offers CPU devices such as PoCL's, where the native cpu backend is faster. Cheap to construct; the probe in
  * {@link #availability()} loads LWJGL's OpenCL bindings lazily and reports "no OpenCL platform found
  * (install an ICD, e.g. pocl-opencl-icd)" on machines without one, never an exception.
  */
@@ -17,7 +18,12 @@ public final class OpenClBackendProvider implements BackendProvider {
 
     @Override
     public int priority() {
-        return 50;
+        if (!OpenCl.availability().available()) return 50;
+        try {
+            return OpenCl.devices().stream().anyMatch(OpenCl.DeviceInfo::isGpu) ? 50 : 5;
+        } catch (RuntimeException | LinkageError e) {
+            return 50; // availability() reports the problem
+        }
     }
 
     @Override

@@ -32,12 +32,8 @@ import java.util.SplittableRandom;
  * cache at the mean decode position) and the achieved GB/s; with a measured memory bandwidth it adds the
  * fraction of the bandwidth ceiling.
  *
- * <pre>
- *   Bench.main("--model", "/path/model.gguf", "--backend", "cpu", "-p", "512", "-n", "128", "-r", "3")
- *   Bench.main("--model", "demo", ...)          the built-in random-weight demo model
- * </pre>
- * Options: {@code --model PATH|demo}, {@code --backend NAME} (default auto), {@code -p N} (default 512, 0 skips),
- * {@code -n N} (default 128, 0 skips), {@code -r N} repetitions (default 3), {@code --bandwidth GBPS}.
+ * The command line is {@code goss-gpu bench} (cli module); {@code model} may be {@code "demo"} for an
+ * in-memory random-weight demo model.
  */
 public final class Bench {
     private Bench() {}
@@ -85,44 +81,6 @@ public final class Bench {
                     + "best repetition: an estimate of the wall clock if no other process competed for the cores (JIT, GC and\n"
                     + "spin-waiting count against it; idle workers in serial phases flatter it). Equal on an idle machine.\n");
             return sb.toString();
-        }
-    }
-
-    public static void main(String[] args) {
-        Options o = parse(args);
-        Report r = run(o, System.err);
-        System.out.print(r.markdown());
-    }
-
-    public static Options parse(String[] args) {
-        String model = null, backend = "auto";
-        int pp = 512, tg = 128, reps = 3;
-        double bw = 0;
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            String v = i + 1 < args.length ? args[i + 1] : null;
-            if (v == null && !a.equals("-h") && !a.equals("--help")) throw new GossException("bench: " + a + " needs a value");
-            switch (a) {
-                case "--model", "-m" -> model = v;
-                case "--backend", "-b" -> backend = v;
-                case "-p", "--n-prompt" -> pp = intArg(a, v);
-                case "-n", "--n-gen" -> tg = intArg(a, v);
-                case "-r", "--repetitions" -> reps = intArg(a, v);
-                case "--bandwidth" -> bw = Double.parseDouble(v);
-                case "-h", "--help" -> throw new GossException("usage: bench --model PATH|demo [--backend B] [-p N] [-n N] [-r N] [--bandwidth GBPS]");
-                default -> throw new GossException("bench: unknown option " + a);
-            }
-            i++;
-        }
-        if (model == null) throw new GossException("bench: --model PATH (or 'demo') is required");
-        return new Options(model, backend, pp, tg, reps, bw);
-    }
-
-    private static int intArg(String name, String v) {
-        try {
-            return Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new GossException("bench: " + name + " needs an integer, got '" + v + "'");
         }
     }
 

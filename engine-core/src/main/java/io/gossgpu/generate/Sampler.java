@@ -43,9 +43,9 @@ public final class Sampler {
             z += p[i];
         }
         for (int i = 0; i < n; i++) p[i] /= z;
-        Integer[] order = new Integer[n];
-        for (int i = 0; i < n; i++) order[i] = i;
-        Arrays.sort(order, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
+        boolean filtered = (config.topK() > 0 && config.topK() < n) || config.topP() < 1 || config.minP() > 0;
+        if (!filtered) return p; // plain temperature sampling needs no ordering (and sorting 201088 ids per token is slow)
+        int[] order = byLogitDescending(logits);
         int keep = config.topK() > 0 ? Math.min(config.topK(), n) : n;
         if (config.topP() < 1) {
             double cum = 0;
@@ -68,6 +68,25 @@ public final class Sampler {
         for (int j = 0; j < keep; j++) kept += p[order[j]];
         for (int j = 0; j < keep; j++) out[order[j]] = p[order[j]] / kept;
         return out;
+    }
+
+    /**
+     * Token ids from the highest logit down, ties to the lower id: the order of the probabilities (exp is
+     * monotonic; ids whose probabilities underflow to equal zeros carry no mass and never change the result).
+     * Sorted as primitive longs: (order-preserving int of the float) << 32 | (~id), ascending, read backwards.
+     */
+    static int[] byLogitDescending(float[] logits) {
+        int n = logits.length;
+        long[] keys = new long[n];
+        for (int i = 0; i < n; i++) {
+            int bits = Float.floatToIntBits(logits[i]);
+            int sortable = bits ^ ((bits >> 31) & 0x7fffffff);
+            keys[i] = ((long) sortable << 32) | (0xffffffffL - i);
+        }
+        Arrays.sort(keys);
+        int[] order = new int[n];
+        for (int j = 0; j < n; j++) order[j] = (int) (0xffffffffL - (keys[n - 1 - j] & 0xffffffffL));
+        return order;
     }
 
     private static int pick(double[] p, double u) {

@@ -47,4 +47,10 @@ class SamplerTest {
         for (float l : LOGITS) z += Math.exp(l / 0.5);
         assertEquals(Math.exp(1 / 0.5) / z, p[1], 1e-12);
     }
+
+    @Test
+    void logitOrderIsDescendingWithTiesToTheLowerId() {
+        float[] logits = {0.5f, -3f, 2f, 0.5f, Float.NEGATIVE_INFINITY, -0.25f, 2f, 1e-30f};
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[]{2, 6, 0, 3, 7, 5, 1, 4}, Sampler.byLogitDescending(logits));
+    }
 }
