@@ -83,6 +83,7 @@ public final class GossCommand implements Runnable {
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap))) {
+            VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms%n", model, engine.backendDescription(), engine.loadMs());
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);

@@ -3,6 +3,7 @@ package io.gossgpu.cli;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.Checkpoint;
+import io.gossgpu.opencl.OpenCl;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /** {@code goss-gpu info}: loads a model and prints its format, config and a tensor summary. */
@@ -40,6 +42,9 @@ final class InfoCommand implements Runnable {
         PrintStream out = System.out;
         if (backendsOnly) {
             out.println("backends   " + Backends.summary());
+            List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing() : List.of();
+            if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
+            cl.forEach(line -> out.println("  " + line));
             return;
         }
         Path path = ModelLocator.require(model);
@@ -67,6 +72,7 @@ final class InfoCommand implements Runnable {
             out.printf("memory     weights %s as stored; %s (float32)%n", KvCacheSpec.humanBytes(weightBytes),
                     new KvCacheSpec(c, context).describe());
             out.printf("backends   %s%n", Backends.summary());
+            VocabularyCheck.describe(ckpt).ifPresent(line -> out.printf("vocabulary %s%n", line));
             out.printf("tensors    %d%n", ckpt.tensors().size());
             byType.forEach((k, v) -> out.printf("  %-6s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
             if (listTensors) for (TensorData t : ckpt.tensors().values()) out.printf("  %s%n", t);

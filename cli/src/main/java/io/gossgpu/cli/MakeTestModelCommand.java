@@ -1,11 +1,14 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.GossException;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.gguf.GgufWriter;
 import io.gossgpu.model.safetensors.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.tokenizer.GgufVocabCheck;
+import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -44,6 +47,9 @@ final class MakeTestModelCommand implements Runnable {
             description = "GGUF: type of the 2-D dense weights: BF16 (exact), F32, Q8_0 (as in the ggml-org release). Default: ${DEFAULT-VALUE}.")
     GgufWriter.DenseType denseType;
 
+    @Option(names = "--with-vocab", description = "GGUF: embed the o200k_harmony vocabulary as tokenizer.ggml.tokens (needs the full 201088-token vocabulary).")
+    boolean withVocab;
+
     @Option(names = "--shard-bytes", defaultValue = "5000000000", description = "HF: largest shard size in bytes (default: ${DEFAULT-VALUE}).")
     long shardBytes;
 
@@ -60,7 +66,15 @@ final class MakeTestModelCommand implements Runnable {
         switch (format) {
             case ORIGINAL -> SafetensorsWriter.writeOriginal(g, out);
             case HF -> SafetensorsWriter.writeHf(g, out, shardBytes);
-            case GGUF -> GgufWriter.write(g, out, GgufWriter.Options.defaults().withDense(denseType));
+            case GGUF -> {
+                GgufWriter.Options o = GgufWriter.Options.defaults().withDense(denseType);
+                if (withVocab) {
+                    if (c.vocabSize() != O200kHarmony.VOCAB_SIZE)
+                        throw new GossException("--with-vocab needs the full vocabulary of " + O200kHarmony.VOCAB_SIZE + " tokens, not " + c.vocabSize());
+                    o = o.withTokens(GgufVocabCheck.ggufTokenList(O200kHarmony.get()));
+                }
+                GgufWriter.write(g, out, o);
+            }
         }
         System.err.printf("wrote a %s model with random weights (%s preset, seed %d, %d layers, %d experts, vocab %d) to %s in %.1f s%n",
                 format, preset, seed, c.numHiddenLayers(), c.numExperts(), c.vocabSize(), out, (System.nanoTime() - t0) / 1e9);

@@ -21,8 +21,12 @@ final class ModelOptions {
     @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
     Integer threads;
 
+    @Option(names = "--device", description = "GPU to use: an index or part of its name (see 'goss-gpu info --backends'). OpenCL only for now.")
+    String device;
+
     /** Applies options that other layers read from system properties. */
     void apply() {
+        if (device != null) System.setProperty("goss.opencl.device", device);
         if (threads != null) {
             if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
             System.setProperty("goss.cpu.threads", threads.toString());

@@ -116,4 +116,16 @@ class CommandLineTest {
         assertEquals(0, verify.code(), verify.out() + verify.err());
         assertTrue(verify.out().contains("agrees"), verify.out());
     }
+
+    @Test
+    void ggufVocabularyIsComparedWithTheTokenizer() {
+        Path gguf = dir.resolve("vocab.gguf");
+        Run made = run("", "make-test-model", "--format", "gguf", "--preset", "demo", "--layers", "1", "--with-vocab", "--out", gguf.toString());
+        assertEquals(0, made.code(), made.err());
+        Run info = run("", "info", "--model", gguf.toString());
+        assertTrue(info.out().contains("vocabulary the file's 201088 tokens agree with the built-in o200k_harmony tokenizer"), info.out());
+        Run tiny = run("", "make-test-model", "--format", "gguf", "--with-vocab", "--out", dir.resolve("t.gguf").toString());
+        assertEquals(1, tiny.code());
+        assertTrue(tiny.err().contains("--with-vocab needs the full vocabulary"), tiny.err());
+    }
 }

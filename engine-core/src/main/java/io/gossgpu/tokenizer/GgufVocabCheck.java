@@ -45,6 +45,14 @@ public final class GgufVocabCheck {
         return Optional.of(out.toByteArray());
     }
 
+    /** The built-in vocabulary as a GGUF {@code tokenizer.ggml.tokens} list holds it (byte-level strings, specials by name). */
+    public static List<String> ggufTokenList(O200kHarmony tok) {
+        List<String> out = new java.util.ArrayList<>(O200kHarmony.VOCAB_SIZE);
+        for (int id = 0; id < O200kHarmony.VOCAB_SIZE; id++)
+            out.add(tok.isSpecial(id) ? tok.specialName(id).orElseThrow() : toByteLevel(tok.tokenBytes(id)));
+        return out;
+    }
+
     /**
      * Checks a GGUF token list against the built-in vocabulary. Returns empty when they agree, otherwise a
      * one-line description of the first disagreement (token id, what the file has, what was expected).
