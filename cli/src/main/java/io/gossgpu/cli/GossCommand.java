@@ -82,7 +82,7 @@ public final class GossCommand implements Runnable {
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
-        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap))) {
+        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress()))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms%n", model, engine.backendDescription(), engine.loadMs());
             if (raw) rawMode(engine, options);

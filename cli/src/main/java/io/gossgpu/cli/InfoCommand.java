@@ -49,7 +49,7 @@ final class InfoCommand implements Runnable {
         }
         Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
-        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap))) {
+        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr()))) {
             ModelWeights.of(ckpt); // validates names and shapes against the config
             long ms = (System.nanoTime() - t0) / 1_000_000;
             ModelConfig c = ckpt.config();

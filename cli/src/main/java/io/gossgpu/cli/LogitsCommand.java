@@ -4,7 +4,6 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.debug.LogitsDump;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,7 +28,7 @@ final class LogitsCommand implements Runnable {
     @Override
     public void run() {
         modelOptions.apply();
-        try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), new LoadOptions(!modelOptions.noMmap));
+        try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), modelOptions.loadOptions());
              Backend backend = Backends.open(modelOptions.backend)) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int[] ids = TokenIds.parse(tokens, weights.config().vocabSize());

@@ -1,6 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
+import io.gossgpu.model.LoadOptions;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -23,6 +24,11 @@ final class ModelOptions {
 
     @Option(names = "--device", description = "GPU to use: an index or part of its name (see 'goss-gpu info --backends'). OpenCL only for now.")
     String device;
+
+    /** Mapping or reading, with a progress bar on a terminal when reading. */
+    LoadOptions loadOptions() {
+        return new LoadOptions(!noMmap, ProgressBar.forStderr());
+    }
 
     /** Applies options that other layers read from system properties. */
     void apply() {

@@ -4,7 +4,6 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.debug.Verifier;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -29,7 +28,7 @@ final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
     @Override
     public Integer call() {
         modelOptions.apply();
-        try (Checkpoint ckpt = Checkpoint.open(DemoModel.resolve(modelOptions.model), new LoadOptions(!modelOptions.noMmap));
+        try (Checkpoint ckpt = Checkpoint.open(DemoModel.resolve(modelOptions.model), modelOptions.loadOptions());
              Backend backend = Backends.open(modelOptions.backend);
              Backend reference = Backends.open("reference")) {
             ModelWeights weights = ModelWeights.of(ckpt);

@@ -5,7 +5,6 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.tokenizer.O200kHarmony;
@@ -54,7 +53,7 @@ public final class Engine implements AutoCloseable {
     /** {@link #open(EngineOptions)} with the backend made by {@code backendFactory} (tests wrap backends this way). */
     static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
         long t0 = System.nanoTime();
-        Checkpoint ckpt = Checkpoint.open(options.model(), new LoadOptions(options.mmap()));
+        Checkpoint ckpt = Checkpoint.open(options.model(), options.loadOptions());
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);

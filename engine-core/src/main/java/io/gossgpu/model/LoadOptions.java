@@ -1,14 +1,33 @@
 package io.gossgpu.model;
 
+import java.nio.file.Path;
+
 /**
  * How model files are brought into memory.
  *
- * @param mmap true (the default) maps files read-only; false reads them fully into native memory
- *             (llama.cpp's --no-mmap: slower start, no page faults later, works on file systems
- *             that map badly)
+ * @param mmap     true (the default) maps files read-only; false reads them fully into native memory
+ *                 (llama.cpp's --no-mmap: slower start, no page faults later, works on file systems
+ *                 that map badly)
+ * @param progress told how far reading has come (only reads report; mapping is instant)
  */
-public record LoadOptions(boolean mmap) {
+public record LoadOptions(boolean mmap, Progress progress) {
+    /** Reading progress of one file: {@code done} of {@code total} bytes. Called on the loading thread. */
+    @FunctionalInterface
+    public interface Progress {
+        Progress NONE = (file, done, total) -> { };
+
+        void read(Path file, long done, long total);
+    }
+
+    public LoadOptions(boolean mmap) {
+        this(mmap, Progress.NONE);
+    }
+
     public static LoadOptions defaults() {
         return new LoadOptions(true);
+    }
+
+    public LoadOptions withProgress(Progress p) {
+        return new LoadOptions(mmap, p);
     }
 }

@@ -1,6 +1,7 @@
 package io.gossgpu.model.gguf;
 
 import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.FileBytes;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
@@ -23,9 +24,6 @@ import java.util.Map;
  * {@link Checkpoint} owns, and exposes each tensor as a view of those bytes, shape outermost-first.
  */
 public final class GgufReader {
-    /** Chunk for reads without mmap: ByteBuffers address at most 2 GiB. */
-    private static final int READ_CHUNK = 64 << 20;
-
     private GgufReader() {}
 
     /** True when {@code file} starts with the bytes "GGUF". */
@@ -42,7 +40,7 @@ public final class GgufReader {
     public static Checkpoint open(Path file, LoadOptions options) {
         Arena arena = Arena.ofShared();
         try {
-            MemorySegment bytes = load(file, options, arena);
+            MemorySegment bytes = FileBytes.load(file, arena, options);
             GgufHeader header = GgufParser.parse(bytes, file);
             Map<String, TensorData> tensors = new LinkedHashMap<>();
             for (GgufTensorInfo t : header.tensors())
@@ -53,28 +51,6 @@ public final class GgufReader {
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;
-        }
-    }
-
-    private static MemorySegment load(Path file, LoadOptions options, Arena arena) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = ch.size();
-            if (options.mmap()) return ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            MemorySegment seg = arena.allocate(Math.max(size, 1), 64).asSlice(0, size);
-            long pos = 0;
-            while (pos < size) {
-                ByteBuffer buf = seg.asSlice(pos, Math.min(READ_CHUNK, size - pos)).asByteBuffer();
-                while (buf.hasRemaining()) {
-                    int n = ch.read(buf, pos + buf.position());
-                    if (n < 0) throw new ModelFormatException(file, "file shrank while being read (at byte " + pos + ")");
-                }
-                pos += buf.capacity();
-            }
-            return seg;
-        } catch (IOException e) {
-            throw new ModelFormatException(file, "cannot read: " + e.getMessage(), e);
-        } catch (OutOfMemoryError e) {
-            throw new ModelFormatException(file, "not enough memory to load the file without mmap (" + e.getMessage() + ")", e);
         }
     }
 }

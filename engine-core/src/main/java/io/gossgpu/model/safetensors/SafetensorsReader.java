@@ -3,6 +3,7 @@ package io.gossgpu.model.safetensors;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.FileBytes;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
@@ -121,7 +122,7 @@ public final class SafetensorsReader {
                     if (index != null) throw new ModelFormatException(index.file(), "lists shard " + file.getFileName() + ", which is missing");
                     throw new ModelFormatException(file, "missing");
                 }
-                MemorySegment bytes = FileBytes.load(file, arena, options.mmap());
+                MemorySegment bytes = FileBytes.load(file, arena, options);
                 SafetensorsHeader header = SafetensorsHeader.parse(file, bytes);
                 MemorySegment data = bytes.asSlice(header.dataStart());
                 for (SafetensorsHeader.Entry e : header.entries()) {

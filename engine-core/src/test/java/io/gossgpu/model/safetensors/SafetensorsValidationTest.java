@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
+import io.gossgpu.model.FileBytes;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.model.ModelWeights;
@@ -320,7 +321,7 @@ class SafetensorsValidationTest {
         Path f = dir.resolve("x.safetensors");
         SafetensorsFileWriter.write(f, ts, java.util.Map.of());
         try (var arena = java.lang.foreign.Arena.ofConfined()) {
-            SafetensorsHeader h = SafetensorsHeader.parse(f, FileBytes.load(f, arena, true));
+            SafetensorsHeader h = SafetensorsHeader.parse(f, FileBytes.load(f, arena, LoadOptions.defaults()));
             assertEquals(7, h.entries().size());
             assertEquals(0, h.dataStart() % 64);
             assertEquals(DType.I32, h.entries().getLast().dtype());

@@ -1,0 +1,32 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.model.LoadOptions;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+
+/** A one-line progress bar on stderr for reading model files, drawn only on a terminal. */
+final class ProgressBar implements LoadOptions.Progress {
+    private static final int WIDTH = 30;
+    private final PrintStream err = System.err;
+    private final boolean terminal = System.console() != null;
+    private long lastDraw;
+
+    /** A bar on a terminal; {@link LoadOptions.Progress#NONE} when output goes elsewhere (logs stay clean). */
+    static LoadOptions.Progress forStderr() {
+        ProgressBar bar = new ProgressBar();
+        return bar.terminal ? bar : LoadOptions.Progress.NONE;
+    }
+
+    @Override
+    public void read(Path file, long done, long total) {
+        long now = System.nanoTime();
+        boolean last = done >= total;
+        if (!last && now - lastDraw < 100_000_000L) return;
+        lastDraw = now;
+        int filled = (int) (WIDTH * done / Math.max(1, total));
+        err.printf("\rreading %s [%s%s] %3d%% %.1f/%.1f GiB%s", file.getFileName(), "#".repeat(filled), ".".repeat(WIDTH - filled),
+                100 * done / Math.max(1, total), done / 1073741824.0, total / 1073741824.0, last ? "\n" : "");
+        err.flush();
+    }
+}
