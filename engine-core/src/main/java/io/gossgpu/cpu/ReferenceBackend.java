@@ -10,7 +10,6 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Rope;
-import io.gossgpu.backend.Routing;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -25,7 +24,7 @@ import io.gossgpu.model.WeightView;
  * when it is used (so even gpt-oss-120b "loads" instantly, and runs very slowly). Small vectors
  * (norm scales, biases, sinks) are decoded once at load.
  */
-public final class ReferenceBackend implements Backend {
+public final class ReferenceBackend extends HeapMemoryBackend {
     public static final String NAME = "reference";
 
     @Override
@@ -39,57 +38,6 @@ public final class ReferenceBackend implements Backend {
     }
 
     // ---- memory -------------------------------------------------------------------------------
-
-    static final class Tensor implements DeviceTensor {
-        final int rows, cols;
-        final float[] data;
-
-        Tensor(int rows, int cols) {
-            if (rows <= 0 || cols <= 0) throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
-            this.rows = rows;
-            this.cols = cols;
-            this.data = new float[Math.multiplyExact(rows, cols)];
-        }
-
-        @Override
-        public int rows() {
-            return rows;
-        }
-
-        @Override
-        public int cols() {
-            return cols;
-        }
-
-        @Override
-        public void close() {}
-    }
-
-    static final class RoutingBuf implements DeviceRouting {
-        final int rows, k;
-        final int[] experts;
-        final float[] weights;
-
-        RoutingBuf(int rows, int k) {
-            this.rows = rows;
-            this.k = k;
-            experts = new int[rows * k];
-            weights = new float[rows * k];
-        }
-
-        @Override
-        public int rows() {
-            return rows;
-        }
-
-        @Override
-        public int k() {
-            return k;
-        }
-
-        @Override
-        public void close() {}
-    }
 
     static final class Cache implements KvCache {
         final KvCacheSpec spec;
@@ -171,42 +119,6 @@ public final class ReferenceBackend implements Backend {
 
         @Override
         public void close() {}
-    }
-
-    @Override
-    public DeviceTensor allocate(int rows, int cols) {
-        return new Tensor(rows, cols);
-    }
-
-    @Override
-    public void write(DeviceTensor dst, float[] src) {
-        Tensor t = (Tensor) dst;
-        if (src.length != t.data.length) throw new GossException("write: " + src.length + " values into a " + t.rows + "x" + t.cols + " tensor");
-        System.arraycopy(src, 0, t.data, 0, src.length);
-    }
-
-    @Override
-    public float[] read(DeviceTensor src) {
-        return ((Tensor) src).data.clone();
-    }
-
-    @Override
-    public DeviceRouting allocateRouting(int rows, int k) {
-        return new RoutingBuf(rows, k);
-    }
-
-    @Override
-    public void writeRouting(DeviceRouting dst, Routing src) {
-        RoutingBuf r = (RoutingBuf) dst;
-        if (src.rows() != r.rows || src.k() != r.k) throw new GossException("writeRouting: shape mismatch");
-        System.arraycopy(src.experts(), 0, r.experts, 0, r.experts.length);
-        System.arraycopy(src.weights(), 0, r.weights, 0, r.weights.length);
-    }
-
-    @Override
-    public Routing readRouting(DeviceRouting src) {
-        RoutingBuf r = (RoutingBuf) src;
-        return new Routing(r.rows, r.k, r.experts.clone(), r.weights.clone());
     }
 
     @Override

@@ -161,7 +161,7 @@ class ReferenceBackendTest {
     @Test
     void ropePairsTheTwoHalvesOfAHead() {
         // one head of 16: x1 = e_0 (element 0), x2 = 0; at position 1 element 0 → cos·conc, element 8 → sin·conc
-        ReferenceBackend.Tensor t = new ReferenceBackend.Tensor(1, 16);
+        HeapMemoryBackend.Tensor t = new HeapMemoryBackend.Tensor(1, 16);
         t.data[0] = 1;
         float[] table = new float[16];
         for (int j = 0; j < 8; j++) {
