@@ -5,6 +5,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.Routing;
+import io.gossgpu.model.ModelWeights;
 
 /**
  * The memory half of a backend whose "device" is the Java heap: activations are {@code float[]} and the
@@ -63,6 +64,16 @@ abstract class HeapMemoryBackend implements Backend {
 
         @Override
         public void close() {}
+    }
+
+    /** The embedding op both heap backends share: row {@code i} of {@code out} = embedding row {@code tokens[i]}. */
+    static void embedRows(ModelWeights model, int[] tokens, Tensor out) {
+        int h = model.config().hiddenSize(), vocab = model.config().vocabSize();
+        for (int i = 0; i < tokens.length; i++) {
+            if (tokens[i] < 0 || tokens[i] >= vocab)
+                throw new GossException("token id " + tokens[i] + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            model.embedding().dequantizeRow(0, tokens[i], out.data, i * h);
+        }
     }
 
     @Override

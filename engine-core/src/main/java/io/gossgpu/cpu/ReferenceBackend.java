@@ -153,14 +153,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     @Override
     public void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
-        Weights w = (Weights) lw;
-        Tensor o = (Tensor) out;
-        int h = w.config.hiddenSize();
-        for (int i = 0; i < tokens.length; i++) {
-            if (tokens[i] < 0 || tokens[i] >= w.config.vocabSize())
-                throw new GossException("token id " + tokens[i] + " is outside the vocabulary (0.." + (w.config.vocabSize() - 1) + ")");
-            w.model.embedding().dequantizeRow(0, tokens[i], o.data, i * h);
-        }
+        embedRows(((Weights) lw).model, tokens, (Tensor) out);
     }
 
     @Override
