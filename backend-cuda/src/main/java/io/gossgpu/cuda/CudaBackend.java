@@ -621,6 +621,13 @@ public final class CudaBackend implements Backend {
 
     // ---- launching ------------------------------------------------------------------------------
 
+    /** The one argument array, refilled for every launch (the driver copies the values during the launch). */
+    private final KernelArgs launchArgs = new KernelArgs();
+
+    private KernelArgs args() {
+        return launchArgs.clear();
+    }
+
     private void launch(CudaKernel k, int gx, int gy, int block, int shared, KernelArgs args) {
         if (gx <= 0 || gy <= 0) {
             return; // nothing to do
@@ -646,7 +653,7 @@ public final class CudaBackend implements Backend {
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
         launch(kEmbed, Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
-                new KernelArgs().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
+                args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
     }
 
     @Override
@@ -660,14 +667,14 @@ public final class CudaBackend implements Backend {
         Tensor in = t(x);
         // rmsnorm_f32 takes one block per row on grid x (up to 2^31 - 1 rows).
         launch(kRms, in.rows, 1, rmsBlock, 0,
-                new KernelArgs().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
+                args().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
     }
 
     /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers. */
     private void matmul(Dense d, CudaBuffer bias, long x, int T, long out) {
         int warps = linearBlock / 32;
         launch(kLinear, ceilDiv(d.rows(), warps), T, linearBlock, 0,
-                new KernelArgs().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
+                args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
                         .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out));
     }
 
@@ -688,9 +695,9 @@ public final class CudaBackend implements Backend {
         CudaBuffer table = w.rope(Math.addExact(start, T));
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
         launch(kRope, c.numAttentionHeads(), T, block, 0,
-                new KernelArgs().ptr(t(q).ptr()).i32(T).i32(c.qDim()).i32(hd).ptr(table).i32(start));
+                args().ptr(t(q).ptr()).i32(T).i32(c.qDim()).i32(hd).ptr(table).i32(start));
         launch(kRope, c.numKeyValueHeads(), T, block, 0,
-                new KernelArgs().ptr(t(k).ptr()).i32(T).i32(c.kvDim()).i32(hd).ptr(table).i32(start));
+                args().ptr(t(k).ptr()).i32(T).i32(c.kvDim()).i32(hd).ptr(table).i32(start));
     }
 
     @Override
@@ -713,12 +720,12 @@ public final class CudaBackend implements Backend {
         }
         float scale = (float) (1 / Math.sqrt(hd));
         launch(kSdpa, heads, T, sdpaBlock, shared,
-                new KernelArgs().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
                         .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).i32(start).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
                         .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
         int first = Math.max(0, T - slots);
         launch(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
-                new KernelArgs().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
                         .i32(T).i32(start).i32(slots).i32(c.kvDim()).i32(first));
     }
 
@@ -733,7 +740,7 @@ public final class CudaBackend implements Backend {
         routerBuf = grow(routerBuf, 4L * T * e, "router logits");
         matmul(w.dense[layer][DenseKind.ROUTER.ordinal()], w.bias[layer][DenseKind.ROUTER.ordinal()], t(x).ptr(), T, routerBuf.address());
         launch(kTopK, ceilDiv(T, 64), 1, 64, 0,
-                new KernelArgs().ptr(routerBuf).i32(T).i32(e).i32(r.k).ptr(r.ids).ptr(r.weights));
+                args().ptr(routerBuf).i32(T).i32(e).i32(r.k).ptr(r.ids).ptr(r.weights));
     }
 
     @Override
@@ -748,11 +755,11 @@ public final class CudaBackend implements Backend {
         hiddenBuf = grow(hiddenBuf, 4L * T * k * inter, "MoE activations");
         Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
         launch(kGateUp, Math.min(T * k, 65535), inter, moeBlock, 0,
-                new KernelArgs().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
                         .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(r.ids).i32(T).i32(k).i32(h).i32(inter)
                         .f32(c.swigluLimit()).ptr(hiddenBuf));
         launch(kDown, Math.min(T, 65535), h, moeBlock, 0,
-                new KernelArgs().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
+                args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
                         .ptr(r.ids).ptr(r.weights).i32(T).i32(k).i32(h).i32(inter).ptr(t(out).ptr()));
     }
 
@@ -760,7 +767,7 @@ public final class CudaBackend implements Backend {
     public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
         long n = (long) a.rows() * a.cols();
         int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
-        launch(kAdd, grid, 1, elementwiseBlock, 0, new KernelArgs().ptr(t(a).ptr()).ptr(t(b).ptr()).ptr(t(out).ptr()).i64(n));
+        launch(kAdd, grid, 1, elementwiseBlock, 0, args().ptr(t(a).ptr()).ptr(t(b).ptr()).ptr(t(out).ptr()).i64(n));
     }
 
     /** Queues the logits of rows fromRow.. into the logits scratch buffer; returns the row count. */
@@ -793,7 +800,7 @@ public final class CudaBackend implements Backend {
         if (n > 0) {
             idsBuf = grow(idsBuf, 4L * n, "argmax ids");
             launch(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0,
-                    new KernelArgs().ptr(logitsBuf).i32(n).i32(w.config.vocabSize()).ptr(idsBuf));
+                    args().ptr(logitsBuf).i32(n).i32(w.config.vocabSize()).ptr(idsBuf));
             idsBuf.copyTo(0, MemorySegment.ofArray(out));
         }
         return out;
