@@ -102,6 +102,15 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
+            checkBlock(kLinear, "LINEAR", linearBlock);
+            checkBlock(kRms, "RMSNORM", rmsBlock);
+            checkBlock(kSdpa, "SDPA", sdpaBlock);
+            checkBlock(kGateUp, "MOE", moeBlock);
+            checkBlock(kDown, "MOE", moeBlock);
+            checkBlock(kArgmax, "ARGMAX", argmaxBlock);
+            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd}) {
+                checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+            }
         } catch (RuntimeException e) {
             for (CudaModule m : new CudaModule[]{o, r, a}) {
                 if (m != null) {
@@ -113,6 +122,15 @@ public final class CudaBackend implements Backend {
         ops = o;
         rms = r;
         addModule = a;
+    }
+
+    /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
+    private static void checkBlock(CudaKernel k, String kernel, int block) {
+        int max = k.maxThreadsPerBlock();
+        if (block > max) {
+            throw new GossException("invalid " + envName(kernel) + "=" + block + ": kernel " + k.name()
+                    + " takes at most " + max + " threads per block on this device (a multiple of 32 from 32 to " + max + ")");
+        }
     }
 
     // ---- knobs ----------------------------------------------------------------------------------

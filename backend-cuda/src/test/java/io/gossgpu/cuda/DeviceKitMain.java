@@ -14,7 +14,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 /**
  * Runs CUDA test classes with the JUnit Platform launcher, without Maven: for a lent GPU machine that has
  * a jlink'ed runtime but no JDK or Maven (see src/test/device/README.md). Arguments: fully qualified test
- * class names; none runs {@link CudaConformanceTest}, {@link CudaDeviceTest} and {@link CudaBackendProviderTest}.
+ * class names; none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest and CudaSmallBlocksConformanceTest.
  * Prints every test's outcome (skipped ones with the reason) and exits 1 on any failure, 2 when nothing
  * passed (everything skipped: no usable device), 0 otherwise.
  */
@@ -24,7 +24,8 @@ public final class DeviceKitMain {
 
     public static void main(String[] args) throws Exception {
         String[] classes = args.length > 0 ? args
-                : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName()};
+                : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
+                CudaSmallBlocksConformanceTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));
