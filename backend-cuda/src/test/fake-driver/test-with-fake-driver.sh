@@ -2,6 +2,8 @@
 # Runs the CUDA backend's tests against the fake driver in fakecuda.c (host memory, C kernels), so the
 # Java layer (bindings, argument packing, JIT options, graphs, error paths) runs end to end on a
 # machine without a GPU. It proves plumbing, not the CUDA kernels: those only run on a real GPU.
+# fakecuda.c also has host C versions of the ops.cu kernels (block by block over the launch grid), so
+# CudaConformanceTest runs the whole kit through CudaBackend here (GOSS_CUDA_FAKE_OPS=0 skips it).
 #   backend-cuda/src/test/fake-driver/test-with-fake-driver.sh [extra Maven args]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -6,16 +6,15 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 
 /**
- * The {@code cuda} backend's entry in backend selection. The driver bindings, PTX loading and device
- * plumbing exist, but the model's ops do not yet (issue 6), so it is never available: it says why
- * (no driver, no kernels, or the missing ops) instead of being an unknown name.
+ * The {@code cuda} backend's entry in backend selection: available when libcuda loads, a device exists,
+ * the PTX kernels are packaged and the driver can JIT them ({@link CudaDriver#backendAvailability()});
+ * otherwise unavailable with that one-line reason. {@link #create()} opens device 0.
  */
 public final class CudaBackendProvider implements BackendProvider {
-    static final String NO_OPS = "the CUDA ops are not written yet (driver bindings only; see issue 6)";
 
     @Override
     public String name() {
-        return "cuda";
+        return CudaBackend.NAME;
     }
 
     @Override
@@ -26,11 +25,18 @@ public final class CudaBackendProvider implements BackendProvider {
     @Override
     public Availability availability() {
         CudaDriver.Availability driver = CudaDriver.backendAvailability();
-        return Availability.no(driver.available() ? NO_OPS : driver.reason());
+        if (!driver.available()) {
+            return Availability.no(driver.reason());
+        }
+        return Availability.yes(driver.deviceCount() + " CUDA device(s), driver CUDA " + CudaDriver.versionString(driver.driverVersion()));
     }
 
     @Override
     public Backend create() {
-        throw new GossException("cuda backend unavailable: " + availability().reason());
+        Availability a = availability();
+        if (!a.available()) {
+            throw new GossException("cuda backend unavailable: " + a.reason());
+        }
+        return CudaBackend.create();
     }
 }

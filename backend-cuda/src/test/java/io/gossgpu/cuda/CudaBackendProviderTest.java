@@ -6,21 +6,72 @@ import io.gossgpu.backend.Backends;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Until its ops exist, the cuda backend is found by name and explains why it cannot run. */
+/** The cuda backend is found by name; it is available exactly when the driver, a device and the kernels are. */
 class CudaBackendProviderTest {
     @Test
-    void isListedAndUnavailableWithTheReason() {
+    void isListedAndAvailableExactlyWhenTheDriverAndKernelsAre() {
         CudaBackendProvider p = new CudaBackendProvider();
-        Availability a = p.availability();
-        assertFalse(a.available());
-        CudaDriver.Availability driver = CudaDriver.backendAvailability();
-        assertEquals(driver.available() ? CudaBackendProvider.NO_OPS : driver.reason(), a.reason());
+        assertEquals("cuda", p.name());
+        assertEquals(100, p.priority());
         assertTrue(Backends.providers().stream().anyMatch(x -> x.name().equals("cuda")));
-        GossException e = assertThrows(GossException.class, () -> Backends.open("cuda"));
-        assertTrue(e.getMessage().contains(a.reason()), e.getMessage());
+        Availability a = p.availability();
+        CudaDriver.Availability driver = CudaDriver.backendAvailability();
+        assertEquals(driver.available(), a.available());
+        if (!driver.available()) {
+            assertEquals(driver.reason(), a.reason());
+            GossException e = assertThrows(GossException.class, () -> Backends.open("cuda"));
+            assertTrue(e.getMessage().contains(a.reason()), e.getMessage());
+            GossException c = assertThrows(GossException.class, p::create);
+            assertTrue(c.getMessage().startsWith("cuda backend unavailable: "), c.getMessage());
+        } else {
+            assertTrue(a.reason().contains("CUDA device"), a.reason());
+        }
+    }
+
+    @Test
+    void blockKnobsAreValidatedWithTheirNameValueAndRange() {
+        assertEquals(64, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", "64"));
+        assertEquals(1024, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", " 1024 "));
+        for (String bad : new String[]{"0", "16", "48", "2048", "abc", "-32"}) {
+            GossException e = assertThrows(GossException.class, () -> CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", bad));
+            assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_BLOCK=" + bad), e.getMessage());
+            assertTrue(e.getMessage().contains("multiple of 32 from 32 to 1024"), e.getMessage());
+        }
+        assertEquals("GOSS_CUDA_MOE_BLOCK", CudaBackend.envName("MOE"));
+        assertEquals("goss.cuda.moe.block", CudaBackend.propertyName("MOE"));
+        System.setProperty("goss.cuda.argmax.block", "96");
+        try {
+            assertEquals(96, CudaBackend.block("ARGMAX", 256));
+        } finally {
+            System.clearProperty("goss.cuda.argmax.block");
+        }
+        System.setProperty("goss.cuda.argmax.block", "100");
+        try {
+            GossException e = assertThrows(GossException.class, () -> CudaBackend.block("ARGMAX", 256));
+            assertTrue(e.getMessage().contains("goss.cuda.argmax.block=100"), e.getMessage());
+        } finally {
+            System.clearProperty("goss.cuda.argmax.block");
+        }
+    }
+
+    @Test
+    void everyKernelTheBackendLaunchesIsInThePackagedPtx() throws Exception {
+        var manifest = CudaKernels.manifest();
+        if (manifest.isEmpty()) {
+            return; // a build without nvcc and prebuilt PTX: CudaKernelsTest covers the message
+        }
+        String[][] entries = {{"ops", "embed_f32", "linear_f32", "rope_f32", "sdpa_f32", "kv_store_f32", "topk_softmax_f32",
+                "moe_gate_up", "moe_down", "argmax_f32"}, {"rmsnorm", "rmsnorm_f32"}, {"add", "add_f32"}};
+        for (String arch : manifest.get().archs()) {
+            for (String[] m : entries) {
+                String ptx = new String(CudaKernels.ptx(m[0], arch), java.nio.charset.StandardCharsets.UTF_8);
+                for (int i = 1; i < m.length; i++) {
+                    assertTrue(ptx.contains(".entry " + m[i] + "("), m[0] + "." + arch + ".ptx lacks " + m[i]);
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,851 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Rope;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.cuda.CudaKernel.Dim3;
+import io.gossgpu.model.LayerWeights;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightFormat;
+import io.gossgpu.model.WeightView;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The {@code cuda} backend: every op of the {@link Backend} SPI as a CUDA kernel (kernels/cuda/ops.cu,
+ * rmsnorm.cu, add.cu, JIT-loaded from the packaged PTX), on one device's primary context and its one
+ * stream. Ops are queued without waiting; {@link #read}, {@link #readRouting}, {@link #logits} and
+ * {@link #argmax} return after the stream got there (blocking copies on the same stream).
+ *
+ * <p>Weights are repacked once at load: dense matrices (F32/F16/BF16/Q8_0, any strides) decoded to F32
+ * rows, vectors to F32, MXFP4 experts uploaded in the checkpoint's own layout (OpenAI codes + scales, or
+ * ggml {@code block_mxfp4}), decoded by the MoE kernels. Expert ids stay on the device between the router
+ * and the MoE kernels (no host sync inside a token).
+ *
+ * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
+ * LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
+ */
+public final class CudaBackend implements Backend {
+    public static final String NAME = "cuda";
+
+    /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
+    static final String[] MODULES = {"ops", "rmsnorm", "add"};
+
+    private final CudaContext ctx;
+    private final CudaStream stream;
+    private final CudaModule ops, rms, addModule;
+    private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
+    private final List<CudaBuffer> scratch = new ArrayList<>();
+    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf;
+    private boolean closed;
+
+    /** A backend on device 0. */
+    public static CudaBackend create() {
+        return create(0);
+    }
+
+    /** A backend on device {@code ordinal}; a {@link GossException} with the reason when CUDA cannot run it. */
+    public static CudaBackend create(int ordinal) {
+        CudaDriver.Availability a = CudaDriver.backendAvailability();
+        if (!a.available()) {
+            throw new GossException("cuda backend unavailable: " + a.reason());
+        }
+        // Knobs first: an invalid value fails before anything is allocated.
+        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
+                block("ARGMAX", 256), block("ELEMENTWISE", 256)};
+        CudaContext ctx = CudaContext.open(ordinal);
+        try {
+            return new CudaBackend(ctx, knobs);
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    private CudaBackend(CudaContext ctx, int[] knobs) {
+        this.ctx = ctx;
+        this.stream = ctx.stream();
+        linearBlock = knobs[0];
+        rmsBlock = knobs[1];
+        sdpaBlock = knobs[2];
+        moeBlock = knobs[3];
+        argmaxBlock = knobs[4];
+        elementwiseBlock = knobs[5];
+        CudaModule o = null, r = null, a = null;
+        try {
+            o = ctx.loadModule("ops");
+            r = ctx.loadModule("rmsnorm");
+            a = ctx.loadModule("add");
+            kEmbed = o.function("embed_f32");
+            kLinear = o.function("linear_f32");
+            kRope = o.function("rope_f32");
+            kSdpa = o.function("sdpa_f32");
+            kKvStore = o.function("kv_store_f32");
+            kTopK = o.function("topk_softmax_f32");
+            kGateUp = o.function("moe_gate_up");
+            kDown = o.function("moe_down");
+            kArgmax = o.function("argmax_f32");
+            kRms = r.function("rmsnorm_f32");
+            kAdd = a.function("add_f32");
+            checkBlock(kLinear, "LINEAR", linearBlock);
+            checkBlock(kRms, "RMSNORM", rmsBlock);
+            checkBlock(kSdpa, "SDPA", sdpaBlock);
+            checkBlock(kGateUp, "MOE", moeBlock);
+            checkBlock(kDown, "MOE", moeBlock);
+            checkBlock(kArgmax, "ARGMAX", argmaxBlock);
+            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd}) {
+                checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+            }
+        } catch (RuntimeException e) {
+            for (CudaModule m : new CudaModule[]{o, r, a}) {
+                if (m != null) {
+                    m.close();
+                }
+            }
+            throw e;
+        }
+        ops = o;
+        rms = r;
+        addModule = a;
+    }
+
+    /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
+    private static void checkBlock(CudaKernel k, String kernel, int block) {
+        int max = k.maxThreadsPerBlock();
+        if (block > max) {
+            throw new GossException("invalid " + envName(kernel) + "=" + block + ": kernel " + k.name()
+                    + " takes at most " + max + " threads per block on this device (a multiple of 32 from 32 to " + max + ")");
+        }
+    }
+
+    // ---- knobs ----------------------------------------------------------------------------------
+
+    static String envName(String kernel) {
+        return "GOSS_CUDA_" + kernel + "_BLOCK";
+    }
+
+    static String propertyName(String kernel) {
+        return "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT) + ".block";
+    }
+
+    /** Threads per block of {@code kernel}: the system property, else the environment, else {@code def}. */
+    static int block(String kernel, int def) {
+        String v = System.getProperty(propertyName(kernel));
+        String source = propertyName(kernel);
+        if (v == null) {
+            v = System.getenv(envName(kernel));
+            source = envName(kernel);
+        }
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        return parseBlock(source, v);
+    }
+
+    /** A block size: a multiple of 32 in 32..1024, else a GossException naming the knob, the value and the range. */
+    static int parseBlock(String knob, String value) {
+        int b;
+        try {
+            b = Integer.parseInt(value.strip());
+        } catch (NumberFormatException e) {
+            b = -1;
+        }
+        if (b < 32 || b > 1024 || b % 32 != 0) {
+            throw new GossException("invalid " + knob + "=" + value + ": threads per block must be a multiple of 32 from 32 to 1024");
+        }
+        return b;
+    }
+
+    /** The launch knobs in effect, by environment-variable name. */
+    public SortedMap<String, Integer> knobs() {
+        SortedMap<String, Integer> m = new TreeMap<>();
+        m.put(envName("LINEAR"), linearBlock);
+        m.put(envName("RMSNORM"), rmsBlock);
+        m.put(envName("SDPA"), sdpaBlock);
+        m.put(envName("MOE"), moeBlock);
+        m.put(envName("ARGMAX"), argmaxBlock);
+        m.put(envName("ELEMENTWISE"), elementwiseBlock);
+        return m;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String deviceDescription() {
+        return ctx.device().describe() + ", driver CUDA " + CudaDriver.versionString(CudaDriver.availability().driverVersion());
+    }
+
+    // ---- buffers --------------------------------------------------------------------------------
+
+    private long freeBytes() {
+        return ctx.memoryInfo()[0];
+    }
+
+    private CudaBuffer buffer(long bytes, String what) {
+        long n = Math.max(4, bytes);
+        try {
+            return ctx.allocate(n);
+        } catch (CudaException e) {
+            throw new GossException(what + ": allocating " + KvCacheSpec.humanBytes(n) + " on " + ctx.device().name()
+                    + " failed (" + KvCacheSpec.humanBytes(freeBytes()) + " free): " + e.getMessage(), e);
+        }
+    }
+
+    private CudaBuffer zeroed(long bytes, String what) {
+        CudaBuffer b = buffer(bytes, what);
+        b.zero();
+        return b;
+    }
+
+    /** A scratch buffer of at least {@code bytes}, grown (never shrunk). */
+    private CudaBuffer grow(CudaBuffer b, long bytes, String what) {
+        if (b != null && b.byteSize() >= bytes) {
+            return b;
+        }
+        if (b != null) {
+            stream.synchronize(); // queued kernels may still use the old one
+            scratch.remove(b);
+            b.close();
+        }
+        long cap = Math.max(bytes, Math.min(2 * (b == null ? 0 : b.byteSize()), Math.max(bytes, 1L << 20)));
+        CudaBuffer n = buffer(cap, what);
+        scratch.add(n);
+        return n;
+    }
+
+    private static Tensor t(DeviceTensor d) {
+        return (Tensor) d;
+    }
+
+    final class Tensor implements DeviceTensor {
+        final int rows, cols;
+        CudaBuffer buf;
+
+        Tensor(int rows, int cols) {
+            if (rows <= 0 || cols <= 0) {
+                throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
+            }
+            this.rows = rows;
+            this.cols = cols;
+            buf = zeroed(4L * rows * cols, "a " + rows + "x" + cols + " activation");
+        }
+
+        long ptr() {
+            return buf.address();
+        }
+
+        @Override
+        public int rows() {
+            return rows;
+        }
+
+        @Override
+        public int cols() {
+            return cols;
+        }
+
+        @Override
+        public void close() {
+            if (buf != null && !closed) {
+                stream.synchronize();
+                buf.close();
+            }
+            buf = null;
+        }
+    }
+
+    final class RoutingBuf implements DeviceRouting {
+        final int rows, k;
+        CudaBuffer ids, weights;
+
+        RoutingBuf(int rows, int k) {
+            if (rows <= 0 || k <= 0) {
+                throw new GossException("routing shape must be positive, got " + rows + "x" + k);
+            }
+            this.rows = rows;
+            this.k = k;
+            ids = zeroed(4L * rows * k, "router ids");
+            try {
+                weights = zeroed(4L * rows * k, "router weights");
+            } catch (RuntimeException e) {
+                ids.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public int rows() {
+            return rows;
+        }
+
+        @Override
+        public int k() {
+            return k;
+        }
+
+        @Override
+        public void close() {
+            if (!closed && ids != null) {
+                stream.synchronize();
+                ids.close();
+                weights.close();
+            }
+            ids = weights = null;
+        }
+    }
+
+    final class Cache implements KvCache {
+        final KvCacheSpec spec;
+        final CudaBuffer[] keys, values;
+
+        Cache(KvCacheSpec spec) {
+            this.spec = spec;
+            int layers = spec.config().numHiddenLayers();
+            keys = new CudaBuffer[layers];
+            values = new CudaBuffer[layers];
+            try {
+                for (int l = 0; l < layers; l++) {
+                    long bytes = 4L * spec.slots(l) * spec.config().kvDim();
+                    keys[l] = zeroed(bytes, spec.describe() + ", layer " + l + " keys,");
+                    values[l] = zeroed(bytes, spec.describe() + ", layer " + l + " values,");
+                }
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        @Override
+        public KvCacheSpec spec() {
+            return spec;
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                return;
+            }
+            stream.synchronize();
+            for (int l = 0; l < keys.length; l++) {
+                if (keys[l] != null) {
+                    keys[l].close();
+                }
+                if (values[l] != null) {
+                    values[l].close();
+                }
+                keys[l] = values[l] = null;
+            }
+        }
+    }
+
+    /** F32 rows on the device. */
+    record Dense(CudaBuffer buf, int rows, int cols) {
+    }
+
+    /** MXFP4 experts: OpenAI codes + scales, or ggml blocks ({@code scales} then null). */
+    record Mx(CudaBuffer codes, CudaBuffer scales, boolean ggml) {
+        long scalesPtr() {
+            return scales == null ? codes.address() : scales.address();
+        }
+    }
+
+    final class Weights implements LoadedWeights {
+        final ModelConfig config;
+        final List<CudaBuffer> owned = new ArrayList<>();
+        Dense embedding, unembedding;
+        CudaBuffer finalNorm;
+        final Dense[][] dense;
+        final CudaBuffer[][] bias;
+        final CudaBuffer[] attnNorm, mlpNorm, sinks, gateBias, upBias, downBias;
+        final Mx[] gate, up, down;
+        CudaBuffer ropeTable;
+        int ropePositions;
+
+        Weights(ModelWeights m) {
+            config = m.config();
+            int n = config.numHiddenLayers();
+            dense = new Dense[n][DenseKind.values().length];
+            bias = new CudaBuffer[n][DenseKind.values().length];
+            attnNorm = new CudaBuffer[n];
+            mlpNorm = new CudaBuffer[n];
+            sinks = new CudaBuffer[n];
+            gateBias = new CudaBuffer[n];
+            upBias = new CudaBuffer[n];
+            downBias = new CudaBuffer[n];
+            gate = new Mx[n];
+            up = new Mx[n];
+            down = new Mx[n];
+            try {
+                embedding = dense(m.embedding());
+                unembedding = dense(m.unembedding());
+                finalNorm = vector(m.finalNorm());
+                for (int l = 0; l < n; l++) {
+                    LayerWeights lw = m.layers().get(l);
+                    attnNorm[l] = vector(lw.attnNorm());
+                    mlpNorm[l] = vector(lw.mlpNorm());
+                    sinks[l] = vector(lw.sinks());
+                    WeightView[] mats = {lw.q(), lw.k(), lw.v(), lw.out(), lw.router()};
+                    WeightView[] biases = {lw.qBias(), lw.kBias(), lw.vBias(), lw.outBias(), lw.routerBias()};
+                    for (DenseKind kind : DenseKind.values()) {
+                        dense[l][kind.ordinal()] = dense(mats[kind.ordinal()]);
+                        bias[l][kind.ordinal()] = vector(biases[kind.ordinal()]);
+                    }
+                    gate[l] = mx(lw.gate());
+                    up[l] = mx(lw.up());
+                    down[l] = mx(lw.down());
+                    gateBias[l] = vector(lw.gateBias());
+                    upBias[l] = vector(lw.upBias());
+                    downBias[l] = vector(lw.downBias());
+                }
+                stream.synchronize();
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        private CudaBuffer own(CudaBuffer b) {
+            owned.add(b);
+            return b;
+        }
+
+        private CudaBuffer vector(WeightView v) {
+            float[] f = v.dequantizeAll();
+            CudaBuffer b = own(buffer(4L * f.length, v.name()));
+            b.copyFrom(MemorySegment.ofArray(f));
+            return b;
+        }
+
+        /** Any dense format and stride, decoded to F32 rows in chunks of at most 4 Mi values. */
+        private Dense dense(WeightView v) {
+            if (v.experts() != 1) {
+                throw new GossException(v.name() + ": a dense matrix with experts is not supported");
+            }
+            WeightFormat f = v.format();
+            if (!f.isDense() && f != WeightFormat.Q8_0) {
+                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+            }
+            int rows = v.rows(), cols = v.cols();
+            CudaBuffer b = own(buffer(4L * rows * cols, v.name()));
+            int chunkRows = (int) Math.max(1, Math.min(rows, (4L << 20) / cols));
+            float[] chunk = new float[chunkRows * cols];
+            for (int r0 = 0; r0 < rows; r0 += chunkRows) {
+                int n = Math.min(chunkRows, rows - r0);
+                for (int r = 0; r < n; r++) {
+                    v.dequantizeRow(0, r0 + r, chunk, r * cols);
+                }
+                b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), 4L * r0 * cols);
+            }
+            return new Dense(b, rows, cols);
+        }
+
+        private Mx mx(WeightView v) {
+            WeightFormat f = v.format();
+            if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML) {
+                throw new GossException(v.name() + ": the cuda backend takes MoE experts as MXFP4, not " + f);
+            }
+            if (v.cols() % 32 != 0) {
+                throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
+            }
+            long rowBytes = v.rowBytes();
+            long total = rowBytes * v.rows() * v.experts();
+            CudaBuffer codes = own(uploadRows(v.data(), v.rows(), v.experts(), rowBytes, v::rowOffset, total, v.name()));
+            if (f == WeightFormat.MXFP4_GGML) {
+                return new Mx(codes, null, true);
+            }
+            long sRow = v.cols() / 32;
+            CudaBuffer scales = own(uploadRows(v.scales(), v.rows(), v.experts(), sRow, v::scaleRowOffset,
+                    sRow * v.rows() * v.experts(), v.name() + " scales"));
+            return new Mx(codes, scales, false);
+        }
+
+        /** The cos/sin table covering positions {@code 0 .. needed−1} (grown by doubling). */
+        CudaBuffer rope(int needed) {
+            if (needed > ropePositions) {
+                int n = Math.max(needed, Math.max(256, (int) Math.min(Integer.MAX_VALUE / 2, 2L * ropePositions)));
+                float[] tab = Rope.cosSinTable(config, 0, n);
+                CudaBuffer b = buffer(4L * tab.length, "RoPE cos/sin table");
+                b.copyFrom(MemorySegment.ofArray(tab));
+                if (ropeTable != null) {
+                    stream.synchronize();
+                    ropeTable.close();
+                }
+                ropeTable = b;
+                ropePositions = n;
+            }
+            return ropeTable;
+        }
+
+        @Override
+        public ModelConfig config() {
+            return config;
+        }
+
+        @Override
+        public void close() {
+            if (closed) {
+                owned.clear();
+                return;
+            }
+            stream.synchronize();
+            for (CudaBuffer b : owned) {
+                b.close();
+            }
+            owned.clear();
+            if (ropeTable != null) {
+                ropeTable.close();
+            }
+            ropeTable = null;
+            ropePositions = 0;
+        }
+    }
+
+    interface RowOffset {
+        long at(int expert, int row);
+    }
+
+    /** Gathers {@code experts × rows} rows of {@code rowBytes} into one device buffer, in pieces of about 64 MiB. */
+    private CudaBuffer uploadRows(MemorySegment src, int rows, int experts, long rowBytes, RowOffset off, long total, String what) {
+        CudaBuffer b = buffer(total, what);
+        try (Arena arena = Arena.ofConfined()) {
+            long pieceRows = Math.max(1, (64L << 20) / Math.max(1, rowBytes));
+            MemorySegment staging = arena.allocate(Math.min(total, pieceRows * rowBytes), 64);
+            long pos = 0, filled = 0, base = 0;
+            for (int e = 0; e < experts; e++) {
+                for (int r = 0; r < rows; r++) {
+                    MemorySegment.copy(src, off.at(e, r), staging, filled, rowBytes);
+                    filled += rowBytes;
+                    pos += rowBytes;
+                    if (filled + rowBytes > staging.byteSize() || pos == total) {
+                        b.copyFrom(staging.asSlice(0, filled), base);
+                        base += filled;
+                        filled = 0;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    // ---- memory SPI -----------------------------------------------------------------------------
+
+    @Override
+    public DeviceTensor allocate(int rows, int cols) {
+        return new Tensor(rows, cols);
+    }
+
+    @Override
+    public void write(DeviceTensor dst, float[] src) {
+        Tensor x = t(dst);
+        if (src.length != x.rows * x.cols) {
+            throw new GossException("write: " + src.length + " values into a " + x.rows + "x" + x.cols + " tensor");
+        }
+        x.buf.copyFrom(MemorySegment.ofArray(src));
+    }
+
+    @Override
+    public float[] read(DeviceTensor src) {
+        Tensor x = t(src);
+        float[] out = new float[x.rows * x.cols];
+        x.buf.copyTo(MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Override
+    public DeviceRouting allocateRouting(int rows, int k) {
+        return new RoutingBuf(rows, k);
+    }
+
+    @Override
+    public void writeRouting(DeviceRouting dst, Routing src) {
+        RoutingBuf r = (RoutingBuf) dst;
+        if (src.rows() != r.rows || src.k() != r.k) {
+            throw new GossException("writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows + "x" + r.k);
+        }
+        r.ids.copyFrom(MemorySegment.ofArray(src.experts()));
+        r.weights.copyFrom(MemorySegment.ofArray(src.weights()));
+    }
+
+    @Override
+    public Routing readRouting(DeviceRouting src) {
+        RoutingBuf r = (RoutingBuf) src;
+        int[] ids = new int[r.rows * r.k];
+        float[] w = new float[r.rows * r.k];
+        r.ids.copyTo(MemorySegment.ofArray(ids));
+        r.weights.copyTo(MemorySegment.ofArray(w));
+        return new Routing(r.rows, r.k, ids, w);
+    }
+
+    @Override
+    public LoadedWeights loadWeights(ModelWeights weights) {
+        long need = deviceBytes(weights), free = freeBytes();
+        if (need > free) {
+            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device (dense matrices as F32) but "
+                    + ctx.device().name() + " has " + KvCacheSpec.humanBytes(free) + " free");
+        }
+        return new Weights(weights);
+    }
+
+    /** What {@link Weights} allocates for {@code m}: dense matrices and vectors as F32, MXFP4 as stored. */
+    static long deviceBytes(ModelWeights m) {
+        long total = f32Bytes(m.embedding()) + f32Bytes(m.unembedding()) + f32Bytes(m.finalNorm());
+        for (LayerWeights l : m.layers()) {
+            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router(), l.attnNorm(), l.mlpNorm(), l.sinks(),
+                    l.qBias(), l.kBias(), l.vBias(), l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()}) {
+                total += f32Bytes(v);
+            }
+            for (WeightView v : new WeightView[]{l.gate(), l.up(), l.down()}) {
+                long rows = (long) v.experts() * v.rows();
+                total += rows * v.rowBytes() + (v.format() == WeightFormat.MXFP4_OPENAI ? rows * (v.cols() / 32) : 0);
+            }
+        }
+        return total;
+    }
+
+    private static long f32Bytes(WeightView v) {
+        return 4L * v.experts() * v.rows() * v.cols();
+    }
+
+    @Override
+    public KvCache createKvCache(KvCacheSpec spec) {
+        long free = freeBytes();
+        if (spec.bytes() > free) {
+            throw new GossException(spec.describe() + " does not fit on " + ctx.device().name() + " ("
+                    + KvCacheSpec.humanBytes(free) + " free); choose a shorter context");
+        }
+        return new Cache(spec);
+    }
+
+    // ---- launching ------------------------------------------------------------------------------
+
+    /** The one argument array, refilled for every launch (the driver copies the values during the launch). */
+    private final KernelArgs launchArgs = new KernelArgs();
+
+    private KernelArgs args() {
+        return launchArgs.clear();
+    }
+
+    private void launch(CudaKernel k, int gx, int gy, int block, int shared, KernelArgs args) {
+        if (gx <= 0 || gy <= 0) {
+            return; // nothing to do
+        }
+        k.launch(stream, Dim3.of(gx, Math.min(gy, 65535)), Dim3.of(block), shared, args);
+    }
+
+    private static int ceilDiv(long a, long b) {
+        return Math.toIntExact((a + b - 1) / b);
+    }
+
+    // ---- ops ------------------------------------------------------------------------------------
+
+    @Override
+    public void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        int vocab = w.config.vocabSize(), h = w.config.hiddenSize();
+        for (int id : tokens) {
+            if (id < 0 || id >= vocab) {
+                throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            }
+        }
+        tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
+        tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
+        launch(kEmbed, Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
+                args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
+    }
+
+    @Override
+    public void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        CudaBuffer scale = switch (which) {
+            case ATTN -> w.attnNorm[layer];
+            case MLP -> w.mlpNorm[layer];
+            case FINAL -> w.finalNorm;
+        };
+        Tensor in = t(x);
+        // rmsnorm_f32 takes one block per row on grid x (up to 2^31 - 1 rows).
+        launch(kRms, in.rows, 1, rmsBlock, 0,
+                args().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
+    }
+
+    /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers. */
+    private void matmul(Dense d, CudaBuffer bias, long x, int T, long out) {
+        int warps = linearBlock / 32;
+        launch(kLinear, ceilDiv(d.rows(), warps), T, linearBlock, 0,
+                args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
+                        .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out));
+    }
+
+    @Override
+    public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        matmul(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], t(x).ptr(), x.rows(), t(out).ptr());
+    }
+
+    @Override
+    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        Weights w = (Weights) lw;
+        ModelConfig c = w.config;
+        linear(lw, layer, DenseKind.Q, x, q);
+        linear(lw, layer, DenseKind.K, x, k);
+        linear(lw, layer, DenseKind.V, x, v);
+        int T = x.rows(), hd = c.headDim();
+        CudaBuffer table = w.rope(Math.addExact(start, T));
+        int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
+        launch(kRope, c.numAttentionHeads(), T, block, 0,
+                args().ptr(t(q).ptr()).i32(T).i32(c.qDim()).i32(hd).ptr(table).i32(start));
+        launch(kRope, c.numKeyValueHeads(), T, block, 0,
+                args().ptr(t(k).ptr()).i32(T).i32(c.kvDim()).i32(hd).ptr(table).i32(start));
+    }
+
+    @Override
+    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, KvCache kv,
+                          int start, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        ModelConfig c = w.config;
+        Cache cache = (Cache) kv;
+        int T = qT.rows();
+        if (start < 0 || start + T > cache.spec.contextLength()) {
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
+        }
+        int hd = c.headDim(), slots = cache.spec.slots(layer);
+        int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
+        int heads = c.numAttentionHeads();
+        int shared = 4 * (2 * hd + sdpaBlock);
+        if (shared > 48 * 1024) {
+            throw new GossException("attention: head_dim " + hd + " needs " + shared + " bytes of shared memory per block (48 KiB at most); lower "
+                    + envName("SDPA"));
+        }
+        float scale = (float) (1 / Math.sqrt(hd));
+        launch(kSdpa, heads, T, sdpaBlock, shared,
+                args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                        .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).i32(start).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
+                        .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
+        int first = Math.max(0, T - slots);
+        launch(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
+                args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                        .i32(T).i32(start).i32(slots).i32(c.kvDim()).i32(first));
+    }
+
+    @Override
+    public void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
+        Weights w = (Weights) lw;
+        RoutingBuf r = (RoutingBuf) out;
+        int e = w.config.numExperts(), T = x.rows();
+        if (r.k > 32 || r.k > e) {
+            throw new GossException("router: top-" + r.k + " of " + e + " experts is not supported (k ≤ 32)");
+        }
+        routerBuf = grow(routerBuf, 4L * T * e, "router logits");
+        matmul(w.dense[layer][DenseKind.ROUTER.ordinal()], w.bias[layer][DenseKind.ROUTER.ordinal()], t(x).ptr(), T, routerBuf.address());
+        launch(kTopK, ceilDiv(T, 64), 1, 64, 0,
+                args().ptr(routerBuf).i32(T).i32(e).i32(r.k).ptr(r.ids).ptr(r.weights));
+    }
+
+    @Override
+    public void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        Weights w = (Weights) lw;
+        ModelConfig c = w.config;
+        RoutingBuf r = (RoutingBuf) routing;
+        int T = x.rows(), k = r.k, h = c.hiddenSize(), inter = c.intermediateSize();
+        if (h > 65535 || inter > 65535) {
+            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above 65535 is not supported by the cuda kernels");
+        }
+        hiddenBuf = grow(hiddenBuf, 4L * T * k * inter, "MoE activations");
+        Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        launch(kGateUp, Math.min(T * k, 65535), inter, moeBlock, 0,
+                args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                        .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(r.ids).i32(T).i32(k).i32(h).i32(inter)
+                        .f32(c.swigluLimit()).ptr(hiddenBuf));
+        launch(kDown, Math.min(T, 65535), h, moeBlock, 0,
+                args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
+                        .ptr(r.ids).ptr(r.weights).i32(T).i32(k).i32(h).i32(inter).ptr(t(out).ptr()));
+    }
+
+    @Override
+    public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
+        long n = (long) a.rows() * a.cols();
+        int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
+        launch(kAdd, grid, 1, elementwiseBlock, 0, args().ptr(t(a).ptr()).ptr(t(b).ptr()).ptr(t(out).ptr()).i64(n));
+    }
+
+    /** Queues the logits of rows fromRow.. into the logits scratch buffer; returns the row count. */
+    private int logitsOnDevice(Weights w, DeviceTensor x, int fromRow) {
+        int n = x.rows() - fromRow, vocab = w.config.vocabSize();
+        if (n <= 0) {
+            return 0;
+        }
+        logitsBuf = grow(logitsBuf, 4L * n * vocab, "logits");
+        matmul(w.unembedding, null, t(x).ptr() + 4L * fromRow * x.cols(), n, logitsBuf.address());
+        return n;
+    }
+
+    @Override
+    public float[] logits(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        Weights w = (Weights) lw;
+        int n = logitsOnDevice(w, x, fromRow);
+        float[] out = new float[Math.multiplyExact(n, w.config.vocabSize())];
+        if (n > 0) {
+            logitsBuf.copyTo(0, MemorySegment.ofArray(out));
+        }
+        return out;
+    }
+
+    @Override
+    public int[] argmax(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        Weights w = (Weights) lw;
+        int n = logitsOnDevice(w, x, fromRow);
+        int[] out = new int[Math.max(0, n)];
+        if (n > 0) {
+            idsBuf = grow(idsBuf, 4L * n, "argmax ids");
+            launch(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0,
+                    args().ptr(logitsBuf).i32(n).i32(w.config.vocabSize()).ptr(idsBuf));
+            idsBuf.copyTo(0, MemorySegment.ofArray(out));
+        }
+        return out;
+    }
+
+    @Override
+    public void synchronize() {
+        stream.synchronize();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        try {
+            stream.synchronize();
+            for (CudaBuffer b : scratch) {
+                b.close();
+            }
+            scratch.clear();
+            ops.close();
+            rms.close();
+            addModule.close();
+        } finally {
+            closed = true;
+            ctx.close(); // releasing the primary context frees whatever tensors and caches are still open
+        }
+    }
+}

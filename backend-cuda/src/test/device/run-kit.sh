@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (no JDK there): the CUDA conformance kit with the runtime and jars that
+# stage.sh put in DIR. Prints each test's outcome; exit 0 when all ran and passed, 1 on a failure, 2 when
+# nothing ran (the skip reason is printed, e.g. the driver is too old for the PTX).
+#   backend-cuda/src/test/device/run-kit.sh [DIR] [test classes ...]
+# GOSS_SANITIZE=memcheck (or racecheck, synccheck, initcheck) runs it under compute-sanitizer (slow: name
+# one test class, e.g. io.gossgpu.cuda.CudaConformanceTest; seen working on the Firecracker machines only).
+set -uo pipefail
+dir="${1:-.cudakit}"; [ $# -gt 0 ] && shift
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+out="${OUT:-/tmp}"
+rt=/tmp/goss-rt
+[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
+san=()
+[ -n "${GOSS_SANITIZE:-}" ] && san=(compute-sanitizer --tool "$GOSS_SANITIZE" --error-exitcode 1)
+"${san[@]}" "$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx8g \
+    -cp "$dir/lib/*" io.gossgpu.cuda.DeviceKitMain "$@" 2>&1 | tee "$out/cuda-kit.log"
+exit "${PIPESTATUS[0]}"

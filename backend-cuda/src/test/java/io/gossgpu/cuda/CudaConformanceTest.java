@@ -1,0 +1,49 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.conformance.BackendConformanceKit;
+
+/**
+ * The whole conformance kit on CUDA device 0. Without libcuda, a device or the PTX every test is skipped
+ * with the reason. Under the fake driver (backend-cuda/src/test/fake-driver/test-with-fake-driver.sh) the
+ * kit runs against CudaBackend with the fake's host C versions of the ops.cu kernels, walking the same
+ * launch grids: that checks the Java side (uploads and layouts, argument order, launch shapes, offsets,
+ * KV ring) but not the CUDA kernels themselves, which need a real GPU (src/test/device/README.md).
+ * {@code GOSS_CUDA_FAKE_OPS=0} skips the kit under the fake driver instead.
+ */
+class CudaConformanceTest extends BackendConformanceKit {
+    static final String FAKE_DRIVER_DEVICE = "goss-gpu fake CUDA driver";
+
+    @Override
+    protected BackendProvider provider() {
+        CudaBackendProvider p = new CudaBackendProvider();
+        return new BackendProvider() {
+            @Override
+            public String name() {
+                return p.name();
+            }
+
+            @Override
+            public int priority() {
+                return p.priority();
+            }
+
+            @Override
+            public Availability availability() {
+                Availability a = p.availability();
+                if (a.available() && "0".equals(System.getenv("GOSS_CUDA_FAKE_OPS"))
+                        && CudaDriver.devices().stream().anyMatch(d -> d.name().equals(FAKE_DRIVER_DEVICE))) {
+                    return Availability.no("GOSS_CUDA_FAKE_OPS=0: the kit is skipped under the fake CUDA driver");
+                }
+                return a;
+            }
+
+            @Override
+            public Backend create() {
+                return p.create();
+            }
+        };
+    }
+}

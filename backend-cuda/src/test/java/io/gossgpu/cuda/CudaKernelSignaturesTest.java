@@ -1,0 +1,64 @@
+package io.gossgpu.cuda;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The parameter lists of the packaged PTX entry points, as CudaBackend packs them (p = pointer / 8 bytes,
+ * or 64-bit int, i = 32-bit int, f = float). A kernel whose C signature changes without its launch in
+ * CudaBackend would read garbage on the GPU; this catches it on a machine without one.
+ */
+class CudaKernelSignaturesTest {
+    static final Map<String, String> OPS = new LinkedHashMap<>();
+
+    static {
+        OPS.put("embed_f32", "ppiip");
+        OPS.put("linear_f32", "ppipiiip");
+        OPS.put("rope_f32", "piiipi");
+        OPS.put("sdpa_f32", "pppppppiiiiiiiif");
+        OPS.put("kv_store_f32", "ppppiiiii");
+        OPS.put("topk_softmax_f32", "piiipp");
+        OPS.put("moe_gate_up", "ppppippppiiiifp");
+        OPS.put("moe_down", "ppippppiiiip");
+        OPS.put("argmax_f32", "piip");
+    }
+
+    static String signature(String ptx, String entry) {
+        Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL).matcher(ptx);
+        assertTrue(m.find(), "no .entry " + entry);
+        StringBuilder sb = new StringBuilder();
+        Matcher p = Pattern.compile("\\.param \\.(\\w+)").matcher(m.group(1));
+        while (p.find()) {
+            sb.append(switch (p.group(1)) {
+                case "u64" -> "p";
+                case "u32", "s32" -> "i";
+                case "f32" -> "f";
+                case "s64" -> "L";
+                default -> "?" + p.group(1);
+            });
+        }
+        return sb.toString();
+    }
+
+    @Test
+    void packagedEntryPointsTakeWhatCudaBackendPasses() {
+        var manifest = CudaKernels.manifest();
+        if (manifest.isEmpty()) {
+            return; // no PTX in this build: CudaKernelsTest covers the message
+        }
+        for (String arch : manifest.get().archs()) {
+            String ops = new String(CudaKernels.ptx("ops", arch), StandardCharsets.UTF_8);
+            OPS.forEach((entry, sig) -> assertEquals(sig, signature(ops, entry), entry + " in ops." + arch + ".ptx"));
+            assertEquals("pppif", signature(new String(CudaKernels.ptx("rmsnorm", arch), StandardCharsets.UTF_8), "rmsnorm_f32"));
+            assertEquals("pppp", signature(new String(CudaKernels.ptx("add", arch), StandardCharsets.UTF_8), "add_f32"));
+        }
+    }
+}
