@@ -9,6 +9,10 @@ import io.gossgpu.backend.BackendProvider;
  * The {@code cuda} backend's entry in backend selection: available when libcuda loads, a device exists,
  * the PTX kernels are packaged and the driver can JIT them ({@link CudaDriver#backendAvailability()});
  * otherwise unavailable with that one-line reason. {@link #create()} opens device 0.
+ *
+ * <p>Priority 1 (below cpu, so {@code auto} never picks it) until the conformance kit has passed on a real
+ * GPU: its kernels have only been compiled and run through a fake driver so far. {@code --backend cuda}
+ * uses it on request. Raise it to 100 (above opencl and cpu) once the kit passes on a device.
  */
 public final class CudaBackendProvider implements BackendProvider {
 
@@ -19,7 +23,7 @@ public final class CudaBackendProvider implements BackendProvider {
 
     @Override
     public int priority() {
-        return 100;
+        return 1;
     }
 
     @Override
