@@ -37,6 +37,20 @@ public final class Launcher {
                 && !"1".equals(System.getenv("GOSS_NO_RELAUNCH"));
     }
 
+    /**
+     * Native libraries that install their own SIGSEGV handlers (PoCL loads LLVM, which does) replace the
+     * JVM's, and the JVM relies on SIGSEGV for null checks and safepoints: the process then dies now and then
+     * with no hs_err file. The JDK's libjsig chains such handlers behind the JVM's; it must be preloaded.
+     */
+    private static void chainSignals(ProcessBuilder pb) {
+        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) return;
+        File jsig = new File(System.getProperty("java.home"), "lib/libjsig.so");
+        if (!jsig.isFile()) return;
+        String preload = pb.environment().get("LD_PRELOAD");
+        if (preload != null && preload.contains("libjsig")) return;
+        pb.environment().put("LD_PRELOAD", preload == null || preload.isBlank() ? jsig.getPath() : jsig.getPath() + ":" + preload);
+    }
+
     private static int relaunch(String[] args) throws Exception {
         String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
         String jar = new File(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
@@ -60,7 +74,9 @@ public final class Launcher {
         } catch (IllegalArgumentException unsupported) {
             // no SIGINT on this platform
         }
-        Process p = new ProcessBuilder(cmd).inheritIO().start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+        chainSignals(pb);
+        Process p = pb.start();
         return p.waitFor();
     }
 }
