@@ -500,11 +500,9 @@ public final class OpenClBackend implements Backend {
                     attnNorm[l] = vector(lw.attnNorm());
                     mlpNorm[l] = vector(lw.mlpNorm());
                     sinks[l] = vector(lw.sinks());
-                    WeightView[] mats = {lw.q(), lw.k(), lw.v(), lw.out(), lw.router()};
-                    WeightView[] biases = {lw.qBias(), lw.kBias(), lw.vBias(), lw.outBias(), lw.routerBias()};
                     for (DenseKind kind : DenseKind.values()) {
-                        dense[l][kind.ordinal()] = dense(mats[kind.ordinal()]);
-                        bias[l][kind.ordinal()] = vector(biases[kind.ordinal()]);
+                        dense[l][kind.ordinal()] = dense(kind.weight(lw));
+                        bias[l][kind.ordinal()] = vector(kind.bias(lw));
                     }
                     gate[l] = mx(lw.gate());
                     up[l] = mx(lw.up());

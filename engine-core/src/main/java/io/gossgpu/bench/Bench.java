@@ -2,6 +2,7 @@ package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.generate.GenerationOptions;
@@ -153,7 +154,7 @@ public final class Bench {
         long total = w.unembedding().rows() * w.unembedding().rowBytes() + w.embedding().rowBytes();
         for (int l = 0; l < c.numHiddenLayers(); l++) {
             LayerWeights lw = w.layers().get(l);
-            for (WeightView v : new WeightView[]{lw.q(), lw.k(), lw.v(), lw.out(), lw.router()}) total += matrixBytes(v);
+            for (DenseKind kind : DenseKind.values()) total += matrixBytes(kind.weight(lw));
             total += c.expertsPerToken() * (matrixBytes(lw.gate()) + matrixBytes(lw.up()) + matrixBytes(lw.down()));
             int attended = c.isSlidingLayer(l) ? Math.min(position, c.slidingWindow()) : position;
             total += 2L * attended * c.kvDim() * Float.BYTES;

@@ -316,16 +316,6 @@ public final class CpuBackend extends HeapMemoryBackend {
         }
     }
 
-    private static WeightView dense(LayerWeights l, DenseKind which) {
-        return switch (which) {
-            case Q -> l.q();
-            case K -> l.k();
-            case V -> l.v();
-            case ATTN_OUT -> l.out();
-            case ROUTER -> l.router();
-        };
-    }
-
     private static float[] bias(Weights w, int layer, DenseKind which) {
         return switch (which) {
             case Q -> w.qBias[layer];
@@ -341,7 +331,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         Weights w = (Weights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
         mat.reset(in.data, 0, in.rows, in.cols);
-        mat.add(dense(w.layers[layer], which), bias(w, layer, which), o.data, 0, o.cols);
+        mat.add(which.weight(w.layers[layer]), bias(w, layer, which), o.data, 0, o.cols);
         mat.runAll();
     }
 

@@ -174,17 +174,6 @@ public final class ReferenceBackend extends HeapMemoryBackend {
         }
     }
 
-    private static WeightView dense(Weights w, int layer, DenseKind which) {
-        LayerWeights l = w.layer(layer);
-        return switch (which) {
-            case Q -> l.q();
-            case K -> l.k();
-            case V -> l.v();
-            case ATTN_OUT -> l.out();
-            case ROUTER -> l.router();
-        };
-    }
-
     private static float[] bias(Weights w, int layer, DenseKind which) {
         return switch (which) {
             case Q -> w.qBias[layer];
@@ -210,7 +199,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
-        matmul(dense(w, layer, which), 0, bias(w, layer, which), in.data, in.rows, in.cols, o.data);
+        matmul(which.weight(w.layer(layer)), 0, bias(w, layer, which), in.data, in.rows, in.cols, o.data);
     }
 
     @Override
