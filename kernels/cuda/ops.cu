@@ -23,6 +23,9 @@
 //               FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, -1, -1.5, -2, -3, -4, -6}
 //   argmax:     out[t] = argmax_r logits[t, r], ties -> lower id
 //
+// The position `start` of row 0 is read from device memory (pos[0], the backend's step buffer), not
+// passed by value, so that a decode step captured as a CUDA graph replays unchanged for the next token.
+//
 // Launch shapes are stated per kernel. Every block size B is a multiple of 32, 32 <= B <= 1024.
 // Grid y is at most 65535, so kernels that put tokens on y loop over them with a stride of gridDim.y.
 
@@ -89,8 +92,10 @@ extern "C" __global__ void linear_f32(const float* __restrict__ w, const float* 
 }
 
 // ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------
-extern "C" __global__ void rope_f32(float* x, int T, int cols, int hd, const float* __restrict__ table, int start)
+extern "C" __global__ void rope_f32(float* x, int T, int cols, int hd, const float* __restrict__ table,
+                                    const int* __restrict__ pos)
 {
+    const int start = pos[0];
     const int h = blockIdx.x;
     const int half = hd / 2;
     for (int t = blockIdx.y; t < T; t += gridDim.y) {
@@ -114,9 +119,10 @@ extern "C" __global__ void rope_f32(float* x, int T, int cols, int hd, const flo
 extern "C" __global__ void sdpa_f32(const float* __restrict__ q, const float* __restrict__ k,
                                     const float* __restrict__ v, const float* __restrict__ ck,
                                     const float* __restrict__ cv, const float* __restrict__ sinks,
-                                    float* __restrict__ out, int T, int start, int heads, int group, int hd,
-                                    int kvDim, int slots, int window, float scale)
+                                    float* __restrict__ out, int T, const int* __restrict__ pos, int heads, int group,
+                                    int hd, int kvDim, int slots, int window, float scale)
 {
+    const int start = pos[0];
     extern __shared__ float smem[];
     float* lq = smem;            // hd
     float* lacc = smem + hd;     // hd
@@ -188,8 +194,9 @@ extern "C" __global__ void sdpa_f32(const float* __restrict__ q, const float* __
 
 // ---- kv_store: grid (ceil(kvDim / B), min(T - first, 65535)), block B ----------------------------
 extern "C" __global__ void kv_store_f32(const float* __restrict__ k, const float* __restrict__ v, float* ck, float* cv,
-                                        int T, int start, int slots, int kvDim, int first)
+                                        int T, const int* __restrict__ pos, int slots, int kvDim, int first)
 {
+    const int start = pos[0];
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= kvDim) {
         return;

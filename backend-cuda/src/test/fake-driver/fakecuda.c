@@ -21,7 +21,7 @@
 #include <time.h>
 
 #define MAX_PARAMS 16
-#define MAX_NODES 64
+#define MAX_NODES 4096
 
 struct CUctx_st { int dummy; };
 struct CUmod_st { char *ptx; };
@@ -157,8 +157,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     else {
         /* the model kernels of ops.cu: p = 8-byte pointer, i = int, f = float (see CudaKernelSignaturesTest) */
         static const char *sigs[][2] = {
-            {"embed_f32", "ppiip"}, {"linear_f32", "ppipiiip"}, {"rope_f32", "piiipi"},
-            {"sdpa_f32", "pppppppiiiiiiiif"}, {"kv_store_f32", "ppppiiiii"}, {"topk_softmax_f32", "piiipp"},
+            {"embed_f32", "ppiip"}, {"linear_f32", "ppipiiip"}, {"rope_f32", "piiipp"},
+            {"sdpa_f32", "pppppppipiiiiiif"}, {"kv_store_f32", "ppppipiii"}, {"topk_softmax_f32", "piiipp"},
             {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"}};
         const char *sig = NULL;
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) if (strcmp(name, sigs[i][0]) == 0) sig = sigs[i][1];
@@ -221,7 +221,7 @@ static int run_ops(const struct node *n) {
             }
         }
     } else if (strcmp(k, "rope_f32") == 0) {
-        float *x = PA(0); int T = IA(1), cols = IA(2), hd = IA(3); const float *tab = PA(4); int start = IA(5);
+        float *x = PA(0); int T = IA(1), cols = IA(2), hd = IA(3); const float *tab = PA(4); int start = *(const int *) PA(5);
         for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int t = (int) by; t < T; t += (int) gy) {
             float *b = x + (size_t) t * cols + (size_t) h * hd; const float *cs = tab + (size_t) (start + t) * hd;
             for (int j = 0; j < hd / 2; j++) {
@@ -231,7 +231,7 @@ static int run_ops(const struct node *n) {
         }
     } else if (strcmp(k, "sdpa_f32") == 0) {
         const float *q = PA(0), *kk = PA(1), *vv = PA(2), *ck = PA(3), *cv = PA(4), *sinks = PA(5); float *out = PA(6);
-        int T = IA(7), start = IA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
+        int T = IA(7), start = *(const int *) PA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
         float scale = FA(15);
         float *acc = calloc((size_t) hd, sizeof(float));
         for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int i = (int) by; i < T; i += (int) gy) {
@@ -256,7 +256,7 @@ static int run_ops(const struct node *n) {
         }
         free(acc);
     } else if (strcmp(k, "kv_store_f32") == 0) {
-        const float *kk = PA(0), *vv = PA(1); float *ck = PA(2), *cv = PA(3); int T = IA(4), start = IA(5), slots = IA(6), kvDim = IA(7), first = IA(8);
+        const float *kk = PA(0), *vv = PA(1); float *ck = PA(2), *cv = PA(3); int T = IA(4), start = *(const int *) PA(5), slots = IA(6), kvDim = IA(7), first = IA(8);
         for (unsigned bx = 0; bx < gx; bx++) for (unsigned tid = 0; tid < B; tid++) {
             int c = (int) (bx * B + tid); if (c >= kvDim) continue;
             for (unsigned by = 0; by < gy; by++) for (int i = first + (int) by; i < T; i += (int) gy) {

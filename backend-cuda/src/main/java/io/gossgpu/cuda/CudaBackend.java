@@ -36,6 +36,12 @@ import java.util.TreeMap;
  * ggml {@code block_mxfp4}), decoded by the MoE kernels. Expert ids stay on the device between the router
  * and the MoE kernels (no host sync inside a token).
  *
+ * <p>A decode step (an {@link #embed} of one token up to its {@link #logits} or {@link #argmax}) is recorded
+ * and run as one CUDA graph, captured on the first step and relaunched while the step's launches stay the
+ * same ({@link LaunchQueue}); the position is read by the kernels from a device step buffer written before
+ * the launch. Anything else that waits for the device launches the recorded kernels one by one first.
+ * {@code GOSS_CUDA_GRAPH=0} (or {@code goss.cuda.graph}) launches every kernel one by one.
+ *
  * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
  * LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
  */
@@ -48,6 +54,10 @@ public final class CudaBackend implements Backend {
     private final CudaContext ctx;
     private final CudaStream stream;
     private final CudaModule ops, rms, addModule;
+    private final LaunchQueue queue;
+    private final CudaBuffer stepBuf;
+    /** Positions the RoPE table is sized for at least (the longest KV cache created), so it does not move between steps. */
+    private int ropeHint;
     private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
     private final List<CudaBuffer> scratch = new ArrayList<>();
@@ -68,18 +78,21 @@ public final class CudaBackend implements Backend {
         // Knobs first: an invalid value fails before anything is allocated.
         int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
                 block("ARGMAX", 256), block("ELEMENTWISE", 256)};
+        boolean graphs = graphKnob();
         CudaContext ctx = CudaContext.open(ordinal);
         try {
-            return new CudaBackend(ctx, knobs);
+            return new CudaBackend(ctx, knobs, graphs);
         } catch (RuntimeException e) {
             ctx.close();
             throw e;
         }
     }
 
-    private CudaBackend(CudaContext ctx, int[] knobs) {
+    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs) {
         this.ctx = ctx;
         this.stream = ctx.stream();
+        stepBuf = buffer(16, "decode step buffer");
+        queue = new LaunchQueue(stream, stepBuf, graphs);
         linearBlock = knobs[0];
         rmsBlock = knobs[1];
         sdpaBlock = knobs[2];
@@ -112,6 +125,7 @@ public final class CudaBackend implements Backend {
                 checkBlock(k, "ELEMENTWISE", elementwiseBlock);
             }
         } catch (RuntimeException e) {
+            stepBuf.close();
             for (CudaModule m : new CudaModule[]{o, r, a}) {
                 if (m != null) {
                     m.close();
@@ -171,6 +185,31 @@ public final class CudaBackend implements Backend {
         return b;
     }
 
+    static final String GRAPH_ENV = "GOSS_CUDA_GRAPH", GRAPH_PROPERTY = "goss.cuda.graph";
+
+    /** Whether decode steps run as CUDA graphs: {@code goss.cuda.graph}, else {@code GOSS_CUDA_GRAPH}, else on. */
+    static boolean graphKnob() {
+        String v = System.getProperty(GRAPH_PROPERTY);
+        String source = GRAPH_PROPERTY;
+        if (v == null) {
+            v = System.getenv(GRAPH_ENV);
+            source = GRAPH_ENV;
+        }
+        if (v == null || v.isBlank()) {
+            return true;
+        }
+        return switch (v.strip()) {
+            case "1" -> true;
+            case "0" -> false;
+            default -> throw new GossException("invalid " + source + "=" + v + ": 1 (decode steps as CUDA graphs) or 0 (launch kernels one by one)");
+        };
+    }
+
+    /** Graphs captured and launched, and kernels launched one by one, since this backend was created. */
+    LaunchQueue.Stats launchStats() {
+        return queue.stats();
+    }
+
     /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
@@ -180,6 +219,7 @@ public final class CudaBackend implements Backend {
         m.put(envName("MOE"), moeBlock);
         m.put(envName("ARGMAX"), argmaxBlock);
         m.put(envName("ELEMENTWISE"), elementwiseBlock);
+        m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
         return m;
     }
 
@@ -221,7 +261,7 @@ public final class CudaBackend implements Backend {
             return b;
         }
         if (b != null) {
-            stream.synchronize(); // queued kernels may still use the old one
+            drain(); // queued kernels may still use the old one
             scratch.remove(b);
             b.close();
         }
@@ -265,7 +305,7 @@ public final class CudaBackend implements Backend {
         @Override
         public void close() {
             if (buf != null && !closed) {
-                stream.synchronize();
+                drain();
                 buf.close();
             }
             buf = null;
@@ -304,7 +344,7 @@ public final class CudaBackend implements Backend {
         @Override
         public void close() {
             if (!closed && ids != null) {
-                stream.synchronize();
+                drain();
                 ids.close();
                 weights.close();
             }
@@ -343,7 +383,7 @@ public final class CudaBackend implements Backend {
             if (closed) {
                 return;
             }
-            stream.synchronize();
+            drain();
             for (int l = 0; l < keys.length; l++) {
                 if (keys[l] != null) {
                     keys[l].close();
@@ -413,7 +453,7 @@ public final class CudaBackend implements Backend {
                     upBias[l] = vector(lw.upBias());
                     downBias[l] = vector(lw.downBias());
                 }
-                stream.synchronize();
+                drain();
             } catch (RuntimeException e) {
                 close();
                 throw e;
@@ -478,12 +518,12 @@ public final class CudaBackend implements Backend {
         /** The cos/sin table covering positions {@code 0 .. needed−1} (grown by doubling). */
         CudaBuffer rope(int needed) {
             if (needed > ropePositions) {
-                int n = Math.max(needed, Math.max(256, (int) Math.min(Integer.MAX_VALUE / 2, 2L * ropePositions)));
+                int n = Math.max(Math.max(needed, ropeHint), Math.max(256, (int) Math.min(Integer.MAX_VALUE / 2, 2L * ropePositions)));
                 float[] tab = Rope.cosSinTable(config, 0, n);
                 CudaBuffer b = buffer(4L * tab.length, "RoPE cos/sin table");
                 b.copyFrom(MemorySegment.ofArray(tab));
                 if (ropeTable != null) {
-                    stream.synchronize();
+                    drain();
                     ropeTable.close();
                 }
                 ropeTable = b;
@@ -503,7 +543,7 @@ public final class CudaBackend implements Backend {
                 owned.clear();
                 return;
             }
-            stream.synchronize();
+            drain();
             for (CudaBuffer b : owned) {
                 b.close();
             }
@@ -559,6 +599,7 @@ public final class CudaBackend implements Backend {
         if (src.length != x.rows * x.cols) {
             throw new GossException("write: " + src.length + " values into a " + x.rows + "x" + x.cols + " tensor");
         }
+        queue.flush();
         x.buf.copyFrom(MemorySegment.ofArray(src));
     }
 
@@ -566,6 +607,7 @@ public final class CudaBackend implements Backend {
     public float[] read(DeviceTensor src) {
         Tensor x = t(src);
         float[] out = new float[x.rows * x.cols];
+        queue.flush();
         x.buf.copyTo(MemorySegment.ofArray(out));
         return out;
     }
@@ -581,6 +623,7 @@ public final class CudaBackend implements Backend {
         if (src.rows() != r.rows || src.k() != r.k) {
             throw new GossException("writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows + "x" + r.k);
         }
+        queue.flush();
         r.ids.copyFrom(MemorySegment.ofArray(src.experts()));
         r.weights.copyFrom(MemorySegment.ofArray(src.weights()));
     }
@@ -590,6 +633,7 @@ public final class CudaBackend implements Backend {
         RoutingBuf r = (RoutingBuf) src;
         int[] ids = new int[r.rows * r.k];
         float[] w = new float[r.rows * r.k];
+        queue.flush();
         r.ids.copyTo(MemorySegment.ofArray(ids));
         r.weights.copyTo(MemorySegment.ofArray(w));
         return new Routing(r.rows, r.k, ids, w);
@@ -602,6 +646,7 @@ public final class CudaBackend implements Backend {
             throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device (dense matrices as F32) but "
                     + ctx.device().name() + " has " + KvCacheSpec.humanBytes(free) + " free");
         }
+        drain();
         return new Weights(weights);
     }
 
@@ -632,7 +677,10 @@ public final class CudaBackend implements Backend {
             throw new GossException(spec.describe() + " does not fit on " + ctx.device().name() + " ("
                     + KvCacheSpec.humanBytes(free) + " free); choose a shorter context");
         }
-        return new Cache(spec);
+        drain();
+        Cache c = new Cache(spec);
+        ropeHint = Math.max(ropeHint, spec.contextLength()); // the RoPE table then stays put while this cache is decoded
+        return c;
     }
 
     // ---- launching ------------------------------------------------------------------------------
@@ -648,7 +696,7 @@ public final class CudaBackend implements Backend {
         if (gx <= 0 || gy <= 0) {
             return; // nothing to do
         }
-        k.launch(stream, Dim3.of(gx, Math.min(gy, 65535)), Dim3.of(block), shared, args);
+        queue.launch(k, Dim3.of(gx, Math.min(gy, 65535)), Dim3.of(block), shared, args);
     }
 
     private static int ceilDiv(long a, long b) {
@@ -666,8 +714,12 @@ public final class CudaBackend implements Backend {
                 throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
+        queue.flush();
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
+        if (tokens.length == 1) {
+            queue.beginStep(); // a decode step: recorded until its logits or argmax, then run as a CUDA graph
+        }
         launch(kEmbed, Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
                 args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
     }
@@ -709,11 +761,12 @@ public final class CudaBackend implements Backend {
         linear(lw, layer, DenseKind.V, x, v);
         int T = x.rows(), hd = c.headDim();
         CudaBuffer table = w.rope(Math.addExact(start, T));
+        queue.position(start);
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
         launch(kRope, c.numAttentionHeads(), T, block, 0,
-                args().ptr(t(q).ptr()).i32(T).i32(c.qDim()).i32(hd).ptr(table).i32(start));
+                args().ptr(t(q).ptr()).i32(T).i32(c.qDim()).i32(hd).ptr(table).ptr(queue.stepAddress()));
         launch(kRope, c.numKeyValueHeads(), T, block, 0,
-                args().ptr(t(k).ptr()).i32(T).i32(c.kvDim()).i32(hd).ptr(table).i32(start));
+                args().ptr(t(k).ptr()).i32(T).i32(c.kvDim()).i32(hd).ptr(table).ptr(queue.stepAddress()));
     }
 
     @Override
@@ -735,14 +788,15 @@ public final class CudaBackend implements Backend {
                     + envName("SDPA"));
         }
         float scale = (float) (1 / Math.sqrt(hd));
+        queue.position(start);
         launch(kSdpa, heads, T, sdpaBlock, shared,
                 args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
-                        .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).i32(start).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
+                        .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
                         .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
         int first = Math.max(0, T - slots);
         launch(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
                 args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
-                        .i32(T).i32(start).i32(slots).i32(c.kvDim()).i32(first));
+                        .i32(T).ptr(queue.stepAddress()).i32(slots).i32(c.kvDim()).i32(first));
     }
 
     @Override
@@ -803,6 +857,7 @@ public final class CudaBackend implements Backend {
         int n = logitsOnDevice(w, x, fromRow);
         float[] out = new float[Math.multiplyExact(n, w.config.vocabSize())];
         if (n > 0) {
+            queue.endStep();
             logitsBuf.copyTo(0, MemorySegment.ofArray(out));
         }
         return out;
@@ -817,6 +872,7 @@ public final class CudaBackend implements Backend {
             idsBuf = grow(idsBuf, 4L * n, "argmax ids");
             launch(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0,
                     args().ptr(logitsBuf).i32(n).i32(w.config.vocabSize()).ptr(idsBuf));
+            queue.endStep();
             idsBuf.copyTo(0, MemorySegment.ofArray(out));
         }
         return out;
@@ -824,6 +880,12 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void synchronize() {
+        drain();
+    }
+
+    /** Launches whatever a decode step recorded, then waits for the stream: before any free or host read. */
+    private void drain() {
+        queue.flush();
         stream.synchronize();
     }
 
@@ -833,7 +895,9 @@ public final class CudaBackend implements Backend {
             return;
         }
         try {
-            stream.synchronize();
+            drain();
+            queue.close();
+            stepBuf.close();
             for (CudaBuffer b : scratch) {
                 b.close();
             }

@@ -149,6 +149,16 @@ public final class CudaBuffer implements AutoCloseable {
         check("cuMemsetD32Async", Cuda.cuMemsetD32Async(address(), value, byteSize / 4, context.stream().handle()));
     }
 
+    /** Queues writing the 32-bit word {@code value} at {@code byteOffset} (a multiple of 4) on the context's stream. */
+    public void set32(long byteOffset, int value) {
+        if (byteOffset % 4 != 0) {
+            throw new IllegalArgumentException("set32 needs an offset that is a multiple of 4 bytes, got " + byteOffset);
+        }
+        checkRange(byteOffset, 4, "set32");
+        context.makeCurrent();
+        check("cuMemsetD32Async", Cuda.cuMemsetD32Async(address() + byteOffset, value, 1, context.stream().handle()));
+    }
+
     /** Queues setting every byte to zero. */
     public void zero() {
         context.makeCurrent();

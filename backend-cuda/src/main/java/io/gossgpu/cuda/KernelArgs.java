@@ -102,6 +102,27 @@ public final class KernelArgs {
         return pointers;
     }
 
+    /** A copy of the argument slots (8 bytes each, as the driver will read them). */
+    long[] slots() {
+        long[] out = new long[count];
+        for (int i = 0; i < count; i++) {
+            out[i] = values.getAtIndex(ValueLayout.JAVA_LONG, i);
+        }
+        return out;
+    }
+
+    /** Refills the arguments with slots taken by {@link #slots()}; returns this. */
+    KernelArgs restore(long[] slots) {
+        if (slots.length > MAX_ARGS) {
+            throw new IllegalArgumentException("a CUDA kernel launch takes at most " + MAX_ARGS + " arguments");
+        }
+        for (int i = 0; i < slots.length; i++) {
+            values.setAtIndex(ValueLayout.JAVA_LONG, i, slots[i]);
+        }
+        count = slots.length;
+        return this;
+    }
+
     /** The value slot of argument {@code i} (for tests and debugging). */
     MemorySegment valueSlot(int i) {
         return values.asSlice(SLOT * i, SLOT);

@@ -22,9 +22,9 @@ class CudaKernelSignaturesTest {
     static {
         OPS.put("embed_f32", "ppiip");
         OPS.put("linear_f32", "ppipiiip");
-        OPS.put("rope_f32", "piiipi");
-        OPS.put("sdpa_f32", "pppppppiiiiiiiif");
-        OPS.put("kv_store_f32", "ppppiiiii");
+        OPS.put("rope_f32", "piiipp");
+        OPS.put("sdpa_f32", "pppppppipiiiiiif");
+        OPS.put("kv_store_f32", "ppppipiii");
         OPS.put("topk_softmax_f32", "piiipp");
         OPS.put("moe_gate_up", "ppppippppiiiifp");
         OPS.put("moe_down", "ppippppiiiip");

@@ -1,0 +1,206 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.cuda.CudaKernel.Dim3;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Where {@link CudaBackend}'s kernel launches go: straight to the stream, or, during a decode step
+ * ({@link #beginStep}), into a list that {@link #endStep} replays as a CUDA graph. A decode step is
+ * 200+ launches of a few microseconds each; as one {@code cuGraphLaunch} the host work between them
+ * disappears.
+ *
+ * <p>A step's launches are compared with the cached graphs' (kernel, grid, block, shared memory and
+ * parameter bytes): an equal one is relaunched, otherwise the step is captured (stream capture),
+ * instantiated and cached (a few, most recently used first). So anything that changes between tokens
+ * must not be a kernel parameter: the position is read by the kernels from the step buffer
+ * ({@link #position}), the token ids from the backend's token buffer. A buffer that moves (a scratch
+ * buffer grown) only changes the parameters and costs one capture.
+ *
+ * <p>Any other reason to wait for the stream (a read, a copy, a buffer freed) must call {@link #flush}
+ * first: it launches what is pending one by one, and the step is no longer recorded.
+ */
+final class LaunchQueue implements AutoCloseable {
+    /** Graphs kept: the decode step with argmax and with logits output, and a spare. */
+    static final int MAX_GRAPHS = 4;
+
+    /** One recorded launch; {@code params} are the 8-byte argument slots of {@link KernelArgs}. */
+    record Launch(CudaKernel kernel, Dim3 grid, Dim3 block, int shared, long[] params) {
+        boolean same(Launch o) {
+            return kernel == o.kernel && grid.equals(o.grid) && block.equals(o.block) && shared == o.shared
+                    && Arrays.equals(params, o.params);
+        }
+    }
+
+    /** How launches went so far: graphs captured, graphs launched, kernels launched one by one. */
+    record Stats(long captures, long graphLaunches, long kernelLaunches) {
+    }
+
+    private record Cached(List<Launch> launches, CudaGraph graph) {
+    }
+
+    private final CudaStream stream;
+    private final boolean graphs;
+    private final CudaBuffer step;
+    private final KernelArgs replayArgs = new KernelArgs();
+    private final List<Launch> pending = new ArrayList<>();
+    private final List<Cached> cache = new ArrayList<>();
+    private boolean recording;
+    /** The position the kernels will read from the step buffer once the queued work gets there (−1: unknown). */
+    private int queuedStart = -1;
+    /** The position the recorded launches need (−1: none yet). */
+    private int recordedStart = -1;
+    private long captures, graphLaunches, kernelLaunches;
+
+    /** {@code step}: a device buffer of at least 4 bytes that the position-dependent kernels read. */
+    LaunchQueue(CudaStream stream, CudaBuffer step, boolean graphs) {
+        this.stream = stream;
+        this.step = step;
+        this.graphs = graphs;
+    }
+
+    boolean graphsEnabled() {
+        return graphs;
+    }
+
+    /** The step buffer's device address (kernel parameter {@code pos}). */
+    long stepAddress() {
+        return step.address();
+    }
+
+    /** Queues (or records) one launch; {@code args} may be refilled as soon as this returns. */
+    void launch(CudaKernel k, Dim3 grid, Dim3 block, int shared, KernelArgs args) {
+        if (recording) {
+            pending.add(new Launch(k, grid, block, shared, args.slots()));
+        } else {
+            k.launch(stream, grid, block, shared, args);
+            kernelLaunches++;
+        }
+    }
+
+    /**
+     * Makes the kernels launched next read {@code start} from the step buffer. While recording, the value
+     * is written just before the step's launches at {@link #endStep}; otherwise now, on the stream.
+     */
+    void position(int start) {
+        if (recording) {
+            if (recordedStart < 0 || recordedStart == start) {
+                recordedStart = start;
+                return;
+            }
+            flush(); // two positions in one step: not a decode step after all
+        }
+        writeStart(start);
+    }
+
+    private void writeStart(int start) {
+        if (start != queuedStart) {
+            step.set32(0, start);
+            queuedStart = start;
+        }
+    }
+
+    /** Starts recording a decode step (when graphs are on); launches wait for {@link #endStep} or {@link #flush}. */
+    void beginStep() {
+        flush();
+        recording = graphs;
+    }
+
+    boolean recording() {
+        return recording;
+    }
+
+    /** Launches the recorded step as a graph (cached or captured now); then launches go straight to the stream again. */
+    void endStep() {
+        if (!recording) {
+            return;
+        }
+        recording = false;
+        if (pending.isEmpty()) {
+            return;
+        }
+        if (recordedStart >= 0) {
+            writeStart(recordedStart);
+        }
+        List<Launch> launches = List.copyOf(pending);
+        pending.clear();
+        recordedStart = -1;
+        CudaGraph g = cached(launches);
+        if (g == null) {
+            g = CudaGraph.capture(stream, () -> launches.forEach(this::replay));
+            captures++;
+            cache.addFirst(new Cached(launches, g));
+            if (cache.size() > MAX_GRAPHS) {
+                cache.removeLast().graph().close();
+            }
+        }
+        g.launch(stream);
+        graphLaunches++;
+    }
+
+    private CudaGraph cached(List<Launch> launches) {
+        for (int i = 0; i < cache.size(); i++) {
+            Cached c = cache.get(i);
+            if (same(c.launches(), launches)) {
+                cache.addFirst(cache.remove(i));
+                return c.graph();
+            }
+        }
+        return null;
+    }
+
+    private static boolean same(List<Launch> a, List<Launch> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (!a.get(i).same(b.get(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Launches whatever is recorded, one by one, and stops recording: call before any host wait, copy or free. */
+    void flush() {
+        boolean wasRecording = recording;
+        recording = false;
+        if (!wasRecording || pending.isEmpty()) {
+            pending.clear();
+            recordedStart = -1;
+            return;
+        }
+        if (recordedStart >= 0) {
+            writeStart(recordedStart);
+        }
+        recordedStart = -1;
+        try {
+            for (Launch l : pending) {
+                replay(l);
+                kernelLaunches++;
+            }
+        } finally {
+            pending.clear();
+        }
+    }
+
+    private void replay(Launch l) {
+        l.kernel().launch(stream, l.grid(), l.block(), l.shared(), replayArgs.restore(l.params()));
+    }
+
+    Stats stats() {
+        return new Stats(captures, graphLaunches, kernelLaunches);
+    }
+
+    /** Drops the cached graphs (their kernels' parameters point at buffers that may be freed next). */
+    @Override
+    public void close() {
+        flush();
+        for (Cached c : cache) {
+            c.graph().close();
+        }
+        cache.clear();
+    }
+}

@@ -1,0 +1,135 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.generate.Session;
+import io.gossgpu.graph.Executor;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Decode steps as CUDA graphs: a greedy decode of 36 steps (logits output, then argmax, then logits again)
+ * with graphs on gives bit-for-bit the logits and ids of the same decode with graphs off, matches the
+ * reference backend, and really ran as graphs (two captures, one per output mode, and one graph launch
+ * per step). Skipped like {@link CudaConformanceTest} when the backend is unavailable.
+ */
+class CudaGraphDecodeTest {
+    static final int PROMPT = 5, STEPS = 36;
+
+    /** Output mode of decode step {@code i}: logits, then argmax, then logits again (a cached graph comes back). */
+    static Executor.Output mode(int i) {
+        return i < 12 || i >= 24 ? Executor.Output.LAST_LOGITS : Executor.Output.LAST_ARGMAX;
+    }
+
+    /** What one decode run returned: logits per step (null on argmax steps), the token chosen at each step, and the launch counts. */
+    record Run(List<float[]> logits, int[] inputs, int[] tokens, LaunchQueue.Stats stats) {
+    }
+
+    static Run decode(Backend b, ModelWeights weights, int[] prompt, int[] forced) {
+        List<float[]> logits = new ArrayList<>();
+        int[] tokens = new int[STEPS], inputs = new int[STEPS];
+        try (LoadedWeights w = b.loadWeights(weights); Session s = new Session(b, w, PROMPT + STEPS + 3)) {
+            int token = argmax(s.forward(prompt, Executor.Output.LAST_LOGITS).logits());
+            for (int i = 0; i < STEPS; i++) {
+                int in = forced != null ? forced[i] : token;
+                inputs[i] = in;
+                Executor.Result r = s.forward(new int[]{in}, mode(i));
+                logits.add(r.logits());
+                token = r.logits() != null ? argmax(r.logits()) : r.argmax()[0];
+                tokens[i] = token;
+            }
+        }
+        return new Run(logits, inputs, tokens, b instanceof CudaBackend c ? c.launchStats() : null);
+    }
+
+    static int argmax(float[] l) {
+        int best = 0;
+        for (int i = 1; i < l.length; i++) {
+            if (l[i] > l[best]) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    static Run cuda(BackendProvider p, String graph, ModelWeights w, int[] prompt) {
+        System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
+        try (Backend b = p.create()) {
+            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+            return decode(b, w, prompt, null);
+        } finally {
+            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+        }
+    }
+
+    @Test
+    void greedyDecodeAsGraphsEqualsEagerLaunchesAndTheReference() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = TestModelPresets.tiny();
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
+            Run graphs = cuda(p, "1", w, prompt);
+            Run eager = cuda(p, "0", w, prompt);
+
+            assertEquals(2, graphs.stats().captures(), "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
+            assertEquals(STEPS, graphs.stats().graphLaunches(), "every decode step one graph launch: " + graphs.stats());
+            assertEquals(0, eager.stats().captures() + eager.stats().graphLaunches(), "GOSS_CUDA_GRAPH=0: " + eager.stats());
+            assertTrue(eager.stats().kernelLaunches() > 10 * graphs.stats().kernelLaunches(),
+                    "graphs launch only the prefill's kernels one by one: " + graphs.stats() + " vs " + eager.stats());
+
+            assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off");
+            for (int i = 0; i < STEPS; i++) {
+                if (mode(i) == Executor.Output.LAST_LOGITS) {
+                    assertArrayEquals(eager.logits().get(i), graphs.logits().get(i), "logits of step " + i + ", graphs on vs off (bit for bit)");
+                }
+            }
+
+            Run ref;
+            try (Backend r = new ReferenceBackend()) {
+                ref = decode(r, w, prompt, graphs.inputs());
+            }
+            for (int i = 0; i < STEPS; i++) {
+                if (mode(i) == Executor.Output.LAST_LOGITS) {
+                    BackendConformanceKit.assertClose("logits of decode step " + i, ref.logits().get(i), graphs.logits().get(i), 1,
+                            c.vocabSize(), 1e-3);
+                } else {
+                    assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i); // tiny's logits are spread wide: no near-ties
+                }
+            }
+        }
+    }
+
+    @Test
+    void graphKnobIsZeroOrOne() {
+        System.setProperty(CudaBackend.GRAPH_PROPERTY, "yes");
+        try {
+            GossException e = assertThrows(GossException.class, CudaBackend::graphKnob);
+            assertTrue(e.getMessage().contains("goss.cuda.graph=yes"), e.getMessage());
+            System.setProperty(CudaBackend.GRAPH_PROPERTY, "0");
+            assertEquals(false, CudaBackend.graphKnob());
+            System.setProperty(CudaBackend.GRAPH_PROPERTY, " 1 ");
+            assertEquals(true, CudaBackend.graphKnob());
+        } finally {
+            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+        }
+    }
+}
