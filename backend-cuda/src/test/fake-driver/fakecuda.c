@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_PARAMS 16
+#define MAX_PARAMS 24
 #define MAX_NODES 4096
 
 struct CUctx_st { int dummy; };
@@ -159,7 +159,9 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
         static const char *sigs[][2] = {
             {"embed_f32", "ppiip"}, {"linear_f32", "ppipiiip"}, {"rope_f32", "piiipp"},
             {"sdpa_f32", "pppppppipiiiiiif"}, {"kv_store_f32", "ppppipiii"}, {"topk_softmax_f32", "piiipp"},
-            {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"}};
+            {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"},
+            {"moe_sort", "piipppp"}, {"moe_gate_up_tiled", "ppppipppppppiiifp"}, {"moe_down_tiled", "ppippppppiip"},
+            {"moe_combine", "ppiiip"}};
         const char *sig = NULL;
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) if (strcmp(name, sigs[i][0]) == 0) sig = sigs[i][1];
         if (!sig || strlen(sig) > MAX_PARAMS) { free(f); return CUDA_ERROR_NOT_FOUND; }
@@ -200,6 +202,73 @@ static float mx_dot(const unsigned char *codes, const unsigned char *scales, int
         acc += ldexpf(s, e - 127);
     }
     return acc;
+}
+/* One MXFP4 value: element k of row `row` (moe_prefill.cu decodes weights before the dot products). */
+static float mx_val(const unsigned char *codes, const unsigned char *scales, int ggml, size_t row, int cols, int k) {
+    int nb = cols / 32, b = k / 32, i = k % 32, code, e;
+    if (ggml) {
+        const unsigned char *blk = codes + row * (size_t) nb * 17 + (size_t) b * 17;
+        code = i < 16 ? blk[1 + i] & 15 : blk[1 + i - 16] >> 4; e = blk[0];
+    } else {
+        unsigned char byte = codes[row * (size_t) (cols / 2) + (size_t) b * 16 + i / 2];
+        code = i % 2 ? byte >> 4 : byte & 15; e = scales[row * (size_t) nb + b];
+    }
+    return ldexpf(FP4[code], e - 127);
+}
+/* moe_prefill.cu on the host, block by block: (expert, first place, slots) of work tile `by`, or 0 past ntiles. */
+static int moe_tile(const int *offsets, const int *tiles, const int *ntiles, unsigned by, int *e, int *p0, int *n) {
+    if ((int) by >= ntiles[0]) return 0;
+    *e = tiles[2 * by]; *p0 = tiles[2 * by + 1]; *n = offsets[*e + 1] - *p0; if (*n > 32) *n = 32;
+    return 1;
+}
+static int run_moe_prefill(const struct node *n) {
+    const unsigned char (*v)[8] = n->values;
+    const char *k = n->f->name;
+    unsigned gx = n->grid[0], gy = n->grid[1];
+    if (strcmp(k, "moe_sort") == 0) {
+        const int *ids = PA(0); int S = IA(1), E = IA(2); int *offsets = PA(3), *order = PA(4), *tiles = PA(5), *ntiles = PA(6);
+        int sum = 0, nt = 0; offsets[0] = 0;
+        for (int e = 0; e < E; e++) {
+            int c = 0; for (int s = 0; s < S; s++) if (ids[s] == e) order[sum + c++] = s;
+            for (int b = 0; b < c; b += 32) { tiles[2 * nt] = e; tiles[2 * nt + 1] = sum + b; nt++; }
+            sum += c; offsets[e + 1] = sum;
+        }
+        ntiles[0] = nt;
+    } else if (strcmp(k, "moe_gate_up_tiled") == 0) {
+        const unsigned char *gc = PA(0), *gs = PA(1), *uc = PA(2), *us = PA(3); int ggml = IA(4);
+        const float *gb = PA(5), *ub = PA(6), *x = PA(7); const int *offsets = PA(8), *order = PA(9), *tiles = PA(10), *ntiles = PA(11);
+        int K = IA(12), H = IA(13), I = IA(14); float limit = FA(15); float *hout = PA(16);
+        for (unsigned by = 0; by < gy; by++) {
+            int e, p0, cnt; if (!moe_tile(offsets, tiles, ntiles, by, &e, &p0, &cnt)) continue;
+            for (unsigned bx = 0; bx < gx; bx++) for (int u = (int) bx * 32; u < (int) bx * 32 + 32 && u < I; u++) for (int m = 0; m < cnt; m++) {
+                int slot = order[p0 + m]; const float *xt = x + (size_t) (slot / K) * H; size_t row = (size_t) e * I + u;
+                float a = 0.0f, b = 0.0f;
+                for (int c = 0; c < H; c++) { a = fmaf(mx_val(gc, gs, ggml, row, H, c), xt[c], a); b = fmaf(mx_val(uc, us, ggml, row, H, c), xt[c], b); }
+                a = fminf(a + gb[row], limit); b = fmaxf(-limit, fminf(b + ub[row], limit));
+                hout[(size_t) slot * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+            }
+        }
+    } else if (strcmp(k, "moe_down_tiled") == 0) {
+        const unsigned char *dc = PA(0), *ds = PA(1); int ggml = IA(2); const float *db = PA(3), *hin = PA(4);
+        const int *offsets = PA(5), *order = PA(6), *tiles = PA(7), *ntiles = PA(8); int H = IA(9), I = IA(10); float *yout = PA(11);
+        for (unsigned by = 0; by < gy; by++) {
+            int e, p0, cnt; if (!moe_tile(offsets, tiles, ntiles, by, &e, &p0, &cnt)) continue;
+            for (unsigned bx = 0; bx < gx; bx++) for (int d = (int) bx * 64; d < (int) bx * 64 + 64 && d < H; d++) for (int m = 0; m < cnt; m++) {
+                int slot = order[p0 + m]; size_t row = (size_t) e * H + d; float acc = 0.0f;
+                for (int c = 0; c < I; c++) acc = fmaf(mx_val(dc, ds, ggml, row, I, c), hin[(size_t) slot * I + c], acc);
+                yout[(size_t) slot * H + d] = acc + db[row];
+            }
+        }
+    } else if (strcmp(k, "moe_combine") == 0) {
+        const float *y = PA(0), *w = PA(1); int T = IA(2), K = IA(3), H = IA(4); float *out = PA(5);
+        for (unsigned bx = 0; bx < gx; bx++) for (int t = (int) bx; t < T; t += (int) gx) for (int d = 0; d < H; d++) {
+            float acc = 0.0f; for (int j = 0; j < K; j++) acc = fmaf(w[(size_t) t * K + j], y[((size_t) t * K + j) * H + d], acc);
+            out[(size_t) t * H + d] = acc;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
 }
 static int run_ops(const struct node *n) {
     const unsigned char (*v)[8] = n->values;
@@ -318,7 +387,7 @@ static int run_ops(const struct node *n) {
 /* The kernels, on the host, with the same float arithmetic as the .cu files. */
 static void run_node(const struct node *n) {
     const unsigned char (*v)[8] = n->values;
-    if (run_ops(n)) return;
+    if (run_ops(n) || run_moe_prefill(n)) return;
     if (strcmp(n->f->name, "add_f32") == 0) {
         const float *a, *b; float *y; long long count;
         memcpy(&a, v[0], 8); memcpy(&b, v[1], 8); memcpy(&y, v[2], 8); memcpy(&count, v[3], 8);

@@ -49,11 +49,16 @@ public final class CudaBackend implements Backend {
     public static final String NAME = "cuda";
 
     /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
-    static final String[] MODULES = {"ops", "rmsnorm", "add"};
+    static final String[] MODULES = {"ops", "rmsnorm", "add", "moe_prefill"};
 
     private final CudaContext ctx;
     private final CudaStream stream;
-    private final CudaModule ops, rms, addModule;
+    private final CudaModule ops, rms, addModule, moePrefill;
+    private final CudaKernel kMoeSort, kGateUpTiled, kDownTiled, kMoeCombine;
+    /** Batches of at least this many tokens take the MoE kernels batched by expert (moe_prefill.cu). */
+    final int moeTiledMinT;
+    /** MoE calls that took the kernels batched by expert (for tests). */
+    long moeTiledCalls;
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
     /** Positions the RoPE table is sized for at least (the longest KV cache created), so it does not move between steps. */
@@ -61,7 +66,7 @@ public final class CudaBackend implements Backend {
     private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
     private final List<CudaBuffer> scratch = new ArrayList<>();
-    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf;
+    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, moeIndexBuf, moeOutBuf;
     private boolean closed;
 
     /** A backend on device 0. */
@@ -79,16 +84,18 @@ public final class CudaBackend implements Backend {
         int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
                 block("ARGMAX", 256), block("ELEMENTWISE", 256)};
         boolean graphs = graphKnob();
+        int moeTiledMinT = minTokens("MOE_TILED", 4);
         CudaContext ctx = CudaContext.open(ordinal);
         try {
-            return new CudaBackend(ctx, knobs, graphs);
+            return new CudaBackend(ctx, knobs, graphs, moeTiledMinT);
         } catch (RuntimeException e) {
             ctx.close();
             throw e;
         }
     }
 
-    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs) {
+    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs, int moeTiledMinT) {
+        this.moeTiledMinT = moeTiledMinT;
         this.ctx = ctx;
         this.stream = ctx.stream();
         stepBuf = buffer(16, "decode step buffer");
@@ -99,11 +106,16 @@ public final class CudaBackend implements Backend {
         moeBlock = knobs[3];
         argmaxBlock = knobs[4];
         elementwiseBlock = knobs[5];
-        CudaModule o = null, r = null, a = null;
+        CudaModule o = null, r = null, a = null, mp = null;
         try {
             o = ctx.loadModule("ops");
             r = ctx.loadModule("rmsnorm");
             a = ctx.loadModule("add");
+            mp = ctx.loadModule("moe_prefill");
+            kMoeSort = mp.function("moe_sort");
+            kGateUpTiled = mp.function("moe_gate_up_tiled");
+            kDownTiled = mp.function("moe_down_tiled");
+            kMoeCombine = mp.function("moe_combine");
             kEmbed = o.function("embed_f32");
             kLinear = o.function("linear_f32");
             kRope = o.function("rope_f32");
@@ -121,12 +133,17 @@ public final class CudaBackend implements Backend {
             checkBlock(kGateUp, "MOE", moeBlock);
             checkBlock(kDown, "MOE", moeBlock);
             checkBlock(kArgmax, "ARGMAX", argmaxBlock);
-            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd}) {
+            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd, kMoeCombine}) {
                 checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+            }
+            for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled}) {
+                if (k.maxThreadsPerBlock() < TILED_THREADS) {
+                    throw new GossException("kernel " + k.name() + " cannot run " + TILED_THREADS + " threads per block on this device");
+                }
             }
         } catch (RuntimeException e) {
             stepBuf.close();
-            for (CudaModule m : new CudaModule[]{o, r, a}) {
+            for (CudaModule m : new CudaModule[]{o, r, a, mp}) {
                 if (m != null) {
                     m.close();
                 }
@@ -136,6 +153,7 @@ public final class CudaBackend implements Backend {
         ops = o;
         rms = r;
         addModule = a;
+        moePrefill = mp;
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
@@ -210,6 +228,30 @@ public final class CudaBackend implements Backend {
         return queue.stats();
     }
 
+    /** A token-count threshold {@code GOSS_CUDA_<KERNEL>_MIN_T} (property {@code goss.cuda.<kernel>.min.t}): an int ≥ 1, else {@code def}. */
+    static int minTokens(String kernel, int def) {
+        String prop = "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT).replace('_', '.') + ".min.t";
+        String env = "GOSS_CUDA_" + kernel + "_MIN_T";
+        String v = System.getProperty(prop);
+        String source = prop;
+        if (v == null) {
+            v = System.getenv(env);
+            source = env;
+        }
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        try {
+            int n = Integer.parseInt(v.strip());
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new GossException("invalid " + source + "=" + v + ": a token count from 1 to " + Integer.MAX_VALUE);
+    }
+
     /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
@@ -220,6 +262,7 @@ public final class CudaBackend implements Backend {
         m.put(envName("ARGMAX"), argmaxBlock);
         m.put(envName("ELEMENTWISE"), elementwiseBlock);
         m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
+        m.put("GOSS_CUDA_MOE_TILED_MIN_T", moeTiledMinT);
         return m;
     }
 
@@ -824,6 +867,12 @@ public final class CudaBackend implements Backend {
         }
         hiddenBuf = grow(hiddenBuf, 4L * T * k * inter, "MoE activations");
         Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        int slots = T * k, experts = c.numExperts();
+        int maxTiles = ceilDiv(slots, MOE_TILE) + Math.min(experts, slots);
+        if (T >= moeTiledMinT && maxTiles <= 65535) {
+            moeTiled(w, layer, x, r, out, maxTiles);
+            return;
+        }
         launch(kGateUp, Math.min(T * k, 65535), inter, moeBlock, 0,
                 args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
                         .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(r.ids).i32(T).i32(k).i32(h).i32(inter)
@@ -831,6 +880,37 @@ public final class CudaBackend implements Backend {
         launch(kDown, Math.min(T, 65535), h, moeBlock, 0,
                 args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
                         .ptr(r.ids).ptr(r.weights).i32(T).i32(k).i32(h).i32(inter).ptr(t(out).ptr()));
+    }
+
+    /** Slots per work tile of moe_prefill.cu (MOE_TM) and its block size (MOE_THREADS). */
+    static final int MOE_TILE = 32, TILED_THREADS = 256;
+
+    /**
+     * MoE batched by expert (moe_prefill.cu): the T·K slots sorted by expert on the device, gate/up + SwiGLU and
+     * down per (expert, tile of 32 slots) with each MXFP4 row decoded once per tile, then the K slot outputs of
+     * each token summed in slot order.
+     */
+    private void moeTiled(Weights w, int layer, DeviceTensor x, RoutingBuf r, DeviceTensor out, int maxTiles) {
+        ModelConfig c = w.config;
+        int T = x.rows(), k = r.k, h = c.hiddenSize(), inter = c.intermediateSize(), experts = c.numExperts();
+        int slots = T * k;
+        long offsets = 0, order = offsets + 4L * (experts + 1), tiles = order + 4L * slots, ntiles = tiles + 8L * maxTiles;
+        moeIndexBuf = grow(moeIndexBuf, ntiles + 4, "MoE expert groups");
+        moeOutBuf = grow(moeOutBuf, 4L * slots * h, "MoE expert outputs");
+        long base = moeIndexBuf.address();
+        Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        moeTiledCalls++;
+        launch(kMoeSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
+                args().ptr(r.ids).i32(slots).i32(experts).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles));
+        launch(kGateUpTiled, ceilDiv(inter, 32), maxTiles, TILED_THREADS, 0,
+                args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                        .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(base + offsets).ptr(base + order)
+                        .ptr(base + tiles).ptr(base + ntiles).i32(k).i32(h).i32(inter).f32(c.swigluLimit()).ptr(hiddenBuf));
+        launch(kDownTiled, ceilDiv(h, 64), maxTiles, TILED_THREADS, 0,
+                args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
+                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).i32(h).i32(inter).ptr(moeOutBuf));
+        launch(kMoeCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
+                args().ptr(moeOutBuf).ptr(r.weights).i32(T).i32(k).i32(h).ptr(t(out).ptr()));
     }
 
     @Override
@@ -905,6 +985,7 @@ public final class CudaBackend implements Backend {
             ops.close();
             rms.close();
             addModule.close();
+            moePrefill.close();
         } finally {
             closed = true;
             ctx.close(); // releasing the primary context frees whatever tensors and caches are still open

@@ -31,6 +31,12 @@ class CudaKernelSignaturesTest {
         OPS.put("argmax_f32", "piip");
     }
 
+    static final Map<String, String> MOE_PREFILL = Map.of(
+            "moe_sort", "piipppp",
+            "moe_gate_up_tiled", "ppppipppppppiiifp",
+            "moe_down_tiled", "ppippppppiip",
+            "moe_combine", "ppiiip");
+
     static String signature(String ptx, String entry) {
         Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL).matcher(ptx);
         assertTrue(m.find(), "no .entry " + entry);
@@ -59,6 +65,8 @@ class CudaKernelSignaturesTest {
             OPS.forEach((entry, sig) -> assertEquals(sig, signature(ops, entry), entry + " in ops." + arch + ".ptx"));
             assertEquals("pppif", signature(new String(CudaKernels.ptx("rmsnorm", arch), StandardCharsets.UTF_8), "rmsnorm_f32"));
             assertEquals("pppp", signature(new String(CudaKernels.ptx("add", arch), StandardCharsets.UTF_8), "add_f32"));
+            String moe = new String(CudaKernels.ptx("moe_prefill", arch), StandardCharsets.UTF_8);
+            MOE_PREFILL.forEach((entry, sig) -> assertEquals(sig, signature(moe, entry), entry + " in moe_prefill." + arch + ".ptx"));
         }
     }
 }

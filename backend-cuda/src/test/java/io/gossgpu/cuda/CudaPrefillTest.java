@@ -1,0 +1,150 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.generate.Session;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightFormat;
+import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The prefill kernels at batch sizes around their tiles, which the conformance kit (batches of 1, 3, 17 and
+ * whole-model prefills of 26) does not reach: the MoE batched by expert (moe_prefill.cu, tiles of 32 slots)
+ * with T·K from a few slots to several tiles per expert, in both MXFP4 layouts (the OpenAI checkpoint's and
+ * GGUF's block_mxfp4, whose 51-byte rows at width 96 are not 4-byte aligned), and whole-model prefill
+ * logits of 70 tokens (sliding window 5) against the reference. Skipped like {@link CudaConformanceTest}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CudaPrefillTest {
+    static final double OP_TOL = 1e-4, MODEL_TOL = 1e-3; // the kit's tolerances (BackendConformanceKit)
+
+    private final BackendProvider provider = new CudaConformanceTest().provider();
+    private CudaBackend cuda;
+    private Backend reference;
+    private final List<Checkpoint> checkpoints = new ArrayList<>();
+    private ModelWeights openai, ggml;
+
+    @BeforeAll
+    void setUp(@TempDir Path dir) {
+        if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
+            return;
+        }
+        System.setProperty("goss.cuda.moe.tiled.min.t", "1");
+        try {
+            cuda = (CudaBackend) provider.create();
+        } finally {
+            System.clearProperty("goss.cuda.moe.tiled.min.t");
+        }
+        reference = new ReferenceBackend();
+        ModelConfig c = TestModelPresets.tiny();
+        Checkpoint a = new TestModelGenerator(c, 41).inMemory();
+        checkpoints.add(a);
+        openai = ModelWeights.of(a);
+        Path file = dir.resolve("tiny.gguf");
+        GgufWriter.write(new TestModelGenerator(c, 42), file, GgufWriter.Options.defaults());
+        Checkpoint g = Checkpoint.open(file, LoadOptions.defaults());
+        checkpoints.add(g);
+        ggml = ModelWeights.of(g);
+        assertEquals(WeightFormat.MXFP4_OPENAI, openai.layers().get(0).gate().format());
+        assertEquals(WeightFormat.MXFP4_GGML, ggml.layers().get(0).gate().format());
+    }
+
+    @BeforeEach
+    void skipWhenUnavailable() {
+        BackendConformanceKit.requireAvailable(provider);
+    }
+
+    @AfterAll
+    void tearDown() {
+        if (cuda != null) {
+            cuda.close();
+        }
+        if (reference != null) {
+            reference.close();
+        }
+        checkpoints.forEach(Checkpoint::close);
+    }
+
+    static float[] random(SplittableRandom r, int n) {
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) {
+            f[i] = (float) r.nextGaussian();
+        }
+        return f;
+    }
+
+    /** T = 1 .. 70 tokens of 4 slots over 6 experts: from single slots to three tiles of 32 for one expert. */
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {1, 2, 9, 33, 70})
+    void moeBatchedByExpertMatchesTheReference(int T) {
+        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+            ModelConfig c = w.config();
+            int k = c.expertsPerToken(), h = c.hiddenSize();
+            float[] x = random(new SplittableRandom(900 + T), T * h);
+            long before = cuda.moeTiledCalls;
+            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+                for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
+                    try (DeviceTensor xm = cuda.allocate(T, h); DeviceTensor xr = reference.allocate(T, h);
+                         DeviceTensor om = cuda.allocate(T, h); DeviceTensor or = reference.allocate(T, h);
+                         DeviceRouting rm = cuda.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                        cuda.write(xm, x);
+                        reference.write(xr, x);
+                        reference.router(ref, layer, xr, rr);
+                        Routing want = reference.readRouting(rr);
+                        cuda.writeRouting(rm, want);
+                        cuda.moe(mine, layer, xm, rm, om);
+                        reference.moe(ref, layer, xr, rr, or);
+                        BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T,
+                                reference.read(or), cuda.read(om), T, h, OP_TOL);
+                    }
+                }
+            }
+            assertEquals(c.numHiddenLayers(), cuda.moeTiledCalls - before, "every layer took the MoE batched by expert");
+        }
+    }
+
+    /** A 70-token prefill (window 5, three sliding-window layers' worth of ring wrap) in both layouts. */
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {70})
+    void wholeModelPrefillLogitsMatchTheReference(int T) {
+        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+            ModelConfig c = w.config();
+            assertTrue(c.slidingWindow() < T);
+            int[] toks = new SplittableRandom(17).ints(T, 0, c.vocabSize()).toArray();
+            float[] want, got;
+            try (LoadedWeights ref = reference.loadWeights(w); Session s = new Session(reference, ref, T + 4)) {
+                want = s.prefillAllLogits(toks);
+            }
+            try (LoadedWeights mine = cuda.loadWeights(w); Session s = new Session(cuda, mine, T + 4)) {
+                got = s.prefillAllLogits(toks);
+            }
+            BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " prefill logits", want, got, T, c.vocabSize(), MODEL_TOL);
+        }
+    }
+}

@@ -1,0 +1,240 @@
+// MoE for a batch of tokens (prefill), batched by expert: the T*K (token, slot) pairs are grouped by
+// expert on the device, then each expert's MXFP4 rows are decoded once per tile of its slots and used for
+// all of them (the per-slot kernels of ops.cu decode every row once per slot). Decode keeps ops.cu's.
+//
+// Reference formulas (Backend.moe is the contract; io.gossgpu.cpu.ReferenceBackend the oracle). Slot
+// s = t*K + j is token t's j-th chosen expert e = ids[s] with weight w[s]:
+//   a = gate_e . x_t + gb_e,  b = up_e . x_t + ub_e,  a = min(a, L),  b = clamp(b, -L, L)
+//   h_s = a * sigmoid(1.702 a) * (b + 1)                       (moe_gate_up_tiled, I values per slot)
+//   y_s = down_e . h_s + db_e                                  (moe_down_tiled, H values per slot)
+//   out[t] = sum_{j = 0..K-1} w[t*K + j] * y_{t*K + j}         (moe_combine, j ascending: no float atomics)
+// MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts as
+// in ops.cu: OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
+// cols/32 bytes per row, own buffer) or ggml block_mxfp4 (17-byte blocks: scale, then 16 bytes whose low
+// nibbles are elements 0..15 and high nibbles 16..31). Byte loads only: a 2880-wide ggml row is 1530 bytes.
+// Float32 accumulation, no fast math.
+
+#include <math.h>
+
+#define MOE_TM 32       // slots per tile
+#define MOE_KC 64       // columns per step (two MXFP4 blocks)
+#define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
+
+__constant__ float MOE_FP4[16] = {
+    0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
+// ---- moe_sort: a stable counting sort of the slots by expert; grid (1), block B ------------------
+// offsets[e] .. offsets[e+1] are expert e's places in `order`, which lists slot indices s (ascending within
+// an expert); tiles[2n], tiles[2n+1] = (expert, first place) of work tile n (MOE_TM places at most), ntiles[0] = n.
+// Expert e is counted and scattered by thread e % B, which walks all S slots in order (S = T*K): O(S) per
+// thread, deterministic. Ids outside 0..E-1 are not placed (their slots get no output).
+extern "C" __global__ void moe_sort(const int* __restrict__ ids, int S, int E, int* __restrict__ offsets,
+                                    int* __restrict__ order, int* __restrict__ tiles, int* __restrict__ ntiles)
+{
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        int c = 0;
+        for (int s = 0; s < S; s++) {
+            c += ids[s] == e;
+        }
+        offsets[e + 1] = c;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int sum = 0, n = 0;
+        offsets[0] = 0;
+        for (int e = 0; e < E; e++) {
+            const int c = offsets[e + 1];
+            for (int b = 0; b < c; b += MOE_TM) {
+                tiles[2 * n] = e;
+                tiles[2 * n + 1] = sum + b;
+                n++;
+            }
+            sum += c;
+            offsets[e + 1] = sum;
+        }
+        ntiles[0] = n;
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < E; e += blockDim.x) {
+        int p = offsets[e];
+        for (int s = 0; s < S; s++) {
+            if (ids[s] == e) {
+                order[p++] = s;
+            }
+        }
+    }
+}
+
+// Decodes half (16 values) of MXFP4 block `blk` of row `row` into dst[0..31] (the half's positions only).
+__device__ void mx_decode_half(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
+                               int ggml, size_t row, int cols, int blk, int half, float* dst)
+{
+    const int nb = cols / 32;
+    if (ggml) {
+        const unsigned char* b = codes + row * (size_t) nb * 17 + (size_t) blk * 17;
+        const int e = (int) b[0] - 127;
+        for (int q = 0; q < 16; q++) {
+            const unsigned int byte = b[1 + q];
+            dst[16 * half + q] = ldexpf(MOE_FP4[half ? byte >> 4 : byte & 15u], e);
+        }
+    } else {
+        const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
+        const int e = (int) scales[row * (size_t) nb + blk] - 127;
+        for (int q = 8 * half; q < 8 * half + 8; q++) {
+            const unsigned int byte = b[q];
+            dst[2 * q] = ldexpf(MOE_FP4[byte & 15u], e);
+            dst[2 * q + 1] = ldexpf(MOE_FP4[byte >> 4], e);
+        }
+    }
+}
+
+// acc[r][i] += W_r . in_m for the block's 64 weight rows (r = 0: row tx of group A, r = 1: row tx of group B)
+// and its slots m = ty + 8i (i < 4) of the tile; in_m = in + (order[m] / div) * cols. Group A is rows rowA ..
+// rowA + nA - 1 of (cA, sA), group B rows rowB .. rowB + nB - 1 of (cB, sB); missing rows and slots read 0.
+// Per step of MOE_KC columns the 64 x MOE_KC weights are decoded once into shared memory and the MOE_TM x MOE_KC inputs
+// loaded once, then every thread does its 2 x 4 dot products from shared memory.
+__device__ void mx_tile(const unsigned char* __restrict__ cA, const unsigned char* __restrict__ sA, size_t rowA, int nA,
+                        const unsigned char* __restrict__ cB, const unsigned char* __restrict__ sB, size_t rowB, int nB,
+                        int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots, int n, int div,
+                        float acc[2][4])
+{
+    __shared__ float xs[MOE_TM][MOE_KC];
+    __shared__ float ws[64][MOE_KC + 1]; // +1: threads of a warp read rows tx at one column without bank conflicts
+    const int tid = threadIdx.x;
+    const int tx = tid & 31;
+    const int ty = tid >> 5;
+    for (int k0 = 0; k0 < cols; k0 += MOE_KC) {
+        const int kc = min(MOE_KC, cols - k0); // a multiple of 32
+        __syncthreads(); // the previous step's readers are done
+        for (int idx = tid; idx < MOE_TM * MOE_KC; idx += MOE_THREADS) {
+            const int m = idx / MOE_KC;
+            const int k = idx % MOE_KC;
+            float v = 0.0f;
+            if (m < n && k < kc) {
+                v = in[(size_t) (slots[m] / div) * cols + k0 + k];
+            }
+            xs[m][k] = v;
+        }
+        // 64 rows x 2 blocks x 2 halves = 256 tasks, one per thread
+        {
+            const int r = tid >> 2;
+            const int b = (tid >> 1) & 1;
+            const int half = tid & 1;
+            const bool groupB = r >= 32;
+            const int rr = r & 31;
+            float* dst = &ws[r][32 * b];
+            if (32 * b < kc && rr < (groupB ? nB : nA)) {
+                mx_decode_half(groupB ? cB : cA, groupB ? sB : sA, ggml, (groupB ? rowB : rowA) + rr, cols,
+                               k0 / 32 + b, half, dst);
+            } else {
+                for (int q = 0; q < 16; q++) {
+                    dst[16 * half + q] = 0.0f;
+                }
+            }
+        }
+        __syncthreads();
+        for (int k = 0; k < kc; k++) {
+            const float wa = ws[tx][k];
+            const float wb = ws[32 + tx][k];
+            for (int i = 0; i < 4; i++) {
+                const float xv = xs[ty + 8 * i][k];
+                acc[0][i] = fmaf(wa, xv, acc[0][i]);
+                acc[1][i] = fmaf(wb, xv, acc[1][i]);
+            }
+        }
+    }
+}
+
+// ---- moe_gate_up_tiled: grid (ceil(I / 32), maxTiles), block 256 ---------------------------------------
+// Block (x, y): units u0 .. u0+31 (u0 = 32x) of work tile y (blocks past ntiles[0] return at once):
+// gate and up rows of those units for the tile's slots; hout is (T*K) x I, row s written for each placed slot.
+extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+                                             const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
+                                             int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                             const float* __restrict__ x, const int* __restrict__ offsets,
+                                             const int* __restrict__ order, const int* __restrict__ tiles,
+                                             const int* __restrict__ ntiles, int K, int H, int I, float limit,
+                                             float* __restrict__ hout)
+{
+    if ((int) blockIdx.y >= ntiles[0]) {
+        return; // the whole block: no barrier is skipped by part of it
+    }
+    const int e = tiles[2 * blockIdx.y];
+    const int p0 = tiles[2 * blockIdx.y + 1];
+    const int n = min(MOE_TM, offsets[e + 1] - p0);
+    const int u0 = blockIdx.x * 32;
+    const int nu = min(32, I - u0);
+    const size_t row0 = (size_t) e * I + u0;
+    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+    mx_tile(gCodes, gScales, row0, nu, uCodes, uScales, row0, nu, ggml, H, x, order + p0, n, K, acc);
+    const int tx = threadIdx.x & 31;
+    const int ty = threadIdx.x >> 5;
+    if (tx < nu) {
+        const size_t row = row0 + tx;
+        for (int i = 0; i < 4; i++) {
+            const int m = ty + 8 * i;
+            if (m < n) {
+                float a = acc[0][i] + gBias[row];
+                float b = acc[1][i] + uBias[row];
+                a = fminf(a, limit);
+                b = fmaxf(-limit, fminf(b, limit));
+                hout[(size_t) order[p0 + m] * I + u0 + tx] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+            }
+        }
+    }
+}
+
+// ---- moe_down_tiled: grid (ceil(H / 64), maxTiles), block 256 -------------------------------------------
+// Block (x, y): output rows d0 .. d0+63 (d0 = 64x) of work tile y: y_s = down_e . h_s + db_e for the tile's
+// slots s; yout is (T*K) x H, row s written for each placed slot.
+extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+                                          int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
+                                          const int* __restrict__ offsets, const int* __restrict__ order,
+                                          const int* __restrict__ tiles, const int* __restrict__ ntiles, int H, int I,
+                                          float* __restrict__ yout)
+{
+    if ((int) blockIdx.y >= ntiles[0]) {
+        return;
+    }
+    const int e = tiles[2 * blockIdx.y];
+    const int p0 = tiles[2 * blockIdx.y + 1];
+    const int n = min(MOE_TM, offsets[e + 1] - p0);
+    const int d0 = blockIdx.x * 64;
+    const int nA = max(0, min(32, H - d0));
+    const int nB = max(0, min(32, H - d0 - 32));
+    const size_t row0 = (size_t) e * H + d0;
+    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+    mx_tile(dCodes, dScales, row0, nA, dCodes, dScales, row0 + 32, nB, ggml, I, hin, order + p0, n, 1, acc);
+    const int tx = threadIdx.x & 31;
+    const int ty = threadIdx.x >> 5;
+    for (int r = 0; r < 2; r++) {
+        if (tx < (r ? nB : nA)) {
+            const int d = d0 + 32 * r + tx;
+            const float bias = dBias[(size_t) e * H + d];
+            for (int i = 0; i < 4; i++) {
+                const int m = ty + 8 * i;
+                if (m < n) {
+                    yout[(size_t) order[p0 + m] * H + d] = acc[r][i] + bias;
+                }
+            }
+        }
+    }
+}
+
+// ---- moe_combine: grid (min(T, 65535)), block B ----------------------------------------------------------
+// out[t, d] = sum_{j = 0..K-1} w[t*K + j] * y[(t*K + j), d], j ascending.
+extern "C" __global__ void moe_combine(const float* __restrict__ y, const float* __restrict__ weights, int T, int K,
+                                       int H, float* __restrict__ out)
+{
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        for (int d = threadIdx.x; d < H; d += blockDim.x) {
+            float acc = 0.0f;
+            for (int j = 0; j < K; j++) {
+                const size_t s = (size_t) t * K + j;
+                acc = fmaf(weights[s], y[s * H + d], acc);
+            }
+            out[(size_t) t * H + d] = acc;
+        }
+    }
+}
