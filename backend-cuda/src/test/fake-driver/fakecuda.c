@@ -161,7 +161,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
             {"sdpa_f32", "pppppppipiiiiiif"}, {"kv_store_f32", "ppppipiii"}, {"topk_softmax_f32", "piiipp"},
             {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"},
             {"moe_sort", "piipppp"}, {"moe_gate_up_tiled", "ppppipppppppiiifp"}, {"moe_down_tiled", "ppippppppiip"},
-            {"moe_combine", "ppiiip"}};
+            {"moe_combine", "ppiiip"}, {"sdpa_tiled_f32", "pppppppipiiiiiifi"}};
         const char *sig = NULL;
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) if (strcmp(name, sigs[i][0]) == 0) sig = sigs[i][1];
         if (!sig || strlen(sig) > MAX_PARAMS) { free(f); return CUDA_ERROR_NOT_FOUND; }
@@ -215,6 +215,8 @@ static float mx_val(const unsigned char *codes, const unsigned char *scales, int
     }
     return ldexpf(FP4[code], e - 127);
 }
+static void sdpa_one(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks, float *out,
+                     int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale);
 /* moe_prefill.cu on the host, block by block: (expert, first place, slots) of work tile `by`, or 0 past ntiles. */
 static int moe_tile(const int *offsets, const int *tiles, const int *ntiles, unsigned by, int *e, int *p0, int *n) {
     if ((int) by >= ntiles[0]) return 0;
@@ -259,6 +261,17 @@ static int run_moe_prefill(const struct node *n) {
                 yout[(size_t) slot * H + d] = acc + db[row];
             }
         }
+    } else if (strcmp(k, "sdpa_tiled_f32") == 0) {
+        const float *q = PA(0), *kk = PA(1), *vv = PA(2), *ck = PA(3), *cv = PA(4), *sinks = PA(5); float *out = PA(6);
+        int T = IA(7), start = *(const int *) PA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
+        float scale = FA(15); int tq = IA(16);
+        if (n->block[0] != 256 || hd > 128 || tq * group > 16 || (int) gx * group != heads) {
+            fprintf(stderr, "fake CUDA driver: sdpa_tiled_f32 launched outside its contract\n");
+            abort();
+        }
+        for (unsigned g = 0; g < gx; g++) for (unsigned by = 0; by < gy; by++)
+            for (int i = (int) by * tq; i < (int) by * tq + tq && i < T; i++) for (int h = (int) g * group; h < (int) g * group + group; h++)
+                sdpa_one(q, kk, vv, ck, cv, sinks, out, i, h, start, heads, group, hd, kvDim, slots, window, scale);
     } else if (strcmp(k, "moe_combine") == 0) {
         const float *y = PA(0), *w = PA(1); int T = IA(2), K = IA(3), H = IA(4); float *out = PA(5);
         for (unsigned bx = 0; bx < gx; bx++) for (int t = (int) bx; t < T; t += (int) gx) for (int d = 0; d < H; d++) {
@@ -269,6 +282,28 @@ static int run_moe_prefill(const struct node *n) {
         return 0;
     }
     return 1;
+}
+/* One (row i, head h) of attention, two passes (max, then sums): ops.cu's sdpa_f32 and sdpa_prefill.cu's sdpa_tiled_f32. */
+static void sdpa_one(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks, float *out,
+                     int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale) {
+    float acc[256] = {0};
+    int p = start + i, g = h / group, lo = window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
+    const float *qh = q + (size_t) i * heads * hd + (size_t) h * hd;
+    float m = sinks[h];
+    for (int j = lo; j <= p; j++) {
+        const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
+        float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
+        if (d * scale > m) m = d * scale;
+    }
+    float z = expf(sinks[h] - m);
+    for (int j = lo; j <= p; j++) {
+        const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
+        const float *vr = j < start ? cv + (size_t) (j % slots) * kvDim + (size_t) g * hd : vv + (size_t) (j - start) * kvDim + (size_t) g * hd;
+        float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
+        float e = expf(d * scale - m); z += e;
+        for (int c = 0; c < hd; c++) acc[c] = fmaf(e, vr[c], acc[c]);
+    }
+    for (int c = 0; c < hd; c++) out[(size_t) i * heads * hd + (size_t) h * hd + c] = acc[c] / z;
 }
 static int run_ops(const struct node *n) {
     const unsigned char (*v)[8] = n->values;
@@ -302,28 +337,8 @@ static int run_ops(const struct node *n) {
         const float *q = PA(0), *kk = PA(1), *vv = PA(2), *ck = PA(3), *cv = PA(4), *sinks = PA(5); float *out = PA(6);
         int T = IA(7), start = *(const int *) PA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
         float scale = FA(15);
-        float *acc = calloc((size_t) hd, sizeof(float));
-        for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int i = (int) by; i < T; i += (int) gy) {
-            int p = start + i, g = (int) h / group, lo = window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
-            const float *qh = q + (size_t) i * heads * hd + (size_t) h * hd;
-            float m = sinks[h];
-            for (int j = lo; j <= p; j++) {
-                const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
-                if (d * scale > m) m = d * scale;
-            }
-            float z = expf(sinks[h] - m);
-            for (int c = 0; c < hd; c++) acc[c] = 0.0f;
-            for (int j = lo; j <= p; j++) {
-                const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                const float *vr = j < start ? cv + (size_t) (j % slots) * kvDim + (size_t) g * hd : vv + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
-                float e = expf(d * scale - m); z += e;
-                for (int c = 0; c < hd; c++) acc[c] = fmaf(e, vr[c], acc[c]);
-            }
-            for (int c = 0; c < hd; c++) out[(size_t) i * heads * hd + (size_t) h * hd + c] = acc[c] / z;
-        }
-        free(acc);
+        for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int i = (int) by; i < T; i += (int) gy)
+            sdpa_one(q, kk, vv, ck, cv, sinks, out, i, (int) h, start, heads, group, hd, kvDim, slots, window, scale);
     } else if (strcmp(k, "kv_store_f32") == 0) {
         const float *kk = PA(0), *vv = PA(1); float *ck = PA(2), *cv = PA(3); int T = IA(4), start = *(const int *) PA(5), slots = IA(6), kvDim = IA(7), first = IA(8);
         for (unsigned bx = 0; bx < gx; bx++) for (unsigned tid = 0; tid < B; tid++) {

@@ -49,16 +49,21 @@ public final class CudaBackend implements Backend {
     public static final String NAME = "cuda";
 
     /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
-    static final String[] MODULES = {"ops", "rmsnorm", "add", "moe_prefill"};
+    static final String[] MODULES = {"ops", "rmsnorm", "add", "moe_prefill", "sdpa_prefill"};
 
     private final CudaContext ctx;
     private final CudaStream stream;
-    private final CudaModule ops, rms, addModule, moePrefill;
+    private final CudaModule ops, rms, addModule, moePrefill, sdpaPrefill;
+    private final CudaKernel kSdpaTiled;
+    /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
+    final int sdpaTiledMinT;
     private final CudaKernel kMoeSort, kGateUpTiled, kDownTiled, kMoeCombine;
     /** Batches of at least this many tokens take the MoE kernels batched by expert (moe_prefill.cu). */
     final int moeTiledMinT;
     /** MoE calls that took the kernels batched by expert (for tests). */
     long moeTiledCalls;
+    /** Attention calls that took the tiled kernel (for tests). */
+    long sdpaTiledCalls;
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
     /** Positions the RoPE table is sized for at least (the longest KV cache created), so it does not move between steps. */
@@ -84,18 +89,19 @@ public final class CudaBackend implements Backend {
         int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
                 block("ARGMAX", 256), block("ELEMENTWISE", 256)};
         boolean graphs = graphKnob();
-        int moeTiledMinT = minTokens("MOE_TILED", 4);
+        int moeTiledMinT = minTokens("MOE_TILED", 4), sdpaTiledMinT = minTokens("SDPA_TILED", 2);
         CudaContext ctx = CudaContext.open(ordinal);
         try {
-            return new CudaBackend(ctx, knobs, graphs, moeTiledMinT);
+            return new CudaBackend(ctx, knobs, graphs, moeTiledMinT, sdpaTiledMinT);
         } catch (RuntimeException e) {
             ctx.close();
             throw e;
         }
     }
 
-    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs, int moeTiledMinT) {
+    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs, int moeTiledMinT, int sdpaTiledMinT) {
         this.moeTiledMinT = moeTiledMinT;
+        this.sdpaTiledMinT = sdpaTiledMinT;
         this.ctx = ctx;
         this.stream = ctx.stream();
         stepBuf = buffer(16, "decode step buffer");
@@ -106,7 +112,7 @@ public final class CudaBackend implements Backend {
         moeBlock = knobs[3];
         argmaxBlock = knobs[4];
         elementwiseBlock = knobs[5];
-        CudaModule o = null, r = null, a = null, mp = null;
+        CudaModule o = null, r = null, a = null, mp = null, sp = null;
         try {
             o = ctx.loadModule("ops");
             r = ctx.loadModule("rmsnorm");
@@ -116,6 +122,8 @@ public final class CudaBackend implements Backend {
             kGateUpTiled = mp.function("moe_gate_up_tiled");
             kDownTiled = mp.function("moe_down_tiled");
             kMoeCombine = mp.function("moe_combine");
+            sp = ctx.loadModule("sdpa_prefill");
+            kSdpaTiled = sp.function("sdpa_tiled_f32");
             kEmbed = o.function("embed_f32");
             kLinear = o.function("linear_f32");
             kRope = o.function("rope_f32");
@@ -136,14 +144,14 @@ public final class CudaBackend implements Backend {
             for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd, kMoeCombine}) {
                 checkBlock(k, "ELEMENTWISE", elementwiseBlock);
             }
-            for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled}) {
+            for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled, kSdpaTiled}) {
                 if (k.maxThreadsPerBlock() < TILED_THREADS) {
                     throw new GossException("kernel " + k.name() + " cannot run " + TILED_THREADS + " threads per block on this device");
                 }
             }
         } catch (RuntimeException e) {
             stepBuf.close();
-            for (CudaModule m : new CudaModule[]{o, r, a, mp}) {
+            for (CudaModule m : new CudaModule[]{o, r, a, mp, sp}) {
                 if (m != null) {
                     m.close();
                 }
@@ -154,6 +162,7 @@ public final class CudaBackend implements Backend {
         rms = r;
         addModule = a;
         moePrefill = mp;
+        sdpaPrefill = sp;
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
@@ -263,6 +272,7 @@ public final class CudaBackend implements Backend {
         m.put(envName("ELEMENTWISE"), elementwiseBlock);
         m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
         m.put("GOSS_CUDA_MOE_TILED_MIN_T", moeTiledMinT);
+        m.put("GOSS_CUDA_SDPA_TILED_MIN_T", sdpaTiledMinT);
         return m;
     }
 
@@ -832,10 +842,20 @@ public final class CudaBackend implements Backend {
         }
         float scale = (float) (1 / Math.sqrt(hd));
         queue.position(start);
-        launch(kSdpa, heads, T, sdpaBlock, shared,
-                args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
-                        .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(c.queriesPerKvHead()).i32(hd)
-                        .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
+        int group = c.queriesPerKvHead(), tq = Math.max(1, SDPA_TILE_PAIRS / group);
+        if (T >= sdpaTiledMinT && hd <= 128 && group <= SDPA_TILE_PAIRS && ceilDiv(T, tq) <= 65535) {
+            // tiled: one block per (KV head, tq query rows) for all `group` heads of that KV head
+            sdpaTiledCalls++;
+            launch(kSdpaTiled, c.numKeyValueHeads(), ceilDiv(T, tq), TILED_THREADS, 4 * (SDPA_TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
+                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                            .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(group).i32(hd)
+                            .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq));
+        } else {
+            launch(kSdpa, heads, T, sdpaBlock, shared,
+                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                            .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(group).i32(hd)
+                            .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
+        }
         int first = Math.max(0, T - slots);
         launch(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
                 args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
@@ -882,8 +902,8 @@ public final class CudaBackend implements Backend {
                         .ptr(r.ids).ptr(r.weights).i32(T).i32(k).i32(h).i32(inter).ptr(t(out).ptr()));
     }
 
-    /** Slots per work tile of moe_prefill.cu (MOE_TM) and its block size (MOE_THREADS). */
-    static final int MOE_TILE = 32, TILED_THREADS = 256;
+    /** Slots per work tile of moe_prefill.cu (MOE_TM); block size of the tiled kernels; (query, head) pairs per sdpa_tiled_f32 block. */
+    static final int MOE_TILE = 32, TILED_THREADS = 256, SDPA_TILE_PAIRS = 16;
 
     /**
      * MoE batched by expert (moe_prefill.cu): the T·K slots sorted by expert on the device, gate/up + SwiGLU and
@@ -986,6 +1006,7 @@ public final class CudaBackend implements Backend {
             rms.close();
             addModule.close();
             moePrefill.close();
+            sdpaPrefill.close();
         } finally {
             closed = true;
             ctx.close(); // releasing the primary context frees whatever tensors and caches are still open

@@ -4,6 +4,8 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
@@ -126,6 +128,52 @@ class CudaPrefillTest {
                 }
             }
             assertEquals(c.numHiddenLayers(), cuda.moeTiledCalls - before, "every layer took the MoE batched by expert");
+        }
+    }
+
+    /**
+     * Attention in three calls on one cache (7 positions, then T, then one decode step) on a sliding and a full
+     * layer of tiny (16 heads over 2 KV heads: group 8, hd 16, window 5), odd (group 2, hd 10, window 3) and wide
+     * (group 4, hd 64, window 7): query tiles of 2, 8 and 4 rows, key tiles of 32 crossing the window and the
+     * cache/batch boundary.
+     */
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {2, 9, 33, 70})
+    void tiledAttentionMatchesTheReference(int T) {
+        for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
+            try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
+                ModelWeights w = ModelWeights.of(ck);
+                long before = cuda.sdpaTiledCalls;
+                SplittableRandom r = new SplittableRandom(300 + T);
+                try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+                    for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
+                        KvCacheSpec spec = new KvCacheSpec(c, 7 + T + 1 + 3);
+                        try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
+                            int start = 0;
+                            for (int n : new int[]{7, T, 1}) {
+                                float[] q = random(r, n * c.qDim()), k = random(r, n * c.kvDim()), v = random(r, n * c.kvDim());
+                                try (DeviceTensor qm = cuda.allocate(n, c.qDim()); DeviceTensor km = cuda.allocate(n, c.kvDim());
+                                     DeviceTensor vm = cuda.allocate(n, c.kvDim()); DeviceTensor om = cuda.allocate(n, c.qDim());
+                                     DeviceTensor qr = reference.allocate(n, c.qDim()); DeviceTensor kr = reference.allocate(n, c.kvDim());
+                                     DeviceTensor vr = reference.allocate(n, c.kvDim()); DeviceTensor or = reference.allocate(n, c.qDim())) {
+                                    cuda.write(qm, q);
+                                    cuda.write(km, k);
+                                    cuda.write(vm, v);
+                                    reference.write(qr, q);
+                                    reference.write(kr, k);
+                                    reference.write(vr, v);
+                                    cuda.attention(mine, layer, qm, km, vm, cm, start, om);
+                                    reference.attention(ref, layer, qr, kr, vr, cr, start, or);
+                                    BackendConformanceKit.assertClose("attention, hd " + c.headDim() + " group " + c.queriesPerKvHead() + " layer "
+                                            + layer + " positions " + start + ".." + (start + n - 1), reference.read(or), cuda.read(om), n, c.qDim(), OP_TOL);
+                                }
+                                start += n;
+                            }
+                        }
+                    }
+                }
+                assertEquals(4, cuda.sdpaTiledCalls - before, "the batches of 7 and T took the tiled kernel, the decode step not");
+            }
         }
     }
 
