@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
@@ -357,38 +358,23 @@ final class MetalBackend implements Backend {
         }
     }
 
-    final class Cache implements KvCache {
-        final KvCacheSpec spec;
-        final Buf[] keys, values;
-
-        Cache(KvCacheSpec spec) {
-            this.spec = spec;
-            int n = spec.config().numHiddenLayers();
-            keys = new Buf[n];
-            values = new Buf[n];
-            try {
-                for (int l = 0; l < n; l++) {
-                    long bytes = 4L * spec.slots(l) * spec.config().kvDim();
-                    keys[l] = alloc(bytes, "KV cache keys of layer " + l);
-                    values[l] = alloc(bytes, "KV cache values of layer " + l);
-                }
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
+    /** Buffers for {@link DeviceKvCache}: created zero-filled; released after pending work is committed. */
+    private final DeviceKvCache.Memory<Buf> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public Buf allocate(long bytes, String what) {
+            return alloc(bytes, what);
         }
 
         @Override
-        public KvCacheSpec spec() {
-            return spec;
-        }
-
-        @Override
-        public void close() {
+        public void release(Buf b, long bytes) {
             flush();
-            for (Buf b : keys) if (b != null) b.release();
-            for (Buf b : values) if (b != null) b.release();
+            b.release();
         }
+    };
+
+    @SuppressWarnings("unchecked")
+    private static DeviceKvCache<Buf> cache(KvCache kv) {
+        return (DeviceKvCache<Buf>) kv;
     }
 
     private static Tensor t(DeviceTensor d) {
@@ -449,7 +435,7 @@ final class MetalBackend implements Backend {
         if (spec.bytes() > left)
             throw new GossException(spec.describe() + " does not fit on the Metal device (" + KvCacheSpec.humanBytes(Math.max(0, left))
                     + " of " + KvCacheSpec.humanBytes(deviceMemory) + " left); choose a shorter context");
-        return new Cache(spec);
+        return new DeviceKvCache<>(spec, cacheMemory);
     }
 
     // ---- weights ---------------------------------------------------------------------------------------
@@ -692,19 +678,19 @@ final class MetalBackend implements Backend {
                           int start, DeviceTensor out) {
         Weights w = w(lw);
         ModelConfig c = w.config;
-        Cache cache = (Cache) kv;
+        DeviceKvCache<Buf> cache = cache(kv);
         Tensor q = t(qT), k = t(kT), v = t(vT);
-        int T = q.rows, slots = cache.spec.slots(layer);
-        if (start < 0 || start + T > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
+        int T = q.rows, slots = cache.spec().slots(layer);
+        if (start < 0 || start + T > cache.spec().contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        new Dispatch(kernel("attention", 32)).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys[layer])
-                .buf(4, cache.values[layer]).buf(5, w.layer(layer).sinks()).buf(6, t(out).buf)
+        new Dispatch(kernel("attention", 32)).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys(layer))
+                .buf(4, cache.values(layer)).buf(5, w.layer(layer).sinks()).buf(6, t(out).buf)
                 .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
                         (float) (1 / Math.sqrt(c.headDim())))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
-        new Dispatch(kernel("kv_store", 256)).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys[layer]).buf(3, cache.values[layer])
+        new Dispatch(kernel("kv_store", 256)).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
                 .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
     }
 

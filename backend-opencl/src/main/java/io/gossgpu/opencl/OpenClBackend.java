@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
@@ -419,44 +420,24 @@ public final class OpenClBackend implements Backend {
         }
     }
 
-    final class Cache implements KvCache {
-        final KvCacheSpec spec;
-        final long[] keys, values;
-        final long[] bytes;
-
-        Cache(KvCacheSpec spec) {
-            this.spec = spec;
-            int layers = spec.config().numHiddenLayers();
-            keys = new long[layers];
-            values = new long[layers];
-            bytes = new long[layers];
-            try {
-                for (int l = 0; l < layers; l++) {
-                    bytes[l] = 4L * spec.slots(l) * spec.config().kvDim();
-                    keys[l] = buffer(bytes[l], spec.describe() + ", layer " + l + " keys,");
-                    values[l] = buffer(bytes[l], spec.describe() + ", layer " + l + " values,");
-                    zero(keys[l], bytes[l]);
-                    zero(values[l], bytes[l]);
-                }
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
+    /** Device buffers allocated zero-filled and released through this backend's accounting (for {@link DeviceKvCache}). */
+    private final DeviceKvCache.Memory<Long> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public Long allocate(long bytes, String what) {
+            long mem = buffer(bytes, what);
+            zero(mem, bytes);
+            return mem;
         }
 
         @Override
-        public KvCacheSpec spec() {
-            return spec;
+        public void release(Long mem, long bytes) {
+            OpenClBackend.this.release(mem, bytes);
         }
+    };
 
-        @Override
-        public void close() {
-            for (int l = 0; l < keys.length; l++) {
-                release(keys[l], bytes[l]);
-                release(values[l], bytes[l]);
-                keys[l] = values[l] = 0;
-            }
-        }
+    @SuppressWarnings("unchecked")
+    private static DeviceKvCache<Long> cache(KvCache kv) {
+        return (DeviceKvCache<Long>) kv;
     }
 
     /** A dense matrix on the device: {@code rows} rows of {@code rowBytes} in format {@code fmt}. */
@@ -658,7 +639,7 @@ public final class OpenClBackend implements Backend {
             throw new GossException(spec.describe() + " does not fit on " + device.name() + " ("
                     + KvCacheSpec.humanBytes(Math.max(0, free)) + " of " + KvCacheSpec.humanBytes(device.globalMemBytes())
                     + " free); choose a shorter context");
-        return new Cache(spec);
+        return new DeviceKvCache<>(spec, cacheMemory);
     }
 
     // ---- launching ----------------------------------------------------------------------------
@@ -780,11 +761,11 @@ public final class OpenClBackend implements Backend {
                           int start, DeviceTensor out) {
         Weights w = (Weights) lw;
         ModelConfig c = w.config;
-        Cache cache = (Cache) kv;
+        DeviceKvCache<Long> cache = cache(kv);
         int T = qT.rows();
-        if (start < 0 || start + T > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
-        int hd = c.headDim(), slots = cache.spec.slots(layer);
+        if (start < 0 || start + T > cache.spec().contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
+        int hd = c.headDim(), slots = cache.spec().slots(layer);
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         long localBytes = 4L * (2L * hd + sdpaWg);
         if (localBytes > device.localMemBytes())
@@ -804,20 +785,20 @@ public final class OpenClBackend implements Backend {
             partCap = b[1];
         }
         if (gqa) {
-            new Launch(kSdpaGqa, "sdpa_gqa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
-                    .mem(cache.values[layer]).mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).mem(splits > 1 ? partBuf : t(out).mem)
+            new Launch(kSdpaGqa, "sdpa_gqa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer))
+                    .mem(cache.values(layer)).mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).mem(splits > 1 ? partBuf : t(out).mem)
                     .i32(start).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .i32(splits).i32(splitLen)
                     .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
                     .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else if (splits > 1) {
-            new Launch(kSdpaSplit, "sdpa_split").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
-                    .mem(cache.values[layer]).mem(partBuf).i32(start).i32(heads).i32(group).i32(hd)
+            new Launch(kSdpaSplit, "sdpa_split").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer))
+                    .mem(cache.values(layer)).mem(partBuf).i32(start).i32(heads).i32(group).i32(hd)
                     .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else {
-            new Launch(kSdpa, "sdpa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
+            new Launch(kSdpa, "sdpa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer)).mem(cache.values(layer))
                     .mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).i32(start).i32(heads).i32(group).i32(hd)
                     .i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
@@ -827,7 +808,7 @@ public final class OpenClBackend implements Backend {
             new Launch(kSdpaCombine, "sdpa_combine").mem(partBuf).mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).i32(heads).i32(hd)
                     .i32(splits).run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
-        new Launch(kKvStore, "kv_store").mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
+        new Launch(kKvStore, "kv_store").mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer)).mem(cache.values(layer))
                 .i32(start).i32(slots).i32(c.kvDim()).i32(first).run(new long[]{c.kvDim(), T - first}, null);
     }
 
