@@ -1,7 +1,9 @@
-// Attention with sinks for a batch of queries (prefill), tiled: one block per (KV head g, tile of TQ query
-// rows) handles all `group` query heads that share g (GQA: the 8 heads of one KV head of gpt-oss in one
-// block), so each tile of keys and values is loaded into shared memory once for all of them. Decode (T = 1)
-// keeps sdpa_f32 of ops.cu.
+// Attention with sinks, tiled: one block per (KV head g, tile of TQ query rows, key split z) handles all
+// `group` query heads that share g (GQA: the 8 heads of one KV head of gpt-oss in one block), so each tile of
+// keys and values is loaded into shared memory once for all of them. Prefill runs one split (gridDim.z = 1)
+// and writes the output. Decode (T = 1) splits the keys over gridDim.z blocks per KV head (a fixed count, so
+// that a CUDA graph of the step replays for every position: each block takes an equal share of the keys the
+// position has), writes partial softmax states, and sdpa_combine_f32 merges them in split order.
 //
 // Reference formula (Backend.attention is the contract; io.gossgpu.cpu.ReferenceBackend the oracle): row i
 // (position p = start + i, start = pos[0] from the step buffer), query head h, KV head g = h / group;
@@ -35,14 +37,19 @@ __device__ __forceinline__ float sdpa_warp_sum(float v)
     return v;
 }
 
-// ---- sdpa_tiled_f32: grid (kvHeads, ceil(T / tq)), block 256, tq = max(1, 16 / group), group <= 16 -------------
+// ---- sdpa_tiled_f32: grid (kvHeads, ceil(T / tq), splits), block 256, tq = max(1, 16 / group), group <= 16 ------
 // hd <= 128; dynamic shared memory 4 * (16*hd + 32*(hd+1) + 32*hd) bytes. Pair n = w + 8u (warp w, u < 2) of
 // the block is query row i0 + n / group and head g*group + n % group, for n < tq*group.
+// splits = 1: out as the formula says. splits > 1: the block's keys are split z of the block's key range cut
+// into `splits` pieces of equal length (a multiple of 32); it writes (m, l, acc[hd]) of its online softmax
+// (started from the sink, l without the sink's term) to part[((z*T + i)*heads + h)*(hd + 2) ...] for
+// sdpa_combine_f32; a split without keys writes (S[h], 0, 0...).
 extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ck,
                                           const float* __restrict__ cv, const float* __restrict__ sinks,
                                           float* __restrict__ out, int T, const int* __restrict__ pos, int heads,
-                                          int group, int hd, int kvDim, int slots, int window, float scale, int tq)
+                                          int group, int hd, int kvDim, int slots, int window, float scale, int tq,
+                                          float* __restrict__ part)
 {
     extern __shared__ float smem[];
     float* qs = smem;                            // SDPA_PAIRS x hd
@@ -88,8 +95,14 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
         }
     }
 
-    const int pLast = start + i0 + rows - 1;
-    const int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
+    int pLast = start + i0 + rows - 1;
+    int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
+    if (gridDim.z > 1) {
+        const int keys = pLast - jFirst + 1;
+        const int per = (keys + (int) gridDim.z * SDPA_TK - 1) / ((int) gridDim.z * SDPA_TK) * SDPA_TK;
+        jFirst += (int) blockIdx.z * per;
+        pLast = min(pLast, jFirst + per - 1); // pairs keep their own p: keys past pLast are not in this split
+    }
     for (int j0 = jFirst; j0 <= pLast; j0 += SDPA_TK) {
         __syncthreads(); // q loaded / the previous tile's readers are done
         for (int idx = tid; idx < SDPA_TK * hd; idx += blockDim.x) {
@@ -120,7 +133,7 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
                 continue;
             }
             const int j = j0 + lane;
-            const bool ok = j >= plo[u] && j <= pp[u];
+            const bool ok = j >= plo[u] && j <= pp[u] && j <= pLast;
             float s = -INFINITY;
             if (ok) {
                 const float* qn = qs + n * hd;
@@ -153,7 +166,19 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
 
     for (int u = 0; u < SDPA_PAIRS_W; u++) {
         const int n = warp + SDPA_WARPS * u;
-        if (n < npairs) {
+        if (n < npairs && gridDim.z > 1) {
+            float* pt = part + (((size_t) blockIdx.z * T + i0 + n / group) * heads + g * group + n % group) * (hd + 2);
+            if (lane == 0) {
+                pt[0] = m[u];
+                pt[1] = l[u];
+            }
+            for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+                const int d = lane + 32 * r;
+                if (d < hd) {
+                    pt[2 + d] = acc[u][r];
+                }
+            }
+        } else if (n < npairs) {
             const float z = l[u] + expf(sink[u] - m[u]);
             float* o = out + (size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd;
             for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
@@ -162,6 +187,34 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
                     o[d] = acc[u][r] / z;
                 }
             }
+        }
+    }
+}
+
+// ---- sdpa_combine_f32: grid (heads, min(T, 65535)), block B ----------------------------------------------------
+// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by sdpa_tiled_f32, z ascending:
+// M = max_z m_z; Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z.
+extern "C" __global__ void sdpa_combine_f32(const float* __restrict__ part, const float* __restrict__ sinks, int T,
+                                            int heads, int hd, int splits, float* __restrict__ out)
+{
+    const int h = blockIdx.x;
+    const size_t stride = (size_t) T * heads * (hd + 2);
+    for (int i = blockIdx.y; i < T; i += gridDim.y) {
+        const float* p0 = part + ((size_t) i * heads + h) * (hd + 2);
+        float mx = sinks[h];
+        for (int z = 0; z < splits; z++) {
+            mx = fmaxf(mx, p0[z * stride]);
+        }
+        float zsum = expf(sinks[h] - mx);
+        for (int z = 0; z < splits; z++) {
+            zsum = fmaf(p0[z * stride + 1], expf(p0[z * stride] - mx), zsum);
+        }
+        for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+            float a = 0.0f;
+            for (int z = 0; z < splits; z++) {
+                a = fmaf(p0[z * stride + 2 + d], expf(p0[z * stride] - mx), a);
+            }
+            out[((size_t) i * heads + h) * hd + d] = a / zsum;
         }
     }
 }

@@ -161,7 +161,8 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
             {"sdpa_f32", "pppppppipiiiiiif"}, {"kv_store_f32", "ppppipiii"}, {"topk_softmax_f32", "piiipp"},
             {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"},
             {"moe_sort", "piipppp"}, {"moe_gate_up_tiled", "ppppipppppppiiifp"}, {"moe_down_tiled", "ppippppppiip"},
-            {"moe_combine", "ppiiip"}, {"sdpa_tiled_f32", "pppppppipiiiiiifi"}};
+            {"moe_combine", "ppiiip"}, {"sdpa_tiled_f32", "pppppppipiiiiiifip"},
+            {"sdpa_combine_f32", "ppiiiip"}};
         const char *sig = NULL;
         for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) if (strcmp(name, sigs[i][0]) == 0) sig = sigs[i][1];
         if (!sig || strlen(sig) > MAX_PARAMS) { free(f); return CUDA_ERROR_NOT_FOUND; }
@@ -217,6 +218,9 @@ static float mx_val(const unsigned char *codes, const unsigned char *scales, int
 }
 static void sdpa_one(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks, float *out,
                      int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale);
+static void sdpa_state(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks,
+                       int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                       float *acc, float *mOut, float *zOut);
 /* moe_prefill.cu on the host, block by block: (expert, first place, slots) of work tile `by`, or 0 past ntiles. */
 static int moe_tile(const int *offsets, const int *tiles, const int *ntiles, unsigned by, int *e, int *p0, int *n) {
     if ((int) by >= ntiles[0]) return 0;
@@ -264,7 +268,23 @@ static int run_moe_prefill(const struct node *n) {
     } else if (strcmp(k, "sdpa_tiled_f32") == 0) {
         const float *q = PA(0), *kk = PA(1), *vv = PA(2), *ck = PA(3), *cv = PA(4), *sinks = PA(5); float *out = PA(6);
         int T = IA(7), start = *(const int *) PA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
-        float scale = FA(15); int tq = IA(16);
+        float scale = FA(15); int tq = IA(16); float *part = PA(17);
+        if (n->grid[2] > 1) {
+            /* decode split: split 0 holds the whole row's state (m, Z without the sink's term, unnormalised sums), the
+             * others the empty state (S[h], 0, 0); sdpa_combine_f32 then gives the row. The real split logic runs
+             * under the CUDA emulator. */
+            if (T != 1 || gy != 1) { fprintf(stderr, "fake CUDA driver: sdpa_tiled_f32 splits with T != 1\n"); abort(); }
+            for (unsigned z = 0; z < n->grid[2]; z++) for (int h = 0; h < heads; h++) {
+                float *pt = part + ((size_t) z * heads + h) * (hd + 2), m, zs;
+                if (z == 0) {
+                    sdpa_state(q, kk, vv, ck, cv, sinks, 0, h, start, heads, group, hd, kvDim, slots, window, scale, pt + 2, &m, &zs);
+                    pt[0] = m; pt[1] = zs - expf(sinks[h] - m);
+                } else {
+                    pt[0] = sinks[h]; pt[1] = 0.0f; for (int d = 0; d < hd; d++) pt[2 + d] = 0.0f;
+                }
+            }
+            return 1;
+        }
         if (n->block[0] != 256 || hd > 128 || tq * group > 16 || (int) gx * group != heads) {
             fprintf(stderr, "fake CUDA driver: sdpa_tiled_f32 launched outside its contract\n");
             abort();
@@ -272,6 +292,21 @@ static int run_moe_prefill(const struct node *n) {
         for (unsigned g = 0; g < gx; g++) for (unsigned by = 0; by < gy; by++)
             for (int i = (int) by * tq; i < (int) by * tq + tq && i < T; i++) for (int h = (int) g * group; h < (int) g * group + group; h++)
                 sdpa_one(q, kk, vv, ck, cv, sinks, out, i, h, start, heads, group, hd, kvDim, slots, window, scale);
+    } else if (strcmp(k, "sdpa_combine_f32") == 0) {
+        const float *part = PA(0), *sinks = PA(1); int T = IA(2), heads = IA(3), hd = IA(4), splits = IA(5); float *out = PA(6);
+        size_t stride = (size_t) T * heads * (hd + 2);
+        for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int i = (int) by; i < T; i += (int) gy) {
+            const float *p0 = part + ((size_t) i * heads + h) * (hd + 2);
+            float mx = sinks[h], zs;
+            for (int z = 0; z < splits; z++) mx = fmaxf(mx, p0[z * stride]);
+            zs = expf(sinks[h] - mx);
+            for (int z = 0; z < splits; z++) zs = fmaf(p0[z * stride + 1], expf(p0[z * stride] - mx), zs);
+            for (int d = 0; d < hd; d++) {
+                float a = 0.0f;
+                for (int z = 0; z < splits; z++) a = fmaf(p0[z * stride + 2 + d], expf(p0[z * stride] - mx), a);
+                out[((size_t) i * heads + h) * hd + d] = a / zs;
+            }
+        }
     } else if (strcmp(k, "moe_combine") == 0) {
         const float *y = PA(0), *w = PA(1); int T = IA(2), K = IA(3), H = IA(4); float *out = PA(5);
         for (unsigned bx = 0; bx < gx; bx++) for (int t = (int) bx; t < T; t += (int) gx) for (int d = 0; d < H; d++) {
@@ -283,10 +318,12 @@ static int run_moe_prefill(const struct node *n) {
     }
     return 1;
 }
-/* One (row i, head h) of attention, two passes (max, then sums): ops.cu's sdpa_f32 and sdpa_prefill.cu's sdpa_tiled_f32. */
-static void sdpa_one(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks, float *out,
-                     int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale) {
-    float acc[256] = {0};
+/* One (row i, head h) of attention, two passes (max, then sums): the unnormalised sums acc[hd], the max m and
+ * Z (with the sink's term). */
+static void sdpa_state(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks,
+                       int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                       float *acc, float *mOut, float *zOut) {
+    for (int c = 0; c < hd; c++) acc[c] = 0.0f;
     int p = start + i, g = h / group, lo = window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
     const float *qh = q + (size_t) i * heads * hd + (size_t) h * hd;
     float m = sinks[h];
@@ -303,6 +340,14 @@ static void sdpa_one(const float *q, const float *kk, const float *vv, const flo
         float e = expf(d * scale - m); z += e;
         for (int c = 0; c < hd; c++) acc[c] = fmaf(e, vr[c], acc[c]);
     }
+    *mOut = m;
+    *zOut = z;
+}
+/* ops.cu's sdpa_f32 and sdpa_prefill.cu's sdpa_tiled_f32 for one (row i, head h). */
+static void sdpa_one(const float *q, const float *kk, const float *vv, const float *ck, const float *cv, const float *sinks, float *out,
+                     int i, int h, int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale) {
+    float acc[256], m, z;
+    sdpa_state(q, kk, vv, ck, cv, sinks, i, h, start, heads, group, hd, kvDim, slots, window, scale, acc, &m, &z);
     for (int c = 0; c < hd; c++) out[(size_t) i * heads * hd + (size_t) h * hd + c] = acc[c] / z;
 }
 static int run_ops(const struct node *n) {

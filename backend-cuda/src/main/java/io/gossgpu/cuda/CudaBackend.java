@@ -42,6 +42,12 @@ import java.util.TreeMap;
  * the launch. Anything else that waits for the device launches the recorded kernels one by one first.
  * {@code GOSS_CUDA_GRAPH=0} (or {@code goss.cuda.graph}) launches every kernel one by one.
  *
+ * <p>Batches (prefill) take kernels that reuse what they load across tokens: the MoE batched by expert
+ * (moe_prefill.cu, from {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens, default 4) and attention with one block per
+ * KV head and query tile for all its query heads (sdpa_prefill.cu, from {@code GOSS_CUDA_SDPA_TILED_MIN_T},
+ * default 2). Decode attention uses the same kernel with the keys split over {@code GOSS_CUDA_SDPA_SPLITS} blocks
+ * per KV head (default 32; 0: ops.cu's sdpa_f32).
+ *
  * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
  * LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
  */
@@ -54,9 +60,11 @@ public final class CudaBackend implements Backend {
     private final CudaContext ctx;
     private final CudaStream stream;
     private final CudaModule ops, rms, addModule, moePrefill, sdpaPrefill;
-    private final CudaKernel kSdpaTiled;
+    private final CudaKernel kSdpaTiled, kSdpaCombine;
     /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
     final int sdpaTiledMinT;
+    /** Decode attention: blocks per KV head over the keys (sdpa_tiled_f32 + sdpa_combine_f32), or 0 for sdpa_f32. */
+    final int sdpaSplits;
     private final CudaKernel kMoeSort, kGateUpTiled, kDownTiled, kMoeCombine;
     /** Batches of at least this many tokens take the MoE kernels batched by expert (moe_prefill.cu). */
     final int moeTiledMinT;
@@ -71,7 +79,7 @@ public final class CudaBackend implements Backend {
     private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
     private final List<CudaBuffer> scratch = new ArrayList<>();
-    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, moeIndexBuf, moeOutBuf;
+    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, moeIndexBuf, moeOutBuf, sdpaPartBuf;
     private boolean closed;
 
     /** A backend on device 0. */
@@ -90,16 +98,18 @@ public final class CudaBackend implements Backend {
                 block("ARGMAX", 256), block("ELEMENTWISE", 256)};
         boolean graphs = graphKnob();
         int moeTiledMinT = minTokens("MOE_TILED", 4), sdpaTiledMinT = minTokens("SDPA_TILED", 2);
+        int sdpaSplits = intKnob("SDPA_SPLITS", 32, 0, 1024, "key splits per KV head for decode attention (0: sdpa_f32)");
         CudaContext ctx = CudaContext.open(ordinal);
         try {
-            return new CudaBackend(ctx, knobs, graphs, moeTiledMinT, sdpaTiledMinT);
+            return new CudaBackend(ctx, knobs, graphs, moeTiledMinT, sdpaTiledMinT, sdpaSplits);
         } catch (RuntimeException e) {
             ctx.close();
             throw e;
         }
     }
 
-    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs, int moeTiledMinT, int sdpaTiledMinT) {
+    private CudaBackend(CudaContext ctx, int[] knobs, boolean graphs, int moeTiledMinT, int sdpaTiledMinT, int sdpaSplits) {
+        this.sdpaSplits = sdpaSplits;
         this.moeTiledMinT = moeTiledMinT;
         this.sdpaTiledMinT = sdpaTiledMinT;
         this.ctx = ctx;
@@ -124,6 +134,7 @@ public final class CudaBackend implements Backend {
             kMoeCombine = mp.function("moe_combine");
             sp = ctx.loadModule("sdpa_prefill");
             kSdpaTiled = sp.function("sdpa_tiled_f32");
+            kSdpaCombine = sp.function("sdpa_combine_f32");
             kEmbed = o.function("embed_f32");
             kLinear = o.function("linear_f32");
             kRope = o.function("rope_f32");
@@ -239,8 +250,13 @@ public final class CudaBackend implements Backend {
 
     /** A token-count threshold {@code GOSS_CUDA_<KERNEL>_MIN_T} (property {@code goss.cuda.<kernel>.min.t}): an int ≥ 1, else {@code def}. */
     static int minTokens(String kernel, int def) {
-        String prop = "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT).replace('_', '.') + ".min.t";
-        String env = "GOSS_CUDA_" + kernel + "_MIN_T";
+        return intKnob(kernel + "_MIN_T", def, 1, Integer.MAX_VALUE, "a token count");
+    }
+
+    /** {@code GOSS_CUDA_<NAME>} (property {@code goss.cuda.<name>}, lower case, dots for underscores): an int in min..max, else {@code def}. */
+    static int intKnob(String name, int def, int min, int max, String what) {
+        String prop = "goss.cuda." + name.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+        String env = "GOSS_CUDA_" + name;
         String v = System.getProperty(prop);
         String source = prop;
         if (v == null) {
@@ -252,13 +268,13 @@ public final class CudaBackend implements Backend {
         }
         try {
             int n = Integer.parseInt(v.strip());
-            if (n >= 1) {
+            if (n >= min && n <= max) {
                 return n;
             }
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new GossException("invalid " + source + "=" + v + ": a token count from 1 to " + Integer.MAX_VALUE);
+        throw new GossException("invalid " + source + "=" + v + ": " + what + " from " + min + " to " + max);
     }
 
     /** The launch knobs in effect, by environment-variable name. */
@@ -273,6 +289,7 @@ public final class CudaBackend implements Backend {
         m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
         m.put("GOSS_CUDA_MOE_TILED_MIN_T", moeTiledMinT);
         m.put("GOSS_CUDA_SDPA_TILED_MIN_T", sdpaTiledMinT);
+        m.put("GOSS_CUDA_SDPA_SPLITS", sdpaSplits);
         return m;
     }
 
@@ -752,6 +769,11 @@ public final class CudaBackend implements Backend {
         queue.launch(k, Dim3.of(gx, Math.min(gy, 65535)), Dim3.of(block), shared, args);
     }
 
+    /** A launch with a 3-D grid (every dimension at least 1). */
+    private void launch(CudaKernel k, Dim3 grid, int block, int shared, KernelArgs args) {
+        queue.launch(k, grid, Dim3.of(block), shared, args);
+    }
+
     private static int ceilDiv(long a, long b) {
         return Math.toIntExact((a + b - 1) / b);
     }
@@ -843,13 +865,26 @@ public final class CudaBackend implements Backend {
         float scale = (float) (1 / Math.sqrt(hd));
         queue.position(start);
         int group = c.queriesPerKvHead(), tq = Math.max(1, SDPA_TILE_PAIRS / group);
-        if (T >= sdpaTiledMinT && hd <= 128 && group <= SDPA_TILE_PAIRS && ceilDiv(T, tq) <= 65535) {
-            // tiled: one block per (KV head, tq query rows) for all `group` heads of that KV head
+        boolean tiledShape = hd <= 128 && group <= SDPA_TILE_PAIRS && ceilDiv(T, tq) <= 65535;
+        if (tiledShape && (T >= sdpaTiledMinT || T == 1 && sdpaSplits > 0)) {
+            // tiled: one block per (KV head, tq query rows) for all `group` heads of that KV head; a decode step
+            // splits the keys over sdpaSplits blocks per KV head (a fixed grid: the graph replays at every position)
+            int splits = T == 1 ? sdpaSplits : 1;
+            long part = 0;
+            if (splits > 1) {
+                sdpaPartBuf = grow(sdpaPartBuf, 4L * splits * T * heads * (hd + 2), "attention partial sums");
+                part = sdpaPartBuf.address();
+            }
             sdpaTiledCalls++;
-            launch(kSdpaTiled, c.numKeyValueHeads(), ceilDiv(T, tq), TILED_THREADS, 4 * (SDPA_TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
+            launch(kSdpaTiled, new Dim3(c.numKeyValueHeads(), ceilDiv(T, tq), splits), TILED_THREADS,
+                    4 * (SDPA_TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
                     args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
                             .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(group).i32(hd)
-                            .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq));
+                            .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq).ptr(part));
+            if (splits > 1) {
+                launch(kSdpaCombine, heads, T, Math.max(32, ceilDiv(hd, 32) * 32), 0,
+                        args().ptr(part).ptr(w.sinks[layer]).i32(T).i32(heads).i32(hd).i32(splits).ptr(t(out).ptr()));
+            }
         } else {
             launch(kSdpa, heads, T, sdpaBlock, shared,
                     args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])

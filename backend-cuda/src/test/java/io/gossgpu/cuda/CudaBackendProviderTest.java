@@ -32,6 +32,28 @@ class CudaBackendProviderTest {
     }
 
     @Test
+    void countKnobsAreValidatedWithTheirNameValueAndRange() {
+        assertEquals(4, CudaBackend.minTokens("MOE_TILED", 4));
+        assertEquals(32, CudaBackend.intKnob("SDPA_SPLITS", 32, 0, 1024, "splits"));
+        for (String bad : new String[]{"-1", "1025", "x"}) {
+            System.setProperty("goss.cuda.sdpa.splits", bad);
+            try {
+                GossException e = assertThrows(GossException.class, () -> CudaBackend.intKnob("SDPA_SPLITS", 32, 0, 1024, "splits"));
+                assertTrue(e.getMessage().contains("goss.cuda.sdpa.splits=" + bad) && e.getMessage().contains("from 0 to 1024"), e.getMessage());
+            } finally {
+                System.clearProperty("goss.cuda.sdpa.splits");
+            }
+        }
+        System.setProperty("goss.cuda.moe.tiled.min.t", "0");
+        try {
+            GossException e = assertThrows(GossException.class, () -> CudaBackend.minTokens("MOE_TILED", 4));
+            assertTrue(e.getMessage().contains("goss.cuda.moe.tiled.min.t=0"), e.getMessage());
+        } finally {
+            System.clearProperty("goss.cuda.moe.tiled.min.t");
+        }
+    }
+
+    @Test
     void blockKnobsAreValidatedWithTheirNameValueAndRange() {
         assertEquals(64, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", "64"));
         assertEquals(1024, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", " 1024 "));

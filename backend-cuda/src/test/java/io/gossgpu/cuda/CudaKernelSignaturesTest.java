@@ -67,7 +67,9 @@ class CudaKernelSignaturesTest {
             assertEquals("pppp", signature(new String(CudaKernels.ptx("add", arch), StandardCharsets.UTF_8), "add_f32"));
             String moe = new String(CudaKernels.ptx("moe_prefill", arch), StandardCharsets.UTF_8);
             MOE_PREFILL.forEach((entry, sig) -> assertEquals(sig, signature(moe, entry), entry + " in moe_prefill." + arch + ".ptx"));
-            assertEquals("pppppppipiiiiiifi", signature(new String(CudaKernels.ptx("sdpa_prefill", arch), StandardCharsets.UTF_8), "sdpa_tiled_f32"));
+            String sdpa = new String(CudaKernels.ptx("sdpa_prefill", arch), StandardCharsets.UTF_8);
+            assertEquals("pppppppipiiiiiifip", signature(sdpa, "sdpa_tiled_f32"));
+            assertEquals("ppiiiip", signature(sdpa, "sdpa_combine_f32"));
         }
     }
 }

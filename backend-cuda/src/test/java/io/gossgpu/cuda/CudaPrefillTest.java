@@ -40,7 +40,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * whole-model prefills of 26) does not reach: the MoE batched by expert (moe_prefill.cu, tiles of 32 slots)
  * with T·K from a few slots to several tiles per expert, in both MXFP4 layouts (the OpenAI checkpoint's and
  * GGUF's block_mxfp4, whose 51-byte rows at width 96 are not 4-byte aligned), and whole-model prefill
- * logits of 70 tokens (sliding window 5) against the reference. Skipped like {@link CudaConformanceTest}.
+ * logits of 70 tokens (sliding window 5) against the reference; decode attention with its keys split over 3
+ * blocks per KV head. Skipped like {@link CudaConformanceTest}.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class CudaPrefillTest {
@@ -58,10 +59,12 @@ class CudaPrefillTest {
             return;
         }
         System.setProperty("goss.cuda.moe.tiled.min.t", "1");
+        System.setProperty("goss.cuda.sdpa.splits", "3"); // decode: uneven shares, of two key tiles each at T = 130
         try {
             cuda = (CudaBackend) provider.create();
         } finally {
             System.clearProperty("goss.cuda.moe.tiled.min.t");
+            System.clearProperty("goss.cuda.sdpa.splits");
         }
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
@@ -138,7 +141,7 @@ class CudaPrefillTest {
      * cache/batch boundary.
      */
     @ParameterizedTest(name = "T={0}")
-    @ValueSource(ints = {2, 9, 33, 70})
+    @ValueSource(ints = {2, 9, 33, 70, 130})
     void tiledAttentionMatchesTheReference(int T) {
         for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
@@ -172,7 +175,7 @@ class CudaPrefillTest {
                         }
                     }
                 }
-                assertEquals(4, cuda.sdpaTiledCalls - before, "the batches of 7 and T took the tiled kernel, the decode step not");
+                assertEquals(6, cuda.sdpaTiledCalls - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
             }
         }
     }

@@ -11,7 +11,8 @@ import java.util.Map;
  * keys in chunks of 32 (more online-softmax rescalings than the test sequences have with the default 128),
  * one or three warps per linear block (a partial last block), MXFP4 rows split over fewer threads, and the
  * MoE batched by expert from T = 2 (the default kit takes it from T = 4: its batches of 17 and whole-model prefills),
- * and attention always with sdpa_f32 (the default kit takes the tiled sdpa_prefill.cu for every batch of 2 or more).
+ * and attention always with sdpa_f32 (the default kit takes sdpa_prefill.cu for every batch, decode steps with
+ * their keys split over 32 blocks per KV head).
  * Skipped like {@link CudaConformanceTest}.
  */
 class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
@@ -23,7 +24,8 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
             "goss.cuda.argmax.block", "32",
             "goss.cuda.elementwise.block", "32",
             "goss.cuda.moe.tiled.min.t", "2",
-            "goss.cuda.sdpa.tiled.min.t", "1000000");
+            "goss.cuda.sdpa.tiled.min.t", "1000000",
+            "goss.cuda.sdpa.splits", "0");
 
     @Override
     protected BackendProvider provider() {
@@ -49,7 +51,7 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
                 KNOBS.forEach(System::setProperty);
                 try {
                     CudaBackend b = (CudaBackend) p.create();
-                    if (b.sdpaBlock != 32 || b.linearBlock != 96 || b.moeTiledMinT != 2 || b.sdpaTiledMinT != 1000000) {
+                    if (b.sdpaBlock != 32 || b.linearBlock != 96 || b.moeTiledMinT != 2 || b.sdpaTiledMinT != 1000000 || b.sdpaSplits != 0) {
                         throw new IllegalStateException("knobs not applied: " + b.knobs());
                     }
                     return b;
