@@ -93,8 +93,11 @@ std::string resolveShuffle(gpuemu::WarpOp *const lanes[gpuemu::kWarp], uint32_t 
 
 const gpuemu::Words kWords{"block", "__syncthreads", "warp"};
 
-void runThread(unsigned, void *) {
-    const Launch &l = *t_block.launch;
+/* The running block, found through the fiber (no thread_local lookup in the kernels' hot paths). */
+inline BlockState &cur() { return *(BlockState *) gpuemu::groupArg(); }
+
+void runThread(unsigned, void *arg) {
+    const Launch &l = *((BlockState *) arg)->launch;
     l.k->call(l.k->fn, l.params);
 }
 
@@ -102,13 +105,13 @@ void runThread(unsigned, void *) {
 
 uint3 thread_idx() {
     unsigned i = gpuemu::threadIndex();
-    const uint3 &b = t_block.launch->block;
-    return uint3{i % b.x, i / b.x % b.y, i / (b.x * b.y)};
+    const uint3 &b = cur().launch->block;
+    return b.y == 1 && b.z == 1 ? uint3{i, 0, 0} : uint3{i % b.x, i / b.x % b.y, i / (b.x * b.y)};
 }
-uint3 block_idx() { return t_block.idx; }
-uint3 block_dim() { return t_block.launch->block; }
-uint3 grid_dim() { return t_block.launch->grid; }
-void *dynamic_shared() { return t_block.dyn; }
+uint3 block_idx() { return cur().idx; }
+uint3 block_dim() { return cur().launch->block; }
+uint3 grid_dim() { return cur().launch->grid; }
+void *dynamic_shared() { return cur().dyn; }
 void syncthreads() { gpuemu::barrier(); }
 
 uint32_t warp_op(int op, unsigned mask, uint32_t bits, int type, unsigned arg, int width) {
@@ -164,7 +167,7 @@ int goss_cuemu_launch(const char *name, const unsigned grid[3], const unsigned b
             s.idx = uint3{(unsigned) (b % gx), (unsigned) (b % gxy / gx), (unsigned) (b / gxy)};
             std::string where = std::string("kernel ") + name + ", block (" + std::to_string(s.idx.x) + "," +
                                 std::to_string(s.idx.y) + "," + std::to_string(s.idx.z) + ")";
-            return gpuemu::runGroup(threads, runThread, nullptr, resolveShuffle, kWords, where);
+            return gpuemu::runGroup(threads, runThread, &s, resolveShuffle, kWords, where);
         });
     }
     t_error = err;

@@ -113,18 +113,40 @@ struct Exec {
     }
 };
 
-thread_local Exec t_exec;
+thread_local Exec t_exec; // touched once per group: thread_local access in a shared library is a call
 
-void fiberEntry() {
-    Exec &e = t_exec;
-    e.body(e.current, e.arg);
-    e.fibers[e.current].state = DONE;
-    switchTo(e.fibers[e.current].uc, e.scheduler); // never resumed
+/* At the lowest address of every fiber stack (stacks are kStackBytes-aligned): who runs on it. The running
+ * fiber finds its own state from its stack pointer, with no thread_local lookup per barrier or shuffle. */
+struct StackHeader {
+    Exec *exec;
+    unsigned index;
+};
+inline StackHeader &self() {
+    return *(StackHeader *) ((uintptr_t) __builtin_frame_address(0) & ~(uintptr_t) (kStackBytes - 1));
+}
+inline Fiber &selfFiber() {
+    StackHeader &h = self();
+    return h.exec->fibers[h.index];
 }
 
-void yieldToScheduler() {
-    Exec &e = t_exec;
-    switchTo(e.fibers[e.current].uc, e.scheduler);
+void fiberEntry() {
+    StackHeader &h = self();
+    Exec &e = *h.exec;
+    e.body(h.index, e.arg);
+    e.fibers[h.index].state = DONE;
+    switchTo(e.fibers[h.index].uc, e.scheduler); // never resumed
+}
+
+void yieldToScheduler(Fiber &f) { switchTo(f.uc, self().exec->scheduler); }
+
+/* A kStackBytes-aligned stack (mapped twice the size, the excess unmapped). */
+unsigned char *mapStack() {
+    void *m = mmap(nullptr, 2 * kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return nullptr;
+    uintptr_t b = (uintptr_t) m, a = (b + kStackBytes - 1) & ~(uintptr_t) (kStackBytes - 1);
+    if (a > b) munmap(m, a - b);
+    if (b + 2 * kStackBytes > a + kStackBytes) munmap((void *) (a + kStackBytes), b + 2 * kStackBytes - (a + kStackBytes));
+    return (unsigned char *) a;
 }
 
 std::string lanesText(uint32_t m) {
@@ -189,17 +211,18 @@ std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, Warp
     if (n == 0 || n > kMaxThreads)
         return where + ": " + std::to_string(n) + " threads per " + words.group + " (1.." + std::to_string(kMaxThreads) + ")";
     while (e.fibers.size() < n) {
-        void *s = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (s == MAP_FAILED) return where + ": cannot allocate fiber stacks";
+        unsigned char *s = mapStack();
+        if (!s) return where + ": cannot allocate fiber stacks";
         e.fibers.emplace_back();
-        e.fibers.back().stack = (unsigned char *) s;
+        e.fibers.back().stack = s;
+        *(StackHeader *) s = StackHeader{&e, (unsigned) e.fibers.size() - 1};
     }
     e.body = body;
     e.arg = arg;
     for (unsigned t = 0; t < n; t++) {
         Fiber &f = e.fibers[t];
         f.state = RUNNABLE;
-        makeContext(f.uc, f.stack, kStackBytes);
+        makeContext(f.uc, f.stack + sizeof(StackHeader), kStackBytes - sizeof(StackHeader));
     }
     unsigned nWarps = (n + kWarp - 1) / kWarp;
     for (;;) {
@@ -236,25 +259,28 @@ std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, Warp
     }
 }
 
-unsigned threadIndex() { return t_exec.current; }
+unsigned threadIndex() { return self().index; }
+void *groupArg() { return self().exec->arg; }
 
 void barrier() {
-    t_exec.fibers[t_exec.current].state = AT_BARRIER;
-    yieldToScheduler();
+    Fiber &f = selfFiber();
+    f.state = AT_BARRIER;
+    yieldToScheduler(f);
 }
 
 uint32_t warpOp(const WarpOp &op) {
-    Fiber &f = t_exec.fibers[t_exec.current];
+    Fiber &f = selfFiber();
     f.warp = op;
     f.state = AT_WARP;
-    yieldToScheduler();
-    return t_exec.fibers[t_exec.current].warp.result;
+    yieldToScheduler(f);
+    return f.warp.result;
 }
 
 void fault(const std::string &why) {
-    t_exec.fault = why;
-    t_exec.fibers[t_exec.current].state = FAULTED;
-    yieldToScheduler();
+    Fiber &f = selfFiber();
+    self().exec->fault = why;
+    f.state = FAULTED;
+    yieldToScheduler(f);
     std::abort(); // unreachable: a faulted fiber is never resumed
 }
 

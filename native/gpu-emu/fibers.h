@@ -48,6 +48,7 @@ std::string runGroup(unsigned n, void (*body)(unsigned tid, void *arg), void *ar
 
 // ---- called from inside a running fiber ----
 unsigned threadIndex();                // linear index of the running thread in its group
+void *groupArg();                      // the arg runGroup was given
 void barrier();                        // group-wide rendezvous
 uint32_t warpOp(const WarpOp &op);     // warp rendezvous; returns this lane's result
 [[noreturn]] void fault(const std::string &why); // abandons the fiber and fails the group with `why`
