@@ -139,13 +139,19 @@ void fiberEntry() {
 
 void yieldToScheduler(Fiber &f) { switchTo(f.uc, self().exec->scheduler); }
 
-/* A kStackBytes-aligned stack (mapped twice the size, the excess unmapped). */
+/* A kStackBytes-aligned stack (mapped twice the size, the excess unmapped): the StackHeader in its first page,
+ * a PROT_NONE guard page above it (an overflowing kernel crashes instead of corrupting the header), then the stack. */
+size_t pageBytes() { return (size_t) sysconf(_SC_PAGESIZE); }
 unsigned char *mapStack() {
     void *m = mmap(nullptr, 2 * kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return nullptr;
     uintptr_t b = (uintptr_t) m, a = (b + kStackBytes - 1) & ~(uintptr_t) (kStackBytes - 1);
     if (a > b) munmap(m, a - b);
     if (b + 2 * kStackBytes > a + kStackBytes) munmap((void *) (a + kStackBytes), b + 2 * kStackBytes - (a + kStackBytes));
+    if (mprotect((void *) (a + pageBytes()), pageBytes(), PROT_NONE) != 0) {
+        munmap((void *) a, kStackBytes);
+        return nullptr;
+    }
     return (unsigned char *) a;
 }
 
@@ -222,7 +228,7 @@ std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, Warp
     for (unsigned t = 0; t < n; t++) {
         Fiber &f = e.fibers[t];
         f.state = RUNNABLE;
-        makeContext(f.uc, f.stack + sizeof(StackHeader), kStackBytes - sizeof(StackHeader));
+        makeContext(f.uc, f.stack + 2 * pageBytes(), kStackBytes - 2 * pageBytes());
     }
     unsigned nWarps = (n + kWarp - 1) / kWarp;
     for (;;) {
