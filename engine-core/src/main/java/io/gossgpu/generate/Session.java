@@ -27,9 +27,6 @@ public final class Session implements AutoCloseable {
     private volatile boolean cancelRequested;
 
     /**
-     * @param loadMs how long loading the weights took (reported in {@link Timings}); 0 if unknown
-     */
-    /**
      * @param swaRollback extra ring slots on sliding-window layers so that {@link #rollbackTo} can go that much
      *                    further back ({@link KvCacheSpec#swaRollback()}); 0 keeps exactly the window
      * @param loadMs      how long loading the weights took (reported in {@link Timings}); 0 if unknown

@@ -15,7 +15,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * A fixed number of slots, each generating one request at a time with its own KV cache (a {@link Chat} and, made
  * when first needed, a {@link Completion}). A request takes the free slot whose cached conversation its prompt
  * continues with the most reusable tokens (so a multi-turn client keeps landing on its own history, also when it
- * sends the last reply back without its reasoning), else the least recently used free slot; it waits in a bounded queue when every slot is busy, and is refused past that.
+ * sends the last reply back without its reasoning), else the least recently used free slot; it waits in a bounded
+ * queue when every slot is busy, and is refused past that.
  */
 final class SlotPool implements AutoCloseable {
     /** Every slot is busy and the queue is full. */
