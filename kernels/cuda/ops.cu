@@ -31,6 +31,8 @@
 
 #include <math.h>
 
+#include "goss_cuda.h"
+
 __device__ __forceinline__ float warp_sum(float v)
 {
     for (int o = 16; o > 0; o >>= 1) {
@@ -123,7 +125,7 @@ extern "C" __global__ void sdpa_f32(const float* __restrict__ q, const float* __
                                     int hd, int kvDim, int slots, int window, float scale)
 {
     const int start = pos[0];
-    extern __shared__ float smem[];
+    DYNAMIC_SHARED(float, smem);
     float* lq = smem;            // hd
     float* lacc = smem + hd;     // hd
     float* ls = smem + 2 * hd;   // blockDim.x

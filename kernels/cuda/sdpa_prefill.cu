@@ -15,6 +15,8 @@
 
 #include <math.h>
 
+#include "goss_cuda.h"
+
 #define SDPA_WARPS 8      // block size 256
 #define SDPA_PAIRS_W 2    // (query row, head) pairs per warp
 #define SDPA_PAIRS 16     // per block: TQ * group <= 16
@@ -51,7 +53,7 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
                                           int group, int hd, int kvDim, int slots, int window, float scale, int tq,
                                           float* __restrict__ part)
 {
-    extern __shared__ float smem[];
+    DYNAMIC_SHARED(float, smem);
     float* qs = smem;                            // SDPA_PAIRS x hd
     float* ks = qs + SDPA_PAIRS * hd;            // SDPA_TK x (hd + 1): lane j reads row j without bank conflicts
     float* vs = ks + SDPA_TK * (hd + 1);         // SDPA_TK x hd

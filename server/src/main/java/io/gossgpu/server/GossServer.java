@@ -134,7 +134,8 @@ public final class GossServer implements AutoCloseable {
                     return;
                 }
                 engine = e;
-                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength());
+                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
+                        options.swaRollback());
             }
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
