@@ -14,7 +14,8 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 /**
  * Runs CUDA test classes with the JUnit Platform launcher, without Maven: for a lent GPU machine that has
  * a jlink'ed runtime but no JDK or Maven (see src/test/device/README.md). Arguments: fully qualified test
- * class names; none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest and CudaSmallBlocksConformanceTest.
+ * class names; none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest, CudaSmallBlocksConformanceTest,
+ * CudaGraphDecodeTest and CudaPrefillTest.
  * Prints every test's outcome (skipped ones with the reason) and exits 1 on any failure, 2 when nothing
  * passed (everything skipped: no usable device), 0 otherwise.
  */
@@ -25,7 +26,7 @@ public final class DeviceKitMain {
     public static void main(String[] args) throws Exception {
         String[] classes = args.length > 0 ? args
                 : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
-                CudaSmallBlocksConformanceTest.class.getName()};
+                CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));
