@@ -89,18 +89,23 @@ __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const un
     }
 }
 
-// acc[r][i] += W_r . in_m for the block's 64 weight rows (r = 0: row tx of group A, r = 1: row tx of group B)
-// and its slots m = ty + 8i (i < 4) of the tile; in_m = in + (order[m] / div) * cols. Group A is rows rowA ..
-// rowA + nA - 1 of (cA, sA), group B rows rowB .. rowB + nB - 1 of (cB, sB); missing rows and slots read 0.
-// Per step of MOE_KC columns the 64 x MOE_KC weights are decoded once into shared memory and the MOE_TM x MOE_KC inputs
-// loaded once, then every thread does its 2 x 4 dot products from shared memory.
-__device__ void mx_tile(const unsigned char* __restrict__ cA, const unsigned char* __restrict__ sA, size_t rowA, int nA,
-                        const unsigned char* __restrict__ cB, const unsigned char* __restrict__ sB, size_t rowB, int nB,
-                        int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots, int n, int div,
-                        float acc[2][4])
+// Four groups of 32 weight rows per block: group r is rows row[r] .. row[r] + nrow[r] - 1 of (codes[r], scales[r])
+// (missing rows read 0). acc[r][i] += W_{r, tx} . in_m for row tx of each group and the tile's slots m = ty + 8i
+// (i < 4), in_m = in + (slots[m] / div) * cols (missing slots read 0). Per step of KC columns the 128 x KC
+// weights are decoded once into shared memory and the TM x KC inputs loaded once; then each thread does its
+// 4 x 4 dot products from shared memory (8 shared loads per 16 FMAs).
+struct MxRows {
+    const unsigned char* codes[4];
+    const unsigned char* scales[4];
+    size_t row[4];
+    int nrow[4];
+};
+
+__device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
+                        int n, int div, float acc[4][4])
 {
     __shared__ float xs[MOE_TM][MOE_KC];
-    __shared__ float ws[64][MOE_KC + 1]; // +1: threads of a warp read rows tx at one column without bank conflicts
+    __shared__ float ws[128][MOE_KC + 1]; // +1: threads of a warp read rows tx at one column without bank conflicts
     const int tid = threadIdx.x;
     const int tx = tid & 31;
     const int ty = tid >> 5;
@@ -116,17 +121,21 @@ __device__ void mx_tile(const unsigned char* __restrict__ cA, const unsigned cha
             }
             xs[m][k] = v;
         }
-        // 64 rows x 2 blocks x 2 halves = 256 tasks, one per thread
-        {
-            const int r = tid >> 2;
-            const int b = (tid >> 1) & 1;
-            const int half = tid & 1;
-            const bool groupB = r >= 32;
+        // 128 rows x 2 blocks x 2 halves = 512 tasks, two per thread
+        for (int task = tid; task < 512; task += MOE_THREADS) {
+            const int r = task >> 2;
+            const int b = (task >> 1) & 1;
+            const int half = task & 1;
+            const int g = r >> 5;
             const int rr = r & 31;
             float* dst = &ws[r][32 * b];
-            if (32 * b < kc && rr < (groupB ? nB : nA)) {
-                mx_decode_half(groupB ? cB : cA, groupB ? sB : sA, ggml, (groupB ? rowB : rowA) + rr, cols,
-                               k0 / 32 + b, half, dst);
+            // constant indices only (selects), so that w stays in registers rather than local memory
+            const int nrow = g == 0 ? w.nrow[0] : g == 1 ? w.nrow[1] : g == 2 ? w.nrow[2] : w.nrow[3];
+            if (32 * b < kc && rr < nrow) {
+                const unsigned char* c = g == 0 ? w.codes[0] : g == 1 ? w.codes[1] : g == 2 ? w.codes[2] : w.codes[3];
+                const unsigned char* sc = g == 0 ? w.scales[0] : g == 1 ? w.scales[1] : g == 2 ? w.scales[2] : w.scales[3];
+                const size_t row = g == 0 ? w.row[0] : g == 1 ? w.row[1] : g == 2 ? w.row[2] : w.row[3];
+                mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst);
             } else {
                 for (int q = 0; q < 16; q++) {
                     dst[16 * half + q] = 0.0f;
@@ -135,20 +144,25 @@ __device__ void mx_tile(const unsigned char* __restrict__ cA, const unsigned cha
         }
         __syncthreads();
         for (int k = 0; k < kc; k++) {
-            const float wa = ws[tx][k];
-            const float wb = ws[32 + tx][k];
+            float wv[4], xv[4];
+            for (int r = 0; r < 4; r++) {
+                wv[r] = ws[32 * r + tx][k];
+            }
             for (int i = 0; i < 4; i++) {
-                const float xv = xs[ty + 8 * i][k];
-                acc[0][i] = fmaf(wa, xv, acc[0][i]);
-                acc[1][i] = fmaf(wb, xv, acc[1][i]);
+                xv[i] = xs[ty + 8 * i][k];
+            }
+            for (int r = 0; r < 4; r++) {
+                for (int i = 0; i < 4; i++) {
+                    acc[r][i] = fmaf(wv[r], xv[i], acc[r][i]);
+                }
             }
         }
     }
 }
 
-// ---- moe_gate_up_tiled: grid (ceil(I / 32), maxTiles), block 256 ---------------------------------------
-// Block (x, y): units u0 .. u0+31 (u0 = 32x) of work tile y (blocks past ntiles[0] return at once):
-// gate and up rows of those units for the tile's slots; hout is (T*K) x I, row s written for each placed slot.
+// ---- moe_gate_up_tiled: grid (ceil(I / 64), maxTiles), block 256 ---------------------------------------
+// Block (x, y): units u0 .. u0+63 (u0 = 64x) of work tile y (blocks past ntiles[0] return at once): gate and
+// up rows of those units for the tile's slots; hout is (T*K) x I, row s written for each placed slot.
 extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                              const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                              int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
@@ -163,30 +177,35 @@ extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ g
     const int e = tiles[2 * blockIdx.y];
     const int p0 = tiles[2 * blockIdx.y + 1];
     const int n = min(MOE_TM, offsets[e + 1] - p0);
-    const int u0 = blockIdx.x * 32;
-    const int nu = min(32, I - u0);
+    const int u0 = blockIdx.x * 64;
+    const int nu[2] = {max(0, min(32, I - u0)), max(0, min(32, I - u0 - 32))};
     const size_t row0 = (size_t) e * I + u0;
-    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    mx_tile(gCodes, gScales, row0, nu, uCodes, uScales, row0, nu, ggml, H, x, order + p0, n, K, acc);
+    // groups: gate and up of units u0.., then gate and up of units u0+32..
+    const MxRows w = {{gCodes, uCodes, gCodes, uCodes}, {gScales, uScales, gScales, uScales},
+                      {row0, row0, row0 + 32, row0 + 32}, {nu[0], nu[0], nu[1], nu[1]}};
+    float acc[4][4] = {};
+    mx_tile(w, ggml, H, x, order + p0, n, K, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
-    if (tx < nu) {
-        const size_t row = row0 + tx;
-        for (int i = 0; i < 4; i++) {
-            const int m = ty + 8 * i;
-            if (m < n) {
-                float a = acc[0][i] + gBias[row];
-                float b = acc[1][i] + uBias[row];
-                a = fminf(a, limit);
-                b = fmaxf(-limit, fminf(b, limit));
-                hout[(size_t) order[p0 + m] * I + u0 + tx] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+    for (int h = 0; h < 2; h++) {
+        if (tx < nu[h]) {
+            const size_t row = row0 + 32 * h + tx;
+            for (int i = 0; i < 4; i++) {
+                const int m = ty + 8 * i;
+                if (m < n) {
+                    float a = acc[2 * h][i] + gBias[row];
+                    float b = acc[2 * h + 1][i] + uBias[row];
+                    a = fminf(a, limit);
+                    b = fmaxf(-limit, fminf(b, limit));
+                    hout[(size_t) order[p0 + m] * I + u0 + 32 * h + tx] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+                }
             }
         }
     }
 }
 
-// ---- moe_down_tiled: grid (ceil(H / 64), maxTiles), block 256 -------------------------------------------
-// Block (x, y): output rows d0 .. d0+63 (d0 = 64x) of work tile y: y_s = down_e . h_s + db_e for the tile's
+// ---- moe_down_tiled: grid (ceil(H / 128), maxTiles), block 256 ------------------------------------------
+// Block (x, y): output rows d0 .. d0+127 (d0 = 128x) of work tile y: y_s = down_e . h_s + db_e for the tile's
 // slots s; yout is (T*K) x H, row s written for each placed slot.
 extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                           int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
@@ -200,16 +219,21 @@ extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCod
     const int e = tiles[2 * blockIdx.y];
     const int p0 = tiles[2 * blockIdx.y + 1];
     const int n = min(MOE_TM, offsets[e + 1] - p0);
-    const int d0 = blockIdx.x * 64;
-    const int nA = max(0, min(32, H - d0));
-    const int nB = max(0, min(32, H - d0 - 32));
+    const int d0 = blockIdx.x * 128;
     const size_t row0 = (size_t) e * H + d0;
-    float acc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-    mx_tile(dCodes, dScales, row0, nA, dCodes, dScales, row0 + 32, nB, ggml, I, hin, order + p0, n, 1, acc);
+    MxRows w;
+    for (int r = 0; r < 4; r++) {
+        w.codes[r] = dCodes;
+        w.scales[r] = dScales;
+        w.row[r] = row0 + 32 * r;
+        w.nrow[r] = max(0, min(32, H - d0 - 32 * r));
+    }
+    float acc[4][4] = {};
+    mx_tile(w, ggml, I, hin, order + p0, n, 1, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
-    for (int r = 0; r < 2; r++) {
-        if (tx < (r ? nB : nA)) {
+    for (int r = 0; r < 4; r++) {
+        if (tx < w.nrow[r]) {
             const int d = d0 + 32 * r + tx;
             const float bias = dBias[(size_t) e * H + d];
             for (int i = 0; i < 4; i++) {

@@ -957,11 +957,11 @@ public final class CudaBackend implements Backend {
         moeTiledCalls++;
         launch(kMoeSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
                 args().ptr(r.ids).i32(slots).i32(experts).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles));
-        launch(kGateUpTiled, ceilDiv(inter, 32), maxTiles, TILED_THREADS, 0,
+        launch(kGateUpTiled, ceilDiv(inter, 64), maxTiles, TILED_THREADS, 0,
                 args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
                         .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(base + offsets).ptr(base + order)
                         .ptr(base + tiles).ptr(base + ntiles).i32(k).i32(h).i32(inter).f32(c.swigluLimit()).ptr(hiddenBuf));
-        launch(kDownTiled, ceilDiv(h, 64), maxTiles, TILED_THREADS, 0,
+        launch(kDownTiled, ceilDiv(h, 128), maxTiles, TILED_THREADS, 0,
                 args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
                         .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).i32(h).i32(inter).ptr(moeOutBuf));
         launch(kMoeCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
