@@ -67,8 +67,10 @@ extern "C" __global__ void moe_sort(const int* __restrict__ ids, int S, int E, i
 }
 
 // Decodes half (16 values) of MXFP4 block `blk` of row `row` into dst[0..31] (the half's positions only).
+// lut: the FP4 table in shared memory (threads look up different codes: a __constant__ table would serve them
+// one address at a time).
 __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
-                               int ggml, size_t row, int cols, int blk, int half, float* dst)
+                               int ggml, size_t row, int cols, int blk, int half, float* dst, const float* lut)
 {
     const int nb = cols / 32;
     if (ggml) {
@@ -76,15 +78,15 @@ __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const un
         const int e = (int) b[0] - 127;
         for (int q = 0; q < 16; q++) {
             const unsigned int byte = b[1 + q];
-            dst[16 * half + q] = ldexpf(MOE_FP4[half ? byte >> 4 : byte & 15u], e);
+            dst[16 * half + q] = ldexpf(lut[half ? byte >> 4 : byte & 15u], e);
         }
     } else {
         const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
         const int e = (int) scales[row * (size_t) nb + blk] - 127;
         for (int q = 8 * half; q < 8 * half + 8; q++) {
             const unsigned int byte = b[q];
-            dst[2 * q] = ldexpf(MOE_FP4[byte & 15u], e);
-            dst[2 * q + 1] = ldexpf(MOE_FP4[byte >> 4], e);
+            dst[2 * q] = ldexpf(lut[byte & 15u], e);
+            dst[2 * q + 1] = ldexpf(lut[byte >> 4], e);
         }
     }
 }
@@ -106,7 +108,11 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
 {
     __shared__ float xs[MOE_TM][MOE_KC];
     __shared__ float ws[128][MOE_KC + 1]; // +1: threads of a warp read rows tx at one column without bank conflicts
+    __shared__ float lut[16];
     const int tid = threadIdx.x;
+    if (tid < 16) {
+        lut[tid] = MOE_FP4[tid]; // visible after the first __syncthreads below
+    }
     const int tx = tid & 31;
     const int ty = tid >> 5;
     for (int k0 = 0; k0 < cols; k0 += MOE_KC) {
@@ -135,7 +141,7 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
                 const unsigned char* c = g == 0 ? w.codes[0] : g == 1 ? w.codes[1] : g == 2 ? w.codes[2] : w.codes[3];
                 const unsigned char* sc = g == 0 ? w.scales[0] : g == 1 ? w.scales[1] : g == 2 ? w.scales[2] : w.scales[3];
                 const size_t row = g == 0 ? w.row[0] : g == 1 ? w.row[1] : g == 2 ? w.row[2] : w.row[3];
-                mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst);
+                mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst, lut);
             } else {
                 for (int q = 0; q < 16; q++) {
                     dst[16 * half + q] = 0.0f;

@@ -257,93 +257,123 @@ __constant__ float FP4_VALUES[16] = {
     0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
     -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
-// This thread's share (blocks tid, tid + B, ...) of dot(row `row` of a cols-wide MXFP4 matrix, x).
-__device__ float mx_dot_part(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
-                             int ggml, size_t row, int cols, const float* __restrict__ x)
+// The FP4 table in shared memory, filled by the block's first 16 threads (call before a __syncthreads): lanes
+// look up different codes, which a __constant__ table serves one address at a time, shared memory at once.
+__device__ __forceinline__ void fp4_table(float* lut)
 {
-    const int nb = cols / 32;
-    float acc = 0.0f;
-    if (ggml) {
-        const unsigned char* r = codes + row * (size_t) nb * 17;
-        for (int b = threadIdx.x; b < nb; b += blockDim.x) {
-            const unsigned char* blk = r + (size_t) b * 17;
-            const float* xb = x + b * 32;
-            float s = 0.0f;
-            for (int q = 0; q < 16; q++) {
-                const unsigned int byte = blk[1 + q];
-                s = fmaf(FP4_VALUES[byte & 15u], xb[q], s);
-                s = fmaf(FP4_VALUES[byte >> 4], xb[16 + q], s);
-            }
-            acc += ldexpf(s, (int) blk[0] - 127);
-        }
-    } else {
-        const unsigned char* r = codes + row * (size_t) (cols / 2);
-        const unsigned char* sc = scales + row * (size_t) nb;
-        for (int b = threadIdx.x; b < nb; b += blockDim.x) {
-            const unsigned char* blk = r + (size_t) b * 16;
-            const float* xb = x + b * 32;
-            float s = 0.0f;
-            for (int q = 0; q < 16; q++) {
-                const unsigned int byte = blk[q];
-                s = fmaf(FP4_VALUES[byte & 15u], xb[2 * q], s);
-                s = fmaf(FP4_VALUES[byte >> 4], xb[2 * q + 1], s);
-            }
-            acc += ldexpf(s, (int) sc[b] - 127);
-        }
+    if (threadIdx.x < 16) {
+        lut[threadIdx.x] = FP4_VALUES[threadIdx.x];
     }
-    return acc;
 }
 
-// mlp1 + SwiGLU: one block per (token-slot s = t*K + j, unit u). Expert ids read from device memory.
-// grid (min(T*K, 65535), I), block B. hout is (T*K) x I.
+// dot(row `row` of a cols-wide MXFP4 matrix, xs) by one warp, xs in shared memory; every lane gets the sum.
+// Half-warp h takes blocks h, h + 2, ...; its lane q takes byte q of each block and the two elements in it
+// (OpenAI: 2q and 2q+1; ggml: q and q+16), so the warp reads 32 consecutive code bytes at a time.
+__device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
+                             int ggml, size_t row, int cols, const float* xs, const float* lut)
+{
+    const int lane = threadIdx.x & 31;
+    const int q = lane & 15;
+    const int nb = cols / 32;
+    float acc = 0.0f;
+    for (int b = lane >> 4; b < nb; b += 2) {
+        unsigned int byte;
+        int e;
+        float x0, x1;
+        if (ggml) {
+            const unsigned char* blk = codes + (row * (size_t) nb + b) * 17;
+            byte = blk[1 + q];
+            e = blk[0];
+            x0 = xs[b * 32 + q];
+            x1 = xs[b * 32 + 16 + q];
+        } else {
+            byte = codes[row * (size_t) (cols / 2) + (size_t) b * 16 + q];
+            e = scales[row * (size_t) nb + b];
+            x0 = xs[b * 32 + 2 * q];
+            x1 = xs[b * 32 + 2 * q + 1];
+        }
+        acc += ldexpf(fmaf(lut[byte & 15u], x0, lut[byte >> 4] * x1), e - 127);
+    }
+    return warp_sum(acc);
+}
+
+// mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, 32 units u0 ..), x_t in shared memory, one
+// warp per unit (gate and up rows). Expert ids read from device memory.
+// grid (min(T*K, 65535), ceil(I / 32)), block B; dynamic shared memory 4*H bytes. hout is (T*K) x I.
 extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                        int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
                                        const float* __restrict__ x, const int* __restrict__ ids, int T, int K, int H,
                                        int I, float limit, float* __restrict__ hout)
 {
-    __shared__ float sh[32];
-    const int u = blockIdx.y;
+    DYNAMIC_SHARED(float, xs); // H
+    __shared__ float lut[16];
+    fp4_table(lut);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
+    const int u0 = blockIdx.y * 32;
     for (int s = blockIdx.x; s < T * K; s += gridDim.x) {
         const int t = s / K;
         const int e = ids[s];
-        const size_t row = (size_t) e * I + u;
-        const float* xt = x + (size_t) t * H;
-        float a = block_sum(mx_dot_part(gCodes, gScales, ggml, row, H, xt), sh);
-        float b = block_sum(mx_dot_part(uCodes, uScales, ggml, row, H, xt), sh);
-        if (threadIdx.x == 0) {
-            a += gBias[row];
-            b += uBias[row];
-            a = fminf(a, limit);
-            b = fmaxf(-limit, fminf(b, limit));
-            hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+        __syncthreads(); // the previous slot's readers are done
+        for (int c = threadIdx.x; c < H; c += blockDim.x) {
+            xs[c] = x[(size_t) t * H + c];
+        }
+        __syncthreads();
+        for (int u = u0 + warp; u < min(u0 + 32, I); u += warps) {
+            const size_t row = (size_t) e * I + u;
+            float a = mx_dot_warp(gCodes, gScales, ggml, row, H, xs, lut);
+            float b = mx_dot_warp(uCodes, uScales, ggml, row, H, xs, lut);
+            if (lane == 0) {
+                a += gBias[row];
+                b += uBias[row];
+                a = fminf(a, limit);
+                b = fmaxf(-limit, fminf(b, limit));
+                hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+            }
         }
     }
 }
 
-// mlp2 + bias + weighted sum over the K slots: one block per (token t, output d).
-// grid (min(T, 65535), H), block B. out is T x H (written, not accumulated).
+// mlp2 + bias + weighted sum over the K slots for decode: one block per (token t, 32 outputs d0 ..), each
+// slot's activations in shared memory in turn, one warp per output; out[t, d] = sum_j w_j (down_e . h_j + db_e),
+// j ascending. grid (min(T, 65535), ceil(H / 32)), block B; dynamic shared memory 4*I bytes. out is T x H.
 extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                     int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
                                     const int* __restrict__ ids, const float* __restrict__ weights, int T, int K,
                                     int H, int I, float* __restrict__ out)
 {
-    __shared__ float sh[32];
-    const int d = blockIdx.y;
+    DYNAMIC_SHARED(float, hs); // I
+    __shared__ float lut[16];
+    __shared__ float acc[32];
+    fp4_table(lut);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
+    const int d0 = blockIdx.y * 32;
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        float acc = 0.0f;
         for (int j = 0; j < K; j++) {
             const size_t s = (size_t) t * K + j;
             const int e = ids[s];
-            acc = fmaf(weights[s], mx_dot_part(dCodes, dScales, ggml, (size_t) e * H + d, I, hin + s * I), acc);
-        }
-        float total = block_sum(acc, sh);
-        if (threadIdx.x == 0) {
-            for (int j = 0; j < K; j++) {
-                const size_t s = (size_t) t * K + j;
-                total = fmaf(weights[s], dBias[(size_t) ids[s] * H + d], total);
+            const float w = weights[s];
+            __syncthreads(); // the previous slot's readers are done
+            for (int c = threadIdx.x; c < I; c += blockDim.x) {
+                hs[c] = hin[s * I + c];
             }
-            out[(size_t) t * H + d] = total;
+            __syncthreads();
+            for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
+                const size_t row = (size_t) e * H + d;
+                const float y = mx_dot_warp(dCodes, dScales, ggml, row, I, hs, lut) + dBias[row];
+                if (lane == 0) {
+                    acc[d - d0] = j == 0 ? w * y : fmaf(w, y, acc[d - d0]); // only this warp touches acc[d - d0]
+                }
+            }
+        }
+        for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
+            if (lane == 0) {
+                out[(size_t) t * H + d] = acc[d - d0];
+            }
         }
     }
 }

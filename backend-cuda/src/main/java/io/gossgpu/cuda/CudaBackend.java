@@ -94,7 +94,7 @@ public final class CudaBackend implements Backend {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
+        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 256),
                 block("ARGMAX", 256), block("ELEMENTWISE", 256)};
         boolean graphs = graphKnob();
         int moeTiledMinT = minTokens("MOE_TILED", 4), sdpaTiledMinT = minTokens("SDPA_TILED", 2);
@@ -917,8 +917,8 @@ public final class CudaBackend implements Backend {
         ModelConfig c = w.config;
         RoutingBuf r = (RoutingBuf) routing;
         int T = x.rows(), k = r.k, h = c.hiddenSize(), inter = c.intermediateSize();
-        if (h > 65535 || inter > 65535) {
-            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above 65535 is not supported by the cuda kernels");
+        if (h > 12288 || inter > 12288) { // the decode kernels hold one activation row in 48 KiB of shared memory
+            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above 12288 is not supported by the cuda kernels");
         }
         hiddenBuf = grow(hiddenBuf, 4L * T * k * inter, "MoE activations");
         Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
@@ -928,11 +928,11 @@ public final class CudaBackend implements Backend {
             moeTiled(w, layer, x, r, out, maxTiles);
             return;
         }
-        launch(kGateUp, Math.min(T * k, 65535), inter, moeBlock, 0,
+        launch(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, 32), moeBlock, 4 * h,
                 args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
                         .ptr(w.gateBias[layer]).ptr(w.upBias[layer]).ptr(t(x).ptr()).ptr(r.ids).i32(T).i32(k).i32(h).i32(inter)
                         .f32(c.swigluLimit()).ptr(hiddenBuf));
-        launch(kDown, Math.min(T, 65535), h, moeBlock, 0,
+        launch(kDown, Math.min(T, 65535), ceilDiv(h, 32), moeBlock, 4 * inter,
                 args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(w.downBias[layer]).ptr(hiddenBuf)
                         .ptr(r.ids).ptr(r.weights).i32(T).i32(k).i32(h).i32(inter).ptr(t(out).ptr()));
     }

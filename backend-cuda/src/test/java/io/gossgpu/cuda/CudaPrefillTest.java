@@ -48,7 +48,7 @@ class CudaPrefillTest {
     static final double OP_TOL = 1e-4, MODEL_TOL = 1e-3; // the kit's tolerances (BackendConformanceKit)
 
     private final BackendProvider provider = new CudaConformanceTest().provider();
-    private CudaBackend cuda;
+    private CudaBackend cuda, perSlot;
     private Backend reference;
     private final List<Checkpoint> checkpoints = new ArrayList<>();
     private ModelWeights openai, ggml;
@@ -65,6 +65,12 @@ class CudaPrefillTest {
         } finally {
             System.clearProperty("goss.cuda.moe.tiled.min.t");
             System.clearProperty("goss.cuda.sdpa.splits");
+        }
+        System.setProperty("goss.cuda.moe.tiled.min.t", String.valueOf(Integer.MAX_VALUE));
+        try {
+            perSlot = (CudaBackend) provider.create(); // the MoE kernels for decode at every T
+        } finally {
+            System.clearProperty("goss.cuda.moe.tiled.min.t");
         }
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
@@ -90,6 +96,9 @@ class CudaPrefillTest {
         if (cuda != null) {
             cuda.close();
         }
+        if (perSlot != null) {
+            perSlot.close();
+        }
         if (reference != null) {
             reference.close();
         }
@@ -104,10 +113,23 @@ class CudaPrefillTest {
         return f;
     }
 
-    /** T = 1 .. 70 tokens of 4 slots over 6 experts: from single slots to three tiles of 32 for one expert. */
+    /**
+     * T = 1 .. 70 tokens of 4 slots over 6 experts: from single slots to three tiles of 32 for one expert; the
+     * same with the per-slot kernels that decode uses.
+     */
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 2, 9, 33, 70})
     void moeBatchedByExpertMatchesTheReference(int T) {
+        moeMatchesTheReference(cuda, T, true);
+    }
+
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {1, 3, 70})
+    void moePerSlotMatchesTheReference(int T) {
+        moeMatchesTheReference(perSlot, T, false);
+    }
+
+    private void moeMatchesTheReference(CudaBackend cuda, int T, boolean tiled) {
         for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
@@ -130,7 +152,7 @@ class CudaPrefillTest {
                     }
                 }
             }
-            assertEquals(c.numHiddenLayers(), cuda.moeTiledCalls - before, "every layer took the MoE batched by expert");
+            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.moeTiledCalls - before, "MoE batched by expert in every layer, or in none");
         }
     }
 
