@@ -31,7 +31,7 @@ final class Knobs {
     static final Knob SDPA_SPLITKEYS = cpu(Knob.of(B, "SDPA", "SPLITKEYS", 256, KnobValues.range(0, Integer.MAX_VALUE), "keys per split",
             "split-K attention: keys per split (0 never splits)").tuneValues(0, 64, 128, 256, 512, 1024), 0);
     static final Knob SDPA_SPLITBELOW = Knob.of(B, "SDPA", "SPLITBELOW", 8, KnobValues.range(0, Integer.MAX_VALUE), "the split threshold",
-            "split only when heads × T work-groups are fewer than this").defaultNote("8 × the device's compute units")
+            "split only when heads × T work-groups are fewer than this").defaultNote("8 per compute unit of the device")
             .tuneValues(64, 128, 256, 512, 1024, 4096);
     static final Knob SDPA_GQA = Knob.of(B, "SDPA", "GQA", 1, KnobValues.oneOf(0, 1), "the GQA switch",
             "1 attends the query heads of a KV head together (K/V read once), 0 one head per work-group");
