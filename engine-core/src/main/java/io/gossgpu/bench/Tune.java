@@ -111,14 +111,14 @@ public final class Tune {
     }
 
     /**
-     * The provider of {@code backend} ({@code auto}: the available one {@code Backends.open} would pick) and the
+     * The provider of {@code backend} ({@code auto}: the available one of highest priority that has knobs) and the
      * knobs {@code names} picks; a one-line {@link GossException} when the backend is unknown or unavailable, has no
      * knobs, or a name is not one of them. Cheap: the device is probed, not opened.
      */
     public static Map.Entry<BackendProvider, List<Knob>> plan(String backend, List<String> names) {
         BackendProvider p = backend.equalsIgnoreCase("auto")
-                ? Backends.providers().stream().filter(x -> Backends.safeAvailability(x).available()).findFirst()
-                        .orElseThrow(() -> new GossException("no backend is available; " + Backends.summary()))
+                ? Backends.providers().stream().filter(x -> !x.knobs().isEmpty() && Backends.safeAvailability(x).available()).findFirst()
+                        .orElseThrow(() -> new GossException("no available backend has tuning knobs; " + Backends.summary()))
                 : Backends.provider(backend);
         List<Knob> knobs = select(p, names);
         var a = Backends.safeAvailability(p);
