@@ -65,7 +65,7 @@ public final class OpsReport {
                     Integer.parseInt(p.getParam("experts")), Integer.parseInt(p.getParam("vocab")));
             double ms = r.getPrimaryResult().getScore();
             long bytes = OpBytes.of(op, c, tokens, context);
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %.4f | %.1f MB | %.1f |%n", p.getParam("backend"), op, tokens,
+            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %.4f | %.1f MB | %.2f |%n", p.getParam("backend"), op, tokens,
                     attention ? Integer.toString(context) : "", ms, bytes / 1e6, bytes / (ms / 1e3) / 1e9));
         }
         return sb.append("bytes read: the distinct bytes the op must read at least (weights as stored: BF16 dense, MXFP4 experts; F32 "
