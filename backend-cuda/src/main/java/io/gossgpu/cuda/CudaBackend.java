@@ -66,7 +66,8 @@ public final class CudaBackend implements Backend {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = CudaKnobs.ALL.stream().mapToInt(io.gossgpu.backend.Knob::value).toArray();
+        int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
+                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value()};
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs);
@@ -131,13 +132,15 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** The launch knobs in effect, by environment-variable name (in the order of {@link CudaKnobs#ALL}). */
+    /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
-        int[] values = {linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock};
         SortedMap<String, Integer> m = new TreeMap<>();
-        for (int i = 0; i < values.length; i++) {
-            m.put(CudaKnobs.ALL.get(i).envName(), values[i]);
-        }
+        m.put(CudaKnobs.LINEAR.envName(), linearBlock);
+        m.put(CudaKnobs.RMSNORM.envName(), rmsBlock);
+        m.put(CudaKnobs.SDPA.envName(), sdpaBlock);
+        m.put(CudaKnobs.MOE.envName(), moeBlock);
+        m.put(CudaKnobs.ARGMAX.envName(), argmaxBlock);
+        m.put(CudaKnobs.ELEMENTWISE.envName(), elementwiseBlock);
         return m;
     }
 
