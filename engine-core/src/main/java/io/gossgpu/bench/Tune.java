@@ -135,6 +135,7 @@ public final class Tune {
         try {
             Bench.Options bo = new Bench.Options(o.model, p.name(), o.promptTokens, o.tokens, o.reps, 0);
             String[] device = new String[1];
+            time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
             Trial baseline = time(bo, -1, device);
             if (baseline.rejected() != null) throw new GossException("tune: the knobs as set now fail: " + baseline.rejected());
             log.printf(Locale.ROOT, "tune %s: before: prefill %.2f t/s, decode %.2f t/s%n", p.name(), baseline.prefill(), baseline.decode());
