@@ -66,8 +66,8 @@ public final class CudaBackend implements Backend {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
-                block("ARGMAX", 256), block("ELEMENTWISE", 256)};
+        int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
+                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value()};
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs);
@@ -102,14 +102,14 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
-            checkBlock(kLinear, "LINEAR", linearBlock);
-            checkBlock(kRms, "RMSNORM", rmsBlock);
-            checkBlock(kSdpa, "SDPA", sdpaBlock);
-            checkBlock(kGateUp, "MOE", moeBlock);
-            checkBlock(kDown, "MOE", moeBlock);
-            checkBlock(kArgmax, "ARGMAX", argmaxBlock);
+            checkBlock(kLinear, CudaKnobs.LINEAR, linearBlock);
+            checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
+            checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
+            checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
+            checkBlock(kDown, CudaKnobs.MOE, moeBlock);
+            checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
             for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd}) {
-                checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+                checkBlock(k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
             }
         } catch (RuntimeException e) {
             for (CudaModule m : new CudaModule[]{o, r, a}) {
@@ -125,61 +125,22 @@ public final class CudaBackend implements Backend {
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
-    private static void checkBlock(CudaKernel k, String kernel, int block) {
+    private static void checkBlock(CudaKernel k, io.gossgpu.backend.Knob knob, int block) {
         int max = k.maxThreadsPerBlock();
         if (block > max) {
-            throw new GossException("invalid " + envName(kernel) + "=" + block + ": kernel " + k.name()
-                    + " takes at most " + max + " threads per block on this device (a multiple of 32 from 32 to " + max + ")");
+            throw knob.invalid(Integer.toString(block), max, "kernel " + k.name() + "'s limit on this device");
         }
-    }
-
-    // ---- knobs ----------------------------------------------------------------------------------
-
-    static String envName(String kernel) {
-        return "GOSS_CUDA_" + kernel + "_BLOCK";
-    }
-
-    static String propertyName(String kernel) {
-        return "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT) + ".block";
-    }
-
-    /** Threads per block of {@code kernel}: the system property, else the environment, else {@code def}. */
-    static int block(String kernel, int def) {
-        String v = System.getProperty(propertyName(kernel));
-        String source = propertyName(kernel);
-        if (v == null) {
-            v = System.getenv(envName(kernel));
-            source = envName(kernel);
-        }
-        if (v == null || v.isBlank()) {
-            return def;
-        }
-        return parseBlock(source, v);
-    }
-
-    /** A block size: a multiple of 32 in 32..1024, else a GossException naming the knob, the value and the range. */
-    static int parseBlock(String knob, String value) {
-        int b;
-        try {
-            b = Integer.parseInt(value.strip());
-        } catch (NumberFormatException e) {
-            b = -1;
-        }
-        if (b < 32 || b > 1024 || b % 32 != 0) {
-            throw new GossException("invalid " + knob + "=" + value + ": threads per block must be a multiple of 32 from 32 to 1024");
-        }
-        return b;
     }
 
     /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(envName("LINEAR"), linearBlock);
-        m.put(envName("RMSNORM"), rmsBlock);
-        m.put(envName("SDPA"), sdpaBlock);
-        m.put(envName("MOE"), moeBlock);
-        m.put(envName("ARGMAX"), argmaxBlock);
-        m.put(envName("ELEMENTWISE"), elementwiseBlock);
+        m.put(CudaKnobs.LINEAR.envName(), linearBlock);
+        m.put(CudaKnobs.RMSNORM.envName(), rmsBlock);
+        m.put(CudaKnobs.SDPA.envName(), sdpaBlock);
+        m.put(CudaKnobs.MOE.envName(), moeBlock);
+        m.put(CudaKnobs.ARGMAX.envName(), argmaxBlock);
+        m.put(CudaKnobs.ELEMENTWISE.envName(), elementwiseBlock);
         return m;
     }
 
@@ -732,7 +693,7 @@ public final class CudaBackend implements Backend {
         int shared = 4 * (2 * hd + sdpaBlock);
         if (shared > 48 * 1024) {
             throw new GossException("attention: head_dim " + hd + " needs " + shared + " bytes of shared memory per block (48 KiB at most); lower "
-                    + envName("SDPA"));
+                    + CudaKnobs.SDPA.envName());
         }
         float scale = (float) (1 / Math.sqrt(hd));
         launch(kSdpa, heads, T, sdpaBlock, shared,
