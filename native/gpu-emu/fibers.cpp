@@ -252,13 +252,6 @@ void poison(void *p, size_t bytes) {
     if (i < bytes) std::memcpy(b + i, &w, bytes - i);
 }
 
-namespace {
-/* The fiber to resume k-th in this pass. */
-inline unsigned pick(const Options &o, const std::vector<unsigned> &perm, unsigned n, unsigned k) {
-    return o.order == Order::FORWARD ? k : o.order == Order::REVERSE ? n - 1 - k : perm[k];
-}
-} // namespace
-
 std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, WarpResolver resolve, const Words &words,
                      const std::string &where, const Options &options, uint64_t group) {
     Exec &e = t_exec;
@@ -285,17 +278,24 @@ std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, Warp
         for (unsigned t = 0; t < n; t++) e.perm[t] = t;
     }
     for (;;) {
-        bool ran = false;
-        if (options.order == Order::SHUFFLE) // Fisher-Yates, a fresh permutation every pass
-            for (unsigned k = n - 1; k > 0; k--) std::swap(e.perm[k], e.perm[mix(rng) % (k + 1)]);
-        for (unsigned k = 0; k < n; k++) {
-            unsigned t = pick(options, e.perm, n, k);
-            if (e.fibers[t].state != RUNNABLE) continue;
+        bool ran = false, faulted = false;
+        auto resume = [&](unsigned t) { // false once the fiber faulted
+            if (e.fibers[t].state != RUNNABLE) return true;
             e.current = t;
             switchTo(e.scheduler, e.fibers[t].uc);
-            if (e.fibers[t].state == FAULTED) return where + ": " + e.fault;
             ran = true;
+            return e.fibers[t].state != FAULTED;
+        };
+        // one loop per order, so the default pass is the plain forward loop
+        if (options.order == Order::FORWARD) {
+            for (unsigned t = 0; t < n && !faulted; t++) faulted = !resume(t);
+        } else if (options.order == Order::REVERSE) {
+            for (unsigned t = n; t-- > 0 && !faulted;) faulted = !resume(t);
+        } else { // Fisher-Yates, a fresh permutation every pass
+            for (unsigned k = n - 1; k > 0; k--) std::swap(e.perm[k], e.perm[mix(rng) % (k + 1)]);
+            for (unsigned k = 0; k < n && !faulted; k++) faulted = !resume(e.perm[k]);
         }
+        if (faulted) return where + ": " + e.fault;
         if (ran) continue;
         unsigned done = 0, atBarrier = 0, atWarp = 0;
         for (unsigned t = 0; t < n; t++) {
