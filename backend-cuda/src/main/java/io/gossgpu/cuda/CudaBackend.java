@@ -94,11 +94,11 @@ public final class CudaBackend implements Backend {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 256),
-                block("ARGMAX", 256), block("ELEMENTWISE", 256)};
+        int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
+                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value()};
         boolean graphs = graphKnob();
-        int moeTiledMinT = minTokens("MOE_TILED", 4), sdpaTiledMinT = minTokens("SDPA_TILED", 2);
-        int sdpaSplits = intKnob("SDPA_SPLITS", 32, 0, 1024, "key splits per KV head for decode attention (0: sdpa_f32)");
+        int moeTiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(), sdpaTiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value();
+        int sdpaSplits = CudaKnobs.SDPA_SPLITS.value();
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs, graphs, moeTiledMinT, sdpaTiledMinT, sdpaSplits);
@@ -146,14 +146,14 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
-            checkBlock(kLinear, "LINEAR", linearBlock);
-            checkBlock(kRms, "RMSNORM", rmsBlock);
-            checkBlock(kSdpa, "SDPA", sdpaBlock);
-            checkBlock(kGateUp, "MOE", moeBlock);
-            checkBlock(kDown, "MOE", moeBlock);
-            checkBlock(kArgmax, "ARGMAX", argmaxBlock);
+            checkBlock(kLinear, CudaKnobs.LINEAR, linearBlock);
+            checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
+            checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
+            checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
+            checkBlock(kDown, CudaKnobs.MOE, moeBlock);
+            checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
             for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd, kMoeCombine}) {
-                checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+                checkBlock(k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
             }
             for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled, kSdpaTiled}) {
                 if (k.maxThreadsPerBlock() < TILED_THREADS) {
@@ -177,50 +177,11 @@ public final class CudaBackend implements Backend {
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
-    private static void checkBlock(CudaKernel k, String kernel, int block) {
+    private static void checkBlock(CudaKernel k, io.gossgpu.backend.Knob knob, int block) {
         int max = k.maxThreadsPerBlock();
         if (block > max) {
-            throw new GossException("invalid " + envName(kernel) + "=" + block + ": kernel " + k.name()
-                    + " takes at most " + max + " threads per block on this device (a multiple of 32 from 32 to " + max + ")");
+            throw knob.invalid(Integer.toString(block), max, "kernel " + k.name() + "'s limit on this device");
         }
-    }
-
-    // ---- knobs ----------------------------------------------------------------------------------
-
-    static String envName(String kernel) {
-        return "GOSS_CUDA_" + kernel + "_BLOCK";
-    }
-
-    static String propertyName(String kernel) {
-        return "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT) + ".block";
-    }
-
-    /** Threads per block of {@code kernel}: the system property, else the environment, else {@code def}. */
-    static int block(String kernel, int def) {
-        String v = System.getProperty(propertyName(kernel));
-        String source = propertyName(kernel);
-        if (v == null) {
-            v = System.getenv(envName(kernel));
-            source = envName(kernel);
-        }
-        if (v == null || v.isBlank()) {
-            return def;
-        }
-        return parseBlock(source, v);
-    }
-
-    /** A block size: a multiple of 32 in 32..1024, else a GossException naming the knob, the value and the range. */
-    static int parseBlock(String knob, String value) {
-        int b;
-        try {
-            b = Integer.parseInt(value.strip());
-        } catch (NumberFormatException e) {
-            b = -1;
-        }
-        if (b < 32 || b > 1024 || b % 32 != 0) {
-            throw new GossException("invalid " + knob + "=" + value + ": threads per block must be a multiple of 32 from 32 to 1024");
-        }
-        return b;
     }
 
     static final String GRAPH_ENV = "GOSS_CUDA_GRAPH", GRAPH_PROPERTY = "goss.cuda.graph";
@@ -248,48 +209,19 @@ public final class CudaBackend implements Backend {
         return queue.stats();
     }
 
-    /** A token-count threshold {@code GOSS_CUDA_<KERNEL>_MIN_T} (property {@code goss.cuda.<kernel>.min.t}): an int ≥ 1, else {@code def}. */
-    static int minTokens(String kernel, int def) {
-        return intKnob(kernel + "_MIN_T", def, 1, Integer.MAX_VALUE, "a token count");
-    }
-
-    /** {@code GOSS_CUDA_<NAME>} (property {@code goss.cuda.<name>}, lower case, dots for underscores): an int in min..max, else {@code def}. */
-    static int intKnob(String name, int def, int min, int max, String what) {
-        String prop = "goss.cuda." + name.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
-        String env = "GOSS_CUDA_" + name;
-        String v = System.getProperty(prop);
-        String source = prop;
-        if (v == null) {
-            v = System.getenv(env);
-            source = env;
-        }
-        if (v == null || v.isBlank()) {
-            return def;
-        }
-        try {
-            int n = Integer.parseInt(v.strip());
-            if (n >= min && n <= max) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new GossException("invalid " + source + "=" + v + ": " + what + " from " + min + " to " + max);
-    }
-
     /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(envName("LINEAR"), linearBlock);
-        m.put(envName("RMSNORM"), rmsBlock);
-        m.put(envName("SDPA"), sdpaBlock);
-        m.put(envName("MOE"), moeBlock);
-        m.put(envName("ARGMAX"), argmaxBlock);
-        m.put(envName("ELEMENTWISE"), elementwiseBlock);
+        m.put(CudaKnobs.LINEAR.envName(), linearBlock);
+        m.put(CudaKnobs.RMSNORM.envName(), rmsBlock);
+        m.put(CudaKnobs.SDPA.envName(), sdpaBlock);
+        m.put(CudaKnobs.MOE.envName(), moeBlock);
+        m.put(CudaKnobs.ARGMAX.envName(), argmaxBlock);
+        m.put(CudaKnobs.ELEMENTWISE.envName(), elementwiseBlock);
+        m.put(CudaKnobs.MOE_TILED_MIN_T.envName(), moeTiledMinT);
+        m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), sdpaTiledMinT);
+        m.put(CudaKnobs.SDPA_SPLITS.envName(), sdpaSplits);
         m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
-        m.put("GOSS_CUDA_MOE_TILED_MIN_T", moeTiledMinT);
-        m.put("GOSS_CUDA_SDPA_TILED_MIN_T", sdpaTiledMinT);
-        m.put("GOSS_CUDA_SDPA_SPLITS", sdpaSplits);
         return m;
     }
 
@@ -860,7 +792,7 @@ public final class CudaBackend implements Backend {
         int shared = 4 * (2 * hd + sdpaBlock);
         if (shared > 48 * 1024) {
             throw new GossException("attention: head_dim " + hd + " needs " + shared + " bytes of shared memory per block (48 KiB at most); lower "
-                    + envName("SDPA"));
+                    + CudaKnobs.SDPA.envName());
         }
         float scale = (float) (1 / Math.sqrt(hd));
         queue.position(start);

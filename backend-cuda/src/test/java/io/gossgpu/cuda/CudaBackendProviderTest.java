@@ -33,46 +33,38 @@ class CudaBackendProviderTest {
 
     @Test
     void countKnobsAreValidatedWithTheirNameValueAndRange() {
-        assertEquals(4, CudaBackend.minTokens("MOE_TILED", 4));
-        assertEquals(32, CudaBackend.intKnob("SDPA_SPLITS", 32, 0, 1024, "splits"));
+        assertEquals("GOSS_CUDA_MOE_TILED_MIN_T", CudaKnobs.MOE_TILED_MIN_T.envName());
+        assertEquals("GOSS_CUDA_SDPA_TILED_MIN_T", CudaKnobs.SDPA_TILED_MIN_T.envName());
+        assertEquals("GOSS_CUDA_SDPA_SPLITS", CudaKnobs.SDPA_SPLITS.envName());
+        assertEquals(0, CudaKnobs.SDPA_SPLITS.parse("0", Integer.MAX_VALUE, null));
         for (String bad : new String[]{"-1", "1025", "x"}) {
-            System.setProperty("goss.cuda.sdpa.splits", bad);
-            try {
-                GossException e = assertThrows(GossException.class, () -> CudaBackend.intKnob("SDPA_SPLITS", 32, 0, 1024, "splits"));
-                assertTrue(e.getMessage().contains("goss.cuda.sdpa.splits=" + bad) && e.getMessage().contains("from 0 to 1024"), e.getMessage());
-            } finally {
-                System.clearProperty("goss.cuda.sdpa.splits");
-            }
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA_SPLITS.parse(bad, Integer.MAX_VALUE, null));
+            assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_SPLITS=" + bad) && e.getMessage().contains("1024"), e.getMessage());
         }
-        System.setProperty("goss.cuda.moe.tiled.min.t", "0");
-        try {
-            GossException e = assertThrows(GossException.class, () -> CudaBackend.minTokens("MOE_TILED", 4));
-            assertTrue(e.getMessage().contains("goss.cuda.moe.tiled.min.t=0"), e.getMessage());
-        } finally {
-            System.clearProperty("goss.cuda.moe.tiled.min.t");
-        }
+        GossException e = assertThrows(GossException.class, () -> CudaKnobs.MOE_TILED_MIN_T.parse("0", Integer.MAX_VALUE, null));
+        assertTrue(e.getMessage().contains("GOSS_CUDA_MOE_TILED_MIN_T=0"), e.getMessage());
     }
 
     @Test
     void blockKnobsAreValidatedWithTheirNameValueAndRange() {
-        assertEquals(64, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", "64"));
-        assertEquals(1024, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", " 1024 "));
+        assertEquals(64, CudaKnobs.SDPA.parse("64", 1024, null));
+        assertEquals(1024, CudaKnobs.SDPA.parse(" 1024 ", 1024, null));
         for (String bad : new String[]{"0", "16", "48", "2048", "abc", "-32"}) {
-            GossException e = assertThrows(GossException.class, () -> CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", bad));
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA.parse(bad, 1024, null));
             assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_BLOCK=" + bad), e.getMessage());
-            assertTrue(e.getMessage().contains("multiple of 32 from 32 to 1024"), e.getMessage());
+            assertTrue(e.getMessage().contains("threads per block must be a multiple of 32 from 32 to 1024"), e.getMessage());
         }
-        assertEquals("GOSS_CUDA_MOE_BLOCK", CudaBackend.envName("MOE"));
-        assertEquals("goss.cuda.moe.block", CudaBackend.propertyName("MOE"));
+        assertEquals("GOSS_CUDA_MOE_BLOCK", CudaKnobs.MOE.envName());
+        assertEquals("goss.cuda.moe.block", CudaKnobs.MOE.propertyName());
         System.setProperty("goss.cuda.argmax.block", "96");
         try {
-            assertEquals(96, CudaBackend.block("ARGMAX", 256));
+            assertEquals(96, CudaKnobs.ARGMAX.value());
         } finally {
             System.clearProperty("goss.cuda.argmax.block");
         }
         System.setProperty("goss.cuda.argmax.block", "100");
         try {
-            GossException e = assertThrows(GossException.class, () -> CudaBackend.block("ARGMAX", 256));
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.ARGMAX.value());
             assertTrue(e.getMessage().contains("goss.cuda.argmax.block=100"), e.getMessage());
         } finally {
             System.clearProperty("goss.cuda.argmax.block");

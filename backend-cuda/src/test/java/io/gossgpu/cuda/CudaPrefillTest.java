@@ -58,19 +58,19 @@ class CudaPrefillTest {
         if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
             return;
         }
-        System.setProperty("goss.cuda.moe.tiled.min.t", "1");
-        System.setProperty("goss.cuda.sdpa.splits", "3"); // decode: uneven shares, of two key tiles each at T = 130
+        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), "1");
+        System.setProperty(CudaKnobs.SDPA_SPLITS.propertyName(), "3"); // decode: uneven shares, of two key tiles each at T = 130
         try {
             cuda = (CudaBackend) provider.create();
         } finally {
-            System.clearProperty("goss.cuda.moe.tiled.min.t");
-            System.clearProperty("goss.cuda.sdpa.splits");
+            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
+            System.clearProperty(CudaKnobs.SDPA_SPLITS.propertyName());
         }
-        System.setProperty("goss.cuda.moe.tiled.min.t", String.valueOf(Integer.MAX_VALUE));
+        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), String.valueOf(Integer.MAX_VALUE));
         try {
             perSlot = (CudaBackend) provider.create(); // the MoE kernels for decode at every T
         } finally {
-            System.clearProperty("goss.cuda.moe.tiled.min.t");
+            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
         }
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();

@@ -23,9 +23,9 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
             "goss.cuda.moe.block", "32",
             "goss.cuda.argmax.block", "32",
             "goss.cuda.elementwise.block", "32",
-            "goss.cuda.moe.tiled.min.t", "2",
-            "goss.cuda.sdpa.tiled.min.t", "1000000",
-            "goss.cuda.sdpa.splits", "0");
+            CudaKnobs.MOE_TILED_MIN_T.propertyName(), "2",
+            CudaKnobs.SDPA_TILED_MIN_T.propertyName(), "1000000",
+            CudaKnobs.SDPA_SPLITS.propertyName(), "0");
 
     @Override
     protected BackendProvider provider() {

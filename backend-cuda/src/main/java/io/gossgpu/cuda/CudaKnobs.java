@@ -1,0 +1,42 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobValues;
+
+import java.util.List;
+
+/**
+ * Launch knobs of the CUDA kernels ({@link Knob}): {@code GOSS_CUDA_<KERNEL>_BLOCK} or
+ * {@code -Dgoss.cuda.<kernel>.block}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
+ * kernel's registers allow fewer on the device).
+ */
+final class CudaKnobs {
+    private CudaKnobs() {}
+
+    static final Knob LINEAR = block("LINEAR", 256, "the dense matmul/matvec (linear, router logits, logits)");
+    static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
+    static final Knob SDPA = block("SDPA", 128, "attention");
+    static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (ops.cu)");
+    static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
+    static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
+
+    /** Batches of at least this many tokens take the MoE batched by expert (moe_prefill.cu). */
+    static final Knob MOE_TILED_MIN_T = Knob.of(CudaBackend.NAME, "MOE_TILED", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
+            "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_prefill.cu)")
+            .tuneValues(1, 2, 4, 8, 16, 64, Integer.MAX_VALUE);
+    /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
+    static final Knob SDPA_TILED_MIN_T = Knob.of(CudaBackend.NAME, "SDPA_TILED", "MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE),
+            "a token count", "batches of at least this many tokens take the tiled attention (sdpa_prefill.cu)")
+            .tuneValues(2, 4, 16, 64, Integer.MAX_VALUE);
+    /** Decode attention: blocks per KV head over the keys (sdpa_tiled_f32 + sdpa_combine_f32), 0 for ops.cu's sdpa_f32. */
+    static final Knob SDPA_SPLITS = Knob.of(CudaBackend.NAME, "SDPA", "SPLITS", 32, KnobValues.range(0, 1024),
+            "a split count", "decode attention: blocks per KV head over the keys (sdpa_prefill.cu), 0 for sdpa_f32")
+            .tuneValues(0, 4, 8, 16, 32, 64, 128);
+
+    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS);
+
+    private static Knob block(String kernel, int def, String of) {
+        return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",
+                "threads per block of " + of);
+    }
+}
