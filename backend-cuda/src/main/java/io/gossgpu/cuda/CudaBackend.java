@@ -31,25 +31,43 @@ import java.util.TreeMap;
  * stream. Ops are queued without waiting; {@link #read}, {@link #readRouting}, {@link #logits} and
  * {@link #argmax} return after the stream got there (blocking copies on the same stream).
  *
- * <p>Weights are repacked once at load: dense matrices (F32/F16/BF16/Q8_0, any strides) decoded to F32
- * rows, vectors to F32, MXFP4 experts uploaded in the checkpoint's own layout (OpenAI codes + scales, or
- * ggml {@code block_mxfp4}), decoded by the MoE kernels. Expert ids stay on the device between the router
- * and the MoE kernels (no host sync inside a token).
+ * <p>Weights are uploaded once at load. Dense matrices (embedding, unembedding, q/k/v/out, router) stay
+ * in their checkpoint precision, BF16 as BF16, F16 as F16, F32 as F32, with rows made contiguous (the Q,
+ * K and V row slices of a fused QKV tensor become three matrices), copied row by row from the mapped file
+ * in pieces of about 64 MiB; the kernels of dense.cu decode every value exactly, so this is lossless and
+ * reads half the bytes of F32 per decoded token. Q8_0 matrices (and a dense view whose values are not
+ * adjacent) are decoded to F32 rows at upload. Vectors (biases, norms, sinks) become F32, MXFP4 experts
+ * are uploaded in the checkpoint's own layout (OpenAI codes + scales, or ggml {@code block_mxfp4}),
+ * decoded by the MoE kernels. Expert ids stay on the device between the router and the MoE kernels (no
+ * host sync inside a token).
+ *
+ * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, 16-byte weight loads,
+ * up to 8 tokens per weight load) when T is below {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*}
+ * (shared-memory tiles of {@code TILE_T} tokens × {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  *
  * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
- * LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
+ * LINEAR (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in
+ * 32..1024. {@code GOSS_CUDA_LINEAR_GEMM_T} ({@code goss.cuda.linear.gemm.t}, default 9): the smallest T that
+ * takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T} (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R}
+ * (64 or 128, default 64): the GEMM's tile.
  */
 public final class CudaBackend implements Backend {
     public static final String NAME = "cuda";
 
     /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
-    static final String[] MODULES = {"ops", "rmsnorm", "add"};
+    static final String[] MODULES = {"ops", "dense", "rmsnorm", "add"};
 
     private final CudaContext ctx;
     private final CudaStream stream;
-    private final CudaModule ops, rms, addModule;
-    private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    private final CudaModule ops, denseModule, rms, addModule;
+    private final CudaKernel kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    /** The dense.cu kernels of one element type (F32, F16, BF16). */
+    record DenseKernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {
+    }
+
+    private final java.util.Map<WeightFormat, DenseKernels> denseKernels = new java.util.EnumMap<>(WeightFormat.class);
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
+    final int gemmMinT, tileT, tileR;
     private final List<CudaBuffer> scratch = new ArrayList<>();
     private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf;
     private boolean closed;
@@ -67,7 +85,9 @@ public final class CudaBackend implements Backend {
         }
         // Knobs first: an invalid value fails before anything is allocated.
         int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
-                block("ARGMAX", 256), block("ELEMENTWISE", 256)};
+                block("ARGMAX", 256), block("ELEMENTWISE", 256),
+                knob("LINEAR", "GEMM_T", 9, 1, Integer.MAX_VALUE), knob("LINEAR", "TILE_T", 64, 32, 64),
+                knob("LINEAR", "TILE_R", 64, 64, 128)};
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs);
@@ -86,13 +106,23 @@ public final class CudaBackend implements Backend {
         moeBlock = knobs[3];
         argmaxBlock = knobs[4];
         elementwiseBlock = knobs[5];
-        CudaModule o = null, r = null, a = null;
+        gemmMinT = knobs[6];
+        tileT = knobs[7];
+        tileR = knobs[8];
+        CudaModule o = null, d = null, r = null, a = null;
         try {
             o = ctx.loadModule("ops");
+            d = ctx.loadModule("dense");
             r = ctx.loadModule("rmsnorm");
             a = ctx.loadModule("add");
-            kEmbed = o.function("embed_f32");
-            kLinear = o.function("linear_f32");
+            for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16}) {
+                String e = f.name().toLowerCase(java.util.Locale.ROOT);
+                DenseKernels k = new DenseKernels(d.function("dense_embed_" + e), d.function("dense_matvec_" + e),
+                        d.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
+                checkBlock(k.matvec(), "LINEAR", linearBlock);
+                checkBlock(k.embed(), "ELEMENTWISE", elementwiseBlock);
+                denseKernels.put(f, k);
+            }
             kRope = o.function("rope_f32");
             kSdpa = o.function("sdpa_f32");
             kKvStore = o.function("kv_store_f32");
@@ -102,17 +132,16 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
-            checkBlock(kLinear, "LINEAR", linearBlock);
             checkBlock(kRms, "RMSNORM", rmsBlock);
             checkBlock(kSdpa, "SDPA", sdpaBlock);
             checkBlock(kGateUp, "MOE", moeBlock);
             checkBlock(kDown, "MOE", moeBlock);
             checkBlock(kArgmax, "ARGMAX", argmaxBlock);
-            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd}) {
+            for (CudaKernel k : new CudaKernel[]{kKvStore, kAdd}) {
                 checkBlock(k, "ELEMENTWISE", elementwiseBlock);
             }
         } catch (RuntimeException e) {
-            for (CudaModule m : new CudaModule[]{o, r, a}) {
+            for (CudaModule m : new CudaModule[]{o, d, r, a}) {
                 if (m != null) {
                     m.close();
                 }
@@ -120,6 +149,7 @@ public final class CudaBackend implements Backend {
             throw e;
         }
         ops = o;
+        denseModule = d;
         rms = r;
         addModule = a;
     }
@@ -157,6 +187,36 @@ public final class CudaBackend implements Backend {
         return parseBlock(source, v);
     }
 
+    /**
+     * An integer knob {@code GOSS_CUDA_<KERNEL>_<NAME>} (system property {@code goss.cuda.<kernel>.<name>}, an
+     * underscore in the name becoming a dot): the property, else the environment, else {@code def}; a value
+     * outside {@code min..max} (powers of two only when {@code min} is one and above 1) is a GossException.
+     */
+    static int knob(String kernel, String name, int def, int min, int max) {
+        String env = "GOSS_CUDA_" + kernel + "_" + name;
+        String prop = ("goss.cuda." + kernel + "." + name.replace('_', '.')).toLowerCase(java.util.Locale.ROOT);
+        String v = System.getProperty(prop), source = prop;
+        if (v == null) {
+            v = System.getenv(env);
+            source = env;
+        }
+        if (v == null || v.isBlank()) {
+            return def;
+        }
+        boolean pow2 = min > 1 && Integer.bitCount(min) == 1;
+        long n;
+        try {
+            n = Long.parseLong(v.strip());
+        } catch (NumberFormatException e) {
+            n = Long.MIN_VALUE;
+        }
+        if (n < min || n > max || (pow2 && Long.bitCount(n) != 1)) {
+            throw new GossException("invalid " + source + "=" + v + ": must be " + (pow2 ? "a power of two " : "an integer ")
+                    + "from " + min + " to " + max);
+        }
+        return (int) n;
+    }
+
     /** A block size: a multiple of 32 in 32..1024, else a GossException naming the knob, the value and the range. */
     static int parseBlock(String knob, String value) {
         int b;
@@ -180,6 +240,9 @@ public final class CudaBackend implements Backend {
         m.put(envName("MOE"), moeBlock);
         m.put(envName("ARGMAX"), argmaxBlock);
         m.put(envName("ELEMENTWISE"), elementwiseBlock);
+        m.put("GOSS_CUDA_LINEAR_GEMM_T", gemmMinT);
+        m.put("GOSS_CUDA_LINEAR_TILE_T", tileT);
+        m.put("GOSS_CUDA_LINEAR_TILE_R", tileR);
         return m;
     }
 
@@ -356,8 +419,8 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** F32 rows on the device. */
-    record Dense(CudaBuffer buf, int rows, int cols) {
+    /** Contiguous rows on the device, {@code format} F32, F16 or BF16. */
+    record Dense(CudaBuffer buf, int rows, int cols, WeightFormat format) {
     }
 
     /** MXFP4 experts: OpenAI codes + scales, or ggml blocks ({@code scales} then null). */
@@ -432,7 +495,10 @@ public final class CudaBackend implements Backend {
             return b;
         }
 
-        /** Any dense format and stride, decoded to F32 rows in chunks of at most 4 Mi values. */
+        /**
+         * F32, F16 and BF16 rows as stored (made contiguous); Q8_0, or values that are not adjacent, decoded to
+         * F32 rows in chunks of at most 4 Mi values.
+         */
         private Dense dense(WeightView v) {
             if (v.experts() != 1) {
                 throw new GossException(v.name() + ": a dense matrix with experts is not supported");
@@ -442,6 +508,10 @@ public final class CudaBackend implements Backend {
                 throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
             }
             int rows = v.rows(), cols = v.cols();
+            if (keepsFormat(v)) {
+                long rowBytes = v.rowBytes();
+                return new Dense(own(uploadRows(v.data(), rows, 1, rowBytes, v::rowOffset, rowBytes * rows, v.name())), rows, cols, f);
+            }
             CudaBuffer b = own(buffer(4L * rows * cols, v.name()));
             int chunkRows = (int) Math.max(1, Math.min(rows, (4L << 20) / cols));
             float[] chunk = new float[chunkRows * cols];
@@ -452,7 +522,7 @@ public final class CudaBackend implements Backend {
                 }
                 b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), 4L * r0 * cols);
             }
-            return new Dense(b, rows, cols);
+            return new Dense(b, rows, cols, WeightFormat.F32);
         }
 
         private Mx mx(WeightView v) {
@@ -599,17 +669,24 @@ public final class CudaBackend implements Backend {
     public LoadedWeights loadWeights(ModelWeights weights) {
         long need = deviceBytes(weights), free = freeBytes();
         if (need > free) {
-            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device (dense matrices as F32) but "
+            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need)
+                    + " on the device (dense matrices as stored, Q8_0 as F32) but "
                     + ctx.device().name() + " has " + KvCacheSpec.humanBytes(free) + " free");
         }
         return new Weights(weights);
     }
 
-    /** What {@link Weights} allocates for {@code m}: dense matrices and vectors as F32, MXFP4 as stored. */
+    /**
+     * What {@link Weights} allocates for {@code m}: dense matrices as stored (Q8_0 and non-adjacent values as
+     * F32), vectors as F32, MXFP4 as stored.
+     */
     static long deviceBytes(ModelWeights m) {
-        long total = f32Bytes(m.embedding()) + f32Bytes(m.unembedding()) + f32Bytes(m.finalNorm());
+        long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + f32Bytes(m.finalNorm());
         for (LayerWeights l : m.layers()) {
-            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router(), l.attnNorm(), l.mlpNorm(), l.sinks(),
+            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router()}) {
+                total += denseBytes(v);
+            }
+            for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(),
                     l.qBias(), l.kBias(), l.vBias(), l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()}) {
                 total += f32Bytes(v);
             }
@@ -623,6 +700,15 @@ public final class CudaBackend implements Backend {
 
     private static long f32Bytes(WeightView v) {
         return 4L * v.experts() * v.rows() * v.cols();
+    }
+
+    /** A dense matrix kept in its own format on the device: F32/F16/BF16 with adjacent values. */
+    static boolean keepsFormat(WeightView v) {
+        return v.format().isDense() && v.colStride() == 1;
+    }
+
+    private static long denseBytes(WeightView v) {
+        return keepsFormat(v) ? v.experts() * v.rows() * v.rowBytes() : f32Bytes(v);
     }
 
     @Override
@@ -668,7 +754,7 @@ public final class CudaBackend implements Backend {
         }
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
-        launch(kEmbed, Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
+        launch(denseKernels.get(w.embedding.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
                 args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
     }
 
@@ -686,12 +772,16 @@ public final class CudaBackend implements Backend {
                 args().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
     }
 
-    /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers. */
+    /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers: matvec for small T, else GEMM. */
     private void matmul(Dense d, CudaBuffer bias, long x, int T, long out) {
-        int warps = linearBlock / 32;
-        launch(kLinear, ceilDiv(d.rows(), warps), T, linearBlock, 0,
-                args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
-                        .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out));
+        DenseKernels k = denseKernels.get(d.format());
+        KernelArgs a = args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
+                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out);
+        if (T < gemmMinT) {
+            launch(k.matvec(), ceilDiv(d.rows(), linearBlock / 32), 1, linearBlock, 0, a);
+        } else {
+            launch(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0, a);
+        }
     }
 
     @Override
@@ -839,6 +929,7 @@ public final class CudaBackend implements Backend {
             }
             scratch.clear();
             ops.close();
+            denseModule.close();
             rms.close();
             addModule.close();
         } finally {

@@ -1,0 +1,273 @@
+// Dense matrices of the cuda backend (io.gossgpu.cuda.CudaBackend): embedding lookup, and linear
+// layers for decode (matvec) and prefill (tiled GEMM). Weights stay in their checkpoint precision
+// (BF16, F16 or F32), row-major with contiguous rows: element (r, c) at w[r * cols + c]. Every value
+// is decoded exactly to float before use; activations, products and sums are float32 (fmaf), no
+// --use_fast_math, so results match io.gossgpu.cpu.ReferenceBackend to float rounding.
+//
+// Reference formulas:
+//   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact)
+//   embed:   out[t, c] = W[tokens[t], c]
+//   linear:  out[t, r] = sum_c W[r, c] * x[t, c] + b[r]             (b optional: hasBias = 0)
+//
+// Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32. Launch shapes per kernel.
+
+// ---- element types ------------------------------------------------------------------------------
+// VEC values per 16-byte load (uint4); unpack decodes one such load.
+
+__device__ __forceinline__ float bf16_to_float(unsigned int bits)
+{
+    return __uint_as_float((bits & 0xffffu) << 16);
+}
+
+__device__ __forceinline__ float f16_to_float(unsigned int bits)
+{
+    const unsigned int sign = (bits & 0x8000u) << 16;
+    const unsigned int e = (bits >> 10) & 31u;
+    const unsigned int m = bits & 1023u;
+    if (e == 0) {
+        // zero or subnormal: m * 2^-24, exact in float
+        const float v = (float) m * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    if (e == 31) {
+        return __uint_as_float(sign | 0x7f800000u | (m << 13)); // inf or NaN (payload kept)
+    }
+    return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+struct Bf16 {
+    typedef unsigned short T;
+    enum { VEC = 8 };
+    static __device__ __forceinline__ float at(const T* w, size_t i) { return bf16_to_float(w[i]); }
+    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    {
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            f[2 * i] = bf16_to_float(u[i]);
+            f[2 * i + 1] = bf16_to_float(u[i] >> 16);
+        }
+    }
+};
+
+struct F16 {
+    typedef unsigned short T;
+    enum { VEC = 8 };
+    static __device__ __forceinline__ float at(const T* w, size_t i) { return f16_to_float(w[i]); }
+    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    {
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            f[2 * i] = f16_to_float(u[i] & 0xffffu);
+            f[2 * i + 1] = f16_to_float(u[i] >> 16);
+        }
+    }
+};
+
+struct F32 {
+    typedef float T;
+    enum { VEC = 4 };
+    static __device__ __forceinline__ float at(const T* w, size_t i) { return w[i]; }
+    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    {
+        f[0] = __uint_as_float(q.x);
+        f[1] = __uint_as_float(q.y);
+        f[2] = __uint_as_float(q.z);
+        f[3] = __uint_as_float(q.w);
+    }
+};
+
+__device__ __forceinline__ float dense_warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+// ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
+template <typename E>
+__device__ void embed(const typename E::T* __restrict__ w, const int* __restrict__ tokens, int T, int H,
+                      float* __restrict__ out)
+{
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        const size_t row = (size_t) tokens[t] * H;
+        for (int c = threadIdx.x; c < H; c += blockDim.x) {
+            out[(size_t) t * H + c] = E::at(w, row + c);
+        }
+    }
+}
+
+// ---- matvec (decode, small T): one warp per output row r --------------------------------------------
+// grid (ceil(rows / (B/32))), block B. Each warp reads its weight row once per MAXT tokens and keeps
+// MAXT sums per lane: with T <= MAXT every weight byte is read once. Lanes take 16-byte pieces of the
+// row (VEC values) when cols is a multiple of VEC and w, x are 16-byte aligned (then every row is);
+// otherwise single values. x rows are read through the cache (every warp of the grid reads them).
+#define DENSE_MATVEC_MAXT 8
+
+template <typename E>
+__device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
+                       const float* __restrict__ x, int T, int cols, int rows, float* __restrict__ out)
+{
+    const int lane = threadIdx.x & 31;
+    const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (r >= rows) {
+        return; // whole warps leave together: no barrier below
+    }
+    const typename E::T* wr = w + (size_t) r * cols;
+    const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0 && ((size_t) x & 15) == 0;
+    const float b = hasBias ? bias[r] : 0.0f;
+    for (int t0 = 0; t0 < T; t0 += DENSE_MATVEC_MAXT) {
+        const int nt = min(DENSE_MATVEC_MAXT, T - t0);
+        const float* xb = x + (size_t) t0 * cols;
+        float acc[DENSE_MATVEC_MAXT];
+#pragma unroll
+        for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+            acc[t] = 0.0f;
+        }
+        if (vec) {
+            const uint4* w4 = reinterpret_cast<const uint4*>(wr);
+            const int n4 = cols / E::VEC;
+#pragma unroll 2
+            for (int i = lane; i < n4; i += 32) {
+                float f[E::VEC];
+                E::unpack(w4[i], f);
+                const int c0 = i * E::VEC;
+#pragma unroll
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    if (t < nt) {
+                        const float4* xt = reinterpret_cast<const float4*>(xb + (size_t) t * cols + c0);
+#pragma unroll
+                        for (int j = 0; j < E::VEC / 4; j++) {
+                            const float4 xv = xt[j];
+                            acc[t] = fmaf(f[4 * j], xv.x, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 1], xv.y, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 2], xv.z, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 3], xv.w, acc[t]);
+                        }
+                    }
+                }
+            }
+        } else {
+            for (int c = lane; c < cols; c += 32) {
+                const float wv = E::at(wr, c);
+#pragma unroll
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    if (t < nt) {
+                        acc[t] = fmaf(wv, xb[(size_t) t * cols + c], acc[t]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+            if (t < nt) {
+                const float s = dense_warp_sum(acc[t]);
+                if (lane == 0) {
+                    out[(size_t) (t0 + t) * rows + r] = s + b;
+                }
+            }
+        }
+    }
+}
+
+// ---- gemm (prefill): one block per tile of TM tokens x TR output rows -----------------------------
+// grid (ceil(rows / TR), min(ceil(T / TM), 65535)), block TM*TR/16 threads, each computing 4 tokens x
+// 4 rows. The tile's x and W slices go through shared memory KB columns at a time (W decoded to float
+// there), so every weight is read once per TM tokens. Sums run over c ascending per output.
+#define DENSE_GEMM_KB 16
+
+template <typename E, int TM, int TR>
+__device__ void gemm(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
+                     const float* __restrict__ x, int T, int cols, int rows, float* __restrict__ out)
+{
+    __shared__ float xs[DENSE_GEMM_KB][TM + 4];
+    __shared__ float ws[DENSE_GEMM_KB][TR + 4];
+    const int threads = TM * TR / 16;
+    const int tid = threadIdx.x;
+    const int tr = tid % (TR / 4); // this thread's rows r0 + tr + (TR/4)*j
+    const int tt = tid / (TR / 4); // this thread's tokens m0 + tt + (TM/4)*i
+    const int r0 = blockIdx.x * TR;
+    for (int m0 = blockIdx.y * TM; m0 < T; m0 += gridDim.y * TM) {
+        float acc[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                acc[i][j] = 0.0f;
+            }
+        }
+        for (int k0 = 0; k0 < cols; k0 += DENSE_GEMM_KB) {
+            __syncthreads(); // the previous slice's readers are done
+            for (int i = tid; i < TM * DENSE_GEMM_KB; i += threads) {
+                const int m = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
+                const int t = m0 + m, c = k0 + k;
+                xs[k][m] = t < T && c < cols ? x[(size_t) t * cols + c] : 0.0f;
+            }
+            for (int i = tid; i < TR * DENSE_GEMM_KB; i += threads) {
+                const int n = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
+                const int r = r0 + n, c = k0 + k;
+                ws[k][n] = r < rows && c < cols ? E::at(w, (size_t) r * cols + c) : 0.0f;
+            }
+            __syncthreads();
+            const int kn = min(DENSE_GEMM_KB, cols - k0);
+#pragma unroll 4
+            for (int k = 0; k < kn; k++) {
+                float a[4], bw[4];
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    a[i] = xs[k][tt + (TM / 4) * i];
+                    bw[i] = ws[k][tr + (TR / 4) * i];
+                }
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        acc[i][j] = fmaf(bw[j], a[i], acc[i][j]);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int t = m0 + tt + (TM / 4) * i;
+            if (t >= T) {
+                continue;
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int r = r0 + tr + (TR / 4) * j;
+                if (r < rows) {
+                    out[(size_t) t * rows + r] = acc[i][j] + (hasBias ? bias[r] : 0.0f);
+                }
+            }
+        }
+    }
+}
+
+// ---- entry points ---------------------------------------------------------------------------------
+#define DENSE_LINEAR_ARGS(E)                                                                                  \
+    (const E::T* __restrict__ w, const float* __restrict__ bias, int hasBias, const float* __restrict__ x,    \
+     int T, int cols, int rows, float* __restrict__ out)
+#define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
+    extern "C" __global__ void __launch_bounds__(TM * TR / 16) name DENSE_LINEAR_ARGS(E)                   \
+    {                                                                                                         \
+        gemm<E, TM, TR>(w, bias, hasBias, x, T, cols, rows, out);                                             \
+    }
+#define DENSE_ENTRIES(suffix, E)                                                                              \
+    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const int* __restrict__ tokens, \
+                                                    int T, int H, float* __restrict__ out)                    \
+    {                                                                                                         \
+        embed<E>(w, tokens, T, H, out);                                                                       \
+    }                                                                                                         \
+    extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
+    {                                                                                                         \
+        matvec<E>(w, bias, hasBias, x, T, cols, rows, out);                                                   \
+    }                                                                                                         \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x128, E, 32, 128)                                                \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x128, E, 64, 128)
+
+DENSE_ENTRIES(bf16, Bf16)
+DENSE_ENTRIES(f16, F16)
+DENSE_ENTRIES(f32, F32)
