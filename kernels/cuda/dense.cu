@@ -7,7 +7,9 @@
 // Reference formulas:
 //   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact)
 //   embed:   out[t, c] = W[tokens[t], c]
-//   linear:  out[t, r] = sum_c W[r, c] * x[t, c] + b[r]             (b optional: hasBias = 0)
+//   linear:  y[t, r] = sum_c W[r, c] * x[t, c] + b[r]               (b optional: hasBias = 0)
+//            written to up to three tensors (a fused [q; k; v] matrix): rows [0, n0) to out0 (T x n0),
+//            [n0, n0 + n1) to out1 (T x n1), the rest to out2; a plain linear has n0 = rows.
 //
 // Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32. Launch shapes per kernel.
 
@@ -84,6 +86,19 @@ __device__ __forceinline__ float dense_warp_sum(float v)
     return v;
 }
 
+// Where y[t, r] of a linear goes (see the header).
+__device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, int n1, float* out2, int rows, int t, int r)
+{
+    if (r < n0) {
+        return out0 + (size_t) t * n0 + r;
+    }
+    r -= n0;
+    if (r < n1) {
+        return out1 + (size_t) t * n1 + r;
+    }
+    return out2 + (size_t) t * (rows - n0 - n1) + (r - n1);
+}
+
 // ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
 template <typename E>
 __device__ void embed(const typename E::T* __restrict__ w, const int* __restrict__ tokens, int T, int H,
@@ -106,7 +121,8 @@ __device__ void embed(const typename E::T* __restrict__ w, const int* __restrict
 
 template <typename E>
 __device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
-                       const float* __restrict__ x, int T, int cols, int rows, float* __restrict__ out)
+                       const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
+                       int n1, float* out2)
 {
     const int lane = threadIdx.x & 31;
     const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
@@ -163,7 +179,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
             if (t < nt) {
                 const float s = dense_warp_sum(acc[t]);
                 if (lane == 0) {
-                    out[(size_t) (t0 + t) * rows + r] = s + b;
+                    *dense_out(out0, n0, out1, n1, out2, rows, t0 + t, r) = s + b;
                 }
             }
         }
@@ -178,7 +194,8 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
 
 template <typename E, int TM, int TR>
 __device__ void gemm(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
-                     const float* __restrict__ x, int T, int cols, int rows, float* __restrict__ out)
+                     const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
+                     int n1, float* out2)
 {
     __shared__ float xs[DENSE_GEMM_KB][TM + 4];
     __shared__ float ws[DENSE_GEMM_KB][TR + 4];
@@ -237,7 +254,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
             for (int j = 0; j < 4; j++) {
                 const int r = r0 + tr + (TR / 4) * j;
                 if (r < rows) {
-                    out[(size_t) t * rows + r] = acc[i][j] + (hasBias ? bias[r] : 0.0f);
+                    *dense_out(out0, n0, out1, n1, out2, rows, t, r) = acc[i][j] + (hasBias ? bias[r] : 0.0f);
                 }
             }
         }
@@ -247,11 +264,11 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
 // ---- entry points ---------------------------------------------------------------------------------
 #define DENSE_LINEAR_ARGS(E)                                                                                  \
     (const E::T* __restrict__ w, const float* __restrict__ bias, int hasBias, const float* __restrict__ x,    \
-     int T, int cols, int rows, float* __restrict__ out)
+     int T, int cols, int rows, float* out0, int n0, float* out1, int n1, float* out2)
 #define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
     extern "C" __global__ void __launch_bounds__(TM * TR / 16) name DENSE_LINEAR_ARGS(E)                   \
     {                                                                                                         \
-        gemm<E, TM, TR>(w, bias, hasBias, x, T, cols, rows, out);                                             \
+        gemm<E, TM, TR>(w, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
     }
 #define DENSE_ENTRIES(suffix, E)                                                                              \
     extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const int* __restrict__ tokens, \
@@ -261,7 +278,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
     }                                                                                                         \
     extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
     {                                                                                                         \
-        matvec<E>(w, bias, hasBias, x, T, cols, rows, out);                                                   \
+        matvec<E>(w, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                                   \
     }                                                                                                         \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \

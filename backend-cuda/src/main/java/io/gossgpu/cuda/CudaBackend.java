@@ -419,8 +419,12 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** Contiguous rows on the device, {@code format} F32, F16 or BF16. */
-    record Dense(CudaBuffer buf, int rows, int cols, WeightFormat format) {
+    /** {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16 or BF16. */
+    record Dense(long ptr, int rows, int cols, WeightFormat format) {
+        /** Rows {@code first .. first+count−1} (Q, K or V of the fused QKV matrix). */
+        Dense rows(int first, int count) {
+            return new Dense(ptr + (long) first * format.rowBytes(cols), count, cols, format);
+        }
     }
 
     /** MXFP4 experts: OpenAI codes + scales, or ggml blocks ({@code scales} then null). */
@@ -436,7 +440,10 @@ public final class CudaBackend implements Backend {
         Dense embedding, unembedding;
         CudaBuffer finalNorm;
         final Dense[][] dense;
-        final CudaBuffer[][] bias;
+        /** The bias of each dense matrix (device address). Q, K and V also as one matrix and bias: [q; k; v]. */
+        final long[][] bias;
+        final Dense[] qkv;
+        final long[] qkvBias;
         final CudaBuffer[] attnNorm, mlpNorm, sinks, gateBias, upBias, downBias;
         final Mx[] gate, up, down;
         CudaBuffer ropeTable;
@@ -446,7 +453,9 @@ public final class CudaBackend implements Backend {
             config = m.config();
             int n = config.numHiddenLayers();
             dense = new Dense[n][DenseKind.values().length];
-            bias = new CudaBuffer[n][DenseKind.values().length];
+            bias = new long[n][DenseKind.values().length];
+            qkv = new Dense[n];
+            qkvBias = new long[n];
             attnNorm = new CudaBuffer[n];
             mlpNorm = new CudaBuffer[n];
             sinks = new CudaBuffer[n];
@@ -465,9 +474,18 @@ public final class CudaBackend implements Backend {
                     attnNorm[l] = vector(lw.attnNorm());
                     mlpNorm[l] = vector(lw.mlpNorm());
                     sinks[l] = vector(lw.sinks());
-                    for (DenseKind kind : DenseKind.values()) {
+                    int q = lw.q().rows(), kv = lw.k().rows();
+                    qkv[l] = dense(lw.q(), lw.k(), lw.v());
+                    qkvBias[l] = vector(lw.qBias(), lw.kBias(), lw.vBias()).address();
+                    dense[l][DenseKind.Q.ordinal()] = qkv[l].rows(0, q);
+                    dense[l][DenseKind.K.ordinal()] = qkv[l].rows(q, kv);
+                    dense[l][DenseKind.V.ordinal()] = qkv[l].rows(q + kv, lw.v().rows());
+                    bias[l][DenseKind.Q.ordinal()] = qkvBias[l];
+                    bias[l][DenseKind.K.ordinal()] = qkvBias[l] + 4L * q;
+                    bias[l][DenseKind.V.ordinal()] = qkvBias[l] + 4L * (q + kv);
+                    for (DenseKind kind : new DenseKind[]{DenseKind.ATTN_OUT, DenseKind.ROUTER}) {
                         dense[l][kind.ordinal()] = dense(kind.weight(lw));
-                        bias[l][kind.ordinal()] = vector(kind.bias(lw));
+                        bias[l][kind.ordinal()] = vector(kind.bias(lw)).address();
                     }
                     gate[l] = mx(lw.gate());
                     up[l] = mx(lw.up());
@@ -488,41 +506,63 @@ public final class CudaBackend implements Backend {
             return b;
         }
 
-        private CudaBuffer vector(WeightView v) {
-            float[] f = v.dequantizeAll();
-            CudaBuffer b = own(buffer(4L * f.length, v.name()));
-            b.copyFrom(MemorySegment.ofArray(f));
+        /** The values of {@code parts}, one after the other, as F32. */
+        private CudaBuffer vector(WeightView... parts) {
+            long n = 0;
+            for (WeightView v : parts) {
+                n += (long) v.experts() * v.rows() * v.cols();
+            }
+            CudaBuffer b = own(buffer(4L * n, parts[0].name()));
+            long at = 0;
+            for (WeightView v : parts) {
+                float[] f = v.dequantizeAll();
+                b.copyFrom(MemorySegment.ofArray(f), at);
+                at += 4L * f.length;
+            }
             return b;
         }
 
         /**
-         * F32, F16 and BF16 rows as stored (made contiguous); Q8_0, or values that are not adjacent, decoded to
-         * F32 rows in chunks of at most 4 Mi values.
+         * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
+         * F32, F16 and BF16 rows copied as stored; Q8_0, or values that are not adjacent, decoded to F32 rows
+         * in chunks of at most 4 Mi values.
          */
-        private Dense dense(WeightView v) {
-            if (v.experts() != 1) {
-                throw new GossException(v.name() + ": a dense matrix with experts is not supported");
-            }
-            WeightFormat f = v.format();
-            if (!f.isDense() && f != WeightFormat.Q8_0) {
-                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
-            }
-            int rows = v.rows(), cols = v.cols();
-            if (keepsFormat(v)) {
-                long rowBytes = v.rowBytes();
-                return new Dense(own(uploadRows(v.data(), rows, 1, rowBytes, v::rowOffset, rowBytes * rows, v.name())), rows, cols, f);
-            }
-            CudaBuffer b = own(buffer(4L * rows * cols, v.name()));
-            int chunkRows = (int) Math.max(1, Math.min(rows, (4L << 20) / cols));
-            float[] chunk = new float[chunkRows * cols];
-            for (int r0 = 0; r0 < rows; r0 += chunkRows) {
-                int n = Math.min(chunkRows, rows - r0);
-                for (int r = 0; r < n; r++) {
-                    v.dequantizeRow(0, r0 + r, chunk, r * cols);
+        private Dense dense(WeightView... parts) {
+            int rows = 0, cols = parts[0].cols();
+            for (WeightView v : parts) {
+                if (v.experts() != 1) {
+                    throw new GossException(v.name() + ": a dense matrix with experts is not supported");
                 }
-                b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), 4L * r0 * cols);
+                WeightFormat f = v.format();
+                if (!f.isDense() && f != WeightFormat.Q8_0) {
+                    throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+                }
+                if (v.cols() != cols) {
+                    throw new GossException(v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
+                }
+                rows = Math.addExact(rows, v.rows());
             }
-            return new Dense(b, rows, cols, WeightFormat.F32);
+            WeightFormat f = deviceFormat(parts);
+            long rowBytes = f.rowBytes(cols);
+            CudaBuffer b = own(buffer(rowBytes * rows, parts[0].name()));
+            long at = 0;
+            for (WeightView v : parts) {
+                if (f == v.format()) {
+                    copyRows(b, at, v.data(), v.rows(), 1, rowBytes, v::rowOffset);
+                } else {
+                    int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
+                    float[] chunk = new float[chunkRows * cols];
+                    for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
+                        int n = Math.min(chunkRows, v.rows() - r0);
+                        for (int r = 0; r < n; r++) {
+                            v.dequantizeRow(0, r0 + r, chunk, r * cols);
+                        }
+                        b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), at + 4L * r0 * cols);
+                    }
+                }
+                at += rowBytes * v.rows();
+            }
+            return new Dense(b.address(), rows, cols, f);
         }
 
         private Mx mx(WeightView v) {
@@ -593,10 +633,22 @@ public final class CudaBackend implements Backend {
     /** Gathers {@code experts × rows} rows of {@code rowBytes} into one device buffer, in pieces of about 64 MiB. */
     private CudaBuffer uploadRows(MemorySegment src, int rows, int experts, long rowBytes, RowOffset off, long total, String what) {
         CudaBuffer b = buffer(total, what);
+        try {
+            copyRows(b, 0, src, rows, experts, rowBytes, off);
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    /** Copies {@code experts × rows} rows of {@code rowBytes} to {@code b} from byte {@code at} on, in pieces of about 64 MiB. */
+    private static void copyRows(CudaBuffer b, long at, MemorySegment src, int rows, int experts, long rowBytes, RowOffset off) {
+        long total = rowBytes * rows * experts;
         try (Arena arena = Arena.ofConfined()) {
             long pieceRows = Math.max(1, (64L << 20) / Math.max(1, rowBytes));
             MemorySegment staging = arena.allocate(Math.min(total, pieceRows * rowBytes), 64);
-            long pos = 0, filled = 0, base = 0;
+            long pos = 0, filled = 0, base = at;
             for (int e = 0; e < experts; e++) {
                 for (int r = 0; r < rows; r++) {
                     MemorySegment.copy(src, off.at(e, r), staging, filled, rowBytes);
@@ -609,11 +661,7 @@ public final class CudaBackend implements Backend {
                     }
                 }
             }
-        } catch (RuntimeException e) {
-            b.close();
-            throw e;
         }
-        return b;
     }
 
     // ---- memory SPI -----------------------------------------------------------------------------
@@ -683,9 +731,7 @@ public final class CudaBackend implements Backend {
     static long deviceBytes(ModelWeights m) {
         long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + f32Bytes(m.finalNorm());
         for (LayerWeights l : m.layers()) {
-            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router()}) {
-                total += denseBytes(v);
-            }
+            total += denseBytes(l.q(), l.k(), l.v()) + denseBytes(l.out()) + denseBytes(l.router());
             for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(),
                     l.qBias(), l.kBias(), l.vBias(), l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()}) {
                 total += f32Bytes(v);
@@ -702,13 +748,26 @@ public final class CudaBackend implements Backend {
         return 4L * v.experts() * v.rows() * v.cols();
     }
 
-    /** A dense matrix kept in its own format on the device: F32/F16/BF16 with adjacent values. */
-    static boolean keepsFormat(WeightView v) {
-        return v.format().isDense() && v.colStride() == 1;
+    /**
+     * The device format of a dense matrix made of the rows of {@code parts}: their own when all are F32, F16 or
+     * BF16 alike with adjacent values, else F32.
+     */
+    static WeightFormat deviceFormat(WeightView... parts) {
+        WeightFormat f = parts[0].format();
+        for (WeightView v : parts) {
+            if (v.format() != f || !f.isDense() || v.colStride() != 1) {
+                return WeightFormat.F32;
+            }
+        }
+        return f;
     }
 
-    private static long denseBytes(WeightView v) {
-        return keepsFormat(v) ? v.experts() * v.rows() * v.rowBytes() : f32Bytes(v);
+    private static long denseBytes(WeightView... parts) {
+        long bytes = 0;
+        for (WeightView v : parts) {
+            bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
+        }
+        return bytes;
     }
 
     @Override
@@ -755,7 +814,7 @@ public final class CudaBackend implements Backend {
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
         launch(denseKernels.get(w.embedding.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
-                args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
+                args().ptr(w.embedding.ptr()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
     }
 
     @Override
@@ -772,11 +831,19 @@ public final class CudaBackend implements Backend {
                 args().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
     }
 
-    /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers: matvec for small T, else GEMM. */
-    private void matmul(Dense d, CudaBuffer bias, long x, int T, long out) {
+    /** out[t, :] = W·x[t, :] (+ bias) for t < T; x, bias (0: none) and out device addresses. */
+    private void matmul(Dense d, long bias, long x, int T, long out) {
+        matmul(d, bias, x, T, out, d.rows(), 0, 0, 0);
+    }
+
+    /**
+     * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
+     * out2 (a fused QKV): matvec for T below {@link #gemmMinT}, else the tiled GEMM.
+     */
+    private void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         DenseKernels k = denseKernels.get(d.format());
-        KernelArgs a = args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
-                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out);
+        KernelArgs a = args().ptr(d.ptr()).ptr(bias).i32(bias == 0 ? 0 : 1)
+                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
         if (T < gemmMinT) {
             launch(k.matvec(), ceilDiv(d.rows(), linearBlock / 32), 1, linearBlock, 0, a);
         } else {
@@ -794,10 +861,8 @@ public final class CudaBackend implements Backend {
     public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
         Weights w = (Weights) lw;
         ModelConfig c = w.config;
-        linear(lw, layer, DenseKind.Q, x, q);
-        linear(lw, layer, DenseKind.K, x, k);
-        linear(lw, layer, DenseKind.V, x, v);
         int T = x.rows(), hd = c.headDim();
+        matmul(w.qkv[layer], w.qkvBias[layer], t(x).ptr(), T, t(q).ptr(), c.qDim(), t(k).ptr(), c.kvDim(), t(v).ptr());
         CudaBuffer table = w.rope(Math.addExact(start, T));
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
         launch(kRope, c.numAttentionHeads(), T, block, 0,
@@ -883,7 +948,7 @@ public final class CudaBackend implements Backend {
             return 0;
         }
         logitsBuf = grow(logitsBuf, 4L * n * vocab, "logits");
-        matmul(w.unembedding, null, t(x).ptr() + 4L * fromRow * x.cols(), n, logitsBuf.address());
+        matmul(w.unembedding, 0L, t(x).ptr() + 4L * fromRow * x.cols(), n, logitsBuf.address());
         return n;
     }
 

@@ -35,9 +35,9 @@ class CudaKernelSignaturesTest {
     static {
         for (String e : new String[]{"bf16", "f16", "f32"}) {
             DENSE.put("dense_embed_" + e, "ppiip");
-            DENSE.put("dense_matvec_" + e, "ppipiiip");
+            DENSE.put("dense_matvec_" + e, "ppipiiipipip");
             for (String tile : new String[]{"32x64", "64x64", "32x128", "64x128"}) {
-                DENSE.put("dense_gemm_" + e + "_" + tile, "ppipiiip");
+                DENSE.put("dense_gemm_" + e + "_" + tile, "ppipiiipipip");
             }
         }
     }
