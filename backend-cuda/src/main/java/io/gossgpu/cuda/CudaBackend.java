@@ -522,47 +522,8 @@ public final class CudaBackend implements Backend {
             return b;
         }
 
-        /**
-         * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
-         * F32, F16 and BF16 rows copied as stored; Q8_0, or values that are not adjacent, decoded to F32 rows
-         * in chunks of at most 4 Mi values.
-         */
         private Dense dense(WeightView... parts) {
-            int rows = 0, cols = parts[0].cols();
-            for (WeightView v : parts) {
-                if (v.experts() != 1) {
-                    throw new GossException(v.name() + ": a dense matrix with experts is not supported");
-                }
-                WeightFormat f = v.format();
-                if (!f.isDense() && f != WeightFormat.Q8_0) {
-                    throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
-                }
-                if (v.cols() != cols) {
-                    throw new GossException(v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
-                }
-                rows = Math.addExact(rows, v.rows());
-            }
-            WeightFormat f = deviceFormat(parts);
-            long rowBytes = f.rowBytes(cols);
-            CudaBuffer b = own(buffer(rowBytes * rows, parts[0].name()));
-            long at = 0;
-            for (WeightView v : parts) {
-                if (f == v.format()) {
-                    copyRows(b, at, v.data(), v.rows(), 1, rowBytes, v::rowOffset);
-                } else {
-                    int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
-                    float[] chunk = new float[chunkRows * cols];
-                    for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
-                        int n = Math.min(chunkRows, v.rows() - r0);
-                        for (int r = 0; r < n; r++) {
-                            v.dequantizeRow(0, r0 + r, chunk, r * cols);
-                        }
-                        b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), at + 4L * r0 * cols);
-                    }
-                }
-                at += rowBytes * v.rows();
-            }
-            return new Dense(b.address(), rows, cols, f);
+            return uploadDense(owned, parts);
         }
 
         private Mx mx(WeightView v) {
@@ -624,6 +585,50 @@ public final class CudaBackend implements Backend {
             ropeTable = null;
             ropePositions = 0;
         }
+    }
+
+    /**
+     * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
+     * F32, F16 and BF16 rows copied as stored; Q8_0, or values that are not adjacent, decoded to F32 rows
+     * in chunks of at most 4 Mi values. The buffer is added to {@code owned}.
+     */
+    Dense uploadDense(List<CudaBuffer> owned, WeightView... parts) {
+        int rows = 0, cols = parts[0].cols();
+        for (WeightView v : parts) {
+            if (v.experts() != 1) {
+                throw new GossException(v.name() + ": a dense matrix with experts is not supported");
+            }
+            WeightFormat f = v.format();
+            if (!f.isDense() && f != WeightFormat.Q8_0) {
+                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+            }
+            if (v.cols() != cols) {
+                throw new GossException(v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
+            }
+            rows = Math.addExact(rows, v.rows());
+        }
+        WeightFormat f = deviceFormat(parts);
+        long rowBytes = f.rowBytes(cols);
+        CudaBuffer b = buffer(rowBytes * rows, parts[0].name());
+        owned.add(b);
+        long at = 0;
+        for (WeightView v : parts) {
+            if (f == v.format()) {
+                copyRows(b, at, v.data(), v.rows(), 1, rowBytes, v::rowOffset);
+            } else {
+                int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
+                float[] chunk = new float[chunkRows * cols];
+                for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
+                    int n = Math.min(chunkRows, v.rows() - r0);
+                    for (int r = 0; r < n; r++) {
+                        v.dequantizeRow(0, r0 + r, chunk, r * cols);
+                    }
+                    b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), at + 4L * r0 * cols);
+                }
+            }
+            at += rowBytes * v.rows();
+        }
+        return new Dense(b.address(), rows, cols, f);
     }
 
     interface RowOffset {
@@ -805,16 +810,21 @@ public final class CudaBackend implements Backend {
     @Override
     public void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
         Weights w = (Weights) lw;
-        int vocab = w.config.vocabSize(), h = w.config.hiddenSize();
+        int vocab = w.config.vocabSize();
         for (int id : tokens) {
             if (id < 0 || id >= vocab) {
                 throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
+        embed(w.embedding, tokens, out);
+    }
+
+    /** out[t, :] = row tokens[t] of {@code table} as F32 (ids already checked). */
+    void embed(Dense table, int[] tokens, DeviceTensor out) {
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
-        launch(denseKernels.get(w.embedding.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
-                args().ptr(w.embedding.ptr()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
+        launch(denseKernels.get(table.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
+                args().ptr(table.ptr()).ptr(tokensBuf).i32(tokens.length).i32(table.cols()).ptr(t(out).ptr()));
     }
 
     @Override
@@ -854,7 +864,16 @@ public final class CudaBackend implements Backend {
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
-        matmul(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], t(x).ptr(), x.rows(), t(out).ptr());
+        linear(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], x, out);
+    }
+
+    /** out = x·Wᵀ (+ bias: a device address of d.rows() floats, or 0). */
+    void linear(Dense d, long bias, DeviceTensor x, DeviceTensor out) {
+        if (x.cols() != d.cols() || out.cols() != d.rows() || out.rows() != x.rows()) {
+            throw new GossException("linear: " + x.rows() + "x" + x.cols() + " times a " + d.rows() + "x" + d.cols()
+                    + " matrix into " + out.rows() + "x" + out.cols());
+        }
+        matmul(d, bias, t(x).ptr(), x.rows(), t(out).ptr());
     }
 
     @Override
