@@ -13,6 +13,20 @@
 //
 // Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32. Launch shapes per kernel.
 
+// The CPU emulator of the tests (GOSS_CUDA_EMU) compiles this file as plain C++: it has no vector types
+// and no unroll pragmas.
+#ifdef GOSS_CUDA_EMU
+#define DENSE_PRAGMA(x)
+struct uint4 {
+    unsigned int x, y, z, w;
+};
+struct float4 {
+    float x, y, z, w;
+};
+#else
+#define DENSE_PRAGMA(x) _Pragma(#x)
+#endif
+
 // ---- element types ------------------------------------------------------------------------------
 // VEC values per 16-byte load (uint4); unpack decodes one such load.
 
@@ -136,23 +150,23 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         const int nt = min(DENSE_MATVEC_MAXT, T - t0);
         const float* xb = x + (size_t) t0 * cols;
         float acc[DENSE_MATVEC_MAXT];
-#pragma unroll
+        DENSE_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
             acc[t] = 0.0f;
         }
         if (vec) {
             const uint4* w4 = reinterpret_cast<const uint4*>(wr);
             const int n4 = cols / E::VEC;
-#pragma unroll 2
+            DENSE_PRAGMA(unroll 2)
             for (int i = lane; i < n4; i += 32) {
                 float f[E::VEC];
                 E::unpack(w4[i], f);
                 const int c0 = i * E::VEC;
-#pragma unroll
+                DENSE_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
                         const float4* xt = reinterpret_cast<const float4*>(xb + (size_t) t * cols + c0);
-#pragma unroll
+                        DENSE_PRAGMA(unroll)
                         for (int j = 0; j < E::VEC / 4; j++) {
                             const float4 xv = xt[j];
                             acc[t] = fmaf(f[4 * j], xv.x, acc[t]);
@@ -166,7 +180,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         } else {
             for (int c = lane; c < cols; c += 32) {
                 const float wv = E::at(wr, c);
-#pragma unroll
+                DENSE_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
                         acc[t] = fmaf(wv, xb[(size_t) t * cols + c], acc[t]);
@@ -174,7 +188,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
                 }
             }
         }
-#pragma unroll
+        DENSE_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
             if (t < nt) {
                 const float s = dense_warp_sum(acc[t]);
@@ -206,9 +220,9 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
     const int r0 = blockIdx.x * TR;
     for (int m0 = blockIdx.y * TM; m0 < T; m0 += gridDim.y * TM) {
         float acc[4][4];
-#pragma unroll
+        DENSE_PRAGMA(unroll)
         for (int i = 0; i < 4; i++) {
-#pragma unroll
+            DENSE_PRAGMA(unroll)
             for (int j = 0; j < 4; j++) {
                 acc[i][j] = 0.0f;
             }
@@ -227,30 +241,30 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
             }
             __syncthreads();
             const int kn = min(DENSE_GEMM_KB, cols - k0);
-#pragma unroll 4
+            DENSE_PRAGMA(unroll 4)
             for (int k = 0; k < kn; k++) {
                 float a[4], bw[4];
-#pragma unroll
+                DENSE_PRAGMA(unroll)
                 for (int i = 0; i < 4; i++) {
                     a[i] = xs[k][tt + (TM / 4) * i];
                     bw[i] = ws[k][tr + (TR / 4) * i];
                 }
-#pragma unroll
+                DENSE_PRAGMA(unroll)
                 for (int i = 0; i < 4; i++) {
-#pragma unroll
+                    DENSE_PRAGMA(unroll)
                     for (int j = 0; j < 4; j++) {
                         acc[i][j] = fmaf(bw[j], a[i], acc[i][j]);
                     }
                 }
             }
         }
-#pragma unroll
+        DENSE_PRAGMA(unroll)
         for (int i = 0; i < 4; i++) {
             const int t = m0 + tt + (TM / 4) * i;
             if (t >= T) {
                 continue;
             }
-#pragma unroll
+            DENSE_PRAGMA(unroll)
             for (int j = 0; j < 4; j++) {
                 const int r = r0 + tr + (TR / 4) * j;
                 if (r < rows) {
@@ -266,7 +280,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
     (const E::T* __restrict__ w, const float* __restrict__ bias, int hasBias, const float* __restrict__ x,    \
      int T, int cols, int rows, float* out0, int n0, float* out1, int n1, float* out2)
 #define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
-    extern "C" __global__ void __launch_bounds__(TM * TR / 16) name DENSE_LINEAR_ARGS(E)                   \
+    extern "C" __global__ void name DENSE_LINEAR_ARGS(E)                                                          \
     {                                                                                                         \
         gemm<E, TM, TR>(w, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
     }
