@@ -41,15 +41,15 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class CudaDenseTest {
     /** rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size. */
     static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}};
-    static final int[] TOKENS = {1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
+    static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
-    /** Knob settings, each a backend: the default path split, every GEMM tile, and the matvec alone. */
+    /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
     static final Map<String, Map<String, String>> SETTINGS = Map.of(
             "default", Map.of(),
             "gemm32x64", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "64"),
             "gemm32x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "128"),
             "gemm64x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "64", "goss.cuda.linear.tile.r", "128"),
-            "matvec", Map.of("goss.cuda.linear.gemm.t", "100000", "goss.cuda.linear.block", "96"));
+            "matvec", Map.of("goss.cuda.linear.gemm.t", "34", "goss.cuda.linear.block", "96"));
 
     static void requireDevice() {
         CudaDriver.Availability a = CudaDriver.backendAvailability();
@@ -105,7 +105,7 @@ class CudaDenseTest {
     @ParameterizedTest
     @ValueSource(strings = {"default", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
     void linearMatchesTheExactDecodeInEveryFormat(String setting) {
-        List<CudaBuffer> owned = new ArrayList<>();
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
         try (CudaBackend b = backend(SETTINGS.get(setting)); Arena arena = Arena.ofConfined()) {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 for (int[] shape : SHAPES) {
@@ -147,14 +147,12 @@ class CudaDenseTest {
                     }
                 }
             }
-        } finally {
-            owned.forEach(CudaBuffer::close);
         }
     }
 
     @Test
     void embeddingRowsDecodeBitExactly() {
-        List<CudaBuffer> owned = new ArrayList<>();
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
         try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
@@ -173,22 +171,18 @@ class CudaDenseTest {
                     }
                 }
             }
-        } finally {
-            owned.forEach(CudaBuffer::close);
         }
     }
 
     @Test
     void aLinearOfTheWrongShapeIsAGossException() {
-        List<CudaBuffer> owned = new ArrayList<>();
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
         try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
             CudaBackend.Dense d = b.uploadDense(owned, matrix(arena, WeightFormat.BF16, 4, 8, 1));
             try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
                 GossException e = assertThrows(GossException.class, () -> b.linear(d, 0L, x, out));
                 assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
-        } finally {
-            owned.forEach(CudaBuffer::close);
         }
     }
 
