@@ -1,17 +1,20 @@
 // Dense matrices of the cuda backend (io.gossgpu.cuda.CudaBackend): embedding lookup, and linear
 // layers for decode (matvec) and prefill (tiled GEMM). Weights stay in their checkpoint precision
-// (BF16, F16 or F32), row-major with contiguous rows: element (r, c) at w[r * cols + c]. Every value
-// is decoded exactly to float before use; activations, products and sums are float32 (fmaf), no
-// --use_fast_math, so results match io.gossgpu.cpu.ReferenceBackend to float rounding.
+// (BF16, F16, F32 or Q8_0), row-major with contiguous rows: element (r, c) at w[r * cols + c]; Q8_0 as
+// signed bytes w[r * cols + c] plus one float scale per 32 values, s[r * cols/32 + c/32] (the ggml
+// block's F16 scale, decoded at upload). Every value is decoded exactly to float before use;
+// activations, products and sums are float32 (fmaf), no --use_fast_math, so results match
+// io.gossgpu.cpu.ReferenceBackend to float rounding.
 //
 // Reference formulas:
-//   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact)
+//   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact);
+//            Q8_0 -> s * q (exact in float: 8 x 11 significant bits)
 //   embed:   out[t, c] = W[tokens[t], c]
 //   linear:  y[t, r] = sum_c W[r, c] * x[t, c] + b[r]               (b optional: hasBias = 0)
 //            written to up to three tensors (a fused [q; k; v] matrix): rows [0, n0) to out0 (T x n0),
 //            [n0, n0 + n1) to out1 (T x n1), the rest to out2; a plain linear has n0 = rows.
 //
-// Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32. Launch shapes per kernel.
+// Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32, NAME_q8_0. Launch shapes per kernel.
 
 // The CPU emulator of the tests (GOSS_CUDA_EMU) compiles this file as plain C++: it has no vector types
 // and no unroll pragmas.
@@ -28,7 +31,8 @@ struct float4 {
 #endif
 
 // ---- element types ------------------------------------------------------------------------------
-// VEC values per 16-byte load (uint4); unpack decodes one such load.
+// at(w, s, cols, r, c): value (r, c). VEC values per 16-byte load (uint4); unpack decodes the load of
+// values (r, c0 .. c0 + VEC - 1), c0 a multiple of VEC. s is only read by Q8.
 
 __device__ __forceinline__ float bf16_to_float(unsigned int bits)
 {
@@ -54,8 +58,11 @@ __device__ __forceinline__ float f16_to_float(unsigned int bits)
 struct Bf16 {
     typedef unsigned short T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, size_t i) { return bf16_to_float(w[i]); }
-    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    {
+        return bf16_to_float(w[r * cols + c]);
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
     {
         const unsigned int u[4] = {q.x, q.y, q.z, q.w};
         for (int i = 0; i < 4; i++) {
@@ -68,8 +75,11 @@ struct Bf16 {
 struct F16 {
     typedef unsigned short T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, size_t i) { return f16_to_float(w[i]); }
-    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    {
+        return f16_to_float(w[r * cols + c]);
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
     {
         const unsigned int u[4] = {q.x, q.y, q.z, q.w};
         for (int i = 0; i < 4; i++) {
@@ -82,13 +92,35 @@ struct F16 {
 struct F32 {
     typedef float T;
     enum { VEC = 4 };
-    static __device__ __forceinline__ float at(const T* w, size_t i) { return w[i]; }
-    static __device__ __forceinline__ void unpack(uint4 q, float* f)
+    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    {
+        return w[r * cols + c];
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
     {
         f[0] = __uint_as_float(q.x);
         f[1] = __uint_as_float(q.y);
         f[2] = __uint_as_float(q.z);
         f[3] = __uint_as_float(q.w);
+    }
+};
+
+struct Q8 {
+    typedef signed char T;
+    enum { VEC = 16 };
+    static __device__ __forceinline__ float at(const T* w, const float* s, int cols, size_t r, int c)
+    {
+        return s[r * (cols / 32) + c / 32] * (float) w[r * cols + c];
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const float* s, int cols, size_t r, int c0, float* f)
+    {
+        const float d = s[r * (cols / 32) + c0 / 32]; // 16 values never straddle a 32-value block
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 4; j++) {
+                f[4 * i + j] = d * (float) (signed char) (u[i] >> (8 * j));
+            }
+        }
     }
 };
 
@@ -115,13 +147,13 @@ __device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, in
 
 // ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
 template <typename E>
-__device__ void embed(const typename E::T* __restrict__ w, const int* __restrict__ tokens, int T, int H,
-                      float* __restrict__ out)
+__device__ void embed(const typename E::T* __restrict__ w, const float* __restrict__ s, const int* __restrict__ tokens,
+                      int T, int H, float* __restrict__ out)
 {
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        const size_t row = (size_t) tokens[t] * H;
+        const size_t row = (size_t) tokens[t];
         for (int c = threadIdx.x; c < H; c += blockDim.x) {
-            out[(size_t) t * H + c] = E::at(w, row + c);
+            out[(size_t) t * H + c] = E::at(w, s, H, row, c);
         }
     }
 }
@@ -134,7 +166,7 @@ __device__ void embed(const typename E::T* __restrict__ w, const int* __restrict
 #define DENSE_MATVEC_MAXT 8
 
 template <typename E>
-__device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
+__device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,
                        const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
                        int n1, float* out2)
 {
@@ -143,7 +175,6 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
     if (r >= rows) {
         return; // whole warps leave together: no barrier below
     }
-    const typename E::T* wr = w + (size_t) r * cols;
     const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0 && ((size_t) x & 15) == 0;
     const float b = hasBias ? bias[r] : 0.0f;
     for (int t0 = 0; t0 < T; t0 += DENSE_MATVEC_MAXT) {
@@ -155,13 +186,13 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
             acc[t] = 0.0f;
         }
         if (vec) {
-            const uint4* w4 = reinterpret_cast<const uint4*>(wr);
+            const uint4* w4 = reinterpret_cast<const uint4*>(w + (size_t) r * cols);
             const int n4 = cols / E::VEC;
             DENSE_PRAGMA(unroll 2)
             for (int i = lane; i < n4; i += 32) {
                 float f[E::VEC];
-                E::unpack(w4[i], f);
                 const int c0 = i * E::VEC;
+                E::unpack(w4[i], s, cols, r, c0, f);
                 DENSE_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
@@ -179,7 +210,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
             }
         } else {
             for (int c = lane; c < cols; c += 32) {
-                const float wv = E::at(wr, c);
+                const float wv = E::at(w, s, cols, r, c);
                 DENSE_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
@@ -207,7 +238,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
 #define DENSE_GEMM_KB 16
 
 template <typename E, int TM, int TR>
-__device__ void gemm(const typename E::T* __restrict__ w, const float* __restrict__ bias, int hasBias,
+__device__ void gemm(const typename E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,
                      const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
                      int n1, float* out2)
 {
@@ -237,7 +268,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
             for (int i = tid; i < TR * DENSE_GEMM_KB; i += threads) {
                 const int n = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
                 const int r = r0 + n, c = k0 + k;
-                ws[k][n] = r < rows && c < cols ? E::at(w, (size_t) r * cols + c) : 0.0f;
+                ws[k][n] = r < rows && c < cols ? E::at(w, s, cols, r, c) : 0.0f;
             }
             __syncthreads();
             const int kn = min(DENSE_GEMM_KB, cols - k0);
@@ -277,22 +308,24 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
 
 // ---- entry points ---------------------------------------------------------------------------------
 #define DENSE_LINEAR_ARGS(E)                                                                                  \
-    (const E::T* __restrict__ w, const float* __restrict__ bias, int hasBias, const float* __restrict__ x,    \
+    (const E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,    \
+     const float* __restrict__ x,                                                                             \
      int T, int cols, int rows, float* out0, int n0, float* out1, int n1, float* out2)
 #define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
     extern "C" __global__ void name DENSE_LINEAR_ARGS(E)                                                          \
     {                                                                                                         \
-        gemm<E, TM, TR>(w, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
+        gemm<E, TM, TR>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
     }
 #define DENSE_ENTRIES(suffix, E)                                                                              \
-    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const int* __restrict__ tokens, \
-                                                    int T, int H, float* __restrict__ out)                    \
+    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const float* __restrict__ s,  \
+                                                    const int* __restrict__ tokens, int T, int H,             \
+                                                    float* __restrict__ out)                                  \
     {                                                                                                         \
-        embed<E>(w, tokens, T, H, out);                                                                       \
+        embed<E>(w, s, tokens, T, H, out);                                                                       \
     }                                                                                                         \
     extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
     {                                                                                                         \
-        matvec<E>(w, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                                   \
+        matvec<E>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                                   \
     }                                                                                                         \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \
@@ -302,3 +335,4 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
 DENSE_ENTRIES(bf16, Bf16)
 DENSE_ENTRIES(f16, F16)
 DENSE_ENTRIES(f32, F32)
+DENSE_ENTRIES(q8_0, Q8)

@@ -17,9 +17,13 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.F16;
+import io.gossgpu.quant.LE;
+import io.gossgpu.quant.Q8_0;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedMap;
@@ -32,11 +36,13 @@ import java.util.TreeMap;
  * {@link #argmax} return after the stream got there (blocking copies on the same stream).
  *
  * <p>Weights are uploaded once at load. Dense matrices (embedding, unembedding, q/k/v/out, router) stay
- * in their checkpoint precision, BF16 as BF16, F16 as F16, F32 as F32, with rows made contiguous (the Q,
- * K and V row slices of a fused QKV tensor become three matrices), copied row by row from the mapped file
- * in pieces of about 64 MiB; the kernels of dense.cu decode every value exactly, so this is lossless and
- * reads half the bytes of F32 per decoded token. Q8_0 matrices (and a dense view whose values are not
- * adjacent) are decoded to F32 rows at upload. Vectors (biases, norms, sinks) become F32, MXFP4 experts
+ * in their checkpoint precision, BF16 as BF16, F16 as F16, F32 as F32, with contiguous rows copied row by
+ * row from the mapped file in pieces of about 64 MiB; Q8_0 as its signed bytes with each block's F16 scale
+ * decoded to a float in a table after them (1.125 bytes per value). Q, K and V become one {@code [q; k; v]}
+ * matrix (and bias) per layer, so decode runs one linear for the three. The kernels of dense.cu decode every
+ * value exactly, so this is lossless and a BF16 checkpoint reads half the bytes of F32 per decoded token.
+ * Parts of different formats, or a dense view whose values are not adjacent, are decoded to F32 rows at
+ * upload. Vectors (biases, norms, sinks) become F32, MXFP4 experts
  * are uploaded in the checkpoint's own layout (OpenAI codes + scales, or ggml {@code block_mxfp4}),
  * decoded by the MoE kernels. Expert ids stay on the device between the router and the MoE kernels (no
  * host sync inside a token).
@@ -115,11 +121,16 @@ public final class CudaBackend implements Backend {
             d = ctx.loadModule("dense");
             r = ctx.loadModule("rmsnorm");
             a = ctx.loadModule("add");
-            for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16}) {
+            for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0}) {
                 String e = f.name().toLowerCase(java.util.Locale.ROOT);
                 DenseKernels k = new DenseKernels(d.function("dense_embed_" + e), d.function("dense_matvec_" + e),
                         d.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
                 checkBlock(k.matvec(), "LINEAR", linearBlock);
+                if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16) {
+                    throw new GossException("invalid GOSS_CUDA_LINEAR_TILE_T=" + tileT + " with GOSS_CUDA_LINEAR_TILE_R=" + tileR + ": kernel "
+                            + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock() + " threads per block on this device, the tile needs "
+                            + tileT * tileR / 16);
+                }
                 checkBlock(k.embed(), "ELEMENTWISE", elementwiseBlock);
                 denseKernels.put(f, k);
             }
@@ -419,11 +430,16 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16 or BF16. */
-    record Dense(long ptr, int rows, int cols, WeightFormat format) {
+    /**
+     * {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16, BF16 or Q8_0; for
+     * Q8_0, {@code ptr} holds the signed bytes and {@code scales} one float per 32 values (else 0).
+     */
+    record Dense(long ptr, long scales, int rows, int cols, WeightFormat format) {
         /** Rows {@code first .. first+count−1} (Q, K or V of the fused QKV matrix). */
         Dense rows(int first, int count) {
-            return new Dense(ptr + (long) first * format.rowBytes(cols), count, cols, format);
+            return format == WeightFormat.Q8_0
+                    ? new Dense(ptr + (long) first * cols, scales + 4L * first * (cols / 32), count, cols, format)
+                    : new Dense(ptr + (long) first * format.rowBytes(cols), 0, count, cols, format);
         }
     }
 
@@ -589,8 +605,8 @@ public final class CudaBackend implements Backend {
 
     /**
      * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
-     * F32, F16 and BF16 rows copied as stored; Q8_0, or values that are not adjacent, decoded to F32 rows
-     * in chunks of at most 4 Mi values. The buffer is added to {@code owned}.
+     * F32, F16 and BF16 rows copied as stored; Q8_0 split into its bytes and its scales (as floats);
+     * anything else decoded to F32 rows; in chunks of at most 4 Mi values. The buffer is added to {@code owned}.
      */
     Dense uploadDense(List<CudaBuffer> owned, WeightView... parts) {
         int rows = 0, cols = parts[0].cols();
@@ -608,9 +624,17 @@ public final class CudaBackend implements Backend {
             rows = Math.addExact(rows, v.rows());
         }
         WeightFormat f = deviceFormat(parts);
-        long rowBytes = f.rowBytes(cols);
+        long rowBytes = deviceRowBytes(f, cols);
         CudaBuffer b = buffer(rowBytes * rows, parts[0].name());
         owned.add(b);
+        if (f == WeightFormat.Q8_0) {
+            long scales = (long) rows * cols, at = 0;
+            for (WeightView v : parts) {
+                uploadQ8_0(b, at, scales + 4 * (at / 32), v);
+                at += (long) v.rows() * cols;
+            }
+            return new Dense(b.address(), b.address() + scales, rows, cols, f);
+        }
         long at = 0;
         for (WeightView v : parts) {
             if (f == v.format()) {
@@ -628,7 +652,28 @@ public final class CudaBackend implements Backend {
             }
             at += rowBytes * v.rows();
         }
-        return new Dense(b.address(), rows, cols, f);
+        return new Dense(b.address(), 0, rows, cols, f);
+    }
+
+    /** The Q8_0 rows of {@code v}: their bytes to {@code b} at {@code codesAt}, their scales as floats at {@code scalesAt}. */
+    private static void uploadQ8_0(CudaBuffer b, long codesAt, long scalesAt, WeightView v) {
+        int cols = v.cols(), blocks = cols / 32;
+        int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
+        byte[] codes = new byte[chunkRows * cols];
+        float[] scales = new float[chunkRows * blocks];
+        for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
+            int n = Math.min(chunkRows, v.rows() - r0);
+            for (int r = 0; r < n; r++) {
+                long row = v.rowOffset(0, r0 + r);
+                for (int g = 0; g < blocks; g++) {
+                    long block = row + (long) g * Q8_0.BLOCK_BYTES;
+                    scales[r * blocks + g] = F16.toFloat(v.data().get(LE.I16, block));
+                    MemorySegment.copy(v.data(), ValueLayout.JAVA_BYTE, block + 2, codes, r * cols + g * 32, 32);
+                }
+            }
+            b.copyFrom(MemorySegment.ofArray(codes).asSlice(0, (long) n * cols), codesAt + (long) r0 * cols);
+            b.copyFrom(MemorySegment.ofArray(scales).asSlice(0, 4L * n * blocks), scalesAt + 4L * r0 * blocks);
+        }
     }
 
     interface RowOffset {
@@ -723,15 +768,15 @@ public final class CudaBackend implements Backend {
         long need = deviceBytes(weights), free = freeBytes();
         if (need > free) {
             throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need)
-                    + " on the device (dense matrices as stored, Q8_0 as F32) but "
+                    + " on the device (dense matrices in their checkpoint formats) but "
                     + ctx.device().name() + " has " + KvCacheSpec.humanBytes(free) + " free");
         }
         return new Weights(weights);
     }
 
     /**
-     * What {@link Weights} allocates for {@code m}: dense matrices as stored (Q8_0 and non-adjacent values as
-     * F32), vectors as F32, MXFP4 as stored.
+     * What {@link Weights} allocates for {@code m}: dense matrices in their {@link #deviceFormat}, vectors as F32,
+     * MXFP4 as stored.
      */
     static long deviceBytes(ModelWeights m) {
         long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + f32Bytes(m.finalNorm());
@@ -754,23 +799,28 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * The device format of a dense matrix made of the rows of {@code parts}: their own when all are F32, F16 or
-     * BF16 alike with adjacent values, else F32.
+     * The device format of a dense matrix made of the rows of {@code parts}: their own when all are F32, F16,
+     * BF16 (with adjacent values) or Q8_0 alike, else F32.
      */
     static WeightFormat deviceFormat(WeightView... parts) {
         WeightFormat f = parts[0].format();
         for (WeightView v : parts) {
-            if (v.format() != f || !f.isDense() || v.colStride() != 1) {
+            if (v.format() != f || !(f == WeightFormat.Q8_0 || f.isDense() && v.colStride() == 1)) {
                 return WeightFormat.F32;
             }
         }
         return f;
     }
 
+    /** Device bytes of one row of {@code cols} values in device format {@code f} (Q8_0: bytes + float scales). */
+    static long deviceRowBytes(WeightFormat f, int cols) {
+        return f == WeightFormat.Q8_0 ? cols + 4L * (cols / 32) : f.rowBytes(cols);
+    }
+
     private static long denseBytes(WeightView... parts) {
         long bytes = 0;
         for (WeightView v : parts) {
-            bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
+            bytes += (long) v.experts() * v.rows() * deviceRowBytes(deviceFormat(parts), v.cols());
         }
         return bytes;
     }
@@ -824,7 +874,7 @@ public final class CudaBackend implements Backend {
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
         launch(denseKernels.get(table.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
-                args().ptr(table.ptr()).ptr(tokensBuf).i32(tokens.length).i32(table.cols()).ptr(t(out).ptr()));
+                args().ptr(table.ptr()).ptr(table.scales()).ptr(tokensBuf).i32(tokens.length).i32(table.cols()).ptr(t(out).ptr()));
     }
 
     @Override
@@ -852,7 +902,7 @@ public final class CudaBackend implements Backend {
      */
     private void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         DenseKernels k = denseKernels.get(d.format());
-        KernelArgs a = args().ptr(d.ptr()).ptr(bias).i32(bias == 0 ? 0 : 1)
+        KernelArgs a = args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).i32(bias == 0 ? 0 : 1)
                 .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
         if (T < gemmMinT) {
             launch(k.matvec(), ceilDiv(d.rows(), linearBlock / 32), 1, linearBlock, 0, a);

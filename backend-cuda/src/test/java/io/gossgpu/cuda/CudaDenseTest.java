@@ -31,15 +31,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The dense.cu kernels where the conformance kit does not reach: every device format (BF16, F16, F32, and Q8_0
- * decoded to F32 at upload), widths that take the 16-byte loads and widths that do not (odd, 4 mod 8), token
- * counts around the matvec chunk (8) and the GEMM tiles (32, 64), every GEMM tile, and the matvec over long
- * batches. The oracle is the engine's own decode ({@link WeightView#dequantizeRow}, what the reference backend
+ * The dense.cu kernels where the conformance kit does not reach: every device format (BF16, F16, F32, Q8_0),
+ * widths that take the 16-byte loads and widths that do not (odd, 4 mod 8), token counts around the matvec
+ * chunk (8) and the GEMM tiles (32, 64), every GEMM tile, and the matvec over several chunks. The oracle is the engine's own decode ({@link WeightView#dequantizeRow}, what the reference backend
  * uses) with sums in double, at the kit's per-op tolerance; the embedding lookup must be bit-exact. Skipped
  * without a CUDA device (runs under the fake driver's emulator).
  */
 class CudaDenseTest {
-    /** rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size. */
+    /**
+     * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size;
+     * Q8_0 rounds cols up to whole 32-value blocks.
+     */
     static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}};
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
@@ -112,7 +114,7 @@ class CudaDenseTest {
                     int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];
                     WeightView w = matrix(arena, f, rows, cols, 31L * rows + cols);
                     CudaBackend.Dense d = b.uploadDense(owned, w);
-                    assertEquals(f == WeightFormat.Q8_0 ? WeightFormat.F32 : f, d.format(), "device format of " + f);
+                    assertEquals(f, d.format(), "device format of " + f);
                     float[][] wr = new float[rows][cols];
                     for (int i = 0; i < rows; i++) {
                         w.dequantizeRow(0, i, wr[i], 0);

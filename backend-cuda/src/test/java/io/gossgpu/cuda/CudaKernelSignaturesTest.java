@@ -33,11 +33,11 @@ class CudaKernelSignaturesTest {
     static final Map<String, String> DENSE = new LinkedHashMap<>();
 
     static {
-        for (String e : new String[]{"bf16", "f16", "f32"}) {
-            DENSE.put("dense_embed_" + e, "ppiip");
-            DENSE.put("dense_matvec_" + e, "ppipiiipipip");
+        for (String e : new String[]{"bf16", "f16", "f32", "q8_0"}) {
+            DENSE.put("dense_embed_" + e, "pppiip");
+            DENSE.put("dense_matvec_" + e, "pppipiiipipip");
             for (String tile : new String[]{"32x64", "64x64", "32x128", "64x128"}) {
-                DENSE.put("dense_gemm_" + e + "_" + tile, "ppipiiipipip");
+                DENSE.put("dense_gemm_" + e + "_" + tile, "pppipiiipipip");
             }
         }
     }
