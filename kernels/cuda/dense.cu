@@ -16,19 +16,7 @@
 //
 // Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32, NAME_q8_0. Launch shapes per kernel.
 
-// The CPU emulator of the tests (GOSS_CUDA_EMU) compiles this file as plain C++: it has no vector types
-// and no unroll pragmas.
-#ifdef GOSS_CUDA_EMU
-#define DENSE_PRAGMA(x)
-struct uint4 {
-    unsigned int x, y, z, w;
-};
-struct float4 {
-    float x, y, z, w;
-};
-#else
-#define DENSE_PRAGMA(x) _Pragma(#x)
-#endif
+#include "goss_cuda.h"
 
 // ---- element types ------------------------------------------------------------------------------
 // at(w, s, cols, r, c): value (r, c). VEC values per 16-byte load (uint4); unpack decodes the load of
@@ -181,23 +169,23 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         const int nt = min(DENSE_MATVEC_MAXT, T - t0);
         const float* xb = x + (size_t) t0 * cols;
         float acc[DENSE_MATVEC_MAXT];
-        DENSE_PRAGMA(unroll)
+        GOSS_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
             acc[t] = 0.0f;
         }
         if (vec) {
             const uint4* w4 = reinterpret_cast<const uint4*>(w + (size_t) r * cols);
             const int n4 = cols / E::VEC;
-            DENSE_PRAGMA(unroll 2)
+            GOSS_PRAGMA(unroll 2)
             for (int i = lane; i < n4; i += 32) {
                 float f[E::VEC];
                 const int c0 = i * E::VEC;
                 E::unpack(w4[i], s, cols, r, c0, f);
-                DENSE_PRAGMA(unroll)
+                GOSS_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
                         const float4* xt = reinterpret_cast<const float4*>(xb + (size_t) t * cols + c0);
-                        DENSE_PRAGMA(unroll)
+                        GOSS_PRAGMA(unroll)
                         for (int j = 0; j < E::VEC / 4; j++) {
                             const float4 xv = xt[j];
                             acc[t] = fmaf(f[4 * j], xv.x, acc[t]);
@@ -211,7 +199,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         } else {
             for (int c = lane; c < cols; c += 32) {
                 const float wv = E::at(w, s, cols, r, c);
-                DENSE_PRAGMA(unroll)
+                GOSS_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
                     if (t < nt) {
                         acc[t] = fmaf(wv, xb[(size_t) t * cols + c], acc[t]);
@@ -219,7 +207,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
                 }
             }
         }
-        DENSE_PRAGMA(unroll)
+        GOSS_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
             if (t < nt) {
                 const float s = dense_warp_sum(acc[t]);
@@ -251,9 +239,9 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
     const int r0 = blockIdx.x * TR;
     for (int m0 = blockIdx.y * TM; m0 < T; m0 += gridDim.y * TM) {
         float acc[4][4];
-        DENSE_PRAGMA(unroll)
+        GOSS_PRAGMA(unroll)
         for (int i = 0; i < 4; i++) {
-            DENSE_PRAGMA(unroll)
+            GOSS_PRAGMA(unroll)
             for (int j = 0; j < 4; j++) {
                 acc[i][j] = 0.0f;
             }
@@ -272,30 +260,30 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
             }
             __syncthreads();
             const int kn = min(DENSE_GEMM_KB, cols - k0);
-            DENSE_PRAGMA(unroll 4)
+            GOSS_PRAGMA(unroll 4)
             for (int k = 0; k < kn; k++) {
                 float a[4], bw[4];
-                DENSE_PRAGMA(unroll)
+                GOSS_PRAGMA(unroll)
                 for (int i = 0; i < 4; i++) {
                     a[i] = xs[k][tt + (TM / 4) * i];
                     bw[i] = ws[k][tr + (TR / 4) * i];
                 }
-                DENSE_PRAGMA(unroll)
+                GOSS_PRAGMA(unroll)
                 for (int i = 0; i < 4; i++) {
-                    DENSE_PRAGMA(unroll)
+                    GOSS_PRAGMA(unroll)
                     for (int j = 0; j < 4; j++) {
                         acc[i][j] = fmaf(bw[j], a[i], acc[i][j]);
                     }
                 }
             }
         }
-        DENSE_PRAGMA(unroll)
+        GOSS_PRAGMA(unroll)
         for (int i = 0; i < 4; i++) {
             const int t = m0 + tt + (TM / 4) * i;
             if (t >= T) {
                 continue;
             }
-            DENSE_PRAGMA(unroll)
+            GOSS_PRAGMA(unroll)
             for (int j = 0; j < 4; j++) {
                 const int r = r0 + tr + (TR / 4) * j;
                 if (r < rows) {

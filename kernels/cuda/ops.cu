@@ -26,6 +26,8 @@
 
 #include <math.h>
 
+#include "goss_cuda.h"
+
 __device__ __forceinline__ float warp_sum(float v)
 {
     for (int o = 16; o > 0; o >>= 1) {
@@ -79,7 +81,7 @@ extern "C" __global__ void sdpa_f32(const float* __restrict__ q, const float* __
                                     float* __restrict__ out, int T, int start, int heads, int group, int hd,
                                     int kvDim, int slots, int window, float scale)
 {
-    extern __shared__ float smem[];
+    DYNAMIC_SHARED(float, smem);
     float* lq = smem;            // hd
     float* lacc = smem + hd;     // hd
     float* ls = smem + 2 * hd;   // blockDim.x

@@ -2,13 +2,11 @@
  * The emulated Metal device: goss_metal.h implemented on the CPU for Linux CI.
  *
  * Kernels are the kernels/metal sources compiled as C++ through metal_emu.h (see emu_kernels.cpp) and
- * registered by name. A dispatch runs its threadgroups one after another on the calling thread; inside a
- * threadgroup every thread is a ucontext fiber with its own stack. A scheduler runs each runnable fiber
- * until it finishes or blocks at a threadgroup barrier or a simdgroup operation (32-wide simdgroups:
- * lane = thread index % 32). When nothing is runnable it first completes simdgroup operations whose
- * every live lane is waiting at the same operation, else releases a threadgroup barrier when every
- * thread of the threadgroup is waiting at one; if neither applies the dispatch fails with an error that
- * names the kernel and what was inconsistent (the GPU would hang or be undefined there).
+ * registered by name. A dispatch runs its threadgroups one after another on the calling thread, each on the
+ * fiber scheduler shared with the CUDA emulator (native/gpu-emu/fibers.h: every thread a ucontext fiber;
+ * threadgroup barriers and simdgroup functions are rendezvous; a divergent barrier or simdgroup call fails
+ * the dispatch with an error that names the kernel). This file adds the Metal side: bindings, threadgroup
+ * memory, thread positions and the simdgroup reductions/shuffles done at the rendezvous.
  */
 #include "goss_metal.h"
 
@@ -20,11 +18,10 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
+#include "fibers.h"
 #include "metal_emu.h"
 // the runtime itself is ordinary C++: drop the address-space macros the kernels need
 #undef device
@@ -42,9 +39,8 @@ std::map<std::string, void (*)()> &registry() {
     return r;
 }
 
-constexpr uint kMaxThreads = 1024;
-constexpr uint kSimdWidth = 32;
-constexpr size_t kStackBytes = 128 * 1024;
+constexpr uint kMaxThreads = gpuemu::kMaxThreads;
+constexpr uint kSimdWidth = gpuemu::kWarp;
 constexpr int kMaxBindings = 31;
 
 } // namespace
@@ -97,52 +93,17 @@ struct goss_mtl_cmd {
     double seconds = 0;
 };
 
-// ---- the fiber scheduler ----------------------------------------------------------------------------
+// ---- dispatches on the shared fiber scheduler (native/gpu-emu/fibers.h) ------------------------------
 namespace {
-enum State { RUNNABLE, AT_BARRIER, AT_SIMD, DONE, FAULTED };
-
-struct Fiber {
-    ucontext_t uc;
-    unsigned char *stack = nullptr;
-    emu::ThreadContext tc;
-    State state = DONE;
-    int simdOp = 0, simdType = 0;
-    uint32_t simdBits = 0, simdArg = 0, simdResult = 0;
-};
-
+/* Per OS thread: the dispatch now running (bindings, threadgroup memory, the threads' positions). */
 struct Exec {
-    ucontext_t scheduler;
-    std::vector<Fiber> fibers;
-    Fiber *current = nullptr;
     void (*kernel)() = nullptr;
     void *bindings[kMaxBindings] = {};
     std::vector<unsigned char> tgMemory[kMaxBindings];
-    std::string fault; // set by a fiber that cannot go on (an unbound [[buffer(i)]]); it is never resumed
-
-    ~Exec() {
-        for (Fiber &f : fibers)
-            if (f.stack) munmap(f.stack, kStackBytes);
-    }
+    emu::ThreadContext tc[gpuemu::kMaxThreads];
 };
 
-thread_local Exec *g_exec = nullptr;
-
-Exec &exec() {
-    static thread_local Exec e;
-    return e;
-}
-
-void fiberEntry() {
-    Exec &e = *g_exec;
-    e.kernel();
-    e.current->state = DONE;
-    // returning resumes uc_link (the scheduler)
-}
-
-void yieldToScheduler() {
-    Exec &e = *g_exec;
-    swapcontext(&e.current->uc, &e.scheduler);
-}
+thread_local Exec t_exec;
 
 float asF(uint32_t b) { return emu::from<float>(b); }
 
@@ -163,102 +124,37 @@ uint32_t combine(int op, int type, uint32_t a, uint32_t b) {
     }
 }
 
-/* Runs one threadgroup; returns an empty string or an error. */
-std::string runThreadgroup(Exec &e, uint tgIndex, uint nThreads, const char *kernelName) {
-    for (uint t = 0; t < nThreads; t++) {
-        Fiber &f = e.fibers[t];
-        f.tc = emu::ThreadContext{t, tgIndex, nThreads, tgIndex * nThreads + t, t % kSimdWidth, t / kSimdWidth};
-        f.state = RUNNABLE;
-        getcontext(&f.uc);
-        f.uc.uc_stack.ss_sp = f.stack;
-        f.uc.uc_stack.ss_size = kStackBytes;
-        f.uc.uc_link = &e.scheduler;
-        makecontext(&f.uc, fiberEntry, 0);
+/* simd_sum/max/min over the simdgroup's lanes, or simd_shuffle_down (a lane past the end keeps its value). */
+std::string resolveSimd(gpuemu::WarpOp *const lanes[gpuemu::kWarp], uint32_t mask) {
+    int first = __builtin_ctz(mask), last = 31 - __builtin_clz(mask);
+    const gpuemu::WarpOp &f0 = *lanes[first];
+    if (f0.op == emu::OP_SHUFFLE_DOWN) {
+        for (int t = first; t <= last; t++)
+            if (lanes[t]->arg != f0.arg) return "lanes wait at different simdgroup functions (shuffle deltas differ)";
+        for (int t = first; t <= last; t++) {
+            int src = t + (int) f0.arg;
+            lanes[t]->result = src <= last ? lanes[src]->bits : lanes[t]->bits;
+        }
+    } else {
+        uint32_t acc = f0.bits;
+        for (int t = first + 1; t <= last; t++) acc = combine(f0.op, f0.type, acc, lanes[t]->bits);
+        for (int t = first; t <= last; t++) lanes[t]->result = acc;
     }
-    uint nSimd = (nThreads + kSimdWidth - 1) / kSimdWidth;
-    for (;;) {
-        bool ran = false;
-        for (uint t = 0; t < nThreads; t++) {
-            Fiber &f = e.fibers[t];
-            if (f.state != RUNNABLE) continue;
-            e.current = &f;
-            swapcontext(&e.scheduler, &f.uc);
-            if (f.state == FAULTED) return std::string("kernel ") + kernelName + ": " + e.fault;
-            ran = true;
-        }
-        if (ran) continue;
-        uint done = 0, atBarrier = 0, atSimd = 0;
-        for (uint t = 0; t < nThreads; t++) {
-            State s = e.fibers[t].state;
-            done += s == DONE;
-            atBarrier += s == AT_BARRIER;
-            atSimd += s == AT_SIMD;
-        }
-        if (done == nThreads) return "";
-        bool released = false;
-        for (uint s = 0; s < nSimd && atSimd > 0; s++) {
-            uint first = s * kSimdWidth, last = first + kSimdWidth < nThreads ? first + kSimdWidth : nThreads;
-            uint waiting = 0;
-            for (uint t = first; t < last; t++) waiting += e.fibers[t].state == AT_SIMD;
-            if (waiting == 0) continue;
-            if (waiting != last - first) {
-                // some lanes of this simdgroup wait at a simd op while others are elsewhere: only an error
-                // when those others can never arrive (finished, or parked at a threadgroup barrier)
-                bool othersStuck = true;
-                for (uint t = first; t < last; t++)
-                    if (e.fibers[t].state == RUNNABLE) othersStuck = false;
-                if (othersStuck)
-                    return std::string("kernel ") + kernelName + ": simdgroup " + std::to_string(s) + " of threadgroup " +
-                           std::to_string(tgIndex) + ": a simdgroup function was reached by only " + std::to_string(waiting) +
-                           " of its " + std::to_string(last - first) + " lanes (divergent simdgroup operation)";
-                continue;
-            }
-            const Fiber &f0 = e.fibers[first];
-            for (uint t = first; t < last; t++)
-                if (e.fibers[t].simdOp != f0.simdOp || e.fibers[t].simdType != f0.simdType ||
-                    (f0.simdOp == emu::OP_SHUFFLE_DOWN && e.fibers[t].simdArg != f0.simdArg))
-                    return std::string("kernel ") + kernelName + ": lanes of simdgroup " + std::to_string(s) +
-                           " wait at different simdgroup functions";
-            if (f0.simdOp == emu::OP_SHUFFLE_DOWN) {
-                for (uint t = first; t < last; t++) {
-                    uint src = t + f0.simdArg;
-                    e.fibers[t].simdResult = src < last ? e.fibers[src].simdBits : e.fibers[t].simdBits;
-                }
-            } else {
-                uint32_t acc = f0.simdBits;
-                for (uint t = first + 1; t < last; t++) acc = combine(f0.simdOp, f0.simdType, acc, e.fibers[t].simdBits);
-                for (uint t = first; t < last; t++) e.fibers[t].simdResult = acc;
-            }
-            for (uint t = first; t < last; t++) e.fibers[t].state = RUNNABLE;
-            released = true;
-        }
-        if (released) continue;
-        if (atBarrier == nThreads) {
-            for (uint t = 0; t < nThreads; t++) e.fibers[t].state = RUNNABLE;
-            continue;
-        }
-        return std::string("kernel ") + kernelName + ", threadgroup " + std::to_string(tgIndex) + ": deadlock: " +
-               std::to_string(atBarrier) + " threads wait at threadgroup_barrier, " + std::to_string(atSimd) +
-               " at simdgroup functions, " + std::to_string(done) + " of " + std::to_string(nThreads) +
-               " have returned (every thread must reach each barrier)";
-    }
+    return "";
 }
 
+const gpuemu::Words kWords{"threadgroup", "threadgroup_barrier", "simdgroup"};
+
+void runThread(unsigned, void *) { t_exec.kernel(); }
+
 std::string runDispatch(goss_mtl_cmd *c, Command &cmd) {
-    Exec &e = exec();
-    g_exec = &e;
+    Exec &e = t_exec;
     uint nThreads = cmd.threads[0], nGroups = cmd.groups[0];
     if (cmd.groups[1] != 1 || cmd.groups[2] != 1 || cmd.threads[1] != 1 || cmd.threads[2] != 1)
         return "kernel " + cmd.pipeline->name + ": the emulator supports 1-D dispatches only";
     if (nThreads == 0 || nThreads > kMaxThreads)
         return "kernel " + cmd.pipeline->name + ": " + std::to_string(nThreads) + " threads per threadgroup (1.." +
                std::to_string(kMaxThreads) + ")";
-    while (e.fibers.size() < nThreads) {
-        e.fibers.emplace_back();
-        void *s = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (s == MAP_FAILED) return "cannot allocate fiber stacks";
-        e.fibers.back().stack = (unsigned char *) s;
-    }
     for (int i = 0; i < kMaxBindings; i++) {
         Binding &b = cmd.bind[i];
         if (b.bytesIndex >= 0) e.bindings[i] = c->bytes[b.bytesIndex].data();
@@ -267,8 +163,12 @@ std::string runDispatch(goss_mtl_cmd *c, Command &cmd) {
         e.tgMemory[i].assign(cmd.tgMem[i], 0);
     }
     e.kernel = cmd.pipeline->fn;
+    // threadgroups one after another on the calling thread (dynamic threadgroup memory is per dispatch here)
     for (uint g = 0; g < nGroups; g++) {
-        std::string err = runThreadgroup(e, g, nThreads, cmd.pipeline->name.c_str());
+        for (uint t = 0; t < nThreads; t++)
+            e.tc[t] = emu::ThreadContext{t, g, nThreads, g * nThreads + t, t % kSimdWidth, t / kSimdWidth};
+        std::string err = gpuemu::runGroup(nThreads, runThread, nullptr, resolveSimd, kWords,
+                                           "kernel " + cmd.pipeline->name + ", threadgroup " + std::to_string(g));
         if (!err.empty()) return err;
     }
     return "";
@@ -276,37 +176,25 @@ std::string runDispatch(goss_mtl_cmd *c, Command &cmd) {
 } // namespace
 
 namespace emu {
-const ThreadContext &ctx() { return g_exec->current->tc; }
-/* Abandons the running fiber (it never resumes; its stack is reused by the next dispatch) and fails the dispatch. */
-[[noreturn]] static void fault(const std::string &why) {
-    g_exec->fault = why;
-    g_exec->current->state = FAULTED;
-    yieldToScheduler();
-    std::abort(); // unreachable: a faulted fiber is never resumed
-}
+const ThreadContext &ctx() { return t_exec.tc[gpuemu::threadIndex()]; }
 void *binding(uint index) {
-    void *p = index < (uint) kMaxBindings ? g_exec->bindings[index] : nullptr;
-    if (!p) fault("[[buffer(" + std::to_string(index) + ")]] is not bound");
+    void *p = index < (uint) kMaxBindings ? t_exec.bindings[index] : nullptr;
+    if (!p) gpuemu::fault("[[buffer(" + std::to_string(index) + ")]] is not bound");
     return p;
 }
 void *threadgroup_binding(uint index) {
-    if (index >= (uint) kMaxBindings || g_exec->tgMemory[index].empty())
-        fault("[[threadgroup(" + std::to_string(index) + ")]] has no threadgroup memory (goss_mtl_cmd_set_threadgroup_memory)");
-    return g_exec->tgMemory[index].data();
+    if (index >= (uint) kMaxBindings || t_exec.tgMemory[index].empty())
+        gpuemu::fault("[[threadgroup(" + std::to_string(index) + ")]] has no threadgroup memory (goss_mtl_cmd_set_threadgroup_memory)");
+    return t_exec.tgMemory[index].data();
 }
-void barrier() {
-    g_exec->current->state = AT_BARRIER;
-    yieldToScheduler();
-}
+void barrier() { gpuemu::barrier(); }
 uint32_t simd_op(int op, uint32_t bits, int type, uint32_t arg) {
-    Fiber *f = g_exec->current;
-    f->simdOp = op;
-    f->simdType = type;
-    f->simdBits = bits;
-    f->simdArg = arg;
-    f->state = AT_SIMD;
-    yieldToScheduler();
-    return f->simdResult;
+    gpuemu::WarpOp w;
+    w.op = op;
+    w.type = type;
+    w.bits = bits;
+    w.arg = arg;
+    return gpuemu::warpOp(w); // mask 0: every lane of the simdgroup takes part
 }
 void registerKernel(const char *name, void (*fn)()) { registry()[name] = fn; }
 } // namespace emu

@@ -4,6 +4,7 @@
 # which is added to .git/info/exclude so that it travels only when named in the device tool's `carry`.
 #   backend-cuda/src/test/device/stage.sh [DEST]
 # Then (device tool):  run(command="backend-cuda/src/test/device/run-kit.sh .cudakit", carry=[".cudakit"])
+# and for whole-model figures: run(command="backend-cuda/src/test/device/run-bench.sh .cudakit", carry=[".cudakit"])
 set -euo pipefail
 root="$(git rev-parse --show-toplevel)"
 cd "$root"
@@ -24,6 +25,10 @@ for e in "${entries[@]}" backend-cuda/target/backend-cuda-*.jar; do
   cp "$e" "$dest/lib/"
 done
 jar cf "$dest/lib/backend-cuda-tests.jar" -C backend-cuda/target/test-classes .
+
+# The goss-gpu command (all backends in one jar) for run-bench.sh: `make-test-model` and `bench` there.
+mvn -B -q -Dstyle.color=never -pl cli -am package -DskipTests
+cp cli/target/goss-gpu.jar "$dest/"
 
 # A runtime with the modules the kit needs (measured: the whole ReferenceConformanceTest runs on it;
 # jdeps would add java.desktop/java.sql for Jackson's optional paths, 15 MB more), packed as a .tgz

@@ -1,9 +1,11 @@
 /*
- * A fake CUDA driver for testing goss-gpu's Java layer on a machine without a GPU. NOT a CUDA
- * implementation: "device" memory is host memory, streams run everything at once, PTX is not
- * compiled, and cuLaunchKernel runs C versions of the packaged kernels (add_f32, rmsnorm_f32 and the
- * model ops of ops.cu, walked block by block over the launch grid). It checks what it is given (launch dimensions, JIT option values, kernel
- * parameters) and fails like the driver would.
+ * A fake CUDA driver for testing goss-gpu on a machine without a GPU: "device" memory is host memory,
+ * streams run everything at once, PTX is checked for the entry point but not compiled. cuLaunchKernel
+ * (and cuGraphLaunch, replaying captured launches) runs the REAL kernel source of kernels/cuda, compiled
+ * for the host as C++ under the CUDA emulator (native/cuda-emu: fibers per thread, real __syncthreads
+ * and warp-shuffle rendezvous); a kernel the emulator reports (divergent barrier, bad shuffle mask)
+ * fails the launch with CUDA_ERROR_LAUNCH_FAILED and a message on stderr. It checks what it is given
+ * (launch dimensions, JIT option values, kernel names and parameter sizes) and fails like the driver would.
  *
  * It is compiled against the toolkit's own cuda.h, so the C compiler checks every prototype, and the
  * header's macros give each function the versioned symbol name a real CUDA 13 libcuda exports
@@ -20,13 +22,15 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_PARAMS 16
+#include "cuda_emu_abi.h"
+
+#define MAX_PARAMS GOSS_CUEMU_MAX_PARAMS
 #define MAX_NODES 64
 
 struct CUctx_st { int dummy; };
 struct CUmod_st { char *ptx; };
 struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS]; };
-struct node { CUfunction f; unsigned grid[3], block[3]; unsigned char values[MAX_PARAMS][8]; };
+struct node { CUfunction f; unsigned grid[3], block[3], shared; unsigned char values[MAX_PARAMS][8]; };
 struct CUgraph_st { int n; struct node nodes[MAX_NODES]; };
 struct CUgraphExec_st { struct CUgraph_st g; };
 struct CUstream_st { int capturing; CUgraph graph; };
@@ -45,6 +49,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr) {
         case CUDA_ERROR_NOT_FOUND: *pStr = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_HANDLE: *pStr = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_DEVICE: *pStr = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
+        case CUDA_ERROR_LAUNCH_FAILED: *pStr = "CUDA_ERROR_LAUNCH_FAILED"; return CUDA_SUCCESS;
         default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -59,6 +64,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr) {
         case CUDA_ERROR_NOT_FOUND: *pStr = "named symbol not found"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_HANDLE: *pStr = "invalid resource handle"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_DEVICE: *pStr = "invalid device ordinal"; return CUDA_SUCCESS;
+        case CUDA_ERROR_LAUNCH_FAILED: *pStr = "unspecified launch failure"; return CUDA_SUCCESS;
         default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -150,21 +156,19 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     char entry[96];
     snprintf(entry, sizeof entry, ".entry %s(", name);
     if (!strstr(hmod->ptx, entry)) return CUDA_ERROR_NOT_FOUND;
+    int nparams;
+    size_t sizes[GOSS_CUEMU_MAX_PARAMS];
+    if (goss_cuemu_kernel(name, &nparams, sizes) != 0) {
+        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (native/cuda-emu/cuda_kernels.cpp)\n", name);
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    if (nparams > MAX_PARAMS) return CUDA_ERROR_NOT_FOUND;
     struct CUfunc_st *f = calloc(1, sizeof *f);
     strncpy(f->name, name, sizeof f->name - 1);
-    if (strcmp(name, "add_f32") == 0) { f->nparams = 4; for (int i = 0; i < 4; i++) f->sizes[i] = 8; }
-    else if (strcmp(name, "rmsnorm_f32") == 0) { f->nparams = 5; f->sizes[0] = f->sizes[1] = f->sizes[2] = 8; f->sizes[3] = f->sizes[4] = 4; }
-    else {
-        /* the model kernels of ops.cu: p = 8-byte pointer, i = int, f = float (see CudaKernelSignaturesTest) */
-        static const char *sigs[][2] = {
-            {"embed_f32", "ppiip"}, {"linear_f32", "ppipiiip"}, {"rope_f32", "piiipi"},
-            {"sdpa_f32", "pppppppiiiiiiiif"}, {"kv_store_f32", "ppppiiiii"}, {"topk_softmax_f32", "piiipp"},
-            {"moe_gate_up", "ppppippppiiiifp"}, {"moe_down", "ppippppiiiip"}, {"argmax_f32", "piip"}};
-        const char *sig = NULL;
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) if (strcmp(name, sigs[i][0]) == 0) sig = sigs[i][1];
-        if (!sig || strlen(sig) > MAX_PARAMS) { free(f); return CUDA_ERROR_NOT_FOUND; }
-        f->nparams = (int) strlen(sig);
-        for (int i = 0; i < f->nparams; i++) f->sizes[i] = sig[i] == 'p' ? 8 : 4;
+    f->nparams = nparams;
+    for (int i = 0; i < nparams; i++) {
+        if (sizes[i] > 8) { free(f); return CUDA_ERROR_NOT_FOUND; }
+        f->sizes[i] = sizes[i];
     }
     *hfunc = f;
     return CUDA_SUCCESS;
@@ -178,168 +182,11 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
 }
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) { (void) attrib; (void) value; return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 
-/* ---- ops.cu on the host: block by block over the launch grid, so a launch shape that misses work
- * (or arguments in the wrong order) shows in the results. Same formulas, serial float arithmetic. */
-#define PA(i) (*(void **) (void *) v[i])
-#define IA(i) (*(const int *) (const void *) v[i])
-#define FA(i) (*(const float *) (const void *) v[i])
-static const float FP4[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
-static float mx_dot(const unsigned char *codes, const unsigned char *scales, int ggml, size_t row, int cols, const float *x) {
-    int nb = cols / 32; float acc = 0.0f;
-    for (int b = 0; b < nb; b++) {
-        float s = 0.0f; int e;
-        if (ggml) {
-            const unsigned char *blk = codes + row * (size_t) nb * 17 + (size_t) b * 17;
-            for (int q = 0; q < 16; q++) { s = fmaf(FP4[blk[1 + q] & 15], x[b * 32 + q], s); s = fmaf(FP4[blk[1 + q] >> 4], x[b * 32 + 16 + q], s); }
-            e = blk[0];
-        } else {
-            const unsigned char *blk = codes + row * (size_t) (cols / 2) + (size_t) b * 16;
-            for (int q = 0; q < 16; q++) { s = fmaf(FP4[blk[q] & 15], x[b * 32 + 2 * q], s); s = fmaf(FP4[blk[q] >> 4], x[b * 32 + 2 * q + 1], s); }
-            e = scales[row * (size_t) nb + b];
-        }
-        acc += ldexpf(s, e - 127);
-    }
-    return acc;
-}
-static int run_ops(const struct node *n) {
-    const unsigned char (*v)[8] = n->values;
-    const char *k = n->f->name;
-    unsigned gx = n->grid[0], gy = n->grid[1], B = n->block[0];
-    if (strcmp(k, "embed_f32") == 0) {
-        const float *table = PA(0); const int *tok = PA(1); int T = IA(2), H = IA(3); float *out = PA(4);
-        for (unsigned bx = 0; bx < gx; bx++) for (int t = (int) bx; t < T; t += (int) gx)
-            for (int c = 0; c < H; c++) out[(size_t) t * H + c] = table[(size_t) tok[t] * H + c];
-    } else if (strcmp(k, "linear_f32") == 0) {
-        const float *w = PA(0), *bias = PA(1); int has = IA(2); const float *x = PA(3); int T = IA(4), cols = IA(5), rows = IA(6); float *out = PA(7);
-        unsigned warps = B / 32;
-        for (unsigned bx = 0; bx < gx; bx++) for (unsigned wi = 0; wi < warps; wi++) {
-            int r = (int) (bx * warps + wi); if (r >= rows) continue;
-            for (unsigned by = 0; by < gy; by++) for (int t = (int) by; t < T; t += (int) gy) {
-                float acc = 0.0f;
-                for (int c = 0; c < cols; c++) acc = fmaf(w[(size_t) r * cols + c], x[(size_t) t * cols + c], acc);
-                out[(size_t) t * rows + r] = has ? acc + bias[r] : acc;
-            }
-        }
-    } else if (strcmp(k, "rope_f32") == 0) {
-        float *x = PA(0); int T = IA(1), cols = IA(2), hd = IA(3); const float *tab = PA(4); int start = IA(5);
-        for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int t = (int) by; t < T; t += (int) gy) {
-            float *b = x + (size_t) t * cols + (size_t) h * hd; const float *cs = tab + (size_t) (start + t) * hd;
-            for (int j = 0; j < hd / 2; j++) {
-                float c = cs[2 * j], s = cs[2 * j + 1], x1 = b[j], x2 = b[hd / 2 + j];
-                b[j] = fmaf(x1, c, -x2 * s); b[hd / 2 + j] = fmaf(x2, c, x1 * s);
-            }
-        }
-    } else if (strcmp(k, "sdpa_f32") == 0) {
-        const float *q = PA(0), *kk = PA(1), *vv = PA(2), *ck = PA(3), *cv = PA(4), *sinks = PA(5); float *out = PA(6);
-        int T = IA(7), start = IA(8), heads = IA(9), group = IA(10), hd = IA(11), kvDim = IA(12), slots = IA(13), window = IA(14);
-        float scale = FA(15);
-        float *acc = calloc((size_t) hd, sizeof(float));
-        for (unsigned h = 0; h < gx; h++) for (unsigned by = 0; by < gy; by++) for (int i = (int) by; i < T; i += (int) gy) {
-            int p = start + i, g = (int) h / group, lo = window > 0 ? (p - window + 1 > 0 ? p - window + 1 : 0) : 0;
-            const float *qh = q + (size_t) i * heads * hd + (size_t) h * hd;
-            float m = sinks[h];
-            for (int j = lo; j <= p; j++) {
-                const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
-                if (d * scale > m) m = d * scale;
-            }
-            float z = expf(sinks[h] - m);
-            for (int c = 0; c < hd; c++) acc[c] = 0.0f;
-            for (int j = lo; j <= p; j++) {
-                const float *kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd : kk + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                const float *vr = j < start ? cv + (size_t) (j % slots) * kvDim + (size_t) g * hd : vv + (size_t) (j - start) * kvDim + (size_t) g * hd;
-                float d = 0.0f; for (int c = 0; c < hd; c++) d = fmaf(qh[c], kr[c], d);
-                float e = expf(d * scale - m); z += e;
-                for (int c = 0; c < hd; c++) acc[c] = fmaf(e, vr[c], acc[c]);
-            }
-            for (int c = 0; c < hd; c++) out[(size_t) i * heads * hd + (size_t) h * hd + c] = acc[c] / z;
-        }
-        free(acc);
-    } else if (strcmp(k, "kv_store_f32") == 0) {
-        const float *kk = PA(0), *vv = PA(1); float *ck = PA(2), *cv = PA(3); int T = IA(4), start = IA(5), slots = IA(6), kvDim = IA(7), first = IA(8);
-        for (unsigned bx = 0; bx < gx; bx++) for (unsigned tid = 0; tid < B; tid++) {
-            int c = (int) (bx * B + tid); if (c >= kvDim) continue;
-            for (unsigned by = 0; by < gy; by++) for (int i = first + (int) by; i < T; i += (int) gy) {
-                size_t slot = (size_t) ((start + i) % slots);
-                ck[slot * kvDim + c] = kk[(size_t) i * kvDim + c]; cv[slot * kvDim + c] = vv[(size_t) i * kvDim + c];
-            }
-        }
-    } else if (strcmp(k, "topk_softmax_f32") == 0) {
-        const float *lg = PA(0); int T = IA(1), E = IA(2), K = IA(3); int *ids = PA(4); float *w = PA(5);
-        for (unsigned t = 0; t < gx * B; t++) {
-            if ((int) t >= T) continue;
-            const float *g = lg + (size_t) t * E; int chosen[32];
-            for (int j = 0; j < K; j++) {
-                int best = -1;
-                for (int x = 0; x < E; x++) {
-                    int taken = 0; for (int u = 0; u < j; u++) taken |= chosen[u] == x;
-                    if (!taken && (best < 0 || g[x] > g[best])) best = x;
-                }
-                chosen[j] = best;
-            }
-            float mx = g[chosen[0]], z = 0.0f;
-            for (int j = 0; j < K; j++) z += expf(g[chosen[j]] - mx);
-            for (int j = 0; j < K; j++) { ids[(size_t) t * K + j] = chosen[j]; w[(size_t) t * K + j] = expf(g[chosen[j]] - mx) / z; }
-        }
-    } else if (strcmp(k, "moe_gate_up") == 0) {
-        const unsigned char *gc = PA(0), *gs = PA(1), *uc = PA(2), *us = PA(3); int ggml = IA(4);
-        const float *gb = PA(5), *ub = PA(6), *x = PA(7); const int *ids = PA(8); int T = IA(9), K = IA(10), H = IA(11), I = IA(12);
-        float limit = FA(13); float *hout = PA(14);
-        for (unsigned bx = 0; bx < gx; bx++) for (unsigned u = 0; u < gy; u++) for (int s = (int) bx; s < T * K; s += (int) gx) {
-            int t = s / K; size_t row = (size_t) ids[s] * I + u;
-            float a = mx_dot(gc, gs, ggml, row, H, x + (size_t) t * H) + gb[row];
-            float b = mx_dot(uc, us, ggml, row, H, x + (size_t) t * H) + ub[row];
-            a = fminf(a, limit); b = fmaxf(-limit, fminf(b, limit));
-            hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
-        }
-    } else if (strcmp(k, "moe_down") == 0) {
-        const unsigned char *dc = PA(0), *ds = PA(1); int ggml = IA(2); const float *db = PA(3), *hin = PA(4);
-        const int *ids = PA(5); const float *w = PA(6); int T = IA(7), K = IA(8), H = IA(9), I = IA(10); float *out = PA(11);
-        for (unsigned bx = 0; bx < gx; bx++) for (unsigned d = 0; d < gy; d++) for (int t = (int) bx; t < T; t += (int) gx) {
-            float acc = 0.0f;
-            for (int j = 0; j < K; j++) {
-                size_t s = (size_t) t * K + j;
-                acc = fmaf(w[s], mx_dot(dc, ds, ggml, (size_t) ids[s] * H + d, I, hin + s * I) + db[(size_t) ids[s] * H + d], acc);
-            }
-            out[(size_t) t * H + d] = acc;
-        }
-    } else if (strcmp(k, "argmax_f32") == 0) {
-        const float *lg = PA(0); int rows = IA(1), V = IA(2); int *out = PA(3);
-        for (unsigned bx = 0; bx < gx; bx++) for (int t = (int) bx; t < rows; t += (int) gx) {
-            int bi = 0; for (int r = 1; r < V; r++) if (lg[(size_t) t * V + r] > lg[(size_t) t * V + bi]) bi = r;
-            out[t] = bi;
-        }
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-/* The kernels, on the host, with the same float arithmetic as the .cu files. */
-static void run_node(const struct node *n) {
-    const unsigned char (*v)[8] = n->values;
-    if (run_ops(n)) return;
-    if (strcmp(n->f->name, "add_f32") == 0) {
-        const float *a, *b; float *y; long long count;
-        memcpy(&a, v[0], 8); memcpy(&b, v[1], 8); memcpy(&y, v[2], 8); memcpy(&count, v[3], 8);
-        for (long long i = 0; i < count; i++) y[i] = a[i] + b[i];
-    } else {
-        const float *x, *scale; float *y; int cols; float eps;
-        memcpy(&x, v[0], 8); memcpy(&scale, v[1], 8); memcpy(&y, v[2], 8); memcpy(&cols, v[3], 4); memcpy(&eps, v[4], 4);
-        unsigned threads = n->block[0];
-        for (unsigned row = 0; row < n->grid[0]; row++) {
-            const float *xr = x + (size_t) row * cols;
-            float *yr = y + (size_t) row * cols;
-            float sum = 0.0f;
-            for (unsigned t = 0; t < threads; t++) {
-                float s = 0.0f;
-                for (int i = (int) t; i < cols; i += (int) threads) s = fmaf(xr[i], xr[i], s);
-                sum += s;
-            }
-            float inv = 1.0f / sqrtf(sum / (float) cols + eps);
-            for (int i = 0; i < cols; i++) yr[i] = (xr[i] * inv) * scale[i];
-        }
-    }
+/* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
+static CUresult run_node(const struct node *n) {
+    void *params[MAX_PARAMS];
+    for (int i = 0; i < n->f->nparams; i++) params[i] = (void *) n->values[i];
+    return goss_cuemu_launch(n->f->name, n->grid, n->block, n->shared, params) == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
@@ -349,15 +196,14 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (size_t) bx * by * bz > 1024 || sharedMemBytes > 232448)
         return CUDA_ERROR_INVALID_VALUE;
     if (strcmp(f->name, "rmsnorm_f32") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
-    struct node n = { f, { gx, gy, gz }, { bx, by, bz }, { { 0 } } };
+    struct node n = { f, { gx, gy, gz }, { bx, by, bz }, sharedMemBytes, { { 0 } } };
     for (int i = 0; i < f->nparams; i++) memcpy(n.values[i], kernelParams[i], f->sizes[i]);
     if (hStream->capturing) {
         if (hStream->graph->n == MAX_NODES) return CUDA_ERROR_OUT_OF_MEMORY;
         hStream->graph->nodes[hStream->graph->n++] = n;
         return CUDA_SUCCESS;
     }
-    run_node(&n);
-    return CUDA_SUCCESS;
+    return run_node(&n);
 }
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
@@ -408,7 +254,10 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph h
 }
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
     if (!e || !s) return CUDA_ERROR_INVALID_HANDLE;
-    for (int i = 0; i < e->g.n; i++) run_node(&e->g.nodes[i]);
+    for (int i = 0; i < e->g.n; i++) {
+        CUresult r = run_node(&e->g.nodes[i]);
+        if (r != CUDA_SUCCESS) return r;
+    }
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) { free(e); return CUDA_SUCCESS; }

@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
-# Runs the CUDA backend's tests against the fake driver in fakecuda.c (host memory, C kernels), so the
-# Java layer (bindings, argument packing, JIT options, graphs, error paths) runs end to end on a
-# machine without a GPU. It proves plumbing, not the CUDA kernels: those only run on a real GPU.
-# fakecuda.c also has host C versions of the ops.cu kernels (block by block over the launch grid), so
-# CudaConformanceTest runs the whole kit through CudaBackend here (GOSS_CUDA_FAKE_OPS=0 skips it).
+# Runs the cuda backend's tests against the fake driver in fakecuda.c, so the whole CUDA path runs end to end
+# on a machine without a GPU: the Java layer (bindings, argument packing, JIT options, graphs, error paths)
+# and the REAL kernels of kernels/cuda (ops.cu, rmsnorm.cu, add.cu), compiled for the host as C++ under the
+# CUDA emulator (native/cuda-emu/cuda_emu.h on the fiber scheduler native/gpu-emu/fibers.cpp). cuLaunchKernel
+# and graph replay run them block by block (blocks on a few OS threads, GOSS_EMU_THREADS), so
+# CudaConformanceTest and CudaSmallBlocksConformanceTest compare the actual kernels with the reference backend
+# (GOSS_CUDA_FAKE_OPS=0 skips the kit). Before Maven the emulator's self-test (cuda_emu_selftest.cpp) runs.
+# What this does not prove: PTX codegen, timing, memory-model races between warps; those need a GPU.
 #   backend-cuda/src/test/fake-driver/test-with-fake-driver.sh [extra Maven args]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
 cuda_include="${CUDA_HOME:-/usr/local/cuda}/include"
+emu="$root/native/cuda-emu"
 out="$root/backend-cuda/target/fake-driver"
 mkdir -p "$out"
-cc -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -shared -fPIC -I"$cuda_include" \
-   -o "$out/libcuda.so.1" "$here/fakecuda.c" -lm
+cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -I"$emu" -I"$root/native/gpu-emu" -I"$root/kernels/cuda")
+pids=()
+for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$root/native/gpu-emu/fibers.cpp"; do
+    rm -f "$out/$(basename "$src" .cpp).o"
+    g++ "${cxxflags[@]}" -c -o "$out/$(basename "$src" .cpp).o" "$src" &
+    pids+=($!)
+done
+cc -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -fPIC -I"$cuda_include" -I"$emu" \
+   -c -o "$out/fakecuda.o" "$here/fakecuda.c"
+for p in "${pids[@]}"; do wait "$p"; done # a plain `wait` returns 0 even when a compile failed: stale objects would run
+emu_objs=("$out/cuda_emu_runtime.o" "$out/cuda_kernels.o" "$out/fibers.o")
+g++ -shared -o "$out/libcuda.so.1" "$out/fakecuda.o" "${emu_objs[@]}" -lpthread -lm
+g++ "${cxxflags[@]}" -o "$out/cuda_emu_selftest" "$emu/cuda_emu_selftest.cpp" "${emu_objs[@]}" -lpthread
+"$out/cuda_emu_selftest"
 echo "fake driver: $out/libcuda.so.1"
 cd "$root"
 GOSS_CUDA_LIBRARY="$out/libcuda.so.1" ./gossw mvn -B -q -pl kernels,backend-cuda -am test "$@"

@@ -4,14 +4,15 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Rope;
 import io.gossgpu.backend.Routing;
-import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
@@ -357,38 +358,23 @@ final class MetalBackend implements Backend {
         }
     }
 
-    final class Cache implements KvCache {
-        final KvCacheSpec spec;
-        final Buf[] keys, values;
-
-        Cache(KvCacheSpec spec) {
-            this.spec = spec;
-            int n = spec.config().numHiddenLayers();
-            keys = new Buf[n];
-            values = new Buf[n];
-            try {
-                for (int l = 0; l < n; l++) {
-                    long bytes = 4L * spec.slots(l) * spec.config().kvDim();
-                    keys[l] = alloc(bytes, "KV cache keys of layer " + l);
-                    values[l] = alloc(bytes, "KV cache values of layer " + l);
-                }
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
+    /** Buffers for {@link DeviceKvCache}: created zero-filled; released after pending work is committed. */
+    private final DeviceKvCache.Memory<Buf> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public Buf allocate(long bytes, String what) {
+            return alloc(bytes, what);
         }
 
         @Override
-        public KvCacheSpec spec() {
-            return spec;
-        }
-
-        @Override
-        public void close() {
+        public void release(Buf b, long bytes) {
             flush();
-            for (Buf b : keys) if (b != null) b.release();
-            for (Buf b : values) if (b != null) b.release();
+            b.release();
         }
+    };
+
+    @SuppressWarnings("unchecked")
+    private static DeviceKvCache<Buf> cache(KvCache kv) {
+        return (DeviceKvCache<Buf>) kv;
     }
 
     private static Tensor t(DeviceTensor d) {
@@ -449,7 +435,7 @@ final class MetalBackend implements Backend {
         if (spec.bytes() > left)
             throw new GossException(spec.describe() + " does not fit on the Metal device (" + KvCacheSpec.humanBytes(Math.max(0, left))
                     + " of " + KvCacheSpec.humanBytes(deviceMemory) + " left); choose a shorter context");
-        return new Cache(spec);
+        return new DeviceKvCache<>(spec, cacheMemory);
     }
 
     // ---- weights ---------------------------------------------------------------------------------------
@@ -463,15 +449,9 @@ final class MetalBackend implements Backend {
     /** MXFP4 expert weights repacked: codes {@code [E][rows][cols/2]}, scales {@code [E][rows][cols/32]}. */
     record Experts(Buf codes, Buf scales, int experts, int rows, int cols) {}
 
-    record Layer(Buf attnNorm, Buf mlpNorm, Dense q, Dense k, Dense v, Dense out, Dense router,
-                 Buf qBias, Buf kBias, Buf vBias, Buf outBias, Buf routerBias, Buf sinks,
-                 Experts gate, Experts up, Experts down, Buf gateBias, Buf upBias, Buf downBias) {}
-
-    final class Weights implements LoadedWeights {
+    final class Weights implements LoadedWeights, DeviceWeights.Uploader<Buf, Dense, Experts> {
         final ModelConfig config;
-        final Dense embedding, unembedding;
-        final Buf finalNorm;
-        final Layer[] layers;
+        final DeviceWeights<Buf, Dense, Experts> uploaded;
         final List<Buf> owned = new ArrayList<>();
         Buf ropeTable;
         int ropePositions;
@@ -479,22 +459,15 @@ final class MetalBackend implements Backend {
         Weights(ModelWeights m) {
             config = m.config();
             try {
-                embedding = dense(m.embedding());
-                unembedding = dense(m.unembedding());
-                finalNorm = vector(m.finalNorm());
-                layers = new Layer[config.numHiddenLayers()];
-                for (int l = 0; l < layers.length; l++) {
-                    LayerWeights w = m.layers().get(l);
-                    layers[l] = new Layer(vector(w.attnNorm()), vector(w.mlpNorm()), dense(w.q()), dense(w.k()), dense(w.v()),
-                            dense(w.out()), dense(w.router()), vector(w.qBias()), vector(w.kBias()), vector(w.vBias()),
-                            vector(w.outBias()), vector(w.routerBias()), vector(w.sinks()),
-                            experts(w.gate()), experts(w.up()), experts(w.down()),
-                            vector(w.gateBias()), vector(w.upBias()), vector(w.downBias()));
-                }
+                uploaded = new DeviceWeights<>(m, this);
             } catch (RuntimeException e) {
                 close();
                 throw e;
             }
+        }
+
+        DeviceWeights.Layer<Buf, Dense, Experts> layer(int l) {
+            return uploaded.layer(l);
         }
 
         private Buf own(Buf b) {
@@ -503,11 +476,13 @@ final class MetalBackend implements Backend {
         }
 
         /** Every value as F32, expert-major (biases and scales). */
-        private Buf vector(WeightView v) {
+        @Override
+        public Buf vector(WeightView v) {
             return own(upload(v.dequantizeAll(), v.name()));
         }
 
-        private Dense dense(WeightView v) {
+        @Override
+        public Dense dense(WeightView v) {
             if (v.experts() != 1) throw new GossException("metal: " + v.name() + ": expected a matrix");
             int rows = v.rows(), cols = v.cols();
             Dense mapped = noCopy ? wrapMapped(v) : null;
@@ -555,7 +530,8 @@ final class MetalBackend implements Backend {
             return new Dense(own(b), addr - base, fmt, v.rows(), v.cols());
         }
 
-        private Experts experts(WeightView v) {
+        @Override
+        public Experts experts(WeightView v) {
             int e = v.experts(), rows = v.rows(), cols = v.cols(), groups = cols / 32;
             if (v.format() != WeightFormat.MXFP4_OPENAI && v.format() != WeightFormat.MXFP4_GGML)
                 throw new GossException("metal: expert weight " + v.name() + " is " + v.format()
@@ -645,43 +621,17 @@ final class MetalBackend implements Backend {
         for (int id : tokens)
             if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
         Staged s = stage(tokens);
-        new Dispatch(kernel("embed", 256)).buf(0, w.embedding.buf(), w.embedding.offset()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
-                .params(3, w.config.hiddenSize(), w.embedding.fmt()).run(tokens.length);
+        new Dispatch(kernel("embed", 256)).buf(0, w.uploaded.embedding().buf(), w.uploaded.embedding().offset()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
+                .params(3, w.config.hiddenSize(), w.uploaded.embedding().fmt()).run(tokens.length);
     }
 
     @Override
     public void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = w(lw);
-        Buf scale = switch (which) {
-            case ATTN -> w.layers[layer].attnNorm();
-            case MLP -> w.layers[layer].mlpNorm();
-            case FINAL -> w.finalNorm;
-        };
+        Buf scale = w.uploaded.norm(layer, which);
         Tensor in = t(x);
         new Dispatch(kernel("rmsnorm", 256)).buf(0, in.buf).buf(1, scale).buf(2, t(out).buf)
                 .params(3, in.cols, w.config.rmsNormEps()).run(in.rows);
-    }
-
-    private Dense dense(Weights w, int layer, DenseKind which) {
-        Layer l = w.layers[layer];
-        return switch (which) {
-            case Q -> l.q();
-            case K -> l.k();
-            case V -> l.v();
-            case ATTN_OUT -> l.out();
-            case ROUTER -> l.router();
-        };
-    }
-
-    private Buf bias(Weights w, int layer, DenseKind which) {
-        Layer l = w.layers[layer];
-        return switch (which) {
-            case Q -> l.qBias();
-            case K -> l.kBias();
-            case V -> l.vBias();
-            case ATTN_OUT -> l.outBias();
-            case ROUTER -> l.routerBias();
-        };
     }
 
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
@@ -702,7 +652,7 @@ final class MetalBackend implements Backend {
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = w(lw);
-        matvec(dense(w, layer, which), bias(w, layer, which), t(x).buf, 0, t(x).rows, t(out).buf);
+        matvec(w.layer(layer).dense(which), w.layer(layer).bias(which), t(x).buf, 0, t(x).rows, t(out).buf);
     }
 
     @Override
@@ -728,19 +678,19 @@ final class MetalBackend implements Backend {
                           int start, DeviceTensor out) {
         Weights w = w(lw);
         ModelConfig c = w.config;
-        Cache cache = (Cache) kv;
+        DeviceKvCache<Buf> cache = cache(kv);
         Tensor q = t(qT), k = t(kT), v = t(vT);
-        int T = q.rows, slots = cache.spec.slots(layer);
-        if (start < 0 || start + T > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
+        int T = q.rows, slots = cache.spec().slots(layer);
+        if (start < 0 || start + T > cache.spec().contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        new Dispatch(kernel("attention", 32)).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys[layer])
-                .buf(4, cache.values[layer]).buf(5, w.layers[layer].sinks()).buf(6, t(out).buf)
+        new Dispatch(kernel("attention", 32)).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys(layer))
+                .buf(4, cache.values(layer)).buf(5, w.layer(layer).sinks()).buf(6, t(out).buf)
                 .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
                         (float) (1 / Math.sqrt(c.headDim())))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
-        new Dispatch(kernel("kv_store", 256)).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys[layer]).buf(3, cache.values[layer])
+        new Dispatch(kernel("kv_store", 256)).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
                 .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
     }
 
@@ -751,7 +701,7 @@ final class MetalBackend implements Backend {
         Tensor in = t(x);
         RoutingBuf r = (RoutingBuf) out;
         Buf logits = routerLogits.ensure(4L * in.rows * c.numExperts());
-        matvec(w.layers[layer].router(), w.layers[layer].routerBias(), in.buf, 0, in.rows, logits);
+        matvec(w.layer(layer).dense(DenseKind.ROUTER), w.layer(layer).bias(DenseKind.ROUTER), in.buf, 0, in.rows, logits);
         new Dispatch(kernel("topk_softmax", 64)).buf(0, logits).buf(1, r.buf).buf(2, r.buf, r.weightsOffset())
                 .params(3, in.rows, c.numExperts(), r.k).runThreads(in.rows);
     }
@@ -760,7 +710,7 @@ final class MetalBackend implements Backend {
     public void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
         Weights w = w(lw);
         ModelConfig c = w.config;
-        Layer l = w.layers[layer];
+        DeviceWeights.Layer<Buf, Dense, Experts> l = w.layer(layer);
         Tensor in = t(x);
         RoutingBuf r = (RoutingBuf) routing;
         int T = in.rows, k = r.k, H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts();
@@ -778,7 +728,7 @@ final class MetalBackend implements Backend {
     }
 
     /** Prefill MoE: group the (token, slot) pairs by expert on the device, then tiled MXFP4 matmuls. */
-    private void moePrefill(Layer l, Tensor in, RoutingBuf r, Buf act, Tensor out, ModelConfig c) {
+    private void moePrefill(DeviceWeights.Layer<Buf, Dense, Experts> l, Tensor in, RoutingBuf r, Buf act, Tensor out, ModelConfig c) {
         int T = in.rows, k = r.k, H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts(), n = T * k;
         Buf group = moeGroup.ensure(4L * (2L * E + n + 8L * E));
         long pairsOffset = 8L * E;
@@ -806,7 +756,7 @@ final class MetalBackend implements Backend {
         int n = x.rows - fromRow, vocab = w.config.vocabSize();
         if (n <= 0) throw new GossException("logits: fromRow " + fromRow + " of " + x.rows + " rows");
         Buf out = logitsOut.ensure(4L * n * vocab);
-        matvec(w.unembedding, null, x.buf, 4L * fromRow * x.cols, n, out);
+        matvec(w.uploaded.unembedding(), null, x.buf, 4L * fromRow * x.cols, n, out);
         return out;
     }
 

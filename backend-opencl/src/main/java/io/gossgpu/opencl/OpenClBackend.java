@@ -4,14 +4,15 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Rope;
 import io.gossgpu.backend.Routing;
-import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
@@ -419,44 +420,24 @@ public final class OpenClBackend implements Backend {
         }
     }
 
-    final class Cache implements KvCache {
-        final KvCacheSpec spec;
-        final long[] keys, values;
-        final long[] bytes;
-
-        Cache(KvCacheSpec spec) {
-            this.spec = spec;
-            int layers = spec.config().numHiddenLayers();
-            keys = new long[layers];
-            values = new long[layers];
-            bytes = new long[layers];
-            try {
-                for (int l = 0; l < layers; l++) {
-                    bytes[l] = 4L * spec.slots(l) * spec.config().kvDim();
-                    keys[l] = buffer(bytes[l], spec.describe() + ", layer " + l + " keys,");
-                    values[l] = buffer(bytes[l], spec.describe() + ", layer " + l + " values,");
-                    zero(keys[l], bytes[l]);
-                    zero(values[l], bytes[l]);
-                }
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
+    /** Device buffers allocated zero-filled and released through this backend's accounting (for {@link DeviceKvCache}). */
+    private final DeviceKvCache.Memory<Long> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public Long allocate(long bytes, String what) {
+            long mem = buffer(bytes, what);
+            zero(mem, bytes);
+            return mem;
         }
 
         @Override
-        public KvCacheSpec spec() {
-            return spec;
+        public void release(Long mem, long bytes) {
+            OpenClBackend.this.release(mem, bytes);
         }
+    };
 
-        @Override
-        public void close() {
-            for (int l = 0; l < keys.length; l++) {
-                release(keys[l], bytes[l]);
-                release(values[l], bytes[l]);
-                keys[l] = values[l] = 0;
-            }
-        }
+    @SuppressWarnings("unchecked")
+    private static DeviceKvCache<Long> cache(KvCache kv) {
+        return (DeviceKvCache<Long>) kv;
     }
 
     /** A dense matrix on the device: {@code rows} rows of {@code rowBytes} in format {@code fmt}. */
@@ -465,52 +446,17 @@ public final class OpenClBackend implements Backend {
     /** MXFP4 expert matrices: OpenAI codes + scales, or ggml blocks ({@code scales} = a dummy). */
     record Mx(long codes, long scales, boolean ggml, long bytes, long scaleBytes) {}
 
-    final class Weights implements LoadedWeights {
+    final class Weights implements LoadedWeights, DeviceWeights.Uploader<Long, Dense, Mx> {
         final ModelConfig config;
         final List<long[]> owned = new ArrayList<>(); // {mem, bytes}
-        Dense embedding, unembedding;
-        long finalNorm;
-        final Dense[][] dense; // [layer][DenseKind]
-        final long[][] bias;   // [layer][DenseKind]
-        final long[] attnNorm, mlpNorm, sinks, gateBias, upBias, downBias;
-        final Mx[] gate, up, down;
+        final DeviceWeights<Long, Dense, Mx> uploaded;
         long ropeTable, ropeBytes;
         int ropePositions;
 
         Weights(ModelWeights m) {
             config = m.config();
-            int n = config.numHiddenLayers();
-            dense = new Dense[n][DenseKind.values().length];
-            bias = new long[n][DenseKind.values().length];
-            attnNorm = new long[n];
-            mlpNorm = new long[n];
-            sinks = new long[n];
-            gateBias = new long[n];
-            upBias = new long[n];
-            downBias = new long[n];
-            gate = new Mx[n];
-            up = new Mx[n];
-            down = new Mx[n];
             try {
-                embedding = dense(m.embedding());
-                unembedding = dense(m.unembedding());
-                finalNorm = vector(m.finalNorm());
-                for (int l = 0; l < n; l++) {
-                    LayerWeights lw = m.layers().get(l);
-                    attnNorm[l] = vector(lw.attnNorm());
-                    mlpNorm[l] = vector(lw.mlpNorm());
-                    sinks[l] = vector(lw.sinks());
-                    for (DenseKind kind : DenseKind.values()) {
-                        dense[l][kind.ordinal()] = dense(kind.weight(lw));
-                        bias[l][kind.ordinal()] = vector(kind.bias(lw));
-                    }
-                    gate[l] = mx(lw.gate());
-                    up[l] = mx(lw.up());
-                    down[l] = mx(lw.down());
-                    gateBias[l] = vector(lw.gateBias());
-                    upBias[l] = vector(lw.upBias());
-                    downBias[l] = vector(lw.downBias());
-                }
+                uploaded = new DeviceWeights<>(m, this);
                 check(clFinish(queue), "clFinish after the weight upload");
             } catch (RuntimeException e) {
                 close();
@@ -523,12 +469,14 @@ public final class OpenClBackend implements Backend {
             return mem;
         }
 
-        private long vector(WeightView v) {
+        @Override
+        public Long vector(WeightView v) {
             float[] f = v.dequantizeAll();
             return own(upload(f, v.name()), 4L * f.length);
         }
 
-        private Dense dense(WeightView v) {
+        @Override
+        public Dense dense(WeightView v) {
             if (v.experts() != 1) throw new GossException(v.name() + ": a dense matrix with experts is not supported");
             WeightFormat f = v.format();
             if (!f.isDense() && f != WeightFormat.Q8_0)
@@ -549,7 +497,8 @@ public final class OpenClBackend implements Backend {
             return new Dense(own(mem, total), fmt, rowBytes, v.rows(), v.cols(), total);
         }
 
-        private Mx mx(WeightView v) {
+        @Override
+        public Mx experts(WeightView v) {
             WeightFormat f = v.format();
             if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML)
                 throw new GossException(v.name() + ": the opencl backend takes MoE experts as MXFP4, not " + f);
@@ -672,15 +621,7 @@ public final class OpenClBackend implements Backend {
 
     /** What {@link Weights} will allocate for {@code m}: matrices in their format, vectors as F32. */
     static long deviceBytes(ModelWeights m) {
-        long total = matrixBytes(m.embedding()) + matrixBytes(m.unembedding()) + 4L * m.finalNorm().cols();
-        for (LayerWeights l : m.layers()) {
-            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router(), l.gate(), l.up(), l.down()})
-                total += matrixBytes(v);
-            for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(), l.qBias(), l.kBias(), l.vBias(),
-                    l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()})
-                total += 4L * v.experts() * v.rows() * v.cols();
-        }
-        return total;
+        return DeviceWeights.bytes(m, DeviceWeights::f32Bytes, OpenClBackend::matrixBytes, OpenClBackend::matrixBytes);
     }
 
     private static long matrixBytes(WeightView v) {
@@ -698,7 +639,7 @@ public final class OpenClBackend implements Backend {
             throw new GossException(spec.describe() + " does not fit on " + device.name() + " ("
                     + KvCacheSpec.humanBytes(Math.max(0, free)) + " of " + KvCacheSpec.humanBytes(device.globalMemBytes())
                     + " free); choose a shorter context");
-        return new Cache(spec);
+        return new DeviceKvCache<>(spec, cacheMemory);
     }
 
     // ---- launching ----------------------------------------------------------------------------
@@ -773,18 +714,14 @@ public final class OpenClBackend implements Backend {
         tokensBuf = b[0];
         tokensCap = b[1];
         check(clEnqueueWriteBuffer(queue, tokensBuf, true, 0, tokens, null, null), "clEnqueueWriteBuffer");
-        new Launch(kEmbed, "embed").mem(w.embedding.mem()).i32(w.embedding.fmt()).mem(tokensBuf).i32(h).mem(t(out).mem)
+        new Launch(kEmbed, "embed").mem(w.uploaded.embedding().mem()).i32(w.uploaded.embedding().fmt()).mem(tokensBuf).i32(h).mem(t(out).mem)
                 .run(new long[]{h, tokens.length}, null);
     }
 
     @Override
     public void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
-        long scale = switch (which) {
-            case ATTN -> w.attnNorm[layer];
-            case MLP -> w.mlpNorm[layer];
-            case FINAL -> w.finalNorm;
-        };
+        long scale = w.uploaded.norm(layer, which);
         Tensor in = t(x);
         new Launch(kRmsNorm, "rmsnorm").mem(in.mem).mem(scale).mem(t(out).mem).i32(in.cols).f32(w.config.rmsNormEps())
                 .local(4L * rmsWg).run(new long[]{(long) in.rows * rmsWg}, new long[]{rmsWg});
@@ -801,7 +738,7 @@ public final class OpenClBackend implements Backend {
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
-        matmul(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], t(x).mem, 0, x.rows(), t(out).mem);
+        matmul(w.uploaded.layer(layer).dense(which), w.uploaded.layer(layer).bias(which), t(x).mem, 0, x.rows(), t(out).mem);
     }
 
     @Override
@@ -824,11 +761,11 @@ public final class OpenClBackend implements Backend {
                           int start, DeviceTensor out) {
         Weights w = (Weights) lw;
         ModelConfig c = w.config;
-        Cache cache = (Cache) kv;
+        DeviceKvCache<Long> cache = cache(kv);
         int T = qT.rows();
-        if (start < 0 || start + T > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
-        int hd = c.headDim(), slots = cache.spec.slots(layer);
+        if (start < 0 || start + T > cache.spec().contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
+        int hd = c.headDim(), slots = cache.spec().slots(layer);
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         long localBytes = 4L * (2L * hd + sdpaWg);
         if (localBytes > device.localMemBytes())
@@ -848,30 +785,30 @@ public final class OpenClBackend implements Backend {
             partCap = b[1];
         }
         if (gqa) {
-            new Launch(kSdpaGqa, "sdpa_gqa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
-                    .mem(cache.values[layer]).mem(w.sinks[layer]).mem(t(out).mem).mem(splits > 1 ? partBuf : t(out).mem)
+            new Launch(kSdpaGqa, "sdpa_gqa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer))
+                    .mem(cache.values(layer)).mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).mem(splits > 1 ? partBuf : t(out).mem)
                     .i32(start).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .i32(splits).i32(splitLen)
                     .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
                     .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else if (splits > 1) {
-            new Launch(kSdpaSplit, "sdpa_split").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer])
-                    .mem(cache.values[layer]).mem(partBuf).i32(start).i32(heads).i32(group).i32(hd)
+            new Launch(kSdpaSplit, "sdpa_split").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer))
+                    .mem(cache.values(layer)).mem(partBuf).i32(start).i32(heads).i32(group).i32(hd)
                     .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else {
-            new Launch(kSdpa, "sdpa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
-                    .mem(w.sinks[layer]).mem(t(out).mem).i32(start).i32(heads).i32(group).i32(hd)
+            new Launch(kSdpa, "sdpa").mem(t(qT).mem).mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer)).mem(cache.values(layer))
+                    .mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).i32(start).i32(heads).i32(group).i32(hd)
                     .i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
         }
         if (splits > 1)
-            new Launch(kSdpaCombine, "sdpa_combine").mem(partBuf).mem(w.sinks[layer]).mem(t(out).mem).i32(heads).i32(hd)
+            new Launch(kSdpaCombine, "sdpa_combine").mem(partBuf).mem(w.uploaded.layer(layer).sinks()).mem(t(out).mem).i32(heads).i32(hd)
                     .i32(splits).run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
-        new Launch(kKvStore, "kv_store").mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys[layer]).mem(cache.values[layer])
+        new Launch(kKvStore, "kv_store").mem(t(kT).mem).mem(t(vT).mem).mem(cache.keys(layer)).mem(cache.values(layer))
                 .i32(start).i32(slots).i32(c.kvDim()).i32(first).run(new long[]{c.kvDim(), T - first}, null);
     }
 
@@ -884,7 +821,7 @@ public final class OpenClBackend implements Backend {
         long[] b = grow(routerBuf, routerCap, 4L * T * e, "router logits");
         routerBuf = b[0];
         routerCap = b[1];
-        matmul(w.dense[layer][DenseKind.ROUTER.ordinal()], w.bias[layer][DenseKind.ROUTER.ordinal()], t(x).mem, 0, T, routerBuf);
+        matmul(w.uploaded.layer(layer).dense(DenseKind.ROUTER), w.uploaded.layer(layer).bias(DenseKind.ROUTER), t(x).mem, 0, T, routerBuf);
         new Launch(kTopK, "topk_softmax").mem(routerBuf).i32(e).i32(r.k).mem(r.ids).mem(r.weights).i32(T)
                 .run(new long[]{T}, null);
     }
@@ -898,16 +835,16 @@ public final class OpenClBackend implements Backend {
         long[] b = grow(hiddenBuf, hiddenCap, 4L * T * k * inter, "MoE activations");
         hiddenBuf = b[0];
         hiddenCap = b[1];
-        Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        Mx g = w.uploaded.layer(layer).gate(), u = w.uploaded.layer(layer).up(), d = w.uploaded.layer(layer).down();
         if (T >= moeGroupMin) {
             moeGrouped(w, layer, t(x).mem, r, T, out);
             return;
         }
         new Launch(kGateUp, "moe_gate_up").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales()).i32(g.ggml() ? 1 : 0)
-                .mem(w.gateBias[layer]).mem(w.upBias[layer]).mem(t(x).mem).mem(r.ids).i32(k).i32(h).i32(inter).f32(c.swigluLimit())
+                .mem(w.uploaded.layer(layer).gateBias()).mem(w.uploaded.layer(layer).upBias()).mem(t(x).mem).mem(r.ids).i32(k).i32(h).i32(inter).f32(c.swigluLimit())
                 .mem(hiddenBuf).local(4L * moeWg)
                 .run(new long[]{(long) inter * moeWg, (long) T * k}, new long[]{moeWg, 1});
-        new Launch(kDown, "moe_down").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(w.downBias[layer]).mem(hiddenBuf)
+        new Launch(kDown, "moe_down").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(w.uploaded.layer(layer).downBias()).mem(hiddenBuf)
                 .mem(r.ids).mem(r.weights).i32(k).i32(h).i32(inter).mem(t(out).mem).local(4L * moeWg)
                 .run(new long[]{(long) h * moeWg, T}, new long[]{moeWg, 1});
     }
@@ -928,15 +865,15 @@ public final class OpenClBackend implements Backend {
         b = grow(cursorBuf, cursorCap, 4L * e, "MoE expert cursors");
         cursorBuf = b[0];
         cursorCap = b[1];
-        Mx g = w.gate[layer], u = w.up[layer], d = w.down[layer];
+        Mx g = w.uploaded.layer(layer).gate(), u = w.uploaded.layer(layer).up(), d = w.uploaded.layer(layer).down();
         new Launch(kGroup, "moe_group").mem(r.ids).i32(n).i32(e).mem(groupBuf).mem(cursorBuf).mem(listBuf)
                 .run(new long[]{1}, new long[]{1});
         new Launch(kGateUpGrouped, "moe_gate_up_grouped").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
-                .i32(g.ggml() ? 1 : 0).mem(w.gateBias[layer]).mem(w.upBias[layer]).mem(x).mem(groupBuf).mem(listBuf)
+                .i32(g.ggml() ? 1 : 0).mem(w.uploaded.layer(layer).gateBias()).mem(w.uploaded.layer(layer).upBias()).mem(x).mem(groupBuf).mem(listBuf)
                 .i32(k).i32(h).i32(inter).f32(c.swigluLimit()).mem(hiddenBuf).local(4L * moeWg)
                 .run(new long[]{(long) inter * moeWg, e}, new long[]{moeWg, 1});
         new Launch(kDownGrouped, "moe_down_grouped").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0)
-                .mem(w.downBias[layer]).mem(hiddenBuf).mem(groupBuf).mem(listBuf).mem(r.weights).i32(h).i32(inter)
+                .mem(w.uploaded.layer(layer).downBias()).mem(hiddenBuf).mem(groupBuf).mem(listBuf).mem(r.weights).i32(h).i32(inter)
                 .mem(yBuf).local(4L * moeWg)
                 .run(new long[]{(long) h * moeWg, e}, new long[]{moeWg, 1});
         new Launch(kCombine, "moe_combine").mem(yBuf).i32(k).i32(h).mem(t(out).mem).run(new long[]{h, T}, null);
@@ -954,7 +891,7 @@ public final class OpenClBackend implements Backend {
         long[] b = grow(logitsBuf, logitsCap, 4L * n * vocab, "logits");
         logitsBuf = b[0];
         logitsCap = b[1];
-        matmul(w.unembedding, 0, t(x).mem, fromRow, n, logitsBuf);
+        matmul(w.uploaded.unembedding(), 0, t(x).mem, fromRow, n, logitsBuf);
         return n;
     }
 

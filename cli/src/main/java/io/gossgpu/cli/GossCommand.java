@@ -8,6 +8,7 @@ import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
 import io.gossgpu.tokenizer.O200kHarmony;
@@ -43,6 +44,10 @@ public final class GossCommand implements Runnable {
 
     @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length in tokens (default: ${DEFAULT-VALUE}).")
     int context;
+
+    @Option(names = "--swa-rollback", defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK, paramLabel = "N",
+            description = "Extra KV cache positions on sliding-window layers so that the next turn reuses the cache after a reply with reasoning; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
+    int swaRollback;
 
     @Option(names = {"-n", "--max-tokens"}, defaultValue = "512", description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
     int maxTokens;
@@ -80,11 +85,12 @@ public final class GossCommand implements Runnable {
         Path model = DemoModel.resolve(modelOptions.model);
         ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
-                .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions);
+                .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress()))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
-            if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms%n", model, engine.backendDescription(), engine.loadMs());
+            if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
+                    new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
         }

@@ -34,6 +34,10 @@ final class InfoCommand implements Runnable {
     @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length to price the KV cache for (default: ${DEFAULT-VALUE}).")
     int context;
 
+    @Option(names = "--swa-rollback", defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK, paramLabel = "N",
+            description = "Rollback slack of the sliding-window layers to price in, as chats use it (default: ${DEFAULT-VALUE}; 0: window only).")
+    int swaRollback;
+
     @Option(names = "--backends", description = "Only list the backends and whether each is available here.")
     boolean backendsOnly;
 
@@ -70,7 +74,7 @@ final class InfoCommand implements Runnable {
             }
             long weightBytes = ckpt.tensors().values().stream().mapToLong(t -> t.bytes().byteSize()).sum();
             out.printf("memory     weights %s as stored; %s (float32)%n", KvCacheSpec.humanBytes(weightBytes),
-                    new KvCacheSpec(c, context).describe());
+                    new KvCacheSpec(c, context, swaRollback).describe());
             out.printf("backends   %s%n", Backends.summary());
             VocabularyCheck.describe(ckpt).ifPresent(line -> out.printf("vocabulary %s%n", line));
             out.printf("tensors    %d%n", ckpt.tensors().size());

@@ -3,6 +3,7 @@ package io.gossgpu.cli;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.server.GossServer;
 import io.gossgpu.server.ServerOptions;
 import picocli.CommandLine.Command;
@@ -44,6 +45,10 @@ public final class ServeCommand implements Runnable {
     @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length of each slot in tokens (default: ${DEFAULT-VALUE}).")
     int context;
 
+    @Option(names = "--swa-rollback", defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK, paramLabel = "N",
+            description = "Extra KV cache positions per slot on sliding-window layers so that a conversation sent back without the last reply's reasoning reuses the cache; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
+    int swaRollback;
+
     @Option(names = "--max-tokens", defaultValue = "1024", description = "Tokens generated when a request sets no limit (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
@@ -75,7 +80,7 @@ public final class ServeCommand implements Runnable {
         String id = modelId != null ? modelId : defaultModelId(model);
         ServerOptions options;
         try {
-            options = new ServerOptions(host, port, id, apiKey, parallel, queue, 300_000, context, maxBody, maxTokens, storedResponses, cors);
+            options = new ServerOptions(host, port, id, apiKey, parallel, queue, 300_000, context, maxBody, maxTokens, storedResponses, cors, swaRollback);
         } catch (IllegalArgumentException e) {
             throw new GossException(e.getMessage());
         }

@@ -56,6 +56,8 @@ class CommandLineTest {
         assertEquals(0, r.code(), r.err());
         // One timing line per user turn: two turns were answered.
         assertEquals(2, r.err().lines().filter(l -> l.contains("prefill") && l.contains("decode")).count(), r.err());
+        // -v states the KV cache, with the sliding-window rollback slack (demo window 16)
+        assertTrue(r.err().contains("sliding layers keep 2064 positions: window 16 + rollback 2048"), r.err());
     }
 
     @Test
@@ -85,6 +87,10 @@ class CommandLineTest {
         assertEquals(1, badFlag.code());
         assertTrue(badFlag.err().contains("top-p must be in (0, 1]"), badFlag.err());
 
+        Run badRollback = run("", "--swa-rollback", "-1", "--model", model.toString(), "--backend", "reference", "--prompt", "hi");
+        assertEquals(1, badRollback.code());
+        assertEquals("goss-gpu: sliding-window rollback must be >= 0, got -1", badRollback.err().strip());
+
         Run unknownOption = run("", "--frobnicate");
         assertEquals(2, unknownOption.code());
     }
@@ -108,6 +114,9 @@ class CommandLineTest {
         Run info = run("", "info", "--model", model.toString());
         assertEquals(0, info.code(), info.err());
         assertTrue(info.out().contains("ORIGINAL") && info.out().contains("vocab 201088"), info.out());
+        assertTrue(info.out().contains("KV cache for 4096 positions: 6.0 MiB (2 layers, kv_dim 128, sliding layers keep 2064 positions: window 16 + rollback 2048)"), info.out());
+        Run noSlack = run("", "info", "--model", model.toString(), "--context", "8192", "--swa-rollback", "0");
+        assertTrue(noSlack.out().contains("KV cache for 8192 positions: 8.0 MiB (2 layers, kv_dim 128, sliding layers keep 16 positions)"), noSlack.out());
         Path out = dir.resolve("logits");
         Run logits = run("", "logits", "--model", model.toString(), "--backend", "reference", "--tokens", "1,2,3", "--out", out.toString());
         assertEquals(0, logits.code(), logits.err());

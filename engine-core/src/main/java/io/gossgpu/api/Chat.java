@@ -20,9 +20,12 @@ import java.util.Set;
 
 /**
  * A multi-turn Harmony conversation with its own KV cache. Each {@link #send} renders the whole
- * conversation; when what is already in the cache is a prefix of it (the usual case: the new user
- * turn is appended), only the new tokens are prefilled. Not for concurrent use: one chat, one thread
- * (open several chats for parallel conversations).
+ * conversation and keeps the cache up to where the rendering first differs from what is cached: all of
+ * it when the new user turn is simply appended, up to the start of the last reply when Harmony drops
+ * that reply's reasoning from the history. Only the tokens after that are prefilled; when the cache
+ * cannot go back that far (sliding-window layers, see {@link ChatOptions#swaRollback()}) the whole
+ * conversation is. Not for concurrent use: one chat, one thread (open several chats for parallel
+ * conversations).
  */
 public final class Chat implements AutoCloseable {
     private final Engine engine;
@@ -32,12 +35,14 @@ public final class Chat implements AutoCloseable {
     private final HarmonyRenderer renderer = new HarmonyRenderer(tok);
     private final List<Message> conversation = new ArrayList<>();
     private int[] cached = new int[0];
+    /** Length of the prompt the last reply was generated from (a prefix of {@code cached}). */
+    private int cachedPrompt;
     private int lastPrefill;
 
     Chat(Engine engine, ChatOptions options) {
         this.engine = engine;
         this.options = options;
-        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs());
+        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), options.swaRollback(), engine.loadMs());
         conversation.add(Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort())));
         if (options.instructions() != null && !options.instructions().isBlank())
             conversation.add(Message.developer(DeveloperContent.instructions(options.instructions())));
@@ -65,8 +70,8 @@ public final class Chat implements AutoCloseable {
      * token limit and sampler (for servers, whose requests each carry a whole conversation). The messages are used
      * as given: the caller supplies the system message (and the developer message with instructions and function
      * tools) first; this chat's {@link ChatOptions#reasoningEffort()} and {@link ChatOptions#instructions()} are
-     * not added. As with {@link #send}, the KV cache is reused when the rendered prompt extends what is cached
-     * ({@link #cachedPrefixLength}); otherwise the whole prompt is prefilled.
+     * not added. As with {@link #send}, the KV cache is kept up to where the rendered prompt leaves what is
+     * cached ({@link #cachedPrefixLength}); only the rest is prefilled.
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
@@ -77,13 +82,23 @@ public final class Chat implements AutoCloseable {
 
     /**
      * How many tokens of {@code prompt} (a conversation rendered with {@link HarmonyRenderer#renderForCompletion})
-     * the next reply would take from this chat's KV cache instead of prefilling: the cached length when the prompt
-     * starts with every cached token and goes on past them, else 0. Servers use it to route a request to the
-     * session that already holds its history.
+     * the next reply would take from this chat's KV cache instead of prefilling: the longest common prefix of the
+     * prompt and the cached tokens (at most all but the prompt's last token, whose logits the reply needs) when the
+     * cache can resume there ({@link Session#canRollbackTo}), else 0.
      */
     public int cachedPrefixLength(int[] prompt) {
-        int[] c = cached;
-        return startsWith(prompt, c) && prompt.length > c.length ? c.length : 0;
+        int keep = Math.min(commonPrefix(prompt, cached), prompt.length - 1);
+        return keep > 0 && session.canRollbackTo(keep) ? keep : 0;
+    }
+
+    /**
+     * Whether {@code prompt} continues the conversation this chat's cache holds: it starts with the whole prompt of
+     * the last reply, whatever it then does with that reply (a client sending the history back without the
+     * reasoning, or asking for the same reply again). Servers use it with {@link #cachedPrefixLength} to route a request to the
+     * session that holds its history rather than to one that merely shares its system message.
+     */
+    public boolean continues(int[] prompt) {
+        return cachedPrompt > 0 && commonPrefix(prompt, cached) >= cachedPrompt;
     }
 
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
@@ -94,6 +109,7 @@ public final class Chat implements AutoCloseable {
     /** Drops the cache: the next reply prefills the whole conversation (tests compare both paths). */
     void forgetCache() {
         cached = new int[0];
+        cachedPrompt = 0;
     }
 
     /** Stops the reply being generated (from any thread); the reply returns with stop reason CANCELLED. */
@@ -104,15 +120,17 @@ public final class Chat implements AutoCloseable {
     private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
-        int reuse = startsWith(prompt, cached) ? cached.length : 0;
-        if (reuse == 0) session.reset();
-        if (reuse == prompt.length) { // nothing new to prefill: recompute the last token
+        // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
+        // logits); going back past what the sliding-window rings still hold means starting over.
+        int reuse = cachedPrefixLength(prompt);
+        if (reuse == 0 || !session.rollbackTo(reuse)) {
             session.reset();
             reuse = 0;
         }
         int[] fresh = Arrays.copyOfRange(prompt, reuse, prompt.length);
         lastPrefill = fresh.length;
         cached = new int[0]; // until this reply is complete the cache holds neither the old nor the new conversation
+        cachedPrompt = 0;
 
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
@@ -126,6 +144,7 @@ public final class Chat implements AutoCloseable {
         int[] generated = r.tokens();
         // The cache holds the prompt and every generated token but the last (it was sampled, never run).
         cached = concat(prompt, Arrays.copyOf(generated, Math.max(0, generated.length - 1)));
+        cachedPrompt = prompt.length;
         for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
         return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
     }
@@ -161,8 +180,9 @@ public final class Chat implements AutoCloseable {
         }
     }
 
-    private static boolean startsWith(int[] a, int[] prefix) {
-        return prefix.length > 0 && prefix.length <= a.length && Arrays.equals(a, 0, prefix.length, prefix, 0, prefix.length);
+    private static int commonPrefix(int[] a, int[] b) {
+        int n = Arrays.mismatch(a, b);
+        return n < 0 ? a.length : n;
     }
 
     private static int[] concat(int[] a, int[] b) {

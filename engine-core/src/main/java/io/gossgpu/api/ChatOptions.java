@@ -1,5 +1,7 @@
 package io.gossgpu.api;
 
+import io.gossgpu.GossException;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
 
@@ -14,34 +16,47 @@ import java.time.LocalDate;
  * @param reasoningEffort Harmony system message's reasoning level
  * @param instructions    developer message instructions (Harmony), or null
  * @param currentDate     the date the system message states
+ * @param swaRollback     extra KV cache slots on sliding-window layers so that a chat whose next prompt diverges inside
+ *                        the last reply (Harmony drops the reasoning from the history) keeps the cache up to there
+ *                        instead of prefilling everything again; 0 keeps exactly the window
+ *                        ({@link KvCacheSpec}, default {@link KvCacheSpec#DEFAULT_SWA_ROLLBACK})
  */
 public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
-                          String instructions, LocalDate currentDate) {
+                          String instructions, LocalDate currentDate, int swaRollback) {
+    public ChatOptions {
+        if (swaRollback < 0) throw new GossException("sliding-window rollback must be >= 0, got " + swaRollback);
+    }
+
     public static ChatOptions defaults() {
-        return new ChatOptions(4096, 1024, SamplerConfig.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now());
+        return new ChatOptions(4096, 1024, SamplerConfig.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now(),
+                KvCacheSpec.DEFAULT_SWA_ROLLBACK);
     }
 
     public ChatOptions withContextLength(int n) {
-        return new ChatOptions(n, maxTokens, sampler, reasoningEffort, instructions, currentDate);
+        return new ChatOptions(n, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback);
     }
 
     public ChatOptions withMaxTokens(int n) {
-        return new ChatOptions(contextLength, n, sampler, reasoningEffort, instructions, currentDate);
+        return new ChatOptions(contextLength, n, sampler, reasoningEffort, instructions, currentDate, swaRollback);
     }
 
     public ChatOptions withSampler(SamplerConfig s) {
-        return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate);
+        return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate, swaRollback);
     }
 
     public ChatOptions withReasoningEffort(ReasoningEffort e) {
-        return new ChatOptions(contextLength, maxTokens, sampler, e, instructions, currentDate);
+        return new ChatOptions(contextLength, maxTokens, sampler, e, instructions, currentDate, swaRollback);
     }
 
     public ChatOptions withInstructions(String text) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, text, currentDate);
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, text, currentDate, swaRollback);
     }
 
     public ChatOptions withCurrentDate(LocalDate d) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, d);
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, d, swaRollback);
+    }
+
+    public ChatOptions withSwaRollback(int n) {
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, n);
     }
 }

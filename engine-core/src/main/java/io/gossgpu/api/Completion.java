@@ -24,6 +24,7 @@ public final class Completion implements AutoCloseable {
     Completion(Engine engine, ChatOptions options) {
         this.engine = engine;
         this.options = options;
+        // no rollback slack (options.swaRollback() is for chats): each call starts afresh
         this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs());
     }
 

@@ -21,27 +21,36 @@ public final class Session implements AutoCloseable {
     private final KvCache cache;
     private final double loadMs;
     private int position;
+    /** One past the highest position stored in the cache since it last started from 0 (see {@link KvCacheSpec#canResume}). */
+    private int written;
     private int maxBatch = Integer.MAX_VALUE;
     private volatile boolean cancelRequested;
 
     /**
-     * @param loadMs how long loading the weights took (reported in {@link Timings}); 0 if unknown
+     * @param swaRollback extra ring slots on sliding-window layers so that {@link #rollbackTo} can go that much
+     *                    further back ({@link KvCacheSpec#swaRollback()}); 0 keeps exactly the window
+     * @param loadMs      how long loading the weights took (reported in {@link Timings}); 0 if unknown
      */
-    public Session(Backend backend, LoadedWeights weights, int contextLength, double loadMs) {
-        KvCacheSpec spec = cacheSpec(weights, contextLength);
+    public Session(Backend backend, LoadedWeights weights, int contextLength, int swaRollback, double loadMs) {
+        KvCacheSpec spec = cacheSpec(weights, contextLength, swaRollback);
         this.executor = new Executor(backend, weights);
         this.cache = backend.createKvCache(spec);
         this.loadMs = loadMs;
     }
 
+    /** A session without rollback slack. */
+    public Session(Backend backend, LoadedWeights weights, int contextLength, double loadMs) {
+        this(backend, weights, contextLength, 0, loadMs);
+    }
+
     public Session(Backend backend, LoadedWeights weights, int contextLength) {
-        this(backend, weights, contextLength, 0);
+        this(backend, weights, contextLength, 0, 0);
     }
 
     /** The cache a session of {@code contextLength} would allocate (see {@link KvCacheSpec#bytes()}), without allocating it. */
-    public static KvCacheSpec cacheSpec(LoadedWeights weights, int contextLength) {
+    public static KvCacheSpec cacheSpec(LoadedWeights weights, int contextLength, int swaRollback) {
         if (contextLength <= 0) throw new GossException("context length must be positive, got " + contextLength);
-        return new KvCacheSpec(weights.config(), contextLength);
+        return new KvCacheSpec(weights.config(), contextLength, swaRollback);
     }
 
     public Executor executor() {
@@ -74,6 +83,28 @@ public final class Session implements AutoCloseable {
     /** Forgets the conversation (the cache is overwritten as positions are reused). */
     public void reset() {
         position = 0;
+        written = 0;
+    }
+
+    /**
+     * Whether {@link #rollbackTo}{@code (p)} would succeed: {@code 0 ≤ p ≤ position()} and the sliding-window
+     * rings still hold every position that tokens from {@code p} on will read ({@link KvCacheSpec#canResume}).
+     */
+    public boolean canRollbackTo(int p) {
+        return p >= 0 && p <= position && cache.spec().canResume(written, p);
+    }
+
+    /**
+     * Keeps the first {@code p} positions and continues from there (the next token takes position {@code p}),
+     * giving exactly the logits of a session that ran those {@code p} tokens from scratch. Returns false and
+     * changes nothing when the cache cannot resume there ({@link #canRollbackTo}); the caller then resets and
+     * runs the whole prompt again.
+     */
+    public boolean rollbackTo(int p) {
+        if (!canRollbackTo(p)) return false;
+        if (p == 0) reset();
+        position = p;
+        return true;
     }
 
     /** Runs {@code tokens} as one batch and returns the logits of the last one. */
@@ -112,6 +143,8 @@ public final class Session implements AutoCloseable {
         if (position + tokens.length > contextLength())
             throw new GossException((position == 0 ? "prompt of " : position + " tokens so far plus ") + tokens.length
                     + " tokens exceed the context length of " + contextLength() + " tokens");
+        // Counted before running: a forward that fails half-way may already have stored some of these positions.
+        written = Math.max(written, position + tokens.length);
         if (tokens.length <= maxBatch) {
             Executor.Result r = executor.forward(tokens, position, cache, output);
             position += tokens.length;

@@ -28,8 +28,12 @@ class ChatCacheReuseTest {
     @TempDir
     Path dir;
 
-    /** The reference backend whose argmax returns scripted tokens, then falls back to the real argmax. */
+    /**
+     * The reference backend whose argmax returns scripted tokens, then falls back to the real argmax; a {@link #FREE}
+     * entry in the script keeps the real argmax for that step (so the step depends on the logits).
+     */
     static final class Scripted extends ForwardingBackend {
+        static final int FREE = -1;
         final Deque<Integer> script = new ArrayDeque<>();
 
         Scripted() {
@@ -39,7 +43,10 @@ class ChatCacheReuseTest {
         @Override
         public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
             int[] real = super.argmax(w, x, fromRow);
-            if (!script.isEmpty()) real[real.length - 1] = script.poll();
+            if (!script.isEmpty()) {
+                int t = script.poll();
+                if (t != FREE) real[real.length - 1] = t;
+            }
             return real;
         }
     }

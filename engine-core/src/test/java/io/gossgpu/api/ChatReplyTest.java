@@ -22,6 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -78,11 +79,17 @@ class ChatReplyTest {
                 assertEquals(prompt2.length, fresh.lastPrefillTokens());
                 assertEquals(Arrays.toString(second.tokens()), Arrays.toString(again.tokens()));
             }
-            // A conversation that does not extend the cache is prefilled whole.
+            assertTrue(chat.continues(prompt2));
+            // Another conversation from the same system message does not continue this one (a server routes it
+            // elsewhere), but once here it keeps the shared prefix and prefills the rest.
             List<Message> other = List.of(history.get(0), Message.user("Something else"));
-            assertEquals(0, chat.cachedPrefixLength(renderer.renderForCompletion(other)));
+            int[] otherPrompt = renderer.renderForCompletion(other);
+            assertFalse(chat.continues(otherPrompt));
+            int shared = chat.cachedPrefixLength(otherPrompt);
+            assertTrue(shared > 10, "most of the system message is shared (without tools it lacks the functions line): " + shared);
+            assertEquals(shared, Arrays.mismatch(otherPrompt, renderer.renderForCompletion(history)));
             chat.reply(other, 2, SamplerConfig.greedy(), null);
-            assertEquals(renderer.renderForCompletion(other).length, chat.lastPrefillTokens());
+            assertEquals(otherPrompt.length - shared, chat.lastPrefillTokens());
             assertEquals(1, engine.openSessions()); // the fresh chat was closed
         }
     }

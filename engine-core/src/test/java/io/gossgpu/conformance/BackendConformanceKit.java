@@ -40,6 +40,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
@@ -445,6 +446,33 @@ public abstract class BackendConformanceKit {
             assertClose("logits of the prefill", Arrays.copyOf(want, 9 * v), first, 9, v, modelTolerance());
             for (int i = 9; i < toks.length; i++)
                 assertClose("logits at position " + i, Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(toks[i]), 1, v, modelTolerance());
+        }
+    }
+
+    /**
+     * A session with rollback slack 3 (sliding rings of window 5 + 3 = 8 slots, wrapped twice by 20 positions)
+     * steps back 4 positions, the most it may ({@link KvCacheSpec#canResume}), and goes on with other tokens as a
+     * batch and then as decode steps: the logits of a fresh reference session that ran only the kept tokens.
+     */
+    @Test
+    void wholeModelLogitsAfterARollback() {
+        Model m = model("tiny");
+        int v = m.config().vocabSize(), keep = 16;
+        int[] first = sequence(20, v, 7), next = sequence(9, v, 8);
+        int[] kept = Arrays.copyOf(first, keep + next.length);
+        System.arraycopy(next, 0, kept, keep, next.length);
+        float[] want;
+        try (Session s = new Session(reference, m.ref(), 32)) {
+            want = Arrays.copyOfRange(s.prefillAllLogits(kept), keep * v, kept.length * v);
+        }
+        try (Session s = new Session(backend, m.mine(), 32, 3, 0)) {
+            assertEquals(8, s.cacheSpec().slots(0));
+            s.prefill(first);
+            assertTrue(s.rollbackTo(keep));
+            float[] batch = s.prefillAllLogits(Arrays.copyOf(next, 5));
+            assertClose("logits of the batch after the rollback", Arrays.copyOf(want, 5 * v), batch, 5, v, modelTolerance());
+            for (int i = 5; i < next.length; i++)
+                assertClose("logits at position " + (keep + i), Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(next[i]), 1, v, modelTolerance());
         }
     }
 

@@ -54,22 +54,10 @@ final class ChatCompletionsApi {
             }
             Sse sse = new Sse(ctx.res());
             StreamSink sink = new StreamSink(sse, id, created);
-            Generation.Outcome o;
-            try {
+            server.stream(sse, () -> {
                 sink.first();
-                o = Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), sink);
-            } catch (IOException gone) {
-                server.cancelled.incrementAndGet();
-                return;
-            } catch (RuntimeException failed) {
-                server.streamError(sse, failed);
-                return;
-            }
-            if (o.clientGone()) {
-                server.cancelled.incrementAndGet();
-                return;
-            }
-            try {
+                return Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), sink);
+            }, o -> {
                 ObjectNode last = sink.chunk();
                 ObjectNode choice = (ObjectNode) last.get("choices").get(0);
                 choice.putObject("delta");
@@ -81,10 +69,7 @@ final class ChatCompletionsApi {
                     u.set("usage", usage(o));
                     sse.data(u);
                 }
-                sse.done();
-            } catch (IOException gone) {
-                server.cancelled.incrementAndGet();
-            }
+            });
         } finally {
             pool.release(slot);
         }

@@ -60,38 +60,24 @@ final class CompletionsApi {
                 return;
             }
             Sse sse = new Sse(ctx.res());
-            Generation.Outcome o;
-            try {
-                o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
-                    @Override
-                    public void tick() throws IOException {
-                        sse.ping();
-                    }
+            server.stream(sse, () -> Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
+                @Override
+                public void tick() throws IOException {
+                    sse.ping();
+                }
 
-                    @Override
-                    public void content(String delta) throws IOException {
-                        sse.data(response(id, created, delta, null, null));
-                    }
-                });
-            } catch (RuntimeException failed) {
-                server.streamError(sse, failed);
-                return;
-            }
-            if (o.clientGone()) {
-                server.cancelled.incrementAndGet();
-                return;
-            }
-            try {
+                @Override
+                public void content(String delta) throws IOException {
+                    sse.data(response(id, created, delta, null, null));
+                }
+            }), o -> {
                 sse.data(response(id, created, "", o.finishReason(), null));
                 if (includeUsage) {
                     ObjectNode u = response(id, created, "", null, o);
                     u.putArray("choices");
                     sse.data(u);
                 }
-                sse.done();
-            } catch (IOException gone) {
-                server.cancelled.incrementAndGet();
-            }
+            });
         } finally {
             pool.release(slot);
         }

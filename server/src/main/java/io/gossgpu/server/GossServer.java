@@ -134,7 +134,8 @@ public final class GossServer implements AutoCloseable {
                     return;
                 }
                 engine = e;
-                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength());
+                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
+                        options.swaRollback());
             }
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
@@ -279,6 +280,43 @@ public final class GossServer implements AutoCloseable {
     }
 
     /** A failure after a stream has begun: an error event in OpenAI's shape, then the stream ends. */
+    /** A streamed generation: writes its deltas to the stream as they come. */
+    interface StreamedGeneration {
+        Generation.Outcome run() throws IOException;
+    }
+
+    /** The chunks after the last delta (finish reason, usage), before {@code [DONE]}. */
+    interface StreamEnd {
+        void write(Generation.Outcome o) throws IOException;
+    }
+
+    /**
+     * Runs a streamed generation, then its closing chunks and {@code [DONE]}. A client that went away (at
+     * any point) counts as a cancellation; a failure mid-stream becomes an error event.
+     */
+    void stream(Sse sse, StreamedGeneration generation, StreamEnd end) {
+        Generation.Outcome o;
+        try {
+            o = generation.run();
+        } catch (IOException gone) {
+            cancelled.incrementAndGet();
+            return;
+        } catch (RuntimeException failed) {
+            streamError(sse, failed);
+            return;
+        }
+        if (o.clientGone()) {
+            cancelled.incrementAndGet();
+            return;
+        }
+        try {
+            end.write(o);
+            sse.done();
+        } catch (IOException gone) {
+            cancelled.incrementAndGet();
+        }
+    }
+
     void streamError(Sse sse, RuntimeException e) {
         org.slf4j.LoggerFactory.getLogger(GossServer.class).warn("generation failed mid-stream: {}", e.toString());
         try {

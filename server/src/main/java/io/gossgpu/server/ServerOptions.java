@@ -1,5 +1,7 @@
 package io.gossgpu.server;
 
+import io.gossgpu.backend.KvCacheSpec;
+
 /**
  * Settings of the OpenAI-compatible server.
  *
@@ -16,11 +18,15 @@ package io.gossgpu.server;
  * @param storedResponses Responses API results kept in memory for {@code previous_response_id} (oldest dropped first)
  * @param corsOrigins     browser origins allowed to call the API (CORS): null for none, {@code *} for any, or a
  *                        comma-separated list such as {@code http://localhost:3000}
+ * @param swaRollback     extra KV cache slots on sliding-window layers so that a slot's conversation can be resumed
+ *                        inside the last reply (clients send it back without its reasoning); 0 keeps exactly the
+ *                        window ({@link io.gossgpu.api.ChatOptions#swaRollback()})
  */
 public record ServerOptions(String host, int port, String modelId, String apiKey, int parallel, int queue,
                             long queueTimeoutMs, int contextLength, int maxBodyBytes, int defaultMaxTokens,
-                            int storedResponses, String corsOrigins) {
+                            int storedResponses, String corsOrigins, int swaRollback) {
     public ServerOptions {
+        if (swaRollback < 0) throw new IllegalArgumentException("--swa-rollback must be >= 0, got " + swaRollback);
         if (parallel < 1) throw new IllegalArgumentException("--parallel must be at least 1, got " + parallel);
         if (queue < 0) throw new IllegalArgumentException("--queue must be >= 0, got " + queue);
         if (contextLength < 16) throw new IllegalArgumentException("--context must be at least 16, got " + contextLength);
@@ -31,20 +37,28 @@ public record ServerOptions(String host, int port, String modelId, String apiKey
         if (corsOrigins != null && corsOrigins.isBlank()) corsOrigins = null;
     }
 
+    /** Options with the default sliding-window rollback ({@link KvCacheSpec#DEFAULT_SWA_ROLLBACK}). */
+    public ServerOptions(String host, int port, String modelId, String apiKey, int parallel, int queue, long queueTimeoutMs,
+                         int contextLength, int maxBodyBytes, int defaultMaxTokens, int storedResponses, String corsOrigins) {
+        this(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens,
+                storedResponses, corsOrigins, KvCacheSpec.DEFAULT_SWA_ROLLBACK);
+    }
+
     public static ServerOptions defaults() {
         return new ServerOptions("127.0.0.1", 8080, "gpt-oss", null, 2, 16, 300_000, 4096, 4 << 20, 1024, 256, null);
     }
 
-    public ServerOptions withHost(String h) { return new ServerOptions(h, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withPort(int p) { return new ServerOptions(host, p, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withModelId(String m) { return new ServerOptions(host, port, m, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withApiKey(String k) { return new ServerOptions(host, port, modelId, k, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withParallel(int n) { return new ServerOptions(host, port, modelId, apiKey, n, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withQueue(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, n, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withQueueTimeoutMs(long ms) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, ms, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withContextLength(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, n, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withMaxBodyBytes(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, n, defaultMaxTokens, storedResponses, corsOrigins); }
-    public ServerOptions withDefaultMaxTokens(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, n, storedResponses, corsOrigins); }
-    public ServerOptions withCorsOrigins(String o) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, o); }
-    public ServerOptions withStoredResponses(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, n, corsOrigins); }
+    public ServerOptions withHost(String h) { return new ServerOptions(h, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withPort(int p) { return new ServerOptions(host, p, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withModelId(String m) { return new ServerOptions(host, port, m, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withApiKey(String k) { return new ServerOptions(host, port, modelId, k, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withParallel(int n) { return new ServerOptions(host, port, modelId, apiKey, n, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withQueue(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, n, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withQueueTimeoutMs(long ms) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, ms, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withContextLength(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, n, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withMaxBodyBytes(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, n, defaultMaxTokens, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withDefaultMaxTokens(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, n, storedResponses, corsOrigins, swaRollback); }
+    public ServerOptions withCorsOrigins(String o) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, o, swaRollback); }
+    public ServerOptions withStoredResponses(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, n, corsOrigins, swaRollback); }
+    public ServerOptions withSwaRollback(int n) { return new ServerOptions(host, port, modelId, apiKey, parallel, queue, queueTimeoutMs, contextLength, maxBodyBytes, defaultMaxTokens, storedResponses, corsOrigins, n); }
 }

@@ -14,8 +14,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * A fixed number of slots, each generating one request at a time with its own KV cache (a {@link Chat} and, made
  * when first needed, a {@link Completion}). A request takes the free slot whose cached conversation its prompt
- * extends the furthest (so a multi-turn client keeps landing on its own history), else the least recently used
- * free slot; it waits in a bounded queue when every slot is busy, and is refused past that.
+ * continues with the most reusable tokens (so a multi-turn client keeps landing on its own history, also when it
+ * sends the last reply back without its reasoning), else the least recently used free slot; it waits in a bounded
+ * queue when every slot is busy, and is refused past that.
  */
 final class SlotPool implements AutoCloseable {
     /** Every slot is busy and the queue is full. */
@@ -45,8 +46,13 @@ final class SlotPool implements AutoCloseable {
             return completion;
         }
 
+        /**
+         * Tokens of {@code prompt} this slot's cache would serve, counted only when the prompt continues the slot's
+         * conversation ({@link Chat#continues}): a prefix shared with another client's conversation (the same system
+         * message) is reused once the request lands here, but is no reason to evict that conversation.
+         */
         int reusable(int[] prompt) {
-            return prompt == null || chat == null ? 0 : chat.cachedPrefixLength(prompt);
+            return prompt == null || chat == null || !chat.continues(prompt) ? 0 : chat.cachedPrefixLength(prompt);
         }
 
         private void cancel() {
@@ -74,9 +80,9 @@ final class SlotPool implements AutoCloseable {
     private long clock;
     private boolean closed;
 
-    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength) {
+    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength, int swaRollback) {
         this.engine = engine;
-        this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength);
+        this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
         for (int i = 0; i < parallel; i++) slots.add(new Slot(i));

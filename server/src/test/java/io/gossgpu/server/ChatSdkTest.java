@@ -102,7 +102,10 @@ class ChatSdkTest {
                 .addSystemMessage("Be brief.").addUserMessage("Hi").temperature(0).maxCompletionTokens(20);
         ChatCompletion first = client.chat().completions().create(req.build());
         assertEquals("Hello there.", first.choices().get(0).message().content().orElseThrow());
-        assertEquals(0L, first.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow());
+        // A new conversation reuses what it shares with the one its slot held before (other tests' requests may have
+        // begun the same way), never its last token, whose logits the reply needs.
+        long firstCached = first.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow();
+        assertTrue(firstCached < first.usage().orElseThrow().promptTokens(), "cached " + firstCached);
 
         backend.script.clear();
         backend.say("<|channel|>final<|message|>Sure.<|return|>");
@@ -111,6 +114,25 @@ class ChatSdkTest {
         assertEquals("Sure.", second.choices().get(0).message().content().orElseThrow());
         // Only the end of the answer and the new user turn were prefilled; the history came from the cache.
         assertEquals(first.usage().orElseThrow().promptTokens() + tokens(answer) - 1,
+                second.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow());
+    }
+
+    @Test
+    void multiTurnChatAfterReasoningReusesTheSlotsCacheUpToTheReply() {
+        backend.say(ANSWER);
+        ChatCompletionCreateParams.Builder req = ChatCompletionCreateParams.builder().model("gpt-oss")
+                .addSystemMessage("Be brief.").addUserMessage("Hi, again").temperature(0).maxCompletionTokens(40);
+        ChatCompletion first = client.chat().completions().create(req.build());
+        assertEquals("User greets.", first.choices().get(0).message()._additionalProperties().get("reasoning_content").asString().orElseThrow());
+
+        backend.script.clear();
+        backend.say("<|channel|>final<|message|>Sure.<|return|>");
+        // The client sends the answer back without its reasoning, as OpenAI clients do: the rendered history leaves the
+        // cached tokens right after "<|start|>assistant<|channel|>", and the slot keeps everything up to there.
+        ChatCompletion second = client.chat().completions().create(req.addAssistantMessage("Hello there.")
+                .addUserMessage("Tell me more").build());
+        assertEquals("Sure.", second.choices().get(0).message().content().orElseThrow());
+        assertEquals(first.usage().orElseThrow().promptTokens() + 1,
                 second.usage().orElseThrow().promptTokensDetails().orElseThrow().cachedTokens().orElseThrow());
     }
 

@@ -1,0 +1,94 @@
+// Self-test of the emulated CUDA device: runs the kernels of emu_selftest.cu through goss_cuemu_launch and checks
+// every result against what a GPU gives, and that misuse fails the launch with a message naming the kernel.
+// Built and run by backend-cuda/src/test/fake-driver/test-with-fake-driver.sh; exit status 1 on any failure.
+#include "cuda_emu_abi.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                                          \
+    do {                                                                                                          \
+        if (!(cond)) {                                                                                            \
+            std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                             \
+            std::fprintf(stderr, __VA_ARGS__);                                                                    \
+            std::fprintf(stderr, "\n");                                                                           \
+            failures++;                                                                                           \
+        }                                                                                                         \
+    } while (0)
+
+static int launch(const char *k, unsigned gx, unsigned bx, unsigned shared, std::vector<void *> ptrs,
+                  unsigned gy = 1, unsigned gz = 1, unsigned by = 1, unsigned bz = 1) {
+    std::vector<void *> params;
+    for (void *&p : ptrs) params.push_back(&p);
+    unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+    return goss_cuemu_launch(k, grid, block, shared, params.data());
+}
+
+int main() {
+    const unsigned B = 256, G = 5;
+    std::vector<float> in(B * G), out(B * G);
+    for (unsigned i = 0; i < B * G; i++) in[i] = (float) i;
+
+    CHECK(launch("emu_test_reverse", G, B, 0, {in.data(), out.data()}) == 0, "reverse: %s", goss_cuemu_last_error());
+    for (unsigned b = 0; b < G; b++)
+        for (unsigned t = 0; t < B; t++) CHECK(out[b * B + t] == in[b * B + B - 1 - t], "reverse at %u/%u", b, t);
+
+    CHECK(launch("emu_test_dynamic_shared", G, B, B * 4, {in.data(), out.data()}) == 0, "dynamic: %s", goss_cuemu_last_error());
+    for (unsigned i = 0; i < B * G; i++) CHECK(out[i] == 2.0f * in[i], "dynamic shared at %u: %g", i, out[i]);
+
+    const unsigned S = 64;
+    std::vector<float> sh(S * 6);
+    CHECK(launch("emu_test_shuffles", 1, S, 0, {sh.data()}) == 0, "shuffles: %s", goss_cuemu_last_error());
+    for (unsigned t = 0; t < S; t++) {
+        int l = (int) t % 32;
+        CHECK(sh[t * 6 + 0] == 496.0f, "xor-tree sum lane %u: %g", t, sh[t * 6 + 0]);
+        CHECK(sh[t * 6 + 1] == (float) (l + 3 < 32 ? l + 3 : l), "shfl_down lane %u: %g", t, sh[t * 6 + 1]);
+        CHECK(sh[t * 6 + 2] == (float) (l >= 2 ? l - 2 : l), "shfl_up lane %u: %g", t, sh[t * 6 + 2]);
+        CHECK(sh[t * 6 + 3] == 50.0f, "shfl(int) lane %u: %g", t, sh[t * 6 + 3]);
+        CHECK(sh[t * 6 + 4] == (float) (l ^ 1), "shfl_xor(unsigned) lane %u: %g", t, sh[t * 6 + 4]);
+        CHECK(sh[t * 6 + 5] == (float) (l & ~7), "shfl width 8 lane %u: %g", t, sh[t * 6 + 5]);
+    }
+
+    int count = 0, maxIndex = -1;
+    float sum = 0;
+    const unsigned AG = 64, AB = 128; // many blocks: spread over the emulator's OS threads
+    CHECK(launch("emu_test_atomics", AG, AB, 0, {&count, &sum, &maxIndex}) == 0, "atomics: %s", goss_cuemu_last_error());
+    CHECK(count == (int) (AG * AB), "atomicAdd(int): %d", count);
+    CHECK(sum == 0.5f * AG * AB, "atomicAdd(float): %g", sum);
+    CHECK(maxIndex == (int) (AG * AB - 1), "atomicMax(int): %d", maxIndex);
+
+    std::vector<int> idx(3 * 2 * 2 * 8 * 2 * 2, -1);
+    CHECK(launch("emu_test_indices", 3, 8, 0, {idx.data()}, 2, 2, 2, 2) == 0, "indices: %s", goss_cuemu_last_error());
+    for (unsigned bz = 0; bz < 2; bz++) for (unsigned by = 0; by < 2; by++) for (unsigned bx = 0; bx < 3; bx++)
+        for (unsigned tz = 0; tz < 2; tz++) for (unsigned ty = 0; ty < 2; ty++) for (unsigned tx = 0; tx < 8; tx++) {
+            unsigned bl = (bz * 2 + by) * 3 + bx, tl = (tz * 2 + ty) * 8 + tx;
+            int want = (int) (tx | ty << 4 | tz << 8 | bx << 12 | by << 16 | bz << 20);
+            CHECK(idx[bl * 32 + tl] == want, "indices at block %u thread %u: %x", bl, tl, idx[bl * 32 + tl]);
+        }
+
+    std::string e;
+    CHECK(launch("emu_test_divergent_barrier", 2, 64, 0, {out.data()}) != 0, "a divergent __syncthreads passed");
+    e = goss_cuemu_last_error();
+    CHECK(e.find("deadlock") != std::string::npos && e.find("emu_test_divergent_barrier") != std::string::npos, "%s", e.c_str());
+
+    CHECK(launch("emu_test_divergent_shuffle", 1, 32, 0, {out.data()}) != 0, "a shuffle with exited lanes passed");
+    e = goss_cuemu_last_error();
+    CHECK(e.find("divergent warp") != std::string::npos && e.find("emu_test_divergent_shuffle") != std::string::npos, "%s", e.c_str());
+
+    CHECK(launch("emu_test_mask_outside", 1, 32, 0, {out.data()}) != 0, "a shuffle reading outside its mask passed");
+    e = goss_cuemu_last_error();
+    CHECK(e.find("which the mask does not name") != std::string::npos, "%s", e.c_str());
+
+    CHECK(launch("no_such_kernel", 1, 32, 0, {}) != 0, "an unknown kernel launched");
+
+    if (failures) {
+        std::fprintf(stderr, "cuda emulator self-test: %d failure(s)\n", failures);
+        return 1;
+    }
+    std::printf("cuda emulator self-test: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,93 @@
+// Kernels that test the emulated CUDA device itself (barrier, shuffles, atomics, shared memory, indices, and
+// that misuse is reported); compiled into the fake driver next to kernels/cuda and run by cuda_emu_selftest.cpp.
+// CUDA C++ as for nvcc; only compiled by the emulator.
+#include "goss_cuda.h"
+
+// out[b*n + i] = in[b*n + n-1-i] through a static __shared__ array: only right if __syncthreads really waits.
+extern "C" __global__ void emu_test_reverse(const float* in, float* out)
+{
+    __shared__ float tmp[1024];
+    const int n = blockDim.x;
+    const size_t base = (size_t) blockIdx.x * n;
+    tmp[threadIdx.x] = in[base + threadIdx.x];
+    __syncthreads();
+    out[base + threadIdx.x] = tmp[n - 1 - threadIdx.x];
+}
+
+// The same through dynamic shared memory, twice, doubling on the way.
+extern "C" __global__ void emu_test_dynamic_shared(const float* in, float* out)
+{
+    DYNAMIC_SHARED(float, tmp);
+    const int n = blockDim.x, t = threadIdx.x;
+    const size_t base = (size_t) blockIdx.x * n;
+    tmp[t] = in[base + t];
+    __syncthreads();
+    const float r = tmp[n - 1 - t];
+    __syncthreads();
+    tmp[t] = 2.0f * r;
+    __syncthreads();
+    out[base + t] = tmp[n - 1 - t];
+}
+
+// Per thread (lane l): xor-tree sum of l, shfl_down(l, 3), shfl_up(l, 2), shfl(l*10, 5) as int,
+// shfl_xor(unsigned l, 1), shfl(l, 0, width 8), and a __syncwarp in between.
+extern "C" __global__ void emu_test_shuffles(float* out)
+{
+    const int t = threadIdx.x, lane = t & 31;
+    float s = (float) lane;
+    for (int o = 16; o > 0; o >>= 1) {
+        s += __shfl_xor_sync(0xffffffffu, s, o);
+    }
+    out[t * 6 + 0] = s;
+    out[t * 6 + 1] = __shfl_down_sync(0xffffffffu, (float) lane, 3);
+    __syncwarp();
+    out[t * 6 + 2] = __shfl_up_sync(0xffffffffu, (float) lane, 2);
+    out[t * 6 + 3] = (float) __shfl_sync(0xffffffffu, lane * 10, 5);
+    out[t * 6 + 4] = (float) __shfl_xor_sync(0xffffffffu, (unsigned) lane, 1);
+    out[t * 6 + 5] = __shfl_sync(0xffffffffu, (float) lane, 0, 8);
+}
+
+// Every thread of every block adds 1 (int), 0.5 (float) and maxes its global index: counts across OS threads.
+extern "C" __global__ void emu_test_atomics(int* count, float* sum, int* maxIndex)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    atomicAdd(count, 1);
+    atomicAdd(sum, 0.5f);
+    atomicMax(maxIndex, __ldg(&g));
+}
+
+// out[linear global thread] = packed (threadIdx, blockIdx) of a 3-D launch.
+extern "C" __global__ void emu_test_indices(int* out)
+{
+    const int tl = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+    const int bl = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+    const int n = blockDim.x * blockDim.y * blockDim.z;
+    out[bl * n + tl] = threadIdx.x | threadIdx.y << 4 | threadIdx.z << 8 | blockIdx.x << 12 | blockIdx.y << 16 | blockIdx.z << 20;
+}
+
+// Half the block returns before the barrier: a hang on a GPU; the emulator must report it.
+extern "C" __global__ void emu_test_divergent_barrier(float* out)
+{
+    if (threadIdx.x < 16) {
+        return;
+    }
+    __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+
+// Lanes 0..7 shuffle with a full mask while the others return: the mask names lanes that exited.
+extern "C" __global__ void emu_test_divergent_shuffle(float* out)
+{
+    if (threadIdx.x < 8) {
+        out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1.0f, 1);
+    }
+}
+
+// Lanes 0..15 exchange with mask 0xffff (fine), lane 15 reading lane 16 is not: xor 16 leaves the mask.
+extern "C" __global__ void emu_test_mask_outside(float* out)
+{
+    if (threadIdx.x < 16) {
+        out[threadIdx.x] = __shfl_xor_sync(0x0000ffffu, (float) threadIdx.x, 1);
+        out[threadIdx.x] += __shfl_sync(0x0000ffffu, (float) threadIdx.x, 16 + (int) threadIdx.x % 2, 32);
+    }
+}
