@@ -25,7 +25,7 @@ public final class DeviceKitMain {
     public static void main(String[] args) throws Exception {
         String[] classes = args.length > 0 ? args
                 : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
-                CudaSmallBlocksConformanceTest.class.getName()};
+                CudaSmallBlocksConformanceTest.class.getName(), CudaDenseTest.class.getName(), CudaGgufTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));
