@@ -39,10 +39,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class CudaDenseTest {
     /**
-     * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size;
-     * Q8_0 rounds cols up to whole 32-value blocks.
+     * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size,
+     * and gpt-oss-20b's width (2880: 360 loads of 8 BF16 per row, a partial last round of the 32 lanes); Q8_0
+     * rounds cols up to whole 32-value blocks.
      */
-    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}};
+    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}};
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
