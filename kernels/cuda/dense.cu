@@ -146,25 +146,29 @@ __device__ void embed(const typename E::T* __restrict__ w, const float* __restri
     }
 }
 
-// ---- matvec (decode, small T): one warp per output row r --------------------------------------------
-// grid (ceil(rows / (B/32))), block B. Each warp reads its weight row once per MAXT tokens and keeps
-// MAXT sums per lane: with T <= MAXT every weight byte is read once. Lanes take 16-byte pieces of the
-// row (VEC values) when cols is a multiple of VEC and w, x are 16-byte aligned (then every row is);
-// otherwise single values. x rows are read through the cache (every warp of the grid reads them).
+// ---- matvec (decode, small T): `split` warps per output row r ----------------------------------------
+// grid (ceil(rows / (B/32/split))), block B, split a power of two dividing B/32 (more than 1 for matrices
+// with few rows, so that their rows are read by more warps at once). The warps of a row read its weights
+// once per MAXT tokens and keep MAXT sums per lane: with T <= MAXT every weight byte is read once. Lanes
+// take 16-byte pieces of the row (VEC values) when cols is a multiple of VEC and w, x are 16-byte aligned
+// (then every row is); otherwise single values. x rows are read through the cache (every warp reads them).
+// Each warp's sums go through a shuffle tree; with split > 1 the split partial sums are added in shared
+// memory by the row's first warp, in warp order.
 #define DENSE_MATVEC_MAXT 8
 
 template <typename E>
 __device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,
                        const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
-                       int n1, float* out2)
+                       int n1, float* out2, int split)
 {
+    __shared__ float part[32][DENSE_MATVEC_MAXT];
     const int lane = threadIdx.x & 31;
-    const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (r >= rows) {
-        return; // whole warps leave together: no barrier below
-    }
+    const int warp = threadIdx.x >> 5;
+    const int r = blockIdx.x * ((blockDim.x >> 5) / split) + warp / split;
+    const int piece = warp % split; // this warp's share of the row: pieces piece, piece + split, ...
+    const bool live = r < rows;     // no early return: every warp reaches the barriers
     const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0 && ((size_t) x & 15) == 0;
-    const float b = hasBias ? bias[r] : 0.0f;
+    const float b = hasBias && live ? bias[r] : 0.0f;
     for (int t0 = 0; t0 < T; t0 += DENSE_MATVEC_MAXT) {
         const int nt = min(DENSE_MATVEC_MAXT, T - t0);
         const float* xb = x + (size_t) t0 * cols;
@@ -173,11 +177,11 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
             acc[t] = 0.0f;
         }
-        if (vec) {
+        if (live && vec) {
             const uint4* w4 = reinterpret_cast<const uint4*>(w + (size_t) r * cols);
             const int n4 = cols / E::VEC;
             GOSS_PRAGMA(unroll 2)
-            for (int i = lane; i < n4; i += 32) {
+            for (int i = piece * 32 + lane; i < n4; i += 32 * split) {
                 float f[E::VEC];
                 const int c0 = i * E::VEC;
                 E::unpack(w4[i], s, cols, r, c0, f);
@@ -196,8 +200,8 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
                     }
                 }
             }
-        } else {
-            for (int c = lane; c < cols; c += 32) {
+        } else if (live) {
+            for (int c = piece * 32 + lane; c < cols; c += 32 * split) {
                 const float wv = E::at(w, s, cols, r, c);
                 GOSS_PRAGMA(unroll)
                 for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
@@ -209,12 +213,33 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
         }
         GOSS_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
-            if (t < nt) {
-                const float s = dense_warp_sum(acc[t]);
-                if (lane == 0) {
-                    *dense_out(out0, n0, out1, n1, out2, rows, t0 + t, r) = s + b;
+            acc[t] = dense_warp_sum(acc[t]);
+        }
+        if (split == 1) {
+            if (live && lane < nt) {
+                float sum = 0.0f;
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    sum = t == lane ? acc[t] : sum;
+                }
+                *dense_out(out0, n0, out1, n1, out2, rows, t0 + lane, r) = sum + b;
+            }
+        } else {
+            if (lane == 0) {
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    part[warp][t] = acc[t];
                 }
             }
+            __syncthreads();
+            if (live && piece == 0 && lane < nt) {
+                float sum = 0.0f;
+                for (int p = 0; p < split; p++) {
+                    sum += part[warp + p][lane];
+                }
+                *dense_out(out0, n0, out1, n1, out2, rows, t0 + lane, r) = sum + b;
+            }
+            __syncthreads(); // part is refilled by the next chunk of tokens
         }
     }
 }
@@ -311,9 +336,11 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
     {                                                                                                         \
         embed<E>(w, s, tokens, T, H, out);                                                                       \
     }                                                                                                         \
-    extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
+    extern "C" __global__ void dense_matvec_##suffix(const E::T* __restrict__ w, const float* __restrict__ s, \
+        const float* __restrict__ bias, int hasBias, const float* __restrict__ x, int T, int cols, int rows,  \
+        float* out0, int n0, float* out1, int n1, float* out2, int split)                                     \
     {                                                                                                         \
-        matvec<E>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                                   \
+        matvec<E>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2, split);                    \
     }                                                                                                         \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \

@@ -47,9 +47,9 @@ import java.util.TreeMap;
  * decoded by the MoE kernels. Expert ids stay on the device between the router and the MoE kernels (no
  * host sync inside a token).
  *
- * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, 16-byte weight loads,
- * up to 8 tokens per weight load) when T is below {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*}
- * (shared-memory tiles of {@code TILE_T} tokens × {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
+ * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
+ * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
+ * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens × {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  *
  * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
  * LINEAR (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in
@@ -897,6 +897,20 @@ public final class CudaBackend implements Backend {
     }
 
     /**
+     * Warps per row of the matvec: 1, or for a matrix with too few rows to give each multiprocessor 16 warps (the
+     * router), the power of two (dividing the warps of a block) that comes closest without passing it, so that
+     * its rows are read by more warps at once.
+     */
+    static int matvecSplit(int rows, int warpsPerBlock, int multiprocessors) {
+        long target = 16L * Math.max(1, multiprocessors);
+        int split = 1;
+        while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target) {
+            split *= 2;
+        }
+        return split;
+    }
+
+    /**
      * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
      * out2 (a fused QKV): matvec for T below {@link #gemmMinT}, else the tiled GEMM.
      */
@@ -905,7 +919,8 @@ public final class CudaBackend implements Backend {
         KernelArgs a = args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).i32(bias == 0 ? 0 : 1)
                 .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
         if (T < gemmMinT) {
-            launch(k.matvec(), ceilDiv(d.rows(), linearBlock / 32), 1, linearBlock, 0, a);
+            int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, ctx.device().multiprocessors());
+            launch(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0, a.i32(split));
         } else {
             launch(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0, a);
         }

@@ -40,10 +40,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class CudaDenseTest {
     /**
      * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size,
-     * and gpt-oss-20b's width (2880: 360 loads of 8 BF16 per row, a partial last round of the 32 lanes); Q8_0
-     * rounds cols up to whole 32-value blocks.
+     * and gpt-oss-20b's width (2880: 360 loads of 8 BF16 per row, a partial last round of the 32 lanes); on the
+     * fake driver's 4 multiprocessors the matvec splits the 5 rows over 8 warps and the 20 over 2. Q8_0 rounds
+     * cols up to whole 32-value blocks.
      */
-    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}};
+    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {20, 72}};
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
@@ -187,6 +188,17 @@ class CudaDenseTest {
                 assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
         }
+    }
+
+    @Test
+    void fewRowsAreSplitOverTheWarpsOfABlock() {
+        assertEquals(8, CudaBackend.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
+        assertEquals(1, CudaBackend.matvecSplit(2880, 8, 132));
+        assertEquals(1, CudaBackend.matvecSplit(5120, 8, 132));
+        assertEquals(1, CudaBackend.matvecSplit(5, 3, 4)); // 3 warps: no power of two above 1 divides them
+        assertEquals(2, CudaBackend.matvecSplit(20, 8, 4));
+        assertEquals(8, CudaBackend.matvecSplit(5, 8, 4));
+        assertEquals(1, CudaBackend.matvecSplit(33, 8, 4));
     }
 
     @Test

@@ -35,7 +35,7 @@ class CudaKernelSignaturesTest {
     static {
         for (String e : new String[]{"bf16", "f16", "f32", "q8_0"}) {
             DENSE.put("dense_embed_" + e, "pppiip");
-            DENSE.put("dense_matvec_" + e, "pppipiiipipip");
+            DENSE.put("dense_matvec_" + e, "pppipiiipipipi");
             for (String tile : new String[]{"32x64", "64x64", "32x128", "64x128"}) {
                 DENSE.put("dense_gemm_" + e + "_" + tile, "pppipiiipipip");
             }
