@@ -41,10 +41,10 @@ class CudaDenseTest {
     /**
      * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size,
      * and gpt-oss-20b's width (2880: 360 loads of 8 BF16 per row, a partial last round of the 32 lanes); on the
-     * fake driver's 4 multiprocessors the matvec splits the 5 rows over 8 warps and the 20 over 2. Q8_0 rounds
-     * cols up to whole 32-value blocks.
+     * fake driver's 4 multiprocessors the matvec splits rows wide enough for every warp of the split to have a
+     * share: 5 and 6 rows over 8 warps, 20 over 2. Q8_0 rounds cols up to whole 32-value blocks.
      */
-    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {20, 72}};
+    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {5, 2880}, {20, 1000}, {6, 1001}};
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
