@@ -1,8 +1,8 @@
 // Dense matrices of the cuda backend (io.gossgpu.cuda.CudaBackend): embedding lookup, and linear
 // layers for decode (matvec) and prefill (tiled GEMM). Weights stay in their checkpoint precision
 // (BF16, F16, F32 or Q8_0), row-major with contiguous rows: element (r, c) at w[r * cols + c]; Q8_0 as
-// signed bytes w[r * cols + c] plus one float scale per 32 values, s[r * cols/32 + c/32] (the ggml
-// block's F16 scale, decoded at upload). Every value is decoded exactly to float before use;
+// signed bytes w[r * cols + c] plus one F16 scale per 32 values, s[r * cols/32 + c/32] (the ggml blocks'
+// bytes, split so that the codes can be read 16 at a time). Every value is decoded exactly to float before use;
 // activations, products and sums are float32 (fmaf), no --use_fast_math, so results match
 // io.gossgpu.cpu.ReferenceBackend to float rounding.
 //
@@ -46,11 +46,11 @@ __device__ __forceinline__ float f16_to_float(unsigned int bits)
 struct Bf16 {
     typedef unsigned short T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
     {
         return bf16_to_float(w[r * cols + c]);
     }
-    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
     {
         const unsigned int u[4] = {q.x, q.y, q.z, q.w};
         for (int i = 0; i < 4; i++) {
@@ -63,11 +63,11 @@ struct Bf16 {
 struct F16 {
     typedef unsigned short T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
     {
         return f16_to_float(w[r * cols + c]);
     }
-    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
     {
         const unsigned int u[4] = {q.x, q.y, q.z, q.w};
         for (int i = 0; i < 4; i++) {
@@ -80,11 +80,11 @@ struct F16 {
 struct F32 {
     typedef float T;
     enum { VEC = 4 };
-    static __device__ __forceinline__ float at(const T* w, const float*, int cols, size_t r, int c)
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
     {
         return w[r * cols + c];
     }
-    static __device__ __forceinline__ void unpack(uint4 q, const float*, int, size_t, int, float* f)
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
     {
         f[0] = __uint_as_float(q.x);
         f[1] = __uint_as_float(q.y);
@@ -96,13 +96,13 @@ struct F32 {
 struct Q8 {
     typedef signed char T;
     enum { VEC = 16 };
-    static __device__ __forceinline__ float at(const T* w, const float* s, int cols, size_t r, int c)
+    static __device__ __forceinline__ float at(const T* w, const unsigned short* s, int cols, size_t r, int c)
     {
-        return s[r * (cols / 32) + c / 32] * (float) w[r * cols + c];
+        return f16_to_float(s[r * (cols / 32) + c / 32]) * (float) w[r * cols + c];
     }
-    static __device__ __forceinline__ void unpack(uint4 q, const float* s, int cols, size_t r, int c0, float* f)
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short* s, int cols, size_t r, int c0, float* f)
     {
-        const float d = s[r * (cols / 32) + c0 / 32]; // 16 values never straddle a 32-value block
+        const float d = f16_to_float(s[r * (cols / 32) + c0 / 32]); // 16 values never straddle a 32-value block
         const unsigned int u[4] = {q.x, q.y, q.z, q.w};
         for (int i = 0; i < 4; i++) {
             for (int j = 0; j < 4; j++) {
@@ -135,7 +135,7 @@ __device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, in
 
 // ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
 template <typename E>
-__device__ void embed(const typename E::T* __restrict__ w, const float* __restrict__ s, const int* __restrict__ tokens,
+__device__ void embed(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const int* __restrict__ tokens,
                       int T, int H, float* __restrict__ out)
 {
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
@@ -157,7 +157,7 @@ __device__ void embed(const typename E::T* __restrict__ w, const float* __restri
 #define DENSE_MATVEC_MAXT 8
 
 template <typename E>
-__device__ void matvec(const typename E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,
+__device__ void matvec(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,
                        const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
                        int n1, float* out2, int split)
 {
@@ -251,7 +251,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const float* __restr
 #define DENSE_GEMM_KB 16
 
 template <typename E, int TM, int TR>
-__device__ void gemm(const typename E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,
+__device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,
                      const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
                      int n1, float* out2)
 {
@@ -321,7 +321,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
 
 // ---- entry points ---------------------------------------------------------------------------------
 #define DENSE_LINEAR_ARGS(E)                                                                                  \
-    (const E::T* __restrict__ w, const float* __restrict__ s, const float* __restrict__ bias, int hasBias,    \
+    (const E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,    \
      const float* __restrict__ x,                                                                             \
      int T, int cols, int rows, float* out0, int n0, float* out1, int n1, float* out2)
 #define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
@@ -330,13 +330,13 @@ __device__ void gemm(const typename E::T* __restrict__ w, const float* __restric
         gemm<E, TM, TR>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
     }
 #define DENSE_ENTRIES(suffix, E)                                                                              \
-    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const float* __restrict__ s,  \
+    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s,  \
                                                     const int* __restrict__ tokens, int T, int H,             \
                                                     float* __restrict__ out)                                  \
     {                                                                                                         \
         embed<E>(w, s, tokens, T, H, out);                                                                       \
     }                                                                                                         \
-    extern "C" __global__ void dense_matvec_##suffix(const E::T* __restrict__ w, const float* __restrict__ s, \
+    extern "C" __global__ void dense_matvec_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s, \
         const float* __restrict__ bias, int hasBias, const float* __restrict__ x, int T, int cols, int rows,  \
         float* out0, int n0, float* out1, int n1, float* out2, int split)                                     \
     {                                                                                                         \

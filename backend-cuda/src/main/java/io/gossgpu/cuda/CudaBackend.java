@@ -17,7 +17,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-import io.gossgpu.quant.F16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Q8_0;
 
@@ -37,8 +36,8 @@ import java.util.TreeMap;
  *
  * <p>Weights are uploaded once at load. Dense matrices (embedding, unembedding, q/k/v/out, router) stay
  * in their checkpoint precision, BF16 as BF16, F16 as F16, F32 as F32, with contiguous rows copied row by
- * row from the mapped file in pieces of about 64 MiB; Q8_0 as its signed bytes with each block's F16 scale
- * decoded to a float in a table after them (1.125 bytes per value). Q, K and V become one {@code [q; k; v]}
+ * row from the mapped file in pieces of about 64 MiB; Q8_0 as its signed bytes with the blocks' F16 scales in
+ * a table after them (the file's 1.0625 bytes per value). Q, K and V become one {@code [q; k; v]}
  * matrix (and bias) per layer, so decode runs one linear for the three. The kernels of dense.cu decode every
  * value exactly, so this is lossless and a BF16 checkpoint reads half the bytes of F32 per decoded token.
  * Parts of different formats, or a dense view whose values are not adjacent, are decoded to F32 rows at
@@ -432,13 +431,13 @@ public final class CudaBackend implements Backend {
 
     /**
      * {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16, BF16 or Q8_0; for
-     * Q8_0, {@code ptr} holds the signed bytes and {@code scales} one float per 32 values (else 0).
+     * Q8_0, {@code ptr} holds the signed bytes and {@code scales} one F16 scale per 32 values (else 0).
      */
     record Dense(long ptr, long scales, int rows, int cols, WeightFormat format) {
         /** Rows {@code first .. first+count−1} (Q, K or V of the fused QKV matrix). */
         Dense rows(int first, int count) {
             return format == WeightFormat.Q8_0
-                    ? new Dense(ptr + (long) first * cols, scales + 4L * first * (cols / 32), count, cols, format)
+                    ? new Dense(ptr + (long) first * cols, scales + 2L * first * (cols / 32), count, cols, format)
                     : new Dense(ptr + (long) first * format.rowBytes(cols), 0, count, cols, format);
         }
     }
@@ -605,7 +604,7 @@ public final class CudaBackend implements Backend {
 
     /**
      * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
-     * F32, F16 and BF16 rows copied as stored; Q8_0 split into its bytes and its scales (as floats);
+     * F32, F16 and BF16 rows copied as stored; Q8_0 split into its bytes and its scales;
      * anything else decoded to F32 rows; in chunks of at most 4 Mi values. The buffer is added to {@code owned}.
      */
     Dense uploadDense(List<CudaBuffer> owned, WeightView... parts) {
@@ -624,13 +623,13 @@ public final class CudaBackend implements Backend {
             rows = Math.addExact(rows, v.rows());
         }
         WeightFormat f = deviceFormat(parts);
-        long rowBytes = deviceRowBytes(f, cols);
+        long rowBytes = f.rowBytes(cols); // Q8_0: the file's bytes, codes and scales apart
         CudaBuffer b = buffer(rowBytes * rows, parts[0].name());
         owned.add(b);
         if (f == WeightFormat.Q8_0) {
             long scales = (long) rows * cols, at = 0;
             for (WeightView v : parts) {
-                uploadQ8_0(b, at, scales + 4 * (at / 32), v);
+                uploadQ8_0(b, at, scales + 2 * (at / 32), v);
                 at += (long) v.rows() * cols;
             }
             return new Dense(b.address(), b.address() + scales, rows, cols, f);
@@ -655,24 +654,24 @@ public final class CudaBackend implements Backend {
         return new Dense(b.address(), 0, rows, cols, f);
     }
 
-    /** The Q8_0 rows of {@code v}: their bytes to {@code b} at {@code codesAt}, their scales as floats at {@code scalesAt}. */
+    /** The Q8_0 rows of {@code v}: their bytes to {@code b} at {@code codesAt}, their F16 scales at {@code scalesAt}. */
     private static void uploadQ8_0(CudaBuffer b, long codesAt, long scalesAt, WeightView v) {
         int cols = v.cols(), blocks = cols / 32;
         int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
         byte[] codes = new byte[chunkRows * cols];
-        float[] scales = new float[chunkRows * blocks];
+        short[] scales = new short[chunkRows * blocks];
         for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
             int n = Math.min(chunkRows, v.rows() - r0);
             for (int r = 0; r < n; r++) {
                 long row = v.rowOffset(0, r0 + r);
                 for (int g = 0; g < blocks; g++) {
                     long block = row + (long) g * Q8_0.BLOCK_BYTES;
-                    scales[r * blocks + g] = F16.toFloat(v.data().get(LE.I16, block));
+                    scales[r * blocks + g] = v.data().get(LE.I16, block);
                     MemorySegment.copy(v.data(), ValueLayout.JAVA_BYTE, block + 2, codes, r * cols + g * 32, 32);
                 }
             }
             b.copyFrom(MemorySegment.ofArray(codes).asSlice(0, (long) n * cols), codesAt + (long) r0 * cols);
-            b.copyFrom(MemorySegment.ofArray(scales).asSlice(0, 4L * n * blocks), scalesAt + 4L * r0 * blocks);
+            b.copyFrom(MemorySegment.ofArray(scales).asSlice(0, 2L * n * blocks), scalesAt + 2L * r0 * blocks);
         }
     }
 
@@ -812,15 +811,10 @@ public final class CudaBackend implements Backend {
         return f;
     }
 
-    /** Device bytes of one row of {@code cols} values in device format {@code f} (Q8_0: bytes + float scales). */
-    static long deviceRowBytes(WeightFormat f, int cols) {
-        return f == WeightFormat.Q8_0 ? cols + 4L * (cols / 32) : f.rowBytes(cols);
-    }
-
     private static long denseBytes(WeightView... parts) {
         long bytes = 0;
         for (WeightView v : parts) {
-            bytes += (long) v.experts() * v.rows() * deviceRowBytes(deviceFormat(parts), v.cols());
+            bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
         }
         return bytes;
     }
