@@ -48,10 +48,11 @@ import java.util.TreeMap;
  *
  * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
  * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
- * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens × {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
+ * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
+ * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  *
- * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
- * LINEAR (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in
+ * <p>Knobs ({@link CudaKnobs}): {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block})
+ * for LINEAR (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in
  * 32..1024. {@code GOSS_CUDA_LINEAR_GEMM_T} ({@code goss.cuda.linear.gemm.t}, default 9): the smallest T that
  * takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T} (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R}
  * (64 or 128, default 64): the GEMM's tile.
@@ -89,10 +90,9 @@ public final class CudaBackend implements Backend {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = {block("LINEAR", 256), block("RMSNORM", 256), block("SDPA", 128), block("MOE", 64),
-                block("ARGMAX", 256), block("ELEMENTWISE", 256),
-                knob("LINEAR", "GEMM_T", 9, 1, Integer.MAX_VALUE), knob("LINEAR", "TILE_T", 64, 32, 64),
-                knob("LINEAR", "TILE_R", 64, 64, 128)};
+        int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
+                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value(), CudaKnobs.LINEAR_GEMM_T.value(),
+                CudaKnobs.LINEAR_TILE_T.value(), CudaKnobs.LINEAR_TILE_R.value()};
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs);
@@ -124,13 +124,13 @@ public final class CudaBackend implements Backend {
                 String e = f.name().toLowerCase(java.util.Locale.ROOT);
                 DenseKernels k = new DenseKernels(d.function("dense_embed_" + e), d.function("dense_matvec_" + e),
                         d.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
-                checkBlock(k.matvec(), "LINEAR", linearBlock);
+                checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
                 if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16) {
-                    throw new GossException("invalid GOSS_CUDA_LINEAR_TILE_T=" + tileT + " with GOSS_CUDA_LINEAR_TILE_R=" + tileR + ": kernel "
-                            + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock() + " threads per block on this device, the tile needs "
-                            + tileT * tileR / 16);
+                    throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
+                            + tileT + ": kernel " + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock()
+                            + " threads per block on this device, the tile needs " + tileT * tileR / 16);
                 }
-                checkBlock(k.embed(), "ELEMENTWISE", elementwiseBlock);
+                checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
                 denseKernels.put(f, k);
             }
             kRope = o.function("rope_f32");
@@ -142,13 +142,13 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
-            checkBlock(kRms, "RMSNORM", rmsBlock);
-            checkBlock(kSdpa, "SDPA", sdpaBlock);
-            checkBlock(kGateUp, "MOE", moeBlock);
-            checkBlock(kDown, "MOE", moeBlock);
-            checkBlock(kArgmax, "ARGMAX", argmaxBlock);
+            checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
+            checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
+            checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
+            checkBlock(kDown, CudaKnobs.MOE, moeBlock);
+            checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
             for (CudaKernel k : new CudaKernel[]{kKvStore, kAdd}) {
-                checkBlock(k, "ELEMENTWISE", elementwiseBlock);
+                checkBlock(k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
             }
         } catch (RuntimeException e) {
             for (CudaModule m : new CudaModule[]{o, d, r, a}) {
@@ -165,94 +165,25 @@ public final class CudaBackend implements Backend {
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
-    private static void checkBlock(CudaKernel k, String kernel, int block) {
+    private static void checkBlock(CudaKernel k, io.gossgpu.backend.Knob knob, int block) {
         int max = k.maxThreadsPerBlock();
         if (block > max) {
-            throw new GossException("invalid " + envName(kernel) + "=" + block + ": kernel " + k.name()
-                    + " takes at most " + max + " threads per block on this device (a multiple of 32 from 32 to " + max + ")");
+            throw knob.invalid(Integer.toString(block), max, "kernel " + k.name() + "'s limit on this device");
         }
-    }
-
-    // ---- knobs ----------------------------------------------------------------------------------
-
-    static String envName(String kernel) {
-        return "GOSS_CUDA_" + kernel + "_BLOCK";
-    }
-
-    static String propertyName(String kernel) {
-        return "goss.cuda." + kernel.toLowerCase(java.util.Locale.ROOT) + ".block";
-    }
-
-    /** Threads per block of {@code kernel}: the system property, else the environment, else {@code def}. */
-    static int block(String kernel, int def) {
-        String v = System.getProperty(propertyName(kernel));
-        String source = propertyName(kernel);
-        if (v == null) {
-            v = System.getenv(envName(kernel));
-            source = envName(kernel);
-        }
-        if (v == null || v.isBlank()) {
-            return def;
-        }
-        return parseBlock(source, v);
-    }
-
-    /**
-     * An integer knob {@code GOSS_CUDA_<KERNEL>_<NAME>} (system property {@code goss.cuda.<kernel>.<name>}, an
-     * underscore in the name becoming a dot): the property, else the environment, else {@code def}; a value
-     * outside {@code min..max} (powers of two only when {@code min} is one and above 1) is a GossException.
-     */
-    static int knob(String kernel, String name, int def, int min, int max) {
-        String env = "GOSS_CUDA_" + kernel + "_" + name;
-        String prop = ("goss.cuda." + kernel + "." + name.replace('_', '.')).toLowerCase(java.util.Locale.ROOT);
-        String v = System.getProperty(prop), source = prop;
-        if (v == null) {
-            v = System.getenv(env);
-            source = env;
-        }
-        if (v == null || v.isBlank()) {
-            return def;
-        }
-        boolean pow2 = min > 1 && Integer.bitCount(min) == 1;
-        long n;
-        try {
-            n = Long.parseLong(v.strip());
-        } catch (NumberFormatException e) {
-            n = Long.MIN_VALUE;
-        }
-        if (n < min || n > max || (pow2 && Long.bitCount(n) != 1)) {
-            throw new GossException("invalid " + source + "=" + v + ": must be " + (pow2 ? "a power of two " : "an integer ")
-                    + "from " + min + " to " + max);
-        }
-        return (int) n;
-    }
-
-    /** A block size: a multiple of 32 in 32..1024, else a GossException naming the knob, the value and the range. */
-    static int parseBlock(String knob, String value) {
-        int b;
-        try {
-            b = Integer.parseInt(value.strip());
-        } catch (NumberFormatException e) {
-            b = -1;
-        }
-        if (b < 32 || b > 1024 || b % 32 != 0) {
-            throw new GossException("invalid " + knob + "=" + value + ": threads per block must be a multiple of 32 from 32 to 1024");
-        }
-        return b;
     }
 
     /** The launch knobs in effect, by environment-variable name. */
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(envName("LINEAR"), linearBlock);
-        m.put(envName("RMSNORM"), rmsBlock);
-        m.put(envName("SDPA"), sdpaBlock);
-        m.put(envName("MOE"), moeBlock);
-        m.put(envName("ARGMAX"), argmaxBlock);
-        m.put(envName("ELEMENTWISE"), elementwiseBlock);
-        m.put("GOSS_CUDA_LINEAR_GEMM_T", gemmMinT);
-        m.put("GOSS_CUDA_LINEAR_TILE_T", tileT);
-        m.put("GOSS_CUDA_LINEAR_TILE_R", tileR);
+        m.put(CudaKnobs.LINEAR.envName(), linearBlock);
+        m.put(CudaKnobs.RMSNORM.envName(), rmsBlock);
+        m.put(CudaKnobs.SDPA.envName(), sdpaBlock);
+        m.put(CudaKnobs.MOE.envName(), moeBlock);
+        m.put(CudaKnobs.ARGMAX.envName(), argmaxBlock);
+        m.put(CudaKnobs.ELEMENTWISE.envName(), elementwiseBlock);
+        m.put(CudaKnobs.LINEAR_GEMM_T.envName(), gemmMinT);
+        m.put(CudaKnobs.LINEAR_TILE_T.envName(), tileT);
+        m.put(CudaKnobs.LINEAR_TILE_R.envName(), tileR);
         return m;
     }
 
@@ -965,7 +896,7 @@ public final class CudaBackend implements Backend {
         int shared = 4 * (2 * hd + sdpaBlock);
         if (shared > 48 * 1024) {
             throw new GossException("attention: head_dim " + hd + " needs " + shared + " bytes of shared memory per block (48 KiB at most); lower "
-                    + envName("SDPA"));
+                    + CudaKnobs.SDPA.envName());
         }
         float scale = (float) (1 / Math.sqrt(hd));
         launch(kSdpa, heads, T, sdpaBlock, shared,

@@ -43,4 +43,9 @@ public final class CudaBackendProvider implements BackendProvider {
         }
         return CudaBackend.create();
     }
+
+    @Override
+    public java.util.List<io.gossgpu.backend.Knob> knobs() {
+        return CudaKnobs.ALL;
+    }
 }

@@ -33,24 +33,24 @@ class CudaBackendProviderTest {
 
     @Test
     void blockKnobsAreValidatedWithTheirNameValueAndRange() {
-        assertEquals(64, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", "64"));
-        assertEquals(1024, CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", " 1024 "));
+        assertEquals(64, CudaKnobs.SDPA.parse("64", 1024, null));
+        assertEquals(1024, CudaKnobs.SDPA.parse(" 1024 ", 1024, null));
         for (String bad : new String[]{"0", "16", "48", "2048", "abc", "-32"}) {
-            GossException e = assertThrows(GossException.class, () -> CudaBackend.parseBlock("GOSS_CUDA_SDPA_BLOCK", bad));
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA.parse(bad, 1024, null));
             assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_BLOCK=" + bad), e.getMessage());
-            assertTrue(e.getMessage().contains("multiple of 32 from 32 to 1024"), e.getMessage());
+            assertTrue(e.getMessage().contains("threads per block must be a multiple of 32 from 32 to 1024"), e.getMessage());
         }
-        assertEquals("GOSS_CUDA_MOE_BLOCK", CudaBackend.envName("MOE"));
-        assertEquals("goss.cuda.moe.block", CudaBackend.propertyName("MOE"));
+        assertEquals("GOSS_CUDA_MOE_BLOCK", CudaKnobs.MOE.envName());
+        assertEquals("goss.cuda.moe.block", CudaKnobs.MOE.propertyName());
         System.setProperty("goss.cuda.argmax.block", "96");
         try {
-            assertEquals(96, CudaBackend.block("ARGMAX", 256));
+            assertEquals(96, CudaKnobs.ARGMAX.value());
         } finally {
             System.clearProperty("goss.cuda.argmax.block");
         }
         System.setProperty("goss.cuda.argmax.block", "100");
         try {
-            GossException e = assertThrows(GossException.class, () -> CudaBackend.block("ARGMAX", 256));
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.ARGMAX.value());
             assertTrue(e.getMessage().contains("goss.cuda.argmax.block=100"), e.getMessage());
         } finally {
             System.clearProperty("goss.cuda.argmax.block");

@@ -203,27 +203,20 @@ class CudaDenseTest {
 
     @Test
     void linearKnobsAreValidated() {
-        // name, value, default, min, max
-        Object[][] bad = {{"TILE_T", "48", 64, 32, 64}, {"TILE_T", "128", 64, 32, 64}, {"TILE_R", "32", 64, 64, 128},
-                {"GEMM_T", "0", 9, 1, Integer.MAX_VALUE}, {"GEMM_T", "x", 9, 1, Integer.MAX_VALUE}};
+        assertEquals("goss.cuda.linear.gemm.t", CudaKnobs.LINEAR_GEMM_T.propertyName());
+        assertEquals("GOSS_CUDA_LINEAR_TILE_T", CudaKnobs.LINEAR_TILE_T.envName());
+        assertEquals(9, CudaKnobs.LINEAR_GEMM_T.defaultValue());
+        assertEquals(128, CudaKnobs.LINEAR_TILE_R.parse("128", Integer.MAX_VALUE, null));
+        Object[][] bad = {{CudaKnobs.LINEAR_TILE_T, "48", "one of 32, 64"}, {CudaKnobs.LINEAR_TILE_T, "128", "one of 32, 64"},
+                {CudaKnobs.LINEAR_TILE_R, "32", "one of 64, 128"}, {CudaKnobs.LINEAR_GEMM_T, "0", "an integer of at least 1"},
+                {CudaKnobs.LINEAR_GEMM_T, "x", "an integer of at least 1"}};
         for (Object[] k : bad) {
-            String name = (String) k[0], prop = "goss.cuda.linear." + name.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
-            System.setProperty(prop, (String) k[1]);
-            try {
-                GossException e = assertThrows(GossException.class, () -> CudaBackend.knob("LINEAR", name, (int) k[2], (int) k[3], (int) k[4]));
-                assertTrue(e.getMessage().startsWith("invalid " + prop + "=" + k[1] + ": must be ")
-                        && e.getMessage().endsWith("from " + k[3] + " to " + k[4]), e.getMessage());
-            } finally {
-                System.clearProperty(prop);
-            }
+            io.gossgpu.backend.Knob knob = (io.gossgpu.backend.Knob) k[0];
+            GossException e = assertThrows(GossException.class, () -> knob.parse((String) k[1], Integer.MAX_VALUE, null));
+            assertTrue(e.getMessage().startsWith("invalid " + knob.envName() + "=" + k[1] + ": ")
+                    && e.getMessage().endsWith(" must be " + k[2]), e.getMessage());
         }
-        System.setProperty("goss.cuda.linear.tile.r", "128");
-        try {
-            assertEquals(128, CudaBackend.knob("LINEAR", "TILE_R", 64, 64, 128));
-        } finally {
-            System.clearProperty("goss.cuda.linear.tile.r");
-        }
-        assertEquals(9, CudaBackend.knob("LINEAR", "GEMM_T", 9, 1, Integer.MAX_VALUE));
+        assertTrue(CudaKnobs.ALL.containsAll(java.util.List.of(CudaKnobs.LINEAR_GEMM_T, CudaKnobs.LINEAR_TILE_T, CudaKnobs.LINEAR_TILE_R)));
     }
 
     @Test

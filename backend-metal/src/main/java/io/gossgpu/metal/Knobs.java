@@ -1,57 +1,66 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobValues;
 
-import java.util.Locale;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * Launch knobs: {@code GOSS_METAL_<KERNEL>_TG} (environment) or {@code goss.metal.<kernel>.tg} (system property),
- * the threads per threadgroup of one kernel; checked against the pipeline's maxTotalThreadsPerThreadgroup.
+ * Launch knobs of the Metal kernels ({@link Knob}): {@code GOSS_METAL_<KERNEL>_TG} or
+ * {@code -Dgoss.metal.<kernel>.tg}, the threads per threadgroup of one kernel, a multiple of 32 checked
+ * against the pipeline's maxTotalThreadsPerThreadgroup; and {@code GOSS_METAL_PREFILL_MIN_T}.
  */
 final class Knobs {
     private Knobs() {}
 
-    static String envName(String kernel) {
-        return "GOSS_METAL_" + kernel.toUpperCase(Locale.ROOT) + "_TG";
+    private static final String B = MetalBackendProvider.NAME;
+    private static final Map<String, Knob> TG = new LinkedHashMap<>();
+
+    static {
+        tg("embed", 256);
+        tg("rmsnorm", 256);
+        tg("linear", 256);
+        tg("linear_tiled", 128);
+        tg("rope", 256);
+        TG.put("attention", Knob.of(B, "attention", "TG", 32, KnobValues.oneOf(32), "threads per threadgroup",
+                "threads per threadgroup of attention: one simdgroup per (token, head), fixed"));
+        tg("kv_store", 256);
+        tg("topk_softmax", 64);
+        tg("moe_up", 256);
+        tg("moe_down", 256);
+        tg("moe_group", 64);
+        tg("moe_up_tiled", 128);
+        tg("moe_down_tiled", 128);
+        tg("moe_combine", 256);
+        tg("add", 256);
+        tg("argmax", 256);
     }
 
-    static int threadgroupSize(String kernel, int defaultThreads, int maxThreads) {
-        String env = envName(kernel), prop = "goss.metal." + kernel.toLowerCase(Locale.ROOT) + ".tg";
-        String v = MetalNative.setting(prop, env);
-        if (kernel.equals("attention")) {
-            if (v != null && !v.equals("32"))
-                throw new GossException(env + "=" + v + " is invalid: the attention kernel runs one simdgroup (32 threads) per (token, head)");
-            return 32;
-        }
-        if (v == null) return Math.min(defaultThreads, maxThreads - maxThreads % 32);
-        return check(kernel, v, maxThreads);
+    /** Batches of at least this many tokens take the tiled prefill kernels. */
+    static final Knob PREFILL_MIN_T = Knob.of(B, "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
+            "batches of at least this many tokens take the tiled prefill kernels").tuneValues(1, 2, 4, 8, 16, 32);
+
+    static final List<Knob> ALL = java.util.stream.Stream.concat(TG.values().stream(), java.util.stream.Stream.of(PREFILL_MIN_T)).toList();
+
+    private static void tg(String kernel, int def) {
+        TG.put(kernel, Knob.of(B, kernel, "TG", def, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup",
+                "threads per threadgroup of " + kernel).tuneValues(32, 64, 128, 256, 512, 1024));
     }
 
-    /** Parses and checks a knob value: a multiple of 32 from 32 to {@code maxThreads}. */
-    static int check(String kernel, String v, int maxThreads) {
-        String env = envName(kernel);
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            n = -1;
-        }
-        if (n < 32 || n > maxThreads || n % 32 != 0)
-            throw new GossException(env + "=" + v + " is invalid: threads per threadgroup must be a multiple of 32 from 32 to "
-                    + maxThreads + " (the " + kernel + " pipeline's maxTotalThreadsPerThreadgroup)");
-        return n;
+    /** The threadgroup-size knob of {@code kernel}. */
+    static Knob tg(String kernel) {
+        Knob k = TG.get(kernel);
+        if (k == null) throw new GossException("metal: kernel " + kernel + " has no declared threadgroup knob");
+        return k;
     }
 
-    /** A positive integer setting (environment {@code env} or system property {@code prop}), else {@code dflt}. */
-    static int positive(String env, String prop, int dflt) {
-        String v = MetalNative.setting(prop, env);
-        if (v == null) return dflt;
-        try {
-            int n = Integer.parseInt(v);
-            if (n >= 1) return n;
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new GossException(env + "=" + v + " is invalid: expected a whole number of tokens, at least 1");
+    /** Threads per threadgroup of {@code kernel}, whose pipeline allows at most {@code maxThreads}. */
+    static int threadgroupSize(String kernel, int maxThreads) {
+        String why = kernel.equals("attention") ? "the attention kernel runs one simdgroup (32 threads) per (token, head)"
+                : "the " + kernel + " pipeline's maxTotalThreadsPerThreadgroup";
+        return tg(kernel).value(tg(kernel).defaultValue(), maxThreads, why);
     }
 }

@@ -64,7 +64,7 @@ final class MetalBackend implements Backend {
             logitsOut = new Scratch("logits"), argmaxOut = new Scratch("argmax ids"),
             moeGroup = new Scratch("MoE expert groups"), moeY = new Scratch("MoE expert outputs");
     /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
-    private final int prefillMinT = Knobs.positive("GOSS_METAL_PREFILL_MIN_T", "goss.metal.prefill.min.t", 4);
+    private final int prefillMinT = Knobs.PREFILL_MIN_T.value();
     private double lastGpuSeconds;
     private long commits;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
@@ -230,13 +230,13 @@ final class MetalBackend implements Backend {
     /** A compute pipeline and its threadgroup size (knob {@code GOSS_METAL_<NAME>_TG}). */
     record Kernel(String name, MemorySegment pipeline, int maxThreads, int threads) {}
 
-    Kernel kernel(String name, int defaultThreads) {
+    Kernel kernel(String name) {
         Kernel k = kernels.get(name);
         if (k != null) return k;
         MemorySegment p = goss_mtl_pipeline_create(lib, arena.allocateFrom(name));
         if (p.equals(MemorySegment.NULL)) throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
         int max = goss_mtl_pipeline_max_threads(p);
-        int threads = Knobs.threadgroupSize(name, defaultThreads, max);
+        int threads = Knobs.threadgroupSize(name, max);
         k = new Kernel(name, p, max, threads);
         kernels.put(name, k);
         return k;
@@ -621,7 +621,7 @@ final class MetalBackend implements Backend {
         for (int id : tokens)
             if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
         Staged s = stage(tokens);
-        new Dispatch(kernel("embed", 256)).buf(0, w.uploaded.embedding().buf(), w.uploaded.embedding().offset()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
+        new Dispatch(kernel("embed")).buf(0, w.uploaded.embedding().buf(), w.uploaded.embedding().offset()).buf(1, s.buf(), s.offset()).buf(2, t(out).buf)
                 .params(3, w.config.hiddenSize(), w.uploaded.embedding().fmt()).run(tokens.length);
     }
 
@@ -630,7 +630,7 @@ final class MetalBackend implements Backend {
         Weights w = w(lw);
         Buf scale = w.uploaded.norm(layer, which);
         Tensor in = t(x);
-        new Dispatch(kernel("rmsnorm", 256)).buf(0, in.buf).buf(1, scale).buf(2, t(out).buf)
+        new Dispatch(kernel("rmsnorm")).buf(0, in.buf).buf(1, scale).buf(2, t(out).buf)
                 .params(3, in.cols, w.config.rmsNormEps()).run(in.rows);
     }
 
@@ -639,12 +639,12 @@ final class MetalBackend implements Backend {
         if (T >= prefillMinT) {
             // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
             long tiles = (long) ((m.rows() + 31) / 32) * ((T + 7) / 8);
-            new Dispatch(kernel("linear_tiled", 128)).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
+            new Dispatch(kernel("linear_tiled")).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
                     .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
                     .run(tiles);
             return;
         }
-        new Dispatch(kernel("linear", 256)).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
+        new Dispatch(kernel("linear")).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias).buf(2, x, xOffset).buf(3, out)
                 .params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows())
                 .runSimdgroups(m.rows());
     }
@@ -669,7 +669,7 @@ final class MetalBackend implements Backend {
     }
 
     private void rope(Tensor x, int heads, int hd, int start, Buf table) {
-        new Dispatch(kernel("rope", 256)).buf(0, x.buf).buf(1, table).params(2, x.rows, heads, hd, start, x.cols)
+        new Dispatch(kernel("rope")).buf(0, x.buf).buf(1, table).params(2, x.rows, heads, hd, start, x.cols)
                 .runThreads((long) x.rows * heads * (hd / 2));
     }
 
@@ -684,13 +684,13 @@ final class MetalBackend implements Backend {
         if (start < 0 || start + T > cache.spec().contextLength())
             throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        new Dispatch(kernel("attention", 32)).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys(layer))
+        new Dispatch(kernel("attention")).buf(0, q.buf).buf(1, k.buf).buf(2, v.buf).buf(3, cache.keys(layer))
                 .buf(4, cache.values(layer)).buf(5, w.layer(layer).sinks()).buf(6, t(out).buf)
                 .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
                         (float) (1 / Math.sqrt(c.headDim())))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
-        new Dispatch(kernel("kv_store", 256)).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
+        new Dispatch(kernel("kv_store")).buf(0, k.buf).buf(1, v.buf).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
                 .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
     }
 
@@ -702,7 +702,7 @@ final class MetalBackend implements Backend {
         RoutingBuf r = (RoutingBuf) out;
         Buf logits = routerLogits.ensure(4L * in.rows * c.numExperts());
         matvec(w.layer(layer).dense(DenseKind.ROUTER), w.layer(layer).bias(DenseKind.ROUTER), in.buf, 0, in.rows, logits);
-        new Dispatch(kernel("topk_softmax", 64)).buf(0, logits).buf(1, r.buf).buf(2, r.buf, r.weightsOffset())
+        new Dispatch(kernel("topk_softmax")).buf(0, logits).buf(1, r.buf).buf(2, r.buf, r.weightsOffset())
                 .params(3, in.rows, c.numExperts(), r.k).runThreads(in.rows);
     }
 
@@ -719,10 +719,10 @@ final class MetalBackend implements Backend {
             moePrefill(l, in, r, act, t(out), c);
             return;
         }
-        new Dispatch(kernel("moe_up", 256)).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch(kernel("moe_up")).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, in.buf).buf(7, r.buf).buf(8, act)
                 .params(9, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * k * I);
-        new Dispatch(kernel("moe_down", 256)).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
+        new Dispatch(kernel("moe_down")).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, r.buf).buf(5, r.buf, r.weightsOffset()).buf(6, t(out).buf)
                 .params(7, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * H);
     }
@@ -733,15 +733,15 @@ final class MetalBackend implements Backend {
         Buf group = moeGroup.ensure(4L * (2L * E + n + 8L * E));
         long pairsOffset = 8L * E;
         Buf y = moeY.ensure(4L * n * H);
-        new Dispatch(kernel("moe_group", 64)).buf(0, r.buf).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
+        new Dispatch(kernel("moe_group")).buf(0, r.buf).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
         long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
         Number[] p = {T, k, H, I, E, c.swigluLimit()};
-        new Dispatch(kernel("moe_up_tiled", 128)).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch(kernel("moe_up_tiled")).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, in.buf).buf(7, group)
                 .buf(8, group, pairsOffset).buf(9, act).params(10, p).run(pairTiles * ((I + 31) / 32));
-        new Dispatch(kernel("moe_down_tiled", 128)).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
+        new Dispatch(kernel("moe_down_tiled")).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, group).buf(5, group, pairsOffset).buf(6, y).params(7, p).run(pairTiles * ((H + 31) / 32));
-        new Dispatch(kernel("moe_combine", 256)).buf(0, y).buf(1, r.buf).buf(2, r.buf, r.weightsOffset()).buf(3, out.buf)
+        new Dispatch(kernel("moe_combine")).buf(0, y).buf(1, r.buf).buf(2, r.buf, r.weightsOffset()).buf(3, out.buf)
                 .params(4, p).runThreads((long) T * H);
     }
 
@@ -749,7 +749,7 @@ final class MetalBackend implements Backend {
     public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
         Tensor o = t(out);
         int n = o.rows * o.cols;
-        new Dispatch(kernel("add", 256)).buf(0, t(a).buf).buf(1, t(b).buf).buf(2, o.buf).params(3, n).runThreads(n);
+        new Dispatch(kernel("add")).buf(0, t(a).buf).buf(1, t(b).buf).buf(2, o.buf).params(3, n).runThreads(n);
     }
 
     private Buf encodeLogits(Weights w, Tensor x, int fromRow) {
@@ -778,7 +778,7 @@ final class MetalBackend implements Backend {
         int n = in.rows - fromRow;
         Buf ids = argmaxOut.ensure(4L * Math.max(n, 1));
         Buf logits = encodeLogits(w, in, fromRow);
-        new Dispatch(kernel("argmax", 256)).buf(0, logits).buf(1, ids).params(2, w.config.vocabSize()).run(n);
+        new Dispatch(kernel("argmax")).buf(0, logits).buf(1, ids).params(2, w.config.vocabSize()).run(n);
         flush();
         int[] result = new int[n];
         MemorySegment.copy(ids.host, I32, 0, result, 0, n);

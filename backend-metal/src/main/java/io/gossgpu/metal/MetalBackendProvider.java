@@ -50,4 +50,9 @@ public final class MetalBackendProvider implements BackendProvider {
     public Backend create() {
         return new MetalBackend(emulatorRequested());
     }
+
+    @Override
+    public java.util.List<io.gossgpu.backend.Knob> knobs() {
+        return Knobs.ALL;
+    }
 }

@@ -1,81 +1,68 @@
 package io.gossgpu.opencl;
 
-import io.gossgpu.GossException;
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobValues;
 
-import java.util.Locale;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * Launch knobs of the OpenCL kernels: {@code GOSS_OPENCL_<KERNEL>_<KNOB>} in the environment or
- * {@code goss.opencl.<kernel>.<knob>} as a system property (the property wins). Invalid values are a
- * {@link GossException} naming the knob, the value and the allowed range (the device limit included).
- *
- * <table>
- *   <caption>Knobs</caption>
- *   <tr><td>LINEAR_WG</td><td>work-group size of the dense matmul/matvec (linear, router logits, logits)</td></tr>
- *   <tr><td>LINEAR_TILE</td><td>tokens per work-group of the dense matmul (1..16; weight reuse in prefill)</td></tr>
- *   <tr><td>RMSNORM_WG</td><td>work-group size of RMSNorm</td></tr>
- *   <tr><td>SDPA_WG</td><td>work-group size of attention: keys per chunk of the online softmax</td></tr>
- *   <tr><td>SDPA_GQA</td><td>1: the query heads of a KV head in one work-group (K/V read once); 0: one per head</td></tr>
- *   <tr><td>SDPA_SPLITKEYS</td><td>split-K attention: keys per split (0 = never split; CPU default)</td></tr>
- *   <tr><td>SDPA_SPLITBELOW</td><td>split only when heads × T work-groups are fewer than this</td></tr>
- *   <tr><td>MOE_TILE</td><td>token-slots per work-group of the expert-grouped prefill MoE (1..16)</td></tr>
- *   <tr><td>MOE_GROUPMIN</td><td>smallest batch that takes the expert-grouped MoE</td></tr>
- *   <tr><td>MOE_WG</td><td>work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)</td></tr>
- *   <tr><td>ARGMAX_WG</td><td>work-group size of the on-device argmax</td></tr>
- * </table>
- * Work-group sizes must be powers of two no larger than the device's (and the kernel's) maximum.
+ * Launch knobs of the OpenCL kernels ({@link Knob}): {@code GOSS_OPENCL_<KERNEL>_<KNOB>} or
+ * {@code -Dgoss.opencl.<kernel>.<knob>}. Work-group sizes are powers of two no larger than the device's
+ * (and each kernel's) maximum; the defaults differ between GPU and CPU devices (PoCL).
  */
 final class Knobs {
     private Knobs() {}
 
-    static String envName(String kernel, String knob) {
-        return "GOSS_OPENCL_" + kernel.toUpperCase(Locale.ROOT) + "_" + knob.toUpperCase(Locale.ROOT);
+    private static final String B = OpenClBackend.NAME;
+    /** Defaults on CPU devices (PoCL), where they differ from the GPU default the knob declares. */
+    private static final Map<Knob, Integer> CPU_DEFAULTS = new HashMap<>();
+    private static final KnobValues WG = KnobValues.powerOfTwo(1, 1 << 20);
+    private static final Integer[] WG_TUNE = {4, 8, 16, 32, 64, 128, 256, 512};
+
+    static final Knob LINEAR_WG = wg("LINEAR", 64, 16, "work-group size of the dense matmul/matvec (linear, router logits, logits)");
+    static final Knob LINEAR_TILE = cpu(Knob.of(B, "LINEAR", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group",
+            "tokens per work-group of the dense matmul (weight reuse in prefill)"), 16);
+    static final Knob LINEAR_VEC = Knob.of(B, "LINEAR", "VEC", 1, KnobValues.oneOf(0, 1), "the vector switch",
+            "1 reads 4 columns per work item, 0 one");
+    static final Knob RMSNORM_WG = wg("RMSNORM", 256, 16, "work-group size of RMSNorm");
+    static final Knob SDPA_WG = wg("SDPA", 64, 16, "work-group size of attention: keys per chunk of the online softmax");
+    static final Knob SDPA_SPLITKEYS = cpu(Knob.of(B, "SDPA", "SPLITKEYS", 256, KnobValues.range(0, Integer.MAX_VALUE), "keys per split",
+            "split-K attention: keys per split (0 never splits)").tuneValues(0, 64, 128, 256, 512, 1024), 0);
+    static final Knob SDPA_SPLITBELOW = Knob.of(B, "SDPA", "SPLITBELOW", 8, KnobValues.range(0, Integer.MAX_VALUE), "the split threshold",
+            "split only when heads × T work-groups are fewer than this").defaultNote("8 per compute unit of the device")
+            .tuneValues(64, 128, 256, 512, 1024, 4096);
+    static final Knob SDPA_GQA = Knob.of(B, "SDPA", "GQA", 1, KnobValues.oneOf(0, 1), "the GQA switch",
+            "1 attends the query heads of a KV head together (K/V read once), 0 one head per work-group");
+    static final Knob MOE_WG = wg("MOE", 32, 8, "work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)");
+    static final Knob MOE_TILE = Knob.of(B, "MOE", "TILE", 8, KnobValues.range(1, 16), "token-slots per work-group",
+            "token-slots per work-group of the expert-grouped prefill MoE");
+    static final Knob MOE_GROUPMIN = Knob.of(B, "MOE", "GROUPMIN", 2, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
+            "smallest batch that takes the expert-grouped MoE").tuneValues(1, 2, 4, 8, 16, 32);
+    static final Knob ARGMAX_WG = wg("ARGMAX", 256, 16, "work-group size of the on-device argmax");
+
+    static final List<Knob> ALL = List.of(LINEAR_WG, LINEAR_TILE, LINEAR_VEC, RMSNORM_WG, SDPA_WG, SDPA_GQA, SDPA_SPLITKEYS,
+            SDPA_SPLITBELOW, MOE_WG, MOE_TILE, MOE_GROUPMIN, ARGMAX_WG);
+
+    private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
+        return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);
     }
 
-    static String propertyName(String kernel, String knob) {
-        return "goss.opencl." + kernel.toLowerCase(Locale.ROOT) + "." + knob.toLowerCase(Locale.ROOT);
+    private static Knob cpu(Knob k, int cpuDefault) {
+        Knob noted = k.defaultNote(cpuDefault + " on a CPU device");
+        CPU_DEFAULTS.put(noted, cpuDefault);
+        return noted;
     }
 
-    /** The raw setting, or null when neither the property nor the variable is set. */
-    static String raw(String kernel, String knob) {
-        String p = System.getProperty(propertyName(kernel, knob));
-        if (p != null && !p.isBlank()) return p.trim();
-        String e = System.getenv(envName(kernel, knob));
-        return e == null || e.isBlank() ? null : e.trim();
+    /** The default on a GPU ({@code gpu}) or CPU device. */
+    static int deviceDefault(Knob k, boolean gpu) {
+        return gpu ? k.defaultValue() : CPU_DEFAULTS.getOrDefault(k, k.defaultValue());
     }
 
-    /** An integer knob in {@code [min, max]}; {@code limit} says where max comes from. */
-    static int integer(String kernel, String knob, int def, int min, int max, String limit) {
-        String v = raw(kernel, knob);
-        if (v == null) return def;
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw invalid(kernel, knob, v, "an integer in " + min + ".." + max + " (" + limit + ")");
-        }
-        if (n < min || n > max) throw invalid(kernel, knob, v, "an integer in " + min + ".." + max + " (" + limit + ")");
-        return n;
-    }
-
-    /** A work-group size knob: a power of two in {@code [1, deviceMax]}. */
-    static int workGroup(String kernel, int def, long deviceMax) {
-        int max = (int) Math.min(1 << 20, deviceMax);
-        String v = raw(kernel, "WG");
-        if (v == null) return (int) Math.min(def, Integer.highestOneBit(max));
-        int n;
-        try {
-            n = Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            n = -1;
-        }
-        if (n < 1 || n > max || Integer.bitCount(n) != 1)
-            throw invalid(kernel, "WG", v, "a power of two from 1 to " + max + " (the device's max work-group size is " + deviceMax + ")");
-        return n;
-    }
-
-    static GossException invalid(String kernel, String knob, String value, String allowed) {
-        return new GossException(envName(kernel, knob) + " (" + propertyName(kernel, knob) + ") = '" + value
-                + "' is invalid: it must be " + allowed);
+    /** A knob's value on a device; work-group sizes are checked against the device's limit {@code deviceMax}. */
+    static int value(Knob k, boolean gpu, long deviceMax) {
+        if (k.allowed() != WG) return k.value(deviceDefault(k, gpu));
+        return k.value(deviceDefault(k, gpu), (int) Math.min(1 << 20, deviceMax), "the device's max work-group size is " + deviceMax);
     }
 }

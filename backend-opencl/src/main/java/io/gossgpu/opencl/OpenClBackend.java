@@ -142,20 +142,18 @@ public final class OpenClBackend implements Backend {
             throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
-        linearWg = Knobs.workGroup("LINEAR", gpu ? 64 : 16, maxWg);
-        linearTile = Knobs.integer("LINEAR", "TILE", gpu ? 8 : 16, 1, 16, "tokens per work-group; 16 at most");
-        linearVec = Knobs.integer("LINEAR", "VEC", 1, 0, 1, "1 reads 4 columns per work item, 0 one");
-        rmsWg = Knobs.workGroup("RMSNORM", gpu ? 256 : 16, maxWg);
-        sdpaWg = Knobs.workGroup("SDPA", gpu ? 64 : 16, maxWg);
-        sdpaSplitKeys = Knobs.integer("SDPA", "SPLITKEYS", gpu ? 256 : 0, 0, Integer.MAX_VALUE,
-                "keys per split of split-K attention; 0 never splits");
-        sdpaSplitBelow = Knobs.integer("SDPA", "SPLITBELOW", 8 * Math.max(1, device.computeUnits()), 0, Integer.MAX_VALUE,
-                "split only when heads × T work-groups are fewer than this");
-        sdpaGqa = Knobs.integer("SDPA", "GQA", 1, 0, 1, "1 attends the query heads of a KV head together, 0 one head per work-group");
-        moeWg = Knobs.workGroup("MOE", gpu ? 32 : 8, maxWg);
-        moeTile = Knobs.integer("MOE", "TILE", 8, 1, 16, "token-slots per work-group in the grouped prefill path; 16 at most");
-        moeGroupMin = Knobs.integer("MOE", "GROUPMIN", 2, 1, Integer.MAX_VALUE, "the smallest batch that takes the expert-grouped path");
-        argmaxWg = Knobs.workGroup("ARGMAX", gpu ? 256 : 16, maxWg);
+        linearWg = Knobs.value(Knobs.LINEAR_WG, gpu, maxWg);
+        linearTile = Knobs.value(Knobs.LINEAR_TILE, gpu, maxWg);
+        linearVec = Knobs.value(Knobs.LINEAR_VEC, gpu, maxWg);
+        rmsWg = Knobs.value(Knobs.RMSNORM_WG, gpu, maxWg);
+        sdpaWg = Knobs.value(Knobs.SDPA_WG, gpu, maxWg);
+        sdpaSplitKeys = Knobs.value(Knobs.SDPA_SPLITKEYS, gpu, maxWg);
+        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(8 * Math.max(1, device.computeUnits()));
+        sdpaGqa = Knobs.value(Knobs.SDPA_GQA, gpu, maxWg);
+        moeWg = Knobs.value(Knobs.MOE_WG, gpu, maxWg);
+        moeTile = Knobs.value(Knobs.MOE_TILE, gpu, maxWg);
+        moeGroupMin = Knobs.value(Knobs.MOE_GROUPMIN, gpu, maxWg);
+        argmaxWg = Knobs.value(Knobs.ARGMAX_WG, gpu, maxWg);
         program = build(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
         List<Long> ks = new ArrayList<>();
         try {
@@ -177,16 +175,16 @@ public final class OpenClBackend implements Backend {
             kSdpaSplit = kernel(ks, "sdpa_split");
             kSdpaCombine = kernel(ks, "sdpa_combine");
             kSdpaGqa = kernel(ks, "sdpa_gqa");
-            checkKernelWg(kLinear, "LINEAR", linearWg);
-            checkKernelWg(kRmsNorm, "RMSNORM", rmsWg);
-            checkKernelWg(kSdpa, "SDPA", sdpaWg);
-            checkKernelWg(kSdpaSplit, "SDPA", sdpaWg);
-            checkKernelWg(kSdpaGqa, "SDPA", sdpaWg);
-            checkKernelWg(kGateUp, "MOE", moeWg);
-            checkKernelWg(kDown, "MOE", moeWg);
-            checkKernelWg(kGateUpGrouped, "MOE", moeWg);
-            checkKernelWg(kDownGrouped, "MOE", moeWg);
-            checkKernelWg(kArgmax, "ARGMAX", argmaxWg);
+            checkKernelWg(kLinear, Knobs.LINEAR_WG, linearWg);
+            checkKernelWg(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
+            checkKernelWg(kSdpa, Knobs.SDPA_WG, sdpaWg);
+            checkKernelWg(kSdpaSplit, Knobs.SDPA_WG, sdpaWg);
+            checkKernelWg(kSdpaGqa, Knobs.SDPA_WG, sdpaWg);
+            checkKernelWg(kGateUp, Knobs.MOE_WG, moeWg);
+            checkKernelWg(kDown, Knobs.MOE_WG, moeWg);
+            checkKernelWg(kGateUpGrouped, Knobs.MOE_WG, moeWg);
+            checkKernelWg(kDownGrouped, Knobs.MOE_WG, moeWg);
+            checkKernelWg(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             for (long k : ks) clReleaseKernel(k);
             clReleaseProgram(program);
@@ -204,14 +202,13 @@ public final class OpenClBackend implements Backend {
         }
     }
 
-    private void checkKernelWg(long kernel, String knob, int wg) {
+    private void checkKernelWg(long kernel, io.gossgpu.backend.Knob knob, int wg) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             PointerBuffer p = stack.mallocPointer(1);
             check(clGetKernelWorkGroupInfo(kernel, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
             long max = p.get(0);
             if (wg > max)
-                throw Knobs.invalid(knob, "WG", Integer.toString(wg), "a power of two no larger than " + max
-                        + " (this kernel's work-group limit on " + device.name() + ")");
+                throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
         }
     }
 
@@ -273,18 +270,18 @@ public final class OpenClBackend implements Backend {
      */
     public java.util.SortedMap<String, Integer> knobs() {
         java.util.SortedMap<String, Integer> m = new java.util.TreeMap<>();
-        m.put(Knobs.envName("LINEAR", "WG"), linearWg);
-        m.put(Knobs.envName("LINEAR", "TILE"), linearTile);
-        m.put(Knobs.envName("LINEAR", "VEC"), linearVec);
-        m.put(Knobs.envName("RMSNORM", "WG"), rmsWg);
-        m.put(Knobs.envName("SDPA", "WG"), sdpaWg);
-        m.put(Knobs.envName("SDPA", "GQA"), sdpaGqa);
-        m.put(Knobs.envName("SDPA", "SPLITKEYS"), sdpaSplitKeys);
-        m.put(Knobs.envName("SDPA", "SPLITBELOW"), sdpaSplitBelow);
-        m.put(Knobs.envName("MOE", "WG"), moeWg);
-        m.put(Knobs.envName("MOE", "TILE"), moeTile);
-        m.put(Knobs.envName("MOE", "GROUPMIN"), moeGroupMin);
-        m.put(Knobs.envName("ARGMAX", "WG"), argmaxWg);
+        m.put(Knobs.LINEAR_WG.envName(), linearWg);
+        m.put(Knobs.LINEAR_TILE.envName(), linearTile);
+        m.put(Knobs.LINEAR_VEC.envName(), linearVec);
+        m.put(Knobs.RMSNORM_WG.envName(), rmsWg);
+        m.put(Knobs.SDPA_WG.envName(), sdpaWg);
+        m.put(Knobs.SDPA_GQA.envName(), sdpaGqa);
+        m.put(Knobs.SDPA_SPLITKEYS.envName(), sdpaSplitKeys);
+        m.put(Knobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
+        m.put(Knobs.MOE_WG.envName(), moeWg);
+        m.put(Knobs.MOE_TILE.envName(), moeTile);
+        m.put(Knobs.MOE_GROUPMIN.envName(), moeGroupMin);
+        m.put(Knobs.ARGMAX_WG.envName(), argmaxWg);
         return m;
     }
 
@@ -769,7 +766,7 @@ public final class OpenClBackend implements Backend {
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         long localBytes = 4L * (2L * hd + sdpaWg);
         if (localBytes > device.localMemBytes())
-            throw Knobs.invalid("SDPA", "WG", Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
+            throw Knobs.SDPA_WG.invalid(Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
                     + device.localMemBytes() + " bytes of local memory");
         int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads(), group = c.queriesPerKvHead();
         float scale = (float) (1 / Math.sqrt(hd));

@@ -35,4 +35,9 @@ public final class OpenClBackendProvider implements BackendProvider {
     public Backend create() {
         return OpenClBackend.create();
     }
+
+    @Override
+    public java.util.List<io.gossgpu.backend.Knob> knobs() {
+        return Knobs.ALL;
+    }
 }

@@ -1,5 +1,6 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.safetensors.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -18,17 +19,26 @@ final class DemoModel {
     private DemoModel() {}
 
     static Path location() {
+        return cacheDir().resolve("demo-model-v1");
+    }
+
+    /** ~/.cache/goss-gpu (or $XDG_CACHE_HOME/goss-gpu): where generated models are kept. */
+    static Path cacheDir() {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path cache = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
-        return cache.resolve("goss-gpu").resolve("demo-model-v1");
+        return cache.resolve("goss-gpu");
     }
 
     /** The demo model's folder, writing it first if it is not there yet. */
     static Path ensure() {
-        Path dir = location();
+        return generated(location(), TestModelPresets.demo(), SEED, "the random-weight demo model");
+    }
+
+    /** A generated random-weight model in {@code dir} (original layout), written first if it is not there yet. */
+    static Path generated(Path dir, ModelConfig config, long seed, String what) {
         if (!Files.isRegularFile(dir.resolve("model.safetensors"))) {
-            System.err.println("goss-gpu: writing the random-weight demo model to " + dir + " ...");
-            SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.demo(), SEED), dir);
+            System.err.println("goss-gpu: writing " + what + " to " + dir + " ...");
+            SafetensorsWriter.writeOriginal(new TestModelGenerator(config, seed), dir);
         }
         return dir;
     }

@@ -31,7 +31,7 @@ import java.nio.file.Path;
         description = {"Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
                 "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once."},
         subcommands = {InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
-                LogitsCommand.class, VerifyCommand.class, BenchCommand.class, ServeCommand.class})
+                LogitsCommand.class, VerifyCommand.class, BenchCommand.class, TuneCommand.class, ServeCommand.class})
 public final class GossCommand implements Runnable {
     @Mixin
     ModelOptions modelOptions;

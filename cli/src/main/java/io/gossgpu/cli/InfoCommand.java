@@ -49,6 +49,12 @@ final class InfoCommand implements Runnable {
             List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing() : List.of();
             if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
             cl.forEach(line -> out.println("  " + line));
+            for (var p : Backends.providers()) {
+                if (p.knobs().isEmpty()) continue;
+                out.println(p.name() + " knobs (environment, or -Dgoss." + p.name() + ".<kernel>.<knob>; 'goss-gpu tune --backend "
+                        + p.name() + "' measures them):");
+                p.knobs().forEach(k -> out.println("  " + k.describeCurrent()));
+            }
             return;
         }
         Path path = ModelLocator.require(model);

@@ -16,4 +16,9 @@ public interface BackendProvider {
 
     /** A new backend instance (owns its device memory until closed). Only called when available. */
     Backend create();
+
+    /** The launch knobs this backend reads ({@link Knob}), known without opening a device; none for CPU backends. */
+    default java.util.List<Knob> knobs() {
+        return java.util.List.of();
+    }
 }

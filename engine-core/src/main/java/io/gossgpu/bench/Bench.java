@@ -47,8 +47,8 @@ public final class Bench {
         }
     }
 
-    /** One table row: test name ("pp512", "tg128"), tokens per second (mean, stddev), and for tg bytes/token and GB/s. */
-    public record Row(String test, double mean, double stddev, long bytesPerToken, double gbPerSecond, double cpuNormalized) {}
+    /** One table row: test name ("pp512", "tg128"), tokens per second (mean, stddev, median), and for tg bytes/token and GB/s. */
+    public record Row(String test, double mean, double stddev, long bytesPerToken, double gbPerSecond, double cpuNormalized, double median) {}
 
     /** CPU time of this process in ns (all threads, JIT and GC included), or -1 when the JVM cannot say. */
     static long processCpuNanos() {
@@ -113,7 +113,7 @@ public final class Bench {
                         if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, o.pp / ((c1 - c0) / 1e9 / threads));
                         if (log != null) log.printf(Locale.ROOT, "pp%d %s: %.2f t/s%n", o.pp, rep < 0 ? "warm-up" : "rep " + (rep + 1), o.pp / sec);
                     }
-                    rows.add(new Row("pp" + o.pp, mean(tps), std(tps), 0, 0, bestCpu));
+                    rows.add(new Row("pp" + o.pp, mean(tps), std(tps), 0, 0, bestCpu, median(tps)));
                 }
                 if (o.tg > 0) {
                     double[] tps = new double[o.reps];
@@ -133,7 +133,7 @@ public final class Bench {
                     }
                     long bytes = bytesPerDecodedToken(mw, 1 + o.tg / 2);
                     double m = mean(tps);
-                    rows.add(new Row("tg" + o.tg, m, std(tps), bytes, bytes * m / 1e9, bestCpu));
+                    rows.add(new Row("tg" + o.tg, m, std(tps), bytes, bytes * m / 1e9, bestCpu, median(tps)));
                 }
             } finally {
                 w.close();
@@ -173,6 +173,12 @@ public final class Bench {
         double s = 0;
         for (double v : x) s += v;
         return s / x.length;
+    }
+
+    private static double median(double[] x) {
+        double[] s = x.clone();
+        java.util.Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
     private static double std(double[] x) {

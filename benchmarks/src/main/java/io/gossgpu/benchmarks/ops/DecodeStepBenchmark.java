@@ -1,4 +1,4 @@
-package io.gossgpu.benchmarks.opencl;
+package io.gossgpu.benchmarks.ops;
 
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One greedy decode step (embed → every layer → final norm → logits → on-device argmax, one int back) at
- * position {@code position} of a {@code layers}-layer model at 20b widths, through the engine's executor.
- * Per-layer cost × 24 plus the unembedding estimates gpt-oss-20b (whose vocabulary is 201088, not 32768).
+ * position {@code position} of a {@code layers}-layer model at gpt-oss-20b widths, through the engine's
+ * executor, on any backend. Per-layer cost × 24 plus the unembedding estimates gpt-oss-20b (whose vocabulary
+ * is 201088, not 32768).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -30,7 +31,10 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 2)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
-public class OpenClDecodeBenchmark {
+public class DecodeStepBenchmark {
+    @Param({"cpu", "opencl", "cuda", "metal"})
+    public String backend;
+
     @Param({"2"})
     public int layers;
 
@@ -43,15 +47,15 @@ public class OpenClDecodeBenchmark {
     @Param({"512"})
     public int position;
 
-    private OpenClBench bench;
+    private OpsModel m;
     private Executor executor;
     private KvCache cache;
 
     @Setup(Level.Trial)
     public void setUp() {
-        bench = new OpenClBench(layers, experts, vocab);
-        executor = new Executor(bench.backend, bench.weights);
-        cache = bench.backend.createKvCache(new KvCacheSpec(bench.config, position + 1));
+        m = new OpsModel(backend, layers, experts, vocab);
+        executor = new Executor(m.backend, m.weights);
+        cache = m.backend.createKvCache(new KvCacheSpec(m.config, position + 1));
     }
 
     @Benchmark
@@ -61,8 +65,9 @@ public class OpenClDecodeBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        if (m == null) return;
         executor.close();
         cache.close();
-        bench.close();
+        m.close();
     }
 }

@@ -1,4 +1,4 @@
-package io.gossgpu.benchmarks.opencl;
+package io.gossgpu.benchmarks.ops;
 
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
@@ -20,54 +20,56 @@ import org.openjdk.jmh.annotations.Warmup;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Attention with sinks on a full-attention layer (layer 1) of 20b widths: T new tokens after {@code context}
- * cached positions (decode: T = 1; prefill chunk: T = 128), the cache store included.
+ * {@code Backend.attention} with sinks on a full-attention layer (layer 1) at gpt-oss-20b widths, on any
+ * backend: {@code tokens} new rows after {@code context} cached positions (decode: 1; a prefill chunk: 128),
+ * the cache store included.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MILLISECONDS)
 @Warmup(iterations = 2, time = 1)
-@Measurement(iterations = 3, time = 2)
+@Measurement(iterations = 3, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
-public class OpenClSdpaBenchmark {
-    @Param({"1024", "8192"})
+public class BackendAttentionBenchmark {
+    @Param({"cpu", "opencl", "cuda", "metal"})
+    public String backend;
+
+    @Param({"1024", "8192", "32768"})
     public int context;
 
     @Param({"1", "128"})
     public int tokens;
 
-    @Param({"1"})
-    public int layer;
-
-    private OpenClBench bench;
+    private OpsModel m;
     private DeviceTensor q, k, v, out;
     private KvCache cache;
 
     @Setup(Level.Trial)
     public void setUp() {
-        bench = new OpenClBench(2, 4, 1024);
-        var c = bench.config;
-        q = bench.backend.allocate(tokens, c.qDim());
-        k = bench.backend.allocate(tokens, c.kvDim());
-        v = bench.backend.allocate(tokens, c.kvDim());
-        out = bench.backend.allocate(tokens, c.qDim());
-        bench.backend.write(q, bench.random(tokens * c.qDim(), 1));
-        bench.backend.write(k, bench.random(tokens * c.kvDim(), 2));
-        bench.backend.write(v, bench.random(tokens * c.kvDim(), 3));
-        cache = bench.backend.createKvCache(new KvCacheSpec(c, context + tokens));
-        bench.backend.synchronize();
+        m = new OpsModel(backend, 2, 4, 1024);
+        var c = m.config;
+        q = m.backend.allocate(tokens, c.qDim());
+        k = m.backend.allocate(tokens, c.kvDim());
+        v = m.backend.allocate(tokens, c.kvDim());
+        out = m.backend.allocate(tokens, c.qDim());
+        m.backend.write(q, OpsModel.random(tokens * c.qDim(), 1));
+        m.backend.write(k, OpsModel.random(tokens * c.kvDim(), 2));
+        m.backend.write(v, OpsModel.random(tokens * c.kvDim(), 3));
+        cache = m.backend.createKvCache(new KvCacheSpec(c, context + tokens));
+        m.backend.synchronize();
     }
 
     @Benchmark
     public void attention() {
-        bench.backend.attention(bench.weights, layer, q, k, v, cache, context, out);
-        bench.backend.synchronize();
+        m.backend.attention(m.weights, 1, q, k, v, cache, context, out);
+        m.backend.synchronize();
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        if (m == null) return;
         for (DeviceTensor t : new DeviceTensor[]{q, k, v, out}) t.close();
         cache.close();
-        bench.close();
+        m.close();
     }
 }

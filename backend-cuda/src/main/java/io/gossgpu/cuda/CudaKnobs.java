@@ -1,0 +1,38 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobValues;
+
+import java.util.List;
+
+/**
+ * Launch knobs of the CUDA kernels ({@link Knob}): {@code GOSS_CUDA_<KERNEL>_BLOCK} or
+ * {@code -Dgoss.cuda.<kernel>.block}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
+ * kernel's registers allow fewer on the device); and the linear layers' split between matvec and GEMM and
+ * the GEMM's tile ({@code GOSS_CUDA_LINEAR_GEMM_T}, {@code _TILE_T}, {@code _TILE_R}).
+ */
+final class CudaKnobs {
+    private CudaKnobs() {}
+
+    static final Knob LINEAR = block("LINEAR", 256, "the dense matmul/matvec (linear, router logits, logits)");
+    static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
+    static final Knob SDPA = block("SDPA", 128, "attention");
+    static final Knob MOE = block("MOE", 64, "both MXFP4 MoE kernels");
+    static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
+    static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
+
+    /** From this many tokens on a linear layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
+    static final Knob LINEAR_GEMM_T = Knob.of(CudaBackend.NAME, "LINEAR", "GEMM_T", 9, KnobValues.range(1, Integer.MAX_VALUE),
+            "tokens", "tokens from which a linear layer takes the tiled GEMM instead of the matvec").tuneValues(2, 5, 9, 17, 33);
+    static final Knob LINEAR_TILE_T = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_T", 64, KnobValues.oneOf(32, 64),
+            "tokens per tile", "tokens per tile of the linear GEMM (weights are read once per tile)");
+    static final Knob LINEAR_TILE_R = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_R", 64, KnobValues.oneOf(64, 128),
+            "rows per tile", "output rows per tile of the linear GEMM");
+
+    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R);
+
+    private static Knob block(String kernel, int def, String of) {
+        return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",
+                "threads per block of " + of);
+    }
+}

@@ -1,0 +1,57 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.bench.Tune;
+import io.gossgpu.testmodel.TestModelPresets;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/** {@code goss-gpu tune}: sweeps one backend's launch knobs on this device and prints the best as export lines. */
+@Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Time each launch knob (GOSS_<BACKEND>_<KERNEL>_<KNOB>) of one backend over its candidate values on this",
+                "device, one knob at a time with the ones before at their best, and print a table per knob and the",
+                "export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths",
+                "(2 layers, 32 experts, 32768-token vocabulary; written once to ~/.cache/goss-gpu)."})
+final class TuneCommand implements Runnable {
+    /** The generated model tune uses without --model: gpt-oss-20b's layer widths, so the kernels see real shapes. */
+    static final String MODEL_DIR = "tune-model-v1";
+
+    @Mixin
+    ModelOptions modelOptions;
+
+    @Option(names = "--knob", paramLabel = "NAME", description = "A knob to sweep (SDPA_WG or GOSS_OPENCL_SDPA_WG); repeatable. Default: all.")
+    List<String> knobs = List.of();
+
+    @Option(names = "--prompt-tokens", description = "Prompt tokens of the prefill run; 0 skips it (default: 128, --quick 16).")
+    Integer promptTokens;
+
+    @Option(names = "--tokens", description = "Decoded tokens of the decode run; 0 skips it (default: 32, --quick 4).")
+    Integer tokens;
+
+    @Option(names = {"-r", "--repetitions"}, description = "Timed runs per value after one warm-up; the median counts (default: 3, --quick 1).")
+    Integer reps;
+
+    @Option(names = "--quick", description = "Only the current value's neighbours (3 values per knob) and short runs.")
+    boolean quick;
+
+    @Override
+    public void run() {
+        modelOptions.apply();
+        Tune.plan(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
+        Path model;
+        if (modelOptions.model != null) {
+            model = ModelLocator.require(modelOptions.model);
+        } else {
+            model = DemoModel.generated(DemoModel.cacheDir().resolve(MODEL_DIR),
+                    TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 32, 32768), 7, "the tuning model");
+        }
+        System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
+        Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, model.toString(), knobs,
+                promptTokens != null ? promptTokens : quick ? 16 : 128, tokens != null ? tokens : quick ? 4 : 32,
+                reps != null ? reps : quick ? 1 : 3, quick), System.err);
+        System.out.print(r.markdown());
+    }
+}

@@ -1,0 +1,192 @@
+package io.gossgpu.bench;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.Knob;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * {@code goss-gpu tune}: sweeps the launch knobs ({@link Knob}) of one backend on this machine's device by
+ * coordinate descent: one knob at a time, the knobs already swept at their best, the others as set now.
+ * Each candidate value is set as the knob's system property, then a fresh backend loads the model and
+ * {@link Bench} times a prefill and a decode run (one warm-up each, the median of the repetitions). The
+ * best value has the highest geometric mean of prefill and decode tokens per second. A value the device
+ * rejects (a work-group above a kernel's limit: a {@link GossException}) is reported and skipped. The
+ * system properties are restored afterwards.
+ */
+public final class Tune {
+    private Tune() {}
+
+    /** What to sweep: {@code knobs} by name (empty: every knob with more than one candidate); {@code quick}: at most 3 values each. */
+    public record Options(String backend, String model, List<String> knobs, int promptTokens, int tokens, int reps, boolean quick) {
+        public Options {
+            knobs = List.copyOf(knobs);
+            if (promptTokens < 0 || tokens < 0 || promptTokens + tokens == 0)
+                throw new GossException("tune: --prompt-tokens and --tokens must be >= 0 and not both 0");
+            if (reps < 1) throw new GossException("tune: --repetitions must be at least 1, got " + reps);
+        }
+    }
+
+    /** One timed candidate; {@code rejected} holds the device's reason when it refused the value. */
+    public record Trial(int value, double prefill, double decode, String rejected) {
+        double score() {
+            double s = 1;
+            int n = 0;
+            if (prefill > 0) { s *= prefill; n++; }
+            if (decode > 0) { s *= decode; n++; }
+            return n == 0 ? 0 : Math.pow(s, 1.0 / n);
+        }
+    }
+
+    /** The trials of one knob and the value chosen ({@code null} when the device rejected every one). */
+    public record Sweep(Knob knob, List<Trial> trials, Integer best) {}
+
+    /** Every sweep, with the speeds before (knobs as set when the command started) and with every best applied. */
+    public record Result(String backend, String device, List<Sweep> sweeps, Trial baseline, Trial tuned) {
+        public String markdown() {
+            StringBuilder sb = new StringBuilder();
+            for (Sweep s : sweeps) {
+                sb.append(s.knob().envName()).append(": ").append(s.knob().description()).append('\n');
+                sb.append("| value | prefill t/s | decode t/s | |\n|---:|---:|---:|---|\n");
+                for (Trial t : s.trials()) {
+                    if (t.rejected() != null) sb.append("| ").append(t.value()).append(" | | | rejected: ").append(t.rejected()).append(" |\n");
+                    else sb.append(String.format(Locale.ROOT, "| %d | %.2f | %.2f | %s |%n", t.value(), t.prefill(), t.decode(),
+                            s.best() != null && s.best() == t.value() ? "best" : ""));
+                }
+                sb.append('\n');
+            }
+            sb.append("device: ").append(device).append('\n');
+            sb.append(String.format(Locale.ROOT, "before: prefill %.2f t/s, decode %.2f t/s (knobs as set when tune started)%n",
+                    baseline.prefill(), baseline.decode()));
+            sb.append(String.format(Locale.ROOT, "tuned:  prefill %.2f t/s (%.2fx), decode %.2f t/s (%.2fx)%n", tuned.prefill(),
+                    ratio(tuned.prefill(), baseline.prefill()), tuned.decode(), ratio(tuned.decode(), baseline.decode())));
+            for (Sweep s : sweeps)
+                if (s.best() != null) sb.append("export ").append(s.knob().envName()).append('=').append(s.best()).append('\n');
+            return sb.toString();
+        }
+
+        private static double ratio(double a, double b) {
+            return b > 0 ? a / b : 0;
+        }
+    }
+
+    /** The knobs {@code names} picks from {@code provider} (all with more than one candidate when empty). */
+    public static List<Knob> select(BackendProvider provider, List<String> names) {
+        List<Knob> all = provider.knobs();
+        if (all.isEmpty())
+            throw new GossException("backend '" + provider.name() + "' has no tuning knobs (only the GPU backends opencl, cuda and metal do)");
+        if (names.isEmpty()) return all.stream().filter(k -> k.candidates().size() > 1).toList();
+        List<Knob> out = new ArrayList<>();
+        for (String n : names) {
+            Knob k = all.stream().filter(x -> x.envName().equalsIgnoreCase(n) || x.shortName().equalsIgnoreCase(n)).findFirst()
+                    .orElseThrow(() -> new GossException("unknown knob '" + n + "' for " + provider.name() + "; valid: "
+                            + all.stream().map(Knob::shortName).collect(Collectors.joining(", "))));
+            if (!out.contains(k)) out.add(k);
+        }
+        return out;
+    }
+
+    /** The values a quick sweep times: the current setting's nearest candidate and its neighbours. */
+    static List<Integer> quickCandidates(Knob k) {
+        List<Integer> c = k.candidates();
+        int now;
+        try {
+            now = k.raw() != null ? Integer.parseInt(k.raw()) : k.defaultValue();
+        } catch (NumberFormatException e) {
+            now = k.defaultValue();
+        }
+        int at = 0;
+        for (int i = 1; i < c.size(); i++) if (Math.abs((long) c.get(i) - now) < Math.abs((long) c.get(at) - now)) at = i;
+        int from = Math.max(0, Math.min(at - 1, c.size() - 3));
+        return c.subList(from, Math.min(c.size(), from + 3));
+    }
+
+    /**
+     * The provider of {@code backend} ({@code auto}: the available one of highest priority that has knobs) and the
+     * knobs {@code names} picks; a one-line {@link GossException} when the backend is unknown or unavailable, has no
+     * knobs, or a name is not one of them. Cheap: the device is probed, not opened.
+     */
+    public static Map.Entry<BackendProvider, List<Knob>> plan(String backend, List<String> names) {
+        BackendProvider p = backend.equalsIgnoreCase("auto")
+                ? Backends.providers().stream().filter(x -> !x.knobs().isEmpty() && Backends.safeAvailability(x).available()).findFirst()
+                        .orElseThrow(() -> new GossException("no available backend has tuning knobs; " + Backends.summary()))
+                : Backends.provider(backend);
+        List<Knob> knobs = select(p, names);
+        var a = Backends.safeAvailability(p);
+        if (!a.available()) throw new GossException("backend '" + p.name() + "' is unavailable: " + a.reason());
+        return Map.entry(p, knobs);
+    }
+
+    public static Result run(Options o, PrintStream log) {
+        var plan = plan(o.backend, o.knobs);
+        BackendProvider p = plan.getKey();
+        List<Knob> knobs = plan.getValue();
+        Map<String, String> saved = new HashMap<>();
+        for (Knob k : p.knobs()) saved.put(k.propertyName(), System.getProperty(k.propertyName()));
+        try {
+            Bench.Options bo = new Bench.Options(o.model, p.name(), o.promptTokens, o.tokens, o.reps, 0);
+            String[] device = new String[1];
+            time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
+            Trial baseline = time(bo, -1, device);
+            if (baseline.rejected() != null) throw new GossException("tune: the knobs as set now fail: " + baseline.rejected());
+            log.printf(Locale.ROOT, "tune %s: before: prefill %.2f t/s, decode %.2f t/s%n", p.name(), baseline.prefill(), baseline.decode());
+            Map<Knob, Integer> best = new LinkedHashMap<>();
+            List<Sweep> sweeps = new ArrayList<>();
+            for (Knob k : knobs) {
+                List<Trial> trials = new ArrayList<>();
+                Trial top = null;
+                for (int v : o.quick ? quickCandidates(k) : k.candidates()) {
+                    System.setProperty(k.propertyName(), Integer.toString(v));
+                    Trial t = time(bo, v, device);
+                    trials.add(t);
+                    log.println(t.rejected() != null ? String.format(Locale.ROOT, "%s=%d: rejected: %s", k.envName(), v, t.rejected())
+                            : String.format(Locale.ROOT, "%s=%d: prefill %.2f t/s, decode %.2f t/s", k.envName(), v, t.prefill(), t.decode()));
+                    if (t.rejected() == null && (top == null || t.score() > top.score())) top = t;
+                }
+                if (top != null) {
+                    best.put(k, top.value());
+                    System.setProperty(k.propertyName(), Integer.toString(top.value()));
+                } else {
+                    restore(k.propertyName(), saved.get(k.propertyName()));
+                }
+                sweeps.add(new Sweep(k, trials, top == null ? null : top.value()));
+            }
+            Trial tuned = time(bo, 0, device);
+            if (tuned.rejected() != null) throw new GossException("tune: the best values together fail: " + tuned.rejected());
+            return new Result(p.name(), device[0], sweeps, baseline, tuned);
+        } finally {
+            saved.forEach(Tune::restore);
+        }
+    }
+
+    private static void restore(String property, String value) {
+        if (value == null) System.clearProperty(property);
+        else System.setProperty(property, value);
+    }
+
+    /** One Bench run with the properties as set now: median prefill and decode t/s, or the reason it was rejected. */
+    private static Trial time(Bench.Options bo, int value, String[] device) {
+        Bench.Report r;
+        try {
+            r = Bench.run(bo, null);
+        } catch (GossException e) {
+            return new Trial(value, 0, 0, e.getMessage());
+        }
+        device[0] = r.device();
+        double pp = 0, tg = 0;
+        for (Bench.Row row : r.rows()) {
+            if (row.test().startsWith("pp")) pp = row.median();
+            else tg = row.median();
+        }
+        return new Trial(value, pp, tg, null);
+    }
+}

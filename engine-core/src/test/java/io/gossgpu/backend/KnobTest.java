@@ -1,0 +1,75 @@
+package io.gossgpu.backend;
+
+import io.gossgpu.GossException;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class KnobTest {
+    static final Knob BLOCK = Knob.of("cuda", "SDPA", "BLOCK", 128, KnobValues.multipleOf(32, 32, 1024), "threads per block",
+            "threads per block of attention");
+
+    @Test
+    void namesFollowTheBackendKernelKnobPattern() {
+        assertEquals("GOSS_CUDA_SDPA_BLOCK", BLOCK.envName());
+        assertEquals("goss.cuda.sdpa.block", BLOCK.propertyName());
+        assertEquals("SDPA_BLOCK", BLOCK.shortName());
+        Knob minT = Knob.of("metal", "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold", "x");
+        assertEquals("GOSS_METAL_PREFILL_MIN_T", minT.envName());
+        assertEquals("goss.metal.prefill.min.t", minT.propertyName());
+        Knob tg = Knob.of("metal", "moe_up", "TG", 256, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup", "x");
+        assertEquals("GOSS_METAL_MOE_UP_TG", tg.envName());
+        assertEquals("goss.metal.moe_up.tg", tg.propertyName());
+    }
+
+    @Test
+    void invalidValuesNameTheKnobTheValueAndTheRange() {
+        assertEquals(96, BLOCK.parse(" 96 ", Integer.MAX_VALUE, null));
+        for (String bad : new String[]{"100", "0", "2048", "abc", "-32"}) {
+            GossException e = assertThrows(GossException.class, () -> BLOCK.parse(bad, Integer.MAX_VALUE, null));
+            assertEquals("invalid GOSS_CUDA_SDPA_BLOCK=" + bad + ": threads per block must be a multiple of 32 from 32 to 1024",
+                    e.getMessage());
+        }
+        GossException lowered = assertThrows(GossException.class, () -> BLOCK.parse("768", 512, "kernel sdpa's limit"));
+        assertEquals("invalid GOSS_CUDA_SDPA_BLOCK=768: threads per block must be a multiple of 32 from 32 to 512 (kernel sdpa's limit)",
+                lowered.getMessage());
+    }
+
+    @Test
+    void thePropertyWinsAndADefaultIsLoweredToTheDeviceLimit() {
+        assertEquals(128, BLOCK.value());
+        assertEquals(64, BLOCK.value(128, 80, "device"));
+        System.setProperty("goss.cuda.sdpa.block", "256");
+        try {
+            assertEquals(256, BLOCK.value());
+            assertTrue(BLOCK.describeCurrent().startsWith("GOSS_CUDA_SDPA_BLOCK = 256 (set)"), BLOCK.describeCurrent());
+            System.setProperty("goss.cuda.sdpa.block", "33");
+            GossException e = assertThrows(GossException.class, BLOCK::value);
+            assertTrue(e.getMessage().startsWith("invalid GOSS_CUDA_SDPA_BLOCK=33 (set as -Dgoss.cuda.sdpa.block=33): "), e.getMessage());
+        } finally {
+            System.clearProperty("goss.cuda.sdpa.block");
+        }
+    }
+
+    @Test
+    void candidatesComeFromTheDefinitionAndAreAllAccepted() {
+        assertEquals(List.of(32, 64, 128, 256, 512, 1024), BLOCK.candidates());
+        assertEquals(List.of(1, 2, 4, 8, 16), KnobValues.range(1, 16).candidates());
+        assertEquals(List.of(0, 1), KnobValues.oneOf(0, 1).candidates());
+        assertEquals(List.of(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), KnobValues.powerOfTwo(1, 1 << 20).candidates());
+        Knob k = BLOCK.tuneValues(64, 96);
+        assertEquals(List.of(64, 96), k.candidates());
+        for (KnobValues v : List.of(KnobValues.multipleOf(32, 32, 1024), KnobValues.range(3, 40), KnobValues.powerOfTwo(4, 300)))
+            for (int c : v.candidates()) assertTrue(v.accepts(c, Integer.MAX_VALUE), v + " " + c);
+        assertFalse(KnobValues.powerOfTwo(1, 1024).accepts(48, Integer.MAX_VALUE));
+        assertEquals("a power of two from 1 to 256", KnobValues.powerOfTwo(1, 1 << 20).describe(256));
+        assertEquals("one of 0, 1", KnobValues.oneOf(0, 1).describe(Integer.MAX_VALUE));
+        assertEquals("an integer of at least 1", KnobValues.range(1, Integer.MAX_VALUE).describe(Integer.MAX_VALUE));
+        assertEquals(256, KnobValues.powerOfTwo(1, 1 << 20).largestUpTo(300));
+    }
+}
