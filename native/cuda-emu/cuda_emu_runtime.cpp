@@ -4,7 +4,8 @@
  * spread over a few OS threads (GOSS_EMU_THREADS, default: CPUs, at most 4); inside a block every thread is a
  * fiber. This file adds the CUDA side: the registry, thread/block indices, dynamic shared memory (sized exactly,
  * a PROT_NONE guard page right behind it, so an overrun faults instead of reading a neighbour's data) and the
- * warp shuffles done at the rendezvous.
+ * warp shuffles done at the rendezvous. GOSS_EMU_ORDER / GOSS_EMU_POISON (fibers.h) are read at each launch;
+ * poisoning covers the dynamic shared memory (static __shared__ arrays keep what the previous block left).
  */
 #include "cuda_emu_abi.h"
 #include "cuda_emu.h"
@@ -159,15 +160,19 @@ int goss_cuemu_launch(const char *name, const unsigned grid[3], const unsigned b
                  sharedMemBytes, kernelParams};
         uint64_t gx = grid[0], gxy = gx * grid[1], n = gxy * grid[2];
         unsigned threads = block[0] * block[1] * block[2];
-        err = gpuemu::parallelFor(n, gpuemu::defaultThreads(), [&](uint64_t b) -> std::string {
+        const gpuemu::Options opt = gpuemu::readOptions();
+        if (!opt.error.empty()) err = std::string("kernel ") + name + ": " + opt.error;
+        else err = gpuemu::parallelFor(n, gpuemu::defaultThreads(), [&](uint64_t b) -> std::string {
             BlockState &s = t_block;
             std::string e = s.sizeShared(sharedMemBytes);
             if (!e.empty()) return std::string("kernel ") + name + ": " + e;
+            // static __shared__ arrays are not poisoned: `static thread_local` leaves no hook to find them
+            if (opt.poison) gpuemu::poison(s.dyn, s.bufferBytes);
             s.launch = &l;
             s.idx = uint3{(unsigned) (b % gx), (unsigned) (b % gxy / gx), (unsigned) (b / gxy)};
             std::string where = std::string("kernel ") + name + ", block (" + std::to_string(s.idx.x) + "," +
                                 std::to_string(s.idx.y) + "," + std::to_string(s.idx.z) + ")";
-            return gpuemu::runGroup(threads, runThread, &s, resolveShuffle, kWords, where);
+            return gpuemu::runGroup(threads, runThread, &s, resolveShuffle, kWords, where, opt, b);
         });
     }
     t_error = err;

@@ -3,7 +3,9 @@
 // Built and run by backend-cuda/src/test/fake-driver/test-with-fake-driver.sh; exit status 1 on any failure.
 #include "cuda_emu_abi.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,6 +22,12 @@ static int failures = 0;
         }                                                                                                         \
     } while (0)
 
+static uint32_t bits(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+
 static int launch(const char *k, unsigned gx, unsigned bx, unsigned shared, std::vector<void *> ptrs,
                   unsigned gy = 1, unsigned gz = 1, unsigned by = 1, unsigned bz = 1) {
     std::vector<void *> params;
@@ -28,7 +36,9 @@ static int launch(const char *k, unsigned gx, unsigned bx, unsigned shared, std:
     return goss_cuemu_launch(k, grid, block, shared, params.data());
 }
 
-int main() {
+/* The emulator's semantics (barriers, shuffles, atomics, indices, misuse reported): must hold in every order. */
+static void checkSemantics(const char *mode) {
+    std::fprintf(stderr, "cuda emulator self-test: semantics under %s\n", mode);
     const unsigned B = 256, G = 5;
     std::vector<float> in(B * G), out(B * G);
     for (unsigned i = 0; i < B * G; i++) in[i] = (float) i;
@@ -84,6 +94,77 @@ int main() {
     CHECK(e.find("which the mask does not name") != std::string::npos, "%s", e.c_str());
 
     CHECK(launch("no_such_kernel", 1, 32, 0, {}) != 0, "an unknown kernel launched");
+}
+
+static void setOrder(const char *order, const char *poison) {
+    setenv("GOSS_EMU_ORDER", order, 1);
+    setenv("GOSS_EMU_POISON", poison, 1);
+}
+
+/* The race checks of fibers.h: a missing barrier is right in forward order and wrong in reverse/shuffle order,
+ * an unwritten shared slot reads NaN under poisoning, shuffle is reproducible, bad settings fail the launch. */
+static void checkRaceModes() {
+    const unsigned N = 128;
+    std::vector<float> in(N), out(N);
+    auto missingBarrier = [&](const char *order, const char *poison, float base = 100.0f) {
+        setOrder(order, poison);
+        for (unsigned t = 0; t < N; t++) in[t] = base + (float) t; // a new base: stale slots differ from in[]
+        std::fill(out.begin(), out.end(), -1.0f);
+        CHECK(launch("emu_test_missing_barrier", 1, N, N * 4, {in.data(), out.data()}) == 0, "%s", goss_cuemu_last_error());
+        unsigned right = 0, nan = 0;
+        for (unsigned t = 1; t < N; t++) {
+            right += out[t] == in[t - 1];
+            nan += std::isnan(out[t]);
+        }
+        return std::make_pair(right, nan);
+    };
+    auto [fwRight, fwNan] = missingBarrier("forward", "1");
+    CHECK(fwRight == N - 1 && fwNan == 0, "forward order hides the missing barrier: %u right, %u NaN", fwRight, fwNan);
+    auto [rvRight, rvNan] = missingBarrier("reverse", "1");
+    CHECK(rvRight == 0 && rvNan == N - 1, "reverse order exposes it as NaN: %u right, %u NaN", rvRight, rvNan);
+    auto [rvRight0, rvNan0] = missingBarrier("reverse", "0", 1000.0f); // stale, not NaN
+    CHECK(rvRight0 == 0 && rvNan0 == 0, "reverse order without poisoning: %u right, %u NaN", rvRight0, rvNan0);
+    auto [shRight, shNan] = missingBarrier("shuffle:42", "1");
+    CHECK(shRight > 0 && shNan > 0 && shRight + shNan == N - 1, "shuffle order: %u right, %u NaN", shRight, shNan);
+    std::vector<float> first = out;
+    missingBarrier("shuffle:42", "1");
+    bool same = true;
+    for (unsigned t = 0; t < N; t++) same &= bits(out[t]) == bits(first[t]);
+    CHECK(same, "shuffle:42 twice gave different interleavings");
+    missingBarrier("shuffle:43", "1");
+    bool differs = false;
+    for (unsigned t = 0; t < N; t++) differs |= bits(out[t]) != bits(first[t]);
+    CHECK(differs, "shuffle:42 and shuffle:43 gave the same interleaving");
+
+    for (const char *order : {"forward", "reverse", "shuffle:5"}) {
+        setOrder(order, "1");
+        std::fill(out.begin(), out.end(), -1.0f);
+        CHECK(launch("emu_test_unwritten_shared", 1, N, (N + 1) * 4, {out.data()}) == 0, "%s", goss_cuemu_last_error());
+        bool ok = std::isnan(out[N - 1]);
+        for (unsigned t = 0; t + 1 < N; t++) ok &= out[t] == 1.0f;
+        CHECK(ok, "%s + poison: unwritten shared slot reads %g (want NaN), slot 0 %g", order, out[N - 1], out[0]);
+    }
+
+    setOrder("sideways", "0");
+    CHECK(launch("emu_test_unwritten_shared", 1, N, (N + 1) * 4, {out.data()}) != 0, "GOSS_EMU_ORDER=sideways launched");
+    std::string e = goss_cuemu_last_error();
+    CHECK(e.find("GOSS_EMU_ORDER='sideways'") != std::string::npos, "%s", e.c_str());
+    setOrder("forward", "yes");
+    CHECK(launch("emu_test_unwritten_shared", 1, N, (N + 1) * 4, {out.data()}) != 0, "GOSS_EMU_POISON=yes launched");
+    e = goss_cuemu_last_error();
+    CHECK(e.find("GOSS_EMU_POISON='yes'") != std::string::npos, "%s", e.c_str());
+}
+
+int main() {
+    const char *order = std::getenv("GOSS_EMU_ORDER");
+    const char *poison = std::getenv("GOSS_EMU_POISON");
+    std::string given = std::string(order ? order : "") + "|" + (poison ? poison : "");
+    checkSemantics(("the environment's order '" + given + "'").c_str());
+    for (const char *o : {"reverse", "shuffle:7"}) {
+        setOrder(o, "1");
+        checkSemantics(o);
+    }
+    checkRaceModes();
 
     if (failures) {
         std::fprintf(stderr, "cuda emulator self-test: %d failure(s)\n", failures);

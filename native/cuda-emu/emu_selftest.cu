@@ -91,3 +91,25 @@ extern "C" __global__ void emu_test_mask_outside(float* out)
         out[threadIdx.x] += __shfl_sync(0x0000ffffu, (float) threadIdx.x, 16 + (int) threadIdx.x % 2, 32);
     }
 }
+
+// A missing barrier, on purpose: thread t publishes in[t] and reads its left neighbour's slot with no
+// __syncthreads in between. Right only when thread t-1 runs first (the forward order); GOSS_EMU_ORDER=reverse
+// must expose it, and GOSS_EMU_POISON=1 turns the unwritten slot into NaN.
+extern "C" __global__ void emu_test_missing_barrier(const float* in, float* out)
+{
+    DYNAMIC_SHARED(float, tmp);
+    const int t = threadIdx.x;
+    tmp[t] = in[t];
+    out[t] = t > 0 ? tmp[t - 1] : in[0];
+}
+
+// The last thread reads slot blockDim.x of dynamic shared memory (launched with blockDim.x + 1 floats), which
+// no thread of the block writes:
+// NaN under GOSS_EMU_POISON=1, whatever the order.
+extern "C" __global__ void emu_test_unwritten_shared(float* out)
+{
+    DYNAMIC_SHARED(float, tmp);
+    tmp[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = tmp[threadIdx.x + 1];
+}

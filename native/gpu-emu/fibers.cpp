@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sys/mman.h>
 #include <thread>
@@ -102,6 +103,7 @@ struct Fiber {
 struct Exec {
     Context scheduler;
     std::vector<Fiber> fibers;
+    std::vector<unsigned> perm; // the shuffle order's pass order
     unsigned current = 0;
     void (*body)(unsigned, void *) = nullptr;
     void *arg = nullptr;
@@ -209,10 +211,49 @@ std::string settleWarp(Exec &e, unsigned w, unsigned n, WarpResolver resolve, co
     return "";
 }
 
+/* splitmix64: the shuffle order's random numbers. */
+uint64_t mix(uint64_t &x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 } // namespace
 
+Options readOptions() {
+    Options o;
+    if (const char *s = std::getenv("GOSS_EMU_ORDER"); s && *s) {
+        std::string v(s);
+        if (v == "forward") o.order = Order::FORWARD;
+        else if (v == "reverse") o.order = Order::REVERSE;
+        else if (v == "shuffle") o.order = Order::SHUFFLE;
+        else if (v.rfind("shuffle:", 0) == 0 && v.size() > 8 &&
+                 v.find_first_not_of("0123456789", 8) == std::string::npos && v.size() <= 8 + 19) {
+            o.order = Order::SHUFFLE;
+            o.seed = std::strtoull(v.c_str() + 8, nullptr, 10);
+        } else {
+            o.error = "GOSS_EMU_ORDER='" + v + "': expected forward, reverse, shuffle or shuffle:SEED (decimal)";
+        }
+    }
+    if (const char *s = std::getenv("GOSS_EMU_POISON"); s && *s) {
+        std::string v(s);
+        if (v == "1") o.poison = true;
+        else if (v != "0") o.error = "GOSS_EMU_POISON='" + v + "': expected 0 or 1";
+    }
+    return o;
+}
+
+void poison(void *p, size_t bytes) {
+    unsigned char *b = (unsigned char *) p;
+    uint32_t w = kPoison;
+    size_t i = 0;
+    for (; i + 4 <= bytes; i += 4) std::memcpy(b + i, &w, 4);
+    if (i < bytes) std::memcpy(b + i, &w, bytes - i);
+}
+
 std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, WarpResolver resolve, const Words &words,
-                     const std::string &where) {
+                     const std::string &where, const Options &options, uint64_t group) {
     Exec &e = t_exec;
     if (n == 0 || n > kMaxThreads)
         return where + ": " + std::to_string(n) + " threads per " + words.group + " (1.." + std::to_string(kMaxThreads) + ")";
@@ -231,15 +272,30 @@ std::string runGroup(unsigned n, void (*body)(unsigned, void *), void *arg, Warp
         makeContext(f.uc, f.stack + 2 * pageBytes(), kStackBytes - 2 * pageBytes());
     }
     unsigned nWarps = (n + kWarp - 1) / kWarp;
+    uint64_t rng = options.seed ^ (group * 0xd1b54a32d192ed03ull);
+    if (options.order == Order::SHUFFLE) {
+        e.perm.resize(n);
+        for (unsigned t = 0; t < n; t++) e.perm[t] = t;
+    }
     for (;;) {
-        bool ran = false;
-        for (unsigned t = 0; t < n; t++) {
-            if (e.fibers[t].state != RUNNABLE) continue;
+        bool ran = false, faulted = false;
+        auto resume = [&](unsigned t) { // false once the fiber faulted
+            if (e.fibers[t].state != RUNNABLE) return true;
             e.current = t;
             switchTo(e.scheduler, e.fibers[t].uc);
-            if (e.fibers[t].state == FAULTED) return where + ": " + e.fault;
             ran = true;
+            return e.fibers[t].state != FAULTED;
+        };
+        // one loop per order, so the default pass is the plain forward loop
+        if (options.order == Order::FORWARD) {
+            for (unsigned t = 0; t < n && !faulted; t++) faulted = !resume(t);
+        } else if (options.order == Order::REVERSE) {
+            for (unsigned t = n; t-- > 0 && !faulted;) faulted = !resume(t);
+        } else { // Fisher-Yates, a fresh permutation every pass
+            for (unsigned k = n - 1; k > 0; k--) std::swap(e.perm[k], e.perm[mix(rng) % (k + 1)]);
+            for (unsigned k = 0; k < n && !faulted; k++) faulted = !resume(e.perm[k]);
         }
+        if (faulted) return where + ": " + e.fault;
         if (ran) continue;
         unsigned done = 0, atBarrier = 0, atWarp = 0;
         for (unsigned t = 0; t < n; t++) {

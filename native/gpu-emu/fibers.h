@@ -10,10 +10,20 @@
  *
  * parallelFor spreads the groups of one dispatch over a few OS threads (persistent pool); language layers keep
  * group-shared arrays in thread_local storage, which is right because one OS thread runs one group at a time.
+ *
+ * Race checks (Options, read from the environment at each dispatch). A group's runnable fibers are resumed in
+ * one pass per phase, each running until it blocks, so a missing barrier (a thread reads group memory another
+ * writes in the same phase) only shows when the pass puts the reader first. GOSS_EMU_ORDER picks the pass order:
+ * forward (default: thread 0 first), reverse, or shuffle[:SEED] (a fresh permutation per pass, derived from
+ * the seed, the group index and the pass number: a failure reproduces with the same seed). Barriers and warp
+ * operations keep their semantics in every order. GOSS_EMU_POISON=1 makes the language layers fill group memory
+ * with the NaN pattern kPoison at the start of every group, so a read of a value not written in this group
+ * shows as NaN rather than a stale value left by the previous group on the same OS thread.
  */
 #ifndef GOSS_GPU_EMU_FIBERS_H
 #define GOSS_GPU_EMU_FIBERS_H
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,10 +51,25 @@ struct Words {
     const char *group, *barrier, *warp;
 };
 
+enum class Order { FORWARD, REVERSE, SHUFFLE };
+struct Options {
+    Order order = Order::FORWARD;
+    uint64_t seed = 0;
+    bool poison = false;
+    std::string error; // a malformed variable: the dispatch fails with this message
+};
+/* GOSS_EMU_ORDER and GOSS_EMU_POISON; called once per dispatch (a test may change them between dispatches). */
+Options readOptions();
+
+constexpr uint32_t kPoison = 0x7fc0deadu; // a quiet NaN as float, a large odd number as int
+/* Fills [p, p + bytes) with kPoison words (a trailing partial word with its first bytes). */
+void poison(void *p, size_t bytes);
+
 /* Runs one group of n (1..kMaxThreads) threads as fibers on the calling OS thread; thread i calls body(i, arg).
- * Returns "" or an error prefixed with `where` (e.g. "kernel foo, block 3"). */
+ * `group` (the group's linear index) seeds the shuffle order. Returns "" or an error prefixed with `where`
+ * (e.g. "kernel foo, block 3"). */
 std::string runGroup(unsigned n, void (*body)(unsigned tid, void *arg), void *arg, WarpResolver resolve,
-                     const Words &words, const std::string &where);
+                     const Words &words, const std::string &where, const Options &options, uint64_t group);
 
 // ---- called from inside a running fiber ----
 unsigned threadIndex();                // linear index of the running thread in its group

@@ -51,9 +51,31 @@ KERNEL(emu_test_unbound)(BUF(device float *, out, 0), BUF(device const float *, 
     out[tid] = in[tid];
 }
 
+// A missing barrier, on purpose: thread t publishes in[t] and reads its left neighbour's slot with no
+// threadgroup_barrier in between. Right only when thread t-1 runs first (the forward order); GOSS_EMU_ORDER=reverse
+// must expose it, and GOSS_EMU_POISON=1 turns the unwritten slot into NaN.
+KERNEL(emu_test_missing_barrier)(BUF(device const float *, in, 0), BUF(device float *, out, 1), TG_BUF(float, tmp, 0),
+                                 TID(tid)) {
+    tmp[tid] = in[tid];
+    out[tid] = tid > 0 ? tmp[tid - 1] : in[0];
+}
+
+// The last thread reads slot nt of a TG_ARRAY, which no thread of the threadgroup writes: NaN under
+// GOSS_EMU_POISON=1, in every threadgroup (not the value the previous threadgroup left there).
+KERNEL(emu_test_unwritten_threadgroup)(BUF(device float *, out, 0), TID(tid), TG_SIZE(nt), TG_POS(g)) {
+    TG_ARRAY(float, tmp, 1025);
+    tmp[tid] = 1.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[g * nt + tid] = tmp[tid + 1];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    tmp[nt] = 0.0f; // what the next threadgroup reads without poisoning
+}
+
 EMU_REGISTER(emu_test_unbound)
 EMU_REGISTER(emu_test_reverse)
 EMU_REGISTER(emu_test_reverse_dynamic)
 EMU_REGISTER(emu_test_simd)
 EMU_REGISTER(emu_test_divergent_barrier)
 EMU_REGISTER(emu_test_divergent_simd)
+EMU_REGISTER(emu_test_missing_barrier)
+EMU_REGISTER(emu_test_unwritten_threadgroup)

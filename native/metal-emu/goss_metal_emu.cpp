@@ -6,7 +6,8 @@
  * fiber scheduler shared with the CUDA emulator (native/gpu-emu/fibers.h: every thread a ucontext fiber;
  * threadgroup barriers and simdgroup functions are rendezvous; a divergent barrier or simdgroup call fails
  * the dispatch with an error that names the kernel). This file adds the Metal side: bindings, threadgroup
- * memory, thread positions and the simdgroup reductions/shuffles done at the rendezvous.
+ * memory, thread positions and the simdgroup reductions/shuffles done at the rendezvous. GOSS_EMU_ORDER and
+ * GOSS_EMU_POISON (fibers.h) are read at each dispatch; poisoning covers [[threadgroup(i)]] memory and TG_ARRAYs.
  */
 #include "goss_metal.h"
 
@@ -101,6 +102,8 @@ struct Exec {
     void *bindings[kMaxBindings] = {};
     std::vector<unsigned char> tgMemory[kMaxBindings];
     emu::ThreadContext tc[gpuemu::kMaxThreads];
+    bool poison = false;             // GOSS_EMU_POISON in this dispatch
+    std::vector<void *> poisoned;    // the TG_ARRAYs already poisoned in this threadgroup
 };
 
 thread_local Exec t_exec;
@@ -163,12 +166,19 @@ std::string runDispatch(goss_mtl_cmd *c, Command &cmd) {
         e.tgMemory[i].assign(cmd.tgMem[i], 0);
     }
     e.kernel = cmd.pipeline->fn;
+    const gpuemu::Options opt = gpuemu::readOptions();
+    if (!opt.error.empty()) return "kernel " + cmd.pipeline->name + ": " + opt.error;
+    e.poison = opt.poison;
     // threadgroups one after another on the calling thread (dynamic threadgroup memory is per dispatch here)
     for (uint g = 0; g < nGroups; g++) {
         for (uint t = 0; t < nThreads; t++)
             e.tc[t] = emu::ThreadContext{t, g, nThreads, g * nThreads + t, t % kSimdWidth, t / kSimdWidth};
+        if (opt.poison) {
+            for (auto &m : e.tgMemory) gpuemu::poison(m.data(), m.size());
+            e.poisoned.clear(); // TG_ARRAYs: poisoned again when this threadgroup first reaches them
+        }
         std::string err = gpuemu::runGroup(nThreads, runThread, nullptr, resolveSimd, kWords,
-                                           "kernel " + cmd.pipeline->name + ", threadgroup " + std::to_string(g));
+                                           "kernel " + cmd.pipeline->name + ", threadgroup " + std::to_string(g), opt, g);
         if (!err.empty()) return err;
     }
     return "";
@@ -186,6 +196,12 @@ void *threadgroup_binding(uint index) {
     if (index >= (uint) kMaxBindings || t_exec.tgMemory[index].empty())
         gpuemu::fault("[[threadgroup(" + std::to_string(index) + ")]] has no threadgroup memory (goss_mtl_cmd_set_threadgroup_memory)");
     return t_exec.tgMemory[index].data();
+}
+void threadgroup_array(void *p, size_t bytes) {
+    Exec &e = t_exec;
+    if (!e.poison || std::find(e.poisoned.begin(), e.poisoned.end(), p) != e.poisoned.end()) return;
+    gpuemu::poison(p, bytes); // the first thread of this threadgroup to reach the declaration; none wrote it yet
+    e.poisoned.push_back(p);
 }
 void barrier() { gpuemu::barrier(); }
 uint32_t simd_op(int op, uint32_t bits, int type, uint32_t arg) {

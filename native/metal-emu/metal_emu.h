@@ -6,7 +6,8 @@
  *   - Address spaces: `device`, `constant` and `thread` are empty macros (one flat CPU address space).
  *     `threadgroup` is deliberately NOT defined: threadgroup arrays are declared with the kernels'
  *     TG_ARRAY(type, name, n) macro (a static thread_local array here: the threads of a threadgroup are
- *     fibers on one OS thread, so they share it). Any other use of `threadgroup` fails to compile.
+ *     fibers on one OS thread, so they share it; GOSS_EMU_POISON=1 fills it with NaNs when a threadgroup first
+ *     reaches it). Any other use of `threadgroup` fails to compile.
  *   - `kernel` is NOT defined: kernels use KERNEL(name) and the argument macros BUF/PARAMS/TG_POS/
  *     TID/TG_SIZE/SIMD_LANE/SIMD_GROUP, which here become parameters with default arguments read from
  *     the running fiber's context, so the runtime calls every kernel as name().
@@ -22,6 +23,7 @@
 #define GOSS_METAL_EMU_H
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -46,6 +48,7 @@ struct ThreadContext {
 const ThreadContext &ctx();
 void *binding(uint index);          // [[buffer(index)]] address (buffer base + offset, or the set_bytes copy)
 void *threadgroup_binding(uint index);
+void threadgroup_array(void *p, size_t bytes); // GOSS_EMU_POISON: poisons a TG_ARRAY once per threadgroup
 void barrier();
 uint32_t simd_op(int op, uint32_t bits, int type, uint32_t arg);
 enum { OP_SUM = 1, OP_MAX = 2, OP_MIN = 3, OP_SHUFFLE_DOWN = 4 };
@@ -69,7 +72,7 @@ template <class T> inline T from(uint32_t b) { T v; std::memcpy(&v, &b, 4); retu
 #define GRID_POS(name) uint name = emu::ctx().grid_pos
 #define SIMD_LANE(name) uint name = emu::ctx().lane
 #define SIMD_GROUP(name) uint name = emu::ctx().simd_group
-#define TG_ARRAY(type, name, n) static thread_local type name[n]
+#define TG_ARRAY(type, name, n) static thread_local type name[n]; emu::threadgroup_array(name, sizeof(name))
 #define EMU_REGISTER(name) static emu::Registrar name##_registrar(#name, [] { name(); });
 
 // ---- barriers and simdgroup functions -------------------------------------------------------------

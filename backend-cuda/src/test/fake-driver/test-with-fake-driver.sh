@@ -6,7 +6,8 @@
 # and graph replay run them block by block (blocks on a few OS threads, GOSS_EMU_THREADS), so
 # CudaConformanceTest and CudaSmallBlocksConformanceTest compare the actual kernels with the reference backend
 # (GOSS_CUDA_FAKE_OPS=0 skips the kit). Before Maven the emulator's self-test (cuda_emu_selftest.cpp) runs.
-# What this does not prove: PTX codegen, timing, memory-model races between warps; those need a GPU.
+# What this does not prove: PTX codegen, timing, memory-model races between warps; those need a GPU. Missing
+# barriers: GOSS_EMU_ORDER / GOSS_EMU_POISON reach the emulator through Maven (scripts/emu-race-check.sh).
 #   backend-cuda/src/test/fake-driver/test-with-fake-driver.sh [extra Maven args]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -9,12 +9,16 @@ import org.junit.jupiter.api.TestInstance;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static io.gossgpu.metal.bindings.goss_metal_h.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -22,7 +26,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The emulated Metal device itself, through the C ABI: barriers really synchronise, simdgroup functions
  * exchange lanes' values, threadgroup memory is shared per threadgroup, and a divergent barrier or simdgroup
- * function is an error of the dispatch rather than a silent wrong answer. Runs only with the emulator.
+ * function is an error of the dispatch rather than a silent wrong answer; the race checks (GOSS_EMU_ORDER,
+ * GOSS_EMU_POISON, set in-process through setenv) expose a missing barrier and unwritten threadgroup memory.
+ * Runs only with the emulator.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class MetalEmulatorTest {
@@ -173,6 +179,107 @@ class MetalEmulatorTest {
         String err = run("emu_test_reverse", 1, 2048, 0, out, out);
         assertTrue(err != null && err.contains("threads per threadgroup"), err);
         goss_mtl_buffer_release(out);
+    }
+
+    /** Sets GOSS_EMU_ORDER and GOSS_EMU_POISON of this process (the emulator reads them at each dispatch). */
+    private static void emuEnv(String order, String poison) {
+        setenv("GOSS_EMU_ORDER", order);
+        setenv("GOSS_EMU_POISON", poison);
+    }
+
+    /** Back to what the JVM started with, for the test classes that follow in this fork. */
+    private static void restoreEmuEnv() {
+        setenv("GOSS_EMU_ORDER", System.getenv("GOSS_EMU_ORDER"));
+        setenv("GOSS_EMU_POISON", System.getenv("GOSS_EMU_POISON"));
+    }
+
+    private static void setenv(String name, String value) {
+        Linker linker = Linker.nativeLinker();
+        try (Arena a = Arena.ofConfined()) {
+            if (value == null) {
+                MethodHandle unset = linker.downcallHandle(linker.defaultLookup().find("unsetenv").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+                assertEquals(0, (int) unset.invokeExact(a.allocateFrom(name)));
+            } else {
+                MethodHandle set = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+                assertEquals(0, (int) set.invokeExact(a.allocateFrom(name), a.allocateFrom(value), 1));
+            }
+        } catch (Throwable t) {
+            throw new AssertionError("cannot set " + name, t);
+        }
+    }
+
+    /** Runs emu_test_missing_barrier (thread t reads thread t-1's slot with no barrier); counts right and NaN reads. */
+    private int[] missingBarrier(String order, String poison, float base) {
+        int n = 128;
+        MemorySegment in = buffer(n), out = buffer(n);
+        try {
+            for (int i = 0; i < n; i++) host(in, n).setAtIndex(ValueLayout.JAVA_FLOAT, i, base + i);
+            emuEnv(order, poison);
+            assertEquals(null, run("emu_test_missing_barrier", 1, n, 4 * n, in, out));
+            int right = 0, nan = 0;
+            for (int t = 1; t < n; t++) {
+                float v = host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, t);
+                if (v == base + t - 1) right++;
+                if (Float.isNaN(v)) nan++;
+            }
+            return new int[] {right, nan};
+        } finally {
+            restoreEmuEnv();
+            goss_mtl_buffer_release(in);
+            goss_mtl_buffer_release(out);
+        }
+    }
+
+    @Test
+    void orderOptionExposesAMissingBarrier() {
+        assertArrayEquals(new int[] {127, 0}, missingBarrier("forward", "1", 100), "forward order hides it");
+        assertArrayEquals(new int[] {0, 127}, missingBarrier("reverse", "1", 100), "reverse order reads unwritten slots");
+        assertArrayEquals(new int[] {0, 0}, missingBarrier("reverse", "0", 1000), "without poisoning: stale values");
+        int[] shuffled = missingBarrier("shuffle:42", "1", 100);
+        assertTrue(shuffled[0] > 0 && shuffled[1] > 0 && shuffled[0] + shuffled[1] == 127, () -> java.util.Arrays.toString(shuffled));
+        assertArrayEquals(shuffled, missingBarrier("shuffle:42", "1", 100), "shuffle reproduces with the same seed");
+    }
+
+    @Test
+    void barriersAndSimdgroupsHoldInEveryOrder() {
+        for (String order : new String[] {"reverse", "shuffle:7"}) {
+            emuEnv(order, "1");
+            try {
+                barrierSynchronisesThreadgroupMemory();
+                dynamicThreadgroupMemoryIsPerThreadgroup();
+                simdgroupFunctionsExchangeLanes();
+                divergentBarrierIsAnError();
+                divergentSimdgroupFunctionIsAnError();
+            } finally {
+                restoreEmuEnv();
+            }
+        }
+    }
+
+    @Test
+    void poisoningShowsUnwrittenThreadgroupMemoryAsNaN() {
+        int nt = 64, groups = 3, n = nt * groups;
+        MemorySegment out = buffer(n);
+        try {
+            for (String poison : new String[] {"1", "0"}) {
+                emuEnv("forward", poison);
+                assertEquals(null, run("emu_test_unwritten_threadgroup", groups, nt, 0, out));
+                for (int g = 0; g < groups; g++) {
+                    for (int t = 0; t < nt - 1; t++) assertEquals(1f, host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, g * nt + t));
+                    float last = host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, g * nt + nt - 1);
+                    if (poison.equals("1")) assertTrue(Float.isNaN(last), "threadgroup " + g + " read " + last);
+                    else if (g > 0) assertEquals(0f, last, "threadgroup " + g + ": the previous threadgroup's value");
+                }
+            }
+            emuEnv("sideways", "0");
+            String err = run("emu_test_reverse", 1, 64, 0, out, out);
+            assertTrue(err != null && err.contains("GOSS_EMU_ORDER='sideways'"), err);
+        } finally {
+            restoreEmuEnv();
+            goss_mtl_buffer_release(out);
+        }
     }
 
     @Test
