@@ -247,7 +247,8 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
 // ---- gemm (prefill): one block per tile of TM tokens x TR output rows -----------------------------
 // grid (ceil(rows / TR), min(ceil(T / TM), 65535)), block TM*TR/16 threads, each computing 4 tokens x
 // 4 rows. The tile's x and W slices go through shared memory KB columns at a time (W decoded to float
-// there), so every weight is read once per TM tokens. Sums run over c ascending per output.
+// there, read in 16-byte pieces when cols is a multiple of VEC and w is aligned), so every weight is read
+// once per TM tokens. Sums run over c ascending per output.
 #define DENSE_GEMM_KB 16
 
 template <typename E, int TM, int TR>
@@ -262,6 +263,7 @@ __device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* 
     const int tr = tid % (TR / 4); // this thread's rows r0 + tr + (TR/4)*j
     const int tt = tid / (TR / 4); // this thread's tokens m0 + tt + (TM/4)*i
     const int r0 = blockIdx.x * TR;
+    const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0;
     for (int m0 = blockIdx.y * TM; m0 < T; m0 += gridDim.y * TM) {
         float acc[4][4];
         GOSS_PRAGMA(unroll)
@@ -278,10 +280,29 @@ __device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* 
                 const int t = m0 + m, c = k0 + k;
                 xs[k][m] = t < T && c < cols ? x[(size_t) t * cols + c] : 0.0f;
             }
-            for (int i = tid; i < TR * DENSE_GEMM_KB; i += threads) {
-                const int n = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
-                const int r = r0 + n, c = k0 + k;
-                ws[k][n] = r < rows && c < cols ? E::at(w, s, cols, r, c) : 0.0f;
+            if (vec) {
+                // 16-byte pieces: a piece lies wholly inside or wholly past the row (cols % VEC == 0)
+                for (int i = tid; i < TR * (DENSE_GEMM_KB / E::VEC); i += threads) {
+                    const int n = i / (DENSE_GEMM_KB / E::VEC), k = i % (DENSE_GEMM_KB / E::VEC) * E::VEC;
+                    const int r = r0 + n, c = k0 + k;
+                    float f[E::VEC];
+                    if (r < rows && c < cols) {
+                        E::unpack(reinterpret_cast<const uint4*>(w + (size_t) r * cols + c)[0], s, cols, r, c, f);
+                    } else {
+                        for (int j = 0; j < E::VEC; j++) {
+                            f[j] = 0.0f;
+                        }
+                    }
+                    for (int j = 0; j < E::VEC; j++) {
+                        ws[k + j][n] = f[j];
+                    }
+                }
+            } else {
+                for (int i = tid; i < TR * DENSE_GEMM_KB; i += threads) {
+                    const int n = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
+                    const int r = r0 + n, c = k0 + k;
+                    ws[k][n] = r < rows && c < cols ? E::at(w, s, cols, r, c) : 0.0f;
+                }
             }
             __syncthreads();
             const int kn = min(DENSE_GEMM_KB, cols - k0);
