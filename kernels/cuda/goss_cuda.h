@@ -12,4 +12,21 @@
 #define DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #endif
 
+// GOSS_PRAGMA(unroll 4): `#pragma unroll 4` for nvcc; nothing under the emulator (g++ -Werror rejects it).
+#ifdef GOSS_CUDA_EMU
+#define GOSS_PRAGMA(x)
+#else
+#define GOSS_PRAGMA(x) _Pragma(#x)
+#endif
+
+// CUDA's 16-byte vector types (dense.cu loads weights and activations as uint4 / float4).
+#ifdef GOSS_CUDA_EMU
+struct uint4 {
+    unsigned int x, y, z, w;
+};
+struct float4 {
+    float x, y, z, w;
+};
+#endif
+
 #endif

@@ -1,11 +1,9 @@
-// The model ops of the cuda backend (io.gossgpu.cuda.CudaBackend), besides rmsnorm.cu and add.cu.
-// Every tensor is row-major float32; weights are repacked at upload: dense matrices as F32 rows,
-// vectors (biases, norms, sinks) as F32, MXFP4 experts in the checkpoint's own layout (see moe_*).
+// The model ops of the cuda backend (io.gossgpu.cuda.CudaBackend), besides dense.cu (embedding and
+// linear layers), rmsnorm.cu and add.cu. Every tensor is row-major float32; weights are repacked at
+// upload: vectors (biases, norms, sinks) as F32, MXFP4 experts in the checkpoint's own layout (see moe_*).
 // Accumulation is float32 (warp-shuffle / block trees), accuracy first; no --use_fast_math.
 //
 // Reference formulas (the Backend SPI Javadoc is the contract; io.gossgpu.cpu.ReferenceBackend the oracle):
-//   embed:      out[t, c] = E[tokens[t], c]
-//   linear:     out[t, r] = sum_c W[r, c] * x[t, c] + b[r]            (b optional)
 //   rope:       per row t (position p = start + t), head h, j < hd/2, half-split pairs:
 //               x1 = x[h*hd + j], x2 = x[h*hd + hd/2 + j], cos = tab[p*hd + 2j], sin = tab[p*hd + 2j + 1]
 //               (Rope.cosSinTable: angles in double on the host, YaRN concentration applied)
@@ -55,42 +53,6 @@ __device__ float block_sum(float v, float* sh)
     __syncthreads();
     float s = lane < warps ? sh[lane] : 0.0f;
     return warp_sum(s);
-}
-
-// ---- embed: grid (min(T, 65535)), block B -------------------------------------------------------
-extern "C" __global__ void embed_f32(const float* __restrict__ table, const int* __restrict__ tokens, int T, int H,
-                                     float* __restrict__ out)
-{
-    for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        const float* row = table + (size_t) tokens[t] * H;
-        for (int c = threadIdx.x; c < H; c += blockDim.x) {
-            out[(size_t) t * H + c] = row[c];
-        }
-    }
-}
-
-// ---- linear: one warp per (output row r, token t) -----------------------------------------------
-// grid (ceil(rows / (B/32)), min(T, 65535)), block B. bias may be null (hasBias = 0).
-extern "C" __global__ void linear_f32(const float* __restrict__ w, const float* __restrict__ bias, int hasBias,
-                                      const float* __restrict__ x, int T, int cols, int rows, float* __restrict__ out)
-{
-    const int lane = threadIdx.x & 31;
-    const int r = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (r >= rows) {
-        return; // whole warps leave together: no block-wide barrier below
-    }
-    const float* wr = w + (size_t) r * cols;
-    for (int t = blockIdx.y; t < T; t += gridDim.y) {
-        const float* xt = x + (size_t) t * cols;
-        float acc = 0.0f;
-        for (int c = lane; c < cols; c += 32) {
-            acc = fmaf(wr[c], xt[c], acc);
-        }
-        acc = warp_sum(acc);
-        if (lane == 0) {
-            out[(size_t) t * rows + r] = hasBias ? acc + bias[r] : acc;
-        }
-    }
 }
 
 // ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------

@@ -3,6 +3,7 @@
 #include "cuda_emu.h"
 
 #include "add.cu"
+#include "dense.cu"
 #include "ops.cu"
 #include "rmsnorm.cu"
 #include "moe_prefill.cu"
@@ -11,8 +12,30 @@
 
 CUDA_EMU_KERNEL(add_f32)
 CUDA_EMU_KERNEL(rmsnorm_f32)
-CUDA_EMU_KERNEL(embed_f32)
-CUDA_EMU_KERNEL(linear_f32)
+CUDA_EMU_KERNEL(dense_embed_bf16)
+CUDA_EMU_KERNEL(dense_matvec_bf16)
+CUDA_EMU_KERNEL(dense_gemm_bf16_32x64)
+CUDA_EMU_KERNEL(dense_gemm_bf16_64x64)
+CUDA_EMU_KERNEL(dense_gemm_bf16_32x128)
+CUDA_EMU_KERNEL(dense_gemm_bf16_64x128)
+CUDA_EMU_KERNEL(dense_embed_f16)
+CUDA_EMU_KERNEL(dense_matvec_f16)
+CUDA_EMU_KERNEL(dense_gemm_f16_32x64)
+CUDA_EMU_KERNEL(dense_gemm_f16_64x64)
+CUDA_EMU_KERNEL(dense_gemm_f16_32x128)
+CUDA_EMU_KERNEL(dense_gemm_f16_64x128)
+CUDA_EMU_KERNEL(dense_embed_f32)
+CUDA_EMU_KERNEL(dense_matvec_f32)
+CUDA_EMU_KERNEL(dense_gemm_f32_32x64)
+CUDA_EMU_KERNEL(dense_gemm_f32_64x64)
+CUDA_EMU_KERNEL(dense_gemm_f32_32x128)
+CUDA_EMU_KERNEL(dense_gemm_f32_64x128)
+CUDA_EMU_KERNEL(dense_embed_q8_0)
+CUDA_EMU_KERNEL(dense_matvec_q8_0)
+CUDA_EMU_KERNEL(dense_gemm_q8_0_32x64)
+CUDA_EMU_KERNEL(dense_gemm_q8_0_64x64)
+CUDA_EMU_KERNEL(dense_gemm_q8_0_32x128)
+CUDA_EMU_KERNEL(dense_gemm_q8_0_64x128)
 CUDA_EMU_KERNEL(rope_f32)
 CUDA_EMU_KERNEL(sdpa_f32)
 CUDA_EMU_KERNEL(kv_store_f32)

@@ -17,12 +17,15 @@ emu="$root/native/cuda-emu"
 out="$root/backend-cuda/target/fake-driver"
 mkdir -p "$out"
 cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -I"$emu" -I"$root/native/gpu-emu" -I"$root/kernels/cuda")
+pids=()
 for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$root/native/gpu-emu/fibers.cpp"; do
+    rm -f "$out/$(basename "$src" .cpp).o"
     g++ "${cxxflags[@]}" -c -o "$out/$(basename "$src" .cpp).o" "$src" &
+    pids+=($!)
 done
 cc -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -fPIC -I"$cuda_include" -I"$emu" \
    -c -o "$out/fakecuda.o" "$here/fakecuda.c"
-wait
+for p in "${pids[@]}"; do wait "$p"; done # a plain `wait` returns 0 even when a compile failed: stale objects would run
 emu_objs=("$out/cuda_emu_runtime.o" "$out/cuda_kernels.o" "$out/fibers.o")
 g++ -shared -o "$out/libcuda.so.1" "$out/fakecuda.o" "${emu_objs[@]}" -lpthread -lm
 g++ "${cxxflags[@]}" -o "$out/cuda_emu_selftest" "$emu/cuda_emu_selftest.cpp" "${emu_objs[@]}" -lpthread

@@ -17,9 +17,12 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.LE;
+import io.gossgpu.quant.Q8_0;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedMap;
@@ -31,10 +34,22 @@ import java.util.TreeMap;
  * stream. Ops are queued without waiting; {@link #read}, {@link #readRouting}, {@link #logits} and
  * {@link #argmax} return after the stream got there (blocking copies on the same stream).
  *
- * <p>Weights are repacked once at load: dense matrices (F32/F16/BF16/Q8_0, any strides) decoded to F32
- * rows, vectors to F32, MXFP4 experts uploaded in the checkpoint's own layout (OpenAI codes + scales, or
- * ggml {@code block_mxfp4}), decoded by the MoE kernels. Expert ids stay on the device between the router
- * and the MoE kernels (no host sync inside a token).
+ * <p>Weights are uploaded once at load. Dense matrices (embedding, unembedding, q/k/v/out, router) stay
+ * in their checkpoint precision, BF16 as BF16, F16 as F16, F32 as F32, with contiguous rows copied row by
+ * row from the mapped file in pieces of about 64 MiB; Q8_0 as its signed bytes with the blocks' F16 scales in
+ * a table after them (the file's 1.0625 bytes per value). Q, K and V become one {@code [q; k; v]}
+ * matrix (and bias) per layer, so decode runs one linear for the three. The kernels of dense.cu decode every
+ * value exactly, so this is lossless and a BF16 checkpoint reads half the bytes of F32 per decoded token.
+ * Parts of different formats, or a dense view whose values are not adjacent, are decoded to F32 rows at
+ * upload. Vectors (biases, norms, sinks) become F32, MXFP4 experts
+ * are uploaded in the checkpoint's own layout (OpenAI codes + scales, or ggml {@code block_mxfp4}),
+ * decoded by the MoE kernels. Expert ids stay on the device between the router and the MoE kernels (no
+ * host sync inside a token).
+ *
+ * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
+ * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
+ * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
+ * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  *
  * <p>A decode step (an {@link #embed} of one token up to its {@link #logits} or {@link #argmax}) is recorded
  * and run as one CUDA graph, captured on the first step and relaunched while the step's launches stay the
@@ -48,18 +63,23 @@ import java.util.TreeMap;
  * default 2). Decode attention uses the same kernel with the keys split over {@code GOSS_CUDA_SDPA_SPLITS} blocks
  * per KV head (default 32; 0: ops.cu's sdpa_f32).
  *
- * <p>Knobs: {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for
- * LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
+ * <p>Knobs ({@link CudaKnobs}, listed by {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}):
+ * {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for LINEAR (the matvec),
+ * RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
+ * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
+ * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
+ * {@code GOSS_CUDA_MOE_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_SPLITS} as above;
+ * {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
 public final class CudaBackend implements Backend {
     public static final String NAME = "cuda";
 
     /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
-    static final String[] MODULES = {"ops", "rmsnorm", "add", "moe_prefill", "sdpa_prefill"};
+    static final String[] MODULES = {"ops", "dense", "rmsnorm", "add", "moe_prefill", "sdpa_prefill"};
 
     private final CudaContext ctx;
     private final CudaStream stream;
-    private final CudaModule ops, rms, addModule, moePrefill, sdpaPrefill;
+    private final CudaModule ops, denseModule, rms, addModule, moePrefill, sdpaPrefill;
     private final CudaKernel kSdpaTiled, kSdpaCombine;
     /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
     final int sdpaTiledMinT;
@@ -76,8 +96,14 @@ public final class CudaBackend implements Backend {
     private final CudaBuffer stepBuf;
     /** Positions the RoPE table is sized for at least (the longest KV cache created), so it does not move between steps. */
     private int ropeHint;
-    private final CudaKernel kEmbed, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    private final CudaKernel kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    /** The dense.cu kernels of one element type (F32, F16, BF16, Q8_0). */
+    record DenseKernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {
+    }
+
+    private final java.util.Map<WeightFormat, DenseKernels> denseKernels = new java.util.EnumMap<>(WeightFormat.class);
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
+    final int gemmMinT, tileT, tileR;
     private final List<CudaBuffer> scratch = new ArrayList<>();
     private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, moeIndexBuf, moeOutBuf, sdpaPartBuf;
     private boolean closed;
@@ -95,7 +121,8 @@ public final class CudaBackend implements Backend {
         }
         // Knobs first: an invalid value fails before anything is allocated.
         int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
-                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value()};
+                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value(), CudaKnobs.LINEAR_GEMM_T.value(),
+                CudaKnobs.LINEAR_TILE_T.value(), CudaKnobs.LINEAR_TILE_R.value()};
         boolean graphs = graphKnob();
         int moeTiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(), sdpaTiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value();
         int sdpaSplits = CudaKnobs.SDPA_SPLITS.value();
@@ -122,9 +149,13 @@ public final class CudaBackend implements Backend {
         moeBlock = knobs[3];
         argmaxBlock = knobs[4];
         elementwiseBlock = knobs[5];
-        CudaModule o = null, r = null, a = null, mp = null, sp = null;
+        gemmMinT = knobs[6];
+        tileT = knobs[7];
+        tileR = knobs[8];
+        CudaModule o = null, d = null, r = null, a = null, mp = null, sp = null;
         try {
             o = ctx.loadModule("ops");
+            d = ctx.loadModule("dense");
             r = ctx.loadModule("rmsnorm");
             a = ctx.loadModule("add");
             mp = ctx.loadModule("moe_prefill");
@@ -135,8 +166,19 @@ public final class CudaBackend implements Backend {
             sp = ctx.loadModule("sdpa_prefill");
             kSdpaTiled = sp.function("sdpa_tiled_f32");
             kSdpaCombine = sp.function("sdpa_combine_f32");
-            kEmbed = o.function("embed_f32");
-            kLinear = o.function("linear_f32");
+            for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0}) {
+                String e = f.name().toLowerCase(java.util.Locale.ROOT);
+                DenseKernels k = new DenseKernels(d.function("dense_embed_" + e), d.function("dense_matvec_" + e),
+                        d.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
+                checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
+                if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16) {
+                    throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
+                            + tileT + ": kernel " + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock()
+                            + " threads per block on this device, the tile needs " + tileT * tileR / 16);
+                }
+                checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
+                denseKernels.put(f, k);
+            }
             kRope = o.function("rope_f32");
             kSdpa = o.function("sdpa_f32");
             kKvStore = o.function("kv_store_f32");
@@ -146,13 +188,12 @@ public final class CudaBackend implements Backend {
             kArgmax = o.function("argmax_f32");
             kRms = r.function("rmsnorm_f32");
             kAdd = a.function("add_f32");
-            checkBlock(kLinear, CudaKnobs.LINEAR, linearBlock);
             checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
             checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
             checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
             checkBlock(kDown, CudaKnobs.MOE, moeBlock);
             checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
-            for (CudaKernel k : new CudaKernel[]{kEmbed, kKvStore, kAdd, kMoeCombine}) {
+            for (CudaKernel k : new CudaKernel[]{kKvStore, kAdd, kMoeCombine}) {
                 checkBlock(k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
             }
             for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled, kSdpaTiled}) {
@@ -162,7 +203,7 @@ public final class CudaBackend implements Backend {
             }
         } catch (RuntimeException e) {
             stepBuf.close();
-            for (CudaModule m : new CudaModule[]{o, r, a, mp, sp}) {
+            for (CudaModule m : new CudaModule[]{o, d, r, a, mp, sp}) {
                 if (m != null) {
                     m.close();
                 }
@@ -170,6 +211,7 @@ public final class CudaBackend implements Backend {
             throw e;
         }
         ops = o;
+        denseModule = d;
         rms = r;
         addModule = a;
         moePrefill = mp;
@@ -218,6 +260,9 @@ public final class CudaBackend implements Backend {
         m.put(CudaKnobs.MOE.envName(), moeBlock);
         m.put(CudaKnobs.ARGMAX.envName(), argmaxBlock);
         m.put(CudaKnobs.ELEMENTWISE.envName(), elementwiseBlock);
+        m.put(CudaKnobs.LINEAR_GEMM_T.envName(), gemmMinT);
+        m.put(CudaKnobs.LINEAR_TILE_T.envName(), tileT);
+        m.put(CudaKnobs.LINEAR_TILE_R.envName(), tileR);
         m.put(CudaKnobs.MOE_TILED_MIN_T.envName(), moeTiledMinT);
         m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), sdpaTiledMinT);
         m.put(CudaKnobs.SDPA_SPLITS.envName(), sdpaSplits);
@@ -398,8 +443,17 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    /** F32 rows on the device. */
-    record Dense(CudaBuffer buf, int rows, int cols) {
+    /**
+     * {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16, BF16 or Q8_0; for
+     * Q8_0, {@code ptr} holds the signed bytes and {@code scales} one F16 scale per 32 values (else 0).
+     */
+    record Dense(long ptr, long scales, int rows, int cols, WeightFormat format) {
+        /** Rows {@code first .. first+count−1} (Q, K or V of the fused QKV matrix). */
+        Dense rows(int first, int count) {
+            return format == WeightFormat.Q8_0
+                    ? new Dense(ptr + (long) first * cols, scales + 2L * first * (cols / 32), count, cols, format)
+                    : new Dense(ptr + (long) first * format.rowBytes(cols), 0, count, cols, format);
+        }
     }
 
     /** MXFP4 experts: OpenAI codes + scales, or ggml blocks ({@code scales} then null). */
@@ -415,7 +469,10 @@ public final class CudaBackend implements Backend {
         Dense embedding, unembedding;
         CudaBuffer finalNorm;
         final Dense[][] dense;
-        final CudaBuffer[][] bias;
+        /** The bias of each dense matrix (device address). Q, K and V also as one matrix and bias: [q; k; v]. */
+        final long[][] bias;
+        final Dense[] qkv;
+        final long[] qkvBias;
         final CudaBuffer[] attnNorm, mlpNorm, sinks, gateBias, upBias, downBias;
         final Mx[] gate, up, down;
         CudaBuffer ropeTable;
@@ -425,7 +482,9 @@ public final class CudaBackend implements Backend {
             config = m.config();
             int n = config.numHiddenLayers();
             dense = new Dense[n][DenseKind.values().length];
-            bias = new CudaBuffer[n][DenseKind.values().length];
+            bias = new long[n][DenseKind.values().length];
+            qkv = new Dense[n];
+            qkvBias = new long[n];
             attnNorm = new CudaBuffer[n];
             mlpNorm = new CudaBuffer[n];
             sinks = new CudaBuffer[n];
@@ -444,9 +503,18 @@ public final class CudaBackend implements Backend {
                     attnNorm[l] = vector(lw.attnNorm());
                     mlpNorm[l] = vector(lw.mlpNorm());
                     sinks[l] = vector(lw.sinks());
-                    for (DenseKind kind : DenseKind.values()) {
+                    int q = lw.q().rows(), kv = lw.k().rows();
+                    qkv[l] = dense(lw.q(), lw.k(), lw.v());
+                    qkvBias[l] = vector(lw.qBias(), lw.kBias(), lw.vBias()).address();
+                    dense[l][DenseKind.Q.ordinal()] = qkv[l].rows(0, q);
+                    dense[l][DenseKind.K.ordinal()] = qkv[l].rows(q, kv);
+                    dense[l][DenseKind.V.ordinal()] = qkv[l].rows(q + kv, lw.v().rows());
+                    bias[l][DenseKind.Q.ordinal()] = qkvBias[l];
+                    bias[l][DenseKind.K.ordinal()] = qkvBias[l] + 4L * q;
+                    bias[l][DenseKind.V.ordinal()] = qkvBias[l] + 4L * (q + kv);
+                    for (DenseKind kind : new DenseKind[]{DenseKind.ATTN_OUT, DenseKind.ROUTER}) {
                         dense[l][kind.ordinal()] = dense(kind.weight(lw));
-                        bias[l][kind.ordinal()] = vector(kind.bias(lw));
+                        bias[l][kind.ordinal()] = vector(kind.bias(lw)).address();
                     }
                     gate[l] = mx(lw.gate());
                     up[l] = mx(lw.up());
@@ -467,34 +535,24 @@ public final class CudaBackend implements Backend {
             return b;
         }
 
-        private CudaBuffer vector(WeightView v) {
-            float[] f = v.dequantizeAll();
-            CudaBuffer b = own(buffer(4L * f.length, v.name()));
-            b.copyFrom(MemorySegment.ofArray(f));
+        /** The values of {@code parts}, one after the other, as F32. */
+        private CudaBuffer vector(WeightView... parts) {
+            long n = 0;
+            for (WeightView v : parts) {
+                n += (long) v.experts() * v.rows() * v.cols();
+            }
+            CudaBuffer b = own(buffer(4L * n, parts[0].name()));
+            long at = 0;
+            for (WeightView v : parts) {
+                float[] f = v.dequantizeAll();
+                b.copyFrom(MemorySegment.ofArray(f), at);
+                at += 4L * f.length;
+            }
             return b;
         }
 
-        /** Any dense format and stride, decoded to F32 rows in chunks of at most 4 Mi values. */
-        private Dense dense(WeightView v) {
-            if (v.experts() != 1) {
-                throw new GossException(v.name() + ": a dense matrix with experts is not supported");
-            }
-            WeightFormat f = v.format();
-            if (!f.isDense() && f != WeightFormat.Q8_0) {
-                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
-            }
-            int rows = v.rows(), cols = v.cols();
-            CudaBuffer b = own(buffer(4L * rows * cols, v.name()));
-            int chunkRows = (int) Math.max(1, Math.min(rows, (4L << 20) / cols));
-            float[] chunk = new float[chunkRows * cols];
-            for (int r0 = 0; r0 < rows; r0 += chunkRows) {
-                int n = Math.min(chunkRows, rows - r0);
-                for (int r = 0; r < n; r++) {
-                    v.dequantizeRow(0, r0 + r, chunk, r * cols);
-                }
-                b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), 4L * r0 * cols);
-            }
-            return new Dense(b, rows, cols);
+        private Dense dense(WeightView... parts) {
+            return uploadDense(owned, parts);
         }
 
         private Mx mx(WeightView v) {
@@ -558,6 +616,79 @@ public final class CudaBackend implements Backend {
         }
     }
 
+    /**
+     * The rows of {@code parts} (same width), one after the other, in the format {@link #deviceFormat} picks:
+     * F32, F16 and BF16 rows copied as stored; Q8_0 split into its bytes and its scales;
+     * anything else decoded to F32 rows; in chunks of at most 4 Mi values. The buffer is added to {@code owned}.
+     */
+    Dense uploadDense(List<CudaBuffer> owned, WeightView... parts) {
+        int rows = 0, cols = parts[0].cols();
+        for (WeightView v : parts) {
+            if (v.experts() != 1) {
+                throw new GossException(v.name() + ": a dense matrix with experts is not supported");
+            }
+            WeightFormat f = v.format();
+            if (!f.isDense() && f != WeightFormat.Q8_0) {
+                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+            }
+            if (v.cols() != cols) {
+                throw new GossException(v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
+            }
+            rows = Math.addExact(rows, v.rows());
+        }
+        WeightFormat f = deviceFormat(parts);
+        long rowBytes = f.rowBytes(cols); // Q8_0: the file's bytes, codes and scales apart
+        CudaBuffer b = buffer(rowBytes * rows, parts[0].name());
+        owned.add(b);
+        if (f == WeightFormat.Q8_0) {
+            long scales = (long) rows * cols, at = 0;
+            for (WeightView v : parts) {
+                uploadQ8_0(b, at, scales + 2 * (at / 32), v);
+                at += (long) v.rows() * cols;
+            }
+            return new Dense(b.address(), b.address() + scales, rows, cols, f);
+        }
+        long at = 0;
+        for (WeightView v : parts) {
+            if (f == v.format()) {
+                copyRows(b, at, v.data(), v.rows(), 1, rowBytes, v::rowOffset);
+            } else {
+                int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
+                float[] chunk = new float[chunkRows * cols];
+                for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
+                    int n = Math.min(chunkRows, v.rows() - r0);
+                    for (int r = 0; r < n; r++) {
+                        v.dequantizeRow(0, r0 + r, chunk, r * cols);
+                    }
+                    b.copyFrom(MemorySegment.ofArray(chunk).asSlice(0, 4L * n * cols), at + 4L * r0 * cols);
+                }
+            }
+            at += rowBytes * v.rows();
+        }
+        return new Dense(b.address(), 0, rows, cols, f);
+    }
+
+    /** The Q8_0 rows of {@code v}: their bytes to {@code b} at {@code codesAt}, their F16 scales at {@code scalesAt}. */
+    private static void uploadQ8_0(CudaBuffer b, long codesAt, long scalesAt, WeightView v) {
+        int cols = v.cols(), blocks = cols / 32;
+        int chunkRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / cols));
+        byte[] codes = new byte[chunkRows * cols];
+        short[] scales = new short[chunkRows * blocks];
+        for (int r0 = 0; r0 < v.rows(); r0 += chunkRows) {
+            int n = Math.min(chunkRows, v.rows() - r0);
+            for (int r = 0; r < n; r++) {
+                long row = v.rowOffset(0, r0 + r);
+                for (int g = 0; g < blocks; g++) {
+                    long block = row + (long) g * Q8_0.BLOCK_BYTES;
+                    scales[r * blocks + g] = v.data().get(LE.I16, block);
+                    MemorySegment.copy(v.data(), ValueLayout.JAVA_BYTE, block + 2, codes, r * cols + g * 32, 32);
+                }
+            }
+            b.copyFrom(MemorySegment.ofArray(codes).asSlice(0, (long) n * cols), codesAt + (long) r0 * cols);
+            b.copyFrom(MemorySegment.ofArray(scales).asSlice(0, 2L * n * blocks), scalesAt + 2L * r0 * blocks);
+        }
+    }
+
     interface RowOffset {
         long at(int expert, int row);
     }
@@ -565,10 +696,22 @@ public final class CudaBackend implements Backend {
     /** Gathers {@code experts × rows} rows of {@code rowBytes} into one device buffer, in pieces of about 64 MiB. */
     private CudaBuffer uploadRows(MemorySegment src, int rows, int experts, long rowBytes, RowOffset off, long total, String what) {
         CudaBuffer b = buffer(total, what);
+        try {
+            copyRows(b, 0, src, rows, experts, rowBytes, off);
+        } catch (RuntimeException e) {
+            b.close();
+            throw e;
+        }
+        return b;
+    }
+
+    /** Copies {@code experts × rows} rows of {@code rowBytes} to {@code b} from byte {@code at} on, in pieces of about 64 MiB. */
+    private static void copyRows(CudaBuffer b, long at, MemorySegment src, int rows, int experts, long rowBytes, RowOffset off) {
+        long total = rowBytes * rows * experts;
         try (Arena arena = Arena.ofConfined()) {
             long pieceRows = Math.max(1, (64L << 20) / Math.max(1, rowBytes));
             MemorySegment staging = arena.allocate(Math.min(total, pieceRows * rowBytes), 64);
-            long pos = 0, filled = 0, base = 0;
+            long pos = 0, filled = 0, base = at;
             for (int e = 0; e < experts; e++) {
                 for (int r = 0; r < rows; r++) {
                     MemorySegment.copy(src, off.at(e, r), staging, filled, rowBytes);
@@ -581,11 +724,7 @@ public final class CudaBackend implements Backend {
                     }
                 }
             }
-        } catch (RuntimeException e) {
-            b.close();
-            throw e;
         }
-        return b;
     }
 
     // ---- memory SPI -----------------------------------------------------------------------------
@@ -645,18 +784,23 @@ public final class CudaBackend implements Backend {
     public LoadedWeights loadWeights(ModelWeights weights) {
         long need = deviceBytes(weights), free = freeBytes();
         if (need > free) {
-            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device (dense matrices as F32) but "
+            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need)
+                    + " on the device (dense matrices in their checkpoint formats) but "
                     + ctx.device().name() + " has " + KvCacheSpec.humanBytes(free) + " free");
         }
         drain();
         return new Weights(weights);
     }
 
-    /** What {@link Weights} allocates for {@code m}: dense matrices and vectors as F32, MXFP4 as stored. */
+    /**
+     * What {@link Weights} allocates for {@code m}: dense matrices in their {@link #deviceFormat}, vectors as F32,
+     * MXFP4 as stored.
+     */
     static long deviceBytes(ModelWeights m) {
-        long total = f32Bytes(m.embedding()) + f32Bytes(m.unembedding()) + f32Bytes(m.finalNorm());
+        long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + f32Bytes(m.finalNorm());
         for (LayerWeights l : m.layers()) {
-            for (WeightView v : new WeightView[]{l.q(), l.k(), l.v(), l.out(), l.router(), l.attnNorm(), l.mlpNorm(), l.sinks(),
+            total += denseBytes(l.q(), l.k(), l.v()) + denseBytes(l.out()) + denseBytes(l.router());
+            for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(),
                     l.qBias(), l.kBias(), l.vBias(), l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()}) {
                 total += f32Bytes(v);
             }
@@ -670,6 +814,28 @@ public final class CudaBackend implements Backend {
 
     private static long f32Bytes(WeightView v) {
         return 4L * v.experts() * v.rows() * v.cols();
+    }
+
+    /**
+     * The device format of a dense matrix made of the rows of {@code parts}: their own when all are F32, F16,
+     * BF16 (with adjacent values) or Q8_0 alike, else F32.
+     */
+    static WeightFormat deviceFormat(WeightView... parts) {
+        WeightFormat f = parts[0].format();
+        for (WeightView v : parts) {
+            if (v.format() != f || !(f == WeightFormat.Q8_0 || f.isDense() && v.colStride() == 1)) {
+                return WeightFormat.F32;
+            }
+        }
+        return f;
+    }
+
+    private static long denseBytes(WeightView... parts) {
+        long bytes = 0;
+        for (WeightView v : parts) {
+            bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
+        }
+        return bytes;
     }
 
     @Override
@@ -715,20 +881,25 @@ public final class CudaBackend implements Backend {
     @Override
     public void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
         Weights w = (Weights) lw;
-        int vocab = w.config.vocabSize(), h = w.config.hiddenSize();
+        int vocab = w.config.vocabSize();
         for (int id : tokens) {
             if (id < 0 || id >= vocab) {
                 throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             }
         }
+        embed(w.embedding, tokens, out);
+    }
+
+    /** out[t, :] = row tokens[t] of {@code table} as F32 (ids already checked). */
+    void embed(Dense table, int[] tokens, DeviceTensor out) {
         queue.flush();
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
         tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
         if (tokens.length == 1) {
             queue.beginStep(); // a decode step: recorded until its logits or argmax, then run as a CUDA graph
         }
-        launch(kEmbed, Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
-                args().ptr(w.embedding.buf()).ptr(tokensBuf).i32(tokens.length).i32(h).ptr(t(out).ptr()));
+        launch(denseKernels.get(table.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
+                args().ptr(table.ptr()).ptr(table.scales()).ptr(tokensBuf).i32(tokens.length).i32(table.cols()).ptr(t(out).ptr()));
     }
 
     @Override
@@ -745,28 +916,62 @@ public final class CudaBackend implements Backend {
                 args().ptr(in.ptr()).ptr(scale).ptr(t(out).ptr()).i32(in.cols).f32(w.config.rmsNormEps()));
     }
 
-    /** out[t, :] = W·x[t, :] (+ bias) for t < T, x and out raw device pointers. */
-    private void matmul(Dense d, CudaBuffer bias, long x, int T, long out) {
-        int warps = linearBlock / 32;
-        launch(kLinear, ceilDiv(d.rows(), warps), T, linearBlock, 0,
-                args().ptr(d.buf()).ptr(bias == null ? 0L : bias.address()).i32(bias == null ? 0 : 1)
-                        .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out));
+    /** out[t, :] = W·x[t, :] (+ bias) for t < T; x, bias (0: none) and out device addresses. */
+    private void matmul(Dense d, long bias, long x, int T, long out) {
+        matmul(d, bias, x, T, out, d.rows(), 0, 0, 0);
+    }
+
+    /**
+     * Warps per row of the matvec: 1, or for a matrix with too few rows to give each multiprocessor 16 warps (the
+     * router), the power of two (dividing the warps of a block) that comes closest without passing it, so that
+     * its rows are read by more warps at once.
+     */
+    static int matvecSplit(int rows, int warpsPerBlock, int multiprocessors) {
+        long target = 16L * Math.max(1, multiprocessors);
+        int split = 1;
+        while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target) {
+            split *= 2;
+        }
+        return split;
+    }
+
+    /**
+     * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
+     * out2 (a fused QKV): matvec for T below {@link #gemmMinT}, else the tiled GEMM.
+     */
+    private void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
+        DenseKernels k = denseKernels.get(d.format());
+        KernelArgs a = args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).i32(bias == 0 ? 0 : 1)
+                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
+        if (T < gemmMinT) {
+            int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, ctx.device().multiprocessors());
+            launch(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0, a.i32(split));
+        } else {
+            launch(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0, a);
+        }
     }
 
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
-        matmul(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], t(x).ptr(), x.rows(), t(out).ptr());
+        linear(w.dense[layer][which.ordinal()], w.bias[layer][which.ordinal()], x, out);
+    }
+
+    /** out = x·Wᵀ (+ bias: a device address of d.rows() floats, or 0). */
+    void linear(Dense d, long bias, DeviceTensor x, DeviceTensor out) {
+        if (x.cols() != d.cols() || out.cols() != d.rows() || out.rows() != x.rows()) {
+            throw new GossException("linear: " + x.rows() + "x" + x.cols() + " times a " + d.rows() + "x" + d.cols()
+                    + " matrix into " + out.rows() + "x" + out.cols());
+        }
+        matmul(d, bias, t(x).ptr(), x.rows(), t(out).ptr());
     }
 
     @Override
     public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
         Weights w = (Weights) lw;
         ModelConfig c = w.config;
-        linear(lw, layer, DenseKind.Q, x, q);
-        linear(lw, layer, DenseKind.K, x, k);
-        linear(lw, layer, DenseKind.V, x, v);
         int T = x.rows(), hd = c.headDim();
+        matmul(w.qkv[layer], w.qkvBias[layer], t(x).ptr(), T, t(q).ptr(), c.qDim(), t(k).ptr(), c.kvDim(), t(v).ptr());
         CudaBuffer table = w.rope(Math.addExact(start, T));
         queue.position(start);
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
@@ -914,7 +1119,7 @@ public final class CudaBackend implements Backend {
             return 0;
         }
         logitsBuf = grow(logitsBuf, 4L * n * vocab, "logits");
-        matmul(w.unembedding, null, t(x).ptr() + 4L * fromRow * x.cols(), n, logitsBuf.address());
+        matmul(w.unembedding, 0L, t(x).ptr() + 4L * fromRow * x.cols(), n, logitsBuf.address());
         return n;
     }
 
@@ -970,6 +1175,7 @@ public final class CudaBackend implements Backend {
             }
             scratch.clear();
             ops.close();
+            denseModule.close();
             rms.close();
             addModule.close();
             moePrefill.close();

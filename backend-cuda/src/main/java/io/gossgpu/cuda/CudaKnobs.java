@@ -8,7 +8,8 @@ import java.util.List;
 /**
  * Launch knobs of the CUDA kernels ({@link Knob}): {@code GOSS_CUDA_<KERNEL>_BLOCK} or
  * {@code -Dgoss.cuda.<kernel>.block}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
- * kernel's registers allow fewer on the device).
+ * kernel's registers allow fewer on the device); and the linear layers' split between matvec and GEMM and
+ * the GEMM's tile ({@code GOSS_CUDA_LINEAR_GEMM_T}, {@code _TILE_T}, {@code _TILE_R}).
  */
 final class CudaKnobs {
     private CudaKnobs() {}
@@ -33,7 +34,16 @@ final class CudaKnobs {
             "a split count", "decode attention: blocks per KV head over the keys (sdpa_prefill.cu), 0 for sdpa_f32")
             .tuneValues(0, 4, 8, 16, 32, 64, 128);
 
-    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS);
+    /** From this many tokens on a linear layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
+    static final Knob LINEAR_GEMM_T = Knob.of(CudaBackend.NAME, "LINEAR", "GEMM_T", 9, KnobValues.range(1, Integer.MAX_VALUE),
+            "tokens", "tokens from which a linear layer takes the tiled GEMM instead of the matvec").tuneValues(2, 5, 9, 17, 33);
+    static final Knob LINEAR_TILE_T = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_T", 64, KnobValues.oneOf(32, 64),
+            "tokens per tile", "tokens per tile of the linear GEMM (weights are read once per tile)");
+    static final Knob LINEAR_TILE_R = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_R", 64, KnobValues.oneOf(64, 128),
+            "rows per tile", "output rows per tile of the linear GEMM");
+
+    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
+            MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS);
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

@@ -77,8 +77,10 @@ class CudaBackendProviderTest {
         if (manifest.isEmpty()) {
             return; // a build without nvcc and prebuilt PTX: CudaKernelsTest covers the message
         }
-        String[][] entries = {{"ops", "embed_f32", "linear_f32", "rope_f32", "sdpa_f32", "kv_store_f32", "topk_softmax_f32",
-                "moe_gate_up", "moe_down", "argmax_f32"}, {"rmsnorm", "rmsnorm_f32"}, {"add", "add_f32"}};
+        String[][] entries = {{"ops", "rope_f32", "sdpa_f32", "kv_store_f32", "topk_softmax_f32",
+                "moe_gate_up", "moe_down", "argmax_f32"}, {"rmsnorm", "rmsnorm_f32"}, {"add", "add_f32"},
+                java.util.stream.Stream.concat(java.util.stream.Stream.of("dense"),
+                        CudaKernelSignaturesTest.DENSE.keySet().stream()).toArray(String[]::new)};
         for (String arch : manifest.get().archs()) {
             for (String[] m : entries) {
                 String ptx = new String(CudaKernels.ptx(m[0], arch), java.nio.charset.StandardCharsets.UTF_8);

@@ -20,8 +20,6 @@ class CudaKernelSignaturesTest {
     static final Map<String, String> OPS = new LinkedHashMap<>();
 
     static {
-        OPS.put("embed_f32", "ppiip");
-        OPS.put("linear_f32", "ppipiiip");
         OPS.put("rope_f32", "piiipp");
         OPS.put("sdpa_f32", "pppppppipiiiiiif");
         OPS.put("kv_store_f32", "ppppipiii");
@@ -36,6 +34,19 @@ class CudaKernelSignaturesTest {
             "moe_gate_up_tiled", "ppppipppppppiiifp",
             "moe_down_tiled", "ppippppppiip",
             "moe_combine", "ppiiip");
+
+    /** dense.cu: embed, matvec and every GEMM tile, once per element type. */
+    static final Map<String, String> DENSE = new LinkedHashMap<>();
+
+    static {
+        for (String e : new String[]{"bf16", "f16", "f32", "q8_0"}) {
+            DENSE.put("dense_embed_" + e, "pppiip");
+            DENSE.put("dense_matvec_" + e, "pppipiiipipipi");
+            for (String tile : new String[]{"32x64", "64x64", "32x128", "64x128"}) {
+                DENSE.put("dense_gemm_" + e + "_" + tile, "pppipiiipipip");
+            }
+        }
+    }
 
     static String signature(String ptx, String entry) {
         Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL).matcher(ptx);
@@ -63,6 +74,8 @@ class CudaKernelSignaturesTest {
         for (String arch : manifest.get().archs()) {
             String ops = new String(CudaKernels.ptx("ops", arch), StandardCharsets.UTF_8);
             OPS.forEach((entry, sig) -> assertEquals(sig, signature(ops, entry), entry + " in ops." + arch + ".ptx"));
+            String dense = new String(CudaKernels.ptx("dense", arch), StandardCharsets.UTF_8);
+            DENSE.forEach((entry, sig) -> assertEquals(sig, signature(dense, entry), entry + " in dense." + arch + ".ptx"));
             assertEquals("pppif", signature(new String(CudaKernels.ptx("rmsnorm", arch), StandardCharsets.UTF_8), "rmsnorm_f32"));
             assertEquals("pppp", signature(new String(CudaKernels.ptx("add", arch), StandardCharsets.UTF_8), "add_f32"));
             String moe = new String(CudaKernels.ptx("moe_prefill", arch), StandardCharsets.UTF_8);

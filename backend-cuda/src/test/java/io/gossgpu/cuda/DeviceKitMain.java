@@ -26,7 +26,8 @@ public final class DeviceKitMain {
     public static void main(String[] args) throws Exception {
         String[] classes = args.length > 0 ? args
                 : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
-                CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName()};
+                CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName(),
+                CudaDenseTest.class.getName(), CudaGgufTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));

@@ -1,0 +1,233 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightFormat;
+import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.Bf16;
+import io.gossgpu.quant.F16;
+import io.gossgpu.quant.LE;
+import io.gossgpu.quant.Q8_0;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The dense.cu kernels where the conformance kit does not reach: every device format (BF16, F16, F32, Q8_0),
+ * widths that take the 16-byte loads and widths that do not (odd, 4 mod 8), token counts around the matvec
+ * chunk (8) and the GEMM tiles (32, 64), every GEMM tile, and the matvec over several chunks. The oracle is the engine's own decode ({@link WeightView#dequantizeRow}, what the reference backend
+ * uses) with sums in double, at the kit's per-op tolerance; the embedding lookup must be bit-exact. Skipped
+ * without a CUDA device (runs under the fake driver's emulator).
+ */
+class CudaDenseTest {
+    /**
+     * rows × cols: 16-byte loads for every format, none (odd), F32 only (4 mod 8), partial tiles of every size,
+     * and gpt-oss-20b's width (2880: 360 loads of 8 BF16 per row, a partial last round of the 32 lanes); on the
+     * fake driver's 4 multiprocessors the matvec splits rows wide enough for every warp of the split to have a
+     * share: 5 and 6 rows over 8 warps, 20 over 2. Q8_0 rounds cols up to whole 32-value blocks.
+     */
+    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {5, 2880}, {20, 1000}, {6, 1001}};
+    static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
+
+    /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
+    static final Map<String, Map<String, String>> SETTINGS = Map.of(
+            "default", Map.of(),
+            "gemm32x64", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "64"),
+            "gemm32x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "128"),
+            "gemm64x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "64", "goss.cuda.linear.tile.r", "128"),
+            "matvec", Map.of("goss.cuda.linear.gemm.t", "34", "goss.cuda.linear.block", "96"));
+
+    static void requireDevice() {
+        CudaDriver.Availability a = CudaDriver.backendAvailability();
+        assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
+    }
+
+    static CudaBackend backend(Map<String, String> knobs) {
+        requireDevice();
+        knobs.forEach(System::setProperty);
+        try {
+            return CudaBackend.create();
+        } finally {
+            knobs.keySet().forEach(System::clearProperty);
+        }
+    }
+
+    /** A rows × cols matrix of random values in {@code f}, rows 6 bytes apart (a gather at upload). */
+    static WeightView matrix(Arena arena, WeightFormat f, int rows, int cols, long seed) {
+        SplittableRandom r = new SplittableRandom(seed);
+        float[] v = new float[cols];
+        long rowBytes = f.rowBytes(cols), stride = rowBytes + 6;
+        MemorySegment m = arena.allocate(stride * rows, 8);
+        for (int i = 0; i < rows; i++) {
+            for (int c = 0; c < cols; c++) {
+                v[c] = (float) r.nextGaussian();
+            }
+            long at = i * stride;
+            switch (f) {
+                case F32 -> {
+                    for (int c = 0; c < cols; c++) m.set(LE.F32, at + 4L * c, v[c]);
+                }
+                case BF16 -> {
+                    for (int c = 0; c < cols; c++) m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x8003 : Bf16.fromFloat(v[c])); // a subnormal
+                }
+                case F16 -> {
+                    for (int c = 0; c < cols; c++) m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x83ff : F16.fromFloat(v[c])); // a subnormal
+                }
+                case Q8_0 -> MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(v, 0, cols)), 0, m, at, rowBytes);
+                default -> throw new IllegalArgumentException(f.toString());
+            }
+        }
+        return new WeightView("test " + f, f, 1, rows, cols, m, 0, 0, stride, 1, null, 0, 0, 0);
+    }
+
+    static DeviceTensor tensor(CudaBackend b, int rows, int cols, float[] values) {
+        DeviceTensor t = b.allocate(rows, cols);
+        if (values != null) {
+            b.write(t, values);
+        }
+        return t;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"default", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
+    void linearMatchesTheExactDecodeInEveryFormat(String setting) {
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
+        try (CudaBackend b = backend(SETTINGS.get(setting)); Arena arena = Arena.ofConfined()) {
+            for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
+                for (int[] shape : SHAPES) {
+                    int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];
+                    WeightView w = matrix(arena, f, rows, cols, 31L * rows + cols);
+                    CudaBackend.Dense d = b.uploadDense(owned, w);
+                    assertEquals(f, d.format(), "device format of " + f);
+                    float[][] wr = new float[rows][cols];
+                    for (int i = 0; i < rows; i++) {
+                        w.dequantizeRow(0, i, wr[i], 0);
+                    }
+                    SplittableRandom r = new SplittableRandom(rows * 7L + cols);
+                    float[] bias = new float[rows];
+                    for (int i = 0; i < rows; i++) {
+                        bias[i] = (float) r.nextGaussian();
+                    }
+                    for (int T : TOKENS) {
+                        float[] x = new float[T * cols];
+                        for (int i = 0; i < x.length; i++) {
+                            x[i] = (float) r.nextGaussian();
+                        }
+                        boolean withBias = T % 2 == 1;
+                        float[] want = new float[T * rows];
+                        for (int t = 0; t < T; t++) {
+                            for (int i = 0; i < rows; i++) {
+                                double s = withBias ? bias[i] : 0;
+                                for (int c = 0; c < cols; c++) {
+                                    s += (double) wr[i][c] * x[t * cols + c];
+                                }
+                                want[t * rows + i] = (float) s;
+                            }
+                        }
+                        try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
+                             DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                            b.linear(d, withBias ? ((CudaBackend.Tensor) bt).ptr() : 0L, xt, out);
+                            BackendConformanceKit.assertClose(setting + " " + f + " " + rows + "x" + cols + " T=" + T,
+                                    want, b.read(out), T, rows, 1e-4);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void embeddingRowsDecodeBitExactly() {
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
+        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
+            for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
+                int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
+                WeightView w = matrix(arena, f, rows, cols, 5);
+                CudaBackend.Dense d = b.uploadDense(owned, w);
+                int[] tokens = {36, 0, 3, 36, 17};
+                float[] want = new float[tokens.length * cols];
+                for (int t = 0; t < tokens.length; t++) {
+                    w.dequantizeRow(0, tokens[t], want, t * cols);
+                }
+                try (DeviceTensor out = tensor(b, tokens.length, cols, null)) {
+                    b.embed(d, tokens, out);
+                    float[] got = b.read(out);
+                    for (int i = 0; i < want.length; i++) {
+                        assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), f + " value " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aLinearOfTheWrongShapeIsAGossException() {
+        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
+        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
+            CudaBackend.Dense d = b.uploadDense(owned, matrix(arena, WeightFormat.BF16, 4, 8, 1));
+            try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
+                GossException e = assertThrows(GossException.class, () -> b.linear(d, 0L, x, out));
+                assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void fewRowsAreSplitOverTheWarpsOfABlock() {
+        assertEquals(8, CudaBackend.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
+        assertEquals(1, CudaBackend.matvecSplit(2880, 8, 132));
+        assertEquals(1, CudaBackend.matvecSplit(5120, 8, 132));
+        assertEquals(1, CudaBackend.matvecSplit(5, 3, 4)); // 3 warps: no power of two above 1 divides them
+        assertEquals(2, CudaBackend.matvecSplit(20, 8, 4));
+        assertEquals(8, CudaBackend.matvecSplit(5, 8, 4));
+        assertEquals(1, CudaBackend.matvecSplit(33, 8, 4));
+    }
+
+    @Test
+    void linearKnobsAreValidated() {
+        assertEquals("goss.cuda.linear.gemm.t", CudaKnobs.LINEAR_GEMM_T.propertyName());
+        assertEquals("GOSS_CUDA_LINEAR_TILE_T", CudaKnobs.LINEAR_TILE_T.envName());
+        assertEquals(9, CudaKnobs.LINEAR_GEMM_T.defaultValue());
+        assertEquals(128, CudaKnobs.LINEAR_TILE_R.parse("128", Integer.MAX_VALUE, null));
+        Object[][] bad = {{CudaKnobs.LINEAR_TILE_T, "48", "one of 32, 64"}, {CudaKnobs.LINEAR_TILE_T, "128", "one of 32, 64"},
+                {CudaKnobs.LINEAR_TILE_R, "32", "one of 64, 128"}, {CudaKnobs.LINEAR_GEMM_T, "0", "an integer of at least 1"},
+                {CudaKnobs.LINEAR_GEMM_T, "x", "an integer of at least 1"}};
+        for (Object[] k : bad) {
+            io.gossgpu.backend.Knob knob = (io.gossgpu.backend.Knob) k[0];
+            GossException e = assertThrows(GossException.class, () -> knob.parse((String) k[1], Integer.MAX_VALUE, null));
+            assertTrue(e.getMessage().startsWith("invalid " + knob.envName() + "=" + k[1] + ": ")
+                    && e.getMessage().endsWith(" must be " + k[2]), e.getMessage());
+        }
+        assertTrue(CudaKnobs.ALL.containsAll(java.util.List.of(CudaKnobs.LINEAR_GEMM_T, CudaKnobs.LINEAR_TILE_T, CudaKnobs.LINEAR_TILE_R)));
+    }
+
+    @Test
+    void deviceBytesCountsDenseMatricesAsStored() {
+        ModelConfig c = TestModelPresets.tiny();
+        try (Checkpoint ck = new TestModelGenerator(c, 1).inMemory()) {
+            long h = c.hiddenSize(), q = c.qDim(), kv = c.kvDim(), e = c.numExperts(), i = c.intermediateSize();
+            long dense = 2 * (2L * c.vocabSize() * h + c.numHiddenLayers() * ((q + 2 * kv) * h + h * q + e * h)); // BF16
+            long vectors = 4 * (h + c.numHiddenLayers() * (2 * h + c.numAttentionHeads() + q + 2 * kv + h + e + e * 2 * i + e * h));
+            long experts = c.numHiddenLayers() * e * (2 * i * h / 2 + 2 * i * h / 32 + h * i / 2 + h * i / 32); // codes + scales
+            assertEquals(dense + vectors + experts, CudaBackend.deviceBytes(ModelWeights.of(ck)));
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightFormat;
+import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The dense ops on GGUF files, which the kit (OpenAI layout, BF16) does not load: Q, K and V as three file
+ * tensors fused into one device matrix, and each dense type the writer has (BF16; F32; ggml-org's Q8_0 attention
+ * and embeddings with an F32 router), on the cuda backend against the reference at the kit's per-op tolerance.
+ * Skipped without a CUDA device.
+ */
+class CudaGgufTest {
+    @TempDir
+    Path dir;
+
+    static void compare(String what, Backend ref, DeviceTensor want, CudaBackend cuda, DeviceTensor got) {
+        BackendConformanceKit.assertClose(what, ref.read(want), cuda.read(got), want.rows(), want.cols(), 1e-4);
+    }
+
+    @ParameterizedTest
+    @EnumSource(GgufWriter.DenseType.class)
+    void denseOpsMatchTheReference(GgufWriter.DenseType type) {
+        CudaDriver.Availability a = CudaDriver.backendAvailability();
+        assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
+        ModelConfig c = TestModelPresets.tiny();
+        Path f = dir.resolve("m-" + type + ".gguf");
+        GgufWriter.write(new TestModelGenerator(c, 41), f, GgufWriter.Options.defaults().withDense(type));
+        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); CudaBackend cuda = CudaBackend.create();
+             Backend ref = new ReferenceBackend()) {
+            ModelWeights w = ModelWeights.of(ck);
+            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights theirs = ref.loadWeights(w)) {
+                CudaBackend.Weights cw = (CudaBackend.Weights) mine;
+                WeightFormat attention = switch (type) {
+                    case BF16 -> WeightFormat.BF16;
+                    case F32 -> WeightFormat.F32;
+                    case Q8_0 -> WeightFormat.Q8_0;
+                };
+                assertEquals(attention, cw.qkv[0].format(), "fused QKV on the device");
+                assertEquals(attention, cw.embedding.format(), "embedding on the device");
+                assertEquals(type == GgufWriter.DenseType.BF16 ? WeightFormat.BF16 : WeightFormat.F32,
+                        cw.dense[0][DenseKind.ROUTER.ordinal()].format(), "router on the device");
+                SplittableRandom r = new SplittableRandom(7);
+                for (int T : new int[]{1, 17}) {
+                    int[] tokens = r.ints(T, 0, c.vocabSize()).toArray();
+                    try (DeviceTensor em = cuda.allocate(T, c.hiddenSize()); DeviceTensor er = ref.allocate(T, c.hiddenSize())) {
+                        cuda.embed(mine, tokens, em);
+                        ref.embed(theirs, tokens, er);
+                        compare(type + " embed T=" + T, ref, er, cuda, em);
+                        for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
+                            for (DenseKind kind : DenseKind.values()) {
+                                float[] x = new float[T * kind.cols(c)];
+                                for (int i = 0; i < x.length; i++) {
+                                    x[i] = (float) r.nextGaussian();
+                                }
+                                try (DeviceTensor xm = cuda.allocate(T, kind.cols(c)); DeviceTensor xr = ref.allocate(T, kind.cols(c));
+                                     DeviceTensor om = cuda.allocate(T, kind.rows(c)); DeviceTensor or = ref.allocate(T, kind.rows(c))) {
+                                    cuda.write(xm, x);
+                                    ref.write(xr, x);
+                                    cuda.linear(mine, layer, kind, xm, om);
+                                    ref.linear(theirs, layer, kind, xr, or);
+                                    compare(type + " linear " + kind + " layer " + layer + " T=" + T, ref, or, cuda, om);
+                                }
+                            }
+                            try (DeviceTensor qm = cuda.allocate(T, c.qDim()); DeviceTensor qr = ref.allocate(T, c.qDim());
+                                 DeviceTensor km = cuda.allocate(T, c.kvDim()); DeviceTensor kr = ref.allocate(T, c.kvDim());
+                                 DeviceTensor vm = cuda.allocate(T, c.kvDim()); DeviceTensor vr = ref.allocate(T, c.kvDim())) {
+                                cuda.qkvRope(mine, layer, em, 5, qm, km, vm);
+                                ref.qkvRope(theirs, layer, er, 5, qr, kr, vr);
+                                compare(type + " qkvRope q layer " + layer + " T=" + T, ref, qr, cuda, qm);
+                                compare(type + " qkvRope k layer " + layer + " T=" + T, ref, kr, cuda, km);
+                                compare(type + " qkvRope v layer " + layer + " T=" + T, ref, vr, cuda, vm);
+                            }
+                        }
+                        BackendConformanceKit.assertClose(type + " logits T=" + T, ref.logits(theirs, er, 0), cuda.logits(mine, em, 0),
+                                T, c.vocabSize(), 1e-4);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,374 @@
+// Dense matrices of the cuda backend (io.gossgpu.cuda.CudaBackend): embedding lookup, and linear
+// layers for decode (matvec) and prefill (tiled GEMM). Weights stay in their checkpoint precision
+// (BF16, F16, F32 or Q8_0), row-major with contiguous rows: element (r, c) at w[r * cols + c]; Q8_0 as
+// signed bytes w[r * cols + c] plus one F16 scale per 32 values, s[r * cols/32 + c/32] (the ggml blocks'
+// bytes, split so that the codes can be read 16 at a time). Every value is decoded exactly to float before use;
+// activations, products and sums are float32 (fmaf), no --use_fast_math, so results match
+// io.gossgpu.cpu.ReferenceBackend to float rounding.
+//
+// Reference formulas:
+//   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact);
+//            Q8_0 -> s * q (exact in float: 8 x 11 significant bits)
+//   embed:   out[t, c] = W[tokens[t], c]
+//   linear:  y[t, r] = sum_c W[r, c] * x[t, c] + b[r]               (b optional: hasBias = 0)
+//            written to up to three tensors (a fused [q; k; v] matrix): rows [0, n0) to out0 (T x n0),
+//            [n0, n0 + n1) to out1 (T x n1), the rest to out2; a plain linear has n0 = rows.
+//
+// Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32, NAME_q8_0. Launch shapes per kernel.
+
+#include "goss_cuda.h"
+
+// ---- element types ------------------------------------------------------------------------------
+// at(w, s, cols, r, c): value (r, c). VEC values per 16-byte load (uint4); unpack decodes the load of
+// values (r, c0 .. c0 + VEC - 1), c0 a multiple of VEC. s is only read by Q8.
+
+__device__ __forceinline__ float bf16_to_float(unsigned int bits)
+{
+    return __uint_as_float((bits & 0xffffu) << 16);
+}
+
+__device__ __forceinline__ float f16_to_float(unsigned int bits)
+{
+    const unsigned int sign = (bits & 0x8000u) << 16;
+    const unsigned int e = (bits >> 10) & 31u;
+    const unsigned int m = bits & 1023u;
+    if (e == 0) {
+        // zero or subnormal: m * 2^-24, exact in float
+        const float v = (float) m * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    if (e == 31) {
+        return __uint_as_float(sign | 0x7f800000u | (m << 13)); // inf or NaN (payload kept)
+    }
+    return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+struct Bf16 {
+    typedef unsigned short T;
+    enum { VEC = 8 };
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
+    {
+        return bf16_to_float(w[r * cols + c]);
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
+    {
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            f[2 * i] = bf16_to_float(u[i]);
+            f[2 * i + 1] = bf16_to_float(u[i] >> 16);
+        }
+    }
+};
+
+struct F16 {
+    typedef unsigned short T;
+    enum { VEC = 8 };
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
+    {
+        return f16_to_float(w[r * cols + c]);
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
+    {
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            f[2 * i] = f16_to_float(u[i] & 0xffffu);
+            f[2 * i + 1] = f16_to_float(u[i] >> 16);
+        }
+    }
+};
+
+struct F32 {
+    typedef float T;
+    enum { VEC = 4 };
+    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
+    {
+        return w[r * cols + c];
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
+    {
+        f[0] = __uint_as_float(q.x);
+        f[1] = __uint_as_float(q.y);
+        f[2] = __uint_as_float(q.z);
+        f[3] = __uint_as_float(q.w);
+    }
+};
+
+struct Q8 {
+    typedef signed char T;
+    enum { VEC = 16 };
+    static __device__ __forceinline__ float at(const T* w, const unsigned short* s, int cols, size_t r, int c)
+    {
+        return f16_to_float(s[r * (cols / 32) + c / 32]) * (float) w[r * cols + c];
+    }
+    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short* s, int cols, size_t r, int c0, float* f)
+    {
+        const float d = f16_to_float(s[r * (cols / 32) + c0 / 32]); // 16 values never straddle a 32-value block
+        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 4; j++) {
+                f[4 * i + j] = d * (float) (signed char) (u[i] >> (8 * j));
+            }
+        }
+    }
+};
+
+__device__ __forceinline__ float dense_warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    }
+    return v;
+}
+
+// Where y[t, r] of a linear goes (see the header).
+__device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, int n1, float* out2, int rows, int t, int r)
+{
+    if (r < n0) {
+        return out0 + (size_t) t * n0 + r;
+    }
+    r -= n0;
+    if (r < n1) {
+        return out1 + (size_t) t * n1 + r;
+    }
+    return out2 + (size_t) t * (rows - n0 - n1) + (r - n1);
+}
+
+// ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
+template <typename E>
+__device__ void embed(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const int* __restrict__ tokens,
+                      int T, int H, float* __restrict__ out)
+{
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        const size_t row = (size_t) tokens[t];
+        for (int c = threadIdx.x; c < H; c += blockDim.x) {
+            out[(size_t) t * H + c] = E::at(w, s, H, row, c);
+        }
+    }
+}
+
+// ---- matvec (decode, small T): `split` warps per output row r ----------------------------------------
+// grid (ceil(rows / (B/32/split))), block B, split a power of two dividing B/32 (more than 1 for matrices
+// with few rows, so that their rows are read by more warps at once). The warps of a row read its weights
+// once per MAXT tokens and keep MAXT sums per lane: with T <= MAXT every weight byte is read once. Lanes
+// take 16-byte pieces of the row (VEC values) when cols is a multiple of VEC and w, x are 16-byte aligned
+// (then every row is); otherwise single values. x rows are read through the cache (every warp reads them).
+// Each warp's sums go through a shuffle tree; with split > 1 the split partial sums are added in shared
+// memory by the row's first warp, in warp order.
+#define DENSE_MATVEC_MAXT 8
+
+template <typename E>
+__device__ void matvec(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,
+                       const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
+                       int n1, float* out2, int split)
+{
+    __shared__ float part[32][DENSE_MATVEC_MAXT];
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int r = blockIdx.x * ((blockDim.x >> 5) / split) + warp / split;
+    const int piece = warp % split; // this warp's share of the row: pieces piece, piece + split, ...
+    const bool live = r < rows;     // no early return: every warp reaches the barriers
+    const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0 && ((size_t) x & 15) == 0;
+    const float b = hasBias && live ? bias[r] : 0.0f;
+    for (int t0 = 0; t0 < T; t0 += DENSE_MATVEC_MAXT) {
+        const int nt = min(DENSE_MATVEC_MAXT, T - t0);
+        const float* xb = x + (size_t) t0 * cols;
+        float acc[DENSE_MATVEC_MAXT];
+        GOSS_PRAGMA(unroll)
+        for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+            acc[t] = 0.0f;
+        }
+        if (live && vec) {
+            const uint4* w4 = reinterpret_cast<const uint4*>(w + (size_t) r * cols);
+            const int n4 = cols / E::VEC;
+            GOSS_PRAGMA(unroll 2)
+            for (int i = piece * 32 + lane; i < n4; i += 32 * split) {
+                float f[E::VEC];
+                const int c0 = i * E::VEC;
+                E::unpack(w4[i], s, cols, r, c0, f);
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    if (t < nt) {
+                        const float4* xt = reinterpret_cast<const float4*>(xb + (size_t) t * cols + c0);
+                        GOSS_PRAGMA(unroll)
+                        for (int j = 0; j < E::VEC / 4; j++) {
+                            const float4 xv = xt[j];
+                            acc[t] = fmaf(f[4 * j], xv.x, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 1], xv.y, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 2], xv.z, acc[t]);
+                            acc[t] = fmaf(f[4 * j + 3], xv.w, acc[t]);
+                        }
+                    }
+                }
+            }
+        } else if (live) {
+            for (int c = piece * 32 + lane; c < cols; c += 32 * split) {
+                const float wv = E::at(w, s, cols, r, c);
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    if (t < nt) {
+                        acc[t] = fmaf(wv, xb[(size_t) t * cols + c], acc[t]);
+                    }
+                }
+            }
+        }
+        GOSS_PRAGMA(unroll)
+        for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+            acc[t] = dense_warp_sum(acc[t]);
+        }
+        if (split == 1) {
+            if (live && lane < nt) {
+                float sum = 0.0f;
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    sum = t == lane ? acc[t] : sum;
+                }
+                *dense_out(out0, n0, out1, n1, out2, rows, t0 + lane, r) = sum + b;
+            }
+        } else {
+            if (lane == 0) {
+                GOSS_PRAGMA(unroll)
+                for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
+                    part[warp][t] = acc[t];
+                }
+            }
+            __syncthreads();
+            if (live && piece == 0 && lane < nt) {
+                float sum = 0.0f;
+                for (int p = 0; p < split; p++) {
+                    sum += part[warp + p][lane];
+                }
+                *dense_out(out0, n0, out1, n1, out2, rows, t0 + lane, r) = sum + b;
+            }
+            __syncthreads(); // part is refilled by the next chunk of tokens
+        }
+    }
+}
+
+// ---- gemm (prefill): one block per tile of TM tokens x TR output rows -----------------------------
+// grid (ceil(rows / TR), min(ceil(T / TM), 65535)), block TM*TR/16 threads, each computing 4 tokens x
+// 4 rows. The tile's x and W slices go through shared memory KB columns at a time (W decoded to float
+// there, read in 16-byte pieces when cols is a multiple of VEC and w is aligned), so every weight is read
+// once per TM tokens. Sums run over c ascending per output.
+#define DENSE_GEMM_KB 16
+
+template <typename E, int TM, int TR>
+__device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,
+                     const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
+                     int n1, float* out2)
+{
+    __shared__ float xs[DENSE_GEMM_KB][TM + 4];
+    __shared__ float ws[DENSE_GEMM_KB][TR + 4];
+    const int threads = TM * TR / 16;
+    const int tid = threadIdx.x;
+    const int tr = tid % (TR / 4); // this thread's rows r0 + tr + (TR/4)*j
+    const int tt = tid / (TR / 4); // this thread's tokens m0 + tt + (TM/4)*i
+    const int r0 = blockIdx.x * TR;
+    const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0;
+    for (int m0 = blockIdx.y * TM; m0 < T; m0 += gridDim.y * TM) {
+        float acc[4][4];
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < 4; i++) {
+            GOSS_PRAGMA(unroll)
+            for (int j = 0; j < 4; j++) {
+                acc[i][j] = 0.0f;
+            }
+        }
+        for (int k0 = 0; k0 < cols; k0 += DENSE_GEMM_KB) {
+            __syncthreads(); // the previous slice's readers are done
+            for (int i = tid; i < TM * DENSE_GEMM_KB; i += threads) {
+                const int m = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
+                const int t = m0 + m, c = k0 + k;
+                xs[k][m] = t < T && c < cols ? x[(size_t) t * cols + c] : 0.0f;
+            }
+            if (vec) {
+                // 16-byte pieces: a piece lies wholly inside or wholly past the row (cols % VEC == 0)
+                for (int i = tid; i < TR * (DENSE_GEMM_KB / E::VEC); i += threads) {
+                    const int n = i / (DENSE_GEMM_KB / E::VEC), k = i % (DENSE_GEMM_KB / E::VEC) * E::VEC;
+                    const int r = r0 + n, c = k0 + k;
+                    float f[E::VEC];
+                    if (r < rows && c < cols) {
+                        E::unpack(reinterpret_cast<const uint4*>(w + (size_t) r * cols + c)[0], s, cols, r, c, f);
+                    } else {
+                        for (int j = 0; j < E::VEC; j++) {
+                            f[j] = 0.0f;
+                        }
+                    }
+                    for (int j = 0; j < E::VEC; j++) {
+                        ws[k + j][n] = f[j];
+                    }
+                }
+            } else {
+                for (int i = tid; i < TR * DENSE_GEMM_KB; i += threads) {
+                    const int n = i / DENSE_GEMM_KB, k = i % DENSE_GEMM_KB;
+                    const int r = r0 + n, c = k0 + k;
+                    ws[k][n] = r < rows && c < cols ? E::at(w, s, cols, r, c) : 0.0f;
+                }
+            }
+            __syncthreads();
+            const int kn = min(DENSE_GEMM_KB, cols - k0);
+            GOSS_PRAGMA(unroll 4)
+            for (int k = 0; k < kn; k++) {
+                float a[4], bw[4];
+                GOSS_PRAGMA(unroll)
+                for (int i = 0; i < 4; i++) {
+                    a[i] = xs[k][tt + (TM / 4) * i];
+                    bw[i] = ws[k][tr + (TR / 4) * i];
+                }
+                GOSS_PRAGMA(unroll)
+                for (int i = 0; i < 4; i++) {
+                    GOSS_PRAGMA(unroll)
+                    for (int j = 0; j < 4; j++) {
+                        acc[i][j] = fmaf(bw[j], a[i], acc[i][j]);
+                    }
+                }
+            }
+        }
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < 4; i++) {
+            const int t = m0 + tt + (TM / 4) * i;
+            if (t >= T) {
+                continue;
+            }
+            GOSS_PRAGMA(unroll)
+            for (int j = 0; j < 4; j++) {
+                const int r = r0 + tr + (TR / 4) * j;
+                if (r < rows) {
+                    *dense_out(out0, n0, out1, n1, out2, rows, t, r) = acc[i][j] + (hasBias ? bias[r] : 0.0f);
+                }
+            }
+        }
+    }
+}
+
+// ---- entry points ---------------------------------------------------------------------------------
+#define DENSE_LINEAR_ARGS(E)                                                                                  \
+    (const E::T* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias, int hasBias,    \
+     const float* __restrict__ x,                                                                             \
+     int T, int cols, int rows, float* out0, int n0, float* out1, int n1, float* out2)
+#define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
+    extern "C" __global__ void name DENSE_LINEAR_ARGS(E)                                                          \
+    {                                                                                                         \
+        gemm<E, TM, TR>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
+    }
+#define DENSE_ENTRIES(suffix, E)                                                                              \
+    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s,  \
+                                                    const int* __restrict__ tokens, int T, int H,             \
+                                                    float* __restrict__ out)                                  \
+    {                                                                                                         \
+        embed<E>(w, s, tokens, T, H, out);                                                                       \
+    }                                                                                                         \
+    extern "C" __global__ void dense_matvec_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s, \
+        const float* __restrict__ bias, int hasBias, const float* __restrict__ x, int T, int cols, int rows,  \
+        float* out0, int n0, float* out1, int n1, float* out2, int split)                                     \
+    {                                                                                                         \
+        matvec<E>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2, split);                    \
+    }                                                                                                         \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x128, E, 32, 128)                                                \
+    DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x128, E, 64, 128)
+
+DENSE_ENTRIES(bf16, Bf16)
+DENSE_ENTRIES(f16, F16)
+DENSE_ENTRIES(f32, F32)
+DENSE_ENTRIES(q8_0, Q8)
