@@ -3,6 +3,7 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
@@ -399,48 +400,29 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    final class Cache implements KvCache {
-        final KvCacheSpec spec;
-        final CudaBuffer[] keys, values;
-
-        Cache(KvCacheSpec spec) {
-            this.spec = spec;
-            int layers = spec.config().numHiddenLayers();
-            keys = new CudaBuffer[layers];
-            values = new CudaBuffer[layers];
-            try {
-                for (int l = 0; l < layers; l++) {
-                    long bytes = 4L * spec.slots(l) * spec.config().kvDim();
-                    keys[l] = zeroed(bytes, spec.describe() + ", layer " + l + " keys,");
-                    values[l] = zeroed(bytes, spec.describe() + ", layer " + l + " values,");
-                }
-            } catch (RuntimeException e) {
-                close();
-                throw e;
-            }
+    /**
+     * Buffers for {@link DeviceKvCache}: zero-filled; released after the stream is drained, and not at all once
+     * the backend is closed (releasing the context freed them).
+     */
+    private final DeviceKvCache.Memory<CudaBuffer> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public CudaBuffer allocate(long bytes, String what) {
+            return zeroed(bytes, what);
         }
 
         @Override
-        public KvCacheSpec spec() {
-            return spec;
-        }
-
-        @Override
-        public void close() {
+        public void release(CudaBuffer b, long bytes) {
             if (closed) {
                 return;
             }
             drain();
-            for (int l = 0; l < keys.length; l++) {
-                if (keys[l] != null) {
-                    keys[l].close();
-                }
-                if (values[l] != null) {
-                    values[l].close();
-                }
-                keys[l] = values[l] = null;
-            }
+            b.close();
         }
+    };
+
+    @SuppressWarnings("unchecked")
+    private static DeviceKvCache<CudaBuffer> cache(KvCache kv) {
+        return (DeviceKvCache<CudaBuffer>) kv;
     }
 
     /**
@@ -846,7 +828,7 @@ public final class CudaBackend implements Backend {
                     + KvCacheSpec.humanBytes(free) + " free); choose a shorter context");
         }
         drain();
-        Cache c = new Cache(spec);
+        DeviceKvCache<CudaBuffer> c = new DeviceKvCache<>(spec, cacheMemory);
         ropeHint = Math.max(ropeHint, spec.contextLength()); // the RoPE table then stays put while this cache is decoded
         return c;
     }
@@ -986,12 +968,12 @@ public final class CudaBackend implements Backend {
                           int start, DeviceTensor out) {
         Weights w = (Weights) lw;
         ModelConfig c = w.config;
-        Cache cache = (Cache) kv;
+        DeviceKvCache<CudaBuffer> cache = cache(kv);
         int T = qT.rows();
-        if (start < 0 || start + T > cache.spec.contextLength()) {
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
+        if (start < 0 || start + T > cache.spec().contextLength()) {
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec().contextLength());
         }
-        int hd = c.headDim(), slots = cache.spec.slots(layer);
+        int hd = c.headDim(), slots = cache.spec().slots(layer);
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         int heads = c.numAttentionHeads();
         int shared = 4 * (2 * hd + sdpaBlock);
@@ -1015,7 +997,7 @@ public final class CudaBackend implements Backend {
             sdpaTiledCalls++;
             launch(kSdpaTiled, new Dim3(c.numKeyValueHeads(), ceilDiv(T, tq), splits), TILED_THREADS,
                     4 * (SDPA_TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
-                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys(layer)).ptr(cache.values(layer))
                             .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(group).i32(hd)
                             .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq).ptr(part));
             if (splits > 1) {
@@ -1024,13 +1006,13 @@ public final class CudaBackend implements Backend {
             }
         } else {
             launch(kSdpa, heads, T, sdpaBlock, shared,
-                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                    args().ptr(t(qT).ptr()).ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys(layer)).ptr(cache.values(layer))
                             .ptr(w.sinks[layer]).ptr(t(out).ptr()).i32(T).ptr(queue.stepAddress()).i32(heads).i32(group).i32(hd)
                             .i32(c.kvDim()).i32(slots).i32(window).f32(scale));
         }
         int first = Math.max(0, T - slots);
         launch(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
-                args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys[layer]).ptr(cache.values[layer])
+                args().ptr(t(kT).ptr()).ptr(t(vT).ptr()).ptr(cache.keys(layer)).ptr(cache.values(layer))
                         .i32(T).ptr(queue.stepAddress()).i32(slots).i32(c.kvDim()).i32(first));
     }
 
