@@ -67,4 +67,59 @@ public final class SamplingCheck {
         if (big > 0 && c[big - 1] / z < 1) u.add(c[big - 1] / z);
         return u.stream().mapToDouble(Double::doubleValue).toArray();
     }
+
+    /** A backend's sampling kernels run on a one-row tensor taken as the logits. */
+    public interface RowSampler {
+        int sample(io.gossgpu.backend.DeviceTensor row, double temperature, double u);
+    }
+
+    /** Logit vectors a model cannot produce at will: gaussian, ties, very peaked, very flat, ids whose e_j underflows to 0. */
+    public static float[] logits(String kind, int n, java.util.SplittableRandom r) {
+        float[] l = new float[n];
+        for (int i = 0; i < n; i++) {
+            l[i] = switch (kind) {
+                case "gaussian" -> (float) (r.nextGaussian() * 3);
+                case "ties" -> r.nextInt(3); // many equal logits: equal e_j
+                case "peaked" -> i == n / 3 ? 40f : (float) r.nextGaussian();
+                case "flat" -> (float) (r.nextGaussian() * 1e-3);
+                case "holes" -> r.nextInt(4) == 0 ? -1e5f : (float) r.nextGaussian(); // e_j = 0 for a quarter of the ids
+                default -> throw new IllegalArgumentException(kind);
+            };
+        }
+        return l;
+    }
+
+    /**
+     * A device sampler against {@link Sampler#sampleTemperature}: gpt-oss's vocabulary (201088) and odd sizes around
+     * the kernels' chunk size, every {@link #logits} kind, temperatures 0.3, 1, 2. Random draws must give the host's
+     * id exactly (they land within rounding of a boundary with probability ~n·2⁻⁵²); draws near 0 and 1 and exactly
+     * on host cumulative boundaries must pass {@link #assertSameDraw}. Returns {checked, differing} draw counts.
+     */
+    public static int[] checkDeviceSampler(io.gossgpu.backend.Backend b, RowSampler s) {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(17);
+        int checked = 0, differing = 0;
+        for (int n : new int[]{201088, 1, 2, 7, 255, 2047, 2048, 2049, 6145, 100003}) {
+            for (String kind : new String[]{"gaussian", "ties", "peaked", "flat", "holes"}) {
+                float[] l = logits(kind, n, r);
+                try (io.gossgpu.backend.DeviceTensor t = b.allocate(1, n)) {
+                    b.write(t, l);
+                    for (double temperature : new double[]{0.3, 1, 2}) {
+                        for (int k = 0; k < 4; k++) {
+                            double u = r.nextDouble();
+                            org.junit.jupiter.api.Assertions.assertEquals(Sampler.sampleTemperature(l, 0, n, temperature, u),
+                                    s.sample(t, temperature, u), kind + " n=" + n + " T=" + temperature + " u=" + u);
+                            checked++;
+                        }
+                        for (double u : draws(l, 0, n, temperature, r, n > 10000 ? 3 : 6)) {
+                            int got = s.sample(t, temperature, u);
+                            assertSameDraw(kind + " n=" + n, l, 0, n, temperature, u, got);
+                            checked++;
+                            if (got != Sampler.sampleTemperature(l, 0, n, temperature, u)) differing++;
+                        }
+                    }
+                }
+            }
+        }
+        return new int[]{checked, differing};
+    }
 }
