@@ -8,9 +8,13 @@
 #include "rmsnorm.cu"
 #include "moe_prefill.cu"
 #include "sdpa_prefill.cu"
+#include "sample.cu"
 #include "emu_selftest.cu"
 
 CUDA_EMU_KERNEL(add_f32)
+CUDA_EMU_KERNEL(sample_max_f32)
+CUDA_EMU_KERNEL(sample_sums_f32)
+CUDA_EMU_KERNEL(sample_pick_f32)
 CUDA_EMU_KERNEL(rmsnorm_f32)
 CUDA_EMU_KERNEL(dense_embed_bf16)
 CUDA_EMU_KERNEL(dense_matvec_bf16)

@@ -80,7 +80,7 @@ public final class CudaBackend implements Backend {
 
     private final CudaContext ctx;
     private final CudaStream stream;
-    private final CudaModule ops, denseModule, rms, addModule, moePrefill, sdpaPrefill;
+    private final CudaModule ops, denseModule, rms, addModule, moePrefill, sdpaPrefill, sampleModule;
     private final CudaKernel kSdpaTiled, kSdpaCombine;
     /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
     final int sdpaTiledMinT;
@@ -95,9 +95,14 @@ public final class CudaBackend implements Backend {
     long sdpaTiledCalls;
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
+    /** The step buffer: the position (int) at 0, the sampling temperature and draw (doubles) at {@link #SAMPLING_OFFSET}. */
+    private static final int STEP_BYTES = 32, SAMPLING_OFFSET = 16;
+    /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
+    private static final int SAMPLE_THREADS = 256;
     /** Positions the RoPE table is sized for at least (the longest KV cache created), so it does not move between steps. */
     private int ropeHint;
     private final CudaKernel kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kArgmax, kRms, kAdd;
+    private final CudaKernel kSampleMax, kSampleSums, kSamplePick;
     /** The dense.cu kernels of one element type (F32, F16, BF16, Q8_0). */
     record DenseKernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {
     }
@@ -106,7 +111,7 @@ public final class CudaBackend implements Backend {
     final int linearBlock, rmsBlock, sdpaBlock, moeBlock, argmaxBlock, elementwiseBlock;
     final int gemmMinT, tileT, tileR;
     private final List<CudaBuffer> scratch = new ArrayList<>();
-    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, moeIndexBuf, moeOutBuf, sdpaPartBuf;
+    private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, sampleBuf, moeIndexBuf, moeOutBuf, sdpaPartBuf;
     private boolean closed;
 
     /** A backend on device 0. */
@@ -142,7 +147,7 @@ public final class CudaBackend implements Backend {
         this.sdpaTiledMinT = sdpaTiledMinT;
         this.ctx = ctx;
         this.stream = ctx.stream();
-        stepBuf = buffer(16, "decode step buffer");
+        stepBuf = buffer(STEP_BYTES, "decode step buffer");
         queue = new LaunchQueue(stream, stepBuf, graphs);
         linearBlock = knobs[0];
         rmsBlock = knobs[1];
@@ -153,7 +158,7 @@ public final class CudaBackend implements Backend {
         gemmMinT = knobs[6];
         tileT = knobs[7];
         tileR = knobs[8];
-        CudaModule o = null, d = null, r = null, a = null, mp = null, sp = null;
+        CudaModule o = null, d = null, r = null, a = null, mp = null, sp = null, sm = null;
         try {
             o = ctx.loadModule("ops");
             d = ctx.loadModule("dense");
@@ -165,6 +170,15 @@ public final class CudaBackend implements Backend {
             kDownTiled = mp.function("moe_down_tiled");
             kMoeCombine = mp.function("moe_combine");
             sp = ctx.loadModule("sdpa_prefill");
+            sm = ctx.loadModule("sample");
+            kSampleMax = sm.function("sample_max_f32");
+            kSampleSums = sm.function("sample_sums_f32");
+            kSamplePick = sm.function("sample_pick_f32");
+            for (CudaKernel k : new CudaKernel[]{kSampleMax, kSampleSums, kSamplePick}) {
+                if (k.maxThreadsPerBlock() < SAMPLE_THREADS) {
+                    throw new GossException("kernel " + k.name() + " cannot run " + SAMPLE_THREADS + " threads per block on this device");
+                }
+            }
             kSdpaTiled = sp.function("sdpa_tiled_f32");
             kSdpaCombine = sp.function("sdpa_combine_f32");
             for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0}) {
@@ -204,7 +218,7 @@ public final class CudaBackend implements Backend {
             }
         } catch (RuntimeException e) {
             stepBuf.close();
-            for (CudaModule m : new CudaModule[]{o, d, r, a, mp, sp}) {
+            for (CudaModule m : new CudaModule[]{o, d, r, a, mp, sp, sm}) {
                 if (m != null) {
                     m.close();
                 }
@@ -217,6 +231,7 @@ public final class CudaBackend implements Backend {
         addModule = a;
         moePrefill = mp;
         sdpaPrefill = sp;
+        sampleModule = sm;
     }
 
     /** A block size above what this kernel can launch on this device (registers) is the knob's error, not a launch failure. */
@@ -1132,6 +1147,59 @@ public final class CudaBackend implements Backend {
         return out;
     }
 
+    /**
+     * Plain temperature sampling on the device (sample.cu): max, per-chunk sums of {@code e_j} in double, then the
+     * crossing id; part of the recorded decode step like {@link #argmax}. The temperature and the draw go to the
+     * step buffer ({@link #SAMPLING_OFFSET}) by value on the stream, not as kernel parameters, so the step's graph
+     * replays unchanged. Only the id comes back (4 bytes instead of {@code 4·vocab}).
+     */
+    @Override
+    public int sample(LoadedWeights lw, DeviceTensor x, double temperature, double u) {
+        if (!(temperature > 0) || !Double.isFinite(temperature) || !(u >= 0 && u < 1)) {
+            throw new GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + temperature + " and " + u);
+        }
+        Weights w = (Weights) lw;
+        int vocab = w.config.vocabSize();
+        sampleBuf = grow(sampleBuf, 12L * sampleChunks(vocab) + 4, "sampling scratch"); // before the step's launches: may drain
+        logitsOnDevice(w, x, x.rows() - 1);
+        return sampleOnDevice(logitsBuf.address(), vocab, temperature, u);
+    }
+
+    /** {@link #sample} of a tensor's last row taken as the logits (tests give the kernels any logits this way). */
+    int sampleRow(DeviceTensor logits, double temperature, double u) {
+        int vocab = logits.cols();
+        sampleBuf = grow(sampleBuf, 12L * sampleChunks(vocab) + 4, "sampling scratch");
+        return sampleOnDevice(t(logits).ptr() + 4L * (logits.rows() - 1) * vocab, vocab, temperature, u);
+    }
+
+    private int sampleOnDevice(long logits, int vocab, double temperature, double u) {
+        int chunks = sampleChunks(vocab), chunk = ceilDiv(vocab, chunks);
+        long sums = sampleBuf.address(), maxes = sums + 8L * chunks, id = maxes + 4L * chunks;
+        long params = queue.stepAddress() + SAMPLING_OFFSET;
+        setDouble(SAMPLING_OFFSET, temperature);
+        setDouble(SAMPLING_OFFSET + 8, u);
+        launch(kSampleMax, chunks, 1, SAMPLE_THREADS, 0, args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes));
+        launch(kSampleSums, chunks, 1, SAMPLE_THREADS, 0, args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes).ptr(params).ptr(sums));
+        launch(kSamplePick, 1, 1, SAMPLE_THREADS, 0,
+                args().ptr(logits).i32(vocab).i32(chunk).i32(chunks).ptr(maxes).ptr(sums).ptr(params).ptr(id));
+        queue.endStep();
+        int[] out = new int[1];
+        sampleBuf.copyTo(12L * chunks, MemorySegment.ofArray(out));
+        return out[0];
+    }
+
+    /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (sample_pick_f32 adds them on one thread). */
+    static int sampleChunks(int vocab) {
+        return Math.max(1, Math.min(1024, ceilDiv(vocab, 2048)));
+    }
+
+    /** Queues writing {@code v} into the step buffer on the stream (two 32-bit words, little-endian). */
+    private void setDouble(long offset, double v) {
+        long bits = Double.doubleToRawLongBits(v);
+        stepBuf.set32(offset, (int) bits);
+        stepBuf.set32(offset + 4, (int) (bits >>> 32));
+    }
+
     @Override
     public void synchronize() {
         drain();
@@ -1162,6 +1230,7 @@ public final class CudaBackend implements Backend {
             addModule.close();
             moePrefill.close();
             sdpaPrefill.close();
+            sampleModule.close();
         } finally {
             closed = true;
             ctx.close(); // releasing the primary context frees whatever tensors and caches are still open

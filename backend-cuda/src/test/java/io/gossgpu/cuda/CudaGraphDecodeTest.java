@@ -118,6 +118,56 @@ class CudaGraphDecodeTest {
         }
     }
 
+    /**
+     * Temperature decoding samples on the device inside the recorded step: 40 tokens (one prefill, 39 decode
+     * steps) take one capture and one graph launch per step (the temperature and draw change every step but
+     * live in the step buffer), give the tokens of the same generation with graphs off, and those of the
+     * host sampler over the eager logits with the same seed.
+     */
+    @Test
+    void sampledDecodeReplaysOneGraph() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(1f, 99);
+        var options = new io.gossgpu.generate.GenerationOptions(40, java.util.Set.of(), sc);
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
+            int[][] tokens = new int[2][];
+            LaunchQueue.Stats stats = null;
+            for (String graph : new String[]{"1", "0"}) {
+                System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
+                try (Backend b = p.create(); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
+                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+                    tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
+                    if (graph.equals("1")) {
+                        stats = ((CudaBackend) b).launchStats();
+                    }
+                    if (graph.equals("0")) {
+                        s.reset();
+                        io.gossgpu.generate.Sampler host = new io.gossgpu.generate.Sampler(sc);
+                        float[] logits = s.prefill(prompt);
+                        int[] want = new int[40];
+                        for (int i = 0; i < 40; i++) {
+                            want[i] = host.sample(logits);
+                            if (i < 39) {
+                                logits = s.decode(want[i]);
+                            }
+                        }
+                        assertArrayEquals(want, tokens[1], "device sampling vs the host sampler over the same backend's logits");
+                    }
+                } finally {
+                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+                }
+            }
+            assertEquals(40, tokens[0].length);
+            assertArrayEquals(tokens[1], tokens[0], "sampled tokens, graphs on vs off");
+            assertEquals(1, stats.captures(), "one capture for every sampled decode step: " + stats);
+            assertEquals(39, stats.graphLaunches(), "every decode step one graph launch: " + stats);
+        }
+    }
+
     @Test
     void graphKnobIsZeroOrOne() {
         System.setProperty(CudaBackend.GRAPH_PROPERTY, "yes");

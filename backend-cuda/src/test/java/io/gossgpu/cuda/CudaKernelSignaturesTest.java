@@ -83,6 +83,10 @@ class CudaKernelSignaturesTest {
             String sdpa = new String(CudaKernels.ptx("sdpa_prefill", arch), StandardCharsets.UTF_8);
             assertEquals("pppppppipiiiiiifip", signature(sdpa, "sdpa_tiled_f32"));
             assertEquals("ppiiiip", signature(sdpa, "sdpa_combine_f32"));
+            String sample = new String(CudaKernels.ptx("sample", arch), StandardCharsets.UTF_8);
+            assertEquals("piip", signature(sample, "sample_max_f32"));
+            assertEquals("piippp", signature(sample, "sample_sums_f32"));
+            assertEquals("piiipppp", signature(sample, "sample_pick_f32"));
         }
     }
 }

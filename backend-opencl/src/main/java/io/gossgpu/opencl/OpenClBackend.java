@@ -52,7 +52,7 @@ public final class OpenClBackend implements Backend {
 
     /** Kernel source files, in build order (common.cl first). */
     static final String[] SOURCES = {"common.cl", "embed.cl", "rmsnorm.cl", "linear.cl", "rope.cl", "sdpa.cl",
-            "router.cl", "moe.cl", "elementwise.cl", "argmax.cl"};
+            "router.cl", "moe.cl", "elementwise.cl", "argmax.cl", "sample.cl"};
 
     static final int FMT_F32 = 0, FMT_F16 = 1, FMT_BF16 = 2, FMT_Q8_0 = 3;
 
@@ -60,10 +60,14 @@ public final class OpenClBackend implements Backend {
     private final OpenCl.DeviceInfo device;
     private final long program;
     private final long kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
+    /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then {@link #sample} reads the logits back). */
+    private final long kSampleMax, kSampleSums, kSamplePick;
+    /** Work-group size of the sampling kernels: a power of two, at most 256. */
+    private final int sampleWg;
     private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa;
     final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile, moeGroupMin, argmaxWg;
     private long tokensBuf, tokensCap;
-    private long routerBuf, routerCap, hiddenBuf, hiddenCap, logitsBuf, logitsCap, idsBuf, idsCap;
+    private long routerBuf, routerCap, hiddenBuf, hiddenCap, logitsBuf, logitsCap, idsBuf, idsCap, sampleBuf, sampleCap;
     private long groupBuf, groupCap, listBuf, listCap, yBuf, yCap, cursorBuf, cursorCap, partBuf, partCap;
     private long allocated;
     private boolean closed;
@@ -175,6 +179,13 @@ public final class OpenClBackend implements Backend {
             kSdpaSplit = kernel(ks, "sdpa_split");
             kSdpaCombine = kernel(ks, "sdpa_combine");
             kSdpaGqa = kernel(ks, "sdpa_gqa");
+            kSampleMax = optionalKernel(ks, "sample_max");
+            kSampleSums = optionalKernel(ks, "sample_sums");
+            kSamplePick = optionalKernel(ks, "sample_pick");
+            long wg = Math.min(256, maxWg);
+            for (long k : new long[]{kSampleMax, kSampleSums, kSamplePick})
+                if (k != 0) wg = Math.min(wg, kernelWgLimit(k));
+            sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
             checkKernelWg(kLinear, Knobs.LINEAR_WG, linearWg);
             checkKernelWg(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
             checkKernelWg(kSdpa, Knobs.SDPA_WG, sdpaWg);
@@ -202,14 +213,29 @@ public final class OpenClBackend implements Backend {
         }
     }
 
-    private void checkKernelWg(long kernel, io.gossgpu.backend.Knob knob, int wg) {
+    /** A kernel the program may lack (compiled only with an optional extension): 0 when absent. */
+    private long optionalKernel(List<Long> all, String name) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            long k = clCreateKernel(program, name, rc);
+            if (rc.get(0) != CL_SUCCESS) return 0;
+            all.add(k);
+            return k;
+        }
+    }
+
+    private long kernelWgLimit(long kernel) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             PointerBuffer p = stack.mallocPointer(1);
             check(clGetKernelWorkGroupInfo(kernel, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
-            long max = p.get(0);
-            if (wg > max)
-                throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
+            return p.get(0);
         }
+    }
+
+    private void checkKernelWg(long kernel, io.gossgpu.backend.Knob knob, int wg) {
+        long max = kernelWgLimit(kernel);
+        if (wg > max)
+            throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
     }
 
     /** The concatenated kernel sources from the class path (kernels module). */
@@ -667,6 +693,11 @@ public final class OpenClBackend implements Backend {
             return this;
         }
 
+        Launch f64(double v) {
+            check(clSetKernelArg1d(k, i++, v), name + " argument " + (i - 1));
+            return this;
+        }
+
         Launch f32(float v) {
             check(clSetKernelArg1f(k, i++, v), name + " argument " + (i - 1));
             return this;
@@ -915,6 +946,44 @@ public final class OpenClBackend implements Backend {
         return out;
     }
 
+    /**
+     * Plain temperature sampling on the device (sample.cl: chunk max, chunk sums of exp in double, crossing id),
+     * one int read back instead of the vocab-sized logits; on a device without cl_khr_fp64 the host default.
+     */
+    @Override
+    public int sample(LoadedWeights lw, DeviceTensor x, double temperature, double u) {
+        if (kSamplePick == 0) return Backend.super.sample(lw, x, temperature, u);
+        if (!(temperature > 0) || !Double.isFinite(temperature) || !(u >= 0 && u < 1))
+            throw new GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + temperature + " and " + u);
+        Weights w = (Weights) lw;
+        logitsOnDevice(w, x, x.rows() - 1);
+        return sampleOnDevice(logitsBuf, w.config.vocabSize(), temperature, u);
+    }
+
+    /** {@link #sample} of a one-row tensor taken as the logits (tests give the kernels any logits this way); −1 without fp64. */
+    int sampleRow(DeviceTensor logits, double temperature, double u) {
+        if (kSamplePick == 0) return -1;
+        if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
+        return sampleOnDevice(t(logits).mem, logits.cols(), temperature, u);
+    }
+
+    private int sampleOnDevice(long logits, int vocab, double temperature, double u) {
+        int chunks = Math.max(1, Math.min(1024, (vocab + 2047) / 2048)), chunk = (vocab + chunks - 1) / chunks;
+        long[] b = grow(sampleBuf, sampleCap, 12L * chunks + 4, "sampling scratch");
+        sampleBuf = b[0];
+        sampleCap = b[1];
+        new Launch(kSampleMax, "sample_max").mem(logits).i32(vocab).i32(chunk).mem(sampleBuf).local(4L * sampleWg)
+                .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
+        new Launch(kSampleSums, "sample_sums").mem(logits).i32(vocab).i32(chunk).mem(sampleBuf).f64(temperature)
+                .local(4L * sampleWg).local(8L * sampleWg).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
+        new Launch(kSamplePick, "sample_pick").mem(logits).i32(vocab).i32(chunk).i32(chunks).mem(sampleBuf)
+                .f64(temperature).f64(u).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
+                .run(new long[]{sampleWg}, new long[]{sampleWg});
+        int[] out = new int[1];
+        check(clEnqueueReadBuffer(queue, sampleBuf, true, 12L * chunks, out, null, null), "clEnqueueReadBuffer (sample)");
+        return out[0];
+    }
+
     @Override
     public void synchronize() {
         check(clFinish(queue), "clFinish");
@@ -924,11 +993,11 @@ public final class OpenClBackend implements Backend {
     public void close() {
         if (closed) return;
         clFinish(queue);
-        for (long m : new long[]{tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, groupBuf, listBuf, yBuf, cursorBuf, partBuf})
+        for (long m : new long[]{tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, sampleBuf, groupBuf, listBuf, yBuf, cursorBuf, partBuf})
             if (m != 0) clReleaseMemObject(m);
         for (long k : new long[]{kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax,
-                kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa})
-            clReleaseKernel(k);
+                kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa, kSampleMax, kSampleSums, kSamplePick})
+            if (k != 0) clReleaseKernel(k);
         clReleaseProgram(program);
         clReleaseCommandQueue(queue);
         clReleaseContext(context);

@@ -139,6 +139,11 @@ public final class Session implements AutoCloseable {
     }
 
     private Executor.Result run(int[] tokens, Executor.Output output) {
+        return run(tokens, output, null);
+    }
+
+    /** {@code sampling}: the draw when {@code output} is {@link Executor.Output#LAST_SAMPLE}, else null. */
+    private Executor.Result run(int[] tokens, Executor.Output output, Executor.Sampling sampling) {
         if (tokens.length == 0) throw new GossException("no tokens to run");
         if (position + tokens.length > contextLength())
             throw new GossException((position == 0 ? "prompt of " : position + " tokens so far plus ") + tokens.length
@@ -146,7 +151,7 @@ public final class Session implements AutoCloseable {
         // Counted before running: a forward that fails half-way may already have stored some of these positions.
         written = Math.max(written, position + tokens.length);
         if (tokens.length <= maxBatch) {
-            Executor.Result r = executor.forward(tokens, position, cache, output);
+            Executor.Result r = forward(tokens, output, sampling);
             position += tokens.length;
             return r;
         }
@@ -155,23 +160,31 @@ public final class Session implements AutoCloseable {
         for (int from = 0; from < tokens.length; from += maxBatch) {
             int[] chunk = Arrays.copyOfRange(tokens, from, Math.min(tokens.length, from + maxBatch));
             boolean last = from + chunk.length == tokens.length;
-            r = executor.forward(chunk, position, cache, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.LAST_ARGMAX);
+            r = forward(chunk, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.LAST_ARGMAX, sampling);
             if (all != null) System.arraycopy(r.logits(), 0, all, from * executor.weights().config().vocabSize(), r.logits().length);
             position += chunk.length;
         }
         return all != null ? new Executor.Result(all, null) : r;
     }
 
+    private Executor.Result forward(int[] tokens, Executor.Output output, Executor.Sampling sampling) {
+        return output == Executor.Output.LAST_SAMPLE ? executor.forward(tokens, position, cache, sampling)
+                : executor.forward(tokens, position, cache, output);
+    }
+
     /**
      * Prefills {@code prompt}, then samples up to {@code options.maxTokens()} tokens, stopping after a stop
-     * token or when the context is full. Greedy sampling asks the backend for the argmax only, so no logits
-     * leave the device. {@code onToken} sees each new token as it is chosen.
+     * token or when the context is full. Greedy sampling asks the backend for the argmax only, and plain
+     * temperature sampling (no top-k / top-p / min-p) for the sampled id with the sampler's own draw, so no
+     * logits leave the device; with filters the logits come back and the host samples. {@code onToken} sees each new token as it is chosen.
      */
     public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken) {
         cancelRequested = false;
         Sampler sampler = new Sampler(options.sampler());
         boolean greedy = options.sampler().isGreedy();
-        Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : Executor.Output.LAST_LOGITS;
+        boolean onDevice = sampler.isPlainTemperature();
+        Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
+        double temperature = options.sampler().temperature();
         int[] out = new int[options.maxTokens()];
         int n = 0;
         long t0 = System.nanoTime();
@@ -179,12 +192,12 @@ public final class Session implements AutoCloseable {
         if (position + prompt.length > contextLength())
             throw new GossException("prompt of " + prompt.length + " tokens exceeds the context length of " + contextLength()
                     + " tokens" + (position > 0 ? " (" + position + " already used)" : ""));
-        Executor.Result r = run(prompt, mode);
+        Executor.Result r = run(prompt, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
         long tPrefill = System.nanoTime();
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
         while (n < options.maxTokens()) {
-            int token = greedy ? r.argmax()[0] : sampler.sample(r.logits());
+            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(r.logits());
             if (n == 0) tFirst = System.nanoTime();
             out[n++] = token;
             if (onToken != null) onToken.accept(token);
@@ -201,7 +214,7 @@ public final class Session implements AutoCloseable {
                 reason = GenerationResult.StopReason.CONTEXT_FULL;
                 break;
             }
-            r = run(new int[]{token}, mode);
+            r = run(new int[]{token}, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
         }
         long tEnd = System.nanoTime();
         Timings timings = new Timings(loadMs, prompt.length, (tPrefill - t0) / 1e6, (tFirst - t0) / 1e6,

@@ -25,11 +25,29 @@ public final class Executor implements AutoCloseable {
         /** Logits of the last row only: vocab. */
         LAST_LOGITS,
         /** Argmax id of the last row only (greedy decoding; no logits leave the device). */
-        LAST_ARGMAX
+        LAST_ARGMAX,
+        /** A token id drawn from the last row by plain temperature sampling ({@link Sampling}; one int back). */
+        LAST_SAMPLE
     }
 
-    /** The host result of one forward pass: logits ({@code rows × vocab}) or argmax ids, per {@link Output}. */
-    public record Result(float[] logits, int[] argmax) {}
+    /** The draw of {@link Output#LAST_SAMPLE}: {@link Backend#sample}'s temperature ({@code > 0}) and {@code u ∈ [0, 1)}. */
+    public record Sampling(double temperature, double u) {
+        public Sampling {
+            if (!(temperature > 0) || !Double.isFinite(temperature))
+                throw new GossException("sampling temperature must be finite and > 0, got " + temperature);
+            if (!(u >= 0 && u < 1)) throw new GossException("sampling draw u must be in [0, 1), got " + u);
+        }
+    }
+
+    /**
+     * The host result of one forward pass, per {@link Output}: logits ({@code rows × vocab}), argmax ids, or the
+     * sampled id ({@code −1} unless {@link Output#LAST_SAMPLE}).
+     */
+    public record Result(float[] logits, int[] argmax, int sampled) {
+        public Result(float[] logits, int[] argmax) {
+            this(logits, argmax, -1);
+        }
+    }
 
     private final Backend backend;
     private final LoadedWeights weights;
@@ -88,6 +106,16 @@ public final class Executor implements AutoCloseable {
     }
 
     public Result forward(int[] tokens, int start, KvCache cache, Output output) {
+        if (output == Output.LAST_SAMPLE) throw new GossException("sampling output needs a Sampling (temperature, u)");
+        return forward(tokens, start, cache, output, null);
+    }
+
+    /** {@link Output#LAST_SAMPLE} of the last token with {@code sampling}'s temperature and draw. */
+    public Result forward(int[] tokens, int start, KvCache cache, Sampling sampling) {
+        return forward(tokens, start, cache, Output.LAST_SAMPLE, sampling);
+    }
+
+    private Result forward(int[] tokens, int start, KvCache cache, Output output, Sampling sampling) {
         ModelConfig c = weights.config();
         int T = tokens.length;
         if (T == 0) throw new GossException("forward needs at least one token");
@@ -126,7 +154,11 @@ public final class Executor implements AutoCloseable {
                 case FINAL_NORM -> { backend.rmsNorm(weights, -1, NormKind.FINAL, x, x); observed = x; }
                 case LOGITS -> {
                     int from = output == Output.ALL_LOGITS ? 0 : T - 1;
-                    if (output == Output.LAST_ARGMAX) {
+                    if (output == Output.LAST_SAMPLE) {
+                        int id = backend.sample(weights, x, sampling.temperature(), sampling.u());
+                        result = new Result(null, null, id);
+                        observe(op, start + from, 1, 1, () -> new float[]{id});
+                    } else if (output == Output.LAST_ARGMAX) {
                         int[] ids = backend.argmax(weights, x, from);
                         result = new Result(null, ids);
                         observe(op, start + from, ids.length, 1, () -> { float[] f = new float[ids.length]; for (int i = 0; i < f.length; i++) f[i] = ids[i]; return f; });

@@ -400,6 +400,26 @@ public abstract class BackendConformanceKit {
         }
     }
 
+    /**
+     * {@link Backend#sample} of the last row equals {@link io.gossgpu.generate.Sampler#sampleTemperature} on the
+     * same backend's logits, up to the rounding {@link SamplingCheck} bounds, for draws near 0, near 1, random
+     * and exactly on cumulative boundaries.
+     */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void sampleMatchesHostSamplingOfItsLogits(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        SplittableRandom r = new SplittableRandom(900 + T);
+        try (Pair x = pair(T, c.hiddenSize(), random(r, T * c.hiddenSize(), 1.0))) {
+            float[] logits = backend.logits(m.mine(), x.mine(), T - 1);
+            for (double temperature : new double[]{0.3, 1, 2})
+                for (double u : SamplingCheck.draws(logits, 0, logits.length, temperature, r, 8))
+                    SamplingCheck.assertSameDraw(shape + " T=" + T, logits, 0, logits.length, temperature, u,
+                            backend.sample(m.mine(), x.mine(), temperature, u));
+        }
+    }
+
     @Test
     void oversizedKvCacheIsAGossExceptionNotACrash() {
         // 2^30 positions of the full-attention layer: 256 GiB, more than any device here
@@ -490,5 +510,32 @@ public abstract class BackendConformanceKit {
         }
         assertEquals(32, want.length);
         assertArrayEquals(want, got, "greedy continuation");
+    }
+
+    /**
+     * A seeded 40-token temperature generation (the backend samples: one int per step) equals, token for token,
+     * the same backend's logits sampled on the host by {@link io.gossgpu.generate.Sampler} with the same seed.
+     */
+    @Test
+    void sampledGenerationMatchesHostSamplingOfTheSameLogits() {
+        Model m = model("tiny");
+        int[] prompt = sequence(7, m.config().vocabSize(), 8);
+        for (float temperature : new float[]{0.7f, 1f}) {
+            io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(temperature, 1234);
+            int[] got, want = new int[40];
+            try (Session s = new Session(backend, m.mine(), 64)) {
+                got = s.generate(prompt, new GenerationOptions(40, java.util.Set.of(), sc), null).tokens();
+            }
+            io.gossgpu.generate.Sampler host = new io.gossgpu.generate.Sampler(sc);
+            try (Session s = new Session(backend, m.mine(), 64)) {
+                float[] logits = s.prefill(prompt);
+                for (int i = 0; i < 40; i++) {
+                    want[i] = host.sample(logits);
+                    if (i < 39) logits = s.decode(want[i]);
+                }
+            }
+            assertArrayEquals(want, got, "sampled continuation at temperature " + temperature);
+            assertTrue(Arrays.stream(got).distinct().count() > 1, "a sampled continuation of one repeated token proves little");
+        }
     }
 }

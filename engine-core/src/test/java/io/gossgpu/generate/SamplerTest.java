@@ -53,4 +53,37 @@ class SamplerTest {
         float[] logits = {0.5f, -3f, 2f, 0.5f, Float.NEGATIVE_INFINITY, -0.25f, 2f, 1e-30f};
         org.junit.jupiter.api.Assertions.assertArrayEquals(new int[]{2, 6, 0, 3, 7, 5, 1, 4}, Sampler.byLogitDescending(logits));
     }
+
+    /** The token stream of plain temperature sampling is the one of the normalise-then-pick formulation it replaced. */
+    @Test
+    void plainTemperatureDrawsAsTheNormalisedPick() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(5);
+        for (float t : new float[]{0.3f, 1f, 2f}) {
+            Sampler s = new Sampler(SamplerConfig.of(t, 77));
+            java.util.SplittableRandom old = new java.util.SplittableRandom(77);
+            for (int k = 0; k < 2000; k++) {
+                float[] l = new float[1 + r.nextInt(300)];
+                for (int i = 0; i < l.length; i++) l[i] = (float) (r.nextGaussian() * 3);
+                double[] p = s.probabilities(l);
+                double u = old.nextDouble(), cum = 0;
+                int want = -1;
+                for (int i = 0; i < p.length && want < 0; i++) if (p[i] > 0 && u < (cum += p[i])) want = i;
+                assertEquals(want, s.sample(l), "draw " + k + " at T=" + t);
+            }
+        }
+    }
+
+    @Test
+    void sampleTemperatureTakesTheSmallestIdWhoseCumulativeSumExceedsUZ() {
+        float[] ties = {3f, 3f, 3f, 3f}; // e_j = 1, Z = 4: u = k/4 gives u·Z = k exactly, crossed first by id k
+        for (int k = 0; k < 4; k++) assertEquals(k, Sampler.sampleTemperature(ties, 0, 4, 1, k / 4.0));
+        assertEquals(3, Sampler.sampleTemperature(ties, 0, 4, 1, Math.nextDown(1.0)));
+        float ninf = Float.NEGATIVE_INFINITY;
+        float[] holes = {ninf, 1f, ninf, 1f, ninf}; // zero-probability ids are never drawn
+        assertEquals(1, Sampler.sampleTemperature(holes, 0, 5, 1, 0));
+        assertEquals(3, Sampler.sampleTemperature(holes, 0, 5, 1, 0.5));
+        assertEquals(3, Sampler.sampleTemperature(holes, 0, 5, 1, Math.nextDown(1.0)));
+        float[] offset = {9f, 0f, 0f, 5f}; // the range [1, 3): ids are relative to the offset
+        assertEquals(1, Sampler.sampleTemperature(offset, 1, 2, 1, 0.75));
+    }
 }

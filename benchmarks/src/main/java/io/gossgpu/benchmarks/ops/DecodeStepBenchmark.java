@@ -2,6 +2,7 @@ package io.gossgpu.benchmarks.ops;
 
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.generate.Sampler;
 import io.gossgpu.graph.Executor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -17,13 +18,16 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One greedy decode step (embed → every layer → final norm → logits → on-device argmax, one int back) at
+ * One decode step (embed → every layer → final norm → logits → {@code output}) at
  * position {@code position} of a {@code layers}-layer model at gpt-oss-20b widths, through the engine's
  * executor, on any backend. Per-layer cost × 24 plus the unembedding estimates gpt-oss-20b (whose vocabulary
- * is 201088, not 32768).
+ * is 201088, not 32768). {@code output}: {@code argmax} (greedy, one int back), {@code sample} (temperature 1 on
+ * the device, {@link io.gossgpu.backend.Backend#sample}, one int back), {@code logits} (the same temperature
+ * sampling as the host did before: all logits back, then {@link Sampler#sampleTemperature}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -47,6 +51,11 @@ public class DecodeStepBenchmark {
     @Param({"512"})
     public int position;
 
+    @Param({"argmax", "sample", "logits"})
+    public String output;
+
+    private final SplittableRandom random = new SplittableRandom(1);
+
     private OpsModel m;
     private Executor executor;
     private KvCache cache;
@@ -60,7 +69,16 @@ public class DecodeStepBenchmark {
 
     @Benchmark
     public int decodeStep() {
-        return executor.forward(new int[]{42}, position, cache, Executor.Output.LAST_ARGMAX).argmax()[0];
+        int[] token = {42};
+        return switch (output) {
+            case "argmax" -> executor.forward(token, position, cache, Executor.Output.LAST_ARGMAX).argmax()[0];
+            case "sample" -> executor.forward(token, position, cache, new Executor.Sampling(1.0, random.nextDouble())).sampled();
+            case "logits" -> {
+                float[] l = executor.forward(token, position, cache, Executor.Output.LAST_LOGITS).logits();
+                yield Sampler.sampleTemperature(l, 0, l.length, 1.0, random.nextDouble());
+            }
+            default -> throw new IllegalArgumentException("output must be argmax, sample or logits, got " + output);
+        };
     }
 
     @TearDown(Level.Trial)
