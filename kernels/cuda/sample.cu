@@ -33,13 +33,9 @@ __device__ __forceinline__ double sample_e(float l, float m, double T)
     return exp(((double) l - (double) m) / T);
 }
 
-// The max of bmax[0 .. G-1] into every thread (s: SAMPLE_THREADS floats of shared memory).
-__device__ float sample_global_max(const float* __restrict__ bmax, int G, float* s)
+// The max of every thread's v, returned to every thread (s: SAMPLE_THREADS floats of shared memory).
+__device__ float sample_block_max(float v, float* s)
 {
-    float v = -INFINITY;
-    for (int b = threadIdx.x; b < G; b += blockDim.x) {
-        v = fmaxf(v, bmax[b]);
-    }
     s[threadIdx.x] = v;
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w >>= 1) {
@@ -53,6 +49,16 @@ __device__ float sample_global_max(const float* __restrict__ bmax, int G, float*
     return m;
 }
 
+// The max of bmax[0 .. G-1] into every thread (s: SAMPLE_THREADS floats of shared memory).
+__device__ float sample_global_max(const float* __restrict__ bmax, int G, float* s)
+{
+    float v = -INFINITY;
+    for (int b = threadIdx.x; b < G; b += blockDim.x) {
+        v = fmaxf(v, bmax[b]);
+    }
+    return sample_block_max(v, s);
+}
+
 extern "C" __global__ void sample_max_f32(const float* __restrict__ l, int V, int C, float* __restrict__ bmax)
 {
     __shared__ float s[SAMPLE_THREADS];
@@ -62,16 +68,9 @@ extern "C" __global__ void sample_max_f32(const float* __restrict__ l, int V, in
     for (int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
         v = fmaxf(v, l[j]);
     }
-    s[threadIdx.x] = v;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w >>= 1) {
-        if ((int) threadIdx.x < w) {
-            s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + w]);
-        }
-        __syncthreads();
-    }
+    const float m = sample_block_max(v, s);
     if (threadIdx.x == 0) {
-        bmax[blockIdx.x] = s[0];
+        bmax[blockIdx.x] = m;
     }
 }
 
