@@ -29,7 +29,9 @@
 
 struct CUctx_st { int dummy; };
 struct CUmod_st { char *ptx; };
-struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS]; };
+/* maxDynamicShared: what cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) allowed; a real device refuses more than
+ * 48 KiB of dynamic shared memory per launch without that opt-in. */
+struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS]; int maxDynamicShared; };
 struct node { CUfunction f; unsigned grid[3], block[3], shared; unsigned char values[MAX_PARAMS][8]; };
 struct CUgraph_st { int n; struct node nodes[MAX_NODES]; };
 struct CUgraphExec_st { struct CUgraph_st g; };
@@ -166,6 +168,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     struct CUfunc_st *f = calloc(1, sizeof *f);
     strncpy(f->name, name, sizeof f->name - 1);
     f->nparams = nparams;
+    f->maxDynamicShared = 48 * 1024;
     for (int i = 0; i < nparams; i++) {
         if (sizes[i] > 8) { free(f); return CUDA_ERROR_NOT_FOUND; }
         f->sizes[i] = sizes[i];
@@ -180,7 +183,14 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
     if (attrib == CU_FUNC_ATTRIBUTE_NUM_REGS) { *pi = 24; return CUDA_SUCCESS; }
     return CUDA_ERROR_INVALID_VALUE;
 }
-CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) { (void) attrib; (void) value; return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) {
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+        if (value < 0 || value > 232448) return CUDA_ERROR_INVALID_VALUE;
+        f->maxDynamicShared = value > 48 * 1024 ? value : 48 * 1024;
+    }
+    return CUDA_SUCCESS;
+}
 
 /* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
 static CUresult run_node(const struct node *n) {
@@ -195,6 +205,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
     if (extra != NULL || kernelParams == NULL) return CUDA_ERROR_INVALID_VALUE;
     if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (size_t) bx * by * bz > 1024 || sharedMemBytes > 232448)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((int) sharedMemBytes > f->maxDynamicShared) {
+        fprintf(stderr, "fake CUDA: kernel %s asks for %u bytes of dynamic shared memory; above 48 KiB needs "
+                "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first\n", f->name, sharedMemBytes);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     if (strcmp(f->name, "rmsnorm_f32") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
     struct node n = { f, { gx, gy, gz }, { bx, by, bz }, sharedMemBytes, { { 0 } } };
     for (int i = 0; i < f->nparams; i++) memcpy(n.values[i], kernelParams[i], f->sizes[i]);
