@@ -52,8 +52,10 @@ template <class T> constexpr int type_of() { return std::is_same_v<T, float> ? T
 constexpr int kMaxParams = 32;
 using Trampoline = void (*)(void *fn, void **params);
 void register_kernel(const char *name, void *fn, Trampoline call, int nparams, const size_t *sizes);
+// Each value is copied out (the driver API does not promise aligned parameter storage; a real driver copies too).
+template <class T> inline T param(const void *p) { std::remove_cv_t<T> v; std::memcpy(&v, p, sizeof v); return v; }
 template <class... A, size_t... I> void call_with(void (*f)(A...), void **p, std::index_sequence<I...>) {
-    f(*static_cast<std::remove_cv_t<A> *>(p[I])...);
+    f(param<A>(p[I])...);
 }
 template <class... A> void trampoline(void *fn, void **p) {
     call_with(reinterpret_cast<void (*)(A...)>(fn), p, std::index_sequence_for<A...>{});

@@ -16,7 +16,11 @@ cuda_include="${CUDA_HOME:-/usr/local/cuda}/include"
 emu="$root/native/cuda-emu"
 out="$root/backend-cuda/target/fake-driver"
 mkdir -p "$out"
-cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -I"$emu" -I"$root/native/gpu-emu" -I"$root/kernels/cuda")
+# -fsanitize=alignment: a misaligned load (e.g. a uint4 weight load from an odd row offset) aborts the run, as it
+# would fault on a GPU, instead of silently working on x86.
+cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -fsanitize=alignment -fno-sanitize-recover=alignment
+          -Wno-maybe-uninitialized
+          -I"$emu" -I"$root/native/gpu-emu" -I"$root/kernels/cuda")
 pids=()
 for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$root/native/gpu-emu/fibers.cpp"; do
     rm -f "$out/$(basename "$src" .cpp).o"
@@ -27,7 +31,7 @@ cc -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -fPIC -I"$cuda_i
    -c -o "$out/fakecuda.o" "$here/fakecuda.c"
 for p in "${pids[@]}"; do wait "$p"; done # a plain `wait` returns 0 even when a compile failed: stale objects would run
 emu_objs=("$out/cuda_emu_runtime.o" "$out/cuda_kernels.o" "$out/fibers.o")
-g++ -shared -o "$out/libcuda.so.1" "$out/fakecuda.o" "${emu_objs[@]}" -lpthread -lm
+g++ -shared -fsanitize=alignment -o "$out/libcuda.so.1" "$out/fakecuda.o" "${emu_objs[@]}" -lpthread -lm
 g++ "${cxxflags[@]}" -o "$out/cuda_emu_selftest" "$emu/cuda_emu_selftest.cpp" "${emu_objs[@]}" -lpthread
 "$out/cuda_emu_selftest"
 echo "fake driver: $out/libcuda.so.1"
