@@ -5,6 +5,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
@@ -136,43 +137,31 @@ public final class CpuBackend extends HeapMemoryBackend {
         final ModelWeights model;
         final ModelConfig config;
         final LayerWeights[] layers;
-        final float[][] attnNorm, mlpNorm, qBias, kBias, vBias, outBias, routerBias, sinks;
-        final float[][] gateBias, upBias, downBias; // [layer][expert * n + i]
-        final float[] finalNorm;
+        /** Vectors (norms, biases, sinks; expert biases expert-major) decoded to float[]; matrices stay views of the file. */
+        final DeviceWeights<float[], WeightView, WeightView> onHeap;
         float[] rope = new float[0]; // cos/sin table rows for positions [0, ropePositions)
         int ropePositions;
 
         Weights(ModelWeights m) {
             model = m;
             config = m.config();
-            int n = config.numHiddenLayers();
             layers = m.layers().toArray(new LayerWeights[0]);
-            attnNorm = new float[n][];
-            mlpNorm = new float[n][];
-            qBias = new float[n][];
-            kBias = new float[n][];
-            vBias = new float[n][];
-            outBias = new float[n][];
-            routerBias = new float[n][];
-            sinks = new float[n][];
-            gateBias = new float[n][];
-            upBias = new float[n][];
-            downBias = new float[n][];
-            for (int l = 0; l < n; l++) {
-                LayerWeights lw = layers[l];
-                attnNorm[l] = lw.attnNorm().dequantizeAll();
-                mlpNorm[l] = lw.mlpNorm().dequantizeAll();
-                qBias[l] = lw.qBias().dequantizeAll();
-                kBias[l] = lw.kBias().dequantizeAll();
-                vBias[l] = lw.vBias().dequantizeAll();
-                outBias[l] = lw.outBias().dequantizeAll();
-                routerBias[l] = lw.routerBias().dequantizeAll();
-                sinks[l] = lw.sinks().dequantizeAll();
-                gateBias[l] = lw.gateBias().dequantizeAll();
-                upBias[l] = lw.upBias().dequantizeAll();
-                downBias[l] = lw.downBias().dequantizeAll();
-            }
-            finalNorm = m.finalNorm().dequantizeAll();
+            onHeap = new DeviceWeights<>(m, new DeviceWeights.Uploader<>() {
+                @Override
+                public float[] vector(WeightView v) {
+                    return v.dequantizeAll();
+                }
+
+                @Override
+                public WeightView dense(WeightView v) {
+                    return v;
+                }
+
+                @Override
+                public WeightView experts(WeightView v) {
+                    return v;
+                }
+            });
         }
 
         /** Makes the RoPE table cover positions {@code < end} (grows by doubling; amortized, not per token). */
@@ -316,22 +305,13 @@ public final class CpuBackend extends HeapMemoryBackend {
         }
     }
 
-    private static float[] bias(Weights w, int layer, DenseKind which) {
-        return switch (which) {
-            case Q -> w.qBias[layer];
-            case K -> w.kBias[layer];
-            case V -> w.vBias[layer];
-            case ATTN_OUT -> w.outBias[layer];
-            case ROUTER -> w.routerBias[layer];
-        };
-    }
 
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
         mat.reset(in.data, 0, in.rows, in.cols);
-        mat.add(which.weight(w.layers[layer]), bias(w, layer, which), o.data, 0, o.cols);
+        mat.add(w.onHeap.layer(layer).dense(which), w.onHeap.layer(layer).bias(which), o.data, 0, o.cols);
         mat.runAll();
     }
 
@@ -343,11 +323,7 @@ public final class CpuBackend extends HeapMemoryBackend {
     @Override
     public void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
-        float[] scale = switch (which) {
-            case ATTN -> w.attnNorm[layer];
-            case MLP -> w.mlpNorm[layer];
-            case FINAL -> w.finalNorm;
-        };
+        float[] scale = w.onHeap.norm(layer, which);
         Tensor in = (Tensor) x, o = (Tensor) out;
         int n = in.cols;
         for (int i = 0; i < in.rows; i++) {
@@ -363,9 +339,9 @@ public final class CpuBackend extends HeapMemoryBackend {
         LayerWeights l = w.layers[layer];
         Tensor in = (Tensor) x, tq = (Tensor) q, tk = (Tensor) kk, tv = (Tensor) v;
         mat.reset(in.data, 0, in.rows, in.cols);
-        mat.add(l.q(), w.qBias[layer], tq.data, 0, tq.cols);
-        mat.add(l.k(), w.kBias[layer], tk.data, 0, tk.cols);
-        mat.add(l.v(), w.vBias[layer], tv.data, 0, tv.cols);
+        mat.add(l.q(), w.onHeap.layer(layer).bias(DenseKind.Q), tq.data, 0, tq.cols);
+        mat.add(l.k(), w.onHeap.layer(layer).bias(DenseKind.K), tk.data, 0, tk.cols);
+        mat.add(l.v(), w.onHeap.layer(layer).bias(DenseKind.V), tv.data, 0, tv.cols);
         mat.runAll();
         w.ensureRope(start + in.rows);
         int hd = w.config.headDim();
@@ -466,7 +442,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         a.out = o.data;
         a.ck = cache.keys[layer];
         a.cv = cache.values[layer];
-        a.sinks = w.sinks[layer];
+        a.sinks = w.onHeap.layer(layer).sinks();
         a.start = start;
         a.slots = cache.spec.slots(layer);
         a.kvDim = c.kvDim();
@@ -498,7 +474,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         int e = w.config.numExperts(), kk = r.k;
         if (routerLogits.length < in.rows * e) routerLogits = new float[in.rows * e];
         mat.reset(in.data, 0, in.rows, in.cols);
-        mat.add(w.layers[layer].router(), w.routerBias[layer], routerLogits, 0, e);
+        mat.add(w.layers[layer].router(), w.onHeap.layer(layer).bias(DenseKind.ROUTER), routerLogits, 0, e);
         mat.runAll();
         for (int i = 0; i < in.rows; i++) topK(routerLogits, i * e, e, kk, r.experts, r.weights, i * kk);
     }
@@ -540,7 +516,7 @@ public final class CpuBackend extends HeapMemoryBackend {
                 int g0 = groupStartBuf[e], n = groupStartBuf[e + 1] - g0;
                 int u0 = tileNo * TILE, u1 = Math.min(moeI, u0 + TILE);
                 WeightView gate = moeL.gate(), up = moeL.up();
-                float[] gb = moeW.gateBias[moeLayer], ub = moeW.upBias[moeLayer];
+                float[] gb = moeW.onHeap.layer(moeLayer).gateBias(), ub = moeW.onHeap.layer(moeLayer).upBias();
                 int H = moeH_, I = moeI;
                 if (n <= FUSED_MAX_T) {
                     float[] scratch = rowScratch[worker];
@@ -590,7 +566,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         @Override
         public void run(int from, int to, int worker) {
             WeightView down = moeL.down();
-            float[] db = moeW.downBias[moeLayer];
+            float[] db = moeW.onHeap.layer(moeLayer).downBias();
             int H = moeH_, I = moeI;
             for (int item = from; item < to; item++) {
                 int ai = item / tilesPerExpert, tileNo = item % tilesPerExpert;
