@@ -1,7 +1,5 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.backend.Availability;
-import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 
 import java.util.Map;
@@ -32,37 +30,12 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
 
     @Override
     protected BackendProvider provider() {
-        BackendProvider p = super.provider();
-        return new BackendProvider() {
-            @Override
-            public String name() {
-                return p.name();
+        return withProperties(super.provider(), KNOBS, backend -> {
+            CudaBackend b = (CudaBackend) backend;
+            if (b.sdpaBlock != 32 || b.linearBlock != 96 || b.gemmMinT != 2 || b.tileT != 32 || b.moeTiledMinT != 2
+                    || b.sdpaTiledMinT != 1000000 || b.sdpaSplits != 0) {
+                throw new IllegalStateException("knobs not applied: " + b.knobs());
             }
-
-            @Override
-            public int priority() {
-                return p.priority();
-            }
-
-            @Override
-            public Availability availability() {
-                return p.availability();
-            }
-
-            @Override
-            public Backend create() {
-                KNOBS.forEach(System::setProperty);
-                try {
-                    CudaBackend b = (CudaBackend) p.create();
-                    if (b.sdpaBlock != 32 || b.linearBlock != 96 || b.gemmMinT != 2 || b.tileT != 32 || b.moeTiledMinT != 2
-                            || b.sdpaTiledMinT != 1000000 || b.sdpaSplits != 0) {
-                        throw new IllegalStateException("knobs not applied: " + b.knobs());
-                    }
-                    return b;
-                } finally {
-                    KNOBS.keySet().forEach(System::clearProperty);
-                }
-            }
-        };
+        });
     }
 }

@@ -1,7 +1,5 @@
 package io.gossgpu.opencl;
 
-import io.gossgpu.backend.Availability;
-import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
 
@@ -35,36 +33,10 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
 
     /** The opencl provider, creating its backend with {@code knobs} set as system properties (then cleared). */
     static BackendProvider withKnobs(Map<String, String> knobs) {
-        OpenClBackendProvider p = new OpenClBackendProvider();
-        return new BackendProvider() {
-            @Override
-            public String name() {
-                return p.name();
-            }
-
-            @Override
-            public int priority() {
-                return p.priority();
-            }
-
-            @Override
-            public Availability availability() {
-                return p.availability();
-            }
-
-            @Override
-            public Backend create() {
-                knobs.forEach(System::setProperty);
-                try {
-                    OpenClBackend b = OpenClBackend.create();
-                    if (knobs.containsKey("goss.opencl.sdpa.splitkeys")
-                            && b.sdpaSplitKeys != Integer.parseInt(knobs.get("goss.opencl.sdpa.splitkeys")))
-                        throw new IllegalStateException("knobs not applied");
-                    return b;
-                } finally {
-                    knobs.keySet().forEach(System::clearProperty);
-                }
-            }
-        };
+        return withProperties(new OpenClBackendProvider(), knobs, b -> {
+            if (knobs.containsKey("goss.opencl.sdpa.splitkeys")
+                    && ((OpenClBackend) b).sdpaSplitKeys != Integer.parseInt(knobs.get("goss.opencl.sdpa.splitkeys")))
+                throw new IllegalStateException("knobs not applied");
+        });
     }
 }

@@ -67,6 +67,48 @@ public abstract class BackendConformanceKit {
     protected abstract BackendProvider provider();
 
     /**
+     * {@code p}, creating its backend with {@code properties} set as system properties (cleared again after
+     * create), then handing it to {@code applied}, which throws when the knobs did not take effect. For kits that
+     * rerun a backend with other launch knobs.
+     */
+    protected static BackendProvider withProperties(BackendProvider p, java.util.Map<String, String> properties,
+                                                    java.util.function.Consumer<Backend> applied) {
+        return new BackendProvider() {
+            @Override
+            public String name() {
+                return p.name();
+            }
+
+            @Override
+            public int priority() {
+                return p.priority();
+            }
+
+            @Override
+            public Availability availability() {
+                return p.availability();
+            }
+
+            @Override
+            public Backend create() {
+                properties.forEach(System::setProperty);
+                try {
+                    Backend b = p.create();
+                    try {
+                        applied.accept(b);
+                    } catch (RuntimeException e) {
+                        b.close();
+                        throw e;
+                    }
+                    return b;
+                } finally {
+                    properties.keySet().forEach(System::clearProperty);
+                }
+            }
+        };
+    }
+
+    /**
      * Per-op tolerance, relative to the row's largest |value|. Default 1e-4: float32 has a unit roundoff
      * of 6e-8; a dot product of n terms summed in float in any order is off by at most about n·6e-8 of
      * the sum of |terms| (n ≤ 288 in these shapes → 2e-5), and fast exp/rsqrt/sin/cos intrinsics add a few
