@@ -64,14 +64,13 @@ public interface CpuKernels {
     void normScale(float[] x, int xOff, float inv, float[] scale, float[] out, int oOff, int n);
 
     /**
-     * gpt-oss's SwiGLU over {@code n} values: {@code g = a[aOff+i] + ab[abOff+i]}, {@code l = b[bOff+i] + bb[bbOff+i]},
-     * {@code g = min(g, L)}, {@code l = clamp(l, −L, L)}, {@code out[oOff+i] = g·σ(1.702·g)·(l + 1)}.
+     * gpt-oss's SwiGLU over {@code n} values of the gate {@code a} and the linear part {@code b} (biases already
+     * added): {@code g = min(a, L)}, {@code l = clamp(b, −L, L)}, {@code out[oOff+i] = g·σ(1.702·g)·(l + 1)}.
      */
-    default void swiglu(float[] a, int aOff, float[] ab, int abOff, float[] b, int bOff, float[] bb, int bbOff,
-                        float limit, float[] out, int oOff, int n) {
+    default void swiglu(float[] a, int aOff, float[] b, int bOff, float limit, float[] out, int oOff, int n) {
         for (int i = 0; i < n; i++) {
-            float g = Math.min(a[aOff + i] + ab[abOff + i], limit);
-            float l = Math.max(-limit, Math.min(b[bOff + i] + bb[bbOff + i], limit));
+            float g = Math.min(a[aOff + i], limit);
+            float l = Math.max(-limit, Math.min(b[bOff + i], limit));
             out[oOff + i] = (float) (g / (1 + Math.exp(-1.702 * g))) * (l + 1);
         }
     }

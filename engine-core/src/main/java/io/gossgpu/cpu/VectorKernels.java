@@ -424,18 +424,17 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
-    public void swiglu(float[] a, int aOff, float[] ab, int abOff, float[] b, int bOff, float[] bb, int bbOff,
-                       float limit, float[] out, int oOff, int n) {
+    public void swiglu(float[] a, int aOff, float[] b, int bOff, float limit, float[] out, int oOff, int n) {
         int i = 0;
         for (; i + L <= n; i += L) {
-            FloatVector g = FloatVector.fromArray(F, a, aOff + i).add(FloatVector.fromArray(F, ab, abOff + i)).min(limit);
-            FloatVector l = FloatVector.fromArray(F, b, bOff + i).add(FloatVector.fromArray(F, bb, bbOff + i)).min(limit).max(-limit);
+            FloatVector g = FloatVector.fromArray(F, a, aOff + i).min(limit);
+            FloatVector l = FloatVector.fromArray(F, b, bOff + i).min(limit).max(-limit);
             FloatVector sig = g.mul(-1.702f).lanewise(VectorOperators.EXP).add(1f);
             g.div(sig).mul(l.add(1f)).intoArray(out, oOff + i);
         }
         for (; i < n; i++) {
-            float g = Math.min(a[aOff + i] + ab[abOff + i], limit);
-            float l = Math.max(-limit, Math.min(b[bOff + i] + bb[bbOff + i], limit));
+            float g = Math.min(a[aOff + i], limit);
+            float l = Math.max(-limit, Math.min(b[bOff + i], limit));
             out[oOff + i] = (float) (g / (1 + Math.exp(-1.702 * g))) * (l + 1);
         }
     }

@@ -2,11 +2,12 @@ package io.gossgpu.conformance;
 
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.cpu.CpuBackendProvider;
+import io.gossgpu.cpu.matmul.KernelSet;
 
-/** The {@code cpu} backend (Vector API kernels, thread pool) against the reference. */
+/** The {@code cpu} backend on its Java float kernels (GOSS_CPU_KERNELS=java) against the reference, at float tolerances. */
 class CpuConformanceTest extends BackendConformanceKit {
     @Override
     protected BackendProvider provider() {
-        return new CpuBackendProvider();
+        return CpuBackendProvider.withKernels(KernelSet.Isa.JAVA);
     }
 }

@@ -4,6 +4,8 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.cpu.matmul.NativeCpu;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
@@ -40,22 +42,52 @@ class CpuBackendTest {
 
     /** Whole-model logits of a 70-token prefill (token blocks > 32, every expert busy) and decode steps after it. */
     private static void compareWholeModel(Checkpoint ck, Backend cpu) {
+        compareWholeModel(ck, cpu, false);
+    }
+
+    /**
+     * As above. {@code int8}: the backend quantizes MoE activations to int8 blocks (CpuNativeConformanceKit), and on
+     * these tiny random models (rows of 96 values, so quantization errors do not average out; routers with near
+     * ties) the logits drift further than one op's budget. Measured over 70 positions of three seeds: 2.0 to 2.5 %
+     * RMS of the logits, worst single logit 4 to 10 % of its row's largest, argmax equal at 67 to 69 of 70. The
+     * bounds: RMS ≤ 5 %, every logit within 20 % of its row's largest, argmax equal at ≥ 90 % of the positions;
+     * a formula error moves the RMS by O(1).
+     */
+    private static void compareWholeModel(Checkpoint ck, Backend cpu, boolean int8) {
         ModelWeights w = ModelWeights.of(ck);
         ModelConfig c = w.config();
         Backend ref = new ReferenceBackend();
         LoadedWeights lr = ref.loadWeights(w), lc = cpu.loadWeights(w);
         int v = c.vocabSize();
         int[] toks = tokens(75, v, 9);
-        float[] want, got;
+        float[] want, got = new float[toks.length * v];
         try (Session s = new Session(ref, lr, 80)) {
             want = s.prefillAllLogits(toks);
         }
         try (Session s = new Session(cpu, lc, 80)) {
-            float[] first = s.prefillAllLogits(Arrays.copyOf(toks, 70));
-            BackendConformanceKit.assertClose("prefill logits", Arrays.copyOf(want, 70 * v), first, 70, v, 1e-3);
-            for (int i = 70; i < toks.length; i++)
-                BackendConformanceKit.assertClose("decode logits at " + i, Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(toks[i]), 1, v, 1e-3);
+            System.arraycopy(s.prefillAllLogits(Arrays.copyOf(toks, 70)), 0, got, 0, 70 * v);
+            for (int i = 70; i < toks.length; i++) System.arraycopy(s.decode(toks[i]), 0, got, i * v, v);
         }
+        if (!int8) {
+            BackendConformanceKit.assertClose("prefill and decode logits", want, got, toks.length, v, 1e-3);
+            return;
+        }
+        double se = 0, sr = 0;
+        int agree = 0;
+        for (int i = 0; i < toks.length; i++) {
+            int a = 0, b = 0;
+            for (int x = 0; x < v; x++) {
+                double d = want[i * v + x] - got[i * v + x];
+                se += d * d;
+                sr += (double) want[i * v + x] * want[i * v + x];
+                if (want[i * v + x] > want[i * v + a]) a = x;
+                if (got[i * v + x] > got[i * v + b]) b = x;
+            }
+            if (a == b) agree++;
+        }
+        assertTrue(Math.sqrt(se / sr) <= 0.05, "RMS difference " + Math.sqrt(se / sr) + " of the logits' RMS");
+        assertTrue(agree >= 0.9 * toks.length, "argmax equal at " + agree + " of " + toks.length + " positions");
+        BackendConformanceKit.assertClose("prefill and decode logits", want, got, toks.length, v, 0.2);
     }
 
     @ParameterizedTest
@@ -63,17 +95,21 @@ class CpuBackendTest {
     void ggufLayoutsMatchTheReference(GgufWriter.DenseType dense) {
         Path f = dir.resolve("m-" + dense + ".gguf");
         GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 31), f, GgufWriter.Options.defaults().withDense(dense));
-        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); Backend cpu = new CpuBackendProvider().create()) {
-            ModelWeights w = ModelWeights.of(ck);
-            assertEquals(WeightFormat.MXFP4_GGML, w.layers().get(0).gate().format());
-            compareWholeModel(ck, cpu);
+        for (KernelSet.Isa isa : KernelSet.Isa.values()) {
+            if (!NativeCpu.supports(isa)) continue; // the native sets have their own skipped kits saying why
+            try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults());
+                 Backend cpu = CpuBackendProvider.withKernels(isa).create()) {
+                ModelWeights w = ModelWeights.of(ck);
+                assertEquals(WeightFormat.MXFP4_GGML, w.layers().get(0).gate().format());
+                compareWholeModel(ck, cpu, isa != KernelSet.Isa.JAVA);
+            }
         }
     }
 
     @Test
     void openAiLayoutLongPrefillWithScalarKernelsAndThreeThreads() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 32).inMemory();
-             Backend cpu = new CpuBackend(3, new ScalarKernels("test"))) {
+             Backend cpu = new CpuBackend(3, KernelSet.of(KernelSet.Isa.JAVA, new ScalarKernels("test")))) {
             compareWholeModel(ck, cpu);
         }
     }
@@ -81,9 +117,20 @@ class CpuBackendTest {
     @Test
     void openAiLayoutLongPrefillOneThreadMoeInChunks() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
-             CpuBackend cpu = new CpuBackend(1, CpuKernels.best())) {
-            cpu.moeChunkTokens = 7; // the MoE of a long batch in several passes
+             CpuBackend cpu = new CpuBackend(1, KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best()))) {
+            cpu.moeChunkTokens(7); // the MoE of a long batch in several passes
             compareWholeModel(ck, cpu);
+        }
+    }
+
+    /** The native kernels on a long prefill: token chunks of the tile kernels, MoE in several passes, one thread. */
+    @Test
+    void nativeKernelsLongPrefillOneThreadMoeInChunks() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
+             CpuBackend cpu = new CpuBackend(1, KernelSet.of(null, CpuKernels.best()))) {
+            cpu.moeChunkTokens(7);
+            compareWholeModel(ck, cpu, true);
         }
     }
 
@@ -117,18 +164,16 @@ class CpuBackendTest {
     @Test
     void swigluKernelMatchesTheReferenceIncludingClamps() {
         int n = 37;
-        float[] a = new float[n], b = new float[n], ab = new float[n], bb = new float[n], out = new float[n];
+        float[] a = new float[n], b = new float[n], out = new float[n];
         SplittableRandom r = new SplittableRandom(4);
         for (int i = 0; i < n; i++) {
             a[i] = (float) (r.nextGaussian() * 20);
             b[i] = (float) (r.nextGaussian() * 20);
-            ab[i] = (float) r.nextGaussian();
-            bb[i] = (float) r.nextGaussian();
         }
         for (CpuKernels k : new CpuKernels[]{CpuKernels.best(), new ScalarKernels("test")}) {
-            k.swiglu(a, 0, ab, 0, b, 0, bb, 0, 7f, out, 0, n);
+            k.swiglu(a, 0, b, 0, 7f, out, 0, n);
             for (int i = 0; i < n; i++) {
-                float want = ReferenceBackend.swiglu(a[i] + ab[i], b[i] + bb[i], 7f);
+                float want = ReferenceBackend.swiglu(a[i], b[i], 7f);
                 assertEquals(want, out[i], 1e-5 * Math.max(1, Math.abs(want)), k.describe() + " at " + i);
             }
         }

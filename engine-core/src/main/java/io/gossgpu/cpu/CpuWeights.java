@@ -1,0 +1,115 @@
+package io.gossgpu.cpu;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.Rope;
+import io.gossgpu.cpu.matmul.CpuMatrix;
+import io.gossgpu.cpu.matmul.JavaMatrix;
+import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightView;
+
+import java.lang.foreign.Arena;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A model's weights as the cpu backend holds them: vectors (norms, biases, sinks; expert biases
+ * expert-major) decoded to float[], every matrix as the {@link CpuMatrix} its {@link KernelSet} multiplies
+ * (quantized ones repacked into native memory owned by this object's arena, the rest read in place), the
+ * embedding read in place (one row per token), and the RoPE table.
+ */
+final class CpuWeights implements LoadedWeights {
+    final ModelWeights model;
+    final ModelConfig config;
+    final DeviceWeights<float[], CpuMatrix, CpuMatrix> m;
+    private final Arena arena = Arena.ofShared();
+    private final List<CpuMatrix> matrices = new ArrayList<>();
+    float[] rope = new float[0]; // cos/sin table rows for positions [0, ropePositions)
+    int ropePositions;
+
+    CpuWeights(ModelWeights w, KernelSet kernels, CpuPool pool, JavaMatrix.Scratch scratch) {
+        model = w;
+        config = w.config();
+        try {
+            m = new DeviceWeights<>(w, new DeviceWeights.Uploader<>() {
+                @Override
+                public float[] vector(WeightView v) {
+                    return v.dequantizeAll();
+                }
+
+                @Override
+                public CpuMatrix dense(WeightView v) {
+                    // the embedding is read one row per token, in place: nothing to repack
+                    if (v == w.embedding() && v != w.unembedding()) return null;
+                    return keep(kernels.pack(v, pool, arena, scratch));
+                }
+
+                @Override
+                public CpuMatrix experts(WeightView v) {
+                    return keep(kernels.pack(v, pool, arena, scratch));
+                }
+            });
+        } catch (RuntimeException | Error e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    private CpuMatrix keep(CpuMatrix x) {
+        matrices.add(x);
+        return x;
+    }
+
+    /** Native bytes the matrices of {@code w} would take under {@code kernels} (repacked copies). */
+    static long repackBytes(ModelWeights w, KernelSet kernels) {
+        if (kernels.isa() == KernelSet.Isa.JAVA) return 0;
+        return DeviceWeights.bytes(w, v -> 0, v -> v == w.embedding() && v != w.unembedding() ? 0 : tileBytes(v), CpuWeights::tileBytes);
+    }
+
+    private static long tileBytes(WeightView v) {
+        long groups = (v.rows() + 15) / 16, blocks = v.cols() / 32;
+        return switch (v.format()) {
+            case MXFP4_GGML, MXFP4_OPENAI -> v.experts() * groups * blocks * (256 + 16);
+            case Q8_0 -> v.experts() * groups * blocks * (512 + 32);
+            default -> 0;
+        };
+    }
+
+    /** Fails with sizes when the repacked weights would not fit in the memory Linux reports available. */
+    static void checkMemory(ModelWeights w, KernelSet kernels) {
+        long need = repackBytes(w, kernels);
+        long avail = MemInfo.availableBytes();
+        if (need > 0 && avail > 0 && need > avail)
+            throw new GossException("the native cpu kernels repack the weights into " + KvCacheSpec.humanBytes(need)
+                    + " of memory, but only " + KvCacheSpec.humanBytes(avail) + " is available; free memory, or set "
+                    + "GOSS_CPU_KERNELS=java to read the file in place (slower)");
+    }
+
+    /** Makes the RoPE table cover positions {@code < end} (grows by doubling; amortized, not per token). */
+    void ensureRope(int end) {
+        if (end <= ropePositions) return;
+        int n = Math.max(end, Math.max(64, ropePositions * 2));
+        int hd = config.headDim();
+        float[] more = Rope.cosSinTable(config, ropePositions, n - ropePositions);
+        float[] t = Arrays.copyOf(rope, n * hd);
+        System.arraycopy(more, 0, t, ropePositions * hd, more.length);
+        rope = t;
+        ropePositions = n;
+    }
+
+    @Override
+    public ModelConfig config() {
+        return config;
+    }
+
+    @Override
+    public void close() {
+        matrices.forEach(CpuMatrix::close);
+        arena.close();
+    }
+}

@@ -1,0 +1,138 @@
+package io.gossgpu.cpu;
+
+import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.cpu.matmul.CpuMatrix;
+import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.cpu.matmul.MatrixInput;
+import io.gossgpu.model.ModelConfig;
+
+import java.util.Arrays;
+
+/**
+ * The MoE of a batch, tokens grouped by expert so each expert's weight rows are read once for all the
+ * tokens that chose it (decode: one token, its k experts). Three phases on the pool:
+ * <ol>
+ *   <li>for (active expert, tile of {@link #TILE} intermediate rows): gate and up products of the expert's
+ *       tokens, then SwiGLU into {@code h};</li>
+ *   <li>for (active expert, tile of output rows): the down product into {@code y}, one row per (token, slot),
+ *       so no two items write the same place;</li>
+ *   <li>per token: {@code out[t] = Σ_j ω_{t,j} · y[row of (t, j)]}, in slot order.</li>
+ * </ol>
+ * Every sum has a fixed order, so the result does not depend on the thread count. Long batches run in
+ * chunks of {@link #chunkTokens} tokens, which bounds the staging buffers.
+ */
+final class MoeJob {
+    static final int TILE = 16;
+
+    private final CpuPool pool;
+    private final KernelSet kernels;
+    private final CpuKernels k;
+    /** Tokens per pass (tests lower it to cover chunking). */
+    int chunkTokens = 512;
+
+    private final MatrixInput xIn = new MatrixInput(), hIn = new MatrixInput();
+    private int[] order = new int[0], groupStart = new int[0], active = new int[0], slotRow = new int[0];
+    private float[] xs = new float[0], h = new float[0], y = new float[0];
+    private float[][] gateOut, upOut;
+
+    // the current chunk
+    private DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> layer;
+    private int H, I, K, tok0;
+    private float limit;
+    private float[] out, weights;
+
+    MoeJob(CpuPool pool, KernelSet kernels, int threads) {
+        this.pool = pool;
+        this.kernels = kernels;
+        this.k = kernels.java();
+        gateOut = new float[threads][0];
+        upOut = new float[threads][0];
+    }
+
+    /** {@code out[t] = Σ_j ω_{t,j}·expert_{e_{t,j}}(x[t])} for the T rows of {@code x}. */
+    void run(CpuWeights w, int layerIndex, float[] x, int T, int[] experts, float[] routingWeights, int k, float[] out) {
+        ModelConfig c = w.config;
+        layer = w.m.layer(layerIndex);
+        H = c.hiddenSize();
+        I = c.intermediateSize();
+        K = k;
+        limit = c.swigluLimit();
+        this.out = out;
+        this.weights = routingWeights;
+        for (int t0 = 0; t0 < T; t0 += chunkTokens) chunk(x, experts, t0, Math.min(chunkTokens, T - t0), c.numExperts());
+        layer = null;
+        this.out = null;
+        this.weights = null;
+    }
+
+    private void chunk(float[] x, int[] experts, int t0, int T, int E) {
+        int n = T * K, s0 = t0 * K;
+        if (order.length < n) {
+            order = new int[n];
+            slotRow = new int[n];
+        }
+        if (groupStart.length < E + 2) groupStart = new int[E + 2];
+        if (active.length < E) active = new int[E];
+        if (xs.length < n * H) xs = new float[n * H];
+        if (h.length < n * I) h = new float[n * I];
+        if (y.length < n * H) y = new float[n * H];
+        // counting sort of the (token, slot) pairs by expert; afterwards gs[e] = start of expert e's rows
+        int[] gs = groupStart;
+        Arrays.fill(gs, 0, E + 2, 0);
+        for (int s = 0; s < n; s++) gs[experts[s0 + s] + 2]++;
+        for (int e = 0; e < E; e++) gs[e + 2] += gs[e + 1];
+        for (int s = 0; s < n; s++) order[gs[experts[s0 + s] + 1]++] = s;
+        int na = 0;
+        for (int e = 0; e < E; e++) if (gs[e + 1] > gs[e]) active[na++] = e;
+        for (int row = 0; row < n; row++) {
+            slotRow[order[row]] = row;
+            System.arraycopy(x, (t0 + order[row] / K) * H, xs, row * H, H);
+        }
+        tok0 = t0;
+        int maxGroup = 0;
+        for (int a = 0; a < na; a++) maxGroup = Math.max(maxGroup, gs[active[a] + 1] - gs[active[a]]);
+        for (int wk = 0; wk < gateOut.length; wk++)
+            if (gateOut[wk].length < maxGroup * TILE) {
+                gateOut[wk] = new float[maxGroup * TILE];
+                upOut[wk] = new float[maxGroup * TILE];
+            }
+
+        xIn.set(xs, 0, H, n, H);
+        xIn.prepare(layer.gate().inputForm(), kernels, pool);
+        int upTiles = (I + TILE - 1) / TILE, downTiles = (H + TILE - 1) / TILE;
+        int activeCount = na;
+        pool.run(activeCount * upTiles, 1, (from, to, worker) -> {
+            for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * TILE, worker);
+        });
+        hIn.set(h, 0, I, n, I);
+        hIn.prepare(layer.down().inputForm(), kernels, pool);
+        pool.run(activeCount * downTiles, 1, (from, to, worker) -> {
+            for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * TILE, worker);
+        });
+        pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), (from, to, worker) -> {
+            for (int t = from; t < to; t++) sum(t);
+        });
+    }
+
+    /** Phase 1: rows u0 .. u0+TILE of expert e's gate and up for its tokens, then SwiGLU into h. */
+    private void upTile(int e, int u0, int worker) {
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0, u1 = Math.min(I, u0 + TILE), rows = u1 - u0;
+        float[] a = gateOut[worker], b = upOut[worker];
+        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, TILE, layer.gateBias(), e * I, worker);
+        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, TILE, layer.upBias(), e * I, worker);
+        for (int t = 0; t < n; t++) k.swiglu(a, t * TILE, b, t * TILE, limit, h, (g0 + t) * I + u0, rows);
+    }
+
+    /** Phase 2: output rows d0 .. d0+TILE of expert e's down projection for its tokens, into y. */
+    private void downTile(int e, int d0, int worker) {
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0, d1 = Math.min(H, d0 + TILE);
+        layer.down().gemm(e, d0, d1, hIn, g0, n, y, g0 * H + d0, H, layer.downBias(), e * H, worker);
+    }
+
+    /** Phase 3: token t's weighted sum over its slots, in slot order. */
+    private void sum(int t) {
+        int o = (tok0 + t) * H;
+        Arrays.fill(out, o, o + H, 0f);
+        for (int j = 0; j < K; j++) k.axpy(weights[(tok0 + t) * K + j], y, slotRow[t * K + j] * H, out, o, H);
+    }
+}

@@ -1,0 +1,215 @@
+package io.gossgpu.cpu.bindings;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+
+/**
+ * FFM bindings to {@code kernels/cpu/goss_cpu.h}, in the style jextract generates (one class per header, C
+ * names, a {@link FunctionDescriptor} and a downcall handle per function, pointers as {@link MemorySegment}).
+ * Written by hand because jextract is not part of the build; keep it in step with the header
+ * ({@link #GOSS_CPU_ABI_VERSION} is checked when the library is bound).
+ *
+ * <p>The handles are static finals, so the JIT can inline the downcalls. They are bound from the library that
+ * {@link Library#path} names when this class initialises: set it (once) before touching anything else here.
+ * Kernel calls are {@linkplain Linker.Option#critical critical}: they are short, never call back into Java,
+ * and may take heap segments ({@code MemorySegment.ofArray}), so activations stay in Java arrays.
+ */
+@SuppressWarnings({"unused", "checkstyle:MethodName"})
+public final class goss_cpu_h {
+    private goss_cpu_h() {}
+
+    public static final int GOSS_CPU_ABI_VERSION = 1;
+    public static final int GOSS_CPU_AVX2 = 1;
+    public static final int GOSS_CPU_AVX512 = 2;
+    public static final int GOSS_CPU_FORMAT_F32 = 0;
+    public static final int GOSS_CPU_FORMAT_F16 = 1;
+    public static final int GOSS_CPU_FORMAT_BF16 = 2;
+
+    public static final ValueLayout.OfInt C_INT = ValueLayout.JAVA_INT;
+    public static final ValueLayout.OfLong C_LONG_LONG = ValueLayout.JAVA_LONG;
+    public static final ValueLayout C_POINTER = ValueLayout.ADDRESS;
+
+    /** Where the library is; a class of its own, so setting it does not initialise (bind) the bindings. */
+    public static final class Library {
+        private Library() {}
+
+        /** The library to bind; set once before {@link goss_cpu_h} initialises (see {@code NativeCpu}). */
+        public static volatile Path path;
+    }
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup(requirePath(), Arena.global());
+
+    private static Path requirePath() {
+        Path p = Library.path;
+        if (p == null) throw new IllegalStateException("goss_cpu_h.Library.path is not set");
+        return p;
+    }
+
+    private static MethodHandle bind(String name, FunctionDescriptor fd, boolean critical) {
+        MemorySegment sym = LOOKUP.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libgoss_cpu has no symbol " + name));
+        return critical ? LINKER.downcallHandle(sym, fd, Linker.Option.critical(true)) : LINKER.downcallHandle(sym, fd);
+    }
+
+    private static final ValueLayout P = C_POINTER, L = C_LONG_LONG, I = C_INT;
+
+    private static final FunctionDescriptor QUANTIZE_Q8 = FunctionDescriptor.ofVoid(P, L, L, L, P, P, P);
+    private static final FunctionDescriptor TILE_GEMM = FunctionDescriptor.ofVoid(P, P, L, L, L, L, P, P, P, L, P, L, P);
+    private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
+
+    private static final MethodHandle abi_version = bind("goss_cpu_abi_version", FunctionDescriptor.of(I), false);
+    private static final MethodHandle features = bind("goss_cpu_features", FunctionDescriptor.of(I), false);
+    private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
+            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), false);
+    private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), false);
+    private static final MethodHandle repack_q8_0 = bind("goss_cpu_repack_q8_0",
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), false);
+
+    private static final MethodHandle avx2_quantize_q8 = bind("goss_avx2_quantize_q8", QUANTIZE_Q8, true);
+    private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
+    private static final MethodHandle avx2_q8_gemm = bind("goss_avx2_q8_gemm", TILE_GEMM, true);
+    private static final MethodHandle avx2_dense_gemm = bind("goss_avx2_dense_gemm", DENSE_GEMM, true);
+    private static final MethodHandle avx512_quantize_q8 = bind("goss_avx512_quantize_q8", QUANTIZE_Q8, true);
+    private static final MethodHandle avx512_mx4_gemm = bind("goss_avx512_mx4_gemm", TILE_GEMM, true);
+    private static final MethodHandle avx512_q8_gemm = bind("goss_avx512_q8_gemm", TILE_GEMM, true);
+    private static final MethodHandle avx512_dense_gemm = bind("goss_avx512_dense_gemm", DENSE_GEMM, true);
+
+    static {
+        int v = goss_cpu_abi_version();
+        if (v != GOSS_CPU_ABI_VERSION)
+            throw new IllegalStateException("libgoss_cpu ABI version " + v + ", these bindings need " + GOSS_CPU_ABI_VERSION);
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) return r;
+        if (t instanceof Error e) throw e;
+        return new IllegalStateException(t);
+    }
+
+    public static int goss_cpu_abi_version() {
+        try {
+            return (int) abi_version.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static int goss_cpu_features() {
+        try {
+            return (int) features.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_repack_mx4_openai(MemorySegment codes, long codeRowStride, MemorySegment scales,
+                                                  long scaleRowStride, long rows, long blocks, long g0, long g1,
+                                                  MemorySegment outCodes, MemorySegment outScales) {
+        try {
+            repack_mx4_openai.invokeExact(codes, codeRowStride, scales, scaleRowStride, rows, blocks, g0, g1, outCodes, outScales);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_repack_mx4_ggml(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
+                                                MemorySegment outCodes, MemorySegment outScales) {
+        try {
+            repack_mx4_ggml.invokeExact(src, rowStride, rows, blocks, g0, g1, outCodes, outScales);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_repack_q8_0(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
+                                            MemorySegment outQ, MemorySegment outScales) {
+        try {
+            repack_q8_0.invokeExact(src, rowStride, rows, blocks, g0, g1, outQ, outScales);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+        try {
+            avx2_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+        try {
+            avx512_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                          long outStride, MemorySegment bias) {
+        try {
+            avx2_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                            MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                            long outStride, MemorySegment bias) {
+        try {
+            avx512_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                         long outStride, MemorySegment bias) {
+        try {
+            avx2_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                           MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                           long outStride, MemorySegment bias) {
+        try {
+            avx512_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
+                                            MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
+                                            MemorySegment bias) {
+        try {
+            avx2_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
+                                              MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
+                                              MemorySegment bias) {
+        try {
+            avx512_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package io.gossgpu.cpu.matmul;
+
+import io.gossgpu.GossException;
+import io.gossgpu.cpu.CpuKernels;
+import io.gossgpu.cpu.CpuPool;
+import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.model.WeightView;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Locale;
+
+/**
+ * The matrix kernels one cpu backend uses: {@link Isa#JAVA} (the float kernels of {@link CpuKernels}, exact
+ * to float rounding, every platform) or native integer kernels for AVX2 or AVX-512 (libgoss_cpu:
+ * quantized weights repacked at load into 16-row tiles and multiplied with int8-quantized activations;
+ * float weights multiplied in place in float). {@link #pack} turns each weight into the matrix these
+ * kernels read.
+ */
+public final class KernelSet {
+    /** A kernel family; {@code GOSS_CPU_KERNELS} names them in lower case. */
+    public enum Isa {
+        JAVA, AVX2, AVX512;
+
+        public String knobValue() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** {@code auto} (null) or a family name; a GossException naming the knob and the allowed values otherwise. */
+        public static Isa parse(String knob, String value) {
+            String v = value.strip().toLowerCase(Locale.ROOT);
+            if (v.equals("auto")) return null;
+            for (Isa i : values()) if (i.knobValue().equals(v)) return i;
+            throw new GossException("invalid " + knob + "=" + value + ": must be one of auto, avx512, avx2, java");
+        }
+    }
+
+    private final Isa isa;
+    private final CpuKernels java;
+
+    private KernelSet(Isa isa, CpuKernels java) {
+        this.isa = isa;
+        this.java = java;
+    }
+
+    /**
+     * The kernel set for {@code wanted} (null: the best this machine runs). Asking for a native family this
+     * CPU or build cannot run is a GossException saying why.
+     */
+    public static KernelSet of(Isa wanted, CpuKernels java) {
+        Isa isa = wanted == null ? NativeCpu.best() : wanted;
+        if (!NativeCpu.supports(isa)) {
+            String why = NativeCpu.unavailableReason();
+            throw new GossException("cpu kernels " + isa.knobValue() + " cannot run here: "
+                    + (why != null ? why : "this CPU lacks " + (isa == Isa.AVX512 ? "AVX-512 (F, BW, VL, DQ, VNNI)" : "AVX2 and FMA")));
+        }
+        return new KernelSet(isa, java);
+    }
+
+    public Isa isa() {
+        return isa;
+    }
+
+    /** The Java float kernels (attention, norms, and the {@link Isa#JAVA} matrix products). */
+    public CpuKernels java() {
+        return java;
+    }
+
+    public String describe() {
+        return switch (isa) {
+            case JAVA -> java.describe();
+            case AVX2 -> "native AVX2 kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
+            case AVX512 -> "native AVX-512 VNNI kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
+        };
+    }
+
+    /**
+     * The matrix for {@code w}: repacked into native memory from {@code arena} (quantized weights on a native
+     * set), else the file's bytes read in place. Repacking runs on {@code pool}'s threads.
+     */
+    public CpuMatrix pack(WeightView w, CpuPool pool, Arena arena, JavaMatrix.Scratch scratch) {
+        if (isa == Isa.JAVA) return new JavaMatrix(w, java, scratch);
+        return switch (w.format()) {
+            case MXFP4_OPENAI, MXFP4_GGML, Q8_0 -> TileMatrix.repack(w, this, pool, arena);
+            case F32, F16, BF16 -> w.colStride() == 1 ? new DenseMatrix(w, this) : new JavaMatrix(w, java, scratch);
+        };
+    }
+
+    // ---- native entry points of this set ---------------------------------------------------------
+
+    /** Rows {@code row0 .. row0+rows−1} of the input at {@code x[off + i·stride]} into q8 rows {@code row0 ..}. */
+    void quantizeQ8(float[] x, int off, int stride, int row0, int rows, int cols, byte[] q, float[] d, int[] s) {
+        int nb = cols / 32;
+        MemorySegment xs = MemorySegment.ofArray(x).asSlice(4L * (off + (long) row0 * stride)),
+                qs = MemorySegment.ofArray(q).asSlice((long) row0 * cols),
+                ds = MemorySegment.ofArray(d).asSlice(4L * row0 * nb), ss = MemorySegment.ofArray(s).asSlice(4L * row0 * nb);
+        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+        else goss_cpu_h.goss_avx2_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+    }
+
+    void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                  MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
+                  MemorySegment bias) {
+        if (isa == Isa.AVX512) {
+            if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            else goss_cpu_h.goss_avx512_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } else {
+            if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            else goss_cpu_h.goss_avx2_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        }
+    }
+
+    void denseGemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k, MemorySegment x, long xStride,
+                   long T, MemorySegment out, long outStride, MemorySegment bias) {
+        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        else goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+    }
+}

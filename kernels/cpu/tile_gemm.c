@@ -1,0 +1,211 @@
+/*
+ * tile_gemm.c — quantized weights (mx4 or q8 tiles, goss_cpu.h) times q8 activation rows:
+ *
+ *     out[t, r] = Σ_b  w_scale[r, b] · x_scale[t, b] · Σ_{k ∈ b} w[r, k] · q[t, k]   (+ bias[r])
+ *
+ * Inner sums are exact int32; each block's partial is scaled and added in float, blocks in order, so the
+ * result does not depend on threads or tiling. One vector holds 16 rows (AVX-512) or 8 rows (AVX2) of one
+ * 4-column quad; the 4 activation bytes of that quad are broadcast, and a byte dot product (vpdpbusd, or
+ * vpmaddubsw + vpmaddwd on AVX2) adds each row's 4 products into its own int32 lane.
+ *
+ * Byte dot products multiply unsigned by signed bytes, so weights go in unsigned with an offset:
+ *   mx4: code → 2·FP4(code) + 12 ∈ [0, 24] by a 16-entry table; the block sum is corrected by −12·s_b and
+ *        the scale is the halved E8M0, 2^(e−128) (the table is doubled);
+ *   q8 (AVX-512): w + 128 ∈ [0, 255] (xor 0x80), corrected by −128·s_b; scale = the F16 scale;
+ *   q8 (AVX2): |w| times the activation with w's sign (vpsignb), no correction (vpmaddubsw's int16 pair
+ *        sums stay below 2·128·127 < 2^15).
+ * Tokens are taken 8 (AVX-512) or 4 (AVX2) at a time while the group's decoded weights stay in registers.
+ */
+#include "isa.h"
+
+enum { MX4 = 0, Q8 = 1 };
+
+#define INLINE static inline __attribute__((always_inline))
+
+#ifdef __AVX512F__
+#define TB 8
+
+/* 2^(e − 128) for 16 E8M0 bytes: exact, subnormals included (scalef computes 1·2^(e−128)). */
+INLINE __m512 mx4_scales(const uint8_t *sc) {
+    __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)sc));
+    return _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(_mm512_sub_epi32(e, _mm512_set1_epi32(128))));
+}
+
+/* One 16-row group against nt ≤ TB tokens. */
+INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q,
+                         const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
+                         const float *bias, int nvalid) {
+    const __m512i m4 = _mm512_set1_epi8(0x0f), flip = _mm512_set1_epi8((char)0x80);
+    const __m512i lut = _mm512_broadcast_i32x4(_mm_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0));
+    const int32_t off = fmt == MX4 ? -12 : -128;
+    const int64_t k = nb * 32;
+    __m512 acc[TB];
+    _Pragma("GCC unroll 8")
+    for (int t = 0; t < nt; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        __m512i w[8];
+        __m512 dw;
+        if (fmt == MX4) {
+            const uint8_t *c = wt + b * 256;
+            _Pragma("GCC unroll 8")
+            for (int L = 0; L < 4; L++) {
+                __m512i raw = _mm512_loadu_si512(c + 64 * L);
+                w[2 * L] = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
+                w[2 * L + 1] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
+            }
+            dw = mx4_scales((const uint8_t *)scales + 16 * b);
+        } else {
+            const uint8_t *c = wt + b * 512;
+            _Pragma("GCC unroll 8")
+            for (int i = 0; i < 8; i++) w[i] = _mm512_xor_si512(_mm512_loadu_si512(c + 64 * i), flip);
+            dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)scales + 16 * b)));
+        }
+        _Pragma("GCC unroll 8")
+        for (int t = 0; t < nt; t++) {
+            const int8_t *qa = q + t * k + 32 * b;
+            __m512i ia = _mm512_set1_epi32(off * s[t * nb + b]);
+            _Pragma("GCC unroll 8")
+            for (int i = 0; i < 8; i++) ia = _mm512_dpbusd_epi32(ia, w[i], _mm512_set1_epi32(goss_load_i32(qa + 4 * i)));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia), _mm512_mul_ps(dw, _mm512_set1_ps(d[t * nb + b])), acc[t]);
+        }
+    }
+    __mmask16 m = (__mmask16)((1u << nvalid) - 1);
+    __m512 bv = bias ? _mm512_maskz_loadu_ps(m, bias) : _mm512_setzero_ps();
+    _Pragma("GCC unroll 8")
+    for (int t = 0; t < nt; t++) _mm512_mask_storeu_ps(out + t * out_stride, m, _mm512_add_ps(acc[t], bv));
+}
+
+INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
+                  const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
+    const int64_t k = nb * 32;
+    for (int64_t t0 = 0; t0 < T; t0 += TB) {
+        const int8_t *qt = q + t0 * k;
+        const float *dt = d + t0 * nb;
+        const int32_t *st = s + t0 * nb;
+        float *ot = out + t0 * out_stride;
+        switch (T - t0 < TB ? (int)(T - t0) : TB) {  /* constant token counts keep the accumulators in registers */
+#define CASE(n) case n: group_tokens(fmt, wt, scales, nb, qt, dt, st, n, ot, out_stride, bias, nvalid); break;
+            CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
+#undef CASE
+        }
+    }
+}
+
+#else /* AVX2: 8 rows per vector; a group is two halves of 8 rows (bytes 0..31 and 32..63 of each 64) */
+#define TB 4
+
+/* 2^(e − 128) for 8 E8M0 bytes, exact: (e − 1) << 23 as float bits, and the two subnormals for e < 2. */
+INLINE __m256 mx4_scales(const uint8_t *sc) {
+    __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc));
+    __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(1 << 21), e);
+    __m256i is_tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, tiny, is_tiny));
+}
+
+INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
+
+/* One 8-row half group (wt points at its first 32 bytes) against nt ≤ TB tokens. */
+INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half, int64_t nb, const int8_t *q,
+                        const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
+                        const float *bias, int nvalid) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+    const int64_t k = nb * 32;
+    __m256 acc[TB];
+    _Pragma("GCC unroll 8")
+    for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        if (fmt == MX4) {
+            const uint8_t *c = wt + b * 256;
+            __m256i w[8];
+            _Pragma("GCC unroll 8")
+            for (int L = 0; L < 4; L++) {
+                __m256i raw = _mm256_loadu_si256((const __m256i *)(c + 64 * L));
+                w[2 * L] = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, m4));
+                w[2 * L + 1] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+            }
+            __m256 dw = mx4_scales((const uint8_t *)scales + 16 * b + 8 * half);
+            _Pragma("GCC unroll 8")
+            for (int t = 0; t < nt; t++) {
+                const int8_t *qa = q + t * k + 32 * b;
+                /* int16 pair sums of 4 quads stay below 4·2·24·127 < 2^15 */
+                __m256i p = _mm256_add_epi16(
+                        _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bcast4(qa)), _mm256_maddubs_epi16(w[1], bcast4(qa + 4))),
+                        _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bcast4(qa + 8)), _mm256_maddubs_epi16(w[3], bcast4(qa + 12))));
+                __m256i p2 = _mm256_add_epi16(
+                        _mm256_add_epi16(_mm256_maddubs_epi16(w[4], bcast4(qa + 16)), _mm256_maddubs_epi16(w[5], bcast4(qa + 20))),
+                        _mm256_add_epi16(_mm256_maddubs_epi16(w[6], bcast4(qa + 24)), _mm256_maddubs_epi16(w[7], bcast4(qa + 28))));
+                __m256i ia = _mm256_add_epi32(_mm256_madd_epi16(p, ones), _mm256_madd_epi16(p2, ones));
+                ia = _mm256_add_epi32(ia, _mm256_set1_epi32(-12 * s[t * nb + b]));
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
+            }
+        } else {
+            const uint8_t *c = wt + b * 512;
+            __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)scales + 16 * b + 8 * half)));
+            __m256i ia[TB];
+            _Pragma("GCC unroll 8")
+            for (int t = 0; t < nt; t++) ia[t] = _mm256_setzero_si256();
+            _Pragma("GCC unroll 8")
+            for (int i = 0; i < 8; i++) {
+                __m256i w = _mm256_loadu_si256((const __m256i *)(c + 64 * i)), aw = _mm256_abs_epi8(w);
+                _Pragma("GCC unroll 8")
+                for (int t = 0; t < nt; t++) {
+                    __m256i a = _mm256_sign_epi8(bcast4(q + t * k + 32 * b + 4 * i), w);
+                    ia[t] = _mm256_add_epi32(ia[t], _mm256_madd_epi16(_mm256_maddubs_epi16(aw, a), ones));
+                }
+            }
+            _Pragma("GCC unroll 8")
+            for (int t = 0; t < nt; t++)
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[t]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
+        }
+    }
+    float tmp[8];
+    _Pragma("GCC unroll 8")
+    for (int t = 0; t < nt; t++) {
+        _mm256_storeu_ps(tmp, acc[t]);
+        for (int r = 0; r < nvalid; r++) out[t * out_stride + r] = tmp[r] + (bias ? bias[r] : 0.0f);
+    }
+}
+
+INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
+                  const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
+    const int64_t k = nb * 32;
+    for (int half = 0; half < 2 && 8 * half < nvalid; half++) {
+        int nv = nvalid - 8 * half < 8 ? nvalid - 8 * half : 8;
+        const float *bh = bias ? bias + 8 * half : 0;
+        for (int64_t t0 = 0; t0 < T; t0 += TB) {
+            const int8_t *qt = q + t0 * k;
+            const float *dt = d + t0 * nb;
+            const int32_t *st = s + t0 * nb;
+            float *ot = out + t0 * out_stride + 8 * half;
+            switch (T - t0 < TB ? (int)(T - t0) : TB) {
+#define CASE(n) case n: half_tokens(fmt, wt + 32 * half, scales, half, nb, qt, dt, st, n, ot, out_stride, bh, nv); break;
+                CASE(1) CASE(2) CASE(3) CASE(4)
+#undef CASE
+            }
+        }
+    }
+}
+#endif
+
+void GOSS_FN(mx4_gemm)(const uint8_t *codes, const uint8_t *scales, int64_t blocks, int64_t rows, int64_t g0,
+                       int64_t g1, const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,
+                       int64_t out_stride, const float *bias) {
+    for (int64_t g = g0; g < g1; g++) {
+        int nvalid = rows - 16 * g < 16 ? (int)(rows - 16 * g) : 16;
+        group(MX4, codes + g * blocks * 256, scales + g * blocks * 16, blocks, q, d, s, T, out + 16 * (g - g0), out_stride,
+              bias ? bias + 16 * g : 0, nvalid);
+    }
+}
+
+void GOSS_FN(q8_gemm)(const int8_t *qw, const uint16_t *scales, int64_t blocks, int64_t rows, int64_t g0,
+                      int64_t g1, const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,
+                      int64_t out_stride, const float *bias) {
+    for (int64_t g = g0; g < g1; g++) {
+        int nvalid = rows - 16 * g < 16 ? (int)(rows - 16 * g) : 16;
+        group(Q8, (const uint8_t *)qw + g * blocks * 512, scales + g * blocks * 16, blocks, q, d, s, T, out + 16 * (g - g0),
+              out_stride, bias ? bias + 16 * g : 0, nvalid);
+    }
+}
