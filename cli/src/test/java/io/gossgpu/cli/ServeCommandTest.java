@@ -62,7 +62,7 @@ class ServeCommandTest {
                     .header("Authorization", "Bearer k").build(), HttpResponse.BodyHandlers.ofString());
             assertTrue(models.body().contains("\"id\":\"m\""), models.body());
             HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
-                    .header("Authorization", "Bearer k").timeout(Duration.ofSeconds(60))
+                    .header("Authorization", "Bearer k").header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, chat.statusCode(), chat.body());
