@@ -52,7 +52,9 @@ final class AccessLog implements RequestLog {
         if (o != null && o.clientGone()) line = line.addKeyValue("client_gone", true);
         if (o != null && o.aborted()) line = line.addKeyValue("aborted", true);
         if (notes != null && notes.error != null) line = line.addKeyValue("error", notes.error);
-        line.addKeyValue("client", request.getRemoteAddr()).log("{} {} {}", request.getMethod(), path, status);
+        java.net.InetSocketAddress client = request.getHttpChannel() == null ? null : request.getHttpChannel().getRemoteAddress();
+        if (client != null) line = line.addKeyValue("client", client.getAddress().getHostAddress());
+        line.log("{} {} {}", request.getMethod(), path, status);
     }
 
     /** The route a path belongs to, for the metrics' endpoint label (never a raw path, whose values are unbounded). */

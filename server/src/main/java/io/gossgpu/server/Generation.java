@@ -125,8 +125,9 @@ final class Generation {
         @Override
         public void onLogprobs(TokenLogprobs lp) {
             // A token whose bytes end mid-character shows its text only with the next one: keep it for that text.
-            if (current != null && O200kHarmony.get().isSpecial(current.token())) current = null;
-            if (current != null) unsent.add(current);
+            // A special token (a Harmony header's) ends that: what came before it was header text, not content.
+            if (current != null && O200kHarmony.get().isSpecial(current.token())) unsent.clear();
+            else if (current != null) unsent.add(current);
             current = lp;
         }
 

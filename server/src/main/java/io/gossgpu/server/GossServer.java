@@ -53,6 +53,8 @@ public final class GossServer implements AutoCloseable {
     private volatile SlotPool pool;
     private volatile String loadError;
     private volatile boolean closed, draining;
+    /** The bound port, kept for after the socket is closed. */
+    private volatile int port;
     final AtomicLong requests = new AtomicLong(), rejected = new AtomicLong(), cancelled = new AtomicLong();
     private final ChatCompletionsApi chatApi = new ChatCompletionsApi(this);
     private final CompletionsApi completionsApi = new CompletionsApi(this);
@@ -153,6 +155,7 @@ public final class GossServer implements AutoCloseable {
             s.closeChannel();
             throw e;
         }
+        s.port = s.channel.socket().getLocalPort();
         s.loader.start();
         LOG.info("serving '{}' at http://{}:{}/v1 ({} {} of {} tokens, queue {}); loading the model", options.modelId(),
                 options.host().contains(":") ? "[" + options.host() + "]" : options.host(), s.port(), options.parallel(),
@@ -188,7 +191,7 @@ public final class GossServer implements AutoCloseable {
 
     /** The port it listens on (the chosen one when the options said 0). */
     public int port() {
-        return app.port();
+        return channel.socket().getLocalPort() > 0 ? channel.socket().getLocalPort() : port;
     }
 
     public Stats stats() {

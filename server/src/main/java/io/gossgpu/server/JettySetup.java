@@ -86,6 +86,8 @@ final class JettySetup {
             server.addBean(new ConnectionLimit(options.maxConnections(), server));
             server.setErrorHandler(new JsonErrorHandler());
             server.setRequestLog(requestLog);
+            // Stopping waits for responses still being written (a 503 for a reply the drain cut) instead of dropping them.
+            server.setStopTimeout(5_000);
         });
     }
 

@@ -177,6 +177,7 @@ class ErrorsTest {
         HttpResponse<String> busy = post(server, "/v1/chat/completions", chat(",\"max_tokens\":1"), KEY);
         JsonNode e = error(busy, 429);
         assertEquals("server_busy", e.get("code").asText());
+        assertEquals("the slot is busy and 0 requests are waiting; retry later", e.get("message").asText()); // not "all 1 slots"
         assertTrue(busy.headers().firstValue("Retry-After").isPresent());
         // The client goes away: the server notices on its next write, cancels, and frees the slot long before 150 tokens.
         long t0 = System.nanoTime();
