@@ -38,6 +38,19 @@ class OperationsTest {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** A chat request on another thread; returns once the server is generating it. */
+    static CompletableFuture<HttpResponse<String>> postInBackground(GossServer s, String body) throws InterruptedException {
+        CompletableFuture<HttpResponse<String>> r = CompletableFuture.supplyAsync(() -> {
+            try {
+                return post(s, "/v1/chat/completions", body);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        while (s.stats().busySlots() == 0 && !r.isDone()) Thread.sleep(10);
+        return r;
+    }
+
     static String chat(String extra) {
         return "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]" + extra + "}";
     }
@@ -147,14 +160,7 @@ class OperationsTest {
         slow.stepMillis = 150;
         GossServer s = TestServers.start(TestServers.options().withDrainTimeoutMs(30_000), slow);
         int port = s.port();
-        CompletableFuture<HttpResponse<String>> running = CompletableFuture.supplyAsync(() -> {
-            try {
-                return post(s, "/v1/chat/completions", chat(",\"max_tokens\":12,\"temperature\":0"));
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        });
-        while (s.stats().busySlots() == 0 && !running.isDone()) Thread.sleep(10);
+        CompletableFuture<HttpResponse<String>> running = postInBackground(s, chat(",\"max_tokens\":12,\"temperature\":0"));
         CompletableFuture<Void> closing = CompletableFuture.runAsync(s::close);
         Thread.sleep(300);
         assertFalse(closing.isDone(), "close did not wait for the running request");
@@ -180,14 +186,7 @@ class OperationsTest {
         TestServers.Scripted slow = new TestServers.Scripted();
         slow.stepMillis = 100;
         GossServer s = TestServers.start(TestServers.options().withDrainTimeoutMs(200), slow);
-        CompletableFuture<HttpResponse<String>> running = CompletableFuture.supplyAsync(() -> {
-            try {
-                return post(s, "/v1/chat/completions", chat(",\"max_tokens\":300,\"temperature\":0"));
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        });
-        while (s.stats().busySlots() == 0 && !running.isDone()) Thread.sleep(10);
+        CompletableFuture<HttpResponse<String>> running = postInBackground(s, chat(",\"max_tokens\":300,\"temperature\":0"));
         s.close();
         HttpResponse<String> r = running.get();
         assertEquals(503, r.statusCode(), r.body()); // it used to be 200 with finish_reason "stop"
