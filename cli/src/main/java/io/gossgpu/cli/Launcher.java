@@ -3,14 +3,18 @@ package io.gossgpu.cli;
 import java.io.File;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Entry point of goss-gpu.jar. The Vector API is an incubator module that a JVM only resolves when
  * asked on its command line, and no jar manifest attribute can ask. So when it is missing, the
- * launcher starts the same java once more with the flags goss-gpu needs, passes through the user's
- * JVM options and arguments, and returns the child's exit code. {@code GOSS_NO_RELAUNCH=1} turns
- * this off (the cpu backend then falls back to scalar code).
+ * launcher runs the same java once more with the flags goss-gpu needs and the user's JVM options and
+ * arguments, in place of itself ({@code execve}: same process id, so a supervisor's SIGTERM or SIGINT
+ * reaches the real program and its exit status is the program's). Where that is impossible (Windows)
+ * it starts a child, forwards SIGTERM to it, and returns the child's exit code.
+ * {@code GOSS_NO_RELAUNCH=1} turns this off (the cpu backend then falls back to scalar code).
  *
  * <p>This class alone is compiled for Java 11, so that an older {@code java} gets a clear message.
  */
@@ -42,13 +46,13 @@ public final class Launcher {
      * JVM's, and the JVM relies on SIGSEGV for null checks and safepoints: the process then dies now and then
      * with no hs_err file. The JDK's libjsig chains such handlers behind the JVM's; it must be preloaded.
      */
-    private static void chainSignals(ProcessBuilder pb) {
+    private static void chainSignals(Map<String, String> env) {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) return;
         File jsig = new File(System.getProperty("java.home"), "lib/libjsig.so");
         if (!jsig.isFile()) return;
-        String preload = pb.environment().get("LD_PRELOAD");
+        String preload = env.get("LD_PRELOAD");
         if (preload != null && preload.contains("libjsig")) return;
-        pb.environment().put("LD_PRELOAD", preload == null || preload.isBlank() ? jsig.getPath() : jsig.getPath() + ":" + preload);
+        env.put("LD_PRELOAD", preload == null || preload.isBlank() ? jsig.getPath() : jsig.getPath() + ":" + preload);
     }
 
     private static int relaunch(String[] args) throws Exception {
@@ -68,15 +72,41 @@ public final class Launcher {
         cmd.add(jar);
         cmd.add(Launcher.class.getName());
         cmd.addAll(List.of(args));
-        // Ctrl-C reaches the child (same process group); this parent only waits for it.
+        Map<String, String> env = new HashMap<>(System.getenv());
+        chainSignals(env);
+        String whyNot = exec(cmd, env); // returns only if this process could not become the relaunched JVM
+        if (System.getenv("GOSS_DEBUG") != null) System.err.println("goss-gpu: relaunching as a child process: " + whyNot);
+        return runChild(cmd, env);
+    }
+
+    /** {@link ProcessExec#exec}, reached through reflection: it is Java 22 code and this class is Java 11. */
+    private static String exec(List<String> cmd, Map<String, String> env) {
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("INT"), signal -> { });
-        } catch (IllegalArgumentException unsupported) {
-            // no SIGINT on this platform
+            return (String) Class.forName("io.gossgpu.cli.ProcessExec").getMethod("exec", List.class, Map.class).invoke(null, cmd, env);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return e.toString();
         }
+    }
+
+    /**
+     * The fallback: the relaunched JVM as a child. Ctrl-C at a terminal reaches it directly (same process group),
+     * so this parent ignores SIGINT; SIGTERM, which a supervisor sends to this process only, is passed on.
+     */
+    private static int runChild(List<String> cmd, Map<String, String> env) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
-        chainSignals(pb);
+        pb.environment().clear();
+        pb.environment().putAll(env);
         Process p = pb.start();
+        onSignal("INT", () -> { });
+        onSignal("TERM", p::destroy); // SIGTERM to the child; waitFor below returns its status
         return p.waitFor();
+    }
+
+    private static void onSignal(String name, Runnable action) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> action.run());
+        } catch (IllegalArgumentException unsupported) {
+            // no such signal on this platform
+        }
     }
 }

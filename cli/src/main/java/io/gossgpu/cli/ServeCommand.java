@@ -5,9 +5,11 @@ import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.server.GossServer;
+import io.gossgpu.server.ServerLogging;
 import io.gossgpu.server.ServerOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Option;
 
 import java.net.InetAddress;
@@ -59,7 +61,7 @@ public final class ServeCommand implements Runnable {
             description = "Responses kept in memory for previous_response_id, oldest dropped first (default: ${DEFAULT-VALUE}).")
     int storedResponses;
 
-    /** Latches of the serve commands running in this JVM (tests stop them with {@link #stopAll}). */
+    /** Latches of the serve commands running in this JVM (tests stop them with {@link #stopAll}, as a signal would). */
     private static final java.util.Set<CountDownLatch> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Stops every serve command running in this JVM (for tests; users stop the server with Ctrl-C). */
@@ -67,59 +69,78 @@ public final class ServeCommand implements Runnable {
         RUNNING.forEach(CountDownLatch::countDown);
     }
 
-    @Option(names = "--cors", description = "Let browser pages from these origins call the API: '*' or a comma-separated list (default: none).")
+    @Option(names = {"--cors-origins", "--cors"}, paramLabel = "ORIGINS",
+            description = "Let browser pages from these origins call the API (CORS): '*' or a comma-separated list such as http://localhost:3000; any other Origin gets 403 (default: none).")
     String cors;
+
+    @Option(names = "--allowed-hosts", paramLabel = "NAMES",
+            description = "Host names accepted besides IP addresses, localhost and --host (comma-separated, '*' for any): others get 403, which stops DNS rebinding (default: none).")
+    String allowedHosts;
+
+    @Option(names = "--read-timeout", defaultValue = "30", paramLabel = "SECONDS",
+            description = "Longest wait for the next bytes of a request (headers or body) before 408; also how long an idle connection stays open (default: ${DEFAULT-VALUE}).")
+    double readTimeout;
+
+    @Option(names = "--max-connections", defaultValue = "512",
+            description = "Open connections at most; more wait until one closes (default: ${DEFAULT-VALUE}).")
+    int maxConnections;
+
+    @Option(names = "--drain-timeout", defaultValue = "30", paramLabel = "SECONDS",
+            description = "On SIGTERM or Ctrl-C, how long running requests may finish before they are ended with an error; a second signal ends them at once (default: ${DEFAULT-VALUE}).")
+    double drainTimeout;
+
+    @Option(names = "--log-format", defaultValue = "text", paramLabel = "text|json",
+            description = "Log lines (one per request, plus start, stop and errors) on stderr as text or as JSON objects (default: ${DEFAULT-VALUE}).")
+    String logFormat;
 
     @Override
     public void run() {
-        // Jetty and Javalin log every start-up step at INFO; the server's own lines say what matters.
-        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
-            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        ServerLogging.Format format;
+        try {
+            format = ServerLogging.Format.parse(logFormat);
+        } catch (IllegalArgumentException e) {
+            throw new GossException(e.getMessage());
+        }
+        ServerLogging.configure(format, System.err);
         modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         String id = modelId != null ? modelId : defaultModelId(model);
         ServerOptions options;
         try {
-            options = new ServerOptions(host, port, id, apiKey, parallel, queue, 300_000, context, maxBody, maxTokens, storedResponses, cors, swaRollback);
+            options = ServerOptions.defaults().withHost(host).withPort(port).withModelId(id).withApiKey(apiKey)
+                    .withParallel(parallel).withQueue(queue).withContextLength(context).withMaxBodyBytes(maxBody)
+                    .withDefaultMaxTokens(maxTokens).withStoredResponses(storedResponses).withCorsOrigins(cors)
+                    .withSwaRollback(swaRollback).withAllowedHosts(allowedHosts).withReadTimeoutMs(millis(readTimeout, "--read-timeout"))
+                    .withMaxConnections(maxConnections).withDrainTimeoutMs(millis(drainTimeout, "--drain-timeout"));
         } catch (IllegalArgumentException e) {
             throw new GossException(e.getMessage());
         }
         if (!isLoopback(host))
-            System.err.println("goss-gpu: warning: listening on " + host + ", not loopback: other machines can reach the model"
-                    + (options.apiKey() == null ? ", and no --api-key is set" : ""));
+            LoggerFactory.getLogger("goss.server").warn("listening on {}, not loopback: other machines can reach the model{}", host,
+                    options.apiKey() == null ? ", and no --api-key is set" : "");
         EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap);
         GossServer server;
         try {
-            server = GossServer.start(options, () -> {
-                Engine e = Engine.open(engineOptions);
-                System.err.printf("goss-gpu: %s on %s loaded in %.0f ms; ready%n", model, e.backendDescription(), e.loadMs());
-                return e;
-            });
-        } catch (RuntimeException e) {
-            throw new GossException("cannot listen on " + host + ":" + port + ": " + e.getMessage());
+            server = GossServer.start(options, () -> Engine.open(engineOptions));
+        } catch (java.io.UncheckedIOException e) {
+            throw new GossException(e.getMessage());
         }
-        System.err.printf("goss-gpu: serving '%s' at http://%s:%d/v1 (%d slots of %d tokens, queue %d); loading the model ...%n",
-                id, host.contains(":") ? "[" + host + "]" : host, server.port(), parallel, context, queue);
-        CountDownLatch stop = new CountDownLatch(1);
-        Thread hook = new Thread(() -> {
-            stop.countDown();
-            server.close();
-        }, "goss-serve-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        RUNNING.add(stop);
-        try {
-            stop.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        ServeStop stop = new ServeStop(server);
+        RUNNING.add(stop.signalled);
+        try (AutoCloseable signals = stop.onSignals()) {
+            stop.signalled.await();
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) Thread.currentThread().interrupt();
         } finally {
-            RUNNING.remove(stop);
-            server.close();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running
-            }
+            RUNNING.remove(stop.signalled);
+            server.close(); // drains; a second signal meanwhile ends what is left at once
+            stop.removeHook();
         }
+    }
+
+    private static long millis(double seconds, String option) {
+        if (!(seconds >= 0) || Double.isInfinite(seconds)) throw new IllegalArgumentException(option + " must be a number of seconds >= 0, got " + seconds);
+        return Math.round(seconds * 1000);
     }
 
     /** gpt-oss-20b for .../gpt-oss-20b/original, the file name without .gguf for a GGUF file. */

@@ -34,6 +34,25 @@ class ServeCommandTest {
     }
 
     @Test
+    void aPortInUseIsOneLine() throws Exception {
+        // Finding 7: Javalin's own ERROR line (with a stack trace) came before the friendly one.
+        try (ServerSocket taken = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))) {
+            CommandLineTest.Run r = CommandLineTest.run("", "serve", "--model", dir.toString(), "--port", String.valueOf(taken.getLocalPort()));
+            assertEquals(1, r.code());
+            assertEquals("goss-gpu: cannot listen on 127.0.0.1:" + taken.getLocalPort() + ": the address is in use or not this machine's"
+                    + " (Address already in use)", r.err().strip());
+        }
+    }
+
+    @Test
+    void badServerFlagsGiveOneLine() {
+        assertEquals("goss-gpu: --log-format must be text or json, got 'xml'",
+                CommandLineTest.run("", "serve", "--model", dir.toString(), "--log-format", "xml").err().strip());
+        assertEquals("goss-gpu: --drain-timeout must be a number of seconds >= 0, got -1.0",
+                CommandLineTest.run("", "serve", "--model", dir.toString(), "--drain-timeout", "-1").err().strip());
+    }
+
+    @Test
     void servesAChat() throws Exception {
         Path model = dir.resolve("m");
         assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "demo", "--layers", "2",
@@ -62,7 +81,7 @@ class ServeCommandTest {
                     .header("Authorization", "Bearer k").build(), HttpResponse.BodyHandlers.ofString());
             assertTrue(models.body().contains("\"id\":\"m\""), models.body());
             HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
-                    .header("Authorization", "Bearer k").timeout(Duration.ofSeconds(60))
+                    .header("Authorization", "Bearer k").header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
                     .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, chat.statusCode(), chat.body());

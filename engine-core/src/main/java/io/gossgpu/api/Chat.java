@@ -135,11 +135,11 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler);
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs());
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
-        });
+        }, l::onLogprobs);
         for (HarmonyEvent e : parser.finish()) dispatch(e, parser, l, content, reasoning, calls);
         int[] generated = r.tokens();
         // The cache holds the prompt and every generated token but the last (it was sampled, never run).

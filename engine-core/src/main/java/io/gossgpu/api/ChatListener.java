@@ -1,5 +1,7 @@
 package io.gossgpu.api;
 
+import io.gossgpu.generate.TokenLogprobs;
+
 /** Streaming callbacks of a reply, called on the generating thread as tokens arrive. All optional. */
 public interface ChatListener {
     /** Every generated token id, before it is parsed. */
@@ -19,6 +21,15 @@ public interface ChatListener {
 
     /** The model called a function tool ({@code arguments} as the model wrote them, usually JSON). */
     default void onToolCall(String functionName, String arguments) {}
+
+    /**
+     * How many alternatives {@link #onLogprobs} lists per token (0 to {@link TokenLogprobs#MAX_TOP}); -1, the default,
+     * asks for no log probabilities (they make GPU backends send every step's logits back to the host).
+     */
+    default int topLogprobs() { return -1; }
+
+    /** Each generated token's log probabilities, just before {@link #onToken}; only when {@link #topLogprobs()} ≥ 0. */
+    default void onLogprobs(TokenLogprobs logprobs) {}
 
     /** Model output that broke the Harmony format (common with random-weight test models). */
     default void onMalformed(String reason, String text) {}

@@ -43,7 +43,7 @@ public final class Completion implements AutoCloseable {
         session.reset();
         StreamingDecoder decoder = tok.newStreamingDecoder();
         StringBuilder text = new StringBuilder();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler);
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler, l.topLogprobs());
         GenerationResult r = session.generate(tokens, gen, token -> {
             l.onToken(token);
             if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;
@@ -52,7 +52,7 @@ public final class Completion implements AutoCloseable {
                 text.append(s);
                 l.onContent(s);
             }
-        });
+        }, l::onLogprobs);
         String rest = decoder.flush();
         if (!rest.isEmpty()) {
             text.append(rest);

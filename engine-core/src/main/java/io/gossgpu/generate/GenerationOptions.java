@@ -4,11 +4,22 @@ import io.gossgpu.GossException;
 
 import java.util.Set;
 
-/** Limits of one generation: at most {@code maxTokens} new tokens, stopping early at any of {@code stopTokens}. */
-public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler) {
+/**
+ * Limits of one generation: at most {@code maxTokens} new tokens, stopping early at any of {@code stopTokens}.
+ * {@code topLogprobs} ≥ 0 asks for each token's {@link TokenLogprobs} with that many alternatives (the logits then
+ * come back to the host every step); -1 for none.
+ */
+public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs) {
     public GenerationOptions {
         if (maxTokens < 0) throw new GossException("max tokens must be >= 0, got " + maxTokens);
+        if (topLogprobs < -1 || topLogprobs > TokenLogprobs.MAX_TOP)
+            throw new GossException("top logprobs must be in [-1, " + TokenLogprobs.MAX_TOP + "], got " + topLogprobs);
         stopTokens = Set.copyOf(stopTokens);
+    }
+
+    /** Without log probabilities. */
+    public GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler) {
+        this(maxTokens, stopTokens, sampler, -1);
     }
 
     public static GenerationOptions greedy(int maxTokens) {

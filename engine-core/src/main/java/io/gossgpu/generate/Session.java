@@ -8,6 +8,7 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.graph.Executor;
 
 import java.util.Arrays;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
 /**
@@ -179,10 +180,20 @@ public final class Session implements AutoCloseable {
      * logits leave the device; with filters the logits come back and the host samples. {@code onToken} sees each new token as it is chosen.
      */
     public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken) {
+        return generate(prompt, options, onToken, null);
+    }
+
+    /**
+     * {@link #generate(int[], GenerationOptions, IntConsumer)}, and when {@link GenerationOptions#topLogprobs()} ≥ 0
+     * each token's log probabilities go to {@code onLogprobs} just before {@code onToken} sees it. The logits then
+     * come back every step and the host samples, choosing the same tokens as the device would.
+     */
+    public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         cancelRequested = false;
         Sampler sampler = new Sampler(options.sampler());
-        boolean greedy = options.sampler().isGreedy();
-        boolean onDevice = sampler.isPlainTemperature();
+        boolean logprobs = options.topLogprobs() >= 0;
+        boolean greedy = options.sampler().isGreedy() && !logprobs;
+        boolean onDevice = sampler.isPlainTemperature() && !logprobs;
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
         double temperature = options.sampler().temperature();
         int[] out = new int[options.maxTokens()];
@@ -199,6 +210,7 @@ public final class Session implements AutoCloseable {
         while (n < options.maxTokens()) {
             int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(r.logits());
             if (n == 0) tFirst = System.nanoTime();
+            if (logprobs && onLogprobs != null) onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
             out[n++] = token;
             if (onToken != null) onToken.accept(token);
             if (options.stopTokens().contains(token)) {

@@ -24,4 +24,15 @@ final class ApiError extends RuntimeException {
     static ApiError badRequest(String param, String code, String message) {
         return new ApiError(400, "invalid_request_error", code, param, message, null);
     }
+
+    /** A request that arrives while the server shuts down. */
+    static ApiError shuttingDown() {
+        return new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down; retry on another instance", "1");
+    }
+
+    /** A reply the server's shutdown ended before it was complete. */
+    static ApiError cutByShutdown() {
+        return new ApiError(503, "server_error", "shutting_down", null,
+                "the server shut down before the reply was complete; retry on another instance", "1");
+    }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.ReasoningEffort;
@@ -23,7 +24,7 @@ final class ChatCompletionsApi {
     }
 
     /** A request made ready to run: the Harmony conversation, its rendering, and the limits. */
-    record Prepared(List<Message> messages, int[] prompt, int maxTokens, SamplerConfig sampler, List<String> stops) {}
+    record Prepared(List<Message> messages, int[] prompt, Generation.Limits limits) {}
 
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
@@ -39,24 +40,27 @@ final class ChatCompletionsApi {
         List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
-        Long max = Requests.optInteger(body, "max_completion_tokens", 1);
-        if (max == null) max = Requests.optInteger(body, "max_tokens", 1);
-        Prepared p = prepare(conv.messages(effort, true), max, Requests.sampler(body), Requests.stops(body));
+        Requests.textFormatOnly(body.get("response_format"), "response_format");
+        String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+        Long max = Requests.optInteger(body, maxField, 1);
+        int topLogprobs = Logprobs.chatRequest(body);
+        Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;
         SlotPool.Slot slot = pool.acquire(p.prompt());
         try {
             if (!stream) {
-                Generation.Outcome o = Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), new Generation.Sink() {});
-                GossServer.json(ctx, 200, completion(id, created, o));
+                Generation.Outcome o = server.finished(ctx, slot,
+                        Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), new Generation.Sink() {}));
+                GossServer.json(ctx, 200, completion(id, created, o, topLogprobs >= 0));
                 return;
             }
             Sse sse = new Sse(ctx.res());
-            StreamSink sink = new StreamSink(sse, id, created);
-            server.stream(sse, () -> {
+            StreamSink sink = new StreamSink(sse, id, created, topLogprobs >= 0);
+            server.stream(ctx, slot, sse, () -> {
                 sink.first();
-                return Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), sink);
+                return Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), sink);
             }, o -> {
                 ObjectNode last = sink.chunk();
                 ObjectNode choice = (ObjectNode) last.get("choices").get(0);
@@ -75,16 +79,15 @@ final class ChatCompletionsApi {
         }
     }
 
-    /** Renders the conversation and checks it against the context. */
-    Prepared prepare(List<Message> messages, Long maxTokens, SamplerConfig sampler, List<String> stops) {
+    /**
+     * Renders the conversation and checks it against the context: a prompt that does not fit, or one that does but
+     * not with the {@code maxTokens} the client asked for ({@code maxField}), is a 400 naming both numbers; with no
+     * limit asked for, the reply gets what room is left up to the server's default.
+     */
+    Prepared prepare(List<Message> messages, Long maxTokens, String maxField, SamplerConfig sampler, List<String> stops, int topLogprobs) {
         int[] prompt = renderer.renderForCompletion(messages);
-        int ctxLen = server.options.contextLength();
-        if (prompt.length >= ctxLen)
-            throw ApiError.badRequest("messages", "context_length_exceeded", "This model's maximum context length is " + ctxLen
-                    + " tokens. However, your messages resulted in " + prompt.length + " tokens. Please reduce the length of the messages.");
-        int room = ctxLen - prompt.length;
-        int max = (int) Math.min(maxTokens != null ? maxTokens : server.options.defaultMaxTokens(), room);
-        return new Prepared(messages, prompt, max, sampler, stops);
+        int max = Requests.replyLimit(server.options, prompt.length, maxTokens, maxField, server.options.defaultMaxTokens(), "messages");
+        return new Prepared(messages, prompt, new Generation.Limits(max, sampler, stops, topLogprobs));
     }
 
     /** The chat-completions {@code messages} array into {@code conv}. */
@@ -128,7 +131,7 @@ final class ChatCompletionsApi {
         if (!conv.hasTurns()) throw ApiError.badRequest("messages", "'messages' has no user message");
     }
 
-    private ObjectNode completion(String id, long created, Generation.Outcome o) {
+    private ObjectNode completion(String id, long created, Generation.Outcome o, boolean logprobs) {
         ObjectNode r = Json.object();
         r.put("id", id);
         r.put("object", "chat.completion");
@@ -154,7 +157,8 @@ final class ChatCompletionsApi {
                 f.put("arguments", t.arguments.toString());
             }
         }
-        c.putNull("logprobs");
+        if (logprobs) c.set("logprobs", Logprobs.chat(o.logprobs()));
+        else c.putNull("logprobs");
         c.put("finish_reason", o.finishReason());
         r.set("usage", usage(o));
         return r;
@@ -175,11 +179,13 @@ final class ChatCompletionsApi {
         final Sse sse;
         final String id;
         final long created;
+        final boolean logprobs;
 
-        StreamSink(Sse sse, String id, long created) {
+        StreamSink(Sse sse, String id, long created, boolean logprobs) {
             this.sse = sse;
             this.id = id;
             this.created = created;
+            this.logprobs = logprobs;
         }
 
         ObjectNode chunk() {
@@ -220,9 +226,10 @@ final class ChatCompletionsApi {
         }
 
         @Override
-        public void content(String text) throws IOException {
+        public void content(String text, List<TokenLogprobs> lps) throws IOException {
             ObjectNode ch = chunk();
             delta(ch).put("content", text);
+            if (logprobs) ((ObjectNode) ch.get("choices").get(0)).set("logprobs", Logprobs.chat(lps));
             sse.data(ch);
         }
 

@@ -3,6 +3,7 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.tokenizer.O200kHarmony;
 import io.javalin.http.Context;
 
@@ -31,23 +32,22 @@ final class CompletionsApi {
         Long max = Requests.optInteger(body, "max_tokens", 0);
         SamplerConfig sampler = Requests.sampler(body);
         List<String> stops = Requests.stops(body);
+        int topLogprobs = Logprobs.completionsRequest(body);
+        boolean logprobs = topLogprobs >= 0;
 
         int promptTokens = O200kHarmony.get().encode(prompt).length;
-        int ctxLen = server.options.contextLength();
         if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
-        if (promptTokens >= ctxLen)
-            throw ApiError.badRequest("prompt", "context_length_exceeded", "This model's maximum context length is " + ctxLen
-                    + " tokens. However, your prompt is " + promptTokens + " tokens.");
-        int maxTokens = (int) Math.min(max != null ? max : 16, ctxLen - promptTokens); // OpenAI's default is 16
+        int maxTokens = Requests.replyLimit(server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
+        Generation.Limits limits = new Generation.Limits(maxTokens, sampler, stops, topLogprobs);
         String id = Requests.id("cmpl-");
         long created = System.currentTimeMillis() / 1000;
 
         if (maxTokens == 0) { // nothing to generate (and a session cannot run zero tokens)
-            Generation.Outcome o = new Generation.Outcome("", "", List.of(), "length", promptTokens, 0, 0, 0, false);
-            if (!stream) GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o));
+            Generation.Outcome o = Generation.Outcome.empty(promptTokens);
+            if (!stream) GossServer.json(ctx, 200, response(id, created, "", "length", o, logprobs ? Logprobs.completions(List.of(), prompt.length()) : null));
             else {
                 Sse sse = new Sse(ctx.res());
-                sse.data(response(id, created, "", "length", includeUsage ? o : null));
+                sse.data(response(id, created, "", "length", includeUsage ? o : null, null));
                 sse.done();
             }
             return;
@@ -55,25 +55,28 @@ final class CompletionsApi {
         SlotPool.Slot slot = pool.acquire(null);
         try {
             if (!stream) {
-                Generation.Outcome o = Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {});
-                GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o));
+                Generation.Outcome o = server.finished(ctx, slot, Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {}));
+                GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o,
+                        logprobs ? Logprobs.completions(o.logprobs(), prompt.length()) : null));
                 return;
             }
             Sse sse = new Sse(ctx.res());
-            server.stream(sse, () -> Generation.complete(slot, prompt, promptTokens, maxTokens, sampler, stops, new Generation.Sink() {
+            int[] offset = {prompt.length()};
+            server.stream(ctx, slot, sse, () -> Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {
                 @Override
                 public void tick() throws IOException {
                     sse.ping();
                 }
 
                 @Override
-                public void content(String delta) throws IOException {
-                    sse.data(response(id, created, delta, null, null));
+                public void content(String delta, List<TokenLogprobs> lps) throws IOException {
+                    sse.data(response(id, created, delta, null, null, logprobs ? Logprobs.completions(lps, offset[0]) : null));
+                    offset[0] += delta.length();
                 }
             }), o -> {
-                sse.data(response(id, created, "", o.finishReason(), null));
+                sse.data(response(id, created, "", o.finishReason(), null, null));
                 if (includeUsage) {
-                    ObjectNode u = response(id, created, "", null, o);
+                    ObjectNode u = response(id, created, "", null, o, null);
                     u.putArray("choices");
                     sse.data(u);
                 }
@@ -91,7 +94,7 @@ final class CompletionsApi {
         throw ApiError.badRequest("prompt", "'prompt' must be a string");
     }
 
-    private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage) {
+    private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage, ObjectNode logprobs) {
         ObjectNode r = Json.object();
         r.put("id", id);
         r.put("object", "text_completion");
@@ -100,7 +103,8 @@ final class CompletionsApi {
         ObjectNode c = r.putArray("choices").addObject();
         c.put("index", 0);
         c.put("text", text);
-        c.putNull("logprobs");
+        if (logprobs != null) c.set("logprobs", logprobs);
+        else c.putNull("logprobs");
         if (finish == null) c.putNull("finish_reason");
         else c.put("finish_reason", finish);
         if (usage != null) {

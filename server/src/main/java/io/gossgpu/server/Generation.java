@@ -6,7 +6,10 @@ import io.gossgpu.api.Completion;
 import io.gossgpu.api.Reply;
 import io.gossgpu.generate.GenerationResult.StopReason;
 import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.generate.Timings;
+import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.Message;
+import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -15,13 +18,15 @@ import java.util.List;
 /**
  * Runs one request on a slot and reports what the model writes to a {@link Sink} as it comes: reasoning, content
  * (with stop sequences cut off), and tool calls with their arguments streamed. When the sink fails to write (the
- * client went away) the generation is cancelled.
+ * client went away) the generation is cancelled. A generation ended by the server's shutdown is reported as
+ * {@link Outcome#aborted()}, never as a finished reply.
  */
 final class Generation {
     /** Where the output goes as it is generated; an IOException means the client is gone. */
     interface Sink {
         default void reasoning(String delta) throws IOException {}
-        default void content(String delta) throws IOException {}
+        /** {@code logprobs}: the tokens of this text, when the request asked for them (else empty). */
+        default void content(String delta, List<TokenLogprobs> logprobs) throws IOException {}
         default void toolStart(ToolCallOut call) throws IOException {}
         default void toolDelta(ToolCallOut call, String delta) throws IOException {}
         /** Called on every generated token: a chance to check the client is still there. */
@@ -43,27 +48,47 @@ final class Generation {
         }
     }
 
-    /** What came out. {@code finishReason}: stop, length or tool_calls. */
+    /**
+     * What came out. {@code finishReason}: stop, length or tool_calls. {@code clientGone}: the client left and the
+     * generation was cancelled; {@code aborted}: the server's shutdown ended it before it was complete.
+     * {@code logprobs}: the content tokens' log probabilities when asked for.
+     */
     record Outcome(String content, String reasoning, List<ToolCallOut> toolCalls, String finishReason,
-                   int promptTokens, int completionTokens, int cachedTokens, int reasoningTokens, boolean clientGone) {}
+                   int promptTokens, int completionTokens, int cachedTokens, int reasoningTokens, boolean clientGone,
+                   boolean aborted, Timings timings, List<TokenLogprobs> logprobs) {
+        /** Nothing generated (a request for zero tokens). */
+        static Outcome empty(int promptTokens) {
+            return new Outcome("", "", List.of(), "length", promptTokens, 0, 0, 0, false, false, null, List.of());
+        }
+    }
+
+    /** What a request asks of the generation besides the prompt. */
+    record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {}
 
     private Generation() {}
 
-    static Outcome chat(SlotPool.Slot slot, List<Message> messages, int promptTokens, int maxTokens, SamplerConfig sampler,
-                        List<String> stops, Sink sink) {
+    static Outcome chat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
+        return slot.run(() -> runChat(slot, messages, promptTokens, limits, sink));
+    }
+
+    static Outcome complete(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
+        return slot.run(() -> runCompletion(slot, prompt, promptTokens, limits, sink));
+    }
+
+    private static Outcome runChat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
         Chat chat = slot.chat();
-        Listener l = new Listener(stops, sink, chat::cancel, slot);
-        Reply r = chat.reply(messages, maxTokens, sampler, l);
+        Listener l = new Listener(limits, sink, chat::cancel, slot);
+        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), l);
         l.finish();
         int cached = Math.max(0, promptTokens - chat.lastPrefillTokens());
+        slot.cachedTokens = promptTokens + Math.max(0, r.tokens().length - 1);
         return l.outcome(r, promptTokens, cached);
     }
 
-    static Outcome complete(SlotPool.Slot slot, String prompt, int promptTokens, int maxTokens, SamplerConfig sampler,
-                            List<String> stops, Sink sink) {
+    private static Outcome runCompletion(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         Completion c = slot.completion();
-        Listener l = new Listener(stops, sink, c::cancel, slot);
-        Reply r = c.complete(prompt, maxTokens, sampler, l);
+        Listener l = new Listener(limits, sink, c::cancel, slot);
+        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), l);
         l.finish();
         return l.outcome(r, promptTokens, 0);
     }
@@ -75,15 +100,35 @@ final class Generation {
         final SlotPool.Slot slot;
         final StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         final List<ToolCallOut> calls = new ArrayList<>();
+        final int topLogprobs;
+        /** Content tokens' log probabilities: all of them, and those whose text is not sent yet. */
+        final List<TokenLogprobs> logprobs = new ArrayList<>(), unsent = new ArrayList<>();
+        /** The current token's log probabilities, until its text (if any) is known. */
+        TokenLogprobs current;
         int reasoningTokens;
         boolean inReasoning;
         boolean gone;
 
-        Listener(List<String> stops, Sink sink, Runnable cancel, SlotPool.Slot slot) {
+        Listener(Limits limits, Sink sink, Runnable cancel, SlotPool.Slot slot) {
             this.slot = slot;
-            this.stop = new StopMatcher(stops);
+            this.stop = new StopMatcher(limits.stops());
             this.sink = sink;
             this.cancel = cancel;
+            this.topLogprobs = limits.topLogprobs();
+        }
+
+        @Override
+        public int topLogprobs() {
+            return topLogprobs;
+        }
+
+        @Override
+        public void onLogprobs(TokenLogprobs lp) {
+            // A token whose bytes end mid-character shows its text only with the next one: keep it for that text.
+            // A special token (a Harmony header's) ends that: what came before it was header text, not content.
+            if (current != null && O200kHarmony.get().isSpecial(current.token())) unsent.clear();
+            else if (current != null) unsent.add(current);
+            current = lp;
         }
 
         private void send(IoAction a) {
@@ -103,9 +148,16 @@ final class Generation {
             send(sink::tick);
         }
 
+        /** The current token's text went somewhere other than the content: its log probabilities are not content's. */
+        private void notContent() {
+            current = null;
+            unsent.clear();
+        }
+
         @Override
         public void onReasoning(String delta) {
             inReasoning = true;
+            notContent();
             reasoning.append(delta);
             send(() -> sink.reasoning(delta));
         }
@@ -114,6 +166,10 @@ final class Generation {
         public void onContent(String delta) {
             inReasoning = false;
             if (stop.stopped()) return;
+            if (current != null) {
+                unsent.add(current);
+                current = null;
+            }
             String out = stop.accept(delta);
             if (stop.stopped()) cancel.run();
             emit(out);
@@ -122,12 +178,16 @@ final class Generation {
         private void emit(String out) {
             if (out.isEmpty()) return;
             content.append(out);
-            send(() -> sink.content(out));
+            List<TokenLogprobs> lps = List.copyOf(unsent);
+            logprobs.addAll(lps);
+            unsent.clear();
+            send(() -> sink.content(out, lps));
         }
 
         @Override
         public void onToolCallStart(String functionName) {
             inReasoning = false;
+            notContent();
             if (stop.stopped()) return;
             ToolCallOut c = new ToolCallOut(calls.size(), functionName);
             calls.add(c);
@@ -136,6 +196,7 @@ final class Generation {
 
         @Override
         public void onToolCallDelta(String functionName, String delta) {
+            notContent();
             if (stop.stopped() || calls.isEmpty()) return;
             ToolCallOut c = calls.getLast();
             c.arguments.append(delta);
@@ -169,8 +230,10 @@ final class Generation {
             else if (!calls.isEmpty()) finish = "tool_calls";
             else if (r.stopReason() == StopReason.MAX_TOKENS || r.stopReason() == StopReason.CONTEXT_FULL) finish = "length";
             else finish = "stop";
+            // Cancelled by the shutdown (not by a stop sequence or a client that left): the reply is cut, not finished.
+            boolean cut = slot.stopping && r.stopReason() == StopReason.CANCELLED && !stop.stopped() && !gone;
             return new Outcome(content.toString(), reasoning.toString(), List.copyOf(calls), finish, promptTokens,
-                    r.tokens().length, cached, reasoningTokens, gone);
+                    r.tokens().length, cached, reasoningTokens, gone, cut, r.timings(), List.copyOf(logprobs));
         }
     }
 

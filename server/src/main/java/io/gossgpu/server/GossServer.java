@@ -9,9 +9,13 @@ import io.gossgpu.api.Engine;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
+import org.eclipse.jetty.server.ServerConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -19,30 +23,38 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
- * The OpenAI-compatible HTTP server: {@code GET /health}, {@code GET /v1/models}, {@code POST /v1/chat/completions},
- * {@code POST /v1/completions} and {@code POST /v1/responses}, on Javalin (Jetty). The model loads in the background
- * after the server starts; until it is ready the API answers 503. Requests run on a {@link SlotPool}.
+ * The OpenAI-compatible HTTP server: {@code GET /health} (also {@code /health/live} and {@code /health/ready}),
+ * {@code GET /metrics}, {@code GET /v1/models}, {@code POST /v1/chat/completions}, {@code POST /v1/completions},
+ * {@code POST /v1/responses} and {@code GET}/{@code DELETE /v1/responses/{id}}, on Javalin (Jetty, see
+ * {@link JettySetup}) behind a {@link BrowserGuard}. The model loads in the background after the server starts; until
+ * it is ready the API answers 503. Requests run on a {@link SlotPool}. {@link #close()} drains: it stops accepting,
+ * lets running requests finish for up to {@link ServerOptions#drainTimeoutMs()}, then ends the rest with an error.
  */
 public final class GossServer implements AutoCloseable {
     /** Counters for monitoring and for tests that check nothing leaks. */
     public record Stats(boolean ready, int slots, int busySlots, int queued, int openSessions, long requests,
                         long rejected, long cancelled) {}
 
-    /** How long an idle keep-alive connection stays open. */
-    static long IDLE_TIMEOUT_MS = Long.getLong("goss.server.idleTimeoutMs", 60_000L);
+    static final Logger LOG = LoggerFactory.getLogger("goss.server");
 
     final ServerOptions options;
     final long created = System.currentTimeMillis() / 1000;
     private final Javalin app;
+    private final ServerSocketChannel channel;
+    private final AtomicReference<ServerConnector> connector = new AtomicReference<>();
+    private final ServerMetrics metrics;
     private final byte[] keyDigest;
-    private final CountDownLatch loaded = new CountDownLatch(1);
+    private final CountDownLatch loaded = new CountDownLatch(1), stopped = new CountDownLatch(1);
     private volatile Engine engine;
     private volatile SlotPool pool;
     private volatile String loadError;
-    private volatile boolean closed;
+    private volatile boolean closed, draining;
+    /** The bound port, kept for after the socket is closed. */
+    private volatile int port;
     final AtomicLong requests = new AtomicLong(), rejected = new AtomicLong(), cancelled = new AtomicLong();
     private final ChatCompletionsApi chatApi = new ChatCompletionsApi(this);
     private final CompletionsApi completionsApi = new CompletionsApi(this);
@@ -53,22 +65,21 @@ public final class GossServer implements AutoCloseable {
         this.options = options;
         this.keyDigest = options.apiKey() == null ? null : sha256(options.apiKey());
         this.responsesApi = new ResponsesApi(this, options.storedResponses());
+        this.metrics = new ServerMetrics(new ServerMetrics.State() {
+            @Override public Stats stats() { return GossServer.this.stats(); }
+            @Override public int kvCacheUsedTokens() { SlotPool p = pool; return p == null ? 0 : p.cachedTokens(); }
+            @Override public int kvCacheCapacityTokens() { return options.parallel() * options.contextLength(); }
+            @Override public boolean draining() { return draining; }
+        });
+        this.channel = JettySetup.bind(options);
         this.app = Javalin.create(cfg -> {
             cfg.showJavalinBanner = false;
             cfg.startupWatcherEnabled = false;
             cfg.http.maxRequestSize = options.maxBodyBytes();
             cfg.http.disableCompression();
+            cfg.http.prefer405over404 = true;
             cfg.router.ignoreTrailingSlashes = true;
-            // Our own connector, to state its idle timeout (it closes idle keep-alive connections; a request being
-            // generated is not idle in Jetty's sense, so long non-streaming replies are not cut, see ErrorsTest).
-            cfg.jetty.addConnector((server, httpConfig) -> {
-                org.eclipse.jetty.server.ServerConnector c = new org.eclipse.jetty.server.ServerConnector(server,
-                        new org.eclipse.jetty.server.HttpConnectionFactory(httpConfig));
-                c.setHost(options.host());
-                c.setPort(options.port());
-                c.setIdleTimeout(IDLE_TIMEOUT_MS);
-                return c;
-            });
+            JettySetup.configure(cfg, options, channel, new AccessLog(metrics), connector::set);
             if (options.corsOrigins() != null) {
                 cfg.bundledPlugins.enableCors(cors -> cors.addRule(rule -> {
                     if (options.corsOrigins().equals("*")) rule.anyHost();
@@ -79,8 +90,19 @@ public final class GossServer implements AutoCloseable {
                 }));
             }
         });
+        BrowserGuard guard = new BrowserGuard(options);
+        app.before(ctx -> {
+            guard.check(ctx);
+            if (draining) ctx.header("Connection", "close"); // clients reconnect elsewhere
+        });
         app.before("/v1/*", this::authorize);
         app.get("/health", this::health);
+        app.get("/health/ready", this::health);
+        app.get("/health/live", ctx -> json(ctx, 200, Json.object().put("status", "live")));
+        app.get("/metrics", ctx -> {
+            ctx.contentType(metrics.contentType());
+            ctx.result(metrics.scrape());
+        });
         app.get("/v1/models", ctx -> json(ctx, 200, modelList()));
         app.get("/v1/models/{id}", ctx -> {
             requireReady();
@@ -90,19 +112,23 @@ public final class GossServer implements AutoCloseable {
         app.post("/v1/chat/completions", ctx -> chatApi.handle(ctx, body(ctx)));
         app.post("/v1/completions", ctx -> completionsApi.handle(ctx, body(ctx)));
         app.post("/v1/responses", ctx -> responsesApi.handle(ctx, body(ctx)));
+        app.get("/v1/responses/{id}", ctx -> responsesApi.retrieve(ctx, ctx.pathParam("id")));
+        app.delete("/v1/responses/{id}", ctx -> responsesApi.delete(ctx, ctx.pathParam("id")));
         app.exception(ApiError.class, (e, ctx) -> error(ctx, e));
         app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> error(ctx, new ApiError(e.getStatus(),
                 e.getStatus() >= 500 ? "server_error" : "invalid_request_error", e.getStatus() == 404 ? "not_found" : null, null,
                 e.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : e.getMessage(), null)));
         app.exception(SlotPool.Full.class, (e, ctx) -> {
             rejected.incrementAndGet();
-            error(ctx, new ApiError(429, "rate_limit_error", "server_busy", null,
-                    "all " + options.parallel() + " slots are busy and " + options.queue() + " requests are waiting; retry later", "1"));
+            error(ctx, new ApiError(429, "rate_limit_error", "server_busy", null, (options.parallel() == 1 ? "the slot is busy"
+                    : "all " + options.parallel() + " slots are busy") + " and " + options.queue() + " requests are waiting; retry later", "1"));
         });
         app.exception(Exception.class, (e, ctx) -> {
-            if (e instanceof GossException g) error(ctx, new ApiError(500, "server_error", null, null, g.getMessage(), null));
-            else {
-                org.slf4j.LoggerFactory.getLogger(GossServer.class).error("request failed", e);
+            if (e instanceof GossException g) {
+                LOG.warn("request failed: {}", g.getMessage());
+                error(ctx, new ApiError(500, "server_error", null, null, g.getMessage(), null));
+            } else {
+                LOG.error("request failed", e);
                 error(ctx, new ApiError(500, "server_error", null, null, "internal error: " + e, null));
             }
         });
@@ -110,18 +136,30 @@ public final class GossServer implements AutoCloseable {
             if (ctx.result() == null || ctx.result().isEmpty())
                 error(ctx, new ApiError(404, "invalid_request_error", "not_found", null, "no such endpoint: " + ctx.method() + " " + ctx.path(), null));
         });
-        app.error(405, ctx -> error(ctx, new ApiError(405, "invalid_request_error", "method_not_allowed", null, "method not allowed: " + ctx.method() + " " + ctx.path(), null)));
+        app.error(405, ctx -> error(ctx, new ApiError(405, "invalid_request_error", "method_not_allowed", null,
+                "method " + ctx.method() + " is not allowed on " + ctx.path(), null)));
         this.loader = Thread.ofPlatform().name("goss-load").daemon().unstarted(() -> load(engineLoader));
     }
 
     /**
      * Starts listening at once and loads the model in the background ({@link #awaitReady}); the API answers 503
      * until it is loaded.
+     *
+     * @throws java.io.UncheckedIOException when the address cannot be bound (in use, not this machine's), in one line
      */
     public static GossServer start(ServerOptions options, Supplier<Engine> engineLoader) {
         GossServer s = new GossServer(options, engineLoader);
-        s.app.start();
+        try {
+            s.app.start();
+        } catch (RuntimeException e) {
+            s.closeChannel();
+            throw e;
+        }
+        s.port = s.channel.socket().getLocalPort();
         s.loader.start();
+        LOG.info("serving '{}' at http://{}:{}/v1 ({} {} of {} tokens, queue {}); loading the model", options.modelId(),
+                options.host().contains(":") ? "[" + options.host() + "]" : options.host(), s.port(), options.parallel(),
+                options.parallel() == 1 ? "slot" : "slots", options.contextLength(), options.queue());
         return s;
     }
 
@@ -137,9 +175,10 @@ public final class GossServer implements AutoCloseable {
                 pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
                         options.swaRollback());
             }
+            LOG.info("model '{}' loaded on {} in {} ms; ready", options.modelId(), e.backendDescription(), Math.round(e.loadMs()));
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
-            org.slf4j.LoggerFactory.getLogger(GossServer.class).error("loading the model failed: {}", loadError);
+            LOG.error("loading the model failed: {}", loadError);
         } finally {
             loaded.countDown();
         }
@@ -152,7 +191,7 @@ public final class GossServer implements AutoCloseable {
 
     /** The port it listens on (the chosen one when the options said 0). */
     public int port() {
-        return app.port();
+        return channel.socket().getLocalPort() > 0 ? channel.socket().getLocalPort() : port;
     }
 
     public Stats stats() {
@@ -171,6 +210,7 @@ public final class GossServer implements AutoCloseable {
     }
 
     SlotPool requireReady() {
+        if (draining) throw ApiError.shuttingDown();
         SlotPool p = pool;
         if (p != null) return p;
         if (loadError != null)
@@ -193,10 +233,11 @@ public final class GossServer implements AutoCloseable {
 
     // ------------------------------------------------------------------ endpoints
 
+    /** {@code /health} and {@code /health/ready}: 200 once the model is loaded, 503 while loading, after a failed load, or while draining. */
     private void health(Context ctx) {
         ObjectNode o = Json.object();
         SlotPool p = pool;
-        if (p != null) {
+        if (p != null && !draining) {
             o.put("status", "ok");
             Stats st = stats();
             o.put("slots", st.slots());
@@ -204,6 +245,9 @@ public final class GossServer implements AutoCloseable {
             o.put("queued", st.queued());
             o.put("open_sessions", st.openSessions());
             json(ctx, 200, o);
+        } else if (draining) {
+            o.put("status", "draining");
+            json(ctx, 503, o);
         } else if (loadError != null) {
             o.put("status", "error");
             o.put("error", loadError);
@@ -262,13 +306,16 @@ public final class GossServer implements AutoCloseable {
         byte[] buf;
         try (InputStream in = ctx.req().getInputStream()) {
             buf = in.readNBytes(max + 1);
+        } catch (IOException slow) { // Jetty's read timeout, or a client that left mid-body
+            throw new ApiError(408, "invalid_request_error", "request_timeout", null,
+                    "the request body was not received within " + options.readTimeoutMs() + " ms", null);
         }
         if (buf.length > max) throw tooLarge(-1);
         JsonNode node;
         try {
             node = Json.MAPPER.readTree(buf);
         } catch (JsonProcessingException e) {
-            throw ApiError.badRequest(null, "invalid_json", "the body is not valid JSON: " + e.getOriginalMessage());
+            throw ApiError.badRequest(null, "invalid_json", "the body is not valid JSON: " + Json.describe(e));
         }
         if (node == null || !node.isObject()) throw ApiError.badRequest(null, "invalid_json", "the body must be a JSON object");
         return node;
@@ -279,7 +326,6 @@ public final class GossServer implements AutoCloseable {
                 "the request body" + (size >= 0 ? " of " + size + " bytes" : "") + " exceeds the limit of " + options.maxBodyBytes() + " bytes", null);
     }
 
-    /** A failure after a stream has begun: an error event in OpenAI's shape, then the stream ends. */
     /** A streamed generation: writes its deltas to the stream as they come. */
     interface StreamedGeneration {
         Generation.Outcome run() throws IOException;
@@ -290,11 +336,28 @@ public final class GossServer implements AutoCloseable {
         void write(Generation.Outcome o) throws IOException;
     }
 
+    /** Notes a generation for the access log and the metrics; counts a client that left. */
+    void note(Context ctx, SlotPool.Slot slot, Generation.Outcome o) {
+        RequestNotes notes = RequestNotes.of(ctx.req());
+        notes.slot = slot.index;
+        notes.outcome = o;
+        if (o.clientGone()) cancelled.incrementAndGet();
+    }
+
+    /** A non-streamed generation's outcome, noted ({@link #note}); a reply cut by the shutdown is a 503 instead. */
+    Generation.Outcome finished(Context ctx, SlotPool.Slot slot, Generation.Outcome o) {
+        note(ctx, slot, o);
+        if (o.aborted()) throw ApiError.cutByShutdown();
+        return o;
+    }
+
     /**
-     * Runs a streamed generation, then its closing chunks and {@code [DONE]}. A client that went away (at
-     * any point) counts as a cancellation; a failure mid-stream becomes an error event.
+     * Runs a streamed generation, then its closing chunks and {@code [DONE]}. A client that went away (at any point)
+     * counts as a cancellation; a failure mid-stream, or a reply cut by the shutdown, becomes an error event and the
+     * stream ends without {@code [DONE]}, so that no client takes it for a complete reply.
      */
-    void stream(Sse sse, StreamedGeneration generation, StreamEnd end) {
+    void stream(Context ctx, SlotPool.Slot slot, Sse sse, StreamedGeneration generation, StreamEnd end) {
+        RequestNotes.of(ctx.req()).slot = slot.index;
         Generation.Outcome o;
         try {
             o = generation.run();
@@ -302,11 +365,13 @@ public final class GossServer implements AutoCloseable {
             cancelled.incrementAndGet();
             return;
         } catch (RuntimeException failed) {
-            streamError(sse, failed);
+            streamError(ctx, sse, failed);
             return;
         }
-        if (o.clientGone()) {
-            cancelled.incrementAndGet();
+        note(ctx, slot, o);
+        if (o.clientGone()) return;
+        if (o.aborted()) {
+            streamError(ctx, sse, ApiError.cutByShutdown());
             return;
         }
         try {
@@ -317,13 +382,23 @@ public final class GossServer implements AutoCloseable {
         }
     }
 
-    void streamError(Sse sse, RuntimeException e) {
-        org.slf4j.LoggerFactory.getLogger(GossServer.class).warn("generation failed mid-stream: {}", e.toString());
+    /** An error event in OpenAI's shape on a stream that has begun; the stream then ends. */
+    void streamError(Context ctx, Sse sse, RuntimeException e) {
+        ApiError api = streamFailure(ctx, e);
         try {
-            sse.data(Json.error(e.getMessage() != null ? e.getMessage() : e.toString(), "server_error", null, null));
+            sse.data(Json.error(api.getMessage(), api.type, null, api.code));
         } catch (IOException gone) {
             cancelled.incrementAndGet();
         }
+    }
+
+    /** A failure after a stream began, as the error to tell the client; noted, and logged with its cause when unexpected. */
+    ApiError streamFailure(Context ctx, RuntimeException e) {
+        ApiError api = e instanceof ApiError a ? a
+                : new ApiError(500, "server_error", "stream_failed", null, e.getMessage() != null ? e.getMessage() : e.toString(), null);
+        if (!(e instanceof ApiError)) LOG.warn("generation failed mid-stream", e);
+        RequestNotes.of(ctx.req()).error = api.code;
+        return api;
     }
 
     static void json(Context ctx, int status, Object body) {
@@ -333,28 +408,91 @@ public final class GossServer implements AutoCloseable {
     }
 
     private void error(Context ctx, ApiError e) {
+        RequestNotes.of(ctx.req()).error = e.code != null ? e.code : e.type;
         if (ctx.res().isCommitted()) return;
         if (e.retryAfter != null) ctx.header("Retry-After", e.retryAfter);
         json(ctx, e.status, Json.error(e.getMessage(), e.type, e.param, e.code));
     }
 
     /**
-     * Stops: cancels the generations under way (their clients get what was generated so far), waits for them to end,
-     * stops listening, and releases the model. Requests still queued get 503.
+     * Stops, draining first: stops accepting connections and requests (new ones on open connections get 503,
+     * readiness turns 503), lets the running generations finish for up to {@link ServerOptions#drainTimeoutMs()},
+     * then ends the rest (a stream gets an error event and no {@code [DONE]}, a waiting client 503), stops listening
+     * and releases the model.
      */
     @Override
     public void close() {
         synchronized (this) {
-            if (closed) return;
+            if (closed) {
+                awaitStopped(); // a second caller (a shutdown hook) returns once the first is done
+                return;
+            }
             closed = true;
         }
+        try {
+            drainAndStop();
+        } finally {
+            stopped.countDown();
+        }
+    }
+
+    /** Ends the running requests now (each with an error), cutting a drain short; for a second Ctrl-C. */
+    public void endRunningRequests() {
         SlotPool p = pool;
-        boolean idle = p == null || p.close(10_000);
+        if (p != null) p.abort(0);
+    }
+
+    private void awaitStopped() {
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void drainAndStop() {
+        long t0 = System.nanoTime();
+        draining = true;
+        SlotPool p = pool;
+        int running = p == null ? 0 : p.busy();
+        LOG.info("shutting down: {} running {}, drain up to {} s", running, running == 1 ? "request" : "requests",
+                options.drainTimeoutMs() / 1000.0);
+        stopListening();
+        boolean idle = true;
+        if (p != null) {
+            p.stopAccepting();
+            if (!p.awaitIdle(options.drainTimeoutMs())) {
+                LOG.warn("drain time is up: ending {} unfinished {} with an error", p.busy(), p.busy() == 1 ? "request" : "requests");
+                idle = p.abort(10_000);
+            }
+        }
         app.stop();
+        closeChannel();
         Engine e = engine;
         if (e != null) {
-            if (idle) e.close();
-            else org.slf4j.LoggerFactory.getLogger(GossServer.class).warn("generations did not stop in time; leaving the model loaded");
+            if (idle) {
+                p.closeSessions();
+                e.close();
+            } else LOG.warn("generations did not stop in time; leaving the model loaded");
+        }
+        LOG.info("stopped in {} ms", Math.round((System.nanoTime() - t0) / 1e6));
+    }
+
+    /** Closes the listening socket: the port is free for another server while running requests finish. */
+    private void stopListening() {
+        ServerConnector c = connector.get();
+        if (c != null) {
+            c.setAccepting(false);
+            c.close();
+        }
+        closeChannel();
+    }
+
+    private void closeChannel() {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // already closed
         }
     }
 }

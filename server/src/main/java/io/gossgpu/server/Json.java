@@ -26,6 +26,21 @@ final class Json {
         }
     }
 
+    /**
+     * A parse error in a few words with where it is ({@code Unexpected end-of-input ... at line 1, column 10}), without
+     * Jackson's internals (source descriptions, feature names) that mean nothing to a client.
+     */
+    static String describe(com.fasterxml.jackson.core.JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "malformed" : e.getOriginalMessage();
+        int cut = m.indexOf(" (start marker at");
+        if (cut < 0) cut = m.indexOf(" at [Source:");
+        if (cut < 0) cut = m.indexOf("[Source:");
+        if (cut >= 0) m = m.substring(0, cut);
+        m = m.replaceAll("\\s*\\n.*", "").strip();
+        var at = e.getLocation();
+        return at == null || at.getLineNr() < 0 ? m : m + " at line " + at.getLineNr() + ", column " + at.getColumnNr();
+    }
+
     static ObjectNode error(String message, String type, String param, String code) {
         ObjectNode e = object();
         e.put("message", message);

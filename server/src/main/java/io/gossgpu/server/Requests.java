@@ -109,6 +109,36 @@ final class Requests {
         return sb.toString();
     }
 
+    /**
+     * Tokens a reply may have after a prompt of {@code promptTokens}: {@code asked} when the client set it (a 400
+     * naming both numbers when prompt and reply do not fit the context, as OpenAI answers), else {@code dflt} or what
+     * room is left, whichever is less. {@code promptParam} names the field the prompt came from.
+     */
+    static int replyLimit(ServerOptions options, int promptTokens, Long asked, String askedParam, int dflt, String promptParam) {
+        int ctxLen = options.contextLength();
+        if (promptTokens >= ctxLen)
+            throw ApiError.badRequest(promptParam, "context_length_exceeded", "This model's maximum context length is " + ctxLen
+                    + " tokens. However, your prompt is " + promptTokens + " tokens. Please reduce the length of the " + promptParam + ".");
+        if (asked != null && promptTokens + asked > ctxLen)
+            throw ApiError.badRequest(askedParam, "context_length_exceeded", "This model's maximum context length is " + ctxLen
+                    + " tokens. However, you requested " + (promptTokens + asked) + " tokens (" + promptTokens + " in the "
+                    + promptParam + ", " + asked + " in the completion). Please reduce the length of the " + promptParam
+                    + " or of '" + askedParam + "'.");
+        return (int) Math.min(asked != null ? asked : dflt, ctxLen - promptTokens);
+    }
+
+    /**
+     * {@code response_format} (chat) or {@code text.format} (responses): only plain text can be honoured; JSON modes
+     * would need constrained decoding, so they are refused rather than silently ignored.
+     */
+    static void textFormatOnly(JsonNode format, String param) {
+        if (format == null || format.isNull()) return;
+        String type = format.isObject() ? format.path("type").asText("") : "";
+        if (!type.equals("text"))
+            throw ApiError.badRequest(param, "'" + param + "' of type '" + (type.isEmpty() ? format.toString() : type)
+                    + "' is not supported: this server only generates free text (type 'text')");
+    }
+
     static String id(String prefix) {
         return prefix + Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime() & 0xffffff);
     }

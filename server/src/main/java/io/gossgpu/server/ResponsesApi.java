@@ -3,6 +3,7 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.ReasoningEffort;
 import io.gossgpu.harmony.ToolDescription;
 import io.javalin.http.Context;
@@ -18,20 +19,24 @@ import java.util.Map;
  * function_call, function_call_output, reasoning), {@code instructions}, {@code reasoning.effort}, function
  * {@code tools} and {@code tool_choice}, {@code max_output_tokens}, temperature/top_p, {@code stream} with the
  * Responses events, and {@code previous_response_id} for responses kept in memory (a bounded number, oldest
- * dropped first; {@code store: false} keeps none).
+ * dropped first; {@code store: false} keeps none), which {@code GET /v1/responses/{id}} returns and
+ * {@code DELETE /v1/responses/{id}} forgets.
  */
 final class ResponsesApi {
     private final GossServer server;
     private final int bound;
-    /** Response id → the conversation's items (inputs and outputs so far), least recently stored first. */
-    private final Map<String, List<JsonNode>> stored;
+    /** A stored response and its conversation's items (inputs and outputs so far). */
+    private record Stored(ObjectNode response, List<JsonNode> items) {}
+
+    /** Response id → what is kept of it, least recently used first. */
+    private final Map<String, Stored> stored;
 
     ResponsesApi(GossServer server, int bound) {
         this.server = server;
         this.bound = bound;
         this.stored = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, List<JsonNode>> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<String, Stored> eldest) {
                 return size() > ResponsesApi.this.bound;
             }
         };
@@ -52,14 +57,14 @@ final class ResponsesApi {
 
         List<JsonNode> items = new ArrayList<>();
         if (previous != null) {
-            List<JsonNode> prior;
+            Stored prior;
             synchronized (stored) {
                 prior = stored.get(previous);
             }
             if (prior == null)
                 throw new ApiError(404, "invalid_request_error", "previous_response_not_found", "previous_response_id",
                         "Previous response with id '" + previous + "' not found (this server keeps the last " + bound + ").", null);
-            items.addAll(prior);
+            items.addAll(prior.items());
         }
         JsonNode input = body.get("input");
         if (input == null || input.isNull()) throw ApiError.badRequest("input", "'input' is required");
@@ -83,8 +88,11 @@ final class ResponsesApi {
         ReasoningEffort effort = reasoning != null && reasoning.isObject()
                 ? Requests.effort(Requests.optText(reasoning, "effort"), "reasoning.effort") : null;
         Long max = Requests.optInteger(body, "max_output_tokens", 1);
+        Requests.textFormatOnly(body.path("text").get("format"), "text.format");
+        if (body.hasNonNull("top_logprobs"))
+            throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
         ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.messages(effort, true), max,
-                Requests.sampler(body), List.of());
+                "max_output_tokens", Requests.sampler(body), List.of(), -1);
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;
@@ -92,8 +100,8 @@ final class ResponsesApi {
         SlotPool.Slot slot = pool.acquire(p.prompt());
         Generation.Outcome o;
         Builder b;
+        Sse sse = stream ? new Sse(ctx.res()) : null;
         try {
-            Sse sse = stream ? new Sse(ctx.res()) : null;
             b = new Builder(sse);
             try {
                 if (sse != null) {
@@ -102,23 +110,30 @@ final class ResponsesApi {
                     b.emit("response.created", "response", r);
                     b.emit("response.in_progress", "response", r);
                 }
-                o = Generation.chat(slot, p.messages(), p.prompt().length, p.maxTokens(), p.sampler(), p.stops(), b);
-                if (b.output.isEmpty() && !o.clientGone()) b.content(""); // the model said nothing usable: an empty message
-                b.close();
+                o = Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), b);
+                server.note(ctx, slot, o);
+                if (o.clientGone()) return;
+                if (o.aborted()) {
+                    if (sse == null) throw ApiError.cutByShutdown();
+                    b.error(server.streamFailure(ctx, ApiError.cutByShutdown()));
+                    return;
+                }
+                if (b.output.isEmpty()) b.content("", List.of()); // the model said nothing usable: an empty message
+                b.close(o.finishReason().equals("length") ? "incomplete" : "completed");
             } catch (IOException gone) {
                 server.cancelled.incrementAndGet();
                 return;
             } catch (RuntimeException failed) {
                 if (sse == null) throw failed;
-                server.streamError(sse, failed);
+                try {
+                    b.error(server.streamFailure(ctx, failed));
+                } catch (IOException gone) {
+                    server.cancelled.incrementAndGet();
+                }
                 return;
             }
         } finally {
             pool.release(slot);
-        }
-        if (o.clientGone()) {
-            server.cancelled.incrementAndGet();
-            return;
         }
         ObjectNode r = skeleton;
         boolean incomplete = o.finishReason().equals("length");
@@ -139,7 +154,7 @@ final class ResponsesApi {
             List<JsonNode> all = new ArrayList<>(items);
             b.output.forEach(all::add);
             synchronized (stored) {
-                stored.put(id, List.copyOf(all));
+                stored.put(id, new Stored(r.deepCopy(), List.copyOf(all)));
             }
         }
         if (stream) {
@@ -151,6 +166,34 @@ final class ResponsesApi {
         } else {
             GossServer.json(ctx, 200, r);
         }
+    }
+
+    /** {@code GET /v1/responses/{id}}: a stored response as it was returned. */
+    void retrieve(Context ctx, String id) {
+        GossServer.json(ctx, 200, find(id).response());
+    }
+
+    /** {@code DELETE /v1/responses/{id}}: forgets a stored response (its id can no longer be a previous_response_id). */
+    void delete(Context ctx, String id) {
+        find(id);
+        synchronized (stored) {
+            stored.remove(id);
+        }
+        ObjectNode o = Json.object();
+        o.put("id", id);
+        o.put("object", "response");
+        o.put("deleted", true);
+        GossServer.json(ctx, 200, o);
+    }
+
+    private Stored find(String id) {
+        Stored s;
+        synchronized (stored) {
+            s = stored.get(id);
+        }
+        if (s == null) throw new ApiError(404, "invalid_request_error", "not_found", null,
+                "Response with id '" + id + "' not found (this server keeps the last " + bound + " stored responses).", null);
+        return s;
     }
 
     private ObjectNode skeleton(String id, long created, JsonNode body, String instructions, ReasoningEffort effort,
@@ -278,7 +321,7 @@ final class ResponsesApi {
         }
 
         private void open(String k, ObjectNode it) throws IOException {
-            close();
+            close("completed"); // a new item means the previous one was finished
             item = it;
             kind = k;
             text.setLength(0);
@@ -306,7 +349,20 @@ final class ResponsesApi {
             return p;
         }
 
-        void close() throws IOException {
+        /** An {@code error} event (the stream then ends without a final response event). */
+        void error(ApiError e) throws IOException {
+            if (sse == null) return;
+            ObjectNode ev = Json.object();
+            ev.put("type", "error");
+            ev.put("sequence_number", seq++);
+            ev.put("code", e.code);
+            ev.put("message", e.getMessage());
+            ev.putNull("param");
+            sse.event("error", ev);
+        }
+
+        /** Closes the open item: {@code status} completed, or incomplete when the reply ran out of tokens in it. */
+        void close(String status) throws IOException {
             if (item == null) return;
             String t = text.toString();
             switch (kind) {
@@ -321,7 +377,7 @@ final class ResponsesApi {
                 }
                 case "message" -> {
                     item.putArray("content").add(textPart("output_text", t));
-                    item.put("status", "completed");
+                    item.put("status", status);
                     if (sse != null) {
                         ObjectNode d = event("response.output_text.done");
                         d.put("content_index", 0);
@@ -336,7 +392,7 @@ final class ResponsesApi {
                 }
                 case "function_call" -> {
                     item.put("arguments", t);
-                    item.put("status", "completed");
+                    item.put("status", status);
                     if (sse != null) {
                         ObjectNode d = event("response.function_call_arguments.done");
                         d.put("arguments", t);
@@ -379,7 +435,7 @@ final class ResponsesApi {
         }
 
         @Override
-        public void content(String delta) throws IOException {
+        public void content(String delta, List<TokenLogprobs> logprobs) throws IOException {
             if (!"message".equals(kind)) {
                 ObjectNode it = Json.object();
                 it.put("type", "message");

@@ -7,7 +7,12 @@ import io.gossgpu.api.Engine;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -33,6 +38,8 @@ final class SlotPool implements AutoCloseable {
         private long lastUsed;
         /** Set when the server shuts down: the generation on this slot stops at its next token. */
         volatile boolean stopping;
+        /** Tokens this slot's KV cache holds after its last generation (for the KV cache metrics). */
+        volatile int cachedTokens;
 
         Slot(int index) { this.index = index; }
 
@@ -55,6 +62,11 @@ final class SlotPool implements AutoCloseable {
             return prompt == null || chat == null || !chat.continues(prompt) ? 0 : chat.cachedPrefixLength(prompt);
         }
 
+        /** Runs {@code work} (a generation on this slot) on a platform thread, see {@link SlotPool#onPlatformThread}. */
+        <T> T run(Supplier<T> work) {
+            return onPlatformThread(work);
+        }
+
         private void cancel() {
             stopping = true;
             if (chat != null) chat.cancel();
@@ -71,6 +83,8 @@ final class SlotPool implements AutoCloseable {
 
     private final Engine engine;
     private final ChatOptions sessionOptions;
+    /** Platform threads that run the generations, at most one per busy slot (see {@link #onPlatformThread}). */
+    private final ExecutorService generators = Executors.newCachedThreadPool(Thread.ofPlatform().name("goss-generate-", 0).daemon().factory());
     private final int maxQueue;
     private final long timeoutMs;
     private final List<Slot> slots = new ArrayList<>();
@@ -172,15 +186,47 @@ final class SlotPool implements AutoCloseable {
     }
 
     /**
-     * Refuses new requests, wakes the queued ones (they get 503), cancels the generations under way and waits up to
-     * {@code waitMs} for them to end, then closes every slot's sessions. Returns false if some were still running.
+     * Runs {@code work} on a platform thread and waits for it. Requests are handled on virtual threads, and a backend's
+     * native calls (a GPU driver waiting for its kernels) would pin a virtual thread's carrier for a whole generation:
+     * a few such generations would leave no carrier for {@code /health} and the other requests.
      */
-    boolean close(long waitMs) {
+    private <T> T onPlatformThread(Supplier<T> work) {
+        if (!Thread.currentThread().isVirtual()) return work.get();
+        Future<T> f = generators.submit(work::get);
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) throw r;
+            if (e.getCause() instanceof Error err) throw err;
+            throw new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while generating", e);
+        }
+    }
+
+    /** Tokens held in all slots' KV caches. */
+    int cachedTokens() {
+        int n = 0;
+        for (Slot s : slots) n += s.cachedTokens;
+        return n;
+    }
+
+    /** Refuses new requests from now on and wakes the queued ones (they get 503); running ones go on. */
+    void stopAccepting() {
         lock.lock();
         try {
             closed = true;
             freed.signalAll();
-            for (Slot s : slots) if (s.busy) s.cancel();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits up to {@code waitMs} for every slot to be free; true if they are. */
+    boolean awaitIdle(long waitMs) {
+        lock.lock();
+        try {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
             while (slots.stream().anyMatch(s -> s.busy)) {
                 long left = deadline - System.nanoTime();
@@ -192,15 +238,41 @@ final class SlotPool implements AutoCloseable {
                     return false;
                 }
             }
-            for (Slot s : slots) s.closeSessions();
             return true;
         } finally {
             lock.unlock();
         }
     }
 
+    /**
+     * Ends the generations still running (each stops at its next token and its request ends with an error, see
+     * {@link Generation.Outcome#aborted()}) and waits up to {@code waitMs} for them; true if every slot is free.
+     */
+    boolean abort(long waitMs) {
+        lock.lock();
+        try {
+            for (Slot s : slots) if (s.busy) s.cancel();
+        } finally {
+            lock.unlock();
+        }
+        return awaitIdle(waitMs);
+    }
+
+    /** Closes every slot's sessions and the generation threads; only when no slot is busy. */
+    void closeSessions() {
+        lock.lock();
+        try {
+            for (Slot s : slots) s.closeSessions();
+        } finally {
+            lock.unlock();
+        }
+        generators.shutdown();
+    }
+
+    /** Refuses new requests, ends the running ones (waiting up to 10 s), then closes the sessions. */
     @Override
     public void close() {
-        close(10_000);
+        stopAccepting();
+        if (abort(10_000)) closeSessions();
     }
 }

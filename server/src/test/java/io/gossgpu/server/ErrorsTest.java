@@ -153,6 +153,7 @@ class ErrorsTest {
         assertEquals("request_too_large", error(post(server, "/v1/chat/completions", big, KEY), 413).get("code").asText());
         // Chunked (no Content-Length): the limit holds while reading.
         HttpRequest chunked = HttpRequest.newBuilder(uri(server, "/v1/chat/completions")).header("Authorization", "Bearer " + KEY)
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
                 .build();
         error(http.send(chunked, HttpResponse.BodyHandlers.ofString()), 413);
@@ -162,7 +163,7 @@ class ErrorsTest {
     void busy429AndCancelOnDisconnect() throws Exception {
         // One slot, no queue. A long streaming reply holds the slot (a plain socket, so that closing it is a disconnect)...
         long cancelledBefore = server.stats().cancelled();
-        String body = chat(",\"stream\":true,\"max_tokens\":200");
+        String body = chat(",\"stream\":true,\"max_tokens\":150"); // prompt + 150 fit the 256-token context
         java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port());
         socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + KEY
                 + "\r\nContent-Type: application/json\r\nContent-Length: " + body.getBytes(StandardCharsets.UTF_8).length
@@ -176,6 +177,7 @@ class ErrorsTest {
         HttpResponse<String> busy = post(server, "/v1/chat/completions", chat(",\"max_tokens\":1"), KEY);
         JsonNode e = error(busy, 429);
         assertEquals("server_busy", e.get("code").asText());
+        assertEquals("the slot is busy and 0 requests are waiting; retry later", e.get("message").asText()); // not "all 1 slots"
         assertTrue(busy.headers().firstValue("Retry-After").isPresent());
         // The client goes away: the server notices on its next write, cancels, and frees the slot long before 150 tokens.
         long t0 = System.nanoTime();
@@ -190,13 +192,15 @@ class ErrorsTest {
     }
 
     @Test
-    void closeCancelsRunningGenerationsAndReleasesSessions() throws Exception {
-        GossServer s = TestServers.start(TestServers.options().withParallel(1), new TestServers.Scripted());
+    void closeEndsRunningGenerationsVisiblyAndReleasesSessions() throws Exception {
+        // Finding 2: a reply cut by the shutdown used to end like a complete one (finish_reason "stop" and [DONE]).
+        GossServer s = TestServers.start(TestServers.options().withParallel(1).withDrainTimeoutMs(0), new TestServers.Scripted());
         String body = chat(",\"stream\":true,\"max_tokens\":200");
         try (java.net.Socket socket = new java.net.Socket("127.0.0.1", s.port())) {
             socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
                     + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
-            assertEquals("HTTP/1.1 200", new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII));
+            InputStream in = socket.getInputStream();
+            assertEquals("HTTP/1.1 200", new String(in.readNBytes(12), StandardCharsets.US_ASCII));
             assertEquals(1, s.stats().busySlots());
             long t0 = System.nanoTime();
             s.close();
@@ -204,6 +208,9 @@ class ErrorsTest {
             assertTrue(ms < 5000, "close took " + ms + " ms"); // the 200 tokens would take ~18 s
             assertEquals(0, s.stats().busySlots());
             assertEquals(0, s.stats().openSessions());
+            String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(rest.contains("\"code\":\"shutting_down\""), rest);
+            assertTrue(!rest.contains("[DONE]") && !rest.contains("\"finish_reason\":\"stop\"") && !rest.contains("\"finish_reason\":\"length\""), rest);
         }
     }
 
@@ -231,11 +238,9 @@ class ErrorsTest {
 
     @Test
     void idleTimeoutClosesIdleConnectionsButNotLongRequests() throws Exception {
-        long saved = GossServer.IDLE_TIMEOUT_MS;
-        GossServer.IDLE_TIMEOUT_MS = 300;
         TestServers.Scripted slow = new TestServers.Scripted();
         slow.stepMillis = 200; // 6 steps: the request lasts 4 idle timeouts whatever the machine's speed
-        try (GossServer s = TestServers.start(TestServers.options(), slow)) {
+        try (GossServer s = TestServers.start(TestServers.options().withReadTimeoutMs(300), slow)) {
             try (java.net.Socket idle = new java.net.Socket("127.0.0.1", s.port())) {
                 idle.setSoTimeout(10_000);
                 assertEquals(-1, idle.getInputStream().read()); // closed by the server
@@ -244,8 +249,6 @@ class ErrorsTest {
             HttpResponse<String> r = post(s, "/v1/chat/completions", chat(",\"max_tokens\":6"), null);
             assertEquals(200, r.statusCode(), r.body());
             assertTrue(System.nanoTime() - t0 > 3 * 300e6, "the request was not longer than the idle timeout");
-        } finally {
-            GossServer.IDLE_TIMEOUT_MS = saved;
         }
     }
 

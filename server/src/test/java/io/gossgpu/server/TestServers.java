@@ -55,6 +55,8 @@ final class TestServers {
         final ConcurrentLinkedDeque<Integer> script = new ConcurrentLinkedDeque<>();
         /** Milliseconds each greedy step takes at least: tests of timing behaviour set it so they do not hang on machine speed. */
         volatile long stepMillis;
+        /** The script also steers steps that return logits (requests for logprobs): its token becomes the argmax. */
+        volatile boolean boosted;
 
         Scripted() {
             super(Backends.open("reference"));
@@ -62,8 +64,16 @@ final class TestServers {
 
         @Override
         public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) {
-            pause(); // sampled (non-greedy) steps end here
-            return super.logits(w, x, fromRow);
+            pause(); // sampled (non-greedy) steps, and every step of a request for logprobs, end here
+            float[] logits = super.logits(w, x, fromRow);
+            Integer next = boosted ? script.poll() : null;
+            if (next != null) { // the last row's scripted token a clear argmax, the other logits as they were
+                int vocab = O200kHarmony.VOCAB_SIZE, from = logits.length - vocab;
+                float max = Float.NEGATIVE_INFINITY;
+                for (int i = from; i < logits.length; i++) max = Math.max(max, logits[i]);
+                logits[from + next] = max + 4;
+            }
+            return logits;
         }
 
         private void pause() {
@@ -91,7 +101,7 @@ final class TestServers {
     }
 
     static ServerOptions options() {
-        return ServerOptions.defaults().withPort(0).withContextLength(1024).withQueueTimeoutMs(60_000);
+        return ServerOptions.defaults().withPort(0).withContextLength(1024).withQueueTimeoutMs(60_000).withDrainTimeoutMs(5_000);
     }
 
     /** A started server, model loaded. */

@@ -1,0 +1,195 @@
+package io.gossgpu.server;
+
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.util.ContextInitializer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What an operator sees: the access and error log (finding 5), /metrics and the probes, and the drain on shutdown. */
+class OperationsTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    static HttpResponse<String> post(GossServer s, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path)).timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> get(GossServer s, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.port() + path)).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A chat request on another thread; returns once the server is generating it. */
+    static CompletableFuture<HttpResponse<String>> postInBackground(GossServer s, String body) throws InterruptedException {
+        CompletableFuture<HttpResponse<String>> r = CompletableFuture.supplyAsync(() -> {
+            try {
+                return post(s, "/v1/chat/completions", body);
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        while (s.stats().busySlots() == 0 && !r.isDone()) Thread.sleep(10);
+        return r;
+    }
+
+    static String chat(String extra) {
+        return "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]" + extra + "}";
+    }
+
+    /** Runs {@code body} with the server's logging sent to a buffer in {@code format}; returns the lines. */
+    static List<String> logged(ServerLogging.Format format, ThrowingRunnable body) throws Exception {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ServerLogging.configure(format, out);
+        try {
+            body.run();
+        } finally {
+            LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+            ctx.reset();
+            new ContextInitializer(ctx).autoConfig(); // back to logback-test.xml
+        }
+        return out.toString(StandardCharsets.UTF_8).lines().toList();
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    @Test
+    void accessAndErrorLinesAsJson() throws Exception {
+        List<String> lines = logged(ServerLogging.Format.JSON, () -> {
+            try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
+                assertEquals(200, post(s, "/v1/chat/completions", chat(",\"max_tokens\":3,\"temperature\":0")).statusCode());
+                assertEquals(400, post(s, "/v1/chat/completions", chat(",\"temperature\":9")).statusCode());
+                assertEquals(404, get(s, "/v1/nothing").statusCode());
+            }
+            try (GossServer failing = GossServer.start(TestServers.options(), () -> { throw new IllegalStateException("no weights here"); })) {
+                assertFalse(failing.awaitReady(Duration.ofSeconds(30)));
+            }
+        });
+        List<JsonNode> events = new ArrayList<>();
+        for (String l : lines) events.add(JSON.readTree(l)); // every line is one JSON object
+        List<JsonNode> access = events.stream().filter(e -> e.get("logger").asText().equals("goss.access")).toList();
+        assertEquals(3, access.size(), lines.toString());
+        JsonNode ok = access.get(0);
+        assertEquals("POST /v1/chat/completions 200", ok.get("message").asText());
+        assertTrue(ok.get("prompt_tokens").asInt() > 0, ok.toString());
+        assertEquals(3, ok.get("completion_tokens").asInt(), ok.toString());
+        assertTrue(ok.get("ttft_ms").isNumber() && ok.get("total_ms").isNumber() && ok.get("slot").asInt() >= 0, ok.toString());
+        assertEquals("POST /v1/chat/completions 400", access.get(1).get("message").asText());
+        assertTrue(access.get(1).has("error") && !access.get(1).has("stack"), "a client error is a line, not a stack trace: " + access.get(1));
+        assertEquals("GET /v1/nothing 404", access.get(2).get("message").asText());
+        assertTrue(events.stream().anyMatch(e -> e.get("message").asText().startsWith("serving 'gpt-oss' at http://127.0.0.1:")), lines.toString());
+        assertTrue(events.stream().anyMatch(e -> e.get("message").asText().startsWith("stopped in ")), lines.toString());
+        assertTrue(events.stream().anyMatch(e -> e.get("level").asText().equals("ERROR")
+                && e.get("message").asText().contains("loading the model failed: no weights here")), lines.toString());
+    }
+
+    @Test
+    void accessLinesAsText() throws Exception {
+        List<String> lines = logged(ServerLogging.Format.TEXT, () -> {
+            try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
+                assertEquals(200, post(s, "/v1/completions", "{\"model\":\"gpt-oss\",\"prompt\":\"Hi\",\"max_tokens\":2,\"temperature\":0}").statusCode());
+            }
+        });
+        String line = lines.stream().filter(l -> l.contains("access: POST /v1/completions 200")).findFirst().orElseThrow(() -> new AssertionError(lines.toString()));
+        assertTrue(line.matches("\\d{4}-\\d\\d-\\d\\dT\\S+ INFO  access: POST /v1/completions 200 prompt_tokens=1 cached_tokens=0 "
+                + "completion_tokens=2 ttft_ms=\\d+ total_ms=\\d+ slot=\\d client=127\\.0\\.0\\.1"), line);
+    }
+
+    @Test
+    void metricsAndProbes() throws Exception {
+        try (GossServer s = TestServers.start(TestServers.options().withParallel(1), new TestServers.Scripted())) {
+            assertEquals(200, post(s, "/v1/chat/completions", chat(",\"max_tokens\":4,\"temperature\":0")).statusCode());
+            assertEquals(400, post(s, "/v1/chat/completions", chat(",\"n\":3")).statusCode());
+            assertEquals(200, get(s, "/health/live").statusCode());
+            assertEquals(200, get(s, "/health/ready").statusCode());
+            HttpResponse<String> m = get(s, "/metrics");
+            assertEquals(200, m.statusCode());
+            assertTrue(m.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"), m.headers().toString());
+            String text = m.body();
+            assertTrue(text.contains("goss_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"200\"} 1.0"), text);
+            assertTrue(text.contains("goss_http_requests_total{endpoint=\"/v1/chat/completions\",status=\"400\"} 1.0"), text);
+            assertTrue(text.contains("goss_completion_tokens_total 4.0"), text);
+            assertTrue(text.matches("(?s).*goss_prompt_tokens_total [1-9][0-9]*\\.0.*"), text);
+            assertTrue(text.contains("goss_time_to_first_token_seconds_count 1"), text);
+            assertTrue(text.contains("goss_decode_tokens_per_second_count 1"), text);
+            assertTrue(text.contains("goss_slots 1.0") && text.contains("goss_slots_busy 0.0") && text.contains("goss_queue_depth 0.0"), text);
+            assertTrue(text.contains("goss_kv_cache_capacity_tokens 1024.0"), text);
+            assertTrue(text.matches("(?s).*goss_kv_cache_used_tokens [1-9][0-9]*\\.0.*"), text);
+            assertTrue(text.contains("goss_model_ready 1.0") && text.contains("goss_draining 0.0"), text);
+        }
+        // Loading: alive but not ready.
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        try (GossServer loading = GossServer.start(TestServers.options(), () -> {
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("test over");
+        })) {
+            assertEquals(200, get(loading, "/health/live").statusCode());
+            assertEquals(503, get(loading, "/health/ready").statusCode());
+            assertTrue(get(loading, "/metrics").body().contains("goss_model_ready 0.0"));
+            never.countDown();
+        }
+    }
+
+    @Test
+    void drainLetsRunningRequestsFinishAndRefusesNewOnes() throws Exception {
+        TestServers.Scripted slow = new TestServers.Scripted();
+        slow.stepMillis = 150;
+        GossServer s = TestServers.start(TestServers.options().withDrainTimeoutMs(30_000), slow);
+        int port = s.port();
+        CompletableFuture<HttpResponse<String>> running = postInBackground(s, chat(",\"max_tokens\":12,\"temperature\":0"));
+        CompletableFuture<Void> closing = CompletableFuture.runAsync(s::close);
+        Thread.sleep(300);
+        assertFalse(closing.isDone(), "close did not wait for the running request");
+        try { // new requests: the listener is closed (or, on a kept-alive connection, 503)
+            assertEquals(503, get(s, "/health/ready").statusCode());
+        } catch (java.net.ConnectException refused) {
+            // expected
+        }
+        try (ServerSocket rebind = new ServerSocket()) { // the port is free while the request finishes
+            rebind.setReuseAddress(true);
+            rebind.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+        }
+        HttpResponse<String> r = running.get();
+        closing.get();
+        assertEquals(200, r.statusCode(), r.body()); // finished, not cut
+        JsonNode choice = JSON.readTree(r.body()).get("choices").get(0);
+        assertEquals("length", choice.get("finish_reason").asText(), r.body());
+        assertEquals(12, JSON.readTree(r.body()).get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void aNonStreamedReplyCutByTheShutdownIs503() throws Exception {
+        TestServers.Scripted slow = new TestServers.Scripted();
+        slow.stepMillis = 100;
+        GossServer s = TestServers.start(TestServers.options().withDrainTimeoutMs(200), slow);
+        CompletableFuture<HttpResponse<String>> running = postInBackground(s, chat(",\"max_tokens\":300,\"temperature\":0"));
+        s.close();
+        HttpResponse<String> r = running.get();
+        assertEquals(503, r.statusCode(), r.body()); // it used to be 200 with finish_reason "stop"
+        assertEquals("shutting_down", JSON.readTree(r.body()).get("error").get("code").asText());
+    }
+}
