@@ -81,6 +81,7 @@ public final class GossCommand implements Runnable {
 
     @Override
     public void run() {
+        Interrupt.process(); // Ctrl-C quits with 130 from here on, and stops a reply while one runs
         modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
@@ -100,7 +101,7 @@ public final class GossCommand implements Runnable {
         PrintStream out = System.out;
         try (Completion completion = engine.newCompletion(options)) {
             String text = prompt != null ? prompt : readAllStdin();
-            try (var ignored = Interrupt.onCtrlC(completion::cancel)) {
+            try (var ignored = Interrupt.process().duringReply(completion::cancel)) {
                 Reply r = completion.complete(text, new ChatListener() {
                     @Override
                     public void onContent(String delta) {
@@ -129,7 +130,10 @@ public final class GossCommand implements Runnable {
                     System.out.flush();
                 }
                 String line = in.readLine();
-                if (line == null) break;
+                if (line == null) {
+                    if (tty) System.out.println(); // Ctrl-D: end the prompt's line, as a shell does
+                    break;
+                }
                 if (line.isBlank()) continue;
                 turn(chat, line);
             }
@@ -168,7 +172,7 @@ public final class GossCommand implements Runnable {
                 out.printf("%n[tool call %s(%s)]%n", functionName, arguments);
             }
         };
-        try (var ignored = Interrupt.onCtrlC(chat::cancel)) {
+        try (var ignored = Interrupt.process().duringReply(chat::cancel)) {
             Reply r = chat.send(text, listener);
             if (color) out.print("\u001b[0m");
             out.println();
