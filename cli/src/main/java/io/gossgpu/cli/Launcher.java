@@ -27,8 +27,8 @@ public final class Launcher {
                     + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
             System.exit(1);
         }
-        if (needsRelaunch()) System.exit(relaunch(args));
-        System.exit(Main.run(args));
+        if (needsRelaunch()) System.exit(relaunch(Arguments.asUtf8(args)));
+        System.exit(Main.runProcess(args));
     }
 
     private static boolean needsRelaunch() {
@@ -75,6 +75,7 @@ public final class Launcher {
             // no SIGINT on this platform
         }
         ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+        if (Arguments.needsPassing(args)) pb.environment().put(Arguments.ENV, Arguments.encode(args));
         chainSignals(pb);
         Process p = pb.start();
         return p.waitFor();
