@@ -12,6 +12,7 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
 import io.gossgpu.tokenizer.O200kHarmony;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -28,9 +29,9 @@ import java.nio.file.Path;
  * or complete raw text with {@code --raw}.
  */
 @Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class, sortOptions = false,
-        description = {"Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
-                "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once."},
-        subcommands = {InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
+        header = "Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
+        description = "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once.",
+        subcommands = {CommandLine.HelpCommand.class, InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
                 LogitsCommand.class, VerifyCommand.class, BenchCommand.class, TuneCommand.class, ServeCommand.class})
 public final class GossCommand implements Runnable {
     @Mixin
@@ -49,7 +50,7 @@ public final class GossCommand implements Runnable {
             description = "Extra KV cache positions on sliding-window layers so that the next turn reuses the cache after a reply with reasoning; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
     int swaRollback;
 
-    @Option(names = {"-n", "--max-tokens"}, defaultValue = "512", description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-n", "--max-tokens"}, defaultValue = "" + ChatOptions.DEFAULT_MAX_TOKENS, description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
     @Option(names = "--temperature", defaultValue = "1.0", description = "Sampling temperature; 0 is greedy (default: ${DEFAULT-VALUE}).")

@@ -10,6 +10,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
@@ -19,9 +20,12 @@ import java.util.List;
 import java.util.Map;
 
 /** {@code goss-gpu info}: loads a model and prints its format, config and a tensor summary. */
-@Command(name = "info", mixinStandardHelpOptions = true,
+@Command(name = "info", header = "Describe a model: format, config and tensors.",
         description = "Load a model (original/ folder, Hugging Face folder or .gguf) and describe it.")
 final class InfoCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Option(names = {"-m", "--model"}, description = "Model folder or .gguf file (default: GOSS_MODEL or the usual download places).")
     Path model;
 

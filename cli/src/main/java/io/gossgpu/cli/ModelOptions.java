@@ -8,8 +8,9 @@ import java.nio.file.Path;
 
 /** The options every command that loads a model shares. */
 final class ModelOptions {
-    @Option(names = {"-m", "--model"}, description = "Model folder (original/ or Hugging Face) or .gguf file. Default: GOSS_MODEL, "
-            + "~/models/gpt-oss-20b, the Hugging Face cache.")
+    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, or a download folder "
+            + "holding one. Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
+            + "there, chat, serve, verify and bench use a random-weight demo model.")
     Path model;
 
     @Option(names = {"-b", "--backend"}, defaultValue = "${env:GOSS_BACKEND:-auto}",
