@@ -32,6 +32,9 @@ final class InfoCommand implements Runnable {
     @Option(names = "--no-mmap", description = "Read the files into memory instead of mapping them.")
     boolean noMmap;
 
+    @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales (reads the whole model once).")
+    boolean checkTensors;
+
     @Option(names = "--tensors", description = "List every tensor.")
     boolean listTensors;
 
@@ -63,7 +66,7 @@ final class InfoCommand implements Runnable {
         }
         Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
-        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr()))) {
+        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors))) {
             ModelWeights.of(ckpt); // validates names and shapes against the config
             long ms = (System.nanoTime() - t0) / 1_000_000;
             ModelConfig c = ckpt.config();

@@ -20,6 +20,9 @@ final class ModelOptions {
     @Option(names = "--no-mmap", description = "Read model files into memory instead of mapping them.")
     boolean noMmap;
 
+    @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales at load (reads the whole model once).")
+    boolean checkTensors;
+
     @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
     Integer threads;
 
@@ -28,7 +31,7 @@ final class ModelOptions {
 
     /** Mapping or reading, with a progress bar on a terminal when reading. */
     LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr());
+        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors);
     }
 
     /** Applies options that other layers read from system properties. */

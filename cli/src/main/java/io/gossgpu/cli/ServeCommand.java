@@ -89,7 +89,7 @@ public final class ServeCommand implements Runnable {
         if (!isLoopback(host))
             System.err.println("goss-gpu: warning: listening on " + host + ", not loopback: other machines can reach the model"
                     + (options.apiKey() == null ? ", and no --api-key is set" : ""));
-        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap);
+        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap).withCheckTensors(modelOptions.checkTensors);
         GossServer server;
         try {
             server = GossServer.start(options, () -> {

@@ -44,11 +44,20 @@ public final class Checkpoint implements AutoCloseable {
      */
     public static Checkpoint open(Path path, LoadOptions options) {
         ModelLocation at = ModelLocation.find(path);
-        return switch (at.format()) {
+        Checkpoint ckpt = switch (at.format()) {
             case GGUF -> GgufReader.open(at.path(), options);
             case ORIGINAL -> SafetensorsReader.openOriginal(at.path(), options);
             case HF -> SafetensorsReader.openHf(at.path(), options);
         };
+        if (options.checkTensors()) {
+            try {
+                TensorCheck.run(ckpt, options.progress());
+            } catch (RuntimeException | Error e) {
+                ckpt.close();
+                throw e;
+            }
+        }
+        return ckpt;
     }
 
     /** Which layout {@code path} holds, from file names and magic alone. */
