@@ -11,7 +11,6 @@ import io.gossgpu.api.Reply;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -146,11 +145,18 @@ public final class GossCommand implements Runnable {
     private void turn(Chat chat, String text) {
         PrintStream out = System.out;
         boolean color = System.console() != null && System.getenv("NO_COLOR") == null;
+        UnparsedText unparsed = new UnparsedText(out, color);
         ChatListener listener = new ChatListener() {
             boolean inReasoning;
 
             @Override
+            public void onToken(int token) {
+                unparsed.token(token);
+            }
+
+            @Override
             public void onReasoning(String delta) {
+                unparsed.parsed();
                 if (hideReasoning) return;
                 if (!inReasoning && color) out.print("\u001b[2m");
                 inReasoning = true;
@@ -160,6 +166,7 @@ public final class GossCommand implements Runnable {
 
             @Override
             public void onContent(String delta) {
+                unparsed.parsed();
                 if (inReasoning) {
                     out.print(color ? "\u001b[0m\n" : "\n");
                     inReasoning = false;
@@ -170,16 +177,19 @@ public final class GossCommand implements Runnable {
 
             @Override
             public void onToolCall(String functionName, String arguments) {
+                unparsed.parsed();
                 out.printf("%n[tool call %s(%s)]%n", functionName, arguments);
             }
         };
         try (var ignored = Interrupt.process().duringReply(chat::cancel)) {
             Reply r = chat.send(text, listener);
+            boolean messageText = !r.content().isEmpty() || !r.reasoning().isEmpty() || !r.toolCalls().isEmpty();
+            unparsed.finish(messageText);
             if (color) out.print("\u001b[0m");
             out.println();
-            if (r.content().isEmpty() && r.reasoning().isEmpty() && r.toolCalls().isEmpty())
-                System.err.println("goss-gpu: the model produced no well-formed Harmony message (expected from a random-weight model); its "
-                        + r.tokens().length + " tokens read: " + O200kHarmony.get().decode(r.tokens()).replace('\n', ' '));
+            if (unparsed.shown())
+                System.err.println("goss-gpu: the text above (dimmed on a terminal) is not well-formed Harmony: the model did not follow the "
+                        + "chat format (expected from a random-weight model); " + r.tokens().length + " tokens");
             report(r);
         }
     }

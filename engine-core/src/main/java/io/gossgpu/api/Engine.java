@@ -59,6 +59,7 @@ public final class Engine implements AutoCloseable {
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
             backend = backendFactory.get();
+            VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);
             return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6);
         } catch (RuntimeException | Error e) {
