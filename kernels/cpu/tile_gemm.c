@@ -25,10 +25,12 @@ enum { MX4 = 0, Q8 = 1 };
 #ifdef __AVX512F__
 #define TB 8
 
-/* 2^(e − 128) for 16 E8M0 bytes: exact, subnormals included (scalef computes 1·2^(e−128)). */
+/* 2^(e − 128) for 16 E8M0 bytes: exact, subnormals included (scalef computes 1·2^(e−128)); byte 255 is NaN
+ * (the OCP MX rule, as the reference decodes it), so its whole block is NaN. */
 INLINE __m512 mx4_scales(const uint8_t *sc) {
     __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)sc));
-    return _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(_mm512_sub_epi32(e, _mm512_set1_epi32(128))));
+    __m512 v = _mm512_scalef_ps(_mm512_set1_ps(1.0f), _mm512_cvtepi32_ps(_mm512_sub_epi32(e, _mm512_set1_epi32(128))));
+    return _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(255)), _mm512_set1_ps(__builtin_nanf("")));
 }
 
 /* One 16-row group against nt ≤ TB tokens. */
@@ -94,13 +96,16 @@ INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, co
 #else /* AVX2: 8 rows per vector; a group is two halves of 8 rows (bytes 0..31 and 32..63 of each 64) */
 #define TB 4
 
-/* 2^(e − 128) for 8 E8M0 bytes, exact: (e − 1) << 23 as float bits, and the two subnormals for e < 2. */
+/* 2^(e − 128) for 8 E8M0 bytes, exact: (e − 1) << 23 as float bits, the two subnormals for e < 2, and NaN
+ * for byte 255 (the OCP MX rule, as the reference decodes it). */
 INLINE __m256 mx4_scales(const uint8_t *sc) {
     __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc));
     __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
     __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(1 << 21), e);
     __m256i is_tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
-    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, tiny, is_tiny));
+    __m256i bits = _mm256_blendv_epi8(normal, tiny, is_tiny);
+    bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7fc00000), _mm256_cmpeq_epi32(e, _mm256_set1_epi32(255)));
+    return _mm256_castsi256_ps(bits);
 }
 
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }

@@ -16,6 +16,8 @@
 
 #include <math.h>
 
+#include "mxfp4.cuh"
+
 #define MOE_TM 32       // slots per tile
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
@@ -75,18 +77,18 @@ __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const un
     const int nb = cols / 32;
     if (ggml) {
         const unsigned char* b = codes + row * (size_t) nb * 17 + (size_t) blk * 17;
-        const int e = (int) b[0] - 127;
+        const unsigned int e = b[0];
         for (int q = 0; q < 16; q++) {
             const unsigned int byte = b[1 + q];
-            dst[16 * half + q] = ldexpf(lut[half ? byte >> 4 : byte & 15u], e);
+            dst[16 * half + q] = mx_scaled(lut[half ? byte >> 4 : byte & 15u], e);
         }
     } else {
         const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
-        const int e = (int) scales[row * (size_t) nb + blk] - 127;
+        const unsigned int e = scales[row * (size_t) nb + blk];
         for (int q = 8 * half; q < 8 * half + 8; q++) {
             const unsigned int byte = b[q];
-            dst[2 * q] = ldexpf(lut[byte & 15u], e);
-            dst[2 * q + 1] = ldexpf(lut[byte >> 4], e);
+            dst[2 * q] = mx_scaled(lut[byte & 15u], e);
+            dst[2 * q + 1] = mx_scaled(lut[byte >> 4], e);
         }
     }
 }

@@ -30,6 +30,7 @@
 #include <math.h>
 
 #include "goss_cuda.h"
+#include "mxfp4.cuh"
 
 __device__ __forceinline__ float warp_sum(float v)
 {
@@ -254,7 +255,7 @@ __device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsi
             x0 = xs[b * 32 + 2 * q];
             x1 = xs[b * 32 + 2 * q + 1];
         }
-        acc += ldexpf(fmaf(lut[byte & 15u], x0, lut[byte >> 4] * x1), e - 127);
+        acc += mx_scaled(fmaf(lut[byte & 15u], x0, lut[byte >> 4] * x1), (unsigned int) e);
     }
     return warp_sum(acc);
 }

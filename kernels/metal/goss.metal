@@ -280,7 +280,9 @@ constant float kFp4[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                            -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
 inline float e8m0(uchar s) {
-    return s == 0 ? as_type<float>(0x00400000u) : as_type<float>(uint(s) << 23); // 2^(s-127)
+    // 2^(s-127); byte 255 is NaN (OCP MX), as the reference backend defines it (io.gossgpu.quant.Mxfp4.value)
+    if (s == 255) return as_type<float>(0x7fc00000u);
+    return s == 0 ? as_type<float>(0x00400000u) : as_type<float>(uint(s) << 23);
 }
 
 // This lane's share of row·x (the caller sums over the simdgroup).

@@ -6,7 +6,8 @@
  *   BF16 : float with bits (u16 << 16)                       (subnormals, inf, NaN included)
  *   F16  : IEEE half, decoded from its bits (subnormal halves are normal floats: exact)
  *   Q8_0 : per 32 values an F16 scale d then 32 int8 q: value = d * q   (34-byte blocks)
- *   MXFP4: value = FP4[code] * 2^(scale - 127), FP4 = {0,.5,1,1.5,2,3,4,6, -0,-.5,-1,-1.5,-2,-3,-4,-6}
+ *   MXFP4: value = FP4[code] * 2^(scale - 127), FP4 = {0,.5,1,1.5,2,3,4,6, -0,-.5,-1,-1.5,-2,-3,-4,-6};
+ *          scale byte 255 is NaN for the whole block (mx_scaled)
  *          OpenAI layout: codes n/2 bytes per row (low nibble = even element), scales separate;
  *          ggml block_mxfp4: 17-byte blocks, scale byte then 16 bytes (low nibbles elements 0..15,
  *          high nibbles 16..31). Rows are read byte by byte: a 2880-wide ggml row is 1530 bytes,
@@ -69,4 +70,10 @@ inline float wg_sum(__local float* scratch, float v) {
     float total = scratch[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     return total;
+}
+
+/* v * 2^(scale - 127): a block's partial sum times its E8M0 scale. Byte 255 is NaN (OCP MX) whatever v is,
+ * zero included, as the reference backend defines it (io.gossgpu.quant.Mxfp4.value). */
+inline float mx_scaled(float v, uint scale) {
+    return scale == 255u ? NAN : ldexp(v, (int) scale - 127);
 }

@@ -39,7 +39,7 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
                 s = fma(FP4_VALUES[b2 >> 4], hi.z, s);
                 s = fma(FP4_VALUES[b3 >> 4], hi.w, s);
             }
-            acc += ldexp(s, (int) blk[0] - 127);
+            acc += mx_scaled(s, blk[0]);
         }
     } else {
         /* OpenAI rows are cols/2 = 16·nb bytes: every block is 16-byte aligned, one uint4 load */
@@ -62,7 +62,7 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
                 s = fma(FP4_VALUES[(wd >> 24) & 15u], xc.z, s);
                 s = fma(FP4_VALUES[wd >> 28], xc.w, s);
             }
-            acc += ldexp(s, (int) sc[b] - 127);
+            acc += mx_scaled(s, sc[b]);
         }
     }
     return acc;
@@ -194,8 +194,8 @@ __kernel void moe_gate_up_grouped(__global const uchar* gCodes, __global const u
                     sa = fma(gw[j], xb[j], sa);
                     sb = fma(uw[j], xb[j], sb);
                 }
-                pa[q] += ldexp(sa, gs - 127);
-                pb[q] += ldexp(sb, us - 127);
+                pa[q] += mx_scaled(sa, (uint) gs);
+                pb[q] += mx_scaled(sb, (uint) us);
             }
         }
         for (int q = 0; q < n; q++) {
@@ -234,7 +234,7 @@ __kernel void moe_down_grouped(__global const uchar* dCodes, __global const ucha
                 __global const float* hb = hin + (long) list[s0 + q] * I + b * 32;
                 float s = 0.0f;
                 for (int j = 0; j < 32; j++) s = fma(dw[j], hb[j], s);
-                p[q] += ldexp(s, ds - 127);
+                p[q] += mx_scaled(s, (uint) ds);
             }
         }
         for (int q = 0; q < n; q++) {

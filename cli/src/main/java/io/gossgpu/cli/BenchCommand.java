@@ -6,10 +6,12 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code goss-gpu bench}: prefill and decode throughput in llama-bench's style. */
-@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Measure prefill (pp) and decode (tg) tokens per second, llama-bench style, with the bytes a decoded",
-                "token reads and the GB/s achieved. Prints a markdown table."})
+@Command(name = "bench", header = "Measure prefill and decode speed, llama-bench style.", sortOptions = false,
+        description = "Measure prefill (pp) and decode (tg) tokens per second, llama-bench style, with the bytes a decoded token reads and the GB/s achieved. Prints a markdown table.")
 final class BenchCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Mixin
     ModelOptions modelOptions;
 

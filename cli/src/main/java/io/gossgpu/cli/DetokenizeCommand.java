@@ -3,15 +3,19 @@ package io.gossgpu.cli;
 import io.gossgpu.GossException;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /** {@code goss-gpu detokenize}: token ids → text. */
-@Command(name = "detokenize", mixinStandardHelpOptions = true,
+@Command(name = "detokenize", header = "Print the text of token ids.",
         description = "Print the text of token ids (from --ids or stdin; commas or spaces between them).")
 final class DetokenizeCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Option(names = "--ids", description = "The ids, e.g. 200006,1428,200008 (default: stdin).")
     String ids;
 

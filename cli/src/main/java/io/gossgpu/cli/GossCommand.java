@@ -11,7 +11,7 @@ import io.gossgpu.api.Reply;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.tokenizer.O200kHarmony;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -28,9 +28,9 @@ import java.nio.file.Path;
  * or complete raw text with {@code --raw}.
  */
 @Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class, sortOptions = false,
-        description = {"Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
-                "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once."},
-        subcommands = {InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
+        header = "Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
+        description = "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once.",
+        subcommands = {CommandLine.HelpCommand.class, InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
                 LogitsCommand.class, VerifyCommand.class, BenchCommand.class, TuneCommand.class, ServeCommand.class})
 public final class GossCommand implements Runnable {
     @Mixin
@@ -49,7 +49,7 @@ public final class GossCommand implements Runnable {
             description = "Extra KV cache positions on sliding-window layers so that the next turn reuses the cache after a reply with reasoning; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
     int swaRollback;
 
-    @Option(names = {"-n", "--max-tokens"}, defaultValue = "512", description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
+    @Option(names = {"-n", "--max-tokens"}, defaultValue = "" + ChatOptions.DEFAULT_MAX_TOKENS, description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
     @Option(names = "--temperature", defaultValue = "1.0", description = "Sampling temperature; 0 is greedy (default: ${DEFAULT-VALUE}).")
@@ -81,13 +81,14 @@ public final class GossCommand implements Runnable {
 
     @Override
     public void run() {
+        Interrupt.process(); // Ctrl-C quits with 130 from here on, and stops a reply while one runs
         modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
-        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress()))) {
+        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress(), modelOptions.checkTensors))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
                     new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());
@@ -100,7 +101,7 @@ public final class GossCommand implements Runnable {
         PrintStream out = System.out;
         try (Completion completion = engine.newCompletion(options)) {
             String text = prompt != null ? prompt : readAllStdin();
-            try (var ignored = Interrupt.onCtrlC(completion::cancel)) {
+            try (var ignored = Interrupt.process().duringReply(completion::cancel)) {
                 Reply r = completion.complete(text, new ChatListener() {
                     @Override
                     public void onContent(String delta) {
@@ -129,7 +130,10 @@ public final class GossCommand implements Runnable {
                     System.out.flush();
                 }
                 String line = in.readLine();
-                if (line == null) break;
+                if (line == null) {
+                    if (tty) System.out.println(); // Ctrl-D: end the prompt's line, as a shell does
+                    break;
+                }
                 if (line.isBlank()) continue;
                 turn(chat, line);
             }
@@ -141,11 +145,18 @@ public final class GossCommand implements Runnable {
     private void turn(Chat chat, String text) {
         PrintStream out = System.out;
         boolean color = System.console() != null && System.getenv("NO_COLOR") == null;
+        UnparsedText unparsed = new UnparsedText(out, color);
         ChatListener listener = new ChatListener() {
             boolean inReasoning;
 
             @Override
+            public void onToken(int token) {
+                unparsed.token(token);
+            }
+
+            @Override
             public void onReasoning(String delta) {
+                unparsed.parsed();
                 if (hideReasoning) return;
                 if (!inReasoning && color) out.print("\u001b[2m");
                 inReasoning = true;
@@ -155,6 +166,7 @@ public final class GossCommand implements Runnable {
 
             @Override
             public void onContent(String delta) {
+                unparsed.parsed();
                 if (inReasoning) {
                     out.print(color ? "\u001b[0m\n" : "\n");
                     inReasoning = false;
@@ -165,16 +177,19 @@ public final class GossCommand implements Runnable {
 
             @Override
             public void onToolCall(String functionName, String arguments) {
+                unparsed.parsed();
                 out.printf("%n[tool call %s(%s)]%n", functionName, arguments);
             }
         };
-        try (var ignored = Interrupt.onCtrlC(chat::cancel)) {
+        try (var ignored = Interrupt.process().duringReply(chat::cancel)) {
             Reply r = chat.send(text, listener);
+            boolean messageText = !r.content().isEmpty() || !r.reasoning().isEmpty() || !r.toolCalls().isEmpty();
+            unparsed.finish(messageText);
             if (color) out.print("\u001b[0m");
             out.println();
-            if (r.content().isEmpty() && r.reasoning().isEmpty() && r.toolCalls().isEmpty())
-                System.err.println("goss-gpu: the model produced no well-formed Harmony message (expected from a random-weight model); its "
-                        + r.tokens().length + " tokens read: " + O200kHarmony.get().decode(r.tokens()).replace('\n', ' '));
+            if (unparsed.shown())
+                System.err.println("goss-gpu: the text above (dimmed on a terminal) is not well-formed Harmony: the model did not follow the "
+                        + "chat format (expected from a random-weight model); " + r.tokens().length + " tokens");
             report(r);
         }
     }

@@ -10,6 +10,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
@@ -19,14 +20,20 @@ import java.util.List;
 import java.util.Map;
 
 /** {@code goss-gpu info}: loads a model and prints its format, config and a tensor summary. */
-@Command(name = "info", mixinStandardHelpOptions = true,
+@Command(name = "info", header = "Describe a model: format, config and tensors.",
         description = "Load a model (original/ folder, Hugging Face folder or .gguf) and describe it.")
 final class InfoCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Option(names = {"-m", "--model"}, description = "Model folder or .gguf file (default: GOSS_MODEL or the usual download places).")
     Path model;
 
     @Option(names = "--no-mmap", description = "Read the files into memory instead of mapping them.")
     boolean noMmap;
+
+    @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales (reads the whole model once).")
+    boolean checkTensors;
 
     @Option(names = "--tensors", description = "List every tensor.")
     boolean listTensors;
@@ -59,7 +66,7 @@ final class InfoCommand implements Runnable {
         }
         Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
-        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr()))) {
+        try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors))) {
             ModelWeights.of(ckpt); // validates names and shapes against the config
             long ms = (System.nanoTime() - t0) / 1_000_000;
             ModelConfig c = ckpt.config();

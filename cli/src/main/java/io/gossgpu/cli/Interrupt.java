@@ -1,48 +1,70 @@
 package io.gossgpu.cli;
 
 import sun.misc.Signal;
-import sun.misc.SignalHandler;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntConsumer;
 
 /**
- * Ctrl-C while a reply is generated stops the reply, not the program; a second Ctrl-C (or one
- * outside a reply) exits as usual.
+ * Ctrl-C as a shell treats it: during a reply it stops the reply (a second Ctrl-C before the reply has
+ * stopped quits), anywhere else it quits with exit code 130.
+ *
+ * <p>One handler is installed once and never replaced: the JVM's signal-chaining library (libjsig, which the
+ * launcher preloads for PoCL) keeps the first Java handler but mishandles handlers swapped back and forth, so
+ * a handler restored after a reply would leave the next Ctrl-C doing nothing.
  */
-final class Interrupt implements AutoCloseable {
-    private final SignalHandler previous;
+final class Interrupt {
+    static final int EXIT_CODE = 130;
 
-    private Interrupt(Runnable onInterrupt) {
-        SignalHandler prev;
+    private static final Interrupt PROCESS = new Interrupt(System::exit);
+    private static final AtomicBoolean INSTALLED = new AtomicBoolean();
+
+    private final IntConsumer exit;
+    private final AtomicReference<Runnable> reply = new AtomicReference<>();
+    private final AtomicBoolean cancelled = new AtomicBoolean();
+
+    Interrupt(IntConsumer exit) {
+        this.exit = exit;
+    }
+
+    /** This process's Ctrl-C handling, installed on first use. */
+    static Interrupt process() {
+        if (INSTALLED.compareAndSet(false, true)) install(PROCESS);
+        return PROCESS;
+    }
+
+    /** Makes SIGINT call {@code target}. */
+    static void install(Interrupt target) {
         try {
-            prev = Signal.handle(new Signal("INT"), s -> {
-                onInterrupt.run();
-                restoreDefault();
-            });
+            Signal.handle(new Signal("INT"), s -> target.onCtrlC());
         } catch (IllegalArgumentException unsupported) {
-            prev = null;
-        }
-        this.previous = prev;
-    }
-
-    static Interrupt onCtrlC(Runnable onInterrupt) {
-        return new Interrupt(onInterrupt);
-    }
-
-    private static void restoreDefault() {
-        try {
-            Signal.handle(new Signal("INT"), SignalHandler.SIG_DFL);
-        } catch (IllegalArgumentException ignored) {
-            // no SIGINT here
+            // no SIGINT on this platform: Ctrl-C keeps its default meaning
         }
     }
 
-    @Override
-    public void close() {
-        if (previous != null) {
-            try {
-                Signal.handle(new Signal("INT"), previous);
-            } catch (IllegalArgumentException ignored) {
-                // no SIGINT here
-            }
+    /** Ctrl-C calls {@code cancel} until the returned scope is closed (a reply's lifetime). */
+    Scope duringReply(Runnable cancel) {
+        cancelled.set(false);
+        reply.set(cancel);
+        return () -> reply.set(null);
+    }
+
+    /** What a Ctrl-C does now. */
+    void onCtrlC() {
+        Runnable r = reply.get();
+        if (r == null || !cancelled.compareAndSet(false, true)) {
+            System.out.println();
+            System.out.flush();
+            exit.accept(EXIT_CODE);
+            return;
         }
+        r.run();
+    }
+
+    /** A reply's span; closing it takes no exception. */
+    interface Scope extends AutoCloseable {
+        @Override
+        void close();
     }
 }

@@ -31,8 +31,8 @@ public final class Launcher {
                     + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
             System.exit(1);
         }
-        if (needsRelaunch()) System.exit(relaunch(args));
-        System.exit(Main.run(args));
+        if (needsRelaunch()) System.exit(relaunch(Arguments.asUtf8(args)));
+        System.exit(Main.runProcess(args));
     }
 
     private static boolean needsRelaunch() {
@@ -73,6 +73,7 @@ public final class Launcher {
         cmd.add(Launcher.class.getName());
         cmd.addAll(List.of(args));
         Map<String, String> env = new HashMap<>(System.getenv());
+        if (Arguments.needsPassing(args)) env.put(Arguments.ENV, Arguments.encode(args));
         chainSignals(env);
         String whyNot = exec(cmd, env); // returns only if this process could not become the relaunched JVM
         if (System.getenv("GOSS_DEBUG") != null) System.err.println("goss-gpu: relaunching as a child process: " + whyNot);

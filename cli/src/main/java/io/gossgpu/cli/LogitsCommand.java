@@ -12,10 +12,12 @@ import picocli.CommandLine.Option;
 import java.nio.file.Path;
 
 /** {@code goss-gpu logits}: every position's logits of a token sequence, for comparing engines. */
-@Command(name = "logits", mixinStandardHelpOptions = true,
-        description = {"Run token ids through a model and write every position's logits:",
-                "DIR/logits.f32 (little-endian float32, positions x vocab, row-major) and DIR/logits.json (shape, tokens, backend, top-5 per position)."})
+@Command(name = "logits", header = "Write every position's logits of some token ids to files.",
+        description = "Run token ids through a model and write every position's logits: DIR/logits.f32 (little-endian float32, positions x vocab, row-major) and DIR/logits.json (shape, tokens, backend, top-5 per position).")
 final class LogitsCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Mixin
     ModelOptions modelOptions;
 

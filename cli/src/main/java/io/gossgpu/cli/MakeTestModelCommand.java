@@ -10,15 +10,18 @@ import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.GgufVocabCheck;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 
 /** {@code goss-gpu make-test-model}: writes a random-weight gpt-oss model in any of the three layouts. */
-@Command(name = "make-test-model", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Write a random-weight model of the exact gpt-oss architecture (for tests, demos and benchmarks).",
-                "The same seed gives the same numbers in every format."})
+@Command(name = "make-test-model", header = "Write a random-weight model of the gpt-oss architecture.", sortOptions = false,
+        description = "Write a random-weight model of the exact gpt-oss architecture (for tests, demos and benchmarks). The same seed gives the same numbers in every format.")
 final class MakeTestModelCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     enum Preset { tiny, demo, gpt_oss_20b }
 
     @Option(names = "--format", required = true, description = "original | hf | gguf")

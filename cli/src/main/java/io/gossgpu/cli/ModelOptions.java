@@ -8,8 +8,9 @@ import java.nio.file.Path;
 
 /** The options every command that loads a model shares. */
 final class ModelOptions {
-    @Option(names = {"-m", "--model"}, description = "Model folder (original/ or Hugging Face) or .gguf file. Default: GOSS_MODEL, "
-            + "~/models/gpt-oss-20b, the Hugging Face cache.")
+    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, or a download folder "
+            + "holding one. Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
+            + "there, chat, serve, verify and bench use a random-weight demo model.")
     Path model;
 
     @Option(names = {"-b", "--backend"}, defaultValue = "${env:GOSS_BACKEND:-auto}",
@@ -19,6 +20,9 @@ final class ModelOptions {
     @Option(names = "--no-mmap", description = "Read model files into memory instead of mapping them.")
     boolean noMmap;
 
+    @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales at load (reads the whole model once).")
+    boolean checkTensors;
+
     @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
     Integer threads;
 
@@ -27,7 +31,7 @@ final class ModelOptions {
 
     /** Mapping or reading, with a progress bar on a terminal when reading. */
     LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr());
+        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors);
     }
 
     /** Applies options that other layers read from system properties. */

@@ -18,10 +18,12 @@ import java.nio.file.Path;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code goss-gpu serve}: the OpenAI-compatible HTTP server (see the server module). */
-@Command(name = "serve", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Serves the model over an OpenAI-compatible HTTP API: /v1/chat/completions, /v1/completions,",
-                "/v1/responses, /v1/models, /health. Listens on loopback unless --host says otherwise."})
+@Command(name = "serve", header = "Serve the model over an OpenAI-compatible HTTP API.", sortOptions = false,
+        description = "Serves the model over an OpenAI-compatible HTTP API: /v1/chat/completions, /v1/completions, /v1/responses, /v1/models, /health. Listens on loopback unless --host says otherwise.")
 public final class ServeCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Mixin
     ModelOptions modelOptions;
 
@@ -118,7 +120,7 @@ public final class ServeCommand implements Runnable {
         if (!isLoopback(host))
             LoggerFactory.getLogger("goss.server").warn("listening on {}, not loopback: other machines can reach the model{}", host,
                     options.apiKey() == null ? ", and no --api-key is set" : "");
-        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap);
+        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap).withCheckTensors(modelOptions.checkTensors);
         GossServer server;
         try {
             server = GossServer.start(options, () -> Engine.open(engineOptions));

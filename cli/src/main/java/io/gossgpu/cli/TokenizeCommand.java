@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.BufferedReader;
@@ -14,9 +15,12 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /** {@code goss-gpu tokenize}: text → o200k_harmony token ids, comma-separated. */
-@Command(name = "tokenize", mixinStandardHelpOptions = true,
+@Command(name = "tokenize", header = "Print the token ids of text.",
         description = "Print the token ids of text (from --text or stdin), comma-separated on one line.")
 final class TokenizeCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     @Option(names = "--text", description = "The text (default: all of stdin).")
     String text;
 

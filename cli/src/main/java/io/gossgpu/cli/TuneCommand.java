@@ -10,12 +10,12 @@ import java.nio.file.Path;
 import java.util.List;
 
 /** {@code goss-gpu tune}: sweeps one backend's launch knobs on this device and prints the best as export lines. */
-@Command(name = "tune", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Time each launch knob (GOSS_<BACKEND>_<KERNEL>_<KNOB>) of one backend over its candidate values on this",
-                "device, one knob at a time with the ones before at their best, and print a table per knob and the",
-                "export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths",
-                "(2 layers, 32 experts, 32768-token vocabulary; written once to ~/.cache/goss-gpu)."})
+@Command(name = "tune", header = "Find the fastest launch knob values on this device.", sortOptions = false,
+        description = "Time each launch knob (GOSS_<BACKEND>_<KERNEL>_<KNOB>) of one backend over its candidate values on this device, one knob at a time with the ones before at their best, and print a table per knob and the export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths (2 layers, 32 experts, 32768-token vocabulary; written once to the goss-gpu cache folder).")
 final class TuneCommand implements Runnable {
+    @Mixin
+    HelpOption help;
+
     /** The generated model tune uses without --model: gpt-oss-20b's layer widths, so the kernels see real shapes. */
     static final String MODEL_DIR = "tune-model-v1";
 

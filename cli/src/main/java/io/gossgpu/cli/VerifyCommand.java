@@ -13,9 +13,12 @@ import java.util.Optional;
 import java.util.SplittableRandom;
 
 /** {@code goss-gpu verify}: runs a backend beside the reference op by op and names the first divergence. */
-@Command(name = "verify", mixinStandardHelpOptions = true,
+@Command(name = "verify", header = "Compare a backend with the reference op by op.",
         description = "Run a backend and the reference side by side, op by op, and report the first op, layer and position where they differ.")
 final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
+    @Mixin
+    HelpOption help;
+
     @Mixin
     ModelOptions modelOptions;
 

@@ -2,10 +2,24 @@ package io.gossgpu.cli;
 
 import picocli.CommandLine.IVersionProvider;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Properties;
+
+/** The version the build wrote into {@code version.properties} (the project's Maven version). */
 final class Version implements IVersionProvider {
+    static String number() {
+        try (InputStream in = Version.class.getResourceAsStream("version.properties")) {
+            Properties p = new Properties();
+            if (in != null) p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
     @Override
     public String[] getVersion() {
-        String v = Version.class.getPackage().getImplementationVersion();
-        return new String[]{"goss-gpu " + (v == null ? "dev" : v) + " (Java " + Runtime.version() + ")"};
+        return new String[]{"goss-gpu " + number() + " (Java " + Runtime.version() + ")"};
     }
 }

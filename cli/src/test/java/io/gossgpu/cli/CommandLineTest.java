@@ -60,6 +60,16 @@ class CommandLineTest {
         assertTrue(r.err().contains("sliding layers keep 2064 positions: window 16 + rollback 2048"), r.err());
     }
 
+    /** Issue 20, finding 3: a random model's gibberish streams to stdout rather than arriving at the end as a notice. */
+    @Test
+    void outputThatIsNotHarmonyStillStreamsAndIsNamedOnce() {
+        Run r = run("Hello\n", "--model", model.toString(), "--backend", "reference", "-n", "40", "--seed", "2", "--temperature", "1");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().strip().length() > 20, "stdout: " + r.out());
+        assertEquals(1, r.err().lines().filter(l -> l.contains("not well-formed Harmony")).count(), r.err());
+        assertFalse(r.err().contains(r.out().strip().substring(0, 10)), "the text is not printed twice: " + r.err());
+    }
+
     @Test
     void rawPromptPrintsTextAndTimings() {
         Run r = run("", "--model", model.toString(), "--backend", "reference", "--raw", "--prompt", "The sea is", "-n", "5",

@@ -23,12 +23,15 @@ import java.time.LocalDate;
  */
 public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
                           String instructions, LocalDate currentDate, int swaRollback) {
+    /** Most new tokens per reply unless told otherwise (the library's and the command line's default). */
+    public static final int DEFAULT_MAX_TOKENS = 1024;
+
     public ChatOptions {
         if (swaRollback < 0) throw new GossException("sliding-window rollback must be >= 0, got " + swaRollback);
     }
 
     public static ChatOptions defaults() {
-        return new ChatOptions(4096, 1024, SamplerConfig.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now(),
+        return new ChatOptions(4096, DEFAULT_MAX_TOKENS, SamplerConfig.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now(),
                 KvCacheSpec.DEFAULT_SWA_ROLLBACK);
     }
 

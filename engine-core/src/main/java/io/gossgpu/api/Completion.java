@@ -25,7 +25,8 @@ public final class Completion implements AutoCloseable {
         this.engine = engine;
         this.options = options;
         // no rollback slack (options.swaRollback() is for chats): each call starts afresh
-        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs());
+        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), engine.loadMs())
+                .decodableVocabulary(O200kHarmony.get().vocabSize());
     }
 
     public Reply complete(String prompt, ChatListener listener) {

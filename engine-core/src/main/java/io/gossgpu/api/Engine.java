@@ -47,6 +47,7 @@ public final class Engine implements AutoCloseable {
 
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
     public static Engine open(EngineOptions options) {
+        JvmFlags.warnOnceIfMissing(System.err);
         return open(options, () -> Backends.open(options.backend()));
     }
 
@@ -58,13 +59,27 @@ public final class Engine implements AutoCloseable {
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
             backend = backendFactory.get();
+            VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);
-            return new Engine(ckpt, serialized(backend), lw, (System.nanoTime() - t0) / 1e6);
+            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6);
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
             ckpt.close();
+            if (e instanceof InternalError ie) throw mappedFileFault(ckpt.path(), ie);
             throw e;
         }
+    }
+
+    /**
+     * A read of mapped memory whose file was truncated or rewritten faults (SIGBUS); where the JVM turns that fault
+     * into an {@link InternalError} (plain Java reads, bulk copies: the reference backend, and every backend while it
+     * uploads), it becomes this one-line error. Vectorized or native code reading the mapping (the cpu backend while
+     * it runs) cannot be caught so: the process dies, which {@code --no-mmap} avoids.
+     */
+    static RuntimeException mappedFileFault(java.nio.file.Path model, InternalError e) {
+        if (!String.valueOf(e.getMessage()).contains("unsafe memory access")) throw e;
+        return new GossException(model + ": the model file was truncated or changed while mapped (" + e.getMessage()
+                + "); leave it alone while it is in use, or read it into memory (--no-mmap, EngineOptions.withMmap(false))", e);
     }
 
     public ModelConfig config() {
@@ -143,7 +158,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** The backend with every call made under one lock, so sessions on several threads can share it. */
-    private static Backend serialized(Backend b) {
+    private static Backend serialized(Backend b, java.nio.file.Path model) {
         Object lock = new Object();
         return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[]{Backend.class},
                 (proxy, method, args) -> {
@@ -151,7 +166,7 @@ public final class Engine implements AutoCloseable {
                         try {
                             return method.invoke(b, args);
                         } catch (InvocationTargetException e) {
-                            throw e.getCause();
+                            throw e.getCause() instanceof InternalError ie ? mappedFileFault(model, ie) : e.getCause();
                         }
                     }
                 });

@@ -10,11 +10,17 @@ import java.nio.file.Path;
  * @param model    a model folder (original/ or Hugging Face layout) or a .gguf file
  * @param backend  {@code auto} (best available), {@code reference}, {@code cpu}, {@code opencl}, {@code cuda} or {@code metal}
  * @param mmap     map the model files (default) or read them fully into memory
- * @param progress told how reading the files goes (only when not mapping)
+ * @param progress told how reading the files goes (only when not mapping) and how far checkTensors has come
+ * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
+ *                 the whole model once)
  */
-public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress) {
+public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors) {
     public EngineOptions(Path model, String backend, boolean mmap) {
         this(model, backend, mmap, LoadOptions.Progress.NONE);
+    }
+
+    public EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress) {
+        this(model, backend, mmap, progress, false);
     }
 
     public static EngineOptions of(Path model) {
@@ -22,18 +28,22 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress);
+        return new EngineOptions(model, name, mmap, progress, checkTensors);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress);
+        return new EngineOptions(model, backend, on, progress, checkTensors);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p);
+        return new EngineOptions(model, backend, mmap, p, checkTensors);
+    }
+
+    public EngineOptions withCheckTensors(boolean on) {
+        return new EngineOptions(model, backend, mmap, progress, on);
     }
 
     LoadOptions loadOptions() {
-        return new LoadOptions(mmap, progress);
+        return new LoadOptions(mmap, progress, checkTensors);
     }
 }

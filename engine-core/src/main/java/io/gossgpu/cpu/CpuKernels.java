@@ -128,12 +128,12 @@ public interface CpuKernels {
         return w.format() == WeightFormat.MXFP4_OPENAI;
     }
 
-    /** The E8M0 scale of MXFP4 halved: {@code 2^(e − 128)}, exact (the FP4 table used is doubled). */
+    /** The E8M0 scale of MXFP4 halved: {@code 2^(e − 128)}, exact (the FP4 table used is doubled); NaN for byte 255. */
     float[] HALF_E8M0 = halfE8m0();
 
     private static float[] halfE8m0() {
         float[] t = new float[256];
-        for (int e = 0; e < 256; e++) t[e] = Math.scalb(1f, e - 128);
+        for (int e = 0; e < 256; e++) t[e] = e == io.gossgpu.quant.Mxfp4.NAN_SCALE ? Float.NaN : Math.scalb(1f, e - 128);
         return t;
     }
 

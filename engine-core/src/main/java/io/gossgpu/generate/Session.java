@@ -25,6 +25,8 @@ public final class Session implements AutoCloseable {
     /** One past the highest position stored in the cache since it last started from 0 (see {@link KvCacheSpec#canResume}). */
     private int written;
     private int maxBatch = Integer.MAX_VALUE;
+    /** Ids from here up have no text in the tokenizer and are never sampled (see {@link #decodableVocabulary}). */
+    private int decodable = Integer.MAX_VALUE;
     private volatile boolean cancelRequested;
 
     /**
@@ -78,6 +80,17 @@ public final class Session implements AutoCloseable {
     public Session maxBatch(int n) {
         if (n <= 0) throw new GossException("max batch must be positive, got " + n);
         this.maxBatch = n;
+        return this;
+    }
+
+    /**
+     * Samples only ids below {@code n}: a model whose vocabulary is larger than its tokenizer's (extra, untrained
+     * rows) would otherwise now and then choose an id that has no text. Generation then takes the logits to the host
+     * and samples there. Default: every id.
+     */
+    public Session decodableVocabulary(int n) {
+        if (n <= 0) throw new GossException("decodable vocabulary must be positive, got " + n);
+        this.decodable = n;
         return this;
     }
 
@@ -192,8 +205,9 @@ public final class Session implements AutoCloseable {
         cancelRequested = false;
         Sampler sampler = new Sampler(options.sampler());
         boolean logprobs = options.topLogprobs() >= 0;
-        boolean greedy = options.sampler().isGreedy() && !logprobs;
-        boolean onDevice = sampler.isPlainTemperature() && !logprobs;
+        boolean masked = decodable < executor.weights().config().vocabSize();
+        boolean greedy = options.sampler().isGreedy() && !logprobs && !masked;
+        boolean onDevice = sampler.isPlainTemperature() && !logprobs && !masked;
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
         double temperature = options.sampler().temperature();
         int[] out = new int[options.maxTokens()];
@@ -208,7 +222,8 @@ public final class Session implements AutoCloseable {
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
         while (n < options.maxTokens()) {
-            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(r.logits());
+            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled()
+                    : sampler.sample(masked ? Arrays.copyOf(r.logits(), decodable) : r.logits());
             if (n == 0) tFirst = System.nanoTime();
             if (logprobs && onLogprobs != null) onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
             out[n++] = token;

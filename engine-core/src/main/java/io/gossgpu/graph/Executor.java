@@ -130,6 +130,7 @@ public final class Executor implements AutoCloseable {
         DeviceTensor x = scratch.x, t = scratch.t, q = scratch.q, k = scratch.k, v = scratch.v, attn = scratch.attn, o = scratch.o;
         DeviceRouting routing = scratch.routing;
         Result result = null;
+        boolean finite = true;
         for (GraphOp op : graph.ops()) {
             int l = op.layer();
             DeviceTensor observed;
@@ -151,7 +152,12 @@ public final class Executor implements AutoCloseable {
                     continue;
                 }
                 case MOE -> { backend.moe(weights, l, t, routing, o); observed = o; }
-                case FINAL_NORM -> { backend.rmsNorm(weights, -1, NormKind.FINAL, x, x); observed = x; }
+                case FINAL_NORM -> {
+                    backend.rmsNorm(weights, -1, NormKind.FINAL, x, x);
+                    observed = x;
+                    // The guard: one row of H values per token comes back, so NaN/Inf never turns into tokens.
+                    if (observer == null) finite = NonFinite.none(backend.read(x));
+                }
                 case LOGITS -> {
                     int from = output == Output.ALL_LOGITS ? 0 : T - 1;
                     if (output == Output.LAST_SAMPLE) {
@@ -175,7 +181,20 @@ public final class Executor implements AutoCloseable {
             observe(op, start, out.rows(), out.cols(), () -> backend.read(out));
         }
         backend.synchronize();
+        if (observer == null && (!finite || result.logits() != null && !NonFinite.none(result.logits())))
+            throw NonFinite.locate(this, tokens, start, cache, output == Output.ALL_LOGITS ? output : Output.LAST_LOGITS);
         return result;
+    }
+
+    /** {@link #forward} with {@code observer} watching (the caller restores the previous one). */
+    Result observed(OpObserver o, int[] tokens, int start, KvCache cache, Output output) {
+        OpObserver saved = observer;
+        observer = o;
+        try {
+            return forward(tokens, start, cache, output, null);
+        } finally {
+            observer = saved;
+        }
     }
 
     /** Releases the scratch activations (the weights and cache belong to the caller). */

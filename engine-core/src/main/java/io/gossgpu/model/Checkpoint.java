@@ -1,11 +1,9 @@
 package io.gossgpu.model;
 
-import io.gossgpu.GossException;
 import io.gossgpu.model.gguf.GgufReader;
 import io.gossgpu.model.safetensors.SafetensorsReader;
 
 import java.lang.foreign.Arena;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.Map;
@@ -39,33 +37,32 @@ public final class Checkpoint implements AutoCloseable {
     }
 
     /**
-     * Opens a model: a {@code .gguf} file, an OpenAI {@code original/} folder (config.json +
-     * model.safetensors), or a Hugging Face folder (config.json + model*.safetensors). A Hugging Face
-     * download that holds both layouts is read in its transformers layout.
+     * Opens a model: a {@code .gguf} file (split or not), an OpenAI {@code original/} folder (config.json +
+     * model.safetensors), a Hugging Face folder (config.json + model*.safetensors), or a folder that holds one
+     * of these as the usual downloads lay them out ({@link ModelLocation}). A Hugging Face download that holds
+     * both layouts is read in its transformers layout.
      */
     public static Checkpoint open(Path path, LoadOptions options) {
-        if (!Files.exists(path)) throw new GossException("model not found: " + path);
-        return switch (detect(path)) {
-            case GGUF -> GgufReader.open(path, options);
-            case ORIGINAL -> SafetensorsReader.openOriginal(path, options);
-            case HF -> SafetensorsReader.openHf(path, options);
+        ModelLocation at = ModelLocation.find(path);
+        Checkpoint ckpt = switch (at.format()) {
+            case GGUF -> GgufReader.open(at.path(), options);
+            case ORIGINAL -> SafetensorsReader.openOriginal(at.path(), options);
+            case HF -> SafetensorsReader.openHf(at.path(), options);
         };
+        if (options.checkTensors()) {
+            try {
+                TensorCheck.run(ckpt, options.progress());
+            } catch (RuntimeException | Error e) {
+                ckpt.close();
+                throw e;
+            }
+        }
+        return ckpt;
     }
 
     /** Which layout {@code path} holds, from file names and magic alone. */
     public static ModelFormat detect(Path path) {
-        if (Files.isRegularFile(path)) {
-            if (GgufReader.hasMagic(path)) return ModelFormat.GGUF;
-            throw new GossException(path + ": not a GGUF file (no GGUF magic) and not a model folder");
-        }
-        if (!Files.isDirectory(path)) throw new GossException("model not found: " + path);
-        boolean hasConfig = Files.isRegularFile(path.resolve("config.json"));
-        if (hasConfig && SafetensorsReader.isOriginalFolder(path)) return ModelFormat.ORIGINAL;
-        if (hasConfig && (Files.isRegularFile(path.resolve("model.safetensors.index.json"))
-                || SafetensorsReader.isHfConfig(path.resolve("config.json")))) return ModelFormat.HF;
-        if (hasConfig && Files.isRegularFile(path.resolve("model.safetensors"))) return ModelFormat.ORIGINAL;
-        if (Files.isDirectory(path.resolve("original"))) return detect(path.resolve("original"));
-        throw new GossException(path + ": no model here (expected config.json with model*.safetensors, an original/ folder, or a .gguf file)");
+        return ModelLocation.find(path).format();
     }
 
     public Path path() {

@@ -25,6 +25,10 @@ abstract class TensorNames {
     final ModelWeights map(Checkpoint ckpt) {
         Lookup t = new Lookup(ckpt);
         ModelConfig c = ckpt.config();
+        // Every layer has more than one tensor: a larger count is corrupt (and must not size the list below).
+        if (c.numHiddenLayers() > ckpt.tensors().size())
+            throw new ModelFormatException(ckpt.path(), "the config's " + c.numHiddenLayers() + " layers cannot fit in the "
+                    + ckpt.tensors().size() + " tensors the model holds (num_hidden_layers / block_count is corrupt)");
         List<LayerWeights> layers = new ArrayList<>(c.numHiddenLayers());
         for (int n = 0; n < c.numHiddenLayers(); n++) layers.add(layer(t, c, n));
         ModelWeights w = new ModelWeights(c, embedding(t), List.copyOf(layers), finalNorm(t), unembedding(t));

@@ -11,9 +11,10 @@ import java.lang.foreign.MemorySegment;
  * </pre>
  *
  * The product is taken exactly and rounded once to float ({@link Math#scalb}): scale 0 gives
- * subnormal floats, scale 255 gives 2^128 × code (finite for codes ±0.5, infinite from ±1 up, and
- * ±0 stays ±0). Real checkpoints never use 255; the OCP spec calls it NaN and torch's ldexp turns
- * its zero codes into NaN, so no two readings of that value agree and none is relied on.
+ * subnormal floats. Scale byte 255 is NaN, as the OCP MX specification defines it, for every code of
+ * its block (zeros included): real checkpoints never use it, and NaN is the one reading that every
+ * backend gives alike whether it scales each value or each block's sum ({@code --check-tensors}
+ * reports such a byte, the runtime guard names the op where its NaN surfaces).
  *
  * <p>Two byte layouts hold the same numbers:
  * <ul>
@@ -41,8 +42,12 @@ public final class Mxfp4 {
         return FP4[code & 0xf];
     }
 
-    /** FP4[code] × 2^(scale − 127), exact then rounded once. */
+    /** The E8M0 scale byte reserved for NaN. */
+    public static final int NAN_SCALE = 255;
+
+    /** FP4[code] × 2^(scale − 127), exact then rounded once; NaN for scale byte 255. */
     public static float value(int code, int scaleByte) {
+        if ((scaleByte & 0xff) == NAN_SCALE) return Float.NaN;
         return Math.scalb(FP4[code & 0xf], (scaleByte & 0xff) - 127);
     }
 

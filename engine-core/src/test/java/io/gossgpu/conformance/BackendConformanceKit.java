@@ -1,5 +1,7 @@
 package io.gossgpu.conformance;
 
+import java.lang.foreign.MemorySegment;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
@@ -404,6 +406,43 @@ public abstract class BackendConformanceKit {
             backend.moe(m.mine(), 0, in.mine(), rm, out.mine());
             reference.moe(m.ref(), 0, in.ref(), rr, out.ref());
             compare("moe with clamped activations", out, opTolerance());
+        }
+    }
+
+    /**
+     * E8M0 scale byte 255 is NaN for every value of its block, zero codes included ({@link io.gossgpu.quant.Mxfp4#value}):
+     * a kernel that scales a block's sum by 2^128 turns a zero sum into 0 and the rest into ±inf, so the block here has
+     * only zero codes. Row 0 of every expert's down projection gets it: output column 0 is NaN for every token, the
+     * other columns match the reference.
+     */
+    @Test
+    void mxfp4ScaleByte255IsNaNForItsWholeBlock() {
+        ModelConfig c = TestModelPresets.tiny();
+        try (Checkpoint ck = new TestModelGenerator(c, 24).inMemory()) {
+            int h = c.hiddenSize(), blocksPerRow = c.intermediateSize() / 32;
+            MemorySegment scales = ck.tensor("block.0.mlp.mlp2_weight.scales").bytes(), codes = ck.tensor("block.0.mlp.mlp2_weight.blocks").bytes();
+            for (long e = 0; e < c.numExperts(); e++) {
+                scales.set(io.gossgpu.quant.LE.U8, e * h * blocksPerRow, (byte) 255);
+                codes.asSlice(e * h * blocksPerRow * 16, 16).fill((byte) 0);
+            }
+            ModelWeights w = ModelWeights.of(ck);
+            int T = 3, k = c.expertsPerToken();
+            float[] x = random(new SplittableRandom(78), T * h, 1.0);
+            try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
+                 Pair in = pair(T, h, x); Pair out = pair(T, h, null);
+                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                reference.router(ref, 0, in.ref(), rr);
+                backend.writeRouting(rm, reference.readRouting(rr));
+                backend.moe(mine, 0, in.mine(), rm, out.mine());
+                reference.moe(ref, 0, in.ref(), rr, out.ref());
+                float[] want = reference.read(out.ref()), got = backend.read(out.mine());
+                for (int t = 0; t < T; t++) {
+                    assertTrue(Float.isNaN(want[t * h]), "reference row " + t + " col 0: " + want[t * h]);
+                    assertTrue(Float.isNaN(got[t * h]), "row " + t + " col 0: " + got[t * h] + ", expected NaN");
+                    want[t * h] = got[t * h] = 0;
+                }
+                assertClose("moe beside the NaN block", want, got, T, h, opTolerance());
+            }
         }
     }
 

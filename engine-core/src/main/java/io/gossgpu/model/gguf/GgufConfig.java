@@ -16,6 +16,8 @@ import java.util.Map;
 public final class GgufConfig {
     public static final String ARCH = "gpt-oss";
     public static final String ARCH_KEY = "general.architecture";
+    /** The architecture name Ollama's converter writes (with its own tensor names and MXFP4 layout). */
+    static final String OLLAMA_ARCH = "gptoss";
 
     /** Metadata keys, relative to the architecture prefix {@code gpt-oss.}. */
     public static final String BLOCK_COUNT = "block_count", CONTEXT_LENGTH = "context_length",
@@ -47,6 +49,9 @@ public final class GgufConfig {
     private ModelConfig build(Map<String, TensorData> tensors) {
         Object arch = meta.get(ARCH_KEY);
         if (arch == null) throw fail("missing required metadata key '" + ARCH_KEY + "'");
+        if (OLLAMA_ARCH.equals(arch))
+            throw fail("architecture '" + arch + "': Ollama's own conversion of gpt-oss, whose tensor layout goss-gpu does not read; "
+                    + "use llama.cpp's GGUF (ggml-org/gpt-oss-20b-GGUF) or OpenAI's download (openai/gpt-oss-20b)");
         if (!ARCH.equals(arch))
             throw fail("architecture '" + arch + "' is not gpt-oss (" + ARCH_KEY + " must be \"" + ARCH + "\")");
         int layers = intKey(BLOCK_COUNT, null);

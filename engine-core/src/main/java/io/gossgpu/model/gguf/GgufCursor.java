@@ -46,6 +46,30 @@ final class GgufCursor {
         return p;
     }
 
+    MemorySegment data() {
+        return data;
+    }
+
+    /** A cursor on the same bytes at {@code position}. */
+    GgufCursor at(long position) {
+        GgufCursor c = new GgufCursor(data, file);
+        c.pos = position;
+        return c;
+    }
+
+    void skip(long n, String what) {
+        take(n, what);
+    }
+
+    /** Moves past a string without decoding it. */
+    void skipString(String what) {
+        long len = i64(what + " length");
+        if (len < 0 || len > remaining())
+            throw fail("truncated or corrupt: " + what + " of length " + Long.toUnsignedString(len) + " at offset "
+                    + (pos - 8) + " runs past the end of the file (" + data.byteSize() + " bytes)");
+        take(len, what);
+    }
+
     int u8(String what) {
         return data.get(LE.U8, take(1, what)) & 0xff;
     }

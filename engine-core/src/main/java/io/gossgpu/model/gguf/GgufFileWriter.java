@@ -57,6 +57,35 @@ public final class GgufFileWriter {
     }
 
     public void write(Path file) {
+        write(file, metadata, tensors);
+    }
+
+    /**
+     * Writes the model as llama.cpp's gguf-split does: {@code shards} files {@code base-0000i-of-0000N.gguf} in
+     * {@code dir}, the tensors divided between them in order, the metadata in the first, and every file carrying
+     * {@link GgufSplit#NO}, {@link GgufSplit#COUNT} and {@link GgufSplit#TENSORS}. Returns the first shard.
+     */
+    public Path writeSplit(Path dir, String base, int shards) {
+        if (shards < 1 || shards > tensors.size()) throw new IllegalArgumentException(shards + " shards of " + tensors.size() + " tensors");
+        Path first = null;
+        int from = 0;
+        for (int s = 0; s < shards; s++) {
+            int to = (int) ((long) tensors.size() * (s + 1) / shards);
+            Map<String, GgufValue> meta = new LinkedHashMap<>();
+            if (s == 0) meta.putAll(metadata);
+            else if (metadata.containsKey(GgufParser.ALIGNMENT_KEY)) meta.put(GgufParser.ALIGNMENT_KEY, metadata.get(GgufParser.ALIGNMENT_KEY));
+            meta.put(GgufSplit.NO, new GgufValue(GgufValueType.UINT16, s));
+            meta.put(GgufSplit.COUNT, new GgufValue(GgufValueType.UINT16, shards));
+            meta.put(GgufSplit.TENSORS, new GgufValue(GgufValueType.INT32, tensors.size()));
+            Path file = dir.resolve(GgufSplit.shardName(base, s + 1, shards));
+            write(file, meta, tensors.subList(from, to));
+            if (s == 0) first = file;
+            from = to;
+        }
+        return first;
+    }
+
+    private void write(Path file, Map<String, GgufValue> metadata, List<Entry> tensors) {
         Out h = new Out();
         h.i32(GgufParser.MAGIC);
         h.i32(version);

@@ -102,9 +102,21 @@ final class GgufParser {
         GgufValueType type = GgufValueType.byId(typeId);
         if (type == null) throw in.fail(what + ": unknown array element type " + typeId);
         long n = in.count(in.i64(what + " array length"), type.minBytes(), what + ": array length");
-        List<Object> out = new ArrayList<>((int) Math.min(n, 1 << 20));
+        if (n > Integer.MAX_VALUE - 8) throw in.fail(what + ": array of " + n + " elements is too long");
+        if (type == GgufValueType.STRING) return GgufArray.strings(in, (int) n, what);
+        if (type != GgufValueType.ARRAY) {
+            if (type == GgufValueType.BOOL) checkBools(in, n, what);
+            return GgufArray.fixed(in, type, (int) n, what);
+        }
+        List<Object> out = new ArrayList<>((int) n);
         for (long i = 0; i < n; i++) out.add(value(in, type, what, depth + 1));
         return List.copyOf(out);
+    }
+
+    private static void checkBools(GgufCursor in, long n, String what) {
+        for (long i = 0, p = in.position(); i < n; i++)
+            if ((in.data().get(io.gossgpu.quant.LE.U8, p + i) & 0xff) > 1)
+                throw in.fail(what + ": bool value " + (in.data().get(io.gossgpu.quant.LE.U8, p + i) & 0xff) + " is neither 0 nor 1");
     }
 
     private static int alignment(GgufCursor in, Object value) {

@@ -54,6 +54,17 @@ public final class GgufWriter {
     private GgufWriter() {}
 
     public static void write(TestModelGenerator g, Path file, Options opts) {
+        write(g, opts, w -> w.write(file));
+    }
+
+    /** The model as a split GGUF of {@code shards} files in {@code dir} (see {@link GgufSplit}); returns the first. */
+    public static Path writeSplit(TestModelGenerator g, Path dir, String base, int shards, Options opts) {
+        Path[] first = new Path[1];
+        write(g, opts, w -> first[0] = w.writeSplit(dir, base, shards));
+        return first[0];
+    }
+
+    private static void write(TestModelGenerator g, Options opts, java.util.function.Consumer<GgufFileWriter> out) {
         ModelConfig c = g.config();
         if (c.swigluLimit() != GgufConfig.SWIGLU_LIMIT)
             throw new GossException("GGUF cannot carry swiglu_limit " + c.swigluLimit() + " (llama.cpp fixes it at 7)");
@@ -61,7 +72,7 @@ public final class GgufWriter {
         metadata(w, c, opts);
         try (GeneratedTensors src = new GeneratedTensors(g)) {
             tensors(w, c, src, opts.dense());
-            w.write(file);
+            out.accept(w);
         }
     }
 

@@ -21,7 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Strict JSON reading for model files: UTF-8 checked, duplicate keys and trailing content rejected. */
-final class Json {
+public final class Json {
     /** Larger JSON files than this are not model metadata. */
     static final long MAX_JSON_FILE = 64L << 20;
 
@@ -65,7 +65,7 @@ final class Json {
     }
 
     /** Reads and parses a whole JSON file that must hold an object. */
-    static JsonNode readObjectFile(Path file) {
+    public static JsonNode readObjectFile(Path file) {
         byte[] bytes;
         try {
             long size = Files.size(file);

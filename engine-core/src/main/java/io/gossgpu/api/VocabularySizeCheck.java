@@ -1,0 +1,24 @@
+package io.gossgpu.api;
+
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.tokenizer.O200kHarmony;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+
+/**
+ * The model's vocabulary against the o200k_harmony tokenizer's at load: rows beyond the tokenizer's ids have no
+ * text, so chats and completions never sample them ({@link io.gossgpu.generate.Session#decodableVocabulary}),
+ * and the user is told once. A smaller vocabulary is refused where it matters: Harmony chat needs its special
+ * tokens, and a prompt may only hold ids the model has.
+ */
+final class VocabularySizeCheck {
+    private VocabularySizeCheck() {}
+
+    static void warnIfLarger(ModelConfig config, Path model, PrintStream err) {
+        int tokenizer = O200kHarmony.get().vocabSize();
+        if (config.vocabSize() > tokenizer)
+            err.println("goss-gpu: warning: " + model + " has " + config.vocabSize() + " vocabulary rows but the o200k_harmony tokenizer "
+                    + "has " + tokenizer + " ids; ids " + tokenizer + " to " + (config.vocabSize() - 1) + " have no text and are never sampled");
+    }
+}
