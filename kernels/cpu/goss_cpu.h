@@ -73,7 +73,17 @@ void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, 
      * t < T. */                                                                                          \
     void goss_##isa##_dense_gemm(int32_t format, const uint8_t *w, int64_t row_stride, int64_t r0,        \
                                  int64_t r1, int64_t k, const float *x, int64_t x_stride, int64_t T,       \
-                                 float *out, int64_t out_stride, const float *bias);
+                                 float *out, int64_t out_stride, const float *bias);                       \
+    /* Attention as an online softmax (attention.c): extend the states (m, l, acc) of the nt·group query  \
+     * rows with the keys of slots s0..s0+count−1 (positions kpos0..), then merge or finish them. */       \
+    void goss_##isa##_attn_update(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, \
+                                  int64_t qpos0, int64_t window, const float *kt, int64_t kt_block,        \
+                                  const float *v, int64_t v_stride, int64_t s0, int64_t count,             \
+                                  int64_t kpos0, float scale, float *m, float *l, float *acc);             \
+    void goss_##isa##_attn_merge(int64_t rows, int64_t hd, float *m, float *l, float *acc, const float *m2, \
+                                 const float *l2, const float *acc2);                                      \
+    void goss_##isa##_attn_finish(int64_t nt, int64_t group, int64_t hd, const float *m, const float *l,  \
+                                  const float *acc, const float *sinks, float *out, int64_t out_stride);
 
 #define GOSS_CPU_FORMAT_F32 0
 #define GOSS_CPU_FORMAT_F16 1

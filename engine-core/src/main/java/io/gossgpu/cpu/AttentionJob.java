@@ -5,35 +5,41 @@ import io.gossgpu.model.ModelConfig;
 import java.util.Arrays;
 
 /**
- * Causal GQA attention with sinks and sliding windows ({@link io.gossgpu.backend.Backend#attention}) on the
- * Java float kernels: (token, KV head) pairs split across threads; each query head's scores live in a
- * per-worker buffer. Keys are read from the cache's 16-slot transposed blocks ({@link CpuKvCache}) and, for
- * the batch's own positions, from a copy of the batch's keys in the same layout.
+ * Causal GQA attention with sinks and sliding windows ({@link io.gossgpu.backend.Backend#attention}). Keys are
+ * read from the cache's 16-slot transposed blocks ({@link CpuKvCache}) and, for the batch's own positions, from a
+ * copy of the batch's keys in the same layout; afterwards the batch's keys and values go into the cache. The
+ * work runs on the native kernels ({@link NativeAttention}) where the kernel set has them, else here on the Java
+ * float kernels: (token, KV head) pairs split across threads, each query head's scores in a per-worker buffer.
  */
 final class AttentionJob implements CpuPool.Body {
+    /** One call's operands, shared by both implementations. */
+    static final class Call {
+        float[] q, kIn, vIn, out, ck, cv, sinks, kBatchT;
+        int T, start, slots, kvDim, qDim, hd, group, kvHeads, window;
+        boolean sliding;
+        float scale;
+    }
+
     private final CpuPool pool;
     private final CpuKernels k;
+    private final NativeAttention nativeAttention;
     private final int threads;
+    private final Call c = new Call();
     private float[][] scores = new float[0][], slotScores = new float[0][], batchScores = new float[0][];
     /** The current batch's keys in 16-position transposed blocks (the cache's key layout). */
     private float[] kBatchT = new float[0];
 
-    // the current call
-    private float[] q, kIn, vIn, out, ck, cv, sinks;
-    private int start, slots, kvDim, qDim, hd, group, kvHeads, window;
-    private boolean sliding;
-    private float scale;
-
-    AttentionJob(CpuPool pool, CpuKernels k, int threads) {
+    AttentionJob(CpuPool pool, io.gossgpu.cpu.matmul.KernelSet kernels, int threads) {
         this.pool = pool;
-        this.k = k;
+        this.k = kernels.java();
+        this.nativeAttention = kernels.nativeAttention() ? new NativeAttention(pool, kernels) : null;
         this.threads = threads;
     }
 
     void run(ModelConfig c, int layer, float[] q, float[] kIn, float[] vIn, int T, CpuKvCache cache, float[] sinks,
              int start, float[] out) {
         int kvd = c.kvDim(), tRound = (T + 15) & ~15, ctx = start + T;
-        if (scores.length == 0 || scores[0].length < ctx) {
+        if (nativeAttention == null && (scores.length == 0 || scores[0].length < ctx)) {
             scores = new float[threads][ctx];
             slotScores = new float[threads][(ctx + 15) & ~15];
         }
@@ -43,24 +49,30 @@ final class AttentionJob implements CpuPool.Body {
             int kb = (i >> 4) * kvd * 16 + (i & 15);
             for (int ch = 0; ch < kvd; ch++) kBatchT[kb + ch * 16] = kIn[i * kvd + ch];
         }
-        this.q = q;
-        this.kIn = kIn;
-        this.vIn = vIn;
-        this.out = out;
-        this.ck = cache.keys[layer];
-        this.cv = cache.values[layer];
-        this.sinks = sinks;
-        this.start = start;
-        this.slots = cache.spec.slots(layer);
-        this.kvDim = kvd;
-        this.qDim = c.qDim();
-        this.hd = c.headDim();
-        this.group = c.queriesPerKvHead();
-        this.kvHeads = c.numKeyValueHeads();
-        this.sliding = c.isSlidingLayer(layer);
-        this.window = c.slidingWindow();
-        this.scale = (float) (1 / Math.sqrt(c.headDim()));
-        pool.run(T * kvHeads, 1, this);
+        Call a = this.c;
+        a.q = q;
+        a.kIn = kIn;
+        a.vIn = vIn;
+        a.out = out;
+        a.ck = cache.keys[layer];
+        a.cv = cache.values[layer];
+        a.sinks = sinks;
+        a.kBatchT = kBatchT;
+        a.T = T;
+        a.start = start;
+        a.slots = cache.spec.slots(layer);
+        a.kvDim = kvd;
+        a.qDim = c.qDim();
+        a.hd = c.headDim();
+        a.group = c.queriesPerKvHead();
+        a.kvHeads = c.numKeyValueHeads();
+        a.sliding = c.isSlidingLayer(layer);
+        a.window = c.slidingWindow();
+        a.scale = (float) (1 / Math.sqrt(c.headDim()));
+        if (nativeAttention != null) nativeAttention.run(a);
+        else pool.run(T * a.kvHeads, 1, this);
+        float[] ck = a.ck, cv = a.cv;
+        int slots = a.slots;
         // then the batch's keys and values go into the cache (only the last `slots` of them on a ring)
         for (int i = Math.max(0, T - slots); i < T; i++) {
             int slot = (start + i) % slots;
@@ -68,11 +80,17 @@ final class AttentionJob implements CpuPool.Body {
             for (int ch = 0; ch < kvd; ch++) ck[kb + ch * 16] = kIn[i * kvd + ch];
             System.arraycopy(vIn, i * kvd, cv, slot * kvd, kvd);
         }
-        this.q = this.kIn = this.vIn = this.out = this.ck = this.cv = this.sinks = null;
+        a.q = a.kIn = a.vIn = a.out = a.ck = a.cv = a.sinks = null;
     }
 
     @Override
     public void run(int from, int to, int worker) {
+        Call c = this.c;
+        float[] q = c.q, vIn = c.vIn, out = c.out, ck = c.ck, cv = c.cv, sinks = c.sinks;
+        int start = c.start, slots = c.slots, kvDim = c.kvDim, qDim = c.qDim, hd = c.hd, group = c.group, kvHeads = c.kvHeads,
+                window = c.window;
+        boolean sliding = c.sliding;
+        float scale = c.scale;
         float[] s = scores[worker], bySlot = slotScores[worker];
         for (int item = from; item < to; item++) {
             int i = item / kvHeads, g = item % kvHeads;

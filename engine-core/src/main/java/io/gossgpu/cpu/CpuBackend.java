@@ -41,7 +41,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         this.scratch = new JavaMatrix.Scratch(threads);
         this.mat = new MatrixJob(pool, kernels);
         this.moe = new MoeJob(pool, kernels, threads);
-        this.attn = new AttentionJob(pool, k, threads);
+        this.attn = new AttentionJob(pool, kernels, threads);
     }
 
     public KernelSet kernels() {

@@ -17,7 +17,7 @@ package io.gossgpu.conformance;
  */
 abstract class CpuNativeConformanceKit extends BackendConformanceKit {
     @Override
-    protected double opTolerance() {
+    protected double moeTolerance() {
         return 5e-2;
     }
 

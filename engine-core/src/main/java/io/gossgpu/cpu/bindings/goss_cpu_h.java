@@ -62,6 +62,10 @@ public final class goss_cpu_h {
     private static final FunctionDescriptor QUANTIZE_Q8 = FunctionDescriptor.ofVoid(P, L, L, L, P, P, P);
     private static final FunctionDescriptor TILE_GEMM = FunctionDescriptor.ofVoid(P, P, L, L, L, L, P, P, P, L, P, L, P);
     private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
+    private static final ValueLayout F = ValueLayout.JAVA_FLOAT;
+    private static final FunctionDescriptor ATTN_UPDATE = FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, P, L, P, L, L, L, L, F, P, P, P);
+    private static final FunctionDescriptor ATTN_MERGE = FunctionDescriptor.ofVoid(L, L, P, P, P, P, P, P);
+    private static final FunctionDescriptor ATTN_FINISH = FunctionDescriptor.ofVoid(L, L, L, P, P, P, P, P, L);
 
     private static final MethodHandle abi_version = bind("goss_cpu_abi_version", FunctionDescriptor.of(I), false);
     private static final MethodHandle features = bind("goss_cpu_features", FunctionDescriptor.of(I), false);
@@ -80,6 +84,12 @@ public final class goss_cpu_h {
     private static final MethodHandle avx512_mx4_gemm = bind("goss_avx512_mx4_gemm", TILE_GEMM, true);
     private static final MethodHandle avx512_q8_gemm = bind("goss_avx512_q8_gemm", TILE_GEMM, true);
     private static final MethodHandle avx512_dense_gemm = bind("goss_avx512_dense_gemm", DENSE_GEMM, true);
+    private static final MethodHandle avx2_attn_update = bind("goss_avx2_attn_update", ATTN_UPDATE, true);
+    private static final MethodHandle avx2_attn_merge = bind("goss_avx2_attn_merge", ATTN_MERGE, true);
+    private static final MethodHandle avx2_attn_finish = bind("goss_avx2_attn_finish", ATTN_FINISH, true);
+    private static final MethodHandle avx512_attn_update = bind("goss_avx512_attn_update", ATTN_UPDATE, true);
+    private static final MethodHandle avx512_attn_merge = bind("goss_avx512_attn_merge", ATTN_MERGE, true);
+    private static final MethodHandle avx512_attn_finish = bind("goss_avx512_attn_finish", ATTN_FINISH, true);
 
     static {
         int v = goss_cpu_abi_version();
@@ -208,6 +218,62 @@ public final class goss_cpu_h {
                                               MemorySegment bias) {
         try {
             avx512_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
+                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
+                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+        try {
+            avx2_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+        try {
+            avx2_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx2_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                              MemorySegment sinks, MemorySegment out, long outStride) {
+        try {
+            avx2_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
+                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
+                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+        try {
+            avx512_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+        try {
+            avx512_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avx512_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                              MemorySegment sinks, MemorySegment out, long outStride) {
+        try {
+            avx512_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

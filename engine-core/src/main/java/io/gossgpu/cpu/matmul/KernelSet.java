@@ -115,4 +115,31 @@ public final class KernelSet {
         if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
         else goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
     }
+
+    // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys, kernels/cpu/attention.c ----
+
+    /** Whether this set has native attention kernels. */
+    public boolean nativeAttention() {
+        return isa != Isa.JAVA;
+    }
+
+    public void attnUpdate(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
+                           MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count, long kpos0,
+                           float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+        if (isa == Isa.AVX512)
+            goss_cpu_h.goss_avx512_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        else goss_cpu_h.goss_avx2_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+    }
+
+    public void attnMerge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc, MemorySegment m2,
+                          MemorySegment l2, MemorySegment acc2) {
+        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+        else goss_cpu_h.goss_avx2_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+    }
+
+    public void attnFinish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                           MemorySegment sinks, MemorySegment out, long outStride) {
+        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+        else goss_cpu_h.goss_avx2_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+    }
 }
