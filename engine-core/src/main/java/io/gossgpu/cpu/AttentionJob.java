@@ -115,7 +115,7 @@ final class AttentionJob implements CpuPool.Body {
                     k.keyScores(q, qo, hd, kBatchT, kvDim, g * hd, jb0 - start, i + 1, batchScores[worker]);
                     max = Math.max(max, k.scaleCopyMax(batchScores[worker], jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
                 }
-                float z = k.expSub(s, 0, n, max) + (float) Math.exp(sinks[h] - max);
+                float z = k.expSub(s, 0, n, max) + ExpF.exp(sinks[h] - max);
                 Arrays.fill(out, qo, qo + hd, 0f);
                 if (lo < cachedEnd) {
                     int sA = lo % slots, count = cachedEnd - lo;

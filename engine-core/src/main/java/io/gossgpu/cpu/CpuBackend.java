@@ -190,8 +190,9 @@ public final class CpuBackend extends HeapMemoryBackend {
             ids[outOff + j] = best;
         }
         double max = logits[off + ids[outOff]], z = 0;
-        for (int j = 0; j < k; j++) z += Math.exp(logits[off + ids[outOff + j]] - max);
-        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (Math.exp(logits[off + ids[outOff + j]] - max) / z);
+        // StrictMath: a pure-Java exp whose bits never depend on the JIT tier (four calls per token and layer)
+        for (int j = 0; j < k; j++) z += StrictMath.exp(logits[off + ids[outOff + j]] - max);
+        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (StrictMath.exp(logits[off + ids[outOff + j]] - max) / z);
     }
 
     @Override

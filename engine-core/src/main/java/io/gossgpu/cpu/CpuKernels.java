@@ -71,7 +71,7 @@ public interface CpuKernels {
         for (int i = 0; i < n; i++) {
             float g = Math.min(a[aOff + i], limit);
             float l = Math.max(-limit, Math.min(b[bOff + i], limit));
-            out[oOff + i] = (float) (g / (1 + Math.exp(-1.702 * g))) * (l + 1);
+            out[oOff + i] = g / (ExpF.exp(g * -1.702f) + 1f) * (l + 1f);
         }
     }
 

@@ -92,7 +92,7 @@ public final class ScalarKernels implements CpuKernels {
     public float expSub(float[] s, int off, int n, float max) {
         float z = 0;
         for (int i = 0; i < n; i++) {
-            float v = (float) Math.exp(s[off + i] - max);
+            float v = ExpF.exp(s[off + i] - max);
             s[off + i] = v;
             z += v;
         }

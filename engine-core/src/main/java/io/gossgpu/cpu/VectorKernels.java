@@ -7,7 +7,9 @@ import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -34,6 +36,49 @@ final class VectorKernels implements CpuKernels {
     private static final ByteOrder LEO = ByteOrder.LITTLE_ENDIAN;
     private static final ByteVector TABLE = ByteVector.fromArray(B16, FP4_X2, 0);
     private static final int PARTS = 16 / L; // float vectors per 16 bytes
+
+    /** Lane i ↔ lane i ^ k for k = L/2, L/4, …, 1: the steps of {@link #sum}. */
+    @SuppressWarnings("unchecked")
+    private static final VectorShuffle<Float>[] BUTTERFLY = butterfly();
+
+    @SuppressWarnings("unchecked")
+    private static VectorShuffle<Float>[] butterfly() {
+        int steps = Integer.numberOfTrailingZeros(L);
+        VectorShuffle<Float>[] s = new VectorShuffle[steps];
+        for (int i = 0; i < steps; i++) {
+            int k = L >> (i + 1);
+            s[i] = VectorShuffle.fromOp(F, lane -> lane ^ k);
+        }
+        return s;
+    }
+
+    /**
+     * The sum of the lanes in one fixed order (a butterfly: lanes L/2 apart first). {@code reduceLanes(ADD)} is
+     * not used: the JIT's intrinsic adds in another order than the interpreter, so results would depend on
+     * which tier ran.
+     */
+    static float sum(FloatVector v) {
+        for (VectorShuffle<Float> s : BUTTERFLY) v = v.add(v.rearrange(s));
+        return v.lane(0);
+    }
+
+    /** e^x lane by lane, by {@link ExpF}'s polynomial in exact lanewise operations (the same bits in every tier). */
+    static FloatVector exp(FloatVector x) {
+        VectorMask<Float> under = x.lt(ExpF.LO), over = x.compare(VectorOperators.GT, ExpF.HI);
+        FloatVector n = x.mul(ExpF.LOG2E).add(ExpF.ROUND).sub(ExpF.ROUND);
+        FloatVector r = n.fma(FloatVector.broadcast(F, -ExpF.LN2_HI), x);
+        r = n.fma(FloatVector.broadcast(F, -ExpF.LN2_LO), r);
+        FloatVector p = FloatVector.broadcast(F, ExpF.P0);
+        p = p.fma(r, FloatVector.broadcast(F, ExpF.P1));
+        p = p.fma(r, FloatVector.broadcast(F, ExpF.P2));
+        p = p.fma(r, FloatVector.broadcast(F, ExpF.P3));
+        p = p.fma(r, FloatVector.broadcast(F, ExpF.P4));
+        p = p.fma(r, FloatVector.broadcast(F, ExpF.P5));
+        p = p.fma(r.mul(r), r.add(1f));
+        IntVector e = ((IntVector) n.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+        FloatVector y = p.mul(e.reinterpretAsFloats());
+        return y.blend(0f, under).blend(Float.POSITIVE_INFINITY, over);
+    }
 
     @Override
     public String describe() {
@@ -96,7 +141,7 @@ final class VectorKernels implements CpuKernels {
             if ((b & 1) == 0) acc = bs.fma(FloatVector.broadcast(F, s), acc);
             else acc2 = bs.fma(FloatVector.broadcast(F, s), acc2);
         }
-        return acc.add(acc2).reduceLanes(VectorOperators.ADD);
+        return sum(acc.add(acc2));
     }
 
     private static float mxfp4Dot(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
@@ -124,7 +169,7 @@ final class VectorKernels implements CpuKernels {
             if ((b & 1) == 0) acc = bs.fma(FloatVector.broadcast(F, s), acc);
             else acc2 = bs.fma(FloatVector.broadcast(F, s), acc2);
         }
-        return acc.add(acc2).reduceLanes(VectorOperators.ADD);
+        return sum(acc.add(acc2));
     }
 
     private static float q8Dot(MemorySegment d, long off, int blocks, float[] x, int xOff) {
@@ -143,7 +188,7 @@ final class VectorKernels implements CpuKernels {
             if ((b & 1) == 0) acc = bs.fma(FloatVector.broadcast(F, s), acc);
             else acc2 = bs.fma(FloatVector.broadcast(F, s), acc2);
         }
-        return acc.add(acc2).reduceLanes(VectorOperators.ADD);
+        return sum(acc.add(acc2));
     }
 
     private static FloatVector bf16(MemorySegment d, long off) {
@@ -159,7 +204,7 @@ final class VectorKernels implements CpuKernels {
             acc2 = bf16(d, off + 2L * (c + L)).fma(FloatVector.fromArray(F, x, xOff + c + L), acc2);
         }
         for (; c + L <= n; c += L) acc = bf16(d, off + 2L * c).fma(FloatVector.fromArray(F, x, xOff + c), acc);
-        float s = acc.add(acc2).reduceLanes(VectorOperators.ADD);
+        float s = sum(acc.add(acc2));
         for (; c < n; c++) s += Float.intBitsToFloat((d.get(LE.I16, off + 2L * c) & 0xffff) << 16) * x[xOff + c];
         return s;
     }
@@ -169,7 +214,7 @@ final class VectorKernels implements CpuKernels {
         int c = 0;
         for (; c + L <= n; c += L)
             acc = FloatVector.fromMemorySegment(F, d, off + 4L * c, LEO).fma(FloatVector.fromArray(F, x, xOff + c), acc);
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sum(acc);
         for (; c < n; c++) s += d.get(LE.F32, off + 4L * c) * x[xOff + c];
         return s;
     }
@@ -244,8 +289,8 @@ final class VectorKernels implements CpuKernels {
                 a2 = rv.fma(FloatVector.fromArray(F, x, x2 + c), a2);
                 a3 = rv.fma(FloatVector.fromArray(F, x, x3 + c), a3);
             }
-            float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
-            float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+            float s0 = sum(a0), s1 = sum(a1);
+            float s2 = sum(a2), s3 = sum(a3);
             for (int c = vn; c < n; c++) {
                 float rv = row[rowOff + c];
                 s0 += rv * x[x0 + c];
@@ -306,8 +351,8 @@ final class VectorKernels implements CpuKernels {
     /** Reduces four token accumulators of one row, adds the scalar tail, stores them. */
     private static void store(float[] out, int o, int tokStride, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3,
                               float[] w, int wr, float[] x, int x0, int xStride, int vn, int n) {
-        float s0 = a0.reduceLanes(VectorOperators.ADD), s1 = a1.reduceLanes(VectorOperators.ADD);
-        float s2 = a2.reduceLanes(VectorOperators.ADD), s3 = a3.reduceLanes(VectorOperators.ADD);
+        float s0 = sum(a0), s1 = sum(a1);
+        float s2 = sum(a2), s3 = sum(a3);
         for (int c = vn; c < n; c++) {
             float rv = w[wr + c];
             s0 += rv * x[x0 + c];
@@ -326,7 +371,7 @@ final class VectorKernels implements CpuKernels {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
         for (; i + L <= n; i += L) acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = sum(acc);
         for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
         return s;
     }
@@ -351,13 +396,13 @@ final class VectorKernels implements CpuKernels {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
         for (; i + L <= n; i += L) {
-            FloatVector v = FloatVector.fromArray(F, s, off + i).sub(max).lanewise(VectorOperators.EXP);
+            FloatVector v = exp(FloatVector.fromArray(F, s, off + i).sub(max));
             v.intoArray(s, off + i);
             acc = acc.add(v);
         }
-        float z = acc.reduceLanes(VectorOperators.ADD);
+        float z = sum(acc);
         for (; i < n; i++) {
-            float v = (float) Math.exp(s[off + i] - max);
+            float v = ExpF.exp(s[off + i] - max);
             s[off + i] = v;
             z += v;
         }
@@ -429,13 +474,13 @@ final class VectorKernels implements CpuKernels {
         for (; i + L <= n; i += L) {
             FloatVector g = FloatVector.fromArray(F, a, aOff + i).min(limit);
             FloatVector l = FloatVector.fromArray(F, b, bOff + i).min(limit).max(-limit);
-            FloatVector sig = g.mul(-1.702f).lanewise(VectorOperators.EXP).add(1f);
+            FloatVector sig = exp(g.mul(-1.702f)).add(1f);
             g.div(sig).mul(l.add(1f)).intoArray(out, oOff + i);
         }
         for (; i < n; i++) {
             float g = Math.min(a[aOff + i], limit);
             float l = Math.max(-limit, Math.min(b[bOff + i], limit));
-            out[oOff + i] = (float) (g / (1 + Math.exp(-1.702 * g))) * (l + 1);
+            out[oOff + i] = g / (ExpF.exp(g * -1.702f) + 1f) * (l + 1f);
         }
     }
 
@@ -447,7 +492,7 @@ final class VectorKernels implements CpuKernels {
             FloatVector v = FloatVector.fromArray(F, x, off + i);
             acc = v.fma(v, acc);
         }
-        double s = acc.reduceLanes(VectorOperators.ADD);
+        double s = sum(acc);
         for (; i < n; i++) s += (double) x[off + i] * x[off + i];
         return s;
     }
