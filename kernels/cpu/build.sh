@@ -13,7 +13,7 @@ trap 'rm -rf "$obj"' EXIT
 # -Wno-maybe-uninitialized: gcc flags the register arrays of the fully unrolled kernels falsely
 common=(-std=c11 -O2 -fPIC -Wall -Wextra -Werror -Wno-maybe-uninitialized -fno-strict-aliasing -I"$here")
 isa_files=(quantize_q8.c tile_gemm.c dense_gemm.c attention.c)
-for f in cpu_features.c repack.c; do "$cc" "${common[@]}" -c "$here/$f" -o "$obj/${f%.c}.o"; done
+for f in cpu_features.c repack.c memory.c; do "$cc" "${common[@]}" -c "$here/$f" -o "$obj/${f%.c}.o"; done
 for f in "${isa_files[@]}"; do
   "$cc" "${common[@]}" -DGOSS_ISA=avx2 -mavx2 -mfma -mf16c -c "$here/$f" -o "$obj/${f%.c}.avx2.o"
   "$cc" "${common[@]}" -DGOSS_ISA=avx512 -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni \

@@ -36,6 +36,11 @@ extern "C" {
 int goss_cpu_abi_version(void);
 uint32_t goss_cpu_features(void);
 
+/* Memory for repacked weights (memory.c): 2 MiB aligned, transparent huge pages advised, zero-filled;
+ * NULL when the system refuses. Freed with the same size. */
+void *goss_cpu_alloc(int64_t bytes);
+void goss_cpu_free(void *p, int64_t bytes);
+
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 
 /* OpenAI MXFP4: row r's codes at codes + r·code_row_stride (16 bytes per block; low nibble = even column),

@@ -10,14 +10,22 @@
  * q8 tile (512 bytes):
  *     byte 64·c + 4·r + j = q(row r, col 4c + j)
  */
+#include <emmintrin.h>
 #include <string.h>
 #include "goss_cpu.h"
 
-/* One block's 32 codes of an mx4 row, natural column order, into its group's tile. */
-static void put_mx4_block(const uint8_t c[32], int r, uint8_t *tile) {
-    for (int L = 0; L < 4; L++)
-        for (int j = 0; j < 4; j++)
-            tile[64 * L + 4 * r + j] = (uint8_t)(c[8 * L + j] | (c[8 * L + 4 + j] << 4));
+/*
+ * One block's codes of an mx4 row into its group's tile, from n0 = codes of columns 0..15 and n1 = columns
+ * 16..31, one per byte: x = n | (n shifted down 4 bytes) << 4 puts columns 8L+j | 8L+4+j << 4 in bytes 0..3
+ * (L even) and 8..11 (L odd). SSE2, the x86-64 baseline.
+ */
+static void put_mx4_block(__m128i n0, __m128i n1, int r, uint8_t *tile) {
+    const __m128i f0 = _mm_set1_epi8((char)0xf0);
+    __m128i x0 = _mm_or_si128(n0, _mm_and_si128(_mm_slli_epi16(_mm_srli_si128(n0, 4), 4), f0));
+    __m128i x1 = _mm_or_si128(n1, _mm_and_si128(_mm_slli_epi16(_mm_srli_si128(n1, 4), 4), f0));
+    uint32_t q[4] = {(uint32_t)_mm_cvtsi128_si32(x0), (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(x0, 8)),
+                     (uint32_t)_mm_cvtsi128_si32(x1), (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(x1, 8))};
+    for (int L = 0; L < 4; L++) memcpy(tile + 64 * L + 4 * r, &q[L], 4);
 }
 
 void goss_cpu_repack_mx4_openai(const uint8_t *codes, int64_t code_row_stride, const uint8_t *scales,
@@ -30,13 +38,10 @@ void goss_cpu_repack_mx4_openai(const uint8_t *codes, int64_t code_row_stride, c
             memset(sc, 0, 16);
             for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
                 int64_t row = g * 16 + r;
-                const uint8_t *src = codes + row * code_row_stride + b * 16;
-                uint8_t c[32];
-                for (int i = 0; i < 16; i++) {  /* OpenAI: low nibble = even column, high = odd */
-                    c[2 * i] = src[i] & 15;
-                    c[2 * i + 1] = src[i] >> 4;
-                }
-                put_mx4_block(c, r, tile);
+                /* OpenAI: low nibble = even column, high = odd: interleave them into column order */
+                __m128i v = _mm_loadu_si128((const __m128i *)(codes + row * code_row_stride + b * 16));
+                __m128i lo = _mm_and_si128(v, _mm_set1_epi8(15)), hi = _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(15));
+                put_mx4_block(_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi), r, tile);
                 sc[r] = scales[row * scale_row_stride + b];
             }
         }
@@ -51,12 +56,9 @@ void goss_cpu_repack_mx4_ggml(const uint8_t *src0, int64_t row_stride, int64_t r
             memset(sc, 0, 16);
             for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
                 const uint8_t *blk = src0 + (g * 16 + r) * row_stride + b * 17;
-                uint8_t c[32];
-                for (int i = 0; i < 16; i++) {  /* ggml: low nibbles are columns 0..15, high 16..31 */
-                    c[i] = blk[1 + i] & 15;
-                    c[16 + i] = blk[1 + i] >> 4;
-                }
-                put_mx4_block(c, r, tile);
+                /* ggml: low nibbles are columns 0..15, high 16..31 */
+                __m128i v = _mm_loadu_si128((const __m128i *)(blk + 1));
+                put_mx4_block(_mm_and_si128(v, _mm_set1_epi8(15)), _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(15)), r, tile);
                 sc[r] = blk[0];
             }
         }

@@ -69,12 +69,14 @@ public final class goss_cpu_h {
 
     private static final MethodHandle abi_version = bind("goss_cpu_abi_version", FunctionDescriptor.of(I), false);
     private static final MethodHandle features = bind("goss_cpu_features", FunctionDescriptor.of(I), false);
+    private static final MethodHandle alloc = bind("goss_cpu_alloc", FunctionDescriptor.of(P, L), false);
+    private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
-            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), false);
+            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), false);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_q8_0 = bind("goss_cpu_repack_q8_0",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), false);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
 
     private static final MethodHandle avx2_quantize_q8 = bind("goss_avx2_quantize_q8", QUANTIZE_Q8, true);
     private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
@@ -114,6 +116,22 @@ public final class goss_cpu_h {
     public static int goss_cpu_features() {
         try {
             return (int) features.invokeExact();
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static MemorySegment goss_cpu_alloc(long bytes) {
+        try {
+            return (MemorySegment) alloc.invokeExact(bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_free(MemorySegment p, long bytes) {
+        try {
+            free.invokeExact(p, bytes);
         } catch (Throwable t) {
             throw rethrow(t);
         }

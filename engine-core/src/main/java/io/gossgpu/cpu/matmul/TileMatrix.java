@@ -43,14 +43,7 @@ final class TileMatrix extends CpuMatrix {
         int blocks = w.cols() / 32, groups = (w.rows() + GROUP - 1) / GROUP;
         long tileBytes = (long) groups * blocks * (mx4 ? 256 : 512);
         long scaleBytes = (long) groups * blocks * (mx4 ? 16 : 32);
-        MemorySegment tiles, scales;
-        try {
-            tiles = arena.allocate(tileBytes * w.experts(), 64);
-            scales = arena.allocate(scaleBytes * w.experts(), 64);
-        } catch (OutOfMemoryError e) {
-            throw new GossException(w.name() + ": not enough memory to repack " + (tileBytes * w.experts() >> 20)
-                    + " MiB for the native cpu kernels (GOSS_CPU_KERNELS=java reads the file in place)");
-        }
+        MemorySegment tiles = allocate(w, tileBytes * w.experts(), arena), scales = allocate(w, scaleBytes * w.experts(), arena);
         // items: (expert, run of up to 8 groups), so each native call is short and the threads share the work
         int perItem = 8, itemsPerExpert = (groups + perItem - 1) / perItem;
         pool.run(w.experts() * itemsPerExpert, 1, (from, to, worker) -> {
@@ -69,6 +62,15 @@ final class TileMatrix extends CpuMatrix {
             }
         });
         return new TileMatrix(w, kernels, mx4, tiles, scales, tileBytes, scaleBytes);
+    }
+
+    /** Huge-page memory owned by {@code arena} (freed when it closes). */
+    private static MemorySegment allocate(WeightView w, long bytes, Arena arena) {
+        MemorySegment p = goss_cpu_h.goss_cpu_alloc(bytes);
+        if (p.equals(MemorySegment.NULL))
+            throw new GossException(w.name() + ": not enough memory to repack " + (bytes >> 20)
+                    + " MiB for the native cpu kernels (GOSS_CPU_KERNELS=java reads the file in place)");
+        return p.reinterpret(bytes, arena, s -> goss_cpu_h.goss_cpu_free(s, bytes));
     }
 
     @Override
