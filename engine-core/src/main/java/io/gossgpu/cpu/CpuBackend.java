@@ -106,12 +106,24 @@ public final class CpuBackend extends HeapMemoryBackend {
         float[] scale = w.m.norm(layer, which);
         Tensor in = (Tensor) x, o = (Tensor) out;
         int n = in.cols;
-        for (int i = 0; i < in.rows; i++) {
-            double ss = k.sumSquares(in.data, i * n, n);
-            float inv = (float) (1 / Math.sqrt(ss / n + w.config.rmsNormEps()));
-            k.normScale(in.data, i * n, inv, scale, o.data, i * n, n);
-        }
+        double eps = w.config.rmsNormEps();
+        rows(in.rows, (from, to, worker) -> {
+            for (int i = from; i < to; i++) {
+                double ss = k.sumSquares(in.data, i * n, n);
+                float inv = (float) (1 / Math.sqrt(ss / n + eps));
+                k.normScale(in.data, i * n, inv, scale, o.data, i * n, n);
+            }
+        });
     }
+
+    /** Row-independent work: on the pool for a batch (so no core idles in prefill), on the caller for a few rows. */
+    private void rows(int n, CpuPool.Body body) {
+        if (n < PARALLEL_ROWS) body.run(0, n, 0);
+        else pool.run(n, pool.grainFor(n, 4, 4), body);
+    }
+
+    /** Rows from which element-wise ops (norms, RoPE, adds) are split across threads. */
+    private static final int PARALLEL_ROWS = 16;
 
     @Override
     public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
@@ -133,14 +145,17 @@ public final class CpuBackend extends HeapMemoryBackend {
                 .run();
         w.ensureRope(start + in.rows);
         int hd = w.config.headDim();
-        rope(tq, hd, w.rope, start);
-        rope(tk, hd, w.rope, start);
+        float[] table = w.rope;
+        rows(in.rows, (from, to, worker) -> {
+            rope(tq, hd, table, start, from, to);
+            rope(tk, hd, table, start, from, to);
+        });
     }
 
-    /** Half-split rotation with the table rows of positions {@code start + i}. */
-    private static void rope(Tensor t, int hd, float[] table, int start) {
+    /** Half-split rotation of rows {@code from .. to−1} with the table rows of positions {@code start + i}. */
+    private static void rope(Tensor t, int hd, float[] table, int start, int from, int to) {
         int half = hd / 2;
-        for (int i = 0; i < t.rows; i++) {
+        for (int i = from; i < to; i++) {
             int tb = (start + i) * hd;
             for (int head = 0; head < t.cols / hd; head++) {
                 int base = i * t.cols + head * hd;
@@ -205,7 +220,9 @@ public final class CpuBackend extends HeapMemoryBackend {
     @Override
     public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
         Tensor o = (Tensor) out;
-        k.add(((Tensor) a).data, ((Tensor) b).data, o.data, o.data.length);
+        float[] x = ((Tensor) a).data, y = ((Tensor) b).data;
+        int c = o.cols;
+        rows(o.rows, (from, to, worker) -> k.add(x, from * c, y, from * c, o.data, from * c, (to - from) * c));
     }
 
     private void logitsInto(CpuWeights w, Tensor in, int fromRow, float[] dst) {

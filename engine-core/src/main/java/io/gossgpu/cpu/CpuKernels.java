@@ -107,7 +107,7 @@ public interface CpuKernels {
     }
 
     /** {@code out[i] = a[i] + b[i]}. */
-    void add(float[] a, float[] b, float[] out, int n);
+    void add(float[] a, int aOff, float[] b, int bOff, float[] out, int oOff, int n);
 
     /** Natural index {@code i} of a block-permuted vector: where element {@code i} lives. */
     static int permutedIndex(int i) {

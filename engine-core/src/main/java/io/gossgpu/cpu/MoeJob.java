@@ -84,10 +84,14 @@ final class MoeJob {
         for (int s = 0; s < n; s++) order[gs[experts[s0 + s] + 1]++] = s;
         int na = 0;
         for (int e = 0; e < E; e++) if (gs[e + 1] > gs[e]) active[na++] = e;
-        for (int row = 0; row < n; row++) {
-            slotRow[order[row]] = row;
-            System.arraycopy(x, (t0 + order[row] / K) * H, xs, row * H, H);
-        }
+        for (int row = 0; row < n; row++) slotRow[order[row]] = row;
+        int[] ord = order;
+        float[] staged = xs;
+        CpuPool.Body gather = (from, to, worker) -> {
+            for (int row = from; row < to; row++) System.arraycopy(x, (t0 + ord[row] / K) * H, staged, row * H, H);
+        };
+        if (n < 16) gather.run(0, n, 0);
+        else pool.run(n, pool.grainFor(n, 4, 4), gather);
         tok0 = t0;
         int maxGroup = 0;
         for (int a = 0; a < na; a++) maxGroup = Math.max(maxGroup, gs[active[a] + 1] - gs[active[a]]);

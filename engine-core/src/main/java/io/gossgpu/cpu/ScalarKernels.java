@@ -112,7 +112,7 @@ public final class ScalarKernels implements CpuKernels {
     }
 
     @Override
-    public void add(float[] a, float[] b, float[] out, int n) {
-        for (int i = 0; i < n; i++) out[i] = a[i] + b[i];
+    public void add(float[] a, int aOff, float[] b, int bOff, float[] out, int oOff, int n) {
+        for (int i = 0; i < n; i++) out[oOff + i] = a[aOff + i] + b[bOff + i];
     }
 }

@@ -506,9 +506,10 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
-    public void add(float[] a, float[] b, float[] out, int n) {
+    public void add(float[] a, int aOff, float[] b, int bOff, float[] out, int oOff, int n) {
         int i = 0;
-        for (; i + L <= n; i += L) FloatVector.fromArray(F, a, i).add(FloatVector.fromArray(F, b, i)).intoArray(out, i);
-        for (; i < n; i++) out[i] = a[i] + b[i];
+        for (; i + L <= n; i += L)
+            FloatVector.fromArray(F, a, aOff + i).add(FloatVector.fromArray(F, b, bOff + i)).intoArray(out, oOff + i);
+        for (; i < n; i++) out[oOff + i] = a[aOff + i] + b[bOff + i];
     }
 }
