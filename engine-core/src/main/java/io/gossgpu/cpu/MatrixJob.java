@@ -12,8 +12,8 @@ import io.gossgpu.cpu.matmul.MatrixInput;
  */
 final class MatrixJob implements CpuPool.Body {
     static final int PANEL = 64;
-    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles). */
-    static final int BLOCK_ROWS = 16;
+    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); 4 tiles per native call. */
+    static final int BLOCK_ROWS = 64;
 
     private final CpuPool pool;
     private final KernelSet kernels;
@@ -53,7 +53,7 @@ final class MatrixJob implements CpuPool.Body {
         for (int p0 = 0; p0 < T; p0 += PANEL) {
             panelRow0 = p0;
             panelT = Math.min(PANEL, T - p0);
-            pool.run(items, pool.grainFor(items, 8, 1), this);
+            pool.run(items, pool.grainFor(items, 16, 1), this);
         }
         for (int p = 0; p < parts; p++) mats[p] = null;
     }
