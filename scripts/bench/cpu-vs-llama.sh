@@ -12,6 +12,7 @@
 #   -t N             threads of both engines (default: 2)
 #   -r N             timed repetitions of each test (default: 3)
 #   -d DEPTH         the depth of the second group of tests, pp512 and tg32 @ dDEPTH; 0 skips it (default: 8192)
+#   -w N             untimed warm-up runs of each test on goss-gpu, for its JIT (default: 2; llama-bench runs its one)
 #   --jar JAR        the goss-gpu jar (default: cli/target/goss-gpu.jar of this checkout)
 #   --jar2 JAR       a second goss-gpu build to compare with the first (before/after) in the same run
 #   --llama-bench B  llama-bench (default: $LLAMA_BENCH or /tmp/llama/src/build/bin/llama-bench)
@@ -22,7 +23,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-threads=2 reps=3 depth=8192 jar="$root/cli/target/goss-gpu.jar" jar2="" out=""
+threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out=""
 llama_bench="${LLAMA_BENCH:-/tmp/llama/src/build/bin/llama-bench}"
 models=()
 die() { echo "cpu-vs-llama: $*" >&2; exit 2; }
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     -t) threads="${2:?-t needs a number}"; shift 2 ;;
     -r) reps="${2:?-r needs a number}"; shift 2 ;;
     -d) depth="${2:?-d needs a number}"; shift 2 ;;
+    -w) warm="${2:?-w needs a number}"; shift 2 ;;
     --jar) jar="${2:?--jar needs a path}"; shift 2 ;;
     --jar2) jar2="${2:?--jar2 needs a path}"; shift 2 ;;
     --llama-bench) llama_bench="${2:?--llama-bench needs a path}"; shift 2 ;;
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
     *) models+=("$1"); shift ;;
   esac
 done
-for n in "$threads" "$reps" "$depth"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r and -d take whole numbers, got '$n'"; done
+for n in "$threads" "$reps" "$depth" "$warm"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r, -d and -w take whole numbers, got '$n'"; done
 [ "$threads" -ge 1 ] && [ "$reps" -ge 1 ] || die "-t and -r must be at least 1"
 if [ ${#models[@]} -eq 0 ]; then
   for f in /tmp/llama/gpt-oss-20b-synth-L4-mxfp4.gguf /tmp/llama/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
@@ -62,6 +64,7 @@ mkdir -p "$out"
   echo "host=$(hostname)"
   echo "threads=$threads"
   echo "reps=$reps"
+  echo "warm=$warm"
   echo "cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
   have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
   echo "flags=$(for f in avx2 fma f16c avx512f avx512_vnni avx_vnni avx512_bf16 amx_tile amx_int8 amx_bf16 asimddp i8mm sve; do
@@ -90,7 +93,7 @@ goss() {
   base="$out/goss$i-$(basename "$m")-$g"
   echo "cpu-vs-llama: goss-gpu$([ "$i" = 0 ] || echo " #2") $(basename "$m") -p $p -n $n -d $d" >&2
   if modern "$j"; then
-    "$java" -jar "$j" bench --model "$m" --backend cpu --threads "$threads" -p "$p" -n "$n" -d "$d" -r "$reps" -o json \
+    "$java" -jar "$j" bench --model "$m" --backend cpu --threads "$threads" -p "$p" -n "$n" -d "$d" -r "$reps" -w "$warm" -o json \
       > "$base.json" 2> "$base.log" || { tail -3 "$base.log" >&2; return 0; }
   else
     [ "$d" = 0 ] || { echo "cpu-vs-llama:   (this build has no -d: skipped)" >&2; return 0; }

@@ -90,8 +90,10 @@ def main(out):
         gb = [b["gbPerSecond"] for b in bandwidths]
         b0 = bandwidths[0]
         spread = f" (over {len(gb)} runs: {min(gb):.1f} to {max(gb):.1f})" if len(gb) > 1 else ""
+        loads = [b["loadAverage"] for b in bandwidths if b.get("loadAverage", -1) >= 0]
+        during = f"; load average during the probes {min(loads):.2f} to {max(loads):.2f}" if loads else ""
         lines.append(f"- read bandwidth: {max(gb):.1f} GB/s{spread}, {b0['threads']} threads reading a "
-                     f"{b0['bytes'] / 2**30:.1f} GiB buffer with {b0['method']}, best of {b0['passes']} passes (goss-gpu bench)")
+                     f"{b0['bytes'] / 2**30:.1f} GiB buffer with {b0['method']}, best pass (goss-gpu bench){during}")
     else:
         lines.append("- read bandwidth: not measured (no goss-gpu build with the probe ran)")
     for i in jars:
@@ -99,8 +101,9 @@ def main(out):
         lines.append(f"- {label}: {env.get(f'jar{i}')} at commit {env.get(f'commit{i}', '?')}")
     info = ", ".join(f"{k} {v}" for k, v in llama_info.items())
     lines.append(f"- llama.cpp: {env.get('llama_bench', '?')}" + (f" ({info})" if info else ""))
-    lines.append(f"- {env.get('threads')} threads both, {env.get('reps')} timed repetitions after a warm-up; "
-                 f"load average before {env.get('load_before', '?')}, after {env.get('load_after', '?')}")
+    lines.append(f"- {env.get('threads')} threads both, {env.get('reps')} timed repetitions after warm-up runs (llama.cpp 1, "
+                 f"goss-gpu {env.get('warm', '?')}, for its JIT); load average before {env.get('load_before', '?')}, "
+                 f"after {env.get('load_after', '?')}")
     lines.append("")
 
     labels = ["goss-gpu"] if len(jars) == 1 else [f"goss-gpu {chr(ord('A') + i)}" for i in jars]

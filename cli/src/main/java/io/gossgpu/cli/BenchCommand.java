@@ -36,6 +36,10 @@ final class BenchCommand implements Runnable {
     @Option(names = {"-r", "--repetitions"}, defaultValue = "3", description = "Timed runs of each test after one warm-up (default: ${DEFAULT-VALUE}).")
     int reps;
 
+    @Option(names = {"-w", "--warmup"}, defaultValue = "1",
+            description = "Untimed runs of each test before the timed ones, for the JIT (default: ${DEFAULT-VALUE}, as llama-bench).")
+    int warmups;
+
     @Option(names = "--bandwidth", paramLabel = "GB/s", defaultValue = "0",
             description = "Memory bandwidth to compare decode with, instead of measuring it (the cpu backend measures it by default).")
     double bandwidth;
@@ -58,6 +62,6 @@ final class BenchCommand implements Runnable {
     }
 
     Bench.Options options(String model) {
-        return new Bench.Options(model, modelOptions.backend, pp, tg, depths, reps, bandwidth, !noProbe);
+        return new Bench.Options(model, modelOptions.backend, pp, tg, depths, reps, warmups, bandwidth, !noProbe);
     }
 }

@@ -50,6 +50,8 @@ class BenchCommandTest {
         assertEquals(List.of(512), defaults.prompts());
         assertEquals(List.of(128), defaults.gens());
         assertTrue(defaults.measureBandwidth());
+        assertEquals(1, defaults.warmups());
+        assertEquals(3, parse("-w", "3").options("demo").warmups());
         assertTrue(!parse("--no-bandwidth-probe").options("demo").measureBandwidth());
     }
 
@@ -81,18 +83,27 @@ class BenchCommandTest {
             assertEquals(DecodeTraffic.meanBytesPerToken(w, 0, 4), report.get("rows").get(1).get("bytesPerToken").asLong());
             assertEquals(DecodeTraffic.meanBytesPerToken(w, 16, 4), report.get("rows").get(3).get("bytesPerToken").asLong());
         }
-        for (JsonNode row : report.get("rows")) assertTrue(row.get("tokensPerSecond").asDouble() > 0, row.toString());
+        for (JsonNode row : report.get("rows")) {
+            assertTrue(row.get("tokensPerSecond").asDouble() > 0, row.toString());
+            assertEquals(1, row.get("samples").size(), row.toString());
+            assertEquals(row.get("tokensPerSecond").asDouble(), row.get("samples").get(0).asDouble(), 1e-9);
+        }
+        // one untimed warm-up of each test by default, then the timed run
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 warm-up 1:")).count(), r.err());
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 rep 1:")).count(), r.err());
         assertTrue(r.err().contains("depth 16: filled 16 tokens"), r.err());
     }
 
     @Test
     void theMarkdownHeaderNamesTheCpuAndTheBandwidth() {
         CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "1",
-                "-p", "4", "-n", "2", "-r", "1", "--bandwidth", "20");
+                "-p", "4", "-n", "2", "-r", "2", "-w", "0", "--bandwidth", "20");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("backend: cpu") && r.out().contains("· 1 thread\n"), r.out());
         assertTrue(r.out().lines().anyMatch(l -> l.startsWith("cpu: ") && l.contains("flags: ")), r.out());
         assertTrue(r.out().contains("bandwidth: 20.0 GB/s (given with --bandwidth)"), r.out());
         assertTrue(r.out().lines().anyMatch(l -> l.startsWith("| tiny | cpu | tg2 |") && l.endsWith("t/s) |")), r.out());
+        assertTrue(r.out().contains("over 2 timed runs after 0 untimed"), r.out());
+        assertTrue(r.err().lines().noneMatch(l -> l.contains("warm-up")), r.err());
     }
 }

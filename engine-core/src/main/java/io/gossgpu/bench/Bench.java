@@ -26,7 +26,8 @@ import java.util.TreeSet;
  * llama-bench for goss-gpu. Tests, as llama-bench runs them: prefill {@code ppN} (one batch of N random
  * tokens) and decode {@code tgN} (N single-token steps, each feeding back the argmax), each at every depth
  * D ({@code "pp512 @ d8192"}: D random tokens are already in the KV cache when the test starts). Each test
- * runs once untimed (JIT warm-up), then {@code reps} times, reported as mean ± sample standard deviation.
+ * runs {@code warmups} times untimed (JIT warm-up; llama-bench warms up once), then {@code reps} times,
+ * reported as mean ± sample standard deviation.
  *
  * <p>The cache is filled to each depth once, untimed, in batches of {@link #FILL_BATCH}; every run rolls
  * back to it ({@link Session#rollbackTo}), as llama-bench restores its saved state. Depths run in ascending
@@ -50,7 +51,7 @@ public final class Bench {
      * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}.
      */
     public record Options(String model, String backend, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
-                          int reps, double bandwidthGBps, boolean measureBandwidth) {
+                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth) {
         public Options {
             prompts = List.copyOf(prompts);
             gens = List.copyOf(gens);
@@ -62,6 +63,7 @@ public final class Bench {
             if (prompts.stream().allMatch(n -> n == 0) && gens.stream().allMatch(n -> n == 0))
                 throw new GossException("bench: -p and -n are all 0: no test to run");
             if (reps < 1) throw new GossException("bench: -r must be at least 1, got " + reps);
+            if (warmups < 0) throw new GossException("bench: --warmup must be >= 0, got " + warmups);
             if (bandwidthGBps < 0) throw new GossException("bench: --bandwidth must be positive, got " + bandwidthGBps);
             long ctx = (long) depths.stream().mapToInt(Integer::intValue).max().orElse(0) + longestTest(prompts, gens) + 1;
             if (ctx > Integer.MAX_VALUE) throw new GossException("bench: depth plus test length is too long: " + ctx + " tokens");
@@ -69,7 +71,7 @@ public final class Bench {
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
         public static Options single(String model, String backend, int pp, int tg, int reps) {
-            return new Options(model, backend, List.of(pp), List.of(tg), List.of(0), reps, 0, false);
+            return new Options(model, backend, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
@@ -107,7 +109,7 @@ public final class Bench {
             int longest = Options.longestTest(o.prompts, o.gens);
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
-            Runner run = new Runner(mw.config(), threads, o.reps, rnd, log);
+            Runner run = new Runner(mw.config(), threads, o.reps, o.warmups, rnd, log);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
                 int filled = 0;
@@ -120,7 +122,7 @@ public final class Bench {
                 w.close();
             }
             String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
-            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, ceiling, rows);
+            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, ceiling, o.warmups, o.reps, rows);
         }
     }
 
@@ -142,7 +144,7 @@ public final class Bench {
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelConfig config, int threads, int reps, SplittableRandom rnd, PrintStream log) {
+    private record Runner(ModelConfig config, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
             for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(config.vocabSize());
@@ -150,7 +152,8 @@ public final class Bench {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
-            return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.bestPerCpu(), 0, 0, 0);
+            return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
+                    t.bestPerCpu(), 0, 0, 0);
         }
 
         BenchReport.Row decode(Session s, ModelWeights mw, int depth, int tg, double ceiling) {
@@ -162,19 +165,19 @@ public final class Bench {
             });
             long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
-            return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.bestPerCpu(),
-                    bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0);
+            return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
+                    t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0);
         }
 
         private static void rewind(Session s, int depth) {
             if (!s.rollbackTo(depth)) throw new IllegalStateException("bench: cannot roll the cache back to depth " + depth);
         }
 
-        /** One untimed warm-up, then {@code reps} timed runs of {@code body}, each processing {@code tokens} tokens. */
+        /** {@code warmups} untimed runs (JIT), then {@code reps} timed runs of {@code body}, each processing {@code tokens} tokens. */
         private Timed repeat(String test, int tokens, Runnable body) {
             double[] tps = new double[reps];
             double bestCpu = 0;
-            for (int rep = -1; rep < reps; rep++) {
+            for (int rep = -warmups; rep < reps; rep++) {
                 long c0 = processCpuNanos();
                 long t0 = System.nanoTime();
                 body.run();
@@ -182,7 +185,7 @@ public final class Bench {
                 long c1 = processCpuNanos();
                 if (rep >= 0) tps[rep] = tokens / sec;
                 if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, tokens / ((c1 - c0) / 1e9 / threads));
-                if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", test, rep < 0 ? "warm-up" : "rep " + (rep + 1), tokens / sec);
+                if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", test, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), tokens / sec);
             }
             return new Timed(tps, bestCpu);
         }
@@ -190,6 +193,10 @@ public final class Bench {
 
     /** Tokens per second of the timed runs, and the best rate per CPU time. */
     private record Timed(double[] tps, double bestPerCpu) {
+        List<Double> samples() {
+            return java.util.Arrays.stream(tps).boxed().toList();
+        }
+
         double mean() {
             double s = 0;
             for (double v : tps) s += v;

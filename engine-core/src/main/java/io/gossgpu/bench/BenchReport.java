@@ -14,21 +14,26 @@ import java.util.Locale;
  * @param threads       the cpu backend's threads (1 for the reference backend)
  * @param bandwidth     the read bandwidth measured in this run, or null
  * @param ceilingGBps   the bandwidth decode is compared with (measured or given); 0 when none
+ * @param warmups       untimed runs of each test before its {@code reps} timed ones
  */
 public record BenchReport(String model, String backend, String device, int threads, CpuFeatures cpu,
-                          ReadBandwidth.Result bandwidth, double ceilingGBps, List<Row> rows) {
+                          ReadBandwidth.Result bandwidth, double ceilingGBps, int warmups, int reps, List<Row> rows) {
     public BenchReport {
         rows = List.copyOf(rows);
     }
 
     /**
-     * One test. {@code tokensPerSecond} is the mean over the repetitions, {@code stddev} their sample standard
-     * deviation; {@code perCpuTime}: tokens ÷ (process CPU time ÷ threads) of the best repetition (0 if unknown).
+     * One test. {@code tokensPerSecond} is the mean over the repetitions ({@code samples}, in the order run),
+     * {@code stddev} their sample standard deviation; {@code perCpuTime}: tokens ÷ (process CPU time ÷ threads) of the best repetition (0 if unknown).
      * Decode rows also carry the mean bytes a token reads, the GB/s that makes, and its percentage of the
      * bandwidth ceiling (0 without one).
      */
     public record Row(String test, int nPrompt, int nGen, int depth, double tokensPerSecond, double stddev, double median,
-                      double perCpuTime, long bytesPerToken, double gbPerSecond, double percentOfBandwidth) {}
+                      List<Double> samples, double perCpuTime, long bytesPerToken, double gbPerSecond, double percentOfBandwidth) {
+        public Row {
+            samples = List.copyOf(samples);
+        }
+    }
 
     /** llama-bench's test names: "pp512", "tg32", "pp512 @ d8192". */
     public static String testName(int nPrompt, int nGen, int depth) {
@@ -58,7 +63,8 @@ public record BenchReport(String model, String backend, String device, int threa
                     ceilingGBps * 1e9 / r.bytesPerToken) : " |");
             sb.append('\n');
         }
-        sb.append("\nt/s: wall clock, mean ± sample stddev over the repetitions. t/s per CPU time: tokens ÷ (process CPU time ÷ threads),\n"
+        sb.append(String.format(Locale.ROOT, "%nt/s: wall clock, mean ± sample stddev over %d timed runs after %d untimed (JIT warm-up).", reps, warmups));
+        sb.append("\nt/s per CPU time: tokens ÷ (process CPU time ÷ threads),\n"
                 + "best repetition: an estimate of the wall clock if no other process competed for the cores (JIT, GC and\n"
                 + "spin-waiting count against it; idle workers in serial phases flatter it). Equal on an idle machine.\n"
                 + "bytes/token: what a decoded token must read (active experts, every other weight, the unembedding, the KV\n"
