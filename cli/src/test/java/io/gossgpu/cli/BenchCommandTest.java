@@ -27,9 +27,7 @@ class BenchCommandTest {
 
     @BeforeAll
     static void makeModel() {
-        model = dir.resolve("tiny");
-        CommandLineTest.Run r = CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "tiny", "--out", model.toString());
-        assertEquals(0, r.code(), r.err());
+        model = CommandLineTest.tinyModel(dir);
     }
 
     static BenchCommand parse(String... args) {
