@@ -62,6 +62,6 @@ final class BenchCommand implements Runnable {
     }
 
     Bench.Options options(String model) {
-        return new Bench.Options(model, modelOptions.backend, pp, tg, depths, reps, warmups, bandwidth, !noProbe);
+        return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, pp, tg, depths, reps, warmups, bandwidth, !noProbe);
     }
 }

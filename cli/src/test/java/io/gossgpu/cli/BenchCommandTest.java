@@ -51,6 +51,10 @@ class BenchCommandTest {
         assertEquals(1, defaults.warmups());
         assertEquals(3, parse("-w", "3").options("demo").warmups());
         assertTrue(!parse("--no-bandwidth-probe").options("demo").measureBandwidth());
+        // the model options shared with the other commands reach the checkpoint
+        assertTrue(defaults.load().mmap() && !defaults.load().checkTensors());
+        Bench.Options read = parse("--no-mmap", "--check-tensors").options("demo");
+        assertTrue(!read.load().mmap() && read.load().checkTensors());
     }
 
     @Test

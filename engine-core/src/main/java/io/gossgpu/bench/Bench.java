@@ -47,10 +47,10 @@ public final class Bench {
     private Bench() {}
 
     /**
-     * What to run. {@code model} is a checkpoint path or {@code "demo"}. {@code bandwidthGBps} &gt; 0 is a
+     * What to run. {@code model} is a checkpoint path (opened with {@code load}) or {@code "demo"}. {@code bandwidthGBps} &gt; 0 is a
      * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}.
      */
-    public record Options(String model, String backend, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
+    public record Options(String model, LoadOptions load, String backend, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
                           int reps, int warmups, double bandwidthGBps, boolean measureBandwidth) {
         public Options {
             prompts = List.copyOf(prompts);
@@ -71,7 +71,7 @@ public final class Bench {
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
         public static Options single(String model, String backend, int pp, int tg, int reps) {
-            return new Options(model, backend, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
+            return new Options(model, LoadOptions.defaults(), backend, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
@@ -92,7 +92,7 @@ public final class Bench {
 
     public static BenchReport run(Options o, PrintStream log) {
         Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
-                : Checkpoint.open(Path.of(o.model), LoadOptions.defaults());
+                : Checkpoint.open(Path.of(o.model), o.load);
         try (ck; Backend b = Backends.open(o.backend)) {
             boolean cpu = b.name().equals(CpuBackendProvider.NAME);
             int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads();
