@@ -47,7 +47,7 @@ def main(out):
     env = read_env(os.path.join(out, "run.env"))
     jars = sorted(int(k[3:]) for k in env if re.fullmatch(r"jar\d+", k))
     results = {}   # model -> test -> engine ("llama" or jar index) -> dict(ts, sd, pct, bytes)
-    bandwidths, llama_info, problems = [], {}, []
+    bandwidths, llama_info, problems, devices = [], {}, [], {}
     for name in sorted(os.listdir(out)):
         m = ENGINES_FILE.match(name)
         if not m:
@@ -71,6 +71,7 @@ def main(out):
                             llama_info[k] = r[k]
             elif name.endswith(".json"):
                 report = first_json(text)
+                devices[engine] = report.get("device", "?")
                 if report.get("bandwidth"):
                     bandwidths.append(report["bandwidth"])
                 for r in report["rows"]:
@@ -98,7 +99,8 @@ def main(out):
         lines.append("- read bandwidth: not measured (no goss-gpu build with the probe ran)")
     for i in jars:
         label = "goss-gpu" if len(jars) == 1 else f"goss-gpu {chr(ord('A') + i)}"
-        lines.append(f"- {label}: {env.get(f'jar{i}')} at commit {env.get(f'commit{i}', '?')}")
+        lines.append(f"- {label}: {env.get(f'jar{i}')} at commit {env.get(f'commit{i}', '?')}"
+                     + (f"; {devices[i]}" if i in devices else ""))
     info = ", ".join(f"{k} {v}" for k, v in llama_info.items())
     lines.append(f"- llama.cpp: {env.get('llama_bench', '?')}" + (f" ({info})" if info else ""))
     lines.append(f"- {env.get('threads')} threads both, {env.get('reps')} timed repetitions after warm-up runs (llama.cpp 1, "
