@@ -18,7 +18,9 @@
 #   --llama-bench B  llama-bench (default: $LLAMA_BENCH or /tmp/llama/src/build/bin/llama-bench)
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
 # The tests are llama-bench's: pp64, pp512 and tg32 at depth 0, then pp512 and tg32 at the depth.
-# Today's goss-gpu fills a depth of 8192 slowly on the 24-layer file (many minutes): use -d 0 for a quick look.
+# Run it on a quiet machine and not under nice: llama.cpp's threads spin-wait for each other, so when other
+# processes take the cores it slows down far more than goss-gpu, and the ratios mean nothing (the table warns).
+# A depth of 8192 takes minutes to fill on the 24-layer file: use -d 0 for a quick look.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -63,6 +65,8 @@ mkdir -p "$out"
   echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host=$(hostname)"
   echo "threads=$threads"
+  echo "cores=$(nproc)"
+  echo "nice=$(nice)"
   echo "reps=$reps"
   echo "warm=$warm"
   echo "cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"

@@ -106,6 +106,19 @@ def main(out):
     lines.append(f"- {env.get('threads')} threads both, {env.get('reps')} timed repetitions after warm-up runs (llama.cpp 1, "
                  f"goss-gpu {env.get('warm', '?')}, for its JIT); load average before {env.get('load_before', '?')}, "
                  f"after {env.get('load_after', '?')}")
+    warnings = []
+    # (the load after includes the run's own engines, so only the load before says whether others were busy)
+    try:
+        load, cores = float(env.get("load_before", "").split()[0]), int(env.get("cores", "0"))
+        if cores and load > 0.5 * cores:
+            warnings.append(f"load average {load:.2f} on {cores} cores before the run")
+    except (ValueError, IndexError):
+        pass
+    if env.get("nice", "0") not in ("", "0"):
+        warnings.append(f"run under nice {env['nice']}")
+    if warnings:
+        lines.append(f"- **WARNING: {'; '.join(warnings)}: other processes competed for the cores, and llama.cpp's "
+                     "spin-waiting threads suffer most from that. These ratios are not a fair comparison.**")
     lines.append("")
 
     labels = ["goss-gpu"] if len(jars) == 1 else [f"goss-gpu {chr(ord('A') + i)}" for i in jars]
