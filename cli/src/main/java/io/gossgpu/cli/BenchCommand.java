@@ -1,13 +1,18 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.bench.Bench;
+import io.gossgpu.bench.BenchReport;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.util.List;
+
 /** {@code goss-gpu bench}: prefill and decode throughput in llama-bench's style. */
 @Command(name = "bench", header = "Measure prefill and decode speed, llama-bench style.", sortOptions = false,
-        description = "Measure prefill (pp) and decode (tg) tokens per second, llama-bench style, with the bytes a decoded token reads and the GB/s achieved. Prints a markdown table.")
+        description = "Measure prefill (pp) and decode (tg) tokens per second, llama-bench style, with the bytes a decoded token reads "
+                + "and the GB/s achieved. On the cpu backend it measures the machine's read bandwidth first and gives decode as a "
+                + "percentage of it. Prints the CPU's flags, then a markdown table (or JSON with -o json).")
 final class BenchCommand implements Runnable {
     @Mixin
     HelpOption help;
@@ -15,24 +20,48 @@ final class BenchCommand implements Runnable {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = {"-p", "--n-prompt"}, defaultValue = "512", description = "Prompt tokens of the prefill test; 0 skips it (default: ${DEFAULT-VALUE}).")
-    int pp;
+    @Option(names = {"-p", "--n-prompt"}, split = ",", paramLabel = "N", defaultValue = "512",
+            description = "Prompt tokens of the prefill tests, a comma list; 0 skips them (default: ${DEFAULT-VALUE}).")
+    List<Integer> pp;
 
-    @Option(names = {"-n", "--n-gen"}, defaultValue = "128", description = "Tokens of the decode test; 0 skips it (default: ${DEFAULT-VALUE}).")
-    int tg;
+    @Option(names = {"-n", "--n-gen"}, split = ",", paramLabel = "N", defaultValue = "128",
+            description = "Tokens of the decode tests, a comma list; 0 skips them (default: ${DEFAULT-VALUE}).")
+    List<Integer> tg;
+
+    @Option(names = {"-d", "--n-depth"}, split = ",", paramLabel = "DEPTH", defaultValue = "0",
+            description = "Tokens already in the KV cache when each test starts, a comma list: -d 0,8192 runs every test at both "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<Integer> depths;
 
     @Option(names = {"-r", "--repetitions"}, defaultValue = "3", description = "Timed runs of each test after one warm-up (default: ${DEFAULT-VALUE}).")
     int reps;
 
-    @Option(names = "--bandwidth", defaultValue = "0", description = "Measured memory bandwidth in GB/s, to report the fraction of the ceiling.")
+    @Option(names = {"-w", "--warmup"}, defaultValue = "1",
+            description = "Untimed runs of each test before the timed ones, for the JIT (default: ${DEFAULT-VALUE}, as llama-bench).")
+    int warmups;
+
+    @Option(names = "--bandwidth", paramLabel = "GB/s", defaultValue = "0",
+            description = "Memory bandwidth to compare decode with, instead of measuring it (the cpu backend measures it by default).")
     double bandwidth;
+
+    @Option(names = "--no-bandwidth-probe", description = "Do not measure the read bandwidth (it takes a second and 1 GiB of memory).")
+    boolean noProbe;
+
+    @Option(names = {"-o", "--output"}, paramLabel = "md|json", defaultValue = "md", description = "md (default) or json.")
+    Format output;
+
+    enum Format { md, json }
 
     @Override
     public void run() {
         modelOptions.apply();
         String model = modelOptions.model != null ? ModelLocator.require(modelOptions.model).toString() : "demo";
         if (modelOptions.model == null) System.err.println("goss-gpu: no --model given: benchmarking the in-memory random-weight demo model");
-        Bench.Report r = Bench.run(new Bench.Options(model, modelOptions.backend, pp, tg, reps, bandwidth), System.err);
-        System.out.print(r.markdown());
+        BenchReport r = Bench.run(options(model), System.err);
+        System.out.print(output == Format.json ? r.json() : r.markdown());
+    }
+
+    Bench.Options options(String model) {
+        return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, pp, tg, depths, reps, warmups, bandwidth, !noProbe);
     }
 }

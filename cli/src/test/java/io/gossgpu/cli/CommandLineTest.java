@@ -24,6 +24,14 @@ class CommandLineTest {
 
     record Run(int code, String out, String err) {}
 
+    /** Writes the tiny preset (original layout) to {@code dir}/tiny with make-test-model and returns that folder. */
+    static Path tinyModel(Path dir) {
+        Path model = dir.resolve("tiny");
+        Run r = run("", "make-test-model", "--format", "original", "--preset", "tiny", "--out", model.toString());
+        assertEquals(0, r.code(), r.err());
+        return model;
+    }
+
     static synchronized Run run(String stdin, String... args) {
         InputStream in0 = System.in;
         PrintStream out0 = System.out, err0 = System.err;

@@ -29,9 +29,7 @@ class TuneCommandTest {
 
     @BeforeAll
     static void makeModel() {
-        model = dir.resolve("tiny");
-        CommandLineTest.Run r = CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "tiny", "--out", model.toString());
-        assertEquals(0, r.code(), r.err());
+        model = CommandLineTest.tinyModel(dir);
     }
 
     /** PoCL (scripts/setup-pocl.sh) makes opencl available in CI; elsewhere these tests are skipped with the reason. */

@@ -74,8 +74,13 @@ public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback
 
     public long bytes() {
         long total = 0;
-        for (int l = 0; l < config.numHiddenLayers(); l++) total += 2L * config.kvDim() * slots(l) * Float.BYTES;
+        for (int l = 0; l < config.numHiddenLayers(); l++) total += bytesPerPosition(config) * slots(l);
         return total;
+    }
+
+    /** Bytes one position takes in one layer: its K and V, kv_dim F32 numbers each. */
+    public static long bytesPerPosition(ModelConfig config) {
+        return 2L * config.kvDim() * Float.BYTES;
     }
 
     /** e.g. "KV cache for 8192 positions: 486.0 MiB (24 layers, kv_dim 512, sliding layers keep 2176 positions: window 128 + rollback 2048)". */

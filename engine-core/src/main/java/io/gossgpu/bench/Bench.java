@@ -2,19 +2,15 @@ package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.generate.GenerationOptions;
-import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.generate.Session;
+import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.WeightFormat;
-import io.gossgpu.model.WeightView;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 
@@ -24,31 +20,64 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
 
 /**
- * llama-bench for goss-gpu: prefill (pp N: one batch of N random tokens from an empty context) and decode
- * (tg N: N greedy steps after a one-token prompt) throughput, each repeated and reported as mean ± sample
- * standard deviation, after one untimed warm-up run of each (JIT). For decode it also reports the bytes a
- * decoded token reads (dense matrices, the k chosen experts' MXFP4 rows and scales, the unembedding, the KV
- * cache at the mean decode position) and the achieved GB/s; with a measured memory bandwidth it adds the
- * fraction of the bandwidth ceiling.
+ * llama-bench for goss-gpu. Tests, as llama-bench runs them: prefill {@code ppN} (one batch of N random
+ * tokens) and decode {@code tgN} (N single-token steps, each feeding back the argmax), each at every depth
+ * D ({@code "pp512 @ d8192"}: D random tokens are already in the KV cache when the test starts). Each test
+ * runs {@code warmups} times untimed (JIT warm-up; llama-bench warms up once), then {@code reps} times,
+ * reported as mean ± sample standard deviation.
  *
- * The command line is {@code goss-gpu bench} (cli module); {@code model} may be {@code "demo"} for an
+ * <p>The cache is filled to each depth once, untimed, in batches of {@link #FILL_BATCH}; every run rolls
+ * back to it ({@link Session#rollbackTo}), as llama-bench restores its saved state. Depths run in ascending
+ * order, each filled on top of the last.
+ *
+ * <p>For decode it reports the bytes a token reads ({@link DecodeTraffic}, averaged over the run's positions)
+ * and the GB/s that makes; on the cpu backend it first measures the machine's read bandwidth
+ * ({@link ReadBandwidth}, the backend's thread count) and reports decode as a percentage of it.
+ *
+ * <p>The command line is {@code goss-gpu bench} (cli module); {@code model} may be {@code "demo"} for an
  * in-memory random-weight demo model.
  */
 public final class Bench {
+    /** Tokens per batch when filling the cache to a depth (llama-bench's default micro-batch). */
+    static final int FILL_BATCH = 512;
+
     private Bench() {}
 
-    /** What to run. {@code model} is a checkpoint path or {@code "demo"}. */
-    public record Options(String model, String backend, int pp, int tg, int reps, double bandwidthGBps) {
+    /**
+     * What to run. {@code model} is a checkpoint path (opened with {@code load}) or {@code "demo"}. {@code bandwidthGBps} &gt; 0 is a
+     * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}.
+     */
+    public record Options(String model, LoadOptions load, String backend, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
+                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth) {
         public Options {
-            if (pp < 0 || tg < 0 || pp + tg == 0) throw new GossException("bench: -p and -n must be >= 0 and not both 0");
+            prompts = List.copyOf(prompts);
+            gens = List.copyOf(gens);
+            depths = List.copyOf(depths);
+            for (int n : prompts) if (n < 0) throw new GossException("bench: -p must be >= 0, got " + n);
+            for (int n : gens) if (n < 0) throw new GossException("bench: -n must be >= 0, got " + n);
+            for (int d : depths) if (d < 0) throw new GossException("bench: -d must be >= 0, got " + d);
+            if (depths.isEmpty()) throw new GossException("bench: -d needs at least one depth");
+            if (prompts.stream().allMatch(n -> n == 0) && gens.stream().allMatch(n -> n == 0))
+                throw new GossException("bench: -p and -n are all 0: no test to run");
             if (reps < 1) throw new GossException("bench: -r must be at least 1, got " + reps);
+            if (warmups < 0) throw new GossException("bench: --warmup must be >= 0, got " + warmups);
+            if (bandwidthGBps < 0) throw new GossException("bench: --bandwidth must be positive, got " + bandwidthGBps);
+            long ctx = (long) depths.stream().mapToInt(Integer::intValue).max().orElse(0) + longestTest(prompts, gens) + 1;
+            if (ctx > Integer.MAX_VALUE) throw new GossException("bench: depth plus test length is too long: " + ctx + " tokens");
+        }
+
+        /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
+        public static Options single(String model, String backend, int pp, int tg, int reps) {
+            return new Options(model, LoadOptions.defaults(), backend, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
+        }
+
+        private static int longestTest(List<Integer> prompts, List<Integer> gens) {
+            return Math.max(prompts.stream().mapToInt(Integer::intValue).max().orElse(0), gens.stream().mapToInt(Integer::intValue).max().orElse(0));
         }
     }
-
-    /** One table row: test name ("pp512", "tg128"), tokens per second (mean, stddev, median), and for tg bytes/token and GB/s. */
-    public record Row(String test, double mean, double stddev, long bytesPerToken, double gbPerSecond, double cpuNormalized, double median) {}
 
     /** CPU time of this process in ns (all threads, JIT and GC included), or -1 when the JVM cannot say. */
     static long processCpuNanos() {
@@ -61,130 +90,130 @@ public final class Bench {
         return -1;
     }
 
-    public record Report(String model, String backend, String device, List<Row> rows, double bandwidthGBps) {
-        public String markdown() {
-            StringBuilder sb = new StringBuilder();
-            sb.append("| model | backend | test | t/s | t/s per CPU time | bytes/token | GB/s |").append(bandwidthGBps > 0 ? " of ceiling |" : "").append('\n');
-            sb.append("|---|---|---|---:|---:|---:|---:|").append(bandwidthGBps > 0 ? "---:|" : "").append('\n');
-            for (Row r : rows) {
-                boolean tg = r.bytesPerToken > 0;
-                sb.append(String.format(Locale.ROOT, "| %s | %s | %s | %.2f ± %.2f | %s | %s | %s |", model, backend, r.test, r.mean, r.stddev,
-                        r.cpuNormalized > 0 ? String.format(Locale.ROOT, "%.2f", r.cpuNormalized) : "",
-                        tg ? String.format(Locale.ROOT, "%.3f GB", r.bytesPerToken / 1e9) : "",
-                        tg ? String.format(Locale.ROOT, "%.1f", r.gbPerSecond) : ""));
-                if (bandwidthGBps > 0)
-                    sb.append(tg ? String.format(Locale.ROOT, " %.0f %% (ceiling %.1f t/s) |", 100 * r.gbPerSecond / bandwidthGBps,
-                            bandwidthGBps * 1e9 / r.bytesPerToken) : " |");
-                sb.append('\n');
-            }
-            sb.append("\ndevice: ").append(device).append('\n');
-            sb.append("t/s: wall clock, mean ± sample stddev over the repetitions. t/s per CPU time: tokens ÷ (process CPU time ÷ threads),\n"
-                    + "best repetition: an estimate of the wall clock if no other process competed for the cores (JIT, GC and\n"
-                    + "spin-waiting count against it; idle workers in serial phases flatter it). Equal on an idle machine.\n");
-            return sb.toString();
-        }
-    }
-
-    public static Report run(Options o, PrintStream log) {
+    public static BenchReport run(Options o, PrintStream log) {
         Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
-                : Checkpoint.open(Path.of(o.model), LoadOptions.defaults());
+                : Checkpoint.open(Path.of(o.model), o.load);
         try (ck; Backend b = Backends.open(o.backend)) {
+            boolean cpu = b.name().equals(CpuBackendProvider.NAME);
+            int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads();
+            ReadBandwidth.Result bandwidth = null;
+            if (o.bandwidthGBps == 0 && o.measureBandwidth && cpu) {
+                // before the weights load: the pool's workers are parked and the model's pages are not yet competing
+                bandwidth = ReadBandwidth.measure(threads);
+                if (log != null) log.println("read bandwidth: " + bandwidth.describe());
+            }
+            double ceiling = o.bandwidthGBps > 0 ? o.bandwidthGBps : bandwidth != null ? bandwidth.gbPerSecond() : 0;
             ModelWeights mw = ModelWeights.of(ck);
-            ModelConfig c = mw.config();
             LoadedWeights w = b.loadWeights(mw);
-            List<Row> rows = new ArrayList<>();
-            int ctx = Math.max(o.pp, o.tg + 1) + 1;
-            int threads = b.name().equals("reference") ? 1 : io.gossgpu.cpu.CpuBackendProvider.threads();
+            List<BenchReport.Row> rows = new ArrayList<>();
+            int longest = Options.longestTest(o.prompts, o.gens);
+            int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
-            try (Session s = new Session(b, w, ctx)) {
-                if (o.pp > 0) {
-                    int[] prompt = new int[o.pp];
-                    for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(c.vocabSize());
-                    double[] tps = new double[o.reps];
-                    double bestCpu = 0;
-                    for (int rep = -1; rep < o.reps; rep++) {
-                        s.reset();
-                        long c0 = processCpuNanos();
-                        long t0 = System.nanoTime();
-                        s.prefill(prompt);
-                        double sec = (System.nanoTime() - t0) / 1e9;
-                        long c1 = processCpuNanos();
-                        if (rep >= 0) tps[rep] = o.pp / sec;
-                        if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, o.pp / ((c1 - c0) / 1e9 / threads));
-                        if (log != null) log.printf(Locale.ROOT, "pp%d %s: %.2f t/s%n", o.pp, rep < 0 ? "warm-up" : "rep " + (rep + 1), o.pp / sec);
-                    }
-                    rows.add(new Row("pp" + o.pp, mean(tps), std(tps), 0, 0, bestCpu, median(tps)));
-                }
-                if (o.tg > 0) {
-                    double[] tps = new double[o.reps];
-                    double bestCpu = 0;
-                    for (int rep = -1; rep < o.reps; rep++) {
-                        s.reset();
-                        long c0 = processCpuNanos();
-                        long t0 = System.nanoTime();
-                        GenerationResult g = s.generate(new int[]{rnd.nextInt(c.vocabSize())}, GenerationOptions.greedy(o.tg + 1), null);
-                        double wall = (System.nanoTime() - t0) / 1e9;
-                        long c1 = processCpuNanos();
-                        double t = g.timings().decodeTokensPerSecond();
-                        if (rep >= 0) tps[rep] = t;
-                        // scale the decode rate by the share of the cores this run got (wall time vs CPU time / threads)
-                        if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, t * wall / ((c1 - c0) / 1e9 / threads));
-                        if (log != null) log.printf(Locale.ROOT, "tg%d %s: %.2f t/s%n", o.tg, rep < 0 ? "warm-up" : "rep " + (rep + 1), t);
-                    }
-                    long bytes = bytesPerDecodedToken(mw, 1 + o.tg / 2);
-                    double m = mean(tps);
-                    rows.add(new Row("tg" + o.tg, m, std(tps), bytes, bytes * m / 1e9, bestCpu, median(tps)));
+            Runner run = new Runner(mw.config(), threads, o.reps, o.warmups, rnd, log);
+            // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
+            try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
+                int filled = 0;
+                for (int depth : new TreeSet<>(o.depths)) {
+                    filled = fill(s, filled, depth, rnd, log);
+                    for (int pp : o.prompts) if (pp > 0) rows.add(run.prefill(s, depth, pp));
+                    for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, mw, depth, tg, ceiling));
                 }
             } finally {
                 w.close();
             }
             String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
-            return new Report(name, b.name(), b.deviceDescription(), rows, o.bandwidthGBps);
+            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, ceiling, o.warmups, o.reps, rows);
         }
     }
 
-    /**
-     * Bytes one decoded token reads at KV position {@code position}: every dense matrix of every layer
-     * (Q, K, V, output, router), {@code experts_per_token} experts' gate, up and down rows (with their
-     * scale bytes), the unembedding, one embedding row, and the K and V of the positions attended.
-     * Biases and norm scales (a few KB) are left out.
-     */
-    public static long bytesPerDecodedToken(ModelWeights w, int position) {
-        ModelConfig c = w.config();
-        long total = w.unembedding().rows() * w.unembedding().rowBytes() + w.embedding().rowBytes();
-        for (int l = 0; l < c.numHiddenLayers(); l++) {
-            LayerWeights lw = w.layers().get(l);
-            for (DenseKind kind : DenseKind.values()) total += matrixBytes(kind.weight(lw));
-            total += c.expertsPerToken() * (matrixBytes(lw.gate()) + matrixBytes(lw.up()) + matrixBytes(lw.down()));
-            int attended = c.isSlidingLayer(l) ? Math.min(position, c.slidingWindow()) : position;
-            total += 2L * attended * c.kvDim() * Float.BYTES;
+    /** Brings the cache from {@code filled} tokens to {@code depth} (from 0 when it cannot roll back); returns {@code depth}. */
+    private static int fill(Session s, int filled, int depth, SplittableRandom rnd, PrintStream log) {
+        if (!s.rollbackTo(Math.min(filled, depth))) s.reset();
+        if (s.position() == depth) return depth;
+        long t0 = System.nanoTime();
+        int from = s.position();
+        int vocab = s.executor().weights().config().vocabSize();
+        while (s.position() < depth) {
+            int[] batch = new int[Math.min(FILL_BATCH, depth - s.position())];
+            for (int i = 0; i < batch.length; i++) batch[i] = rnd.nextInt(vocab);
+            s.prefill(batch);
         }
-        return total;
+        double sec = (System.nanoTime() - t0) / 1e9;
+        if (log != null) log.printf(Locale.ROOT, "depth %d: filled %d tokens in %.1f s (%.1f t/s)%n", depth, depth - from, sec, (depth - from) / sec);
+        return depth;
     }
 
-    /** Bytes of one expert's (or the one) matrix. */
-    private static long matrixBytes(WeightView v) {
-        long b = v.rows() * v.rowBytes();
-        if (v.format() == WeightFormat.MXFP4_OPENAI) b += (long) v.rows() * (v.cols() / 32);
-        return b;
+    /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
+    private record Runner(ModelConfig config, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log) {
+        BenchReport.Row prefill(Session s, int depth, int pp) {
+            int[] prompt = new int[pp];
+            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(config.vocabSize());
+            Timed t = repeat(BenchReport.testName(pp, 0, depth), pp, () -> {
+                rewind(s, depth);
+                s.prefill(prompt);
+            });
+            return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
+                    t.bestPerCpu(), 0, 0, 0);
+        }
+
+        BenchReport.Row decode(Session s, ModelWeights mw, int depth, int tg, double ceiling) {
+            int first = rnd.nextInt(config.vocabSize());
+            Timed t = repeat(BenchReport.testName(0, tg, depth), tg, () -> {
+                rewind(s, depth);
+                int token = first;
+                for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
+            });
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
+            double gbps = bytes * t.mean() / 1e9;
+            return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
+                    t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0);
+        }
+
+        private static void rewind(Session s, int depth) {
+            if (!s.rollbackTo(depth)) throw new IllegalStateException("bench: cannot roll the cache back to depth " + depth);
+        }
+
+        /** {@code warmups} untimed runs (JIT), then {@code reps} timed runs of {@code body}, each processing {@code tokens} tokens. */
+        private Timed repeat(String test, int tokens, Runnable body) {
+            double[] tps = new double[reps];
+            double bestCpu = 0;
+            for (int rep = -warmups; rep < reps; rep++) {
+                long c0 = processCpuNanos();
+                long t0 = System.nanoTime();
+                body.run();
+                double sec = (System.nanoTime() - t0) / 1e9;
+                long c1 = processCpuNanos();
+                if (rep >= 0) tps[rep] = tokens / sec;
+                if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, tokens / ((c1 - c0) / 1e9 / threads));
+                if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", test, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), tokens / sec);
+            }
+            return new Timed(tps, bestCpu);
+        }
     }
 
-    private static double mean(double[] x) {
-        double s = 0;
-        for (double v : x) s += v;
-        return s / x.length;
-    }
+    /** Tokens per second of the timed runs, and the best rate per CPU time. */
+    private record Timed(double[] tps, double bestPerCpu) {
+        List<Double> samples() {
+            return java.util.Arrays.stream(tps).boxed().toList();
+        }
 
-    private static double median(double[] x) {
-        double[] s = x.clone();
-        java.util.Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-    }
+        double mean() {
+            double s = 0;
+            for (double v : tps) s += v;
+            return s / tps.length;
+        }
 
-    private static double std(double[] x) {
-        if (x.length < 2) return 0;
-        double m = mean(x), s = 0;
-        for (double v : x) s += (v - m) * (v - m);
-        return Math.sqrt(s / (x.length - 1));
+        double median() {
+            double[] s = tps.clone();
+            java.util.Arrays.sort(s);
+            return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+        }
+
+        double std() {
+            if (tps.length < 2) return 0;
+            double m = mean(), s = 0;
+            for (double v : tps) s += (v - m) * (v - m);
+            return Math.sqrt(s / (tps.length - 1));
+        }
     }
 }

@@ -133,7 +133,7 @@ public final class Tune {
         Map<String, String> saved = new HashMap<>();
         for (Knob k : p.knobs()) saved.put(k.propertyName(), System.getProperty(k.propertyName()));
         try {
-            Bench.Options bo = new Bench.Options(o.model, p.name(), o.promptTokens, o.tokens, o.reps, 0);
+            Bench.Options bo = Bench.Options.single(o.model, p.name(), o.promptTokens, o.tokens, o.reps);
             String[] device = new String[1];
             time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
             Trial baseline = time(bo, -1, device);
@@ -175,7 +175,7 @@ public final class Tune {
 
     /** One Bench run with the properties as set now: median prefill and decode t/s, or the reason it was rejected. */
     private static Trial time(Bench.Options bo, int value, String[] device) {
-        Bench.Report r;
+        BenchReport r;
         try {
             r = Bench.run(bo, null);
         } catch (GossException e) {
@@ -183,7 +183,7 @@ public final class Tune {
         }
         device[0] = r.device();
         double pp = 0, tg = 0;
-        for (Bench.Row row : r.rows()) {
+        for (BenchReport.Row row : r.rows()) {
             if (row.test().startsWith("pp")) pp = row.median();
             else tg = row.median();
         }

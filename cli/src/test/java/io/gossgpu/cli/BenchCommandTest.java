@@ -1,0 +1,111 @@
+package io.gossgpu.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gossgpu.bench.Bench;
+import io.gossgpu.bench.DecodeTraffic;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelWeights;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.util.ArrayList;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code goss-gpu bench}'s options, and one short run on the tiny model (its names and byte counts; no speed is asserted). */
+class BenchCommandTest {
+    @TempDir
+    static Path dir;
+    static Path model;
+
+    @BeforeAll
+    static void makeModel() {
+        model = CommandLineTest.tinyModel(dir);
+    }
+
+    static BenchCommand parse(String... args) {
+        BenchCommand c = new BenchCommand();
+        new CommandLine(c).parseArgs(args);
+        return c;
+    }
+
+    @Test
+    void depthsPromptsAndGensAreCommaListsAsInLlamaBench() {
+        Bench.Options o = parse("-d", "0,8192", "-p", "64,512", "-n", "32").options("demo");
+        assertEquals(List.of(0, 8192), o.depths());
+        assertEquals(List.of(64, 512), o.prompts());
+        assertEquals(List.of(32), o.gens());
+        assertEquals(List.of(4096, 0, 100), parse("-d", "4096", "--n-depth", "0,100").options("demo").depths());
+        Bench.Options defaults = parse().options("demo");
+        assertEquals(List.of(0), defaults.depths());
+        assertEquals(List.of(512), defaults.prompts());
+        assertEquals(List.of(128), defaults.gens());
+        assertTrue(defaults.measureBandwidth());
+        assertEquals(1, defaults.warmups());
+        assertEquals(3, parse("-w", "3").options("demo").warmups());
+        assertTrue(!parse("--no-bandwidth-probe").options("demo").measureBandwidth());
+        // the model options shared with the other commands reach the checkpoint
+        assertTrue(defaults.load().mmap() && !defaults.load().checkTensors());
+        Bench.Options read = parse("--no-mmap", "--check-tensors").options("demo");
+        assertTrue(!read.load().mmap() && read.load().checkTensors());
+    }
+
+    @Test
+    void badDepthsAreOneLineErrors() {
+        CommandLineTest.Run r = CommandLineTest.run("", "bench", "-d", "0,lots");
+        assertEquals(2, r.code());
+        assertTrue(r.err().startsWith("goss-gpu: Invalid value for option '--n-depth'"), r.err());
+        r = CommandLineTest.run("", "bench", "--model", model.toString(), "-d", "0,-5");
+        assertEquals(1, r.code());
+        assertEquals("goss-gpu: bench: -d must be >= 0, got -5", r.err().strip());
+        r = CommandLineTest.run("", "bench", "--model", model.toString(), "-p", "0", "-n", "0");
+        assertEquals(1, r.code());
+        assertEquals("goss-gpu: bench: -p and -n are all 0: no test to run", r.err().strip());
+    }
+
+    @Test
+    void runsEveryTestAtEveryDepthWithTheBytesOfItsPositions() throws Exception {
+        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
+                "-p", "8", "-n", "4", "-d", "16,0", "-r", "1", "--no-bandwidth-probe", "-o", "json");
+        assertEquals(0, r.code(), r.err());
+        JsonNode report = new ObjectMapper().readTree(r.out());
+        List<String> tests = new ArrayList<>();
+        for (JsonNode row : report.get("rows")) tests.add(row.get("test").asText());
+        assertEquals(List.of("pp8", "tg4", "pp8 @ d16", "tg4 @ d16"), tests);
+        assertEquals(2, report.get("threads").asInt());
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults())) {
+            ModelWeights w = ModelWeights.of(ck);
+            assertEquals(DecodeTraffic.meanBytesPerToken(w, 0, 4), report.get("rows").get(1).get("bytesPerToken").asLong());
+            assertEquals(DecodeTraffic.meanBytesPerToken(w, 16, 4), report.get("rows").get(3).get("bytesPerToken").asLong());
+        }
+        for (JsonNode row : report.get("rows")) {
+            assertTrue(row.get("tokensPerSecond").asDouble() > 0, row.toString());
+            assertEquals(1, row.get("samples").size(), row.toString());
+            assertEquals(row.get("tokensPerSecond").asDouble(), row.get("samples").get(0).asDouble(), 1e-9);
+        }
+        // one untimed warm-up of each test by default, then the timed run
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 warm-up 1:")).count(), r.err());
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 rep 1:")).count(), r.err());
+        assertTrue(r.err().contains("depth 16: filled 16 tokens"), r.err());
+    }
+
+    @Test
+    void theMarkdownHeaderNamesTheCpuAndTheBandwidth() {
+        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "1",
+                "-p", "4", "-n", "2", "-r", "2", "-w", "0", "--bandwidth", "20");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("backend: cpu") && r.out().contains("· 1 thread\n"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("cpu: ") && l.contains("flags: ")), r.out());
+        assertTrue(r.out().contains("bandwidth: 20.0 GB/s (given with --bandwidth)"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("| tiny | cpu | tg2 |") && l.endsWith("t/s) |")), r.out());
+        assertTrue(r.out().contains("over 2 timed runs after 0 untimed"), r.out());
+        assertTrue(r.err().lines().noneMatch(l -> l.contains("warm-up")), r.err());
+    }
+}
