@@ -155,8 +155,6 @@ public final class Executor implements AutoCloseable {
                 case FINAL_NORM -> {
                     backend.rmsNorm(weights, -1, NormKind.FINAL, x, x);
                     observed = x;
-                    // The guard: one row of H values per token comes back, so NaN/Inf never turns into tokens.
-                    if (observer == null) finite = NonFinite.none(backend.read(x));
                 }
                 case LOGITS -> {
                     int from = output == Output.ALL_LOGITS ? 0 : T - 1;
@@ -181,6 +179,9 @@ public final class Executor implements AutoCloseable {
             observe(op, start, out.rows(), out.cols(), () -> backend.read(out));
         }
         backend.synchronize();
+        // The guard: the final hidden state (one row of H values per token) comes back once the step is done, so
+        // NaN/Inf never turns into tokens; read after the step, it leaves device-side step batching alone.
+        if (observer == null) finite = NonFinite.none(backend.read(x));
         if (observer == null && (!finite || result.logits() != null && !NonFinite.none(result.logits())))
             throw NonFinite.locate(this, tokens, start, cache, output == Output.ALL_LOGITS ? output : Output.LAST_LOGITS);
         return result;
