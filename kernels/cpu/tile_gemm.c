@@ -65,9 +65,14 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
         _Pragma("GCC unroll 8")
         for (int t = 0; t < nt; t++) {
             const int8_t *qa = q + t * k + 32 * b;
-            __m512i ia = _mm512_set1_epi32(off * s[t * nb + b]);
-            _Pragma("GCC unroll 8")
-            for (int i = 0; i < 8; i++) ia = _mm512_dpbusd_epi32(ia, w[i], _mm512_set1_epi32(goss_load_i32(qa + 4 * i)));
+            /* two chains of 4: one chain of 8 would be bound by the dot products' latency, not their throughput */
+            __m512i ia = _mm512_set1_epi32(off * s[t * nb + b]), ib = _mm512_setzero_si512();
+            _Pragma("GCC unroll 4")
+            for (int i = 0; i < 4; i++) {
+                ia = _mm512_dpbusd_epi32(ia, w[i], _mm512_set1_epi32(goss_load_i32(qa + 4 * i)));
+                ib = _mm512_dpbusd_epi32(ib, w[4 + i], _mm512_set1_epi32(goss_load_i32(qa + 16 + 4 * i)));
+            }
+            ia = _mm512_add_epi32(ia, ib);
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia), _mm512_mul_ps(dw, _mm512_set1_ps(d[t * nb + b])), acc[t]);
         }
     }
