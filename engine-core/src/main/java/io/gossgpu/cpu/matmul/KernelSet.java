@@ -86,6 +86,16 @@ public final class KernelSet {
         };
     }
 
+    /**
+     * {@code s} as a segment of the global scope. A downcall acquires and releases the session of every segment of
+     * a shared arena it is given, an atomic update of one counter that all threads share; with thousands of kernel
+     * calls per token from every worker that contention cost more than the kernels. The weights' arena still owns
+     * and frees the memory; these views are used only while the weights are loaded. Heap segments need no view.
+     */
+    static MemorySegment unscoped(MemorySegment s) {
+        return s.isNative() ? MemorySegment.ofAddress(s.address()).reinterpret(s.byteSize()) : s;
+    }
+
     // ---- native entry points of this set ---------------------------------------------------------
 
     /** Rows {@code row0 .. row0+rows−1} of the input at {@code x[off + i·stride]} into q8 rows {@code row0 ..}. */

@@ -20,6 +20,7 @@ final class TileMatrix extends CpuMatrix {
 
     private final KernelSet kernels;
     private final boolean mx4;
+    /** Views without a session of the arena's memory (see {@link KernelSet#unscoped}); the arena frees it. */
     private final MemorySegment tiles, scales;
     private final int blocks, groups;
     private final long expertTileBytes, expertScaleBytes;
@@ -29,8 +30,8 @@ final class TileMatrix extends CpuMatrix {
         super(w.name(), w.experts(), w.rows(), w.cols());
         this.kernels = kernels;
         this.mx4 = mx4;
-        this.tiles = tiles;
-        this.scales = scales;
+        this.tiles = KernelSet.unscoped(tiles);
+        this.scales = KernelSet.unscoped(scales);
         this.blocks = w.cols() / 32;
         this.groups = (w.rows() + GROUP - 1) / GROUP;
         this.expertTileBytes = expertTileBytes;
