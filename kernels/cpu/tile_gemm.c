@@ -109,8 +109,8 @@ INLINE __m256 mx4_scales(const uint8_t *sc) {
     __m256i tiny = _mm256_sllv_epi32(_mm256_set1_epi32(1 << 21), e);
     __m256i is_tiny = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
     __m256i bits = _mm256_blendv_epi8(normal, tiny, is_tiny);
-    bits = _mm256_blendv_epi8(bits, _mm256_set1_epi32(0x7fc00000), _mm256_cmpeq_epi32(e, _mm256_set1_epi32(255)));
-    return _mm256_castsi256_ps(bits);
+    /* all bits set is a NaN: or-ing the byte-255 lanes' all-ones compare result makes them NaN in one op */
+    return _mm256_castsi256_ps(_mm256_or_si256(bits, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(254))));
 }
 
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
