@@ -35,8 +35,12 @@ typedef __mmask16 vmask;
 #define VHSUM goss_hsum512
 INLINE vmask lanes(int a, int b) { return (vmask)(((1u << b) - 1) & ~((1u << a) - 1)); }
 INLINE vf masked(vf x, vmask m, float fill) { return _mm512_mask_mov_ps(_mm512_set1_ps(fill), m, x); }
-INLINE vf mload(const float *p, int n) { return _mm512_maskz_loadu_ps((vmask)((1u << n) - 1), p); }
-INLINE void mstore(float *p, vf x, int n) { _mm512_mask_storeu_ps(p, (vmask)((1u << n) - 1), x); }
+/* n ≤ 16 values; whole vectors with plain loads and stores (masked ones cost more) */
+INLINE vf mload(const float *p, int n) { return n == VL ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps((vmask)((1u << n) - 1), p); }
+INLINE void mstore(float *p, vf x, int n) {
+    if (n == VL) _mm512_storeu_ps(p, x);
+    else _mm512_mask_storeu_ps(p, (vmask)((1u << n) - 1), x);
+}
 INLINE float vmax(vf x) { return _mm512_reduce_max_ps(x); }
 #else
 #define VL 8
@@ -60,8 +64,11 @@ INLINE vf masked(vf x, vmask m, float fill) { return _mm256_blendv_ps(_mm256_set
 INLINE __m256i tailmask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-INLINE vf mload(const float *p, int n) { return _mm256_maskload_ps(p, tailmask(n)); }
-INLINE void mstore(float *p, vf x, int n) { _mm256_maskstore_ps(p, tailmask(n), x); }
+INLINE vf mload(const float *p, int n) { return n == VL ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tailmask(n)); }
+INLINE void mstore(float *p, vf x, int n) {
+    if (n == VL) _mm256_storeu_ps(p, x);
+    else _mm256_maskstore_ps(p, tailmask(n), x);
+}
 INLINE float vmax(vf x) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     h = _mm_max_ps(h, _mm_movehl_ps(h, h));

@@ -19,6 +19,13 @@
 typedef __m512 vf;
 /* 16 weights from k..k+15 of a row (or fewer, zero-filled, with mask m) as floats. */
 INLINE vf wload(int fmt, const uint8_t *row, int64_t k, __mmask16 m) {
+    if (m == (__mmask16)0xffff) /* plain loads where the whole vector is in the row (masked ones cost more) */
+        switch (fmt) {
+        case GOSS_CPU_FORMAT_F16: return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 2 * k)));
+        case GOSS_CPU_FORMAT_BF16:
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(row + 2 * k))), 16));
+        default: return _mm512_loadu_ps(row + 4 * k);
+        }
     switch (fmt) {
     case GOSS_CPU_FORMAT_F16: return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * k));
     case GOSS_CPU_FORMAT_BF16:
@@ -26,7 +33,7 @@ INLINE vf wload(int fmt, const uint8_t *row, int64_t k, __mmask16 m) {
     default: return _mm512_maskz_loadu_ps(m, row + 4 * k);
     }
 }
-#define XLOAD(p, m) _mm512_maskz_loadu_ps(m, p)
+#define XLOAD(p, m) ((m) == (__mmask16)0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p))
 #define FMA _mm512_fmadd_ps
 #define ZERO _mm512_setzero_ps
 #define HSUM goss_hsum512
@@ -117,9 +124,9 @@ INLINE void block(int fmt, const uint8_t *w, int64_t row_stride, int64_t r0, int
         }
 }
 
-void GOSS_FN(dense_gemm)(int32_t fmt, const uint8_t *w, int64_t row_stride, int64_t r0, int64_t r1, int64_t k,
-                         const float *x, int64_t x_stride, int64_t T, float *out, int64_t out_stride,
-                         const float *bias) {
+/* All rows of one format (a constant after inlining, so the widening is chosen once, outside the loops). */
+INLINE void rows_of(int fmt, const uint8_t *w, int64_t row_stride, int64_t r0, int64_t r1, int64_t k, const float *x,
+                    int64_t x_stride, int64_t T, float *out, int64_t out_stride, const float *bias) {
     for (int64_t r = r0; r < r1; r += RB) {
         int nr = r1 - r < RB ? (int)(r1 - r) : RB;
         for (int64_t t0 = 0; t0 < T; t0 += TBD) {
@@ -132,5 +139,15 @@ void GOSS_FN(dense_gemm)(int32_t fmt, const uint8_t *w, int64_t row_stride, int6
             else if (nr == RB && nt == 1) block(fmt, w, row_stride, r, RB, k, xt, x_stride, 1, ot, out_stride, bt);
             else block(fmt, w, row_stride, r, nr, k, xt, x_stride, nt, ot, out_stride, bt);
         }
+    }
+}
+
+void GOSS_FN(dense_gemm)(int32_t fmt, const uint8_t *w, int64_t row_stride, int64_t r0, int64_t r1, int64_t k,
+                         const float *x, int64_t x_stride, int64_t T, float *out, int64_t out_stride,
+                         const float *bias) {
+    switch (fmt) {
+    case GOSS_CPU_FORMAT_BF16: rows_of(GOSS_CPU_FORMAT_BF16, w, row_stride, r0, r1, k, x, x_stride, T, out, out_stride, bias); break;
+    case GOSS_CPU_FORMAT_F16: rows_of(GOSS_CPU_FORMAT_F16, w, row_stride, r0, r1, k, x, x_stride, T, out, out_stride, bias); break;
+    default: rows_of(GOSS_CPU_FORMAT_F32, w, row_stride, r0, r1, k, x, x_stride, T, out, out_stride, bias); break;
     }
 }
