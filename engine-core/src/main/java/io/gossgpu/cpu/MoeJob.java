@@ -105,12 +105,14 @@ final class MoeJob {
         xIn.prepare(layer.gate().inputForm(), kernels, pool);
         int upTiles = (I + TILE - 1) / TILE, downTiles = (H + TILE - 1) / TILE;
         int activeCount = na;
-        pool.run(activeCount * upTiles, 1, (from, to, worker) -> {
+        // contiguous runs of tiles per claim, so each thread streams neighbouring weight rows (prefetchers follow)
+        int upItems = activeCount * upTiles, downItems = activeCount * downTiles;
+        pool.run(upItems, pool.grainFor(upItems, 16, 1), (from, to, worker) -> {
             for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * TILE, worker);
         });
         hIn.set(h, 0, I, n, I);
         hIn.prepare(layer.down().inputForm(), kernels, pool);
-        pool.run(activeCount * downTiles, 1, (from, to, worker) -> {
+        pool.run(downItems, pool.grainFor(downItems, 16, 1), (from, to, worker) -> {
             for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * TILE, worker);
         });
         pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), (from, to, worker) -> {
