@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceRouting;
@@ -56,7 +57,7 @@ import java.util.TreeMap;
  * and run as one CUDA graph, captured on the first step and relaunched while the step's launches stay the
  * same ({@link LaunchQueue}); the position is read by the kernels from a device step buffer written before
  * the launch. Anything else that waits for the device launches the recorded kernels one by one first.
- * {@code GOSS_CUDA_GRAPH=0} (or {@code goss.cuda.graph}) launches every kernel one by one.
+ * {@code GOSS_CUDA_GRAPH=0} launches every kernel one by one.
  *
  * <p>Batches (prefill) take kernels that reuse what they load across tokens: the MoE batched by expert
  * (moe_prefill.cu, from {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens, default 4) and attention with one block per
@@ -64,8 +65,9 @@ import java.util.TreeMap;
  * default 2). Decode attention uses the same kernel with the keys split over {@code GOSS_CUDA_SDPA_SPLITS} blocks
  * per KV head (default 32; 0: ops.cu's sdpa_f32).
  *
- * <p>Knobs ({@link CudaKnobs}, listed by {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}):
- * {@code GOSS_CUDA_<KERNEL>_BLOCK} (or system property {@code goss.cuda.<kernel>.block}) for LINEAR (the matvec),
+ * <p>Knobs ({@link CudaKnobs}, values of the {@link BackendOptions} it is created with, listed by
+ * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}):
+ * {@code GOSS_CUDA_<KERNEL>_BLOCK} for LINEAR (the matvec),
  * RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024.
  * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
  * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
@@ -114,24 +116,24 @@ public final class CudaBackend implements Backend {
     private CudaBuffer tokensBuf, routerBuf, hiddenBuf, logitsBuf, idsBuf, sampleBuf, moeIndexBuf, moeOutBuf, sdpaPartBuf;
     private boolean closed;
 
-    /** A backend on device 0. */
-    public static CudaBackend create() {
-        return create(0);
+    /** A backend on device 0 with the knobs {@code options} set. */
+    public static CudaBackend create(BackendOptions options) {
+        return create(0, options);
     }
 
     /** A backend on device {@code ordinal}; a {@link GossException} with the reason when CUDA cannot run it. */
-    public static CudaBackend create(int ordinal) {
+    public static CudaBackend create(int ordinal, BackendOptions options) {
         CudaDriver.Availability a = CudaDriver.backendAvailability();
         if (!a.available()) {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
         // Knobs first: an invalid value fails before anything is allocated.
-        int[] knobs = {CudaKnobs.LINEAR.value(), CudaKnobs.RMSNORM.value(), CudaKnobs.SDPA.value(), CudaKnobs.MOE.value(),
-                CudaKnobs.ARGMAX.value(), CudaKnobs.ELEMENTWISE.value(), CudaKnobs.LINEAR_GEMM_T.value(),
-                CudaKnobs.LINEAR_TILE_T.value(), CudaKnobs.LINEAR_TILE_R.value()};
-        boolean graphs = graphKnob();
-        int moeTiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(), sdpaTiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value();
-        int sdpaSplits = CudaKnobs.SDPA_SPLITS.value();
+        int[] knobs = {CudaKnobs.LINEAR.value(options), CudaKnobs.RMSNORM.value(options), CudaKnobs.SDPA.value(options),
+                CudaKnobs.MOE.value(options), CudaKnobs.ARGMAX.value(options), CudaKnobs.ELEMENTWISE.value(options),
+                CudaKnobs.LINEAR_GEMM_T.value(options), CudaKnobs.LINEAR_TILE_T.value(options), CudaKnobs.LINEAR_TILE_R.value(options)};
+        boolean graphs = CudaKnobs.GRAPH.value(options) == 1;
+        int moeTiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(options), sdpaTiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value(options);
+        int sdpaSplits = CudaKnobs.SDPA_SPLITS.value(options);
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             return new CudaBackend(ctx, knobs, graphs, moeTiledMinT, sdpaTiledMinT, sdpaSplits);
@@ -242,26 +244,6 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    static final String GRAPH_ENV = "GOSS_CUDA_GRAPH", GRAPH_PROPERTY = "goss.cuda.graph";
-
-    /** Whether decode steps run as CUDA graphs: {@code goss.cuda.graph}, else {@code GOSS_CUDA_GRAPH}, else on. */
-    static boolean graphKnob() {
-        String v = System.getProperty(GRAPH_PROPERTY);
-        String source = GRAPH_PROPERTY;
-        if (v == null) {
-            v = System.getenv(GRAPH_ENV);
-            source = GRAPH_ENV;
-        }
-        if (v == null || v.isBlank()) {
-            return true;
-        }
-        return switch (v.strip()) {
-            case "1" -> true;
-            case "0" -> false;
-            default -> throw new GossException("invalid " + source + "=" + v + ": 1 (decode steps as CUDA graphs) or 0 (launch kernels one by one)");
-        };
-    }
-
     /** Graphs captured and launched, and kernels launched one by one, since this backend was created. */
     LaunchQueue.Stats launchStats() {
         return queue.stats();
@@ -282,7 +264,7 @@ public final class CudaBackend implements Backend {
         m.put(CudaKnobs.MOE_TILED_MIN_T.envName(), moeTiledMinT);
         m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), sdpaTiledMinT);
         m.put(CudaKnobs.SDPA_SPLITS.envName(), sdpaSplits);
-        m.put(GRAPH_ENV, queue.graphsEnabled() ? 1 : 0);
+        m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);
         return m;
     }
 

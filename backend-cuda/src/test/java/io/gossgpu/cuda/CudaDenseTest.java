@@ -1,6 +1,7 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.model.Checkpoint;
@@ -48,26 +49,26 @@ class CudaDenseTest {
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
-    static final Map<String, Map<String, String>> SETTINGS = Map.of(
-            "default", Map.of(),
-            "gemm32x64", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "64"),
-            "gemm32x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "128"),
-            "gemm64x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "64", "goss.cuda.linear.tile.r", "128"),
-            "matvec", Map.of("goss.cuda.linear.gemm.t", "34", "goss.cuda.linear.block", "96"));
+    static final Map<String, BackendOptions> SETTINGS = Map.of(
+            "default", BackendOptions.defaults(),
+            "gemm32x64", gemm(32, 64),
+            "gemm32x128", gemm(32, 128),
+            "gemm64x128", gemm(64, 128),
+            "matvec", BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 34).with(CudaKnobs.LINEAR, 96));
+
+    /** The GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows. */
+    private static BackendOptions gemm(int t, int r) {
+        return BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 2).with(CudaKnobs.LINEAR_TILE_T, t).with(CudaKnobs.LINEAR_TILE_R, r);
+    }
 
     static void requireDevice() {
         CudaDriver.Availability a = CudaDriver.backendAvailability();
         assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
     }
 
-    static CudaBackend backend(Map<String, String> knobs) {
+    static CudaBackend backend(BackendOptions knobs) {
         requireDevice();
-        knobs.forEach(System::setProperty);
-        try {
-            return CudaBackend.create();
-        } finally {
-            knobs.keySet().forEach(System::clearProperty);
-        }
+        return CudaBackend.create(knobs);
     }
 
     /** A rows × cols matrix of random values in {@code f}, rows 6 bytes apart (a gather at upload). */
@@ -157,7 +158,7 @@ class CudaDenseTest {
     @Test
     void embeddingRowsDecodeBitExactly() {
         List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
-        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
                 WeightView w = matrix(arena, f, rows, cols, 5);
@@ -181,7 +182,7 @@ class CudaDenseTest {
     @Test
     void aLinearOfTheWrongShapeIsAGossException() {
         List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
-        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
             CudaBackend.Dense d = b.uploadDense(owned, matrix(arena, WeightFormat.BF16, 4, 8, 1));
             try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
                 GossException e = assertThrows(GossException.class, () -> b.linear(d, 0L, x, out));

@@ -46,7 +46,7 @@ class CudaGgufTest {
         ModelConfig c = TestModelPresets.tiny();
         Path f = dir.resolve("m-" + type + ".gguf");
         GgufWriter.write(new TestModelGenerator(c, 41), f, GgufWriter.Options.defaults().withDense(type));
-        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); CudaBackend cuda = CudaBackend.create();
+        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); CudaBackend cuda = CudaBackend.create(io.gossgpu.backend.BackendOptions.defaults());
              Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights theirs = ref.loadWeights(w)) {

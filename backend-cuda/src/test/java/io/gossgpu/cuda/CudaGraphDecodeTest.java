@@ -69,13 +69,13 @@ class CudaGraphDecodeTest {
     }
 
     static Run cuda(BackendProvider p, String graph, ModelWeights w, int[] prompt) {
-        System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
-        try (Backend b = p.create()) {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+        try (Backend b = p.create(graphs(graph))) {
             return decode(b, w, prompt, null);
-        } finally {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
         }
+    }
+
+    static io.gossgpu.backend.BackendOptions graphs(String onOrOff) {
+        return io.gossgpu.backend.BackendOptions.defaults().with(CudaKnobs.GRAPH.envName(), onOrOff);
     }
 
     @Test
@@ -137,9 +137,7 @@ class CudaGraphDecodeTest {
             int[][] tokens = new int[2][];
             LaunchQueue.Stats stats = null;
             for (String graph : new String[]{"1", "0"}) {
-                System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
-                try (Backend b = p.create(); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
-                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+                try (Backend b = p.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
                     tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
                         stats = ((CudaBackend) b).launchStats();
@@ -157,29 +155,12 @@ class CudaGraphDecodeTest {
                         }
                         assertArrayEquals(want, tokens[1], "device sampling vs the host sampler over the same backend's logits");
                     }
-                } finally {
-                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
                 }
             }
             assertEquals(40, tokens[0].length);
             assertArrayEquals(tokens[1], tokens[0], "sampled tokens, graphs on vs off");
             assertEquals(1, stats.captures(), "one capture for every sampled decode step: " + stats);
             assertEquals(39, stats.graphLaunches(), "every decode step one graph launch: " + stats);
-        }
-    }
-
-    @Test
-    void graphKnobIsZeroOrOne() {
-        System.setProperty(CudaBackend.GRAPH_PROPERTY, "yes");
-        try {
-            GossException e = assertThrows(GossException.class, CudaBackend::graphKnob);
-            assertTrue(e.getMessage().contains("goss.cuda.graph=yes"), e.getMessage());
-            System.setProperty(CudaBackend.GRAPH_PROPERTY, "0");
-            assertEquals(false, CudaBackend.graphKnob());
-            System.setProperty(CudaBackend.GRAPH_PROPERTY, " 1 ");
-            assertEquals(true, CudaBackend.graphKnob());
-        } finally {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
         }
     }
 }

@@ -58,20 +58,10 @@ class CudaPrefillTest {
         if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
             return;
         }
-        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), "1");
-        System.setProperty(CudaKnobs.SDPA_SPLITS.propertyName(), "3"); // decode: uneven shares, of two key tiles each at T = 130
-        try {
-            cuda = (CudaBackend) provider.create();
-        } finally {
-            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
-            System.clearProperty(CudaKnobs.SDPA_SPLITS.propertyName());
-        }
-        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), String.valueOf(Integer.MAX_VALUE));
-        try {
-            perSlot = (CudaBackend) provider.create(); // the MoE kernels for decode at every T
-        } finally {
-            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
-        }
+        io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
+        // decode attention: uneven shares, of two key tiles each at T = 130
+        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, 1).with(CudaKnobs.SDPA_SPLITS, 3));
+        perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
         Checkpoint a = new TestModelGenerator(c, 41).inMemory();

@@ -18,7 +18,7 @@ class CudaSampleTest {
     void deviceSampleEqualsTheHostContract() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        try (Backend b = p.create()) {
+        try (Backend b = p.create(io.gossgpu.backend.BackendOptions.defaults())) {
             CudaBackend c = (CudaBackend) b;
             int[] n = SamplingCheck.checkDeviceSampler(b, c::sampleRow);
             assertTrue(n[1] * 4 <= n[0], n[1] + " of " + n[0] + " draws differ from the host (boundary draws only)");

@@ -2,6 +2,7 @@ package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceKvCache;
@@ -63,16 +64,20 @@ final class MetalBackend implements Backend {
     private final Scratch routerLogits = new Scratch("router logits"), moeAct = new Scratch("MoE activations"),
             logitsOut = new Scratch("logits"), argmaxOut = new Scratch("argmax ids"),
             moeGroup = new Scratch("MoE expert groups"), moeY = new Scratch("MoE expert outputs");
+    private final BackendOptions options;
     /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
-    private final int prefillMinT = Knobs.PREFILL_MIN_T.value();
+    private final int prefillMinT;
     private double lastGpuSeconds;
     private long commits;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
-    private final boolean noCopy = !"0".equals(MetalNative.setting("goss.metal.no.copy", "GOSS_METAL_NO_COPY"));
+    private final boolean noCopy;
     private long wrappedBytes;
     private boolean closed;
 
-    MetalBackend(boolean emulator) {
+    MetalBackend(boolean emulator, BackendOptions options) {
+        this.options = options;
+        prefillMinT = Knobs.PREFILL_MIN_T.value(options);
+        noCopy = Knobs.NO_COPY.value(options) == 1;
         MetalNative.ensureLoaded(emulator);
         dev = goss_mtl_device_create();
         if (dev.equals(MemorySegment.NULL)) throw new GossException("metal: no device: " + MetalNative.lastError());
@@ -236,7 +241,7 @@ final class MetalBackend implements Backend {
         MemorySegment p = goss_mtl_pipeline_create(lib, arena.allocateFrom(name));
         if (p.equals(MemorySegment.NULL)) throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
         int max = goss_mtl_pipeline_max_threads(p);
-        int threads = Knobs.threadgroupSize(name, max);
+        int threads = Knobs.threadgroupSize(options, name, max);
         k = new Kernel(name, p, max, threads);
         kernels.put(name, k);
         return k;

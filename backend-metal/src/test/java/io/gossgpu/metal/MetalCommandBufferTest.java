@@ -19,7 +19,7 @@ class MetalCommandBufferTest {
         MetalBackendProvider p = new MetalBackendProvider();
         Assumptions.assumeTrue(p.availability().available(), () -> "metal unavailable: " + p.availability().reason());
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory();
-             MetalBackend b = (MetalBackend) p.create();
+             MetalBackend b = (MetalBackend) p.create(io.gossgpu.backend.BackendOptions.defaults());
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
              Session s = new Session(b, w, 32)) {
             s.prefill(new int[]{1, 2, 3, 4, 5, 6});

@@ -41,7 +41,7 @@ class MetalGgufTest {
         int v = c.vocabSize();
         int[] toks = {5, 900, 17, 3, 1030, 44, 8, 600, 2, 71, 13, 999};
         try (Checkpoint ck = Checkpoint.open(file, LoadOptions.defaults());
-             Backend metal = p.create(); Backend ref = new ReferenceBackend()) {
+             Backend metal = p.create(io.gossgpu.backend.BackendOptions.defaults()); Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             float[] want;
             try (LoadedWeights lr = ref.loadWeights(w); Session s = new Session(ref, lr, 16)) {

@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceKvCache;
@@ -44,8 +45,8 @@ import static org.lwjgl.opencl.CL12.clEnqueueFillBuffer;
  * stay on the device; ops are enqueued without waiting, and only {@link #read}, {@link #readRouting},
  * {@link #logits} and {@link #argmax} wait for the queue.
  *
- * <p>Create with {@link #create()} (the device {@link OpenCl} selects), {@link #create(String)} (a selector),
- * or {@link #wrap(long, long)} with an application's own context and queue.
+ * <p>Create with {@link #create(BackendOptions)} (the device the options select, {@link OpenCl#DEVICE}) or
+ * {@link #wrap(long, long, BackendOptions)} with an application's own context and queue.
  */
 public final class OpenClBackend implements Backend {
     public static final String NAME = "opencl";
@@ -72,13 +73,12 @@ public final class OpenClBackend implements Backend {
     private long allocated;
     private boolean closed;
 
-    /** A backend on the device {@link OpenCl} selects ({@code GOSS_OPENCL_DEVICE}, else the first GPU, else the first device). */
-    public static OpenClBackend create() {
-        return create(OpenCl.selector());
-    }
-
-    /** A backend on the device {@code selector} names: an index of {@link OpenCl#deviceListing()} or a name substring. */
-    public static OpenClBackend create(String selector) {
+    /**
+     * A backend on the device {@code options} select ({@link OpenCl#DEVICE}: an index of {@link OpenCl#deviceListing}
+     * or a name substring; unset: the first GPU, else the first device), with the knobs {@code options} set.
+     */
+    public static OpenClBackend create(BackendOptions options) {
+        String selector = options.get(OpenCl.DEVICE);
         String err = OpenCl.load();
         if (err != null) throw new GossException("OpenCL unavailable: " + err);
         List<OpenCl.DeviceInfo> devs = OpenCl.devices();
@@ -97,7 +97,7 @@ public final class OpenClBackend implements Backend {
             }
         }
         try {
-            return new OpenClBackend(ctx, q, d);
+            return new OpenClBackend(ctx, q, d, options);
         } catch (RuntimeException e) {
             clReleaseCommandQueue(q);
             clReleaseContext(ctx);
@@ -108,9 +108,9 @@ public final class OpenClBackend implements Backend {
     /**
      * A backend on an application's own {@code cl_context} and in-order {@code cl_command_queue} (raw
      * handles, e.g. from LWJGL or JOCL's {@code getNativePointer()}). Both are retained here and released
-     * on {@link #close()}, so the application keeps its own references.
+     * on {@link #close()}, so the application keeps its own references. The knobs come from {@code options}.
      */
-    public static OpenClBackend wrap(long clContext, long clCommandQueue) {
+    public static OpenClBackend wrap(long clContext, long clCommandQueue, BackendOptions options) {
         String err = OpenCl.load();
         if (err != null) throw new GossException("OpenCL unavailable: " + err);
         if (clContext == 0 || clCommandQueue == 0) throw new GossException("OpenCL wrap: null context or queue handle");
@@ -130,7 +130,7 @@ public final class OpenClBackend implements Backend {
         check(clRetainCommandQueue(clCommandQueue), "clRetainCommandQueue");
         OpenCl.DeviceInfo d = OpenCl.info(-1, platform, OpenCl.platformString(platform, CL_PLATFORM_NAME), dev);
         try {
-            return new OpenClBackend(clContext, clCommandQueue, d);
+            return new OpenClBackend(clContext, clCommandQueue, d, options);
         } catch (RuntimeException e) {
             clReleaseCommandQueue(clCommandQueue);
             clReleaseContext(clContext);
@@ -138,7 +138,7 @@ public final class OpenClBackend implements Backend {
         }
     }
 
-    private OpenClBackend(long context, long queue, OpenCl.DeviceInfo device) {
+    private OpenClBackend(long context, long queue, OpenCl.DeviceInfo device, BackendOptions options) {
         this.context = context;
         this.queue = queue;
         this.device = device;
@@ -146,18 +146,18 @@ public final class OpenClBackend implements Backend {
             throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
-        linearWg = Knobs.value(Knobs.LINEAR_WG, gpu, maxWg);
-        linearTile = Knobs.value(Knobs.LINEAR_TILE, gpu, maxWg);
-        linearVec = Knobs.value(Knobs.LINEAR_VEC, gpu, maxWg);
-        rmsWg = Knobs.value(Knobs.RMSNORM_WG, gpu, maxWg);
-        sdpaWg = Knobs.value(Knobs.SDPA_WG, gpu, maxWg);
-        sdpaSplitKeys = Knobs.value(Knobs.SDPA_SPLITKEYS, gpu, maxWg);
-        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(8 * Math.max(1, device.computeUnits()));
-        sdpaGqa = Knobs.value(Knobs.SDPA_GQA, gpu, maxWg);
-        moeWg = Knobs.value(Knobs.MOE_WG, gpu, maxWg);
-        moeTile = Knobs.value(Knobs.MOE_TILE, gpu, maxWg);
-        moeGroupMin = Knobs.value(Knobs.MOE_GROUPMIN, gpu, maxWg);
-        argmaxWg = Knobs.value(Knobs.ARGMAX_WG, gpu, maxWg);
+        linearWg = Knobs.value(options, Knobs.LINEAR_WG, gpu, maxWg);
+        linearTile = Knobs.value(options, Knobs.LINEAR_TILE, gpu, maxWg);
+        linearVec = Knobs.value(options, Knobs.LINEAR_VEC, gpu, maxWg);
+        rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
+        sdpaWg = Knobs.value(options, Knobs.SDPA_WG, gpu, maxWg);
+        sdpaSplitKeys = Knobs.value(options, Knobs.SDPA_SPLITKEYS, gpu, maxWg);
+        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(options, 8 * Math.max(1, device.computeUnits()));
+        sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
+        moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
+        moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
+        moeGroupMin = Knobs.value(options, Knobs.MOE_GROUPMIN, gpu, maxWg);
+        argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
         program = build(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
         List<Long> ks = new ArrayList<>();
         try {
@@ -291,8 +291,7 @@ public final class OpenClBackend implements Backend {
 
     /**
      * The launch knobs in effect, by environment-variable name (for {@code goss-gpu info} and {@code tune}):
-     * {@code GOSS_OPENCL_LINEAR_WG=64}, … Set them through the environment or {@code goss.opencl.*} properties
-     * before creating a backend.
+     * {@code GOSS_OPENCL_LINEAR_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
      */
     public java.util.SortedMap<String, Integer> knobs() {
         java.util.SortedMap<String, Integer> m = new java.util.TreeMap<>();

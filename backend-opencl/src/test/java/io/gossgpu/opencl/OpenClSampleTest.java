@@ -19,7 +19,7 @@ class OpenClSampleTest {
     void deviceSampleEqualsTheHostContract() {
         BackendProvider p = new OpenClConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        try (Backend b = p.create()) {
+        try (Backend b = p.create(io.gossgpu.backend.BackendOptions.defaults())) {
             OpenClBackend o = (OpenClBackend) b;
             try (var one = b.allocate(1, 1)) {
                 b.write(one, new float[]{0f});

@@ -29,10 +29,9 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        modelOptions.apply();
         String model = modelOptions.model != null ? ModelLocator.require(modelOptions.model).toString() : "demo";
         if (modelOptions.model == null) System.err.println("goss-gpu: no --model given: benchmarking the in-memory random-weight demo model");
-        Bench.Report r = Bench.run(new Bench.Options(model, modelOptions.backend, pp, tg, reps, bandwidth), System.err);
+        Bench.Report r = Bench.run(new Bench.Options(model, modelOptions.backend, modelOptions.backendOptions(), pp, tg, reps, bandwidth), System.err);
         System.out.print(r.markdown());
     }
 }

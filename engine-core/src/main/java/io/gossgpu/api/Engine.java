@@ -48,7 +48,7 @@ public final class Engine implements AutoCloseable {
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
-        return open(options, () -> Backends.open(options.backend()));
+        return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
     }
 
     /** {@link #open(EngineOptions)} with the backend made by {@code backendFactory} (tests wrap backends this way). */

@@ -2,6 +2,7 @@ package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
@@ -39,11 +40,16 @@ import java.util.SplittableRandom;
 public final class Bench {
     private Bench() {}
 
-    /** What to run. {@code model} is a checkpoint path or {@code "demo"}. */
-    public record Options(String model, String backend, int pp, int tg, int reps, double bandwidthGBps) {
+    /** What to run. {@code model} is a checkpoint path or {@code "demo"}; the backend is created with {@code backendOptions}. */
+    public record Options(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps, double bandwidthGBps) {
         public Options {
             if (pp < 0 || tg < 0 || pp + tg == 0) throw new GossException("bench: -p and -n must be >= 0 and not both 0");
             if (reps < 1) throw new GossException("bench: -r must be at least 1, got " + reps);
+        }
+
+        /** These options with the backend created with {@code o}. */
+        public Options withBackendOptions(BackendOptions o) {
+            return new Options(model, backend, o, pp, tg, reps, bandwidthGBps);
         }
     }
 
@@ -88,13 +94,13 @@ public final class Bench {
     public static Report run(Options o, PrintStream log) {
         Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
                 : Checkpoint.open(Path.of(o.model), LoadOptions.defaults());
-        try (ck; Backend b = Backends.open(o.backend)) {
+        try (ck; Backend b = Backends.open(o.backend, o.backendOptions)) {
             ModelWeights mw = ModelWeights.of(ck);
             ModelConfig c = mw.config();
             LoadedWeights w = b.loadWeights(mw);
             List<Row> rows = new ArrayList<>();
             int ctx = Math.max(o.pp, o.tg + 1) + 1;
-            int threads = b.name().equals("reference") ? 1 : io.gossgpu.cpu.CpuBackendProvider.threads();
+            int threads = b.name().equals("reference") ? 1 : io.gossgpu.cpu.CpuBackendProvider.threads(o.backendOptions);
             SplittableRandom rnd = new SplittableRandom(42);
             try (Session s = new Session(b, w, ctx)) {
                 if (o.pp > 0) {
