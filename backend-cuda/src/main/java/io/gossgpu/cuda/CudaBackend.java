@@ -53,10 +53,11 @@ import java.util.TreeMap;
  * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
  * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  *
- * <p>A decode step (an {@link #embed} of one token up to its {@link #logits} or {@link #argmax}) is recorded
- * and run as one CUDA graph, captured on the first step and relaunched while the step's launches stay the
- * same ({@link LaunchQueue}); the position is read by the kernels from a device step buffer written before
- * the launch. Anything else that waits for the device launches the recorded kernels one by one first.
+ * <p>A decode step (a {@link #beginStep} of one token: the SPI's step contract) is recorded up to its result read
+ * ({@link #logits}, {@link #argmax}, {@link #sample}) and run then as one CUDA graph, captured on the first step and
+ * relaunched while the step's launches stay the same ({@link LaunchQueue}); the position is read by the kernels
+ * from a device step buffer written before the launch. Anything else that waits for the device inside the step
+ * launches the recorded kernels one by one first. {@link #endStep} launches whatever is still recorded and waits.
  * {@code GOSS_CUDA_GRAPH=0} launches every kernel one by one.
  *
  * <p>Batches (prefill) take kernels that reuse what they load across tokens: the MoE batched by expert
@@ -871,12 +872,9 @@ public final class CudaBackend implements Backend {
 
     /** out[t, :] = row tokens[t] of {@code table} as F32 (ids already checked). */
     void embed(Dense table, int[] tokens, DeviceTensor out) {
-        queue.flush();
         tokensBuf = grow(tokensBuf, 4L * tokens.length, "token ids");
-        tokensBuf.copyFrom(MemorySegment.ofArray(tokens)); // blocking: the host array may change after we return
-        if (tokens.length == 1) {
-            queue.beginStep(); // a decode step: recorded until its logits or argmax, then run as a CUDA graph
-        }
+        // blocking, on the stream: after every launched kernel, before this step's (recorded) ones
+        tokensBuf.copyFrom(MemorySegment.ofArray(tokens));
         launch(denseKernels.get(table.format()).embed(), Math.min(tokens.length, 65535), 1, elementwiseBlock, 0,
                 args().ptr(table.ptr()).ptr(table.scales()).ptr(tokensBuf).i32(tokens.length).i32(table.cols()).ptr(t(out).ptr()));
     }
@@ -1180,6 +1178,18 @@ public final class CudaBackend implements Backend {
         long bits = Double.doubleToRawLongBits(v);
         stepBuf.set32(offset, (int) bits);
         stepBuf.set32(offset + 4, (int) (bits >>> 32));
+    }
+
+    /** A decode step ({@code tokens == 1}) is recorded, to run as one CUDA graph at its result read. */
+    @Override
+    public void beginStep(int start, int tokens) {
+        queue.beginStep(tokens == 1);
+    }
+
+    @Override
+    public void endStep() {
+        queue.endStep();
+        stream.synchronize();
     }
 
     @Override

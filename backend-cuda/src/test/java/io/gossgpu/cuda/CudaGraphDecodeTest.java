@@ -1,6 +1,5 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
@@ -20,7 +19,6 @@ import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -115,6 +113,26 @@ class CudaGraphDecodeTest {
                     assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i); // tiny's logits are spread wide: no near-ties
                 }
             }
+        }
+    }
+
+    /** Only a step (the executor's {@code beginStep} of one token) is recorded: the same ops called outside one launch directly. */
+    @Test
+    void opsOutsideAStepAreNotRecorded() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
+             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize())) {
+            b.embed(w, new int[]{3}, x);
+            int eager = b.argmax(w, x, 0)[0];
+            assertEquals(0, b.launchStats().captures() + b.launchStats().graphLaunches(), "outside a step: " + b.launchStats());
+            b.beginStep(0, 1);
+            b.embed(w, new int[]{3}, x);
+            assertEquals(eager, b.argmax(w, x, 0)[0]);
+            b.endStep();
+            assertEquals(1, b.launchStats().captures(), "the step ran as a graph: " + b.launchStats());
+            assertEquals(1, b.launchStats().graphLaunches(), "the step ran as a graph: " + b.launchStats());
         }
     }
 

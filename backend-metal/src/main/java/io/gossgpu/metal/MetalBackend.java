@@ -36,8 +36,10 @@ import static io.gossgpu.metal.bindings.goss_metal_h.*;
  * The Metal backend. Every op encodes dispatches into one pending command buffer (a serial compute encoder,
  * so each dispatch sees the previous one's writes); the buffer is committed only when the host needs a
  * result ({@link #read}, {@link #readRouting}, {@link #logits}, {@link #argmax}, {@link #synchronize}) or
- * before host memory the pending work uses is rewritten. A whole decode step is therefore one command
- * buffer. All buffers are shared (Apple Silicon's unified memory).
+ * before host memory the pending work uses is rewritten. A step of the SPI's step contract starts a command
+ * buffer of its own ({@link #beginStep} commits what came before) and is committed at its result read, so a
+ * decode step is one command buffer; {@link #endStep} commits anything left. All buffers are shared (Apple
+ * Silicon's unified memory).
  *
  * <p>Weights are repacked at load: dense BF16 matrices are kept as BF16, other dense formats (F32, F16,
  * Q8_0) as F32; vectors as F32; MXFP4 experts (either byte layout) as codes {@code [E][rows][cols/2]} (low
@@ -204,6 +206,17 @@ final class MetalBackend implements Backend {
         for (Buf b : releaseAfterFlush) b.release();
         releaseAfterFlush.clear();
         if (err != null) throw new GossException("metal: command buffer failed: " + err);
+    }
+
+    /** The step's dispatches go into a command buffer of their own, committed at its result read or {@link #endStep}. */
+    @Override
+    public void beginStep(int start, int tokens) {
+        flush();
+    }
+
+    @Override
+    public void endStep() {
+        flush();
     }
 
     @Override

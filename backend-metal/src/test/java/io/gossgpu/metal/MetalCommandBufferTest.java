@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A decode step (every layer, then the logits) is encoded into a single command buffer. */
+/** A decode step (every layer, then the logits) is encoded into a single command buffer, as the step contract lets it. */
 class MetalCommandBufferTest {
     @Test
     void aDecodeStepIsOneCommandBuffer() {
@@ -30,6 +30,18 @@ class MetalCommandBufferTest {
                 assertEquals(1, b.commitCount() - before, "command buffers committed by one decode step");
             }
             assertTrue(b.lastGpuSeconds() >= 0);
+            // the step contract: work encoded before a step is committed by beginStep, the step's own at its end
+            try (var x = b.allocate(1, 8)) {
+                b.add(x, x, x);
+                long before = b.commitCount();
+                b.beginStep(12, 1);
+                assertEquals(1, b.commitCount() - before, "beginStep commits what was encoded before the step");
+                b.add(x, x, x);
+                b.endStep();
+                assertEquals(2, b.commitCount() - before, "endStep commits the step's dispatches");
+                b.endStep();
+                assertEquals(2, b.commitCount() - before, "nothing pending: nothing committed");
+            }
         }
     }
 }
