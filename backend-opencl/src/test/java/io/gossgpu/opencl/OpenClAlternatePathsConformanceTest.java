@@ -41,7 +41,7 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
     @Test
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(2, b.sdpaSplitKeys);
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
         KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
     }
 }

@@ -26,8 +26,8 @@ class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
     @Test
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(3, b.sdpaSplitKeys);
-        assertEquals(1, b.sdpaGqa);
-        assertEquals(2, b.sdpaWg);
+        assertEquals(3, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
+        assertEquals(1, b.knobs().get("GOSS_OPENCL_SDPA_GQA"));
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
     }
 }

@@ -94,8 +94,8 @@ class OpenClInfraTest {
                 assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"));
                 assertEquals((int) big, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
                 assertEquals(12, a.knobs().size());
-                assertEquals(1000000, a.moeGroupMin);
-                assertEquals(1, b.moeGroupMin);
+                assertEquals(1000000, a.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
+                assertEquals(1, b.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
                 float[] gotA = new float[want.length], gotB = new float[want.length];
                 int vocab = w.config().vocabSize();
                 for (int i = 0; i < toks.length; i += 4) { // chunks of 4, alternating between the two backends
@@ -145,7 +145,7 @@ class OpenClInfraTest {
                         dense.apply(e, h), dense.apply(1, e), mx.apply(inter, h), perExpert.apply(e, inter), mx.apply(inter, h),
                         perExpert.apply(e, inter), mx.apply(h, inter), perExpert.apply(e, h)));
             ModelWeights w = new ModelWeights(c, dense.apply(c.vocabSize(), h), layers, dense.apply(1, h), dense.apply(c.vocabSize(), h));
-            long need = OpenClBackend.deviceBytes(w);
+            long need = OpenClWeights.deviceBytes(w);
             assertTrue(need > 55L << 30 && need < 70L << 30, "120b needs " + need);
             OpenCl.DeviceInfo d = OpenCl.devices().get(0);
             org.junit.jupiter.api.Assumptions.assumeTrue(d.globalMemBytes() < need, "this device could hold gpt-oss-120b");
