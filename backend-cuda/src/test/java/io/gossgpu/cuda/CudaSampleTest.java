@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * sample.cu against {@link io.gossgpu.generate.Sampler#sampleTemperature} on the same logits, for logit vectors
+ * sample.cu against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits, for logit vectors
  * the model cannot produce at will ({@link SamplingCheck#checkDeviceSampler}: 201088 and odd sizes, ties, peaked,
  * flat, underflowing ids; random draws exactly, boundary draws within the rounding bound).
  */
