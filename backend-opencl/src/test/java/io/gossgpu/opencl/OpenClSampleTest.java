@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * sample.cl against {@link io.gossgpu.generate.Sampler#sampleTemperature} on the same logits
+ * sample.cl against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits
  * ({@link SamplingCheck#checkDeviceSampler}). Aborted (not passed) on a device without cl_khr_fp64, where the
  * backend samples on the host.
  */

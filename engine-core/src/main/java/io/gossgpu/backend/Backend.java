@@ -141,7 +141,7 @@ public interface Backend extends AutoCloseable {
 
     /**
      * Plain temperature sampling of the logits of the last row of {@code x} (as {@link #logits} defines them) with the uniform
-     * draw {@code u ∈ [0, 1)}: {@link io.gossgpu.generate.Sampler#sampleTemperature}, i.e. the smallest id
+     * draw {@code u ∈ [0, 1)}: {@link TemperatureDraw#draw}, i.e. the smallest id
      * {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in double. Lets
      * temperature decoding return one int per step. The default reads the logits back and samples on the host;
      * a device implementation may sum in another order (it differs only where {@code u·Z} is within rounding
@@ -149,7 +149,7 @@ public interface Backend extends AutoCloseable {
      */
     default int sample(LoadedWeights w, DeviceTensor x, double temperature, double u) {
         float[] l = logits(w, x, x.rows() - 1);
-        return io.gossgpu.generate.Sampler.sampleTemperature(l, 0, l.length, temperature, u);
+        return TemperatureDraw.draw(l, 0, l.length, temperature, u);
     }
 
     /**

@@ -458,7 +458,7 @@ public abstract class BackendConformanceKit {
     }
 
     /**
-     * {@link Backend#sample} of the last row equals {@link io.gossgpu.generate.Sampler#sampleTemperature} on the
+     * {@link Backend#sample} of the last row equals {@link io.gossgpu.backend.TemperatureDraw#draw} on the
      * same backend's logits, up to the rounding {@link SamplingCheck} bounds, for draws near 0, near 1, random
      * and exactly on cumulative boundaries.
      */
