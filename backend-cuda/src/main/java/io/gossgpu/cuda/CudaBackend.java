@@ -152,7 +152,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected CudaWeights upload(ModelWeights m) {
         device.synchronize();
-        return new CudaWeights(this, device, m);
+        return new CudaWeights(this, m);
     }
 
     /** A decode step ({@code tokens == 1}) is recorded, to run as one CUDA graph at its result read. */

@@ -49,15 +49,9 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
 
     final DeviceWeights<Long, Dense, Mx> tensors;
 
-    CudaWeights(CudaBackend backend, CudaDeviceDriver driver, ModelWeights m) {
+    CudaWeights(CudaBackend backend, ModelWeights m) {
         super(backend, m.config());
-        try {
-            tensors = new DeviceWeights<>(m, this);
-            driver.synchronize();
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        tensors = uploadAll(m, this);
     }
 
     @Override

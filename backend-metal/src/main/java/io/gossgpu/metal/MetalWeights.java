@@ -44,12 +44,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
         if (c.numExperts() > 256) throw new GossException("metal: at most 256 experts are supported, the model has " + c.numExperts());
         if (c.expertsPerToken() > c.numExperts()) throw new GossException("metal: experts_per_token exceeds num_experts");
         if (c.headDim() > 256 || c.headDim() % 2 != 0) throw new GossException("metal: head_dim must be even and at most 256, got " + c.headDim());
-        try {
-            tensors = new DeviceWeights<>(m, this);
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        tensors = uploadAll(m, this);
     }
 
     /** The bytes the upload allocates at most (matrices wrapped in place take their pages instead of a copy). */

@@ -31,13 +31,7 @@ final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights
     OpenClWeights(OpenClBackend backend, OpenClDriver driver, ModelWeights m) {
         super(backend, m.config());
         this.driver = driver;
-        try {
-            tensors = new DeviceWeights<>(m, this);
-            driver.synchronize();
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        tensors = uploadAll(m, this);
     }
 
     /** What the upload allocates for {@code m}: matrices in their format, vectors as F32. */

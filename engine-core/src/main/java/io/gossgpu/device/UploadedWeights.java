@@ -1,7 +1,9 @@
 package io.gossgpu.device;
 
+import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,6 +26,21 @@ public abstract class UploadedWeights<B> implements LoadedWeights {
         this.backend = backend;
         this.config = config;
         this.rope = new RopeTable<>(backend, config);
+    }
+
+    /**
+     * Every tensor of {@code m}, uploaded through {@code uploader} (the backend's own layout), then waited for; on a
+     * failure what was uploaded is released and the exception rethrown.
+     */
+    protected final <V, D, M> DeviceWeights<V, D, M> uploadAll(ModelWeights m, DeviceWeights.Uploader<V, D, M> uploader) {
+        try {
+            DeviceWeights<V, D, M> tensors = new DeviceWeights<>(m, uploader);
+            backend.driver.synchronize();
+            return tensors;
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
     }
 
     /** A buffer of {@code bytes} that these weights own (released on close). */
