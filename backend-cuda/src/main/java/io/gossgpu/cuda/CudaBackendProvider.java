@@ -3,12 +3,13 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 
 /**
  * The {@code cuda} backend's entry in backend selection: available when libcuda loads, a device exists,
  * the PTX kernels are packaged and the driver can JIT them ({@link CudaDriver#backendAvailability()});
- * otherwise unavailable with that one-line reason. {@link #create()} opens device 0.
+ * otherwise unavailable with that one-line reason. {@link #create} opens device 0.
  *
  * <p>Priority 1 (below cpu, so {@code auto} never picks it) until the conformance kit has passed on a real
  * GPU: its kernels have only been compiled and run through a fake driver so far. {@code --backend cuda}
@@ -36,12 +37,12 @@ public final class CudaBackendProvider implements BackendProvider {
     }
 
     @Override
-    public Backend create() {
+    public Backend create(BackendOptions options) {
         Availability a = availability();
         if (!a.available()) {
             throw new GossException("cuda backend unavailable: " + a.reason());
         }
-        return CudaBackend.create();
+        return CudaBackend.create(options);
     }
 
     @Override

@@ -6,10 +6,10 @@ import io.gossgpu.backend.KnobValues;
 import java.util.List;
 
 /**
- * Launch knobs of the CUDA kernels ({@link Knob}): {@code GOSS_CUDA_<KERNEL>_BLOCK} or
- * {@code -Dgoss.cuda.<kernel>.block}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
+ * Launch knobs of the CUDA kernels ({@link Knob}), read from the backend's {@link io.gossgpu.backend.BackendOptions}:
+ * {@code GOSS_CUDA_<KERNEL>_BLOCK}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
  * kernel's registers allow fewer on the device); and the linear layers' split between matvec and GEMM and
- * the GEMM's tile ({@code GOSS_CUDA_LINEAR_GEMM_T}, {@code _TILE_T}, {@code _TILE_R}).
+ * the GEMM's tile ({@code GOSS_CUDA_LINEAR_GEMM_T}, {@code _TILE_T}, {@code _TILE_R}); and {@code GOSS_CUDA_GRAPH}.
  */
 final class CudaKnobs {
     private CudaKnobs() {}
@@ -42,8 +42,12 @@ final class CudaKnobs {
     static final Knob LINEAR_TILE_R = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_R", 64, KnobValues.oneOf(64, 128),
             "rows per tile", "output rows per tile of the linear GEMM");
 
+    /** Whether decode steps run as CUDA graphs (1) or launch their kernels one by one (0). */
+    static final Knob GRAPH = Knob.setting(CudaBackend.NAME, "GRAPH", 1, KnobValues.oneOf(0, 1), "the graph switch",
+            "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
+
     static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
-            MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS);
+            MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS, GRAPH);
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

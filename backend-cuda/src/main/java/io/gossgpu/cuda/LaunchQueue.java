@@ -7,8 +7,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Where {@link CudaBackend}'s kernel launches go: straight to the stream, or, during a decode step
- * ({@link #beginStep}), into a list that {@link #endStep} replays as a CUDA graph. A decode step is
+ * Where {@link CudaBackend}'s kernel launches go: straight to the stream, or, during a recorded step
+ * ({@link #beginStep}: the backend's decode steps), into a list that {@link #endStep} replays as a CUDA graph. A decode step is
  * 200+ launches of a few microseconds each; as one {@code cuGraphLaunch} the host work between them
  * disappears.
  *
@@ -102,14 +102,13 @@ final class LaunchQueue implements AutoCloseable {
         }
     }
 
-    /** Starts recording a decode step (when graphs are on); launches wait for {@link #endStep} or {@link #flush}. */
-    void beginStep() {
+    /**
+     * Starts a step: what is recorded from before is launched, and the step's launches are recorded when
+     * {@code record} and graphs are on (they wait for {@link #endStep} or {@link #flush}), else go straight out.
+     */
+    void beginStep(boolean record) {
         flush();
-        recording = graphs;
-    }
-
-    boolean recording() {
-        return recording;
+        recording = graphs && record;
     }
 
     /** Launches the recorded step as a graph (cached or captured now); then launches go straight to the stream again. */

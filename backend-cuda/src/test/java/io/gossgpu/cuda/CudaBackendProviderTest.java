@@ -22,9 +22,9 @@ class CudaBackendProviderTest {
         assertEquals(driver.available(), a.available());
         if (!driver.available()) {
             assertEquals(driver.reason(), a.reason());
-            GossException e = assertThrows(GossException.class, () -> Backends.open("cuda"));
+            GossException e = assertThrows(GossException.class, () -> Backends.open("cuda", io.gossgpu.backend.BackendOptions.defaults()));
             assertTrue(e.getMessage().contains(a.reason()), e.getMessage());
-            GossException c = assertThrows(GossException.class, p::create);
+            GossException c = assertThrows(GossException.class, () -> p.create(io.gossgpu.backend.BackendOptions.defaults()));
             assertTrue(c.getMessage().startsWith("cuda backend unavailable: "), c.getMessage());
         } else {
             assertTrue(a.reason().contains("CUDA device"), a.reason());
@@ -56,19 +56,14 @@ class CudaBackendProviderTest {
         }
         assertEquals("GOSS_CUDA_MOE_BLOCK", CudaKnobs.MOE.envName());
         assertEquals("goss.cuda.moe.block", CudaKnobs.MOE.propertyName());
-        System.setProperty("goss.cuda.argmax.block", "96");
-        try {
-            assertEquals(96, CudaKnobs.ARGMAX.value());
-        } finally {
-            System.clearProperty("goss.cuda.argmax.block");
-        }
-        System.setProperty("goss.cuda.argmax.block", "100");
-        try {
-            GossException e = assertThrows(GossException.class, () -> CudaKnobs.ARGMAX.value());
-            assertTrue(e.getMessage().contains("goss.cuda.argmax.block=100"), e.getMessage());
-        } finally {
-            System.clearProperty("goss.cuda.argmax.block");
-        }
+        io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
+        assertEquals(96, CudaKnobs.ARGMAX.value(none.with(CudaKnobs.ARGMAX, 96)));
+        GossException e = assertThrows(GossException.class, () -> CudaKnobs.ARGMAX.value(none.with(CudaKnobs.ARGMAX, 100)));
+        assertTrue(e.getMessage().contains("GOSS_CUDA_ARGMAX_BLOCK=100"), e.getMessage());
+        assertEquals(1, CudaKnobs.GRAPH.value(none));
+        GossException g = assertThrows(GossException.class, () -> CudaKnobs.GRAPH.value(none.with("GOSS_CUDA_GRAPH", "yes")));
+        assertEquals("invalid GOSS_CUDA_GRAPH=yes: the graph switch must be one of 0, 1", g.getMessage());
+        assertEquals(0, CudaKnobs.GRAPH.value(none.with("GOSS_CUDA_GRAPH", " 0 ")));
     }
 
     @Test

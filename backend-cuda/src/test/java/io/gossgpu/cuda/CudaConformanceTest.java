@@ -42,8 +42,8 @@ class CudaConformanceTest extends BackendConformanceKit {
             }
 
             @Override
-            public Backend create() {
-                return p.create();
+            public Backend create(io.gossgpu.backend.BackendOptions options) {
+                return p.create(options);
             }
         };
     }

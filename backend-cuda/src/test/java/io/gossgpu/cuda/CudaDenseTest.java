@@ -1,6 +1,7 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.model.Checkpoint;
@@ -48,26 +49,26 @@ class CudaDenseTest {
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
-    static final Map<String, Map<String, String>> SETTINGS = Map.of(
-            "default", Map.of(),
-            "gemm32x64", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "64"),
-            "gemm32x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "32", "goss.cuda.linear.tile.r", "128"),
-            "gemm64x128", Map.of("goss.cuda.linear.gemm.t", "2", "goss.cuda.linear.tile.t", "64", "goss.cuda.linear.tile.r", "128"),
-            "matvec", Map.of("goss.cuda.linear.gemm.t", "34", "goss.cuda.linear.block", "96"));
+    static final Map<String, BackendOptions> SETTINGS = Map.of(
+            "default", BackendOptions.defaults(),
+            "gemm32x64", gemm(32, 64),
+            "gemm32x128", gemm(32, 128),
+            "gemm64x128", gemm(64, 128),
+            "matvec", BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 34).with(CudaKnobs.LINEAR, 96));
+
+    /** The GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows. */
+    private static BackendOptions gemm(int t, int r) {
+        return BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 2).with(CudaKnobs.LINEAR_TILE_T, t).with(CudaKnobs.LINEAR_TILE_R, r);
+    }
 
     static void requireDevice() {
         CudaDriver.Availability a = CudaDriver.backendAvailability();
         assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
     }
 
-    static CudaBackend backend(Map<String, String> knobs) {
+    static CudaBackend backend(BackendOptions knobs) {
         requireDevice();
-        knobs.forEach(System::setProperty);
-        try {
-            return CudaBackend.create();
-        } finally {
-            knobs.keySet().forEach(System::clearProperty);
-        }
+        return CudaBackend.create(knobs);
     }
 
     /** A rows × cols matrix of random values in {@code f}, rows 6 bytes apart (a gather at upload). */
@@ -109,13 +110,12 @@ class CudaDenseTest {
     @ParameterizedTest
     @ValueSource(strings = {"default", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
     void linearMatchesTheExactDecodeInEveryFormat(String setting) {
-        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
         try (CudaBackend b = backend(SETTINGS.get(setting)); Arena arena = Arena.ofConfined()) {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 for (int[] shape : SHAPES) {
                     int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];
                     WeightView w = matrix(arena, f, rows, cols, 31L * rows + cols);
-                    CudaBackend.Dense d = b.uploadDense(owned, w);
+                    CudaWeights.Dense d = b.uploadDense(w);
                     assertEquals(f, d.format(), "device format of " + f);
                     float[][] wr = new float[rows][cols];
                     for (int i = 0; i < rows; i++) {
@@ -144,7 +144,7 @@ class CudaDenseTest {
                         }
                         try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
                              DeviceTensor bt = tensor(b, 1, rows, bias)) {
-                            b.linear(d, withBias ? ((CudaBackend.Tensor) bt).ptr() : 0L, xt, out);
+                            b.linear(d, withBias ? bt : null, xt, out);
                             BackendConformanceKit.assertClose(setting + " " + f + " " + rows + "x" + cols + " T=" + T,
                                     want, b.read(out), T, rows, 1e-4);
                         }
@@ -156,12 +156,11 @@ class CudaDenseTest {
 
     @Test
     void embeddingRowsDecodeBitExactly() {
-        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
-        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
                 WeightView w = matrix(arena, f, rows, cols, 5);
-                CudaBackend.Dense d = b.uploadDense(owned, w);
+                CudaWeights.Dense d = b.uploadDense(w);
                 int[] tokens = {36, 0, 3, 36, 17};
                 float[] want = new float[tokens.length * cols];
                 for (int t = 0; t < tokens.length; t++) {
@@ -180,11 +179,10 @@ class CudaDenseTest {
 
     @Test
     void aLinearOfTheWrongShapeIsAGossException() {
-        List<CudaBuffer> owned = new ArrayList<>(); // freed with the backend's context
-        try (CudaBackend b = backend(Map.of()); Arena arena = Arena.ofConfined()) {
-            CudaBackend.Dense d = b.uploadDense(owned, matrix(arena, WeightFormat.BF16, 4, 8, 1));
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+            CudaWeights.Dense d = b.uploadDense(matrix(arena, WeightFormat.BF16, 4, 8, 1));
             try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
-                GossException e = assertThrows(GossException.class, () -> b.linear(d, 0L, x, out));
+                GossException e = assertThrows(GossException.class, () -> b.linear(d, null, x, out));
                 assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
         }
@@ -192,13 +190,13 @@ class CudaDenseTest {
 
     @Test
     void fewRowsAreSplitOverTheWarpsOfABlock() {
-        assertEquals(8, CudaBackend.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
-        assertEquals(1, CudaBackend.matvecSplit(2880, 8, 132));
-        assertEquals(1, CudaBackend.matvecSplit(5120, 8, 132));
-        assertEquals(1, CudaBackend.matvecSplit(5, 3, 4)); // 3 warps: no power of two above 1 divides them
-        assertEquals(2, CudaBackend.matvecSplit(20, 8, 4));
-        assertEquals(8, CudaBackend.matvecSplit(5, 8, 4));
-        assertEquals(1, CudaBackend.matvecSplit(33, 8, 4));
+        assertEquals(8, DenseLauncher.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
+        assertEquals(1, DenseLauncher.matvecSplit(2880, 8, 132));
+        assertEquals(1, DenseLauncher.matvecSplit(5120, 8, 132));
+        assertEquals(1, DenseLauncher.matvecSplit(5, 3, 4)); // 3 warps: no power of two above 1 divides them
+        assertEquals(2, DenseLauncher.matvecSplit(20, 8, 4));
+        assertEquals(8, DenseLauncher.matvecSplit(5, 8, 4));
+        assertEquals(1, DenseLauncher.matvecSplit(33, 8, 4));
     }
 
     @Test
@@ -227,7 +225,7 @@ class CudaDenseTest {
             long dense = 2 * (2L * c.vocabSize() * h + c.numHiddenLayers() * ((q + 2 * kv) * h + h * q + e * h)); // BF16
             long vectors = 4 * (h + c.numHiddenLayers() * (2 * h + c.numAttentionHeads() + q + 2 * kv + h + e + e * 2 * i + e * h));
             long experts = c.numHiddenLayers() * e * (2 * i * h / 2 + 2 * i * h / 32 + h * i / 2 + h * i / 32); // codes + scales
-            assertEquals(dense + vectors + experts, CudaBackend.deviceBytes(ModelWeights.of(ck)));
+            assertEquals(dense + vectors + experts, CudaWeights.deviceBytes(ModelWeights.of(ck)));
         }
     }
 }

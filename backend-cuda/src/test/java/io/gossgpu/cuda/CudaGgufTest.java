@@ -46,20 +46,20 @@ class CudaGgufTest {
         ModelConfig c = TestModelPresets.tiny();
         Path f = dir.resolve("m-" + type + ".gguf");
         GgufWriter.write(new TestModelGenerator(c, 41), f, GgufWriter.Options.defaults().withDense(type));
-        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); CudaBackend cuda = CudaBackend.create();
+        try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults()); CudaBackend cuda = CudaBackend.create(io.gossgpu.backend.BackendOptions.defaults());
              Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights theirs = ref.loadWeights(w)) {
-                CudaBackend.Weights cw = (CudaBackend.Weights) mine;
+                CudaWeights cw = (CudaWeights) mine;
                 WeightFormat attention = switch (type) {
                     case BF16 -> WeightFormat.BF16;
                     case F32 -> WeightFormat.F32;
                     case Q8_0 -> WeightFormat.Q8_0;
                 };
-                assertEquals(attention, cw.qkv[0].format(), "fused QKV on the device");
-                assertEquals(attention, cw.embedding.format(), "embedding on the device");
+                assertEquals(attention, cw.tensors.layer(0).dense(DenseKind.Q).format(), "fused QKV on the device");
+                assertEquals(attention, cw.tensors.embedding().format(), "embedding on the device");
                 assertEquals(type == GgufWriter.DenseType.BF16 ? WeightFormat.BF16 : WeightFormat.F32,
-                        cw.dense[0][DenseKind.ROUTER.ordinal()].format(), "router on the device");
+                        cw.tensors.layer(0).dense(DenseKind.ROUTER).format(), "router on the device");
                 SplittableRandom r = new SplittableRandom(7);
                 for (int T : new int[]{1, 17}) {
                     int[] tokens = r.ints(T, 0, c.vocabSize()).toArray();

@@ -1,6 +1,5 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
@@ -20,7 +19,6 @@ import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -69,13 +67,13 @@ class CudaGraphDecodeTest {
     }
 
     static Run cuda(BackendProvider p, String graph, ModelWeights w, int[] prompt) {
-        System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
-        try (Backend b = p.create()) {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+        try (Backend b = p.create(graphs(graph))) {
             return decode(b, w, prompt, null);
-        } finally {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
         }
+    }
+
+    static io.gossgpu.backend.BackendOptions graphs(String onOrOff) {
+        return io.gossgpu.backend.BackendOptions.defaults().with(CudaKnobs.GRAPH.envName(), onOrOff);
     }
 
     @Test
@@ -118,6 +116,26 @@ class CudaGraphDecodeTest {
         }
     }
 
+    /** Only a step (the executor's {@code beginStep} of one token) is recorded: the same ops called outside one launch directly. */
+    @Test
+    void opsOutsideAStepAreNotRecorded() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
+             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize())) {
+            b.embed(w, new int[]{3}, x);
+            int eager = b.argmax(w, x, 0)[0];
+            assertEquals(0, b.launchStats().captures() + b.launchStats().graphLaunches(), "outside a step: " + b.launchStats());
+            b.beginStep(0, 1);
+            b.embed(w, new int[]{3}, x);
+            assertEquals(eager, b.argmax(w, x, 0)[0]);
+            b.endStep();
+            assertEquals(1, b.launchStats().captures(), "the step ran as a graph: " + b.launchStats());
+            assertEquals(1, b.launchStats().graphLaunches(), "the step ran as a graph: " + b.launchStats());
+        }
+    }
+
     /**
      * Temperature decoding samples on the device inside the recorded step: 40 tokens (one prefill, 39 decode
      * steps) take one capture and one graph launch per step (the temperature and draw change every step but
@@ -137,9 +155,7 @@ class CudaGraphDecodeTest {
             int[][] tokens = new int[2][];
             LaunchQueue.Stats stats = null;
             for (String graph : new String[]{"1", "0"}) {
-                System.setProperty(CudaBackend.GRAPH_PROPERTY, graph);
-                try (Backend b = p.create(); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
-                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
+                try (Backend b = p.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
                     tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
                         stats = ((CudaBackend) b).launchStats();
@@ -157,29 +173,12 @@ class CudaGraphDecodeTest {
                         }
                         assertArrayEquals(want, tokens[1], "device sampling vs the host sampler over the same backend's logits");
                     }
-                } finally {
-                    System.clearProperty(CudaBackend.GRAPH_PROPERTY);
                 }
             }
             assertEquals(40, tokens[0].length);
             assertArrayEquals(tokens[1], tokens[0], "sampled tokens, graphs on vs off");
             assertEquals(1, stats.captures(), "one capture for every sampled decode step: " + stats);
             assertEquals(39, stats.graphLaunches(), "every decode step one graph launch: " + stats);
-        }
-    }
-
-    @Test
-    void graphKnobIsZeroOrOne() {
-        System.setProperty(CudaBackend.GRAPH_PROPERTY, "yes");
-        try {
-            GossException e = assertThrows(GossException.class, CudaBackend::graphKnob);
-            assertTrue(e.getMessage().contains("goss.cuda.graph=yes"), e.getMessage());
-            System.setProperty(CudaBackend.GRAPH_PROPERTY, "0");
-            assertEquals(false, CudaBackend.graphKnob());
-            System.setProperty(CudaBackend.GRAPH_PROPERTY, " 1 ");
-            assertEquals(true, CudaBackend.graphKnob());
-        } finally {
-            System.clearProperty(CudaBackend.GRAPH_PROPERTY);
         }
     }
 }

@@ -58,20 +58,10 @@ class CudaPrefillTest {
         if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
             return;
         }
-        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), "1");
-        System.setProperty(CudaKnobs.SDPA_SPLITS.propertyName(), "3"); // decode: uneven shares, of two key tiles each at T = 130
-        try {
-            cuda = (CudaBackend) provider.create();
-        } finally {
-            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
-            System.clearProperty(CudaKnobs.SDPA_SPLITS.propertyName());
-        }
-        System.setProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName(), String.valueOf(Integer.MAX_VALUE));
-        try {
-            perSlot = (CudaBackend) provider.create(); // the MoE kernels for decode at every T
-        } finally {
-            System.clearProperty(CudaKnobs.MOE_TILED_MIN_T.propertyName());
-        }
+        io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
+        // decode attention: uneven shares, of two key tiles each at T = 130
+        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, 1).with(CudaKnobs.SDPA_SPLITS, 3));
+        perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
         Checkpoint a = new TestModelGenerator(c, 41).inMemory();
@@ -134,7 +124,7 @@ class CudaPrefillTest {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
             float[] x = random(new SplittableRandom(900 + T), T * h);
-            long before = cuda.moeTiledCalls;
+            long before = cuda.moe.tiledCalls;
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                     try (DeviceTensor xm = cuda.allocate(T, h); DeviceTensor xr = reference.allocate(T, h);
@@ -152,7 +142,7 @@ class CudaPrefillTest {
                     }
                 }
             }
-            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.moeTiledCalls - before, "MoE batched by expert in every layer, or in none");
+            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.moe.tiledCalls - before, "MoE batched by expert in every layer, or in none");
         }
     }
 
@@ -168,7 +158,7 @@ class CudaPrefillTest {
         for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
                 ModelWeights w = ModelWeights.of(ck);
-                long before = cuda.sdpaTiledCalls;
+                long before = cuda.attention.tiledCalls;
                 SplittableRandom r = new SplittableRandom(300 + T);
                 try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                     for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
@@ -197,7 +187,7 @@ class CudaPrefillTest {
                         }
                     }
                 }
-                assertEquals(6, cuda.sdpaTiledCalls - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
+                assertEquals(6, cuda.attention.tiledCalls - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
             }
         }
     }

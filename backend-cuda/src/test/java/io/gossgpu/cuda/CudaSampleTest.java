@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * sample.cu against {@link io.gossgpu.generate.Sampler#sampleTemperature} on the same logits, for logit vectors
+ * sample.cu against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits, for logit vectors
  * the model cannot produce at will ({@link SamplingCheck#checkDeviceSampler}: 201088 and odd sizes, ties, peaked,
  * flat, underflowing ids; random draws exactly, boundary draws within the rounding bound).
  */
@@ -18,7 +18,7 @@ class CudaSampleTest {
     void deviceSampleEqualsTheHostContract() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        try (Backend b = p.create()) {
+        try (Backend b = p.create(io.gossgpu.backend.BackendOptions.defaults())) {
             CudaBackend c = (CudaBackend) b;
             int[] n = SamplingCheck.checkDeviceSampler(b, c::sampleRow);
             assertTrue(n[1] * 4 <= n[0], n[1] + " of " + n[0] + " draws differ from the host (boundary draws only)");

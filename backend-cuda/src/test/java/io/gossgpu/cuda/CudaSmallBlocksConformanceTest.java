@@ -1,8 +1,9 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.BackendOptions;
+import org.junit.jupiter.api.Test;
 
-import java.util.Map;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The whole conformance kit again with every block at its smallest (32 threads) and LINEAR at 96, and the
@@ -15,27 +16,27 @@ import java.util.Map;
  * Skipped like {@link CudaConformanceTest}.
  */
 class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
-    static final Map<String, String> KNOBS = Map.ofEntries(
-            Map.entry("goss.cuda.linear.block", "96"),
-            Map.entry("goss.cuda.linear.gemm.t", "2"),
-            Map.entry("goss.cuda.linear.tile.t", "32"),
-            Map.entry("goss.cuda.rmsnorm.block", "32"),
-            Map.entry("goss.cuda.sdpa.block", "32"),
-            Map.entry("goss.cuda.moe.block", "32"),
-            Map.entry("goss.cuda.argmax.block", "32"),
-            Map.entry("goss.cuda.elementwise.block", "32"),
-            Map.entry(CudaKnobs.MOE_TILED_MIN_T.propertyName(), "2"),
-            Map.entry(CudaKnobs.SDPA_TILED_MIN_T.propertyName(), "1000000"),
-            Map.entry(CudaKnobs.SDPA_SPLITS.propertyName(), "0"));
+    static final BackendOptions KNOBS = BackendOptions.defaults()
+            .with(CudaKnobs.LINEAR, 96)
+            .with(CudaKnobs.LINEAR_GEMM_T, 2)
+            .with(CudaKnobs.LINEAR_TILE_T, 32)
+            .with(CudaKnobs.RMSNORM, 32)
+            .with(CudaKnobs.SDPA, 32)
+            .with(CudaKnobs.MOE, 32)
+            .with(CudaKnobs.ARGMAX, 32)
+            .with(CudaKnobs.ELEMENTWISE, 32)
+            .with(CudaKnobs.MOE_TILED_MIN_T, 2)
+            .with(CudaKnobs.SDPA_TILED_MIN_T, 1000000)
+            .with(CudaKnobs.SDPA_SPLITS, 0);
 
     @Override
-    protected BackendProvider provider() {
-        return withProperties(super.provider(), KNOBS, backend -> {
-            CudaBackend b = (CudaBackend) backend;
-            if (b.sdpaBlock != 32 || b.linearBlock != 96 || b.gemmMinT != 2 || b.tileT != 32 || b.moeTiledMinT != 2
-                    || b.sdpaTiledMinT != 1000000 || b.sdpaSplits != 0) {
-                throw new IllegalStateException("knobs not applied: " + b.knobs());
-            }
-        });
+    protected BackendOptions options() {
+        return KNOBS;
+    }
+
+    @Test
+    void theKnobsAreApplied() {
+        CudaBackend b = (CudaBackend) backend;
+        KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
     }
 }

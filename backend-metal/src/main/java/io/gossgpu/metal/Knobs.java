@@ -1,6 +1,7 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobValues;
 
@@ -9,9 +10,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Launch knobs of the Metal kernels ({@link Knob}): {@code GOSS_METAL_<KERNEL>_TG} or
- * {@code -Dgoss.metal.<kernel>.tg}, the threads per threadgroup of one kernel, a multiple of 32 checked
- * against the pipeline's maxTotalThreadsPerThreadgroup; and {@code GOSS_METAL_PREFILL_MIN_T}.
+ * Launch knobs of the Metal kernels ({@link Knob}), read from the backend's {@link BackendOptions}:
+ * {@code GOSS_METAL_<KERNEL>_TG}, the threads per threadgroup of one kernel, a multiple of 32 checked
+ * against the pipeline's maxTotalThreadsPerThreadgroup; {@code GOSS_METAL_PREFILL_MIN_T}; and the setting
+ * {@code GOSS_METAL_NO_COPY}.
  */
 final class Knobs {
     private Knobs() {}
@@ -43,6 +45,10 @@ final class Knobs {
     static final Knob PREFILL_MIN_T = Knob.of(B, "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
             "batches of at least this many tokens take the tiled prefill kernels").tuneValues(1, 2, 4, 8, 16, 32);
 
+    /** Whether F32/BF16 matrices of memory-mapped checkpoints are wrapped in place (1) or copied (0). */
+    static final Knob NO_COPY = Knob.setting(B, "NO_COPY", 1, KnobValues.oneOf(0, 1), "the no-copy switch",
+            "1 uses F32/BF16 matrices of memory-mapped checkpoints in place, 0 copies them");
+
     static final List<Knob> ALL = java.util.stream.Stream.concat(TG.values().stream(), java.util.stream.Stream.of(PREFILL_MIN_T)).toList();
 
     private static void tg(String kernel, int def) {
@@ -57,10 +63,10 @@ final class Knobs {
         return k;
     }
 
-    /** Threads per threadgroup of {@code kernel}, whose pipeline allows at most {@code maxThreads}. */
-    static int threadgroupSize(String kernel, int maxThreads) {
+    /** Threads per threadgroup of {@code kernel} in {@code o}, whose pipeline allows at most {@code maxThreads}. */
+    static int threadgroupSize(BackendOptions o, String kernel, int maxThreads) {
         String why = kernel.equals("attention") ? "the attention kernel runs one simdgroup (32 threads) per (token, head)"
                 : "the " + kernel + " pipeline's maxTotalThreadsPerThreadgroup";
-        return tg(kernel).value(tg(kernel).defaultValue(), maxThreads, why);
+        return tg(kernel).value(o, tg(kernel).defaultValue(), maxThreads, why);
     }
 }

@@ -2,6 +2,7 @@ package io.gossgpu.metal;
 
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 
 import java.util.Locale;
@@ -47,8 +48,8 @@ public final class MetalBackendProvider implements BackendProvider {
     }
 
     @Override
-    public Backend create() {
-        return new MetalBackend(emulatorRequested());
+    public Backend create(BackendOptions options) {
+        return new MetalBackend(emulatorRequested(), options);
     }
 
     @Override

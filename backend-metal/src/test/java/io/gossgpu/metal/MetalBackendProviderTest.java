@@ -36,10 +36,10 @@ class MetalBackendProviderTest {
     }
 
     @Test
-    void knobIsReadFromASystemProperty() {
+    void knobIsReadFromTheBackendOptions() {
         Assumptions.assumeTrue(new MetalBackendProvider().availability().available(), "metal unavailable");
-        System.setProperty("goss.metal.add.tg", "96");
-        try (Backend b = new MetalBackendProvider().create()) {
+        io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
+        try (Backend b = new MetalBackendProvider().create(none.with(Knobs.tg("add"), 96))) {
             var x = b.allocate(3, 100);
             float[] v = new float[300];
             for (int i = 0; i < v.length; i++) v[i] = i;
@@ -47,16 +47,11 @@ class MetalBackendProviderTest {
             b.add(x, x, x);
             float[] r = b.read(x);
             for (int i = 0; i < v.length; i++) assertEquals(2f * i, r[i]);
-        } finally {
-            System.clearProperty("goss.metal.add.tg");
         }
-        System.setProperty("goss.metal.add.tg", "4096");
-        try (Backend b = new MetalBackendProvider().create()) {
+        try (Backend b = new MetalBackendProvider().create(none.with(Knobs.tg("add"), 4096))) {
             var x = b.allocate(1, 4);
             GossException e = assertThrows(GossException.class, () -> b.add(x, x, x));
             assertTrue(e.getMessage().contains("GOSS_METAL_ADD_TG=4096"), e.getMessage());
-        } finally {
-            System.clearProperty("goss.metal.add.tg");
         }
     }
 }

@@ -12,14 +12,14 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A decode step (every layer, then the logits) is encoded into a single command buffer. */
+/** A decode step (every layer, then the logits) is encoded into a single command buffer, as the step contract lets it. */
 class MetalCommandBufferTest {
     @Test
     void aDecodeStepIsOneCommandBuffer() {
         MetalBackendProvider p = new MetalBackendProvider();
         Assumptions.assumeTrue(p.availability().available(), () -> "metal unavailable: " + p.availability().reason());
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory();
-             MetalBackend b = (MetalBackend) p.create();
+             MetalBackend b = (MetalBackend) p.create(io.gossgpu.backend.BackendOptions.defaults());
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
              Session s = new Session(b, w, 32)) {
             s.prefill(new int[]{1, 2, 3, 4, 5, 6});
@@ -30,6 +30,18 @@ class MetalCommandBufferTest {
                 assertEquals(1, b.commitCount() - before, "command buffers committed by one decode step");
             }
             assertTrue(b.lastGpuSeconds() >= 0);
+            // the step contract: work encoded before a step is committed by beginStep, the step's own at its end
+            try (var x = b.allocate(1, 8)) {
+                b.add(x, x, x);
+                long before = b.commitCount();
+                b.beginStep(12, 1);
+                assertEquals(1, b.commitCount() - before, "beginStep commits what was encoded before the step");
+                b.add(x, x, x);
+                b.endStep();
+                assertEquals(2, b.commitCount() - before, "endStep commits the step's dispatches");
+                b.endStep();
+                assertEquals(2, b.commitCount() - before, "nothing pending: nothing committed");
+            }
         }
     }
 }

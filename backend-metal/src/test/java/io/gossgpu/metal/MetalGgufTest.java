@@ -41,7 +41,7 @@ class MetalGgufTest {
         int v = c.vocabSize();
         int[] toks = {5, 900, 17, 3, 1030, 44, 8, 600, 2, 71, 13, 999};
         try (Checkpoint ck = Checkpoint.open(file, LoadOptions.defaults());
-             Backend metal = p.create(); Backend ref = new ReferenceBackend()) {
+             Backend metal = p.create(io.gossgpu.backend.BackendOptions.defaults()); Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             float[] want;
             try (LoadedWeights lr = ref.loadWeights(w); Session s = new Session(ref, lr, 16)) {
@@ -49,7 +49,7 @@ class MetalGgufTest {
             }
             try (LoadedWeights lm = metal.loadWeights(w); Session s = new Session(metal, lm, 16)) {
                 // the file is memory-mapped: its F32/BF16 matrices are used in place, not copied
-                org.junit.jupiter.api.Assertions.assertTrue(((MetalBackend) metal).wrappedBytes() > 0, "no weights wrapped in place");
+                org.junit.jupiter.api.Assertions.assertTrue(((MetalWeights) lm).wrappedBytes > 0, "no weights wrapped in place");
                 float[] first = s.prefillAllLogits(Arrays.copyOf(toks, 7));
                 BackendConformanceKit.assertClose(dense + " prefill logits", Arrays.copyOf(want, 7 * v), first, 7, v, 1e-3);
                 for (int i = 7; i < toks.length; i++)

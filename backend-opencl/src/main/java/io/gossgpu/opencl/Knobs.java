@@ -1,5 +1,6 @@
 package io.gossgpu.opencl;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobValues;
 
@@ -8,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Launch knobs of the OpenCL kernels ({@link Knob}): {@code GOSS_OPENCL_<KERNEL>_<KNOB>} or
- * {@code -Dgoss.opencl.<kernel>.<knob>}. Work-group sizes are powers of two no larger than the device's
+ * Launch knobs of the OpenCL kernels ({@link Knob}), {@code GOSS_OPENCL_<KERNEL>_<KNOB>} in the backend's
+ * {@link BackendOptions}. Work-group sizes are powers of two no larger than the device's
  * (and each kernel's) maximum; the defaults differ between GPU and CPU devices (PoCL).
  */
 final class Knobs {
@@ -60,9 +61,9 @@ final class Knobs {
         return gpu ? k.defaultValue() : CPU_DEFAULTS.getOrDefault(k, k.defaultValue());
     }
 
-    /** A knob's value on a device; work-group sizes are checked against the device's limit {@code deviceMax}. */
-    static int value(Knob k, boolean gpu, long deviceMax) {
-        if (k.allowed() != WG) return k.value(deviceDefault(k, gpu));
-        return k.value(deviceDefault(k, gpu), (int) Math.min(1 << 20, deviceMax), "the device's max work-group size is " + deviceMax);
+    /** A knob's value in {@code o} on a device; work-group sizes are checked against the device's limit {@code deviceMax}. */
+    static int value(BackendOptions o, Knob k, boolean gpu, long deviceMax) {
+        if (k.allowed() != WG) return k.value(o, deviceDefault(k, gpu));
+        return k.value(o, deviceDefault(k, gpu), (int) Math.min(1 << 20, deviceMax), "the device's max work-group size is " + deviceMax);
     }
 }

@@ -26,12 +26,15 @@ import static org.lwjgl.opencl.CL10.*;
  * initialisation, so a machine without {@code libOpenCL} gets {@link #availability()} = "no OpenCL platform
  * found (install an ICD, e.g. pocl-opencl-icd)", never an exception from a class initialiser.
  *
- * <p>Device selection: {@code GOSS_OPENCL_DEVICE} (environment) or {@code goss.opencl.device} (system
- * property, wins) — a device index as {@link #deviceListing()} numbers them, or a case-insensitive
- * substring of "platform / device name". Default: the first GPU, else the first device.
+ * <p>Device selection: the setting {@link #DEVICE} of the backend's {@link io.gossgpu.backend.BackendOptions} — a
+ * device index as {@link #deviceListing} numbers them, or a case-insensitive substring of "platform / device
+ * name". Default: the first GPU, else the first device.
  */
 public final class OpenCl {
     private OpenCl() {}
+
+    /** The setting that picks the device ({@code --device} on the command line). */
+    public static final String DEVICE = "GOSS_OPENCL_DEVICE";
 
     /** The one-line reason given when no platform exists (or libOpenCL cannot be loaded). */
     public static final String NO_PLATFORM = "no OpenCL platform found (install an ICD, e.g. pocl-opencl-icd)";
@@ -108,7 +111,7 @@ public final class OpenCl {
 
     private static Availability cached;
 
-    /** Whether the backend can run, with the selected device or a one-line reason. Never throws. */
+    /** Whether the backend can run, with the device it picks by default or a one-line reason. Never throws. */
     public static synchronized Availability availability() {
         if (cached != null) return cached;
         try {
@@ -116,26 +119,18 @@ public final class OpenCl {
             if (err != null) return cached = Availability.no(err);
             List<DeviceInfo> devs = devices();
             if (devs.isEmpty()) return cached = Availability.no(NO_PLATFORM);
-            DeviceInfo d = select(devs, selector());
+            DeviceInfo d = select(devs, null);
             return cached = Availability.yes("OpenCL device " + d.index() + ": " + d.describe());
         } catch (RuntimeException | LinkageError e) {
             return cached = Availability.no(e instanceof GossException ? e.getMessage() : "OpenCL probe failed: " + e);
         }
     }
 
-    /** The device selector from {@code goss.opencl.device} or {@code GOSS_OPENCL_DEVICE}; null when unset. */
-    static String selector() {
-        String p = System.getProperty("goss.opencl.device");
-        if (p != null && !p.isBlank()) return p.trim();
-        String e = System.getenv("GOSS_OPENCL_DEVICE");
-        return e == null || e.isBlank() ? null : e.trim();
-    }
-
     /**
-     * Lines for {@code goss-gpu info}: every platform's devices, numbered, the selected one marked, or the
-     * reason there are none. Never throws.
+     * Lines for {@code goss-gpu info}: every platform's devices, numbered, the one {@code selector} picks (null: the
+     * default) marked, or the reason there are none. Never throws.
      */
-    public static List<String> deviceListing() {
+    public static List<String> deviceListing(String selector) {
         List<String> out = new ArrayList<>();
         try {
             String err = load();
@@ -150,7 +145,7 @@ public final class OpenCl {
             }
             DeviceInfo sel = null;
             try {
-                sel = select(devs, selector());
+                sel = select(devs, selector);
             } catch (GossException e) {
                 out.add("OpenCL device selection: " + e.getMessage());
             }

@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 
 /**
@@ -32,8 +33,8 @@ public final class OpenClBackendProvider implements BackendProvider {
     }
 
     @Override
-    public Backend create() {
-        return OpenClBackend.create();
+    public Backend create(BackendOptions options) {
+        return OpenClBackend.create(options);
     }
 
     @Override

@@ -1,9 +1,11 @@
 package io.gossgpu.opencl;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
+import org.junit.jupiter.api.Test;
 
-import java.util.Map;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The whole conformance kit again, with knobs that send every op down the kernels the default launch
@@ -12,31 +14,34 @@ import java.util.Map;
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
 class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
-    static final Map<String, String> KNOBS = Map.ofEntries(
-            Map.entry("goss.opencl.sdpa.splitkeys", "2"),
-            Map.entry("goss.opencl.sdpa.splitbelow", "1000000000"),
-            Map.entry("goss.opencl.sdpa.wg", "4"),
-            Map.entry("goss.opencl.moe.groupmin", "1"),
-            Map.entry("goss.opencl.moe.tile", "3"),
-            Map.entry("goss.opencl.moe.wg", "2"),
-            Map.entry("goss.opencl.linear.tile", "3"),
-            Map.entry("goss.opencl.linear.vec", "0"),
-            Map.entry("goss.opencl.sdpa.gqa", "0"),
-            Map.entry("goss.opencl.linear.wg", "8"),
-            Map.entry("goss.opencl.argmax.wg", "4"),
-            Map.entry("goss.opencl.rmsnorm.wg", "2"));
+    static final BackendOptions KNOBS = BackendOptions.defaults()
+            .with(Knobs.SDPA_SPLITKEYS, 2)
+            .with(Knobs.SDPA_SPLITBELOW, 1000000000)
+            .with(Knobs.SDPA_WG, 4)
+            .with(Knobs.MOE_GROUPMIN, 1)
+            .with(Knobs.MOE_TILE, 3)
+            .with(Knobs.MOE_WG, 2)
+            .with(Knobs.LINEAR_TILE, 3)
+            .with(Knobs.LINEAR_VEC, 0)
+            .with(Knobs.SDPA_GQA, 0)
+            .with(Knobs.LINEAR_WG, 8)
+            .with(Knobs.ARGMAX_WG, 4)
+            .with(Knobs.RMSNORM_WG, 2);
 
     @Override
     protected BackendProvider provider() {
-        return withKnobs(KNOBS);
+        return new OpenClBackendProvider();
     }
 
-    /** The opencl provider, creating its backend with {@code knobs} set as system properties (then cleared). */
-    static BackendProvider withKnobs(Map<String, String> knobs) {
-        return withProperties(new OpenClBackendProvider(), knobs, b -> {
-            if (knobs.containsKey("goss.opencl.sdpa.splitkeys")
-                    && ((OpenClBackend) b).sdpaSplitKeys != Integer.parseInt(knobs.get("goss.opencl.sdpa.splitkeys")))
-                throw new IllegalStateException("knobs not applied");
-        });
+    @Override
+    protected BackendOptions options() {
+        return KNOBS;
+    }
+
+    @Test
+    void theKnobsAreApplied() {
+        OpenClBackend b = (OpenClBackend) backend;
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
+        KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
     }
 }

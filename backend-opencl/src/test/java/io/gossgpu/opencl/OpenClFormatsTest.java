@@ -54,7 +54,7 @@ class OpenClFormatsTest {
     @BeforeAll
     void setUp() {
         if (!OpenCl.availability().available()) return;
-        cl = OpenClBackend.create();
+        cl = OpenClBackend.create(io.gossgpu.backend.BackendOptions.defaults());
         ref = new ReferenceBackend();
     }
 

@@ -1,9 +1,11 @@
 package io.gossgpu.opencl;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
+import org.junit.jupiter.api.Test;
 
-import java.util.Map;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The whole conformance kit with the GQA-shared attention kernel in split-K mode (3 keys per split, always
@@ -12,10 +14,20 @@ import java.util.Map;
 class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
     @Override
     protected BackendProvider provider() {
-        return OpenClAlternatePathsConformanceTest.withKnobs(Map.of(
-                "goss.opencl.sdpa.splitkeys", "3",
-                "goss.opencl.sdpa.splitbelow", "1000000000",
-                "goss.opencl.sdpa.gqa", "1",
-                "goss.opencl.sdpa.wg", "2"));
+        return new OpenClBackendProvider();
+    }
+
+    @Override
+    protected BackendOptions options() {
+        return BackendOptions.defaults().with(Knobs.SDPA_SPLITKEYS, 3).with(Knobs.SDPA_SPLITBELOW, 1000000000)
+                .with(Knobs.SDPA_GQA, 1).with(Knobs.SDPA_WG, 2);
+    }
+
+    @Test
+    void theKnobsAreApplied() {
+        OpenClBackend b = (OpenClBackend) backend;
+        assertEquals(3, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
+        assertEquals(1, b.knobs().get("GOSS_OPENCL_SDPA_GQA"));
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
     }
 }

@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
@@ -41,7 +42,7 @@ class OpenClInfraTest {
     @Test
     void listsDevicesAndMarksTheSelectedOne() {
         requireDevice();
-        List<String> lines = OpenCl.deviceListing();
+        List<String> lines = OpenCl.deviceListing(null);
         assertFalse(lines.isEmpty());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("* [0]") || l.startsWith("* [")), lines.toString());
         List<OpenCl.DeviceInfo> devs = OpenCl.devices();
@@ -54,34 +55,23 @@ class OpenClInfraTest {
         assertTrue(e.getMessage().contains("no-such-device-xyz") && e.getMessage().contains("GOSS_OPENCL_DEVICE"), e.getMessage());
     }
 
-    private static <T> T withProperty(String key, String value, java.util.function.Supplier<T> body) {
-        String old = System.getProperty(key);
-        System.setProperty(key, value);
-        try {
-            return body.get();
-        } finally {
-            if (old == null) System.clearProperty(key);
-            else System.setProperty(key, old);
-        }
-    }
-
     @Test
     void invalidKnobsNameTheKnobTheValueAndTheLimit() {
         requireDevice();
         long max = OpenCl.devices().get(0).maxWorkGroupSize();
-        for (String[] bad : new String[][]{{"goss.opencl.linear.wg", "3"}, {"goss.opencl.sdpa.wg", "" + (4 * max)},
-                {"goss.opencl.moe.wg", "lots"}, {"goss.opencl.linear.tile", "0"}, {"goss.opencl.argmax.wg", "0"}}) {
-            GossException e = assertThrows(GossException.class, () -> withProperty(bad[0], bad[1], OpenClBackend::create));
-            String env = "GOSS_OPENCL_" + bad[0].substring("goss.opencl.".length()).replace('.', '_').toUpperCase();
-            assertTrue(e.getMessage().contains(env) && e.getMessage().contains(bad[0] + "=" + bad[1]), e.getMessage());
-            if (!bad[0].endsWith("tile")) assertTrue(e.getMessage().contains("max work-group size is " + max), e.getMessage());
+        for (String[] bad : new String[][]{{"GOSS_OPENCL_LINEAR_WG", "3"}, {"GOSS_OPENCL_SDPA_WG", "" + (4 * max)},
+                {"GOSS_OPENCL_MOE_WG", "lots"}, {"GOSS_OPENCL_LINEAR_TILE", "0"}, {"GOSS_OPENCL_ARGMAX_WG", "0"}}) {
+            GossException e = assertThrows(GossException.class, () -> OpenClBackend.create(BackendOptions.defaults().with(bad[0], bad[1])));
+            assertTrue(e.getMessage().startsWith("invalid " + bad[0] + "=" + bad[1] + ": "), e.getMessage());
+            if (!bad[0].endsWith("TILE")) assertTrue(e.getMessage().contains("max work-group size is " + max), e.getMessage());
         }
     }
 
     /**
      * The smallest and a large work-group size and tile change nothing but speed: whole-model logits still
-     * match. The first round also sends every batch through the per-slot MoE kernels (GROUPMIN huge), the
-     * second even decode through the expert-grouped ones (GROUPMIN 1).
+     * match. One backend also sends every batch through the per-slot MoE kernels (GROUPMIN huge), the other
+     * even decode through the expert-grouped ones (GROUPMIN 1). Both backends are open at once, their sessions
+     * interleaved: knobs are values of each backend, not process state.
      */
     @Test
     void unusualKnobValuesGiveTheSameLogits() {
@@ -97,29 +87,25 @@ class OpenClInfraTest {
                 want = s.prefillAllLogits(toks);
             }
             long big = Math.min(256, Integer.highestOneBit((int) Math.min(1 << 20, OpenCl.devices().get(0).maxWorkGroupSize())));
-            for (String v : new String[]{"1", "" + big}) {
-                String[] keys = {"goss.opencl.linear.wg", "goss.opencl.rmsnorm.wg", "goss.opencl.sdpa.wg", "goss.opencl.moe.wg",
-                        "goss.opencl.argmax.wg"};
-                for (String k : keys) System.setProperty(k, v);
-                System.setProperty("goss.opencl.linear.tile", v.equals("1") ? "1" : "16");
-                System.setProperty("goss.opencl.moe.tile", v.equals("1") ? "1" : "16");
-                System.setProperty("goss.opencl.moe.groupmin", v.equals("1") ? "1000000" : "1");
-                try (OpenClBackend cl = OpenClBackend.create(); LoadedWeights lw = cl.loadWeights(w)) {
-                    assertEquals(Integer.parseInt(v), cl.sdpaWg);
-                    assertEquals(Integer.parseInt(v), cl.knobs().get("GOSS_OPENCL_SDPA_WG"));
-                    assertEquals(12, cl.knobs().size());
-                    assertEquals(v.equals("1") ? 1000000 : 1, cl.moeGroupMin);
-                    float[] got;
-                    try (Session s = new Session(cl, lw, 16)) {
-                        got = s.prefillAllLogits(toks);
-                    }
-                    BackendConformanceKit.assertClose("logits with every WG = " + v, want, got, toks.length, w.config().vocabSize(), 1e-3);
-                } finally {
-                    for (String k : keys) System.clearProperty(k);
-                    System.clearProperty("goss.opencl.linear.tile");
-                    System.clearProperty("goss.opencl.moe.tile");
-                    System.clearProperty("goss.opencl.moe.groupmin");
+            BackendOptions small = knobs(1, 1, 1000000), large = knobs((int) big, 16, 1);
+            try (OpenClBackend a = OpenClBackend.create(small); OpenClBackend b = OpenClBackend.create(large);
+                 LoadedWeights la = a.loadWeights(w); LoadedWeights lb = b.loadWeights(w);
+                 Session sa = new Session(a, la, 16); Session sb = new Session(b, lb, 16)) {
+                assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"));
+                assertEquals((int) big, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
+                assertEquals(12, a.knobs().size());
+                assertEquals(1000000, a.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
+                assertEquals(1, b.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
+                float[] gotA = new float[want.length], gotB = new float[want.length];
+                int vocab = w.config().vocabSize();
+                for (int i = 0; i < toks.length; i += 4) { // chunks of 4, alternating between the two backends
+                    int[] chunk = java.util.Arrays.copyOfRange(toks, i, Math.min(toks.length, i + 4));
+                    System.arraycopy(sa.prefillAllLogits(chunk), 0, gotA, i * vocab, chunk.length * vocab);
+                    System.arraycopy(sb.prefillAllLogits(chunk), 0, gotB, i * vocab, chunk.length * vocab);
                 }
+                BackendConformanceKit.assertClose("logits with every WG = 1", want, gotA, toks.length, vocab, 1e-3);
+                BackendConformanceKit.assertClose("logits with every WG = " + big, want, gotB, toks.length, vocab, 1e-3);
+                assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"), "unchanged by the other backend");
             }
         }
     }
@@ -159,11 +145,11 @@ class OpenClInfraTest {
                         dense.apply(e, h), dense.apply(1, e), mx.apply(inter, h), perExpert.apply(e, inter), mx.apply(inter, h),
                         perExpert.apply(e, inter), mx.apply(h, inter), perExpert.apply(e, h)));
             ModelWeights w = new ModelWeights(c, dense.apply(c.vocabSize(), h), layers, dense.apply(1, h), dense.apply(c.vocabSize(), h));
-            long need = OpenClBackend.deviceBytes(w);
+            long need = OpenClWeights.deviceBytes(w);
             assertTrue(need > 55L << 30 && need < 70L << 30, "120b needs " + need);
             OpenCl.DeviceInfo d = OpenCl.devices().get(0);
             org.junit.jupiter.api.Assumptions.assumeTrue(d.globalMemBytes() < need, "this device could hold gpt-oss-120b");
-            try (OpenClBackend b = OpenClBackend.create("0")) {
+            try (OpenClBackend b = OpenClBackend.create(BackendOptions.defaults().with(OpenCl.DEVICE, "0"))) {
                 GossException ex = assertThrows(GossException.class, () -> b.loadWeights(w));
                 assertTrue(ex.getMessage().contains(io.gossgpu.backend.KvCacheSpec.humanBytes(need))
                         && ex.getMessage().contains(d.name()), ex.getMessage());
@@ -184,7 +170,7 @@ class OpenClInfraTest {
             q = clCreateCommandQueue(ctx, d.device(), 0, rc);
             assertEquals(CL_SUCCESS, rc.get(0));
         }
-        try (OpenClBackend b = OpenClBackend.wrap(ctx, q)) {
+        try (OpenClBackend b = OpenClBackend.wrap(ctx, q, BackendOptions.defaults())) {
             assertEquals(d.name(), b.device().name());
             DeviceTensor x = b.allocate(2, 3), y = b.allocate(2, 3);
             b.write(x, new float[]{1, 2, 3, 4, 5, 6});
@@ -198,7 +184,14 @@ class OpenClInfraTest {
         assertEquals(CL_SUCCESS, clFinish(q));
         assertEquals(CL_SUCCESS, clReleaseCommandQueue(q));
         assertEquals(CL_SUCCESS, clReleaseContext(ctx));
-        assertThrows(GossException.class, () -> OpenClBackend.wrap(0, 0));
+        assertThrows(GossException.class, () -> OpenClBackend.wrap(0, 0, BackendOptions.defaults()));
+    }
+
+    /** Every work-group size {@code wg}, both tiles {@code tile}, and the grouped MoE from {@code groupMin} tokens. */
+    private static BackendOptions knobs(int wg, int tile, int groupMin) {
+        BackendOptions o = BackendOptions.defaults();
+        for (io.gossgpu.backend.Knob k : List.of(Knobs.LINEAR_WG, Knobs.RMSNORM_WG, Knobs.SDPA_WG, Knobs.MOE_WG, Knobs.ARGMAX_WG)) o = o.with(k, wg);
+        return o.with(Knobs.LINEAR_TILE, tile).with(Knobs.MOE_TILE, tile).with(Knobs.MOE_GROUPMIN, groupMin);
     }
 
     /** A child JVM with no OpenCL platform (empty ICD directory) or no loadable libOpenCL gets one line, no exception. */

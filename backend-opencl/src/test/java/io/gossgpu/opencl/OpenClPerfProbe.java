@@ -29,7 +29,7 @@ public final class OpenClPerfProbe {
         int experts = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         int ctx = args.length > 1 ? Integer.parseInt(args[1]) : 512;
         ModelConfig c = new ModelConfig(2, experts, 4, 4096, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
-        try (Checkpoint ck = new TestModelGenerator(c, 1).inMemory(); Backend b = OpenClBackend.create()) {
+        try (Checkpoint ck = new TestModelGenerator(c, 1).inMemory(); Backend b = OpenClBackend.create(io.gossgpu.backend.BackendOptions.defaults())) {
             System.out.println(b.deviceDescription());
             ModelWeights w = ModelWeights.of(ck);
             long t0 = System.nanoTime();

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * sample.cl against {@link io.gossgpu.generate.Sampler#sampleTemperature} on the same logits
+ * sample.cl against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits
  * ({@link SamplingCheck#checkDeviceSampler}). Aborted (not passed) on a device without cl_khr_fp64, where the
  * backend samples on the host.
  */
@@ -19,7 +19,7 @@ class OpenClSampleTest {
     void deviceSampleEqualsTheHostContract() {
         BackendProvider p = new OpenClConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        try (Backend b = p.create()) {
+        try (Backend b = p.create(io.gossgpu.backend.BackendOptions.defaults())) {
             OpenClBackend o = (OpenClBackend) b;
             try (var one = b.allocate(1, 1)) {
                 b.write(one, new float[]{0f});

@@ -11,6 +11,6 @@ public final class ProbeMain {
         Availability a = Backends.safeAvailability(new OpenClBackendProvider());
         System.out.println("available=" + a.available());
         System.out.println("reason=" + a.reason());
-        for (String line : OpenCl.deviceListing()) System.out.println("listing=" + line);
+        for (String line : OpenCl.deviceListing(null)) System.out.println("listing=" + line);
     }
 }

@@ -74,7 +74,7 @@ public class CpuKernelBenchmarks {
         ModelConfig c = oneLayer();
         checkpoint = new TestModelGenerator(c, 7).inMemory();
         ModelWeights mw = ModelWeights.of(checkpoint);
-        cpu = new CpuBackendProvider().create();
+        cpu = new CpuBackendProvider().create(io.gossgpu.backend.BackendOptions.fromEnvironment());
         w = cpu.loadWeights(mw);
         SplittableRandom r = new SplittableRandom(1);
         xH = tensor(1, c.hiddenSize(), r);

@@ -54,7 +54,6 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        modelOptions.apply();
         String model = modelOptions.model != null ? ModelLocator.require(modelOptions.model).toString() : "demo";
         if (modelOptions.model == null) System.err.println("goss-gpu: no --model given: benchmarking the in-memory random-weight demo model");
         BenchReport r = Bench.run(options(model), System.err);
@@ -62,6 +61,7 @@ final class BenchCommand implements Runnable {
     }
 
     Bench.Options options(String model) {
-        return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, pp, tg, depths, reps, warmups, bandwidth, !noProbe);
+        return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, modelOptions.backendOptions(), pp, tg, depths, reps, warmups,
+                bandwidth, !noProbe);
     }
 }

@@ -6,7 +6,6 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
-import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
@@ -82,13 +81,12 @@ public final class GossCommand implements Runnable {
     @Override
     public void run() {
         Interrupt.process(); // Ctrl-C quits with 130 from here on, and stops a reply while one runs
-        modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
-        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress(), modelOptions.checkTensors))) {
+        try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
                     new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());

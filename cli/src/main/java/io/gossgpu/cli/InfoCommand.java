@@ -1,5 +1,6 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.Checkpoint;
@@ -53,14 +54,15 @@ final class InfoCommand implements Runnable {
         PrintStream out = System.out;
         if (backendsOnly) {
             out.println("backends   " + Backends.summary());
-            List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing() : List.of();
+            BackendOptions settings = BackendOptions.fromEnvironment();
+            List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing(settings.get(OpenCl.DEVICE)) : List.of();
             if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
             cl.forEach(line -> out.println("  " + line));
             for (var p : Backends.providers()) {
                 if (p.knobs().isEmpty()) continue;
                 out.println(p.name() + " knobs (environment, or -Dgoss." + p.name() + ".<kernel>.<knob>; 'goss-gpu tune --backend "
                         + p.name() + "' measures them):");
-                p.knobs().forEach(k -> out.println("  " + k.describeCurrent()));
+                p.knobs().forEach(k -> out.println("  " + k.describeCurrent(settings)));
             }
             return;
         }

@@ -29,9 +29,8 @@ final class LogitsCommand implements Runnable {
 
     @Override
     public void run() {
-        modelOptions.apply();
         try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = Backends.open(modelOptions.backend)) {
+             Backend backend = Backends.open(modelOptions.backend, modelOptions.backendOptions())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int[] ids = TokenIds.parse(tokens, weights.config().vocabSize());
             LogitsDump.write(out, backend, weights, ids);

@@ -1,7 +1,11 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.model.LoadOptions;
+import io.gossgpu.opencl.OpenCl;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -34,12 +38,23 @@ final class ModelOptions {
         return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors);
     }
 
-    /** Applies options that other layers read from system properties. */
-    void apply() {
-        if (device != null) System.setProperty("goss.opencl.device", device);
+    /**
+     * The backend settings: the environment's and system properties' ({@link BackendOptions#fromEnvironment()}, read
+     * here once), then {@code --device} and {@code --threads}, which win.
+     */
+    BackendOptions backendOptions() {
+        BackendOptions o = BackendOptions.fromEnvironment();
+        if (device != null) o = o.with(OpenCl.DEVICE, device);
         if (threads != null) {
             if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
-            System.setProperty("goss.cpu.threads", threads.toString());
+            o = o.with(CpuBackendProvider.THREADS, threads);
         }
+        return o;
+    }
+
+    /** How to open {@code model} as these options say. */
+    EngineOptions engineOptions(Path model) {
+        return EngineOptions.of(model).withBackend(backend).withMmap(!noMmap).withProgress(loadOptions().progress()).withCheckTensors(checkTensors)
+                .withBackendOptions(backendOptions());
     }
 }

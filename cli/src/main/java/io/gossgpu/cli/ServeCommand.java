@@ -104,7 +104,6 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServerLogging.configure(format, System.err);
-        modelOptions.apply();
         Path model = DemoModel.resolve(modelOptions.model);
         String id = modelId != null ? modelId : defaultModelId(model);
         ServerOptions options;
@@ -120,7 +119,7 @@ public final class ServeCommand implements Runnable {
         if (!isLoopback(host))
             LoggerFactory.getLogger("goss.server").warn("listening on {}, not loopback: other machines can reach the model{}", host,
                     options.apiKey() == null ? ", and no --api-key is set" : "");
-        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap).withCheckTensors(modelOptions.checkTensors);
+        EngineOptions engineOptions = modelOptions.engineOptions(model).withProgress(io.gossgpu.model.LoadOptions.Progress.NONE);
         GossServer server;
         try {
             server = GossServer.start(options, () -> Engine.open(engineOptions));

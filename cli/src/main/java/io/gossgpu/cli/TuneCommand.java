@@ -39,7 +39,6 @@ final class TuneCommand implements Runnable {
 
     @Override
     public void run() {
-        modelOptions.apply();
         Tune.plan(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
         Path model;
         if (modelOptions.model != null) {
@@ -49,7 +48,7 @@ final class TuneCommand implements Runnable {
                     TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 32, 32768), 7, "the tuning model");
         }
         System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
-        Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, model.toString(), knobs,
+        Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, modelOptions.backendOptions(), model.toString(), knobs,
                 promptTokens != null ? promptTokens : quick ? 16 : 128, tokens != null ? tokens : quick ? 4 : 32,
                 reps != null ? reps : quick ? 1 : 3, quick), System.err);
         System.out.print(r.markdown());

@@ -1,6 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.debug.Verifier;
 import io.gossgpu.model.Checkpoint;
@@ -30,10 +31,9 @@ final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
 
     @Override
     public Integer call() {
-        modelOptions.apply();
         try (Checkpoint ckpt = Checkpoint.open(DemoModel.resolve(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = Backends.open(modelOptions.backend);
-             Backend reference = Backends.open("reference")) {
+             Backend backend = Backends.open(modelOptions.backend, modelOptions.backendOptions());
+             Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int vocab = weights.config().vocabSize();
             int[] ids = tokens != null ? TokenIds.parse(tokens, vocab) : new SplittableRandom(1).ints(24, 0, vocab).toArray();

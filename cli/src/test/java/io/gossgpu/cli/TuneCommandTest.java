@@ -1,6 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.opencl.OpenClBackend;
@@ -61,16 +62,13 @@ class TuneCommandTest {
                     .matcher(r.out().substring(r.out().indexOf(k.envName() + ":"))).find(), r.out());
         }
         assertTrue(r.out().contains("tuned:  prefill"), r.out());
-        // the properties are restored; applying the exports, the backend accepts and uses them
+        // tune sets nothing global; given the exports as settings, the backend accepts and uses them
         assertNull(System.getProperty(wg.propertyName()));
-        try {
-            for (Knob k : List.of(wg, tile)) System.setProperty(k.propertyName(), exports.get(k.envName()));
-            try (Backend b = Backends.open("opencl")) {
-                for (Knob k : List.of(wg, tile))
-                    assertEquals(Integer.parseInt(exports.get(k.envName())), ((OpenClBackend) b).knobs().get(k.envName()));
-            }
-        } finally {
-            for (Knob k : List.of(wg, tile)) System.clearProperty(k.propertyName());
+        BackendOptions exported = BackendOptions.defaults();
+        for (Knob k : List.of(wg, tile)) exported = exported.with(k.envName(), exports.get(k.envName()));
+        try (Backend b = Backends.open("opencl", exported)) {
+            for (Knob k : List.of(wg, tile))
+                assertEquals(Integer.parseInt(exports.get(k.envName())), ((OpenClBackend) b).knobs().get(k.envName()));
         }
     }
 

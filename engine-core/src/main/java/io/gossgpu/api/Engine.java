@@ -13,6 +13,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A loaded model on one backend: the entry point of the library.
@@ -27,7 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * }</pre>
  *
  * Several chats may run at once on one engine, from different threads: each has its own KV cache, and
- * the backend (which one thread must drive at a time) is shared op by op under a lock. Closing the
+ * the backend (which one thread must drive at a time) is shared under a lock, held op by op and for the whole
+ * of a step ({@link Backend#beginStep} to {@link Backend#endStep}), so one chat's forward pass is never split by
+ * another's ops. Closing the
  * engine closes its chats and releases all native memory (weights, caches, mapped files).
  */
 public final class Engine implements AutoCloseable {
@@ -48,7 +51,7 @@ public final class Engine implements AutoCloseable {
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
-        return open(options, () -> Backends.open(options.backend()));
+        return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
     }
 
     /** {@link #open(EngineOptions)} with the backend made by {@code backendFactory} (tests wrap backends this way). */
@@ -157,17 +160,27 @@ public final class Engine implements AutoCloseable {
         checkpoint.close();
     }
 
-    /** The backend with every call made under one lock, so sessions on several threads can share it. */
-    private static Backend serialized(Backend b, java.nio.file.Path model) {
-        Object lock = new Object();
+    /**
+     * The backend with every call made under one lock, so sessions on several threads can share it. A successful
+     * {@code beginStep} keeps the lock until the same thread's {@code endStep}: a step belongs to one session. A
+     * fault reading the mapped model ({@code model}) becomes a one-line error.
+     */
+    static Backend serialized(Backend b, java.nio.file.Path model) {
+        ReentrantLock lock = new ReentrantLock();
         return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[]{Backend.class},
                 (proxy, method, args) -> {
-                    synchronized (lock) {
-                        try {
-                            return method.invoke(b, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause() instanceof InternalError ie ? mappedFileFault(model, ie) : e.getCause();
-                        }
+                    String name = method.getName();
+                    lock.lock();
+                    boolean holdForStep = false;
+                    try {
+                        Object r = method.invoke(b, args);
+                        holdForStep = name.equals("beginStep");
+                        return r;
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause() instanceof InternalError ie ? mappedFileFault(model, ie) : e.getCause();
+                    } finally {
+                        if (name.equals("endStep") && lock.getHoldCount() > 1) lock.unlock(); // the hold beginStep took
+                        if (!holdForStep) lock.unlock();
                     }
                 });
     }

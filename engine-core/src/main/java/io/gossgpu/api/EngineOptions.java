@@ -1,5 +1,6 @@
 package io.gossgpu.api;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.model.LoadOptions;
 
 import java.nio.file.Path;
@@ -13,34 +14,44 @@ import java.nio.file.Path;
  * @param progress told how reading the files goes (only when not mapping) and how far checkTensors has come
  * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
  *                 the whole model once)
+ * @param backendOptions the backend's launch knobs and settings ({@link BackendOptions}); {@link #of} takes them
+ *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
  */
-public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors) {
+public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
+                            BackendOptions backendOptions) {
+    public EngineOptions {
+        if (backendOptions == null) throw new NullPointerException("backendOptions");
+    }
+
+    /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadOptions.Progress.NONE);
+        this(model, backend, mmap, LoadOptions.Progress.NONE, false, BackendOptions.fromEnvironment());
     }
 
-    public EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress) {
-        this(model, backend, mmap, progress, false);
-    }
-
+    /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
     public static EngineOptions of(Path model) {
         return new EngineOptions(model, "auto", true);
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors);
+        return new EngineOptions(model, name, mmap, progress, checkTensors, backendOptions);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors);
+        return new EngineOptions(model, backend, on, progress, checkTensors, backendOptions);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors);
+        return new EngineOptions(model, backend, mmap, p, checkTensors, backendOptions);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on);
+        return new EngineOptions(model, backend, mmap, progress, on, backendOptions);
+    }
+
+    /** These options with the backend created with {@code o} (and nothing from the environment). */
+    public EngineOptions withBackendOptions(BackendOptions o) {
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, o);
     }
 
     LoadOptions loadOptions() {

@@ -17,6 +17,17 @@ import io.gossgpu.model.ModelWeights;
  * <p>Ops may be queued asynchronously; {@link #read}, {@link #readRouting}, {@link #logits} and {@link #argmax}
  * return only when the work they depend on is done. Not thread-safe: one thread drives a backend. Closing
  * releases all native memory it still owns.
+ *
+ * <p><b>Steps.</b> A forward pass is a step: {@link #beginStep}{@code (start, T)}, the ops of every layer for the
+ * positions {@code start .. start+T−1}, one result read ({@link #logits}, {@link #argmax} or {@link #sample}: the
+ * step's last op), then {@link #endStep}. A decode step has {@code T = 1}; a prefill chunk {@code T ≥ 1}. Steps do not
+ * nest, and between {@code beginStep} and {@code endStep} only that step's calls reach the backend (the engine holds
+ * its lock for the whole step). Knowing where a step starts and ends, a backend may defer its work: {@code cuda}
+ * records the launches of a decode step and runs them as one CUDA graph when the result is read; {@code metal}
+ * encodes the step into one command buffer, committed at the result read. Any other host read or write inside a
+ * step (a debugging observer reading activations) still sees every earlier op's result; the backend may then
+ * submit what it deferred and run the rest of the step eagerly. Ops called outside a step (tests of single ops)
+ * behave as ever.
  */
 public interface Backend extends AutoCloseable {
     /** The provider's name ({@code reference}, {@code cpu}, …). */
@@ -130,7 +141,7 @@ public interface Backend extends AutoCloseable {
 
     /**
      * Plain temperature sampling of the logits of the last row of {@code x} (as {@link #logits} defines them) with the uniform
-     * draw {@code u ∈ [0, 1)}: {@link io.gossgpu.generate.Sampler#sampleTemperature}, i.e. the smallest id
+     * draw {@code u ∈ [0, 1)}: {@link TemperatureDraw#draw}, i.e. the smallest id
      * {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in double. Lets
      * temperature decoding return one int per step. The default reads the logits back and samples on the host;
      * a device implementation may sum in another order (it differs only where {@code u·Z} is within rounding
@@ -138,7 +149,21 @@ public interface Backend extends AutoCloseable {
      */
     default int sample(LoadedWeights w, DeviceTensor x, double temperature, double u) {
         float[] l = logits(w, x, x.rows() - 1);
-        return io.gossgpu.generate.Sampler.sampleTemperature(l, 0, l.length, temperature, u);
+        return TemperatureDraw.draw(l, 0, l.length, temperature, u);
+    }
+
+    /**
+     * Begins a step over positions {@code start .. start + tokens − 1} (see the class comment): the calls that follow
+     * up to {@link #endStep} are that forward pass. Nothing for a backend that runs every op as it comes.
+     */
+    default void beginStep(int start, int tokens) {}
+
+    /**
+     * Ends the step {@link #beginStep} began: whatever it deferred is submitted, and on return all of its work is
+     * done (device errors surface here). Also called when an op of the step threw. The default finishes queued work.
+     */
+    default void endStep() {
+        synchronize();
     }
 
     /** Finishes queued work (a no-op for synchronous backends). */

@@ -14,8 +14,12 @@ public interface BackendProvider {
     /** Whether this machine can run the backend, with a one-line reason when not. Must not throw. */
     Availability availability();
 
-    /** A new backend instance (owns its device memory until closed). Only called when available. */
-    Backend create();
+    /**
+     * A new backend instance (owns its device memory until closed) with the knobs and settings in {@code options}
+     * (names of other backends are ignored); an invalid value is a {@link io.gossgpu.GossException} naming it. Only
+     * called when available.
+     */
+    Backend create(BackendOptions options);
 
     /** The launch knobs this backend reads ({@link Knob}), known without opening a device; none for CPU backends. */
     default java.util.List<Knob> knobs() {

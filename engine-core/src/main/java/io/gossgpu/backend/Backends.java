@@ -29,19 +29,20 @@ public final class Backends {
     /**
      * Opens {@code name} ({@code reference}, {@code cpu}, {@code opencl}, {@code cuda}, {@code metal}) or
      * {@code auto} (the available backend of highest priority). Unknown or unavailable names throw a
-     * {@link GossException} listing the available backends and why the others are not.
+     * {@link GossException} listing the available backends and why the others are not. The backend is created
+     * with {@code options}.
      */
-    public static Backend open(String name) {
+    public static Backend open(String name, BackendOptions options) {
         String n = name == null ? "auto" : name.trim().toLowerCase(Locale.ROOT);
         if (n.equals("auto")) {
-            for (BackendProvider p : providers()) if (safeAvailability(p).available()) return p.create();
+            for (BackendProvider p : providers()) if (safeAvailability(p).available()) return p.create(options);
             throw new GossException("no backend is available; " + summary());
         }
         for (BackendProvider p : providers()) {
             if (!p.name().equalsIgnoreCase(n)) continue;
             Availability a = safeAvailability(p);
             if (!a.available()) throw new GossException("backend '" + p.name() + "' is unavailable: " + a.reason() + "; " + summary());
-            return p.create();
+            return p.create(options);
         }
         throw new GossException("unknown backend '" + name + "'; " + summary());
     }

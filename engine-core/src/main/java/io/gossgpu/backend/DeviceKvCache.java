@@ -45,6 +45,11 @@ public final class DeviceKvCache<B> implements KvCache {
         return 4L * spec.slots(l) * spec.config().kvDim();
     }
 
+    /** Whether {@code m} allocated this cache (a backend recognises its own caches by their memory). */
+    public boolean allocatedBy(Memory<?> m) {
+        return memory == m;
+    }
+
     public B keys(int layer) {
         return keys.get(layer);
     }

@@ -32,6 +32,19 @@ public final class DeviceWeights<V, D, M> {
         D dense(WeightView v);
 
         M experts(WeightView v);
+
+        /**
+         * A layer's Q, K and V matrices, in that order: by default each uploaded on its own; a backend that runs the three
+         * as one matrix overrides this to upload them as one and return its three row ranges.
+         */
+        default List<D> qkv(WeightView q, WeightView k, WeightView v) {
+            return java.util.Arrays.asList(dense(q), dense(k), dense(v)); // handles may be null (bytes() walks with Void)
+        }
+
+        /** The biases of {@link #qkv}, in the same way. */
+        default List<V> qkvBias(WeightView q, WeightView k, WeightView v) {
+            return java.util.Arrays.asList(vector(q), vector(k), vector(v));
+        }
     }
 
     /** One layer's handles. {@code dense} and {@code bias} are indexed by {@link DenseKind#ordinal()}. */
@@ -58,9 +71,10 @@ public final class DeviceWeights<V, D, M> {
         List<Layer<V, D, M>> ls = new ArrayList<>(m.layers().size());
         for (LayerWeights w : m.layers()) {
             V attnNorm = up.vector(w.attnNorm()), mlpNorm = up.vector(w.mlpNorm()), sinks = up.vector(w.sinks());
-            List<D> dense = new ArrayList<>();
-            List<V> bias = new ArrayList<>();
+            List<D> dense = new ArrayList<>(up.qkv(w.q(), w.k(), w.v()));
+            List<V> bias = new ArrayList<>(up.qkvBias(w.qBias(), w.kBias(), w.vBias()));
             for (DenseKind k : DenseKind.values()) {
+                if (k == DenseKind.Q || k == DenseKind.K || k == DenseKind.V) continue; // above, in this order
                 dense.add(up.dense(k.weight(w)));
                 bias.add(up.vector(k.bias(w)));
             }

@@ -4,7 +4,8 @@ import io.gossgpu.model.ModelWeights;
 
 /**
  * A backend that passes every call to another: subclass it to trace, time or (in tests) perturb one op
- * of a real backend.
+ * of a real backend. {@link #sample} is not passed on: it keeps the default, which samples this backend's
+ * {@link #logits}, so a subclass that changes the logits changes what is sampled.
  */
 public class ForwardingBackend implements Backend {
     protected final Backend delegate;
@@ -33,6 +34,8 @@ public class ForwardingBackend implements Backend {
     @Override public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) { delegate.add(a, b, out); }
     @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(w, x, fromRow); }
     @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(w, x, fromRow); }
+    @Override public void beginStep(int start, int tokens) { delegate.beginStep(start, tokens); }
+    @Override public void endStep() { delegate.endStep(); }
     @Override public void synchronize() { delegate.synchronize(); }
     @Override public void close() { delegate.close(); }
 }

@@ -6,16 +6,18 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * One launch parameter of one GPU kernel (DESIGN.md, "Tuning knobs"): read from the system property
- * {@code goss.<backend>.<kernel>.<knob>} (lower case; an underscore in the knob's own name becomes a dot),
- * else the environment variable {@code GOSS_<BACKEND>_<KERNEL>_<KNOB>}, else the default. An invalid value
- * is a {@link GossException} naming the variable, the value and what is allowed:
+ * One launch parameter of one GPU kernel (DESIGN.md, "Tuning knobs"), or one setting of a whole backend
+ * ({@link #setting}: no kernel). Its value comes from the {@link BackendOptions} a backend is created with, under
+ * the name {@code GOSS_<BACKEND>_<KERNEL>_<KNOB>} ({@link #envName()}; at the edge also the system property
+ * {@code goss.<backend>.<kernel>.<knob>}, lower case, an underscore in the knob's own name becoming a dot), else
+ * the default. An invalid value is a {@link GossException} naming the variable, the value and what is allowed:
  * {@code invalid GOSS_CUDA_SDPA_BLOCK=100: threads per block must be a multiple of 32 from 32 to 1024}.
  *
  * <p>Backends declare their knobs as constants and list them from {@link BackendProvider#knobs()}, so
  * {@code goss-gpu info} and {@code goss-gpu tune} see them without opening a device. A device may allow less
  * than the declaration (its work-group limit): the reading methods take that limit and say where it comes from.
  *
+ * @param kernel      the kernel, or null for a setting of the whole backend ({@code GOSS_CPU_THREADS})
  * @param what        the quantity, as the error message names it ("threads per block")
  * @param description one line for listings
  * @param defaultNote how the default depends on the device ("16 on a CPU device"), or null
@@ -32,6 +34,11 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
         return new Knob(backend, kernel, name, defaultValue, allowed, what, description, null, null);
     }
 
+    /** A setting of the whole backend, not of one kernel: {@code GOSS_<BACKEND>_<NAME>}. */
+    public static Knob setting(String backend, String name, int defaultValue, KnobValues allowed, String what, String description) {
+        return new Knob(backend, null, name, defaultValue, allowed, what, description, null, null);
+    }
+
     /** This knob with a note on how its default depends on the device. */
     public Knob defaultNote(String note) {
         return new Knob(backend, kernel, name, defaultValue, allowed, what, description, note, tuneValues);
@@ -44,56 +51,52 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
 
     /** {@code GOSS_CUDA_SDPA_BLOCK}. */
     public String envName() {
-        return ("GOSS_" + backend + "_" + kernel + "_" + name).toUpperCase(Locale.ROOT);
+        return ("GOSS_" + backend + "_" + shortName()).toUpperCase(Locale.ROOT);
     }
 
     /** {@code goss.cuda.sdpa.block}. */
     public String propertyName() {
-        return ("goss." + backend + "." + kernel + "." + name.replace('_', '.')).toLowerCase(Locale.ROOT);
+        return ("goss." + backend + "." + (kernel == null ? "" : kernel + ".") + name.replace('_', '.')).toLowerCase(Locale.ROOT);
     }
 
     /** {@code SDPA_BLOCK}: the name without the backend, as {@code tune --knob} accepts it. */
     public String shortName() {
-        return (kernel + "_" + name).toUpperCase(Locale.ROOT);
+        return ((kernel == null ? "" : kernel + "_") + name).toUpperCase(Locale.ROOT);
     }
 
-    /** The setting (property, else environment), trimmed, or null when neither is set. */
-    public String raw() {
-        String p = System.getProperty(propertyName());
-        if (p != null && !p.isBlank()) return p.strip();
-        String e = System.getenv(envName());
-        return e == null || e.isBlank() ? null : e.strip();
+    /** The value in {@code options} with the declared default and range. */
+    public int value(BackendOptions options) {
+        return value(options, defaultValue, Integer.MAX_VALUE, null);
     }
 
-    /** The value in effect with the declared default and range. */
-    public int value() {
-        return value(defaultValue, Integer.MAX_VALUE, null);
-    }
-
-    /** The value in effect with a device's default. */
-    public int value(int deviceDefault) {
-        return value(deviceDefault, Integer.MAX_VALUE, null);
+    /** The value in {@code options} with a device's default. */
+    public int value(BackendOptions options, int deviceDefault) {
+        return value(options, deviceDefault, Integer.MAX_VALUE, null);
     }
 
     /**
-     * The value in effect on a device that allows at most {@code limit} ({@code why}: where the limit comes
-     * from, for the message, or null). Unset: the default, lowered to what the device allows.
+     * The value in {@code options} on a device that allows at most {@code limit} ({@code why}: where the limit
+     * comes from, for the message, or null). Unset: the default, lowered to what the device allows.
      */
-    public int value(int deviceDefault, int limit, String why) {
-        String v = raw();
-        return v == null ? Math.min(deviceDefault, allowed.largestUpTo(limit)) : parse(v, limit, why);
+    public int value(BackendOptions options, int deviceDefault, int limit, String why) {
+        String v = options.get(this);
+        return v == null ? Math.min(deviceDefault, allowed.largestUpTo(limit)) : parse(v, limit, why, options.property(envName()));
     }
 
     /** Parses and checks {@code value}; a {@link GossException} naming the knob, the value and the range when invalid. */
     public int parse(String value, int limit, String why) {
-        int n;
+        return parse(value, limit, why, null);
+    }
+
+    /** {@link #parse(String, int, String)}, the error naming {@code property} when a system property set the value. */
+    private int parse(String value, int limit, String why, String property) {
         try {
-            n = Integer.parseInt(value.strip());
+            int n = Integer.parseInt(value.strip());
+            if (allowed.accepts(n, limit)) return n;
         } catch (NumberFormatException e) {
-            throw invalid(value, limit, why);
+            // not a number: the same error as a number out of range
         }
-        if (!allowed.accepts(n, limit)) throw invalid(value, limit, why);
-        return n;
+        throw invalid(value, allowed.describe(limit) + (why == null ? "" : " (" + why + ")"), property);
     }
 
     /** The error for {@code value} when the device allows at most {@code limit}. */
@@ -101,13 +104,14 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
         return invalid(value, allowed.describe(limit) + (why == null ? "" : " (" + why + ")"));
     }
 
-    /**
-     * The error for {@code value}: "invalid ENV=value: {what} must be {mustBe}", or
-     * "invalid ENV=value (set as -Dproperty=value): ..." when the system property is what set it.
-     */
+    /** The error for {@code value}: "invalid ENV=value: {what} must be {mustBe}". */
     public GossException invalid(String value, String mustBe) {
-        String p = System.getProperty(propertyName());
-        String via = p != null && !p.isBlank() ? " (set as -D" + propertyName() + "=" + value + ")" : "";
+        return invalid(value, mustBe, null);
+    }
+
+    /** "invalid ENV=value (set as -Dproperty=value): ..." when the system property {@code property} set it. */
+    private GossException invalid(String value, String mustBe, String property) {
+        String via = property == null ? "" : " (set as -D" + property + "=" + value + ")";
         return new GossException("invalid " + envName() + "=" + value + via + ": " + what + " must be " + mustBe);
     }
 
@@ -117,8 +121,8 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
     }
 
     /** "GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024". */
-    public String describeCurrent() {
-        String v = raw();
+    public String describeCurrent(BackendOptions options) {
+        String v = options.get(this);
         String now = v != null ? v + " (set)" : defaultValue + " (default" + (defaultNote == null ? "" : "; " + defaultNote) + ")";
         return envName() + " = " + now + "  " + description + "; " + allowed.describe(Integer.MAX_VALUE);
     }

@@ -3,14 +3,19 @@
  *
  * <ul>
  *   <li>{@link io.gossgpu.backend.BackendProvider} — found by {@link java.util.ServiceLoader}; name, priority,
- *       {@link io.gossgpu.backend.Availability} (one-line reason when absent), {@code create()}.
- *       {@link io.gossgpu.backend.Backends#open(String)} picks one by name or {@code auto}.</li>
+ *       {@link io.gossgpu.backend.Availability} (one-line reason when absent), {@code create(options)} with an immutable
+ *       {@link io.gossgpu.backend.BackendOptions} (its {@link io.gossgpu.backend.Knob}s and settings, read from the
+ *       environment only at the edge). {@link io.gossgpu.backend.Backends#open(String, BackendOptions)} picks one by name
+ *       or {@code auto}.</li>
  *   <li>{@link io.gossgpu.backend.Backend} — owns device memory: {@link io.gossgpu.backend.DeviceTensor}
  *       (F32 rows × cols activations), {@link io.gossgpu.backend.DeviceRouting} (router output),
  *       {@link io.gossgpu.backend.KvCache} (laid out by {@link io.gossgpu.backend.KvCacheSpec}),
  *       {@link io.gossgpu.backend.LoadedWeights} (uploaded once); and runs the ops: embed, rmsNorm, linear,
- *       qkvRope, attention (also stores K/V), router, moe, add, logits, argmax. Each op's Javadoc is its
- *       contract.</li>
+ *       qkvRope, attention (also stores K/V), router, moe, add, logits, argmax, sample
+ *       ({@link io.gossgpu.backend.TemperatureDraw}). Each op's Javadoc is its contract; a forward pass is one step
+ *       ({@code beginStep} … {@code endStep}).</li>
+ *   <li>{@link io.gossgpu.backend.DeviceWeights}, {@link io.gossgpu.backend.DeviceKvCache} — a model's tensors and a
+ *       cache as a backend's handles; the GPU backends' shared layer is {@link io.gossgpu.device}.</li>
  *   <li>{@link io.gossgpu.backend.Rope} — YaRN frequencies and a cos/sin table every backend should share.</li>
  *   <li>{@link io.gossgpu.backend.ForwardingBackend} — a delegating base for tracing or fault injection.</li>
  * </ul>

@@ -2,6 +2,7 @@ package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
@@ -48,9 +49,10 @@ public final class Bench {
 
     /**
      * What to run. {@code model} is a checkpoint path (opened with {@code load}) or {@code "demo"}. {@code bandwidthGBps} &gt; 0 is a
-     * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}.
+     * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}. The backend is
+     * created with {@code backendOptions}.
      */
-    public record Options(String model, LoadOptions load, String backend, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
+    public record Options(String model, LoadOptions load, String backend, BackendOptions backendOptions, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
                           int reps, int warmups, double bandwidthGBps, boolean measureBandwidth) {
         public Options {
             prompts = List.copyOf(prompts);
@@ -70,12 +72,17 @@ public final class Bench {
         }
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
-        public static Options single(String model, String backend, int pp, int tg, int reps) {
-            return new Options(model, LoadOptions.defaults(), backend, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
+        public static Options single(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
+            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
             return Math.max(prompts.stream().mapToInt(Integer::intValue).max().orElse(0), gens.stream().mapToInt(Integer::intValue).max().orElse(0));
+        }
+
+        /** These options with the backend created with {@code o}. */
+        public Options withBackendOptions(BackendOptions o) {
+            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth);
         }
     }
 
@@ -93,9 +100,9 @@ public final class Bench {
     public static BenchReport run(Options o, PrintStream log) {
         Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
                 : Checkpoint.open(Path.of(o.model), o.load);
-        try (ck; Backend b = Backends.open(o.backend)) {
+        try (ck; Backend b = Backends.open(o.backend, o.backendOptions)) {
             boolean cpu = b.name().equals(CpuBackendProvider.NAME);
-            int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads();
+            int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads(o.backendOptions);
             ReadBandwidth.Result bandwidth = null;
             if (o.bandwidthGBps == 0 && o.measureBandwidth && cpu) {
                 // before the weights load: the pool's workers are parked and the model's pages are not yet competing

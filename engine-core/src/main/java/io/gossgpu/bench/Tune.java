@@ -1,14 +1,13 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.Knob;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -16,18 +15,22 @@ import java.util.stream.Collectors;
 
 /**
  * {@code goss-gpu tune}: sweeps the launch knobs ({@link Knob}) of one backend on this machine's device by
- * coordinate descent: one knob at a time, the knobs already swept at their best, the others as set now.
- * Each candidate value is set as the knob's system property, then a fresh backend loads the model and
- * {@link Bench} times a prefill and a decode run (one warm-up each, the median of the repetitions). The
- * best value has the highest geometric mean of prefill and decode tokens per second. A value the device
- * rejects (a work-group above a kernel's limit: a {@link GossException}) is reported and skipped. The
- * system properties are restored afterwards.
+ * coordinate descent: one knob at a time, the knobs already swept at their best, the others as the options
+ * given set them. Each candidate value goes into the {@link BackendOptions} of a fresh backend, which loads the
+ * model, and {@link Bench} times a prefill and a decode run (one warm-up each, the median of the repetitions).
+ * The best value has the highest geometric mean of prefill and decode tokens per second. A value the device
+ * rejects (a work-group above a kernel's limit: a {@link GossException}) is reported and skipped. Nothing
+ * global changes: each trial is a value.
  */
 public final class Tune {
     private Tune() {}
 
-    /** What to sweep: {@code knobs} by name (empty: every knob with more than one candidate); {@code quick}: at most 3 values each. */
-    public record Options(String backend, String model, List<String> knobs, int promptTokens, int tokens, int reps, boolean quick) {
+    /**
+     * What to sweep: {@code knobs} by name (empty: every knob with more than one candidate) starting from
+     * {@code backendOptions}; {@code quick}: at most 3 values each.
+     */
+    public record Options(String backend, BackendOptions backendOptions, String model, List<String> knobs, int promptTokens,
+                          int tokens, int reps, boolean quick) {
         public Options {
             knobs = List.copyOf(knobs);
             if (promptTokens < 0 || tokens < 0 || promptTokens + tokens == 0)
@@ -95,12 +98,12 @@ public final class Tune {
         return out;
     }
 
-    /** The values a quick sweep times: the current setting's nearest candidate and its neighbours. */
-    static List<Integer> quickCandidates(Knob k) {
+    /** The values a quick sweep times: the nearest candidate to the value in {@code options} and its neighbours. */
+    static List<Integer> quickCandidates(Knob k, BackendOptions options) {
         List<Integer> c = k.candidates();
         int now;
         try {
-            now = k.raw() != null ? Integer.parseInt(k.raw()) : k.defaultValue();
+            now = options.get(k) != null ? Integer.parseInt(options.get(k)) : k.defaultValue();
         } catch (NumberFormatException e) {
             now = k.defaultValue();
         }
@@ -130,50 +133,33 @@ public final class Tune {
         var plan = plan(o.backend, o.knobs);
         BackendProvider p = plan.getKey();
         List<Knob> knobs = plan.getValue();
-        Map<String, String> saved = new HashMap<>();
-        for (Knob k : p.knobs()) saved.put(k.propertyName(), System.getProperty(k.propertyName()));
-        try {
-            Bench.Options bo = Bench.Options.single(o.model, p.name(), o.promptTokens, o.tokens, o.reps);
-            String[] device = new String[1];
-            time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
-            Trial baseline = time(bo, -1, device);
-            if (baseline.rejected() != null) throw new GossException("tune: the knobs as set now fail: " + baseline.rejected());
-            log.printf(Locale.ROOT, "tune %s: before: prefill %.2f t/s, decode %.2f t/s%n", p.name(), baseline.prefill(), baseline.decode());
-            Map<Knob, Integer> best = new LinkedHashMap<>();
-            List<Sweep> sweeps = new ArrayList<>();
-            for (Knob k : knobs) {
-                List<Trial> trials = new ArrayList<>();
-                Trial top = null;
-                for (int v : o.quick ? quickCandidates(k) : k.candidates()) {
-                    System.setProperty(k.propertyName(), Integer.toString(v));
-                    Trial t = time(bo, v, device);
-                    trials.add(t);
-                    log.println(t.rejected() != null ? String.format(Locale.ROOT, "%s=%d: rejected: %s", k.envName(), v, t.rejected())
-                            : String.format(Locale.ROOT, "%s=%d: prefill %.2f t/s, decode %.2f t/s", k.envName(), v, t.prefill(), t.decode()));
-                    if (t.rejected() == null && (top == null || t.score() > top.score())) top = t;
-                }
-                if (top != null) {
-                    best.put(k, top.value());
-                    System.setProperty(k.propertyName(), Integer.toString(top.value()));
-                } else {
-                    restore(k.propertyName(), saved.get(k.propertyName()));
-                }
-                sweeps.add(new Sweep(k, trials, top == null ? null : top.value()));
+        Bench.Options bo = Bench.Options.single(o.model, p.name(), o.backendOptions, o.promptTokens, o.tokens, o.reps);
+        String[] device = new String[1];
+        time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
+        Trial baseline = time(bo, -1, device);
+        if (baseline.rejected() != null) throw new GossException("tune: the knobs as set now fail: " + baseline.rejected());
+        log.printf(Locale.ROOT, "tune %s: before: prefill %.2f t/s, decode %.2f t/s%n", p.name(), baseline.prefill(), baseline.decode());
+        BackendOptions best = o.backendOptions;
+        List<Sweep> sweeps = new ArrayList<>();
+        for (Knob k : knobs) {
+            List<Trial> trials = new ArrayList<>();
+            Trial top = null;
+            for (int v : o.quick ? quickCandidates(k, best) : k.candidates()) {
+                Trial t = time(bo.withBackendOptions(best.with(k, v)), v, device);
+                trials.add(t);
+                log.println(t.rejected() != null ? String.format(Locale.ROOT, "%s=%d: rejected: %s", k.envName(), v, t.rejected())
+                        : String.format(Locale.ROOT, "%s=%d: prefill %.2f t/s, decode %.2f t/s", k.envName(), v, t.prefill(), t.decode()));
+                if (t.rejected() == null && (top == null || t.score() > top.score())) top = t;
             }
-            Trial tuned = time(bo, 0, device);
-            if (tuned.rejected() != null) throw new GossException("tune: the best values together fail: " + tuned.rejected());
-            return new Result(p.name(), device[0], sweeps, baseline, tuned);
-        } finally {
-            saved.forEach(Tune::restore);
+            if (top != null) best = best.with(k, top.value());
+            sweeps.add(new Sweep(k, trials, top == null ? null : top.value()));
         }
+        Trial tuned = time(bo.withBackendOptions(best), 0, device);
+        if (tuned.rejected() != null) throw new GossException("tune: the best values together fail: " + tuned.rejected());
+        return new Result(p.name(), device[0], sweeps, baseline, tuned);
     }
 
-    private static void restore(String property, String value) {
-        if (value == null) System.clearProperty(property);
-        else System.setProperty(property, value);
-    }
-
-    /** One Bench run with the properties as set now: median prefill and decode t/s, or the reason it was rejected. */
+    /** One Bench run: median prefill and decode t/s, or the reason it was rejected. */
     private static Trial time(Bench.Options bo, int value, String[] device) {
         BenchReport r;
         try {

@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 
 /** The {@code reference} backend: always available, lowest priority (never chosen by {@code auto} over a real one). */
@@ -22,7 +23,7 @@ public final class ReferenceBackendProvider implements BackendProvider {
     }
 
     @Override
-    public Backend create() {
+    public Backend create(BackendOptions options) {
         return new ReferenceBackend();
     }
 }

@@ -111,46 +111,7 @@ final class VectorKernels implements CpuKernels {
         return dot(scratch, 0, x, xOff, w.cols());
     }
 
-    /**
-     * MXFP4 decode variant: byte-table shuffle then widening (default), or, with
-     * {@code -Dgoss.cpu.mxfp4.lut=permute}, nibbles widened to ints indexing a 16-float register table
-     * (measured equal within noise on Zen 5, 2880-wide rows: ~9-10 GB/s per thread either way).
-     */
-    private static final boolean PERMUTE_LUT = L == 16 && "permute".equals(System.getProperty("goss.cpu.mxfp4.lut"));
-    private static final IntVector TABLE_I = L == 16 ? IntVector.fromArray(I, fp4x2FloatBits(), 0) : null;
-
-    private static int[] fp4x2FloatBits() {
-        int[] f = new int[16];
-        for (int i = 0; i < 16; i++) f[i] = Float.floatToRawIntBits(FP4_X2[i]);
-        return f;
-    }
-
-    /** 16 float lanes: nibbles widened to ints index a 16-float table in a register (one permute per 16 values). */
-    private static float mxfp4DotPermute(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
-                                         int blocks, float[] x, int xOff) {
-        FloatVector acc = FloatVector.zero(F), acc2 = FloatVector.zero(F);
-        for (int b = 0; b < blocks; b++) {
-            IntVector q = (IntVector) ByteVector.fromMemorySegment(B16, codes, cOff + (long) b * cStride, LEO)
-                    .convertShape(VectorOperators.B2I, I, 0);
-            FloatVector fl = TABLE_I.rearrange(q.and(0x0f).toShuffle()).reinterpretAsFloats();
-            FloatVector fh = TABLE_I.rearrange(q.lanewise(VectorOperators.ASHR, 4).and(0x0f).toShuffle()).reinterpretAsFloats();
-            float s = HALF_E8M0[scales.get(LE.U8, sOff + (long) b * sStride) & 0xff];
-            int xo = xOff + 32 * b;
-            FloatVector bs = fl.mul(FloatVector.fromArray(F, x, xo));
-            bs = fh.fma(FloatVector.fromArray(F, x, xo + 16), bs);
-            if ((b & 1) == 0) acc = bs.fma(FloatVector.broadcast(F, s), acc);
-            else acc2 = bs.fma(FloatVector.broadcast(F, s), acc2);
-        }
-        return sum(acc.add(acc2));
-    }
-
     private static float mxfp4Dot(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
-                                  int blocks, float[] x, int xOff) {
-        if (PERMUTE_LUT) return mxfp4DotPermute(codes, cOff, cStride, scales, sOff, sStride, blocks, x, xOff);
-        return mxfp4DotBytes(codes, cOff, cStride, scales, sOff, sStride, blocks, x, xOff);
-    }
-
-    private static float mxfp4DotBytes(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
                                   int blocks, float[] x, int xOff) {
         FloatVector acc = FloatVector.zero(F), acc2 = FloatVector.zero(F);
         for (int b = 0; b < blocks; b++) {

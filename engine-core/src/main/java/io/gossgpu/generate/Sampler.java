@@ -1,5 +1,7 @@
 package io.gossgpu.generate;
 
+import io.gossgpu.backend.TemperatureDraw;
+
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -26,13 +28,13 @@ public final class Sampler {
 
     public int sample(float[] logits) {
         if (config.isGreedy()) return argmax(logits);
-        if (!hasFilters()) return sampleTemperature(logits, 0, logits.length, config.temperature(), nextUniform());
+        if (!hasFilters()) return TemperatureDraw.draw(logits, 0, logits.length, config.temperature(), nextUniform());
         return pick(probabilities(logits), random.nextDouble());
     }
 
     /**
      * Whether this config is plain temperature sampling (not greedy, no top-k / top-p / min-p): then the draw
-     * is {@link #sampleTemperature} of {@link #nextUniform}, which a backend can compute next to the logits.
+     * is {@link TemperatureDraw#draw} of {@link #nextUniform}, which a backend can compute next to the logits.
      */
     public boolean isPlainTemperature() {
         return !config.isGreedy() && !hasFilters();
@@ -45,32 +47,6 @@ public final class Sampler {
 
     private boolean hasFilters() {
         return config.topK() > 0 || config.topP() < 1 || config.minP() > 0;
-    }
-
-    /**
-     * Plain temperature sampling of {@code logits[offset .. offset+n−1]} with the uniform draw {@code u ∈ [0, 1)}:
-     * the smallest {@code i} with {@code Σ_{j≤i} e_j > u·Z}, where {@code e_j = exp((l_j − max)/T)},
-     * {@code Z = Σ_j e_j}, all in double, summed in ascending id order; if rounding leaves {@code u·Z} never
-     * crossed, the last id with {@code e_j > 0}. The contract every backend's {@code sample} implements
-     * (a device summing in another order may differ only when {@code u·Z} lies within rounding of a
-     * cumulative sum).
-     */
-    public static int sampleTemperature(float[] logits, int offset, int n, double temperature, double u) {
-        if (n <= 0) throw new IllegalArgumentException("no logits to sample from");
-        float max = Float.NEGATIVE_INFINITY;
-        for (int j = 0; j < n; j++) max = Math.max(max, logits[offset + j]);
-        double z = 0;
-        for (int j = 0; j < n; j++) z += Math.exp((logits[offset + j] - (double) max) / temperature);
-        double target = u * z, cum = 0;
-        int last = 0;
-        for (int j = 0; j < n; j++) {
-            double e = Math.exp((logits[offset + j] - (double) max) / temperature);
-            if (e == 0) continue;
-            last = j;
-            cum += e;
-            if (cum > target) return j;
-        }
-        return last;
     }
 
     /**

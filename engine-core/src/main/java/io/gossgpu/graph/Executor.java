@@ -14,8 +14,9 @@ import io.gossgpu.model.ModelConfig;
 /**
  * Walks a {@link ModelGraph} for a batch of T tokens at positions {@code start .. start+T−1}, calling the
  * backend for each op; activations stay in backend tensors, only the requested logits (or argmax ids)
- * come back. Prefill passes the prompt (T ≥ 1); decode passes one token. Activation tensors for the last
- * batch size are kept and reused (so decode allocates nothing per step) until {@link #close()}.
+ * come back. Prefill passes the prompt (T ≥ 1); decode passes one token. Each forward pass is one backend
+ * step ({@link Backend#beginStep} … {@link Backend#endStep}, the result read its last op). Activation tensors
+ * for the last batch size are kept and reused (so decode allocates nothing per step) until {@link #close()}.
  */
 public final class Executor implements AutoCloseable {
     /** What the LOGITS op returns to the host. */
@@ -127,10 +128,33 @@ public final class Executor implements AutoCloseable {
             scratch = null;
             scratch = new Scratch(backend, c, T);
         }
+        backend.beginStep(start, T);
+        Result result;
+        try {
+            result = run(tokens, start, cache, output, sampling);
+        } catch (RuntimeException | Error e) {
+            try {
+                backend.endStep();
+            } catch (RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e;
+        }
+        backend.endStep();
+        // The guard, after the step (a read inside it would end a recorded step): the final hidden state (one row of
+        // H values per token) and any logits, so NaN/Inf never turns into tokens.
+        if (observer == null && (!NonFinite.none(backend.read(scratch.x)) || result.logits() != null && !NonFinite.none(result.logits())))
+            throw NonFinite.locate(this, tokens, start, cache, output == Output.ALL_LOGITS ? output : Output.LAST_LOGITS);
+        return result;
+    }
+
+    /** The graph's ops, in order, for one step; the LOGITS op's host result. */
+    private Result run(int[] tokens, int start, KvCache cache, Output output, Sampling sampling) {
+        ModelConfig c = weights.config();
+        int T = tokens.length;
         DeviceTensor x = scratch.x, t = scratch.t, q = scratch.q, k = scratch.k, v = scratch.v, attn = scratch.attn, o = scratch.o;
         DeviceRouting routing = scratch.routing;
         Result result = null;
-        boolean finite = true;
         for (GraphOp op : graph.ops()) {
             int l = op.layer();
             DeviceTensor observed;
@@ -152,10 +176,7 @@ public final class Executor implements AutoCloseable {
                     continue;
                 }
                 case MOE -> { backend.moe(weights, l, t, routing, o); observed = o; }
-                case FINAL_NORM -> {
-                    backend.rmsNorm(weights, -1, NormKind.FINAL, x, x);
-                    observed = x;
-                }
+                case FINAL_NORM -> { backend.rmsNorm(weights, -1, NormKind.FINAL, x, x); observed = x; }
                 case LOGITS -> {
                     int from = output == Output.ALL_LOGITS ? 0 : T - 1;
                     if (output == Output.LAST_SAMPLE) {
@@ -178,12 +199,6 @@ public final class Executor implements AutoCloseable {
             DeviceTensor out = observed;
             observe(op, start, out.rows(), out.cols(), () -> backend.read(out));
         }
-        backend.synchronize();
-        // The guard: the final hidden state (one row of H values per token) comes back once the step is done, so
-        // NaN/Inf never turns into tokens; read after the step, it leaves device-side step batching alone.
-        if (observer == null) finite = NonFinite.none(backend.read(x));
-        if (observer == null && (!finite || result.logits() != null && !NonFinite.none(result.logits())))
-            throw NonFinite.locate(this, tokens, start, cache, output == Output.ALL_LOGITS ? output : Output.LAST_LOGITS);
         return result;
     }
 

@@ -37,7 +37,7 @@ class ChatCacheReuseTest {
         final Deque<Integer> script = new ArrayDeque<>();
 
         Scripted() {
-            super(Backends.open("reference"));
+            super(Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
         }
 
         @Override

@@ -14,17 +14,17 @@ class BackendsTest {
     @Test
     void referenceIsFoundByServiceLoaderAndByAuto() {
         assertTrue(Backends.providers().stream().anyMatch(p -> p.name().equals("reference")));
-        try (Backend b = Backends.open("reference")) {
+        try (Backend b = Backends.open("reference", BackendOptions.defaults())) {
             assertEquals("reference", b.name());
         }
-        try (Backend b = Backends.open("auto")) { // the only provider in engine-core alone
+        try (Backend b = Backends.open("auto", BackendOptions.defaults())) { // the only provider in engine-core alone
             assertTrue(Backends.safeAvailability(Backends.provider(b.name())).available());
         }
     }
 
     @Test
     void unknownNameListsWhatIsAvailable() {
-        GossException e = assertThrows(GossException.class, () -> Backends.open("vulkan"));
+        GossException e = assertThrows(GossException.class, () -> Backends.open("vulkan", BackendOptions.defaults()));
         assertTrue(e.getMessage().contains("unknown backend 'vulkan'"), e.getMessage());
         assertTrue(e.getMessage().contains("available: ") && e.getMessage().contains("reference"), e.getMessage());
     }

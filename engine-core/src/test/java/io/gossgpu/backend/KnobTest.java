@@ -41,19 +41,43 @@ class KnobTest {
     }
 
     @Test
-    void thePropertyWinsAndADefaultIsLoweredToTheDeviceLimit() {
-        assertEquals(128, BLOCK.value());
-        assertEquals(64, BLOCK.value(128, 80, "device"));
-        System.setProperty("goss.cuda.sdpa.block", "256");
-        try {
-            assertEquals(256, BLOCK.value());
-            assertTrue(BLOCK.describeCurrent().startsWith("GOSS_CUDA_SDPA_BLOCK = 256 (set)"), BLOCK.describeCurrent());
-            System.setProperty("goss.cuda.sdpa.block", "33");
-            GossException e = assertThrows(GossException.class, BLOCK::value);
-            assertTrue(e.getMessage().startsWith("invalid GOSS_CUDA_SDPA_BLOCK=33 (set as -Dgoss.cuda.sdpa.block=33): "), e.getMessage());
-        } finally {
-            System.clearProperty("goss.cuda.sdpa.block");
-        }
+    void theValueComesFromTheOptionsAndADefaultIsLoweredToTheDeviceLimit() {
+        BackendOptions none = BackendOptions.defaults();
+        assertEquals(128, BLOCK.value(none));
+        assertEquals(64, BLOCK.value(none, 128, 80, "device"));
+        BackendOptions set = none.with(BLOCK, 256);
+        assertEquals(256, BLOCK.value(set));
+        assertEquals(128, BLOCK.value(none), "options are values: setting one changes no other");
+        assertTrue(BLOCK.describeCurrent(set).startsWith("GOSS_CUDA_SDPA_BLOCK = 256 (set)"), BLOCK.describeCurrent(set));
+        assertTrue(BLOCK.describeCurrent(none).startsWith("GOSS_CUDA_SDPA_BLOCK = 128 (default)"), BLOCK.describeCurrent(none));
+        GossException e = assertThrows(GossException.class, () -> BLOCK.value(none.with(BLOCK.envName(), "33")));
+        assertEquals("invalid GOSS_CUDA_SDPA_BLOCK=33: threads per block must be a multiple of 32 from 32 to 1024", e.getMessage());
+    }
+
+    @Test
+    void theEnvironmentIsReadForKnownBackendsAndAPropertyWinsAndIsNamedInErrors() {
+        java.util.Properties props = new java.util.Properties();
+        props.setProperty("goss.cuda.sdpa.block", "33");
+        props.setProperty("goss.cuda.linear.gemm.t", "4");
+        props.setProperty("user.home", "/x");
+        BackendOptions o = BackendOptions.from(java.util.Map.of("GOSS_CUDA_SDPA_BLOCK", "64", "GOSS_CUDA_ARGMAX_BLOCK", " 96 ",
+                "GOSS_MODEL", "/m", "GOSS_VULKAN_X", "1", "GOSS_CPU_THREADS", " "), props, List.of("cuda", "cpu"));
+        assertEquals("GOSS_CUDA_ARGMAX_BLOCK=96 GOSS_CUDA_LINEAR_GEMM_T=4 GOSS_CUDA_SDPA_BLOCK=33", o.toString());
+        GossException e = assertThrows(GossException.class, () -> BLOCK.value(o));
+        assertTrue(e.getMessage().startsWith("invalid GOSS_CUDA_SDPA_BLOCK=33 (set as -Dgoss.cuda.sdpa.block=33): "), e.getMessage());
+        assertEquals(64, BLOCK.value(o.with(BLOCK, 64)), "a value given in code replaces the property");
+        assertEquals("defaults", BackendOptions.defaults().toString());
+    }
+
+    @Test
+    void aSettingOfTheWholeBackendHasNoKernelInItsNames() {
+        Knob threads = Knob.setting("cpu", "THREADS", 1, KnobValues.range(1, 1024), "threads", "threads");
+        assertEquals("GOSS_CPU_THREADS", threads.envName());
+        assertEquals("goss.cpu.threads", threads.propertyName());
+        assertEquals("THREADS", threads.shortName());
+        Knob noCopy = Knob.setting("metal", "NO_COPY", 1, KnobValues.oneOf(0, 1), "the switch", "x");
+        assertEquals("goss.metal.no.copy", noCopy.propertyName());
+        assertEquals("GOSS_METAL_NO_COPY", BackendOptions.envName(noCopy.propertyName()));
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.gossgpu.bench;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobValues;
@@ -24,21 +25,17 @@ class TuneTest {
             public String name() { return "fake"; }
             public int priority() { return 0; }
             public Availability availability() { return Availability.yes("fake"); }
-            public Backend create() { throw new UnsupportedOperationException(); }
+            public Backend create(BackendOptions o) { throw new UnsupportedOperationException(); }
             public List<Knob> knobs() { return knobs; }
         };
     }
 
     @Test
     void quickModeTimesTheCurrentValueAndItsNeighbours() {
-        assertEquals(List.of(32, 64, 128), Tune.quickCandidates(WG));
-        assertEquals(List.of(4, 8, 16), Tune.quickCandidates(TILE));
-        System.setProperty(WG.propertyName(), "512");
-        try {
-            assertEquals(List.of(128, 256, 512), Tune.quickCandidates(WG));
-        } finally {
-            System.clearProperty(WG.propertyName());
-        }
+        BackendOptions none = BackendOptions.defaults();
+        assertEquals(List.of(32, 64, 128), Tune.quickCandidates(WG, none));
+        assertEquals(List.of(4, 8, 16), Tune.quickCandidates(TILE, none));
+        assertEquals(List.of(128, 256, 512), Tune.quickCandidates(WG, none.with(WG, 512)));
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DenseKind;
@@ -69,45 +70,11 @@ public abstract class BackendConformanceKit {
     protected abstract BackendProvider provider();
 
     /**
-     * {@code p}, creating its backend with {@code properties} set as system properties (cleared again after
-     * create), then handing it to {@code applied}, which throws when the knobs did not take effect. For kits that
-     * rerun a backend with other launch knobs.
+     * The knobs the backend under test is created with (default: none set, every knob at its default). Kits that
+     * rerun a backend down other kernel paths override this.
      */
-    protected static BackendProvider withProperties(BackendProvider p, java.util.Map<String, String> properties,
-                                                    java.util.function.Consumer<Backend> applied) {
-        return new BackendProvider() {
-            @Override
-            public String name() {
-                return p.name();
-            }
-
-            @Override
-            public int priority() {
-                return p.priority();
-            }
-
-            @Override
-            public Availability availability() {
-                return p.availability();
-            }
-
-            @Override
-            public Backend create() {
-                properties.forEach(System::setProperty);
-                try {
-                    Backend b = p.create();
-                    try {
-                        applied.accept(b);
-                    } catch (RuntimeException e) {
-                        b.close();
-                        throw e;
-                    }
-                    return b;
-                } finally {
-                    properties.keySet().forEach(System::clearProperty);
-                }
-            }
-        };
+    protected BackendOptions options() {
+        return BackendOptions.defaults();
     }
 
     /**
@@ -184,7 +151,7 @@ public abstract class BackendConformanceKit {
     void setUpBackends() {
         availability = Backends.safeAvailability(provider());
         if (!availability.available()) return; // every test is then skipped by skipWhenUnavailable
-        backend = provider().create();
+        backend = provider().create(options());
         reference = new ReferenceBackend();
         tiny = load(TestModelPresets.tiny(), 21);
         odd = load(odd(), 22);
@@ -491,7 +458,7 @@ public abstract class BackendConformanceKit {
     }
 
     /**
-     * {@link Backend#sample} of the last row equals {@link io.gossgpu.generate.Sampler#sampleTemperature} on the
+     * {@link Backend#sample} of the last row equals {@link io.gossgpu.backend.TemperatureDraw#draw} on the
      * same backend's logits, up to the rounding {@link SamplingCheck} bounds, for draws near 0, near 1, random
      * and exactly on cumulative boundaries.
      */

@@ -2,6 +2,7 @@ package io.gossgpu.conformance;
 
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
@@ -18,7 +19,7 @@ class ConformanceKitSelfTest {
             public String name() { return "absent"; }
             public int priority() { return 1; }
             public Availability availability() { return Availability.no("no such device in this machine"); }
-            public Backend create() { throw new AssertionError("must not be created"); }
+            public Backend create(BackendOptions o) { throw new AssertionError("must not be created"); }
         };
         TestAbortedException e = assertThrows(TestAbortedException.class, () -> BackendConformanceKit.requireAvailable(absent));
         assertTrue(e.getMessage().contains("no such device in this machine"), e.getMessage());
@@ -39,7 +40,7 @@ class ConformanceKitSelfTest {
             public String name() { return "reference"; }
             public int priority() { return 0; }
             public Availability availability() { return Availability.yes("test"); }
-            public Backend create() { return new io.gossgpu.debug.BrokenNormBackend(); }
+            public Backend create(BackendOptions o) { return new io.gossgpu.debug.BrokenNormBackend(); }
         };
         BackendConformanceKit kit = new BackendConformanceKit() {
             protected BackendProvider provider() { return broken; }

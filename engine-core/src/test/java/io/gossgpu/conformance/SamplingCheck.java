@@ -1,11 +1,11 @@
 package io.gossgpu.conformance;
 
-import io.gossgpu.generate.Sampler;
+import io.gossgpu.backend.TemperatureDraw;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Checks a backend's plain temperature sample against {@link Sampler#sampleTemperature} on the same logits.
+ * Checks a backend's plain temperature sample against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits.
  *
  * <p>Why a device may differ at all: it sums {@code e_j = exp((l_j − max)/T)} in another order (blocks, then
  * threads) and its {@code exp} may differ from {@link Math#exp} by an ulp, so its {@code Z} and cumulative sums
@@ -36,7 +36,7 @@ public final class SamplingCheck {
     }
 
     public static void assertSameDraw(String what, float[] logits, int offset, int n, double temperature, double u, int got) {
-        int want = Sampler.sampleTemperature(logits, offset, n, temperature, u);
+        int want = TemperatureDraw.draw(logits, offset, n, temperature, u);
         if (want == got) return;
         if (got < 0 || got >= n) fail(what + ": sampled id " + got + " outside 0.." + (n - 1) + " (host " + want + ")");
         double[] c = cumulative(logits, offset, n, temperature);
@@ -90,7 +90,7 @@ public final class SamplingCheck {
     }
 
     /**
-     * A device sampler against {@link Sampler#sampleTemperature}: gpt-oss's vocabulary (201088) and odd sizes around
+     * A device sampler against {@link io.gossgpu.backend.TemperatureDraw#draw}: gpt-oss's vocabulary (201088) and odd sizes around
      * the kernels' chunk size, every {@link #logits} kind, temperatures 0.3, 1, 2. Random draws must give the host's
      * id exactly (they land within rounding of a boundary with probability ~n·2⁻⁵²); draws near 0 and 1 and exactly
      * on host cumulative boundaries must pass {@link #assertSameDraw}. Returns {checked, differing} draw counts.
@@ -106,7 +106,7 @@ public final class SamplingCheck {
                     for (double temperature : new double[]{0.3, 1, 2}) {
                         for (int k = 0; k < 4; k++) {
                             double u = r.nextDouble();
-                            org.junit.jupiter.api.Assertions.assertEquals(Sampler.sampleTemperature(l, 0, n, temperature, u),
+                            org.junit.jupiter.api.Assertions.assertEquals(TemperatureDraw.draw(l, 0, n, temperature, u),
                                     s.sample(t, temperature, u), kind + " n=" + n + " T=" + temperature + " u=" + u);
                             checked++;
                         }
@@ -114,7 +114,7 @@ public final class SamplingCheck {
                             int got = s.sample(t, temperature, u);
                             assertSameDraw(kind + " n=" + n, l, 0, n, temperature, u, got);
                             checked++;
-                            if (got != Sampler.sampleTemperature(l, 0, n, temperature, u)) differing++;
+                            if (got != TemperatureDraw.draw(l, 0, n, temperature, u)) differing++;
                         }
                     }
                 }

@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.matmul.KernelSet;
@@ -98,7 +99,7 @@ class CpuBackendTest {
         for (KernelSet.Isa isa : KernelSet.Isa.values()) {
             if (!NativeCpu.supports(isa)) continue; // the native sets have their own skipped kits saying why
             try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults());
-                 Backend cpu = CpuBackendProvider.withKernels(isa).create()) {
+                 Backend cpu = CpuBackendProvider.withKernels(isa).create(BackendOptions.defaults())) {
                 ModelWeights w = ModelWeights.of(ck);
                 assertEquals(WeightFormat.MXFP4_GGML, w.layers().get(0).gate().format());
                 compareWholeModel(ck, cpu, isa != KernelSet.Isa.JAVA);
@@ -137,28 +138,24 @@ class CpuBackendTest {
     @Test
     void vectorKernelsAreUsedWhenTheModuleIsPresent() {
         assertTrue(CpuKernels.vectorApiPresent(), "tests run with --add-modules jdk.incubator.vector");
-        try (CpuBackend b = (CpuBackend) new CpuBackendProvider().create()) {
+        try (CpuBackend b = (CpuBackend) new CpuBackendProvider().create(BackendOptions.defaults())) {
             assertTrue(b.deviceDescription().contains("Vector API"), b.deviceDescription());
         }
     }
 
     @Test
     void threadKnobIsValidated() {
-        assertEquals(4, CpuBackendProvider.parse("goss.cpu.threads", " 4 "));
+        BackendOptions none = BackendOptions.defaults();
+        assertEquals(4, CpuBackendProvider.threads(none.with("GOSS_CPU_THREADS", " 4 ")));
         for (String bad : new String[]{"0", "-2", "two", "1025"}) {
-            GossException e = assertThrows(GossException.class, () -> CpuBackendProvider.parse("goss.cpu.threads", bad));
-            assertTrue(e.getMessage().contains("goss.cpu.threads") && e.getMessage().contains(bad) && e.getMessage().contains("1 to 1024"), e.getMessage());
+            GossException e = assertThrows(GossException.class, () -> CpuBackendProvider.threads(none.with("GOSS_CPU_THREADS", bad)));
+            assertEquals("invalid GOSS_CPU_THREADS=" + bad + ": threads must be an integer from 1 to 1024", e.getMessage());
         }
-        String old = System.getProperty(CpuBackendProvider.THREADS_PROPERTY);
-        try {
-            System.setProperty(CpuBackendProvider.THREADS_PROPERTY, "3");
-            assertEquals(3, CpuBackendProvider.threads());
-            System.setProperty(CpuBackendProvider.THREADS_PROPERTY, "x");
-            assertThrows(GossException.class, CpuBackendProvider::threads);
-        } finally {
-            if (old == null) System.clearProperty(CpuBackendProvider.THREADS_PROPERTY);
-            else System.setProperty(CpuBackendProvider.THREADS_PROPERTY, old);
+        assertEquals(Math.min(1024, Runtime.getRuntime().availableProcessors()), CpuBackendProvider.threads(none));
+        try (CpuBackend b = (CpuBackend) new CpuBackendProvider().create(none.with(CpuBackendProvider.THREADS, 3))) {
+            assertEquals(3, b.threads());
         }
+        assertThrows(GossException.class, () -> new CpuBackendProvider().create(none.with(CpuBackendProvider.THREADS, 0)));
     }
 
     @Test

@@ -34,7 +34,7 @@ class LongContextAttentionTest {
         ModelConfig c = TestModelPresets.tiny();
         int ctx = 2600;
         try (Checkpoint ck = new TestModelGenerator(c, 44).inMemory();
-             Backend cpu = CpuBackendProvider.withKernels(isa).create(); Backend ref = new ReferenceBackend()) {
+             Backend cpu = CpuBackendProvider.withKernels(isa).create(io.gossgpu.backend.BackendOptions.defaults()); Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             try (LoadedWeights lc = cpu.loadWeights(w); LoadedWeights lr = ref.loadWeights(w);
                  KvCache kc = cpu.createKvCache(new KvCacheSpec(c, ctx)); KvCache kr = ref.createKvCache(new KvCacheSpec(c, ctx))) {

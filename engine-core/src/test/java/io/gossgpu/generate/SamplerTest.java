@@ -1,5 +1,6 @@
 package io.gossgpu.generate;
 
+import io.gossgpu.backend.TemperatureDraw;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -76,14 +77,14 @@ class SamplerTest {
     @Test
     void sampleTemperatureTakesTheSmallestIdWhoseCumulativeSumExceedsUZ() {
         float[] ties = {3f, 3f, 3f, 3f}; // e_j = 1, Z = 4: u = k/4 gives u·Z = k exactly, crossed first by id k
-        for (int k = 0; k < 4; k++) assertEquals(k, Sampler.sampleTemperature(ties, 0, 4, 1, k / 4.0));
-        assertEquals(3, Sampler.sampleTemperature(ties, 0, 4, 1, Math.nextDown(1.0)));
+        for (int k = 0; k < 4; k++) assertEquals(k, TemperatureDraw.draw(ties, 0, 4, 1, k / 4.0));
+        assertEquals(3, TemperatureDraw.draw(ties, 0, 4, 1, Math.nextDown(1.0)));
         float ninf = Float.NEGATIVE_INFINITY;
         float[] holes = {ninf, 1f, ninf, 1f, ninf}; // zero-probability ids are never drawn
-        assertEquals(1, Sampler.sampleTemperature(holes, 0, 5, 1, 0));
-        assertEquals(3, Sampler.sampleTemperature(holes, 0, 5, 1, 0.5));
-        assertEquals(3, Sampler.sampleTemperature(holes, 0, 5, 1, Math.nextDown(1.0)));
+        assertEquals(1, TemperatureDraw.draw(holes, 0, 5, 1, 0));
+        assertEquals(3, TemperatureDraw.draw(holes, 0, 5, 1, 0.5));
+        assertEquals(3, TemperatureDraw.draw(holes, 0, 5, 1, Math.nextDown(1.0)));
         float[] offset = {9f, 0f, 0f, 5f}; // the range [1, 3): ids are relative to the offset
-        assertEquals(1, Sampler.sampleTemperature(offset, 1, 2, 1, 0.75));
+        assertEquals(1, TemperatureDraw.draw(offset, 1, 2, 1, 0.75));
     }
 }

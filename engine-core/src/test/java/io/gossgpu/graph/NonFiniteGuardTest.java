@@ -58,7 +58,7 @@ class NonFiniteGuardTest {
     @ParameterizedTest
     @ValueSource(ints = {0, 1, 2, 3})
     void cpuNamesTheOp(int which) {
-        run(DAMAGES[which], () -> new CpuBackendProvider().create());
+        run(DAMAGES[which], () -> new CpuBackendProvider().create(io.gossgpu.backend.BackendOptions.defaults()));
     }
 
     private static void run(Damage d, Supplier<Backend> backendFactory) {

@@ -262,7 +262,7 @@ class ErrorsTest {
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
-            Engine engine = EngineTesting.open(EngineOptions.of(m).withBackend("reference"), () -> io.gossgpu.backend.Backends.open("reference"));
+            Engine engine = EngineTesting.open(EngineOptions.of(m).withBackend("reference"), () -> io.gossgpu.backend.Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
             return engine;
         });
         try {

@@ -59,7 +59,7 @@ final class TestServers {
         volatile boolean boosted;
 
         Scripted() {
-            super(Backends.open("reference"));
+            super(Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
         }
 
         @Override

@@ -2,7 +2,7 @@ package io.gossgpu.benchmarks.ops;
 
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.generate.Sampler;
+import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.graph.Executor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * executor, on any backend. Per-layer cost × 24 plus the unembedding estimates gpt-oss-20b (whose vocabulary
  * is 201088, not 32768). {@code output}: {@code argmax} (greedy, one int back), {@code sample} (temperature 1 on
  * the device, {@link io.gossgpu.backend.Backend#sample}, one int back), {@code logits} (the same temperature
- * sampling as the host did before: all logits back, then {@link Sampler#sampleTemperature}).
+ * sampling as the host did before: all logits back, then {@link io.gossgpu.backend.TemperatureDraw#draw}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -75,7 +75,7 @@ public class DecodeStepBenchmark {
             case "sample" -> executor.forward(token, position, cache, new Executor.Sampling(1.0, random.nextDouble())).sampled();
             case "logits" -> {
                 float[] l = executor.forward(token, position, cache, Executor.Output.LAST_LOGITS).logits();
-                yield Sampler.sampleTemperature(l, 0, l.length, 1.0, random.nextDouble());
+                yield TemperatureDraw.draw(l, 0, l.length, 1.0, random.nextDouble());
             }
             default -> throw new IllegalArgumentException("output must be argmax, sample or logits, got " + output);
         };

@@ -34,7 +34,7 @@ final class OpsModel implements AutoCloseable {
         config = TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(layers), null, experts, vocab);
         checkpoint = new TestModelGenerator(config, 7).inMemory();
         model = ModelWeights.of(checkpoint);
-        this.backend = p.create();
+        this.backend = p.create(io.gossgpu.backend.BackendOptions.fromEnvironment()); // a benchmark is an edge: knobs from the environment
         weights = this.backend.loadWeights(model);
     }
 

@@ -1,0 +1,119 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.cuda.CudaWeights.Dense;
+import io.gossgpu.model.WeightFormat;
+
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+
+import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
+import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+
+/**
+ * The dense layers and the elementwise ops between them: embedding rows and linear layers in every dense format
+ * (dense.cu), RMSNorm (rmsnorm.cu) and the residual add (add.cu).
+ *
+ * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
+ * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
+ * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
+ * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
+ */
+final class DenseLauncher {
+    /** The dense.cu kernels of one element type (F32, F16, BF16, Q8_0). */
+    private record Kernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {}
+
+    private final CudaLaunch launch;
+    private final int multiprocessors;
+    private final Map<WeightFormat, Kernels> dense = new EnumMap<>(WeightFormat.class);
+    private final CudaKernel kRms, kAdd;
+    final int linearBlock, rmsBlock, elementwiseBlock, gemmMinT, tileT, tileR;
+
+    DenseLauncher(CudaLaunch launch, CudaModule denseModule, CudaModule rmsModule, CudaModule addModule, int multiprocessors,
+                  BackendOptions o) {
+        this.launch = launch;
+        this.multiprocessors = multiprocessors;
+        linearBlock = CudaKnobs.LINEAR.value(o);
+        rmsBlock = CudaKnobs.RMSNORM.value(o);
+        elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
+        gemmMinT = CudaKnobs.LINEAR_GEMM_T.value(o);
+        tileT = CudaKnobs.LINEAR_TILE_T.value(o);
+        tileR = CudaKnobs.LINEAR_TILE_R.value(o);
+        for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0}) {
+            String e = f.name().toLowerCase(Locale.ROOT);
+            Kernels k = new Kernels(denseModule.function("dense_embed_" + e), denseModule.function("dense_matvec_" + e),
+                    denseModule.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
+            checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
+            if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16)
+                throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
+                        + tileT + ": kernel " + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock()
+                        + " threads per block on this device, the tile needs " + tileT * tileR / 16);
+            checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
+            dense.put(f, k);
+        }
+        kRms = rmsModule.function("rmsnorm_f32");
+        kAdd = addModule.function("add_f32");
+        checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
+        checkBlock(kAdd, CudaKnobs.ELEMENTWISE, elementwiseBlock);
+    }
+
+    /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
+    void embed(Dense table, long ids, int tokens, long out) {
+        launch.run(dense.get(table.format()).embed(), Math.min(tokens, 65535), 1, elementwiseBlock, 0,
+                launch.args().ptr(table.ptr()).ptr(table.scales()).ptr(ids).i32(tokens).i32(table.cols()).ptr(out));
+    }
+
+    /** One block per row of {@code rows × cols} values (grid x takes up to 2^31 − 1 rows). */
+    void rmsNorm(long x, long scale, long out, int rows, int cols, float eps) {
+        launch.run(kRms, rows, 1, rmsBlock, 0, launch.args().ptr(x).ptr(scale).ptr(out).i32(cols).f32(eps));
+    }
+
+    /** {@code out = a + b} over {@code n} values. */
+    void add(long a, long b, long out, long n) {
+        int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
+        launch.run(kAdd, grid, 1, elementwiseBlock, 0, launch.args().ptr(a).ptr(b).ptr(out).i64(n));
+    }
+
+    /** {@code out[t, :] = W·x[t, :]} (+ bias, a device address of {@code d.rows()} floats, or 0) for {@code t < T}. */
+    void matmul(Dense d, long bias, long x, int T, long out) {
+        matmul(d, bias, x, T, out, d.rows(), 0, 0, 0);
+    }
+
+    /**
+     * Warps per row of the matvec: 1, or for a matrix with too few rows to give each multiprocessor 16 warps (the
+     * router), the power of two (dividing the warps of a block) that comes closest without passing it, so that
+     * its rows are read by more warps at once.
+     */
+    static int matvecSplit(int rows, int warpsPerBlock, int multiprocessors) {
+        long target = 16L * Math.max(1, multiprocessors);
+        int split = 1;
+        while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target) split *= 2;
+        return split;
+    }
+
+    /**
+     * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
+     * out2 (a fused QKV): matvec for T below {@link #gemmMinT}, else the tiled GEMM.
+     */
+    void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
+        Kernels k = dense.get(d.format());
+        KernelArgs a = launch.args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).i32(bias == 0 ? 0 : 1)
+                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
+        if (T < gemmMinT) {
+            int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
+            launch.run(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0, a.i32(split));
+        } else {
+            launch.run(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0, a);
+        }
+    }
+
+    /** {@code out = x·Wᵀ} (+ bias), shapes checked: a {@code T × cols} x into {@code T × rows}. */
+    void linear(Dense d, long bias, long x, int xRows, int xCols, long out, int outRows, int outCols) {
+        if (xCols != d.cols() || outCols != d.rows() || outRows != xRows)
+            throw new GossException("linear: " + xRows + "x" + xCols + " times a " + d.rows() + "x" + d.cols()
+                    + " matrix into " + outRows + "x" + outCols);
+        matmul(d, bias, x, xRows, out);
+    }
+}

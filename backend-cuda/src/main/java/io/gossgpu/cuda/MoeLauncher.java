@@ -1,0 +1,105 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.cuda.CudaWeights.Dense;
+import io.gossgpu.cuda.CudaWeights.Mx;
+import io.gossgpu.device.BufferRouting;
+import io.gossgpu.device.ScratchArena;
+import io.gossgpu.model.ModelConfig;
+
+import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
+import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+
+/**
+ * The router's top-k (ops.cu's topk_softmax_f32) and the MXFP4 mixture of experts: per (token, slot) for decode
+ * (ops.cu's moe_gate_up and moe_down), and batched by expert for batches of at least
+ * {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens (moe_prefill.cu: the slots sorted by expert on the device, gate/up +
+ * SwiGLU and down per expert and tile of 32 slots with each MXFP4 row decoded once per tile, then the K slot outputs
+ * of each token summed in slot order). Expert ids stay on the device between the router and the MoE.
+ */
+final class MoeLauncher {
+    /** Slots per work tile of moe_prefill.cu (MOE_TM). */
+    static final int TILE = 32;
+
+    private final CudaLaunch launch;
+    private final ScratchArena<CudaBuffer> scratch;
+    private final DenseLauncher dense;
+    private final CudaKernel kTopK, kGateUp, kDown, kSort, kGateUpTiled, kDownTiled, kCombine;
+    final int moeBlock, elementwiseBlock, tiledMinT;
+    /** MoE calls that took the kernels batched by expert (for tests). */
+    long tiledCalls;
+
+    MoeLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, CudaModule ops, CudaModule prefill, BackendOptions o) {
+        this.launch = launch;
+        this.scratch = scratch;
+        this.dense = dense;
+        moeBlock = CudaKnobs.MOE.value(o);
+        elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
+        tiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(o);
+        kTopK = ops.function("topk_softmax_f32");
+        kGateUp = ops.function("moe_gate_up");
+        kDown = ops.function("moe_down");
+        kSort = prefill.function("moe_sort");
+        kGateUpTiled = prefill.function("moe_gate_up_tiled");
+        kDownTiled = prefill.function("moe_down_tiled");
+        kCombine = prefill.function("moe_combine");
+        checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
+        checkBlock(kDown, CudaKnobs.MOE, moeBlock);
+        checkBlock(kCombine, CudaKnobs.ELEMENTWISE, elementwiseBlock);
+        for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled})
+            if (k.maxThreadsPerBlock() < AttentionLauncher.TILED_THREADS)
+                throw new GossException("kernel " + k.name() + " cannot run " + AttentionLauncher.TILED_THREADS + " threads per block on this device");
+    }
+
+    /** Router logits ({@code router}, {@code bias}) of {@code T} rows at {@code x}, then each row's top-k and their softmax. */
+    void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
+        CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
+        dense.matmul(router, bias, x, T, logits.address());
+        launch.run(kTopK, ceilDiv(T, 64), 1, 64, 0, launch.args().ptr(logits).i32(T).i32(experts).i32(r.k()).ptr(r.ids()).ptr(r.weights()));
+    }
+
+    void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
+        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
+        if (h > 12288 || inter > 12288) // the decode kernels hold one activation row in 48 KiB of shared memory
+            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above 12288 is not supported by the cuda kernels");
+        CudaBuffer hidden = scratch.ensure("MoE activations", 4L * T * k * inter);
+        Mx g = l.gate(), u = l.up(), d = l.down();
+        int slots = T * k, experts = c.numExperts();
+        int maxTiles = ceilDiv(slots, TILE) + Math.min(experts, slots);
+        if (T >= tiledMinT && maxTiles <= 65535) {
+            tiled(c, l, x, T, r, hidden, out, maxTiles);
+            return;
+        }
+        launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, 32), moeBlock, 4 * h,
+                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).i32(T).i32(k).i32(h).i32(inter)
+                        .f32(c.swigluLimit()).ptr(hidden));
+        launch.run(kDown, Math.min(T, 65535), ceilDiv(h, 32), moeBlock, 4 * inter,
+                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(l.downBias()).ptr(hidden)
+                        .ptr(r.ids()).ptr(r.weights()).i32(T).i32(k).i32(h).i32(inter).ptr(out));
+    }
+
+    /** The MoE batched by expert (moe_prefill.cu). */
+    private void tiled(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, CudaBuffer hidden,
+                       long out, int maxTiles) {
+        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize(), experts = c.numExperts(), slots = T * k;
+        long offsets = 0, order = offsets + 4L * (experts + 1), tiles = order + 4L * slots, ntiles = tiles + 8L * maxTiles;
+        long base = scratch.ensure("MoE expert groups", ntiles + 4).address();
+        CudaBuffer y = scratch.ensure("MoE expert outputs", 4L * slots * h);
+        Mx g = l.gate(), u = l.up(), d = l.down();
+        tiledCalls++;
+        launch.run(kSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
+                launch.args().ptr(r.ids()).i32(slots).i32(experts).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles));
+        launch.run(kGateUpTiled, ceilDiv(inter, 64), maxTiles, AttentionLauncher.TILED_THREADS, 0,
+                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(base + offsets).ptr(base + order)
+                        .ptr(base + tiles).ptr(base + ntiles).i32(k).i32(h).i32(inter).f32(c.swigluLimit()).ptr(hidden));
+        launch.run(kDownTiled, ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS, 0,
+                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(l.downBias()).ptr(hidden)
+                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).i32(h).i32(inter).ptr(y));
+        launch.run(kCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
+                launch.args().ptr(y).ptr(r.weights()).i32(T).i32(k).i32(h).ptr(out));
+    }
+}

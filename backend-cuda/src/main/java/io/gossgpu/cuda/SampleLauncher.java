@@ -1,0 +1,63 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOptions;
+
+import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+
+/**
+ * What a step hands back: the argmax of logits rows (ops.cu's argmax_f32) and plain temperature sampling (sample.cu:
+ * chunk maxima, chunk sums of {@code e_j} in double, then the crossing id). Both are part of a recorded decode step;
+ * the temperature and the draw go to the step buffer by value on the stream ({@link #SAMPLING_OFFSET}), not as kernel
+ * parameters, so the step's graph replays unchanged.
+ */
+final class SampleLauncher {
+    /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
+    static final int SAMPLE_THREADS = 256;
+    /** Where the sampling temperature and draw (doubles) sit in the step buffer, after the position. */
+    static final int SAMPLING_OFFSET = 16;
+
+    private final CudaLaunch launch;
+    private final CudaBuffer step;
+    private final CudaKernel kArgmax, kMax, kSums, kPick;
+    final int argmaxBlock;
+
+    SampleLauncher(CudaLaunch launch, CudaBuffer step, CudaModule ops, CudaModule sample, BackendOptions o) {
+        this.launch = launch;
+        this.step = step;
+        argmaxBlock = CudaKnobs.ARGMAX.value(o);
+        kArgmax = ops.function("argmax_f32");
+        kMax = sample.function("sample_max_f32");
+        kSums = sample.function("sample_sums_f32");
+        kPick = sample.function("sample_pick_f32");
+        checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
+        for (CudaKernel k : new CudaKernel[]{kMax, kSums, kPick})
+            if (k.maxThreadsPerBlock() < SAMPLE_THREADS)
+                throw new GossException("kernel " + k.name() + " cannot run " + SAMPLE_THREADS + " threads per block on this device");
+    }
+
+    /** {@code ids[i] = argmax logits[i, :]} for {@code n} rows of {@code vocab}. */
+    void argmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
+        launch.run(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0, launch.args().ptr(logits).i32(n).i32(vocab).ptr(ids));
+    }
+
+    /** The draw from {@code vocab} logits into {@code work}: {@code chunks} double sums, float maxima, then the id. */
+    void sample(CudaBuffer logits, int vocab, int chunks, double temperature, double u, CudaBuffer work) {
+        int chunk = CudaLaunch.ceilDiv(vocab, chunks);
+        long sums = work.address(), maxes = sums + 8L * chunks, id = maxes + 4L * chunks;
+        long params = launch.stepAddress() + SAMPLING_OFFSET;
+        setDouble(SAMPLING_OFFSET, temperature);
+        setDouble(SAMPLING_OFFSET + 8, u);
+        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes));
+        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes).ptr(params).ptr(sums));
+        launch.run(kPick, 1, 1, SAMPLE_THREADS, 0,
+                launch.args().ptr(logits).i32(vocab).i32(chunk).i32(chunks).ptr(maxes).ptr(sums).ptr(params).ptr(id));
+    }
+
+    /** Queues writing {@code v} into the step buffer on the stream (two 32-bit words, little-endian). */
+    private void setDouble(long offset, double v) {
+        long bits = Double.doubleToRawLongBits(v);
+        step.set32(offset, (int) bits);
+        step.set32(offset + 4, (int) (bits >>> 32));
+    }
+}

@@ -1,0 +1,142 @@
+package io.gossgpu.opencl;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.device.DeviceDriver;
+import org.lwjgl.system.MemoryStack;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.util.HashMap;
+import java.util.Map;
+
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+import static org.lwjgl.opencl.CL12.clEnqueueFillBuffer;
+
+/**
+ * The OpenCL device under the device layer: {@code cl_mem} buffers (handles as {@code long}) of one context, copies
+ * on one in-order queue, and the memory accounting the checks need (OpenCL reports no free memory: this counts what
+ * it allocated against the device's global memory and refuses a buffer above its largest allocation).
+ */
+final class OpenClDriver implements DeviceDriver<Long> {
+    private final long context, queue;
+    private final OpenCl.DeviceInfo device;
+    private final Map<Long, Long> sizes = new HashMap<>();
+    private long allocated;
+
+    OpenClDriver(long context, long queue, OpenCl.DeviceInfo device) {
+        this.context = context;
+        this.queue = queue;
+        this.device = device;
+    }
+
+    long context() {
+        return context;
+    }
+
+    long queue() {
+        return queue;
+    }
+
+    OpenCl.DeviceInfo device() {
+        return device;
+    }
+
+    @Override
+    public Long allocate(long bytes, String what) {
+        long n = Math.max(4, bytes);
+        if (n > device.maxAllocBytes())
+            throw new GossException(what + " needs " + KvCacheSpec.humanBytes(n) + " in one buffer, more than "
+                    + device.name() + " allows (" + KvCacheSpec.humanBytes(device.maxAllocBytes()) + ")");
+        if (allocated + n > device.globalMemBytes())
+            throw new GossException(what + " needs " + KvCacheSpec.humanBytes(n) + " but only "
+                    + KvCacheSpec.humanBytes(Math.max(0, device.globalMemBytes() - allocated)) + " of "
+                    + device.name() + "'s " + KvCacheSpec.humanBytes(device.globalMemBytes()) + " are free");
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            long mem = clCreateBuffer(context, CL_MEM_READ_WRITE, n, rc);
+            if (rc.get(0) != CL_SUCCESS)
+                throw new GossException(what + ": allocating " + KvCacheSpec.humanBytes(n) + " on " + device.name()
+                        + " failed: " + OpenCl.errorName(rc.get(0)));
+            allocated += n;
+            sizes.put(mem, n);
+            return mem;
+        }
+    }
+
+    /** OpenCL frees a released buffer once the queued commands that use it are done: nothing to wait for. */
+    @Override
+    public void release(Long mem) {
+        Long n = sizes.remove(mem);
+        if (n == null) return;
+        clReleaseMemObject(mem);
+        allocated -= n;
+    }
+
+    @Override
+    public void zero(Long mem, long bytes) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            ByteBuffer pattern = stack.calloc(4);
+            check(clEnqueueFillBuffer(queue, mem, pattern, 0, bytes, null, null), "clEnqueueFillBuffer");
+        }
+    }
+
+    /** A blocking write: whole float/int arrays directly, native memory in pieces below 2 GiB, anything else through a native copy. */
+    @Override
+    public void write(Long dst, long offset, MemorySegment src) {
+        Object array = src.heapBase().orElse(null);
+        if (array instanceof float[] f && src.byteSize() == 4L * f.length) {
+            check(clEnqueueWriteBuffer(queue, dst, true, offset, f, null, null), "clEnqueueWriteBuffer");
+        } else if (array instanceof int[] i && src.byteSize() == 4L * i.length) {
+            check(clEnqueueWriteBuffer(queue, dst, true, offset, i, null, null), "clEnqueueWriteBuffer");
+        } else if (src.isNative()) {
+            for (long off = 0; off < src.byteSize(); off += 1L << 30) {
+                ByteBuffer bb = src.asSlice(off, Math.min(1L << 30, src.byteSize() - off)).asByteBuffer();
+                check(clEnqueueWriteBuffer(queue, dst, true, offset + off, bb, null, null), "clEnqueueWriteBuffer");
+            }
+        } else {
+            try (Arena arena = Arena.ofConfined()) {
+                write(dst, offset, arena.allocate(src.byteSize(), 64).copyFrom(src));
+            }
+        }
+    }
+
+    @Override
+    public void read(Long src, long offset, MemorySegment dst) {
+        Object array = dst.heapBase().orElse(null);
+        if (array instanceof float[] f && dst.byteSize() == 4L * f.length) {
+            check(clEnqueueReadBuffer(queue, src, true, offset, f, null, null), "clEnqueueReadBuffer");
+        } else if (array instanceof int[] i && dst.byteSize() == 4L * i.length) {
+            check(clEnqueueReadBuffer(queue, src, true, offset, i, null, null), "clEnqueueReadBuffer");
+        } else if (dst.isNative()) {
+            for (long off = 0; off < dst.byteSize(); off += 1L << 30) {
+                ByteBuffer bb = dst.asSlice(off, Math.min(1L << 30, dst.byteSize() - off)).asByteBuffer();
+                check(clEnqueueReadBuffer(queue, src, true, offset + off, bb, null, null), "clEnqueueReadBuffer");
+            }
+        } else {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment staging = arena.allocate(dst.byteSize(), 64);
+                read(src, offset, staging);
+                dst.copyFrom(staging);
+            }
+        }
+    }
+
+    @Override
+    public void synchronize() {
+        check(clFinish(queue), "clFinish");
+    }
+
+    @Override
+    public long freeBytes() {
+        return device.globalMemBytes() - allocated;
+    }
+
+    @Override
+    public String deviceName() {
+        return device.name();
+    }
+}

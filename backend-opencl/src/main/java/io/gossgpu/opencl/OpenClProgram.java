@@ -1,0 +1,118 @@
+package io.gossgpu.opencl;
+
+import io.gossgpu.GossException;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+
+/**
+ * The OpenCL kernels (sources in the kernels module, {@code io/gossgpu/kernels/opencl/*.cl}, concatenated in
+ * {@link #SOURCES} order) built once for one device, and the kernels made from them, released together.
+ */
+final class OpenClProgram implements AutoCloseable {
+    /** Kernel source files, in build order (common.cl first). */
+    static final String[] SOURCES = {"common.cl", "embed.cl", "rmsnorm.cl", "linear.cl", "rope.cl", "sdpa.cl",
+            "router.cl", "moe.cl", "elementwise.cl", "argmax.cl", "sample.cl"};
+
+    private final OpenCl.DeviceInfo device;
+    private final long program;
+    private final List<Long> kernels = new ArrayList<>();
+
+    /** Builds the sources for {@code device} with the compiler {@code options}; a one-line error with the build log when it fails. */
+    OpenClProgram(long context, OpenCl.DeviceInfo device, String options) {
+        this.device = device;
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            long prog = clCreateProgramWithSource(context, source(), rc);
+            check(rc.get(0), "clCreateProgramWithSource");
+            int b = clBuildProgram(prog, device.device(), options, null, 0);
+            if (b != CL_SUCCESS) {
+                String log = buildLog(prog, stack);
+                clReleaseProgram(prog);
+                throw new GossException("OpenCL kernels failed to build on " + device.name() + " (" + OpenCl.errorName(b) + "): " + log);
+            }
+            program = prog;
+        }
+    }
+
+    private String buildLog(long prog, MemoryStack stack) {
+        PointerBuffer size = stack.mallocPointer(1);
+        clGetProgramBuildInfo(prog, device.device(), CL_PROGRAM_BUILD_LOG, (ByteBuffer) null, size);
+        ByteBuffer log = MemoryUtil.memAlloc((int) Math.max(1, size.get(0)));
+        try {
+            clGetProgramBuildInfo(prog, device.device(), CL_PROGRAM_BUILD_LOG, log, null);
+            byte[] bytes = new byte[log.remaining()];
+            log.get(bytes);
+            return new String(bytes, StandardCharsets.UTF_8).trim();
+        } finally {
+            MemoryUtil.memFree(log);
+        }
+    }
+
+    /** The concatenated kernel sources from the class path (kernels module). */
+    static String source() {
+        StringBuilder sb = new StringBuilder();
+        for (String f : SOURCES) {
+            String path = "io/gossgpu/kernels/opencl/" + f;
+            try (InputStream in = OpenClProgram.class.getClassLoader().getResourceAsStream(path)) {
+                if (in == null) throw new GossException("OpenCL kernel source " + path + " is missing from the class path (kernels jar)");
+                sb.append("// ---- ").append(f).append('\n').append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
+            } catch (IOException e) {
+                throw new GossException("cannot read OpenCL kernel source " + path + ": " + e.getMessage(), e);
+            }
+        }
+        return sb.toString();
+    }
+
+    /** The kernel {@code name}; an error when the program lacks it. */
+    long kernel(String name) {
+        long k = optionalKernel(name);
+        if (k == 0) throw new GossException("OpenCL kernel " + name + " is missing from the program");
+        return k;
+    }
+
+    /** The kernel {@code name}, or 0 when the program lacks it (compiled only with an optional extension). */
+    long optionalKernel(String name) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            long k = clCreateKernel(program, name, rc);
+            if (rc.get(0) != CL_SUCCESS) return 0;
+            kernels.add(k);
+            return k;
+        }
+    }
+
+    /** The largest work-group {@code kernel} can run on this device (registers, local memory). */
+    long workGroupLimit(long kernel) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            PointerBuffer p = stack.mallocPointer(1);
+            check(clGetKernelWorkGroupInfo(kernel, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
+            return p.get(0);
+        }
+    }
+
+    /** A work-group above what {@code kernel} can run is the knob's error, not a launch failure. */
+    void checkWorkGroup(long kernel, io.gossgpu.backend.Knob knob, int wg) {
+        long max = workGroupLimit(kernel);
+        if (wg > max)
+            throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
+    }
+
+    @Override
+    public void close() {
+        for (long k : kernels) clReleaseKernel(k);
+        kernels.clear();
+        clReleaseProgram(program);
+    }
+}

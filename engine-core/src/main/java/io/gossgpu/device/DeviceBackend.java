@@ -1,0 +1,375 @@
+package io.gossgpu.device;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceKvCache;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.model.ModelWeights;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The device layer: the part of a GPU backend that is the same on every device, written once over the device's
+ * buffer handle {@code B} (in the spirit of ggml's split between a backend's buffers and its compute). It owns
+ * activations ({@link BufferTensor}), router output ({@link BufferRouting}), KV caches ({@link DeviceKvCache}), one
+ * {@link ScratchArena}, the RoPE table ({@link UploadedWeights#rope}); it checks what must hold before device memory
+ * is touched (token ids inside the vocabulary, positions inside the context, sizes that fit the device) and runs the
+ * result pipeline: logits, their argmax or a temperature sample, read back once per step.
+ *
+ * <p>A GPU backend extends it with a {@link DeviceDriver} and its launchers: the protected {@code run…} methods,
+ * each one op as kernels, given typed handles (its own weights {@code W}, tensors of its own buffers).
+ *
+ * @param <B> the device's buffer handle
+ * @param <W> the backend's weights
+ */
+public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements Backend {
+    /** The device. */
+    protected final DeviceDriver<B> driver;
+    /** Scratch buffers by name. */
+    protected final ScratchArena<B> scratch;
+    private final Class<W> weightsClass;
+    /** The longest context of a KV cache created: the RoPE table is sized for it at once. */
+    private int ropeHint;
+    private boolean closed;
+
+    protected DeviceBackend(DeviceDriver<B> driver, Class<W> weightsClass) {
+        this.driver = driver;
+        this.weightsClass = weightsClass;
+        this.scratch = new ScratchArena<>(driver);
+    }
+
+    // ---- typed handles ------------------------------------------------------------------------
+
+    /** {@code t} as this backend's tensor; a {@link GossException} for a tensor of another backend. */
+    @SuppressWarnings("unchecked")
+    protected final BufferTensor<B> tensor(DeviceTensor t) {
+        if (t instanceof BufferTensor<?> b && b.owner() == this) return (BufferTensor<B>) b;
+        throw new GossException(name() + ": a tensor of another backend (" + t.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code r} as this backend's routing. */
+    @SuppressWarnings("unchecked")
+    protected final BufferRouting<B> routing(DeviceRouting r) {
+        if (r instanceof BufferRouting<?> b && b.owner() == this) return (BufferRouting<B>) b;
+        throw new GossException(name() + ": a routing of another backend (" + r.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code w} as this backend's weights. */
+    protected final W weights(LoadedWeights w) {
+        if (weightsClass.isInstance(w)) return weightsClass.cast(w);
+        throw new GossException(name() + ": weights loaded by another backend (" + w.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code c} as a cache of this backend's buffers. */
+    @SuppressWarnings("unchecked")
+    protected final DeviceKvCache<B> cache(KvCache c) {
+        if (c instanceof DeviceKvCache<?> d && d.allocatedBy(cacheMemory)) return (DeviceKvCache<B>) d;
+        throw new GossException(name() + ": a KV cache of another backend (" + c.getClass().getSimpleName() + ")");
+    }
+
+    /** Releases {@code b} through the driver, unless the backend is closed (closing released the device). */
+    final void release(B b) {
+        if (!closed) driver.release(b);
+    }
+
+    final int ropeHint() {
+        return ropeHint;
+    }
+
+    // ---- memory -------------------------------------------------------------------------------
+
+    /** A zero-filled buffer (what the SPI promises for tensors, routing and caches). */
+    private B zeroed(long bytes, String what) {
+        B b = driver.allocate(bytes, what);
+        driver.zero(b, bytes);
+        return b;
+    }
+
+    @Override
+    public final DeviceTensor allocate(int rows, int cols) {
+        if (rows <= 0 || cols <= 0) throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
+        return new BufferTensor<>(this, rows, cols, zeroed(4L * rows * cols, "a " + rows + "x" + cols + " activation"));
+    }
+
+    @Override
+    public final void write(DeviceTensor dst, float[] src) {
+        BufferTensor<B> t = tensor(dst);
+        if (src.length != (long) t.rows() * t.cols())
+            throw new GossException("write: " + src.length + " values into a " + t.rows() + "x" + t.cols() + " tensor");
+        driver.write(t.buffer(), 0, MemorySegment.ofArray(src));
+    }
+
+    @Override
+    public final float[] read(DeviceTensor src) {
+        BufferTensor<B> t = tensor(src);
+        float[] out = new float[Math.multiplyExact(t.rows(), t.cols())];
+        driver.read(t.buffer(), 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Override
+    public final DeviceRouting allocateRouting(int rows, int k) {
+        if (rows <= 0 || k <= 0) throw new GossException("routing shape must be positive, got " + rows + "x" + k);
+        B ids = zeroed(4L * rows * k, "router ids"), weights;
+        try {
+            weights = zeroed(4L * rows * k, "router weights");
+        } catch (RuntimeException e) {
+            driver.release(ids);
+            throw e;
+        }
+        return new BufferRouting<>(this, rows, k, ids, weights);
+    }
+
+    @Override
+    public final void writeRouting(DeviceRouting dst, Routing src) {
+        BufferRouting<B> r = routing(dst);
+        if (src.rows() != r.rows() || src.k() != r.k())
+            throw new GossException("writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows() + "x" + r.k());
+        driver.write(r.ids(), 0, MemorySegment.ofArray(src.experts()));
+        driver.write(r.weights(), 0, MemorySegment.ofArray(src.weights()));
+    }
+
+    @Override
+    public final Routing readRouting(DeviceRouting src) {
+        BufferRouting<B> r = routing(src);
+        int[] ids = new int[r.rows() * r.k()];
+        float[] w = new float[r.rows() * r.k()];
+        driver.read(r.ids(), 0, MemorySegment.ofArray(ids));
+        driver.read(r.weights(), 0, MemorySegment.ofArray(w));
+        return new Routing(r.rows(), r.k(), ids, w);
+    }
+
+    /** Zero-filled cache buffers from the driver, released through it (not at all once the backend is closed). */
+    private final DeviceKvCache.Memory<B> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public B allocate(long bytes, String what) {
+            return zeroed(bytes, what);
+        }
+
+        @Override
+        public void release(B buffer, long bytes) {
+            DeviceBackend.this.release(buffer);
+        }
+    };
+
+    @Override
+    public final KvCache createKvCache(KvCacheSpec spec) {
+        long free = driver.freeBytes();
+        if (spec.bytes() > free)
+            throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " (" + KvCacheSpec.humanBytes(Math.max(0, free))
+                    + " free); choose a shorter context");
+        DeviceKvCache<B> c = new DeviceKvCache<>(spec, cacheMemory);
+        ropeHint = Math.max(ropeHint, spec.contextLength());
+        return c;
+    }
+
+    @Override
+    public final LoadedWeights loadWeights(ModelWeights weights) {
+        long need = weightBytes(weights), free = driver.freeBytes();
+        if (need > free)
+            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
+                    + driver.deviceName() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free");
+        return upload(weights);
+    }
+
+    /** The device bytes {@link #upload} will allocate for {@code m} (checked against the free memory first). */
+    protected abstract long weightBytes(ModelWeights m);
+
+    /** Uploads every weight of {@code m}; on failure releases what it allocated and rethrows. */
+    protected abstract W upload(ModelWeights m);
+
+    // ---- ops: checks and typed handles, then the backend's launchers ----------------------------
+
+    @Override
+    public final void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
+        W w = weights(lw);
+        int vocab = w.config().vocabSize();
+        for (int id : tokens)
+            if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+        runEmbed(w, tokens, tensor(out));
+    }
+
+    /** {@code out[i, :] = embedding[tokens[i], :]} (ids checked). */
+    protected abstract void runEmbed(W w, int[] tokens, BufferTensor<B> out);
+
+    @Override
+    public final void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        runRmsNorm(weights(w), layer, which, tensor(x), tensor(out));
+    }
+
+    protected abstract void runRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> out);
+
+    @Override
+    public final void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        runLinear(weights(w), layer, which, tensor(x), tensor(out));
+    }
+
+    protected abstract void runLinear(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
+
+    @Override
+    public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        runQkvRope(weights(w), layer, tensor(x), start, tensor(q), tensor(k), tensor(v));
+    }
+
+    protected abstract void runQkvRope(W w, int layer, BufferTensor<B> x, int start, BufferTensor<B> q, BufferTensor<B> k,
+                                       BufferTensor<B> v);
+
+    @Override
+    public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache kv, int start,
+                                DeviceTensor out) {
+        DeviceKvCache<B> c = cache(kv);
+        int T = q.rows();
+        if (start < 0 || start + T > c.spec().contextLength())
+            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + c.spec().contextLength());
+        runAttention(weights(lw), layer, tensor(q), tensor(k), tensor(v), c, start, tensor(out));
+    }
+
+    /** Attention and the cache store, positions checked against the context. */
+    protected abstract void runAttention(W w, int layer, BufferTensor<B> q, BufferTensor<B> k, BufferTensor<B> v, DeviceKvCache<B> cache,
+                                         int start, BufferTensor<B> out);
+
+    @Override
+    public final void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
+        W w = weights(lw);
+        BufferRouting<B> r = routing(out);
+        int e = w.config().numExperts();
+        if (r.k() > 32 || r.k() > e) throw new GossException("router: top-" + r.k() + " of " + e + " experts is not supported (k ≤ 32)");
+        runRouter(w, layer, tensor(x), r);
+    }
+
+    protected abstract void runRouter(W w, int layer, BufferTensor<B> x, BufferRouting<B> out);
+
+    @Override
+    public final void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        runMoe(weights(w), layer, tensor(x), routing(routing), tensor(out));
+    }
+
+    protected abstract void runMoe(W w, int layer, BufferTensor<B> x, BufferRouting<B> routing, BufferTensor<B> out);
+
+    @Override
+    public final void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
+        runAdd(tensor(a), tensor(b), tensor(out));
+    }
+
+    protected abstract void runAdd(BufferTensor<B> a, BufferTensor<B> b, BufferTensor<B> out);
+
+    // ---- the result of a step -----------------------------------------------------------------
+
+    /** Queues the logits of rows {@code fromRow ..} of {@code x} into the "logits" scratch buffer; returns that buffer. */
+    private B logitsOnDevice(W w, BufferTensor<B> x, int fromRow) {
+        int n = x.rows() - fromRow;
+        if (fromRow < 0 || n <= 0) throw new GossException("logits: from row " + fromRow + " of " + x.rows() + " rows");
+        B out = scratch.ensure("logits", 4L * n * w.config().vocabSize());
+        runLogits(w, x, fromRow, n, out);
+        return out;
+    }
+
+    /** {@code out[i, :] = U · x[fromRow + i, :]} for {@code i < n}: the unembedding, no bias. */
+    protected abstract void runLogits(W w, BufferTensor<B> x, int fromRow, int n, B out);
+
+    @Override
+    public final float[] logits(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        W w = weights(lw);
+        BufferTensor<B> in = tensor(x);
+        B logits = logitsOnDevice(w, in, fromRow);
+        float[] out = new float[Math.multiplyExact(in.rows() - fromRow, w.config().vocabSize())];
+        driver.submit();
+        driver.read(logits, 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Override
+    public final int[] argmax(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        W w = weights(lw);
+        BufferTensor<B> in = tensor(x);
+        B logits = logitsOnDevice(w, in, fromRow);
+        int n = in.rows() - fromRow;
+        B ids = scratch.ensure("argmax ids", 4L * n);
+        runArgmax(logits, n, w.config().vocabSize(), ids);
+        int[] out = new int[n];
+        driver.submit();
+        driver.read(ids, 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    /** {@code ids[i] = argmax_j logits[i, j]} for {@code i < n}, ties to the lower id. */
+    protected abstract void runArgmax(B logits, int n, int vocab, B ids);
+
+    /**
+     * Temperature sampling on the device ({@link #runSample}) when the backend {@link #samplesOnDevice()}: only the
+     * id comes back; otherwise the host samples the logits ({@link Backend#sample}'s default).
+     */
+    @Override
+    public final int sample(LoadedWeights lw, DeviceTensor x, double temperature, double u) {
+        if (!(temperature > 0) || !Double.isFinite(temperature) || !(u >= 0 && u < 1))
+            throw new GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + temperature + " and " + u);
+        if (!samplesOnDevice()) return Backend.super.sample(lw, x, temperature, u);
+        W w = weights(lw);
+        BufferTensor<B> in = tensor(x);
+        return sampleLogits(logitsOnDevice(w, in, in.rows() - 1), w.config().vocabSize(), temperature, u);
+    }
+
+    /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
+    protected final int sampleLogits(B logits, int vocab, double temperature, double u) {
+        int chunks = sampleChunks(vocab);
+        B work = scratch.ensure("sampling scratch", 12L * chunks + 4);
+        runSample(logits, vocab, chunks, temperature, u, work);
+        int[] id = new int[1];
+        driver.submit();
+        driver.read(work, 12L * chunks, MemorySegment.ofArray(id));
+        return id[0];
+    }
+
+    /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (the pick adds them up on one thread). */
+    public static int sampleChunks(int vocab) {
+        return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
+    }
+
+    /** Whether {@link #runSample} is there (the default: yes). */
+    protected boolean samplesOnDevice() {
+        return true;
+    }
+
+    /**
+     * Plain temperature sampling of the {@code vocab} logits in {@code logits} with the draw {@code u},
+     * in {@code chunks} chunks: the smallest id whose cumulative {@code exp((l − max)/temperature)} passes {@code u·Z}
+     * (sums in double). {@code work} holds {@code chunks} double sums, then {@code chunks} float maxima, then the id (int32)
+     * at byte {@code 12·chunks}.
+     */
+    protected abstract void runSample(B logits, int vocab, int chunks, double temperature, double u, B work);
+
+    // ---- lifetime -----------------------------------------------------------------------------
+
+    @Override
+    public void synchronize() {
+        driver.synchronize();
+    }
+
+    /** Waits for the device, releases the scratch arena, then the device ({@link #closeDevice}); once. */
+    @Override
+    public final void close() {
+        if (closed) return;
+        try {
+            driver.synchronize();
+            scratch.close();
+        } finally {
+            closed = true;
+            closeDevice();
+        }
+    }
+
+    /** Releases the kernels, queues and context (and whatever buffers are still open, where the API needs that). */
+    protected abstract void closeDevice();
+
+    /** Whether {@link #close} ran. */
+    protected final boolean closed() {
+        return closed;
+    }
+}

@@ -1,0 +1,15 @@
+/**
+ * The device layer: what every GPU backend shares, written once over the device's buffer handle.
+ *
+ * <ul>
+ *   <li>{@link io.gossgpu.device.DeviceBackend} — implements the {@link io.gossgpu.backend.Backend} SPI's memory,
+ *       checks and result pipeline, and hands each op to the backend's launchers with typed handles.</li>
+ *   <li>{@link io.gossgpu.device.DeviceDriver} — what a backend's device provides: allocate, zero, release, copy,
+ *       submit a step, synchronise, free memory, name.</li>
+ *   <li>{@link io.gossgpu.device.BufferTensor}, {@link io.gossgpu.device.BufferRouting} — activations and router
+ *       output in device buffers; {@link io.gossgpu.backend.DeviceKvCache} holds the cache.</li>
+ *   <li>{@link io.gossgpu.device.ScratchArena} — grow-only scratch buffers by name.</li>
+ *   <li>{@link io.gossgpu.device.UploadedWeights} — a model's device buffers and its RoPE table.</li>
+ * </ul>
+ */
+package io.gossgpu.device;
