@@ -88,7 +88,7 @@ public final class GossCommand implements Runnable {
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
-        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress(), modelOptions.checkTensors))) {
+        try (Engine engine = Engine.open(new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap, modelOptions.loadOptions().progress(), modelOptions.checkTensors, modelOptions.floatExperts))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
                     new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());

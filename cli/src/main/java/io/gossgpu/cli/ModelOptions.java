@@ -8,8 +8,8 @@ import java.nio.file.Path;
 
 /** The options every command that loads a model shares. */
 final class ModelOptions {
-    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, or a download folder "
-            + "holding one. Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
+    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, a download folder "
+            + "holding one, or ollama:NAME:TAG (a model Ollama pulled, e.g. ollama:gpt-oss:20b). Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
             + "there, chat, serve, verify and bench use a random-weight demo model.")
     Path model;
 
@@ -23,6 +23,10 @@ final class ModelOptions {
     @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales at load (reads the whole model once).")
     boolean checkTensors;
 
+    @Option(names = "--float-experts", description = "Keep MoE experts stored as floats (BF16 fine-tunes) as floats instead of quantizing them "
+            + "to MXFP4 at load: about 4 times the memory; the cpu and reference backends only.")
+    boolean floatExperts;
+
     @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
     Integer threads;
 
@@ -31,7 +35,7 @@ final class ModelOptions {
 
     /** Mapping or reading, with a progress bar on a terminal when reading. */
     LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors);
+        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors).withFloatExperts(floatExperts);
     }
 
     /** Applies options that other layers read from system properties. */

@@ -120,7 +120,7 @@ public final class ServeCommand implements Runnable {
         if (!isLoopback(host))
             LoggerFactory.getLogger("goss.server").warn("listening on {}, not loopback: other machines can reach the model{}", host,
                     options.apiKey() == null ? ", and no --api-key is set" : "");
-        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap).withCheckTensors(modelOptions.checkTensors);
+        EngineOptions engineOptions = new EngineOptions(model, modelOptions.backend, !modelOptions.noMmap).withCheckTensors(modelOptions.checkTensors).withFloatExperts(modelOptions.floatExperts);
         GossServer server;
         try {
             server = GossServer.start(options, () -> Engine.open(engineOptions));

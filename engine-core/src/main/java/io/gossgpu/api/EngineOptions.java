@@ -13,8 +13,15 @@ import java.nio.file.Path;
  * @param progress told how reading the files goes (only when not mapping) and how far checkTensors has come
  * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
  *                 the whole model once)
+ * @param floatExperts keep float MoE experts (BF16 fine-tunes) as floats instead of quantizing them to MXFP4 at load
+ *                 ({@link LoadOptions#floatExperts()})
  */
-public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors) {
+public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
+                            boolean floatExperts) {
+    public EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors) {
+        this(model, backend, mmap, progress, checkTensors, false);
+    }
+
     public EngineOptions(Path model, String backend, boolean mmap) {
         this(model, backend, mmap, LoadOptions.Progress.NONE);
     }
@@ -28,22 +35,26 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors);
+        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors);
+        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors);
+        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on);
+        return new EngineOptions(model, backend, mmap, progress, on, floatExperts);
+    }
+
+    public EngineOptions withFloatExperts(boolean on) {
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, on);
     }
 
     LoadOptions loadOptions() {
-        return new LoadOptions(mmap, progress, checkTensors);
+        return new LoadOptions(mmap, progress, checkTensors).withFloatExperts(floatExperts);
     }
 }
