@@ -4,10 +4,10 @@ import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.debug.LogitsDump;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
-import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.ThreeFormatsTest;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.model.gguf.GgufWriter;
@@ -20,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -122,7 +121,7 @@ class LoadTimeConversionTest {
     }
 
     private static void assertBitIdentical(ModelWeights a, ModelWeights b) {
-        List<WeightView> wa = all(a), wb = all(b);
+        List<WeightView> wa = ThreeFormatsTest.all(a), wb = ThreeFormatsTest.all(b);
         assertEquals(wa.size(), wb.size());
         for (int i = 0; i < wa.size(); i++) {
             float[] x = wa.get(i).dequantizeAll(), y = wb.get(i).dequantizeAll();
@@ -131,13 +130,5 @@ class LoadTimeConversionTest {
             for (int k = 0; k < x.length; k++)
                 assertEquals(Float.floatToRawIntBits(x[k]), Float.floatToRawIntBits(y[k]), wa.get(i).name() + " vs " + wb.get(i).name() + " at " + k);
         }
-    }
-
-    private static List<WeightView> all(ModelWeights w) {
-        List<WeightView> out = new ArrayList<>(List.of(w.embedding(), w.finalNorm(), w.unembedding()));
-        for (LayerWeights l : w.layers())
-            out.addAll(List.of(l.attnNorm(), l.q(), l.qBias(), l.k(), l.kBias(), l.v(), l.vBias(), l.sinks(), l.out(), l.outBias(),
-                    l.mlpNorm(), l.router(), l.routerBias(), l.gate(), l.gateBias(), l.up(), l.upBias(), l.down(), l.downBias()));
-        return out;
     }
 }
