@@ -14,18 +14,20 @@ import java.nio.file.Path;
  * @param progress told how reading the files goes (only when not mapping) and how far checkTensors has come
  * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
  *                 the whole model once)
+ * @param floatExperts keep float MoE experts (BF16 fine-tunes) as floats instead of quantizing them to MXFP4 at load
+ *                 ({@link LoadOptions#floatExperts()})
  * @param backendOptions the backend's launch knobs and settings ({@link BackendOptions}); {@link #of} takes them
  *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
  */
 public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
-                            BackendOptions backendOptions) {
+                            boolean floatExperts, BackendOptions backendOptions) {
     public EngineOptions {
         if (backendOptions == null) throw new NullPointerException("backendOptions");
     }
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadOptions.Progress.NONE, false, BackendOptions.fromEnvironment());
+        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment());
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -34,27 +36,31 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors, backendOptions);
+        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors, backendOptions);
+        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors, backendOptions);
+        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on, backendOptions);
+        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions);
+    }
+
+    public EngineOptions withFloatExperts(boolean on) {
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions);
     }
 
     /** These options with the backend created with {@code o} (and nothing from the environment). */
     public EngineOptions withBackendOptions(BackendOptions o) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, o);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o);
     }
 
     LoadOptions loadOptions() {
-        return new LoadOptions(mmap, progress, checkTensors);
+        return new LoadOptions(mmap, progress, checkTensors).withFloatExperts(floatExperts);
     }
 }
