@@ -26,7 +26,7 @@ public final class CpuBackendProvider implements BackendProvider {
     /** Threads of the pool; unset: every available processor. */
     public static final Knob THREADS = Knob.setting(NAME, "THREADS", 1, KnobValues.range(1, MAX_THREADS), "threads",
             "threads of the cpu backend").defaultNote("every available processor");
-    /** The kernel family setting: {@code auto}, {@code avx512}, {@code avx2} or {@code java}. */
+    /** The kernel family setting: {@code auto}, {@code avx512}, {@code avxvnni}, {@code avx2} or {@code java}. */
     public static final String KERNELS = "GOSS_CPU_KERNELS";
 
     private final KernelSet.Isa fixedKernels;
