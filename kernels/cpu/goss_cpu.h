@@ -42,6 +42,8 @@ uint32_t goss_cpu_features(void);
  * NULL when the system refuses. Freed with the same size. */
 void *goss_cpu_alloc(int64_t bytes);
 void goss_cpu_free(void *p, int64_t bytes);
+/* Maps the pages of [p, p + bytes) of a file mapping in one call (MADV_POPULATE_READ; a no-op where unsupported). */
+void goss_cpu_prefault(const void *p, int64_t bytes);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 

@@ -72,6 +72,7 @@ public final class goss_cpu_h {
     private static final MethodHandle features = bind("goss_cpu_features", FunctionDescriptor.of(I), false);
     private static final MethodHandle alloc = bind("goss_cpu_alloc", FunctionDescriptor.of(P, L), false);
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
+    private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
             FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
@@ -132,6 +133,14 @@ public final class goss_cpu_h {
     public static MemorySegment goss_cpu_alloc(long bytes) {
         try {
             return (MemorySegment) alloc.invokeExact(bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_prefault(MemorySegment p, long bytes) {
+        try {
+            prefault.invokeExact(p, bytes);
         } catch (Throwable t) {
             throw rethrow(t);
         }
