@@ -318,7 +318,7 @@ public final class PtxBuild {
                 }
             }
         }
-        Path self = src.getParent().resolve("tools").resolve("PtxBuild.java");
+        Path self = src.toAbsolutePath().getParent().resolve("tools").resolve("PtxBuild.java");
         if (Files.isRegularFile(self)) {
             newest = Math.max(newest, Files.getLastModifiedTime(self).toMillis());
         }
