@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Compiles the Metal shim native/metal/goss_metal.m on Linux and checks every Metal API it uses against Apple's,
-# without a Mac (issue 18). Two checks, either failing fails the script:
+# without a Mac, and checks that the kernels use only the Metal Shading Language. Each failing fails the script:
 #   1. clang (Objective-C, ARC, -Wall -Wextra -Werror, -fsyntax-only) compiles the shim against GNUstep's Foundation
 #      and include/Metal/Metal.h, a stand-in for <Metal/Metal.h> holding what the shim uses with Apple's selectors and
 #      types: a misspelled selector or an argument of the wrong type is a compile error;
 #   2. MetalApiCheck.java reads clang's AST of the shim and compares every message sent to a Metal object, and every
-#      declaration of the stand-in header, with metal-api.txt (facts from Apple's metal-cpp: ExtractMetalApi.java).
+#      declaration of the stand-in header, with metal-api.txt (facts from Apple's metal-cpp: ExtractMetalApi.java);
+#   3. g++ compiles the Metal branch of kernels/metal/goss.metal against msl/metal_stdlib, which has the language's
+#      built-in functions and no C or C++ standard library.
 # Installs clang, gobjc and GNUstep base with scripts/setup-objc.sh when they are missing.
 #
 #   native/metal-check/check.sh            check the shim
-#   native/metal-check/check.sh --planted  also check three broken copies (a misspelled selector, an argument of the
-#                                          wrong type, a wrong type in the stand-in header) and fail unless each fails
+#   native/metal-check/check.sh --planted  also check four broken copies (a misspelled selector, an argument of the
+#                                          wrong type, a wrong type in the stand-in header, a C library call in the
+#                                          kernels) and fail unless each fails
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -55,6 +58,18 @@ echo "== native/metal/goss_metal.m: clang $("$clang" -dumpversion), GNUstep Foun
 check "$root/native/metal/goss_metal.m" "$here/include"
 echo "Metal shim: compiled with clang (ARC, -Werror) and every Metal message checked against Apple's API: passed"
 
+# The kernels: only what the Metal Shading Language has (msl/metal_stdlib: its built-in functions and nothing of the
+# C or C++ standard libraries). msl_check METAL_FILE
+msl_check() {
+  g++ -std=c++17 -fsyntax-only -nostdinc -nostdinc++ -Wall -Wno-attributes -Wno-unused-parameter -fno-diagnostics-color \
+      -I "$here/msl" -x c++ "$1" 2>"$work/msl.txt" && return 0
+  echo "the kernels use what the Metal Shading Language does not have:"
+  grep -E 'error' "$work/msl.txt" | sed "s|^$root/||; s|^$work/||; s/^/  /" | head -5
+  return 1
+}
+msl_check "$root/kernels/metal/goss.metal"
+echo "Metal kernels (kernels/metal/goss.metal): only Metal Shading Language built-ins: passed"
+
 [ "$planted" = 1 ] || exit 0
 # plant ID WHAT FILE SED: a copy of the shim and header with one mistake; the check must fail on it
 plant() {
@@ -73,4 +88,10 @@ plant() {
 plant selector "misspelled selector (setBufer:offset:atIndex:)" goss_metal.m 's/ setBuffer:H(id<MTLBuffer>, b)/ setBufer:H(id<MTLBuffer>, b)/'
 plant argument "wrong argument type (a command buffer as the pipeline state)" goss_metal.m 's/\[encoder(c) setComputePipelineState:c->pso\]/[encoder(c) setComputePipelineState:c->cb]/'
 plant header "wrong type in the stand-in header (offset:(uint32_t))" Metal/Metal.h 's/offset:(NSUInteger)offset atIndex/offset:(uint32_t)offset atIndex/'
-echo "planted mistakes: all 3 caught"
+echo "== planted: a C library call in the kernels (sqrtf instead of rsqrt)"
+mkdir -p "$work/planted/msl"
+sed 's|float inv = rsqrt(total|float inv = 1.0f / sqrtf(total|' "$root/kernels/metal/goss.metal" > "$work/planted/msl/goss.metal"
+grep -q sqrtf "$work/planted/msl/goss.metal" || { echo "planted sqrtf: the edit changed nothing"; exit 1; }
+if msl_check "$work/planted/msl/goss.metal" > "$work/planted/msl/out.txt"; then echo "planted sqrtf: NOT caught"; exit 1; fi
+sed 's/^/  /' "$work/planted/msl/out.txt"
+echo "planted mistakes: all 4 caught"
