@@ -30,27 +30,5 @@ if [ "$check_only" = 1 ]; then
   echo "setup-objc: missing ${pkgs[*]}" >&2
   exit 1
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "setup-objc: no apt-get here; install ${pkgs[*]} (clang, GNUstep base headers, GNU Objective-C runtime) yourself" >&2
-  exit 1
-fi
-sudo_=()
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo_=(sudo -n)
-  else echo "setup-objc: not root (and no passwordless sudo); run 'sudo apt-get install ${pkgs[*]}'" >&2; exit 1
-  fi
-fi
-echo "setup-objc: installing ${pkgs[*]} ..." >&2
-export DEBIAN_FRONTEND=noninteractive
-log="$(mktemp)"
-if ! "${sudo_[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >"$log" 2>&1; then
-  # package lists may be missing (fresh containers): update once and retry
-  if ! { "${sudo_[@]}" apt-get update -qq && "${sudo_[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } >"$log" 2>&1; then
-    echo "setup-objc: apt-get failed. Last lines:" >&2
-    tail -5 "$log" >&2
-    rm -f "$log"
-    exit 1
-  fi
-fi
-rm -f "$log"
+"$(dirname "$0")/apt-install.sh" setup-objc "${pkgs[@]}" || exit 1
 have_clang && have_gnustep && have_objc_runtime
