@@ -76,6 +76,10 @@ final class InfoCommand implements Runnable {
         PrintStream out = System.out;
         if (backendsOnly) {
             out.println("backends   " + Backends.summary());
+            for (var p : Backends.providers()) { // what each available one runs on (cuda: the driver and the PTX it loads)
+                var a = Backends.safeAvailability(p);
+                if (a.available()) out.println("  " + p.name() + ": " + a.reason());
+            }
             BackendOptions settings = BackendOptions.fromEnvironment();
             List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing(settings.get(OpenCl.DEVICE)) : List.of();
             if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
