@@ -33,6 +33,7 @@ final class KnownSettings {
 
     /** One warning line on {@code err} per unknown name in {@code env} and {@code properties} (once per process). */
     static void warnUnknown(Map<String, String> env, Properties properties, PrintStream err) {
-        SettingNames.warnOnce(SettingNames.unknown(SettingNames.inEnvironment(env, properties), all()), err);
+        var names = SettingNames.inEnvironment(env, properties);
+        if (!names.isEmpty()) SettingNames.warnOnce(SettingNames.unknown(names, all()), err);
     }
 }

@@ -50,7 +50,7 @@ public final class BackendOptions {
      * of a backend on the class path. Nothing is checked here: the backend checks its own settings when created.
      */
     public static BackendOptions fromEnvironment() {
-        return from(System.getenv(), System.getProperties(), Backends.providers().stream().map(BackendProvider::name).toList());
+        return from(System.getenv(), System.getProperties(), Backends.unordered().stream().map(BackendProvider::name).toList());
     }
 
     /** {@link #fromEnvironment()} over the given environment and properties, for {@code backends} (by name). */
@@ -70,7 +70,7 @@ public final class BackendOptions {
     }
 
     /** {@code goss.cuda.sdpa.block} → {@code GOSS_CUDA_SDPA_BLOCK}. */
-    static String envName(String property) {
+    public static String envName(String property) {
         return property.replace('.', '_').toUpperCase(Locale.ROOT);
     }
 

@@ -27,7 +27,7 @@ public final class SettingNames {
     /** The knob and setting names of every backend on the class path. */
     public static SortedSet<String> known() {
         SortedSet<String> out = new TreeSet<>();
-        for (BackendProvider p : Backends.providers()) {
+        for (BackendProvider p : Backends.unordered()) {
             p.knobs().forEach(k -> out.add(k.envName()));
             out.addAll(p.settingNames());
         }
