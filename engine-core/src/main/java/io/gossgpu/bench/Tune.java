@@ -139,6 +139,7 @@ public final class Tune {
             if (!s.valid()) throw new GossException("tune: the knobs as set now fail: " + s.error());
             states.put(s.knob(), s);
         }
+        for (Knob k : plan.getValue()) states.computeIfAbsent(k, x -> x.state(o.backendOptions)); // a provider that lists fewer
         // every knob the device gives a choice, unless named
         List<Knob> knobs = plan.getValue().stream().filter(k -> !o.knobs.isEmpty() || candidates(states.get(k), false).size() > 1).toList();
         Bench.Options bo = Bench.Options.single(o.model, p.name(), o.backendOptions, o.promptTokens, o.tokens, o.reps);
