@@ -134,7 +134,12 @@ public final class CpuBackendProvider implements BackendProvider {
 
     /** The index of the best kernel family here among {@link #KERNELS}' names. */
     private static int bestKernels() {
-        return KERNELS.allowed().names().indexOf(NativeCpu.best().knobValue());
+        return kernelsIndex(NativeCpu.best());
+    }
+
+    /** The index of {@code isa} among {@link #KERNELS}' names (the knob's value for it). */
+    private static int kernelsIndex(KernelSet.Isa isa) {
+        return KERNELS.allowed().names().indexOf(isa.knobValue());
     }
 
     /**
@@ -144,7 +149,7 @@ public final class CpuBackendProvider implements BackendProvider {
     private static List<Integer> runnableKernels() {
         List<Integer> out = new ArrayList<>();
         for (KernelSet.Isa isa : KernelSet.Isa.values())
-            if (NativeCpu.supports(isa)) out.add(KERNELS.allowed().names().indexOf(isa.knobValue()));
+            if (NativeCpu.supports(isa)) out.add(kernelsIndex(isa));
         return out;
     }
 
