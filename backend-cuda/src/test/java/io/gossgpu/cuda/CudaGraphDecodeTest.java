@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.generate.Session;
@@ -123,11 +124,12 @@ class CudaGraphDecodeTest {
         BackendConformanceKit.requireAvailable(p);
         ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
-             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize())) {
+             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
+             var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
             b.embed(w, new int[]{3}, x);
             int eager = b.argmax(w, x, 0)[0];
             assertEquals(0, b.launchStats().captures() + b.launchStats().graphLaunches(), "outside a step: " + b.launchStats());
-            b.beginStep(0, 1);
+            b.beginStep(Batch.of(cache, 0, 1));
             b.embed(w, new int[]{3}, x);
             assertEquals(eager, b.argmax(w, x, 0)[0]);
             b.endStep();
