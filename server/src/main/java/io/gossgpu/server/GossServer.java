@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
+import io.gossgpu.backend.KvCacheSpec;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
@@ -173,9 +174,13 @@ public final class GossServer implements AutoCloseable {
                 }
                 engine = e;
                 pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
-                        options.swaRollback());
+                        options.swaRollback(), options.kvMemoryBytes());
             }
             LOG.info("model '{}' loaded on {} in {} ms; ready", options.modelId(), e.backendDescription(), Math.round(e.loadMs()));
+            SlotPool p = pool;
+            if (p != null)
+                LOG.info("KV cache: {} per slot; {} of {} slots can hold one at once{}; the slots' generations share each step", KvCacheSpec.humanBytes(p.chatCacheBytes()),
+                        p.cachesInBudget(), options.parallel(), options.kvMemoryBytes() > 0 ? " (--kv-memory " + KvCacheSpec.humanBytes(options.kvMemoryBytes()) + ")" : "");
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
             LOG.error("loading the model failed: {}", loadError);
