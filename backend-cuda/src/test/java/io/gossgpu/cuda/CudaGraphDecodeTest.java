@@ -117,6 +117,63 @@ class CudaGraphDecodeTest {
         }
     }
 
+    /**
+     * Decode steps of several sequences (continuous batching) are graphs too, one per batch shape: after a first step of
+     * all three (which sizes the scratch buffers for three rows), two sequences side by side for 12 steps, the third
+     * joining for 12, then the first two again for 12 take two captures and 36 graph launches, and give the ids of the
+     * same steps launched one kernel at a time.
+     */
+    @Test
+    void batchedDecodeStepsRunAsOneGraphPerBatchShape() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        try (Checkpoint ck = new TestModelGenerator(c, 32).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            int[][] on = batched(p, "1", w, c), off = batched(p, "0", w, c);
+            for (int i = 0; i < on.length; i++) assertArrayEquals(off[i], on[i], "ids of sequence " + i + ", graphs on vs off");
+        }
+    }
+
+    /** The ids each of three sequences decodes in the steps of {@link #batchedDecodeStepsRunAsOneGraphPerBatchShape}. */
+    private static int[][] batched(BackendProvider p, String graph, ModelWeights weights, ModelConfig c) {
+        int n = 3;
+        int[][] ids = new int[n][37];
+        int[] count = new int[n], pos = new int[n], token = new int[n];
+        try (CudaBackend b = (CudaBackend) p.create(graphs(graph)); LoadedWeights w = b.loadWeights(weights); Executor ex = new Executor(b, w)) {
+            io.gossgpu.backend.KvCache[] caches = new io.gossgpu.backend.KvCache[n];
+            try {
+                for (int i = 0; i < n; i++) {
+                    caches[i] = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 48));
+                    int[] prompt = new SplittableRandom(40 + i).ints(3 + i, 0, c.vocabSize()).toArray();
+                    token[i] = ex.forward(prompt, 0, caches[i], Executor.Output.LAST_ARGMAX).argmax()[0];
+                    pos[i] = prompt.length;
+                }
+                LaunchQueue.Stats before = null;
+                for (int step = -1; step < 36; step++) {
+                    if (step == 0) before = b.launchStats();
+                    int seqs = step >= 12 && step < 24 || step < 0 ? 3 : 2;
+                    List<Executor.Request> rq = new ArrayList<>();
+                    for (int i = 0; i < seqs; i++) rq.add(new Executor.Request(new int[]{token[i]}, caches[i], pos[i], Executor.Output.LAST_ARGMAX));
+                    Executor.Result[] r = ex.step(rq);
+                    for (int i = 0; i < seqs; i++) {
+                        token[i] = r[i].argmax()[0];
+                        ids[i][count[i]++] = token[i];
+                        pos[i]++;
+                    }
+                }
+                LaunchQueue.Stats after = b.launchStats();
+                if (graph.equals("1")) {
+                    assertEquals(2, after.captures() - before.captures(), "one capture per batch shape (2 and 3 sequences): " + after);
+                    assertEquals(36, after.graphLaunches() - before.graphLaunches(), "every step one graph launch: " + after);
+                }
+            } finally {
+                for (var k : caches) if (k != null) k.close();
+            }
+        }
+        return ids;
+    }
+
     /** Only a step (the executor's {@code beginStep} of one token) is recorded: the same ops called outside one launch directly. */
     @Test
     void opsOutsideAStepAreNotRecorded() {

@@ -44,7 +44,8 @@ import java.util.TreeSet;
  * <p>With {@code parallel} stream counts ({@code -np 1,2,4}), each decode test also runs as N streams at once: N
  * sessions, each on a thread of its own, decoding through one {@link StepScheduler} (continuous batching, as the
  * engine's chats and the server's slots do), timed from their start to the last one's end; the row gives the
- * aggregate tokens per second ({@code "tg32 x4"}) and its ratio to one stream of the same run.
+ * aggregate tokens per second ({@code "tg32 x4"}) and its ratio to one stream of the same run. The stream counts take
+ * turns within each repetition (x1, x2, x4, x1, x2, x4, …), so a machine whose load changes meanwhile shifts them alike.
  *
  * <p>The command line is {@code goss-gpu bench} (cli module); {@code model} may be {@code "demo"} for an
  * in-memory random-weight demo model.
@@ -138,7 +139,7 @@ public final class Bench {
                     }
                 }
                 if (!o.parallel.isEmpty() && o.gens.stream().anyMatch(tg -> tg > 0))
-                    rows.addAll(streams(b, w, mw, o, run, maxDepth + longest + 1, longest + 1, ceiling, rnd, log));
+                    rows.addAll(streams(b, w, mw, o, run, maxDepth + longest + 1, longest + 1, rnd, log));
             } finally {
                 w.close();
             }
@@ -149,7 +150,7 @@ public final class Bench {
 
     /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */
     private static List<BenchReport.Row> streams(Backend b, LoadedWeights w, ModelWeights mw, Options o, Runner run, int context, int rollback,
-                                                 double ceiling, SplittableRandom rnd, PrintStream log) {
+                                                 SplittableRandom rnd, PrintStream log) {
         List<BenchReport.Row> rows = new ArrayList<>();
         int most = o.parallel.stream().mapToInt(Integer::intValue).max().orElse(1);
         try (Executor ex = new Executor(b, w); var threads = java.util.concurrent.Executors.newFixedThreadPool(most)) {
@@ -160,7 +161,7 @@ public final class Bench {
                 for (int depth : new TreeSet<>(o.depths)) {
                     for (Session s : sessions) fill(s, s.position(), depth, rnd, null);
                     for (int tg : o.gens)
-                        if (tg > 0) for (int n : o.parallel) rows.add(run.streams(sessions.subList(0, n), threads, mw, depth, tg, ceiling));
+                        if (tg > 0) rows.addAll(run.streams(sessions, o.parallel, threads, mw, depth, tg));
                 }
             } finally {
                 sessions.forEach(Session::close);
@@ -215,34 +216,56 @@ public final class Bench {
                     t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0, 0);
         }
 
-        /** {@code sessions.size()} streams of {@code tg} greedy tokens each, side by side (one thread each); aggregate t/s. */
-        BenchReport.Row streams(List<Session> sessions, java.util.concurrent.ExecutorService threads, ModelWeights mw, int depth, int tg,
-                                double ceiling) {
-            int n = sessions.size();
-            int[] first = new int[n];
-            for (int i = 0; i < n; i++) first[i] = rnd.nextInt(config.vocabSize());
-            String name = BenchReport.testName(0, tg, depth) + " x" + n;
-            Timed t = repeat(name, n * tg, () -> {
-                List<java.util.concurrent.Future<?>> done = new ArrayList<>();
-                for (int i = 0; i < n; i++) {
-                    Session s = sessions.get(i);
-                    int token = first[i];
-                    rewind(s, depth);
-                    done.add(threads.submit(() -> s.generate(new int[]{token}, GenerationOptions.greedy(tg), null)));
-                }
-                for (var f : done) {
-                    try {
-                        f.get();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new GossException("bench: interrupted");
-                    } catch (java.util.concurrent.ExecutionException e) {
-                        throw e.getCause() instanceof RuntimeException r ? r : new GossException("bench: " + e.getCause());
+        /**
+         * For each count N of {@code counts}: N of {@code sessions} decoding {@code tg} greedy tokens each, side by side
+         * (one thread each); a row of their aggregate t/s per N. The counts take turns within each repetition.
+         */
+        List<BenchReport.Row> streams(List<Session> sessions, List<Integer> counts, java.util.concurrent.ExecutorService pool,
+                                      ModelWeights mw, int depth, int tg) {
+            int[] first = new int[sessions.size()];
+            for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(config.vocabSize());
+            double[][] tps = new double[counts.size()][reps];
+            double[] bestCpu = new double[counts.size()];
+            for (int rep = -warmups; rep < reps; rep++)
+                for (int c = 0; c < counts.size(); c++) {
+                    int n = counts.get(c);
+                    String name = BenchReport.testName(0, tg, depth) + " x" + n;
+                    long c0 = processCpuNanos(), t0 = System.nanoTime();
+                    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        Session s = sessions.get(i);
+                        int token = first[i];
+                        rewind(s, depth);
+                        done.add(pool.submit(() -> s.generate(new int[]{token}, GenerationOptions.greedy(tg), null)));
                     }
+                    for (var f : done) await(f);
+                    double sec = (System.nanoTime() - t0) / 1e9;
+                    long c1 = processCpuNanos();
+                    if (rep >= 0) {
+                        tps[c][rep] = n * tg / sec;
+                        if (c0 >= 0 && c1 > c0) bestCpu[c] = Math.max(bestCpu[c], n * tg / ((c1 - c0) / 1e9 / threads));
+                    }
+                    if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", name, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), n * tg / sec);
                 }
-            });
             long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
-            return new BenchReport.Row(name, 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(), t.bestPerCpu(), bytes, 0, 0, n);
+            List<BenchReport.Row> rows = new ArrayList<>();
+            for (int c = 0; c < counts.size(); c++) {
+                Timed t = new Timed(tps[c], bestCpu[c]);
+                rows.add(new BenchReport.Row(BenchReport.testName(0, tg, depth) + " x" + counts.get(c), 0, tg, depth, t.mean(), t.std(), t.median(),
+                        t.samples(), t.bestPerCpu(), bytes, 0, 0, counts.get(c)));
+            }
+            return rows;
+        }
+
+        private static void await(java.util.concurrent.Future<?> f) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new GossException("bench: interrupted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : new GossException("bench: " + e.getCause());
+            }
         }
 
         private static void rewind(Session s, int depth) {
