@@ -30,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CudaGraphDecodeTest {
     static final int PROMPT = 5, STEPS = 36;
+    /** Small (2 layers, hidden 64, window 3 < the positions decoded) so that it is quick under the CUDA emulator too. */
+    static final ModelConfig SMALL = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
 
     /** Output mode of decode step {@code i}: logits, then argmax, then logits again (a cached graph comes back). */
     static Executor.Output mode(int i) {
@@ -81,8 +83,7 @@ class CudaGraphDecodeTest {
     void greedyDecodeAsGraphsEqualsEagerLaunchesAndTheReference() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        // small (2 layers, hidden 64, window 3 < the 41 positions) so that it is quick under the CUDA emulator too
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
@@ -127,7 +128,7 @@ class CudaGraphDecodeTest {
     void batchedDecodeStepsRunAsOneGraphPerBatchShape() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 32).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             int[][] on = batched(p, "1", w, c), off = batched(p, "0", w, c);
@@ -179,7 +180,7 @@ class CudaGraphDecodeTest {
     void opsOutsideAStepAreNotRecorded() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
              var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
@@ -205,7 +206,7 @@ class CudaGraphDecodeTest {
     void sampledDecodeReplaysOneGraph() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(1f, 99);
         var options = new io.gossgpu.generate.GenerationOptions(40, java.util.Set.of(), sc);
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {

@@ -368,18 +368,10 @@ public abstract class BackendConformanceKit {
         ModelConfig c = m.config();
         SplittableRandom r = new SplittableRandom(400 + T);
         for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
-            KvCacheSpec spec = new KvCacheSpec(c, 7 + T + 1 + 3);
-            try (KvCache mine = backend.createKvCache(spec); KvCache ref = reference.createKvCache(spec)) {
+            try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3))) {
                 int start = 0;
                 for (int n : new int[]{7, T, 1}) {
-                    try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0));
-                         Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
-                         Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0));
-                         Pair out = pair(n, c.qDim(), null)) {
-                        backend.attention(m.mine(), layer, q.mine(), k.mine(), v.mine(), Batch.of(mine, start, n), out.mine());
-                        reference.attention(m.ref(), layer, q.ref(), k.ref(), v.ref(), Batch.of(ref, start, n), out.ref());
-                        compare("attention layer " + layer + " positions " + start + ".." + (start + n - 1), out, opTolerance());
-                    }
+                    attend(m, layer, r, new Caches[]{one}, new int[]{start}, new int[]{n});
                     start += n;
                 }
             }
