@@ -55,32 +55,10 @@ if [ "${GOSS_SKIP_POCL:-0}" = 1 ]; then
   echo "setup-pocl: GOSS_SKIP_POCL=1, not installing ${pkgs[*]}; opencl tests will be skipped if no platform exists" >&2
   exit 0
 fi
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "setup-pocl: no apt-get here; install an OpenCL ICD yourself (e.g. pocl) to run the opencl tests" >&2
+if ! "$(dirname "$0")/apt-install.sh" setup-pocl "${pkgs[@]}"; then
+  echo "setup-pocl: opencl tests will be skipped" >&2
   exit 0
 fi
-sudo_=()
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo_=(sudo -n)
-  else
-    echo "setup-pocl: not root (and no passwordless sudo); run 'sudo apt-get install ${pkgs[*]}' to run the opencl tests" >&2
-    exit 0
-  fi
-fi
-
-echo "setup-pocl: installing ${pkgs[*]} ..." >&2
-export DEBIAN_FRONTEND=noninteractive
-log="$(mktemp)"
-if ! "${sudo_[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >"$log" 2>&1; then
-  # package lists may be missing (fresh containers): update once and retry
-  if ! { "${sudo_[@]}" apt-get update -qq && "${sudo_[@]}" apt-get install -y -qq --no-install-recommends "${pkgs[@]}"; } >"$log" 2>&1; then
-    echo "setup-pocl: apt-get failed (offline?); opencl tests will be skipped. Last lines:" >&2
-    tail -5 "$log" >&2
-    rm -f "$log"
-    exit 0
-  fi
-fi
-rm -f "$log"
 if have_loader && have_icd; then
   echo "setup-pocl: OpenCL ready ($(ls /etc/OpenCL/vendors | tr '\n' ' '))" >&2
 else

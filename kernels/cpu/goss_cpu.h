@@ -5,7 +5,8 @@
  * state, or reads the environment.
  *
  * Kernels that depend on the instruction set are compiled once per ISA and exported with the ISA in the
- * name: goss_avx2_<kernel> (AVX2 + FMA + F16C) and goss_avx512_<kernel> (AVX-512 F/BW/VL/DQ + VNNI).
+ * name: goss_avx2_<kernel> (AVX2 + FMA + F16C), goss_avxvnni_<kernel> (the same plus AVX-VNNI) and
+ * goss_avx512_<kernel> (AVX-512 F/BW/VL/DQ + VNNI).
  * goss_cpu_features() says which of them this CPU can run.
  *
  * Data layouts shared with Java:
@@ -30,8 +31,9 @@ extern "C" {
 #define GOSS_CPU_ABI_VERSION 1
 
 /* goss_cpu_features() bits */
-#define GOSS_CPU_AVX2   1u  /* avx2, fma, f16c */
-#define GOSS_CPU_AVX512 2u  /* avx512f, bw, vl, dq, vnni */
+#define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
+#define GOSS_CPU_AVX512  2u  /* avx512f, bw, vl, dq, vnni */
+#define GOSS_CPU_AVXVNNI 4u  /* avx2, fma, f16c and the 256-bit VEX vpdpbusd (Intel since Alder Lake, AMD Zen 5) */
 
 int goss_cpu_abi_version(void);
 uint32_t goss_cpu_features(void);
@@ -40,6 +42,8 @@ uint32_t goss_cpu_features(void);
  * NULL when the system refuses. Freed with the same size. */
 void *goss_cpu_alloc(int64_t bytes);
 void goss_cpu_free(void *p, int64_t bytes);
+/* Maps the pages of [p, p + bytes) of a file mapping in one call (MADV_POPULATE_READ; a no-op where unsupported). */
+void goss_cpu_prefault(const void *p, int64_t bytes);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 
@@ -95,6 +99,7 @@ void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, 
 #define GOSS_CPU_FORMAT_BF16 2
 
 GOSS_CPU_DECLARE_ISA(avx2)
+GOSS_CPU_DECLARE_ISA(avxvnni)
 GOSS_CPU_DECLARE_ISA(avx512)
 
 #ifdef __cplusplus

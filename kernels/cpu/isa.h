@@ -1,7 +1,8 @@
 /*
  * isa.h — included by the kernel files that build once per instruction set (build.sh compiles them with
- * -DGOSS_ISA=avx2 and the AVX2 flags, then with -DGOSS_ISA=avx512 and the AVX-512 flags).
- * GOSS_FN(name) is the exported name for this build: goss_avx2_name or goss_avx512_name.
+ * -DGOSS_ISA=avx2 and the AVX2 flags, -DGOSS_ISA=avxvnni with AVX-VNNI added, and -DGOSS_ISA=avx512 with the
+ * AVX-512 flags). GOSS_FN(name) is the exported name for this build: goss_avx2_name, goss_avxvnni_name or
+ * goss_avx512_name.
  */
 #ifndef GOSS_CPU_ISA_H
 #define GOSS_CPU_ISA_H

@@ -2,6 +2,7 @@
  * memory.c — memory for repacked weights: 2 MiB aligned and advised for transparent huge pages, so the
  * kernels stream gigabytes with few TLB misses and the hardware prefetchers are not stopped at every 4 KiB
  * page. Anonymous mappings start zeroed by the kernel on first touch: no extra pass over the memory.
+ * goss_cpu_prefault maps a file region's pages in one call before it is read (instead of one fault per 4 KiB).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -24,6 +25,15 @@ void *goss_cpu_alloc(int64_t bytes) {
     madvise(a, size, MADV_HUGEPAGE);
 #endif
     return a;
+}
+
+void goss_cpu_prefault(const void *p, int64_t bytes) {
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14 */
+#endif
+    if (!p || bytes <= 0) return;
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+    madvise((void *)a, (uintptr_t)p + (uint64_t)bytes - a, MADV_POPULATE_READ); /* best effort: older kernels say EINVAL */
 }
 
 void goss_cpu_free(void *p, int64_t bytes) {

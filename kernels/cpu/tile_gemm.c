@@ -13,7 +13,7 @@
  *        the scale is the halved E8M0, 2^(e−128) (the table is doubled);
  *   q8 (AVX-512): w + 128 ∈ [0, 255] (xor 0x80), corrected by −128·s_b; scale = the F16 scale;
  *   q8 (AVX2): |w| times the activation with w's sign (vpsignb), no correction (vpmaddubsw's int16 pair
- *        sums stay below 2·128·127 < 2^15).
+ *        sums stay below 2·128·127 < 2^15); with AVX-VNNI (256-bit vpdpbusd) as on AVX-512.
  * Tokens are taken 8 (AVX-512) or 4 (AVX2) at a time while the group's decoded weights stay in registers.
  */
 #include "isa.h"
@@ -98,7 +98,7 @@ INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, co
     }
 }
 
-#else /* AVX2: 8 rows per vector; a group is two halves of 8 rows (bytes 0..31 and 32..63 of each 64) */
+#else /* AVX2 (and AVX-VNNI): 8 rows per vector; a group is two halves of 8 rows (bytes 0..31 and 32..63 of each 64) */
 #define TB 4
 
 /* 2^(e − 128) for 8 E8M0 bytes, exact: (e − 1) << 23 as float bits, the two subnormals for e < 2, and NaN
@@ -114,6 +114,36 @@ INLINE __m256 mx4_scales(const uint8_t *sc) {
 }
 
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
+
+#ifdef __AVXVNNI__
+/* Σ over the 8 quads of unsigned w[i] times the signed activation quad i, per lane (vpdpbusd, two chains). */
+INLINE __m256i dot_u8(const __m256i w[8], const int8_t *qa) {
+    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
+    _Pragma("GCC unroll 4")
+    for (int i = 0; i < 4; i++) {
+        a = _mm256_dpbusd_avx_epi32(a, w[i], bcast4(qa + 4 * i));
+        b = _mm256_dpbusd_avx_epi32(b, w[4 + i], bcast4(qa + 16 + 4 * i));
+    }
+    return _mm256_add_epi32(a, b);
+}
+#endif
+
+/* The same for weights below 25 (mx4's table): without VNNI, int16 pair sums of 4 quads stay below
+ * 4·2·24·127 < 2^15, so vpmaddubsw results add in 16 bits before one vpmaddwd per 4 quads. */
+INLINE __m256i dot_u8_small(const __m256i w[8], const int8_t *qa, __m256i ones) {
+#ifdef __AVXVNNI__
+    (void)ones;
+    return dot_u8(w, qa);
+#else
+    __m256i p = _mm256_add_epi16(
+            _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bcast4(qa)), _mm256_maddubs_epi16(w[1], bcast4(qa + 4))),
+            _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bcast4(qa + 8)), _mm256_maddubs_epi16(w[3], bcast4(qa + 12))));
+    __m256i p2 = _mm256_add_epi16(
+            _mm256_add_epi16(_mm256_maddubs_epi16(w[4], bcast4(qa + 16)), _mm256_maddubs_epi16(w[5], bcast4(qa + 20))),
+            _mm256_add_epi16(_mm256_maddubs_epi16(w[6], bcast4(qa + 24)), _mm256_maddubs_epi16(w[7], bcast4(qa + 28))));
+    return _mm256_add_epi32(_mm256_madd_epi16(p, ones), _mm256_madd_epi16(p2, ones));
+#endif
+}
 
 /* One 8-row half group (wt points at its first 32 bytes) against nt ≤ TB tokens. */
 INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half, int64_t nb, const int8_t *q,
@@ -140,20 +170,23 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
                 const int8_t *qa = q + t * k + 32 * b;
-                /* int16 pair sums of 4 quads stay below 4·2·24·127 < 2^15 */
-                __m256i p = _mm256_add_epi16(
-                        _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bcast4(qa)), _mm256_maddubs_epi16(w[1], bcast4(qa + 4))),
-                        _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bcast4(qa + 8)), _mm256_maddubs_epi16(w[3], bcast4(qa + 12))));
-                __m256i p2 = _mm256_add_epi16(
-                        _mm256_add_epi16(_mm256_maddubs_epi16(w[4], bcast4(qa + 16)), _mm256_maddubs_epi16(w[5], bcast4(qa + 20))),
-                        _mm256_add_epi16(_mm256_maddubs_epi16(w[6], bcast4(qa + 24)), _mm256_maddubs_epi16(w[7], bcast4(qa + 28))));
-                __m256i ia = _mm256_add_epi32(_mm256_madd_epi16(p, ones), _mm256_madd_epi16(p2, ones));
-                ia = _mm256_add_epi32(ia, _mm256_set1_epi32(-12 * s[t * nb + b]));
+                __m256i ia = _mm256_add_epi32(dot_u8_small(w, qa, ones), _mm256_set1_epi32(-12 * s[t * nb + b]));
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
         } else {
             const uint8_t *c = wt + b * 512;
             __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)scales + 16 * b + 8 * half)));
+#ifdef __AVXVNNI__
+            /* as on AVX-512: w + 128 as unsigned bytes, corrected by −128·s */
+            __m256i w[8];
+            _Pragma("GCC unroll 8")
+            for (int i = 0; i < 8; i++) w[i] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i)), _mm256_set1_epi8((char)0x80));
+            _Pragma("GCC unroll 8")
+            for (int t = 0; t < nt; t++) {
+                __m256i ia = _mm256_add_epi32(dot_u8(w, q + t * k + 32 * b), _mm256_set1_epi32(-128 * s[t * nb + b]));
+                acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
+            }
+#else
             __m256i ia[TB];
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) ia[t] = _mm256_setzero_si256();
@@ -169,6 +202,7 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++)
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[t]), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
+#endif
         }
     }
     float tmp[8];

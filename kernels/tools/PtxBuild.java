@@ -2,6 +2,14 @@
  * Builds the CUDA kernels of goss-gpu: every kernels/cuda/*.cu becomes one PTX file per target
  * architecture, and ptxas compiles every PTX file so that invalid PTX fails the build.
  *
+ * Each PTX file is written at the lowest PTX ISA version that ptxas accepts for it, so that older drivers can
+ * load it (a driver JIT-compiles PTX up to the ISA of its own CUDA version: ISA 6.3 is CUDA 10.0, 7.0 is 11.0,
+ * 7.8 is 11.8, 9.0 is 13.0). nvcc always writes its own release's ISA; the build lowers the `.version` line and
+ * lets ptxas judge: ptxas refuses an instruction or directive that the declared ISA lacks ("Feature 'redux'
+ * requires PTX ISA .version 7.0 or later") and an ISA that predates the target ("PTX .version 6.5 does not
+ * support .target sm_80"). The versions tried start at the lowest that ptxas accepts for the target at all
+ * (found once per target with an empty module) and rise until the kernel assembles.
+ *
  * Run by the kernels module's pom (exec-maven-plugin, phase process-resources) with the Java source
  * launcher, so it needs nothing but the JDK that runs Maven:
  *
@@ -11,8 +19,9 @@
  * --nvcc none (-Dgoss.nvcc=none) builds as if there were no nvcc: prebuilt PTX or nothing.
  *
  * Output (in --out, which is target/classes/io/gossgpu/kernels/cuda):
- *   NAME.sm_80.ptx, NAME.sm_90.ptx, ...   nvcc -ptx -arch=compute_XX -O3 (no --use_fast_math)
- *   kernels.properties                    what was built, from where, and with which CUDA release
+ *   NAME.sm_75.ptx, NAME.sm_80.ptx, ...   nvcc -ptx -arch=compute_XX -O3 (no --use_fast_math), at the lowest ISA
+ *   kernels.properties                    what was built, from where, with which CUDA release, and each
+ *                                         target's PTX ISA (ptx.isa.sm_XX: the highest of its files)
  *
  * Without nvcc the PTX files committed under --prebuilt are used, but only those whose recorded
  * source hash (prebuilt/SOURCES) matches the current .cu file; stale ones are named and left out.
@@ -77,6 +86,7 @@ public final class PtxBuild {
             }
             String release = cudaRelease(nvcc);
             long newestInput = newestInput(src, sources);
+            Map<String, Isa> floors = new LinkedHashMap<>();
             int compiled = 0;
             for (Path cu : sources) {
                 String name = baseName(cu);
@@ -86,10 +96,15 @@ public final class PtxBuild {
                     if (upToDate(ptx, cubin, newestInput)) {
                         continue;
                     }
+                    Path nvccPtx = work.resolve(name + ".sm_" + arch + ".nvcc.ptx");
                     run(List.of(nvcc.toString(), "-ptx", "-arch=compute_" + arch, "-O3", "-std=c++17",
-                            "-o", ptx.toString(), cu.toString()), "nvcc " + cu.getFileName() + " for compute_" + arch);
-                    run(List.of(ptxas.toString(), "-arch=sm_" + arch, "-O3", ptx.toString(), "-o", cubin.toString()),
-                            "ptxas " + ptx.getFileName() + " for sm_" + arch);
+                            "-o", nvccPtx.toString(), cu.toString()), "nvcc " + cu.getFileName() + " for compute_" + arch);
+                    Isa floor = floors.get(arch);
+                    if (floor == null) {
+                        floor = isaFloor(ptxas, arch, work, Isa.of(readPtx(nvccPtx)));
+                        floors.put(arch, floor);
+                    }
+                    lowestIsa(ptxas, arch, nvccPtx, floor, ptx, cubin);
                     compiled++;
                 }
                 built.add(name);
@@ -97,7 +112,7 @@ public final class PtxBuild {
             manifest.setProperty("source", "nvcc");
             manifest.setProperty("cuda.release", release);
             System.out.println(TAG + (compiled == 0 ? "CUDA PTX up to date" : "built and checked " + compiled + " PTX file(s)")
-                    + " for " + built.size() + " kernel(s), sm_" + String.join("/sm_", archs) + ", with " + nvcc
+                    + " for " + built.size() + " kernel(s), " + describeIsas(out, built, archs) + ", with " + nvcc
                     + " (CUDA " + release + ")");
             if (updatePrebuilt) {
                 updatePrebuilt(src, sources, out, prebuilt, archs, release);
@@ -142,16 +157,136 @@ public final class PtxBuild {
             manifest.setProperty("source", "prebuilt");
             manifest.setProperty("cuda.release", release);
             System.out.println(TAG + (nvccOption.equals("none") ? "nvcc not used (-Dgoss.nvcc=none)" : "nvcc not found") + "; using prebuilt PTX from " + prebuilt + " for " + String.join(", ", built)
-                    + " (CUDA " + release + ")" + (ptxas != null ? ", checked with " + ptxas : ", not checked: no ptxas"));
+                    + " (CUDA " + release + ", " + describeIsas(out, built, archs) + ")"
+                    + (ptxas != null ? ", checked with " + ptxas : ", not checked: no ptxas"));
         }
         manifest.setProperty("kernels", String.join(",", built));
         manifest.setProperty("archs", "sm_" + String.join(",sm_", archs));
+        for (String arch : archs) {
+            manifest.setProperty("ptx.isa.sm_" + arch, highestIsa(out, built, arch).toString());
+        }
         try (var w = Files.newBufferedWriter(out.resolve("kernels.properties"), StandardCharsets.UTF_8)) {
             // Properties.store writes a date comment; write by hand so the file is reproducible.
             w.write("# CUDA kernels packaged with goss-gpu (written by kernels/tools/PtxBuild.java)\n");
             for (Map.Entry<String, String> e : new TreeMap<>(toMap(manifest)).entrySet()) {
                 w.write(e.getKey() + "=" + e.getValue() + "\n");
             }
+        }
+    }
+
+    // ---- the lowest PTX ISA version ----
+
+    /** A PTX ISA version, as the `.version` directive writes it. */
+    record Isa(int major, int minor) implements Comparable<Isa> {
+        private static final Pattern VERSION = Pattern.compile("(?m)^\\.version\\s+(\\d+)\\.(\\d+)\\s*$");
+
+        /** The `.version` of a PTX text. */
+        static Isa of(String ptx) {
+            Matcher m = VERSION.matcher(ptx);
+            if (!m.find()) {
+                fail("PTX without a .version directive");
+            }
+            return new Isa(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)));
+        }
+
+        /** The next version number to try: minors 0 to 9, then the next major (ptxas names the ones that do not exist). */
+        Isa next() {
+            return minor < 9 ? new Isa(major, minor + 1) : new Isa(major + 1, 0);
+        }
+
+        Isa previous() {
+            return minor > 0 ? new Isa(major, minor - 1) : new Isa(major - 1, 9);
+        }
+
+        String apply(String ptx) {
+            return VERSION.matcher(ptx).replaceFirst(".version " + this);
+        }
+
+        @Override
+        public int compareTo(Isa o) {
+            return major != o.major ? Integer.compare(major, o.major) : Integer.compare(minor, o.minor);
+        }
+
+        @Override
+        public String toString() {
+            return major + "." + minor;
+        }
+    }
+
+    /**
+     * The lowest ISA at which ptxas assembles an empty module for sm_{arch}: going down from what nvcc wrote, past
+     * numbers that are no ISA ("Unsupported .version"), until ptxas says the ISA does not know the target.
+     */
+    private static Isa isaFloor(Path ptxas, String arch, Path work, Isa emitted) {
+        Path probe = work.resolve("isa-probe.sm_" + arch + ".ptx");
+        Isa lowest = null;
+        for (Isa v = emitted; v.major() > 0; v = v.previous()) {
+            write(probe, ".version " + v + "\n.target sm_" + arch + "\n.address_size 64\n.visible .entry goss_isa_probe()\n{\n\tret;\n}\n");
+            Outcome o = tryRun(List.of(ptxas.toString(), "-arch=sm_" + arch, probe.toString(), "-o", work.resolve("isa-probe.cubin").toString()));
+            if (o.ok()) {
+                lowest = v;
+            } else if (!o.output().contains("Unsupported .version")) {
+                break;
+            }
+        }
+        if (lowest == null) {
+            fail("ptxas " + ptxas + " accepts no PTX ISA up to " + emitted + " for sm_" + arch);
+        }
+        return lowest;
+    }
+
+    /**
+     * Writes {@code nvccPtx} to {@code ptx} at the lowest ISA from {@code floor} up that ptxas assembles for the
+     * target (the cubin is kept as the up-to-date stamp); fails with ptxas's message at nvcc's own ISA.
+     */
+    private static void lowestIsa(Path ptxas, String arch, Path nvccPtx, Isa floor, Path ptx, Path cubin) {
+        String text = readPtx(nvccPtx);
+        Isa emitted = Isa.of(text);
+        List<String> command = List.of(ptxas.toString(), "-arch=sm_" + arch, "-O3", ptx.toString(), "-o", cubin.toString());
+        for (Isa v = floor; v.compareTo(emitted) < 0; v = v.next()) {
+            write(ptx, v.apply(text));
+            if (tryRun(command).ok()) {
+                return;
+            }
+        }
+        write(ptx, text);
+        run(command, "ptxas " + ptx.getFileName() + " for sm_" + arch);
+    }
+
+    /** The highest `.version` among one target's PTX files in {@code out}. */
+    private static Isa highestIsa(Path out, List<String> kernels, String arch) {
+        Isa highest = null;
+        for (String k : kernels) {
+            Isa v = Isa.of(readPtx(out.resolve(k + ".sm_" + arch + ".ptx")));
+            if (highest == null || v.compareTo(highest) > 0) {
+                highest = v;
+            }
+        }
+        return highest;
+    }
+
+    /** "sm_75 at PTX ISA 6.3, sm_80 at 7.0, sm_90 at 7.8". */
+    private static String describeIsas(Path out, List<String> kernels, List<String> archs) {
+        List<String> parts = new ArrayList<>();
+        for (String arch : archs) {
+            parts.add("sm_" + arch + (parts.isEmpty() ? " at PTX ISA " : " at ") + highestIsa(out, kernels, arch));
+        }
+        return String.join(", ", parts);
+    }
+
+    private static String readPtx(Path p) {
+        try {
+            return Files.readString(p, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void write(Path p, String text) {
+        try {
+            Files.writeString(p, text, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -183,7 +318,7 @@ public final class PtxBuild {
                 }
             }
         }
-        Path self = src.getParent().resolve("tools").resolve("PtxBuild.java");
+        Path self = src.toAbsolutePath().getParent().resolve("tools").resolve("PtxBuild.java");
         if (Files.isRegularFile(self)) {
             newest = Math.max(newest, Files.getLastModifiedTime(self).toMillis());
         }
@@ -332,14 +467,24 @@ public final class PtxBuild {
     // ---- processes, arguments, failure ----
 
     private static String run(List<String> command, String what) {
+        Outcome o = tryRun(command);
+        if (!o.ok()) {
+            fail(what + " failed (exit " + o.exitCode() + "):\n  " + String.join(" ", command) + "\n" + o.output().strip());
+        }
+        return o.output();
+    }
+
+    private record Outcome(int exitCode, String output) {
+        boolean ok() {
+            return exitCode == 0;
+        }
+    }
+
+    private static Outcome tryRun(List<String> command) {
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            int rc = p.waitFor();
-            if (rc != 0) {
-                fail(what + " failed (exit " + rc + "):\n  " + String.join(" ", command) + "\n" + output.strip());
-            }
-            return output;
+            return new Outcome(p.waitFor(), output);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

@@ -7,7 +7,9 @@
 # one test class, e.g. io.gossgpu.cuda.CudaConformanceTest; seen working on the Firecracker machines only).
 set -uo pipefail
 dir="${1:-.cudakit}"; [ $# -gt 0 ] && shift
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+# the GPU, its driver and the CUDA version that driver supports (what decides which PTX loads: README's driver table)
+nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader || true
+nvidia-smi | grep -m1 -o 'CUDA Version: [0-9.]*' || true
 out="${OUT:-/tmp}"
 rt=/tmp/goss-rt
 [ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3

@@ -41,6 +41,42 @@ struct CUevent_st { double ms; };
 static struct CUctx_st the_context;
 static int initialised;
 
+/* What the fake reports, as a real driver and GPU would: GOSS_FAKE_CUDA_DRIVER_VERSION (cuDriverGetVersion encoding,
+ * default 13000) and GOSS_FAKE_CUDA_CC (compute capability as 75/80/90, default 90), read at cuInit; tests change them
+ * in-process with goss_fake_cuda_configure. Module loads then fail as on such a driver and GPU: PTX of an ISA newer
+ * than the driver's CUDA version with CUDA_ERROR_UNSUPPORTED_PTX_VERSION, PTX for a newer target with
+ * CUDA_ERROR_INVALID_PTX; the opt-in shared memory per block follows the compute capability. */
+static int driver_version = 13000, compute_capability = 90;
+
+__attribute__((visibility("default"))) void goss_fake_cuda_configure(int driverVersion, int computeCapability) {
+    driver_version = driverVersion;
+    compute_capability = computeCapability;
+}
+
+static int env_int(const char *name, int fallback) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : fallback;
+}
+
+/* The newest PTX ISA (major*10+minor) a driver of this CUDA version JIT-compiles (NVIDIA's PTX ISA release history). */
+static int max_isa(int cuda) {
+    static const int table[][2] = { {13010, 91}, {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12050, 85}, {12040, 84},
+        {12030, 83}, {12020, 82}, {12010, 81}, {12000, 80}, {11080, 78}, {11070, 77}, {11060, 76}, {11050, 75}, {11040, 74},
+        {11030, 73}, {11020, 72}, {11010, 71}, {11000, 70}, {10020, 65}, {10010, 64}, {10000, 63} };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) if (cuda >= table[i][0]) return table[i][1];
+    return 0;
+}
+
+/* Largest dynamic shared memory per block after opt-in, by compute capability (CUDA programming guide). */
+static int max_shared_optin(void) {
+    switch (compute_capability) {
+        case 75: return 64 * 1024;
+        case 80: return 163 * 1024;
+        case 86: case 89: return 99 * 1024;
+        default: return 227 * 1024;
+    }
+}
+
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr) {
     switch (error) {
         case CUDA_SUCCESS: *pStr = "CUDA_SUCCESS"; return CUDA_SUCCESS;
@@ -52,6 +88,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr) {
         case CUDA_ERROR_INVALID_HANDLE: *pStr = "CUDA_ERROR_INVALID_HANDLE"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_DEVICE: *pStr = "CUDA_ERROR_INVALID_DEVICE"; return CUDA_SUCCESS;
         case CUDA_ERROR_LAUNCH_FAILED: *pStr = "CUDA_ERROR_LAUNCH_FAILED"; return CUDA_SUCCESS;
+        case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: *pStr = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; return CUDA_SUCCESS;
         default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -67,14 +104,23 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr) {
         case CUDA_ERROR_INVALID_HANDLE: *pStr = "invalid resource handle"; return CUDA_SUCCESS;
         case CUDA_ERROR_INVALID_DEVICE: *pStr = "invalid device ordinal"; return CUDA_SUCCESS;
         case CUDA_ERROR_LAUNCH_FAILED: *pStr = "unspecified launch failure"; return CUDA_SUCCESS;
+        case CUDA_ERROR_UNSUPPORTED_PTX_VERSION: *pStr = "the provided PTX was compiled with an unsupported toolchain."; return CUDA_SUCCESS;
         default: *pStr = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
 
 #define REQUIRE_INIT() do { if (!initialised) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 
-CUresult CUDAAPI cuInit(unsigned int Flags) { if (Flags != 0) return CUDA_ERROR_INVALID_VALUE; initialised = 1; return CUDA_SUCCESS; }
-CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuInit(unsigned int Flags) {
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!initialised) {
+        driver_version = env_int("GOSS_FAKE_CUDA_DRIVER_VERSION", driver_version);
+        compute_capability = env_int("GOSS_FAKE_CUDA_CC", compute_capability);
+    }
+    initialised = 1;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = driver_version; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuDeviceGetCount(int *count) { REQUIRE_INIT(); *count = 1; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
     REQUIRE_INIT();
@@ -91,14 +137,14 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev) {
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     switch (attrib) {
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = compute_capability / 10; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = compute_capability % 10; break;
         case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 4; break;
         case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *pi = 1000000; break;
         case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *pi = 256; break;
         case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *pi = 1500000; break;
         case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = 232448; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = max_shared_optin(); break;
         case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *pi = 1 << 20; break;
         case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
         default: return CUDA_ERROR_INVALID_VALUE;
@@ -141,10 +187,21 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
     }
     if (errorLog && (errorLogSize == 0 || errorLogSize > (1u << 24))) return CUDA_ERROR_INVALID_VALUE;
     const char *ptx = image;
-    if (!strstr(ptx, ".version") || !strstr(ptx, ".target") || strstr(ptx, "this is not ptx")) {
+    const char *version = strstr(ptx, ".version "), *target = strstr(ptx, ".target sm_");
+    if (!version || !target || strstr(ptx, "this is not ptx")) {
         if (errorLog) {
             strncpy(errorLog, "ptxas application ptx input, line 5; error   : syntax error\nptxas fatal   : Ptx assembly aborted due to errors", errorLogSize);
             errorLog[errorLogSize - 1] = 0;
+        }
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    int isaMajor = 0, isaMinor = 0, sm = 0;
+    if (sscanf(version, ".version %d.%d", &isaMajor, &isaMinor) != 2 || sscanf(target, ".target sm_%d", &sm) != 1)
+        return CUDA_ERROR_INVALID_PTX;
+    if (isaMajor * 10 + isaMinor > max_isa(driver_version)) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    if (sm > compute_capability) {
+        if (errorLog) {
+            snprintf(errorLog, errorLogSize, "ptxas fatal   : SM version specified by .target is higher than default SM version assumed");
         }
         return CUDA_ERROR_INVALID_PTX;
     }
@@ -186,7 +243,7 @@ CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunc
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) {
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-        if (value < 0 || value > 232448) return CUDA_ERROR_INVALID_VALUE;
+        if (value < 0 || value > max_shared_optin()) return CUDA_ERROR_INVALID_VALUE;
         f->maxDynamicShared = value > 48 * 1024 ? value : 48 * 1024;
     }
     return CUDA_SUCCESS;
@@ -203,7 +260,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
                                 unsigned int bz, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
     if (!f || !hStream) return CUDA_ERROR_INVALID_HANDLE;
     if (extra != NULL || kernelParams == NULL) return CUDA_ERROR_INVALID_VALUE;
-    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (size_t) bx * by * bz > 1024 || sharedMemBytes > 232448)
+    if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (size_t) bx * by * bz > 1024 || (int) sharedMemBytes > max_shared_optin())
         return CUDA_ERROR_INVALID_VALUE;
     if ((int) sharedMemBytes > f->maxDynamicShared) {
         fprintf(stderr, "fake CUDA: kernel %s asks for %u bytes of dynamic shared memory; above 48 KiB needs "

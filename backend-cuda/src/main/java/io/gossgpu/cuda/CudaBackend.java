@@ -74,7 +74,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     /** A backend on device {@code ordinal}; a {@link GossException} with the reason when CUDA cannot run it. */
     public static CudaBackend create(int ordinal, BackendOptions options) {
-        CudaDriver.Availability a = CudaDriver.backendAvailability();
+        CudaDriver.Availability a = CudaDriver.backendAvailability(ordinal);
         if (!a.available()) throw new GossException("cuda backend unavailable: " + a.reason());
         for (var k : CudaKnobs.ALL) k.value(options); // an invalid knob fails before anything is allocated
         CudaContext ctx = CudaContext.open(ordinal);
@@ -147,7 +147,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     public String deviceDescription() {
-        return ctx.device().describe() + ", driver CUDA " + CudaDriver.versionString(CudaDriver.availability().driverVersion());
+        CudaKernels.Manifest m = CudaKernels.manifest().orElseThrow();
+        String arch = CudaKernels.archFor(ctx.device().computeCapability(), m.archs());
+        return ctx.device().describe() + ", driver CUDA " + CudaDriver.versionString(CudaDriver.driverVersionNow())
+                + ", " + arch + " PTX (ISA " + m.isaOf(arch) + ")";
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import static io.gossgpu.cuda.CudaException.check;
 
@@ -50,16 +51,34 @@ public final class CudaDriver {
     }
 
     /**
-     * What the CUDA backend should report: {@link #availability()}, and when the driver is fine, whether
-     * the build packaged the PTX kernels ({@code "CUDA unavailable: CUDA kernels were not built ..."})
-     * and whether this driver can JIT them (PTX from CUDA 13 needs a CUDA 13 driver).
+     * What the CUDA backend should report for device 0: {@link #backendAvailability(int)}.
      */
     public static Availability backendAvailability() {
-        Availability a = availability();
+        return backendAvailability(0);
+    }
+
+    /**
+     * What the CUDA backend should report for device {@code ordinal}: {@link #availability()}, and when the driver
+     * is fine, whether the build packaged the PTX kernels ({@code "CUDA unavailable: CUDA kernels were not built ..."}),
+     * whether the device is one they target, and whether this driver can load the PTX that the device would run
+     * (one line naming the CUDA version and driver branch it needs).
+     */
+    public static Availability backendAvailability(int ordinal) {
+        return backendAvailability(availability(), ordinal);
+    }
+
+    static Availability backendAvailability(Availability a, int ordinal) {
         if (!a.available()) {
             return a;
         }
-        var problem = CudaKernels.unavailableReason().or(() -> CudaKernels.driverTooOld(a.driverVersion()));
+        Optional<String> problem = CudaKernels.unavailableReason();
+        if (problem.isEmpty() && ordinal >= 0 && ordinal < a.deviceCount()) {
+            try {
+                problem = CudaKernels.driverTooOld(a.driverVersion(), CudaDevice.query(ordinal).computeCapability());
+            } catch (CudaException e) {
+                problem = Optional.of("CUDA unavailable: " + e.getMessage());
+            }
+        }
         return problem.map(r -> new Availability(false, r, a.driverVersion(), a.deviceCount())).orElse(a);
     }
 
@@ -71,7 +90,8 @@ public final class CudaDriver {
         }
     }
 
-    private static Availability probe() {
+    /** Asks the driver again (tests whose fake driver changes what it reports); {@link #availability()} caches this. */
+    static Availability probe() {
         var libraryProblem = Cuda.unavailableReason();
         if (libraryProblem.isPresent()) {
             return Availability.no(libraryProblem.get());
@@ -95,6 +115,16 @@ public final class CudaDriver {
             return new Availability(true, "available", version, count);
         } catch (CudaException e) {
             return Availability.no(e.getMessage().startsWith("CUDA unavailable: ") ? e.getMessage() : "CUDA unavailable: " + e.getMessage());
+        }
+    }
+
+    /** {@code cuDriverGetVersion} asked now (a failure path's message), or 0 where it cannot be. */
+    static int driverVersionNow() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(Cuda.C_INT);
+            return Cuda.cuDriverGetVersion(out) == Cuda.CUDA_SUCCESS ? out.get(Cuda.C_INT, 0) : 0;
+        } catch (CudaException e) {
+            return 0;
         }
     }
 

@@ -5,8 +5,10 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.TreeMap;
 
 /**
  * The PTX the kernels module packages: {@code io/gossgpu/kernels/cuda/NAME.sm_XX.ptx} and the
@@ -28,11 +30,22 @@ public final class CudaKernels {
      * What was built.
      *
      * @param source      "nvcc" or "prebuilt"
-     * @param cudaRelease the CUDA release that compiled the PTX, e.g. "13.0" (the driver must support it)
+     * @param cudaRelease the CUDA release whose nvcc compiled the PTX, e.g. "13.0"
      * @param kernels     kernel file names without extension, e.g. [add, rmsnorm]
-     * @param archs       e.g. [sm_80, sm_90], ascending
+     * @param archs       e.g. [sm_75, sm_80, sm_90], ascending
+     * @param isa         each target's PTX ISA version (the highest of its files), e.g. sm_80 → "7.0"; a target
+     *                    missing here (a manifest from before the build lowered the ISA) has nvcc's own
      */
-    public record Manifest(String source, String cudaRelease, List<String> kernels, List<String> archs) {
+    public record Manifest(String source, String cudaRelease, List<String> kernels, List<String> archs, Map<String, String> isa) {
+        /** The PTX ISA of a target's files, e.g. "7.0". */
+        public String isaOf(String arch) {
+            return isa.getOrDefault(arch, "of CUDA " + cudaRelease);
+        }
+
+        /** The oldest driver (cuDriverGetVersion encoding) that loads a target's PTX. */
+        public int cudaNeeded(String arch) {
+            return CudaVersions.cudaForIsa(isa.getOrDefault(arch, "")).orElse(releaseToVersion(cudaRelease));
+        }
     }
 
     /** The packaged manifest, or empty when the kernels were not built. */
@@ -45,8 +58,15 @@ public final class CudaKernels {
             p.load(in);
             List<String> archs = split(p.getProperty("archs", "")).stream()
                     .sorted((a, b) -> Integer.compare(archNumber(a), archNumber(b))).toList();
+            Map<String, String> isa = new TreeMap<>();
+            for (String a : archs) {
+                String v = p.getProperty("ptx.isa." + a);
+                if (v != null) {
+                    isa.put(a, v.strip());
+                }
+            }
             return Optional.of(new Manifest(p.getProperty("source", "?"), p.getProperty("cuda.release", "?"),
-                    split(p.getProperty("kernels", "")), archs));
+                    split(p.getProperty("kernels", "")), archs, Map.copyOf(isa)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + MANIFEST, e);
         }
@@ -58,22 +78,55 @@ public final class CudaKernels {
     }
 
     /**
-     * Why a driver of this version cannot JIT the packaged PTX, or empty when it can. PTX written by
-     * CUDA X.Y needs a driver that supports at least CUDA X.Y (otherwise cuModuleLoadDataEx fails with
-     * CUDA_ERROR_UNSUPPORTED_PTX_VERSION).
+     * Why a driver of this version cannot run the packaged PTX on a device of this compute capability, in one line
+     * naming the minimum, or empty when it can. A driver JIT-compiles PTX up to the ISA of its own CUDA version
+     * (above it cuModuleLoadDataEx fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION). A device older than every
+     * packaged target is named too.
      */
-    public static Optional<String> driverTooOld(int driverVersion) {
-        Optional<Manifest> m = manifest();
-        if (m.isEmpty()) {
+    public static Optional<String> driverTooOld(int driverVersion, int computeCapability) {
+        return manifest().flatMap(m -> driverTooOld(m, driverVersion, computeCapability));
+    }
+
+    static Optional<String> driverTooOld(Manifest m, int driverVersion, int computeCapability) {
+        String arch;
+        try {
+            arch = archFor(computeCapability, m.archs());
+        } catch (CudaException e) {
+            return Optional.of("CUDA unavailable: " + e.getMessage());
+        }
+        int ptx = m.cudaNeeded(arch), api = CudaVersions.DRIVER_API_FLOOR;
+        if (driverVersion >= Math.max(ptx, api)) {
             return Optional.empty();
         }
-        int needed = releaseToVersion(m.get().cudaRelease());
-        if (needed <= 0 || driverVersion >= needed) {
-            return Optional.empty();
+        String gpu = "this GPU (compute capability " + computeCapability / 10 + "." + computeCapability % 10 + ") runs the "
+                + arch + " PTX (ISA " + m.isaOf(arch) + ")";
+        return Optional.of("CUDA unavailable: the NVIDIA driver supports CUDA " + CudaDriver.versionString(driverVersion) + "; "
+                + (ptx >= api ? gpu + ", which needs " + CudaVersions.describeCuda(ptx)
+                   : "goss-gpu's driver calls (CUDA graphs) need " + CudaVersions.describeCuda(api) + " (" + gpu
+                     + ", which loads from CUDA " + CudaDriver.versionString(ptx) + ")")
+                + ": update the NVIDIA driver");
+    }
+
+    /**
+     * Which packaged PTX a driver of this version loads, e.g. "loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0),
+     * sm_90 (ISA 7.8)" or "loads the PTX for sm_75 (ISA 6.3); not for sm_80 (ISA 7.0 needs CUDA 11.0), ...".
+     */
+    public static String loadable(int driverVersion) {
+        return manifest().map(m -> loadable(m, driverVersion)).orElse("no PTX packaged");
+    }
+
+    static String loadable(Manifest m, int driverVersion) {
+        List<String> yes = new java.util.ArrayList<>(), no = new java.util.ArrayList<>();
+        for (String arch : m.archs()) {
+            int needed = m.cudaNeeded(arch);
+            if (driverVersion >= needed) {
+                yes.add(arch + " (ISA " + m.isaOf(arch) + ")");
+            } else {
+                no.add(arch + " (ISA " + m.isaOf(arch) + " needs CUDA " + CudaDriver.versionString(needed) + ")");
+            }
         }
-        return Optional.of("CUDA unavailable: the NVIDIA driver supports CUDA " + CudaDriver.versionString(driverVersion)
-                + " but the kernels were built with CUDA " + m.get().cudaRelease()
-                + "; update the driver or build goss-gpu with an older nvcc");
+        return (yes.isEmpty() ? "loads none of the packaged PTX" : "loads the PTX for " + String.join(", ", yes))
+                + (no.isEmpty() ? "" : "; not for " + String.join(", ", no));
     }
 
     /** "13.0" → 13000, the encoding of cuDriverGetVersion; 0 when unparseable. */

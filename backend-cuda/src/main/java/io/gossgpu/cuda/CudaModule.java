@@ -22,21 +22,25 @@ public final class CudaModule implements AutoCloseable {
         this.handle = handle;
     }
 
-    /** Loads a packaged kernel file (e.g. "rmsnorm") for the context's device: the best sm_XX PTX it has. */
+    /**
+     * Loads a packaged kernel file (e.g. "rmsnorm") for the context's device: the highest packaged sm_XX PTX not
+     * above its compute capability. A failure names the driver's CUDA version and the PTX's ISA; a driver too old
+     * for it says which CUDA version and driver branch it needs.
+     */
     public static CudaModule load(CudaContext context, String kernel) {
         CudaKernels.Manifest manifest = CudaKernels.manifest().orElseThrow(() -> new CudaException(CudaKernels.NOT_BUILT));
-        String arch = CudaKernels.archFor(context.device().computeCapability(), manifest.archs());
+        int cc = context.device().computeCapability();
+        String arch = CudaKernels.archFor(cc, manifest.archs());
         byte[] ptx = CudaKernels.ptx(kernel, arch);
+        String label = kernel + "." + arch + ".ptx";
         try {
-            return loadPtx(context, kernel + "." + arch + ".ptx", ptx);
+            return loadPtx(context, label, ptx);
         } catch (CudaException e) {
-            if (e.result() == Cuda.CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
-                String hint = CudaKernels.driverTooOld(CudaDriver.availability().driverVersion()).orElse(null);
-                if (hint != null) {
-                    throw new CudaException(e.getMessage() + "; " + hint.replaceFirst("^CUDA unavailable: ", ""), e.result());
-                }
-            }
-            throw e;
+            int driver = CudaDriver.driverVersionNow();
+            String tooOld = e.result() == Cuda.CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+                    ? CudaKernels.driverTooOld(driver, cc).map(r -> r.replaceFirst("^CUDA unavailable: ", "")).orElse(null) : null;
+            throw new CudaException(e.getMessage() + "; " + (tooOld != null ? tooOld
+                    : "driver CUDA " + CudaDriver.versionString(driver) + ", " + label + " is PTX ISA " + manifest.isaOf(arch)), e.result());
         }
     }
 

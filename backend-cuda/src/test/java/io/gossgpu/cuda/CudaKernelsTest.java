@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -19,7 +18,10 @@ import static org.junit.jupiter.api.Assumptions.abort;
 class CudaKernelsTest {
 
     static final List<String> KERNELS = List.of("rmsnorm", "add");
-    static final List<String> ARCHS = List.of("sm_80", "sm_90");
+    static final List<String> ARCHS = List.of("sm_75", "sm_80", "sm_90");
+    /** A manifest as the build writes it today: each target at the lowest ISA ptxas accepts. */
+    static final CudaKernels.Manifest BUILT = new CudaKernels.Manifest("nvcc", "13.0", KERNELS, ARCHS,
+            java.util.Map.of("sm_75", "6.3", "sm_80", "7.0", "sm_90", "7.8"));
 
     /** Whether this machine has nvcc where kernels/tools/PtxBuild.java looks (then the build must have packaged PTX). */
     static boolean nvccPresent() {
@@ -43,7 +45,7 @@ class CudaKernelsTest {
     }
 
     @Test
-    void packagedPtxExistsForSm80AndSm90() {
+    void packagedPtxExistsForEveryTargetAtTheIsaTheManifestNames() {
         var manifest = CudaKernels.manifest();
         if (manifest.isEmpty()) {
             if (nvccPresent()) {
@@ -63,6 +65,27 @@ class CudaKernelsTest {
                 assertTrue(ptx.contains(".visible .entry " + kernel + "_f32("), kernel + "." + arch + " has entry " + kernel + "_f32");
             }
         }
+        // every packaged file declares at most its target's ISA, and one of them exactly that
+        for (String arch : ARCHS) {
+            String isa = manifest.get().isa().get(arch);
+            assertTrue(isa != null && isa.matches("\\d+\\.\\d"), arch + " has ISA " + isa);
+            boolean reached = false;
+            for (String kernel : manifest.get().kernels()) {
+                String v = ptxVersion(new String(CudaKernels.ptx(kernel, arch), StandardCharsets.UTF_8));
+                assertTrue(Double.parseDouble(v) <= Double.parseDouble(isa), kernel + "." + arch + " is ISA " + v + ", above " + isa);
+                reached |= v.equals(isa);
+            }
+            assertTrue(reached, arch + ": no file at ISA " + isa);
+            assertTrue(CudaVersions.cudaForIsa(isa).isPresent(), "ISA " + isa + " of " + arch + " is not in CudaVersions' table");
+        }
+        // PTX ISA 9.0 (what nvcc 13 writes) would need a CUDA 13 driver: the build lowered every target below it
+        assertTrue(manifest.get().archs().stream().allMatch(a -> manifest.get().cudaNeeded(a) < 13000), manifest.get().toString());
+    }
+
+    static String ptxVersion(String ptx) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\.version (\\d+\\.\\d+)$").matcher(ptx);
+        assertTrue(m.find(), "PTX without .version");
+        return m.group(1);
     }
 
     @Test
@@ -75,31 +98,58 @@ class CudaKernelsTest {
 
     @Test
     void archSelectionPicksTheHighestNotAboveTheDevice() {
+        assertEquals("sm_75", CudaKernels.archFor(75, ARCHS));
         assertEquals("sm_80", CudaKernels.archFor(80, ARCHS));
         assertEquals("sm_80", CudaKernels.archFor(86, ARCHS));
         assertEquals("sm_80", CudaKernels.archFor(89, ARCHS));
         assertEquals("sm_90", CudaKernels.archFor(90, ARCHS));
         assertEquals("sm_90", CudaKernels.archFor(100, ARCHS));
         assertEquals("sm_90", CudaKernels.archFor(120, ARCHS));
-        CudaException e = assertThrows(CudaException.class, () -> CudaKernels.archFor(75, ARCHS));
-        assertEquals("CUDA device with compute capability 7.5 is not supported: the kernels are built for sm_80, sm_90 "
-                + "(compute capability 8.0 or newer)", e.getMessage());
+        CudaException e = assertThrows(CudaException.class, () -> CudaKernels.archFor(70, ARCHS));
+        assertEquals("CUDA device with compute capability 7.0 is not supported: the kernels are built for sm_75, sm_80, sm_90 "
+                + "(compute capability 7.5 or newer)", e.getMessage());
     }
 
     @Test
-    void driverVersionAgainstTheToolkitThatWroteThePtx() {
+    void eachGpuGenerationNeedsTheDriverOfItsPtxOrOfTheDriverCalls() {
+        // Turing and Ampere: the PTX loads from CUDA 10.0 / 11.0, the CUDA graph calls need 11.4
+        assertTrue(CudaKernels.driverTooOld(BUILT, 11040, 75).isEmpty());
+        assertTrue(CudaKernels.driverTooOld(BUILT, 11040, 86).isEmpty());
+        assertEquals("CUDA unavailable: the NVIDIA driver supports CUDA 11.2; goss-gpu's driver calls (CUDA graphs) need CUDA 11.4 "
+                + "(Linux driver R470 or newer) (this GPU (compute capability 7.5) runs the sm_75 PTX (ISA 6.3), which loads from "
+                + "CUDA 10.0): update the NVIDIA driver", CudaKernels.driverTooOld(BUILT, 11020, 75).orElseThrow());
+        // Hopper and Blackwell run the sm_90 PTX, ISA 7.8: CUDA 11.8 (an R535, R550 or R570 driver is plenty)
+        assertTrue(CudaKernels.driverTooOld(BUILT, 11080, 90).isEmpty());
+        assertTrue(CudaKernels.driverTooOld(BUILT, 12020, 100).isEmpty());
+        assertEquals("CUDA unavailable: the NVIDIA driver supports CUDA 11.7; this GPU (compute capability 9.0) runs the sm_90 PTX "
+                + "(ISA 7.8), which needs CUDA 11.8 (Linux driver R520 or newer): update the NVIDIA driver",
+                CudaKernels.driverTooOld(BUILT, 11070, 90).orElseThrow());
+        assertEquals("CUDA unavailable: CUDA device with compute capability 6.1 is not supported: the kernels are built for "
+                + "sm_75, sm_80, sm_90 (compute capability 7.5 or newer)", CudaKernels.driverTooOld(BUILT, 13000, 61).orElseThrow());
+        // a manifest from before the ISA was lowered: its PTX needs nvcc's own release
+        var old = new CudaKernels.Manifest("nvcc", "13.0", KERNELS, List.of("sm_80", "sm_90"), java.util.Map.of());
+        assertEquals(13000, old.cudaNeeded("sm_80"));
+        assertTrue(CudaKernels.driverTooOld(old, 12080, 80).orElseThrow().contains("needs CUDA 13.0 (Linux driver R580 or newer)"));
+    }
+
+    @Test
+    void whichPtxADriverLoads() {
+        assertEquals("loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0), sm_90 (ISA 7.8)", CudaKernels.loadable(BUILT, 12040));
+        assertEquals("loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0); not for sm_90 (ISA 7.8 needs CUDA 11.8)",
+                CudaKernels.loadable(BUILT, 11040));
+        assertEquals("loads none of the packaged PTX; not for sm_75 (ISA 6.3 needs CUDA 10.0), sm_80 (ISA 7.0 needs CUDA 11.0), "
+                + "sm_90 (ISA 7.8 needs CUDA 11.8)", CudaKernels.loadable(BUILT, 9020));
+    }
+
+    @Test
+    void releaseStrings() {
         assertEquals(13000, CudaKernels.releaseToVersion("13.0"));
         assertEquals(12080, CudaKernels.releaseToVersion("12.8"));
         assertEquals(0, CudaKernels.releaseToVersion("?"));
-        var manifest = CudaKernels.manifest();
-        if (manifest.isEmpty()) {
-            abort(CudaKernels.NOT_BUILT);
-        }
-        int needed = CudaKernels.releaseToVersion(manifest.get().cudaRelease());
-        assertTrue(CudaKernels.driverTooOld(needed).isEmpty());
-        assertTrue(CudaKernels.driverTooOld(needed + 10).isEmpty());
-        String reason = CudaKernels.driverTooOld(needed - 10).orElseThrow();
-        assertTrue(reason.startsWith("CUDA unavailable: the NVIDIA driver supports CUDA "), reason);
-        assertFalse(reason.contains("\n"));
+        assertEquals(java.util.Optional.of(11000), CudaVersions.cudaForIsa("7.0"));
+        assertEquals(java.util.Optional.of(12070), CudaVersions.cudaForIsa("8.6")); // there was no CUDA 12.6 ISA
+        assertTrue(CudaVersions.cudaForIsa("9.9").isEmpty());
+        assertEquals("CUDA 11.0 (Linux driver R450 or newer)", CudaVersions.describeCuda(11000));
+        assertEquals("CUDA 13.2", CudaVersions.describeCuda(13020));
     }
 }

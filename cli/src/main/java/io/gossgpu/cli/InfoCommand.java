@@ -49,11 +49,37 @@ final class InfoCommand implements Runnable {
     @Option(names = "--backends", description = "Only list the backends and whether each is available here.")
     boolean backendsOnly;
 
+    /** The layout, and for a GGUF what wrote it: {@code GGUF (gpt-oss, llama.cpp's names; file type Q4_K_M)}. */
+    private static String describe(Checkpoint ckpt) {
+        return switch (ckpt.format()) {
+            case GGUF -> "GGUF (llama.cpp's gpt-oss layout" + fileType(ckpt) + ")";
+            case OLLAMA -> "OLLAMA (Ollama's own gptoss GGUF" + fileType(ckpt) + ")";
+            case ORIGINAL -> "ORIGINAL (OpenAI's original/ checkpoint)";
+            case HF -> "HF (Hugging Face transformers)";
+        };
+    }
+
+    /** llama.cpp's {@code general.file_type} name, as llama-quantize sets it. */
+    private static String fileType(Checkpoint ckpt) {
+        if (!(ckpt.metadata().get("general.file_type") instanceof Number n)) return "";
+        String[] names = {"F32", "F16", "Q4_0", "Q4_1", "Q4_1_F16", "Q4_2", "Q4_3", "Q8_0", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M",
+                "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS", "IQ3_XXS", "IQ1_S",
+                "IQ4_NL", "IQ3_S", "IQ3_M", "IQ2_S", "IQ2_M", "IQ4_XS", "IQ1_M", "BF16", "Q4_0_4_4", "Q4_0_4_8", "Q4_0_8_8", "TQ1_0",
+                "TQ2_0", "MXFP4_MOE"};
+        int t = n.intValue();
+        if (ckpt.format() == io.gossgpu.model.ModelFormat.OLLAMA && t == 4) return "; file type MXFP4";
+        return t >= 0 && t < names.length ? "; file type " + names[t] : "; file type " + t;
+    }
+
     @Override
     public void run() {
         PrintStream out = System.out;
         if (backendsOnly) {
             out.println("backends   " + Backends.summary());
+            for (var p : Backends.providers()) { // what each available one runs on (cuda: the driver and the PTX it loads)
+                var a = Backends.safeAvailability(p);
+                if (a.available()) out.println("  " + p.name() + ": " + a.reason());
+            }
             BackendOptions settings = BackendOptions.fromEnvironment();
             List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing(settings.get(OpenCl.DEVICE)) : List.of();
             if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
@@ -69,11 +95,11 @@ final class InfoCommand implements Runnable {
         Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
         try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors))) {
-            ModelWeights.of(ckpt); // validates names and shapes against the config
+            ModelWeights.of(ckpt); // validates names and shapes against the config, converting what the backends cannot run
             long ms = (System.nanoTime() - t0) / 1_000_000;
             ModelConfig c = ckpt.config();
             out.printf("model      %s%n", ckpt.path());
-            out.printf("format     %s (%s, opened in %d ms)%n", ckpt.format(), noMmap ? "loaded into memory" : "memory-mapped", ms);
+            out.printf("format     %s (%s, opened in %d ms)%n", describe(ckpt), noMmap ? "loaded into memory" : "memory-mapped", ms);
             out.printf("layers     %d (sliding window %d on even layers)%n", c.numHiddenLayers(), c.slidingWindow());
             out.printf("hidden     %d, intermediate %d, vocab %d%n", c.hiddenSize(), c.intermediateSize(), c.vocabSize());
             out.printf("attention  %d query heads, %d KV heads, head dim %d%n", c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim());
@@ -92,8 +118,11 @@ final class InfoCommand implements Runnable {
                     new KvCacheSpec(c, context, swaRollback).describe());
             out.printf("backends   %s%n", Backends.summary());
             VocabularyCheck.describe(ckpt).ifPresent(line -> out.printf("vocabulary %s%n", line));
-            out.printf("tensors    %d%n", ckpt.tensors().size());
-            byType.forEach((k, v) -> out.printf("  %-6s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
+            out.printf("tensors    %d, as stored%n", ckpt.tensors().size());
+            byType.forEach((k, v) -> out.printf("  %-12s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
+            List<String> converted = ckpt.conversions().summary();
+            if (!converted.isEmpty()) out.printf("converted  at load, into types every backend runs:%n");
+            converted.forEach(line -> out.printf("  %s%n", line));
             if (listTensors) for (TensorData t : ckpt.tensors().values()) out.printf("  %s%n", t);
         }
     }

@@ -22,9 +22,9 @@ final class MakeTestModelCommand implements Runnable {
     @Mixin
     HelpOption help;
 
-    enum Preset { tiny, demo, gpt_oss_20b }
+    enum Preset { tiny, demo, quant, gpt_oss_20b }
 
-    @Option(names = "--format", required = true, description = "original | hf | gguf")
+    @Option(names = "--format", required = true, description = "original | hf | gguf | ollama (Ollama's first gptoss GGUF layout)")
     ModelFormat format;
 
     @Option(names = "--out", required = true, description = "Output folder (original, hf) or .gguf file.")
@@ -34,7 +34,7 @@ final class MakeTestModelCommand implements Runnable {
     long seed;
 
     @Option(names = "--preset", defaultValue = "tiny",
-            description = "tiny (unit tests), demo (real vocabulary, ~100 MB), gpt_oss_20b (gpt-oss-20b widths, 24 layers, ~12 GB). Default: ${DEFAULT-VALUE}.")
+            description = "tiny (unit tests), demo (real vocabulary, ~100 MB), quant (hidden 256: K-quant-sized rows), gpt_oss_20b (gpt-oss-20b widths, 24 layers, ~12 GB). Default: ${DEFAULT-VALUE}.")
     Preset preset;
 
     @Option(names = "--layers", description = "Override the number of layers (e.g. 4 with gpt_oss_20b: ~2.8 GB).")
@@ -53,6 +53,9 @@ final class MakeTestModelCommand implements Runnable {
     @Option(names = "--with-vocab", description = "GGUF: embed the o200k_harmony vocabulary as tokenizer.ggml.tokens (needs the full 201088-token vocabulary).")
     boolean withVocab;
 
+    @Option(names = "--bf16-experts", description = "HF: store the experts as a BF16 fine-tune does (gate_up_proj, down_proj; no quantization_config).")
+    boolean bf16Experts;
+
     @Option(names = "--shard-bytes", defaultValue = "5000000000", description = "HF: largest shard size in bytes (default: ${DEFAULT-VALUE}).")
     long shardBytes;
 
@@ -61,6 +64,7 @@ final class MakeTestModelCommand implements Runnable {
         ModelConfig base = switch (preset) {
             case tiny -> TestModelPresets.tiny();
             case demo -> TestModelPresets.demo();
+            case quant -> TestModelPresets.quant();
             case gpt_oss_20b -> TestModelPresets.gptOss20bWidths(24);
         };
         ModelConfig c = TestModelPresets.withOverrides(base, layers, experts, vocab);
@@ -68,7 +72,8 @@ final class MakeTestModelCommand implements Runnable {
         long t0 = System.nanoTime();
         switch (format) {
             case ORIGINAL -> SafetensorsWriter.writeOriginal(g, out);
-            case HF -> SafetensorsWriter.writeHf(g, out, shardBytes);
+            case HF -> SafetensorsWriter.writeHf(g, out, shardBytes, bf16Experts);
+            case OLLAMA -> GgufWriter.write(g, out, GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
             case GGUF -> {
                 GgufWriter.Options o = GgufWriter.Options.defaults().withDense(denseType);
                 if (withVocab) {

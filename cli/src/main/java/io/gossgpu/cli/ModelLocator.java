@@ -1,6 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
+import io.gossgpu.model.ModelLocation;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -46,8 +47,19 @@ final class ModelLocator {
         return candidates().stream().filter(Files::exists).findFirst();
     }
 
-    /** {@code explicit} if given, else the first default, else an error saying where it looked. */
+    /** Ollama's models folder: {@code OLLAMA_MODELS}, else {@code ~/.ollama/models}. */
+    static Path ollamaModels() {
+        String env = System.getenv("OLLAMA_MODELS");
+        return env != null && !env.isBlank() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".ollama", "models");
+    }
+
+    /**
+     * {@code explicit} if given ({@code ollama:NAME:TAG} names the manifest of a model Ollama pulled), else the first
+     * default, else an error saying where it looked.
+     */
     static Path require(Path explicit) {
+        if (explicit != null && explicit.toString().startsWith(ModelLocation.OLLAMA_PREFIX) && !Files.exists(explicit))
+            return ModelLocation.ollamaManifest(explicit.toString(), ollamaModels());
         if (explicit != null) {
             if (!Files.exists(explicit)) throw new GossException("model not found: " + explicit);
             return explicit;

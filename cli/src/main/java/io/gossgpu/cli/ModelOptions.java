@@ -12,8 +12,8 @@ import java.nio.file.Path;
 
 /** The options every command that loads a model shares. */
 final class ModelOptions {
-    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, or a download folder "
-            + "holding one. Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
+    @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, a download folder "
+            + "holding one, or ollama:NAME:TAG (a model Ollama pulled, e.g. ollama:gpt-oss:20b). Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
             + "there, chat, serve, verify and bench use a random-weight demo model.")
     Path model;
 
@@ -27,6 +27,10 @@ final class ModelOptions {
     @Option(names = "--check-tensors", description = "Scan every weight for NaN, infinity and invalid MXFP4 scales at load (reads the whole model once).")
     boolean checkTensors;
 
+    @Option(names = "--float-experts", description = "Keep MoE experts stored as floats (BF16 fine-tunes) as floats instead of quantizing them "
+            + "to MXFP4 at load: about 4 times the memory; the cpu and reference backends only.")
+    boolean floatExperts;
+
     @Option(names = {"-t", "--threads"}, description = "Threads of the cpu backend (default: GOSS_CPU_THREADS or all cores).")
     Integer threads;
 
@@ -35,7 +39,7 @@ final class ModelOptions {
 
     /** Mapping or reading, with a progress bar on a terminal when reading. */
     LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors);
+        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors).withFloatExperts(floatExperts);
     }
 
     /**
@@ -55,6 +59,6 @@ final class ModelOptions {
     /** How to open {@code model} as these options say. */
     EngineOptions engineOptions(Path model) {
         return EngineOptions.of(model).withBackend(backend).withMmap(!noMmap).withProgress(loadOptions().progress()).withCheckTensors(checkTensors)
-                .withBackendOptions(backendOptions());
+                .withFloatExperts(floatExperts).withBackendOptions(backendOptions());
     }
 }

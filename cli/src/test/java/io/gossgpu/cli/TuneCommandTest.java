@@ -100,5 +100,8 @@ class TuneCommandTest {
         assertTrue(r.out().contains("  GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024"),
                 r.out());
         assertTrue(r.out().contains("GOSS_METAL_MOE_UP_TG"), r.out());
+        // each available backend says what it runs on (cuda: the driver's CUDA version and the PTX it loads)
+        assertTrue(r.out().contains("\n  reference: plain Java, always available (slow, exact)\n"), r.out());
+        assertTrue(r.out().contains("\n  cpu: "), r.out());
     }
 }

@@ -69,6 +69,8 @@ public final class Engine implements AutoCloseable {
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
+            String note = ckpt.conversions().quantizationNote();
+            if (note != null) System.err.println("goss-gpu: " + note);
             backend = backendFactory.get();
             VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);

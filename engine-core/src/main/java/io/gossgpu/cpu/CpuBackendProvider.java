@@ -26,7 +26,10 @@ public final class CpuBackendProvider implements BackendProvider {
     /** Threads of the pool; unset: every available processor. */
     public static final Knob THREADS = Knob.setting(NAME, "THREADS", 1, KnobValues.range(1, MAX_THREADS), "threads",
             "threads of the cpu backend").defaultNote("every available processor");
-    /** The kernel family setting: {@code auto}, {@code avx512}, {@code avx2} or {@code java}. */
+    /** Warm the JIT up on a tiny model in the background when the first backend is created (1, default) or not (0). */
+    public static final Knob WARMUP = Knob.setting(NAME, "WARMUP", 1, KnobValues.oneOf(0, 1), "warm-up",
+            "compile the cpu backend's code on a tiny generated model in the background while the model loads, for a fast first reply");
+    /** The kernel family setting: {@code auto}, {@code avx512}, {@code avxvnni}, {@code avx2} or {@code java}. */
     public static final String KERNELS = "GOSS_CPU_KERNELS";
 
     private final KernelSet.Isa fixedKernels;
@@ -76,7 +79,10 @@ public final class CpuBackendProvider implements BackendProvider {
     @Override
     public Backend create(BackendOptions options) {
         KernelSet.Isa isa = kernelsFixed ? fixedKernels : kernels(options);
-        return new CpuBackend(threads(options), KernelSet.of(isa, CpuKernels.best()));
+        KernelSet kernels = KernelSet.of(isa, CpuKernels.best());
+        CpuBackend backend = new CpuBackend(threads(options), kernels);
+        if (WARMUP.value(options, 1) == 1) CpuWarmUp.startOnce(kernels);
+        return backend;
     }
 
     /** The thread count {@code options} give; a GossException naming the setting, the value and the range when invalid. */

@@ -1,5 +1,6 @@
 package io.gossgpu.model;
 
+import io.gossgpu.model.convert.Conversions;
 import io.gossgpu.model.gguf.GgufReader;
 import io.gossgpu.model.safetensors.SafetensorsReader;
 
@@ -20,6 +21,7 @@ public final class Checkpoint implements AutoCloseable {
     private final Map<String, TensorData> tensors;
     private final Map<String, Object> metadata;
     private final Arena arena;
+    private final Conversions conversions;
 
     /**
      * @param tensors  in file order; the map is kept as given
@@ -28,12 +30,19 @@ public final class Checkpoint implements AutoCloseable {
      */
     public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors,
                       Map<String, Object> metadata, Arena arena) {
+        this(path, format, config, tensors, metadata, arena, LoadOptions.defaults());
+    }
+
+    /** @param options how tensors the backends cannot run are converted ({@link #conversions()}) */
+    public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors,
+                      Map<String, Object> metadata, Arena arena, LoadOptions options) {
         this.path = path;
         this.format = format;
         this.config = config;
         this.tensors = Collections.unmodifiableMap(tensors);
         this.metadata = Collections.unmodifiableMap(metadata);
         this.arena = arena;
+        this.conversions = new Conversions(arena, options, tensors.values(), format == ModelFormat.HF);
     }
 
     /**
@@ -45,7 +54,7 @@ public final class Checkpoint implements AutoCloseable {
     public static Checkpoint open(Path path, LoadOptions options) {
         ModelLocation at = ModelLocation.find(path);
         Checkpoint ckpt = switch (at.format()) {
-            case GGUF -> GgufReader.open(at.path(), options);
+            case GGUF, OLLAMA -> GgufReader.open(at.path(), options);
             case ORIGINAL -> SafetensorsReader.openOriginal(at.path(), options);
             case HF -> SafetensorsReader.openHf(at.path(), options);
         };
@@ -85,6 +94,11 @@ public final class Checkpoint implements AutoCloseable {
     /** Metadata from the file: GGUF key/values (arrays as Java lists), or config.json's top-level keys. */
     public Map<String, Object> metadata() {
         return metadata;
+    }
+
+    /** Load-time conversions of this checkpoint's tensors into types every backend runs; their memory is this checkpoint's. */
+    public Conversions conversions() {
+        return conversions;
     }
 
     /** The tensor called {@code name}, or a {@link ModelFormatException} saying it is missing. */

@@ -95,6 +95,34 @@ public record ModelLocation(Path path, ModelFormat format) {
         return files;
     }
 
+    /** The prefix of an Ollama model name given as a model path: {@code ollama:gpt-oss:20b}. */
+    public static final String OLLAMA_PREFIX = "ollama:";
+
+    /**
+     * The manifest of the Ollama model {@code name} ({@code gpt-oss:20b}, {@code gpt-oss} for its {@code latest} tag,
+     * or {@code user/model:tag}, {@code host/namespace/model:tag}) in the Ollama models folder {@code models}, which
+     * {@link #find} then follows to the GGUF blob; a one-line error when Ollama has not pulled it.
+     */
+    public static Path ollamaManifest(String name, Path models) {
+        String n = name.startsWith(OLLAMA_PREFIX) ? name.substring(OLLAMA_PREFIX.length()) : name;
+        int colon = n.lastIndexOf(':');
+        String model = colon > n.lastIndexOf('/') ? n.substring(0, colon) : n, tag = colon > n.lastIndexOf('/') ? n.substring(colon + 1) : "latest";
+        if (model.isEmpty() || tag.isEmpty() || model.contains("..") || tag.contains("/"))
+            throw new GossException("'" + name + "' is not an Ollama model name (expected ollama:MODEL:TAG, e.g. ollama:gpt-oss:20b)");
+        String[] parts = model.split("/");
+        Path manifests = models.resolve("manifests");
+        Path path = switch (parts.length) {
+            case 1 -> manifests.resolve("registry.ollama.ai").resolve("library").resolve(parts[0]);
+            case 2 -> manifests.resolve("registry.ollama.ai").resolve(parts[0]).resolve(parts[1]);
+            default -> manifests.resolve(model);
+        };
+        Path manifest = path.resolve(tag);
+        if (!Files.isRegularFile(manifest))
+            throw new GossException("Ollama has no model " + model + ":" + tag + " in " + models + " (no " + manifest
+                    + "; run 'ollama pull " + model + ":" + tag + "', or set OLLAMA_MODELS to Ollama's models folder)");
+        return manifest;
+    }
+
     /**
      * Ollama keeps models as content-addressed blobs: {@code manifests/registry.ollama.ai/library/gpt-oss/20b} is
      * JSON whose layer of media type {@code application/vnd.ollama.image.model} names {@code blobs/sha256-…}.

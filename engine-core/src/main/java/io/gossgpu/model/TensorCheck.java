@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * {@code --check-tensors}, as llama.cpp has it: reads every byte of every tensor once and fails on the first
- * value that is NaN or infinite (F32, F16, BF16, Q8_0's F16 scales) or an MXFP4 scale byte of 255, which the
+ * value that is NaN or infinite (F32, F16, BF16, the F16 scales of Q8_0 and the other ggml block types) or an MXFP4 scale byte of 255, which the
  * OCP MX format reserves for NaN. Reports its progress as bytes scanned of the model's total.
  */
 public final class TensorCheck {
@@ -51,12 +51,35 @@ public final class TensorCheck {
                 for (long i = 0; i < n; i += Mxfp4.GGML_BLOCK_BYTES)
                     if ((b.get(LE.U8, i) & 0xff) == 0xff) badScale(t, i / Mxfp4.GGML_BLOCK_BYTES, "E8M0 scale byte 255 (NaN)");
             }
+            case MXFP4_OLLAMA -> {
+                for (long i = 0; i < n; i += Mxfp4.GGML_BLOCK_BYTES)
+                    if ((b.get(LE.U8, i) & 0xff) == 0xff) badScale(t, i / Mxfp4.GGML_BLOCK_BYTES, "E8M0 scale byte 255 (NaN)");
+            }
+            case Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS -> {
+                int size = t.dtype().blockBytes();
+                for (long block = 0; block < n; block += size)
+                    for (int at : f16Fields(t.dtype()))
+                        if ((b.get(LE.I16, block + at) & 0x7c00) == 0x7c00)
+                            badScale(t, block / size, "F16 scale " + io.gossgpu.quant.F16.toFloat(b.get(LE.I16, block + at)));
+            }
             case U8 -> {
                 if (!t.name().endsWith("scales")) return; // OpenAI MXFP4: codes (any byte is valid) and scales
                 for (long i = 0; i < n; i++) if ((b.get(LE.U8, i) & 0xff) == 0xff) badScale(t, i, "E8M0 scale byte 255 (NaN)");
             }
             default -> { }
         }
+    }
+
+    /** Byte offsets of a block's F16 scales and mins (ggml-common.h's block structs). */
+    private static int[] f16Fields(DType d) {
+        return switch (d) {
+            case Q4_0, Q5_0, IQ4_NL, IQ4_XS -> new int[]{0};
+            case Q4_1, Q5_1, Q4_K, Q5_K -> new int[]{0, 2};
+            case Q2_K -> new int[]{80, 82};
+            case Q3_K -> new int[]{108};
+            case Q6_K -> new int[]{208};
+            default -> new int[0];
+        };
     }
 
     private static void bad(TensorData t, long index, float value) {

@@ -17,7 +17,7 @@ abstract class TensorNames {
         return switch (format) {
             case ORIGINAL -> new Original();
             case HF -> new HuggingFace();
-            case GGUF -> new Gguf();
+            case GGUF, OLLAMA -> new Gguf();
         };
     }
 
@@ -44,6 +44,25 @@ abstract class TensorNames {
 
     abstract LayerWeights layer(Lookup t, ModelConfig c, int n);
 
+    /** Q, K and V (weights and biases) cut from a fused QKV weight and bias: rows [0, q), then kv, then kv. */
+    record Qkv(WeightView q, WeightView qBias, WeightView k, WeightView kBias, WeightView v, WeightView vBias) {
+        static Qkv split(WeightView w, WeightView b, ModelConfig c) {
+            int q = c.qDim(), kv = c.kvDim();
+            return new Qkv(w.sliceRows(w.name() + "[q]", 0, q), b.sliceCols(b.name() + "[q]", 0, q),
+                    w.sliceRows(w.name() + "[k]", q, kv), b.sliceCols(b.name() + "[k]", q, kv),
+                    w.sliceRows(w.name() + "[v]", q + kv, kv), b.sliceCols(b.name() + "[v]", q + kv, kv));
+        }
+    }
+
+    /** The SwiGLU gate (even rows) and linear part (odd rows) of OpenAI's interleaved mlp1, with their biases ({@code [E, 2I]}). */
+    record GateUp(WeightView gate, WeightView gateBias, WeightView up, WeightView upBias) {
+        static GateUp split(WeightView w, WeightView bias) {
+            WeightView b = bias.rowsAsExperts(bias.name());
+            return new GateUp(w.everyOtherRow(w.name() + "[gate]", 0), b.everyOtherCol(b.name() + "[gate]", 0),
+                    w.everyOtherRow(w.name() + "[up]", 1), b.everyOtherCol(b.name() + "[up]", 1));
+        }
+    }
+
     /** Name lookups against one checkpoint that remember what was asked for. */
     static final class Lookup {
         private final Checkpoint ckpt;
@@ -58,8 +77,23 @@ abstract class TensorNames {
             return ckpt.tensor(name);
         }
 
+        boolean has(String name) {
+            return ckpt.tensors().containsKey(name);
+        }
+
+        /** {@code name}, or {@code alternative} when the checkpoint has no {@code name}. */
+        String either(String name, String alternative) {
+            return has(name) || !has(alternative) ? name : alternative;
+        }
+
+        /** A dense weight, decoded at load when its type is one no backend runs. */
         WeightView view(String name) {
-            return WeightView.of(tensor(name));
+            return WeightView.of(ckpt.conversions().readable(tensor(name)));
+        }
+
+        /** MoE expert weights ({@link io.gossgpu.model.convert.Conversions#experts}). */
+        WeightView experts(String name, boolean transposed) {
+            return WeightView.of(ckpt.conversions().experts(tensor(name), transposed));
         }
 
         WeightView mxfp4(String name, String codes, String scales) {
@@ -85,21 +119,17 @@ abstract class TensorNames {
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "block." + n + ".";
-            WeightView qkv = t.view(p + "attn.qkv.weight"), qkvBias = t.view(p + "attn.qkv.bias");
-            int q = c.qDim(), kv = c.kvDim();
-            WeightView mlp1 = t.mxfp4(p + "mlp.mlp1_weight", p + "mlp.mlp1_weight.blocks", p + "mlp.mlp1_weight.scales");
-            WeightView mlp1Bias = t.view(p + "mlp.mlp1_bias").rowsAsExperts(p + "mlp.mlp1_bias");
+            Qkv qkv = Qkv.split(t.view(p + "attn.qkv.weight"), t.view(p + "attn.qkv.bias"), c);
+            GateUp mlp1 = GateUp.split(t.mxfp4(p + "mlp.mlp1_weight", p + "mlp.mlp1_weight.blocks", p + "mlp.mlp1_weight.scales"),
+                    t.view(p + "mlp.mlp1_bias"));
             return new LayerWeights(
                     t.view(p + "attn.norm.scale"),
-                    qkv.sliceRows(p + "attn.qkv.weight[q]", 0, q), qkvBias.sliceCols(p + "attn.qkv.bias[q]", 0, q),
-                    qkv.sliceRows(p + "attn.qkv.weight[k]", q, kv), qkvBias.sliceCols(p + "attn.qkv.bias[k]", q, kv),
-                    qkv.sliceRows(p + "attn.qkv.weight[v]", q + kv, kv), qkvBias.sliceCols(p + "attn.qkv.bias[v]", q + kv, kv),
+                    qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
                     t.view(p + "attn.sinks"),
                     t.view(p + "attn.out.weight"), t.view(p + "attn.out.bias"),
                     t.view(p + "mlp.norm.scale"),
                     t.view(p + "mlp.gate.weight"), t.view(p + "mlp.gate.bias"),
-                    mlp1.everyOtherRow(p + "mlp.mlp1_weight[gate]", 0), mlp1Bias.everyOtherCol(p + "mlp.mlp1_bias[gate]", 0),
-                    mlp1.everyOtherRow(p + "mlp.mlp1_weight[up]", 1), mlp1Bias.everyOtherCol(p + "mlp.mlp1_bias[up]", 1),
+                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
                     t.mxfp4(p + "mlp.mlp2_weight", p + "mlp.mlp2_weight.blocks", p + "mlp.mlp2_weight.scales"),
                     t.view(p + "mlp.mlp2_bias").rowsAsExperts(p + "mlp.mlp2_bias"));
         }
@@ -116,8 +146,12 @@ abstract class TensorNames {
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "model.layers." + n + ".";
             String x = p + "mlp.experts.";
-            WeightView gateUp = t.mxfp4(x + "gate_up_proj", x + "gate_up_proj_blocks", x + "gate_up_proj_scales");
-            WeightView gateUpBias = t.view(x + "gate_up_proj_bias").rowsAsExperts(x + "gate_up_proj_bias");
+            // BF16 fine-tunes (no quantization_config) store the experts as floats, transposed: [E, in, out]
+            boolean floats = !t.has(x + "gate_up_proj_blocks") && t.has(x + "gate_up_proj");
+            WeightView gateUp = floats ? t.experts(x + "gate_up_proj", true)
+                    : t.mxfp4(x + "gate_up_proj", x + "gate_up_proj_blocks", x + "gate_up_proj_scales");
+            WeightView down = floats ? t.experts(x + "down_proj", true) : t.mxfp4(x + "down_proj", x + "down_proj_blocks", x + "down_proj_scales");
+            GateUp mlp1 = GateUp.split(gateUp, t.view(x + "gate_up_proj_bias"));
             return new LayerWeights(
                     t.view(p + "input_layernorm.weight"),
                     t.view(p + "self_attn.q_proj.weight"), t.view(p + "self_attn.q_proj.bias"),
@@ -127,14 +161,16 @@ abstract class TensorNames {
                     t.view(p + "self_attn.o_proj.weight"), t.view(p + "self_attn.o_proj.bias"),
                     t.view(p + "post_attention_layernorm.weight"),
                     t.view(p + "mlp.router.weight"), t.view(p + "mlp.router.bias"),
-                    gateUp.everyOtherRow(x + "gate_up_proj[gate]", 0), gateUpBias.everyOtherCol(x + "gate_up_proj_bias[gate]", 0),
-                    gateUp.everyOtherRow(x + "gate_up_proj[up]", 1), gateUpBias.everyOtherCol(x + "gate_up_proj_bias[up]", 1),
-                    t.mxfp4(x + "down_proj", x + "down_proj_blocks", x + "down_proj_scales"),
-                    t.view(x + "down_proj_bias").rowsAsExperts(x + "down_proj_bias"));
+                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
+                    down, t.view(x + "down_proj_bias").rowsAsExperts(x + "down_proj_bias"));
         }
     }
 
-    /** llama.cpp's GGUF names for architecture "gpt-oss": gate and up experts already split. */
+    /**
+     * GGUF names for gpt-oss: llama.cpp's (architecture "gpt-oss": separate Q/K/V, gate and up experts split), and
+     * Ollama's (its first "gptoss" conversion: OpenAI's fused {@code attn_qkv} and row-interleaved
+     * {@code ffn_gate_up_exps}, {@code attn_out}, {@code attn_sinks}, {@code ffn_norm}; later ones mix the two).
+     */
     static final class Gguf extends TensorNames {
         WeightView embedding(Lookup t) { return t.view("token_embd.weight"); }
 
@@ -144,18 +180,23 @@ abstract class TensorNames {
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "blk." + n + ".";
+            Qkv qkv = t.has(p + "attn_qkv.weight") ? Qkv.split(t.view(p + "attn_qkv.weight"), t.view(p + "attn_qkv.bias"), c)
+                    : new Qkv(t.view(p + "attn_q.weight"), t.view(p + "attn_q.bias"), t.view(p + "attn_k.weight"),
+                    t.view(p + "attn_k.bias"), t.view(p + "attn_v.weight"), t.view(p + "attn_v.bias"));
+            String out = t.has(p + "attn_out.weight") && !t.has(p + "attn_output.weight") ? p + "attn_out" : p + "attn_output";
+            GateUp mlp1 = t.has(p + "ffn_gate_up_exps.weight")
+                    ? GateUp.split(t.experts(p + "ffn_gate_up_exps.weight", false), t.view(p + "ffn_gate_up_exps.bias"))
+                    : new GateUp(t.experts(p + "ffn_gate_exps.weight", false), t.view(p + "ffn_gate_exps.bias").rowsAsExperts(p + "ffn_gate_exps.bias"),
+                    t.experts(p + "ffn_up_exps.weight", false), t.view(p + "ffn_up_exps.bias").rowsAsExperts(p + "ffn_up_exps.bias"));
             return new LayerWeights(
                     t.view(p + "attn_norm.weight"),
-                    t.view(p + "attn_q.weight"), t.view(p + "attn_q.bias"),
-                    t.view(p + "attn_k.weight"), t.view(p + "attn_k.bias"),
-                    t.view(p + "attn_v.weight"), t.view(p + "attn_v.bias"),
-                    t.view(p + "attn_sinks.weight"),
-                    t.view(p + "attn_output.weight"), t.view(p + "attn_output.bias"),
-                    t.view(p + "post_attention_norm.weight"),
+                    qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
+                    t.view(t.either(p + "attn_sinks.weight", p + "attn_sinks")),
+                    t.view(out + ".weight"), t.view(out + ".bias"),
+                    t.view(t.either(p + "post_attention_norm.weight", p + "ffn_norm.weight")),
                     t.view(p + "ffn_gate_inp.weight"), t.view(p + "ffn_gate_inp.bias"),
-                    t.view(p + "ffn_gate_exps.weight"), t.view(p + "ffn_gate_exps.bias").rowsAsExperts(p + "ffn_gate_exps.bias"),
-                    t.view(p + "ffn_up_exps.weight"), t.view(p + "ffn_up_exps.bias").rowsAsExperts(p + "ffn_up_exps.bias"),
-                    t.view(p + "ffn_down_exps.weight"), t.view(p + "ffn_down_exps.bias").rowsAsExperts(p + "ffn_down_exps.bias"));
+                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
+                    t.experts(p + "ffn_down_exps.weight", false), t.view(p + "ffn_down_exps.bias").rowsAsExperts(p + "ffn_down_exps.bias"));
         }
     }
 }

@@ -48,7 +48,7 @@ public record WeightView(
         if (s.length > 3 || s.length == 0)
             throw new ModelFormatException(t.file(), t.name(), "expected 1 to 3 dimensions, got " + t.shapeString());
         if (!isWeightType(t.dtype()))
-            throw new ModelFormatException(t.file(), t.name(), "dtype " + t.dtype() + " cannot hold this weight (expected F32, F16, BF16, Q8_0 or MXFP4)");
+            throw new ModelFormatException(t.file(), t.name(), "dtype " + t.dtype() + " cannot hold this weight (expected F32, F16, BF16, Q8_0 or MXFP4; other ggml types are decoded by Checkpoint.conversions())");
         for (long d : s)
             if (d > Integer.MAX_VALUE) throw new ModelFormatException(t.file(), t.name(), "dimension too large: " + t.shapeString());
         int experts = s.length == 3 ? (int) s[0] : 1;

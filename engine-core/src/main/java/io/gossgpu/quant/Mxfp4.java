@@ -79,6 +79,77 @@ public final class Mxfp4 {
         }
     }
 
+    /**
+     * Decodes one row of Ollama's first gpt-oss layout (its type id 4): per 32 values, the scale byte then 16 bytes
+     * in OpenAI's nibble order (byte j: element 2j low, 2j+1 high).
+     */
+    public static void decodeOllamaRow(MemorySegment data, long offset, int n, float[] out, int outOffset) {
+        for (int g = 0; g < n / BLOCK; g++) {
+            long block = offset + (long) g * GGML_BLOCK_BYTES;
+            decodeOpenAiRow(data, block + 1, data, block, BLOCK, out, outOffset + g * BLOCK);
+        }
+    }
+
+    /** Rewrites {@code blocks} Ollama-layout blocks (see {@link #decodeOllamaRow}) as ggml {@code block_mxfp4}s: same scales, codes reordered. */
+    public static void ollamaToGgml(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long blocks) {
+        byte[] in = new byte[GGML_BLOCK_BYTES], out = new byte[GGML_BLOCK_BYTES];
+        for (long b = 0; b < blocks; b++) {
+            MemorySegment.copy(src, LE.U8, srcOffset + b * GGML_BLOCK_BYTES, in, 0, GGML_BLOCK_BYTES);
+            out[0] = in[0];
+            for (int j = 0; j < BLOCK / 2; j++) {
+                int lo = nibbleOfOpenAi(in, j), hi = nibbleOfOpenAi(in, j + BLOCK / 2);
+                out[1 + j] = (byte) (lo | hi << 4);
+            }
+            MemorySegment.copy(out, 0, dst, LE.U8, dstOffset + b * GGML_BLOCK_BYTES, GGML_BLOCK_BYTES);
+        }
+    }
+
+    /** Code of element {@code e} of an Ollama-layout block held in {@code block} (scale at 0). */
+    private static int nibbleOfOpenAi(byte[] block, int e) {
+        int packed = block[1 + e / 2] & 0xff;
+        return (e & 1) == 0 ? packed & 0xf : packed >>> 4;
+    }
+
+    /**
+     * Quantizes 32 values to one block: writes their codes to {@code codes[0..32)} and returns the E8M0 scale byte.
+     * Of the two power-of-two scales that matter, 2^e with {@code e = floor(log2 max|x|) − 2} (OCP's choice; values
+     * past 6·2^e saturate) and 2^(e+1) (none saturates), it keeps the one with the smaller squared error; each value
+     * rounds to the nearest FP4 magnitude, ties to the even code, and keeps its sign (−0 included).
+     */
+    public static int quantizeBlock(float[] x, int offset, byte[] codes) {
+        float amax = 0;
+        for (int i = 0; i < BLOCK; i++) amax = Math.max(amax, Math.abs(x[offset + i]));
+        if (amax == 0 || !Float.isFinite(amax)) {
+            for (int i = 0; i < BLOCK; i++) codes[i] = (byte) (Float.floatToRawIntBits(x[offset + i]) < 0 ? 8 : 0);
+            return amax == 0 ? 127 : NAN_SCALE;
+        }
+        int e = Math.getExponent(amax) - 2;
+        int lo = Math.clamp(e + 127, 0, 254), hi = Math.clamp(e + 128, 0, 254);
+        return squaredError(x, offset, lo) <= squaredError(x, offset, hi) ? encode(x, offset, lo, codes) : encode(x, offset, hi, codes);
+    }
+
+    private static double squaredError(float[] x, int offset, int scaleByte) {
+        double sse = 0;
+        for (int i = 0; i < BLOCK; i++) {
+            float v = x[offset + i];
+            double err = v - value(nearestCode(Math.scalb(v, 127 - scaleByte)), scaleByte);
+            sse += err * err;
+        }
+        return sse;
+    }
+
+    private static int encode(float[] x, int offset, int scaleByte, byte[] codes) {
+        for (int i = 0; i < BLOCK; i++) codes[i] = (byte) nearestCode(Math.scalb(x[offset + i], 127 - scaleByte));
+        return scaleByte;
+    }
+
+    /** The FP4 code nearest to {@code v} (saturating at ±6; ties to the even code); the sign bit follows {@code v}'s. */
+    static int nearestCode(float v) {
+        float m = Math.abs(v);
+        int code = m <= 0.25f ? 0 : m < 0.75f ? 1 : m <= 1.25f ? 2 : m < 1.75f ? 3 : m <= 2.5f ? 4 : m < 3.5f ? 5 : m <= 5f ? 6 : 7;
+        return Float.floatToRawIntBits(v) < 0 ? code | 8 : code;
+    }
+
     /** Packs 4-bit codes of a row ({@code n} codes) into OpenAI's nibble order: {@code n/2} bytes. */
     public static byte[] packOpenAi(byte[] codes) {
         byte[] out = new byte[codes.length / 2];

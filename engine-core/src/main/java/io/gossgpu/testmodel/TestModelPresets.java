@@ -20,6 +20,16 @@ public final class TestModelPresets {
     }
 
     /**
+     * For quantized-GGUF tests: hidden 256, so every matrix reading the hidden state has rows of whole K-quant
+     * super-blocks (256 values), while the attention output's rows (128) take llama-quantize's 32-block fallbacks;
+     * 2 layers, 4 experts (top 2), intermediate 64, 2 query heads over 1 KV head of dim 64, window 4, vocab 64.
+     */
+    public static ModelConfig quant() {
+        return new ModelConfig(2, 4, 2, 64, 256, 64, 7.0f, 64, 2, 1, 4, 4096,
+                150000f, 32f, 1f, 32f, 1e-5f);
+    }
+
+    /**
      * The built-in demo: the real 201088-token vocabulary (so the tokenizer's ids are all valid),
      * head_dim 64, 8:1 GQA, 4 layers and small widths: about 60 MB, loads in a blink.
      */

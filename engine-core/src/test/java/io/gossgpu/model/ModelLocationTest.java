@@ -124,6 +124,21 @@ class ModelLocationTest {
     }
 
     @Test
+    void ollamaModelNamesNameTheirManifest() throws IOException {
+        Path models = tmp.resolve("ollama-names");
+        Path manifest = models.resolve("manifests/registry.ollama.ai/library/gpt-oss/20b");
+        Files.createDirectories(manifest.getParent());
+        Files.writeString(manifest, "{}");
+        assertEquals(manifest, ModelLocation.ollamaManifest("ollama:gpt-oss:20b", models));
+        Path latest = manifest.resolveSibling("latest");
+        Files.writeString(latest, "{}");
+        assertEquals(latest, ModelLocation.ollamaManifest("ollama:gpt-oss", models));
+        GossException e = assertThrows(GossException.class, () -> ModelLocation.ollamaManifest("ollama:gpt-oss:120b", models));
+        assertTrue(e.getMessage().contains("ollama pull gpt-oss:120b"), e.getMessage());
+        assertThrows(GossException.class, () -> ModelLocation.ollamaManifest("ollama:../x:1", models));
+    }
+
+    @Test
     void aFifoIsNotCalledMissing() throws Exception {
         Path fifo = tmp.resolve("fifo");
         Process p = new ProcessBuilder("mkfifo", fifo.toString()).start();

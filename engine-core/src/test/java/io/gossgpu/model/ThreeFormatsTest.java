@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** One seed written as original/, HF and GGUF (BF16) loads to bit-identical canonical weights in all three. */
-class ThreeFormatsTest {
+public class ThreeFormatsTest {
     @TempDir
     Path dir;
 
@@ -43,7 +43,8 @@ class ThreeFormatsTest {
         }
     }
 
-    private static List<WeightView> all(ModelWeights w) {
+    /** Every canonical weight of {@code w}, in a fixed order. */
+    public static List<WeightView> all(ModelWeights w) {
         List<WeightView> out = new ArrayList<>(List.of(w.embedding(), w.finalNorm(), w.unembedding()));
         for (LayerWeights l : w.layers())
             out.addAll(List.of(l.attnNorm(), l.q(), l.qBias(), l.k(), l.kBias(), l.v(), l.vBias(), l.sinks(), l.out(), l.outBias(),

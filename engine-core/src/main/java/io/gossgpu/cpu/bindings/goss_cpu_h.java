@@ -27,6 +27,7 @@ public final class goss_cpu_h {
     public static final int GOSS_CPU_ABI_VERSION = 1;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
+    public static final int GOSS_CPU_AVXVNNI = 4;
     public static final int GOSS_CPU_FORMAT_F32 = 0;
     public static final int GOSS_CPU_FORMAT_F16 = 1;
     public static final int GOSS_CPU_FORMAT_BF16 = 2;
@@ -71,6 +72,7 @@ public final class goss_cpu_h {
     private static final MethodHandle features = bind("goss_cpu_features", FunctionDescriptor.of(I), false);
     private static final MethodHandle alloc = bind("goss_cpu_alloc", FunctionDescriptor.of(P, L), false);
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
+    private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
             FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
@@ -82,6 +84,13 @@ public final class goss_cpu_h {
     private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
     private static final MethodHandle avx2_q8_gemm = bind("goss_avx2_q8_gemm", TILE_GEMM, true);
     private static final MethodHandle avx2_dense_gemm = bind("goss_avx2_dense_gemm", DENSE_GEMM, true);
+    private static final MethodHandle avxvnni_quantize_q8 = bind("goss_avxvnni_quantize_q8", QUANTIZE_Q8, true);
+    private static final MethodHandle avxvnni_mx4_gemm = bind("goss_avxvnni_mx4_gemm", TILE_GEMM, true);
+    private static final MethodHandle avxvnni_q8_gemm = bind("goss_avxvnni_q8_gemm", TILE_GEMM, true);
+    private static final MethodHandle avxvnni_dense_gemm = bind("goss_avxvnni_dense_gemm", DENSE_GEMM, true);
+    private static final MethodHandle avxvnni_attn_update = bind("goss_avxvnni_attn_update", ATTN_UPDATE, true);
+    private static final MethodHandle avxvnni_attn_merge = bind("goss_avxvnni_attn_merge", ATTN_MERGE, true);
+    private static final MethodHandle avxvnni_attn_finish = bind("goss_avxvnni_attn_finish", ATTN_FINISH, true);
     private static final MethodHandle avx512_quantize_q8 = bind("goss_avx512_quantize_q8", QUANTIZE_Q8, true);
     private static final MethodHandle avx512_mx4_gemm = bind("goss_avx512_mx4_gemm", TILE_GEMM, true);
     private static final MethodHandle avx512_q8_gemm = bind("goss_avx512_q8_gemm", TILE_GEMM, true);
@@ -124,6 +133,14 @@ public final class goss_cpu_h {
     public static MemorySegment goss_cpu_alloc(long bytes) {
         try {
             return (MemorySegment) alloc.invokeExact(bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_prefault(MemorySegment p, long bytes) {
+        try {
+            prefault.invokeExact(p, bytes);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -292,6 +309,66 @@ public final class goss_cpu_h {
                                               MemorySegment sinks, MemorySegment out, long outStride) {
         try {
             avx512_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_avxvnni_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+        try {
+            avxvnni_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                          long outStride, MemorySegment bias) {
+        try {
+            avxvnni_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
+                                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
+                                         long outStride, MemorySegment bias) {
+        try {
+            avxvnni_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
+                                            MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
+                                            MemorySegment bias) {
+        try {
+            avxvnni_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
+                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
+                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+        try {
+            avxvnni_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+        try {
+            avxvnni_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+    public static void goss_avxvnni_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
+                                              MemorySegment sinks, MemorySegment out, long outStride) {
+        try {
+            avxvnni_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -20,7 +20,7 @@ import java.util.Locale;
 public final class KernelSet {
     /** A kernel family; {@code GOSS_CPU_KERNELS} names them in lower case. */
     public enum Isa {
-        JAVA, AVX2, AVX512;
+        JAVA, AVX2, AVXVNNI, AVX512;
 
         public String knobValue() {
             return name().toLowerCase(Locale.ROOT);
@@ -31,7 +31,7 @@ public final class KernelSet {
             String v = value.strip().toLowerCase(Locale.ROOT);
             if (v.equals("auto")) return null;
             for (Isa i : values()) if (i.knobValue().equals(v)) return i;
-            throw new GossException("invalid " + knob + "=" + value + ": must be one of auto, avx512, avx2, java");
+            throw new GossException("invalid " + knob + "=" + value + ": must be one of auto, avx512, avxvnni, avx2, java");
         }
     }
 
@@ -52,7 +52,11 @@ public final class KernelSet {
         if (!NativeCpu.supports(isa)) {
             String why = NativeCpu.unavailableReason();
             throw new GossException("cpu kernels " + isa.knobValue() + " cannot run here: "
-                    + (why != null ? why : "this CPU lacks " + (isa == Isa.AVX512 ? "AVX-512 (F, BW, VL, DQ, VNNI)" : "AVX2 and FMA")));
+                    + (why != null ? why : "this CPU lacks " + switch (isa) {
+                        case AVX512 -> "AVX-512 (F, BW, VL, DQ, VNNI)";
+                        case AVXVNNI -> "AVX-VNNI";
+                        default -> "AVX2 and FMA";
+                    }));
         }
         return new KernelSet(isa, java);
     }
@@ -70,6 +74,7 @@ public final class KernelSet {
         return switch (isa) {
             case JAVA -> java.describe();
             case AVX2 -> "native AVX2 kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
+            case AVXVNNI -> "native AVX-VNNI kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
             case AVX512 -> "native AVX-512 VNNI kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
         };
     }
@@ -104,26 +109,39 @@ public final class KernelSet {
         MemorySegment xs = MemorySegment.ofArray(x).asSlice(4L * (off + (long) row0 * stride)),
                 qs = MemorySegment.ofArray(q).asSlice((long) row0 * cols),
                 ds = MemorySegment.ofArray(d).asSlice(4L * row0 * nb), ss = MemorySegment.ofArray(s).asSlice(4L * row0 * nb);
-        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
-        else goss_cpu_h.goss_avx2_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+        switch (isa) {
+            case AVX512 -> goss_cpu_h.goss_avx512_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+            case AVXVNNI -> goss_cpu_h.goss_avxvnni_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+            default -> goss_cpu_h.goss_avx2_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
+        }
     }
 
     void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
                   MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
                   MemorySegment bias) {
-        if (isa == Isa.AVX512) {
-            if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-            else goss_cpu_h.goss_avx512_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-        } else {
-            if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-            else goss_cpu_h.goss_avx2_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+        switch (isa) {
+            case AVX512 -> {
+                if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avx512_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            }
+            case AVXVNNI -> {
+                if (mx4) goss_cpu_h.goss_avxvnni_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avxvnni_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            }
+            default -> {
+                if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avx2_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            }
         }
     }
 
     void denseGemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k, MemorySegment x, long xStride,
                    long T, MemorySegment out, long outStride, MemorySegment bias) {
-        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
-        else goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        switch (isa) {
+            case AVX512 -> goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+            case AVXVNNI -> goss_cpu_h.goss_avxvnni_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+            default -> goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+        }
     }
 
     // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys, kernels/cpu/attention.c ----
@@ -136,20 +154,28 @@ public final class KernelSet {
     public void attnUpdate(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
                            MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count, long kpos0,
                            float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
-        if (isa == Isa.AVX512)
-            goss_cpu_h.goss_avx512_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
-        else goss_cpu_h.goss_avx2_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        switch (isa) {
+            case AVX512 -> goss_cpu_h.goss_avx512_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            default -> goss_cpu_h.goss_avx2_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+        }
     }
 
     public void attnMerge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc, MemorySegment m2,
                           MemorySegment l2, MemorySegment acc2) {
-        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
-        else goss_cpu_h.goss_avx2_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+        switch (isa) {
+            case AVX512 -> goss_cpu_h.goss_avx512_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+            case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+            default -> goss_cpu_h.goss_avx2_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
+        }
     }
 
     public void attnFinish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
                            MemorySegment sinks, MemorySegment out, long outStride) {
-        if (isa == Isa.AVX512) goss_cpu_h.goss_avx512_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
-        else goss_cpu_h.goss_avx2_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+        switch (isa) {
+            case AVX512 -> goss_cpu_h.goss_avx512_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+            case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+            default -> goss_cpu_h.goss_avx2_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
+        }
     }
 }

@@ -81,13 +81,18 @@ public final class NativeCpu {
         if (isa == KernelSet.Isa.JAVA) return true;
         probe();
         if (reason != null) return false;
-        int bit = isa == KernelSet.Isa.AVX512 ? goss_cpu_h.GOSS_CPU_AVX512 : goss_cpu_h.GOSS_CPU_AVX2;
+        int bit = switch (isa) {
+            case AVX512 -> goss_cpu_h.GOSS_CPU_AVX512;
+            case AVXVNNI -> goss_cpu_h.GOSS_CPU_AVXVNNI;
+            default -> goss_cpu_h.GOSS_CPU_AVX2;
+        };
         return (features & bit) != 0;
     }
 
     /** The fastest kernel set this machine runs. */
     public static KernelSet.Isa best() {
         if (supports(KernelSet.Isa.AVX512)) return KernelSet.Isa.AVX512;
+        if (supports(KernelSet.Isa.AVXVNNI)) return KernelSet.Isa.AVXVNNI;
         if (supports(KernelSet.Isa.AVX2)) return KernelSet.Isa.AVX2;
         return KernelSet.Isa.JAVA;
     }

@@ -53,6 +53,9 @@ final class TileMatrix extends CpuMatrix {
                 long g0 = (long) (item % itemsPerExpert) * perItem, g1 = Math.min(groups, g0 + perItem);
                 MemorySegment ot = tiles.asSlice(e * tileBytes, tileBytes), os = scales.asSlice(e * scaleBytes, scaleBytes);
                 MemorySegment src = w.data().asSlice(w.rowOffset(e, 0));
+                // this item's rows, mapped in one call rather than one page fault per 4 KiB
+                long first = g0 * GROUP * w.rowStride(), len = Math.min(Math.min(w.rows(), g1 * GROUP) * w.rowStride(), src.byteSize()) - first;
+                if (src.isNative() && len > 0) goss_cpu_h.goss_cpu_prefault(src.asSlice(first, len), len);
                 switch (w.format()) {
                     case MXFP4_OPENAI -> goss_cpu_h.goss_cpu_repack_mx4_openai(src, w.rowStride(),
                             w.scales().asSlice(w.scaleRowOffset(e, 0)), w.scaleRowStride(), w.rows(), blocks, g0, g1, ot, os);

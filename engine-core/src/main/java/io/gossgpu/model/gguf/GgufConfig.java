@@ -16,8 +16,8 @@ import java.util.Map;
 public final class GgufConfig {
     public static final String ARCH = "gpt-oss";
     public static final String ARCH_KEY = "general.architecture";
-    /** The architecture name Ollama's converter writes (with its own tensor names and MXFP4 layout). */
-    static final String OLLAMA_ARCH = "gptoss";
+    /** The architecture name Ollama's first converter wrote (with its own tensor names and MXFP4 layout), and its key prefix. */
+    public static final String OLLAMA_ARCH = "gptoss";
 
     /** Metadata keys, relative to the architecture prefix {@code gpt-oss.}. */
     public static final String BLOCK_COUNT = "block_count", CONTEXT_LENGTH = "context_length",
@@ -36,6 +36,8 @@ public final class GgufConfig {
 
     private final Map<String, Object> meta;
     private final Path file;
+    /** The architecture whose keys are read: {@link #ARCH} or {@link #OLLAMA_ARCH}. */
+    private String arch = ARCH;
 
     private GgufConfig(Map<String, Object> meta, Path file) {
         this.meta = meta;
@@ -49,35 +51,33 @@ public final class GgufConfig {
     private ModelConfig build(Map<String, TensorData> tensors) {
         Object arch = meta.get(ARCH_KEY);
         if (arch == null) throw fail("missing required metadata key '" + ARCH_KEY + "'");
-        if (OLLAMA_ARCH.equals(arch))
-            throw fail("architecture '" + arch + "': Ollama's own conversion of gpt-oss, whose tensor layout goss-gpu does not read; "
-                    + "use llama.cpp's GGUF (ggml-org/gpt-oss-20b-GGUF) or OpenAI's download (openai/gpt-oss-20b)");
-        if (!ARCH.equals(arch))
+        if (OLLAMA_ARCH.equals(arch)) this.arch = OLLAMA_ARCH;
+        else if (!ARCH.equals(arch))
             throw fail("architecture '" + arch + "' is not gpt-oss (" + ARCH_KEY + " must be \"" + ARCH + "\")");
         int layers = intKey(BLOCK_COUNT, null);
         // Each layer has 19 tensors: a count beyond the file's tensors is corrupt (and must not size allocations).
         if (layers > tensors.size())
-            throw fail(key(BLOCK_COUNT) + " is " + layers + " but the file holds only " + tensors.size() + " tensors");
+            throw fail(k(BLOCK_COUNT) + " is " + layers + " but the file holds only " + tensors.size() + " tensors");
         int hidden = intKey(EMBEDDING_LENGTH, null);
-        Integer ff = meta.containsKey(key(EXPERT_FEED_FORWARD_LENGTH)) ? null : intKey(FEED_FORWARD_LENGTH, null);
+        Integer ff = meta.containsKey(k(EXPERT_FEED_FORWARD_LENGTH)) ? null : intKey(FEED_FORWARD_LENGTH, null);
         int intermediate = ff != null ? ff : intKey(EXPERT_FEED_FORWARD_LENGTH, null);
         int heads = intKey(HEAD_COUNT, null);
         int kvHeads = intKey(HEAD_COUNT_KV, heads);
         int headDim = intKey(KEY_LENGTH, heads > 0 ? hidden / heads : 0);
         int valueDim = intKey(VALUE_LENGTH, headDim);
         if (valueDim != headDim)
-            throw fail(key(VALUE_LENGTH) + " " + valueDim + " differs from " + key(KEY_LENGTH) + " " + headDim);
+            throw fail(k(VALUE_LENGTH) + " " + valueDim + " differs from " + k(KEY_LENGTH) + " " + headDim);
         float eps = floatKey(RMS_EPS, null);
         int window = intKey(SLIDING_WINDOW, null);
         int experts = intKey(EXPERT_COUNT, null);
         int used = intKey(EXPERT_USED_COUNT, null);
         float theta = floatKey(ROPE_FREQ_BASE, null);
-        Object scalingType = meta.get(key(ROPE_SCALING_TYPE));
+        Object scalingType = meta.get(k(ROPE_SCALING_TYPE));
         float factor;
         if (scalingType == null || "yarn".equals(scalingType)) factor = floatKey(ROPE_SCALING_FACTOR, 1f);
         else if ("none".equals(scalingType)) factor = 1f;
-        else throw fail(key(ROPE_SCALING_TYPE) + " '" + scalingType + "' is not supported for gpt-oss (expected yarn)");
-        int initialContext = meta.containsKey(key(ROPE_SCALING_ORIG_CTX))
+        else throw fail(k(ROPE_SCALING_TYPE) + " '" + scalingType + "' is not supported for gpt-oss (expected yarn)");
+        int initialContext = meta.containsKey(k(ROPE_SCALING_ORIG_CTX))
                 ? intKey(ROPE_SCALING_ORIG_CTX, null) : intKey(CONTEXT_LENGTH, null);
         float alpha = floatKey(YARN_BETA_SLOW, DEFAULT_NTK_ALPHA);
         float beta = floatKey(YARN_BETA_FAST, DEFAULT_NTK_BETA);
@@ -98,11 +98,19 @@ public final class GgufConfig {
     }
 
     static String key(String suffix) {
-        return ARCH + "." + suffix;
+        return key(ARCH, suffix);
+    }
+
+    static String key(String arch, String suffix) {
+        return arch + "." + suffix;
+    }
+
+    private String k(String suffix) {
+        return key(arch, suffix);
     }
 
     private int intKey(String suffix, Integer fallback) {
-        String k = key(suffix);
+        String k = k(suffix);
         Object v = meta.get(k);
         if (v == null) {
             if (fallback == null) throw fail("missing required metadata key '" + k + "'");
@@ -120,7 +128,7 @@ public final class GgufConfig {
     }
 
     private float floatKey(String suffix, Float fallback) {
-        String k = key(suffix);
+        String k = k(suffix);
         Object v = meta.get(k);
         if (v == null) {
             if (fallback == null) throw fail("missing required metadata key '" + k + "'");

@@ -154,7 +154,8 @@ final class GgufParser {
         }
         long typeId = in.u32("type of tensor '" + name + "'");
         GgmlType type = GgmlType.byId(typeId);
-        if (type == null) throw new ModelFormatException(file, name, "unsupported tensor type " + typeId + " (" + name + ")");
+        if (type == null) throw new ModelFormatException(file, name, "unsupported tensor type " + GgmlType.describe(typeId)
+                + " (goss-gpu reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS and MXFP4)");
         int block = type.dtype().blockSize();
         if (ne[0] % block != 0)
             throw new ModelFormatException(file, name, "first dimension " + ne[0] + " is not a multiple of the "

@@ -62,7 +62,8 @@ public final class GgufReader {
                 throw new ModelFormatException(file, GgufSplit.TENSORS + " is " + n + " but the " + shards.size()
                         + " shards hold " + tensors.size() + " tensors");
             ModelConfig config = GgufConfig.from(first.metadata(), tensors, file);
-            return new Checkpoint(file, ModelFormat.GGUF, config, tensors, first.metadata(), arena);
+            ModelFormat format = GgufConfig.OLLAMA_ARCH.equals(first.metadata().get(GgufConfig.ARCH_KEY)) ? ModelFormat.OLLAMA : ModelFormat.GGUF;
+            return new Checkpoint(file, format, config, tensors, first.metadata(), arena, options);
         } catch (RuntimeException | Error e) {
             arena.close();
             throw e;

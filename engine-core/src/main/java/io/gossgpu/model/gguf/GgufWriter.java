@@ -32,22 +32,40 @@ public final class GgufWriter {
         Q8_0
     }
 
+    /** Whose tensor names and layout to write. */
+    public enum Layout {
+        /** llama.cpp's convert_hf_to_gguf.py, architecture "gpt-oss". */
+        LLAMA_CPP,
+        /**
+         * Ollama's first gpt-oss conversion (the {@code ollama pull gpt-oss:20b} blob; ollama/ollama convert_gptoss.go
+         * as of Aug 2025): architecture "gptoss", OpenAI's names mapped one to one (fused {@code attn_qkv},
+         * row-interleaved {@code ffn_gate_up_exps}, {@code attn_out}, {@code attn_sinks}, {@code ffn_norm}), BF16 2-D
+         * tensors but for the F32 router, F32 vectors, and MXFP4 as its type 4 ({@link io.gossgpu.model.DType#MXFP4_OLLAMA}).
+         * {@code dense} is ignored.
+         */
+        OLLAMA
+    }
+
     /**
      * @param dense  type of the 2-D dense matrices
      * @param name   {@code general.name}
      * @param tokens when not null, written as {@code tokenizer.ggml.tokens} (with model "gpt2", pre "gpt-4o")
      */
-    public record Options(DenseType dense, String name, List<String> tokens) {
+    public record Options(DenseType dense, String name, List<String> tokens, Layout layout) {
         public static Options defaults() {
-            return new Options(DenseType.BF16, "goss-gpu test model", null);
+            return new Options(DenseType.BF16, "goss-gpu test model", null, Layout.LLAMA_CPP);
         }
 
         public Options withDense(DenseType d) {
-            return new Options(d, name, tokens);
+            return new Options(d, name, tokens, layout);
         }
 
         public Options withTokens(List<String> t) {
-            return new Options(dense, name, t);
+            return new Options(dense, name, t, layout);
+        }
+
+        public Options withLayout(Layout l) {
+            return new Options(dense, name, tokens, l);
         }
     }
 
@@ -69,11 +87,77 @@ public final class GgufWriter {
         if (c.swigluLimit() != GgufConfig.SWIGLU_LIMIT)
             throw new GossException("GGUF cannot carry swiglu_limit " + c.swigluLimit() + " (llama.cpp fixes it at 7)");
         GgufFileWriter w = new GgufFileWriter(3);
-        metadata(w, c, opts);
         try (GeneratedTensors src = new GeneratedTensors(g)) {
-            tensors(w, c, src, opts.dense());
+            if (opts.layout() == Layout.OLLAMA) {
+                ollamaMetadata(w, c, opts);
+                ollamaTensors(w, c, src);
+            } else {
+                metadata(w, c, opts);
+                tensors(w, c, src, opts.dense());
+            }
             out.accept(w);
         }
+    }
+
+    /** The keys Ollama's first converter wrote, under its architecture name. */
+    private static void ollamaMetadata(GgufFileWriter w, ModelConfig c, Options opts) {
+        String a = GgufConfig.OLLAMA_ARCH;
+        w.put(GgufConfig.ARCH_KEY, GgufValue.string(a));
+        w.put("general.name", GgufValue.string(opts.name()));
+        w.put("general.file_type", GgufValue.u32(4));
+        w.put(GgufConfig.key(a, GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long) (c.initialContextLength() * (double) c.ropeScalingFactor())));
+        w.put(GgufConfig.key(a, GgufConfig.BLOCK_COUNT), GgufValue.u32(c.numHiddenLayers()));
+        w.put(GgufConfig.key(a, GgufConfig.EMBEDDING_LENGTH), GgufValue.u32(c.hiddenSize()));
+        w.put(GgufConfig.key(a, GgufConfig.FEED_FORWARD_LENGTH), GgufValue.u32(c.intermediateSize()));
+        w.put(GgufConfig.key(a, GgufConfig.EXPERT_COUNT), GgufValue.u32(c.numExperts()));
+        w.put(GgufConfig.key(a, GgufConfig.EXPERT_USED_COUNT), GgufValue.u32(c.expertsPerToken()));
+        w.put(GgufConfig.key(a, GgufConfig.HEAD_COUNT), GgufValue.u32(c.numAttentionHeads()));
+        w.put(GgufConfig.key(a, GgufConfig.HEAD_COUNT_KV), GgufValue.u32(c.numKeyValueHeads()));
+        w.put(GgufConfig.key(a, GgufConfig.KEY_LENGTH), GgufValue.u32(c.headDim()));
+        w.put(GgufConfig.key(a, GgufConfig.VALUE_LENGTH), GgufValue.u32(c.headDim()));
+        w.put(GgufConfig.key(a, GgufConfig.RMS_EPS), GgufValue.f32(c.rmsNormEps()));
+        w.put(GgufConfig.key(a, GgufConfig.SLIDING_WINDOW), GgufValue.u32(c.slidingWindow()));
+        w.put(GgufConfig.key(a, GgufConfig.ROPE_FREQ_BASE), GgufValue.f32(c.ropeTheta()));
+        w.put(GgufConfig.key(a, GgufConfig.ROPE_SCALING_FACTOR), GgufValue.f32(c.ropeScalingFactor()));
+        w.put(GgufConfig.key(a, GgufConfig.ROPE_SCALING_ORIG_CTX), GgufValue.u32(c.initialContextLength()));
+        if (c.ropeNtkAlpha() != GgufConfig.DEFAULT_NTK_ALPHA || c.ropeNtkBeta() != GgufConfig.DEFAULT_NTK_BETA)
+            throw new GossException("Ollama's gptoss metadata cannot carry YaRN's ntk alpha/beta (" + c.ropeNtkAlpha() + ", " + c.ropeNtkBeta() + ")");
+    }
+
+    /** OpenAI's tensors renamed as Ollama's first converter did, each written whole. */
+    private static void ollamaTensors(GgufFileWriter w, ModelConfig c, GeneratedTensors src) {
+        long h = c.hiddenSize(), e = c.numExperts(), i = c.intermediateSize();
+        dense(w, src, "token_embd.weight", GgmlType.BF16, "embedding.weight", 0, c.vocabSize());
+        for (int n = 0; n < c.numHiddenLayers(); n++) {
+            String p = "blk." + n + ".", o = "block." + n + ".";
+            vector(w, src, p + "attn_norm.weight", o + "attn.norm.scale", new long[]{h}, k -> k);
+            dense(w, src, p + "attn_qkv.weight", GgmlType.BF16, o + "attn.qkv.weight", 0, c.qkvDim());
+            vector(w, src, p + "attn_qkv.bias", o + "attn.qkv.bias", new long[]{c.qkvDim()}, k -> k);
+            vector(w, src, p + "attn_sinks", o + "attn.sinks", new long[]{c.numAttentionHeads()}, k -> k);
+            dense(w, src, p + "attn_out.weight", GgmlType.BF16, o + "attn.out.weight", 0, h);
+            vector(w, src, p + "attn_out.bias", o + "attn.out.bias", new long[]{h}, k -> k);
+            vector(w, src, p + "ffn_norm.weight", o + "mlp.norm.scale", new long[]{h}, k -> k);
+            dense(w, src, p + "ffn_gate_inp.weight", GgmlType.F32, o + "mlp.gate.weight", 0, e);
+            vector(w, src, p + "ffn_gate_inp.bias", o + "mlp.gate.bias", new long[]{e}, k -> k);
+            ollamaExperts(w, src, p + "ffn_gate_up_exps.weight", o + "mlp.mlp1_weight", e, 2 * i, h);
+            dense(w, src, p + "ffn_gate_up_exps.bias", GgmlType.BF16, o + "mlp.mlp1_bias", 0, e);
+            ollamaExperts(w, src, p + "ffn_down_exps.weight", o + "mlp.mlp2_weight", e, h, i);
+            dense(w, src, p + "ffn_down_exps.bias", GgmlType.BF16, o + "mlp.mlp2_bias", 0, e);
+        }
+        vector(w, src, "output_norm.weight", "norm.scale", new long[]{h}, k -> k);
+        dense(w, src, "output.weight", GgmlType.BF16, "unembedding.weight", 0, c.vocabSize());
+    }
+
+    /** Ollama's type 4: per 32 values, the scale byte then OpenAI's 16 code bytes as they are. */
+    private static void ollamaExperts(GgufFileWriter w, GeneratedTensors src, String name, String from, long experts, long rows, long cols) {
+        long blocks = experts * rows * (cols / Mxfp4.BLOCK);
+        w.tensor(name, GgmlType.MXFP4_OLLAMA, new long[]{cols, rows, experts}, dst -> {
+            MemorySegment codes = src.bytes(from + ".blocks"), scales = src.bytes(from + ".scales");
+            for (long b = 0; b < blocks; b++) {
+                dst.set(LE.U8, b * Mxfp4.GGML_BLOCK_BYTES, scales.get(LE.U8, b));
+                MemorySegment.copy(codes, b * 16, dst, b * Mxfp4.GGML_BLOCK_BYTES + 1, 16);
+            }
+        });
     }
 
     private static void metadata(GgufFileWriter w, ModelConfig c, Options opts) {

@@ -144,7 +144,7 @@ public final class SafetensorsReader {
                     if (!tensors.containsKey(e.getKey()))
                         throw new ModelFormatException(dir.resolve(e.getValue()), SafetensorsHeader.safe(e.getKey()),
                                 "listed in " + ShardIndex.FILE + " but missing from the shard");
-            return new Checkpoint(dir, format, config, tensors, Json.toPlainMap(configNode), arena);
+            return new Checkpoint(dir, format, config, tensors, Json.toPlainMap(configNode), arena, options);
         } catch (GossException e) {
             arena.close();
             throw e;

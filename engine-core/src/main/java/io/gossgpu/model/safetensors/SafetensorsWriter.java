@@ -3,7 +3,11 @@ package io.gossgpu.model.safetensors;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
+import io.gossgpu.model.DType;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.quant.Bf16;
+import io.gossgpu.quant.LE;
+import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.testmodel.TensorSpec;
 import io.gossgpu.testmodel.TestModelGenerator;
 
@@ -42,9 +46,20 @@ public final class SafetensorsWriter {
      * of its own) and {@code model.safetensors.index.json}.
      */
     public static void writeHf(TestModelGenerator g, Path dir, long maxShardBytes) {
+        writeHf(g, dir, maxShardBytes, false);
+    }
+
+    /**
+     * {@link #writeHf(TestModelGenerator, Path, long)}, with {@code bf16Experts} as a BF16 fine-tune stores them (TRL and
+     * Unsloth merges): {@code mlp.experts.gate_up_proj} {@code [E, H, 2I]} and {@code down_proj} {@code [E, I, H]}, the
+     * experts' MXFP4 values exactly, transposed (input features first), and no {@code quantization_config}.
+     */
+    public static void writeHf(TestModelGenerator g, Path dir, long maxShardBytes, boolean bf16Experts) {
         if (maxShardBytes <= 0) throw new GossException("max shard size must be positive, got " + maxShardBytes);
         createDirectories(dir);
-        writeJson(dir.resolve("config.json"), hfConfig(g.config()));
+        ObjectNode config = hfConfig(g.config());
+        if (bf16Experts) config.remove("quantization_config");
+        writeJson(dir.resolve("config.json"), config);
         List<HfTensorLayout.Part> parts = HfTensorLayout.of(g.config(), g.originalTensors());
 
         List<List<SafetensorsFileWriter.Tensor>> shards = new ArrayList<>();
@@ -53,6 +68,8 @@ public final class SafetensorsWriter {
         try (SourceCache cache = new SourceCache(g)) {
             for (HfTensorLayout.Part p : parts) {
                 SafetensorsFileWriter.Tensor t = new SafetensorsFileWriter.Tensor(p.name(), p.source().dtype(), p.shape(), seg -> cache.fill(p, seg));
+                if (bf16Experts && p.name().endsWith("_scales")) continue;
+                if (bf16Experts && p.name().endsWith("_blocks")) t = floatExperts(g, p);
                 long n = t.byteSize();
                 if (!current.isEmpty() && currentBytes + n > maxShardBytes) {
                     shards.add(current);
@@ -75,6 +92,29 @@ public final class SafetensorsWriter {
             }
             writeJson(dir.resolve(ShardIndex.FILE), index);
         }
+    }
+
+    /** The MXFP4 experts of {@code blocks} ({@code [E, out, in/32, 16]}) as BF16 {@code [E, in, out]}, named without "_blocks". */
+    private static SafetensorsFileWriter.Tensor floatExperts(TestModelGenerator g, HfTensorLayout.Part blocks) {
+        long[] s = blocks.shape();
+        int experts = (int) s[0], out = (int) s[1], in = (int) (s[2] * 32);
+        String name = blocks.name().substring(0, blocks.name().length() - "_blocks".length());
+        String scalesName = blocks.source().name().replace(".blocks", ".scales");
+        TensorSpec scales = g.originalTensors().stream().filter(t -> t.name().equals(scalesName)).findFirst().orElseThrow();
+        return new SafetensorsFileWriter.Tensor(name, DType.BF16, new long[]{experts, in, out}, dst -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment codes = arena.allocate(blocks.source().byteSize()), sc = arena.allocate(scales.byteSize());
+                g.fill(blocks.source(), codes);
+                g.fill(scales, sc);
+                float[] row = new float[in];
+                for (int e = 0; e < experts; e++)
+                    for (int r = 0; r < out; r++) {
+                        long at = (long) e * out + r;
+                        Mxfp4.decodeOpenAiRow(codes, at * in / 2, sc, at * (in / 32), in, row, 0);
+                        for (int c = 0; c < in; c++) dst.set(LE.I16, 2 * (((long) e * in + c) * out + r), Bf16.fromFloat(row[c]));
+                    }
+            }
+        });
     }
 
     /** OpenAI's original/config.json: the reference ModelConfig's keys (rms_norm_eps only when not 1e-5). */

@@ -57,7 +57,7 @@ class NativeKernelsTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
-        for (KernelSet.Isa isa : new KernelSet.Isa[]{KernelSet.Isa.AVX2, KernelSet.Isa.AVX512})
+        for (KernelSet.Isa isa : new KernelSet.Isa[]{KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512})
             for (WeightFormat f : WeightFormat.values())
                 for (int T : new int[]{1, 3, 8, 9, 19}) out.add(Arguments.of(isa, f, T));
         return out.stream();
@@ -189,6 +189,6 @@ class NativeKernelsTest {
     }
 
     static Stream<KernelSet.Isa> isas() {
-        return Stream.of(KernelSet.Isa.AVX2, KernelSet.Isa.AVX512);
+        return Stream.of(KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512);
     }
 }

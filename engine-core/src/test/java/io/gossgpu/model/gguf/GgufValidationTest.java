@@ -168,7 +168,7 @@ class GgufValidationTest {
         rejects(raw(1, 0).tensor("w", new long[]{-4}, 0, 0).data(32, 16).bytes(), "tensor 'w'", "must be positive");
         rejects(raw(1, 0).tensor("w", new long[]{1L << 32, 1L << 32}, 0, 0).data(32, 16).bytes(), "tensor 'w'", "overflows");
         rejects(raw(1, 0).tensor("w", new long[]{1L << 61}, 0, 0).data(32, 16).bytes(), "tensor 'w'", "overflows");
-        rejects(raw(1, 0).tensor("q4", new long[]{32}, 2, 0).data(32, 32).bytes(), "tensor 'q4'", "unsupported tensor type 2 (q4)");
+        rejects(raw(1, 0).tensor("iq2", new long[]{256}, 16, 0).data(32, 66).bytes(), "tensor 'iq2'", "unsupported tensor type 16 (IQ2_XXS)");
         rejects(raw(1, 0).tensor("q", new long[]{33}, 8, 0).data(32, 64).bytes(), "tensor 'q'", "not a multiple of the Q8_0 block size");
         rejects(raw(1, 0).tensor("w", new long[]{4}, 0, 8).data(32, 64).bytes(), "tensor 'w'", "alignment 32");
         rejects(raw(1, 0).tensor("w", new long[]{4}, 0, 64).data(32, 64).bytes(), "tensor 'w'", "past the end");
