@@ -69,7 +69,7 @@ public final class GossServer implements AutoCloseable {
         this.metrics = new ServerMetrics(new ServerMetrics.State() {
             @Override public Stats stats() { return GossServer.this.stats(); }
             @Override public int kvCacheUsedTokens() { SlotPool p = pool; return p == null ? 0 : p.cachedTokens(); }
-            @Override public int kvCacheCapacityTokens() { return options.parallel() * options.contextLength(); }
+            @Override public int kvCacheCapacityTokens() { SlotPool p = pool; return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength(); }
             @Override public boolean draining() { return draining; }
         });
         this.channel = JettySetup.bind(options);

@@ -93,6 +93,7 @@ final class SlotPool implements AutoCloseable {
         private void dropChat() {
             if (chat != null) chat.close();
             chat = null;
+            cachedTokens = 0;
             if (chatHeld) held -= chatBytes;
             chatHeld = false;
         }

@@ -75,8 +75,10 @@ class BatchingTest {
             // room for one slot's cache: the second request waits for the first, then takes the memory over
             SlotPool pool = new SlotPool(e, 2, 4, 60_000, ctx, 0, one);
             try {
+                assertEquals(1, pool.cachesInBudget());
                 SlotPool.Slot first = pool.acquire(new int[]{1, 2, 3});
                 first.chat();
+                first.cachedTokens = 3; // as a generation of its 3-token prompt leaves it
                 assertEquals(one, pool.heldBytes());
                 CompletableFuture<SlotPool.Slot> second = CompletableFuture.supplyAsync(() -> {
                     try {
@@ -93,6 +95,7 @@ class BatchingTest {
                 next.chat();
                 assertEquals(one, pool.heldBytes(), "one cache at a time");
                 assertEquals(1, e.openSessions(), "the idle slot's cache was dropped for it");
+                assertEquals(0, pool.cachedTokens(), "the dropped cache's tokens no longer count as held");
                 pool.release(next);
             } finally {
                 pool.closeSessions();
@@ -104,6 +107,7 @@ class BatchingTest {
                 a.chat();
                 b.chat();
                 assertEquals(2 * one, free.heldBytes());
+                assertEquals(2, free.cachesInBudget());
                 free.release(a);
                 free.release(b);
             } finally {
