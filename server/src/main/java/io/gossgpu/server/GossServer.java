@@ -167,14 +167,22 @@ public final class GossServer implements AutoCloseable {
     private void load(Supplier<Engine> engineLoader) {
         try {
             Engine e = engineLoader.get();
+            SlotPool slots;
+            try {
+                slots = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
+                        options.swaRollback(), options.kvMemoryBytes());
+            } catch (RuntimeException | Error bad) { // --kv-memory below one slot's cache: the model is of no use
+                e.close();
+                throw bad;
+            }
             synchronized (this) {
                 if (closed) {
+                    slots.closeSessions();
                     e.close();
                     return;
                 }
                 engine = e;
-                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
-                        options.swaRollback(), options.kvMemoryBytes());
+                pool = slots;
             }
             LOG.info("model '{}' loaded on {} in {} ms; ready", options.modelId(), e.backendDescription(), Math.round(e.loadMs()));
             SlotPool p = pool;

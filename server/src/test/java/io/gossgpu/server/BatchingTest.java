@@ -9,14 +9,17 @@ import io.gossgpu.api.EngineTesting;
 import io.gossgpu.generate.StepScheduler;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -113,6 +116,29 @@ class BatchingTest {
             } finally {
                 free.closeSessions();
             }
+        }
+    }
+
+    @Test
+    void aKvBudgetBelowOneCacheFailsTheLoadAndReleasesTheModel() throws Exception {
+        AtomicBoolean backendClosed = new AtomicBoolean();
+        io.gossgpu.backend.ForwardingBackend backend = new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.cpu.ReferenceBackend()) {
+            @Override
+            public void close() {
+                backendClosed.set(true);
+                super.close();
+            }
+        };
+        GossServer s = GossServer.start(TestServers.options().withKvMemoryBytes(1024),
+                () -> EngineTesting.open(EngineOptions.of(TestServers.model()).withBackend("reference"), () -> backend));
+        try {
+            assertFalse(s.awaitReady(Duration.ofMinutes(2)), "no slot's cache fits in 1 KiB");
+            String r = RawHttp.exchange(s.port(), RawHttp.request("GET", "/health", "127.0.0.1", null), 10_000);
+            assertEquals(503, RawHttp.status(r), r);
+            assertTrue(RawHttp.body(r).contains("--kv-memory"), r);
+            assertTrue(backendClosed.get(), "the loaded model was closed");
+        } finally {
+            assertDoesNotThrow(s::close);
         }
     }
 }
