@@ -17,6 +17,10 @@
 #   --jar2 JAR       a second goss-gpu build to compare with the first (before/after) in the same run
 #   --llama-bench B  llama-bench (default: $LLAMA_BENCH or /tmp/llama/src/build/bin/llama-bench)
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
+#   --isa avx2       run goss-gpu as it runs on an AVX2-only CPU (GOSS_CPU_KERNELS=avx2, the JVM held to AVX2 with
+#                    -XX:UseAVX=2, so 256-bit Vector API species too); give --llama-bench a llama.cpp built for AVX2
+#                    only for the same on its side (cmake -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
+#                    -DGGML_F16C=ON -DGGML_BMI2=ON, the AVX-512 and AVX-VNNI options off). The table says so.
 # The tests are llama-bench's: pp64, pp512 and tg32 at depth 0, then pp512 and tg32 at the depth.
 # Run it on a quiet machine and not under nice: llama.cpp's threads spin-wait for each other, so when other
 # processes take the cores it slows down far more than goss-gpu, and the ratios mean nothing (the table warns).
@@ -25,7 +29,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out=""
+threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
 llama_bench="${LLAMA_BENCH:-/tmp/llama/src/build/bin/llama-bench}"
 models=()
 die() { echo "cpu-vs-llama: $*" >&2; exit 2; }
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
     --jar2) jar2="${2:?--jar2 needs a path}"; shift 2 ;;
     --llama-bench) llama_bench="${2:?--llama-bench needs a path}"; shift 2 ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
+    --isa) isa="${2:?--isa needs avx2}"; [ "$isa" = avx2 ] || die "--isa takes avx2 only"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) models+=("$1"); shift ;;
@@ -57,6 +62,9 @@ need_llama=0
 for m in "${models[@]}"; do [[ "$m" == *.gguf ]] && need_llama=1; done
 [ $need_llama = 0 ] || [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench: build it with /work/shared/bench/llama-baseline.sh (see its README)"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
+if [ "$isa" = avx2 ]; then # read by the java launcher, so the relaunched JVM gets it too
+  export GOSS_CPU_KERNELS=avx2 JDK_JAVA_OPTIONS="${JDK_JAVA_OPTIONS:+$JDK_JAVA_OPTIONS }-XX:UseAVX=2"
+fi
 out="${out:-$(mktemp -d /tmp/cpu-vs-llama.XXXXXX)}"
 mkdir -p "$out"
 
@@ -73,6 +81,7 @@ mkdir -p "$out"
   have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
   echo "flags=$(for f in avx2 fma f16c avx512f avx512_vnni avx_vnni avx512_bf16 amx_tile amx_int8 amx_bf16 asimddp i8mm sve; do
     [[ "$have" == *" $f "* ]] && printf '%s ' "$f"; done)"
+  [ -z "$isa" ] || echo "isa=AVX2 only: goss-gpu with GOSS_CPU_KERNELS=avx2 and -XX:UseAVX=2; llama.cpp as built ($llama_bench)"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
   echo "llama_bench=$llama_bench"
   for i in "${!jars[@]}"; do

@@ -87,6 +87,8 @@ def main(out):
 
     lines = [f"# goss-gpu cpu vs llama.cpp, {env.get('date', '?')} on {env.get('host', '?')}", ""]
     lines.append(f"- cpu: {env.get('cpu', '?')}; flags: {env.get('flags', '').strip() or 'none of interest'}")
+    if env.get('isa'):
+        lines.append(f"- instruction set held to {env['isa']}")
     if bandwidths:
         gb = [b["gbPerSecond"] for b in bandwidths]
         b0 = bandwidths[0]

@@ -53,4 +53,10 @@ public final class CudaBackendProvider implements BackendProvider {
     public java.util.List<io.gossgpu.backend.Knob> knobs() {
         return CudaKnobs.ALL;
     }
+
+    /** The driver library's path, and the switch of the tests under the fake driver (CudaConformanceTest). */
+    @Override
+    public java.util.List<String> settingNames() {
+        return java.util.List.of("GOSS_CUDA_LIBRARY", "GOSS_CUDA_FAKE_OPS");
+    }
 }

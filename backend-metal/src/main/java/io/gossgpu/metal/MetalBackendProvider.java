@@ -56,4 +56,9 @@ public final class MetalBackendProvider implements BackendProvider {
     public java.util.List<io.gossgpu.backend.Knob> knobs() {
         return Knobs.ALL;
     }
+
+    @Override
+    public java.util.List<String> settingNames() {
+        return java.util.List.of(Knobs.NO_COPY.envName(), "GOSS_METAL_LIBRARY", "GOSS_METAL_EMULATOR");
+    }
 }

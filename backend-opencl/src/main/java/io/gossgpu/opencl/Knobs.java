@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KnobValues;
 
 import java.util.HashMap;
@@ -61,9 +62,28 @@ final class Knobs {
         return gpu ? k.defaultValue() : CPU_DEFAULTS.getOrDefault(k, k.defaultValue());
     }
 
+    /** The default of {@link #SDPA_SPLITBELOW} on a device of {@code computeUnits} compute units. */
+    static int splitBelowDefault(int computeUnits) {
+        return 8 * Math.max(1, computeUnits);
+    }
+
     /** A knob's value in {@code o} on a device; work-group sizes are checked against the device's limit {@code deviceMax}. */
     static int value(BackendOptions o, Knob k, boolean gpu, long deviceMax) {
-        if (k.allowed() != WG) return k.value(o, deviceDefault(k, gpu));
-        return k.value(o, deviceDefault(k, gpu), (int) Math.min(1 << 20, deviceMax), "the device's max work-group size is " + deviceMax);
+        return k.value(o, deviceDefault(k, gpu), limit(k, deviceMax), why(k, deviceMax));
+    }
+
+    /** Every knob on device {@code d} with the settings {@code o}, as {@link OpenClBackend} reads them there. */
+    static List<KnobState> states(BackendOptions o, OpenCl.DeviceInfo d) {
+        long max = d.maxWorkGroupSize();
+        return ALL.stream().map(k -> k.state(o, k == SDPA_SPLITBELOW ? splitBelowDefault(d.computeUnits()) : deviceDefault(k, d.isGpu()),
+                limit(k, max), why(k, max))).toList();
+    }
+
+    private static int limit(Knob k, long deviceMax) {
+        return k.allowed() == WG ? (int) Math.min(1 << 20, deviceMax) : Integer.MAX_VALUE;
+    }
+
+    private static String why(Knob k, long deviceMax) {
+        return k.allowed() == WG ? "the device's max work-group size is " + deviceMax : null;
     }
 }

@@ -133,7 +133,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
         sdpaWg = Knobs.value(options, Knobs.SDPA_WG, gpu, maxWg);
         sdpaSplitKeys = Knobs.value(options, Knobs.SDPA_SPLITKEYS, gpu, maxWg);
-        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(options, 8 * Math.max(1, device.computeUnits()));
+        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(options, Knobs.splitBelowDefault(device.computeUnits()));
         sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
         moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
         moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);

@@ -4,6 +4,10 @@ import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
+
+import java.util.List;
 
 /**
  * The {@code opencl} backend: priority 50 (below metal/cuda, above cpu) when an OpenCL GPU is present;
@@ -38,7 +42,25 @@ public final class OpenClBackendProvider implements BackendProvider {
     }
 
     @Override
-    public java.util.List<io.gossgpu.backend.Knob> knobs() {
+    public List<Knob> knobs() {
         return Knobs.ALL;
+    }
+
+    /** On the device {@code options} select: its work-group limit, and the defaults of a GPU or a CPU device. */
+    @Override
+    public List<KnobState> knobStates(BackendOptions options) {
+        if (!OpenCl.availability().available()) return BackendProvider.super.knobStates(options);
+        OpenCl.DeviceInfo device;
+        try {
+            device = OpenCl.select(OpenCl.devices(), options.get(OpenCl.DEVICE));
+        } catch (RuntimeException e) { // no such device: creating a backend says so; until then, the declarations
+            return BackendProvider.super.knobStates(options);
+        }
+        return Knobs.states(options, device);
+    }
+
+    @Override
+    public List<String> settingNames() {
+        return List.of(OpenCl.DEVICE, "GOSS_OPENCL_LIBRARY");
     }
 }

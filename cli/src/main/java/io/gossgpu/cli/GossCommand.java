@@ -7,6 +7,7 @@ import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.Reply;
+import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
@@ -21,6 +22,8 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * {@code goss-gpu}: chat with a model (interactive, or lines piped on stdin), answer one {@code --prompt},
@@ -75,7 +78,7 @@ public final class GossCommand implements Runnable {
     @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
     boolean hideReasoning;
 
-    @Option(names = {"-v", "--verbose"}, description = "Print load time, prefill and decode speed, time to first token.")
+    @Option(names = {"-v", "--verbose"}, description = "Print load time, the backend's knobs in effect, prefill and decode speed, time to first token.")
     boolean verbose;
 
     @Override
@@ -88,8 +91,13 @@ public final class GossCommand implements Runnable {
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
-            if (verbose) System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
-                    new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());
+            if (verbose) {
+                System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
+                        new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());
+                List<KnobState> knobs = engine.knobs();
+                if (!knobs.isEmpty())
+                    System.err.println("goss-gpu: knobs " + knobs.stream().map(KnobState::brief).collect(Collectors.joining(", ")));
+            }
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
         }

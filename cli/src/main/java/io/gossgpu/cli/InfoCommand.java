@@ -46,7 +46,7 @@ final class InfoCommand implements Runnable {
             description = "Rollback slack of the sliding-window layers to price in, as chats use it (default: ${DEFAULT-VALUE}; 0: window only).")
     int swaRollback;
 
-    @Option(names = "--backends", description = "Only list the backends and whether each is available here.")
+    @Option(names = "--backends", description = "Only list the backends, whether each is available here, and their knobs: each value in effect on this device, where it comes from and the range the device allows.")
     boolean backendsOnly;
 
     /** The layout, and for a GGUF what wrote it: {@code GGUF (gpt-oss, llama.cpp's names; file type Q4_K_M)}. */
@@ -86,9 +86,10 @@ final class InfoCommand implements Runnable {
             cl.forEach(line -> out.println("  " + line));
             for (var p : Backends.providers()) {
                 if (p.knobs().isEmpty()) continue;
-                out.println(p.name() + " knobs (environment, or -Dgoss." + p.name() + ".<kernel>.<knob>; 'goss-gpu tune --backend "
-                        + p.name() + "' measures them):");
-                p.knobs().forEach(k -> out.println("  " + k.describeCurrent(settings)));
+                boolean here = Backends.safeAvailability(p).available();
+                out.println(p.name() + " knobs" + (here ? " in effect on this device" : " as declared (the backend is unavailable here)")
+                        + " (environment, or -Dgoss." + p.name() + ".<kernel>.<knob>; 'goss-gpu tune --backend " + p.name() + "' measures them):");
+                p.knobStates(settings).forEach(k -> out.println("  " + k.describe()));
             }
             return;
         }

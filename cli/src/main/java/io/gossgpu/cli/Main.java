@@ -32,6 +32,7 @@ public final class Main {
     public static int run(String[] args) {
         PrintWriter err = new PrintWriter(System.err, true);
         try {
+            KnownSettings.warnUnknown(System.getenv(), System.getProperties(), System.err);
             CommandLine cl = new CommandLine(new GossCommand());
             cl.setOut(new PrintWriter(System.out, true));
             cl.setErr(err);

@@ -48,10 +48,10 @@ final class ModelOptions {
      */
     BackendOptions backendOptions() {
         BackendOptions o = BackendOptions.fromEnvironment();
-        if (device != null) o = o.with(OpenCl.DEVICE, device);
+        if (device != null) o = o.with(OpenCl.DEVICE, device, "--device");
         if (threads != null) {
             if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
-            o = o.with(CpuBackendProvider.THREADS, threads);
+            o = o.with(CpuBackendProvider.THREADS.envName(), threads.toString(), "--threads");
         }
         return o;
     }

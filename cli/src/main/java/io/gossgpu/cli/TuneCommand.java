@@ -11,7 +11,7 @@ import java.util.List;
 
 /** {@code goss-gpu tune}: sweeps one backend's launch knobs on this device and prints the best as export lines. */
 @Command(name = "tune", header = "Find the fastest launch knob values on this device.", sortOptions = false,
-        description = "Time each launch knob (GOSS_<BACKEND>_<KERNEL>_<KNOB>) of one backend over its candidate values on this device, one knob at a time with the ones before at their best, and print a table per knob and the export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths (2 layers, 32 experts, 32768-token vocabulary; written once to the goss-gpu cache folder).")
+        description = "Time each knob of one backend (GOSS_<BACKEND>_<KERNEL>_<KNOB>: launch sizes; the cpu backend's GOSS_CPU_THREADS and GOSS_CPU_KERNELS) over the values this device allows, starting from the value in effect, one knob at a time with the ones before at their best, and print a table per knob and the export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths (2 layers, 32 experts, 32768-token vocabulary; written once to the goss-gpu cache folder).")
 final class TuneCommand implements Runnable {
     @Mixin
     HelpOption help;
@@ -34,7 +34,7 @@ final class TuneCommand implements Runnable {
     @Option(names = {"-r", "--repetitions"}, description = "Timed runs per value after one warm-up; the median counts (default: 3, --quick 1).")
     Integer reps;
 
-    @Option(names = "--quick", description = "Only the current value's neighbours (3 values per knob) and short runs.")
+    @Option(names = "--quick", description = "Only the value in effect and its neighbours (3 values per knob) and short runs.")
     boolean quick;
 
     @Override

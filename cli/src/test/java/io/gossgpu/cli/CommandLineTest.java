@@ -1,5 +1,6 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.cpu.matmul.NativeCpu;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,6 +67,15 @@ class CommandLineTest {
         assertEquals(2, r.err().lines().filter(l -> l.contains("prefill") && l.contains("decode")).count(), r.err());
         // -v states the KV cache, with the sliding-window rollback slack (demo window 16)
         assertTrue(r.err().contains("sliding layers keep 2064 positions: window 16 + rollback 2048"), r.err());
+    }
+
+    /** Issue 20, finding 4: --verbose names the knobs in effect and where each value came from. */
+    @Test
+    void verboseListsTheKnobsInEffect() {
+        Run r = run("", "--model", model.toString(), "--backend", "cpu", "--threads", "1", "--raw", "--prompt", "a", "-n", "1", "-v");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("goss-gpu: knobs GOSS_CPU_THREADS=1 (--threads), GOSS_CPU_KERNELS=" + NativeCpu.best().knobValue()
+                + " (device default: the fastest this machine runs), GOSS_CPU_WARMUP=1 (default)\n"), r.err());
     }
 
     /** Issue 20, finding 3: a random model's gibberish streams to stdout rather than arriving at the end as a notice. */

@@ -4,6 +4,9 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
+import io.gossgpu.cpu.CpuBackendProvider;
+import io.gossgpu.opencl.OpenCl;
 import io.gossgpu.opencl.OpenClBackend;
 import io.gossgpu.opencl.OpenClBackendProvider;
 import org.junit.jupiter.api.Assumptions;
@@ -50,6 +53,10 @@ class TuneCommandTest {
         assertEquals(0, r.code(), r.err());
         // one progress line per candidate, 3 candidates per knob in quick mode
         assertEquals(6, r.err().lines().filter(l -> l.startsWith("GOSS_OPENCL_")).count(), r.err());
+        // around the value in effect on this device (16 on a CPU device such as PoCL's), not the declared 64
+        KnobState inEffect = new OpenClBackendProvider().knobStates(BackendOptions.defaults()).stream().filter(s -> s.knob().equals(wg))
+                .findFirst().orElseThrow();
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith(wg.envName() + "=" + inEffect.value() + ": ")), inEffect + "\n" + r.err());
         Map<String, String> exports = new LinkedHashMap<>();
         Matcher m = Pattern.compile("(?m)^export (GOSS_OPENCL_[A-Z_]+)=(\\d+)$").matcher(r.out());
         while (m.find()) exports.put(m.group(1), m.group(2));
@@ -84,24 +91,69 @@ class TuneCommandTest {
 
     @Test
     void aBackendWithoutKnobsOrAnUnknownOneIsAOneLineError() {
-        CommandLineTest.Run cpu = CommandLineTest.run("", "tune", "--backend", "cpu", "--model", model.toString());
-        assertEquals(1, cpu.code());
-        assertEquals("goss-gpu: backend 'cpu' has no tuning knobs (only the GPU backends opencl, cuda and metal do)", cpu.err().strip());
+        CommandLineTest.Run ref = CommandLineTest.run("", "tune", "--backend", "reference", "--model", model.toString());
+        assertEquals(1, ref.code());
+        assertEquals("goss-gpu: backend 'reference' has no tuning knobs (cpu, opencl, cuda and metal have)", ref.err().strip());
         CommandLineTest.Run none = CommandLineTest.run("", "tune", "--backend", "quantum");
         assertEquals(1, none.code());
         assertTrue(none.err().startsWith("goss-gpu: unknown backend 'quantum'") && none.err().strip().lines().count() == 1, none.err());
     }
 
+    /** Issue 20, finding 4: tune said the cpu backend had no knobs; its threads and kernel family are swept now. */
     @Test
-    void infoListsEachBackendsKnobs() {
+    void quickTuneOnCpuSweepsThreadsAndTheKernelFamily() {
+        List<KnobState> states = new CpuBackendProvider().knobStates(BackendOptions.defaults());
+        CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "cpu", "--model", model.toString(), "--quick");
+        assertEquals(0, r.code(), r.err());
+        for (KnobState s : states) {
+            List<String> timed = r.err().lines().filter(l -> l.startsWith(s.knob().envName() + "="))
+                    .map(l -> l.substring(l.indexOf('=') + 1, l.indexOf(':'))).toList();
+            List<String> expected = s.candidates().stream().map(s.knob()::text).toList();
+            if (expected.size() < 2) {
+                assertEquals(List.of(), timed, "nothing to choose on this machine: " + r.err());
+                continue;
+            }
+            // the value in effect and its neighbours, among what this machine runs
+            assertTrue(timed.contains(s.text()) && expected.containsAll(timed) && timed.size() == Math.min(3, expected.size()),
+                    s.knob().envName() + " timed " + timed + " of " + expected + ": " + r.err());
+            Matcher m = Pattern.compile("(?m)^export " + s.knob().envName() + "=(\\S+)$").matcher(r.out());
+            assertTrue(m.find(), r.out());
+            assertTrue(timed.contains(m.group(1)), m.group(1) + " " + timed);
+        }
+        assertTrue(r.out().contains("tuned:  prefill"), r.out());
+    }
+
+    /** Issue 20, finding 4: info showed declared defaults, host ranges and "33 (set)" unflagged; now the device's. */
+    @Test
+    void infoShowsEachKnobsValueInEffectOnThisDeviceWhereItCameFromAndTheDevicesRange() {
+        requireOpenCl();
+        List<OpenCl.DeviceInfo> devices = OpenCl.devices();
+        OpenCl.DeviceInfo d = devices.stream().filter(OpenCl.DeviceInfo::isGpu).findFirst().orElse(devices.getFirst());
+        String range = "a power of two from 1 to " + Math.min(1 << 20, d.maxWorkGroupSize()) + " (the device's max work-group size is "
+                + d.maxWorkGroupSize() + ")";
         CommandLineTest.Run r = CommandLineTest.run("", "info", "--backends");
         assertEquals(0, r.code(), r.err());
-        assertTrue(r.out().contains("opencl knobs") && r.out().contains("  GOSS_OPENCL_SDPA_WG = 64 (default; 16 on a CPU device)"), r.out());
+        assertTrue(r.out().contains("opencl knobs in effect on this device"), r.out());
+        assertTrue(r.out().contains("  GOSS_OPENCL_SDPA_WG = " + (d.isGpu() ? "64 (default)" : "16 (device default: 16 on a CPU device)")
+                + "  work-group size of attention: keys per chunk of the online softmax; " + range + "\n"), r.out());
+        assertTrue(r.out().contains("  GOSS_OPENCL_SDPA_SPLITBELOW = " + 8 * d.computeUnits() + " (device default: 8 per compute unit of the device)"),
+                r.out());
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertTrue(r.out().contains("cpu knobs in effect on this device") && r.out().contains("  GOSS_CPU_THREADS = " + cpus
+                + (cpus == 1 ? " (default)" : " (device default: every available processor)")), r.out());
         assertTrue(r.out().contains("  GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024"),
                 r.out());
         assertTrue(r.out().contains("GOSS_METAL_MOE_UP_TG"), r.out());
         // each available backend says what it runs on (cuda: the driver's CUDA version and the PTX it loads)
         assertTrue(r.out().contains("\n  reference: plain Java, always available (slow, exact)\n"), r.out());
         assertTrue(r.out().contains("\n  cpu: "), r.out());
+        System.setProperty("goss.opencl.sdpa.wg", "33");
+        try {
+            CommandLineTest.Run bad = CommandLineTest.run("", "info", "--backends");
+            assertTrue(bad.out().contains("  GOSS_OPENCL_SDPA_WG = 33 (-Dgoss.opencl.sdpa.wg)  work-group size of attention: keys per chunk of "
+                    + "the online softmax; INVALID: work-group size must be " + range + "\n"), bad.out());
+        } finally {
+            System.clearProperty("goss.opencl.sdpa.wg");
+        }
     }
 }

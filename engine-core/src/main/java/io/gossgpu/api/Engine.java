@@ -2,8 +2,11 @@ package io.gossgpu.api;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.SettingNames;
 import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
@@ -13,6 +16,7 @@ import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -42,16 +46,19 @@ public final class Engine implements AutoCloseable {
     private final Backend backend;
     private final LoadedWeights weights;
     private final double loadMs;
+    private final BackendOptions backendOptions;
     private final Executor executor;
     private final StepScheduler scheduler;
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs, int prefillChunk) {
+    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs, BackendOptions backendOptions,
+                   int prefillChunk) {
         this.checkpoint = checkpoint;
         this.backend = backend;
         this.weights = weights;
         this.loadMs = loadMs;
+        this.backendOptions = backendOptions;
         this.executor = new Executor(backend, weights);
         this.scheduler = new StepScheduler(executor, prefillChunk);
     }
@@ -59,6 +66,7 @@ public final class Engine implements AutoCloseable {
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
+        SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()), System.err);
         return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
     }
 
@@ -74,7 +82,8 @@ public final class Engine implements AutoCloseable {
             backend = backendFactory.get();
             VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);
-            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6, options.prefillChunk());
+            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
+                    options.prefillChunk());
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
             ckpt.close();
@@ -102,6 +111,17 @@ public final class Engine implements AutoCloseable {
     /** The backend's name and device, e.g. {@code "cpu (2 threads, AVX-512)"}. */
     public String backendDescription() {
         return backend.name() + " (" + backend.deviceDescription() + ")";
+    }
+
+    /**
+     * The knobs of this engine's backend as it runs them on its device: each value in effect and where it came from
+     * (default, device default, environment, code), for listings ({@code goss-gpu --verbose}). Empty for a backend
+     * without knobs.
+     */
+    public List<KnobState> knobs() {
+        String name = backend.name();
+        return Backends.providers().stream().filter(p -> p.name().equals(name)).findFirst()
+                .map(p -> p.knobStates(backendOptions)).orElse(List.of());
     }
 
     public Checkpoint checkpoint() {

@@ -19,8 +19,17 @@ import java.util.TreeMap;
  * {@link #defaults()} and {@link #with}.
  */
 public final class BackendOptions {
-    /** A setting's text and, when a system property set it, that property's name (error messages point at it). */
-    private record Setting(String value, String property) {}
+    /**
+     * A setting's text; when a system property set it, that property's name (error messages point at it); and where
+     * it came from, for listings: {@code environment}, {@code -Dgoss.cuda.sdpa.block}, {@code code}, or what the
+     * caller named ({@code --threads}).
+     */
+    private record Setting(String value, String property, String source) {}
+
+    /** The source of a setting read from an environment variable. */
+    public static final String ENVIRONMENT = "environment";
+    /** The source of a setting given in code ({@link #with(String, String)}). */
+    public static final String CODE = "code";
 
     private static final BackendOptions DEFAULTS = new BackendOptions(new TreeMap<>());
 
@@ -41,7 +50,7 @@ public final class BackendOptions {
      * of a backend on the class path. Nothing is checked here: the backend checks its own settings when created.
      */
     public static BackendOptions fromEnvironment() {
-        return from(System.getenv(), System.getProperties(), Backends.providers().stream().map(BackendProvider::name).toList());
+        return from(System.getenv(), System.getProperties(), Backends.unordered().stream().map(BackendProvider::name).toList());
     }
 
     /** {@link #fromEnvironment()} over the given environment and properties, for {@code backends} (by name). */
@@ -50,32 +59,37 @@ public final class BackendOptions {
         for (String b : backends) {
             String envPrefix = "GOSS_" + b.toUpperCase(Locale.ROOT) + "_", propPrefix = "goss." + b.toLowerCase(Locale.ROOT) + ".";
             env.forEach((k, v) -> {
-                if (k.startsWith(envPrefix) && v != null && !v.isBlank()) m.put(k, new Setting(v.strip(), null));
+                if (k.startsWith(envPrefix) && v != null && !v.isBlank()) m.put(k, new Setting(v.strip(), null, ENVIRONMENT));
             });
             for (String p : properties.stringPropertyNames()) {
                 String v = properties.getProperty(p);
-                if (p.startsWith(propPrefix) && v != null && !v.isBlank()) m.put(envName(p), new Setting(v.strip(), p));
+                if (p.startsWith(propPrefix) && v != null && !v.isBlank()) m.put(envName(p), new Setting(v.strip(), p, "-D" + p));
             }
         }
         return new BackendOptions(m);
     }
 
     /** {@code goss.cuda.sdpa.block} → {@code GOSS_CUDA_SDPA_BLOCK}. */
-    static String envName(String property) {
+    public static String envName(String property) {
         return property.replace('.', '_').toUpperCase(Locale.ROOT);
     }
 
     /** These options with {@code name} (an environment-variable name) set to {@code value}, or unset when null. */
     public BackendOptions with(String name, String value) {
+        return with(name, value, CODE);
+    }
+
+    /** {@link #with(String, String)}, listed as coming from {@code source} (a command-line flag: {@code --threads}). */
+    public BackendOptions with(String name, String value, String source) {
         SortedMap<String, Setting> m = new TreeMap<>(settings);
         if (value == null || value.isBlank()) m.remove(name);
-        else m.put(name, new Setting(value.strip(), null));
+        else m.put(name, new Setting(value.strip(), null, source));
         return new BackendOptions(m);
     }
 
-    /** These options with {@code knob} set to {@code value}. */
+    /** These options with {@code knob} set to {@code value} (written as the knob writes it: a number or a name). */
     public BackendOptions with(Knob knob, int value) {
-        return with(knob.envName(), Integer.toString(value));
+        return with(knob.envName(), knob.text(value));
     }
 
     /** These options and then every setting of {@code more} (which win). */
@@ -100,6 +114,12 @@ public final class BackendOptions {
     String property(String name) {
         Setting s = settings.get(name);
         return s == null ? null : s.property();
+    }
+
+    /** Where the setting {@code name} came from ({@link #ENVIRONMENT}, {@code -Dproperty}, {@link #CODE}, ...), or null when unset. */
+    public String source(String name) {
+        Setting s = settings.get(name);
+        return s == null ? null : s.source();
     }
 
     /** Every setting, by name. */

@@ -21,8 +21,26 @@ public interface BackendProvider {
      */
     Backend create(BackendOptions options);
 
-    /** The launch knobs this backend reads ({@link Knob}), known without opening a device; none for CPU backends. */
+    /** The knobs this backend reads ({@link Knob}), known without opening a device; none for the reference backend. */
     default java.util.List<Knob> knobs() {
+        return java.util.List.of();
+    }
+
+    /**
+     * Each of {@link #knobs()} as a backend created here with {@code options} would run it: the value in effect on
+     * this machine's device, where it came from, what the device allows ({@link KnobState}). Probes the device
+     * without creating a backend and never throws (an invalid setting is reported in its state; an unavailable
+     * device gives the declared defaults and ranges, which is also the default implementation).
+     */
+    default java.util.List<KnobState> knobStates(BackendOptions options) {
+        return knobs().stream().map(k -> k.state(options)).toList();
+    }
+
+    /**
+     * The environment-variable names of this backend's other settings, read besides its knobs ({@code
+     * GOSS_OPENCL_DEVICE}, {@code GOSS_CUDA_LIBRARY}), so that a name nothing reads can be told apart ({@link SettingNames}).
+     */
+    default java.util.List<String> settingNames() {
         return java.util.List.of();
     }
 }

@@ -14,9 +14,15 @@ public final class Backends {
 
     /** Every provider on the class path, highest priority first. */
     public static List<BackendProvider> providers() {
+        List<BackendProvider> out = unordered();
+        out.sort(Comparator.comparingInt(BackendProvider::priority).reversed().thenComparing(BackendProvider::name));
+        return out;
+    }
+
+    /** Every provider on the class path, in no order: without asking their priority, which probes devices. */
+    static List<BackendProvider> unordered() {
         List<BackendProvider> out = new ArrayList<>();
         for (BackendProvider p : ServiceLoader.load(BackendProvider.class, Backends.class.getClassLoader())) out.add(p);
-        out.sort(Comparator.comparingInt(BackendProvider::priority).reversed().thenComparing(BackendProvider::name));
         return out;
     }
 

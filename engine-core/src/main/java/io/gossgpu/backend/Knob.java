@@ -90,13 +90,14 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
 
     /** {@link #parse(String, int, String)}, the error naming {@code property} when a system property set the value. */
     private int parse(String value, int limit, String why, String property) {
-        try {
-            int n = Integer.parseInt(value.strip());
-            if (allowed.accepts(n, limit)) return n;
-        } catch (NumberFormatException e) {
-            // not a number: the same error as a number out of range
-        }
-        throw invalid(value, allowed.describe(limit) + (why == null ? "" : " (" + why + ")"), property);
+        Integer n = allowed.parse(value);
+        if (n != null && allowed.accepts(n, limit)) return n;
+        throw invalid(value.strip(), allowed.describe(limit) + (why == null ? "" : " (" + why + ")"), property);
+    }
+
+    /** How {@code value} is written in a setting: the number, or the name of a {@link KnobValues#named} knob. */
+    public String text(int value) {
+        return allowed.text(value);
     }
 
     /** The error for {@code value} when the device allows at most {@code limit}. */
@@ -120,10 +121,27 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
         return tuneValues != null ? tuneValues : allowed.candidates();
     }
 
-    /** "GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024". */
-    public String describeCurrent(BackendOptions options) {
-        String v = options.get(this);
-        String now = v != null ? v + " (set)" : defaultValue + " (default" + (defaultNote == null ? "" : "; " + defaultNote) + ")";
-        return envName() + " = " + now + "  " + description + "; " + allowed.describe(Integer.MAX_VALUE);
+    /** {@link #state(BackendOptions, int, int, String)} with the declared default and range. */
+    public KnobState state(BackendOptions options) {
+        return state(options, defaultValue, Integer.MAX_VALUE, null);
+    }
+
+    /**
+     * This knob on a device ({@link #value(BackendOptions, int, int, String)}'s arguments): the value a backend
+     * created with {@code options} there runs with, where it comes from, what the device allows, and the values
+     * {@code tune} times there (the candidates the device accepts). Never throws: an invalid setting is in the state.
+     */
+    public KnobState state(BackendOptions options, int deviceDefault, int limit, String why) {
+        String allowedHere = allowed.describe(limit) + (why == null ? "" : " (" + why + ")");
+        List<Integer> here = candidates().stream().filter(c -> allowed.accepts(c, limit)).toList();
+        String set = options.get(this);
+        try {
+            int v = value(options, deviceDefault, limit, why);
+            String source = set != null ? options.source(envName())
+                    : v == defaultValue ? "default" : "device default" + (defaultNote == null ? "" : ": " + defaultNote);
+            return new KnobState(this, v, text(v), source, allowedHere, null, here);
+        } catch (GossException e) {
+            return new KnobState(this, defaultValue, set, options.source(envName()), allowedHere, e.getMessage(), here);
+        }
     }
 }

@@ -5,33 +5,63 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * The values a {@link Knob} accepts: a range (every integer, multiples of a step, or powers of two) or an
- * explicit list. A device may lower the upper end ({@code limit}); the sentences this builds go into the
- * knob's error message ("must be a multiple of 32 from 32 to 1024").
+ * The values a {@link Knob} accepts: a range (every integer, multiples of a step, or powers of two), an
+ * explicit list, or names ({@link #named}: the value is the name's index, the text is the name). A device may
+ * lower the upper end ({@code limit}); the sentences this builds go into the knob's error message ("must be a
+ * multiple of 32 from 32 to 1024").
  */
-public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, List<Integer> oneOf) {
+public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, List<Integer> oneOf, List<String> names) {
     public KnobValues {
         oneOf = oneOf == null ? null : List.copyOf(oneOf);
+        names = names == null ? null : List.copyOf(names);
     }
 
     /** Every integer in {@code min..max} ({@code Integer.MAX_VALUE}: no upper end). */
     public static KnobValues range(int min, int max) {
-        return new KnobValues(min, max, 1, false, null);
+        return new KnobValues(min, max, 1, false, null, null);
     }
 
     /** Multiples of {@code step} in {@code min..max}. */
     public static KnobValues multipleOf(int step, int min, int max) {
-        return new KnobValues(min, max, step, false, null);
+        return new KnobValues(min, max, step, false, null, null);
     }
 
     /** Powers of two in {@code min..max}. */
     public static KnobValues powerOfTwo(int min, int max) {
-        return new KnobValues(min, max, 1, true, null);
+        return new KnobValues(min, max, 1, true, null, null);
     }
 
     /** Exactly these values. */
     public static KnobValues oneOf(Integer... values) {
-        return new KnobValues(0, 0, 1, false, List.of(values));
+        return new KnobValues(0, 0, 1, false, List.of(values), null);
+    }
+
+    /**
+     * One of these names ({@code GOSS_CPU_KERNELS=avx2}), matched without regard to case; the value is the name's
+     * index. A device's {@code limit} is an index: it allows the names up to it, so list them from the most to the
+     * least widely supported.
+     */
+    public static KnobValues named(String... names) {
+        return new KnobValues(0, names.length - 1, 1, false, null, List.of(names));
+    }
+
+    /** The value of {@code text}: its name's index, or the integer; null when it is neither. */
+    Integer parse(String text) {
+        String t = text.strip();
+        if (names != null) {
+            for (int i = 0; i < names.size(); i++) if (names.get(i).equalsIgnoreCase(t)) return i;
+            return null;
+        }
+        try {
+            return Integer.parseInt(t);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** How {@code value} is written: its name, or the integer. */
+    public String text(int value) {
+        return names != null && value >= 0 && value < names.size() ? names.get(value) : Integer.toString(value);
     }
 
     /** Whether {@code v} is allowed with the upper end lowered to {@code limit}. */
@@ -48,8 +78,15 @@ public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, L
         return Math.max(min, top - Math.floorMod(top, multipleOf));
     }
 
-    /** "a multiple of 32 from 32 to 1024", "a power of two from 1 to 256", "one of 0, 1", "an integer of at least 1". */
+    /**
+     * "a multiple of 32 from 32 to 1024", "a power of two from 1 to 256", "one of 0, 1", "an integer of at least 1",
+     * "one of auto, java, avx2".
+     */
     public String describe(int limit) {
+        if (names != null) {
+            List<String> allowed = names.subList(0, (int) Math.max(1, Math.min(names.size(), limit + 1L)));
+            return allowed.size() == 1 ? "exactly " + allowed.getFirst() : "one of " + String.join(", ", allowed);
+        }
         if (oneOf != null)
             return oneOf.size() == 1 ? "exactly " + oneOf.getFirst()
                     : "one of " + oneOf.stream().map(String::valueOf).collect(Collectors.joining(", "));
@@ -61,10 +98,11 @@ public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, L
     }
 
     /**
-     * Values worth timing: the list, or the powers of two (times the step) in the range up to 1024 or
+     * Values worth timing: every name, the list, or the powers of two (times the step) in the range up to 1024 or
      * {@code 1024 × step}, with both ends. A knob with a wide or open range names its own candidates.
      */
     public List<Integer> candidates() {
+        if (names != null) return java.util.stream.IntStream.range(0, names.size()).boxed().toList();
         if (oneOf != null) return oneOf;
         List<Integer> out = new ArrayList<>();
         long top = Math.min(max, 1024L * multipleOf);

@@ -5,6 +5,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -14,9 +15,11 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * {@code goss-gpu tune}: sweeps the launch knobs ({@link Knob}) of one backend on this machine's device by
+ * {@code goss-gpu tune}: sweeps the knobs ({@link Knob}) of one backend on this machine's device by
  * coordinate descent: one knob at a time, the knobs already swept at their best, the others as the options
- * given set them. Each candidate value goes into the {@link BackendOptions} of a fresh backend, which loads the
+ * given set them. Each knob starts from its value in effect on the device ({@link BackendProvider#knobStates}:
+ * a device default such as a CPU device's smaller work-groups, or the value set) and sweeps the candidates the
+ * device allows. Each candidate value goes into the {@link BackendOptions} of a fresh backend, which loads the
  * model, and {@link Bench} times a prefill and a decode run (one warm-up each, the median of the repetitions).
  * The best value has the highest geometric mean of prefill and decode tokens per second. A value the device
  * rejects (a work-group above a kernel's limit: a {@link GossException}) is reported and skipped. Nothing
@@ -61,19 +64,19 @@ public final class Tune {
                 sb.append(s.knob().envName()).append(": ").append(s.knob().description()).append('\n');
                 sb.append("| value | prefill t/s | decode t/s | |\n|---:|---:|---:|---|\n");
                 for (Trial t : s.trials()) {
-                    if (t.rejected() != null) sb.append("| ").append(t.value()).append(" | | | rejected: ").append(t.rejected()).append(" |\n");
-                    else sb.append(String.format(Locale.ROOT, "| %d | %.2f | %.2f | %s |%n", t.value(), t.prefill(), t.decode(),
+                    if (t.rejected() != null) sb.append("| ").append(s.knob().text(t.value())).append(" | | | rejected: ").append(t.rejected()).append(" |\n");
+                    else sb.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | %s |%n", s.knob().text(t.value()), t.prefill(), t.decode(),
                             s.best() != null && s.best() == t.value() ? "best" : ""));
                 }
                 sb.append('\n');
             }
             sb.append("device: ").append(device).append('\n');
-            sb.append(String.format(Locale.ROOT, "before: prefill %.2f t/s, decode %.2f t/s (knobs as set when tune started)%n",
+            sb.append(String.format(Locale.ROOT, "before: prefill %.2f t/s, decode %.2f t/s (knobs in effect when tune started)%n",
                     baseline.prefill(), baseline.decode()));
             sb.append(String.format(Locale.ROOT, "tuned:  prefill %.2f t/s (%.2fx), decode %.2f t/s (%.2fx)%n", tuned.prefill(),
                     ratio(tuned.prefill(), baseline.prefill()), tuned.decode(), ratio(tuned.decode(), baseline.decode())));
             for (Sweep s : sweeps)
-                if (s.best() != null) sb.append("export ").append(s.knob().envName()).append('=').append(s.best()).append('\n');
+                if (s.best() != null) sb.append("export ").append(s.knob().envName()).append('=').append(s.knob().text(s.best())).append('\n');
             return sb.toString();
         }
 
@@ -86,7 +89,7 @@ public final class Tune {
     public static List<Knob> select(BackendProvider provider, List<String> names) {
         List<Knob> all = provider.knobs();
         if (all.isEmpty())
-            throw new GossException("backend '" + provider.name() + "' has no tuning knobs (only the GPU backends opencl, cuda and metal do)");
+            throw new GossException("backend '" + provider.name() + "' has no tuning knobs (cpu, opencl, cuda and metal have)");
         if (names.isEmpty()) return all.stream().filter(k -> k.candidates().size() > 1).toList();
         List<Knob> out = new ArrayList<>();
         for (String n : names) {
@@ -98,17 +101,16 @@ public final class Tune {
         return out;
     }
 
-    /** The values a quick sweep times: the nearest candidate to the value in {@code options} and its neighbours. */
-    static List<Integer> quickCandidates(Knob k, BackendOptions options) {
-        List<Integer> c = k.candidates();
-        int now;
-        try {
-            now = options.get(k) != null ? Integer.parseInt(options.get(k)) : k.defaultValue();
-        } catch (NumberFormatException e) {
-            now = k.defaultValue();
-        }
-        int at = 0;
-        for (int i = 1; i < c.size(); i++) if (Math.abs((long) c.get(i) - now) < Math.abs((long) c.get(at) - now)) at = i;
+    /**
+     * The values to time for a knob in {@code state} on the device: the candidates it allows there with the value in
+     * effect among them (in order); {@code quick}: only the candidate nearest that value and its neighbours.
+     */
+    static List<Integer> candidates(KnobState state, boolean quick) {
+        List<Integer> c = new ArrayList<>(state.candidates());
+        if (!c.contains(state.value())) c.add(state.value());
+        c.sort(null);
+        if (!quick) return c;
+        int at = c.indexOf(state.value());
         int from = Math.max(0, Math.min(at - 1, c.size() - 3));
         return c.subList(from, Math.min(c.size(), from + 3));
     }
@@ -132,7 +134,14 @@ public final class Tune {
     public static Result run(Options o, PrintStream log) {
         var plan = plan(o.backend, o.knobs);
         BackendProvider p = plan.getKey();
-        List<Knob> knobs = plan.getValue();
+        Map<Knob, KnobState> states = new java.util.LinkedHashMap<>();
+        for (KnobState s : p.knobStates(o.backendOptions)) {
+            if (!s.valid()) throw new GossException("tune: the knobs as set now fail: " + s.error());
+            states.put(s.knob(), s);
+        }
+        for (Knob k : plan.getValue()) states.computeIfAbsent(k, x -> x.state(o.backendOptions)); // a provider that lists fewer
+        // every knob the device gives a choice, unless named
+        List<Knob> knobs = plan.getValue().stream().filter(k -> !o.knobs.isEmpty() || candidates(states.get(k), false).size() > 1).toList();
         Bench.Options bo = Bench.Options.single(o.model, p.name(), o.backendOptions, o.promptTokens, o.tokens, o.reps);
         String[] device = new String[1];
         time(bo, -1, device); // untimed: warms the JIT, so the first candidates are not measured on colder code than the last
@@ -144,11 +153,11 @@ public final class Tune {
         for (Knob k : knobs) {
             List<Trial> trials = new ArrayList<>();
             Trial top = null;
-            for (int v : o.quick ? quickCandidates(k, best) : k.candidates()) {
+            for (int v : candidates(states.get(k), o.quick)) {
                 Trial t = time(bo.withBackendOptions(best.with(k, v)), v, device);
                 trials.add(t);
-                log.println(t.rejected() != null ? String.format(Locale.ROOT, "%s=%d: rejected: %s", k.envName(), v, t.rejected())
-                        : String.format(Locale.ROOT, "%s=%d: prefill %.2f t/s, decode %.2f t/s", k.envName(), v, t.prefill(), t.decode()));
+                log.println(t.rejected() != null ? String.format(Locale.ROOT, "%s=%s: rejected: %s", k.envName(), k.text(v), t.rejected())
+                        : String.format(Locale.ROOT, "%s=%s: prefill %.2f t/s, decode %.2f t/s", k.envName(), k.text(v), t.prefill(), t.decode()));
                 if (t.rejected() == null && (top == null || t.score() > top.score())) top = t;
             }
             if (top != null) best = best.with(k, top.value());

@@ -5,9 +5,13 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KnobValues;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
+
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The {@code cpu} backend: native integer kernels (AVX-512 VNNI or AVX2, from libgoss_cpu) where this
@@ -28,14 +32,20 @@ public final class CpuBackendProvider implements BackendProvider {
             "threads of the cpu backend").defaultNote("every available processor");
     /** Warm the JIT up on a tiny model in the background when the first backend is created (1, default) or not (0). */
     public static final Knob WARMUP = Knob.setting(NAME, "WARMUP", 1, KnobValues.oneOf(0, 1), "warm-up",
-            "compile the cpu backend's code on a tiny generated model in the background while the model loads, for a fast first reply");
-    /** The kernel family setting: {@code auto}, {@code avx512}, {@code avxvnni}, {@code avx2} or {@code java}. */
-    public static final String KERNELS = "GOSS_CPU_KERNELS";
+            "compile the cpu backend's code on a tiny generated model in the background while the model loads, for a fast first reply")
+            .tuneValues(1); // nothing to time: it changes the first reply, not the speed
+    /**
+     * The kernel family: {@code auto}, {@code java} (float kernels), {@code avx2}, {@code avxvnni} or {@code avx512}
+     * (int8 kernels); a CPU allows the families up to the best it runs (the names are in that order). Unset: the best.
+     */
+    public static final Knob KERNELS = Knob.setting(NAME, "KERNELS", 0, KnobValues.named("auto", "java", "avx2", "avxvnni", "avx512"),
+                    "the kernel family", "matrix kernels: java (Vector API, float) or native int8 ones (avx2, avxvnni, avx512)")
+            .defaultNote("the fastest this machine runs").tuneValues(1, 2, 3, 4);
 
     private final KernelSet.Isa fixedKernels;
     private final boolean kernelsFixed;
 
-    /** Kernels from the setting {@value #KERNELS}. */
+    /** Kernels from the setting {@code GOSS_CPU_KERNELS}. */
     public CpuBackendProvider() {
         this.fixedKernels = null;
         this.kernelsFixed = false;
@@ -85,14 +95,66 @@ public final class CpuBackendProvider implements BackendProvider {
         return backend;
     }
 
-    /** The thread count {@code options} give; a GossException naming the setting, the value and the range when invalid. */
-    public static int threads(BackendOptions options) {
-        return THREADS.value(options, Math.min(MAX_THREADS, Runtime.getRuntime().availableProcessors()));
+    @Override
+    public List<Knob> knobs() {
+        return List.of(THREADS, KERNELS, WARMUP);
     }
 
-    /** The kernel family {@code options} name, null for {@code auto}; a GossException naming the setting when invalid. */
+    /** Threads and kernels on this machine (every processor by default, the kernel families this CPU runs), and the warm-up. */
+    @Override
+    public List<KnobState> knobStates(BackendOptions options) {
+        BackendOptions o = kernelsFixed
+                ? options.with(KERNELS.envName(), fixedKernels == null ? "auto" : fixedKernels.knobValue(), "CpuBackendProvider.withKernels")
+                : options;
+        int cpus = deviceThreads();
+        List<Integer> threads = new ArrayList<>();
+        for (int t = 1; t < cpus; t *= 2) threads.add(t);
+        threads.add(cpus);
+        return List.of(THREADS.state(o, cpus, MAX_THREADS, null).withCandidates(threads),
+                KERNELS.state(o, bestKernels(), bestKernels(), kernelsLimit()).withCandidates(runnableKernels()), WARMUP.state(o));
+    }
+
+    /** The thread count {@code options} give; a GossException naming the setting, the value and the range when invalid. */
+    public static int threads(BackendOptions options) {
+        return THREADS.value(options, deviceThreads());
+    }
+
+    /**
+     * The kernel family {@code options} name, null for {@code auto}; a GossException naming the setting, the value
+     * and the families this CPU runs when invalid.
+     */
     public static KernelSet.Isa kernels(BackendOptions options) {
-        String v = options.get(KERNELS);
-        return v == null ? null : KernelSet.Isa.parse(KERNELS, v);
+        int v = KERNELS.value(options, bestKernels(), bestKernels(), kernelsLimit());
+        return options.get(KERNELS) == null ? null : KernelSet.Isa.parse(KERNELS.envName(), KERNELS.text(v));
+    }
+
+    private static int deviceThreads() {
+        return Math.min(MAX_THREADS, Runtime.getRuntime().availableProcessors());
+    }
+
+    /** The index of the best kernel family here among {@link #KERNELS}' names. */
+    private static int bestKernels() {
+        return KERNELS.allowed().names().indexOf(NativeCpu.best().knobValue());
+    }
+
+    /**
+     * The families this CPU runs, as indices of {@link #KERNELS}' names: not simply all up to the best, since a CPU
+     * with AVX-512 VNNI may lack the VEX-encoded AVX-VNNI (Ice Lake server, Zen 4).
+     */
+    private static List<Integer> runnableKernels() {
+        List<Integer> out = new ArrayList<>();
+        for (KernelSet.Isa isa : KernelSet.Isa.values())
+            if (NativeCpu.supports(isa)) out.add(KERNELS.allowed().names().indexOf(isa.knobValue()));
+        return out;
+    }
+
+    /** Why this CPU runs no better kernels than it does, or null when it runs them all. */
+    private static String kernelsLimit() {
+        return switch (NativeCpu.best()) {
+            case AVX512 -> null;
+            case AVXVNNI -> "this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI)";
+            case AVX2 -> "this CPU lacks AVX-VNNI and AVX-512 (F, BW, VL, DQ, VNNI)";
+            case JAVA -> NativeCpu.unavailableReason() != null ? NativeCpu.unavailableReason() : "this CPU lacks AVX2 and FMA";
+        };
     }
 }

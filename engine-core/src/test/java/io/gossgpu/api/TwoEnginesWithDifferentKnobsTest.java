@@ -34,6 +34,9 @@ class TwoEnginesWithDifferentKnobsTest {
              Engine two = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 2)))) {
             assertTrue(one.backendDescription().contains("1 thread "), one.backendDescription());
             assertTrue(two.backendDescription().contains("2 threads"), two.backendDescription());
+            // each engine lists the knob as it runs it, and where the value came from
+            assertEquals("GOSS_CPU_THREADS=1 (code)", one.knobs().getFirst().brief());
+            assertEquals("GOSS_CPU_THREADS=2 (code)", two.knobs().getFirst().brief());
             CompletableFuture<Reply> a = CompletableFuture.supplyAsync(() -> complete(one));
             CompletableFuture<Reply> b = CompletableFuture.supplyAsync(() -> complete(two));
             int[] first = a.get().tokens(), second = b.get().tokens();

@@ -7,6 +7,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -48,10 +49,53 @@ class KnobTest {
         BackendOptions set = none.with(BLOCK, 256);
         assertEquals(256, BLOCK.value(set));
         assertEquals(128, BLOCK.value(none), "options are values: setting one changes no other");
-        assertTrue(BLOCK.describeCurrent(set).startsWith("GOSS_CUDA_SDPA_BLOCK = 256 (set)"), BLOCK.describeCurrent(set));
-        assertTrue(BLOCK.describeCurrent(none).startsWith("GOSS_CUDA_SDPA_BLOCK = 128 (default)"), BLOCK.describeCurrent(none));
         GossException e = assertThrows(GossException.class, () -> BLOCK.value(none.with(BLOCK.envName(), "33")));
         assertEquals("invalid GOSS_CUDA_SDPA_BLOCK=33: threads per block must be a multiple of 32 from 32 to 1024", e.getMessage());
+    }
+
+    @Test
+    void theStateOnADeviceSaysTheValueInEffectWhereItCameFromAndTheDevicesRange() {
+        BackendOptions none = BackendOptions.defaults();
+        assertEquals("GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024",
+                BLOCK.state(none).describe());
+        // a device whose default differs, and that allows less than the declaration: its default and its range
+        KnobState device = BLOCK.state(none, 96, 512, "kernel sdpa's limit");
+        assertEquals(96, device.value());
+        assertEquals("GOSS_CUDA_SDPA_BLOCK = 96 (device default)  threads per block of attention; a multiple of 32 from 32 to 512 "
+                + "(kernel sdpa's limit)", device.describe());
+        assertEquals(List.of(32, 64, 128, 256, 512), device.candidates(), "tune times only what the device allows");
+        assertEquals(64, BLOCK.state(none, 128, 80, "device").value(), "a default the device does not allow is lowered");
+        assertEquals("GOSS_CUDA_SDPA_BLOCK=256 (code)", BLOCK.state(none.with(BLOCK, 256), 96, 512, null).brief());
+        assertEquals("GOSS_CUDA_SDPA_BLOCK=256 (--block)", BLOCK.state(none.with(BLOCK.envName(), "256", "--block")).brief());
+        // a value set that the device refuses is flagged, with the device's range, and the error a backend would give
+        KnobState bad = BLOCK.state(none.with(BLOCK.envName(), "768"), 96, 512, "kernel sdpa's limit");
+        assertFalse(bad.valid());
+        assertEquals("GOSS_CUDA_SDPA_BLOCK = 768 (code)  threads per block of attention; INVALID: threads per block must be a multiple "
+                + "of 32 from 32 to 512 (kernel sdpa's limit)", bad.describe());
+        assertEquals("GOSS_CUDA_SDPA_BLOCK=768 (code; INVALID)", bad.brief());
+        assertEquals(assertThrows(GossException.class, () -> BLOCK.value(none.with(BLOCK.envName(), "768"), 96, 512,
+                "kernel sdpa's limit")).getMessage(), bad.error());
+        Knob noted = BLOCK.defaultNote("64 on small devices");
+        assertEquals("GOSS_CUDA_SDPA_BLOCK=64 (device default: 64 on small devices)", noted.state(none, 64, 1024, null).brief());
+    }
+
+    @Test
+    void aNamedKnobTakesNamesAndADeviceAllowsTheNamesUpToItsLimit() {
+        Knob kernels = Knob.setting("cpu", "KERNELS", 0, KnobValues.named("auto", "java", "avx2", "avx512"), "the kernel family", "kernels")
+                .tuneValues(1, 2, 3);
+        BackendOptions none = BackendOptions.defaults();
+        assertEquals(2, kernels.value(none.with(kernels.envName(), " AVX2 ")));
+        assertEquals("java", none.with(kernels, 1).get(kernels), "written as its name");
+        GossException e = assertThrows(GossException.class, () -> kernels.value(none.with(kernels.envName(), "sse4")));
+        assertEquals("invalid GOSS_CPU_KERNELS=sse4: the kernel family must be one of auto, java, avx2, avx512", e.getMessage());
+        GossException above = assertThrows(GossException.class, () -> kernels.value(none.with(kernels.envName(), "avx512"), 2, 2, "no AVX-512"));
+        assertEquals("invalid GOSS_CPU_KERNELS=avx512: the kernel family must be one of auto, java, avx2 (no AVX-512)", above.getMessage());
+        KnobState s = kernels.state(none, 2, 2, "no AVX-512");
+        assertEquals("avx2", s.text());
+        assertEquals("device default", s.source());
+        assertEquals(List.of(1, 2), s.candidates());
+        assertEquals("one of 0, 1", KnobValues.oneOf(0, 1).describe(Integer.MAX_VALUE));
+        assertEquals(List.of(0, 1, 2, 3, 4), KnobValues.named("a", "b", "c", "d", "e").candidates());
     }
 
     @Test
@@ -66,6 +110,10 @@ class KnobTest {
         GossException e = assertThrows(GossException.class, () -> BLOCK.value(o));
         assertTrue(e.getMessage().startsWith("invalid GOSS_CUDA_SDPA_BLOCK=33 (set as -Dgoss.cuda.sdpa.block=33): "), e.getMessage());
         assertEquals(64, BLOCK.value(o.with(BLOCK, 64)), "a value given in code replaces the property");
+        assertEquals("-Dgoss.cuda.sdpa.block", o.source("GOSS_CUDA_SDPA_BLOCK"));
+        assertEquals("environment", o.source("GOSS_CUDA_ARGMAX_BLOCK"));
+        assertEquals("code", o.with(BLOCK, 64).source("GOSS_CUDA_SDPA_BLOCK"));
+        assertNull(o.source("GOSS_CUDA_MOE_BLOCK"));
         assertEquals("defaults", BackendOptions.defaults().toString());
     }
 

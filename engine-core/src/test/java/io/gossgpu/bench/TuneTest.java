@@ -6,6 +6,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KnobValues;
 import org.junit.jupiter.api.Test;
 
@@ -31,11 +32,18 @@ class TuneTest {
     }
 
     @Test
-    void quickModeTimesTheCurrentValueAndItsNeighbours() {
+    void aSweepStartsFromTheValueInEffectOnTheDeviceAndStaysInItsRange() {
         BackendOptions none = BackendOptions.defaults();
-        assertEquals(List.of(32, 64, 128), Tune.quickCandidates(WG, none));
-        assertEquals(List.of(4, 8, 16), Tune.quickCandidates(TILE, none));
-        assertEquals(List.of(128, 256, 512), Tune.quickCandidates(WG, none.with(WG, 512)));
+        // a CPU device (PoCL): default 16, not the declared 64, and work-groups of at most 128
+        KnobState cpuDevice = WG.state(none, 16, 128, "the device's max work-group size is 128");
+        assertEquals(List.of(8, 16, 32), Tune.candidates(cpuDevice, true), "quick: the value in effect and its neighbours");
+        assertEquals(List.of(4, 8, 16, 32, 64, 128), Tune.candidates(cpuDevice, false), "nothing above the device's limit");
+        assertEquals(List.of(32, 64, 128), Tune.candidates(WG.state(none), true));
+        assertEquals(List.of(128, 256, 512), Tune.candidates(WG.state(none.with(WG, 512)), true));
+        assertEquals(List.of(4, 8, 16), Tune.candidates(TILE.state(none), true));
+        // a value set that is no candidate is timed too, in its place
+        assertEquals(List.of(1, 2, 4, 8, 12, 16), Tune.candidates(TILE.state(none.with(TILE, 12)), false));
+        assertEquals(List.of(8, 12, 16), Tune.candidates(TILE.state(none.with(TILE, 12)), true));
     }
 
     @Test
@@ -46,6 +54,6 @@ class TuneTest {
         GossException e = assertThrows(GossException.class, () -> Tune.select(p, List.of("MOE_WG")));
         assertEquals("unknown knob 'MOE_WG' for fake; valid: SDPA_WG, LINEAR_TILE, ATTENTION_TG", e.getMessage());
         GossException none = assertThrows(GossException.class, () -> Tune.select(provider(List.of()), List.of()));
-        assertEquals("backend 'fake' has no tuning knobs (only the GPU backends opencl, cuda and metal do)", none.getMessage());
+        assertEquals("backend 'fake' has no tuning knobs (cpu, opencl, cuda and metal have)", none.getMessage());
     }
 }

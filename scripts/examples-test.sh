@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The library as a user's project gets it, checked end to end (CI runs this after ./gossw test):
+#   1. engine-core and the opencl backend (with kernels, the parent pom and the BOM) are built with -Drelease and
+#      installed into a PRIVATE local repository, target/ci-m2 (never ~/.m2: scripts/private-m2-settings.xml reads
+#      third-party artifacts from ~/.m2 as a read-only remote), signed with a throwaway gpg key;
+#   2. each installed artifact has what Maven Central asks for: a sources jar, a javadoc jar, a .asc signature
+#      of every file, and poms naming a licence, the SCM and the developers;
+#   3. examples/ (a Maven project outside the reactor that imports goss-gpu-bom) is compiled against that repository
+#      and run on a small random-weight model with --backend opencl (PoCL in CI), through exec:exec with the flags
+#      the README lists.
+# Reuses the reactor's build output (compiled classes, kernels) when ./gossw test or build ran before.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+JAVA_HOME="$(scripts/find-jdk.sh)"; export JAVA_HOME PATH="$JAVA_HOME/bin:$PATH"
+repo="$root/target/ci-m2"
+work="$root/target/examples-test"
+export GNUPGHOME="$work/gnupg"
+rm -rf "$work" "$repo/io/gossgpu"
+mkdir -p "$work" && mkdir -m 700 "$GNUPGHOME"
+trap 'gpgconf --kill gpg-agent 2>/dev/null || true' EXIT   # the agent gpg started for this GNUPGHOME only
+mvn_() { mvn -B -q -Dstyle.color=never -s "$root/scripts/private-m2-settings.xml" -Dmaven.repo.local="$repo" "$@"; }
+fail() { echo "examples test: $*" >&2; exit 1; }
+
+command -v gpg >/dev/null || fail "gpg is needed to check the signed release layout (apt-get install gnupg)"
+gpg --batch --quiet --passphrase '' --quick-gen-key 'goss-gpu CI throwaway <ci@example.invalid>' ed25519 sign 1d 2>/dev/null
+
+# After ./gossw test or build, the kernels module's native outputs (libgoss_cpu.so, PTX) are in kernels/target/classes:
+# reuse them instead of building them again (cpu/build.sh always recompiles, and that makes engine-core recompile).
+reuse=()
+[ -d kernels/target/classes/io/gossgpu/kernels ] && reuse=(-Dexec.skip -Dgoss.cuda.skipKernels)
+echo "examples test: installing bom, kernels, engine-core and backend-opencl into $repo (-Drelease${reuse:+, reusing the kernels built before})"
+mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-opencl -am install
+
+v=0.1.0-SNAPSHOT
+for a in kernels engine-core backend-opencl; do
+  d="$repo/io/gossgpu/$a/$v"
+  for f in "$a-$v.jar" "$a-$v-sources.jar" "$a-$v-javadoc.jar" "$a-$v.pom"; do
+    [ -s "$d/$f" ] || fail "$a: $f was not installed"
+    gpg --batch --quiet --verify "$d/$f.asc" "$d/$f" 2>/dev/null || fail "$a: $f.asc is missing or does not verify"
+  done
+  grep -q '<artifactId>goss-gpu-parent</artifactId>' "$d/$a-$v.pom" || fail "$a: its pom does not inherit goss-gpu-parent's metadata"
+done
+for p in goss-gpu-parent goss-gpu-bom; do
+  pom="$repo/io/gossgpu/$p/$v/$p-$v.pom"
+  gpg --batch --quiet --verify "$pom.asc" "$pom" 2>/dev/null || fail "$p: $p-$v.pom.asc is missing or does not verify"
+  for tag in '<licenses>' '<scm>' '<developers>' '<url>' '<description>'; do
+    grep -q "$tag" "$pom" || fail "$p: its pom lacks $tag (Maven Central requires it)"
+  done
+done
+has() { jar tf "$1" > "$work/listing" && grep -qx "$2" "$work/listing"; }  # (no pipe: grep -q would cut jar off)
+has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-javadoc.jar" io/gossgpu/api/Engine.html \
+  || fail "engine-core's javadoc jar has no page for io.gossgpu.api.Engine"
+has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-sources.jar" io/gossgpu/api/Engine.java \
+  || fail "engine-core's sources jar lacks io/gossgpu/api/Engine.java"
+
+[ -f cli/target/goss-gpu.jar ] || ./gossw build
+java -jar cli/target/goss-gpu.jar make-test-model --format original --preset demo --layers 2 --seed 5 --out "$work/model" >/dev/null 2>&1
+
+echo "examples test: release layout checked (${SECONDS}s); building and running examples/ against $repo"
+out="$(mvn_ -f examples/pom.xml compile exec:exec -Dmodel="$work/model" -Dbackend=opencl -Dquestion=Hello 2>&1)" \
+  || { echo "$out" >&2; fail "the examples project failed"; }
+echo "$out" | sed 's/^/  | /'
+echo "$out" | grep -q '^backend: opencl (' || fail "the example did not run on the opencl backend"
+echo "$out" | grep -Eq '^tokens: [1-9][0-9]*, ' || fail "the example generated no tokens"
+! echo "$out" | grep -q 'goss-gpu: warning: start java with' || fail "the example's JVM lacks flags the README lists"
+echo "examples test: passed in ${SECONDS}s (release layout signed and complete; examples/ built and run on opencl)"
