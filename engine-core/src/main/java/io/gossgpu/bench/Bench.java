@@ -13,7 +13,6 @@ import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -62,7 +61,7 @@ public final class Bench {
      * created with {@code backendOptions}.
      */
     public record Options(String model, LoadOptions load, String backend, BackendOptions backendOptions, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
-                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel) {
+                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes) {
         public Options {
             prompts = List.copyOf(prompts);
             gens = List.copyOf(gens);
@@ -84,7 +83,7 @@ public final class Bench {
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
         public static Options single(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
-            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of());
+            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of(), false);
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
@@ -93,7 +92,7 @@ public final class Bench {
 
         /** These options with the backend created with {@code o}. */
         public Options withBackendOptions(BackendOptions o) {
-            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel);
+            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes);
         }
     }
 
@@ -127,19 +126,22 @@ public final class Bench {
             int longest = Options.longestTest(o.prompts, o.gens);
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
-            Runner run = new Runner(mw.config(), threads, o.reps, o.warmups, rnd, log);
+            // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
+            OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
+            Runner run = new Runner(mw, threads, o.reps, o.warmups, rnd, log, times);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try {
                 try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
+                    if (times != null) s.executor().observer(times);
                     int filled = 0;
                     for (int depth : new TreeSet<>(o.depths)) {
                         filled = fill(s, filled, depth, rnd, log);
                         for (int pp : o.prompts) if (pp > 0) rows.add(run.prefill(s, depth, pp));
-                        for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, mw, depth, tg, ceiling));
+                        for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, depth, tg, ceiling));
                     }
                 }
                 if (!o.parallel.isEmpty() && o.gens.stream().anyMatch(tg -> tg > 0))
-                    rows.addAll(streams(b, w, mw, o, run, maxDepth + longest + 1, longest + 1, rnd, log));
+                    rows.addAll(streams(b, w, o, run, maxDepth + longest + 1, longest + 1, rnd, log));
             } finally {
                 w.close();
             }
@@ -149,7 +151,7 @@ public final class Bench {
     }
 
     /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */
-    private static List<BenchReport.Row> streams(Backend b, LoadedWeights w, ModelWeights mw, Options o, Runner run, int context, int rollback,
+    private static List<BenchReport.Row> streams(Backend b, LoadedWeights w, Options o, Runner run, int context, int rollback,
                                                  SplittableRandom rnd, PrintStream log) {
         List<BenchReport.Row> rows = new ArrayList<>();
         int most = o.parallel.stream().mapToInt(Integer::intValue).max().orElse(1);
@@ -161,7 +163,7 @@ public final class Bench {
                 for (int depth : new TreeSet<>(o.depths)) {
                     for (Session s : sessions) fill(s, s.position(), depth, rnd, null);
                     for (int tg : o.gens)
-                        if (tg > 0) rows.addAll(run.streams(sessions, o.parallel, threads, mw, depth, tg));
+                        if (tg > 0) rows.addAll(run.streams(sessions, o.parallel, threads, depth, tg));
                 }
             } finally {
                 sessions.forEach(Session::close);
@@ -191,25 +193,27 @@ public final class Bench {
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelConfig config, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log) {
+    private record Runner(ModelWeights mw, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
-            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(config.vocabSize());
+            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(mw.config().vocabSize());
             Timed t = repeat(BenchReport.testName(pp, 0, depth), pp, () -> {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
+            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, -1, 0);
             return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
                     t.bestPerCpu(), 0, 0, 0, 0);
         }
 
-        BenchReport.Row decode(Session s, ModelWeights mw, int depth, int tg, double ceiling) {
-            int first = rnd.nextInt(config.vocabSize());
+        BenchReport.Row decode(Session s, int depth, int tg, double ceiling) {
+            int first = rnd.nextInt(mw.config().vocabSize());
             Timed t = repeat(BenchReport.testName(0, tg, depth), tg, () -> {
                 rewind(s, depth);
                 int token = first;
                 for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
             });
+            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, depth, tg);
             long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
@@ -221,9 +225,9 @@ public final class Bench {
          * (one thread each); a row of their aggregate t/s per N. The counts take turns within each repetition.
          */
         List<BenchReport.Row> streams(List<Session> sessions, List<Integer> counts, java.util.concurrent.ExecutorService pool,
-                                      ModelWeights mw, int depth, int tg) {
+                                      int depth, int tg) {
             int[] first = new int[sessions.size()];
-            for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(config.vocabSize());
+            for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(mw.config().vocabSize());
             double[][] tps = new double[counts.size()][reps];
             double[] bestCpu = new double[counts.size()];
             for (int rep = -warmups; rep < reps; rep++)
@@ -277,6 +281,7 @@ public final class Bench {
             double[] tps = new double[reps];
             double bestCpu = 0;
             for (int rep = -warmups; rep < reps; rep++) {
+                if (rep == 0 && times != null) times.reset(); // only the timed runs count
                 long c0 = processCpuNanos();
                 long t0 = System.nanoTime();
                 body.run();
