@@ -58,6 +58,12 @@ public final class CpuBackend extends HeapMemoryBackend {
         moe.chunkTokens = n;
     }
 
+    /** Rows per MoE work item, a multiple of 16 (tests lower it so that each expert is several items). */
+    void moeTileRows(int n) {
+        if (n <= 0 || n % 16 != 0) throw new IllegalArgumentException("MoE tile rows must be a positive multiple of 16, got " + n);
+        moe.tileRows = n;
+    }
+
     @Override
     public String name() {
         return CpuBackendProvider.NAME;

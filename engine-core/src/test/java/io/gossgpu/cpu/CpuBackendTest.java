@@ -120,6 +120,7 @@ class CpuBackendTest {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
              CpuBackend cpu = new CpuBackend(1, KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best()))) {
             cpu.moeChunkTokens(7); // the MoE of a long batch in several passes
+            cpu.moeTileRows(16);   // and each expert's rows in several work items
             compareWholeModel(ck, cpu);
         }
     }
@@ -131,6 +132,7 @@ class CpuBackendTest {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
              CpuBackend cpu = new CpuBackend(1, KernelSet.of(null, CpuKernels.best()))) {
             cpu.moeChunkTokens(7);
+            cpu.moeTileRows(32);
             compareWholeModel(ck, cpu, true);
         }
     }
