@@ -79,8 +79,13 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public LoadedWeights loadWeights(ModelWeights weights) {
+        return loadWeights(weights, MemInfo.availableBytes());
+    }
+
+    /** {@link #loadWeights(ModelWeights)} as if {@code availableBytes} were available (tests: the short-memory path). */
+    LoadedWeights loadWeights(ModelWeights weights, long availableBytes) {
         CpuWeights.checkMemory(weights, kernels);
-        return new CpuWeights(weights, kernels, pool, scratch);
+        return new CpuWeights(weights, kernels, pool, scratch, availableBytes);
     }
 
     @Override
