@@ -213,8 +213,148 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     }
 }
 
+/* True when none of the 16 E8M0 bytes is 0 or 255 (a zero byte in v or in ~v, found a word at a time): then
+ * each scale is plain float bits, e << 23 = 2^(e − 127), and the kernel's halving moves into the activation's scale
+ * (2^(e − 127) · (d/2) = 2^(e − 128) · d exactly, both being d shifted by a power of two). */
+INLINE int mx4_scales_plain(const uint8_t *sc) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t a, b;
+    memcpy(&a, sc, 8);
+    memcpy(&b, sc + 8, 8);
+    uint64_t zero = ((a - ones) & ~a) | ((b - ones) & ~b) | ((~a - ones) & a) | ((~b - ones) & b);
+    return (zero & highs) == 0;
+}
+
+/* Σ_i w[i]·x[i] per int32 lane for 4 quads (w unsigned below 25, x the broadcast activation quads), added to acc. */
+INLINE __m256i dot4_small(__m256i acc, __m256i w0, __m256i w1, __m256i w2, __m256i w3, __m256i x0, __m256i x1,
+                          __m256i x2, __m256i x3) {
+#ifdef __AVXVNNI__
+    acc = _mm256_dpbusd_avx_epi32(acc, w0, x0);
+    acc = _mm256_dpbusd_avx_epi32(acc, w1, x1);
+    acc = _mm256_dpbusd_avx_epi32(acc, w2, x2);
+    return _mm256_dpbusd_avx_epi32(acc, w3, x3);
+#else
+    __m256i p = _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(w0, x0), _mm256_maddubs_epi16(w1, x1)),
+                                 _mm256_add_epi16(_mm256_maddubs_epi16(w2, x2), _mm256_maddubs_epi16(w3, x3)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+#endif
+}
+
+/* Stores a group's two 8-row halves for one token (+ bias), the first nvalid rows. */
+INLINE void store16(float *out, __m256 a, __m256 b, const float *bias, int nvalid) {
+    if (nvalid == 16) {
+        if (bias) {
+            a = _mm256_add_ps(a, _mm256_loadu_ps(bias));
+            b = _mm256_add_ps(b, _mm256_loadu_ps(bias + 8));
+        }
+        _mm256_storeu_ps(out, a);
+        _mm256_storeu_ps(out + 8, b);
+        return;
+    }
+    float tmp[16];
+    _mm256_storeu_ps(tmp, a);
+    _mm256_storeu_ps(tmp + 8, b);
+    for (int r = 0; r < nvalid; r++) out[r] = tmp[r] + (bias ? bias[r] : 0.0f);
+}
+
+/* One 16-row mx4 group against one token (decode). Both halves go in one pass over the blocks, so every 64-byte line
+ * is used whole when it arrives and the loads stream without pause (two 8-row passes read each line twice, the second
+ * time from L1 while no memory loads go out), and each activation broadcast serves 16 rows. */
+INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, const int8_t *q, const float *d,
+                        const int32_t *s, float *out, const float *bias, int nvalid) {
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *c = wt + b * 256;
+        const int8_t *qa = q + 32 * b;
+        __m256i i0 = _mm256_set1_epi32(-12 * s[b]), i1 = i0;
+        _Pragma("GCC unroll 2")
+        for (int L = 0; L < 4; L += 2) {  /* two 64-byte lines: quads 2L..2L+3 of all 16 rows */
+            __m256i r0 = _mm256_loadu_si256((const __m256i *)(c + 64 * L));
+            __m256i r1 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 32));
+            __m256i r2 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 64));
+            __m256i r3 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 96));
+            __m256i x0 = bcast4(qa + 8 * L), x1 = bcast4(qa + 8 * L + 4), x2 = bcast4(qa + 8 * L + 8),
+                    x3 = bcast4(qa + 8 * L + 12);
+            i0 = dot4_small(i0, _mm256_shuffle_epi8(lut, _mm256_and_si256(r0, m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r0, 4), m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(r2, m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r2, 4), m4)), x0, x1, x2, x3);
+            i1 = dot4_small(i1, _mm256_shuffle_epi8(lut, _mm256_and_si256(r1, m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(r3, m4)),
+                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r3, 4), m4)), x0, x1, x2, x3);
+        }
+        const uint8_t *sc = scales + 16 * b;
+        __m256 d0, d1, x;
+        if (mx4_scales_plain(sc)) {
+            d0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc)), 23));
+            d1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8))), 23));
+            x = _mm256_set1_ps(0.5f * d[b]);
+        } else {
+            d0 = mx4_scales(sc);
+            d1 = mx4_scales(sc + 8);
+            x = _mm256_set1_ps(d[b]);
+        }
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
+    }
+    store16(out, acc0, acc1, bias, nvalid);
+}
+
+/* One 16-row q8 group against one token, in one pass for the same reasons. */
+INLINE void q8_group_1(const uint8_t *wt, const uint16_t *scales, int64_t nb, const int8_t *q, const float *d,
+                       const int32_t *s, float *out, const float *bias, int nvalid) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *c = wt + b * 512;
+        const int8_t *qa = q + 32 * b;
+#ifdef __AVXVNNI__
+        /* w + 128 as unsigned bytes, corrected by −128·s */
+        const __m256i flip = _mm256_set1_epi8((char)0x80);
+        __m256i i0 = _mm256_set1_epi32(-128 * s[b]), i1 = i0, j0 = _mm256_setzero_si256(), j1 = j0;
+        _Pragma("GCC unroll 4")
+        for (int i = 0; i < 8; i += 2) {
+            __m256i x0 = bcast4(qa + 4 * i), x1 = bcast4(qa + 4 * i + 4);
+            i0 = _mm256_dpbusd_avx_epi32(i0, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i)), flip), x0);
+            i1 = _mm256_dpbusd_avx_epi32(i1, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 32)), flip), x0);
+            j0 = _mm256_dpbusd_avx_epi32(j0, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 64)), flip), x1);
+            j1 = _mm256_dpbusd_avx_epi32(j1, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 96)), flip), x1);
+        }
+        i0 = _mm256_add_epi32(i0, j0);
+        i1 = _mm256_add_epi32(i1, j1);
+#else
+        (void)s;
+        /* |w| times the activation with w's sign (vpsignb); each int16 pair sum widened at once (two would overflow) */
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i i0 = _mm256_setzero_si256(), i1 = i0;
+        _Pragma("GCC unroll 8")
+        for (int i = 0; i < 8; i++) {
+            __m256i x = bcast4(qa + 4 * i);
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(c + 64 * i));
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(c + 64 * i + 32));
+            i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x, w0)), ones));
+            i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x, w1)), ones));
+        }
+#endif
+        __m256 x = _mm256_set1_ps(d[b]);
+        __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b)));
+        __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b + 8)));
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
+    }
+    store16(out, acc0, acc1, bias, nvalid);
+}
+
 INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
                   const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
+    if (T == 1) {
+        if (fmt == MX4) mx4_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
+        else q8_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
+        return;
+    }
     const int64_t k = nb * 32;
     for (int half = 0; half < 2 && 8 * half < nvalid; half++) {
         int nv = nvalid - 8 * half < 8 ? nvalid - 8 * half : 8;
