@@ -22,6 +22,18 @@ enum { MX4 = 0, Q8 = 1 };
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* Several tokens take a few times longer per weight byte than one, so fewer blocks fit in the core's out-of-order
+ * window and fewer loads are in flight: without help the cold weights arrive at about half the one-token rate
+ * (measured: q8, 4 tokens, 2 threads, 18 → 26-30 GB/s with this). Each block asks for the lines PREFETCH bytes
+ * ahead of it (past a group's end: the next group's, which follows in memory). */
+#define PREFETCH 4096
+INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
+    const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < 8; i++)
+        if (fmt == Q8 || i < 4) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
+}
+
 #ifdef __AVX512F__
 #define TB 8
 
@@ -47,6 +59,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
     for (int64_t b = 0; b < nb; b++) {
         __m512i w[8];
         __m512 dw;
+        if (nt > 1) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
@@ -157,6 +170,7 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     _Pragma("GCC unroll 8")
     for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
+        if (nt > 1 && half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             __m256i w[8];
