@@ -126,6 +126,24 @@ INLINE __m256 mx4_scales(const uint8_t *sc) {
     return _mm256_castsi256_ps(_mm256_or_si256(bits, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(254))));
 }
 
+/* True when none of a block's 16 E8M0 bytes is 0 or 255 (a zero byte in v or in ~v, found a word at a time): the
+ * common case, where mx4_scales_plain8 gives the same values in 3 operations instead of 8. */
+INLINE int mx4_scales_plain(const uint8_t *sc) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t a, b;
+    memcpy(&a, sc, 8);
+    memcpy(&b, sc + 8, 8);
+    uint64_t zero = ((a - ones) & ~a) | ((b - ones) & ~b) | ((~a - ones) & a) | ((~b - ones) & b);
+    return (zero & highs) == 0;
+}
+
+/* mx4_scales for bytes 1..254: e << 23 is the float 2^(e − 127), halved exactly (2^(e − 128) is a normal float,
+ * or for e = 1 the subnormal 2^−127). */
+INLINE __m256 mx4_scales_plain8(const uint8_t *sc) {
+    __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc));
+    return _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(e, 23)), _mm256_set1_ps(0.5f));
+}
+
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
 
 #ifdef __AVXVNNI__
@@ -180,7 +198,8 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
                 w[2 * L] = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, m4));
                 w[2 * L + 1] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
             }
-            __m256 dw = mx4_scales((const uint8_t *)scales + 16 * b + 8 * half);
+            const uint8_t *sc = (const uint8_t *)scales + 16 * b;
+            __m256 dw = mx4_scales_plain(sc) ? mx4_scales_plain8(sc + 8 * half) : mx4_scales(sc + 8 * half);
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
                 const int8_t *qa = q + t * k + 32 * b;
@@ -225,18 +244,6 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
         _mm256_storeu_ps(tmp, acc[t]);
         for (int r = 0; r < nvalid; r++) out[t * out_stride + r] = tmp[r] + (bias ? bias[r] : 0.0f);
     }
-}
-
-/* True when none of the 16 E8M0 bytes is 0 or 255 (a zero byte in v or in ~v, found a word at a time): then
- * each scale is plain float bits, e << 23 = 2^(e − 127), and the kernel's halving moves into the activation's scale
- * (2^(e − 127) · (d/2) = 2^(e − 128) · d exactly, both being d shifted by a power of two). */
-INLINE int mx4_scales_plain(const uint8_t *sc) {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t a, b;
-    memcpy(&a, sc, 8);
-    memcpy(&b, sc + 8, 8);
-    uint64_t zero = ((a - ones) & ~a) | ((b - ones) & ~b) | ((~a - ones) & a) | ((~b - ones) & b);
-    return (zero & highs) == 0;
 }
 
 /* Σ_i w[i]·x[i] per int32 lane for 4 quads (w unsigned below 25, x the broadcast activation quads), added to acc. */
@@ -302,16 +309,9 @@ INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, co
                             _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r3, 4), m4)), x0, x1, x2, x3);
         }
         const uint8_t *sc = scales + 16 * b;
-        __m256 d0, d1, x;
-        if (mx4_scales_plain(sc)) {
-            d0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc)), 23));
-            d1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(sc + 8))), 23));
-            x = _mm256_set1_ps(0.5f * d[b]);
-        } else {
-            d0 = mx4_scales(sc);
-            d1 = mx4_scales(sc + 8);
-            x = _mm256_set1_ps(d[b]);
-        }
+        int plain = mx4_scales_plain(sc);
+        __m256 d0 = plain ? mx4_scales_plain8(sc) : mx4_scales(sc), d1 = plain ? mx4_scales_plain8(sc + 8) : mx4_scales(sc + 8);
+        __m256 x = _mm256_set1_ps(d[b]);
         acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
         acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
     }
