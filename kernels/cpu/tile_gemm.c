@@ -146,43 +146,45 @@ INLINE __m256 mx4_scales_plain8(const uint8_t *sc) {
 
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
 
+/* Σ_i w[i]·x[i] per int32 lane for 4 quads (w unsigned, x the broadcast signed activation quads), added to acc.
+ * With AVX-VNNI any unsigned w (vpdpbusd). Without it w must be below 25 (mx4's table): the int16 pair sums of 4
+ * quads stay below 4·2·24·127 < 2^15, so vpmaddubsw results add in 16 bits before one vpmaddwd. */
+INLINE __m256i dot4_small(__m256i acc, __m256i w0, __m256i w1, __m256i w2, __m256i w3, __m256i x0, __m256i x1,
+                          __m256i x2, __m256i x3) {
 #ifdef __AVXVNNI__
-/* Σ over the 8 quads of unsigned w[i] times the signed activation quad i, per lane (vpdpbusd, two chains). */
-INLINE __m256i dot_u8(const __m256i w[8], const int8_t *qa) {
-    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
-    _Pragma("GCC unroll 4")
-    for (int i = 0; i < 4; i++) {
-        a = _mm256_dpbusd_avx_epi32(a, w[i], bcast4(qa + 4 * i));
-        b = _mm256_dpbusd_avx_epi32(b, w[4 + i], bcast4(qa + 16 + 4 * i));
-    }
-    return _mm256_add_epi32(a, b);
-}
-#endif
-
-/* The same for weights below 25 (mx4's table): without VNNI, int16 pair sums of 4 quads stay below
- * 4·2·24·127 < 2^15, so vpmaddubsw results add in 16 bits before one vpmaddwd per 4 quads. */
-INLINE __m256i dot_u8_small(const __m256i w[8], const int8_t *qa, __m256i ones) {
-#ifdef __AVXVNNI__
-    (void)ones;
-    return dot_u8(w, qa);
+    acc = _mm256_dpbusd_avx_epi32(acc, w0, x0);
+    acc = _mm256_dpbusd_avx_epi32(acc, w1, x1);
+    acc = _mm256_dpbusd_avx_epi32(acc, w2, x2);
+    return _mm256_dpbusd_avx_epi32(acc, w3, x3);
 #else
-    __m256i p = _mm256_add_epi16(
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bcast4(qa)), _mm256_maddubs_epi16(w[1], bcast4(qa + 4))),
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bcast4(qa + 8)), _mm256_maddubs_epi16(w[3], bcast4(qa + 12))));
-    __m256i p2 = _mm256_add_epi16(
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[4], bcast4(qa + 16)), _mm256_maddubs_epi16(w[5], bcast4(qa + 20))),
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[6], bcast4(qa + 24)), _mm256_maddubs_epi16(w[7], bcast4(qa + 28))));
-    return _mm256_add_epi32(_mm256_madd_epi16(p, ones), _mm256_madd_epi16(p2, ones));
+    __m256i p = _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(w0, x0), _mm256_maddubs_epi16(w1, x1)),
+                                 _mm256_add_epi16(_mm256_maddubs_epi16(w2, x2), _mm256_maddubs_epi16(w3, x3)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
 #endif
+}
+
+/* The same over the 8 quads of a block, activation quads read at qa, in two independent chains of 4. */
+INLINE __m256i dot8_small(const __m256i w[8], const int8_t *qa) {
+    const __m256i z = _mm256_setzero_si256();
+    return _mm256_add_epi32(dot4_small(z, w[0], w[1], w[2], w[3], bcast4(qa), bcast4(qa + 4), bcast4(qa + 8), bcast4(qa + 12)),
+                            dot4_small(z, w[4], w[5], w[6], w[7], bcast4(qa + 16), bcast4(qa + 20), bcast4(qa + 24), bcast4(qa + 28)));
+}
+
+/* mx4 codes → table values (2·FP4 + 12, unsigned bytes): the low and the high nibbles of 32 code bytes. */
+INLINE __m256i mx4_lo(__m256i raw) {
+    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+    return _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, _mm256_set1_epi8(0x0f)));
+}
+
+INLINE __m256i mx4_hi(__m256i raw) {
+    return mx4_lo(_mm256_srli_epi16(raw, 4));
 }
 
 /* One 8-row half group (wt points at its first 32 bytes) against nt ≤ TB tokens. */
 INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half, int64_t nb, const int8_t *q,
                         const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
                         const float *bias, int nvalid) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
-    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
-                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
     const int64_t k = nb * 32;
     __m256 acc[TB];
     _Pragma("GCC unroll 8")
@@ -195,15 +197,15 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
             _Pragma("GCC unroll 8")
             for (int L = 0; L < 4; L++) {
                 __m256i raw = _mm256_loadu_si256((const __m256i *)(c + 64 * L));
-                w[2 * L] = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, m4));
-                w[2 * L + 1] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+                w[2 * L] = mx4_lo(raw);
+                w[2 * L + 1] = mx4_hi(raw);
             }
             const uint8_t *sc = (const uint8_t *)scales + 16 * b;
             __m256 dw = mx4_scales_plain(sc) ? mx4_scales_plain8(sc + 8 * half) : mx4_scales(sc + 8 * half);
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
                 const int8_t *qa = q + t * k + 32 * b;
-                __m256i ia = _mm256_add_epi32(dot_u8_small(w, qa, ones), _mm256_set1_epi32(-12 * s[t * nb + b]));
+                __m256i ia = _mm256_add_epi32(dot8_small(w, qa), _mm256_set1_epi32(-12 * s[t * nb + b]));
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
         } else {
@@ -216,10 +218,11 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
             for (int i = 0; i < 8; i++) w[i] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i)), _mm256_set1_epi8((char)0x80));
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
-                __m256i ia = _mm256_add_epi32(dot_u8(w, q + t * k + 32 * b), _mm256_set1_epi32(-128 * s[t * nb + b]));
+                __m256i ia = _mm256_add_epi32(dot8_small(w, q + t * k + 32 * b), _mm256_set1_epi32(-128 * s[t * nb + b]));
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
 #else
+            const __m256i ones = _mm256_set1_epi16(1);
             __m256i ia[TB];
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) ia[t] = _mm256_setzero_si256();
@@ -246,21 +249,6 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     }
 }
 
-/* Σ_i w[i]·x[i] per int32 lane for 4 quads (w unsigned below 25, x the broadcast activation quads), added to acc. */
-INLINE __m256i dot4_small(__m256i acc, __m256i w0, __m256i w1, __m256i w2, __m256i w3, __m256i x0, __m256i x1,
-                          __m256i x2, __m256i x3) {
-#ifdef __AVXVNNI__
-    acc = _mm256_dpbusd_avx_epi32(acc, w0, x0);
-    acc = _mm256_dpbusd_avx_epi32(acc, w1, x1);
-    acc = _mm256_dpbusd_avx_epi32(acc, w2, x2);
-    return _mm256_dpbusd_avx_epi32(acc, w3, x3);
-#else
-    __m256i p = _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(w0, x0), _mm256_maddubs_epi16(w1, x1)),
-                                 _mm256_add_epi16(_mm256_maddubs_epi16(w2, x2), _mm256_maddubs_epi16(w3, x3)));
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
-#endif
-}
-
 /* Stores a group's two 8-row halves for one token (+ bias), the first nvalid rows. */
 INLINE void store16(float *out, __m256 a, __m256 b, const float *bias, int nvalid) {
     if (nvalid == 16) {
@@ -283,9 +271,6 @@ INLINE void store16(float *out, __m256 a, __m256 b, const float *bias, int nvali
  * time from L1 while no memory loads go out), and each activation broadcast serves 16 rows. */
 INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, const int8_t *q, const float *d,
                         const int32_t *s, float *out, const float *bias, int nvalid) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f);
-    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
-                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *c = wt + b * 256;
@@ -299,14 +284,8 @@ INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, co
             __m256i r3 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 96));
             __m256i x0 = bcast4(qa + 8 * L), x1 = bcast4(qa + 8 * L + 4), x2 = bcast4(qa + 8 * L + 8),
                     x3 = bcast4(qa + 8 * L + 12);
-            i0 = dot4_small(i0, _mm256_shuffle_epi8(lut, _mm256_and_si256(r0, m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r0, 4), m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(r2, m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r2, 4), m4)), x0, x1, x2, x3);
-            i1 = dot4_small(i1, _mm256_shuffle_epi8(lut, _mm256_and_si256(r1, m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r1, 4), m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(r3, m4)),
-                            _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(r3, 4), m4)), x0, x1, x2, x3);
+            i0 = dot4_small(i0, mx4_lo(r0), mx4_hi(r0), mx4_lo(r2), mx4_hi(r2), x0, x1, x2, x3);
+            i1 = dot4_small(i1, mx4_lo(r1), mx4_hi(r1), mx4_lo(r3), mx4_hi(r3), x0, x1, x2, x3);
         }
         const uint8_t *sc = scales + 16 * b;
         int plain = mx4_scales_plain(sc);
