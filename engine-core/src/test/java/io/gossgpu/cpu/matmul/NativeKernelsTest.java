@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NativeKernelsTest {
-    private static final int E = 3, ROWS = 37, COLS = 160;
+    private static final int E = 3, ROWS = 37;
     private CpuPool pool;
     private Arena arena;
 
@@ -59,7 +59,10 @@ class NativeKernelsTest {
         List<Arguments> out = new ArrayList<>();
         for (KernelSet.Isa isa : new KernelSet.Isa[]{KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512})
             for (WeightFormat f : WeightFormat.values())
-                for (int T : new int[]{1, 3, 8, 9, 19}) out.add(Arguments.of(isa, f, T));
+                // (tokens, columns): 3, 5, 6 and 7 blocks per row, so the tiles' super-blocks of 4 (tile_layout.h)
+                // end whole, short (1, 2, 3 blocks) and alone, in decode (T = 1) and in prefill
+                for (int[] tc : new int[][]{{1, 160}, {1, 192}, {1, 224}, {3, 96}, {8, 224}, {9, 192}, {19, 160}})
+                    out.add(Arguments.of(isa, f, tc[0], tc[1]));
         return out.stream();
     }
 
@@ -70,11 +73,11 @@ class NativeKernelsTest {
     }
 
     /** A random weight of {@code format}: scale bytes 120..134 (and 0, 1, 255 in some blocks), codes and values uniform. */
-    private WeightView weight(WeightFormat f, SplittableRandom r) {
-        long rowBytes = f.rowBytes(COLS), n = (long) E * ROWS * rowBytes;
+    private WeightView weight(WeightFormat f, SplittableRandom r, int cols) {
+        long rowBytes = f.rowBytes(cols), n = (long) E * ROWS * rowBytes;
         MemorySegment data = arena.allocate(n, 64), scales = null;
         for (long i = 0; i < n; i++) data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) r.nextInt(256));
-        int blocks = COLS / 32;
+        int blocks = cols / 32;
         switch (f) {
             case MXFP4_GGML -> {
                 for (long row = 0; row < (long) E * ROWS; row++)
@@ -83,7 +86,7 @@ class NativeKernelsTest {
             case MXFP4_OPENAI -> {
                 scales = arena.allocate((long) E * ROWS * blocks);
                 for (long i = 0; i < scales.byteSize(); i++) scales.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, scaleByte(r));
-                return new WeightView("w", f, E, ROWS, COLS, data, 0, ROWS * rowBytes, rowBytes, 1,
+                return new WeightView("w", f, E, ROWS, cols, data, 0, ROWS * rowBytes, rowBytes, 1,
                         scales, 0, (long) ROWS * blocks, blocks);
             }
             case Q8_0 -> {
@@ -107,7 +110,7 @@ class NativeKernelsTest {
                             (short) (Float.floatToRawIntBits((float) r.nextGaussian()) >>> 16));
             }
         }
-        return new WeightView("w", f, E, ROWS, COLS, data, 0, ROWS * rowBytes, rowBytes, 1, null, 0, 0, 0);
+        return new WeightView("w", f, E, ROWS, cols, data, 0, ROWS * rowBytes, rowBytes, 1, null, 0, 0, 0);
     }
 
     private static byte scaleByte(SplittableRandom r) {
@@ -115,35 +118,35 @@ class NativeKernelsTest {
         return (byte) (p == 0 ? 0 : p == 1 ? 1 : p == 2 ? 255 : 120 + r.nextInt(15));
     }
 
-    @ParameterizedTest(name = "{0} {1} T={2}")
+    @ParameterizedTest(name = "{0} {1} T={2} K={3}")
     @MethodSource("cases")
-    void productsEqualDoubleSumsOfTheQuantizedActivations(KernelSet.Isa isa, WeightFormat f, int T) {
+    void productsEqualDoubleSumsOfTheQuantizedActivations(KernelSet.Isa isa, WeightFormat f, int T, int cols) {
         KernelSet k = kernels(isa);
         SplittableRandom r = new SplittableRandom(f.ordinal() * 100 + T);
-        WeightView w = weight(f, r);
+        WeightView w = weight(f, r, cols);
         CpuMatrix m = k.pack(w, pool, arena, new JavaMatrix.Scratch(2));
         assertEquals(f.isDense() ? MatrixInput.Form.FLOAT : MatrixInput.Form.Q8, m.inputForm());
         int xRow0 = 2, xOff = 5;
-        float[] x = new float[xOff + (xRow0 + T) * COLS];
+        float[] x = new float[xOff + (xRow0 + T) * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * (i % 11 == 0 ? 8 : 1));
-        MatrixInput in = new MatrixInput().set(x, xOff, COLS, xRow0 + T, COLS);
+        MatrixInput in = new MatrixInput().set(x, xOff, cols, xRow0 + T, cols);
         in.prepare(m.inputForm(), k, pool);
         float[] bias = new float[E * ROWS + 4];
         for (int i = 0; i < bias.length; i++) bias[i] = (float) r.nextGaussian();
-        float[] act = new float[COLS], wrow = new float[COLS];
+        float[] act = new float[cols], wrow = new float[cols];
         for (int e = 0; e < E; e++) {
             int outOff = 3, outStride = ROWS + 1;
             float[] out = new float[outOff + T * outStride];
             int r0 = 16; // a tile boundary; rows 16..36 span a full and a partial tile
             m.gemm(e, r0, ROWS, in, xRow0, T, out, outOff, outStride, bias, e * ROWS, 0);
             for (int t = 0; t < T; t++) {
-                for (int c = 0; c < COLS; c++)
-                    act[c] = f.isDense() ? x[xOff + (xRow0 + t) * COLS + c]
-                            : in.d[(xRow0 + t) * (COLS / 32) + c / 32] * in.q[(xRow0 + t) * COLS + c];
+                for (int c = 0; c < cols; c++)
+                    act[c] = f.isDense() ? x[xOff + (xRow0 + t) * cols + c]
+                            : in.d[(xRow0 + t) * (cols / 32) + c / 32] * in.q[(xRow0 + t) * cols + c];
                 for (int row = r0; row < ROWS; row++) {
                     w.dequantizeRow(e, row, wrow, 0);
                     double sum = bias[e * ROWS + row], mag = Math.abs(sum);
-                    for (int c = 0; c < COLS; c++) {
+                    for (int c = 0; c < cols; c++) {
                         sum += (double) wrow[c] * act[c];
                         mag += Math.abs((double) wrow[c] * act[c]);
                     }
