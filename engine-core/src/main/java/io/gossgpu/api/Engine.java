@@ -82,7 +82,7 @@ public final class Engine implements AutoCloseable {
             backend = backendFactory.get();
             VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);
-            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
+            return new Engine(ckpt, serialized(backend, ckpt.path(), ckpt.mappedFiles()::checkUnchanged), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
                     options.prefillChunk());
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
@@ -203,10 +203,12 @@ public final class Engine implements AutoCloseable {
 
     /**
      * The backend with every call made under one lock, so sessions on several threads can share it. A successful
-     * {@code beginStep} keeps the lock until the same thread's {@code endStep}: a step belongs to one session. A
-     * fault reading the mapped model ({@code model}) becomes a one-line error.
+     * {@code beginStep} keeps the lock until the same thread's {@code endStep}: a step belongs to one session. Every
+     * backend's steps pass here, so {@code beforeStep} runs before each ({@link io.gossgpu.model.MappedFiles#checkUnchanged}:
+     * a model file changed under its mapping stops generation with one line, where the cpu backend's kernels would die
+     * of SIGBUS reading it). A fault reading the mapped model ({@code model}) becomes a one-line error.
      */
-    static Backend serialized(Backend b, java.nio.file.Path model) {
+    static Backend serialized(Backend b, java.nio.file.Path model, Runnable beforeStep) {
         ReentrantLock lock = new ReentrantLock();
         return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[]{Backend.class},
                 (proxy, method, args) -> {
@@ -214,6 +216,7 @@ public final class Engine implements AutoCloseable {
                     lock.lock();
                     boolean holdForStep = false;
                     try {
+                        if (name.equals("beginStep")) beforeStep.run();
                         Object r = method.invoke(b, args);
                         holdForStep = name.equals("beginStep");
                         return r;

@@ -22,6 +22,7 @@ public final class Checkpoint implements AutoCloseable {
     private final Map<String, Object> metadata;
     private final Arena arena;
     private final Conversions conversions;
+    private final MappedFiles mapped;
 
     /**
      * @param tensors  in file order; the map is kept as given
@@ -43,6 +44,7 @@ public final class Checkpoint implements AutoCloseable {
         this.metadata = Collections.unmodifiableMap(metadata);
         this.arena = arena;
         this.conversions = new Conversions(arena, options, tensors.values(), format == ModelFormat.HF);
+        this.mapped = MappedFiles.of(tensors.values());
     }
 
     /**
@@ -106,6 +108,11 @@ public final class Checkpoint implements AutoCloseable {
         TensorData t = tensors.get(name);
         if (t == null) throw new ModelFormatException(path, name, "missing from the model");
         return t;
+    }
+
+    /** The files this checkpoint maps, as they were at load: {@link MappedFiles#checkUnchanged()} says whether they still are. */
+    public MappedFiles mappedFiles() {
+        return mapped;
     }
 
     @Override

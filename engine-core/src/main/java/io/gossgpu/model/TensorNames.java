@@ -1,5 +1,8 @@
 package io.gossgpu.model;
 
+import io.gossgpu.model.ExpectedShape.Dim;
+import io.gossgpu.model.ExpectedShape.Dims;
+
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -8,8 +11,8 @@ import java.util.TreeSet;
 
 /**
  * The tensor names of each checkpoint layout, mapped to {@link ModelWeights}. Every tensor the
- * layout needs must be present, and every tensor in the file must be one the layout knows:
- * either is a {@link ModelFormatException} naming the tensor.
+ * layout needs must be present with the shape the config gives it ({@link ExpectedShape}), and every
+ * tensor in the file must be one the layout knows: each is a {@link ModelFormatException} naming the tensor.
  */
 abstract class TensorNames {
 
@@ -67,14 +70,21 @@ abstract class TensorNames {
     static final class Lookup {
         private final Checkpoint ckpt;
         private final Set<String> used = new HashSet<>();
+        /** The config's dimensions, which every lookup states its tensor's expected shape in. */
+        final Dims d;
+        private final String configSource;
 
         Lookup(Checkpoint ckpt) {
             this.ckpt = ckpt;
+            this.d = Dims.of(ckpt.config());
+            this.configSource = ckpt.format() == ModelFormat.GGUF || ckpt.format() == ModelFormat.OLLAMA
+                    ? "the GGUF metadata" : "config.json";
         }
 
-        TensorData tensor(String name) {
+        /** The tensor called {@code name}, which must have the shape {@code shape}. */
+        TensorData tensor(String name, Dim... shape) {
             used.add(name);
-            return ckpt.tensor(name);
+            return ExpectedShape.check(ckpt.tensor(name), configSource, shape);
         }
 
         boolean has(String name) {
@@ -86,18 +96,20 @@ abstract class TensorNames {
             return has(name) || !has(alternative) ? name : alternative;
         }
 
-        /** A dense weight, decoded at load when its type is one no backend runs. */
-        WeightView view(String name) {
-            return WeightView.of(ckpt.conversions().readable(tensor(name)));
+        /** A dense weight of shape {@code shape}, decoded at load when its type is one no backend runs. */
+        WeightView view(String name, Dim... shape) {
+            return WeightView.of(ckpt.conversions().readable(tensor(name, shape)));
         }
 
-        /** MoE expert weights ({@link io.gossgpu.model.convert.Conversions#experts}). */
-        WeightView experts(String name, boolean transposed) {
-            return WeightView.of(ckpt.conversions().experts(tensor(name), transposed));
+        /** MoE expert weights ({@link io.gossgpu.model.convert.Conversions#experts}) of shape {@code shape} in the file. */
+        WeightView experts(String name, boolean transposed, Dim... shape) {
+            return WeightView.of(ckpt.conversions().experts(tensor(name, shape), transposed));
         }
 
-        WeightView mxfp4(String name, String codes, String scales) {
-            return WeightView.mxfp4OpenAi(name, tensor(codes), tensor(scales));
+        /** OpenAI's MXFP4 experts: {@code experts × rows × cols} values as codes and scales tensors. */
+        WeightView mxfp4(String name, String codes, String scales, Dim rows, Dim cols) {
+            return WeightView.mxfp4OpenAi(name, tensor(codes, d.experts(), rows, cols.blocks(), ExpectedShape.BLOCK_BYTES),
+                    tensor(scales, d.experts(), rows, cols.blocks()));
         }
 
         void rejectUnused() {
@@ -111,58 +123,62 @@ abstract class TensorNames {
 
     /** OpenAI's original/ layout: fused QKV, row-interleaved mlp1 (gate, linear, gate, linear, …). */
     static final class Original extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("embedding.weight"); }
+        WeightView embedding(Lookup t) { return t.view("embedding.weight", t.d.vocab(), t.d.hidden()); }
 
-        WeightView finalNorm(Lookup t) { return t.view("norm.scale"); }
+        WeightView finalNorm(Lookup t) { return t.view("norm.scale", t.d.hidden()); }
 
-        WeightView unembedding(Lookup t) { return t.view("unembedding.weight"); }
+        WeightView unembedding(Lookup t) { return t.view("unembedding.weight", t.d.vocab(), t.d.hidden()); }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "block." + n + ".";
-            Qkv qkv = Qkv.split(t.view(p + "attn.qkv.weight"), t.view(p + "attn.qkv.bias"), c);
-            GateUp mlp1 = GateUp.split(t.mxfp4(p + "mlp.mlp1_weight", p + "mlp.mlp1_weight.blocks", p + "mlp.mlp1_weight.scales"),
-                    t.view(p + "mlp.mlp1_bias"));
+            Dims d = t.d;
+            Qkv qkv = Qkv.split(t.view(p + "attn.qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn.qkv.bias", d.qkv()), c);
+            GateUp mlp1 = GateUp.split(t.mxfp4(p + "mlp.mlp1_weight", p + "mlp.mlp1_weight.blocks", p + "mlp.mlp1_weight.scales",
+                            d.gateUp(), d.hidden()),
+                    t.view(p + "mlp.mlp1_bias", d.experts(), d.gateUp()));
             return new LayerWeights(
-                    t.view(p + "attn.norm.scale"),
+                    t.view(p + "attn.norm.scale", d.hidden()),
                     qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
-                    t.view(p + "attn.sinks"),
-                    t.view(p + "attn.out.weight"), t.view(p + "attn.out.bias"),
-                    t.view(p + "mlp.norm.scale"),
-                    t.view(p + "mlp.gate.weight"), t.view(p + "mlp.gate.bias"),
+                    t.view(p + "attn.sinks", d.heads()),
+                    t.view(p + "attn.out.weight", d.hidden(), d.q()), t.view(p + "attn.out.bias", d.hidden()),
+                    t.view(p + "mlp.norm.scale", d.hidden()),
+                    t.view(p + "mlp.gate.weight", d.experts(), d.hidden()), t.view(p + "mlp.gate.bias", d.experts()),
                     mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
-                    t.mxfp4(p + "mlp.mlp2_weight", p + "mlp.mlp2_weight.blocks", p + "mlp.mlp2_weight.scales"),
-                    t.view(p + "mlp.mlp2_bias").rowsAsExperts(p + "mlp.mlp2_bias"));
+                    t.mxfp4(p + "mlp.mlp2_weight", p + "mlp.mlp2_weight.blocks", p + "mlp.mlp2_weight.scales", d.hidden(), d.intermediate()),
+                    t.view(p + "mlp.mlp2_bias", d.experts(), d.hidden()).rowsAsExperts(p + "mlp.mlp2_bias"));
         }
     }
 
     /** Hugging Face transformers layout: separate q/k/v, gate_up_proj interleaved like OpenAI's mlp1. */
     static final class HuggingFace extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("model.embed_tokens.weight"); }
+        WeightView embedding(Lookup t) { return t.view("model.embed_tokens.weight", t.d.vocab(), t.d.hidden()); }
 
-        WeightView finalNorm(Lookup t) { return t.view("model.norm.weight"); }
+        WeightView finalNorm(Lookup t) { return t.view("model.norm.weight", t.d.hidden()); }
 
-        WeightView unembedding(Lookup t) { return t.view("lm_head.weight"); }
+        WeightView unembedding(Lookup t) { return t.view("lm_head.weight", t.d.vocab(), t.d.hidden()); }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "model.layers." + n + ".";
             String x = p + "mlp.experts.";
+            Dims d = t.d;
             // BF16 fine-tunes (no quantization_config) store the experts as floats, transposed: [E, in, out]
             boolean floats = !t.has(x + "gate_up_proj_blocks") && t.has(x + "gate_up_proj");
-            WeightView gateUp = floats ? t.experts(x + "gate_up_proj", true)
-                    : t.mxfp4(x + "gate_up_proj", x + "gate_up_proj_blocks", x + "gate_up_proj_scales");
-            WeightView down = floats ? t.experts(x + "down_proj", true) : t.mxfp4(x + "down_proj", x + "down_proj_blocks", x + "down_proj_scales");
-            GateUp mlp1 = GateUp.split(gateUp, t.view(x + "gate_up_proj_bias"));
+            WeightView gateUp = floats ? t.experts(x + "gate_up_proj", true, d.experts(), d.hidden(), d.gateUp())
+                    : t.mxfp4(x + "gate_up_proj", x + "gate_up_proj_blocks", x + "gate_up_proj_scales", d.gateUp(), d.hidden());
+            WeightView down = floats ? t.experts(x + "down_proj", true, d.experts(), d.intermediate(), d.hidden())
+                    : t.mxfp4(x + "down_proj", x + "down_proj_blocks", x + "down_proj_scales", d.hidden(), d.intermediate());
+            GateUp mlp1 = GateUp.split(gateUp, t.view(x + "gate_up_proj_bias", d.experts(), d.gateUp()));
             return new LayerWeights(
-                    t.view(p + "input_layernorm.weight"),
-                    t.view(p + "self_attn.q_proj.weight"), t.view(p + "self_attn.q_proj.bias"),
-                    t.view(p + "self_attn.k_proj.weight"), t.view(p + "self_attn.k_proj.bias"),
-                    t.view(p + "self_attn.v_proj.weight"), t.view(p + "self_attn.v_proj.bias"),
-                    t.view(p + "self_attn.sinks"),
-                    t.view(p + "self_attn.o_proj.weight"), t.view(p + "self_attn.o_proj.bias"),
-                    t.view(p + "post_attention_layernorm.weight"),
-                    t.view(p + "mlp.router.weight"), t.view(p + "mlp.router.bias"),
+                    t.view(p + "input_layernorm.weight", d.hidden()),
+                    t.view(p + "self_attn.q_proj.weight", d.q(), d.hidden()), t.view(p + "self_attn.q_proj.bias", d.q()),
+                    t.view(p + "self_attn.k_proj.weight", d.kv(), d.hidden()), t.view(p + "self_attn.k_proj.bias", d.kv()),
+                    t.view(p + "self_attn.v_proj.weight", d.kv(), d.hidden()), t.view(p + "self_attn.v_proj.bias", d.kv()),
+                    t.view(p + "self_attn.sinks", d.heads()),
+                    t.view(p + "self_attn.o_proj.weight", d.hidden(), d.q()), t.view(p + "self_attn.o_proj.bias", d.hidden()),
+                    t.view(p + "post_attention_layernorm.weight", d.hidden()),
+                    t.view(p + "mlp.router.weight", d.experts(), d.hidden()), t.view(p + "mlp.router.bias", d.experts()),
                     mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
-                    down, t.view(x + "down_proj_bias").rowsAsExperts(x + "down_proj_bias"));
+                    down, t.view(x + "down_proj_bias", d.experts(), d.hidden()).rowsAsExperts(x + "down_proj_bias"));
         }
     }
 
@@ -172,31 +188,38 @@ abstract class TensorNames {
      * {@code ffn_gate_up_exps}, {@code attn_out}, {@code attn_sinks}, {@code ffn_norm}; later ones mix the two).
      */
     static final class Gguf extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("token_embd.weight"); }
+        WeightView embedding(Lookup t) { return t.view("token_embd.weight", t.d.vocab(), t.d.hidden()); }
 
-        WeightView finalNorm(Lookup t) { return t.view("output_norm.weight"); }
+        WeightView finalNorm(Lookup t) { return t.view("output_norm.weight", t.d.hidden()); }
 
-        WeightView unembedding(Lookup t) { return t.view("output.weight"); }
+        WeightView unembedding(Lookup t) { return t.view("output.weight", t.d.vocab(), t.d.hidden()); }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "blk." + n + ".";
-            Qkv qkv = t.has(p + "attn_qkv.weight") ? Qkv.split(t.view(p + "attn_qkv.weight"), t.view(p + "attn_qkv.bias"), c)
-                    : new Qkv(t.view(p + "attn_q.weight"), t.view(p + "attn_q.bias"), t.view(p + "attn_k.weight"),
-                    t.view(p + "attn_k.bias"), t.view(p + "attn_v.weight"), t.view(p + "attn_v.bias"));
+            Dims d = t.d;
+            Qkv qkv = t.has(p + "attn_qkv.weight")
+                    ? Qkv.split(t.view(p + "attn_qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn_qkv.bias", d.qkv()), c)
+                    : new Qkv(t.view(p + "attn_q.weight", d.q(), d.hidden()), t.view(p + "attn_q.bias", d.q()),
+                    t.view(p + "attn_k.weight", d.kv(), d.hidden()), t.view(p + "attn_k.bias", d.kv()),
+                    t.view(p + "attn_v.weight", d.kv(), d.hidden()), t.view(p + "attn_v.bias", d.kv()));
             String out = t.has(p + "attn_out.weight") && !t.has(p + "attn_output.weight") ? p + "attn_out" : p + "attn_output";
             GateUp mlp1 = t.has(p + "ffn_gate_up_exps.weight")
-                    ? GateUp.split(t.experts(p + "ffn_gate_up_exps.weight", false), t.view(p + "ffn_gate_up_exps.bias"))
-                    : new GateUp(t.experts(p + "ffn_gate_exps.weight", false), t.view(p + "ffn_gate_exps.bias").rowsAsExperts(p + "ffn_gate_exps.bias"),
-                    t.experts(p + "ffn_up_exps.weight", false), t.view(p + "ffn_up_exps.bias").rowsAsExperts(p + "ffn_up_exps.bias"));
+                    ? GateUp.split(t.experts(p + "ffn_gate_up_exps.weight", false, d.experts(), d.gateUp(), d.hidden()),
+                    t.view(p + "ffn_gate_up_exps.bias", d.experts(), d.gateUp()))
+                    : new GateUp(t.experts(p + "ffn_gate_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
+                    t.view(p + "ffn_gate_exps.bias", d.experts(), d.intermediate()).rowsAsExperts(p + "ffn_gate_exps.bias"),
+                    t.experts(p + "ffn_up_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
+                    t.view(p + "ffn_up_exps.bias", d.experts(), d.intermediate()).rowsAsExperts(p + "ffn_up_exps.bias"));
             return new LayerWeights(
-                    t.view(p + "attn_norm.weight"),
+                    t.view(p + "attn_norm.weight", d.hidden()),
                     qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
-                    t.view(t.either(p + "attn_sinks.weight", p + "attn_sinks")),
-                    t.view(out + ".weight"), t.view(out + ".bias"),
-                    t.view(t.either(p + "post_attention_norm.weight", p + "ffn_norm.weight")),
-                    t.view(p + "ffn_gate_inp.weight"), t.view(p + "ffn_gate_inp.bias"),
+                    t.view(t.either(p + "attn_sinks.weight", p + "attn_sinks"), d.heads()),
+                    t.view(out + ".weight", d.hidden(), d.q()), t.view(out + ".bias", d.hidden()),
+                    t.view(t.either(p + "post_attention_norm.weight", p + "ffn_norm.weight"), d.hidden()),
+                    t.view(p + "ffn_gate_inp.weight", d.experts(), d.hidden()), t.view(p + "ffn_gate_inp.bias", d.experts()),
                     mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
-                    t.experts(p + "ffn_down_exps.weight", false), t.view(p + "ffn_down_exps.bias").rowsAsExperts(p + "ffn_down_exps.bias"));
+                    t.experts(p + "ffn_down_exps.weight", false, d.experts(), d.hidden(), d.intermediate()),
+                    t.view(p + "ffn_down_exps.bias", d.experts(), d.hidden()).rowsAsExperts(p + "ffn_down_exps.bias"));
         }
     }
 }

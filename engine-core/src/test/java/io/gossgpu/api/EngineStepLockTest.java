@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class EngineStepLockTest {
     @Test
     void aStepHoldsTheBackendUntilItEnds() throws Exception {
-        Backend shared = Engine.serialized(new ReferenceBackend(), java.nio.file.Path.of("model"));
+        Backend shared = Engine.serialized(new ReferenceBackend(), java.nio.file.Path.of("model"), () -> {});
         shared.beginStep(null);
         CompletableFuture<Integer> other = CompletableFuture.supplyAsync(() -> {
             try (DeviceTensor t = shared.allocate(2, 3)) {
@@ -47,7 +47,7 @@ class EngineStepLockTest {
             public void beginStep(io.gossgpu.backend.Batch batch) {
                 throw new IllegalStateException("no");
             }
-        }, java.nio.file.Path.of("model"));
+        }, java.nio.file.Path.of("model"), () -> {});
         assertThrows(IllegalStateException.class, () -> failing.beginStep(null));
         assertEquals("reference", CompletableFuture.supplyAsync(failing::name).get(10, TimeUnit.SECONDS));
     }

@@ -62,8 +62,10 @@ public final class GgufConfig {
         Integer ff = meta.containsKey(k(EXPERT_FEED_FORWARD_LENGTH)) ? null : intKey(FEED_FORWARD_LENGTH, null);
         int intermediate = ff != null ? ff : intKey(EXPERT_FEED_FORWARD_LENGTH, null);
         int heads = intKey(HEAD_COUNT, null);
-        int kvHeads = intKey(HEAD_COUNT_KV, heads);
-        int headDim = intKey(KEY_LENGTH, heads > 0 ? hidden / heads : 0);
+        // llama.cpp defaults these to head_count and embedding_length / head_count, never right for gpt-oss (8 KV heads
+        // of 64, not 64 of 45); both converters (llama.cpp's, Ollama's) write them, so a missing one is named, not guessed.
+        int kvHeads = intKey(HEAD_COUNT_KV, null);
+        int headDim = intKey(KEY_LENGTH, null);
         int valueDim = intKey(VALUE_LENGTH, headDim);
         if (valueDim != headDim)
             throw fail(k(VALUE_LENGTH) + " " + valueDim + " differs from " + k(KEY_LENGTH) + " " + headDim);

@@ -214,6 +214,29 @@ class GgufValidationTest {
         rejects(big, "block_count");
         byte[] wrongShape = micro();
         putI32(wrongShape, indexOf(wrongShape, "gpt-oss.embedding_length") + "gpt-oss.embedding_length".length() + 4, 96);
-        rejects(wrongShape, "disagrees with the config");
+        rejects(wrongShape, "tensor 'blk.0.attn_q.weight': has shape [32, 64], expected [32, 96] from the GGUF metadata: "
+                + "num_attention_heads 4·head_dim 8, hidden_size 96");
+    }
+
+    /** Issue 17: a transposed matrix said "invalid view (…)" with no file and no expected shape. */
+    @Test
+    void aTransposedTensorNamesTheFileTheTensorAndBothShapes() throws Exception {
+        byte[] b = micro();
+        int at = indexOf(b, "blk.1.attn_q.weight") + "blk.1.attn_q.weight".length();
+        assertEquals(2, java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(at), "n_dims");
+        putI64(b, at + 4, 32); // ne[0] (input features) 64 -> 32
+        putI64(b, at + 12, 64); // ne[1] (output features) 32 -> 64
+        rejects(b, ": tensor 'blk.1.attn_q.weight': has shape [64, 32] (transposed?), expected [32, 64] from the GGUF metadata: "
+                + "num_attention_heads 4·head_dim 8, hidden_size 64");
+    }
+
+    /** Issue 17: without attention.key_length, head_dim was guessed (embedding_length / head_count) and the error named the guess. */
+    @Test
+    void missingHeadMetadataIsNamedNotGuessed() throws Exception {
+        for (String key : new String[]{"gpt-oss.attention.key_length", "gpt-oss.attention.head_count_kv"}) {
+            byte[] b = micro();
+            b[indexOf(b, key) + key.length() - 1] = 'X';
+            rejects(b, "missing required metadata key '" + key + "'");
+        }
     }
 }

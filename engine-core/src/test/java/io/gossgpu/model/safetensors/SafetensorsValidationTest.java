@@ -334,13 +334,27 @@ class SafetensorsValidationTest {
     void wrongShapeMissingAndUnexpectedTensorsAreNamed() {
         Path dir = originalWith(ts -> ts.replaceAll(t -> t.name().equals("block.2.attn.sinks")
                 ? new SafetensorsFileWriter.Tensor(t.name(), DType.BF16, new long[]{15}, s -> s.fill((byte) 0)) : t));
-        fails(dir, "'block.2.attn.sinks'", "disagrees with the config");
+        fails(dir, dir.resolve("model.safetensors") + ": tensor 'block.2.attn.sinks': has shape [15], expected [16] from config.json: num_attention_heads 16");
         dir = originalWith(ts -> ts.removeIf(t -> t.name().equals("block.1.mlp.mlp2_bias")));
         fails(dir, "'block.1.mlp.mlp2_bias'", "missing");
         dir = originalWith(ts -> ts.add(new SafetensorsFileWriter.Tensor("block.1.attn.rotary.inv_freq", DType.F32, new long[]{8}, s -> {})));
         fails(dir, "'block.1.attn.rotary.inv_freq'", "unexpected");
         dir = originalWith(ts -> ts.removeIf(t -> t.name().startsWith("block.2.")));
         fails(dir, "'block.2.");
+    }
+
+    /** Issue 17: a transposed matrix said "invalid view (rows 0+256) of 1x96x320", with no file and no expected shape. */
+    @Test
+    void aTransposedTensorNamesItsFileTheTensorAndBothShapes() {
+        Path dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.0.attn.qkv.weight", DType.BF16, 96, 320)));
+        fails(dir, dir.resolve("model.safetensors") + ": tensor 'block.0.attn.qkv.weight': has shape [96, 320] (transposed?), "
+                + "expected [320, 96] from config.json: (num_attention_heads 16 + 2·num_key_value_heads 2)·head_dim 16, hidden_size 96");
+        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.2.mlp.mlp1_weight.blocks", DType.U8, 6, 96, 10, 16)));
+        fails(dir, "'block.2.mlp.mlp1_weight.blocks': has shape [6, 96, 10, 16], expected [6, 320, 3, 16] from config.json: "
+                + "num_experts 6, 2·intermediate_size 160, hidden_size 96/32, 16 bytes per MXFP4 block");
+        dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.2.self_attn.o_proj.weight", DType.BF16, 256, 96)));
+        fails(dir, dir.resolve("model.safetensors") + ": tensor 'model.layers.2.self_attn.o_proj.weight': has shape [256, 96] "
+                + "(transposed?), expected [96, 256] from config.json: hidden_size 96, num_attention_heads 16·head_dim 16");
     }
 
     static SafetensorsFileWriter.Tensor replace(SafetensorsFileWriter.Tensor t, String name, DType dtype, long... shape) {
@@ -392,7 +406,8 @@ class SafetensorsValidationTest {
             ModelWeights.of(c); // the helper itself writes a valid model
         }
         Path dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.1.self_attn.k_proj.weight", DType.BF16, 16, 96)));
-        fails(dir, "'model.layers.1.self_attn.k_proj.weight'", "disagrees with the config");
+        fails(dir, dir.resolve("model.safetensors") + ": tensor 'model.layers.1.self_attn.k_proj.weight': has shape [16, 96], "
+                + "expected [32, 96] from config.json: num_key_value_heads 2·head_dim 16, hidden_size 96");
         dir = hfWith(ts -> ts.removeIf(t -> t.name().equals("model.layers.2.self_attn.v_proj.bias")));
         fails(dir, "'model.layers.2.self_attn.v_proj.bias'", "missing");
         dir = hfWith(ts -> ts.add(new SafetensorsFileWriter.Tensor("model.layers.0.self_attn.rotary_emb.inv_freq", DType.F32, new long[]{8}, s -> {})));
