@@ -1,124 +1,21 @@
-// Dense matrices of the cuda backend (io.gossgpu.cuda.CudaBackend): embedding lookup, and linear
-// layers for decode (matvec) and prefill (tiled GEMM). Weights stay in their checkpoint precision
-// (BF16, F16, F32 or Q8_0), row-major with contiguous rows: element (r, c) at w[r * cols + c]; Q8_0 as
-// signed bytes w[r * cols + c] plus one F16 scale per 32 values, s[r * cols/32 + c/32] (the ggml blocks'
-// bytes, split so that the codes can be read 16 at a time). Every value is decoded exactly to float before use;
-// activations, products and sums are float32 (fmaf), no --use_fast_math, so results match
-// io.gossgpu.cpu.ReferenceBackend to float rounding.
+// Dense matrices of the cuda backend (io.gossgpu.cuda.DenseLauncher): linear layers for decode (matvec) and
+// prefill (tiled GEMM). Weights stay in their checkpoint precision (BF16, F16, F32 or Q8_0), row-major with
+// contiguous rows: element (r, c) at w[r * cols + c]; Q8_0 as signed bytes w[r * cols + c] plus one F16 scale
+// per 32 values, s[r * cols/32 + c/32] (the ggml blocks' bytes, split so that the codes can be read 16 at a
+// time). Every value is decoded exactly to float before use; activations, products and sums are float32 (fmaf),
+// no --use_fast_math, so results match io.gossgpu.cpu.ReferenceBackend to float rounding.
 //
 // Reference formulas:
 //   decode:  BF16 bits b -> float bits b << 16;  F16 -> IEEE binary16 value (subnormals, inf, NaN exact);
 //            Q8_0 -> s * q (exact in float: 8 x 11 significant bits)
-//   embed:   out[t, c] = W[tokens[t], c]
 //   linear:  y[t, r] = sum_c W[r, c] * x[t, c] + b[r]               (b optional: hasBias = 0)
 //            written to up to three tensors (a fused [q; k; v] matrix): rows [0, n0) to out0 (T x n0),
 //            [n0, n0 + n1) to out1 (T x n1), the rest to out2; a plain linear has n0 = rows.
 //
-// Each kernel exists once per element type: NAME_bf16, NAME_f16, NAME_f32, NAME_q8_0. Launch shapes per kernel.
+// Each kernel exists once per element type: dense_matvec_bf16, dense_gemm_bf16_32x64, .... Launch shapes per
+// kernel.
 
-#include "goss_cuda.h"
-
-// ---- element types ------------------------------------------------------------------------------
-// at(w, s, cols, r, c): value (r, c). VEC values per 16-byte load (uint4); unpack decodes the load of
-// values (r, c0 .. c0 + VEC - 1), c0 a multiple of VEC. s is only read by Q8.
-
-__device__ __forceinline__ float bf16_to_float(unsigned int bits)
-{
-    return __uint_as_float((bits & 0xffffu) << 16);
-}
-
-__device__ __forceinline__ float f16_to_float(unsigned int bits)
-{
-    const unsigned int sign = (bits & 0x8000u) << 16;
-    const unsigned int e = (bits >> 10) & 31u;
-    const unsigned int m = bits & 1023u;
-    if (e == 0) {
-        // zero or subnormal: m * 2^-24, exact in float
-        const float v = (float) m * 5.9604644775390625e-8f;
-        return sign ? -v : v;
-    }
-    if (e == 31) {
-        return __uint_as_float(sign | 0x7f800000u | (m << 13)); // inf or NaN (payload kept)
-    }
-    return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
-}
-
-struct Bf16 {
-    typedef unsigned short T;
-    enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
-    {
-        return bf16_to_float(w[r * cols + c]);
-    }
-    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
-    {
-        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
-        for (int i = 0; i < 4; i++) {
-            f[2 * i] = bf16_to_float(u[i]);
-            f[2 * i + 1] = bf16_to_float(u[i] >> 16);
-        }
-    }
-};
-
-struct F16 {
-    typedef unsigned short T;
-    enum { VEC = 8 };
-    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
-    {
-        return f16_to_float(w[r * cols + c]);
-    }
-    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
-    {
-        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
-        for (int i = 0; i < 4; i++) {
-            f[2 * i] = f16_to_float(u[i] & 0xffffu);
-            f[2 * i + 1] = f16_to_float(u[i] >> 16);
-        }
-    }
-};
-
-struct F32 {
-    typedef float T;
-    enum { VEC = 4 };
-    static __device__ __forceinline__ float at(const T* w, const unsigned short*, int cols, size_t r, int c)
-    {
-        return w[r * cols + c];
-    }
-    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short*, int, size_t, int, float* f)
-    {
-        f[0] = __uint_as_float(q.x);
-        f[1] = __uint_as_float(q.y);
-        f[2] = __uint_as_float(q.z);
-        f[3] = __uint_as_float(q.w);
-    }
-};
-
-struct Q8 {
-    typedef signed char T;
-    enum { VEC = 16 };
-    static __device__ __forceinline__ float at(const T* w, const unsigned short* s, int cols, size_t r, int c)
-    {
-        return f16_to_float(s[r * (cols / 32) + c / 32]) * (float) w[r * cols + c];
-    }
-    static __device__ __forceinline__ void unpack(uint4 q, const unsigned short* s, int cols, size_t r, int c0, float* f)
-    {
-        const float d = f16_to_float(s[r * (cols / 32) + c0 / 32]); // 16 values never straddle a 32-value block
-        const unsigned int u[4] = {q.x, q.y, q.z, q.w};
-        for (int i = 0; i < 4; i++) {
-            for (int j = 0; j < 4; j++) {
-                f[4 * i + j] = d * (float) (signed char) (u[i] >> (8 * j));
-            }
-        }
-    }
-};
-
-__device__ __forceinline__ float dense_warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    }
-    return v;
-}
+#include "common.cuh"
 
 // Where y[t, r] of a linear goes (see the header).
 __device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, int n1, float* out2, int rows, int t, int r)
@@ -131,19 +28,6 @@ __device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, in
         return out1 + (size_t) t * n1 + r;
     }
     return out2 + (size_t) t * (rows - n0 - n1) + (r - n1);
-}
-
-// ---- embed: grid (min(T, 65535)), block B ---------------------------------------------------------
-template <typename E>
-__device__ void embed(const typename E::T* __restrict__ w, const unsigned short* __restrict__ s, const int* __restrict__ tokens,
-                      int T, int H, float* __restrict__ out)
-{
-    for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        const size_t row = (size_t) tokens[t];
-        for (int c = threadIdx.x; c < H; c += blockDim.x) {
-            out[(size_t) t * H + c] = E::at(w, s, H, row, c);
-        }
-    }
 }
 
 // ---- matvec (decode, small T): `split` warps per output row r ----------------------------------------
@@ -213,7 +97,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
         }
         GOSS_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
-            acc[t] = dense_warp_sum(acc[t]);
+            acc[t] = warp_sum(acc[t]);
         }
         if (split == 1) {
             if (live && lane < nt) {
@@ -351,12 +235,6 @@ __device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* 
         gemm<E, TM, TR>(w, s, bias, hasBias, x, T, cols, rows, out0, n0, out1, n1, out2);                                             \
     }
 #define DENSE_ENTRIES(suffix, E)                                                                              \
-    extern "C" __global__ void dense_embed_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s,  \
-                                                    const int* __restrict__ tokens, int T, int H,             \
-                                                    float* __restrict__ out)                                  \
-    {                                                                                                         \
-        embed<E>(w, s, tokens, T, H, out);                                                                       \
-    }                                                                                                         \
     extern "C" __global__ void dense_matvec_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s, \
         const float* __restrict__ bias, int hasBias, const float* __restrict__ x, int T, int cols, int rows,  \
         float* out0, int n0, float* out1, int n1, float* out2, int split)                                     \

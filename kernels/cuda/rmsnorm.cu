@@ -11,7 +11,7 @@
 // x and y may be the same buffer (in-place); scale has n elements.
 // Built without --use_fast_math: the division is IEEE, rsqrtf is the usual <= 2 ulp version.
 
-extern "C" __global__ void rmsnorm_f32(const float* x,
+extern "C" __global__ void rmsnorm(const float* x,
                                        const float* __restrict__ scale,
                                        float* y,
                                        int n,

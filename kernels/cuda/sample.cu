@@ -10,10 +10,10 @@
 //
 // Deterministic for a given V and grid (fixed summation order, no atomics). The ids are split into G chunks
 // of C consecutive ids (chunk b = [b*C, min(V, (b+1)*C))):
-//   sample_max_f32   grid (G), block SAMPLE_THREADS: bmax[b] = max of chunk b
-//   sample_sums_f32  grid (G), block SAMPLE_THREADS: m = max_b bmax[b]; bsum[b] = sum of e_j over chunk b
+//   sample_max   grid (G), block SAMPLE_THREADS: bmax[b] = max of chunk b
+//   sample_sums  grid (G), block SAMPLE_THREADS: m = max_b bmax[b]; bsum[b] = sum of e_j over chunk b
 //                    (strided per thread, then a tree over the block)
-//   sample_pick_f32  grid (1), block SAMPLE_THREADS: thread 0 adds bsum in chunk order to find the chunk whose
+//   sample_pick  grid (1), block SAMPLE_THREADS: thread 0 adds bsum in chunk order to find the chunk whose
 //                    sum crosses u*Z; that chunk is cut into SAMPLE_THREADS contiguous pieces, each thread sums
 //                    its piece in id order, thread 0 adds the pieces in order to find the crossed piece and scans
 //                    it id by id. Where a finer sum no longer crosses (another summation order than the coarser
@@ -24,7 +24,7 @@
 
 #include <math.h>
 
-#include "goss_cuda.h"
+#include "common.cuh"
 
 #define SAMPLE_THREADS 256
 
@@ -59,7 +59,7 @@ __device__ float sample_global_max(const float* __restrict__ bmax, int G, float*
     return sample_block_max(v, s);
 }
 
-extern "C" __global__ void sample_max_f32(const float* __restrict__ l, int V, int C, float* __restrict__ bmax)
+extern "C" __global__ void sample_max(const float* __restrict__ l, int V, int C, float* __restrict__ bmax)
 {
     __shared__ float s[SAMPLE_THREADS];
     const int lo = blockIdx.x * C;
@@ -74,7 +74,7 @@ extern "C" __global__ void sample_max_f32(const float* __restrict__ l, int V, in
     }
 }
 
-extern "C" __global__ void sample_sums_f32(const float* __restrict__ l, int V, int C, const float* __restrict__ bmax,
+extern "C" __global__ void sample_sums(const float* __restrict__ l, int V, int C, const float* __restrict__ bmax,
                                            const double* __restrict__ params, double* __restrict__ bsum)
 {
     __shared__ float sm[SAMPLE_THREADS];
@@ -100,7 +100,7 @@ extern "C" __global__ void sample_sums_f32(const float* __restrict__ l, int V, i
     }
 }
 
-extern "C" __global__ void sample_pick_f32(const float* __restrict__ l, int V, int C, int G,
+extern "C" __global__ void sample_pick(const float* __restrict__ l, int V, int C, int G,
                                            const float* __restrict__ bmax, const double* __restrict__ bsum,
                                            const double* __restrict__ params, int* __restrict__ out)
 {

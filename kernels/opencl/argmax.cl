@@ -3,8 +3,8 @@
  * One work-group per row; each work item scans r = lid, lid + wg, ... (ascending, strict >), then a
  * tree reduction keeps the larger value, or the lower id on equal values. Local size = GOSS_OPENCL_ARGMAX_WG.
  */
-__kernel void argmax_rows(__global const float* logits, int V, __global int* out,
-                          __local float* lv, __local int* li) {
+__kernel void argmax(__global const float* logits, int V, __global int* out,
+                     __local float* lv, __local int* li) {
     int t = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global const float* l = logits + (long) t * V;
     float best = -INFINITY;

@@ -130,8 +130,8 @@ __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScal
 
 /* Counting sort of the n = T*K token-slots by expert: offsets[0..E], list[] = slots ordered by expert then
  * slot; cursor (E entries) is scratch. Ids outside 0..E-1 are left out. One work item. */
-__kernel void moe_group(__global const int* ids, int n, int E, __global int* offsets, __global int* cursor,
-                        __global int* list) {
+__kernel void moe_sort(__global const int* ids, int n, int E, __global int* offsets, __global int* cursor,
+                       __global int* list) {
     if (get_global_id(0) != 0) return;
     for (int e = 0; e <= E; e++) offsets[e] = 0;
     for (int s = 0; s < n; s++) {
@@ -169,11 +169,11 @@ inline int mx_block(__global const uchar* codes, __global const uchar* scales, i
 }
 
 /* mlp1 + SwiGLU for every slot routed to expert e. One work-group per (unit u, expert e). */
-__kernel void moe_gate_up_grouped(__global const uchar* gCodes, __global const uchar* gScales,
-                                  __global const uchar* uCodes, __global const uchar* uScales, int ggml,
-                                  __global const float* gBias, __global const float* uBias,
-                                  __global const float* x, __global const int* offsets, __global const int* list,
-                                  int K, int H, int I, float limit, __global float* hout, __local float* scratch) {
+__kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uchar* gScales,
+                                __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                                __global const float* gBias, __global const float* uBias,
+                                __global const float* x, __global const int* offsets, __global const int* list,
+                                int K, int H, int I, float limit, __global float* hout, __local float* scratch) {
     int u = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int begin = offsets[e], end = offsets[e + 1];
@@ -214,10 +214,10 @@ __kernel void moe_gate_up_grouped(__global const uchar* gCodes, __global const u
 
 /* mlp2 for every slot routed to expert e: y[slot, d] = w_slot * (down_e[d] . h_slot + downBias_e[d]).
  * One work-group per (output d, expert e). */
-__kernel void moe_down_grouped(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
-                               __global const float* dBias, __global const float* hin, __global const int* offsets,
-                               __global const int* list, __global const float* weights, int H, int I,
-                               __global float* y, __local float* scratch) {
+__kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+                             __global const float* dBias, __global const float* hin, __global const int* offsets,
+                             __global const int* list, __global const float* weights, int H, int I,
+                             __global float* y, __local float* scratch) {
     int d = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int begin = offsets[e], end = offsets[e + 1];

@@ -1,5 +1,5 @@
 /*
- * MoE router selection (the logits g = Wr x + br come from the linear kernel):
+ * MoE router selection (the logits g = Wr x + br come from the dense kernel):
  * for each row t, the K largest of g[t, 0..E) sorted descending, ties to the lower expert index
  * (strict > while scanning upwards); weights = softmax over the K selected logits only:
  *   w_j = e^(g_j - g_0) / sum_k e^(g_k - g_0).   One work item per row; K <= 32.

@@ -15,6 +15,8 @@
  *
  *   java kernels/tools/PtxBuild.java --src DIR --out DIR --prebuilt DIR --work DIR --archs 80,90
  *                                    [--nvcc PATH|auto|none] [--update-prebuilt true|false]
+ *   java kernels/tools/PtxBuild.java --src DIR --prebuilt DIR --check-prebuilt true
+ *                                    (exits 1, naming them, when committed PTX is missing or older than its source)
  *
  * --nvcc none (-Dgoss.nvcc=none) builds as if there were no nvcc: prebuilt PTX or nothing.
  *
@@ -24,7 +26,11 @@
  *                                         target's PTX ISA (ptx.isa.sm_XX: the highest of its files)
  *
  * Without nvcc the PTX files committed under --prebuilt are used, but only those whose recorded
- * source hash (prebuilt/SOURCES) matches the current .cu file; stale ones are named and left out.
+ * source hash (prebuilt/SOURCES: the .cu file and every header of the folder) matches; stale ones are named and
+ * left out. One PTX file per kernel file is committed, NAME.ptx for the lowest target: nvcc writes the same PTX for
+ * every target of these kernels but for the `.version` and `.target` lines (none of them asks for __CUDA_ARCH__),
+ * so the others are that file with the two lines each target had (recorded in SOURCES as NAME.isa.sm_XX);
+ * -Dgoss.cuda.updatePrebuilt=true checks that this is so before it writes them.
  * With neither, it prints why and writes no kernels.properties, and the CUDA backend reports
  * "CUDA kernels were not built". The build itself only fails when a compiler it found fails.
  */
@@ -56,13 +62,22 @@ public final class PtxBuild {
     public static void main(String[] args) throws Exception {
         Map<String, String> opt = parseArgs(args);
         Path src = Path.of(required(opt, "src"));
-        Path out = Path.of(required(opt, "out"));
+        Path out = Path.of(opt.getOrDefault("out", "."));
         Path prebuilt = Path.of(required(opt, "prebuilt"));
-        Path work = Path.of(required(opt, "work"));
-        List<String> archs = List.of(required(opt, "archs").split(","));
+        Path work = Path.of(opt.getOrDefault("work", "."));
+        List<String> archs = List.of(opt.getOrDefault("archs", "75,80,90").split(","));
         boolean updatePrebuilt = Boolean.parseBoolean(opt.getOrDefault("update-prebuilt", "false"));
 
         List<Path> sources = listSources(src);
+        if (Boolean.parseBoolean(opt.getOrDefault("check-prebuilt", "false"))) {
+            List<String> stale = stalePrebuilt(src, sources, prebuilt);
+            if (!stale.isEmpty()) {
+                fail("the committed PTX in " + prebuilt + " is missing or older than its source for " + String.join(", ", stale)
+                        + ": rebuild it with nvcc (./gossw mvn -pl kernels process-resources -Dgoss.cuda.updatePrebuilt=true) and commit it");
+            }
+            System.out.println(TAG + "committed PTX matches its sources: " + sources.size() + " kernel file(s)");
+            return;
+        }
         if (sources.isEmpty()) {
             System.out.println(TAG + "no .cu files in " + src + "; nothing to build");
             return;
@@ -120,23 +135,19 @@ public final class PtxBuild {
                 warnIfPrebuiltStale(src, sources, prebuilt);
             }
         } else {
-            Map<String, String> hashes = readPrebuiltSources(prebuilt);
-            String release = hashes.getOrDefault("cuda.release", "unknown");
-            List<String> stale = new ArrayList<>();
+            Map<String, String> recorded = readPrebuiltSources(prebuilt);
+            String release = recorded.getOrDefault("cuda.release", "unknown");
+            List<String> stale = stalePrebuilt(src, sources, prebuilt);
             for (Path cu : sources) {
                 String name = baseName(cu);
-                boolean complete = archs.stream().allMatch(a -> Files.isRegularFile(prebuilt.resolve(name + ".sm_" + a + ".ptx")));
-                if (!complete) {
+                if (stale.contains(cu.getFileName().toString())
+                        || !archs.stream().allMatch(a -> recorded.containsKey(name + ".isa.sm_" + a))) {
                     continue;
                 }
-                if (!sha256(cu).equals(hashes.get(cu.getFileName().toString()))) {
-                    stale.add(cu.getFileName().toString());
-                    continue;
-                }
+                String base = readPtx(prebuilt.resolve(name + ".ptx"));
                 for (String arch : archs) {
-                    Path ptx = prebuilt.resolve(name + ".sm_" + arch + ".ptx");
-                    Path dest = out.resolve(ptx.getFileName());
-                    Files.copy(ptx, dest, StandardCopyOption.REPLACE_EXISTING);
+                    Path dest = out.resolve(name + ".sm_" + arch + ".ptx");
+                    write(dest, forTarget(base, arch, recorded.get(name + ".isa.sm_" + arch)));
                     if (ptxas != null) {
                         run(List.of(ptxas.toString(), "-arch=sm_" + arch, "-O3", dest.toString(), "-o",
                                 work.resolve(name + ".sm_" + arch + ".prebuilt.cubin").toString()), "ptxas " + dest.getFileName());
@@ -416,47 +427,87 @@ public final class PtxBuild {
         return m;
     }
 
-    private static void warnIfPrebuiltStale(Path src, List<Path> sources, Path prebuilt) throws IOException {
-        Map<String, String> hashes = readPrebuiltSources(prebuilt);
-        if (hashes.isEmpty()) {
-            return;
-        }
+    /** The .cu files whose committed PTX is missing or was built from another text of them or of the headers. */
+    private static List<String> stalePrebuilt(Path src, List<Path> sources, Path prebuilt) throws IOException {
+        Map<String, String> recorded = readPrebuiltSources(prebuilt);
         List<String> stale = new ArrayList<>();
         for (Path cu : sources) {
-            String recorded = hashes.get(cu.getFileName().toString());
-            if (recorded == null || !recorded.equals(sha256(cu))) {
-                stale.add(cu.getFileName().toString());
+            String file = cu.getFileName().toString();
+            if (!Files.isRegularFile(prebuilt.resolve(baseName(cu) + ".ptx")) || !sourceHash(src, cu).equals(recorded.get(file))) {
+                stale.add(file);
             }
         }
+        return stale;
+    }
+
+    private static void warnIfPrebuiltStale(Path src, List<Path> sources, Path prebuilt) throws IOException {
+        List<String> stale = stalePrebuilt(src, sources, prebuilt);
         if (!stale.isEmpty()) {
             System.out.println(TAG + "note: prebuilt PTX in " + prebuilt + " is missing or out of date for "
                     + String.join(", ", stale) + "; refresh it with -Dgoss.cuda.updatePrebuilt=true before committing");
         }
     }
 
+    /** A target's PTX from the committed one: its `.version` (the ISA recorded for it) and its `.target`. */
+    private static String forTarget(String ptx, String arch, String isa) {
+        String[] v = isa.split("\\.");
+        return new Isa(Integer.parseInt(v[0]), Integer.parseInt(v[1])).apply(ptx)
+                .replaceFirst("(?m)^\\.target\\s+sm_\\d+\\s*$", ".target sm_" + arch);
+    }
+
     private static void updatePrebuilt(Path src, List<Path> sources, Path out, Path prebuilt, List<String> archs,
                                        String release) throws IOException {
         Files.createDirectories(prebuilt);
         StringBuilder sb = new StringBuilder();
-        sb.append("# sha256 of each kernels/cuda/*.cu that the PTX files here were built from; written by\n");
-        sb.append("# kernels/tools/PtxBuild.java with -Dgoss.cuda.updatePrebuilt=true. Used only when nvcc is absent.\n");
+        sb.append("# What the PTX files here were built from, written by kernels/tools/PtxBuild.java with\n");
+        sb.append("# -Dgoss.cuda.updatePrebuilt=true and used only when nvcc is absent: NAME.cu = sha256 of the .cu file and every\n");
+        sb.append("# header of the folder; NAME.ptx is the PTX of the first target, NAME.isa.sm_XX the .version of each target's.\n");
         sb.append("cuda.release=").append(release).append('\n');
+        try (Stream<Path> old = Files.list(prebuilt)) {
+            for (Path p : (Iterable<Path>) old::iterator) {
+                if (p.getFileName().toString().endsWith(".ptx")) {
+                    Files.delete(p);
+                }
+            }
+        }
         for (Path cu : sources) {
             String name = baseName(cu);
+            String base = readPtx(out.resolve(name + ".sm_" + archs.get(0) + ".ptx"));
+            sb.append(cu.getFileName()).append('=').append(sourceHash(src, cu)).append('\n');
             for (String arch : archs) {
-                String f = name + ".sm_" + arch + ".ptx";
-                Files.copy(out.resolve(f), prebuilt.resolve(f), StandardCopyOption.REPLACE_EXISTING);
+                String ptx = readPtx(out.resolve(name + ".sm_" + arch + ".ptx"));
+                String isa = Isa.of(ptx).toString();
+                if (!forTarget(base, arch, isa).equals(ptx)) {
+                    fail(name + ".sm_" + arch + ".ptx differs from " + name + ".sm_" + archs.get(0) + ".ptx beyond .version and "
+                            + ".target, so it cannot be derived from one committed file; commit each target's PTX instead");
+                }
+                sb.append(name).append(".isa.sm_").append(arch).append('=').append(isa).append('\n');
             }
-            sb.append(cu.getFileName()).append('=').append(sha256(cu)).append('\n');
+            write(prebuilt.resolve(name + ".ptx"), base);
         }
         Files.writeString(prebuilt.resolve("SOURCES"), sb.toString(), StandardCharsets.UTF_8);
         System.out.println(TAG + "updated prebuilt PTX in " + prebuilt);
     }
 
-    private static String sha256(Path file) throws IOException {
+    /** sha256 of a .cu file followed by every header of its folder (.cuh, .h, by name): what its PTX depends on. */
+    private static String sourceHash(Path src, Path cu) throws IOException {
+        StringBuilder text = new StringBuilder(normalized(cu));
+        try (Stream<Path> s = Files.list(src)) {
+            for (Path h : s.filter(p -> p.getFileName().toString().endsWith(".cuh") || p.getFileName().toString().endsWith(".h"))
+                    .sorted().toList()) {
+                text.append("\n// ").append(h.getFileName()).append('\n').append(normalized(h));
+            }
+        }
+        return sha256(text.toString());
+    }
+
+    /** The text with normalised line endings, so that a Windows checkout (CRLF) hashes the same. */
+    private static String normalized(Path file) throws IOException {
+        return Files.readString(file, StandardCharsets.UTF_8).replace("\r\n", "\n");
+    }
+
+    private static String sha256(String text) {
         try {
-            // Hash with normalised line endings so a Windows checkout (CRLF) matches.
-            String text = Files.readString(file, StandardCharsets.UTF_8).replace("\r\n", "\n");
             byte[] d = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
             return HexFormat.of().formatHex(d);
         } catch (NoSuchAlgorithmException e) {

@@ -5,7 +5,7 @@
  *
  *   - __global__/__device__/__host__/__constant__ are empty, __forceinline__ is inline (one flat address space).
  *   - __shared__ is `static thread_local`: a block's threads are fibers on one OS thread and share it; blocks
- *     running in parallel are on different OS threads. Dynamic shared memory: DYNAMIC_SHARED (goss_cuda.h).
+ *     running in parallel are on different OS threads. Dynamic shared memory: DYNAMIC_SHARED (kernels/cuda/common.cuh).
  *   - threadIdx/blockIdx/blockDim/gridDim come from the running fiber (uint3, x fastest; warps are 32
  *     consecutive linear thread indices).
  *   - __syncthreads() is a block-wide rendezvous; __syncwarp and __shfl_sync/_up/_down/_xor (float, int,
@@ -69,10 +69,16 @@ template <class... A> struct Registrar {
 };
 } // namespace cuemu
 
-// One line per kernel in cuda_kernels.cpp: CUDA_EMU_KERNEL(add_f32)
+// One line per kernel, generated from the sources (cuda_kernels.cpp): CUDA_EMU_KERNEL(add)
 #define CUDA_EMU_KERNEL(name) static cuemu::Registrar cuemu_registrar_##name(#name, name);
 
+// An entry point's mark: nothing, except when the build lists the entry points (g++ -E -DGOSS_CUDA_EMU_LIST), where
+// it stays in the preprocessed text as CUDA_EMU_ENTRY before the kernel's name.
+#ifdef GOSS_CUDA_EMU_LIST
+#define __global__ CUDA_EMU_ENTRY
+#else
 #define __global__
+#endif
 #define __device__
 #define __host__
 #define __constant__

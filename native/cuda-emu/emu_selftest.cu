@@ -1,7 +1,7 @@
 // Kernels that test the emulated CUDA device itself (barrier, shuffles, atomics, shared memory, indices, and
 // that misuse is reported); compiled into the fake driver next to kernels/cuda and run by cuda_emu_selftest.cpp.
 // CUDA C++ as for nvcc; only compiled by the emulator.
-#include "goss_cuda.h"
+#include "common.cuh"
 
 // out[b*n + i] = in[b*n + n-1-i] through a static __shared__ array: only right if __syncthreads really waits.
 extern "C" __global__ void emu_test_reverse(const float* in, float* out)

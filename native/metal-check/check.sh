@@ -68,7 +68,7 @@ msl_check() {
   return 1
 }
 msl_check "$root/kernels/metal/goss.metal"
-echo "Metal kernels (kernels/metal/goss.metal): only Metal Shading Language built-ins: passed"
+echo "Metal kernels (kernels/metal/goss.metal and the files it includes): only Metal Shading Language built-ins: passed"
 
 [ "$planted" = 1 ] || exit 0
 # plant ID WHAT FILE SED: a copy of the shim and header with one mistake; the check must fail on it
@@ -89,9 +89,9 @@ plant selector "misspelled selector (setBufer:offset:atIndex:)" goss_metal.m 's/
 plant argument "wrong argument type (a command buffer as the pipeline state)" goss_metal.m 's/\[encoder(c) setComputePipelineState:c->pso\]/[encoder(c) setComputePipelineState:c->cb]/'
 plant header "wrong type in the stand-in header (offset:(uint32_t))" Metal/Metal.h 's/offset:(NSUInteger)offset atIndex/offset:(uint32_t)offset atIndex/'
 echo "== planted: a C library call in the kernels (sqrtf instead of rsqrt)"
-mkdir -p "$work/planted/msl"
-sed 's|float inv = rsqrt(total|float inv = 1.0f / sqrtf(total|' "$root/kernels/metal/goss.metal" > "$work/planted/msl/goss.metal"
-grep -q sqrtf "$work/planted/msl/goss.metal" || { echo "planted sqrtf: the edit changed nothing"; exit 1; }
+rm -rf "$work/planted/msl" && mkdir -p "$work/planted/msl" && cp "$root"/kernels/metal/*.metal "$root"/kernels/metal/*.h "$work/planted/msl/"
+sed -i 's|float inv = rsqrt(total|float inv = 1.0f / sqrtf(total|' "$work/planted/msl/rmsnorm.metal"
+grep -q sqrtf "$work/planted/msl/rmsnorm.metal" || { echo "planted sqrtf: the edit changed nothing"; exit 1; }
 if msl_check "$work/planted/msl/goss.metal" > "$work/planted/msl/out.txt"; then echo "planted sqrtf: NOT caught"; exit 1; fi
 sed 's/^/  /' "$work/planted/msl/out.txt"
 echo "planted mistakes: all 4 caught"

@@ -218,7 +218,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     int nparams;
     size_t sizes[GOSS_CUEMU_MAX_PARAMS];
     if (goss_cuemu_kernel(name, &nparams, sizes) != 0) {
-        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (native/cuda-emu/cuda_kernels.cpp)\n", name);
+        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (native/cuda-emu/cuda_kernels.cpp: is its file in kernels/cuda?)\n", name);
         return CUDA_ERROR_NOT_FOUND;
     }
     if (nparams > MAX_PARAMS) return CUDA_ERROR_NOT_FOUND;
@@ -267,7 +267,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
                 "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first\n", f->name, sharedMemBytes);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (strcmp(f->name, "rmsnorm_f32") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
+    if (strcmp(f->name, "rmsnorm") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
     struct node n = { f, { gx, gy, gz }, { bx, by, bz }, sharedMemBytes, { { 0 } } };
     for (int i = 0; i < f->nparams; i++) memcpy(n.values[i], kernelParams[i], f->sizes[i]);
     if (hStream->capturing) {

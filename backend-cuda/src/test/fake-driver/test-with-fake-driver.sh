@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the cuda backend's tests against the fake driver in fakecuda.c, so the whole CUDA path runs end to end
 # on a machine without a GPU: the Java layer (bindings, argument packing, JIT options, graphs, error paths)
-# and the REAL kernels of kernels/cuda (ops.cu, rmsnorm.cu, add.cu), compiled for the host as C++ under the
+# and the REAL kernels of kernels/cuda (every .cu file), compiled for the host as C++ under the
 # CUDA emulator (native/cuda-emu/cuda_emu.h on the fiber scheduler native/gpu-emu/fibers.cpp). cuLaunchKernel
 # and graph replay run them block by block (blocks on a few OS threads, GOSS_EMU_THREADS), so
 # CudaConformanceTest and CudaSmallBlocksConformanceTest compare the actual kernels with the reference backend
@@ -21,10 +21,17 @@ mkdir -p "$out"
 cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -fsanitize=alignment -fno-sanitize-recover=alignment
           -Wno-maybe-uninitialized
           -I"$emu" -I"$root/native/gpu-emu" -I"$root/kernels/cuda")
+# The kernel sources and their entry points, for cuda_kernels.cpp: every kernels/cuda/*.cu, and every name that
+# follows a __global__ once the preprocessor has run (so entry points made by macros are found too).
+for cu in "$root"/kernels/cuda/*.cu; do echo "#include \"$(basename "$cu")\""; done > "$out/cuda_kernel_sources.inc"
+g++ "${cxxflags[@]}" -I"$out" -DGOSS_CUDA_EMU_LIST -E "$emu/cuda_kernels.cpp" \
+    | grep -oE 'CUDA_EMU_ENTRY void [A-Za-z_][A-Za-z_0-9]*' | sed -E 's/^CUDA_EMU_ENTRY void (.*)$/CUDA_EMU_KERNEL(\1)/' \
+    > "$out/cuda_kernel_registry.inc"
+echo "emulated CUDA kernels: $(wc -l < "$out/cuda_kernel_registry.inc") entry points from $(ls "$root"/kernels/cuda/*.cu | wc -l) files"
 pids=()
 for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$root/native/gpu-emu/fibers.cpp"; do
     rm -f "$out/$(basename "$src" .cpp).o"
-    g++ "${cxxflags[@]}" -c -o "$out/$(basename "$src" .cpp).o" "$src" &
+    g++ "${cxxflags[@]}" -I"$out" -c -o "$out/$(basename "$src" .cpp).o" "$src" &
     pids+=($!)
 done
 cc -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -Wall -Wextra -Werror -fPIC -I"$cuda_include" -I"$emu" \

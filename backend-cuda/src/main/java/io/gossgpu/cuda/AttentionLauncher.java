@@ -7,19 +7,28 @@ import io.gossgpu.cuda.CudaKernel.Dim3;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
+import java.util.List;
+
 import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
 import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 
 /**
- * RoPE, attention and the KV-cache store (ops.cu's rope_f32, sdpa_f32, kv_store_f32; sdpa_prefill.cu). Batches of at
+ * RoPE (rope.cu), attention and the KV-cache store (attention.cu: attention_tiled, attention_combine, attention,
+ * kv_store). Batches of at
  * least {@code GOSS_CUDA_SDPA_TILED_MIN_T} tokens (default 2) take the tiled kernel: one block per KV head and query
  * tile for all its query heads. A decode step takes the same kernel with the keys split over
- * {@code GOSS_CUDA_SDPA_SPLITS} blocks per KV head (default 32; 0: sdpa_f32), a fixed grid, so the step's graph
+ * {@code GOSS_CUDA_SDPA_SPLITS} blocks per KV head (default 32; 0: the plain kernel), a fixed grid, so the step's graph
  * replays at every position. A step of several sequences runs these kernels once per sequence, on its rows (pointers
  * moved to its first row) and its cache; each sequence's position is read by the kernels from its slot of the step
  * buffer.
  */
 final class AttentionLauncher {
+    static final CudaEntry ROPE = new CudaEntry("rope", "rope", "piiipp"),
+            ATTENTION = new CudaEntry("attention", "attention", "pppppppipiiiiiif"),
+            KV_STORE = new CudaEntry("attention", "kv_store", "ppppipiii"),
+            TILED = new CudaEntry("attention", "attention_tiled", "pppppppipiiiiiifip"),
+            COMBINE = new CudaEntry("attention", "attention_combine", "ppiiiip");
+    static final List<CudaEntry> ENTRIES = List.of(ROPE, ATTENTION, KV_STORE, TILED, COMBINE);
     /** Block size of the tiled kernel; (query, head) pairs per block. */
     static final int TILED_THREADS = 256, TILE_PAIRS = 16;
 
@@ -30,18 +39,18 @@ final class AttentionLauncher {
     /** Attention calls that took the tiled kernel (for tests). */
     long tiledCalls;
 
-    AttentionLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, CudaModule ops, CudaModule prefill, BackendOptions o) {
+    AttentionLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, CudaModules modules, BackendOptions o) {
         this.launch = launch;
         this.scratch = scratch;
         sdpaBlock = CudaKnobs.SDPA.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         tiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value(o);
         splits = CudaKnobs.SDPA_SPLITS.value(o);
-        kRope = ops.function("rope_f32");
-        kSdpa = ops.function("sdpa_f32");
-        kKvStore = ops.function("kv_store_f32");
-        kTiled = prefill.function("sdpa_tiled_f32");
-        kCombine = prefill.function("sdpa_combine_f32");
+        kRope = modules.kernel(ROPE);
+        kSdpa = modules.kernel(ATTENTION);
+        kKvStore = modules.kernel(KV_STORE);
+        kTiled = modules.kernel(TILED);
+        kCombine = modules.kernel(COMBINE);
         checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
         checkBlock(kKvStore, CudaKnobs.ELEMENTWISE, elementwiseBlock);
         if (kTiled.maxThreadsPerBlock() < TILED_THREADS)

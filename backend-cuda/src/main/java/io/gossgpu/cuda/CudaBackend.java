@@ -18,8 +18,10 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.stream.Stream;
 
 /**
  * The {@code cuda} backend: the device layer ({@link DeviceBackend}) over one device's primary context and its one
@@ -47,8 +49,9 @@ import java.util.TreeMap;
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public static final String NAME = "cuda";
 
-    /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
-    static final String[] MODULES = {"ops", "dense", "rmsnorm", "add", "moe_prefill", "sdpa_prefill", "sample"};
+    /** Every kernel entry point the launchers run. */
+    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, AttentionLauncher.ENTRIES, MoeLauncher.ENTRIES,
+            SampleLauncher.ENTRIES).flatMap(List::stream).toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
     static final int STEP_SEQUENCES = 1024;
@@ -61,7 +64,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaDeviceDriver device;
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
-    private final CudaModule[] modules = new CudaModule[MODULES.length];
+    private final CudaModules modules;
     final DenseLauncher dense;
     final AttentionLauncher attention;
     final MoeLauncher moe;
@@ -98,22 +101,17 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         this.device = device;
         this.queue = queue;
         this.stepBuf = step;
+        this.modules = new CudaModules(ctx);
         try {
-            for (int i = 0; i < MODULES.length; i++) modules[i] = ctx.loadModule(MODULES[i]);
             CudaLaunch launch = new CudaLaunch(queue);
-            dense = new DenseLauncher(launch, module("dense"), module("rmsnorm"), module("add"), ctx.device().multiprocessors(), options);
-            attention = new AttentionLauncher(launch, scratch, module("ops"), module("sdpa_prefill"), options);
-            moe = new MoeLauncher(launch, scratch, dense, module("ops"), module("moe_prefill"), options);
-            sampling = new SampleLauncher(launch, stepBuf, module("ops"), module("sample"), options);
+            dense = new DenseLauncher(launch, modules, ctx.device().multiprocessors(), options);
+            attention = new AttentionLauncher(launch, scratch, modules, options);
+            moe = new MoeLauncher(launch, scratch, dense, modules, options);
+            sampling = new SampleLauncher(launch, stepBuf, modules, options);
         } catch (RuntimeException e) {
-            for (CudaModule m : modules) if (m != null) m.close();
+            modules.close();
             throw e;
         }
-    }
-
-    private CudaModule module(String name) {
-        for (int i = 0; i < MODULES.length; i++) if (MODULES[i].equals(name)) return modules[i];
-        throw new IllegalArgumentException(name);
     }
 
     /** Graphs captured and launched, and kernels launched one by one, since this backend was created. */
@@ -293,7 +291,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         try {
             queue.close();
             stepBuf.close();
-            for (CudaModule m : modules) m.close();
+            modules.close();
         } finally {
             ctx.close(); // releasing the primary context frees whatever tensors and caches are still open
         }

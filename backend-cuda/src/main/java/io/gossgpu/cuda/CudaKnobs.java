@@ -17,21 +17,21 @@ final class CudaKnobs {
     static final Knob LINEAR = block("LINEAR", 256, "the dense matmul/matvec (linear, router logits, logits)");
     static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
     static final Knob SDPA = block("SDPA", 128, "attention");
-    static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (ops.cu)");
+    static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
     static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
     static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
 
-    /** Batches of at least this many tokens take the MoE batched by expert (moe_prefill.cu). */
+    /** Batches of at least this many tokens take the MoE batched by expert (moe.cu's tiled kernels). */
     static final Knob MOE_TILED_MIN_T = Knob.of(CudaBackend.NAME, "MOE_TILED", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
-            "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_prefill.cu)")
+            "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_sort, moe_*_tiled)")
             .tuneValues(1, 2, 4, 8, 16, 64, Integer.MAX_VALUE);
-    /** Batches of at least this many tokens take the tiled attention (sdpa_prefill.cu). */
+    /** Batches of at least this many tokens take the tiled attention (attention_tiled). */
     static final Knob SDPA_TILED_MIN_T = Knob.of(CudaBackend.NAME, "SDPA_TILED", "MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE),
-            "a token count", "batches of at least this many tokens take the tiled attention (sdpa_prefill.cu)")
+            "a token count", "batches of at least this many tokens take the tiled attention (attention_tiled)")
             .tuneValues(2, 4, 16, 64, Integer.MAX_VALUE);
-    /** Decode attention: blocks per KV head over the keys (sdpa_tiled_f32 + sdpa_combine_f32), 0 for ops.cu's sdpa_f32. */
+    /** Decode attention: blocks per KV head over the keys (attention_tiled + attention_combine), 0 for the plain attention kernel. */
     static final Knob SDPA_SPLITS = Knob.of(CudaBackend.NAME, "SDPA", "SPLITS", 32, KnobValues.range(0, 1024),
-            "a split count", "decode attention: blocks per KV head over the keys (sdpa_prefill.cu), 0 for sdpa_f32")
+            "a split count", "decode attention: blocks per KV head over the keys (attention_tiled), 0 for the plain attention kernel")
             .tuneValues(0, 4, 8, 16, 32, 64, 128);
 
     /** From this many tokens on a linear layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */

@@ -6,15 +6,17 @@ import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.model.WeightFormat;
 
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
 import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 
 /**
  * The dense layers and the elementwise ops between them: embedding rows and linear layers in every dense format
- * (dense.cu), RMSNorm (rmsnorm.cu) and the residual add (add.cu).
+ * (embed.cu, dense.cu), RMSNorm (rmsnorm.cu) and the residual add (add.cu).
  *
  * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
  * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
@@ -22,8 +24,34 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
  * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  */
 final class DenseLauncher {
-    /** The dense.cu kernels of one element type (F32, F16, BF16, Q8_0). */
+    /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
+    private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
+    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", "rmsnorm", "pppif"),
+            ADD = new CudaEntry("add", "add", "pppp");
+    /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_LINEAR_TILE_T} × {@code _TILE_R}). */
+    static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
+                    Stream.of(embed(f), matvec(f)),
+                    CudaKnobs.LINEAR_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.LINEAR_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
+            Stream.of(RMSNORM, ADD)).toList();
+
+    /** The kernels of one element type (F32, F16, BF16, Q8_0). */
     private record Kernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {}
+
+    private static String suffix(WeightFormat f) {
+        return f.name().toLowerCase(Locale.ROOT);
+    }
+
+    static CudaEntry embed(WeightFormat f) {
+        return new CudaEntry("embed", "embed_" + suffix(f), "pppiip");
+    }
+
+    static CudaEntry matvec(WeightFormat f) {
+        return new CudaEntry("dense", "dense_matvec_" + suffix(f), "pppipiiipipipi");
+    }
+
+    static CudaEntry gemm(WeightFormat f, int tileT, int tileR) {
+        return new CudaEntry("dense", "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, "pppipiiipipip");
+    }
 
     private final CudaLaunch launch;
     private final int multiprocessors;
@@ -31,8 +59,7 @@ final class DenseLauncher {
     private final CudaKernel kRms, kAdd;
     final int linearBlock, rmsBlock, elementwiseBlock, gemmMinT, tileT, tileR;
 
-    DenseLauncher(CudaLaunch launch, CudaModule denseModule, CudaModule rmsModule, CudaModule addModule, int multiprocessors,
-                  BackendOptions o) {
+    DenseLauncher(CudaLaunch launch, CudaModules modules, int multiprocessors, BackendOptions o) {
         this.launch = launch;
         this.multiprocessors = multiprocessors;
         linearBlock = CudaKnobs.LINEAR.value(o);
@@ -41,10 +68,8 @@ final class DenseLauncher {
         gemmMinT = CudaKnobs.LINEAR_GEMM_T.value(o);
         tileT = CudaKnobs.LINEAR_TILE_T.value(o);
         tileR = CudaKnobs.LINEAR_TILE_R.value(o);
-        for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0}) {
-            String e = f.name().toLowerCase(Locale.ROOT);
-            Kernels k = new Kernels(denseModule.function("dense_embed_" + e), denseModule.function("dense_matvec_" + e),
-                    denseModule.function("dense_gemm_" + e + "_" + tileT + "x" + tileR));
+        for (WeightFormat f : FORMATS) {
+            Kernels k = new Kernels(modules.kernel(embed(f)), modules.kernel(matvec(f)), modules.kernel(gemm(f, tileT, tileR)));
             checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
             if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16)
                 throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
@@ -53,8 +78,8 @@ final class DenseLauncher {
             checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
             dense.put(f, k);
         }
-        kRms = rmsModule.function("rmsnorm_f32");
-        kAdd = addModule.function("add_f32");
+        kRms = modules.kernel(RMSNORM);
+        kAdd = modules.kernel(ADD);
         checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
         checkBlock(kAdd, CudaKnobs.ELEMENTWISE, elementwiseBlock);
     }

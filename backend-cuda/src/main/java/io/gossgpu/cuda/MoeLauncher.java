@@ -9,18 +9,28 @@ import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
+import java.util.List;
+
 import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
 import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 
 /**
- * The router's top-k (ops.cu's topk_softmax_f32) and the MXFP4 mixture of experts: per (token, slot) for decode
- * (ops.cu's moe_gate_up and moe_down), and batched by expert for batches of at least
- * {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens (moe_prefill.cu: the slots sorted by expert on the device, gate/up +
+ * The router's top-k (router.cu's topk_softmax) and the MXFP4 mixture of experts (moe.cu): per (token, slot) for decode
+ * (moe_gate_up and moe_down), and batched by expert for batches of at least
+ * {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine: the slots sorted by expert on the device, gate/up +
  * SwiGLU and down per expert and tile of 32 slots with each MXFP4 row decoded once per tile, then the K slot outputs
  * of each token summed in slot order). Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
-    /** Slots per work tile of moe_prefill.cu (MOE_TM). */
+    static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", "piiipp"),
+            GATE_UP = new CudaEntry("moe", "moe_gate_up", "ppppippppiiiifp"),
+            DOWN = new CudaEntry("moe", "moe_down", "ppippppiiiip"),
+            SORT = new CudaEntry("moe", "moe_sort", "piipppp"),
+            GATE_UP_TILED = new CudaEntry("moe", "moe_gate_up_tiled", "ppppipppppppiiifp"),
+            DOWN_TILED = new CudaEntry("moe", "moe_down_tiled", "ppippppppiip"),
+            COMBINE = new CudaEntry("moe", "moe_combine", "ppiiip");
+    static final List<CudaEntry> ENTRIES = List.of(TOPK, GATE_UP, DOWN, SORT, GATE_UP_TILED, DOWN_TILED, COMBINE);
+    /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
 
     private final CudaLaunch launch;
@@ -31,20 +41,20 @@ final class MoeLauncher {
     /** MoE calls that took the kernels batched by expert (for tests). */
     long tiledCalls;
 
-    MoeLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, CudaModule ops, CudaModule prefill, BackendOptions o) {
+    MoeLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, CudaModules modules, BackendOptions o) {
         this.launch = launch;
         this.scratch = scratch;
         this.dense = dense;
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         tiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(o);
-        kTopK = ops.function("topk_softmax_f32");
-        kGateUp = ops.function("moe_gate_up");
-        kDown = ops.function("moe_down");
-        kSort = prefill.function("moe_sort");
-        kGateUpTiled = prefill.function("moe_gate_up_tiled");
-        kDownTiled = prefill.function("moe_down_tiled");
-        kCombine = prefill.function("moe_combine");
+        kTopK = modules.kernel(TOPK);
+        kGateUp = modules.kernel(GATE_UP);
+        kDown = modules.kernel(DOWN);
+        kSort = modules.kernel(SORT);
+        kGateUpTiled = modules.kernel(GATE_UP_TILED);
+        kDownTiled = modules.kernel(DOWN_TILED);
+        kCombine = modules.kernel(COMBINE);
         checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
         checkBlock(kDown, CudaKnobs.MOE, moeBlock);
         checkBlock(kCombine, CudaKnobs.ELEMENTWISE, elementwiseBlock);
@@ -81,7 +91,7 @@ final class MoeLauncher {
                         .ptr(r.ids()).ptr(r.weights()).i32(T).i32(k).i32(h).i32(inter).ptr(out));
     }
 
-    /** The MoE batched by expert (moe_prefill.cu). */
+    /** The MoE batched by expert (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine). */
     private void tiled(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, CudaBuffer hidden,
                        long out, int maxTiles) {
         int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize(), experts = c.numExperts(), slots = T * k;

@@ -3,15 +3,22 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 
+import java.util.List;
+
 import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 
 /**
- * What a step hands back: the argmax of logits rows (ops.cu's argmax_f32) and plain temperature sampling (sample.cu:
+ * What a step hands back: the argmax of logits rows (argmax.cu) and plain temperature sampling (sample.cu:
  * chunk maxima, chunk sums of {@code e_j} in double, then the crossing id). Both are part of a recorded decode step;
  * the temperature and the draw go to the step buffer by value on the stream ({@link #SAMPLING_OFFSET}), not as kernel
  * parameters, so the step's graph replays unchanged.
  */
 final class SampleLauncher {
+    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", "piip"),
+            MAX = new CudaEntry("sample", "sample_max", "piip"),
+            SUMS = new CudaEntry("sample", "sample_sums", "piippp"),
+            PICK = new CudaEntry("sample", "sample_pick", "piiipppp");
+    static final List<CudaEntry> ENTRIES = List.of(ARGMAX, MAX, SUMS, PICK);
     /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
     static final int SAMPLE_THREADS = 256;
     /** Where the sampling temperatures and draws (two doubles per sampled row) sit in the step buffer, after the positions. */
@@ -22,14 +29,14 @@ final class SampleLauncher {
     private final CudaKernel kArgmax, kMax, kSums, kPick;
     final int argmaxBlock;
 
-    SampleLauncher(CudaLaunch launch, CudaBuffer step, CudaModule ops, CudaModule sample, BackendOptions o) {
+    SampleLauncher(CudaLaunch launch, CudaBuffer step, CudaModules modules, BackendOptions o) {
         this.launch = launch;
         this.step = step;
         argmaxBlock = CudaKnobs.ARGMAX.value(o);
-        kArgmax = ops.function("argmax_f32");
-        kMax = sample.function("sample_max_f32");
-        kSums = sample.function("sample_sums_f32");
-        kPick = sample.function("sample_pick_f32");
+        kArgmax = modules.kernel(ARGMAX);
+        kMax = modules.kernel(MAX);
+        kSums = modules.kernel(SUMS);
+        kPick = modules.kernel(PICK);
         checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
         for (CudaKernel k : new CudaKernel[]{kMax, kSums, kPick})
             if (k.maxThreadsPerBlock() < SAMPLE_THREADS)

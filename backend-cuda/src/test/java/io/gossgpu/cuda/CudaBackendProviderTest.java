@@ -65,24 +65,4 @@ class CudaBackendProviderTest {
         assertEquals("invalid GOSS_CUDA_GRAPH=yes: the graph switch must be one of 0, 1", g.getMessage());
         assertEquals(0, CudaKnobs.GRAPH.value(none.with("GOSS_CUDA_GRAPH", " 0 ")));
     }
-
-    @Test
-    void everyKernelTheBackendLaunchesIsInThePackagedPtx() throws Exception {
-        var manifest = CudaKernels.manifest();
-        if (manifest.isEmpty()) {
-            return; // a build without nvcc and prebuilt PTX: CudaKernelsTest covers the message
-        }
-        String[][] entries = {{"ops", "rope_f32", "sdpa_f32", "kv_store_f32", "topk_softmax_f32",
-                "moe_gate_up", "moe_down", "argmax_f32"}, {"rmsnorm", "rmsnorm_f32"}, {"add", "add_f32"},
-                java.util.stream.Stream.concat(java.util.stream.Stream.of("dense"),
-                        CudaKernelSignaturesTest.DENSE.keySet().stream()).toArray(String[]::new)};
-        for (String arch : manifest.get().archs()) {
-            for (String[] m : entries) {
-                String ptx = new String(CudaKernels.ptx(m[0], arch), java.nio.charset.StandardCharsets.UTF_8);
-                for (int i = 1; i < m.length; i++) {
-                    assertTrue(ptx.contains(".entry " + m[i] + "("), m[0] + "." + arch + ".ptx lacks " + m[i]);
-                }
-            }
-        }
-    }
 }

@@ -126,7 +126,7 @@ class CudaDeviceTest {
     @Test
     void rmsnormMatchesAJavaLoop() {
         try (CudaModule module = ctx.loadModule("rmsnorm")) {
-            CudaKernel kernel = module.function("rmsnorm_f32");
+            CudaKernel kernel = module.function("rmsnorm");
             KernelArgs args = new KernelArgs();
             Random rnd = new Random(42);
             for (int n : new int[] {2880, 97, 1, 1023, 4097}) {
@@ -180,7 +180,7 @@ class CudaDeviceTest {
             b[i] = (float) rnd.nextGaussian();
         }
         try (CudaModule module = ctx.loadModule("add"); CudaBuffer da = ctx.allocate(4L * n); CudaBuffer db = ctx.allocate(4L * n)) {
-            CudaKernel add = module.function("add_f32");
+            CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
             add.launch(1024, 256, da, db, da, (long) n); // in place: a += b
@@ -204,7 +204,7 @@ class CudaDeviceTest {
             b[i] = 1f / (i + 1);
         }
         try (CudaModule module = ctx.loadModule("add"); CudaBuffer da = ctx.allocate(4L * n); CudaBuffer db = ctx.allocate(4L * n)) {
-            CudaKernel add = module.function("add_f32");
+            CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
             KernelArgs args = new KernelArgs().ptr(da).ptr(db).ptr(da).i64(n);

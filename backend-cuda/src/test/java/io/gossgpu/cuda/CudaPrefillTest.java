@@ -38,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The prefill kernels at batch sizes around their tiles, which the conformance kit (batches of 1, 3, 17 and
- * whole-model prefills of 26) does not reach: the MoE batched by expert (moe_prefill.cu, tiles of 32 slots)
+ * whole-model prefills of 26) does not reach: the MoE batched by expert (moe.cu's tiled kernels, tiles of 32 slots)
  * with T·K from a few slots to several tiles per expert, in both MXFP4 layouts (the OpenAI checkpoint's and
  * GGUF's block_mxfp4, whose 51-byte rows at width 96 are not 4-byte aligned), and whole-model prefill
  * logits of 70 tokens (sliding window 5) against the reference; decode attention with its keys split over 3

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * keys in chunks of 32 (more online-softmax rescalings than the test sequences have with the default 128),
  * one or three warps per linear block (a partial last block), MXFP4 rows split over fewer threads, and the
  * MoE batched by expert from T = 2 (the default kit takes it from T = 4: its batches of 17 and whole-model prefills),
- * and attention always with sdpa_f32 (the default kit takes sdpa_prefill.cu for every batch, decode steps with
+ * and attention always with the plain kernel (the default kit takes attention_tiled for every batch, decode steps with
  * their keys split over 32 blocks per KV head).
  * Skipped like {@link CudaConformanceTest}.
  */

@@ -6,9 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Properties;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,15 +33,11 @@ class PtxIsaSearchTest {
                     out[threadIdx.x] = r;
                 }
                 """, StandardCharsets.UTF_8);
-        Path tool = Path.of("..", "kernels", "tools", "PtxBuild.java").toAbsolutePath().normalize();
         Path out = dir.resolve("out");
-        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), tool.toString(),
-                "--src", src.toString(), "--out", out.toString(), "--prebuilt", dir.resolve("prebuilt").toString(),
-                "--work", dir.resolve("work").toString(), "--archs", "75,80", "--nvcc", "auto"))
-                .redirectErrorStream(true).start();
-        String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(5, TimeUnit.MINUTES), "PtxBuild did not finish");
-        assertEquals(0, p.exitValue(), log);
+        PtxBuildTool.Result r = PtxBuildTool.run("--src", src.toString(), "--out", out.toString(), "--prebuilt",
+                dir.resolve("prebuilt").toString(), "--work", dir.resolve("work").toString(), "--archs", "75,80", "--nvcc", "auto");
+        String log = r.log();
+        assertEquals(0, r.exitCode(), log);
         Properties m = new Properties();
         try (var in = Files.newInputStream(out.resolve("kernels.properties"))) {
             m.load(in);

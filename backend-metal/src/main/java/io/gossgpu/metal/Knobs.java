@@ -24,17 +24,17 @@ final class Knobs {
     static {
         tg("embed", 256);
         tg("rmsnorm", 256);
-        tg("linear", 256);
-        tg("linear_tiled", 128);
+        tg("dense", 256);
+        tg("dense_tiled", 128);
         tg("rope", 256);
         TG.put("attention", Knob.of(B, "attention", "TG", 32, KnobValues.oneOf(32), "threads per threadgroup",
                 "threads per threadgroup of attention: one simdgroup per (token, head), fixed"));
         tg("kv_store", 256);
         tg("topk_softmax", 64);
-        tg("moe_up", 256);
+        tg("moe_gate_up", 256);
         tg("moe_down", 256);
-        tg("moe_group", 64);
-        tg("moe_up_tiled", 128);
+        tg("moe_sort", 64);
+        tg("moe_gate_up_tiled", 128);
         tg("moe_down_tiled", 128);
         tg("moe_combine", 256);
         tg("add", 256);

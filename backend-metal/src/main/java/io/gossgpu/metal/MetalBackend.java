@@ -205,7 +205,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
     private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
-        Dispatch d = new Dispatch(tiled ? "linear_tiled" : "linear").buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias)
+        Dispatch d = new Dispatch(tiled ? "dense_tiled" : "dense").buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias)
                 .buf(2, x, xOffset).buf(3, out).params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows());
         if (tiled) d.run((long) ((m.rows() + 31) / 32) * ((T + 7) / 8));
         else d.runSimdgroups(m.rows());
@@ -274,7 +274,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
             moePrefill(l, x, r, act, out, c);
             return;
         }
-        new Dispatch("moe_up").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch("moe_gate_up").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, r.ids()).buf(8, act)
                 .params(9, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * k * I);
         new Dispatch("moe_down").buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
@@ -289,10 +289,10 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         Buf group = scratch.ensure("MoE expert groups", 4L * (2L * E + n + 8L * E));
         long pairsOffset = 8L * E;
         Buf y = scratch.ensure("MoE expert outputs", 4L * n * H);
-        new Dispatch("moe_group").buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
+        new Dispatch("moe_sort").buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
         long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
         Number[] p = {T, k, H, I, E, c.swigluLimit()};
-        new Dispatch("moe_up_tiled").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch("moe_gate_up_tiled").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, group)
                 .buf(8, group, pairsOffset).buf(9, act).params(10, p).run(pairTiles * ((I + 31) / 32));
         new Dispatch("moe_down_tiled").buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())

@@ -28,11 +28,11 @@ class MetalBackendProviderTest {
 
     @Test
     void knobOutsideThePipelineLimitIsAClearError() {
-        GossException e = assertThrows(GossException.class, () -> Knobs.tg("linear").parse("2048", 1024, null));
-        assertTrue(e.getMessage().contains("GOSS_METAL_LINEAR_TG=2048") && e.getMessage().contains("1024"), e.getMessage());
-        assertThrows(GossException.class, () -> Knobs.tg("linear").parse("48", 1024, null));
-        assertThrows(GossException.class, () -> Knobs.tg("linear").parse("abc", 1024, null));
-        assertEquals(128, Knobs.tg("linear").parse("128", 1024, null));
+        GossException e = assertThrows(GossException.class, () -> Knobs.tg("dense").parse("2048", 1024, null));
+        assertTrue(e.getMessage().contains("GOSS_METAL_DENSE_TG=2048") && e.getMessage().contains("1024"), e.getMessage());
+        assertThrows(GossException.class, () -> Knobs.tg("dense").parse("48", 1024, null));
+        assertThrows(GossException.class, () -> Knobs.tg("dense").parse("abc", 1024, null));
+        assertEquals(128, Knobs.tg("dense").parse("128", 1024, null));
     }
 
     @Test

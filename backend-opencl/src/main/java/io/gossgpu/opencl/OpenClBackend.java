@@ -40,10 +40,10 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final long context, queue;
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
-    private final long kEmbed, kRmsNorm, kLinear, kRope, kSdpa, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
-    private final long kGroup, kGateUpGrouped, kDownGrouped, kCombine, kSdpaSplit, kSdpaCombine, kSdpaGqa;
+    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
+    private final OpenClKernel kSort, kGateUpTiled, kDownTiled, kCombine, kAttentionSplit, kAttentionCombine, kAttentionGqa;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
-    private final long kSampleMax, kSampleSums, kSamplePick;
+    private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
     private final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
@@ -143,33 +143,33 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         try {
             kEmbed = program.kernel("embed");
             kRmsNorm = program.kernel("rmsnorm");
-            kLinear = program.kernel("linear");
+            kDense = program.kernel("dense");
             kRope = program.kernel("rope");
-            kSdpa = program.kernel("sdpa");
+            kAttention = program.kernel("attention");
             kKvStore = program.kernel("kv_store");
             kTopK = program.kernel("topk_softmax");
             kGateUp = program.kernel("moe_gate_up");
             kDown = program.kernel("moe_down");
             kAdd = program.kernel("add");
-            kArgmax = program.kernel("argmax_rows");
-            kGroup = program.kernel("moe_group");
-            kGateUpGrouped = program.kernel("moe_gate_up_grouped");
-            kDownGrouped = program.kernel("moe_down_grouped");
+            kArgmax = program.kernel("argmax");
+            kSort = program.kernel("moe_sort");
+            kGateUpTiled = program.kernel("moe_gate_up_tiled");
+            kDownTiled = program.kernel("moe_down_tiled");
             kCombine = program.kernel("moe_combine");
-            kSdpaSplit = program.kernel("sdpa_split");
-            kSdpaCombine = program.kernel("sdpa_combine");
-            kSdpaGqa = program.kernel("sdpa_gqa");
+            kAttentionSplit = program.kernel("attention_split");
+            kAttentionCombine = program.kernel("attention_combine");
+            kAttentionGqa = program.kernel("attention_gqa");
             kSampleMax = program.optionalKernel("sample_max");
             kSampleSums = program.optionalKernel("sample_sums");
             kSamplePick = program.optionalKernel("sample_pick");
             long wg = Math.min(256, maxWg);
-            for (long k : new long[]{kSampleMax, kSampleSums, kSamplePick})
-                if (k != 0) wg = Math.min(wg, program.workGroupLimit(k));
+            for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
+                if (k != null) wg = Math.min(wg, program.workGroupLimit(k));
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
-            program.checkWorkGroup(kLinear, Knobs.LINEAR_WG, linearWg);
+            program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
             program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
-            for (long k : new long[]{kSdpa, kSdpaSplit, kSdpaGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
-            for (long k : new long[]{kGateUp, kDown, kGateUpGrouped, kDownGrouped}) program.checkWorkGroup(k, Knobs.MOE_WG, moeWg);
+            for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
+            for (OpenClKernel k : new OpenClKernel[]{kGateUp, kDown, kGateUpTiled, kDownTiled}) program.checkWorkGroup(k, Knobs.MOE_WG, moeWg);
             program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
@@ -223,8 +223,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClWeights(this, cl, m);
     }
 
-    private OpenClLaunch launch(long kernel, String name) {
-        return new OpenClLaunch(queue, kernel, name);
+    private OpenClLaunch launch(OpenClKernel kernel) {
+        return new OpenClLaunch(queue, kernel.handle(), kernel.name());
     }
 
     // ---- launchers ----------------------------------------------------------------------------
@@ -235,19 +235,19 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
         Dense e = w.tensors.embedding();
-        launch(kEmbed, "embed").mem(e.mem()).i32(e.fmt()).mem(ids).i32(h).mem(out.buffer()).run(new long[]{h, tokens.length}, null);
+        launch(kEmbed).mem(e.mem()).i32(e.fmt()).mem(ids).i32(h).mem(out.buffer()).run(new long[]{h, tokens.length}, null);
     }
 
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        launch(kRmsNorm, "rmsnorm").mem(x.buffer()).mem(w.tensors.norm(layer, which)).mem(out.buffer()).i32(x.cols())
+        launch(kRmsNorm).mem(x.buffer()).mem(w.tensors.norm(layer, which)).mem(out.buffer()).i32(x.cols())
                 .f32(w.config().rmsNormEps()).local(4L * rmsWg).run(new long[]{(long) x.rows() * rmsWg}, new long[]{rmsWg});
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
         int tiles = (T + linearTile - 1) / linearTile;
-        launch(kLinear, "linear").mem(d.mem()).i32(d.fmt()).i64(d.rowBytes()).mem(bias == 0 ? d.mem() : bias).i32(bias == 0 ? 0 : 1)
+        launch(kDense).mem(d.mem()).i32(d.fmt()).i64(d.rowBytes()).mem(bias == 0 ? d.mem() : bias).i32(bias == 0 ? 0 : 1)
                 .mem(x).i32(xRow0).i32(T).i32(d.cols()).i32(d.rows()).i32(linearVec).mem(out).local(4L * linearWg)
                 .run(new long[]{(long) d.rows() * linearWg, tiles}, new long[]{linearWg, 1});
     }
@@ -268,9 +268,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
             int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
-            launch(kRope, "rope").mem(q.buffer()).i32(c.qDim()).i32(hd).mem(table).i32(start).i32(row0)
+            launch(kRope).mem(q.buffer()).i32(c.qDim()).i32(hd).mem(table).i32(start).i32(row0)
                     .run(new long[]{hd / 2, c.numAttentionHeads(), T}, null);
-            launch(kRope, "rope").mem(k.buffer()).i32(c.kvDim()).i32(hd).mem(table).i32(start).i32(row0)
+            launch(kRope).mem(k.buffer()).i32(c.kvDim()).i32(hd).mem(table).i32(start).i32(row0)
                     .run(new long[]{hd / 2, c.numKeyValueHeads(), T}, null);
         }
     }
@@ -298,26 +298,26 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long q = qT.buffer(), k = kT.buffer(), v = vT.buffer(), o = out.buffer(), keys = cache.keys(layer), values = cache.values(layer);
         long sinks = w.tensors.layer(layer).sinks();
         if (gqa) {
-            launch(kSdpaGqa, "sdpa_gqa").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).mem(splits > 1 ? part : o)
+            launch(kAttentionGqa).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).mem(splits > 1 ? part : o)
                     .i32(start).i32(row0).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits)
                     .i32(splitLen).local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
                     .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else if (splits > 1) {
-            launch(kSdpaSplit, "sdpa_split").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part).i32(start).i32(row0).i32(heads)
+            launch(kAttentionSplit).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part).i32(start).i32(row0).i32(heads)
                     .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else {
-            launch(kSdpa, "sdpa").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).i32(start).i32(row0).i32(heads)
+            launch(kAttention).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).i32(start).i32(row0).i32(heads)
                     .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
         }
         if (splits > 1)
-            launch(kSdpaCombine, "sdpa_combine").mem(part).mem(sinks).mem(o).i32(heads).i32(hd).i32(splits).i32(row0)
+            launch(kAttentionCombine).mem(part).mem(sinks).mem(o).i32(heads).i32(hd).i32(splits).i32(row0)
                     .run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
-        launch(kKvStore, "kv_store").mem(k).mem(v).mem(keys).mem(values).i32(start).i32(row0).i32(slots).i32(c.kvDim()).i32(first)
+        launch(kKvStore).mem(k).mem(v).mem(keys).mem(values).i32(start).i32(row0).i32(slots).i32(c.kvDim()).i32(first)
                 .run(new long[]{c.kvDim(), T - first}, null);
     }
 
@@ -326,7 +326,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK, "topk_softmax").mem(logits).i32(e).i32(r.k()).mem(r.ids()).mem(r.weights()).i32(T).run(new long[]{T}, null);
+        launch(kTopK).mem(logits).i32(e).i32(r.k()).mem(r.ids()).mem(r.weights()).i32(T).run(new long[]{T}, null);
     }
 
     @Override
@@ -340,11 +340,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             moeGrouped(w, layer, x.buffer(), r, T, hidden, out.buffer());
             return;
         }
-        launch(kGateUp, "moe_gate_up").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales()).i32(g.ggml() ? 1 : 0)
+        launch(kGateUp).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales()).i32(g.ggml() ? 1 : 0)
                 .mem(l.gateBias()).mem(l.upBias()).mem(x.buffer()).mem(r.ids()).i32(k).i32(h).i32(inter).f32(c.swigluLimit())
                 .mem(hidden).local(4L * moeWg)
                 .run(new long[]{(long) inter * moeWg, (long) T * k}, new long[]{moeWg, 1});
-        launch(kDown, "moe_down").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(l.downBias()).mem(hidden)
+        launch(kDown).mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(l.downBias()).mem(hidden)
                 .mem(r.ids()).mem(r.weights()).i32(k).i32(h).i32(inter).mem(out.buffer()).local(4L * moeWg)
                 .run(new long[]{(long) h * moeWg, T}, new long[]{moeWg, 1});
     }
@@ -359,21 +359,21 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long cursors = scratch.ensure("MoE expert cursors", 4L * e);
         var l = w.tensors.layer(layer);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        launch(kGroup, "moe_group").mem(r.ids()).i32(n).i32(e).mem(offsets).mem(cursors).mem(list).run(new long[]{1}, new long[]{1});
-        launch(kGateUpGrouped, "moe_gate_up_grouped").mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
+        launch(kSort).mem(r.ids()).i32(n).i32(e).mem(offsets).mem(cursors).mem(list).run(new long[]{1}, new long[]{1});
+        launch(kGateUpTiled).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
                 .i32(g.ggml() ? 1 : 0).mem(l.gateBias()).mem(l.upBias()).mem(x).mem(offsets).mem(list)
                 .i32(k).i32(h).i32(inter).f32(c.swigluLimit()).mem(hidden).local(4L * moeWg)
                 .run(new long[]{(long) inter * moeWg, e}, new long[]{moeWg, 1});
-        launch(kDownGrouped, "moe_down_grouped").mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0)
+        launch(kDownTiled).mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0)
                 .mem(l.downBias()).mem(hidden).mem(offsets).mem(list).mem(r.weights()).i32(h).i32(inter).mem(y).local(4L * moeWg)
                 .run(new long[]{(long) h * moeWg, e}, new long[]{moeWg, 1});
-        launch(kCombine, "moe_combine").mem(y).i32(k).i32(h).mem(out).run(new long[]{h, T}, null);
+        launch(kCombine).mem(y).i32(k).i32(h).mem(out).run(new long[]{h, T}, null);
     }
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
         int n = a.rows() * a.cols();
-        launch(kAdd, "add").mem(a.buffer()).mem(b.buffer()).mem(out.buffer()).i32(n).run(new long[]{n}, null);
+        launch(kAdd).mem(a.buffer()).mem(b.buffer()).mem(out.buffer()).i32(n).run(new long[]{n}, null);
     }
 
     @Override
@@ -383,24 +383,24 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax, "argmax_rows").mem(logits).i32(vocab).mem(ids).local(4L * argmaxWg).local(4L * argmaxWg)
+        launch(kArgmax).mem(logits).i32(vocab).mem(ids).local(4L * argmaxWg).local(4L * argmaxWg)
                 .run(new long[]{(long) n * argmaxWg}, new long[]{argmaxWg});
     }
 
     /** sample.cl needs cl_khr_fp64 (sums in double); without it the host samples. */
     @Override
     protected boolean samplesOnDevice() {
-        return kSamplePick != 0;
+        return kSamplePick != null;
     }
 
     @Override
     protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
         int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax, "sample_max").mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).local(4L * sampleWg)
+        launch(kSampleMax).mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).local(4L * sampleWg)
                 .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSampleSums, "sample_sums").mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).f64(temperature)
+        launch(kSampleSums).mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).f64(temperature)
                 .local(4L * sampleWg).local(8L * sampleWg).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSamplePick, "sample_pick").mem(logits).i32(row).i32(vocab).i32(chunk).i32(chunks).mem(work)
+        launch(kSamplePick).mem(logits).i32(row).i32(vocab).i32(chunk).i32(chunks).mem(work)
                 .f64(temperature).f64(u).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
                 .run(new long[]{sampleWg}, new long[]{sampleWg});
     }

@@ -21,9 +21,9 @@ import static org.lwjgl.opencl.CL10.*;
  * {@link #SOURCES} order) built once for one device, and the kernels made from them, released together.
  */
 final class OpenClProgram implements AutoCloseable {
-    /** Kernel source files, in build order (common.cl first). */
-    static final String[] SOURCES = {"common.cl", "embed.cl", "rmsnorm.cl", "linear.cl", "rope.cl", "sdpa.cl",
-            "router.cl", "moe.cl", "elementwise.cl", "argmax.cl", "sample.cl"};
+    /** Kernel source files, one per op (the same names as kernels/cuda and kernels/metal), after common.cl, which they all use. */
+    static final String[] SOURCES = {"common.cl", "embed.cl", "rmsnorm.cl", "dense.cl", "rope.cl", "attention.cl",
+            "router.cl", "moe.cl", "add.cl", "argmax.cl", "sample.cl"};
 
     private final OpenCl.DeviceInfo device;
     private final long program;
@@ -76,34 +76,34 @@ final class OpenClProgram implements AutoCloseable {
     }
 
     /** The kernel {@code name}; an error when the program lacks it. */
-    long kernel(String name) {
-        long k = optionalKernel(name);
-        if (k == 0) throw new GossException("OpenCL kernel " + name + " is missing from the program");
+    OpenClKernel kernel(String name) {
+        OpenClKernel k = optionalKernel(name);
+        if (k == null) throw new GossException("OpenCL kernel " + name + " is missing from the program");
         return k;
     }
 
-    /** The kernel {@code name}, or 0 when the program lacks it (compiled only with an optional extension). */
-    long optionalKernel(String name) {
+    /** The kernel {@code name}, or null when the program lacks it (compiled only with an optional extension). */
+    OpenClKernel optionalKernel(String name) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             IntBuffer rc = stack.mallocInt(1);
             long k = clCreateKernel(program, name, rc);
-            if (rc.get(0) != CL_SUCCESS) return 0;
+            if (rc.get(0) != CL_SUCCESS) return null;
             kernels.add(k);
-            return k;
+            return new OpenClKernel(name, k);
         }
     }
 
     /** The largest work-group {@code kernel} can run on this device (registers, local memory). */
-    long workGroupLimit(long kernel) {
+    long workGroupLimit(OpenClKernel kernel) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             PointerBuffer p = stack.mallocPointer(1);
-            check(clGetKernelWorkGroupInfo(kernel, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
+            check(clGetKernelWorkGroupInfo(kernel.handle(), device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
             return p.get(0);
         }
     }
 
     /** A work-group above what {@code kernel} can run is the knob's error, not a launch failure. */
-    void checkWorkGroup(long kernel, io.gossgpu.backend.Knob knob, int wg) {
+    void checkWorkGroup(OpenClKernel kernel, io.gossgpu.backend.Knob knob, int wg) {
         long max = workGroupLimit(kernel);
         if (wg > max)
             throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());

@@ -16,7 +16,7 @@ import java.lang.foreign.MemorySegment;
  * + scales, or ggml blocks), vectors decoded to F32.
  */
 final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights.Uploader<Long, OpenClWeights.Dense, OpenClWeights.Mx> {
-    /** Element formats as linear.cl and embed.cl number them. */
+    /** Element formats as dense.cl and embed.cl number them. */
     static final int FMT_F32 = 0, FMT_F16 = 1, FMT_BF16 = 2, FMT_Q8_0 = 3;
 
     /** A dense matrix on the device: {@code rows} rows of {@code rowBytes} in format {@code fmt}. */

@@ -143,7 +143,7 @@ class TuneCommandTest {
                 + (cpus == 1 ? " (default)" : " (device default: every available processor)")), r.out());
         assertTrue(r.out().contains("  GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024"),
                 r.out());
-        assertTrue(r.out().contains("GOSS_METAL_MOE_UP_TG"), r.out());
+        assertTrue(r.out().contains("GOSS_METAL_MOE_GATE_UP_TG"), r.out());
         // each available backend says what it runs on (cuda: the driver's CUDA version and the PTX it loads)
         assertTrue(r.out().contains("\n  reference: plain Java, always available (slow, exact)\n"), r.out());
         assertTrue(r.out().contains("\n  cpu: "), r.out());

@@ -23,9 +23,9 @@ class KnobTest {
         Knob minT = Knob.of("metal", "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold", "x");
         assertEquals("GOSS_METAL_PREFILL_MIN_T", minT.envName());
         assertEquals("goss.metal.prefill.min.t", minT.propertyName());
-        Knob tg = Knob.of("metal", "moe_up", "TG", 256, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup", "x");
-        assertEquals("GOSS_METAL_MOE_UP_TG", tg.envName());
-        assertEquals("goss.metal.moe_up.tg", tg.propertyName());
+        Knob tg = Knob.of("metal", "moe_gate_up", "TG", 256, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup", "x");
+        assertEquals("GOSS_METAL_MOE_GATE_UP_TG", tg.envName());
+        assertEquals("goss.metal.moe_gate_up.tg", tg.propertyName());
     }
 
     @Test

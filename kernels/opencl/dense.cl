@@ -11,9 +11,9 @@
 #define LINEAR_TILE 4
 #endif
 
-__kernel void linear(__global const uchar* W, int fmt, long rowBytes, __global const float* bias, int hasBias,
-                     __global const float* x, int xRow0, int T, int C, int R, int vec,
-                     __global float* out, __local float* scratch) {
+__kernel void dense(__global const uchar* W, int fmt, long rowBytes, __global const float* bias, int hasBias,
+                    __global const float* x, int xRow0, int T, int C, int R, int vec,
+                    __global float* out, __local float* scratch) {
     int r = get_group_id(0), t0 = get_group_id(1) * LINEAR_TILE;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const uchar* wr = W + (long) r * rowBytes;

@@ -13,11 +13,11 @@
  * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
  * enqueued after this kernel (in-order queue): the batch attends before it is stored.
  */
-__kernel void sdpa(__global const float* q, __global const float* k, __global const float* v,
-                   __global const float* ck, __global const float* cv, __global const float* sinks,
-                   __global float* out, int start, int row0, int heads, int group, int hd, int kvDim, int slots,
-                   int window, float scale,
-                   __local float* lq, __local float* ls, __local float* lacc) {
+__kernel void attention(__global const float* q, __global const float* k, __global const float* v,
+                        __global const float* ck, __global const float* cv, __global const float* sinks,
+                        __global float* out, int start, int row0, int heads, int group, int hd, int kvDim, int slots,
+                        int window, float scale,
+                        __local float* lq, __local float* ls, __local float* lacc) {
     int h = get_group_id(0), i = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
@@ -87,15 +87,15 @@ __kernel void kv_store(__global const float* k, __global const float* v, __globa
  * Split-K attention for batches too small to fill the device (decode): the allowed keys of row i, lo..p,
  * are cut into nsplit ranges of splitLen keys; work-group (h, i, s) runs the same online softmax over its
  * range, starting from m = -inf (no sink), and writes its partial (m_s, l_s = sum e^(s_j - m_s),
- * acc_s[d] = sum e^(s_j - m_s) v_j[d]) to part[((i*heads + h)*nsplit + s)*(hd + 2) ..]. sdpa_combine then
+ * acc_s[d] = sum e^(s_j - m_s) v_j[d]) to part[((i*heads + h)*nsplit + s)*(hd + 2) ..]. attention_combine then
  * folds in the sink: M = max(S[h], max_s m_s), Z = sum_s l_s e^(m_s - M) + e^(S[h] - M),
- * out[i, h*hd + d] = sum_s acc_s[d] e^(m_s - M) / Z — the same formula as sdpa above.
+ * out[i, h*hd + d] = sum_s acc_s[d] e^(m_s - M) / Z — the same formula as attention above.
  */
-__kernel void sdpa_split(__global const float* q, __global const float* k, __global const float* v,
-                         __global const float* ck, __global const float* cv, __global float* part,
-                         int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                         int nsplit, int splitLen,
-                         __local float* lq, __local float* ls, __local float* lacc) {
+__kernel void attention_split(__global const float* q, __global const float* k, __global const float* v,
+                              __global const float* ck, __global const float* cv, __global float* part,
+                              int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                              int nsplit, int splitLen,
+                              __local float* lq, __local float* ls, __local float* lacc) {
     int h = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
@@ -153,8 +153,8 @@ __kernel void sdpa_split(__global const float* q, __global const float* k, __glo
 }
 
 /* Folds the nsplit partials of (i, h) and the sink into row row0 + i of out. Global (hd, heads, T). */
-__kernel void sdpa_combine(__global const float* part, __global const float* sinks, __global float* out,
-                           int heads, int hd, int nsplit, int row0) {
+__kernel void attention_combine(__global const float* part, __global const float* sinks, __global float* out,
+                                int heads, int hd, int nsplit, int row0) {
     int d = get_global_id(0), h = get_global_id(1), i = get_global_id(2);
     if (d >= hd) return;
     __global const float* pp = part + ((long) i * heads + h) * nsplit * (hd + 2);
@@ -175,19 +175,19 @@ __kernel void sdpa_combine(__global const float* part, __global const float* sin
  * The same attention with the query heads of one KV head together (GQA-shared): work-group (g, i, s)
  * runs the online softmax for heads h = g*group .. g*group + group - 1 over the keys of split s, so each
  * key and value row is read once per group instead of once per head. nsplit == 1: m starts at the sink
- * and the result goes to out; nsplit > 1: m starts at -inf and partials go to part for sdpa_combine.
+ * and the result goes to out; nsplit > 1: m starts at -inf and partials go to part for attention_combine.
  * group <= GQA_MAX (a build option, 16). Local size = GOSS_OPENCL_SDPA_WG.
  */
 #ifndef GQA_MAX
 #define GQA_MAX 16
 #endif
 
-__kernel void sdpa_gqa(__global const float* q, __global const float* k, __global const float* v,
-                       __global const float* ck, __global const float* cv, __global const float* sinks,
-                       __global float* out, __global float* part,
-                       int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                       int nsplit, int splitLen,
-                       __local float* lq, __local float* ls, __local float* lacc) {
+__kernel void attention_gqa(__global const float* q, __global const float* k, __global const float* v,
+                            __global const float* ck, __global const float* cv, __global const float* sinks,
+                            __global float* out, __global float* part,
+                            int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                            int nsplit, int splitLen,
+                            __local float* lq, __local float* ls, __local float* lacc) {
     int g = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, h0 = g * group, p = start + i;

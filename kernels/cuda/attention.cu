@@ -1,21 +1,25 @@
-// Attention with sinks, tiled: one block per (KV head g, tile of TQ query rows, key split z) handles all
-// `group` query heads that share g (GQA: the 8 heads of one KV head of gpt-oss in one block), so each tile of
-// keys and values is loaded into shared memory once for all of them. Prefill runs one split (gridDim.z = 1)
-// and writes the output. Decode (T = 1) splits the keys over gridDim.z blocks per KV head (a fixed count, so
-// that a CUDA graph of the step replays for every position: each block takes an equal share of the keys the
-// position has), writes partial softmax states, and sdpa_combine_f32 merges them in split order.
+// Attention with sinks (cuda backend, AttentionLauncher), causal, sliding window, GQA; then the KV-cache store.
 //
-// Reference formula (Backend.attention is the contract; io.gossgpu.cpu.ReferenceBackend the oracle): row i
-// (position p = start + i, start = pos[0] from the step buffer), query head h, KV head g = h / group;
-// keys j in [lo, p], lo = max(0, p - W + 1) when window W > 0 else 0; k/v of j from cache slot j % slots
-// when j < start, else row j - start of k/v; s_j = (q_h . k_j) * scale; sink S[h] not scaled;
-// m = max(max_j s_j, S[h]); Z = sum_j e^(s_j - m) + e^(S[h] - m); out[i, h*hd + d] = sum_j e^(s_j - m)/Z * v_j[d].
-// Online softmax started from the sink (m = S[h], l = 0), F32 throughout, no fast math. The cache store is
-// kv_store_f32 (ops.cu), launched after this kernel.
+// attention_tiled (the default, prefill and decode): one block per (KV head g, tile of TQ query rows, key split
+// z) handles all `group` query heads that share g (GQA: the 8 heads of one KV head of gpt-oss in one block), so
+// each tile of keys and values is loaded into shared memory once for all of them. Prefill runs one split
+// (gridDim.z = 1) and writes the output. Decode (T = 1) splits the keys over gridDim.z blocks per KV head (a
+// fixed count, so that a CUDA graph of the step replays for every position: each block takes an equal share of
+// the keys the position has), writes partial softmax states, and attention_combine merges them in split order.
+//
+// Reference formula (Backend.attention is the contract; io.gossgpu.cpu.ReferenceBackend the oracle):
+//   row i (position p = start + i, start = pos[0] from the step buffer), query head h, KV head g = h / group;
+//   keys j in [lo, p], lo = max(0, p - W + 1) when window W > 0 else 0;
+//   k/v of j from cache slot j % slots when j < start, else row j - start of k/v;
+//   s_j = (q_h . k_j) * scale;  sink S[h] not scaled;  m = max(max_j s_j, S[h]);
+//   Z = sum_j e^(s_j - m) + e^(S[h] - m);  out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_j[d]
+//   kv_store: for i in [first, T): slot = (start + i) % slots; ck[slot] = k[i]; cv[slot] = v[i]
+// Online softmax started from the sink (m = S[h], l = 0), F32 throughout, no fast math. kv_store runs after the
+// attention kernel. `attention` is the plain kernel, one block per (query head, row), for the shapes the tiled
+// one does not take (head_dim over 128, more than 16 query heads per KV head) and GOSS_CUDA_SDPA_TILED_MIN_T /
+// GOSS_CUDA_SDPA_SPLITS = 0.
 
-#include <math.h>
-
-#include "goss_cuda.h"
+#include "common.cuh"
 
 #define SDPA_WARPS 8      // block size 256
 #define SDPA_PAIRS_W 2    // (query row, head) pairs per warp
@@ -23,30 +27,110 @@
 #define SDPA_TK 32        // keys per tile: one per lane
 #define SDPA_HD_MAX 128   // hd <= 128: hd/32 <= 4 accumulators per lane and pair
 
-__device__ __forceinline__ float sdpa_warp_max(float v)
+// ---- sdpa: one block per (query head h, token i) ------------------------------------------------
+// grid (heads, min(T, 65535)), block B; dynamic shared memory 4 * (2*hd + B) bytes.
+// Keys are taken in chunks of B (one key per thread), online softmax started from the sink (m = S[h],
+// l = 0), the hd accumulators in shared memory. The cache store is kv_store, launched after this kernel.
+extern "C" __global__ void attention(const float* __restrict__ q, const float* __restrict__ k,
+                                    const float* __restrict__ v, const float* __restrict__ ck,
+                                    const float* __restrict__ cv, const float* __restrict__ sinks,
+                                    float* __restrict__ out, int T, const int* __restrict__ pos, int heads, int group,
+                                    int hd, int kvDim, int slots, int window, float scale)
 {
-    for (int o = 16; o > 0; o >>= 1) {
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    const int start = pos[0];
+    DYNAMIC_SHARED(float, smem);
+    float* lq = smem;            // hd
+    float* lacc = smem + hd;     // hd
+    float* ls = smem + 2 * hd;   // blockDim.x
+    const int h = blockIdx.x;
+    const int tid = threadIdx.x;
+    const int B = blockDim.x;
+    const int qDim = heads * hd;
+    const int g = h / group;
+    const float sink = sinks[h];
+    for (int i = blockIdx.y; i < T; i += gridDim.y) {
+        const int p = start + i;
+        const int lo = window > 0 ? max(0, p - window + 1) : 0;
+        __syncthreads(); // the previous row's readers of lq/lacc are done
+        for (int d = tid; d < hd; d += B) {
+            lq[d] = q[(size_t) i * qDim + (size_t) h * hd + d];
+            lacc[d] = 0.0f;
+        }
+        __syncthreads();
+        float m = sink;
+        float l = 0.0f;
+        for (int j0 = lo; j0 <= p; j0 += B) {
+            const int n = min(B, p - j0 + 1);
+            const int j = j0 + tid;
+            float s = -INFINITY;
+            if (tid < n) {
+                const float* kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd
+                                            : k + (size_t) (j - start) * kvDim + (size_t) g * hd;
+                float dot = 0.0f;
+                for (int d = 0; d < hd; d++) {
+                    dot = fmaf(lq[d], kr[d], dot);
+                }
+                s = dot * scale;
+            }
+            ls[tid] = s;
+            __syncthreads();
+            float cm = m;
+            for (int u = 0; u < n; u++) {
+                cm = fmaxf(cm, ls[u]);
+            }
+            __syncthreads();
+            ls[tid] = tid < n ? expf(s - cm) : 0.0f;
+            __syncthreads();
+            const float corr = expf(m - cm);
+            float add = 0.0f;
+            for (int u = 0; u < n; u++) {
+                add += ls[u];
+            }
+            l = l * corr + add;
+            for (int d = tid; d < hd; d += B) {
+                float a = lacc[d] * corr;
+                for (int u = 0; u < n; u++) {
+                    const int jj = j0 + u;
+                    const float* vr = jj < start ? cv + (size_t) (jj % slots) * kvDim + (size_t) g * hd
+                                                 : v + (size_t) (jj - start) * kvDim + (size_t) g * hd;
+                    a = fmaf(ls[u], vr[d], a);
+                }
+                lacc[d] = a;
+            }
+            m = cm;
+            __syncthreads();
+        }
+        const float z = l + expf(sink - m);
+        for (int d = tid; d < hd; d += B) {
+            out[(size_t) i * qDim + (size_t) h * hd + d] = lacc[d] / z;
+        }
     }
-    return v;
 }
 
-__device__ __forceinline__ float sdpa_warp_sum(float v)
+// ---- kv_store: grid (ceil(kvDim / B), min(T - first, 65535)), block B ----------------------------
+extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, float* ck, float* cv,
+                                        int T, const int* __restrict__ pos, int slots, int kvDim, int first)
 {
-    for (int o = 16; o > 0; o >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, o);
+    const int start = pos[0];
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= kvDim) {
+        return;
     }
-    return v;
+    for (int i = first + blockIdx.y; i < T; i += gridDim.y) {
+        const size_t slot = (size_t) ((start + i) % slots);
+        ck[slot * kvDim + c] = k[(size_t) i * kvDim + c];
+        cv[slot * kvDim + c] = v[(size_t) i * kvDim + c];
+    }
 }
 
-// ---- sdpa_tiled_f32: grid (kvHeads, ceil(T / tq), splits), block 256, tq = max(1, 16 / group), group <= 16 ------
+// ---- attention_tiled: grid (kvHeads, ceil(T / tq), splits), block 256, tq = max(1, 16 / group), group <= 16 ------
 // hd <= 128; dynamic shared memory 4 * (16*hd + 32*(hd+1) + 32*hd) bytes. Pair n = w + 8u (warp w, u < 2) of
 // the block is query row i0 + n / group and head g*group + n % group, for n < tq*group.
 // splits = 1: out as the formula says. splits > 1: the block's keys are split z of the block's key range cut
 // into `splits` pieces of equal length (a multiple of 32); it writes (m, l, acc[hd]) of its online softmax
 // (started from the sink, l without the sink's term) to part[((z*T + i)*heads + h)*(hd + 2) ...] for
-// sdpa_combine_f32; a split without keys writes (S[h], 0, 0...).
-extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const float* __restrict__ k,
+// attention_combine; a split without keys writes (S[h], 0, 0...).
+extern "C" __global__ void attention_tiled(const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ck,
                                           const float* __restrict__ cv, const float* __restrict__ sinks,
                                           float* __restrict__ out, int T, const int* __restrict__ pos, int heads,
@@ -146,10 +230,10 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
                 }
                 s = dot * scale;
             }
-            const float mNew = fmaxf(m[u], sdpa_warp_max(s));
+            const float mNew = fmaxf(m[u], warp_max(s));
             const float e = ok ? expf(s - mNew) : 0.0f;
             const float corr = expf(m[u] - mNew);
-            l[u] = l[u] * corr + sdpa_warp_sum(e);
+            l[u] = l[u] * corr + warp_sum(e);
             m[u] = mNew;
             for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
                 acc[u][r] *= corr;
@@ -193,10 +277,10 @@ extern "C" __global__ void sdpa_tiled_f32(const float* __restrict__ q, const flo
     }
 }
 
-// ---- sdpa_combine_f32: grid (heads, min(T, 65535)), block B ----------------------------------------------------
-// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by sdpa_tiled_f32, z ascending:
+// ---- attention_combine: grid (heads, min(T, 65535)), block B ----------------------------------------------------
+// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_tiled, z ascending:
 // M = max_z m_z; Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z.
-extern "C" __global__ void sdpa_combine_f32(const float* __restrict__ part, const float* __restrict__ sinks, int T,
+extern "C" __global__ void attention_combine(const float* __restrict__ part, const float* __restrict__ sinks, int T,
                                             int heads, int hd, int splits, float* __restrict__ out)
 {
     const int h = blockIdx.x;

@@ -1,30 +1,138 @@
-// MoE for a batch of tokens (prefill), batched by expert: the T*K (token, slot) pairs are grouped by
-// expert on the device, then each expert's MXFP4 rows are decoded once per tile of its slots and used for
-// all of them (the per-slot kernels of ops.cu decode every row once per slot). Decode keeps ops.cu's.
+// The MXFP4 mixture of experts of the cuda backend (MoeLauncher). Decode (moe_gate_up, moe_down): one warp per
+// weight row over an activation row in shared memory, per (token, slot). A batch of tokens (prefill), batched by
+// expert: the T*K (token, slot) pairs are grouped by expert on the device (moe_sort), then each expert's MXFP4
+// rows are decoded once per tile of its slots and used for all of them (moe_gate_up_tiled, moe_down_tiled).
 //
 // Reference formulas (Backend.moe is the contract; io.gossgpu.cpu.ReferenceBackend the oracle). Slot
 // s = t*K + j is token t's j-th chosen expert e = ids[s] with weight w[s]:
 //   a = gate_e . x_t + gb_e,  b = up_e . x_t + ub_e,  a = min(a, L),  b = clamp(b, -L, L)
 //   h_s = a * sigmoid(1.702 a) * (b + 1)                       (moe_gate_up_tiled, I values per slot)
 //   y_s = down_e . h_s + db_e                                  (moe_down_tiled, H values per slot)
-//   out[t] = sum_{j = 0..K-1} w[t*K + j] * y_{t*K + j}         (moe_combine, j ascending: no float atomics)
-// MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts as
-// in ops.cu: OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
+//   out[t] = sum_{j = 0..K-1} w[t*K + j] * y_{t*K + j}         (moe_combine, j ascending: no float atomics;
+//                                                               moe_down sums them itself)
+// MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts (common.cuh):
+// OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
 // cols/32 bytes per row, own buffer) or ggml block_mxfp4 (17-byte blocks: scale, then 16 bytes whose low
 // nibbles are elements 0..15 and high nibbles 16..31). Byte loads only: a 2880-wide ggml row is 1530 bytes.
 // Float32 accumulation, no fast math.
 
-#include <math.h>
-
-#include "mxfp4.cuh"
+#include "common.cuh"
 
 #define MOE_TM 32       // slots per tile
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
 
-__constant__ float MOE_FP4[16] = {
-    0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+// dot(row `row` of a cols-wide MXFP4 matrix, xs) by one warp, xs in shared memory; every lane gets the sum.
+// Half-warp h takes blocks h, h + 2, ...; its lane q takes byte q of each block and the two elements in it
+// (OpenAI: 2q and 2q+1; ggml: q and q+16), so the warp reads 32 consecutive code bytes at a time.
+__device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
+                             int ggml, size_t row, int cols, const float* xs, const float* lut)
+{
+    const int lane = threadIdx.x & 31;
+    const int q = lane & 15;
+    const int nb = cols / 32;
+    float acc = 0.0f;
+    for (int b = lane >> 4; b < nb; b += 2) {
+        unsigned int byte;
+        int e;
+        float x0, x1;
+        if (ggml) {
+            const unsigned char* blk = codes + (row * (size_t) nb + b) * 17;
+            byte = blk[1 + q];
+            e = blk[0];
+            x0 = xs[b * 32 + q];
+            x1 = xs[b * 32 + 16 + q];
+        } else {
+            byte = codes[row * (size_t) (cols / 2) + (size_t) b * 16 + q];
+            e = scales[row * (size_t) nb + b];
+            x0 = xs[b * 32 + 2 * q];
+            x1 = xs[b * 32 + 2 * q + 1];
+        }
+        acc += mx_scaled(fmaf(lut[byte & 15u], x0, lut[byte >> 4] * x1), (unsigned int) e);
+    }
+    return warp_sum(acc);
+}
+
+// mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, 32 units u0 ..), x_t in shared memory, one
+// warp per unit (gate and up rows). Expert ids read from device memory.
+// grid (min(T*K, 65535), ceil(I / 32)), block B; dynamic shared memory 4*H bytes. hout is (T*K) x I.
+extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+                                       const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
+                                       int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                       const float* __restrict__ x, const int* __restrict__ ids, int T, int K, int H,
+                                       int I, float limit, float* __restrict__ hout)
+{
+    DYNAMIC_SHARED(float, xs); // H
+    __shared__ float lut[16];
+    fp4_table(lut);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
+    const int u0 = blockIdx.y * 32;
+    for (int s = blockIdx.x; s < T * K; s += gridDim.x) {
+        const int t = s / K;
+        const int e = ids[s];
+        __syncthreads(); // the previous slot's readers are done
+        for (int c = threadIdx.x; c < H; c += blockDim.x) {
+            xs[c] = x[(size_t) t * H + c];
+        }
+        __syncthreads();
+        for (int u = u0 + warp; u < min(u0 + 32, I); u += warps) {
+            const size_t row = (size_t) e * I + u;
+            float a = mx_dot_warp(gCodes, gScales, ggml, row, H, xs, lut);
+            float b = mx_dot_warp(uCodes, uScales, ggml, row, H, xs, lut);
+            if (lane == 0) {
+                a += gBias[row];
+                b += uBias[row];
+                a = fminf(a, limit);
+                b = fmaxf(-limit, fminf(b, limit));
+                hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+            }
+        }
+    }
+}
+
+// mlp2 + bias + weighted sum over the K slots for decode: one block per (token t, 32 outputs d0 ..), each
+// slot's activations in shared memory in turn, one warp per output; out[t, d] = sum_j w_j (down_e . h_j + db_e),
+// j ascending. grid (min(T, 65535), ceil(H / 32)), block B; dynamic shared memory 4*I bytes. out is T x H.
+extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+                                    int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
+                                    const int* __restrict__ ids, const float* __restrict__ weights, int T, int K,
+                                    int H, int I, float* __restrict__ out)
+{
+    DYNAMIC_SHARED(float, hs); // I
+    __shared__ float lut[16];
+    __shared__ float acc[32];
+    fp4_table(lut);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
+    const int d0 = blockIdx.y * 32;
+    for (int t = blockIdx.x; t < T; t += gridDim.x) {
+        for (int j = 0; j < K; j++) {
+            const size_t s = (size_t) t * K + j;
+            const int e = ids[s];
+            const float w = weights[s];
+            __syncthreads(); // the previous slot's readers are done
+            for (int c = threadIdx.x; c < I; c += blockDim.x) {
+                hs[c] = hin[s * I + c];
+            }
+            __syncthreads();
+            for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
+                const size_t row = (size_t) e * H + d;
+                const float y = mx_dot_warp(dCodes, dScales, ggml, row, I, hs, lut) + dBias[row];
+                if (lane == 0) {
+                    acc[d - d0] = j == 0 ? w * y : fmaf(w, y, acc[d - d0]); // only this warp touches acc[d - d0]
+                }
+            }
+        }
+        for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
+            if (lane == 0) {
+                out[(size_t) t * H + d] = acc[d - d0];
+            }
+        }
+    }
+}
 
 // ---- moe_sort: a stable counting sort of the slots by expert; grid (1), block B ------------------
 // offsets[e] .. offsets[e+1] are expert e's places in `order`, which lists slot indices s (ascending within
@@ -113,7 +221,7 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
     __shared__ float lut[16];
     const int tid = threadIdx.x;
     if (tid < 16) {
-        lut[tid] = MOE_FP4[tid]; // visible after the first __syncthreads below
+        lut[tid] = FP4_VALUES[tid]; // visible after the first __syncthreads below
     }
     const int tx = tid & 31;
     const int ty = tid >> 5;

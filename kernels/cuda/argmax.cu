@@ -1,0 +1,61 @@
+// Greedy pick on the device (cuda backend, SampleLauncher): the id of each row's largest logit.
+//
+// Reference:
+//   out[t] = argmax_r logits[t, r], ties -> lower id
+
+#include "common.cuh"
+
+// ---- argmax: one block per row; grid (min(rows, 65535)), block B ---------------------------------
+// Each thread scans r = tid, tid + B, ... ascending with strict >; the reduction keeps the larger
+// value, or on equal values the lower id.
+__device__ __forceinline__ void argmax_pick(float& bv, int& bi, float ov, int oi)
+{
+    if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
+        bv = ov;
+        bi = oi;
+    }
+}
+
+extern "C" __global__ void argmax(const float* __restrict__ logits, int rows, int V, int* __restrict__ out)
+{
+    __shared__ float sv[32];
+    __shared__ int si[32];
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int warps = blockDim.x >> 5;
+    for (int t = blockIdx.x; t < rows; t += gridDim.x) {
+        const float* l = logits + (size_t) t * V;
+        float bv = -INFINITY;
+        int bi = -1;
+        for (int r = threadIdx.x; r < V; r += blockDim.x) {
+            const float x = l[r];
+            if (bi < 0 || x > bv) {
+                bv = x;
+                bi = r;
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            argmax_pick(bv, bi, ov, oi);
+        }
+        __syncthreads();
+        if (lane == 0) {
+            sv[warp] = bv;
+            si[warp] = bi;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            float v2 = lane < warps ? sv[lane] : -INFINITY;
+            int i2 = lane < warps ? si[lane] : -1;
+            for (int o = 16; o > 0; o >>= 1) {
+                const float ov = __shfl_xor_sync(0xffffffffu, v2, o);
+                const int oi = __shfl_xor_sync(0xffffffffu, i2, o);
+                argmax_pick(v2, i2, ov, oi);
+            }
+            if (lane == 0) {
+                out[t] = i2 < 0 ? 0 : i2;
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+// RoPE of the cuda backend (AttentionLauncher), half-split pairs, in place on the query and key heads.
+//
+// Reference: per row t (position p = start + t), head h, j < hd/2:
+//   x1 = x[h*hd + j], x2 = x[h*hd + hd/2 + j], cos = tab[p*hd + 2j], sin = tab[p*hd + 2j + 1]
+//   (Rope.cosSinTable: angles in double on the host, YaRN concentration applied)
+//   x[h*hd + j] = x1*cos - x2*sin,  x[h*hd + hd/2 + j] = x2*cos + x1*sin
+// The position `start` of row 0 is read from device memory (pos[0], the backend's step buffer), not
+// passed by value, so that a decode step captured as a CUDA graph replays unchanged for the next token.
+
+#include "common.cuh"
+
+// ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------
+extern "C" __global__ void rope(float* x, int T, int cols, int hd, const float* __restrict__ table,
+                                    const int* __restrict__ pos)
+{
+    const int start = pos[0];
+    const int h = blockIdx.x;
+    const int half = hd / 2;
+    for (int t = blockIdx.y; t < T; t += gridDim.y) {
+        float* b = x + (size_t) t * cols + (size_t) h * hd;
+        const float* cs = table + (size_t) (start + t) * hd;
+        for (int j = threadIdx.x; j < half; j += blockDim.x) {
+            const float c = cs[2 * j];
+            const float s = cs[2 * j + 1];
+            const float x1 = b[j];
+            const float x2 = b[half + j];
+            b[j] = fmaf(x1, c, -x2 * s);
+            b[half + j] = fmaf(x2, c, x1 * s);
+        }
+    }
+}
