@@ -3,6 +3,13 @@ package io.gossgpu.conformance;
 import java.lang.foreign.MemorySegment;
 
 import io.gossgpu.GossException;
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.EngineTesting;
+import io.gossgpu.demo.DemoModels;
+import io.gossgpu.demo.HeldOut;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
@@ -594,5 +601,28 @@ public abstract class BackendConformanceKit {
             assertArrayEquals(want, got, "sampled continuation at temperature " + temperature);
             assertTrue(Arrays.stream(got).distinct().count() > 1, "a sampled continuation of one repeated token proves little");
         }
+    }
+
+    /**
+     * Issue 19: the shipped demo model (trained, the real vocabulary, head_dim 64, window 64, YaRN) answers held-out
+     * questions with the same tokens as the reference backend, tool calls and the answers after tool results included:
+     * the first {@link #demoItemsPerFamily()} of each task family. (DemoModelAccuracyTest checks the answers themselves.)
+     */
+    @Test
+    void demoModelAnswersHeldOutQuestionsAsTheReferenceDoes() {
+        try (Engine mine = EngineTesting.open(EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
+             Chat chat = mine.newChat(ChatOptions.defaults())) {
+            for (HeldOut.Item it : HeldOut.firstOfEachFamily(demoItemsPerFamily())) {
+                HeldOut.Outcome want = DemoModels.onReference(it);
+                HeldOut.Outcome got = HeldOut.answer(chat, it, DemoModels.MAX_TOKENS);
+                assertArrayEquals(want.tokens(), got.tokens(), () -> it.family() + ": reference wrote " + want.transcript()
+                        + "\n" + provider().name() + " wrote " + got.transcript());
+            }
+        }
+    }
+
+    /** Held-out items per family that {@link #demoModelAnswersHeldOutQuestionsAsTheReferenceDoes} runs (system property goss.demo.perFamily, default 1). */
+    protected int demoItemsPerFamily() {
+        return Integer.getInteger("goss.demo.perFamily", 1);
     }
 }
