@@ -31,7 +31,9 @@ goss render <"$work/train.jsonl" >"$work/train.tok.jsonl"
 for l in sys.stdin:
     for r in json.loads(l)["references"]: print(json.dumps({"messages": r}))' <"$work/heldout.jsonl" | goss render >"$work/heldout.tok.jsonl"
 
-[ "${SKIP_TRAIN:-}" = 1 ] || "$py" "$here/train.py" --data "$work" --out "$work" --steps "$STEPS" --seed "$SEED" --threads "$THREADS" 2>&1 | tee "$work/train.log"
+# A killed run goes on from $work/resume.pt (saved every 100 steps) when started again.
+[ "${SKIP_TRAIN:-}" = 1 ] || "$py" "$here/train.py" --data "$work" --out "$work" --steps "$STEPS" --seed "$SEED" \
+  --threads "$THREADS" 2>&1 | tee -a "$work/train.log"
 "$py" "$here/export.py" "$work/trained.pt" "$work/original"
 
 # The jar's copy (gzip -n: no name or time in the header, so the same model gives the same bytes) and the tests' held-out set.

@@ -50,9 +50,14 @@ class Vocab:
         return self.ids[i - 1] if i > 0 else -1
 
 
-def batches(examples, batch_tokens, rnd):
-    """Batches of similar length (at most batch_tokens padded tokens each), in random order."""
-    order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), rnd.random()))
+def batches(examples, batch_tokens, rnd, by_length=True):
+    """Batches of at most batch_tokens padded tokens, in random order: of similar lengths (less padding, but lengths
+    follow the task family, so a batch holds few families), or of examples in random order."""
+    if by_length:
+        order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), rnd.random()))
+    else:
+        order = list(range(len(examples)))
+        rnd.shuffle(order)
     out, cur, width = [], [], 0
     for i in order:
         w = max(width, len(examples[i][0]))
@@ -115,7 +120,7 @@ def main():
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--batch-tokens", type=int, default=4096)
-    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--qat-from", type=float, default=0.5, help="fraction of the steps after which the forward sees MXFP4/bf16 weights")
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--threads", type=int, default=1)
@@ -148,11 +153,23 @@ def main():
     warmup = min(200, a.steps // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1, s / a.steps)))))
 
-    queue, step, seen = [], 0, 0
-    t0, cpu0 = time.time(), time.process_time()
+    queue, step, seen, wall_before, cpu_before = [], 0, 0, 0.0, 0.0
+    resume = os.path.join(a.out, "resume.pt")
+    os.makedirs(a.out, exist_ok=True)
+    if os.path.exists(resume):  # a run that was stopped goes on where it was, with the same batches and weights
+        r = torch.load(resume)
+        model.load_state_dict(r["model"])
+        opt.load_state_dict(r["opt"])
+        sched.load_state_dict(r["sched"])
+        rnd.setstate(r["rnd"])
+        queue, step, seen, wall_before, cpu_before = r["queue"], r["step"], r["seen"], r["wall"], r["cpu"]
+        print(f"resumed at step {step}", flush=True)
+    t0, cpu0 = time.time() - wall_before, time.process_time() - cpu_before
     while step < a.steps:
         if not queue:
-            queue = batches(examples, a.batch_tokens, rnd)
+            # Examples in random order: batches of similar lengths pad less, but lengths follow the task family, and
+            # batches of one or two families made the loss swing and the copying of words from the prompt come later.
+            queue = batches(examples, a.batch_tokens, rnd, by_length=False)
         idx = queue.pop()
         qat = step >= a.qat_from * a.steps
         tok, rows, pos, target = tensors(examples, idx)
@@ -173,10 +190,14 @@ def main():
             wall, cpu = time.time() - t0, time.process_time() - cpu0
             print(f"step {step} loss {loss.item():.4f} lr {sched.get_last_lr()[0]:.2e} qat {qat} "
                   f"tokens {seen} wall {wall:.0f}s cpu {cpu:.0f}s ({seen / wall:.0f} tok/s)", flush=True)
+        if step % 100 == 0:
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "rnd": rnd.getstate(),
+                        "queue": queue, "step": step, "seen": seen, "wall": time.time() - t0, "cpu": time.process_time() - cpu0},
+                       resume + ".tmp")
+            os.replace(resume + ".tmp", resume)
         if a.eval_every and step % a.eval_every == 0 or step == a.steps:
             per = evaluate(model, vocab, refs, a.batch_tokens)
             print("eval " + " ".join(f"{f} {ok}/{n}" for f, (ok, n) in per.items()), flush=True)
-    os.makedirs(a.out, exist_ok=True)
     torch.save({"config": CONFIG, "vocab": vocab.ids, "state": model.state_dict(), "steps": a.steps, "seed": a.seed,
                 "wall_s": time.time() - t0, "cpu_s": time.process_time() - cpu0}, os.path.join(a.out, "trained.pt"))
     print(f"saved {a.out}/trained.pt: {time.time() - t0:.0f}s wall, {time.process_time() - cpu0:.0f}s CPU", flush=True)
