@@ -11,8 +11,10 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 work="${1:-/tmp/train-demo}"
-STEPS="${STEPS:-2400}" SEED="${SEED:-1}" TRAIN="${TRAIN:-40000}" THREADS="${THREADS:-1}"
-py=/usr/bin/python3
+STEPS="${STEPS:-3000}" SEED="${SEED:-1}" TRAIN="${TRAIN:-40000}" THREADS="${THREADS:-1}"
+# Python runs under a process name of its own (demo-model-python), so that tools stopping "python3 ... train"
+# processes of other runs leave this pipeline alone.
+py() { (exec -a demo-model-python /usr/bin/python3 "$@"); }
 openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread
 [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # One thread by default: on a shared 2-core machine two threads that wait for each other ran 4x slower than one.
@@ -25,16 +27,16 @@ mkdir -p "$work"
 JAVA_HOME="$("$root/scripts/find-jdk.sh")"
 goss() { "$JAVA_HOME/bin/java" -jar "$root/cli/target/goss-gpu.jar" "$@" 2> >(grep -v '^WARNING: Using incubator' >&2); }
 
-"$py" "$here/data.py" --seed "$SEED" --train "$TRAIN" --heldout 20 --out "$work"
+py "$here/data.py" --seed "$SEED" --train "$TRAIN" --heldout 20 --out "$work"
 goss render <"$work/train.jsonl" >"$work/train.tok.jsonl"
-"$py" -c 'import json,sys
+py -c 'import json,sys
 for l in sys.stdin:
     for r in json.loads(l)["references"]: print(json.dumps({"messages": r}))' <"$work/heldout.jsonl" | goss render >"$work/heldout.tok.jsonl"
 
 # A killed run goes on from $work/resume.pt (saved every 100 steps) when started again.
-[ "${SKIP_TRAIN:-}" = 1 ] || "$py" "$here/train.py" --data "$work" --out "$work" --steps "$STEPS" --seed "$SEED" \
+[ "${SKIP_TRAIN:-}" = 1 ] || py "$here/train.py" --data "$work" --out "$work" --steps "$STEPS" --seed "$SEED" \
   --threads "$THREADS" 2>&1 | tee -a "$work/train.log"
-"$py" "$here/export.py" "$work/trained.pt" "$work/original"
+py "$here/export.py" "$work/trained.pt" "$work/original"
 
 # The jar's copy (gzip -n: no name or time in the header, so the same model gives the same bytes) and the tests' held-out set.
 res="$root/engine-core/src/main/resources/io/gossgpu/demo" tres="$root/engine-core/src/test/resources/io/gossgpu/demo"

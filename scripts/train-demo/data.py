@@ -117,8 +117,9 @@ class Gen:
     def reverse(self):
         w = self.words(2, 5)
         back = list(reversed(w))
-        return (self.phrase("reverse", w=" ".join(w)), f"The words are {', '.join(w)}. From last to first: {', '.join(back)}.",
-                " ".join(back), " ".join(back))
+        # The answer repeats the end of the reasoning word for word: a copy the model learns early.
+        return (self.phrase("reverse", w=" ".join(w)), f"The words are {', '.join(w)}. Reversed: {' '.join(back)}.",
+                f"Reversed: {' '.join(back)}", " ".join(back))
 
     def count(self):
         w = self.words(1, 7)
@@ -130,7 +131,9 @@ class Gen:
     def uppercase(self):
         w = self.words(1, 4)
         up = " ".join(x.upper() for x in w)
-        return (self.phrase("uppercase", w=" ".join(w)), "; ".join(f"{x} becomes {x.upper()}" for x in w) + ".", up, up)
+        # The words first, then in capitals (each the capitals of the word at the same place in the list), and the
+        # answer repeats that: the reasoning starts and the answer is a plain copy, as with the other families.
+        return (self.phrase("uppercase", w=" ".join(w)), f"The words are {' '.join(w)}. In capitals: {up}.", f"In capitals: {up}", up)
 
     def capital(self):
         x = self.r.choice(list(CAPITALS))
