@@ -44,6 +44,9 @@ void *goss_cpu_alloc(int64_t bytes);
 void goss_cpu_free(void *p, int64_t bytes);
 /* Maps the pages of [p, p + bytes) of a file mapping in one call (MADV_POPULATE_READ; a no-op where unsupported). */
 void goss_cpu_prefault(const void *p, int64_t bytes);
+/* Drops the pages of [p, p + bytes) of a file mapping from the page cache once they were copied (MADV_PAGEOUT;
+ * a no-op where unsupported). */
+void goss_cpu_release(const void *p, int64_t bytes);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 

@@ -2,7 +2,8 @@
  * memory.c — memory for repacked weights: 2 MiB aligned and advised for transparent huge pages, so the
  * kernels stream gigabytes with few TLB misses and the hardware prefetchers are not stopped at every 4 KiB
  * page. Anonymous mappings start zeroed by the kernel on first touch: no extra pass over the memory.
- * goss_cpu_prefault maps a file region's pages in one call before it is read (instead of one fault per 4 KiB).
+ * goss_cpu_prefault maps a file region's pages in one call before it is read (instead of one fault per 4 KiB);
+ * goss_cpu_release drops them again once repacked, when memory is short.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -34,6 +35,18 @@ void goss_cpu_prefault(const void *p, int64_t bytes) {
     if (!p || bytes <= 0) return;
     uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
     madvise((void *)a, (uintptr_t)p + (uint64_t)bytes - a, MADV_POPULATE_READ); /* best effort: older kernels say EINVAL */
+}
+
+/* Repacking copies a file's weights; when memory is short, keeping the file's pages cached beside the copy pushes
+ * the page cache into the memory the copy's huge pages come from (they then fall back to 4 KiB pages) and makes
+ * the kernel reclaim during decode. Paging the copied range out returns that memory at once. */
+void goss_cpu_release(const void *p, int64_t bytes) {
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21 /* Linux 5.4 */
+#endif
+    if (!p || bytes <= 0) return;
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+    madvise((void *)a, (uintptr_t)p + (uint64_t)bytes - a, MADV_PAGEOUT); /* best effort, as prefault */
 }
 
 void goss_cpu_free(void *p, int64_t bytes) {

@@ -1,5 +1,5 @@
 /*
- * Plain temperature sampling of one row of logits l[0 .. V-1] on the device (Backend.sample; the same
+ * Plain temperature sampling of one row of logits l[row*V .. row*V + V-1] on the device (Backend.sample; the same
  * algorithm as kernels/cuda/sample.cu). Reference formula (io.gossgpu.generate.Sampler.sampleTemperature):
  *   m = max_j l_j,  e_j = exp((l_j - m) / T) (double),  Z = sum_j e_j,
  *   id = the smallest i with sum_{j<=i} e_j > u*Z; if rounding leaves u*Z uncrossed, the last i with e_i > 0.
@@ -36,15 +36,17 @@ static double sample_e(float l, float m, double T) {
     return exp(((double) l - (double) m) / T);
 }
 
-__kernel void sample_max(__global const float* l, int V, int C, __global double* scratch, __local float* s) {
+__kernel void sample_max(__global const float* l, int row, int V, int C, __global double* scratch, __local float* s) {
+    l += (long) row * V;
     int b = get_group_id(0);
     __global float* bmax = (__global float*) (scratch + get_num_groups(0));
     float m = sample_group_max(l, b * C, min(V, b * C + C), s);
     if (get_local_id(0) == 0) bmax[b] = m;
 }
 
-__kernel void sample_sums(__global const float* l, int V, int C, __global double* scratch, double T,
+__kernel void sample_sums(__global const float* l, int row, int V, int C, __global double* scratch, double T,
                           __local float* sm, __local double* s) {
+    l += (long) row * V;
     int b = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global double* bsum = scratch;
     __global const float* bmax = (__global const float*) (scratch + get_num_groups(0));
@@ -61,8 +63,9 @@ __kernel void sample_sums(__global const float* l, int V, int C, __global double
     if (lid == 0) bsum[b] = s[0];
 }
 
-__kernel void sample_pick(__global const float* l, int V, int C, int G, __global double* scratch, double T, double u,
+__kernel void sample_pick(__global const float* l, int row, int V, int C, int G, __global double* scratch, double T, double u,
                           __local float* sm, __local double* piece, __local double* sd, __local int* si) {
+    l += (long) row * V;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const double* bsum = scratch;
     __global const float* bmax = (__global const float*) (scratch + G);

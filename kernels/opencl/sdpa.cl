@@ -1,11 +1,13 @@
 /*
- * Scaled dot-product attention with sinks (causal, optional sliding window, grouped-query).
- * For row i (position p = start + i) and query head h, KV head g = h / group (grouped, never h % kv):
+ * Scaled dot-product attention with sinks (causal, optional sliding window, grouped-query) of one sequence
+ * of a batch: its rows row0 .. row0+T-1 of q, k, v and out. For its row i (position p = start + i) and query
+ * head h, KV head g = h / group (grouped, never h % kv):
  *   allowed keys j: lo <= j <= p, lo = max(0, p - W + 1) on sliding layers (window W > 0), else 0;
- *   key/value j from the cache slot j % slots when j < start, else from row j - start of k/v;
+ *   key/value j from the cache slot j % slots when j < start, else from row row0 + j - start of k/v;
  *   s_j = (q_h . k_{g,j}) * scale,  scale = 1/sqrt(hd);  sink S[h] (not scaled)
  *   m = max(max_j s_j, S[h]),  Z = sum_j e^(s_j - m) + e^(S[h] - m)
- *   out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_{g,j}[d]
+ *   out[row0 + i, h*hd + d] = sum_j e^(s_j - m) / Z * v_{g,j}[d]
+ * The kernels below move q, k, v and out to the sequence's first row (row0) and then index its rows from 0.
  * One work-group per (h, i): keys are taken in chunks of the work-group size (one key per work item),
  * with an online (running max) softmax so the context length is unbounded; the accumulator of hd
  * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
@@ -13,12 +15,14 @@
  */
 __kernel void sdpa(__global const float* q, __global const float* k, __global const float* v,
                    __global const float* ck, __global const float* cv, __global const float* sinks,
-                   __global float* out, int start, int heads, int group, int hd, int kvDim, int slots,
+                   __global float* out, int start, int row0, int heads, int group, int hd, int kvDim, int slots,
                    int window, float scale,
                    __local float* lq, __local float* ls, __local float* lacc) {
     int h = get_group_id(0), i = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
+    q += (long) row0 * qDim; out += (long) row0 * qDim;
+    k += (long) row0 * kvDim; v += (long) row0 * kvDim;
     int lo = window > 0 ? max(0, p - window + 1) : 0;
     for (int d = lid; d < hd; d += wg) {
         lq[d] = q[(long) i * qDim + h * hd + d];
@@ -68,15 +72,15 @@ __kernel void sdpa(__global const float* q, __global const float* k, __global co
 
 /*
  * KV cache store after attention: for i in first .. T-1 (first = max(0, T - slots)),
- * slot = (start + i) % slots: ck[slot, :] = k[i, :], cv[slot, :] = v[i, :]. Global (kvDim, T - first).
+ * slot = (start + i) % slots: ck[slot, :] = k[row0 + i, :], cv[slot, :] = v[row0 + i, :]. Global (kvDim, T - first).
  */
 __kernel void kv_store(__global const float* k, __global const float* v, __global float* ck, __global float* cv,
-                       int start, int slots, int kvDim, int first) {
+                       int start, int row0, int slots, int kvDim, int first) {
     int c = get_global_id(0), i = first + (int) get_global_id(1);
     if (c >= kvDim) return;
     long slot = (start + i) % slots;
-    ck[slot * kvDim + c] = k[(long) i * kvDim + c];
-    cv[slot * kvDim + c] = v[(long) i * kvDim + c];
+    ck[slot * kvDim + c] = k[(long) (row0 + i) * kvDim + c];
+    cv[slot * kvDim + c] = v[(long) (row0 + i) * kvDim + c];
 }
 
 /*
@@ -89,12 +93,14 @@ __kernel void kv_store(__global const float* k, __global const float* v, __globa
  */
 __kernel void sdpa_split(__global const float* q, __global const float* k, __global const float* v,
                          __global const float* ck, __global const float* cv, __global float* part,
-                         int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                         int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
                          int nsplit, int splitLen,
                          __local float* lq, __local float* ls, __local float* lacc) {
     int h = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
+    q += (long) row0 * qDim;
+    k += (long) row0 * kvDim; v += (long) row0 * kvDim;
     int lo = window > 0 ? max(0, p - window + 1) : 0;
     int jb = lo + sp * splitLen, je = min(p, jb + splitLen - 1);
     for (int d = lid; d < hd; d += wg) {
@@ -146,9 +152,9 @@ __kernel void sdpa_split(__global const float* q, __global const float* k, __glo
     for (int d = lid; d < hd; d += wg) pp[2 + d] = lacc[d];
 }
 
-/* Folds the nsplit partials of (i, h) and the sink into out. Global (hd, heads, T). */
+/* Folds the nsplit partials of (i, h) and the sink into row row0 + i of out. Global (hd, heads, T). */
 __kernel void sdpa_combine(__global const float* part, __global const float* sinks, __global float* out,
-                           int heads, int hd, int nsplit) {
+                           int heads, int hd, int nsplit, int row0) {
     int d = get_global_id(0), h = get_global_id(1), i = get_global_id(2);
     if (d >= hd) return;
     __global const float* pp = part + ((long) i * heads + h) * nsplit * (hd + 2);
@@ -162,7 +168,7 @@ __kernel void sdpa_combine(__global const float* part, __global const float* sin
         z = fma(pp[s * (hd + 2) + 1], f, z);
         acc = fma(pp[s * (hd + 2) + 2 + d], f, acc);
     }
-    out[(long) i * heads * hd + h * hd + d] = acc / z;
+    out[(long) (row0 + i) * heads * hd + h * hd + d] = acc / z;
 }
 
 /*
@@ -179,12 +185,14 @@ __kernel void sdpa_combine(__global const float* part, __global const float* sin
 __kernel void sdpa_gqa(__global const float* q, __global const float* k, __global const float* v,
                        __global const float* ck, __global const float* cv, __global const float* sinks,
                        __global float* out, __global float* part,
-                       int start, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                       int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
                        int nsplit, int splitLen,
                        __local float* lq, __local float* ls, __local float* lacc) {
     int g = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, h0 = g * group, p = start + i;
+    q += (long) row0 * qDim; out += (long) row0 * qDim;
+    k += (long) row0 * kvDim; v += (long) row0 * kvDim;
     int lo = window > 0 ? max(0, p - window + 1) : 0;
     int jb = lo + sp * splitLen, je = nsplit == 1 ? p : min(p, jb + splitLen - 1);
     for (int e = lid; e < group * hd; e += wg) {

@@ -15,7 +15,9 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
  * least {@code GOSS_CUDA_SDPA_TILED_MIN_T} tokens (default 2) take the tiled kernel: one block per KV head and query
  * tile for all its query heads. A decode step takes the same kernel with the keys split over
  * {@code GOSS_CUDA_SDPA_SPLITS} blocks per KV head (default 32; 0: sdpa_f32), a fixed grid, so the step's graph
- * replays at every position. Positions are read by the kernels from the step buffer.
+ * replays at every position. A step of several sequences runs these kernels once per sequence, on its rows (pointers
+ * moved to its first row) and its cache; each sequence's position is read by the kernels from its slot of the step
+ * buffer.
  */
 final class AttentionLauncher {
     /** Block size of the tiled kernel; (query, head) pairs per block. */
@@ -46,15 +48,22 @@ final class AttentionLauncher {
             throw new GossException("kernel " + kTiled.name() + " cannot run " + TILED_THREADS + " threads per block on this device");
     }
 
-    /** RoPE on every head of {@code T} rows of {@code width} values at {@code x}, positions from the step buffer. */
-    void rope(long x, int T, int width, int heads, int hd, long table, int start) {
-        launch.position(start);
+    /**
+     * RoPE on every head of {@code T} rows of {@code width} values at {@code x} (the rows of the step's sequence
+     * {@code seq}), positions {@code start ..} from its slot of the step buffer.
+     */
+    void rope(long x, int T, int width, int heads, int hd, long table, int seq, int start) {
+        long pos = launch.position(seq, start);
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
-        launch.run(kRope, heads, T, block, 0, launch.args().ptr(x).i32(T).i32(width).i32(hd).ptr(table).ptr(launch.stepAddress()));
+        launch.run(kRope, heads, T, block, 0, launch.args().ptr(x).i32(T).i32(width).i32(hd).ptr(table).ptr(pos));
     }
 
-    /** Attention of {@code T} rows at {@code start} over the cache and the batch, then the batch stored in the cache. */
-    void attention(ModelConfig c, int layer, long q, long k, long v, DeviceKvCache<CudaBuffer> cache, long sinks, int T, int start, long out) {
+    /**
+     * Attention of {@code T} rows (of the step's sequence {@code seq}: q, k, v and out point at its first row) at
+     * {@code start} over its cache and its rows, then its rows stored in the cache.
+     */
+    void attention(ModelConfig c, int layer, long q, long k, long v, DeviceKvCache<CudaBuffer> cache, long sinks, int T, int seq, int start,
+                   long out) {
         int hd = c.headDim(), slots = cache.spec().slots(layer), heads = c.numAttentionHeads();
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         int shared = 4 * (2 * hd + sdpaBlock);
@@ -63,7 +72,7 @@ final class AttentionLauncher {
                     + CudaKnobs.SDPA.envName());
         float scale = (float) (1 / Math.sqrt(hd));
         long keys = cache.keys(layer).address(), values = cache.values(layer).address();
-        launch.position(start);
+        long pos = launch.position(seq, start);
         int group = c.queriesPerKvHead(), tq = Math.max(1, TILE_PAIRS / group);
         boolean tiledShape = hd <= 128 && group <= TILE_PAIRS && ceilDiv(T, tq) <= 65535;
         if (tiledShape && (T >= tiledMinT || T == 1 && splits > 0)) {
@@ -71,18 +80,18 @@ final class AttentionLauncher {
             long part = n > 1 ? scratch.ensure("attention partial sums", 4L * n * T * heads * (hd + 2)).address() : 0;
             tiledCalls++;
             launch.run(kTiled, new Dim3(c.numKeyValueHeads(), ceilDiv(T, tq), n), TILED_THREADS, 4 * (TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(launch.stepAddress())
+                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(pos)
                             .i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq).ptr(part));
             if (n > 1)
                 launch.run(kCombine, heads, T, Math.max(32, ceilDiv(hd, 32) * 32), 0,
                         launch.args().ptr(part).ptr(sinks).i32(T).i32(heads).i32(hd).i32(n).ptr(out));
         } else {
             launch.run(kSdpa, heads, T, sdpaBlock, shared,
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(launch.stepAddress())
+                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(pos)
                             .i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale));
         }
         int first = Math.max(0, T - slots);
         launch.run(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
-                launch.args().ptr(k).ptr(v).ptr(keys).ptr(values).i32(T).ptr(launch.stepAddress()).i32(slots).i32(c.kvDim()).i32(first));
+                launch.args().ptr(k).ptr(v).ptr(keys).ptr(values).i32(T).ptr(pos).i32(slots).i32(c.kvDim()).i32(first));
     }
 }

@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceTensor;
@@ -27,10 +28,11 @@ import java.util.TreeMap;
  * {@link AttentionLauncher} (RoPE, attention, cache store), {@link MoeLauncher} (router top-k, experts) and
  * {@link SampleLauncher} (argmax, temperature sampling). Weights: {@link CudaWeights}.
  *
- * <p>Ops are queued without waiting. A decode step (a {@link #beginStep} of one token: the SPI's step contract) is
- * recorded up to its result read ({@link #logits}, {@link #argmax}, {@link #sample}) and run then as one CUDA graph,
- * captured on the first step and relaunched while the step's launches stay the same ({@link LaunchQueue}); the
- * position is read by the kernels from a device step buffer written before the launch. Anything else that waits for
+ * <p>Ops are queued without waiting. A decode step (a {@link #beginStep} of one token per sequence: the SPI's step
+ * contract) is recorded up to its result read ({@link #logits}, {@link #argmax}, {@link #sample}) and run then as one
+ * CUDA graph, captured on the first step of its batch shape and relaunched while the step's launches stay the same
+ * ({@link LaunchQueue}); each sequence's position is read by the kernels from its slot of a device step buffer written
+ * before the launch. Anything else that waits for
  * the device inside the step launches the recorded kernels one by one first. {@link #endStep} launches whatever is
  * still recorded and waits. {@code GOSS_CUDA_GRAPH=0} launches every kernel one by one.
  *
@@ -48,8 +50,12 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     /** The kernel files this backend loads (kernels/cuda/NAME.cu). */
     static final String[] MODULES = {"ops", "dense", "rmsnorm", "add", "moe_prefill", "sdpa_prefill", "sample"};
 
-    /** The step buffer: the position (int) at 0, the sampling temperature and draw at {@link SampleLauncher#SAMPLING_OFFSET}. */
-    private static final int STEP_BYTES = 32;
+    /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
+    static final int STEP_SEQUENCES = 1024;
+    /** Rows a step may sample on the device: each has a temperature and a draw (doubles) in the step buffer. */
+    static final int STEP_SAMPLED = 1024;
+    /** The step buffer: the positions, then the sampling parameters from {@link SampleLauncher#SAMPLING_OFFSET}. */
+    private static final int STEP_BYTES = 4 * STEP_SEQUENCES + 16 * STEP_SAMPLED;
 
     private final CudaContext ctx;
     private final CudaDeviceDriver device;
@@ -74,7 +80,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             CudaBuffer step = ctx.allocate(STEP_BYTES);
-            LaunchQueue queue = new LaunchQueue(ctx.stream(), step, CudaKnobs.GRAPH.value(options) == 1);
+            LaunchQueue queue = new LaunchQueue(ctx.stream(), step, STEP_SEQUENCES, CudaKnobs.GRAPH.value(options) == 1);
             return new CudaBackend(ctx, queue, step, options);
         } catch (RuntimeException e) {
             ctx.close(); // frees whatever was allocated in it
@@ -158,10 +164,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         return new CudaWeights(this, m);
     }
 
-    /** A decode step ({@code tokens == 1}) is recorded, to run as one CUDA graph at its result read. */
+    /** A decode step (one token of each sequence) is recorded, to run as one CUDA graph (per batch shape) at its result read. */
     @Override
-    public void beginStep(int start, int tokens) {
-        queue.beginStep(tokens == 1);
+    public void beginStep(Batch batch) {
+        queue.beginStep(batch.rows() == batch.size());
     }
 
     @Override
@@ -201,24 +207,30 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         dense.linear(l.dense(which), l.bias(which), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
 
-    /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k. */
+    /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k, sequence by sequence. */
     @Override
-    protected void runQkvRope(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, int start, BufferTensor<CudaBuffer> q,
+    protected void runQkvRope(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, Batch batch, BufferTensor<CudaBuffer> q,
                               BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v) {
         ModelConfig c = w.config();
         int T = x.rows(), hd = c.headDim();
         var l = w.tensors.layer(layer);
         Dense qkv = l.dense(DenseKind.Q).rows(0, c.qDim() + 2 * c.kvDim()); // Q's rows start the fused matrix
         dense.matmul(qkv, l.bias(DenseKind.Q), at(x), T, at(q), c.qDim(), at(k), c.kvDim(), at(v));
-        long table = w.rope(Math.addExact(start, T)).address();
-        attention.rope(at(q), T, c.qDim(), c.numAttentionHeads(), hd, table, start);
-        attention.rope(at(k), T, c.kvDim(), c.numKeyValueHeads(), hd, table, start);
+        long table = w.rope(batch.endPosition()).address();
+        for (int s = 0; s < batch.size(); s++) {
+            int row0 = batch.firstRow(s), n = batch.tokens(s);
+            attention.rope(at(q) + 4L * row0 * c.qDim(), n, c.qDim(), c.numAttentionHeads(), hd, table, s, batch.start(s));
+            attention.rope(at(k) + 4L * row0 * c.kvDim(), n, c.kvDim(), c.numKeyValueHeads(), hd, table, s, batch.start(s));
+        }
     }
 
     @Override
     protected void runAttention(CudaWeights w, int layer, BufferTensor<CudaBuffer> q, BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v,
-                                DeviceKvCache<CudaBuffer> cache, int start, BufferTensor<CudaBuffer> out) {
-        attention.attention(w.config(), layer, at(q), at(k), at(v), cache, w.tensors.layer(layer).sinks(), q.rows(), start, at(out));
+                                Span<CudaBuffer> span, BufferTensor<CudaBuffer> out) {
+        ModelConfig c = w.config();
+        long qRow = 4L * span.row0() * c.qDim(), kvRow = 4L * span.row0() * c.kvDim();
+        attention.attention(c, layer, at(q) + qRow, at(k) + kvRow, at(v) + kvRow, span.cache(), w.tensors.layer(layer).sinks(), span.rows(),
+                span.index(), span.start(), at(out) + qRow);
     }
 
     @Override
@@ -249,8 +261,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     @Override
-    protected void runSample(CudaBuffer logits, int vocab, int chunks, double temperature, double u, CudaBuffer work) {
-        sampling.sample(logits, vocab, chunks, temperature, u, work);
+    protected void runSample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
+        sampling.sample(logits, row, vocab, chunks, temperature, u, work, index);
     }
 
     // ---- for tests of single kernels --------------------------------------------------------------

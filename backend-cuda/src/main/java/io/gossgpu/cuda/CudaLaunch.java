@@ -30,12 +30,18 @@ final class CudaLaunch {
         queue.launch(k, grid, Dim3.of(block), shared, a);
     }
 
-    /** Makes the position-dependent kernels launched next read {@code start} from the step buffer. */
-    void position(int start) {
-        queue.position(start);
+    /**
+     * Makes the position-dependent kernels launched next for the step's sequence {@code seq} read {@code start} from its
+     * slot of the step buffer; returns that slot's device address (their kernel parameter {@code pos}).
+     */
+    long position(int seq, int start) {
+        if (seq < 0 || seq >= queue.slots())
+            throw new io.gossgpu.GossException("cuda: a step of more than " + queue.slots() + " sequences");
+        queue.position(seq, start);
+        return queue.stepAddress() + 4L * seq;
     }
 
-    /** The step buffer's device address (kernel parameter {@code pos}, and the sampling parameters after it). */
+    /** The step buffer's device address (the positions, then the sampling parameters). */
     long stepAddress() {
         return queue.stepAddress();
     }

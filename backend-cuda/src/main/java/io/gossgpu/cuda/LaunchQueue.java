@@ -14,17 +14,18 @@ import java.util.List;
  *
  * <p>A step's launches are compared with the cached graphs' (kernel, grid, block, shared memory and
  * parameter bytes): an equal one is relaunched, otherwise the step is captured (stream capture),
- * instantiated and cached (a few, most recently used first). So anything that changes between tokens
- * must not be a kernel parameter: the position is read by the kernels from the step buffer
- * ({@link #position}), the token ids from the backend's token buffer. A buffer that moves (a scratch
- * buffer grown) only changes the parameters and costs one capture.
+ * instantiated and cached (a few, most recently used first): one graph per batch shape (the sequences of a step,
+ * their caches and the rows they take). So anything that changes between tokens must not be a kernel parameter:
+ * each sequence's position is read by the kernels from its slot of the step buffer ({@link #position}), the token
+ * ids from the backend's token buffer. A buffer that moves (a scratch buffer grown) only changes the parameters and
+ * costs one capture.
  *
  * <p>Any other reason to wait for the stream (a read, a copy, a buffer freed) must call {@link #flush}
  * first: it launches what is pending one by one, and the step is no longer recorded.
  */
 final class LaunchQueue implements AutoCloseable {
-    /** Graphs kept: the decode step with argmax and with logits output, and a spare. */
-    static final int MAX_GRAPHS = 4;
+    /** Graphs kept: decode steps of the batch shapes in use (1, 2, … sequences; argmax, sampling or logits output). */
+    static final int MAX_GRAPHS = 16;
 
     /** One recorded launch; {@code params} are the 8-byte argument slots of {@link KernelArgs}. */
     record Launch(CudaKernel kernel, Dim3 grid, Dim3 block, int shared, long[] params) {
@@ -48,24 +49,33 @@ final class LaunchQueue implements AutoCloseable {
     private final List<Launch> pending = new ArrayList<>();
     private final List<Cached> cache = new ArrayList<>();
     private boolean recording;
-    /** The position the kernels will read from the step buffer once the queued work gets there (−1: unknown). */
-    private int queuedStart = -1;
-    /** The position the recorded launches need (−1: none yet). */
-    private int recordedStart = -1;
+    /** Per position slot: the value the kernels will read once the queued work gets there (−1: unknown). */
+    private final int[] queued;
+    /** Per position slot: the value the recorded launches need (−1: none yet). */
+    private final int[] recorded;
     private long captures, graphLaunches, kernelLaunches;
 
-    /** {@code step}: a device buffer of at least 4 bytes that the position-dependent kernels read. */
-    LaunchQueue(CudaStream stream, CudaBuffer step, boolean graphs) {
+    /** {@code step}: a device buffer whose first {@code slots} ints are the positions the kernels read. */
+    LaunchQueue(CudaStream stream, CudaBuffer step, int slots, boolean graphs) {
         this.stream = stream;
         this.step = step;
         this.graphs = graphs;
+        queued = new int[slots];
+        recorded = new int[slots];
+        Arrays.fill(queued, -1);
+        Arrays.fill(recorded, -1);
+    }
+
+    /** Position slots of the step buffer (sequences a step may hold). */
+    int slots() {
+        return queued.length;
     }
 
     boolean graphsEnabled() {
         return graphs;
     }
 
-    /** The step buffer's device address (kernel parameter {@code pos}). */
+    /** The step buffer's device address (kernel parameter {@code pos} of the step's first sequence; slot {@code s} at {@code + 4s}). */
     long stepAddress() {
         return step.address();
     }
@@ -81,25 +91,34 @@ final class LaunchQueue implements AutoCloseable {
     }
 
     /**
-     * Makes the kernels launched next read {@code start} from the step buffer. While recording, the value
-     * is written just before the step's launches at {@link #endStep}; otherwise now, on the stream.
+     * Makes the kernels launched next read {@code start} from position slot {@code slot} of the step buffer. While
+     * recording, the value is written just before the step's launches at {@link #endStep}; otherwise now, on the stream.
      */
-    void position(int start) {
+    void position(int slot, int start) {
         if (recording) {
-            if (recordedStart < 0 || recordedStart == start) {
-                recordedStart = start;
+            if (recorded[slot] < 0 || recorded[slot] == start) {
+                recorded[slot] = start;
                 return;
             }
-            flush(); // two positions in one step: not a decode step after all
+            flush(); // two positions of one sequence in one step: not a decode step after all
         }
-        writeStart(start);
+        write(slot, start);
     }
 
-    private void writeStart(int start) {
-        if (start != queuedStart) {
-            step.set32(0, start);
-            queuedStart = start;
+    private void write(int slot, int start) {
+        if (start != queued[slot]) {
+            step.set32(4L * slot, start);
+            queued[slot] = start;
         }
+    }
+
+    /** Writes the recorded positions (before the recorded launches go out) and forgets them. */
+    private void writeRecorded() {
+        for (int s = 0; s < recorded.length; s++)
+            if (recorded[s] >= 0) {
+                write(s, recorded[s]);
+                recorded[s] = -1;
+            }
     }
 
     /**
@@ -120,12 +139,9 @@ final class LaunchQueue implements AutoCloseable {
         if (pending.isEmpty()) {
             return;
         }
-        if (recordedStart >= 0) {
-            writeStart(recordedStart);
-        }
+        writeRecorded();
         List<Launch> launches = List.copyOf(pending);
         pending.clear();
-        recordedStart = -1;
         CudaGraph g = cached(launches);
         if (g == null) {
             g = CudaGraph.capture(stream, () -> launches.forEach(this::replay));
@@ -168,13 +184,10 @@ final class LaunchQueue implements AutoCloseable {
         recording = false;
         if (!wasRecording || pending.isEmpty()) {
             pending.clear();
-            recordedStart = -1;
+            Arrays.fill(recorded, -1);
             return;
         }
-        if (recordedStart >= 0) {
-            writeStart(recordedStart);
-        }
-        recordedStart = -1;
+        writeRecorded();
         try {
             for (Launch l : pending) {
                 replay(l);

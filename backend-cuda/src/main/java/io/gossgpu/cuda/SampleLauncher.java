@@ -14,8 +14,8 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 final class SampleLauncher {
     /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
     static final int SAMPLE_THREADS = 256;
-    /** Where the sampling temperature and draw (doubles) sit in the step buffer, after the position. */
-    static final int SAMPLING_OFFSET = 16;
+    /** Where the sampling temperatures and draws (two doubles per sampled row) sit in the step buffer, after the positions. */
+    static final int SAMPLING_OFFSET = 4 * CudaBackend.STEP_SEQUENCES;
 
     private final CudaLaunch launch;
     private final CudaBuffer step;
@@ -41,17 +41,25 @@ final class SampleLauncher {
         launch.run(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0, launch.args().ptr(logits).i32(n).i32(vocab).ptr(ids));
     }
 
-    /** The draw from {@code vocab} logits into {@code work}: {@code chunks} double sums, float maxima, then the id. */
-    void sample(CudaBuffer logits, int vocab, int chunks, double temperature, double u, CudaBuffer work) {
+    /**
+     * The draw from the {@code vocab} logits of row {@code row} of {@code logits} into {@code work}: {@code chunks} double
+     * sums, float maxima, then the id. {@code index}: the step's {@code index}-th sampled row, whose temperature and draw
+     * take their own place in the step buffer.
+     */
+    void sample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
+        if (index < 0 || index >= CudaBackend.STEP_SAMPLED)
+            throw new GossException("cuda: a step samples at most " + CudaBackend.STEP_SAMPLED + " rows on the device");
         int chunk = CudaLaunch.ceilDiv(vocab, chunks);
+        long l = logits.address() + 4L * row * vocab;
         long sums = work.address(), maxes = sums + 8L * chunks, id = maxes + 4L * chunks;
-        long params = launch.stepAddress() + SAMPLING_OFFSET;
-        setDouble(SAMPLING_OFFSET, temperature);
-        setDouble(SAMPLING_OFFSET + 8, u);
-        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes));
-        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(logits).i32(vocab).i32(chunk).ptr(maxes).ptr(params).ptr(sums));
+        int at = SAMPLING_OFFSET + 16 * index;
+        long params = launch.stepAddress() + at;
+        setDouble(at, temperature);
+        setDouble(at + 8, u);
+        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).i32(vocab).i32(chunk).ptr(maxes));
+        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).i32(vocab).i32(chunk).ptr(maxes).ptr(params).ptr(sums));
         launch.run(kPick, 1, 1, SAMPLE_THREADS, 0,
-                launch.args().ptr(logits).i32(vocab).i32(chunk).i32(chunks).ptr(maxes).ptr(sums).ptr(params).ptr(id));
+                launch.args().ptr(l).i32(vocab).i32(chunk).i32(chunks).ptr(maxes).ptr(sums).ptr(params).ptr(id));
     }
 
     /** Queues writing {@code v} into the step buffer on the stream (two 32-bit words, little-endian). */

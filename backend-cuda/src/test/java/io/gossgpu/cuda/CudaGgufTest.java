@@ -1,8 +1,11 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.ReferenceBackend;
@@ -84,9 +87,10 @@ class CudaGgufTest {
                             }
                             try (DeviceTensor qm = cuda.allocate(T, c.qDim()); DeviceTensor qr = ref.allocate(T, c.qDim());
                                  DeviceTensor km = cuda.allocate(T, c.kvDim()); DeviceTensor kr = ref.allocate(T, c.kvDim());
-                                 DeviceTensor vm = cuda.allocate(T, c.kvDim()); DeviceTensor vr = ref.allocate(T, c.kvDim())) {
-                                cuda.qkvRope(mine, layer, em, 5, qm, km, vm);
-                                ref.qkvRope(theirs, layer, er, 5, qr, kr, vr);
+                                 DeviceTensor vm = cuda.allocate(T, c.kvDim()); DeviceTensor vr = ref.allocate(T, c.kvDim());
+                                 KvCache cm = cuda.createKvCache(new KvCacheSpec(c, 5 + T)); KvCache cr = ref.createKvCache(new KvCacheSpec(c, 5 + T))) {
+                                cuda.qkvRope(mine, layer, em, Batch.of(cm, 5, T), qm, km, vm);
+                                ref.qkvRope(theirs, layer, er, Batch.of(cr, 5, T), qr, kr, vr);
                                 compare(type + " qkvRope q layer " + layer + " T=" + T, ref, qr, cuda, qm);
                                 compare(type + " qkvRope k layer " + layer + " T=" + T, ref, kr, cuda, km);
                                 compare(type + " qkvRope v layer " + layer + " T=" + T, ref, vr, cuda, vm);

@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.generate.Session;
@@ -29,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CudaGraphDecodeTest {
     static final int PROMPT = 5, STEPS = 36;
+    /** Small (2 layers, hidden 64, window 3 < the positions decoded) so that it is quick under the CUDA emulator too. */
+    static final ModelConfig SMALL = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
 
     /** Output mode of decode step {@code i}: logits, then argmax, then logits again (a cached graph comes back). */
     static Executor.Output mode(int i) {
@@ -80,8 +83,7 @@ class CudaGraphDecodeTest {
     void greedyDecodeAsGraphsEqualsEagerLaunchesAndTheReference() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        // small (2 layers, hidden 64, window 3 < the 41 positions) so that it is quick under the CUDA emulator too
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
@@ -116,18 +118,76 @@ class CudaGraphDecodeTest {
         }
     }
 
+    /**
+     * Decode steps of several sequences (continuous batching) are graphs too, one per batch shape: after a first step of
+     * all three (which sizes the scratch buffers for three rows), two sequences side by side for 12 steps, the third
+     * joining for 12, then the first two again for 12 take two captures and 36 graph launches, and give the ids of the
+     * same steps launched one kernel at a time.
+     */
+    @Test
+    void batchedDecodeStepsRunAsOneGraphPerBatchShape() {
+        BackendProvider p = new CudaConformanceTest().provider();
+        BackendConformanceKit.requireAvailable(p);
+        ModelConfig c = SMALL;
+        try (Checkpoint ck = new TestModelGenerator(c, 32).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            int[][] on = batched(p, "1", w, c), off = batched(p, "0", w, c);
+            for (int i = 0; i < on.length; i++) assertArrayEquals(off[i], on[i], "ids of sequence " + i + ", graphs on vs off");
+        }
+    }
+
+    /** The ids each of three sequences decodes in the steps of {@link #batchedDecodeStepsRunAsOneGraphPerBatchShape}. */
+    private static int[][] batched(BackendProvider p, String graph, ModelWeights weights, ModelConfig c) {
+        int n = 3;
+        int[][] ids = new int[n][37];
+        int[] count = new int[n], pos = new int[n], token = new int[n];
+        try (CudaBackend b = (CudaBackend) p.create(graphs(graph)); LoadedWeights w = b.loadWeights(weights); Executor ex = new Executor(b, w)) {
+            io.gossgpu.backend.KvCache[] caches = new io.gossgpu.backend.KvCache[n];
+            try {
+                for (int i = 0; i < n; i++) {
+                    caches[i] = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 48));
+                    int[] prompt = new SplittableRandom(40 + i).ints(3 + i, 0, c.vocabSize()).toArray();
+                    token[i] = ex.forward(prompt, 0, caches[i], Executor.Output.LAST_ARGMAX).argmax()[0];
+                    pos[i] = prompt.length;
+                }
+                LaunchQueue.Stats before = null;
+                for (int step = -1; step < 36; step++) {
+                    if (step == 0) before = b.launchStats();
+                    int seqs = step >= 12 && step < 24 || step < 0 ? 3 : 2;
+                    List<Executor.Request> rq = new ArrayList<>();
+                    for (int i = 0; i < seqs; i++) rq.add(new Executor.Request(new int[]{token[i]}, caches[i], pos[i], Executor.Output.LAST_ARGMAX));
+                    Executor.Result[] r = ex.step(rq);
+                    for (int i = 0; i < seqs; i++) {
+                        token[i] = r[i].argmax()[0];
+                        ids[i][count[i]++] = token[i];
+                        pos[i]++;
+                    }
+                }
+                LaunchQueue.Stats after = b.launchStats();
+                if (graph.equals("1")) {
+                    assertEquals(2, after.captures() - before.captures(), "one capture per batch shape (2 and 3 sequences): " + after);
+                    assertEquals(36, after.graphLaunches() - before.graphLaunches(), "every step one graph launch: " + after);
+                }
+            } finally {
+                for (var k : caches) if (k != null) k.close();
+            }
+        }
+        return ids;
+    }
+
     /** Only a step (the executor's {@code beginStep} of one token) is recorded: the same ops called outside one launch directly. */
     @Test
     void opsOutsideAStepAreNotRecorded() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
-             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize())) {
+             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
+             var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
             b.embed(w, new int[]{3}, x);
             int eager = b.argmax(w, x, 0)[0];
             assertEquals(0, b.launchStats().captures() + b.launchStats().graphLaunches(), "outside a step: " + b.launchStats());
-            b.beginStep(0, 1);
+            b.beginStep(Batch.of(cache, 0, 1));
             b.embed(w, new int[]{3}, x);
             assertEquals(eager, b.argmax(w, x, 0)[0]);
             b.endStep();
@@ -146,7 +206,7 @@ class CudaGraphDecodeTest {
     void sampledDecodeReplaysOneGraph() {
         BackendProvider p = new CudaConformanceTest().provider();
         BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        ModelConfig c = SMALL;
         io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(1f, 99);
         var options = new io.gossgpu.generate.GenerationOptions(40, java.util.Set.of(), sc);
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {

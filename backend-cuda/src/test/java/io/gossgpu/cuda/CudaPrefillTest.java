@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
@@ -177,8 +178,8 @@ class CudaPrefillTest {
                                     reference.write(qr, q);
                                     reference.write(kr, k);
                                     reference.write(vr, v);
-                                    cuda.attention(mine, layer, qm, km, vm, cm, start, om);
-                                    reference.attention(ref, layer, qr, kr, vr, cr, start, or);
+                                    cuda.attention(mine, layer, qm, km, vm, Batch.of(cm, start, n), om);
+                                    reference.attention(ref, layer, qr, kr, vr, Batch.of(cr, start, n), or);
                                     BackendConformanceKit.assertClose("attention, hd " + c.headDim() + " group " + c.queriesPerKvHead() + " layer "
                                             + layer + " positions " + start + ".." + (start + n - 1), reference.read(or), cuda.read(om), n, c.qDim(), OP_TOL);
                                 }

@@ -2,6 +2,7 @@ package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceWeights;
@@ -107,7 +108,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     /** The step's dispatches go into a command buffer of their own, committed at its result read or {@link #endStep}. */
     @Override
-    public void beginStep(int start, int tokens) {
+    public void beginStep(Batch batch) {
         metal.flush();
     }
 
@@ -216,35 +217,41 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     }
 
     @Override
-    protected void runQkvRope(MetalWeights w, int layer, BufferTensor<Buf> x, int start, BufferTensor<Buf> q, BufferTensor<Buf> k,
+    protected void runQkvRope(MetalWeights w, int layer, BufferTensor<Buf> x, Batch batch, BufferTensor<Buf> q, BufferTensor<Buf> k,
                               BufferTensor<Buf> v) {
         ModelConfig c = w.config();
-        Buf table = w.rope(start + x.rows()); // may commit: before this op's dispatches
+        Buf table = w.rope(batch.endPosition()); // may commit: before this op's dispatches
         runLinear(w, layer, DenseKind.Q, x, q);
         runLinear(w, layer, DenseKind.K, x, k);
         runLinear(w, layer, DenseKind.V, x, v);
-        rope(q, c.numAttentionHeads(), c.headDim(), start, table);
-        rope(k, c.numKeyValueHeads(), c.headDim(), start, table);
+        for (int s = 0; s < batch.size(); s++) {
+            rope(q, batch.firstRow(s), batch.tokens(s), c.numAttentionHeads(), c.headDim(), batch.start(s), table);
+            rope(k, batch.firstRow(s), batch.tokens(s), c.numKeyValueHeads(), c.headDim(), batch.start(s), table);
+        }
     }
 
-    private void rope(BufferTensor<Buf> x, int heads, int hd, int start, Buf table) {
-        new Dispatch("rope").buf(0, x.buffer()).buf(1, table).params(2, x.rows(), heads, hd, start, x.cols())
-                .runThreads((long) x.rows() * heads * (hd / 2));
+    /** RoPE on rows {@code row0 .. row0 + rows − 1} of {@code x}, at positions {@code start ..}. */
+    private void rope(BufferTensor<Buf> x, int row0, int rows, int heads, int hd, int start, Buf table) {
+        new Dispatch("rope").buf(0, x.buffer(), 4L * row0 * x.cols()).buf(1, table).params(2, rows, heads, hd, start, x.cols())
+                .runThreads((long) rows * heads * (hd / 2));
     }
 
+    /** One sequence of the batch: its rows of q, k, v and out (buffers bound at its first row) over its cache. */
     @Override
     protected void runAttention(MetalWeights w, int layer, BufferTensor<Buf> q, BufferTensor<Buf> k, BufferTensor<Buf> v,
-                                DeviceKvCache<Buf> cache, int start, BufferTensor<Buf> out) {
+                                Span<Buf> span, BufferTensor<Buf> out) {
         ModelConfig c = w.config();
-        int T = q.rows(), slots = cache.spec().slots(layer);
+        DeviceKvCache<Buf> cache = span.cache();
+        int T = span.rows(), start = span.start(), slots = cache.spec().slots(layer);
+        long qRow = 4L * span.row0() * c.qDim(), kvRow = 4L * span.row0() * c.kvDim();
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        new Dispatch("attention").buf(0, q.buffer()).buf(1, k.buffer()).buf(2, v.buffer()).buf(3, cache.keys(layer))
-                .buf(4, cache.values(layer)).buf(5, w.tensors.layer(layer).sinks()).buf(6, out.buffer())
+        new Dispatch("attention").buf(0, q.buffer(), qRow).buf(1, k.buffer(), kvRow).buf(2, v.buffer(), kvRow).buf(3, cache.keys(layer))
+                .buf(4, cache.values(layer)).buf(5, w.tensors.layer(layer).sinks()).buf(6, out.buffer(), qRow)
                 .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
                         (float) (1 / Math.sqrt(c.headDim())))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
-        new Dispatch("kv_store").buf(0, k.buffer()).buf(1, v.buffer()).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
+        new Dispatch("kv_store").buf(0, k.buffer(), kvRow).buf(1, v.buffer(), kvRow).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
                 .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
     }
 
@@ -317,7 +324,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     }
 
     @Override
-    protected void runSample(Buf logits, int vocab, int chunks, double temperature, double u, Buf work) {
+    protected void runSample(Buf logits, int row, int vocab, int chunks, double temperature, double u, Buf work, int index) {
         throw new UnsupportedOperationException("metal samples on the host");
     }
 

@@ -31,10 +31,10 @@ class MetalCommandBufferTest {
             }
             assertTrue(b.lastGpuSeconds() >= 0);
             // the step contract: work encoded before a step is committed by beginStep, the step's own at its end
-            try (var x = b.allocate(1, 8)) {
+            try (var x = b.allocate(1, 8); var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(w.config(), 16))) {
                 b.add(x, x, x);
                 long before = b.commitCount();
-                b.beginStep(12, 1);
+                b.beginStep(io.gossgpu.backend.Batch.of(cache, 12, 1));
                 assertEquals(1, b.commitCount() - before, "beginStep commits what was encoded before the step");
                 b.add(x, x, x);
                 b.endStep();

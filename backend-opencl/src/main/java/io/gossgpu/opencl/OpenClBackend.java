@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.NormKind;
@@ -257,23 +258,29 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     }
 
     @Override
-    protected void runQkvRope(OpenClWeights w, int layer, BufferTensor<Long> x, int start, BufferTensor<Long> q, BufferTensor<Long> k,
+    protected void runQkvRope(OpenClWeights w, int layer, BufferTensor<Long> x, Batch batch, BufferTensor<Long> q, BufferTensor<Long> k,
                               BufferTensor<Long> v) {
         ModelConfig c = w.config();
         runLinear(w, layer, DenseKind.Q, x, q);
         runLinear(w, layer, DenseKind.K, x, k);
         runLinear(w, layer, DenseKind.V, x, v);
-        int T = x.rows(), hd = c.headDim();
-        long table = w.rope(Math.addExact(start, T));
-        launch(kRope, "rope").mem(q.buffer()).i32(c.qDim()).i32(hd).mem(table).i32(start).run(new long[]{hd / 2, c.numAttentionHeads(), T}, null);
-        launch(kRope, "rope").mem(k.buffer()).i32(c.kvDim()).i32(hd).mem(table).i32(start).run(new long[]{hd / 2, c.numKeyValueHeads(), T}, null);
+        int hd = c.headDim();
+        long table = w.rope(batch.endPosition());
+        for (int s = 0; s < batch.size(); s++) {
+            int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
+            launch(kRope, "rope").mem(q.buffer()).i32(c.qDim()).i32(hd).mem(table).i32(start).i32(row0)
+                    .run(new long[]{hd / 2, c.numAttentionHeads(), T}, null);
+            launch(kRope, "rope").mem(k.buffer()).i32(c.kvDim()).i32(hd).mem(table).i32(start).i32(row0)
+                    .run(new long[]{hd / 2, c.numKeyValueHeads(), T}, null);
+        }
     }
 
     @Override
     protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> qT, BufferTensor<Long> kT, BufferTensor<Long> vT,
-                                DeviceKvCache<Long> cache, int start, BufferTensor<Long> out) {
+                                Span<Long> span, BufferTensor<Long> out) {
         ModelConfig c = w.config();
-        int T = qT.rows(), hd = c.headDim(), slots = cache.spec().slots(layer);
+        DeviceKvCache<Long> cache = span.cache();
+        int T = span.rows(), start = span.start(), row0 = span.row0(), hd = c.headDim(), slots = cache.spec().slots(layer);
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         long localBytes = 4L * (2L * hd + sdpaWg);
         if (localBytes > device.localMemBytes())
@@ -292,24 +299,25 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long sinks = w.tensors.layer(layer).sinks();
         if (gqa) {
             launch(kSdpaGqa, "sdpa_gqa").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).mem(splits > 1 ? part : o)
-                    .i32(start).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
-                    .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
+                    .i32(start).i32(row0).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits)
+                    .i32(splitLen).local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
                     .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else if (splits > 1) {
-            launch(kSdpaSplit, "sdpa_split").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part).i32(start).i32(heads).i32(group).i32(hd)
-                    .i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
+            launch(kSdpaSplit, "sdpa_split").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part).i32(start).i32(row0).i32(heads)
+                    .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else {
-            launch(kSdpa, "sdpa").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).i32(start).i32(heads).i32(group).i32(hd)
-                    .i32(c.kvDim()).i32(slots).i32(window).f32(scale)
+            launch(kSdpa, "sdpa").mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).i32(start).i32(row0).i32(heads)
+                    .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
                     .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
         }
         if (splits > 1)
-            launch(kSdpaCombine, "sdpa_combine").mem(part).mem(sinks).mem(o).i32(heads).i32(hd).i32(splits).run(new long[]{hd, heads, T}, null);
+            launch(kSdpaCombine, "sdpa_combine").mem(part).mem(sinks).mem(o).i32(heads).i32(hd).i32(splits).i32(row0)
+                    .run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
-        launch(kKvStore, "kv_store").mem(k).mem(v).mem(keys).mem(values).i32(start).i32(slots).i32(c.kvDim()).i32(first)
+        launch(kKvStore, "kv_store").mem(k).mem(v).mem(keys).mem(values).i32(start).i32(row0).i32(slots).i32(c.kvDim()).i32(first)
                 .run(new long[]{c.kvDim(), T - first}, null);
     }
 
@@ -386,13 +394,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     }
 
     @Override
-    protected void runSample(Long logits, int vocab, int chunks, double temperature, double u, Long work) {
+    protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
         int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax, "sample_max").mem(logits).i32(vocab).i32(chunk).mem(work).local(4L * sampleWg)
+        launch(kSampleMax, "sample_max").mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).local(4L * sampleWg)
                 .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSampleSums, "sample_sums").mem(logits).i32(vocab).i32(chunk).mem(work).f64(temperature)
+        launch(kSampleSums, "sample_sums").mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).f64(temperature)
                 .local(4L * sampleWg).local(8L * sampleWg).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSamplePick, "sample_pick").mem(logits).i32(vocab).i32(chunk).i32(chunks).mem(work)
+        launch(kSamplePick, "sample_pick").mem(logits).i32(row).i32(vocab).i32(chunk).i32(chunks).mem(work)
                 .f64(temperature).f64(u).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
                 .run(new long[]{sampleWg}, new long[]{sampleWg});
     }

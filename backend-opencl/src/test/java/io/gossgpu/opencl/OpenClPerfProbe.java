@@ -1,6 +1,7 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -44,9 +45,10 @@ public final class OpenClPerfProbe {
                 b.write(x, xs);
                 DeviceRouting rt = b.allocateRouting(T, 4);
                 KvCache cache = b.createKvCache(new KvCacheSpec(c, ctx + T));
-                time("T=" + T + " qkvRope", b, () -> b.qkvRope(lw, 0, x, ctx, q, k, v));
-                time("T=" + T + " attention (full layer 1, ctx " + ctx + ")", b, () -> b.attention(lw, 1, q, k, v, cache, ctx, o));
-                time("T=" + T + " attention (sliding layer 0, ctx " + ctx + ")", b, () -> b.attention(lw, 0, q, k, v, cache, ctx, o));
+                Batch batch = Batch.of(cache, ctx, T);
+                time("T=" + T + " qkvRope", b, () -> b.qkvRope(lw, 0, x, batch, q, k, v));
+                time("T=" + T + " attention (full layer 1, ctx " + ctx + ")", b, () -> b.attention(lw, 1, q, k, v, batch, o));
+                time("T=" + T + " attention (sliding layer 0, ctx " + ctx + ")", b, () -> b.attention(lw, 0, q, k, v, batch, o));
                 time("T=" + T + " linear ATTN_OUT", b, () -> b.linear(lw, 0, DenseKind.ATTN_OUT, o, y));
                 time("T=" + T + " router", b, () -> b.router(lw, 0, x, rt));
                 Routing routing = b.readRouting(rt);

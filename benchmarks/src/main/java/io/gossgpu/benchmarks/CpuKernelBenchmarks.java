@@ -1,6 +1,7 @@
 package io.gossgpu.benchmarks;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -90,7 +91,7 @@ public class CpuKernelBenchmarks {
         // fill the cache of layer 1 (full attention) with 1023 positions, one prefill batch
         try (DeviceTensor qq = tensor(CONTEXT - 1, c.qDim(), r); DeviceTensor kk = tensor(CONTEXT - 1, c.kvDim(), r);
              DeviceTensor vv = tensor(CONTEXT - 1, c.kvDim(), r); DeviceTensor oo = cpu.allocate(CONTEXT - 1, c.qDim())) {
-            cpu.attention(w, 1, qq, kk, vv, cache, 0, oo);
+            cpu.attention(w, 1, qq, kk, vv, Batch.of(cache, 0, CONTEXT - 1), oo);
         }
         var l = mw.layers().get(0);
         moeBytes = 4 * (bytes(l.gate()) + bytes(l.up()) + bytes(l.down()));
@@ -155,7 +156,7 @@ public class CpuKernelBenchmarks {
     @OutputTimeUnit(TimeUnit.SECONDS)
     public DeviceTensor attentionDecode(Bandwidth bw) {
         // position 1023 attends over 1023 cached positions plus itself; re-storing slot 1023 each time is harmless
-        cpu.attention(w, 1, q, k, v, cache, CONTEXT - 1, attnOut);
+        cpu.attention(w, 1, q, k, v, Batch.of(cache, CONTEXT - 1, 1), attnOut);
         bw.gigabytes += attnBytes / 1e9;
         return attnOut;
     }

@@ -47,6 +47,15 @@ final class BenchCommand implements Runnable {
     @Option(names = "--no-bandwidth-probe", description = "Do not measure the read bandwidth (it takes a second and 1 GiB of memory).")
     boolean noProbe;
 
+    @Option(names = {"-np", "--parallel"}, split = ",", paramLabel = "N",
+            description = "Also run each decode test as N streams at once, a comma list (1,2,4,8): N sessions decoding side by side, "
+                    + "batched into shared steps as the server's slots are; gives their aggregate t/s and its ratio to 1 stream (default: none).")
+    List<Integer> parallel = List.of();
+
+    @Option(names = "--op-times", description = "Also print where each test's time goes, op kind by op kind (summed over the layers), "
+            + "with each op's bytes and GB/s for decode: a profile of the step. On a GPU each op is waited for before it is timed.")
+    boolean opTimes;
+
     @Option(names = {"-o", "--output"}, paramLabel = "md|json", defaultValue = "md", description = "md (default) or json.")
     Format output;
 
@@ -62,6 +71,6 @@ final class BenchCommand implements Runnable {
 
     Bench.Options options(String model) {
         return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, modelOptions.backendOptions(), pp, tg, depths, reps, warmups,
-                bandwidth, !noProbe);
+                bandwidth, !noProbe, parallel, opTimes);
     }
 }

@@ -53,6 +53,10 @@ public final class ServeCommand implements Runnable {
             description = "Extra KV cache positions per slot on sliding-window layers so that a conversation sent back without the last reply's reasoning reuses the cache; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
     int swaRollback;
 
+    @Option(names = "--kv-memory", paramLabel = "SIZE", converter = ByteSize.class,
+            description = "The most memory the slots' KV caches take together, e.g. 6g or 512m: a request whose slot would need a new cache past it waits (idle slots' caches are dropped first); default: what the device holds.")
+    long kvMemory;
+
     @Option(names = "--max-tokens", defaultValue = "1024", description = "Tokens generated when a request sets no limit (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
@@ -112,7 +116,7 @@ public final class ServeCommand implements Runnable {
                     .withParallel(parallel).withQueue(queue).withContextLength(context).withMaxBodyBytes(maxBody)
                     .withDefaultMaxTokens(maxTokens).withStoredResponses(storedResponses).withCorsOrigins(cors)
                     .withSwaRollback(swaRollback).withAllowedHosts(allowedHosts).withReadTimeoutMs(millis(readTimeout, "--read-timeout"))
-                    .withMaxConnections(maxConnections).withDrainTimeoutMs(millis(drainTimeout, "--drain-timeout"));
+                    .withMaxConnections(maxConnections).withDrainTimeoutMs(millis(drainTimeout, "--drain-timeout")).withKvMemoryBytes(kvMemory);
         } catch (IllegalArgumentException e) {
             throw new GossException(e.getMessage());
         }

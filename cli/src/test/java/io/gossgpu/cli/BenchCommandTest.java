@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.bench.Bench;
 import io.gossgpu.bench.DecodeTraffic;
+import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
@@ -94,6 +95,34 @@ class BenchCommandTest {
         assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 warm-up 1:")).count(), r.err());
         assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 rep 1:")).count(), r.err());
         assertTrue(r.err().contains("depth 16: filled 16 tokens"), r.err());
+    }
+
+    @Test
+    void opTimesSplitEachTestsStepByOpKindWithEachOpsBytes() throws Exception {
+        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
+                "-p", "8", "-n", "4", "-r", "1", "--no-bandwidth-probe", "--op-times", "-o", "json");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = r.err().lines().toList();
+        int at = lines.indexOf("tg4, time per op kind over 4 tokens:");
+        assertTrue(at >= 0, r.err());
+        assertTrue(lines.contains("pp8, time per op kind over 8 tokens:"), r.err());
+        double sum = 0;
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults())) {
+            ModelWeights w = ModelWeights.of(ck);
+            for (int i = 0; i < OpKind.values().length; i++) {
+                OpKind op = OpKind.values()[i];
+                String[] f = lines.get(at + 2 + i).trim().split("\\s+");
+                assertEquals(op.name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
+                sum += Double.parseDouble(f[1]);
+                assertEquals(DecodeTraffic.meanBytesPerToken(w, 0, 4, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
+            }
+        }
+        String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
+        assertEquals("step", step[0]);
+        assertEquals(Double.parseDouble(step[1]), sum, 0.01 * OpKind.values().length);
+        // the ops' time is the run's: 1000 / t/s ms per token, give or take the rewind before the first step
+        double tps = new ObjectMapper().readTree(r.out()).get("rows").get(1).get("tokensPerSecond").asDouble();
+        assertEquals(1000 / tps, Double.parseDouble(step[1]), 0.25 * 1000 / tps, r.err());
     }
 
     @Test

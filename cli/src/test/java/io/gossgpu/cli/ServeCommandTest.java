@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code goss-gpu serve} end to end: starts on a test model, answers /health, /v1/models and a chat request, stops. */
@@ -50,6 +51,21 @@ class ServeCommandTest {
                 CommandLineTest.run("", "serve", "--model", dir.toString(), "--log-format", "xml").err().strip());
         assertEquals("goss-gpu: --drain-timeout must be a number of seconds >= 0, got -1.0",
                 CommandLineTest.run("", "serve", "--model", dir.toString(), "--drain-timeout", "-1").err().strip());
+        CommandLineTest.Run kv = CommandLineTest.run("", "serve", "--model", dir.toString(), "--kv-memory", "lots");
+        assertEquals(2, kv.code());
+        assertTrue(kv.err().startsWith("goss-gpu: Invalid value for option '--kv-memory': 'lots' is not a size"), kv.err());
+    }
+
+    @Test
+    void kvMemorySizes() {
+        ByteSize b = new ByteSize();
+        assertEquals(6L << 30, b.convert("6g"));
+        assertEquals(6L << 30, b.convert("6GiB"));
+        assertEquals(512L << 20, b.convert("512m"));
+        assertEquals(1536L << 20, b.convert("1.5G"));
+        assertEquals(4096L, b.convert("4096"));
+        for (String bad : new String[]{"", "g", "-1g", "1x", "1e30t"})
+            assertThrows(picocli.CommandLine.TypeConversionException.class, () -> b.convert(bad), bad);
     }
 
     @Test

@@ -42,7 +42,7 @@ public final class Chat implements AutoCloseable {
     Chat(Engine engine, ChatOptions options) {
         this.engine = engine;
         this.options = options;
-        this.session = new Session(engine.backend(), engine.weights(), options.contextLength(), options.swaRollback(), engine.loadMs())
+        this.session = new Session(engine.scheduler(), options.contextLength(), options.swaRollback(), engine.loadMs())
                 .decodableVocabulary(O200kHarmony.get().vocabSize());
         conversation.add(Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort())));
         if (options.instructions() != null && !options.instructions().isBlank())

@@ -7,6 +7,8 @@ import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
+import io.gossgpu.generate.StepScheduler;
+import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -31,11 +33,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * }
  * }</pre>
  *
- * Several chats may run at once on one engine, from different threads: each has its own KV cache, and
- * the backend (which one thread must drive at a time) is shared under a lock, held op by op and for the whole
- * of a step ({@link Backend#beginStep} to {@link Backend#endStep}), so one chat's forward pass is never split by
- * another's ops. Closing the
- * engine closes its chats and releases all native memory (weights, caches, mapped files).
+ * Several chats may run at once on one engine, from different threads: each has its own KV cache, and their forward
+ * passes are batched (continuous batching, {@link StepScheduler}): one step runs the next token of every chat that is
+ * decoding, plus a chunk of at most {@link EngineOptions#prefillChunk()} tokens of one waiting prompt, reading the
+ * weights once for all of them. A chat's tokens are the same whether it ran alone or beside others. The backend
+ * (which one thread must drive at a time) is shared under a lock, held op by op and for the whole of a step
+ * ({@link Backend#beginStep} to {@link Backend#endStep}). Closing the engine closes its chats and releases all native
+ * memory (weights, caches, mapped files).
  */
 public final class Engine implements AutoCloseable {
     private final Checkpoint checkpoint;
@@ -43,15 +47,20 @@ public final class Engine implements AutoCloseable {
     private final LoadedWeights weights;
     private final double loadMs;
     private final BackendOptions backendOptions;
+    private final Executor executor;
+    private final StepScheduler scheduler;
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs, BackendOptions backendOptions) {
+    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs, BackendOptions backendOptions,
+                   int prefillChunk) {
         this.checkpoint = checkpoint;
         this.backend = backend;
         this.weights = weights;
         this.loadMs = loadMs;
         this.backendOptions = backendOptions;
+        this.executor = new Executor(backend, weights);
+        this.scheduler = new StepScheduler(executor, prefillChunk);
     }
 
     /** Opens the model, validates it, chooses the backend and uploads the weights. */
@@ -73,7 +82,8 @@ public final class Engine implements AutoCloseable {
             backend = backendFactory.get();
             VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
             LoadedWeights lw = backend.loadWeights(mw);
-            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions());
+            return new Engine(ckpt, serialized(backend, ckpt.path()), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
+                    options.prefillChunk());
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
             ckpt.close();
@@ -147,6 +157,16 @@ public final class Engine implements AutoCloseable {
         return weights;
     }
 
+    /** Where this engine's chats and completions hand their steps (one batch for all of them). */
+    StepScheduler scheduler() {
+        return scheduler;
+    }
+
+    /** Steps run so far and the rows and sequences they held (rows per step above 1: chats were batched). */
+    public StepScheduler.Stats stepStats() {
+        return scheduler.stats();
+    }
+
     void forget(AutoCloseable session) {
         open.remove(session);
     }
@@ -175,6 +195,7 @@ public final class Engine implements AutoCloseable {
                 // keep closing the rest
             }
         }
+        executor.close();
         weights.close();
         backend.close();
         checkpoint.close();

@@ -18,16 +18,22 @@ import java.nio.file.Path;
  *                 ({@link LoadOptions#floatExperts()})
  * @param backendOptions the backend's launch knobs and settings ({@link BackendOptions}); {@link #of} takes them
  *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
+ * @param prefillChunk the most tokens of a prompt that one step runs beside the decode tokens of the engine's other
+ *                 chats (continuous batching, see {@link Engine}); a prompt with nothing beside it runs whole
  */
 public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
-                            boolean floatExperts, BackendOptions backendOptions) {
+                            boolean floatExperts, BackendOptions backendOptions, int prefillChunk) {
+    /** The default {@link #prefillChunk}: long enough that a prompt's chunk reads each expert for many rows, short enough that a step beside running streams stays short. */
+    public static final int DEFAULT_PREFILL_CHUNK = 256;
+
     public EngineOptions {
         if (backendOptions == null) throw new NullPointerException("backendOptions");
+        if (prefillChunk <= 0) throw new IllegalArgumentException("prefill chunk must be positive, got " + prefillChunk);
     }
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment());
+        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK);
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -36,28 +42,33 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions);
+        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions);
+        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions, prefillChunk);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions);
+        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions, prefillChunk);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions);
+        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions, prefillChunk);
     }
 
     public EngineOptions withFloatExperts(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions, prefillChunk);
     }
 
     /** These options with the backend created with {@code o} (and nothing from the environment). */
     public EngineOptions withBackendOptions(BackendOptions o) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk);
+    }
+
+    /** These options with prompts run {@code n} tokens per step beside other chats' decoding ({@link #prefillChunk}). */
+    public EngineOptions withPrefillChunk(int n) {
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n);
     }
 
     LoadOptions loadOptions() {

@@ -5,8 +5,8 @@ import io.gossgpu.model.ModelWeights;
 /**
  * A compute device, in the spirit of ggml-backend: it owns device memory (weights, activations, KV
  * cache, router output) and executes the model's ops on it. Per decoded token only logits (or an argmax
- * token id) cross back to the host. Every op works for a batch of {@code T ≥ 1} tokens: activations are
- * {@code T × width} {@link DeviceTensor}s whose row {@code i} is the token at position {@code start + i}.
+ * token id) cross back to the host. Every op works for a batch of {@code T ≥ 1} rows: activations are
+ * {@code T × width} {@link DeviceTensor}s whose row {@code i} is one token of one sequence ({@link Batch}).
  *
  * <p>The math of each op is stated in its Javadoc and is the contract; the {@code reference} backend
  * ({@link io.gossgpu.cpu.ReferenceBackend}) implements it literally with float32 storage and double
@@ -18,16 +18,18 @@ import io.gossgpu.model.ModelWeights;
  * return only when the work they depend on is done. Not thread-safe: one thread drives a backend. Closing
  * releases all native memory it still owns.
  *
- * <p><b>Steps.</b> A forward pass is a step: {@link #beginStep}{@code (start, T)}, the ops of every layer for the
- * positions {@code start .. start+T−1}, one result read ({@link #logits}, {@link #argmax} or {@link #sample}: the
- * step's last op), then {@link #endStep}. A decode step has {@code T = 1}; a prefill chunk {@code T ≥ 1}. Steps do not
- * nest, and between {@code beginStep} and {@code endStep} only that step's calls reach the backend (the engine holds
- * its lock for the whole step). Knowing where a step starts and ends, a backend may defer its work: {@code cuda}
- * records the launches of a decode step and runs them as one CUDA graph when the result is read; {@code metal}
- * encodes the step into one command buffer, committed at the result read. Any other host read or write inside a
- * step (a debugging observer reading activations) still sees every earlier op's result; the backend may then
- * submit what it deferred and run the rest of the step eagerly. Ops called outside a step (tests of single ops)
- * behave as ever.
+ * <p><b>Steps.</b> A forward pass is a step: {@link #beginStep}{@code (batch)}, the ops of every layer for the batch's
+ * rows, one result read ({@link #logits}, {@link #argmax} or {@link #sample}: the step's last op), then {@link #endStep}.
+ * A step's {@link Batch} holds the next tokens of one or more sequences, each with its own KV cache and positions
+ * (continuous batching: a prefill chunk and the decode tokens of other sequences in one pass, so the weights are read
+ * once for all of them). Row-wise ops never look at the batch; {@link #qkvRope} and {@link #attention} take it. Steps
+ * do not nest, and between {@code beginStep} and {@code endStep} only that step's calls reach the backend (the engine
+ * holds its lock for the whole step). Knowing where a step starts and ends, a backend may defer its work: {@code cuda}
+ * records the launches of a step of single-token sequences and runs them as one CUDA graph (one per batch shape) when
+ * the result is read; {@code metal} encodes the step into one command buffer, committed at the result read. Any other
+ * host read or write inside a step (a debugging observer reading activations) still sees every earlier op's result;
+ * the backend may then submit what it deferred and run the rest of the step eagerly. Ops called outside a step (tests
+ * of single ops) behave as ever.
  */
 public interface Backend extends AutoCloseable {
     /** The provider's name ({@code reference}, {@code cpu}, …). */
@@ -83,30 +85,31 @@ public interface Backend extends AutoCloseable {
 
     /**
      * Q, K, V projections with bias, then RoPE on q and k: {@code q = Wq·x + bq}, {@code k = Wk·x + bk},
-     * {@code v = Wv·x + bv}; for row {@code i} (position {@code p = start + i}), every head's
+     * {@code v = Wv·x + bv}; for row {@code i} (position {@code p = batch.position(i)}), every head's
      * {@code hd} values are rotated half-split: with {@code x1 = head[0 .. hd/2)}, {@code x2 = head[hd/2 .. hd)},
      * {@code o1 = x1·cos − x2·sin}, {@code o2 = x2·cos + x1·sin}, where {@code cos = cos(p·invFreq[j])·concentration}
      * and likewise {@code sin}, from {@link Rope#invFreq} and {@link Rope#concentration} (YaRN).
-     * {@code q} is {@code T × heads·hd}; {@code k}, {@code v} are {@code T × kv·hd}. Nothing is stored in the cache.
-     * Angles must be computed in double or taken from {@link Rope#cosSinTable} (float32 {@code p·invFreq} drifts).
+     * {@code q} is {@code T × heads·hd}; {@code k}, {@code v} are {@code T × kv·hd} ({@code T = batch.rows()}). Nothing is
+     * stored in any cache. Angles must be computed in double or taken from {@link Rope#cosSinTable} (float32
+     * {@code p·invFreq} drifts).
      */
-    void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v);
+    void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v);
 
     /**
-     * Causal grouped-query attention with sinks and (on sliding layers) a window, then stores the batch's
-     * keys and values into the cache. For row {@code i} (position {@code p = start + i}) and query head
-     * {@code h}, KV head {@code g = h / (heads / kv_heads)} (grouped, never {@code h % kv_heads}):
-     * allowed key positions {@code j} are {@code lo ≤ j ≤ p} with {@code lo = max(0, p − W + 1)} on sliding
-     * layers ({@code config.isSlidingLayer(layer)}, W = {@code sliding_window}) and {@code lo = 0} otherwise;
-     * key/value {@code j} comes from the cache when {@code j < start}, from row {@code j − start} of
-     * {@code k}/{@code v} otherwise. {@code s_j = q_h · k_{g,j} / sqrt(hd)}; with the layer's sink logit
-     * {@code S[h]} (not scaled), {@code m = max(max_j s_j, S[h])}, {@code Z = Σ_j e^(s_j − m) + e^(S[h] − m)},
-     * {@code out[i, h·hd + d] = Σ_j e^(s_j − m)/Z · v_{g,j}[d]}. Afterwards positions {@code start .. start+T−1}
-     * are written to the cache (slot {@code pos % slots}; on ring layers only the last {@code slots} of them).
-     * Requires {@code start + T ≤ contextLength}. {@code out} is {@code T × heads·hd}.
+     * Causal grouped-query attention with sinks and (on sliding layers) a window, per sequence of the batch, then
+     * stores each sequence's keys and values into its cache. For sequence {@code s} (cache {@code C}, first position
+     * {@code start}, rows {@code r0 = batch.firstRow(s) .. r0 + n − 1}), its row {@code r0 + i} (position
+     * {@code p = start + i}) and query head {@code h}, KV head {@code g = h / (heads / kv_heads)} (grouped, never
+     * {@code h % kv_heads}): allowed key positions {@code j} are {@code lo ≤ j ≤ p} with {@code lo = max(0, p − W + 1)}
+     * on sliding layers ({@code config.isSlidingLayer(layer)}, W = {@code sliding_window}) and {@code lo = 0} otherwise;
+     * key/value {@code j} comes from {@code C} when {@code j < start}, from row {@code r0 + j − start} of
+     * {@code k}/{@code v} otherwise (never from another sequence's rows). {@code s_j = q_h · k_{g,j} / sqrt(hd)}; with the
+     * layer's sink logit {@code S[h]} (not scaled), {@code m = max(max_j s_j, S[h])},
+     * {@code Z = Σ_j e^(s_j − m) + e^(S[h] − m)}, {@code out[r0 + i, h·hd + d] = Σ_j e^(s_j − m)/Z · v_{g,j}[d]}.
+     * Afterwards positions {@code start .. start+n−1} are written to {@code C} (slot {@code pos % slots}; on ring layers
+     * only the last {@code slots} of them). {@code out} is {@code T × heads·hd}.
      */
-    void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache cache,
-                   int start, DeviceTensor out);
+    void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out);
 
     /**
      * MoE router: {@code g = Wr·x + br} ({@code E} logits per row); the {@code k = experts_per_token}
@@ -140,23 +143,30 @@ public interface Backend extends AutoCloseable {
     int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow);
 
     /**
-     * Plain temperature sampling of the logits of the last row of {@code x} (as {@link #logits} defines them) with the uniform
-     * draw {@code u ∈ [0, 1)}: {@link TemperatureDraw#draw}, i.e. the smallest id
-     * {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in double. Lets
-     * temperature decoding return one int per step. The default reads the logits back and samples on the host;
-     * a device implementation may sum in another order (it differs only where {@code u·Z} is within rounding
-     * of a cumulative sum).
+     * Per row {@code i} of {@code fromRow .. T−1} of {@code x}: with {@code temperatures[i − fromRow] = 0} the argmax of
+     * its logits (as {@link #argmax}), else plain temperature sampling of its logits (as {@link #logits} defines them)
+     * with that temperature and the uniform draw {@code u = draws[i − fromRow] ∈ [0, 1)}: {@link TemperatureDraw#draw},
+     * i.e. the smallest id {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in
+     * double. Lets a step of greedy and sampling sequences return one int per row. The default reads the logits back
+     * and picks on the host; a device implementation may sum in another order (it differs only where {@code u·Z} is
+     * within rounding of a cumulative sum).
      */
-    default int sample(LoadedWeights w, DeviceTensor x, double temperature, double u) {
-        float[] l = logits(w, x, x.rows() - 1);
-        return TemperatureDraw.draw(l, 0, l.length, temperature, u);
+    default int[] sample(LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+        int n = x.rows() - fromRow, vocab = w.config().vocabSize();
+        TemperatureDraw.check(n, temperatures, draws);
+        float[] l = logits(w, x, fromRow);
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++)
+            ids[i] = temperatures[i] == 0 ? TemperatureDraw.argmax(l, i * vocab, vocab)
+                    : TemperatureDraw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
+        return ids;
     }
 
     /**
-     * Begins a step over positions {@code start .. start + tokens − 1} (see the class comment): the calls that follow
-     * up to {@link #endStep} are that forward pass. Nothing for a backend that runs every op as it comes.
+     * Begins a step over the rows of {@code batch} (see the class comment): the calls that follow up to {@link #endStep}
+     * are that forward pass. Nothing for a backend that runs every op as it comes.
      */
-    default void beginStep(int start, int tokens) {}
+    default void beginStep(Batch batch) {}
 
     /**
      * Ends the step {@link #beginStep} began: whatever it deferred is submitted, and on return all of its work is

@@ -27,14 +27,14 @@ public class ForwardingBackend implements Backend {
     @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(w, tokens, out); }
     @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(w, layer, which, x, out); }
     @Override public void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.linear(w, layer, which, x, out); }
-    @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(w, layer, x, start, q, k, v); }
-    @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache cache, int start, DeviceTensor out) { delegate.attention(w, layer, q, k, v, cache, start, out); }
+    @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(w, layer, x, batch, q, k, v); }
+    @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) { delegate.attention(w, layer, q, k, v, batch, out); }
     @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(w, layer, x, out); }
     @Override public void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) { delegate.moe(w, layer, x, routing, out); }
     @Override public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) { delegate.add(a, b, out); }
     @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(w, x, fromRow); }
     @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(w, x, fromRow); }
-    @Override public void beginStep(int start, int tokens) { delegate.beginStep(start, tokens); }
+    @Override public void beginStep(Batch batch) { delegate.beginStep(batch); }
     @Override public void endStep() { delegate.endStep(); }
     @Override public void synchronize() { delegate.synchronize(); }
     @Override public void close() { delegate.close(); }

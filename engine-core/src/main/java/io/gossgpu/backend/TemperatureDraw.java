@@ -31,4 +31,26 @@ public final class TemperatureDraw {
         }
         return last;
     }
+
+    /** The id of the largest of {@code logits[offset .. offset+n−1]}, ties to the lower id (what {@link Backend#argmax} returns). */
+    public static int argmax(float[] logits, int offset, int n) {
+        int best = 0;
+        for (int r = 1; r < n; r++) if (logits[offset + r] > logits[offset + best]) best = r;
+        return best;
+    }
+
+    /**
+     * Checks the arguments of {@link Backend#sample}: {@code rows} temperatures (0 for argmax, else finite and &gt; 0) and
+     * draws in {@code [0, 1)}; a {@link io.gossgpu.GossException} naming the first bad one.
+     */
+    public static void check(int rows, double[] temperatures, double[] draws) {
+        if (rows <= 0) throw new io.gossgpu.GossException("sample: no rows from the given row");
+        if (temperatures.length != rows || draws.length != rows)
+            throw new io.gossgpu.GossException("sample: " + rows + " rows but " + temperatures.length + " temperatures and " + draws.length + " draws");
+        for (int i = 0; i < rows; i++) {
+            double t = temperatures[i], u = draws[i];
+            if (t != 0 && (!(t > 0) || !Double.isFinite(t) || !(u >= 0 && u < 1)))
+                throw new io.gossgpu.GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + t + " and " + u);
+        }
+    }
 }

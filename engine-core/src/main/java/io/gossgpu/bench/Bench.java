@@ -1,16 +1,18 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
+import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
+import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.Session;
+import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -38,6 +40,12 @@ import java.util.TreeSet;
  * and the GB/s that makes; on the cpu backend it first measures the machine's read bandwidth
  * ({@link ReadBandwidth}, the backend's thread count) and reports decode as a percentage of it.
  *
+ * <p>With {@code parallel} stream counts ({@code -np 1,2,4}), each decode test also runs as N streams at once: N
+ * sessions, each on a thread of its own, decoding through one {@link StepScheduler} (continuous batching, as the
+ * engine's chats and the server's slots do), timed from their start to the last one's end; the row gives the
+ * aggregate tokens per second ({@code "tg32 x4"}) and its ratio to one stream of the same run. The stream counts take
+ * turns within each repetition (x1, x2, x4, x1, x2, x4, …), so a machine whose load changes meanwhile shifts them alike.
+ *
  * <p>The command line is {@code goss-gpu bench} (cli module); {@code model} may be {@code "demo"} for an
  * in-memory random-weight demo model.
  */
@@ -53,11 +61,13 @@ public final class Bench {
      * created with {@code backendOptions}.
      */
     public record Options(String model, LoadOptions load, String backend, BackendOptions backendOptions, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
-                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth) {
+                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes) {
         public Options {
             prompts = List.copyOf(prompts);
             gens = List.copyOf(gens);
             depths = List.copyOf(depths);
+            parallel = List.copyOf(parallel);
+            for (int n : parallel) if (n < 1) throw new GossException("bench: -np must be at least 1, got " + n);
             for (int n : prompts) if (n < 0) throw new GossException("bench: -p must be >= 0, got " + n);
             for (int n : gens) if (n < 0) throw new GossException("bench: -n must be >= 0, got " + n);
             for (int d : depths) if (d < 0) throw new GossException("bench: -d must be >= 0, got " + d);
@@ -73,7 +83,7 @@ public final class Bench {
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
         public static Options single(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
-            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false);
+            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of(), false);
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
@@ -82,7 +92,7 @@ public final class Bench {
 
         /** These options with the backend created with {@code o}. */
         public Options withBackendOptions(BackendOptions o) {
-            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth);
+            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes);
         }
     }
 
@@ -116,21 +126,53 @@ public final class Bench {
             int longest = Options.longestTest(o.prompts, o.gens);
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
-            Runner run = new Runner(mw.config(), threads, o.reps, o.warmups, rnd, log);
+            // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
+            OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
+            Runner run = new Runner(mw, threads, o.reps, o.warmups, rnd, log, times);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
-            try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
-                int filled = 0;
-                for (int depth : new TreeSet<>(o.depths)) {
-                    filled = fill(s, filled, depth, rnd, log);
-                    for (int pp : o.prompts) if (pp > 0) rows.add(run.prefill(s, depth, pp));
-                    for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, mw, depth, tg, ceiling));
+            try {
+                try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
+                    if (times != null) s.executor().observer(times);
+                    int filled = 0;
+                    for (int depth : new TreeSet<>(o.depths)) {
+                        filled = fill(s, filled, depth, rnd, log);
+                        for (int pp : o.prompts) if (pp > 0) rows.add(run.prefill(s, depth, pp));
+                        for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, depth, tg, ceiling));
+                    }
                 }
+                if (!o.parallel.isEmpty() && o.gens.stream().anyMatch(tg -> tg > 0))
+                    rows.addAll(streams(b, w, o, run, maxDepth + longest + 1, longest + 1, rnd, log));
             } finally {
                 w.close();
             }
             String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
             return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, ceiling, o.warmups, o.reps, rows);
         }
+    }
+
+    /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */
+    private static List<BenchReport.Row> streams(Backend b, LoadedWeights w, Options o, Runner run, int context, int rollback,
+                                                 SplittableRandom rnd, PrintStream log) {
+        List<BenchReport.Row> rows = new ArrayList<>();
+        int most = o.parallel.stream().mapToInt(Integer::intValue).max().orElse(1);
+        try (Executor ex = new Executor(b, w); var threads = java.util.concurrent.Executors.newFixedThreadPool(most)) {
+            StepScheduler scheduler = new StepScheduler(ex, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            List<Session> sessions = new ArrayList<>();
+            try {
+                for (int i = 0; i < most; i++) sessions.add(new Session(scheduler, context, rollback, 0));
+                for (int depth : new TreeSet<>(o.depths)) {
+                    for (Session s : sessions) fill(s, s.position(), depth, rnd, null);
+                    for (int tg : o.gens)
+                        if (tg > 0) rows.addAll(run.streams(sessions, o.parallel, threads, depth, tg));
+                }
+            } finally {
+                sessions.forEach(Session::close);
+            }
+            StepScheduler.Stats st = scheduler.stats();
+            if (log != null && st.steps() > 0)
+                log.printf(Locale.ROOT, "streams: %d steps, %.2f sequences per step on average%n", st.steps(), (double) st.sequences() / st.steps());
+        }
+        return rows;
     }
 
     /** Brings the cache from {@code filled} tokens to {@code depth} (from 0 when it cannot roll back); returns {@code depth}. */
@@ -151,29 +193,83 @@ public final class Bench {
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelConfig config, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log) {
+    private record Runner(ModelWeights mw, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
-            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(config.vocabSize());
+            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(mw.config().vocabSize());
             Timed t = repeat(BenchReport.testName(pp, 0, depth), pp, () -> {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
+            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, -1, 0);
             return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
-                    t.bestPerCpu(), 0, 0, 0);
+                    t.bestPerCpu(), 0, 0, 0, 0);
         }
 
-        BenchReport.Row decode(Session s, ModelWeights mw, int depth, int tg, double ceiling) {
-            int first = rnd.nextInt(config.vocabSize());
+        BenchReport.Row decode(Session s, int depth, int tg, double ceiling) {
+            int first = rnd.nextInt(mw.config().vocabSize());
             Timed t = repeat(BenchReport.testName(0, tg, depth), tg, () -> {
                 rewind(s, depth);
                 int token = first;
                 for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
             });
+            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, depth, tg);
             long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
-                    t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0);
+                    t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0, 0);
+        }
+
+        /**
+         * For each count N of {@code counts}: N of {@code sessions} decoding {@code tg} greedy tokens each, side by side
+         * (one thread each); a row of their aggregate t/s per N. The counts take turns within each repetition.
+         */
+        List<BenchReport.Row> streams(List<Session> sessions, List<Integer> counts, java.util.concurrent.ExecutorService pool,
+                                      int depth, int tg) {
+            int[] first = new int[sessions.size()];
+            for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(mw.config().vocabSize());
+            double[][] tps = new double[counts.size()][reps];
+            double[] bestCpu = new double[counts.size()];
+            for (int rep = -warmups; rep < reps; rep++)
+                for (int c = 0; c < counts.size(); c++) {
+                    int n = counts.get(c);
+                    String name = BenchReport.testName(0, tg, depth) + " x" + n;
+                    long c0 = processCpuNanos(), t0 = System.nanoTime();
+                    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        Session s = sessions.get(i);
+                        int token = first[i];
+                        rewind(s, depth);
+                        done.add(pool.submit(() -> s.generate(new int[]{token}, GenerationOptions.greedy(tg), null)));
+                    }
+                    for (var f : done) await(f);
+                    double sec = (System.nanoTime() - t0) / 1e9;
+                    long c1 = processCpuNanos();
+                    if (rep >= 0) {
+                        tps[c][rep] = n * tg / sec;
+                        if (c0 >= 0 && c1 > c0) bestCpu[c] = Math.max(bestCpu[c], n * tg / ((c1 - c0) / 1e9 / threads));
+                    }
+                    if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", name, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), n * tg / sec);
+                }
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
+            List<BenchReport.Row> rows = new ArrayList<>();
+            for (int c = 0; c < counts.size(); c++) {
+                Timed t = new Timed(tps[c], bestCpu[c]);
+                rows.add(new BenchReport.Row(BenchReport.testName(0, tg, depth) + " x" + counts.get(c), 0, tg, depth, t.mean(), t.std(), t.median(),
+                        t.samples(), t.bestPerCpu(), bytes, 0, 0, counts.get(c)));
+            }
+            return rows;
+        }
+
+        private static void await(java.util.concurrent.Future<?> f) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new GossException("bench: interrupted");
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : new GossException("bench: " + e.getCause());
+            }
         }
 
         private static void rewind(Session s, int depth) {
@@ -185,6 +281,7 @@ public final class Bench {
             double[] tps = new double[reps];
             double bestCpu = 0;
             for (int rep = -warmups; rep < reps; rep++) {
+                if (rep == 0 && times != null) times.reset(); // only the timed runs count
                 long c0 = processCpuNanos();
                 long t0 = System.nanoTime();
                 body.run();

@@ -1,13 +1,12 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
-import java.util.List;
 
 /**
  * The bytes one decoded token must read from memory, counted from the model's tensor sizes as stored in
@@ -25,19 +24,43 @@ public final class DecodeTraffic {
      * at the cache's {@link KvCacheSpec#bytesPerPosition()}.
      */
     public static long bytesPerToken(ModelWeights w, int position) {
+        long total = 0;
+        for (OpKind op : OpKind.values()) total += bytesPerToken(w, position, op);
+        return total;
+    }
+
+    /** The part of {@link #bytesPerToken(ModelWeights, int)} that {@code op} reads, summed over the layers (0 for the residual adds). */
+    public static long bytesPerToken(ModelWeights w, int position, OpKind op) {
         ModelConfig c = w.config();
-        long total = viewBytes(w.unembedding()) + w.embedding().rowBytes() + viewBytes(w.finalNorm());
+        switch (op) {
+            case EMBED: return w.embedding().rowBytes();
+            case FINAL_NORM: return viewBytes(w.finalNorm());
+            case LOGITS: return viewBytes(w.unembedding());
+            case ATTN_RESIDUAL, MOE_RESIDUAL: return 0;
+            default: break;
+        }
+        long total = 0;
         for (int l = 0; l < c.numHiddenLayers(); l++) {
             LayerWeights lw = w.layers().get(l);
-            for (WeightView v : List.of(lw.attnNorm(), lw.q(), lw.qBias(), lw.k(), lw.kBias(), lw.v(), lw.vBias(), lw.sinks(),
-                    lw.out(), lw.outBias(), lw.mlpNorm(), lw.router(), lw.routerBias()))
-                total += viewBytes(v);
-            for (WeightView v : List.of(lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias()))
-                total += (long) c.expertsPerToken() * viewBytes(v);
-            long attended = c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L;
-            total += attended * KvCacheSpec.bytesPerPosition(c);
+            total += switch (op) {
+                case ATTN_NORM -> viewBytes(lw.attnNorm());
+                case QKV_ROPE -> sum(lw.q(), lw.qBias(), lw.k(), lw.kBias(), lw.v(), lw.vBias());
+                case ATTENTION -> viewBytes(lw.sinks())
+                        + (c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L) * KvCacheSpec.bytesPerPosition(c);
+                case ATTN_OUT -> sum(lw.out(), lw.outBias());
+                case MLP_NORM -> viewBytes(lw.mlpNorm());
+                case ROUTER -> sum(lw.router(), lw.routerBias());
+                case MOE -> c.expertsPerToken() * sum(lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias());
+                default -> throw new IllegalStateException(op.toString());
+            };
         }
         return total;
+    }
+
+    private static long sum(WeightView... views) {
+        long b = 0;
+        for (WeightView v : views) b += viewBytes(v);
+        return b;
     }
 
     /** The mean of {@link #bytesPerToken} over the {@code tokens} positions from {@code first} on (a decode run). */
@@ -45,6 +68,14 @@ public final class DecodeTraffic {
         if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
         long sum = 0;
         for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, p);
+        return Math.round(sum / (double) tokens);
+    }
+
+    /** The part of {@link #meanBytesPerToken(ModelWeights, int, int)} that {@code op} reads. */
+    public static long meanBytesPerToken(ModelWeights w, int first, int tokens, OpKind op) {
+        if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
+        long sum = 0;
+        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, p, op);
         return Math.round(sum / (double) tokens);
     }
 

@@ -1,23 +1,40 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.backend.Batch;
 import io.gossgpu.model.ModelConfig;
 
 import java.util.Arrays;
 
 /**
- * Causal GQA attention with sinks and sliding windows ({@link io.gossgpu.backend.Backend#attention}). Keys are
- * read from the cache's 16-slot transposed blocks ({@link CpuKvCache}) and, for the batch's own positions, from a
- * copy of the batch's keys in the same layout; afterwards the batch's keys and values go into the cache. The
- * work runs on the native kernels ({@link NativeAttention}) where the kernel set has them, else here on the Java
- * float kernels: (token, KV head) pairs split across threads, each query head's scores in a per-worker buffer.
+ * Causal GQA attention with sinks and sliding windows ({@link io.gossgpu.backend.Backend#attention}) for every sequence
+ * of a batch. Keys are read from each sequence's cache in 16-slot transposed blocks ({@link CpuKvCache}) and, for the
+ * batch's own positions, from a copy of the batch's keys in the same layout (and of its values, row by row), where
+ * each sequence's rows start a block of their own: a sequence sees the same lanes whether it runs alone or beside
+ * others, so its sums run in the same order. Afterwards each sequence's keys and values go into its cache. The work
+ * runs on the native kernels ({@link NativeAttention}) where the kernel set has them, else here on the Java float
+ * kernels: (sequence, token, KV head) items split across threads, each query head's scores in a per-worker buffer.
  */
 final class AttentionJob implements CpuPool.Body {
-    /** One call's operands, shared by both implementations. */
+    /** What every sequence of a call shares: the batch's tensors and the layer's shape. */
     static final class Call {
-        float[] q, kIn, vIn, out, ck, cv, sinks, kBatchT;
-        int T, start, slots, kvDim, qDim, hd, group, kvHeads, window;
+        float[] q, out, sinks, kBatchT, vBatch;
+        int kvDim, qDim, hd, group, kvHeads, window;
         boolean sliding;
         float scale;
+        Seq[] seqs = new Seq[0];
+        int count;
+    }
+
+    /**
+     * One sequence of a call: its rows {@code row0 ..} {@code + T − 1} of q and out at positions {@code start ..}, its
+     * cache's arrays, and where its keys and values start in the batch copies: slot {@code slot0 + i} of
+     * {@code kBatchT}, row {@code slot0 + i} of {@code vBatch} ({@code slot0} a multiple of 16).
+     */
+    static final class Seq {
+        float[] ck, cv;
+        int T, start, slots, row0, slot0;
+        /** The first work item of this sequence (items of a call are numbered across its sequences). */
+        int firstItem;
     }
 
     private final CpuPool pool;
@@ -26,8 +43,8 @@ final class AttentionJob implements CpuPool.Body {
     private final int threads;
     private final Call c = new Call();
     private float[][] scores = new float[0][], slotScores = new float[0][], batchScores = new float[0][];
-    /** The current batch's keys in 16-position transposed blocks (the cache's key layout). */
-    private float[] kBatchT = new float[0];
+    /** The current batch's keys in 16-position transposed blocks (the cache's key layout), and its values. */
+    private float[] kBatchT = new float[0], vBatch = new float[0];
 
     AttentionJob(CpuPool pool, io.gossgpu.cpu.matmul.KernelSet kernels, int threads) {
         this.pool = pool;
@@ -36,31 +53,51 @@ final class AttentionJob implements CpuPool.Body {
         this.threads = threads;
     }
 
-    void run(ModelConfig c, int layer, float[] q, float[] kIn, float[] vIn, int T, CpuKvCache cache, float[] sinks,
-             int start, float[] out) {
-        int kvd = c.kvDim(), tRound = (T + 15) & ~15, ctx = start + T;
-        if (nativeAttention == null && (scores.length == 0 || scores[0].length < ctx)) {
-            scores = new float[threads][ctx];
-            slotScores = new float[threads][(ctx + 15) & ~15];
-        }
-        if (batchScores.length == 0 || batchScores[0].length < tRound) batchScores = new float[threads][tRound];
-        if (kBatchT.length < tRound * kvd) kBatchT = new float[tRound * kvd];
-        for (int i = 0; i < T; i++) {
-            int kb = (i >> 4) * kvd * 16 + (i & 15);
-            for (int ch = 0; ch < kvd; ch++) kBatchT[kb + ch * 16] = kIn[i * kvd + ch];
-        }
+    void run(ModelConfig c, int layer, float[] q, float[] kIn, float[] vIn, Batch batch, float[] sinks, float[] out) {
+        int kvd = c.kvDim(), n = batch.size();
         Call a = this.c;
+        if (a.seqs.length < n) {
+            a.seqs = Arrays.copyOf(a.seqs, n);
+            for (int s = 0; s < n; s++) if (a.seqs[s] == null) a.seqs[s] = new Seq();
+        }
+        int slotEnd = 0, maxCtx = 0;
+        for (int s = 0; s < n; s++) {
+            Seq q0 = a.seqs[s];
+            CpuKvCache cache = (CpuKvCache) batch.cache(s);
+            q0.ck = cache.keys[layer];
+            q0.cv = cache.values[layer];
+            q0.T = batch.tokens(s);
+            q0.start = batch.start(s);
+            q0.slots = cache.spec.slots(layer);
+            q0.row0 = batch.firstRow(s);
+            q0.slot0 = slotEnd;
+            slotEnd += (q0.T + 15) & ~15;
+            maxCtx = Math.max(maxCtx, q0.start + q0.T);
+        }
+        if (nativeAttention == null && (scores.length == 0 || scores[0].length < maxCtx)) {
+            scores = new float[threads][maxCtx];
+            slotScores = new float[threads][(maxCtx + 15) & ~15];
+        }
+        if (batchScores.length == 0 || batchScores[0].length < slotEnd) batchScores = new float[threads][slotEnd];
+        if (kBatchT.length < slotEnd * kvd) {
+            kBatchT = new float[slotEnd * kvd];
+            vBatch = new float[slotEnd * kvd];
+        }
+        for (int s = 0; s < n; s++) {
+            Seq q0 = a.seqs[s];
+            for (int i = 0; i < q0.T; i++) {
+                int slot = q0.slot0 + i, row = q0.row0 + i;
+                int kb = (slot >> 4) * kvd * 16 + (slot & 15);
+                for (int ch = 0; ch < kvd; ch++) kBatchT[kb + ch * 16] = kIn[row * kvd + ch];
+                System.arraycopy(vIn, row * kvd, vBatch, slot * kvd, kvd);
+            }
+        }
         a.q = q;
-        a.kIn = kIn;
-        a.vIn = vIn;
         a.out = out;
-        a.ck = cache.keys[layer];
-        a.cv = cache.values[layer];
         a.sinks = sinks;
         a.kBatchT = kBatchT;
-        a.T = T;
-        a.start = start;
-        a.slots = cache.spec.slots(layer);
+        a.vBatch = vBatch;
+        a.count = n;
         a.kvDim = kvd;
         a.qDim = c.qDim();
         a.hd = c.headDim();
@@ -70,36 +107,58 @@ final class AttentionJob implements CpuPool.Body {
         a.window = c.slidingWindow();
         a.scale = (float) (1 / Math.sqrt(c.headDim()));
         if (nativeAttention != null) nativeAttention.run(a);
-        else pool.run(T * a.kvHeads, 1, this);
-        float[] ck = a.ck, cv = a.cv;
-        int slots = a.slots;
-        // then the batch's keys and values go into the cache (only the last `slots` of them on a ring)
-        for (int i = Math.max(0, T - slots); i < T; i++) {
-            int slot = (start + i) % slots;
-            int kb = (slot >> 4) * kvd * 16 + (slot & 15);
-            for (int ch = 0; ch < kvd; ch++) ck[kb + ch * 16] = kIn[i * kvd + ch];
-            System.arraycopy(vIn, i * kvd, cv, slot * kvd, kvd);
+        else {
+            int items = 0;
+            for (int s = 0; s < n; s++) {
+                a.seqs[s].firstItem = items;
+                items += a.seqs[s].T * a.kvHeads;
+            }
+            pool.run(items, 1, this);
         }
-        a.q = a.kIn = a.vIn = a.out = a.ck = a.cv = a.sinks = null;
+        // then each sequence's keys and values go into its cache (only the last `slots` of them on a ring)
+        for (int s = 0; s < n; s++) {
+            Seq q0 = a.seqs[s];
+            for (int i = Math.max(0, q0.T - q0.slots); i < q0.T; i++) {
+                int slot = (q0.start + i) % q0.slots, row = q0.row0 + i;
+                int kb = (slot >> 4) * kvd * 16 + (slot & 15);
+                for (int ch = 0; ch < kvd; ch++) q0.ck[kb + ch * 16] = kIn[row * kvd + ch];
+                System.arraycopy(vIn, row * kvd, q0.cv, slot * kvd, kvd);
+            }
+            q0.ck = q0.cv = null;
+        }
+        a.q = a.out = a.sinks = null;
+    }
+
+    /** The sequence of a call that work item {@code item} belongs to (items numbered across sequences, {@link Seq#firstItem}). */
+    static int sequenceOf(Call c, int item) {
+        int lo = 0, hi = c.count - 1; // the last sequence whose first item is ≤ item
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (c.seqs[mid].firstItem <= item) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
     }
 
     @Override
     public void run(int from, int to, int worker) {
         Call c = this.c;
-        float[] q = c.q, vIn = c.vIn, out = c.out, ck = c.ck, cv = c.cv, sinks = c.sinks;
-        int start = c.start, slots = c.slots, kvDim = c.kvDim, qDim = c.qDim, hd = c.hd, group = c.group, kvHeads = c.kvHeads,
-                window = c.window;
+        float[] q = c.q, vB = c.vBatch, out = c.out, sinks = c.sinks;
+        int kvDim = c.kvDim, qDim = c.qDim, hd = c.hd, group = c.group, kvHeads = c.kvHeads, window = c.window;
         boolean sliding = c.sliding;
         float scale = c.scale;
         float[] s = scores[worker], bySlot = slotScores[worker];
         for (int item = from; item < to; item++) {
-            int i = item / kvHeads, g = item % kvHeads;
+            Seq sq = c.seqs[sequenceOf(c, item)];
+            float[] ck = sq.ck, cv = sq.cv;
+            int start = sq.start, slots = sq.slots;
+            int local = item - sq.firstItem, i = local / kvHeads, g = local % kvHeads;
             int p = start + i;
             int lo = sliding ? Math.max(0, p - window + 1) : 0;
             int n = p - lo + 1;
             int cachedEnd = Math.min(p + 1, start); // positions lo .. cachedEnd-1 come from the cache
             for (int h = g * group; h < (g + 1) * group; h++) {
-                int qo = i * qDim + h * hd;
+                int qo = (sq.row0 + i) * qDim + h * hd;
                 float max = sinks[h];
                 if (lo < cachedEnd) {
                     // cached positions: at most two runs of consecutive slots (the ring may wrap)
@@ -112,8 +171,8 @@ final class AttentionJob implements CpuPool.Body {
                 }
                 int jb0 = Math.max(lo, start);
                 if (jb0 <= p) {
-                    k.keyScores(q, qo, hd, kBatchT, kvDim, g * hd, jb0 - start, i + 1, batchScores[worker]);
-                    max = Math.max(max, k.scaleCopyMax(batchScores[worker], jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
+                    k.keyScores(q, qo, hd, c.kBatchT, kvDim, g * hd, sq.slot0 + jb0 - start, sq.slot0 + i + 1, batchScores[worker]);
+                    max = Math.max(max, k.scaleCopyMax(batchScores[worker], sq.slot0 + jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
                 }
                 float z = k.expSub(s, 0, n, max) + ExpF.exp(sinks[h] - max);
                 Arrays.fill(out, qo, qo + hd, 0f);
@@ -123,7 +182,7 @@ final class AttentionJob implements CpuPool.Body {
                     k.weightedRows(s, 0, first, cv, sA * kvDim + g * hd, kvDim, out, qo, hd);
                     if (first < count) k.weightedRows(s, first, count - first, cv, g * hd, kvDim, out, qo, hd);
                 }
-                if (jb0 <= p) k.weightedRows(s, jb0 - lo, p - jb0 + 1, vIn, (jb0 - start) * kvDim + g * hd, kvDim, out, qo, hd);
+                if (jb0 <= p) k.weightedRows(s, jb0 - lo, p - jb0 + 1, vB, (sq.slot0 + jb0 - start) * kvDim + g * hd, kvDim, out, qo, hd);
                 k.scale(1 / z, out, qo, hd);
             }
         }

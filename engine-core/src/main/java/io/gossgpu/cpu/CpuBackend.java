@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -57,6 +58,12 @@ public final class CpuBackend extends HeapMemoryBackend {
         moe.chunkTokens = n;
     }
 
+    /** Rows per MoE work item, a multiple of 16 (tests lower it so that each expert is several items). */
+    void moeTileRows(int n) {
+        if (n <= 0 || n % 16 != 0) throw new IllegalArgumentException("MoE tile rows must be a positive multiple of 16, got " + n);
+        moe.tileRows = n;
+    }
+
     @Override
     public String name() {
         return CpuBackendProvider.NAME;
@@ -72,8 +79,13 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public LoadedWeights loadWeights(ModelWeights weights) {
+        return loadWeights(weights, MemInfo.availableBytes());
+    }
+
+    /** {@link #loadWeights(ModelWeights)} as if {@code availableBytes} were available (tests: the short-memory path). */
+    LoadedWeights loadWeights(ModelWeights weights, long availableBytes) {
         CpuWeights.checkMemory(weights, kernels);
-        return new CpuWeights(weights, kernels, pool, scratch);
+        return new CpuWeights(weights, kernels, pool, scratch, availableBytes);
     }
 
     @Override
@@ -134,7 +146,7 @@ public final class CpuBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor kk, DeviceTensor v) {
+    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor kk, DeviceTensor v) {
         CpuWeights w = (CpuWeights) lw;
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);
         Tensor in = (Tensor) x, tq = (Tensor) q, tk = (Tensor) kk, tv = (Tensor) v;
@@ -143,20 +155,20 @@ public final class CpuBackend extends HeapMemoryBackend {
                 .add(l.dense(DenseKind.K), l.bias(DenseKind.K), tk.data, tk.cols)
                 .add(l.dense(DenseKind.V), l.bias(DenseKind.V), tv.data, tv.cols)
                 .run();
-        w.ensureRope(start + in.rows);
+        w.ensureRope(batch.endPosition());
         int hd = w.config.headDim();
         float[] table = w.rope;
         rows(in.rows, (from, to, worker) -> {
-            rope(tq, hd, table, start, from, to);
-            rope(tk, hd, table, start, from, to);
+            rope(tq, hd, table, batch, from, to);
+            rope(tk, hd, table, batch, from, to);
         });
     }
 
-    /** Half-split rotation of rows {@code from .. to−1} with the table rows of positions {@code start + i}. */
-    private static void rope(Tensor t, int hd, float[] table, int start, int from, int to) {
+    /** Half-split rotation of rows {@code from .. to−1} with the table rows of their positions in {@code batch}. */
+    private static void rope(Tensor t, int hd, float[] table, Batch batch, int from, int to) {
         int half = hd / 2;
         for (int i = from; i < to; i++) {
-            int tb = (start + i) * hd;
+            int tb = batch.position(i) * hd;
             for (int head = 0; head < t.cols / hd; head++) {
                 int base = i * t.cols + head * hd;
                 for (int j = 0; j < half; j++) {
@@ -170,15 +182,10 @@ public final class CpuBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, KvCache kv,
-                          int start, DeviceTensor out) {
+    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, Batch batch, DeviceTensor out) {
         CpuWeights w = (CpuWeights) lw;
-        Tensor q = (Tensor) qT;
-        CpuKvCache cache = (CpuKvCache) kv;
-        if (start < 0 || start + q.rows > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + q.rows - 1) + " exceed the context length " + cache.spec.contextLength());
-        attn.run(w.config, layer, q.data, ((Tensor) kT).data, ((Tensor) vT).data, q.rows, cache, w.m.layer(layer).sinks(),
-                start, ((Tensor) out).data);
+        attn.run(w.config, layer, ((Tensor) qT).data, ((Tensor) kT).data, ((Tensor) vT).data, batch, w.m.layer(layer).sinks(),
+                ((Tensor) out).data);
     }
 
     @Override

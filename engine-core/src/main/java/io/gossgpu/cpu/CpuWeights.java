@@ -5,14 +5,17 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Rope;
+import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.JavaMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,9 +35,11 @@ final class CpuWeights implements LoadedWeights {
     float[] rope = new float[0]; // cos/sin table rows for positions [0, ropePositions)
     int ropePositions;
 
-    CpuWeights(ModelWeights w, KernelSet kernels, CpuPool pool, JavaMatrix.Scratch scratch) {
+    /** @param availableBytes the memory Linux reports available ({@link MemInfo}), −1 if unknown */
+    CpuWeights(ModelWeights w, KernelSet kernels, CpuPool pool, JavaMatrix.Scratch scratch, long availableBytes) {
         model = w;
         config = w.config();
+        boolean releaseSource = releasesSource(repackBytes(w, kernels), availableBytes);
         try {
             m = new DeviceWeights<>(w, new DeviceWeights.Uploader<>() {
                 @Override
@@ -46,12 +51,12 @@ final class CpuWeights implements LoadedWeights {
                 public CpuMatrix dense(WeightView v) {
                     // the embedding is read one row per token, in place: nothing to repack
                     if (v == w.embedding() && v != w.unembedding()) return null;
-                    return keep(kernels.pack(v, pool, arena, scratch));
+                    return keep(kernels.pack(v, pool, arena, scratch), v, releaseSource);
                 }
 
                 @Override
                 public CpuMatrix experts(WeightView v) {
-                    return keep(kernels.pack(v, pool, arena, scratch));
+                    return keep(kernels.pack(v, pool, arena, scratch), v, releaseSource);
                 }
             });
         } catch (RuntimeException | Error e) {
@@ -60,9 +65,32 @@ final class CpuWeights implements LoadedWeights {
         }
     }
 
-    private CpuMatrix keep(CpuMatrix x) {
+    /** Memory left free beside the file and its repacked copy, below which the file's pages are dropped once copied. */
+    static final long RELEASE_HEADROOM = 2L << 30;
+
+    /**
+     * Whether each matrix's file pages are dropped from the page cache once repacked ({@code copyBytes} of copies, about
+     * the file's weight bytes). They stay cached otherwise; when the file and its copy would not both fit with room to
+     * spare, keeping them costs the copy its huge pages and decode its speed (goss_cpu_release says why). A model that
+     * fits twice keeps them, so that loading it again reads memory, not the disk.
+     */
+    static boolean releasesSource(long copyBytes, long availableBytes) {
+        return copyBytes > 0 && availableBytes > 0 && 2 * copyBytes + RELEASE_HEADROOM > availableBytes;
+    }
+
+    private CpuMatrix keep(CpuMatrix x, WeightView source, boolean releaseSource) {
         matrices.add(x);
+        if (releaseSource && x.ownedBytes() > 0) {
+            release(source.data(), source.rowOffset(0, 0), source.rowOffset(source.experts() - 1, source.rows() - 1) + source.rowBytes());
+            if (source.format() == WeightFormat.MXFP4_OPENAI)
+                release(source.scales(), source.scaleRowOffset(0, 0), source.scaleRowOffset(source.experts() - 1, source.rows() - 1) + source.cols() / 32);
+        }
         return x;
+    }
+
+    /** Drops bytes {@code from .. to−1} of a file mapping from the page cache (nothing for heap memory). */
+    private static void release(MemorySegment s, long from, long to) {
+        if (s.isNative() && to > from) goss_cpu_h.goss_cpu_release(s.asSlice(from, to - from), to - from);
     }
 
     /** Native bytes the matrices of {@code w} would take under {@code kernels} (repacked copies). */

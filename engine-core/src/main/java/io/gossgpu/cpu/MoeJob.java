@@ -22,13 +22,20 @@ import java.util.Arrays;
  * chunks of {@link #chunkTokens} tokens, which bounds the staging buffers.
  */
 final class MoeJob {
-    static final int TILE = 16;
+    /**
+     * Rows of one work item. Each item is a native call per matrix, and a decode step's MoE is 4 experts of 2880 gate,
+     * 2880 up and 2880 down rows: 16-row items made ~2,000 calls per layer and read the experts at half the rate of
+     * the dense matrices ({@code bench --op-times}); 256 rows (~400 KB of MXFP4 per call) reads them near it.
+     */
+    static final int TILE = 256;
 
     private final CpuPool pool;
     private final KernelSet kernels;
     private final CpuKernels k;
     /** Tokens per pass (tests lower it to cover chunking). */
     int chunkTokens = 512;
+    /** Rows per work item, a multiple of the 16-row weight tiles ({@link #TILE}; tests lower it to cover several items per expert). */
+    int tileRows = TILE;
 
     private final MatrixInput xIn = new MatrixInput(), hIn = new MatrixInput();
     private int[] order = new int[0], groupStart = new int[0], active = new int[0], slotRow = new int[0];
@@ -96,42 +103,42 @@ final class MoeJob {
         int maxGroup = 0;
         for (int a = 0; a < na; a++) maxGroup = Math.max(maxGroup, gs[active[a] + 1] - gs[active[a]]);
         for (int wk = 0; wk < gateOut.length; wk++)
-            if (gateOut[wk].length < maxGroup * TILE) {
-                gateOut[wk] = new float[maxGroup * TILE];
-                upOut[wk] = new float[maxGroup * TILE];
+            if (gateOut[wk].length < maxGroup * tileRows) {
+                gateOut[wk] = new float[maxGroup * tileRows];
+                upOut[wk] = new float[maxGroup * tileRows];
             }
 
         xIn.set(xs, 0, H, n, H);
         xIn.prepare(layer.gate().inputForm(), kernels, pool);
-        int upTiles = (I + TILE - 1) / TILE, downTiles = (H + TILE - 1) / TILE;
+        int upTiles = (I + tileRows - 1) / tileRows, downTiles = (H + tileRows - 1) / tileRows;
         int activeCount = na;
         // contiguous runs of tiles per claim, so each thread streams neighbouring weight rows (prefetchers follow)
         int upItems = activeCount * upTiles, downItems = activeCount * downTiles;
         pool.run(upItems, pool.grainFor(upItems, 16, 1), (from, to, worker) -> {
-            for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * TILE, worker);
+            for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * tileRows, worker);
         });
         hIn.set(h, 0, I, n, I);
         hIn.prepare(layer.down().inputForm(), kernels, pool);
         pool.run(downItems, pool.grainFor(downItems, 16, 1), (from, to, worker) -> {
-            for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * TILE, worker);
+            for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * tileRows, worker);
         });
         pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), (from, to, worker) -> {
             for (int t = from; t < to; t++) sum(t);
         });
     }
 
-    /** Phase 1: rows u0 .. u0+TILE of expert e's gate and up for its tokens, then SwiGLU into h. */
+    /** Phase 1: rows u0 .. u0+tileRows of expert e's gate and up for its tokens, then SwiGLU into h. */
     private void upTile(int e, int u0, int worker) {
-        int g0 = groupStart[e], n = groupStart[e + 1] - g0, u1 = Math.min(I, u0 + TILE), rows = u1 - u0;
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0, u1 = Math.min(I, u0 + tileRows), rows = u1 - u0;
         float[] a = gateOut[worker], b = upOut[worker];
-        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, TILE, layer.gateBias(), e * I, worker);
-        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, TILE, layer.upBias(), e * I, worker);
-        for (int t = 0; t < n; t++) k.swiglu(a, t * TILE, b, t * TILE, limit, h, (g0 + t) * I + u0, rows);
+        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, tileRows, layer.gateBias(), e * I, worker);
+        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, tileRows, layer.upBias(), e * I, worker);
+        for (int t = 0; t < n; t++) k.swiglu(a, t * tileRows, b, t * tileRows, limit, h, (g0 + t) * I + u0, rows);
     }
 
-    /** Phase 2: output rows d0 .. d0+TILE of expert e's down projection for its tokens, into y. */
+    /** Phase 2: output rows d0 .. d0+tileRows of expert e's down projection for its tokens, into y. */
     private void downTile(int e, int d0, int worker) {
-        int g0 = groupStart[e], n = groupStart[e + 1] - g0, d1 = Math.min(H, d0 + TILE);
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0, d1 = Math.min(H, d0 + tileRows);
         layer.down().gemm(e, d0, d1, hIn, g0, n, y, g0 * H + d0, H, layer.downBias(), e * H, worker);
     }
 

@@ -7,11 +7,12 @@ import java.util.Arrays;
 
 /**
  * The work items of {@link AttentionJob} on the native kernels ({@code kernels/cpu/attention.c}): an online
- * softmax per (KV head, block of {@link #TOKENS} query tokens), over the cached keys (at most two runs of ring
- * slots) and then the batch's own keys. Short batches (≤ {@link #TOKENS} tokens, decode) also split the keys
- * into chunks of {@link #CHUNK} positions, so that every thread streams part of a long cache; the chunks' states
- * are merged in chunk order afterwards. Chunks and blocks depend only on the batch, never on the thread count,
- * so the result is the same whatever the threads.
+ * softmax per (sequence, KV head, block of {@link #TOKENS} query tokens), over the sequence's cached keys (at most two
+ * runs of ring slots) and then its own keys in the batch. Short sequences (≤ {@link #TOKENS} tokens, decode) also split
+ * the keys into chunks of {@link #CHUNK} positions, so that every thread streams part of a long cache; the chunks'
+ * states are merged in chunk order afterwards. Chunks and blocks depend only on the sequence, never on the thread
+ * count or the other sequences of the batch, so its result is the same whatever the threads and its neighbours. The
+ * items of all sequences go to the pool as one job.
  */
 final class NativeAttention implements CpuPool.Body {
     static final int TOKENS = 4;
@@ -19,12 +20,14 @@ final class NativeAttention implements CpuPool.Body {
 
     private final CpuPool pool;
     private final KernelSet kernels;
-    /** Softmax states: per item, rows × (m, l) and rows × hd accumulators. */
+    /** Softmax states of the chunked items: per item, up to TOKENS·group rows of (m, l) and of hd accumulators. */
     private float[] m = new float[0], l = new float[0], acc = new float[0];
 
-    // the current call (set by AttentionJob.run)
+    // the current call (set by AttentionJob.run) and, per sequence, its blocks, chunks, rows per item and first state
     private AttentionJob.Call c;
-    private int blocks, chunks, rows, lo0;
+    private int[] blocks = new int[0], chunks = new int[0], rows = new int[0], lo0 = new int[0], stateItem = new int[0];
+    /** State rows per item in m/l/acc (a fixed stride, whatever a sequence's rows). */
+    private int stride;
 
     NativeAttention(CpuPool pool, KernelSet kernels) {
         this.pool = pool;
@@ -33,28 +36,46 @@ final class NativeAttention implements CpuPool.Body {
 
     void run(AttentionJob.Call call) {
         c = call;
-        blocks = (c.T + TOKENS - 1) / TOKENS;
-        rows = Math.min(TOKENS, c.T) * c.group;
-        // keys of the whole batch: positions lo0 .. start+T−1
-        lo0 = c.sliding ? Math.max(0, c.start - c.window + 1) : 0;
-        chunks = c.T <= TOKENS ? Math.max(1, (c.start + c.T - lo0 + CHUNK - 1) / CHUNK) : 1;
-        int items = c.kvHeads * blocks * chunks;
-        int stateItems = chunks > 1 ? items : 0;
-        if (chunks > 1 && m.length < stateItems * rows) {
-            m = new float[stateItems * rows];
-            l = new float[stateItems * rows];
-            acc = new float[stateItems * rows * c.hd];
+        int n = c.count;
+        if (blocks.length < n) {
+            blocks = new int[n];
+            chunks = new int[n];
+            rows = new int[n];
+            lo0 = new int[n];
+            stateItem = new int[n];
+        }
+        stride = TOKENS * c.group;
+        int items = 0, stateItems = 0;
+        for (int s = 0; s < n; s++) {
+            AttentionJob.Seq q = c.seqs[s];
+            blocks[s] = (q.T + TOKENS - 1) / TOKENS;
+            rows[s] = Math.min(TOKENS, q.T) * c.group;
+            // keys of the whole sequence: positions lo0 .. start+T−1
+            lo0[s] = c.sliding ? Math.max(0, q.start - c.window + 1) : 0;
+            chunks[s] = q.T <= TOKENS ? Math.max(1, (q.start + q.T - lo0[s] + CHUNK - 1) / CHUNK) : 1;
+            q.firstItem = items;
+            int mine = c.kvHeads * blocks[s] * chunks[s];
+            items += mine;
+            stateItem[s] = stateItems;
+            if (chunks[s] > 1) stateItems += mine;
+        }
+        if (m.length < stateItems * stride) {
+            m = new float[stateItems * stride];
+            l = new float[stateItems * stride];
+            acc = new float[stateItems * stride * c.hd];
         }
         pool.run(items, 1, this);
-        if (chunks > 1)
+        for (int s = 0; s < n; s++) {
+            if (chunks[s] == 1) continue;
             for (int g = 0; g < c.kvHeads; g++)
-                for (int b = 0; b < blocks; b++) {
-                    int first = (g * blocks + b) * chunks;
-                    for (int ch = 1; ch < chunks; ch++)
-                        kernels.attnMerge(rows, c.hd, seg(m, first * rows), seg(l, first * rows), seg(acc, first * rows * c.hd),
-                                seg(m, (first + ch) * rows), seg(l, (first + ch) * rows), seg(acc, (first + ch) * rows * c.hd));
-                    finish(g, b, first * rows, m, l, acc);
+                for (int b = 0; b < blocks[s]; b++) {
+                    int first = stateItem[s] + (g * blocks[s] + b) * chunks[s];
+                    for (int ch = 1; ch < chunks[s]; ch++)
+                        kernels.attnMerge(rows[s], c.hd, seg(m, first * stride), seg(l, first * stride), seg(acc, (long) first * stride * c.hd),
+                                seg(m, (first + ch) * stride), seg(l, (first + ch) * stride), seg(acc, (long) (first + ch) * stride * c.hd));
+                    finish(c.seqs[s], g, b, first * stride, m, l, acc);
                 }
+        }
         c = null;
     }
 
@@ -62,20 +83,23 @@ final class NativeAttention implements CpuPool.Body {
         return MemorySegment.ofArray(a).asSlice(4 * off);
     }
 
-    /** Per worker: the state of one item when it is finished at once (long batches). */
+    /** Per worker: the state of one item when it is finished at once (long sequences). */
     private float[][] wm = new float[0][], wl = new float[0][], wacc = new float[0][];
 
     @Override
     public void run(int from, int to, int worker) {
         for (int item = from; item < to; item++) {
-            int ch = item % chunks, gb = item / chunks, b = gb % blocks, g = gb / blocks;
+            int s = AttentionJob.sequenceOf(c, item);
+            AttentionJob.Seq q = c.seqs[s];
+            int local = item - q.firstItem, nch = chunks[s];
+            int ch = local % nch, gb = local / nch, b = gb % blocks[s], g = gb / blocks[s];
             float[] sm, sl, sacc;
-            int off;
-            if (chunks > 1) {
+            int off, r = rows[s];
+            if (nch > 1) {
                 sm = m;
                 sl = l;
                 sacc = acc;
-                off = item * rows;
+                off = (stateItem[s] + local) * stride;
             } else {
                 ensureWorker(worker);
                 sm = wm[worker];
@@ -83,11 +107,11 @@ final class NativeAttention implements CpuPool.Body {
                 sacc = wacc[worker];
                 off = 0;
             }
-            Arrays.fill(sm, off, off + rows, Float.NEGATIVE_INFINITY);
-            Arrays.fill(sl, off, off + rows, 0f);
-            Arrays.fill(sacc, off * c.hd, (off + rows) * c.hd, 0f);
-            keys(g, b, ch, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd));
-            if (chunks == 1) finish(g, b, 0, sm, sl, sacc);
+            Arrays.fill(sm, off, off + r, Float.NEGATIVE_INFINITY);
+            Arrays.fill(sl, off, off + r, 0f);
+            Arrays.fill(sacc, off * c.hd, (off + r) * c.hd, 0f);
+            keys(q, lo0[s], nch, g, b, ch, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd));
+            if (nch == 1) finish(q, g, b, 0, sm, sl, sacc);
         }
     }
 
@@ -97,46 +121,46 @@ final class NativeAttention implements CpuPool.Body {
             wl = Arrays.copyOf(wl, worker + 1);
             wacc = Arrays.copyOf(wacc, worker + 1);
         }
-        if (wm[worker] == null || wm[worker].length < rows || wacc[worker].length < rows * c.hd) {
-            wm[worker] = new float[rows];
-            wl[worker] = new float[rows];
-            wacc[worker] = new float[rows * c.hd];
+        if (wm[worker] == null || wm[worker].length < stride || wacc[worker].length < stride * c.hd) {
+            wm[worker] = new float[stride];
+            wl[worker] = new float[stride];
+            wacc[worker] = new float[stride * c.hd];
         }
     }
 
-    /** Extends the state with the keys item (g, block b, chunk ch) sees: cached positions, then the batch's. */
-    private void keys(int g, int b, int ch, MemorySegment sm, MemorySegment sl, MemorySegment sacc) {
-        int t0 = b * TOKENS, nt = Math.min(TOKENS, c.T - t0);
-        int pFirst = c.start + t0, pLast = pFirst + nt - 1;
+    /** Extends the state with the keys item (sequence q, g, block b, chunk ch) sees: cached positions, then the batch's. */
+    private void keys(AttentionJob.Seq s, int lo0, int chunks, int g, int b, int ch, MemorySegment sm, MemorySegment sl, MemorySegment sacc) {
+        int t0 = b * TOKENS, nt = Math.min(TOKENS, s.T - t0);
+        int pFirst = s.start + t0, pLast = pFirst + nt - 1;
         int lo = c.sliding ? Math.max(0, pFirst - c.window + 1) : 0, hi = pLast + 1; // key positions lo .. hi−1
         if (chunks > 1) {
             lo = Math.max(lo, lo0 + ch * CHUNK);
             hi = Math.min(hi, lo0 + (ch + 1) * CHUNK);
         }
-        MemorySegment q = seg(c.q, (long) t0 * c.qDim + (long) g * c.group * c.hd);
+        MemorySegment q = seg(c.q, (long) (s.row0 + t0) * c.qDim + (long) g * c.group * c.hd);
         int window = c.sliding ? c.window : 0;
         // cached positions lo .. min(hi, start)−1: at most two runs of consecutive ring slots
-        int cachedEnd = Math.min(hi, c.start);
+        int cachedEnd = Math.min(hi, s.start);
         if (lo < cachedEnd) {
-            MemorySegment kt = seg(c.ck, (long) g * c.hd * 16), v = seg(c.cv, (long) g * c.hd);
+            MemorySegment kt = seg(s.ck, (long) g * c.hd * 16), v = seg(s.cv, (long) g * c.hd);
             int pos = lo;
             while (pos < cachedEnd) {
-                int slot = pos % c.slots, count = Math.min(cachedEnd - pos, c.slots - slot);
+                int slot = pos % s.slots, count = Math.min(cachedEnd - pos, s.slots - slot);
                 kernels.attnUpdate(q, c.qDim, nt, c.group, c.hd, pFirst, window, kt, (long) c.kvDim * 16, v, c.kvDim,
                         slot, count, pos, c.scale, sm, sl, sacc);
                 pos += count;
             }
         }
-        // the batch's own positions max(lo, start) .. hi−1, at batch rows pos − start
-        int b0 = Math.max(lo, c.start);
+        // the sequence's own positions max(lo, start) .. hi−1, at batch slots slot0 + pos − start
+        int b0 = Math.max(lo, s.start);
         if (b0 < hi)
             kernels.attnUpdate(q, c.qDim, nt, c.group, c.hd, pFirst, window, seg(c.kBatchT, (long) g * c.hd * 16),
-                    (long) c.kvDim * 16, seg(c.vIn, (long) g * c.hd), c.kvDim, b0 - c.start, hi - b0, b0, c.scale, sm, sl, sacc);
+                    (long) c.kvDim * 16, seg(c.vBatch, (long) g * c.hd), c.kvDim, s.slot0 + b0 - s.start, hi - b0, b0, c.scale, sm, sl, sacc);
     }
 
-    private void finish(int g, int b, int off, float[] sm, float[] sl, float[] sacc) {
-        int t0 = b * TOKENS, nt = Math.min(TOKENS, c.T - t0);
+    private void finish(AttentionJob.Seq s, int g, int b, int off, float[] sm, float[] sl, float[] sacc) {
+        int t0 = b * TOKENS, nt = Math.min(TOKENS, s.T - t0);
         kernels.attnFinish(nt, c.group, c.hd, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd),
-                seg(c.sinks, (long) g * c.group), seg(c.out, (long) t0 * c.qDim + (long) g * c.group * c.hd), c.qDim);
+                seg(c.sinks, (long) g * c.group), seg(c.out, (long) (s.row0 + t0) * c.qDim + (long) g * c.group * c.hd), c.qDim);
     }
 }

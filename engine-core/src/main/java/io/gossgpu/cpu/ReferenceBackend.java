@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -10,6 +11,7 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Rope;
+import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -203,25 +205,27 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
         linear(lw, layer, DenseKind.Q, x, q);
         linear(lw, layer, DenseKind.K, x, k);
         linear(lw, layer, DenseKind.V, x, v);
         ModelConfig c = lw.config();
-        float[] table = Rope.cosSinTable(c, start, x.rows());
-        rope((Tensor) q, c.headDim(), table);
-        rope((Tensor) k, c.headDim(), table);
+        for (int s = 0; s < batch.size(); s++) {
+            float[] table = Rope.cosSinTable(c, batch.start(s), batch.tokens(s));
+            rope((Tensor) q, c.headDim(), table, batch.firstRow(s), batch.tokens(s));
+            rope((Tensor) k, c.headDim(), table, batch.firstRow(s), batch.tokens(s));
+        }
     }
 
     /**
-     * Half-split rotation of every head of row i with the cos/sin of {@link Rope#cosSinTable} row i:
-     * (x1, x2) → (x1·cos − x2·sin, x2·cos + x1·sin), x1 = head[0..hd/2), x2 = head[hd/2..hd).
+     * Half-split rotation of every head of rows {@code row0 + i} ({@code i < n}) with the cos/sin of
+     * {@link Rope#cosSinTable} row i: (x1, x2) → (x1·cos − x2·sin, x2·cos + x1·sin), x1 = head[0..hd/2), x2 = head[hd/2..hd).
      */
-    static void rope(Tensor t, int hd, float[] table) {
+    static void rope(Tensor t, int hd, float[] table, int row0, int n) {
         int half = hd / 2;
-        for (int i = 0; i < t.rows; i++) {
+        for (int i = 0; i < n; i++) {
             for (int head = 0; head < t.cols / hd; head++) {
-                int base = i * t.cols + head * hd;
+                int base = (row0 + i) * t.cols + head * hd;
                 for (int j = 0; j < half; j++) {
                     float cos = table[i * hd + 2 * j], sin = table[i * hd + 2 * j + 1];
                     float x1 = t.data[base + j], x2 = t.data[base + half + j];
@@ -233,18 +237,18 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, KvCache kv,
-                          int start, DeviceTensor out) {
-        Weights w = (Weights) lw;
+    public void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+        for (int s = 0; s < batch.size(); s++)
+            attention((Weights) lw, layer, (Tensor) q, (Tensor) k, (Tensor) v, (Cache) batch.cache(s), batch.start(s),
+                    batch.firstRow(s), batch.tokens(s), (Tensor) out);
+    }
+
+    /** Attention of one sequence: its {@code T} rows from {@code row0} at positions {@code start ..}, then its cache store. */
+    private static void attention(Weights w, int layer, Tensor q, Tensor k, Tensor v, Cache cache, int start, int row0, int T, Tensor o) {
         ModelConfig c = w.config;
-        Tensor q = (Tensor) qT, k = (Tensor) kT, v = (Tensor) vT, o = (Tensor) out;
-        Cache cache = (Cache) kv;
         int hd = c.headDim(), heads = c.numAttentionHeads(), kvDim = c.kvDim(), qDim = c.qDim();
         int group = c.queriesPerKvHead();
         int slots = cache.spec.slots(layer);
-        int T = q.rows;
-        if (start < 0 || start + T > cache.spec.contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + cache.spec.contextLength());
         boolean sliding = c.isSlidingLayer(layer);
         double scale = 1 / Math.sqrt(hd);
         float[] sinks = w.sinks[layer];
@@ -258,8 +262,8 @@ public final class ReferenceBackend extends HeapMemoryBackend {
                 double max = sinks[h];
                 for (int j = lo; j <= p; j++) {
                     float[] ks = j < start ? ck : k.data;
-                    int kOff = j < start ? (j % slots) * kvDim : (j - start) * kvDim;
-                    scores[j] = dot(q.data, i * qDim + h * hd, ks, kOff + g * hd, hd) * scale;
+                    int kOff = j < start ? (j % slots) * kvDim : (row0 + j - start) * kvDim;
+                    scores[j] = dot(q.data, (row0 + i) * qDim + h * hd, ks, kOff + g * hd, hd) * scale;
                     max = Math.max(max, scores[j]);
                 }
                 double z = Math.exp(sinks[h] - max);
@@ -270,17 +274,17 @@ public final class ReferenceBackend extends HeapMemoryBackend {
                 for (int d = 0; d < hd; d++) {
                     double acc = 0;
                     for (int j = lo; j <= p; j++) {
-                        float vj = j < start ? cv[(j % slots) * kvDim + g * hd + d] : v.data[(j - start) * kvDim + g * hd + d];
+                        float vj = j < start ? cv[(j % slots) * kvDim + g * hd + d] : v.data[(row0 + j - start) * kvDim + g * hd + d];
                         acc += scores[j] * vj;
                     }
-                    o.data[i * qDim + h * hd + d] = (float) (acc / z);
+                    o.data[(row0 + i) * qDim + h * hd + d] = (float) (acc / z);
                 }
             }
         }
         for (int i = Math.max(0, T - slots); i < T; i++) {
             int slot = (start + i) % slots;
-            System.arraycopy(k.data, i * kvDim, ck, slot * kvDim, kvDim);
-            System.arraycopy(v.data, i * kvDim, cv, slot * kvDim, kvDim);
+            System.arraycopy(k.data, (row0 + i) * kvDim, ck, slot * kvDim, kvDim);
+            System.arraycopy(v.data, (row0 + i) * kvDim, cv, slot * kvDim, kvDim);
         }
     }
 
@@ -379,11 +383,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
         float[] l = logits(lw, x, fromRow);
         int vocab = lw.config().vocabSize(), n = l.length / vocab;
         int[] out = new int[n];
-        for (int i = 0; i < n; i++) {
-            int best = 0;
-            for (int r = 1; r < vocab; r++) if (l[i * vocab + r] > l[i * vocab + best]) best = r;
-            out[i] = best;
-        }
+        for (int i = 0; i < n; i++) out[i] = TemperatureDraw.argmax(l, i * vocab, vocab);
         return out;
     }
 

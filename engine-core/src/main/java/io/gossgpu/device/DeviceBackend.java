@@ -2,6 +2,7 @@ package io.gossgpu.device;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceRouting;
@@ -11,6 +12,7 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
+import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.model.ModelWeights;
 
 import java.lang.foreign.MemorySegment;
@@ -214,26 +216,35 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     protected abstract void runLinear(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
 
     @Override
-    public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, int start, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
-        runQkvRope(weights(w), layer, tensor(x), start, tensor(q), tensor(k), tensor(v));
+    public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        runQkvRope(weights(w), layer, tensor(x), batch, tensor(q), tensor(k), tensor(v));
     }
 
-    protected abstract void runQkvRope(W w, int layer, BufferTensor<B> x, int start, BufferTensor<B> q, BufferTensor<B> k,
+    /** Q, K, V and RoPE: row {@code i} at {@code batch.position(i)}; sequence {@code s}'s rows are one run of positions. */
+    protected abstract void runQkvRope(W w, int layer, BufferTensor<B> x, Batch batch, BufferTensor<B> q, BufferTensor<B> k,
                                        BufferTensor<B> v);
 
     @Override
-    public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, KvCache kv, int start,
-                                DeviceTensor out) {
-        DeviceKvCache<B> c = cache(kv);
-        int T = q.rows();
-        if (start < 0 || start + T > c.spec().contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " exceed the context length " + c.spec().contextLength());
-        runAttention(weights(lw), layer, tensor(q), tensor(k), tensor(v), c, start, tensor(out));
+    public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+        for (int s = 0; s < batch.size(); s++) cache(batch.cache(s)); // every cache this backend's, before anything runs
+        W w = weights(lw);
+        BufferTensor<B> tq = tensor(q), tk = tensor(k), tv = tensor(v), to = tensor(out);
+        for (int s = 0; s < batch.size(); s++)
+            runAttention(w, layer, tq, tk, tv, new Span<>(s, cache(batch.cache(s)), batch.start(s), batch.firstRow(s), batch.tokens(s)), to);
     }
 
-    /** Attention and the cache store, positions checked against the context. */
-    protected abstract void runAttention(W w, int layer, BufferTensor<B> q, BufferTensor<B> k, BufferTensor<B> v, DeviceKvCache<B> cache,
-                                         int start, BufferTensor<B> out);
+    /**
+     * One sequence of a step's batch: the {@code index}-th, its cache, its first position, and its rows
+     * {@code row0 .. row0 + rows − 1} of the batch's tensors.
+     */
+    protected record Span<B>(int index, DeviceKvCache<B> cache, int start, int row0, int rows) {}
+
+    /**
+     * Attention of one sequence ({@link Span}) of the batch, rows {@code span.row0() ..} of q, k, v and out, then its
+     * cache store; positions were checked against its context when the batch was made.
+     */
+    protected abstract void runAttention(W w, int layer, BufferTensor<B> q, BufferTensor<B> k, BufferTensor<B> v, Span<B> span,
+                                         BufferTensor<B> out);
 
     @Override
     public final void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
@@ -303,24 +314,58 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     protected abstract void runArgmax(B logits, int n, int vocab, B ids);
 
     /**
-     * Temperature sampling on the device ({@link #runSample}) when the backend {@link #samplesOnDevice()}: only the
-     * id comes back; otherwise the host samples the logits ({@link Backend#sample}'s default).
+     * Argmax and temperature sampling on the device ({@link #runArgmax}, {@link #runSample}) when the backend
+     * {@link #samplesOnDevice()}: only the ids come back; otherwise the host picks from the logits ({@link Backend#sample}'s default).
      */
     @Override
-    public final int sample(LoadedWeights lw, DeviceTensor x, double temperature, double u) {
-        if (!(temperature > 0) || !Double.isFinite(temperature) || !(u >= 0 && u < 1))
-            throw new GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + temperature + " and " + u);
-        if (!samplesOnDevice()) return Backend.super.sample(lw, x, temperature, u);
-        W w = weights(lw);
+    public final int[] sample(LoadedWeights lw, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
         BufferTensor<B> in = tensor(x);
-        return sampleLogits(logitsOnDevice(w, in, in.rows() - 1), w.config().vocabSize(), temperature, u);
+        int n = in.rows() - fromRow;
+        TemperatureDraw.check(n, temperatures, draws);
+        if (!samplesOnDevice()) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
+        W w = weights(lw);
+        int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
+        B logits = logitsOnDevice(w, in, fromRow);
+        B ids = null;
+        for (double t : temperatures)
+            if (t == 0) {
+                ids = scratch.ensure("argmax ids", 4L * n);
+                runArgmax(logits, n, vocab, ids);
+                break;
+            }
+        int drawn = 0;
+        for (int i = 0; i < n; i++)
+            if (temperatures[i] != 0) runSample(logits, i, vocab, chunks, temperatures[i], draws[i], sampleWork(drawn++, chunks), drawn - 1);
+        int[] out = new int[n];
+        driver.submit();
+        if (ids != null) driver.read(ids, 0, MemorySegment.ofArray(out));
+        int[] one = new int[1];
+        drawn = 0;
+        for (int i = 0; i < n; i++)
+            if (temperatures[i] != 0) {
+                driver.read(sampleWork(drawn++, chunks), 12L * chunks, MemorySegment.ofArray(one));
+                out[i] = one[0];
+            }
+        return out;
+    }
+
+    private String[] sampleWorkNames = new String[0];
+
+    /** The work buffer of the {@code index}-th sampled row of a step (see {@link #runSample}). */
+    private B sampleWork(int index, int chunks) {
+        if (index >= sampleWorkNames.length) {
+            sampleWorkNames = java.util.Arrays.copyOf(sampleWorkNames, index + 1);
+            for (int i = 0; i < sampleWorkNames.length; i++)
+                if (sampleWorkNames[i] == null) sampleWorkNames[i] = "sampling scratch " + i;
+        }
+        return scratch.ensure(sampleWorkNames[index], 12L * chunks + 4);
     }
 
     /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
     protected final int sampleLogits(B logits, int vocab, double temperature, double u) {
         int chunks = sampleChunks(vocab);
-        B work = scratch.ensure("sampling scratch", 12L * chunks + 4);
-        runSample(logits, vocab, chunks, temperature, u, work);
+        B work = sampleWork(0, chunks);
+        runSample(logits, 0, vocab, chunks, temperature, u, work, 0);
         int[] id = new int[1];
         driver.submit();
         driver.read(work, 12L * chunks, MemorySegment.ofArray(id));
@@ -338,12 +383,13 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     }
 
     /**
-     * Plain temperature sampling of the {@code vocab} logits in {@code logits} with the draw {@code u},
+     * Plain temperature sampling of the {@code vocab} logits of row {@code row} of {@code logits} with the draw {@code u},
      * in {@code chunks} chunks: the smallest id whose cumulative {@code exp((l − max)/temperature)} passes {@code u·Z}
      * (sums in double). {@code work} holds {@code chunks} double sums, then {@code chunks} float maxima, then the id (int32)
-     * at byte {@code 12·chunks}.
+     * at byte {@code 12·chunks}. {@code index}: which sampled row of the step this is (0, 1, …; each has its own
+     * {@code work}), for a backend that keeps per-row sampling parameters on the device.
      */
-    protected abstract void runSample(B logits, int vocab, int chunks, double temperature, double u, B work);
+    protected abstract void runSample(B logits, int row, int vocab, int chunks, double temperature, double u, B work, int index);
 
     // ---- lifetime -----------------------------------------------------------------------------
 

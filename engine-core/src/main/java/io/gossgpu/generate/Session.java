@@ -13,12 +13,18 @@ import java.util.function.IntConsumer;
 
 /**
  * One conversation's state on a backend: a KV cache sized to the context the caller asks for, and the
- * position reached. Prefill sends the prompt as one batch; each decode step sends one token. The cache's
- * cost is known before allocation ({@link #cacheSpec}) and an oversize request fails with a
- * {@link GossException} naming it. Not thread-safe.
+ * position reached. Prefill sends the prompt as one request; each decode step sends one token. Requests go through a
+ * {@link StepScheduler}: the engine's, shared by its sessions so that their steps run as one batch, or one of this
+ * session's own. The cache's cost is known before allocation ({@link #cacheSpec}) and an oversize request fails with a
+ * {@link GossException} naming it. Not thread-safe (one thread per session; sessions on several threads share a scheduler).
  */
 public final class Session implements AutoCloseable {
-    private final Executor executor;
+    /** The tokens a session's own scheduler lets a prompt take per step beside others (it has no others). */
+    private static final int OWN_PREFILL_CHUNK = Integer.MAX_VALUE;
+
+    private final StepScheduler scheduler;
+    /** Whether the scheduler and its executor are this session's own (closed with it). */
+    private final boolean ownScheduler;
     private final KvCache cache;
     private final double loadMs;
     private int position;
@@ -35,9 +41,28 @@ public final class Session implements AutoCloseable {
      * @param loadMs      how long loading the weights took (reported in {@link Timings}); 0 if unknown
      */
     public Session(Backend backend, LoadedWeights weights, int contextLength, int swaRollback, double loadMs) {
-        KvCacheSpec spec = cacheSpec(weights, contextLength, swaRollback);
-        this.executor = new Executor(backend, weights);
-        this.cache = backend.createKvCache(spec);
+        this(new StepScheduler(new Executor(backend, weights), OWN_PREFILL_CHUNK), true, contextLength, swaRollback, loadMs);
+    }
+
+    /**
+     * A session whose steps go through {@code scheduler}, shared with other sessions of the same executor (an engine's
+     * chats): their decode steps run as one batch.
+     */
+    public Session(StepScheduler scheduler, int contextLength, int swaRollback, double loadMs) {
+        this(scheduler, false, contextLength, swaRollback, loadMs);
+    }
+
+    private Session(StepScheduler scheduler, boolean own, int contextLength, int swaRollback, double loadMs) {
+        Executor ex = scheduler.executor();
+        KvCacheSpec spec = cacheSpec(ex.weights(), contextLength, swaRollback);
+        try {
+            this.cache = ex.backend().createKvCache(spec);
+        } catch (RuntimeException | Error e) {
+            if (own) ex.close();
+            throw e;
+        }
+        this.scheduler = scheduler;
+        this.ownScheduler = own;
         this.loadMs = loadMs;
     }
 
@@ -57,7 +82,7 @@ public final class Session implements AutoCloseable {
     }
 
     public Executor executor() {
-        return executor;
+        return scheduler.executor();
     }
 
     public KvCacheSpec cacheSpec() {
@@ -145,11 +170,13 @@ public final class Session implements AutoCloseable {
     }
 
     /**
-     * Asks a running {@link #generate} to stop after the token it is computing (safe from any thread,
-     * e.g. a Ctrl-C handler). The request is cleared when the next generation starts.
+     * Asks a running {@link #generate} to stop (safe from any thread, e.g. a Ctrl-C handler): a step it waits for is
+     * dropped at once, a prompt stops after its current chunk, and a decode step under way is the last. The request is
+     * cleared when the next generation starts.
      */
     public void cancel() {
         cancelRequested = true;
+        scheduler.cancel(this);
     }
 
     private Executor.Result run(int[] tokens, Executor.Output output) {
@@ -165,25 +192,24 @@ public final class Session implements AutoCloseable {
         // Counted before running: a forward that fails half-way may already have stored some of these positions.
         written = Math.max(written, position + tokens.length);
         if (tokens.length <= maxBatch) {
-            Executor.Result r = forward(tokens, output, sampling);
+            Executor.Result r = submit(tokens, output, sampling);
             position += tokens.length;
             return r;
         }
-        float[] all = output == Executor.Output.ALL_LOGITS ? new float[Math.multiplyExact(tokens.length, executor.weights().config().vocabSize())] : null;
+        float[] all = output == Executor.Output.ALL_LOGITS ? new float[Math.multiplyExact(tokens.length, executor().weights().config().vocabSize())] : null;
         Executor.Result r = null;
         for (int from = 0; from < tokens.length; from += maxBatch) {
             int[] chunk = Arrays.copyOfRange(tokens, from, Math.min(tokens.length, from + maxBatch));
             boolean last = from + chunk.length == tokens.length;
-            r = forward(chunk, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.LAST_ARGMAX, sampling);
-            if (all != null) System.arraycopy(r.logits(), 0, all, from * executor.weights().config().vocabSize(), r.logits().length);
+            r = submit(chunk, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.NONE, last ? sampling : null);
+            if (all != null) System.arraycopy(r.logits(), 0, all, from * executor().weights().config().vocabSize(), r.logits().length);
             position += chunk.length;
         }
         return all != null ? new Executor.Result(all, null) : r;
     }
 
-    private Executor.Result forward(int[] tokens, Executor.Output output, Executor.Sampling sampling) {
-        return output == Executor.Output.LAST_SAMPLE ? executor.forward(tokens, position, cache, sampling)
-                : executor.forward(tokens, position, cache, output);
+    private Executor.Result submit(int[] tokens, Executor.Output output, Executor.Sampling sampling) {
+        return scheduler.submit(this, new Executor.Request(tokens, cache, position, output, sampling));
     }
 
     /**
@@ -203,9 +229,18 @@ public final class Session implements AutoCloseable {
      */
     public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         cancelRequested = false;
+        scheduler.join(this);
+        try {
+            return generateJoined(prompt, options, onToken, onLogprobs);
+        } finally {
+            scheduler.leave(this);
+        }
+    }
+
+    private GenerationResult generateJoined(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         Sampler sampler = new Sampler(options.sampler());
         boolean logprobs = options.topLogprobs() >= 0;
-        boolean masked = decodable < executor.weights().config().vocabSize();
+        boolean masked = decodable < executor().weights().config().vocabSize();
         boolean greedy = options.sampler().isGreedy() && !logprobs && !masked;
         boolean onDevice = sampler.isPlainTemperature() && !logprobs && !masked;
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
@@ -217,7 +252,13 @@ public final class Session implements AutoCloseable {
         if (position + prompt.length > contextLength())
             throw new GossException("prompt of " + prompt.length + " tokens exceeds the context length of " + contextLength()
                     + " tokens" + (position > 0 ? " (" + position + " already used)" : ""));
-        Executor.Result r = run(prompt, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
+        Executor.Result r;
+        try {
+            r = run(prompt, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
+        } catch (StepScheduler.Cancelled c) {
+            double ms = (System.nanoTime() - t0) / 1e6;
+            return new GenerationResult(new int[0], GenerationResult.StopReason.CANCELLED, new Timings(loadMs, prompt.length, ms, ms, 0, 0));
+        }
         long tPrefill = System.nanoTime();
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
@@ -241,7 +282,12 @@ public final class Session implements AutoCloseable {
                 reason = GenerationResult.StopReason.CONTEXT_FULL;
                 break;
             }
-            r = run(new int[]{token}, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
+            try {
+                r = run(new int[]{token}, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
+            } catch (StepScheduler.Cancelled c) {
+                reason = GenerationResult.StopReason.CANCELLED;
+                break;
+            }
         }
         long tEnd = System.nanoTime();
         Timings timings = new Timings(loadMs, prompt.length, (tPrefill - t0) / 1e6, (tFirst - t0) / 1e6,
@@ -251,7 +297,7 @@ public final class Session implements AutoCloseable {
 
     @Override
     public void close() {
-        executor.close();
+        if (ownScheduler) scheduler.executor().close();
         cache.close();
     }
 }

@@ -2,6 +2,7 @@ package io.gossgpu.graph;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -9,17 +10,25 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
+import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.model.ModelConfig;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+
 /**
- * Walks a {@link ModelGraph} for a batch of T tokens at positions {@code start .. start+T−1}, calling the
- * backend for each op; activations stay in backend tensors, only the requested logits (or argmax ids)
- * come back. Prefill passes the prompt (T ≥ 1); decode passes one token. Each forward pass is one backend
- * step ({@link Backend#beginStep} … {@link Backend#endStep}, the result read its last op). Activation tensors
- * for the last batch size are kept and reused (so decode allocates nothing per step) until {@link #close()}.
+ * Walks a {@link ModelGraph} for one step, calling the backend for each op; activations stay in backend tensors, only
+ * the requested logits (or argmax or sampled ids) come back. A step takes the next tokens of one or more sequences
+ * ({@link Request}: its tokens, its KV cache and first position, what it wants back): a prompt or a chunk of one
+ * (T ≥ 1), a decoded token (T = 1), or any mix of them, as one batch of rows ({@link Batch}); the dense and MoE ops
+ * read their weights once for all the rows. Each step is one backend step ({@link Backend#beginStep} …
+ * {@link Backend#endStep}, the result read its last op). A sequence's results do not depend on the others in its step:
+ * greedy tokens are the same, logits the same up to the backend's summation order. Activation tensors of the last few
+ * batch sizes are kept and reused (so decode allocates nothing per step) until {@link #close()}.
  */
 public final class Executor implements AutoCloseable {
-    /** What the LOGITS op returns to the host. */
+    /** What the LOGITS op returns to the host, per sequence. */
     public enum Output {
         /** Logits of every row: T × vocab. */
         ALL_LOGITS,
@@ -28,7 +37,9 @@ public final class Executor implements AutoCloseable {
         /** Argmax id of the last row only (greedy decoding; no logits leave the device). */
         LAST_ARGMAX,
         /** A token id drawn from the last row by plain temperature sampling ({@link Sampling}; one int back). */
-        LAST_SAMPLE
+        LAST_SAMPLE,
+        /** Nothing: a chunk of a prompt before its last (only the cache is wanted). */
+        NONE
     }
 
     /** The draw of {@link Output#LAST_SAMPLE}: {@link Backend#sample}'s temperature ({@code > 0}) and {@code u ∈ [0, 1)}. */
@@ -41,8 +52,28 @@ public final class Executor implements AutoCloseable {
     }
 
     /**
-     * The host result of one forward pass, per {@link Output}: logits ({@code rows × vocab}), argmax ids, or the
-     * sampled id ({@code −1} unless {@link Output#LAST_SAMPLE}).
+     * One sequence's part of a step: {@code tokens} at positions {@code start ..} of {@code cache}, and what comes back
+     * ({@code sampling}: the draw of {@link Output#LAST_SAMPLE}, else null).
+     */
+    public record Request(int[] tokens, KvCache cache, int start, Output output, Sampling sampling) {
+        public Request {
+            if (tokens.length == 0) throw new GossException("forward needs at least one token");
+            if (start < 0 || (long) start + tokens.length > cache.spec().contextLength())
+                throw new GossException("positions " + start + ".." + ((long) start + tokens.length - 1) + " do not fit the context of "
+                        + cache.spec().contextLength() + " tokens");
+            if ((output == Output.LAST_SAMPLE) != (sampling != null))
+                throw new GossException(output == Output.LAST_SAMPLE ? "sampling output needs a Sampling (temperature, u)"
+                        : "a Sampling goes only with the LAST_SAMPLE output");
+        }
+
+        public Request(int[] tokens, KvCache cache, int start, Output output) {
+            this(tokens, cache, start, output, null);
+        }
+    }
+
+    /**
+     * The host result of one sequence of a step, per {@link Output}: logits ({@code rows × vocab}), argmax ids, or the
+     * sampled id ({@code −1} unless {@link Output#LAST_SAMPLE}); all empty for {@link Output#NONE}.
      */
     public record Result(float[] logits, int[] argmax, int sampled) {
         public Result(float[] logits, int[] argmax) {
@@ -50,29 +81,67 @@ public final class Executor implements AutoCloseable {
         }
     }
 
+    /**
+     * What the non-finite guard found in some sequences of a step: {@code failures[i]} the error of request {@code i}
+     * (null for a sequence whose numbers were finite: its {@code results[i]} stands).
+     */
+    public static final class StepFailure extends GossException {
+        private final transient Result[] results;
+        private final transient GossException[] failures;
+
+        StepFailure(Result[] results, GossException[] failures, GossException first) {
+            super(first.getMessage());
+            this.results = results;
+            this.failures = failures;
+        }
+
+        public Result result(int i) {
+            return results[i];
+        }
+
+        /** The failure of request {@code i}, or null when its result stands. */
+        public GossException failure(int i) {
+            return failures[i];
+        }
+    }
+
+    /** Activation sizes kept between steps (a server steps through a few batch sizes as sequences come and go). */
+    private static final int KEPT_SIZES = 8;
+
     private final Backend backend;
     private final LoadedWeights weights;
     private final ModelGraph graph;
     private OpObserver observer;
-    private Scratch scratch;
+    private final LinkedHashMap<Integer, Scratch> scratches = new LinkedHashMap<>(16, 0.75f, true);
 
     /** The activations of one batch size, kept between calls (decode reuses them every step). */
     private static final class Scratch implements AutoCloseable {
-        final int rows;
         final DeviceTensor x, t, q, k, v, attn, o;
         final DeviceRouting routing;
 
         Scratch(Backend b, ModelConfig c, int T) {
-            rows = T;
             int h = c.hiddenSize();
-            x = b.allocate(T, h);
-            t = b.allocate(T, h);
-            q = b.allocate(T, c.qDim());
-            k = b.allocate(T, c.kvDim());
-            v = b.allocate(T, c.kvDim());
-            attn = b.allocate(T, c.qDim());
-            o = b.allocate(T, h);
-            routing = b.allocateRouting(T, c.expertsPerToken());
+            DeviceTensor[] made = new DeviceTensor[7];
+            try {
+                made[0] = b.allocate(T, h);
+                made[1] = b.allocate(T, h);
+                made[2] = b.allocate(T, c.qDim());
+                made[3] = b.allocate(T, c.kvDim());
+                made[4] = b.allocate(T, c.kvDim());
+                made[5] = b.allocate(T, c.qDim());
+                made[6] = b.allocate(T, h);
+                routing = b.allocateRouting(T, c.expertsPerToken());
+            } catch (RuntimeException | Error e) {
+                for (DeviceTensor d : made) if (d != null) d.close();
+                throw e;
+            }
+            x = made[0];
+            t = made[1];
+            q = made[2];
+            k = made[3];
+            v = made[4];
+            attn = made[5];
+            o = made[6];
         }
 
         @Override
@@ -106,32 +175,52 @@ public final class Executor implements AutoCloseable {
         return this;
     }
 
+    /** One sequence alone: {@code tokens} at {@code start} of {@code cache}. */
     public Result forward(int[] tokens, int start, KvCache cache, Output output) {
-        if (output == Output.LAST_SAMPLE) throw new GossException("sampling output needs a Sampling (temperature, u)");
-        return forward(tokens, start, cache, output, null);
+        return one(new Request(tokens, cache, start, output));
     }
 
     /** {@link Output#LAST_SAMPLE} of the last token with {@code sampling}'s temperature and draw. */
     public Result forward(int[] tokens, int start, KvCache cache, Sampling sampling) {
-        return forward(tokens, start, cache, Output.LAST_SAMPLE, sampling);
+        return one(new Request(tokens, cache, start, Output.LAST_SAMPLE, sampling));
     }
 
-    private Result forward(int[] tokens, int start, KvCache cache, Output output, Sampling sampling) {
-        ModelConfig c = weights.config();
-        int T = tokens.length;
-        if (T == 0) throw new GossException("forward needs at least one token");
-        if (start < 0 || start + T > cache.spec().contextLength())
-            throw new GossException("positions " + start + ".." + (start + T - 1) + " do not fit the context of "
-                    + cache.spec().contextLength() + " tokens");
-        if (scratch == null || scratch.rows != T) {
-            if (scratch != null) scratch.close();
-            scratch = null;
-            scratch = new Scratch(backend, c, T);
-        }
-        backend.beginStep(start, T);
-        Result result;
+    private Result one(Request r) {
         try {
-            result = run(tokens, start, cache, output, sampling);
+            return step(List.of(r))[0];
+        } catch (StepFailure f) {
+            throw f.failure(0);
+        }
+    }
+
+    /**
+     * One forward pass over the next tokens of every request's sequence (each cache at most once); the results in
+     * request order. A sequence whose numbers come out non-finite fails alone: a {@link StepFailure} then carries every
+     * request's result or failure.
+     */
+    public Result[] step(List<Request> requests) {
+        int n = requests.size();
+        if (n == 0) throw new GossException("a step needs at least one sequence");
+        // Rows that want nothing back first, then those wanting their last row, so the rows whose results come back are
+        // one run at the end of the batch (a result read covers rows fromRow .. T−1).
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        java.util.Arrays.sort(order, java.util.Comparator.comparingInt(i -> rank(requests.get(i))));
+        List<Batch.Sequence> seqs = new ArrayList<>(n);
+        int T = 0;
+        for (int i : order) {
+            Request r = requests.get(i);
+            seqs.add(new Batch.Sequence(r.cache(), r.start(), r.tokens().length));
+            T = Math.addExact(T, r.tokens().length);
+        }
+        Batch batch = Batch.of(seqs);
+        int[] tokens = new int[T];
+        for (int s = 0; s < n; s++) System.arraycopy(requests.get(order[s]).tokens(), 0, tokens, batch.firstRow(s), batch.tokens(s));
+        Scratch scratch = scratch(T);
+        backend.beginStep(batch);
+        Result[] inOrder;
+        try {
+            inOrder = run(scratch, tokens, batch, requests, order);
         } catch (RuntimeException | Error e) {
             try {
                 backend.endStep();
@@ -141,20 +230,59 @@ public final class Executor implements AutoCloseable {
             throw e;
         }
         backend.endStep();
-        // The guard, after the step (a read inside it would end a recorded step): the final hidden state (one row of
-        // H values per token) and any logits, so NaN/Inf never turns into tokens.
-        if (observer == null && (!NonFinite.none(backend.read(scratch.x)) || result.logits() != null && !NonFinite.none(result.logits())))
-            throw NonFinite.locate(this, tokens, start, cache, output == Output.ALL_LOGITS ? output : Output.LAST_LOGITS);
-        return result;
+        Result[] results = new Result[n];
+        for (int s = 0; s < n; s++) results[order[s]] = inOrder[s];
+        // The guard, after the step (a read inside it would end a recorded step): each sequence's final hidden state (one
+        // row of H values per token) and any logits, so NaN/Inf never turns into tokens.
+        if (observer == null) guard(scratch, batch, requests, order, results);
+        return results;
     }
 
-    /** The graph's ops, in order, for one step; the LOGITS op's host result. */
-    private Result run(int[] tokens, int start, KvCache cache, Output output, Sampling sampling) {
+    /** Where a request's rows go in the batch: nothing back (0), its last row of several (1), one row or all rows (2). */
+    private static int rank(Request r) {
+        if (r.output() == Output.NONE) return 0;
+        return r.output() != Output.ALL_LOGITS && r.tokens().length > 1 ? 1 : 2;
+    }
+
+    private Scratch scratch(int T) {
+        Scratch s = scratches.get(T);
+        if (s != null) return s;
+        if (scratches.size() >= KEPT_SIZES) {
+            var eldest = scratches.entrySet().iterator().next();
+            eldest.getValue().close();
+            scratches.remove(eldest.getKey());
+        }
+        s = new Scratch(backend, weights.config(), T);
+        scratches.put(T, s);
+        return s;
+    }
+
+    private void guard(Scratch scratch, Batch batch, List<Request> requests, Integer[] order, Result[] results) {
+        float[] x = backend.read(scratch.x);
+        int h = weights.config().hiddenSize();
+        GossException[] failures = null;
+        GossException first = null;
+        for (int s = 0; s < batch.size(); s++) {
+            int i = order[s];
+            Result r = results[i];
+            boolean finite = NonFinite.none(x, batch.firstRow(s) * h, batch.tokens(s) * h) && (r.logits() == null || NonFinite.none(r.logits(), 0, r.logits().length));
+            if (finite) continue;
+            Request q = requests.get(i);
+            GossException e = NonFinite.locate(this, q.tokens(), q.start(), q.cache(), q.output() == Output.ALL_LOGITS ? Output.ALL_LOGITS : Output.LAST_LOGITS);
+            if (failures == null) failures = new GossException[results.length];
+            failures[i] = e;
+            if (first == null) first = e;
+        }
+        if (failures != null) throw new StepFailure(results, failures, first);
+    }
+
+    /** The graph's ops, in order, for one step; the LOGITS op's host results, per sequence in batch order. */
+    private Result[] run(Scratch scratch, int[] tokens, Batch batch, List<Request> requests, Integer[] order) {
         ModelConfig c = weights.config();
-        int T = tokens.length;
+        int T = tokens.length, start = batch.position(0);
         DeviceTensor x = scratch.x, t = scratch.t, q = scratch.q, k = scratch.k, v = scratch.v, attn = scratch.attn, o = scratch.o;
         DeviceRouting routing = scratch.routing;
-        Result result = null;
+        Result[] results = null;
         for (GraphOp op : graph.ops()) {
             int l = op.layer();
             DeviceTensor observed;
@@ -162,11 +290,11 @@ public final class Executor implements AutoCloseable {
                 case EMBED -> { backend.embed(weights, tokens, x); observed = x; }
                 case ATTN_NORM -> { backend.rmsNorm(weights, l, NormKind.ATTN, x, t); observed = t; }
                 case QKV_ROPE -> {
-                    backend.qkvRope(weights, l, t, start, q, k, v);
+                    backend.qkvRope(weights, l, t, batch, q, k, v);
                     observe(op, start, T, c.qkvDim(), () -> concatRows(backend.read(q), backend.read(k), backend.read(v), T));
                     continue;
                 }
-                case ATTENTION -> { backend.attention(weights, l, q, k, v, cache, start, attn); observed = attn; }
+                case ATTENTION -> { backend.attention(weights, l, q, k, v, batch, attn); observed = attn; }
                 case ATTN_OUT -> { backend.linear(weights, l, DenseKind.ATTN_OUT, attn, o); observed = o; }
                 case ATTN_RESIDUAL, MOE_RESIDUAL -> { backend.add(x, o, x); observed = x; }
                 case MLP_NORM -> { backend.rmsNorm(weights, l, NormKind.MLP, x, t); observed = t; }
@@ -178,20 +306,7 @@ public final class Executor implements AutoCloseable {
                 case MOE -> { backend.moe(weights, l, t, routing, o); observed = o; }
                 case FINAL_NORM -> { backend.rmsNorm(weights, -1, NormKind.FINAL, x, x); observed = x; }
                 case LOGITS -> {
-                    int from = output == Output.ALL_LOGITS ? 0 : T - 1;
-                    if (output == Output.LAST_SAMPLE) {
-                        int id = backend.sample(weights, x, sampling.temperature(), sampling.u());
-                        result = new Result(null, null, id);
-                        observe(op, start + from, 1, 1, () -> new float[]{id});
-                    } else if (output == Output.LAST_ARGMAX) {
-                        int[] ids = backend.argmax(weights, x, from);
-                        result = new Result(null, ids);
-                        observe(op, start + from, ids.length, 1, () -> { float[] f = new float[ids.length]; for (int i = 0; i < f.length; i++) f[i] = ids[i]; return f; });
-                    } else {
-                        float[] logits = backend.logits(weights, x, from);
-                        result = new Result(logits, null);
-                        observe(op, start + from, T - from, c.vocabSize(), () -> logits.clone());
-                    }
+                    results = readout(x, batch, requests, order, op);
                     continue;
                 }
                 default -> throw new IllegalStateException(op.toString());
@@ -199,7 +314,74 @@ public final class Executor implements AutoCloseable {
             DeviceTensor out = observed;
             observe(op, start, out.rows(), out.cols(), () -> backend.read(out));
         }
-        return result;
+        return results;
+    }
+
+    /**
+     * The step's result read, one call for the run of rows from the first whose result is wanted: the logits when some
+     * sequence wants logits (the others' ids then picked from them on the host), else the ids drawn or picked on the
+     * device; nothing when no sequence wants anything.
+     */
+    private Result[] readout(DeviceTensor x, Batch batch, List<Request> requests, Integer[] order, GraphOp op) {
+        int n = batch.size(), vocab = weights.config().vocabSize();
+        Result[] results = new Result[n];
+        int from = -1;
+        boolean logits = false, sample = false;
+        for (int s = 0; s < n; s++) {
+            Request r = requests.get(order[s]);
+            if (r.output() == Output.NONE) {
+                results[s] = new Result(null, null);
+                continue;
+            }
+            int first = r.output() == Output.ALL_LOGITS ? batch.firstRow(s) : batch.firstRow(s) + batch.tokens(s) - 1;
+            if (from < 0) from = first;
+            logits |= r.output() == Output.ALL_LOGITS || r.output() == Output.LAST_LOGITS;
+            sample |= r.output() == Output.LAST_SAMPLE;
+        }
+        if (from < 0) return results;
+        int rows = batch.rows() - from;
+        if (logits) {
+            float[] all = backend.logits(weights, x, from);
+            for (int s = 0; s < n; s++) {
+                Request r = requests.get(order[s]);
+                int last = batch.firstRow(s) + batch.tokens(s) - 1 - from, off = last * vocab;
+                results[s] = switch (r.output()) {
+                    case NONE -> results[s];
+                    case ALL_LOGITS -> new Result(java.util.Arrays.copyOfRange(all, (batch.firstRow(s) - from) * vocab, (last + 1) * vocab), null);
+                    case LAST_LOGITS -> new Result(java.util.Arrays.copyOfRange(all, off, off + vocab), null);
+                    case LAST_ARGMAX -> new Result(null, new int[]{TemperatureDraw.argmax(all, off, vocab)});
+                    case LAST_SAMPLE -> new Result(null, null, TemperatureDraw.draw(all, off, vocab, r.sampling().temperature(), r.sampling().u()));
+                };
+            }
+            observe(op, batch.position(from), rows, vocab, all::clone);
+            return results;
+        }
+        int[] ids;
+        if (sample) {
+            double[] temperatures = new double[rows], draws = new double[rows];
+            for (int s = 0; s < n; s++) {
+                Request r = requests.get(order[s]);
+                if (r.output() != Output.LAST_SAMPLE) continue;
+                int row = batch.firstRow(s) + batch.tokens(s) - 1 - from;
+                temperatures[row] = r.sampling().temperature();
+                draws[row] = r.sampling().u();
+            }
+            ids = backend.sample(weights, x, from, temperatures, draws);
+        } else {
+            ids = backend.argmax(weights, x, from);
+        }
+        for (int s = 0; s < n; s++) {
+            Request r = requests.get(order[s]);
+            if (r.output() == Output.NONE) continue;
+            int id = ids[batch.firstRow(s) + batch.tokens(s) - 1 - from];
+            results[s] = r.output() == Output.LAST_ARGMAX ? new Result(null, new int[]{id}) : new Result(null, null, id);
+        }
+        observe(op, batch.position(from), rows, 1, () -> {
+            float[] f = new float[ids.length];
+            for (int i = 0; i < f.length; i++) f[i] = ids[i];
+            return f;
+        });
+        return results;
     }
 
     /** {@link #forward} with {@code observer} watching (the caller restores the previous one). */
@@ -207,17 +389,17 @@ public final class Executor implements AutoCloseable {
         OpObserver saved = observer;
         observer = o;
         try {
-            return forward(tokens, start, cache, output, null);
+            return forward(tokens, start, cache, output);
         } finally {
             observer = saved;
         }
     }
 
-    /** Releases the scratch activations (the weights and cache belong to the caller). */
+    /** Releases the scratch activations (the weights and caches belong to the caller). */
     @Override
     public void close() {
-        if (scratch != null) scratch.close();
-        scratch = null;
+        for (Scratch s : scratches.values()) s.close();
+        scratches.clear();
     }
 
     private void observe(GraphOp op, int start, int rows, int cols, java.util.function.Supplier<float[]> values) {

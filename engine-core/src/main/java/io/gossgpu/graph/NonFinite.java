@@ -12,8 +12,9 @@ import io.gossgpu.backend.KvCache;
 final class NonFinite {
     private NonFinite() {}
 
-    static boolean none(float[] values) {
-        for (float v : values) if (!Float.isFinite(v)) return false;
+    /** Whether {@code values[from .. from+n−1]} are all finite. */
+    static boolean none(float[] values, int from, int n) {
+        for (int i = from; i < from + n; i++) if (!Float.isFinite(values[i])) return false;
         return true;
     }
 

@@ -23,7 +23,7 @@ class EngineStepLockTest {
     @Test
     void aStepHoldsTheBackendUntilItEnds() throws Exception {
         Backend shared = Engine.serialized(new ReferenceBackend(), java.nio.file.Path.of("model"));
-        shared.beginStep(0, 1);
+        shared.beginStep(null);
         CompletableFuture<Integer> other = CompletableFuture.supplyAsync(() -> {
             try (DeviceTensor t = shared.allocate(2, 3)) {
                 return t.cols();
@@ -44,11 +44,11 @@ class EngineStepLockTest {
     void aFailedBeginStepHoldsNothing() throws Exception {
         Backend failing = Engine.serialized(new ForwardingBackend(new ReferenceBackend()) {
             @Override
-            public void beginStep(int start, int tokens) {
+            public void beginStep(io.gossgpu.backend.Batch batch) {
                 throw new IllegalStateException("no");
             }
         }, java.nio.file.Path.of("model"));
-        assertThrows(IllegalStateException.class, () -> failing.beginStep(0, 1));
+        assertThrows(IllegalStateException.class, () -> failing.beginStep(null));
         assertEquals("reference", CompletableFuture.supplyAsync(failing::name).get(10, TimeUnit.SECONDS));
     }
 }

@@ -1,5 +1,6 @@
 package io.gossgpu.bench;
 
+import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
@@ -46,6 +47,16 @@ class DecodeTrafficTest {
             assertEquals(weights + 21 * 256, DecodeTraffic.bytesPerToken(w, 10));
             // a run of 4 tokens from position 8: positions 8..11, the full layer grows by 256 B per step
             assertEquals(weights + (kv(8) + kv(9) + kv(10) + kv(11)) / 4, DecodeTraffic.meanBytesPerToken(w, 8, 4));
+            // op by op (bench --op-times), each summed over the 3 layers
+            assertEquals(96 * 2, DecodeTraffic.bytesPerToken(w, 10, OpKind.EMBED));
+            assertEquals(3 * (320 * 96 * 2 + 320 * 2), DecodeTraffic.bytesPerToken(w, 10, OpKind.QKV_ROPE));
+            assertEquals(3 * 16 * 2 + kv(10), DecodeTraffic.bytesPerToken(w, 10, OpKind.ATTENTION));
+            assertEquals(3 * 4 * (320 * 48 + 320 * 3 + 320 * 2 + 96 * 80 + 96 * 5 + 96 * 2), DecodeTraffic.bytesPerToken(w, 10, OpKind.MOE));
+            assertEquals(1031L * 96 * 2, DecodeTraffic.bytesPerToken(w, 10, OpKind.LOGITS));
+            assertEquals(0, DecodeTraffic.bytesPerToken(w, 10, OpKind.MOE_RESIDUAL));
+            long sum = 0;
+            for (OpKind op : OpKind.values()) sum += DecodeTraffic.bytesPerToken(w, 10, op);
+            assertEquals(DecodeTraffic.bytesPerToken(w, 10), sum);
         }
     }
 

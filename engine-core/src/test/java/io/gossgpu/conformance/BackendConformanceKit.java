@@ -14,6 +14,7 @@ import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
@@ -26,6 +27,7 @@ import io.gossgpu.backend.Routing;
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.Session;
+import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -308,15 +310,58 @@ public abstract class BackendConformanceKit {
         float[] x = random(new SplittableRandom(300 + T), T * c.hiddenSize(), 1.0);
         // 3001: large angles. Compute p·invFreq in double (or upload cos/sin tables from io.gossgpu.backend.Rope):
         // a float32 angle is off by ~p·6e-8 rad = 2e-4 here, over this tolerance, and worse at long contexts.
-        for (int start : new int[]{0, 5, 3001})
-            try (Pair in = pair(T, c.hiddenSize(), x); Pair q = pair(T, c.qDim(), null);
-                 Pair k = pair(T, c.kvDim(), null); Pair v = pair(T, c.kvDim(), null)) {
-                backend.qkvRope(m.mine(), 0, in.mine(), start, q.mine(), k.mine(), v.mine());
-                reference.qkvRope(m.ref(), 0, in.ref(), start, q.ref(), k.ref(), v.ref());
-                compare("qkvRope q at " + start, q, opTolerance());
-                compare("qkvRope k at " + start, k, opTolerance());
-                compare("qkvRope v at " + start, v, opTolerance());
-            }
+        try (KvCache mine = backend.createKvCache(new KvCacheSpec(c, 3001 + T)); KvCache ref = reference.createKvCache(new KvCacheSpec(c, 3001 + T))) {
+            for (int start : new int[]{0, 5, 3001})
+                try (Pair in = pair(T, c.hiddenSize(), x); Pair q = pair(T, c.qDim(), null);
+                     Pair k = pair(T, c.kvDim(), null); Pair v = pair(T, c.kvDim(), null)) {
+                    backend.qkvRope(m.mine(), 0, in.mine(), Batch.of(mine, start, T), q.mine(), k.mine(), v.mine());
+                    reference.qkvRope(m.ref(), 0, in.ref(), Batch.of(ref, start, T), q.ref(), k.ref(), v.ref());
+                    compare("qkvRope q at " + start, q, opTolerance());
+                    compare("qkvRope k at " + start, k, opTolerance());
+                    compare("qkvRope v at " + start, v, opTolerance());
+                }
+        }
+    }
+
+    /** One batch of three sequences at positions 3001.., 0.. and 5: each row rotated by its own position. */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void qkvRopeOfSeveralSequences(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        int rows = T + 2 + 1;
+        float[] x = random(new SplittableRandom(350 + T), rows * c.hiddenSize(), 1.0);
+        KvCacheSpec spec = new KvCacheSpec(c, 3001 + T);
+        try (Caches a = caches(spec); Caches b = caches(spec); Caches d = caches(spec);
+             Pair in = pair(rows, c.hiddenSize(), x); Pair q = pair(rows, c.qDim(), null);
+             Pair k = pair(rows, c.kvDim(), null); Pair v = pair(rows, c.kvDim(), null)) {
+            backend.qkvRope(m.mine(), 0, in.mine(), Batch.of(new Batch.Sequence(a.mine(), 3001, T), new Batch.Sequence(b.mine(), 0, 2),
+                    new Batch.Sequence(d.mine(), 5, 1)), q.mine(), k.mine(), v.mine());
+            reference.qkvRope(m.ref(), 0, in.ref(), Batch.of(new Batch.Sequence(a.ref(), 3001, T), new Batch.Sequence(b.ref(), 0, 2),
+                    new Batch.Sequence(d.ref(), 5, 1)), q.ref(), k.ref(), v.ref());
+            compare("qkvRope q of three sequences", q, opTolerance());
+            compare("qkvRope k of three sequences", k, opTolerance());
+            compare("qkvRope v of three sequences", v, opTolerance());
+        }
+    }
+
+    /** One cache on each backend. */
+    protected record Caches(KvCache mine, KvCache ref) implements AutoCloseable {
+        @Override
+        public void close() {
+            mine.close();
+            ref.close();
+        }
+    }
+
+    protected Caches caches(KvCacheSpec spec) {
+        KvCache a = backend.createKvCache(spec);
+        try {
+            return new Caches(a, reference.createKvCache(spec));
+        } catch (RuntimeException e) {
+            a.close();
+            throw e;
+        }
     }
 
     /**
@@ -330,21 +375,51 @@ public abstract class BackendConformanceKit {
         ModelConfig c = m.config();
         SplittableRandom r = new SplittableRandom(400 + T);
         for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
-            KvCacheSpec spec = new KvCacheSpec(c, 7 + T + 1 + 3);
-            try (KvCache mine = backend.createKvCache(spec); KvCache ref = reference.createKvCache(spec)) {
+            try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3))) {
                 int start = 0;
                 for (int n : new int[]{7, T, 1}) {
-                    try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0));
-                         Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
-                         Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0));
-                         Pair out = pair(n, c.qDim(), null)) {
-                        backend.attention(m.mine(), layer, q.mine(), k.mine(), v.mine(), mine, start, out.mine());
-                        reference.attention(m.ref(), layer, q.ref(), k.ref(), v.ref(), ref, start, out.ref());
-                        compare("attention layer " + layer + " positions " + start + ".." + (start + n - 1), out, opTolerance());
-                    }
+                    attend(m, layer, r, new Caches[]{one}, new int[]{start}, new int[]{n});
                     start += n;
                 }
             }
+        }
+    }
+
+    /**
+     * Attention of three sequences in one call, each over its own cache: one that already holds 9 positions (a window's
+     * worth and more, so its ring has wrapped on the sliding layer) takes T more, one at position 4 takes one token, a
+     * new one takes 3. Then a decode step of all three. Every sequence sees only its own cache and rows.
+     */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void attentionOfSeveralSequences(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        SplittableRandom r = new SplittableRandom(450 + T);
+        for (int layer = 0; layer < 2; layer++) {
+            KvCacheSpec spec = new KvCacheSpec(c, 9 + T + 1 + 3);
+            try (Caches a = caches(spec); Caches b = caches(spec); Caches d = caches(spec)) {
+                attend(m, layer, r, new Caches[]{a, b}, new int[]{0, 0}, new int[]{9, 4}); // histories, as one batch
+                attend(m, layer, r, new Caches[]{a, b, d}, new int[]{9, 4, 0}, new int[]{T, 1, 3});
+                attend(m, layer, r, new Caches[]{d, a, b}, new int[]{3, 9 + T, 5}, new int[]{1, 1, 1});
+            }
+        }
+    }
+
+    /** One attention call of the sequences ({@code caches[i]}, {@code starts[i]}, {@code tokens[i]}) on both backends, compared. */
+    private void attend(Model m, int layer, SplittableRandom r, Caches[] caches, int[] starts, int[] tokens) {
+        ModelConfig c = m.config();
+        int n = Arrays.stream(tokens).sum();
+        Batch.Sequence[] mine = new Batch.Sequence[caches.length], ref = new Batch.Sequence[caches.length];
+        for (int i = 0; i < caches.length; i++) {
+            mine[i] = new Batch.Sequence(caches[i].mine(), starts[i], tokens[i]);
+            ref[i] = new Batch.Sequence(caches[i].ref(), starts[i], tokens[i]);
+        }
+        try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0)); Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
+             Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0)); Pair out = pair(n, c.qDim(), null)) {
+            backend.attention(m.mine(), layer, q.mine(), k.mine(), v.mine(), Batch.of(mine), out.mine());
+            reference.attention(m.ref(), layer, q.ref(), k.ref(), v.ref(), Batch.of(ref), out.ref());
+            compare("attention layer " + layer + " of " + Batch.of(ref), out, opTolerance());
         }
     }
 
@@ -480,7 +555,33 @@ public abstract class BackendConformanceKit {
             for (double temperature : new double[]{0.3, 1, 2})
                 for (double u : SamplingCheck.draws(logits, 0, logits.length, temperature, r, 8))
                     SamplingCheck.assertSameDraw(shape + " T=" + T, logits, 0, logits.length, temperature, u,
-                            backend.sample(m.mine(), x.mine(), temperature, u));
+                            backend.sample(m.mine(), x.mine(), T - 1, new double[]{temperature}, new double[]{u})[0]);
+        }
+    }
+
+    /**
+     * {@link Backend#sample} of every row at once, rows taking turns between argmax (temperature 0) and draws at
+     * different temperatures: each row's id is its own argmax or its own draw, as if it were sampled alone.
+     */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void sampleOfSeveralRowsPicksEachRowAlone(String shape, int T) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        int vocab = c.vocabSize();
+        SplittableRandom r = new SplittableRandom(950 + T);
+        try (Pair x = pair(T, c.hiddenSize(), random(r, T * c.hiddenSize(), 1.0))) {
+            float[] logits = backend.logits(m.mine(), x.mine(), 0);
+            int[] argmax = backend.argmax(m.mine(), x.mine(), 0);
+            double[] temperatures = new double[T], draws = new double[T];
+            for (int i = 0; i < T; i++) {
+                temperatures[i] = i % 3 == 0 ? 0 : i % 3 == 1 ? 0.7 : 1.5;
+                draws[i] = r.nextDouble();
+            }
+            int[] got = backend.sample(m.mine(), x.mine(), 0, temperatures, draws);
+            for (int i = 0; i < T; i++)
+                if (temperatures[i] == 0) assertEquals(argmax[i], got[i], "row " + i + ": the argmax");
+                else SamplingCheck.assertSameDraw(shape + " T=" + T + " row " + i, logits, i * vocab, vocab, temperatures[i], draws[i], got[i]);
         }
     }
 
@@ -557,6 +658,116 @@ public abstract class BackendConformanceKit {
             assertClose("logits of the batch after the rollback", Arrays.copyOf(want, 5 * v), batch, 5, v, modelTolerance());
             for (int i = 5; i < next.length; i++)
                 assertClose("logits at position " + (keep + i), Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(next[i]), 1, v, modelTolerance());
+        }
+    }
+
+    // ---- continuous batching: several sequences in one step ------------------------------------------
+
+    /** Prompts of three sequences (11, 4 and 7 tokens), the steps at which they join, and the decode steps each runs. */
+    private static final int[] JOIN = {0, 1, 2};
+    private static final int DECODES = 12, CHUNK = 4;
+
+    private int[][] prompts(int vocab) {
+        return new int[][]{sequence(11, vocab, 31), sequence(4, vocab, 32), sequence(7, vocab, 33)};
+    }
+
+    /**
+     * What one sequence got: the logits of every result row (its prompt's last, then each decode step's; empty when
+     * they stayed on the device) and the tokens it chose.
+     */
+    private record Run(float[][] logits, int[] tokens) {}
+
+    /**
+     * Runs the three sequences of {@link #prompts} on {@link #backend}, alone one after another ({@code together} false:
+     * each prompt as one batch, then its decode steps) or together: each joins at its step of {@link #JOIN}, its prompt
+     * goes in chunks of {@link #CHUNK} beside the others' decode tokens, then all decode side by side. Each sequence
+     * decodes {@link #DECODES} tokens chosen by {@code output} (logits: their argmax on the host; argmax; or a seeded
+     * temperature draw on the device, alternating with argmax between the sequences).
+     */
+    private Run[] runSequences(Model m, boolean together, Executor.Output output) {
+        ModelConfig c = m.config();
+        int[][] prompts = prompts(c.vocabSize());
+        int n = prompts.length;
+        Run[] runs = new Run[n];
+        KvCache[] caches = new KvCache[n];
+        int[] pos = new int[n], outputs = new int[n];
+        int[][] tokens = new int[n][DECODES + 1];
+        float[][][] logits = new float[n][DECODES + 1][];
+        try (Executor ex = new Executor(backend, m.mine())) {
+            for (int i = 0; i < n; i++) caches[i] = backend.createKvCache(new KvCacheSpec(c, 40));
+            for (int step = 0; ; step++) {
+                List<Executor.Request> requests = new ArrayList<>();
+                List<Integer> who = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    boolean started = together ? step >= JOIN[i] : Arrays.stream(outputs, 0, i).allMatch(o -> o == DECODES + 1);
+                    if (!started || outputs[i] == DECODES + 1 || !together && !who.isEmpty()) continue;
+                    int[] next;
+                    boolean last = true;
+                    if (pos[i] < prompts[i].length) {
+                        int take = together ? Math.min(CHUNK, prompts[i].length - pos[i]) : prompts[i].length;
+                        next = Arrays.copyOfRange(prompts[i], pos[i], pos[i] + take);
+                        last = pos[i] + take == prompts[i].length;
+                    } else {
+                        next = new int[]{tokens[i][outputs[i] - 1]};
+                    }
+                    Executor.Output out = !last ? Executor.Output.NONE : output == Executor.Output.LAST_SAMPLE && i % 2 == 0
+                            ? Executor.Output.LAST_ARGMAX : output;
+                    Executor.Sampling sampling = out == Executor.Output.LAST_SAMPLE
+                            ? new Executor.Sampling(0.8, new SplittableRandom(1000L * i + outputs[i]).nextDouble()) : null;
+                    requests.add(new Executor.Request(next, caches[i], pos[i], out, sampling));
+                    who.add(i);
+                }
+                if (requests.isEmpty()) break;
+                Executor.Result[] results = ex.step(requests);
+                for (int j = 0; j < who.size(); j++) {
+                    int i = who.get(j);
+                    Executor.Request q = requests.get(j);
+                    pos[i] += q.tokens().length;
+                    if (q.output() == Executor.Output.NONE) continue;
+                    Executor.Result r = results[j];
+                    int token;
+                    if (r.logits() != null) {
+                        logits[i][outputs[i]] = r.logits();
+                        token = io.gossgpu.backend.TemperatureDraw.argmax(r.logits(), 0, r.logits().length);
+                    } else {
+                        token = q.output() == Executor.Output.LAST_SAMPLE ? r.sampled() : r.argmax()[0];
+                    }
+                    tokens[i][outputs[i]++] = token;
+                }
+            }
+        } finally {
+            for (KvCache k : caches) if (k != null) k.close();
+        }
+        for (int i = 0; i < n; i++) runs[i] = new Run(logits[i], tokens[i]);
+        return runs;
+    }
+
+    /**
+     * Three sequences of different lengths and positions batched together (prompts in chunks beside decode tokens, then
+     * decode steps of all three) give each one the greedy tokens it gets alone, token for token, and its logits within
+     * {@link #modelTolerance()}.
+     */
+    @Test
+    void sequencesBatchedTogetherMatchEachRunAlone() {
+        Model m = model("tiny");
+        int v = m.config().vocabSize();
+        Run[] alone = runSequences(m, false, Executor.Output.LAST_LOGITS), together = runSequences(m, true, Executor.Output.LAST_LOGITS);
+        for (int i = 0; i < alone.length; i++) {
+            assertArrayEquals(alone[i].tokens(), together[i].tokens(), "greedy tokens of sequence " + i);
+            for (int o = 0; o <= DECODES; o++)
+                assertClose("logits of sequence " + i + ", result " + o, alone[i].logits()[o], together[i].logits()[o], 1, v, modelTolerance());
+        }
+        assertTrue(Arrays.stream(alone[0].tokens()).distinct().count() > 1, "a continuation of one repeated token proves little");
+    }
+
+    /** The same with the ids picked on the device: greedy (argmax of several rows at once), and draws beside argmax rows. */
+    @Test
+    void sequencesBatchedTogetherPickTheIdsTheyPickAlone() {
+        Model m = model("tiny");
+        for (Executor.Output out : new Executor.Output[]{Executor.Output.LAST_ARGMAX, Executor.Output.LAST_SAMPLE}) {
+            Run[] alone = runSequences(m, false, out), together = runSequences(m, true, out);
+            for (int i = 0; i < alone.length; i++)
+                assertArrayEquals(alone[i].tokens(), together[i].tokens(), out + ": tokens of sequence " + i);
         }
     }
 

@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -107,6 +108,45 @@ class CpuBackendTest {
         }
     }
 
+    /**
+     * Short of memory, the file pages of each repacked matrix are dropped from the page cache once copied; the logits
+     * are the same bits as with the pages kept, in both file layouts the tiles are repacked from (GGUF: ggml MXFP4 and
+     * Q8_0; original/: OpenAI MXFP4 codes and scales), and the pages dropped are read again where still used.
+     */
+    @Test
+    void droppingTheFilePagesOfRepackedMatricesChangesNoBits() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
+        Path gguf = dir.resolve("m.gguf"), original = dir.resolve("original");
+        GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 34), gguf, GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.Q8_0));
+        io.gossgpu.model.safetensors.SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 34), original);
+        for (Path model : new Path[]{gguf, original}) {
+            try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
+                 CpuBackend cpu = new CpuBackend(2, KernelSet.of(null, CpuKernels.best()))) {
+                ModelWeights w = ModelWeights.of(ck);
+                float[] kept = logits(cpu, cpu.loadWeights(w, Long.MAX_VALUE), w), dropped = logits(cpu, cpu.loadWeights(w, 1), w);
+                assertArrayEquals(kept, dropped, model.toString());
+            }
+        }
+        // the rule: drop only when the file and its copy would not both fit with the headroom to spare
+        long gib = 1L << 30;
+        assertTrue(CpuWeights.releasesSource(11 * gib, 22 * gib));
+        assertTrue(!CpuWeights.releasesSource(3 * gib, 22 * gib));
+        assertTrue(!CpuWeights.releasesSource(11 * gib, -1), "unknown memory: keep the pages");
+        assertTrue(!CpuWeights.releasesSource(0, 1), "nothing repacked (Java kernels): nothing to drop");
+    }
+
+    /** A 20-token prefill's logits and three decode steps', on weights {@code lw} (closed after). */
+    private static float[] logits(Backend b, LoadedWeights lw, ModelWeights w) {
+        int v = w.config().vocabSize();
+        int[] toks = tokens(23, v, 5);
+        float[] out = new float[toks.length * v];
+        try (lw; Session s = new Session(b, lw, 32)) {
+            System.arraycopy(s.prefillAllLogits(Arrays.copyOf(toks, 20)), 0, out, 0, 20 * v);
+            for (int i = 20; i < toks.length; i++) System.arraycopy(s.decode(toks[i]), 0, out, i * v, v);
+        }
+        return out;
+    }
+
     @Test
     void openAiLayoutLongPrefillWithScalarKernelsAndThreeThreads() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 32).inMemory();
@@ -120,6 +160,7 @@ class CpuBackendTest {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
              CpuBackend cpu = new CpuBackend(1, KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best()))) {
             cpu.moeChunkTokens(7); // the MoE of a long batch in several passes
+            cpu.moeTileRows(16);   // and each expert's rows in several work items
             compareWholeModel(ck, cpu);
         }
     }
@@ -131,6 +172,7 @@ class CpuBackendTest {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
              CpuBackend cpu = new CpuBackend(1, KernelSet.of(null, CpuKernels.best()))) {
             cpu.moeChunkTokens(7);
+            cpu.moeTileRows(32);
             compareWholeModel(ck, cpu, true);
         }
     }

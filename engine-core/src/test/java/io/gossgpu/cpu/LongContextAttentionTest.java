@@ -1,6 +1,7 @@
 package io.gossgpu.cpu;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
@@ -71,7 +72,7 @@ class LongContextAttentionTest {
             b.write(tq, q);
             b.write(tk, k);
             b.write(tv, v);
-            b.attention(w, layer, tq, tk, tv, cache, start, out);
+            b.attention(w, layer, tq, tk, tv, Batch.of(cache, start, T), out);
             return b.read(out);
         }
     }

@@ -1,6 +1,7 @@
 package io.gossgpu.cpu;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
@@ -168,7 +169,7 @@ class ReferenceBackendTest {
             table[2 * j] = (float) (Math.cos(1.0) * 1.5);
             table[2 * j + 1] = (float) (Math.sin(1.0) * 1.5);
         }
-        ReferenceBackend.rope(t, 16, table);
+        ReferenceBackend.rope(t, 16, table, 0, 1);
         assertEquals((float) (Math.cos(1.0) * 1.5), t.data[0], 1e-6);
         assertEquals((float) (Math.sin(1.0) * 1.5), t.data[8], 1e-6); // not element 1 (adjacent pairing)
         assertEquals(0f, t.data[1]);
@@ -192,7 +193,7 @@ class ReferenceBackendTest {
             backend.write(qt, q);
             backend.write(kt, k);
             backend.write(vt, v);
-            backend.attention(loaded, layer, qt, kt, vt, cache, 0, out);
+            backend.attention(loaded, layer, qt, kt, vt, Batch.of(cache, 0, T), out);
             float[] o = backend.read(out);
             for (int i = 0; i < T; i++)
                 for (int h = 0; h < heads; h++) {
@@ -218,7 +219,7 @@ class ReferenceBackendTest {
             backend.write(qt, q);
             backend.write(kt, k);
             backend.write(vt, v);
-            backend.attention(loaded, layer, qt, kt, vt, cache, 0, out);
+            backend.attention(loaded, layer, qt, kt, vt, Batch.of(cache, 0, T), out);
             float[] o = backend.read(out);
             assertEquals(5 / (5 + Math.exp(sinks[0])), o[7 * C.qDim()], 1e-6); // exactly 5 keys, all value 1
             assertTrue(o[6 * C.qDim()] > 1e4); // position 6 still sees key 2 (6 − 5 < 2)

@@ -1,6 +1,7 @@
 package io.gossgpu.graph;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
@@ -22,21 +23,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The step contract of {@link io.gossgpu.backend.Backend} as the executor keeps it: every forward pass is
- * {@code beginStep(start, T)}, the graph's ops with the result read last, then {@code endStep()}; a failing op
- * still ends its step.
+ * {@code beginStep(batch)}, the graph's ops with the result read last (none for a chunk of a prompt before its last),
+ * then {@code endStep()}; a failing op still ends its step.
  */
 class StepContractTest {
     /** The reference backend, logging the step boundaries and the calls between them. */
     static final class Logging extends ForwardingBackend {
         final List<String> calls = new ArrayList<>();
+        boolean failAttention;
 
         Logging() {
             super(new ReferenceBackend());
         }
 
-        @Override public void beginStep(int start, int tokens) { calls.add("begin " + start + "+" + tokens); super.beginStep(start, tokens); }
+        @Override public void beginStep(Batch batch) { calls.add("begin " + batch.start(0) + "+" + batch.rows()); super.beginStep(batch); }
         @Override public void endStep() { calls.add("end"); super.endStep(); }
         @Override public void embed(LoadedWeights w, int[] t, DeviceTensor out) { calls.add("embed"); super.embed(w, t, out); }
+        @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+            if (failAttention) throw new GossException("attention failed");
+            super.attention(w, layer, q, k, v, batch, out);
+        }
         @Override public float[] logits(LoadedWeights w, DeviceTensor x, int from) { calls.add("logits"); return super.logits(w, x, from); }
         @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int from) { calls.add("argmax"); return super.argmax(w, x, from); }
     }
@@ -51,8 +57,8 @@ class StepContractTest {
             b.calls.clear();
             s.maxBatch(2).reset();
             s.prefill(new int[]{4, 5, 6});
-            assertEquals(List.of("begin 0+2", "embed", "argmax", "end", "begin 2+1", "embed", "logits", "end"), b.calls,
-                    "a prefill split into chunks: one step per chunk");
+            assertEquals(List.of("begin 0+2", "embed", "end", "begin 2+1", "embed", "logits", "end"), b.calls,
+                    "a prefill split into chunks: one step per chunk, a result read only in the last");
         }
     }
 
@@ -62,7 +68,11 @@ class StepContractTest {
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); Session s = new Session(b, w, 16)) {
             int vocab = w.config().vocabSize();
             assertThrows(GossException.class, () -> s.prefill(new int[]{1, vocab}));
+            assertEquals(List.of(), b.calls, "a token outside the vocabulary is refused before any step");
+            b.failAttention = true;
+            assertThrows(GossException.class, () -> s.prefill(new int[]{1, 2}));
             assertEquals(List.of("begin 0+2", "embed", "end"), b.calls);
+            b.failAttention = false;
             assertTrue(s.prefill(new int[]{1, 2}).length == vocab, "the backend is usable after the failed step");
         }
     }

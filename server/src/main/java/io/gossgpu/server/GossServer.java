@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
+import io.gossgpu.backend.KvCacheSpec;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
@@ -68,7 +69,7 @@ public final class GossServer implements AutoCloseable {
         this.metrics = new ServerMetrics(new ServerMetrics.State() {
             @Override public Stats stats() { return GossServer.this.stats(); }
             @Override public int kvCacheUsedTokens() { SlotPool p = pool; return p == null ? 0 : p.cachedTokens(); }
-            @Override public int kvCacheCapacityTokens() { return options.parallel() * options.contextLength(); }
+            @Override public int kvCacheCapacityTokens() { SlotPool p = pool; return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength(); }
             @Override public boolean draining() { return draining; }
         });
         this.channel = JettySetup.bind(options);
@@ -166,16 +167,28 @@ public final class GossServer implements AutoCloseable {
     private void load(Supplier<Engine> engineLoader) {
         try {
             Engine e = engineLoader.get();
+            SlotPool slots;
+            try {
+                slots = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
+                        options.swaRollback(), options.kvMemoryBytes());
+            } catch (RuntimeException | Error bad) { // --kv-memory below one slot's cache: the model is of no use
+                e.close();
+                throw bad;
+            }
             synchronized (this) {
                 if (closed) {
+                    slots.closeSessions();
                     e.close();
                     return;
                 }
                 engine = e;
-                pool = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
-                        options.swaRollback());
+                pool = slots;
             }
             LOG.info("model '{}' loaded on {} in {} ms; ready", options.modelId(), e.backendDescription(), Math.round(e.loadMs()));
+            SlotPool p = pool;
+            if (p != null)
+                LOG.info("KV cache: {} per slot; {} of {} slots can hold one at once{}; the slots' generations share each step", KvCacheSpec.humanBytes(p.chatCacheBytes()),
+                        p.cachesInBudget(), options.parallel(), options.kvMemoryBytes() > 0 ? " (--kv-memory " + KvCacheSpec.humanBytes(options.kvMemoryBytes()) + ")" : "");
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
             LOG.error("loading the model failed: {}", loadError);
@@ -466,7 +479,7 @@ public final class GossServer implements AutoCloseable {
                 idle = p.abort(10_000);
             }
         }
-        app.stop();
+        stopJetty();
         closeChannel();
         Engine e = engine;
         if (e != null) {
@@ -476,6 +489,19 @@ public final class GossServer implements AutoCloseable {
             } else LOG.warn("generations did not stop in time; leaving the model loaded");
         }
         LOG.info("stopped in {} ms", Math.round((System.nanoTime() - t0) / 1e6));
+    }
+
+    /**
+     * Stops Jetty. Its graceful stop waits a moment ({@link JettySetup#STOP_TIMEOUT_MS}) for connections to end; one a
+     * client still holds open after its reply ended is then closed, which Javalin reports as an exception: Jetty has
+     * stopped all the same.
+     */
+    private void stopJetty() {
+        try {
+            app.stop();
+        } catch (RuntimeException e) {
+            LOG.info("stop: closed the connections still open after their replies ended ({})", e.getMessage());
+        }
     }
 
     /** Closes the listening socket: the port is free for another server while running requests finish. */

@@ -58,6 +58,12 @@ final class JettySetup {
         }
     }
 
+    /** The most Jetty's graceful stop waits for its connections to end. */
+    static final long STOP_TIMEOUT_MS = 1_000;
+
+    /** How long a connection may sit idle once the server is stopping (see {@link ServerConnector#setShutdownIdleTimeout}). */
+    static final long SHUTDOWN_IDLE_MS = 200;
+
     /** Applies the thread pool, connector, timeouts, connection cap, error pages and request log to {@code cfg}. */
     static void configure(JavalinConfig cfg, ServerOptions options, ServerSocketChannel channel, RequestLog requestLog,
                           Consumer<ServerConnector> onConnector) {
@@ -74,6 +80,10 @@ final class JettySetup {
             // Waiting for a request's headers and idle keep-alive connections; a request being handled is not idle
             // in Jetty's sense, so long non-streaming replies are not cut (see ErrorsTest).
             c.setIdleTimeout(options.readTimeoutMs());
+            // Once stopping, a connection whose reply is written is half-closed and then closed after this long idle
+            // (twice: Jetty's default of 1 s made a shutdown wait 2 s for a client that holds its socket open). A
+            // reply still being written when the stop began keeps the connection's own timeout: STOP_TIMEOUT_MS ends it.
+            c.setShutdownIdleTimeout(SHUTDOWN_IDLE_MS);
             try {
                 c.open(channel);
             } catch (IOException e) {
@@ -86,8 +96,10 @@ final class JettySetup {
             server.addBean(new ConnectionLimit(options.maxConnections(), server));
             server.setErrorHandler(new JsonErrorHandler());
             server.setRequestLog(requestLog);
-            // Stopping waits for responses still being written (a 503 for a reply the drain cut) instead of dropping them.
-            server.setStopTimeout(5_000);
+            // Stopping waits for responses still being written instead of dropping them. The server stops Jetty only
+            // after its own drain (GossServer.drainAndStop): every generation has ended and written its last event by
+            // then, so what is left is a final flush. A connection a client keeps open past that is closed.
+            server.setStopTimeout(STOP_TIMEOUT_MS);
         });
     }
 

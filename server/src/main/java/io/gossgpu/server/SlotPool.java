@@ -1,9 +1,11 @@
 package io.gossgpu.server;
 
+import io.gossgpu.GossException;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
+import io.gossgpu.backend.KvCacheSpec;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +23,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * when first needed, a {@link Completion}). A request takes the free slot whose cached conversation its prompt
  * continues with the most reusable tokens (so a multi-turn client keeps landing on its own history, also when it
  * sends the last reply back without its reasoning), else the least recently used free slot; it waits in a bounded
- * queue when every slot is busy, and is refused past that.
+ * queue when every slot is busy, and is refused past that. The slots' generations run side by side in the engine's
+ * steps (continuous batching: {@link io.gossgpu.generate.StepScheduler}); a slot is free again as soon as its
+ * generation ends, finished or cancelled.
+ *
+ * <p>Admission is bounded by KV memory: the caches the slots hold (and are about to make) stay within
+ * {@code kvBudget} bytes. A request whose slot would need a new cache past that drops the caches of idle slots, least
+ * recently used first; when that is not enough (busy slots hold the memory) it waits in the queue like a request that
+ * found every slot busy. A cache the device cannot hold after all (no budget set, or a budget above what the device
+ * has) also drops the idle slots' caches and tries once more before the request fails with 503.
  */
 final class SlotPool implements AutoCloseable {
     /** Every slot is busy and the queue is full. */
@@ -40,16 +50,18 @@ final class SlotPool implements AutoCloseable {
         volatile boolean stopping;
         /** Tokens this slot's KV cache holds after its last generation (for the KV cache metrics). */
         volatile int cachedTokens;
+        /** Whether this slot's chat / completion cache counts in {@link #held} (made, or reserved at admission). */
+        private boolean chatHeld, completionHeld;
 
         Slot(int index) { this.index = index; }
 
         Chat chat() {
-            if (chat == null) chat = engine.newChat(sessionOptions);
+            if (chat == null) chat = make(this, true, () -> engine.newChat(sessionOptions));
             return chat;
         }
 
         Completion completion() {
-            if (completion == null) completion = engine.newCompletion(sessionOptions);
+            if (completion == null) completion = make(this, false, () -> engine.newCompletion(sessionOptions));
             return completion;
         }
 
@@ -74,10 +86,23 @@ final class SlotPool implements AutoCloseable {
         }
 
         private void closeSessions() {
+            dropChat();
+            dropCompletion();
+        }
+
+        private void dropChat() {
             if (chat != null) chat.close();
-            if (completion != null) completion.close();
             chat = null;
+            cachedTokens = 0;
+            if (chatHeld) held -= chatBytes;
+            chatHeld = false;
+        }
+
+        private void dropCompletion() {
+            if (completion != null) completion.close();
             completion = null;
+            if (completionHeld) held -= completionBytes;
+            completionHeld = false;
         }
     }
 
@@ -93,13 +118,47 @@ final class SlotPool implements AutoCloseable {
     private int waiting;
     private long clock;
     private boolean closed;
+    /** Bytes of a slot's chat cache and of its completion cache (no rollback slack), and the most all slots may hold. */
+    private final long chatBytes, completionBytes, kvBudget;
+    /** Bytes of the caches the slots hold or have been admitted to make. */
+    private long held;
 
-    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength, int swaRollback) {
+    /**
+     * @param kvBudget the most bytes the slots' KV caches may take together; 0 for no bound but the device's
+     * @throws io.gossgpu.GossException when the budget cannot hold even one slot's cache
+     */
+    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength, int swaRollback, long kvBudget) {
         this.engine = engine;
         this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
+        KvCacheSpec chatSpec = new KvCacheSpec(engine.config(), contextLength, swaRollback);
+        this.chatBytes = chatSpec.bytes();
+        this.completionBytes = new KvCacheSpec(engine.config(), contextLength, 0).bytes();
+        this.kvBudget = kvBudget > 0 ? kvBudget : Long.MAX_VALUE;
+        if (this.kvBudget < Math.max(chatBytes, completionBytes))
+            throw new GossException("--kv-memory " + KvCacheSpec.humanBytes(kvBudget) + " cannot hold one slot's KV cache: " + chatSpec.describe()
+                    + "; raise it or lower --context / --swa-rollback");
         for (int i = 0; i < parallel; i++) slots.add(new Slot(i));
+    }
+
+    /** How many slots' chat caches the budget holds at once (the slot count when it holds them all). */
+    int cachesInBudget() {
+        return (int) Math.min(slots.size(), kvBudget / chatBytes);
+    }
+
+    long chatCacheBytes() {
+        return chatBytes;
+    }
+
+    /** Bytes of the caches the slots hold or were admitted to make (never above the budget). */
+    long heldBytes() {
+        lock.lock();
+        try {
+            return held;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -113,7 +172,7 @@ final class SlotPool implements AutoCloseable {
         try {
             if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
             Slot s = pick(prompt);
-            if (s != null) return take(s);
+            if (s != null) return take(s, prompt != null);
             if (waiting >= maxQueue) throw new Full();
             waiting++;
             try {
@@ -125,7 +184,7 @@ final class SlotPool implements AutoCloseable {
                     freed.awaitNanos(left);
                     if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
                     s = pick(prompt);
-                    if (s != null) return take(s);
+                    if (s != null) return take(s, prompt != null);
                 }
             } finally {
                 waiting--;
@@ -146,16 +205,87 @@ final class SlotPool implements AutoCloseable {
         }
     }
 
-    private Slot take(Slot s) {
+    /** Marks {@code s} busy and admits the cache it will make ({@code chat}, else its completion's) to the budget. */
+    private Slot take(Slot s, boolean chat) {
         s.busy = true;
+        if (chat && !s.chatHeld) {
+            makeRoom(chatBytes, s, true);
+            s.chatHeld = true;
+            held += chatBytes;
+        } else if (!chat && !s.completionHeld) {
+            makeRoom(completionBytes, s, false);
+            s.completionHeld = true;
+            held += completionBytes;
+        }
         return s;
     }
 
+    /** Whether {@code s} can take a request that needs its chat (or completion) cache: it has it, or room can be made. */
+    private boolean admissible(Slot s, boolean chat) {
+        if (chat ? s.chatHeld : s.completionHeld) return true;
+        long need = chat ? chatBytes : completionBytes, freeable = 0;
+        for (Slot o : slots) {
+            if (o.busy) continue;
+            if (o.chatHeld && !(o == s && chat)) freeable += chatBytes;
+            if (o.completionHeld && !(o == s && !chat)) freeable += completionBytes;
+        }
+        return held - freeable + need <= kvBudget;
+    }
+
+    /** Drops idle slots' caches, least recently used first (never the one {@code s} is about to use), until {@code need} fits. */
+    private void makeRoom(long need, Slot s, boolean chat) {
+        while (held + need > kvBudget) {
+            Slot victim = null;
+            for (Slot o : slots) {
+                if (o.busy && o != s) continue;
+                boolean has = o == s ? (chat ? o.completionHeld : o.chatHeld) : o.chatHeld || o.completionHeld;
+                if (has && (victim == null || o.lastUsed < victim.lastUsed)) victim = o;
+            }
+            if (victim == null) return; // admissible() said it fits: nothing left to drop
+            if (victim == s) {
+                if (chat) victim.dropCompletion();
+                else victim.dropChat();
+            } else {
+                victim.closeSessions();
+            }
+        }
+    }
+
+    /**
+     * Makes a slot's chat or completion; when the device cannot hold its cache, drops the idle slots' caches and tries
+     * once more, then answers 503. The cache was admitted to the budget in {@link #take}.
+     */
+    private <T> T make(Slot s, boolean chat, Supplier<T> session) {
+        try {
+            return session.get();
+        } catch (GossException first) {
+            lock.lock();
+            try {
+                for (Slot o : slots) if (!o.busy) o.closeSessions();
+            } finally {
+                lock.unlock();
+            }
+            try {
+                return session.get();
+            } catch (GossException again) {
+                lock.lock();
+                try {
+                    if (chat) s.dropChat();
+                    else s.dropCompletion();
+                } finally {
+                    lock.unlock();
+                }
+                throw new ApiError(503, "server_error", "kv_memory", null, "no memory for this request's KV cache now: " + again.getMessage(), "5");
+            }
+        }
+    }
+
     private Slot pick(int[] prompt) {
+        boolean chat = prompt != null;
         Slot best = null;
         int bestReuse = -1;
         for (Slot s : slots) {
-            if (s.busy) continue;
+            if (s.busy || !admissible(s, chat)) continue;
             int r = s.reusable(prompt);
             if (r > bestReuse || (r == bestReuse && s.lastUsed < best.lastUsed)) {
                 best = s;

@@ -1,5 +1,6 @@
 package io.gossgpu.benchmarks.ops;
 
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
@@ -61,7 +62,7 @@ public class BackendAttentionBenchmark {
 
     @Benchmark
     public void attention() {
-        m.backend.attention(m.weights, 1, q, k, v, cache, context, out);
+        m.backend.attention(m.weights, 1, q, k, v, Batch.of(cache, context, tokens), out);
         m.backend.synchronize();
     }
 

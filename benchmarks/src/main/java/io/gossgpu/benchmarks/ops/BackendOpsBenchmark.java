@@ -1,8 +1,11 @@
 package io.gossgpu.benchmarks.ops;
 
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -54,6 +57,9 @@ public class BackendOpsBenchmark {
     private OpsModel m;
     private DeviceTensor x, attn, q, k, v, out;
     private DeviceRouting routing;
+    /** Only for the positions of qkvRope's rows (0 .. tokens − 1). */
+    private KvCache cache;
+    private Batch batch;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -65,6 +71,8 @@ public class BackendOpsBenchmark {
         k = m.backend.allocate(tokens, c.kvDim());
         v = m.backend.allocate(tokens, c.kvDim());
         out = m.backend.allocate(tokens, c.hiddenSize());
+        cache = m.backend.createKvCache(new KvCacheSpec(c, tokens));
+        batch = Batch.of(cache, 0, tokens);
         m.backend.write(x, OpsModel.random(tokens * c.hiddenSize(), 1));
         m.backend.write(attn, OpsModel.random(tokens * c.qDim(), 2));
         routing = m.backend.allocateRouting(tokens, c.expertsPerToken());
@@ -80,7 +88,7 @@ public class BackendOpsBenchmark {
 
     @Benchmark
     public void qkvRope() {
-        m.backend.qkvRope(m.weights, 0, x, 0, q, k, v);
+        m.backend.qkvRope(m.weights, 0, x, batch, q, k, v);
         m.backend.synchronize();
     }
 
@@ -111,6 +119,7 @@ public class BackendOpsBenchmark {
         if (m == null) return;
         for (DeviceTensor t : new DeviceTensor[]{x, attn, q, k, v, out}) t.close();
         routing.close();
+        cache.close();
         m.close();
     }
 }

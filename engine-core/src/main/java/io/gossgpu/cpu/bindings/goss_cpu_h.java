@@ -73,6 +73,7 @@ public final class goss_cpu_h {
     private static final MethodHandle alloc = bind("goss_cpu_alloc", FunctionDescriptor.of(P, L), false);
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
+    private static final MethodHandle release = bind("goss_cpu_release", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
             FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
@@ -141,6 +142,14 @@ public final class goss_cpu_h {
     public static void goss_cpu_prefault(MemorySegment p, long bytes) {
         try {
             prefault.invokeExact(p, bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_release(MemorySegment p, long bytes) {
+        try {
+            release.invokeExact(p, bytes);
         } catch (Throwable t) {
             throw rethrow(t);
         }
