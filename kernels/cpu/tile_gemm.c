@@ -22,6 +22,18 @@ enum { MX4 = 0, Q8 = 1 };
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* Several tokens take a few times longer per weight byte than one, so fewer blocks fit in the core's out-of-order
+ * window and fewer loads are in flight: without help the cold weights arrive at about half the one-token rate
+ * (measured: q8, 4 tokens, 2 threads, 18 → 26-30 GB/s with this). Each block asks for the lines PREFETCH bytes
+ * ahead of it (past a group's end: the next group's, which follows in memory). */
+#define PREFETCH 4096
+INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
+    const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < 8; i++)
+        if (fmt == Q8 || i < 4) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
+}
+
 #ifdef __AVX512F__
 #define TB 8
 
@@ -47,6 +59,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
     for (int64_t b = 0; b < nb; b++) {
         __m512i w[8];
         __m512 dw;
+        if (nt > 1) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
@@ -113,64 +126,86 @@ INLINE __m256 mx4_scales(const uint8_t *sc) {
     return _mm256_castsi256_ps(_mm256_or_si256(bits, _mm256_cmpgt_epi32(e, _mm256_set1_epi32(254))));
 }
 
+/* True when none of a block's 16 E8M0 bytes is 0 or 255 (a zero byte in v or in ~v, found a word at a time): the
+ * common case, where mx4_scales_plain8 gives the same values in 3 operations instead of 8. */
+INLINE int mx4_scales_plain(const uint8_t *sc) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t a, b;
+    memcpy(&a, sc, 8);
+    memcpy(&b, sc + 8, 8);
+    uint64_t zero = ((a - ones) & ~a) | ((b - ones) & ~b) | ((~a - ones) & a) | ((~b - ones) & b);
+    return (zero & highs) == 0;
+}
+
+/* mx4_scales for bytes 1..254: e << 23 is the float 2^(e − 127), halved exactly (2^(e − 128) is a normal float,
+ * or for e = 1 the subnormal 2^−127). */
+INLINE __m256 mx4_scales_plain8(const uint8_t *sc) {
+    __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)sc));
+    return _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(e, 23)), _mm256_set1_ps(0.5f));
+}
+
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(goss_load_i32(p)); }
 
+/* Σ_i w[i]·x[i] per int32 lane for 4 quads (w unsigned, x the broadcast signed activation quads), added to acc.
+ * With AVX-VNNI any unsigned w (vpdpbusd). Without it w must be below 25 (mx4's table): the int16 pair sums of 4
+ * quads stay below 4·2·24·127 < 2^15, so vpmaddubsw results add in 16 bits before one vpmaddwd. */
+INLINE __m256i dot4_small(__m256i acc, __m256i w0, __m256i w1, __m256i w2, __m256i w3, __m256i x0, __m256i x1,
+                          __m256i x2, __m256i x3) {
 #ifdef __AVXVNNI__
-/* Σ over the 8 quads of unsigned w[i] times the signed activation quad i, per lane (vpdpbusd, two chains). */
-INLINE __m256i dot_u8(const __m256i w[8], const int8_t *qa) {
-    __m256i a = _mm256_setzero_si256(), b = _mm256_setzero_si256();
-    _Pragma("GCC unroll 4")
-    for (int i = 0; i < 4; i++) {
-        a = _mm256_dpbusd_avx_epi32(a, w[i], bcast4(qa + 4 * i));
-        b = _mm256_dpbusd_avx_epi32(b, w[4 + i], bcast4(qa + 16 + 4 * i));
-    }
-    return _mm256_add_epi32(a, b);
-}
-#endif
-
-/* The same for weights below 25 (mx4's table): without VNNI, int16 pair sums of 4 quads stay below
- * 4·2·24·127 < 2^15, so vpmaddubsw results add in 16 bits before one vpmaddwd per 4 quads. */
-INLINE __m256i dot_u8_small(const __m256i w[8], const int8_t *qa, __m256i ones) {
-#ifdef __AVXVNNI__
-    (void)ones;
-    return dot_u8(w, qa);
+    acc = _mm256_dpbusd_avx_epi32(acc, w0, x0);
+    acc = _mm256_dpbusd_avx_epi32(acc, w1, x1);
+    acc = _mm256_dpbusd_avx_epi32(acc, w2, x2);
+    return _mm256_dpbusd_avx_epi32(acc, w3, x3);
 #else
-    __m256i p = _mm256_add_epi16(
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[0], bcast4(qa)), _mm256_maddubs_epi16(w[1], bcast4(qa + 4))),
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[2], bcast4(qa + 8)), _mm256_maddubs_epi16(w[3], bcast4(qa + 12))));
-    __m256i p2 = _mm256_add_epi16(
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[4], bcast4(qa + 16)), _mm256_maddubs_epi16(w[5], bcast4(qa + 20))),
-            _mm256_add_epi16(_mm256_maddubs_epi16(w[6], bcast4(qa + 24)), _mm256_maddubs_epi16(w[7], bcast4(qa + 28))));
-    return _mm256_add_epi32(_mm256_madd_epi16(p, ones), _mm256_madd_epi16(p2, ones));
+    __m256i p = _mm256_add_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(w0, x0), _mm256_maddubs_epi16(w1, x1)),
+                                 _mm256_add_epi16(_mm256_maddubs_epi16(w2, x2), _mm256_maddubs_epi16(w3, x3)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
 #endif
+}
+
+/* The same over the 8 quads of a block, activation quads read at qa, in two independent chains of 4. */
+INLINE __m256i dot8_small(const __m256i w[8], const int8_t *qa) {
+    const __m256i z = _mm256_setzero_si256();
+    return _mm256_add_epi32(dot4_small(z, w[0], w[1], w[2], w[3], bcast4(qa), bcast4(qa + 4), bcast4(qa + 8), bcast4(qa + 12)),
+                            dot4_small(z, w[4], w[5], w[6], w[7], bcast4(qa + 16), bcast4(qa + 20), bcast4(qa + 24), bcast4(qa + 28)));
+}
+
+/* mx4 codes → table values (2·FP4 + 12, unsigned bytes): the low and the high nibbles of 32 code bytes. */
+INLINE __m256i mx4_lo(__m256i raw) {
+    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
+                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
+    return _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, _mm256_set1_epi8(0x0f)));
+}
+
+INLINE __m256i mx4_hi(__m256i raw) {
+    return mx4_lo(_mm256_srli_epi16(raw, 4));
 }
 
 /* One 8-row half group (wt points at its first 32 bytes) against nt ≤ TB tokens. */
 INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half, int64_t nb, const int8_t *q,
                         const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
                         const float *bias, int nvalid) {
-    const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
-    const __m256i lut = _mm256_setr_epi8(12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0,
-                                         12, 13, 14, 15, 16, 18, 20, 24, 12, 11, 10, 9, 8, 6, 4, 0);
     const int64_t k = nb * 32;
     __m256 acc[TB];
     _Pragma("GCC unroll 8")
     for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
+        if (nt > 1 && half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             __m256i w[8];
             _Pragma("GCC unroll 8")
             for (int L = 0; L < 4; L++) {
                 __m256i raw = _mm256_loadu_si256((const __m256i *)(c + 64 * L));
-                w[2 * L] = _mm256_shuffle_epi8(lut, _mm256_and_si256(raw, m4));
-                w[2 * L + 1] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4));
+                w[2 * L] = mx4_lo(raw);
+                w[2 * L + 1] = mx4_hi(raw);
             }
-            __m256 dw = mx4_scales((const uint8_t *)scales + 16 * b + 8 * half);
+            const uint8_t *sc = (const uint8_t *)scales + 16 * b;
+            __m256 dw = mx4_scales_plain(sc) ? mx4_scales_plain8(sc + 8 * half) : mx4_scales(sc + 8 * half);
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
                 const int8_t *qa = q + t * k + 32 * b;
-                __m256i ia = _mm256_add_epi32(dot_u8_small(w, qa, ones), _mm256_set1_epi32(-12 * s[t * nb + b]));
+                __m256i ia = _mm256_add_epi32(dot8_small(w, qa), _mm256_set1_epi32(-12 * s[t * nb + b]));
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
         } else {
@@ -183,10 +218,11 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
             for (int i = 0; i < 8; i++) w[i] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i)), _mm256_set1_epi8((char)0x80));
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
-                __m256i ia = _mm256_add_epi32(dot_u8(w, q + t * k + 32 * b), _mm256_set1_epi32(-128 * s[t * nb + b]));
+                __m256i ia = _mm256_add_epi32(dot8_small(w, q + t * k + 32 * b), _mm256_set1_epi32(-128 * s[t * nb + b]));
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
 #else
+            const __m256i ones = _mm256_set1_epi16(1);
             __m256i ia[TB];
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) ia[t] = _mm256_setzero_si256();
@@ -213,8 +249,105 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     }
 }
 
+/* Stores a group's two 8-row halves for one token (+ bias), the first nvalid rows. */
+INLINE void store16(float *out, __m256 a, __m256 b, const float *bias, int nvalid) {
+    if (nvalid == 16) {
+        if (bias) {
+            a = _mm256_add_ps(a, _mm256_loadu_ps(bias));
+            b = _mm256_add_ps(b, _mm256_loadu_ps(bias + 8));
+        }
+        _mm256_storeu_ps(out, a);
+        _mm256_storeu_ps(out + 8, b);
+        return;
+    }
+    float tmp[16];
+    _mm256_storeu_ps(tmp, a);
+    _mm256_storeu_ps(tmp + 8, b);
+    for (int r = 0; r < nvalid; r++) out[r] = tmp[r] + (bias ? bias[r] : 0.0f);
+}
+
+/* One 16-row mx4 group against one token (decode). Both halves go in one pass over the blocks, so every 64-byte line
+ * is used whole when it arrives and the loads stream without pause (two 8-row passes read each line twice, the second
+ * time from L1 while no memory loads go out), and each activation broadcast serves 16 rows. */
+INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, const int8_t *q, const float *d,
+                        const int32_t *s, float *out, const float *bias, int nvalid) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *c = wt + b * 256;
+        const int8_t *qa = q + 32 * b;
+        __m256i i0 = _mm256_set1_epi32(-12 * s[b]), i1 = i0;
+        _Pragma("GCC unroll 2")
+        for (int L = 0; L < 4; L += 2) {  /* two 64-byte lines: quads 2L..2L+3 of all 16 rows */
+            __m256i r0 = _mm256_loadu_si256((const __m256i *)(c + 64 * L));
+            __m256i r1 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 32));
+            __m256i r2 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 64));
+            __m256i r3 = _mm256_loadu_si256((const __m256i *)(c + 64 * L + 96));
+            __m256i x0 = bcast4(qa + 8 * L), x1 = bcast4(qa + 8 * L + 4), x2 = bcast4(qa + 8 * L + 8),
+                    x3 = bcast4(qa + 8 * L + 12);
+            i0 = dot4_small(i0, mx4_lo(r0), mx4_hi(r0), mx4_lo(r2), mx4_hi(r2), x0, x1, x2, x3);
+            i1 = dot4_small(i1, mx4_lo(r1), mx4_hi(r1), mx4_lo(r3), mx4_hi(r3), x0, x1, x2, x3);
+        }
+        const uint8_t *sc = scales + 16 * b;
+        int plain = mx4_scales_plain(sc);
+        __m256 d0 = plain ? mx4_scales_plain8(sc) : mx4_scales(sc), d1 = plain ? mx4_scales_plain8(sc + 8) : mx4_scales(sc + 8);
+        __m256 x = _mm256_set1_ps(d[b]);
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
+    }
+    store16(out, acc0, acc1, bias, nvalid);
+}
+
+/* One 16-row q8 group against one token, in one pass for the same reasons. */
+INLINE void q8_group_1(const uint8_t *wt, const uint16_t *scales, int64_t nb, const int8_t *q, const float *d,
+                       const int32_t *s, float *out, const float *bias, int nvalid) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *c = wt + b * 512;
+        const int8_t *qa = q + 32 * b;
+#ifdef __AVXVNNI__
+        /* w + 128 as unsigned bytes, corrected by −128·s */
+        const __m256i flip = _mm256_set1_epi8((char)0x80);
+        __m256i i0 = _mm256_set1_epi32(-128 * s[b]), i1 = i0, j0 = _mm256_setzero_si256(), j1 = j0;
+        _Pragma("GCC unroll 4")
+        for (int i = 0; i < 8; i += 2) {
+            __m256i x0 = bcast4(qa + 4 * i), x1 = bcast4(qa + 4 * i + 4);
+            i0 = _mm256_dpbusd_avx_epi32(i0, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i)), flip), x0);
+            i1 = _mm256_dpbusd_avx_epi32(i1, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 32)), flip), x0);
+            j0 = _mm256_dpbusd_avx_epi32(j0, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 64)), flip), x1);
+            j1 = _mm256_dpbusd_avx_epi32(j1, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 64 * i + 96)), flip), x1);
+        }
+        i0 = _mm256_add_epi32(i0, j0);
+        i1 = _mm256_add_epi32(i1, j1);
+#else
+        (void)s;
+        /* |w| times the activation with w's sign (vpsignb); each int16 pair sum widened at once (two would overflow) */
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i i0 = _mm256_setzero_si256(), i1 = i0;
+        _Pragma("GCC unroll 8")
+        for (int i = 0; i < 8; i++) {
+            __m256i x = bcast4(qa + 4 * i);
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(c + 64 * i));
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(c + 64 * i + 32));
+            i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x, w0)), ones));
+            i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x, w1)), ones));
+        }
+#endif
+        __m256 x = _mm256_set1_ps(d[b]);
+        __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b)));
+        __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b + 8)));
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
+    }
+    store16(out, acc0, acc1, bias, nvalid);
+}
+
 INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
                   const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
+    if (T == 1) {
+        if (fmt == MX4) mx4_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
+        else q8_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
+        return;
+    }
     const int64_t k = nb * 32;
     for (int half = 0; half < 2 && 8 * half < nvalid; half++) {
         int nv = nvalid - 8 * half < 8 ? nvalid - 8 * half : 8;

@@ -77,6 +77,19 @@ def generate(args, port):
     return r["usage"]["completion_tokens"]
 
 
+def batch_counters(args, port):
+    """goss-gpu's batched steps and the sequences they served so far (from /metrics); None for llama-server."""
+    if args.engine != "goss":
+        return None
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+    values = {}
+    for line in text.splitlines():
+        for name in ("goss_batch_steps_total", "goss_batch_sequences_total"):
+            if line.startswith(name + " "):
+                values[name] = float(line.split()[1])
+    return values.get("goss_batch_steps_total", 0), values.get("goss_batch_sequences_total", 0)
+
+
 def round_of(args, port, n):
     """N requests at once: (completion tokens, wall seconds)."""
     results, errors = [], []
@@ -122,11 +135,16 @@ def main():
         try:
             round_of(args, port, 1)  # warm-up (goss-gpu's JIT, llama's first-use allocations)
             rates = []
+            before = batch_counters(args, port)
             for _ in range(args.r):
                 tokens, wall = round_of(args, port, n)
                 rates.append(tokens / wall)
-            rows.append((n, statistics.median(rates), min(rates), max(rates)))
-            print(f"server-np: {args.engine} np={n}: {rows[-1][1]:.2f} t/s aggregate", file=sys.stderr)
+            after = batch_counters(args, port)
+            # how many streams a step served on average: n when every step held all of them
+            per_step = (after[1] - before[1]) / (after[0] - before[0]) if after and after[0] > before[0] else None
+            rows.append((n, statistics.median(rates), min(rates), max(rates), per_step))
+            print(f"server-np: {args.engine} np={n}: {rows[-1][1]:.2f} t/s aggregate"
+                  + (f", {per_step:.2f} sequences per step" if per_step else ""), file=sys.stderr)
         finally:
             p.send_signal(signal.SIGTERM)
             try:
@@ -134,11 +152,11 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
     one = next((r[1] for r in rows if r[0] == 1), None)
-    print(f"| engine | streams | aggregate t/s (median of {args.r}) | range | vs 1 stream |")
-    print("|---|---:|---:|---:|---:|")
-    for n, med, lo, hi in rows:
+    print(f"| engine | streams | aggregate t/s (median of {args.r}) | range | vs 1 stream | sequences per step |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for n, med, lo, hi, per_step in rows:
         ratio = f"{med / one:.2f}x" if one else ""
-        print(f"| {args.engine} | {n} | {med:.2f} | {lo:.2f} to {hi:.2f} | {ratio} |")
+        print(f"| {args.engine} | {n} | {med:.2f} | {lo:.2f} to {hi:.2f} | {ratio} | {f'{per_step:.2f}' if per_step else ''} |")
 
 
 if __name__ == "__main__":

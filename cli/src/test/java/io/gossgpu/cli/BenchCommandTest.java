@@ -126,6 +126,29 @@ class BenchCommandTest {
     }
 
     @Test
+    void opTimesProfileEachStreamCountOverEveryTokenOfItsTimedRuns() {
+        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
+                "-p", "0", "-n", "4", "-r", "2", "-np", "1,3", "--no-bandwidth-probe", "--op-times");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = r.err().lines().toList();
+        // 2 timed runs of 4 tokens per stream; the warm-up run does not count
+        for (String test : List.of("tg4 x1, time per op kind over 8 tokens:", "tg4 x3, time per op kind over 24 tokens:")) {
+            int at = lines.indexOf(test);
+            assertTrue(at >= 0, test + " missing in\n" + r.err());
+            double sum = 0;
+            for (int i = 0; i < OpKind.values().length; i++) {
+                String[] f = lines.get(at + 2 + i).trim().split("\\s+");
+                assertEquals(OpKind.values()[i].name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
+                assertEquals(3, f.length, "no bytes per op for batched steps: " + lines.get(at + 2 + i));
+                sum += Double.parseDouble(f[1]);
+            }
+            String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
+            assertEquals("step", step[0]);
+            assertEquals(Double.parseDouble(step[1]), sum, 0.01 * OpKind.values().length);
+        }
+    }
+
+    @Test
     void theMarkdownHeaderNamesTheCpuAndTheBandwidth() {
         CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "1",
                 "-p", "4", "-n", "2", "-r", "2", "-w", "0", "--bandwidth", "20");

@@ -230,10 +230,20 @@ public final class Bench {
             for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(mw.config().vocabSize());
             double[][] tps = new double[counts.size()][reps];
             double[] bestCpu = new double[counts.size()];
+            // with --op-times, one profile per stream count (the counts take turns, so each resumes its own)
+            Executor ex = sessions.get(0).executor();
+            OpTimes[] profiles = new OpTimes[counts.size()];
+            if (times != null)
+                for (int c = 0; c < profiles.length; c++) profiles[c] = times.fresh();
             for (int rep = -warmups; rep < reps; rep++)
                 for (int c = 0; c < counts.size(); c++) {
                     int n = counts.get(c);
                     String name = BenchReport.testName(0, tg, depth) + " x" + n;
+                    if (times != null) {
+                        if (rep == 0) profiles[c].reset();
+                        else profiles[c].resume();
+                        ex.observer(profiles[c]);
+                    }
                     long c0 = processCpuNanos(), t0 = System.nanoTime();
                     List<java.util.concurrent.Future<?>> done = new ArrayList<>();
                     for (int i = 0; i < n; i++) {
@@ -251,6 +261,12 @@ public final class Bench {
                     }
                     if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", name, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), n * tg / sec);
                 }
+            if (times != null) {
+                ex.observer(null);
+                // per token of the batch: the ops' bytes per token depend on how the streams' experts overlap, so no GB/s
+                for (int c = 0; c < profiles.length; c++)
+                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, -1, 0);
+            }
             long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
             List<BenchReport.Row> rows = new ArrayList<>();
             for (int c = 0; c < counts.size(); c++) {

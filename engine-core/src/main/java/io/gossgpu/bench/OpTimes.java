@@ -32,10 +32,20 @@ final class OpTimes implements OpObserver {
         this.synchronize = synchronize;
     }
 
+    /** A new, empty profile of the same backend. */
+    OpTimes fresh() {
+        return new OpTimes(backend, synchronize);
+    }
+
     /** Forgets what was timed; the next op's time counts from now. */
     void reset() {
         Arrays.fill(nanos, 0);
         tokens = 0;
+        last = System.nanoTime();
+    }
+
+    /** Goes on timing after a pause (other work ran since the last op): the next op's time counts from now. */
+    void resume() {
         last = System.nanoTime();
     }
 

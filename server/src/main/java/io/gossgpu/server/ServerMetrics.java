@@ -1,7 +1,9 @@
 package io.gossgpu.server;
 
+import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.generate.Timings;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -17,7 +19,8 @@ import java.util.function.Supplier;
  * {@code GET /metrics} in Prometheus text format (Prometheus Java client), one registry per server: requests by
  * endpoint and status, their durations, prompt/completion/cached tokens, time to first token, decode rate,
  * cancelled (client left) and aborted (shutdown) generations, and gauges read at scrape time: slots, busy slots,
- * queue depth, KV cache tokens in use and capacity, model ready, draining.
+ * queue depth, KV cache tokens in use and capacity, model ready, draining; and the engine's batched steps with the
+ * sequences and token rows they held (sequences ÷ steps: how many streams a step served on average).
  */
 final class ServerMetrics {
     /** What the gauges read when scraped. */
@@ -26,6 +29,8 @@ final class ServerMetrics {
         int kvCacheUsedTokens();
         int kvCacheCapacityTokens();
         boolean draining();
+        /** The engine's batched steps so far (zeros before the model is loaded). */
+        StepScheduler.Stats steps();
     }
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
@@ -60,7 +65,15 @@ final class ServerMetrics {
         gauge("goss_kv_cache_capacity_tokens", "Tokens the slots' KV caches can hold", state::kvCacheCapacityTokens);
         gauge("goss_model_ready", "1 once the model is loaded and the server accepts requests",
                 () -> state.stats().ready() && !state.draining() ? 1 : 0);
+        counter("goss_batch_steps_total", "Forward passes the engine ran (continuous batching: one serves every running sequence)",
+                () -> state.steps().steps());
+        counter("goss_batch_sequences_total", "Sequences the forward passes served, summed over the passes", () -> state.steps().sequences());
+        counter("goss_batch_rows_total", "Token rows the forward passes processed (decode tokens and prompt chunks)", () -> state.steps().rows());
         gauge("goss_draining", "1 while the server shuts down (finishing running requests)", () -> state.draining() ? 1 : 0);
+    }
+
+    private void counter(String name, String help, Supplier<Number> value) {
+        CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.get().doubleValue())).register(registry);
     }
 
     private void gauge(String name, String help, Supplier<Number> value) {

@@ -115,6 +115,13 @@ class OperationsTest {
                 + "completion_tokens=2 ttft_ms=\\d+ total_ms=\\d+ slot=\\d client=127\\.0\\.0\\.1"), line);
     }
 
+    /** The value of an unlabelled metric in Prometheus text. */
+    private static double metric(String text, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + " (\\S+)$").matcher(text);
+        assertTrue(m.find(), name + " missing in\n" + text);
+        return Double.parseDouble(m.group(1));
+    }
+
     @Test
     void metricsAndProbes() throws Exception {
         try (GossServer s = TestServers.start(TestServers.options().withParallel(1), new TestServers.Scripted())) {
@@ -136,6 +143,11 @@ class OperationsTest {
             assertTrue(text.contains("goss_kv_cache_capacity_tokens 1024.0"), text);
             assertTrue(text.matches("(?s).*goss_kv_cache_used_tokens [1-9][0-9]*\\.0.*"), text);
             assertTrue(text.contains("goss_model_ready 1.0") && text.contains("goss_draining 0.0"), text);
+            // one stream alone: its prompt in one step, then one step per further token, each serving that one sequence
+            double prompt = metric(text, "goss_prompt_tokens_total");
+            assertEquals(4.0, metric(text, "goss_batch_steps_total"), text);
+            assertEquals(4.0, metric(text, "goss_batch_sequences_total"), text);
+            assertEquals(prompt + 3, metric(text, "goss_batch_rows_total"), text);
         }
         // Loading: alive but not ready.
         java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
