@@ -56,11 +56,12 @@ PHRASES = {
                  "Change {n} {frm} into {to}.", "I have {n} {frm}. How many {to} is that?"],
                 ["How many {to} is {n} {frm}?", "How many {to} are there in {n} {frm}?"]),
     "reverse": (["Reverse the order of these words: {w}", "Reverse the words: {w}", "Write these words backwards: {w}",
-                 "Put these words in reverse order: {w}", "Reverse this list: {w}", "Give me these words in reverse: {w}"],
+                 "Put these words in reverse order: {w}", "Reverse this list: {w}", "Give me these words in reverse: {w}",
+                 "Please reverse these words: {w}", "Reverse the order of the list: {w}", "Write the list backwards: {w}"],
                 ["Please reverse the order of the words: {w}", "Write the words in reverse order: {w}"]),
     "count": (["How many words are in: {w}", "Count the words: {w}", "How many words does this have: {w}",
                "Count how many words there are: {w}", "How many words do you see here: {w}",
-               "Give the number of words: {w}"],
+               "Give the number of words: {w}", "Please count these words: {w}"],
               ["Count the number of words in: {w}", "How many words are there in: {w}"]),
     "uppercase": (["Write in capital letters: {w}", "Uppercase these words: {w}", "Convert to upper case: {w}",
                    "Make these words uppercase: {w}", "Write these words in upper case: {w}",
@@ -242,7 +243,7 @@ def train_examples(g, n):
     """n training conversations: plain questions (tools offered or not), tool calls and their follow-ups, two-turn chats."""
     out = []
     kinds = PLAIN + ["weather_call", "weather_answer", "add_call", "add_answer", "multi_turn"]
-    weights = [3, 1, 1.2, 1.2, 2, 1, 1, 0.8, 0.8, 0.6, 0.6, 1.2]  # uppercase twice as often: the slowest to learn
+    weights = [3, 1, 1.6, 1.2, 2, 1, 1, 0.8, 0.8, 0.6, 0.6, 1.2]  # uppercase and reverse more often: the slowest to learn
     while len(out) < n:
         k = g.r.choices(kinds, weights)[0]
         if k in PLAIN:
