@@ -2,25 +2,19 @@ package io.gossgpu.cli;
 
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.demo.DemoCheckpoint;
 import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The built-in demo: when no model is given or found, a small random-weight model of the gpt-oss
- * architecture (with the real vocabulary) is written once to ~/.cache/goss-gpu and used instead. It
- * shows the machinery working; its words are random.
+ * The built-in demo: when no model is given or found, the small model trained by scripts/train-demo (the exact
+ * gpt-oss architecture and vocabulary, a few million parameters; not gpt-oss) is unpacked once from the jar to
+ * ~/.cache/goss-gpu and used instead. It answers a few kinds of simple questions and calls two tools.
  */
 final class DemoModel {
-    static final long SEED = 20250805L;
-
     private DemoModel() {}
-
-    static Path location() {
-        return cacheDir().resolve("demo-model-v1");
-    }
 
     /** ~/.cache/goss-gpu (or $XDG_CACHE_HOME/goss-gpu): where generated models are kept. */
     static Path cacheDir() {
@@ -29,9 +23,12 @@ final class DemoModel {
         return cache.resolve("goss-gpu");
     }
 
-    /** The demo model's folder, writing it first if it is not there yet. */
+    /** The demo model's folder, unpacking it first if it is not there yet. */
     static Path ensure() {
-        return generated(location(), TestModelPresets.demo(), SEED, "the random-weight demo model");
+        Path cache = cacheDir();
+        if (!DemoCheckpoint.isUnpacked(cache))
+            System.err.println("goss-gpu: unpacking the demo model to " + DemoCheckpoint.folder(cache) + " ...");
+        return DemoCheckpoint.unpack(cache);
     }
 
     /** A generated random-weight model in {@code dir} (original layout), written first if it is not there yet. */
@@ -50,7 +47,8 @@ final class DemoModel {
         if (found.isPresent()) return found.get();
         Path demo = ensure();
         System.err.println("goss-gpu: no model given or found (pass --model PATH or set GOSS_MODEL); using the built-in DEMO model: "
-                + "random weights, so its replies are gibberish. It shows the engine working, not a trained model.");
+                + "a tiny model trained by this project, not gpt-oss. It answers simple sums, unit conversions, word games, capitals "
+                + "and element symbols, and calls get_weather/add tools; anything else it answers badly.");
         return demo;
     }
 }

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
 @Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class, sortOptions = false,
         header = "Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
         description = "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once.",
-        subcommands = {CommandLine.HelpCommand.class, InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class,
+        subcommands = {CommandLine.HelpCommand.class, InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class, RenderCommand.class,
                 LogitsCommand.class, VerifyCommand.class, BenchCommand.class, TuneCommand.class, ServeCommand.class})
 public final class GossCommand implements Runnable {
     @Mixin

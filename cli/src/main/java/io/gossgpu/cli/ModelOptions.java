@@ -14,7 +14,7 @@ import java.nio.file.Path;
 final class ModelOptions {
     @Option(names = {"-m", "--model"}, description = "The model: an original/ or Hugging Face folder, a .gguf file, a download folder "
             + "holding one, or ollama:NAME:TAG (a model Ollama pulled, e.g. ollama:gpt-oss:20b). Default: GOSS_MODEL, ~/models/gpt-oss-20b, ~/models/gpt-oss-120b, the Hugging Face cache; with none "
-            + "there, chat, serve, verify and bench use a random-weight demo model.")
+            + "there, chat, serve and verify use the built-in demo model (a tiny model trained by this project, not gpt-oss) and bench a random-weight model of its shape.")
     Path model;
 
     @Option(names = {"-b", "--backend"}, defaultValue = "${env:GOSS_BACKEND:-auto}",

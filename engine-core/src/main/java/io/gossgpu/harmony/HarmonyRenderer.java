@@ -3,6 +3,7 @@ package io.gossgpu.harmony;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.tokenizer.O200kHarmony;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
@@ -83,6 +84,42 @@ public final class HarmonyRenderer {
         out.special(O200kHarmony.START);
         out.text(Role.ASSISTANT.wire());
         return out.sb.toString();
+    }
+
+    /**
+     * A conversation whose last messages are one assistant turn, as a model sees and writes it: the prompt for
+     * that turn ({@link #renderForCompletion} of the messages before it) followed by the tokens the model
+     * generates, message after message, the turn ending in {@code <|return|>} after a final answer (in place of the
+     * history's {@code <|end|>}) or in {@code <|call|>} after a tool call. Training data is made of these.
+     *
+     * @param tokens       prompt then completion
+     * @param promptLength where the completion starts: {@code tokens[promptLength..]} are the model's to write
+     */
+    public record Turn(int[] tokens, int promptLength) {}
+
+    /** See {@link Turn}; the conversation must end with an assistant turn that ends in a final answer or a tool call. */
+    public Turn renderTurn(List<Message> conversation) {
+        int first = conversation.size();
+        while (first > 0 && conversation.get(first - 1).role() == Role.ASSISTANT) first--;
+        if (first == conversation.size()) throw new IllegalArgumentException("the conversation does not end with an assistant message");
+        if (first == 0) throw new IllegalArgumentException("the conversation is only assistant messages");
+        Message last = conversation.getLast();
+        boolean call = last.recipient() != null && !last.recipient().equals("all");
+        if (!call && !"final".equals(last.channel()))
+            throw new IllegalArgumentException("the assistant's turn must end with a final message or a tool call");
+        int[] prompt = renderForCompletion(conversation.subList(0, first));
+        int header = 1 + tok.encode(Role.ASSISTANT.wire()).length; // <|start|>assistant, which the prompt ends with
+        boolean fn = hasFunctionTools(conversation);
+        int[] tokens = prompt;
+        for (int i = first; i < conversation.size(); i++) {
+            int[] m = render(conversation.get(i), fn);
+            if (i == first) m = Arrays.copyOfRange(m, header, m.length);
+            if (i == conversation.size() - 1 && !call) m[m.length - 1] = O200kHarmony.RETURN;
+            int at = tokens.length;
+            tokens = Arrays.copyOf(tokens, at + m.length);
+            System.arraycopy(m, 0, tokens, at, m.length);
+        }
+        return new Turn(tokens, prompt.length);
     }
 
     /** The conversation as text, special tokens written as their names. */

@@ -3,6 +3,13 @@ package io.gossgpu.conformance;
 import java.lang.foreign.MemorySegment;
 
 import io.gossgpu.GossException;
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.EngineTesting;
+import io.gossgpu.demo.DemoModels;
+import io.gossgpu.demo.HeldOut;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
@@ -805,5 +812,43 @@ public abstract class BackendConformanceKit {
             assertArrayEquals(want, got, "sampled continuation at temperature " + temperature);
             assertTrue(Arrays.stream(got).distinct().count() > 1, "a sampled continuation of one repeated token proves little");
         }
+    }
+
+    /**
+     * Issue 19: the shipped demo model (trained, the real vocabulary, head_dim 64, window 64, YaRN) answers held-out
+     * questions with the same tokens as the reference backend, tool calls and the answers after tool results included:
+     * the first {@link #demoItemsPerFamily()} of each task family. Prints how many of them this backend answered
+     * correctly per family; with 10 or more per family ({@code -Dgoss.demo.perFamily=20}: every held-out item) it also
+     * asserts the floor that DemoModelAccuracyTest asserts on the cpu backend ({@link HeldOut#FLOOR}).
+     */
+    @Test
+    void demoModelAnswersHeldOutQuestionsAsTheReferenceDoes() {
+        Assumptions.assumeFalse(provider().name().equals("reference"), "the reference backend is what the others are compared with");
+        int perFamily = demoItemsPerFamily();
+        List<HeldOut.Outcome> outcomes = new ArrayList<>();
+        try (Engine mine = EngineTesting.open(EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
+             Chat chat = mine.newChat(ChatOptions.defaults())) {
+            for (HeldOut.Item it : HeldOut.firstOfEachFamily(perFamily)) {
+                HeldOut.Outcome want = DemoModels.onReference(it);
+                HeldOut.Outcome got = HeldOut.answer(chat, it, DemoModels.MAX_TOKENS);
+                assertArrayEquals(want.tokens(), got.tokens(), () -> it.family() + ": reference wrote " + want.transcript()
+                        + "\n" + provider().name() + " wrote " + got.transcript());
+                outcomes.add(got);
+            }
+        }
+        String table = HeldOut.table(outcomes);
+        System.out.print("demo model, " + provider().name() + " backend, held-out items answered correctly (the first " + perFamily
+                + " of each family, the same tokens as the reference):\n" + table);
+        if (perFamily >= 10) {
+            HeldOut.byFamily(outcomes.stream().map(HeldOut.Outcome::item).toList()).forEach((family, items) -> {
+                long right = outcomes.stream().filter(o -> o.item().family().equals(family) && o.correct()).count();
+                assertTrue(HeldOut.meets(right, items.size(), HeldOut.FLOOR), family + ": " + right + "/" + items.size() + " right on " + provider().name() + "\n" + table);
+            });
+        }
+    }
+
+    /** Held-out items per family that {@link #demoModelAnswersHeldOutQuestionsAsTheReferenceDoes} runs (system property goss.demo.perFamily, default 1). */
+    protected int demoItemsPerFamily() {
+        return Integer.getInteger("goss.demo.perFamily", 1);
     }
 }

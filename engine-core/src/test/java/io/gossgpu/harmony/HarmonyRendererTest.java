@@ -206,4 +206,35 @@ class HarmonyRendererTest {
                 List.of(new ToolDescription("ping", "", json("{\"type\":\"object\",\"properties\":{}}"))));
         assertEquals("# Tools\n\n## functions\n\nnamespace functions {\n\ntype ping = (_: {\n}) => any;\n\n} // namespace functions", sec);
     }
+
+    /** Issue 19: a turn as training data: the prompt the engine renders, then what the model writes, ending in <|return|> or <|call|>. */
+    @Test
+    void turnIsThePromptThenTheCompletionEndingInReturnOrCall() {
+        String conv = """
+            {"messages": [
+              {"role": "system", "reasoning_effort": "low", "current_date": "2025-06-28"},
+              {"role": "developer", "tools": [{"type": "function", "function": {"name": "add", "description": "Adds two numbers.",
+                 "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}}]},
+              {"role": "user", "content": "What is 2 + 3?"},
+              {"role": "assistant", "channel": "analysis", "content": "Call add."},
+              {"role": "assistant", "tool_call": {"name": "add", "arguments": "{\\"a\\":2,\\"b\\":3}"}}]}""";
+        List<Message> messages = ConversationJson.parse(json(conv));
+        HarmonyRenderer.Turn call = r.renderTurn(messages);
+        int[] prompt = java.util.Arrays.copyOf(call.tokens(), call.promptLength());
+        assertArrayEquals(r.renderForCompletion(messages.subList(0, 3)), prompt);
+        assertRenders("<|channel|>analysis<|message|>Call add.<|end|><|start|>assistant to=functions.add<|channel|>commentary <|constrain|>json"
+                + "<|message|>{\"a\":2,\"b\":3}<|call|>", java.util.Arrays.copyOfRange(call.tokens(), call.promptLength(), call.tokens().length));
+
+        List<Message> answered = new java.util.ArrayList<>(messages);
+        answered.add(Message.toolResult("add", "5"));
+        answered.add(Message.assistant("final", "5."));
+        HarmonyRenderer.Turn fin = r.renderTurn(answered);
+        // The history keeps the analysis of the unfinished tool-calling turn; the completion ends in <|return|>.
+        assertTrue(tok.decode(java.util.Arrays.copyOf(fin.tokens(), fin.promptLength())).contains("Call add."));
+        assertRenders("<|channel|>final<|message|>5.<|return|>", java.util.Arrays.copyOfRange(fin.tokens(), fin.promptLength(), fin.tokens().length));
+
+        assertThrows(IllegalArgumentException.class, () -> r.renderTurn(messages.subList(0, 4)), "a turn that ends in analysis");
+        assertThrows(IllegalArgumentException.class, () -> r.renderTurn(messages.subList(0, 3)), "no assistant turn");
+        assertThrows(IllegalArgumentException.class, () -> ConversationJson.parse(json("{\"messages\": [{\"role\": \"robot\"}]}")));
+    }
 }
