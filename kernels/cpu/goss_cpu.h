@@ -13,13 +13,11 @@
  *  - Quantized activations ("q8 rows"): for each token row of K values (K a multiple of 32),
  *    q[K] int8, d[K/32] float and s[K/32] int32: x[k] ≈ d[k/32]·q[k], |q| ≤ 127, s[b] = Σ q of block b.
  *  - Repacked 4-bit weights ("mx4 tiles", from either MXFP4 layout): rows in groups of 16; per group and
- *    32-column block, 256 code bytes and 16 scale bytes (E8M0, one per row).
+ *    32-column block, 256 code bytes then (in a separate array) 16 scale bytes (E8M0, one per row).
  *    Code byte 64·L + 4·r + j holds row r's column 8L + j in its low nibble and column 8L + 4 + j in its
  *    high nibble (L = 0..3, j = 0..3). Rows beyond the matrix are zero codes.
  *  - Repacked Q8_0 weights ("q8 tiles"): rows in groups of 16; per group and block, 512 bytes (byte
- *    64·c + 4·r + j = row r's column 4c + j, int8) and 16 F16 scales.
- *  - Both are one stream per group, groups one after the other, goss_cpu_tile_group_bytes() each: blocks in
- *    super-blocks of 4, each super-block's codes followed by its scales (tile_layout.h).
+ *    64·c + 4·r + j = row r's column 4c + j, int8) and (separately) 16 F16 scales.
  */
 #ifndef GOSS_CPU_H
 #define GOSS_CPU_H
@@ -30,7 +28,7 @@
 extern "C" {
 #endif
 
-#define GOSS_CPU_ABI_VERSION 2
+#define GOSS_CPU_ABI_VERSION 1
 
 /* goss_cpu_features() bits */
 #define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
@@ -52,21 +50,18 @@ void goss_cpu_release(const void *p, int64_t bytes);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 
-/* Bytes of one 16-row group of mx4 (q8 = 0) or q8 (q8 = 1) tiles with `blocks` 32-column blocks. */
-int64_t goss_cpu_tile_group_bytes(int32_t q8, int64_t blocks);
-
 /* OpenAI MXFP4: row r's codes at codes + r·code_row_stride (16 bytes per block; low nibble = even column),
  * scales at scales + r·scale_row_stride (1 byte per block). */
 void goss_cpu_repack_mx4_openai(const uint8_t *codes, int64_t code_row_stride, const uint8_t *scales,
                                 int64_t scale_row_stride, int64_t rows, int64_t blocks, int64_t g0, int64_t g1,
-                                uint8_t *out);
+                                uint8_t *out_codes, uint8_t *out_scales);
 /* ggml block_mxfp4: row r at src + r·row_stride, 17-byte blocks (scale, then 16 bytes: low nibbles are
  * columns 0..15, high nibbles 16..31). */
 void goss_cpu_repack_mx4_ggml(const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
-                              int64_t g0, int64_t g1, uint8_t *out);
+                              int64_t g0, int64_t g1, uint8_t *out_codes, uint8_t *out_scales);
 /* ggml block_q8_0: row r at src + r·row_stride, 34-byte blocks (F16 scale, then 32 int8). */
 void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
-                          int64_t g0, int64_t g1, uint8_t *out);
+                          int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales);
 
 /* ---- per-ISA kernels ---------------------------------------------------------------------------- */
 
@@ -78,13 +73,13 @@ void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, 
     /* out[t·out_stride + r − 16·g0] = Σ_k W[r,k]·x_t[k] (+ bias[r]) for rows r of groups g0..g1-1       \
      * (r < rows) and tokens t < T, from mx4 tiles of `blocks` blocks per row group and q8 rows of         \
      * K = 32·blocks. */                                                                                  \
-    void goss_##isa##_mx4_gemm(const uint8_t *tiles, int64_t blocks, int64_t rows, int64_t g0, int64_t g1, \
-                               const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,   \
-                               int64_t out_stride, const float *bias);                                      \
+    void goss_##isa##_mx4_gemm(const uint8_t *codes, const uint8_t *scales, int64_t blocks, int64_t rows, \
+                               int64_t g0, int64_t g1, const int8_t *q, const float *d, const int32_t *s,  \
+                               int64_t T, float *out, int64_t out_stride, const float *bias);             \
     /* The same from q8 tiles. */                                                                          \
-    void goss_##isa##_q8_gemm(const uint8_t *tiles, int64_t blocks, int64_t rows, int64_t g0, int64_t g1,  \
-                              const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,    \
-                              int64_t out_stride, const float *bias);                                       \
+    void goss_##isa##_q8_gemm(const int8_t *qw, const uint16_t *scales, int64_t blocks, int64_t rows,     \
+                              int64_t g0, int64_t g1, const int8_t *q, const float *d, const int32_t *s,   \
+                              int64_t T, float *out, int64_t out_stride, const float *bias);              \
     /* Row-major float weights in place (format: 0 = F32, 1 = F16, 2 = BF16; row r at w + r·row_stride    \
      * bytes): out[t·out_stride + r − r0] = Σ_k W[r,k]·x[t·x_stride + k] (+ bias[r]) for r0 ≤ r < r1,     \
      * t < T. */                                                                                          \

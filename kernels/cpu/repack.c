@@ -9,12 +9,10 @@
  *     byte 64·L + 4·r + j = code(row r, col 8L + j) | code(row r, col 8L + 4 + j) << 4
  * q8 tile (512 bytes):
  *     byte 64·c + 4·r + j = q(row r, col 4c + j)
- * and each block's 16 scales beside its codes in the group's stream (tile_layout.h).
  */
 #include <emmintrin.h>
 #include <string.h>
 #include "goss_cpu.h"
-#include "tile_layout.h"
 
 /*
  * One block's codes of an mx4 row into its group's tile, from n0 = codes of columns 0..15 and n1 = columns
@@ -32,11 +30,10 @@ static void put_mx4_block(__m128i n0, __m128i n1, int r, uint8_t *tile) {
 
 void goss_cpu_repack_mx4_openai(const uint8_t *codes, int64_t code_row_stride, const uint8_t *scales,
                                 int64_t scale_row_stride, int64_t rows, int64_t blocks, int64_t g0, int64_t g1,
-                                uint8_t *out) {
+                                uint8_t *out_codes, uint8_t *out_scales) {
     for (int64_t g = g0; g < g1; g++)
         for (int64_t b = 0; b < blocks; b++) {
-            uint8_t *group = out + g * goss_tile_group_bytes_of(0, blocks);
-            uint8_t *tile = (uint8_t *)goss_tile_codes(0, group, b), *sc = (uint8_t *)goss_tile_scales(0, group, blocks, b);
+            uint8_t *tile = out_codes + (g * blocks + b) * 256, *sc = out_scales + (g * blocks + b) * 16;
             memset(tile, 0, 256);
             memset(sc, 0, 16);
             for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
@@ -51,11 +48,10 @@ void goss_cpu_repack_mx4_openai(const uint8_t *codes, int64_t code_row_stride, c
 }
 
 void goss_cpu_repack_mx4_ggml(const uint8_t *src0, int64_t row_stride, int64_t rows, int64_t blocks,
-                              int64_t g0, int64_t g1, uint8_t *out) {
+                              int64_t g0, int64_t g1, uint8_t *out_codes, uint8_t *out_scales) {
     for (int64_t g = g0; g < g1; g++)
         for (int64_t b = 0; b < blocks; b++) {
-            uint8_t *group = out + g * goss_tile_group_bytes_of(0, blocks);
-            uint8_t *tile = (uint8_t *)goss_tile_codes(0, group, b), *sc = (uint8_t *)goss_tile_scales(0, group, blocks, b);
+            uint8_t *tile = out_codes + (g * blocks + b) * 256, *sc = out_scales + (g * blocks + b) * 16;
             memset(tile, 0, 256);
             memset(sc, 0, 16);
             for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
@@ -69,12 +65,11 @@ void goss_cpu_repack_mx4_ggml(const uint8_t *src0, int64_t row_stride, int64_t r
 }
 
 void goss_cpu_repack_q8_0(const uint8_t *src0, int64_t row_stride, int64_t rows, int64_t blocks,
-                          int64_t g0, int64_t g1, uint8_t *out) {
+                          int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales) {
     for (int64_t g = g0; g < g1; g++)
         for (int64_t b = 0; b < blocks; b++) {
-            uint8_t *group = out + g * goss_tile_group_bytes_of(1, blocks);
-            uint8_t *tile = (uint8_t *)goss_tile_codes(1, group, b);
-            uint16_t *sc = (uint16_t *)goss_tile_scales(1, group, blocks, b);
+            int8_t *tile = out_q + (g * blocks + b) * 512;
+            uint16_t *sc = out_scales + (g * blocks + b) * 16;
             memset(tile, 0, 512);
             memset(sc, 0, 32);
             for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
@@ -83,8 +78,4 @@ void goss_cpu_repack_q8_0(const uint8_t *src0, int64_t row_stride, int64_t rows,
                 for (int c = 0; c < 8; c++) memcpy(tile + 64 * c + 4 * r, blk + 2 + 4 * c, 4);
             }
         }
-}
-
-int64_t goss_cpu_tile_group_bytes(int32_t q8, int64_t blocks) {
-    return goss_tile_group_bytes_of(q8, blocks);
 }

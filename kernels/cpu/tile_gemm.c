@@ -17,29 +17,21 @@
  * Tokens are taken 8 (AVX-512) or 4 (AVX2) at a time while the group's decoded weights stay in registers.
  */
 #include "isa.h"
-#include "tile_layout.h"
 
 enum { MX4 = 0, Q8 = 1 };
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* Block b's code and scale bytes in group grp (tile_layout.h). */
-INLINE const uint8_t *codes_of(int fmt, const uint8_t *grp, int64_t b) { return goss_tile_codes(fmt == Q8, grp, b); }
-INLINE const uint8_t *scales_of(int fmt, const uint8_t *grp, int64_t nb, int64_t b) { return goss_tile_scales(fmt == Q8, grp, nb, b); }
-
-/* The hardware prefetchers alone keep too few lines in flight while the core also computes: the cold weights
- * arrived at about 70 % of a plain read's rate with one token, and at half the one-token rate with several
- * (which take a few times longer per byte, so fewer blocks fit in the out-of-order window). Each block asks for
- * the lines `ahead` bytes past its place in the group's stream (past a group's end: the next group's, which
- * follows in memory). Measured (Zen 5, q8, cold): one token, one thread 21 → 26-28 GB/s with 1 KiB (with the
- * scales in the stream; 4 KiB or more helped less); 4 tokens, 2 threads 18 → 26-30 GB/s with 4 KiB. */
-#define PREFETCH_ONE 1024
-#define PREFETCH_SEVERAL 4096
-INLINE void prefetch_block(int fmt, const uint8_t *grp, int64_t b, int64_t ahead) {
-    const char *p = (const char *)grp + b * (fmt == MX4 ? 256 + 16 : 512 + 32) + ahead;
-    _Pragma("GCC unroll 9")
-    for (int i = 0; i < 9; i++)
-        if (fmt == Q8 || i < 5) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
+/* Several tokens take a few times longer per weight byte than one, so fewer blocks fit in the core's out-of-order
+ * window and fewer loads are in flight: without help the cold weights arrive at about half the one-token rate
+ * (measured: q8, 4 tokens, 2 threads, 18 → 26-30 GB/s with this). Each block asks for the lines PREFETCH bytes
+ * ahead of it (past a group's end: the next group's, which follows in memory). */
+#define PREFETCH 4096
+INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
+    const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
+    _Pragma("GCC unroll 8")
+    for (int i = 0; i < 8; i++)
+        if (fmt == Q8 || i < 4) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
 }
 
 #ifdef __AVX512F__
@@ -54,7 +46,7 @@ INLINE __m512 mx4_scales(const uint8_t *sc) {
 }
 
 /* One 16-row group against nt ≤ TB tokens. */
-INLINE void group_tokens(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q,
+INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q,
                          const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
                          const float *bias, int nvalid) {
     const __m512i m4 = _mm512_set1_epi8(0x0f), flip = _mm512_set1_epi8((char)0x80);
@@ -67,20 +59,21 @@ INLINE void group_tokens(int fmt, const uint8_t *grp, int64_t nb, const int8_t *
     for (int64_t b = 0; b < nb; b++) {
         __m512i w[8];
         __m512 dw;
-        prefetch_block(fmt, grp, b, nt > 1 ? PREFETCH_SEVERAL : PREFETCH_ONE);
-        const uint8_t *c = codes_of(fmt, grp, b), *sc = scales_of(fmt, grp, nb, b);
+        if (nt > 1) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
+            const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
             for (int L = 0; L < 4; L++) {
                 __m512i raw = _mm512_loadu_si512(c + 64 * L);
                 w[2 * L] = _mm512_shuffle_epi8(lut, _mm512_and_si512(raw, m4));
                 w[2 * L + 1] = _mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(raw, 4), m4));
             }
-            dw = mx4_scales(sc);
+            dw = mx4_scales((const uint8_t *)scales + 16 * b);
         } else {
+            const uint8_t *c = wt + b * 512;
             _Pragma("GCC unroll 8")
             for (int i = 0; i < 8; i++) w[i] = _mm512_xor_si512(_mm512_loadu_si512(c + 64 * i), flip);
-            dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)sc));
+            dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)((const uint16_t *)scales + 16 * b)));
         }
         _Pragma("GCC unroll 8")
         for (int t = 0; t < nt; t++) {
@@ -102,7 +95,7 @@ INLINE void group_tokens(int fmt, const uint8_t *grp, int64_t nb, const int8_t *
     for (int t = 0; t < nt; t++) _mm512_mask_storeu_ps(out + t * out_stride, m, _mm512_add_ps(acc[t], bv));
 }
 
-INLINE void group(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q, const float *d,
+INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
                   const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
     const int64_t k = nb * 32;
     for (int64_t t0 = 0; t0 < T; t0 += TB) {
@@ -111,7 +104,7 @@ INLINE void group(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q, cons
         const int32_t *st = s + t0 * nb;
         float *ot = out + t0 * out_stride;
         switch (T - t0 < TB ? (int)(T - t0) : TB) {  /* constant token counts keep the accumulators in registers */
-#define CASE(n) case n: group_tokens(fmt, grp, nb, qt, dt, st, n, ot, out_stride, bias, nvalid); break;
+#define CASE(n) case n: group_tokens(fmt, wt, scales, nb, qt, dt, st, n, ot, out_stride, bias, nvalid); break;
             CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8)
 #undef CASE
         }
@@ -188,8 +181,8 @@ INLINE __m256i mx4_hi(__m256i raw) {
     return mx4_lo(_mm256_srli_epi16(raw, 4));
 }
 
-/* One 8-row half group (bytes 32·half .. 32·half + 31 of each 64) against nt ≤ TB tokens. */
-INLINE void half_tokens(int fmt, const uint8_t *grp, int half, int64_t nb, const int8_t *q,
+/* One 8-row half group (wt points at its first 32 bytes) against nt ≤ TB tokens. */
+INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half, int64_t nb, const int8_t *q,
                         const float *d, const int32_t *s, int nt, float *out, int64_t out_stride,
                         const float *bias, int nvalid) {
     const int64_t k = nb * 32;
@@ -197,10 +190,9 @@ INLINE void half_tokens(int fmt, const uint8_t *grp, int half, int64_t nb, const
     _Pragma("GCC unroll 8")
     for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        /* whole lines: the second half's pass finds them too */
-        if (half == 0) prefetch_block(fmt, grp, b, nt > 1 ? PREFETCH_SEVERAL : PREFETCH_ONE);
-        const uint8_t *c = codes_of(fmt, grp, b) + 32 * half, *sc = scales_of(fmt, grp, nb, b);
+        if (nt > 1 && half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
         if (fmt == MX4) {
+            const uint8_t *c = wt + b * 256;
             __m256i w[8];
             _Pragma("GCC unroll 8")
             for (int L = 0; L < 4; L++) {
@@ -208,6 +200,7 @@ INLINE void half_tokens(int fmt, const uint8_t *grp, int half, int64_t nb, const
                 w[2 * L] = mx4_lo(raw);
                 w[2 * L + 1] = mx4_hi(raw);
             }
+            const uint8_t *sc = (const uint8_t *)scales + 16 * b;
             __m256 dw = mx4_scales_plain(sc) ? mx4_scales_plain8(sc + 8 * half) : mx4_scales(sc + 8 * half);
             _Pragma("GCC unroll 8")
             for (int t = 0; t < nt; t++) {
@@ -216,7 +209,8 @@ INLINE void half_tokens(int fmt, const uint8_t *grp, int half, int64_t nb, const
                 acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia), _mm256_mul_ps(dw, _mm256_set1_ps(d[t * nb + b])), acc[t]);
             }
         } else {
-            __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)sc + 8 * half)));
+            const uint8_t *c = wt + b * 512;
+            __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)scales + 16 * b + 8 * half)));
 #ifdef __AVXVNNI__
             /* as on AVX-512: w + 128 as unsigned bytes, corrected by −128·s */
             __m256i w[8];
@@ -275,12 +269,11 @@ INLINE void store16(float *out, __m256 a, __m256 b, const float *bias, int nvali
 /* One 16-row mx4 group against one token (decode). Both halves go in one pass over the blocks, so every 64-byte line
  * is used whole when it arrives and the loads stream without pause (two 8-row passes read each line twice, the second
  * time from L1 while no memory loads go out), and each activation broadcast serves 16 rows. */
-INLINE void mx4_group_1(const uint8_t *grp, int64_t nb, const int8_t *q, const float *d,
+INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, const int8_t *q, const float *d,
                         const int32_t *s, float *out, const float *bias, int nvalid) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_block(MX4, grp, b, PREFETCH_ONE);
-        const uint8_t *c = codes_of(MX4, grp, b);
+        const uint8_t *c = wt + b * 256;
         const int8_t *qa = q + 32 * b;
         __m256i i0 = _mm256_set1_epi32(-12 * s[b]), i1 = i0;
         _Pragma("GCC unroll 2")
@@ -294,7 +287,7 @@ INLINE void mx4_group_1(const uint8_t *grp, int64_t nb, const int8_t *q, const f
             i0 = dot4_small(i0, mx4_lo(r0), mx4_hi(r0), mx4_lo(r2), mx4_hi(r2), x0, x1, x2, x3);
             i1 = dot4_small(i1, mx4_lo(r1), mx4_hi(r1), mx4_lo(r3), mx4_hi(r3), x0, x1, x2, x3);
         }
-        const uint8_t *sc = scales_of(MX4, grp, nb, b);
+        const uint8_t *sc = scales + 16 * b;
         int plain = mx4_scales_plain(sc);
         __m256 d0 = plain ? mx4_scales_plain8(sc) : mx4_scales(sc), d1 = plain ? mx4_scales_plain8(sc + 8) : mx4_scales(sc + 8);
         __m256 x = _mm256_set1_ps(d[b]);
@@ -305,12 +298,11 @@ INLINE void mx4_group_1(const uint8_t *grp, int64_t nb, const int8_t *q, const f
 }
 
 /* One 16-row q8 group against one token, in one pass for the same reasons. */
-INLINE void q8_group_1(const uint8_t *grp, int64_t nb, const int8_t *q, const float *d,
+INLINE void q8_group_1(const uint8_t *wt, const uint16_t *scales, int64_t nb, const int8_t *q, const float *d,
                        const int32_t *s, float *out, const float *bias, int nvalid) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_block(Q8, grp, b, PREFETCH_ONE);
-        const uint8_t *c = codes_of(Q8, grp, b);
+        const uint8_t *c = wt + b * 512;
         const int8_t *qa = q + 32 * b;
 #ifdef __AVXVNNI__
         /* w + 128 as unsigned bytes, corrected by −128·s */
@@ -341,20 +333,19 @@ INLINE void q8_group_1(const uint8_t *grp, int64_t nb, const int8_t *q, const fl
         }
 #endif
         __m256 x = _mm256_set1_ps(d[b]);
-        const uint16_t *sc = (const uint16_t *)scales_of(Q8, grp, nb, b);
-        __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sc));
-        __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 8)));
+        __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b)));
+        __m256 d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(scales + 16 * b + 8)));
         acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d0, x), acc0);
         acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d1, x), acc1);
     }
     store16(out, acc0, acc1, bias, nvalid);
 }
 
-INLINE void group(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q, const float *d,
+INLINE void group(int fmt, const uint8_t *wt, const void *scales, int64_t nb, const int8_t *q, const float *d,
                   const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias, int nvalid) {
     if (T == 1) {
-        if (fmt == MX4) mx4_group_1(grp, nb, q, d, s, out, bias, nvalid);
-        else q8_group_1(grp, nb, q, d, s, out, bias, nvalid);
+        if (fmt == MX4) mx4_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
+        else q8_group_1(wt, scales, nb, q, d, s, out, bias, nvalid);
         return;
     }
     const int64_t k = nb * 32;
@@ -367,7 +358,7 @@ INLINE void group(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q, cons
             const int32_t *st = s + t0 * nb;
             float *ot = out + t0 * out_stride + 8 * half;
             switch (T - t0 < TB ? (int)(T - t0) : TB) {
-#define CASE(n) case n: half_tokens(fmt, grp, half, nb, qt, dt, st, n, ot, out_stride, bh, nv); break;
+#define CASE(n) case n: half_tokens(fmt, wt + 32 * half, scales, half, nb, qt, dt, st, n, ot, out_stride, bh, nv); break;
                 CASE(1) CASE(2) CASE(3) CASE(4)
 #undef CASE
             }
@@ -376,22 +367,22 @@ INLINE void group(int fmt, const uint8_t *grp, int64_t nb, const int8_t *q, cons
 }
 #endif
 
-/* Groups g0..g1−1 of a matrix whose groups are goss_tile_group_bytes_of(fmt == Q8, blocks) apart. */
-INLINE void gemm(int fmt, const uint8_t *tiles, int64_t blocks, int64_t rows, int64_t g0, int64_t g1, const int8_t *q,
-                 const float *d, const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias) {
-    const int64_t stride = goss_tile_group_bytes_of(fmt == Q8, blocks);
+void GOSS_FN(mx4_gemm)(const uint8_t *codes, const uint8_t *scales, int64_t blocks, int64_t rows, int64_t g0,
+                       int64_t g1, const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,
+                       int64_t out_stride, const float *bias) {
     for (int64_t g = g0; g < g1; g++) {
         int nvalid = rows - 16 * g < 16 ? (int)(rows - 16 * g) : 16;
-        group(fmt, tiles + g * stride, blocks, q, d, s, T, out + 16 * (g - g0), out_stride, bias ? bias + 16 * g : 0, nvalid);
+        group(MX4, codes + g * blocks * 256, scales + g * blocks * 16, blocks, q, d, s, T, out + 16 * (g - g0), out_stride,
+              bias ? bias + 16 * g : 0, nvalid);
     }
 }
 
-void GOSS_FN(mx4_gemm)(const uint8_t *tiles, int64_t blocks, int64_t rows, int64_t g0, int64_t g1, const int8_t *q,
-                       const float *d, const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias) {
-    gemm(MX4, tiles, blocks, rows, g0, g1, q, d, s, T, out, out_stride, bias);
-}
-
-void GOSS_FN(q8_gemm)(const uint8_t *tiles, int64_t blocks, int64_t rows, int64_t g0, int64_t g1, const int8_t *q,
-                      const float *d, const int32_t *s, int64_t T, float *out, int64_t out_stride, const float *bias) {
-    gemm(Q8, tiles, blocks, rows, g0, g1, q, d, s, T, out, out_stride, bias);
+void GOSS_FN(q8_gemm)(const int8_t *qw, const uint16_t *scales, int64_t blocks, int64_t rows, int64_t g0,
+                      int64_t g1, const int8_t *q, const float *d, const int32_t *s, int64_t T, float *out,
+                      int64_t out_stride, const float *bias) {
+    for (int64_t g = g0; g < g1; g++) {
+        int nvalid = rows - 16 * g < 16 ? (int)(rows - 16 * g) : 16;
+        group(Q8, (const uint8_t *)qw + g * blocks * 512, scales + g * blocks * 16, blocks, q, d, s, T, out + 16 * (g - g0),
+              out_stride, bias ? bias + 16 * g : 0, nvalid);
+    }
 }

@@ -24,7 +24,7 @@ import java.nio.file.Path;
 public final class goss_cpu_h {
     private goss_cpu_h() {}
 
-    public static final int GOSS_CPU_ABI_VERSION = 2;
+    public static final int GOSS_CPU_ABI_VERSION = 1;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
     public static final int GOSS_CPU_AVXVNNI = 4;
@@ -61,7 +61,7 @@ public final class goss_cpu_h {
     private static final ValueLayout P = C_POINTER, L = C_LONG_LONG, I = C_INT;
 
     private static final FunctionDescriptor QUANTIZE_Q8 = FunctionDescriptor.ofVoid(P, L, L, L, P, P, P);
-    private static final FunctionDescriptor TILE_GEMM = FunctionDescriptor.ofVoid(P, L, L, L, L, P, P, P, L, P, L, P);
+    private static final FunctionDescriptor TILE_GEMM = FunctionDescriptor.ofVoid(P, P, L, L, L, L, P, P, P, L, P, L, P);
     private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
     private static final ValueLayout F = ValueLayout.JAVA_FLOAT;
     private static final FunctionDescriptor ATTN_UPDATE = FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, P, L, P, L, L, L, L, F, P, P, P);
@@ -74,13 +74,12 @@ public final class goss_cpu_h {
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle release = bind("goss_cpu_release", FunctionDescriptor.ofVoid(P, L), false);
-    private static final MethodHandle tile_group_bytes = bind("goss_cpu_tile_group_bytes", FunctionDescriptor.of(L, I, L), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
-            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P), true);
+            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P), true);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_q8_0 = bind("goss_cpu_repack_q8_0",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P), true);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
 
     private static final MethodHandle avx2_quantize_q8 = bind("goss_avx2_quantize_q8", QUANTIZE_Q8, true);
     private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
@@ -164,37 +163,29 @@ public final class goss_cpu_h {
         }
     }
 
-    public static long goss_cpu_tile_group_bytes(int q8, long blocks) {
-        try {
-            return (long) tile_group_bytes.invokeExact(q8, blocks);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-    }
-
     public static void goss_cpu_repack_mx4_openai(MemorySegment codes, long codeRowStride, MemorySegment scales,
                                                   long scaleRowStride, long rows, long blocks, long g0, long g1,
-                                                  MemorySegment out) {
+                                                  MemorySegment outCodes, MemorySegment outScales) {
         try {
-            repack_mx4_openai.invokeExact(codes, codeRowStride, scales, scaleRowStride, rows, blocks, g0, g1, out);
+            repack_mx4_openai.invokeExact(codes, codeRowStride, scales, scaleRowStride, rows, blocks, g0, g1, outCodes, outScales);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     public static void goss_cpu_repack_mx4_ggml(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
-                                                MemorySegment out) {
+                                                MemorySegment outCodes, MemorySegment outScales) {
         try {
-            repack_mx4_ggml.invokeExact(src, rowStride, rows, blocks, g0, g1, out);
+            repack_mx4_ggml.invokeExact(src, rowStride, rows, blocks, g0, g1, outCodes, outScales);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
     public static void goss_cpu_repack_q8_0(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
-                                            MemorySegment out) {
+                                            MemorySegment outQ, MemorySegment outScales) {
         try {
-            repack_q8_0.invokeExact(src, rowStride, rows, blocks, g0, g1, out);
+            repack_q8_0.invokeExact(src, rowStride, rows, blocks, g0, g1, outQ, outScales);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -216,41 +207,41 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_mx4_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avx2_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                           MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                           long outStride, MemorySegment bias) {
         try {
-            avx2_mx4_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avx2_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_avx512_mx4_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avx512_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                             MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                             long outStride, MemorySegment bias) {
         try {
-            avx512_mx4_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avx512_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_avx2_q8_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avx2_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                          long outStride, MemorySegment bias) {
         try {
-            avx2_q8_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avx2_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_avx512_q8_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avx512_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                            MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                            long outStride, MemorySegment bias) {
         try {
-            avx512_q8_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avx512_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -339,20 +330,20 @@ public final class goss_cpu_h {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_mx4_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avxvnni_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                           MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                           long outStride, MemorySegment bias) {
         try {
-            avxvnni_mx4_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avxvnni_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_q8_gemm(MemorySegment tiles, long blocks, long rows, long g0, long g1,
+    public static void goss_avxvnni_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
                                          long outStride, MemorySegment bias) {
         try {
-            avxvnni_q8_gemm.invokeExact(tiles, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+            avxvnni_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }

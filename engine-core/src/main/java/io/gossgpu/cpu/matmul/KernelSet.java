@@ -116,21 +116,21 @@ public final class KernelSet {
         }
     }
 
-    void tileGemm(boolean mx4, MemorySegment w, long blocks, long rows, long g0, long g1,
+    void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
                   MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
                   MemorySegment bias) {
         switch (isa) {
             case AVX512 -> {
-                if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-                else goss_cpu_h.goss_avx512_q8_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avx512_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
             case AVXVNNI -> {
-                if (mx4) goss_cpu_h.goss_avxvnni_mx4_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-                else goss_cpu_h.goss_avxvnni_q8_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4) goss_cpu_h.goss_avxvnni_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avxvnni_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
             default -> {
-                if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
-                else goss_cpu_h.goss_avx2_q8_gemm(w, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                else goss_cpu_h.goss_avx2_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
         }
     }

@@ -20,48 +20,52 @@ final class TileMatrix extends CpuMatrix {
 
     private final KernelSet kernels;
     private final boolean mx4;
-    /** A view without a session of the arena's memory (see {@link KernelSet#unscoped}); the arena frees it. */
-    private final MemorySegment tiles;
-    private final int blocks;
-    private final long expertBytes;
+    /** Views without a session of the arena's memory (see {@link KernelSet#unscoped}); the arena frees it. */
+    private final MemorySegment tiles, scales;
+    private final int blocks, groups;
+    private final long expertTileBytes, expertScaleBytes;
 
-    private TileMatrix(WeightView w, KernelSet kernels, boolean mx4, MemorySegment tiles, long expertBytes) {
+    private TileMatrix(WeightView w, KernelSet kernels, boolean mx4, MemorySegment tiles, MemorySegment scales,
+                       long expertTileBytes, long expertScaleBytes) {
         super(w.name(), w.experts(), w.rows(), w.cols());
         this.kernels = kernels;
         this.mx4 = mx4;
         this.tiles = KernelSet.unscoped(tiles);
+        this.scales = KernelSet.unscoped(scales);
         this.blocks = w.cols() / 32;
-        this.expertBytes = expertBytes;
+        this.groups = (w.rows() + GROUP - 1) / GROUP;
+        this.expertTileBytes = expertTileBytes;
+        this.expertScaleBytes = expertScaleBytes;
     }
 
     /** Repacks every expert of {@code w} on {@code pool}'s threads into memory from {@code arena}. */
     static TileMatrix repack(WeightView w, KernelSet kernels, CpuPool pool, Arena arena) {
         boolean mx4 = w.format() != WeightFormat.Q8_0;
         int blocks = w.cols() / 32, groups = (w.rows() + GROUP - 1) / GROUP;
-        // codes and scales in one stream per 16-row group (goss_cpu.h), groups one after another, then the next expert
-        long expertBytes = groups * goss_cpu_h.goss_cpu_tile_group_bytes(mx4 ? 0 : 1, blocks);
-        MemorySegment tiles = allocate(w, expertBytes * w.experts(), arena);
+        long tileBytes = (long) groups * blocks * (mx4 ? 256 : 512);
+        long scaleBytes = (long) groups * blocks * (mx4 ? 16 : 32);
+        MemorySegment tiles = allocate(w, tileBytes * w.experts(), arena), scales = allocate(w, scaleBytes * w.experts(), arena);
         // items: (expert, run of up to 8 groups), so each native call is short and the threads share the work
         int perItem = 8, itemsPerExpert = (groups + perItem - 1) / perItem;
         pool.run(w.experts() * itemsPerExpert, 1, (from, to, worker) -> {
             for (int item = from; item < to; item++) {
                 int e = item / itemsPerExpert;
                 long g0 = (long) (item % itemsPerExpert) * perItem, g1 = Math.min(groups, g0 + perItem);
-                MemorySegment ot = tiles.asSlice(e * expertBytes, expertBytes);
+                MemorySegment ot = tiles.asSlice(e * tileBytes, tileBytes), os = scales.asSlice(e * scaleBytes, scaleBytes);
                 MemorySegment src = w.data().asSlice(w.rowOffset(e, 0));
                 // this item's rows, mapped in one call rather than one page fault per 4 KiB
                 long first = g0 * GROUP * w.rowStride(), len = Math.min(Math.min(w.rows(), g1 * GROUP) * w.rowStride(), src.byteSize()) - first;
                 if (src.isNative() && len > 0) goss_cpu_h.goss_cpu_prefault(src.asSlice(first, len), len);
                 switch (w.format()) {
                     case MXFP4_OPENAI -> goss_cpu_h.goss_cpu_repack_mx4_openai(src, w.rowStride(),
-                            w.scales().asSlice(w.scaleRowOffset(e, 0)), w.scaleRowStride(), w.rows(), blocks, g0, g1, ot);
-                    case MXFP4_GGML -> goss_cpu_h.goss_cpu_repack_mx4_ggml(src, w.rowStride(), w.rows(), blocks, g0, g1, ot);
-                    case Q8_0 -> goss_cpu_h.goss_cpu_repack_q8_0(src, w.rowStride(), w.rows(), blocks, g0, g1, ot);
+                            w.scales().asSlice(w.scaleRowOffset(e, 0)), w.scaleRowStride(), w.rows(), blocks, g0, g1, ot, os);
+                    case MXFP4_GGML -> goss_cpu_h.goss_cpu_repack_mx4_ggml(src, w.rowStride(), w.rows(), blocks, g0, g1, ot, os);
+                    case Q8_0 -> goss_cpu_h.goss_cpu_repack_q8_0(src, w.rowStride(), w.rows(), blocks, g0, g1, ot, os);
                     default -> throw new IllegalStateException(w.format() + " is not tiled");
                 }
             }
         });
-        return new TileMatrix(w, kernels, mx4, tiles, expertBytes);
+        return new TileMatrix(w, kernels, mx4, tiles, scales, tileBytes, scaleBytes);
     }
 
     /** Huge-page memory owned by {@code arena} (freed when it closes). */
@@ -87,7 +91,7 @@ final class TileMatrix extends CpuMatrix {
     public void gemm(int expert, int r0, int r1, MatrixInput x, int xRow0, int T,
                      float[] out, int outOff, int outStride, float[] bias, int biasOff, int worker) {
         int nb = blocks;
-        kernels.tileGemm(mx4, tiles.asSlice(expert * expertBytes), nb, r1,
+        kernels.tileGemm(mx4, tiles.asSlice(expert * expertTileBytes), scales.asSlice(expert * expertScaleBytes), nb, r1,
                 r0 / GROUP, (r1 + GROUP - 1) / GROUP,
                 MemorySegment.ofArray(x.q).asSlice((long) xRow0 * cols), MemorySegment.ofArray(x.d).asSlice(4L * xRow0 * nb),
                 MemorySegment.ofArray(x.s).asSlice(4L * xRow0 * nb), T,
@@ -97,6 +101,6 @@ final class TileMatrix extends CpuMatrix {
 
     @Override
     public long ownedBytes() {
-        return tiles.byteSize();
+        return tiles.byteSize() + scales.byteSize();
     }
 }

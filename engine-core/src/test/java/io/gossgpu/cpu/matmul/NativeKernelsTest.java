@@ -59,8 +59,7 @@ class NativeKernelsTest {
         List<Arguments> out = new ArrayList<>();
         for (KernelSet.Isa isa : new KernelSet.Isa[]{KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512})
             for (WeightFormat f : WeightFormat.values())
-                // (tokens, columns): 3, 5, 6 and 7 blocks per row, so the tiles' super-blocks of 4 (tile_layout.h)
-                // end whole, short (1, 2, 3 blocks) and alone, in decode (T = 1) and in prefill
+                // (tokens, columns): rows of 3, 5, 6 and 7 blocks, in decode (T = 1) and in prefill
                 for (int[] tc : new int[][]{{1, 160}, {1, 192}, {1, 224}, {3, 96}, {8, 224}, {9, 192}, {19, 160}})
                     out.add(Arguments.of(isa, f, tc[0], tc[1]));
         return out.stream();
