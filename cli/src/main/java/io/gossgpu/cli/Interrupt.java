@@ -1,6 +1,7 @@
 package io.gossgpu.cli;
 
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,12 +35,14 @@ final class Interrupt {
         return PROCESS;
     }
 
-    /** Makes SIGINT call {@code target}. */
-    static void install(Interrupt target) {
+    /** Makes SIGINT call {@code target}; false where it cannot (SIGINT ignored at start, or no SIGINT at all). */
+    static boolean install(Interrupt target) {
         try {
-            Signal.handle(new Signal("INT"), s -> target.onCtrlC());
+            // A process started with SIGINT ignored (a background job of a shell without job control, nohup) keeps it
+            // ignored: HotSpot then installs nothing and hands back SIG_IGN, and Ctrl-C never reaches it, as intended.
+            return Signal.handle(new Signal("INT"), s -> target.onCtrlC()) != SignalHandler.SIG_IGN;
         } catch (IllegalArgumentException unsupported) {
-            // no SIGINT on this platform: Ctrl-C keeps its default meaning
+            return false; // no SIGINT on this platform: Ctrl-C keeps its default meaning
         }
     }
 
