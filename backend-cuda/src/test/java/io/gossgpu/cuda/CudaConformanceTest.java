@@ -4,9 +4,7 @@ import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.demo.HeldOut;
 
-import java.util.List;
 
 /**
  * The whole conformance kit on CUDA device 0. Without libcuda, a device or the PTX every test is skipped
@@ -51,10 +49,9 @@ class CudaConformanceTest extends BackendConformanceKit {
         };
     }
 
-    /** Under the fake driver (the CPU emulator) the demo model's few items; on a GPU all. */
+    /** The fake driver, whose launches run the kernels on the CPU emulator. */
     @Override
-    protected List<HeldOut.Item> demoItems() {
-        boolean fake = CudaDriver.devices().stream().anyMatch(d -> d.name().equals(FAKE_DRIVER_DEVICE));
-        return fake ? demoItemsOnEmulators() : super.demoItems();
+    protected boolean onEmulatedDevice() {
+        return CudaDriver.devices().stream().anyMatch(d -> d.name().equals(FAKE_DRIVER_DEVICE));
     }
 }

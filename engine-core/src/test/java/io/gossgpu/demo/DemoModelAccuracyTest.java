@@ -33,7 +33,7 @@ class DemoModelAccuracyTest {
                     HeldOut.Outcome o = HeldOut.answer(chat, it, DemoModels.MAX_TOKENS);
                     outcomes.add(o);
                     if (i++ < onReference) {
-                        HeldOut.Outcome ref = DemoModels.onReference(it);
+                        HeldOut.Outcome ref = DemoModels.onReference(it, DemoModels.MAX_TOKENS);
                         assertArrayEquals(ref.tokens(), o.tokens(), () -> "reference wrote " + ref.transcript() + "\ncpu wrote " + o.transcript());
                     }
                 }

@@ -18,7 +18,7 @@ public final class DemoModels {
     /** Tokens per reply in tests: the demo model's replies are 20 to 60 tokens. */
     public static final int MAX_TOKENS = 128;
 
-    private static final Map<HeldOut.Item, HeldOut.Outcome> REFERENCE = new HashMap<>();
+    private static final Map<Map.Entry<HeldOut.Item, Integer>, HeldOut.Outcome> REFERENCE = new HashMap<>();
     private static Chat referenceChat;
 
     private DemoModels() {}
@@ -28,14 +28,14 @@ public final class DemoModels {
         return DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
     }
 
-    /** The reference backend's greedy answer to {@code item} (kept for the rest of the JVM's tests). */
-    public static synchronized HeldOut.Outcome onReference(HeldOut.Item item) {
-        HeldOut.Outcome o = REFERENCE.get(item);
+    /** The reference backend's greedy answer to {@code item} in at most {@code maxTokens} per reply (kept for the rest of the JVM's tests). */
+    public static synchronized HeldOut.Outcome onReference(HeldOut.Item item, int maxTokens) {
+        HeldOut.Outcome o = REFERENCE.get(Map.entry(item, maxTokens));
         if (o == null) {
             if (referenceChat == null) // open for the JVM's life: the tests of every kit in it share it
                 referenceChat = Engine.open(EngineOptions.of(folder()).withBackend("reference")).newChat(ChatOptions.defaults());
-            o = HeldOut.answer(referenceChat, item, MAX_TOKENS);
-            REFERENCE.put(item, o);
+            o = HeldOut.answer(referenceChat, item, maxTokens);
+            REFERENCE.put(Map.entry(item, maxTokens), o);
         }
         return o;
     }
