@@ -70,8 +70,13 @@ public final class Engine implements AutoCloseable {
         return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
     }
 
-    /** {@link #open(EngineOptions)} with the backend made by {@code backendFactory} (tests wrap backends this way). */
-    static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
+    /**
+     * {@link #open(EngineOptions)} on a backend the caller makes: one of its own (an implementation of the
+     * {@link Backend} SPI), or a named one wrapped, e.g. to trace or script its calls. {@code backendFactory} runs once,
+     * after the model is validated; the engine owns and closes what it returns. {@code options.backend()} and its
+     * backend options are not used.
+     */
+    public static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
         long t0 = System.nanoTime();
         Checkpoint ckpt = Checkpoint.open(options.model(), options.loadOptions());
         Backend backend = null;

@@ -7,7 +7,6 @@ import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.api.EngineTesting;
 import io.gossgpu.demo.DemoModels;
 import io.gossgpu.demo.HeldOut;
 import io.gossgpu.backend.Availability;
@@ -831,7 +830,7 @@ public abstract class BackendConformanceKit {
                 ? HeldOut.firstOfEachFamily(1).stream().filter(it -> it.family().equals("add")).toList()
                 : HeldOut.firstOfEachFamily(perFamily);
         List<HeldOut.Outcome> outcomes = new ArrayList<>();
-        try (Engine mine = EngineTesting.open(EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
+        try (Engine mine = Engine.open(EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
              Chat chat = mine.newChat(ChatOptions.defaults())) {
             for (HeldOut.Item it : items) {
                 HeldOut.Outcome want = DemoModels.onReference(it, maxTokens);

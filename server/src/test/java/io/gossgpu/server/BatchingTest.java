@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.api.EngineTesting;
 import io.gossgpu.generate.StepScheduler;
 import org.junit.jupiter.api.Test;
 
@@ -70,7 +69,7 @@ class BatchingTest {
     @Test
     void admissionIsBoundedByKvMemory() throws Exception {
         int ctx = 64;
-        try (Engine e = EngineTesting.open(EngineOptions.of(TestServers.model()).withBackend("reference"), TestServers.Scripted::new);
+        try (Engine e = Engine.open(EngineOptions.of(TestServers.model()).withBackend("reference"), TestServers.Scripted::new);
              ExecutorService waiter = Executors.newSingleThreadExecutor()) {
             long one = new io.gossgpu.backend.KvCacheSpec(e.config(), ctx, 0).bytes();
             GossException tooSmall = assertThrows(GossException.class, () -> new SlotPool(e, 2, 4, 60_000, ctx, 0, one - 1));
@@ -130,7 +129,7 @@ class BatchingTest {
             }
         };
         GossServer s = GossServer.start(TestServers.options().withKvMemoryBytes(1024),
-                () -> EngineTesting.open(EngineOptions.of(TestServers.model()).withBackend("reference"), () -> backend));
+                () -> Engine.open(EngineOptions.of(TestServers.model()).withBackend("reference"), () -> backend));
         try {
             assertFalse(s.awaitReady(Duration.ofMinutes(2)), "no slot's cache fits in 1 KiB");
             String r = RawHttp.exchange(s.port(), RawHttp.request("GET", "/health", "127.0.0.1", null), 10_000);

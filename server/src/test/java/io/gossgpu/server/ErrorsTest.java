@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.api.EngineTesting;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -262,7 +261,7 @@ class ErrorsTest {
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
-            Engine engine = EngineTesting.open(EngineOptions.of(m).withBackend("reference"), () -> io.gossgpu.backend.Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
+            Engine engine = Engine.open(EngineOptions.of(m).withBackend("reference"), () -> io.gossgpu.backend.Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
             return engine;
         });
         try {

@@ -1,7 +1,7 @@
 package io.gossgpu.server;
 
+import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.api.EngineTesting;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
@@ -107,7 +107,7 @@ final class TestServers {
     /** A started server, model loaded. */
     static GossServer start(ServerOptions options, Scripted backend) throws InterruptedException {
         Path m = model();
-        GossServer s = GossServer.start(options, () -> EngineTesting.open(EngineOptions.of(m).withBackend("reference"), () -> backend));
+        GossServer s = GossServer.start(options, () -> Engine.open(EngineOptions.of(m).withBackend("reference"), () -> backend));
         if (!s.awaitReady(Duration.ofMinutes(2))) {
             s.close();
             throw new IllegalStateException("the test model did not load");
