@@ -10,6 +10,7 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.metal.MetalWeights.Dense;
 import io.gossgpu.metal.MetalWeights.Experts;
@@ -64,7 +65,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         noCopy = Knobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
         lib = metallib != null ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
-                : goss_mtl_library_from_source(dev, arena.allocateFrom(MetalNative.kernelSource()));
+                : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
     }
 

@@ -100,30 +100,4 @@ final class MetalNative {
         }
     }
 
-    /**
-     * The kernel source from the kernels jar as one text: goss.metal with each {@code #include "FILE"} line replaced by
-     * that file of the same folder, each file once (a library made from a string has no folder to include from).
-     */
-    static String kernelSource() {
-        StringBuilder out = new StringBuilder();
-        inline("goss.metal", out, new java.util.HashSet<>());
-        return out.toString();
-    }
-
-    private static final java.util.regex.Pattern INCLUDE = java.util.regex.Pattern.compile("^#include \"([\\w.]+)\"\\s*$");
-
-    private static void inline(String file, StringBuilder out, java.util.Set<String> done) {
-        if (!done.add(file)) return;
-        String path = "/io/gossgpu/kernels/metal/" + file;
-        try (InputStream in = MetalNative.class.getResourceAsStream(path)) {
-            if (in == null) throw new GossException(path.substring(1) + " is missing from the class path (kernels jar)");
-            for (String line : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("\n", -1)) {
-                var m = INCLUDE.matcher(line);
-                if (m.matches()) inline(m.group(1), out, done);
-                else out.append(line).append('\n');
-            }
-        } catch (IOException e) {
-            throw new GossException("cannot read the Metal kernel source " + file + ": " + e.getMessage(), e);
-        }
-    }
 }

@@ -1,12 +1,11 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
+import io.gossgpu.device.KernelSource;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
 import org.lwjgl.system.MemoryUtil;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
@@ -17,14 +16,10 @@ import static io.gossgpu.opencl.OpenCl.check;
 import static org.lwjgl.opencl.CL10.*;
 
 /**
- * The OpenCL kernels (sources in the kernels module, {@code io/gossgpu/kernels/opencl/*.cl}, concatenated in
- * {@link #SOURCES} order) built once for one device, and the kernels made from them, released together.
+ * The OpenCL kernels (sources in the kernels module, {@code io/gossgpu/kernels/opencl/*.cl}: goss.cl and the files it
+ * includes, inlined by {@link KernelSource}) built once for one device, and the kernels made from them, released together.
  */
 final class OpenClProgram implements AutoCloseable {
-    /** Kernel source files, one per op (the same names as kernels/cuda and kernels/metal), after common.cl, which they all use. */
-    static final String[] SOURCES = {"common.cl", "embed.cl", "rmsnorm.cl", "dense.cl", "rope.cl", "attention.cl",
-            "router.cl", "moe.cl", "add.cl", "argmax.cl", "sample.cl"};
-
     private final OpenCl.DeviceInfo device;
     private final long program;
     private final List<Long> kernels = new ArrayList<>();
@@ -60,19 +55,9 @@ final class OpenClProgram implements AutoCloseable {
         }
     }
 
-    /** The concatenated kernel sources from the class path (kernels module). */
+    /** The program's source: goss.cl with its includes inlined. */
     static String source() {
-        StringBuilder sb = new StringBuilder();
-        for (String f : SOURCES) {
-            String path = "io/gossgpu/kernels/opencl/" + f;
-            try (InputStream in = OpenClProgram.class.getClassLoader().getResourceAsStream(path)) {
-                if (in == null) throw new GossException("OpenCL kernel source " + path + " is missing from the class path (kernels jar)");
-                sb.append("// ---- ").append(f).append('\n').append(new String(in.readAllBytes(), StandardCharsets.UTF_8)).append('\n');
-            } catch (IOException e) {
-                throw new GossException("cannot read OpenCL kernel source " + path + ": " + e.getMessage(), e);
-            }
-        }
-        return sb.toString();
+        return KernelSource.inlined("opencl", "goss.cl");
     }
 
     /** The kernel {@code name}; an error when the program lacks it. */
