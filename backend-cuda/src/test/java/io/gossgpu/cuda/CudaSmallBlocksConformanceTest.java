@@ -34,6 +34,12 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
         return KNOBS;
     }
 
+    /** Under the fake driver the demo model's prefix runs once, in {@link CudaConformanceTest} (default knobs). */
+    @Override
+    protected boolean runsEmulatedDemo() {
+        return false;
+    }
+
     @Test
     void theKnobsAreApplied() {
         CudaBackend b = (CudaBackend) backend;

@@ -87,6 +87,11 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         return description;
     }
 
+    /** Batches of at least this many tokens take the tiled prefill kernels (the knob's value). */
+    int prefillMinT() {
+        return prefillMinT;
+    }
+
     /** Command buffers committed so far. */
     long commitCount() {
         return metal.commits();
