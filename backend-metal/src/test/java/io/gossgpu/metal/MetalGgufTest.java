@@ -9,7 +9,7 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Assumptions;

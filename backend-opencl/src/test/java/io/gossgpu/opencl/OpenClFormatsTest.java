@@ -267,10 +267,10 @@ class OpenClFormatsTest {
      */
     @Test
     void ggufFilesMemoryMapped(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
-        for (io.gossgpu.model.gguf.GgufWriter.DenseType type : io.gossgpu.model.gguf.GgufWriter.DenseType.values()) {
+        for (io.gossgpu.testmodel.GgufWriter.DenseType type : io.gossgpu.testmodel.GgufWriter.DenseType.values()) {
             java.nio.file.Path file = dir.resolve("tiny-" + type + ".gguf");
-            io.gossgpu.model.gguf.GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 35), file,
-                    io.gossgpu.model.gguf.GgufWriter.Options.defaults().withDense(type));
+            io.gossgpu.testmodel.GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 35), file,
+                    io.gossgpu.testmodel.GgufWriter.Options.defaults().withDense(type));
             Checkpoint ck = Checkpoint.open(file, io.gossgpu.model.LoadOptions.defaults());
             checkpoints.add(ck);
             ModelWeights w = ModelWeights.of(ck);

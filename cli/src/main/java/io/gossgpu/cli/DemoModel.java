@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.model.ModelConfig;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.demo.DemoCheckpoint;
 import io.gossgpu.testmodel.TestModelGenerator;
 

@@ -8,7 +8,7 @@ import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.ReasoningEffort;
 import io.gossgpu.harmony.SystemContent;
 import io.gossgpu.harmony.ToolDescription;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;

@@ -3,7 +3,7 @@ package io.gossgpu.api;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;

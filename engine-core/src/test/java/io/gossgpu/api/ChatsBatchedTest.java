@@ -2,7 +2,7 @@ package io.gossgpu.api;
 
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.StepScheduler;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.gossgpu.api;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;

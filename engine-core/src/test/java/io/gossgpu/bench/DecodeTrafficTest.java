@@ -4,7 +4,7 @@ import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;

@@ -13,7 +13,7 @@ import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
-import io.gossgpu.model.gguf.GgufWriter;
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
@@ -118,7 +118,7 @@ class CpuBackendTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
         Path gguf = dir.resolve("m.gguf"), original = dir.resolve("original");
         GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 34), gguf, GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.Q8_0));
-        io.gossgpu.model.safetensors.SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 34), original);
+        io.gossgpu.testmodel.SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 34), original);
         for (Path model : new Path[]{gguf, original}) {
             try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
                  CpuBackend cpu = new CpuBackend(2, KernelSet.of(null, CpuKernels.best()))) {

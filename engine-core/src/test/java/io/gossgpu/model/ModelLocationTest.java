@@ -1,8 +1,8 @@
 package io.gossgpu.model;
 
 import io.gossgpu.GossException;
-import io.gossgpu.model.gguf.GgufWriter;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.GgufWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.gossgpu.model;
 
-import io.gossgpu.model.gguf.GgufWriter;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.GgufWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;

@@ -6,7 +6,7 @@ import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.model.safetensors.SafetensorsWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;

@@ -31,8 +31,8 @@ public final class GgufConfig {
             ROPE_SCALING_ORIG_CTX = "rope.scaling.original_context_length",
             YARN_BETA_FAST = "rope.scaling.yarn_beta_fast", YARN_BETA_SLOW = "rope.scaling.yarn_beta_slow";
 
-    static final float SWIGLU_LIMIT = 7.0f;
-    static final float DEFAULT_NTK_ALPHA = 1f, DEFAULT_NTK_BETA = 32f;
+    public static final float SWIGLU_LIMIT = 7.0f;
+    public static final float DEFAULT_NTK_ALPHA = 1f, DEFAULT_NTK_BETA = 32f;
 
     private final Map<String, Object> meta;
     private final Path file;
@@ -99,11 +99,11 @@ public final class GgufConfig {
         throw new ModelFormatException(file, "token_embd.weight", "missing from the model (and no tokenizer.ggml.tokens to size the vocabulary)");
     }
 
-    static String key(String suffix) {
+    public static String key(String suffix) {
         return key(ARCH, suffix);
     }
 
-    static String key(String arch, String suffix) {
+    public static String key(String arch, String suffix) {
         return arch + "." + suffix;
     }
 

@@ -11,8 +11,8 @@ import java.nio.file.Path;
  * reference's ModelConfig) or Hugging Face's {@code GptOssConfig}. Every missing, mistyped or
  * impossible value is one {@link ModelFormatException} naming the file and the key.
  */
-final class ConfigJson {
-    static final float DEFAULT_RMS_NORM_EPS = 1e-5f;
+public final class ConfigJson {
+    public static final float DEFAULT_RMS_NORM_EPS = 1e-5f;
 
     private ConfigJson() {}
 

@@ -25,7 +25,7 @@ public final class Json {
     /** Larger JSON files than this are not model metadata. */
     static final long MAX_JSON_FILE = 64L << 20;
 
-    static final ObjectMapper MAPPER = JsonMapper.builder()
+    public static final ObjectMapper MAPPER = JsonMapper.builder()
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .enable(SerializationFeature.INDENT_OUTPUT)

@@ -8,8 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** Hugging Face's {@code model.safetensors.index.json}: which shard file holds each tensor. */
-final class ShardIndex {
-    static final String FILE = "model.safetensors.index.json";
+public final class ShardIndex {
+    public static final String FILE = "model.safetensors.index.json";
 
     private ShardIndex() {}
 

@@ -1,5 +1,6 @@
 package io.gossgpu.model.gguf;
 
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.testmodel.TestModelGenerator;
 

@@ -1,5 +1,6 @@
 package io.gossgpu.model.gguf;
 
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;

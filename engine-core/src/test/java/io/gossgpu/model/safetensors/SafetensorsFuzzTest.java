@@ -1,5 +1,6 @@
 package io.gossgpu.model.safetensors;
 
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;

@@ -1,5 +1,7 @@
 package io.gossgpu.model.safetensors;
 
+import io.gossgpu.testmodel.HfTensorLayout;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,8 +1,6 @@
-package io.gossgpu.model.gguf;
+package io.gossgpu.testmodel;
 
 import io.gossgpu.GossException;
-import io.gossgpu.testmodel.TensorSpec;
-import io.gossgpu.testmodel.TestModelGenerator;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,15 +1,17 @@
-package io.gossgpu.model.safetensors;
+package io.gossgpu.testmodel;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.safetensors.ConfigJson;
+import io.gossgpu.model.safetensors.Json;
+import io.gossgpu.model.safetensors.SafetensorsFileWriter;
+import io.gossgpu.model.safetensors.ShardIndex;
 import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
-import io.gossgpu.testmodel.TensorSpec;
-import io.gossgpu.testmodel.TestModelGenerator;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -26,7 +28,7 @@ import java.util.Map;
  * at a time; the only other memory is one temporary native buffer per split tensor (the fused QKV).
  */
 public final class SafetensorsWriter {
-    static final Map<String, String> FILE_METADATA = Map.of("format", "pt");
+    public static final Map<String, String> FILE_METADATA = Map.of("format", "pt");
 
     private SafetensorsWriter() {}
 
@@ -189,7 +191,7 @@ public final class SafetensorsWriter {
         }
     }
 
-    static void writeJson(Path file, ObjectNode node) {
+    public static void writeJson(Path file, ObjectNode node) {
         try {
             Files.write(file, Json.MAPPER.writeValueAsBytes(node));
         } catch (IOException e) {

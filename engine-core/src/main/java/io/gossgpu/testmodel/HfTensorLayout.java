@@ -1,7 +1,6 @@
-package io.gossgpu.model.safetensors;
+package io.gossgpu.testmodel;
 
 import io.gossgpu.model.ModelConfig;
-import io.gossgpu.testmodel.TensorSpec;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,14 +12,14 @@ import java.util.List;
  * kvDim rows) and v_proj (the last kvDim rows). MXFP4 experts keep their bytes and shapes
  * ({@code gate_up_proj_blocks} is [E, 2I, H/32, 16], gate and up rows still interleaved).
  */
-final class HfTensorLayout {
+public final class HfTensorLayout {
     private HfTensorLayout() {}
 
     /**
      * One HF tensor: rows {@code [firstRow, firstRow + shape[0])} of original tensor {@code source}
      * (all of it when the shapes agree).
      */
-    record Part(String name, TensorSpec source, long firstRow, long[] shape) {
+    public record Part(String name, TensorSpec source, long firstRow, long[] shape) {
         /** Bytes of one step along the first dimension of the source. */
         long sourceRowBytes() {
             long[] s = source.shape();
@@ -29,7 +28,7 @@ final class HfTensorLayout {
             return n * source.dtype().blockBytes();
         }
 
-        long byteOffset() {
+        public long byteOffset() {
             return firstRow * sourceRowBytes();
         }
 
@@ -39,7 +38,7 @@ final class HfTensorLayout {
         }
     }
 
-    static List<Part> of(ModelConfig c, List<TensorSpec> original) {
+    public static List<Part> of(ModelConfig c, List<TensorSpec> original) {
         List<Part> out = new ArrayList<>();
         for (TensorSpec t : original) {
             String n = t.name();

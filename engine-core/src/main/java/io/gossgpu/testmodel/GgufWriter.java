@@ -1,12 +1,17 @@
-package io.gossgpu.model.gguf;
+package io.gossgpu.testmodel;
 
 import io.gossgpu.GossException;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.gguf.GgmlType;
+import io.gossgpu.model.gguf.GgufConfig;
+import io.gossgpu.model.gguf.GgufFileWriter;
+import io.gossgpu.model.gguf.GgufParser;
+import io.gossgpu.model.gguf.GgufValue;
+import io.gossgpu.model.gguf.GgufValueType;
 import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.quant.Q8_0;
-import io.gossgpu.testmodel.TestModelGenerator;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
