@@ -5,7 +5,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.gguf.GgmlType;
 import io.gossgpu.model.gguf.GgufConfig;
 import io.gossgpu.model.gguf.GgufFileWriter;
-import io.gossgpu.model.gguf.GgufParser;
 import io.gossgpu.model.gguf.GgufValue;
 import io.gossgpu.model.gguf.GgufValueType;
 import io.gossgpu.quant.Bf16;
@@ -168,7 +167,7 @@ public final class GgufWriter {
     private static void metadata(GgufFileWriter w, ModelConfig c, Options opts) {
         w.put(GgufConfig.ARCH_KEY, GgufValue.string(GgufConfig.ARCH));
         w.put("general.name", GgufValue.string(opts.name()));
-        w.put(GgufParser.ALIGNMENT_KEY, GgufValue.u32(GgufParser.DEFAULT_ALIGNMENT));
+        w.putAlignment();
         w.put(key(GgufConfig.BLOCK_COUNT), GgufValue.u32(c.numHiddenLayers()));
         w.put(key(GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long) (c.initialContextLength() * (double) c.ropeScalingFactor())));
         w.put(key(GgufConfig.EMBEDDING_LENGTH), GgufValue.u32(c.hiddenSize()));

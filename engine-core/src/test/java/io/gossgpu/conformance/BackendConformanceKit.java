@@ -816,7 +816,7 @@ public abstract class BackendConformanceKit {
     /**
      * Issue 19: the shipped demo model (trained, the real vocabulary, head_dim 64, window 64, YaRN) answers held-out
      * questions with the same tokens as the reference backend, tool calls and the answers after tool results included:
-     * the first {@link #demoItemsPerFamily()} of each task family. Prints how many of them this backend answered
+     * the first N of each task family ({@code -Dgoss.demo.perFamily=N}, default 1). Prints how many of them this backend answered
      * correctly per family; with 10 or more per family ({@code -Dgoss.demo.perFamily=20}: every held-out item) it also
      * asserts the share that DemoModelAccuracyTest asserts on the cpu backend ({@link HeldOut#GOAL}).
      * On an emulated device ({@link #onEmulatedDevice()}) it compares a prefix only, see {@link #EMULATED_DEMO_TOKENS}.
@@ -824,10 +824,11 @@ public abstract class BackendConformanceKit {
     @Test
     void demoModelAnswersHeldOutQuestionsAsTheReferenceDoes() {
         Assumptions.assumeFalse(provider().name().equals("reference"), "the reference backend is what the others are compared with");
-        boolean prefixOnly = onEmulatedDevice() && System.getProperty("goss.demo.perFamily") == null;
+        Integer asked = Integer.getInteger("goss.demo.perFamily");
+        boolean prefixOnly = onEmulatedDevice() && asked == null;
         Assumptions.assumeTrue(!prefixOnly || runsEmulatedDemo(), "on an emulated device the demo model's prefix runs once per device, "
                 + "in the kit with the default knobs: each decoded token takes seconds there (-Dgoss.demo.perFamily=N runs it here too)");
-        int perFamily = demoItemsPerFamily(), maxTokens = prefixOnly ? EMULATED_DEMO_TOKENS : DemoModels.MAX_TOKENS;
+        int perFamily = asked == null ? 1 : asked, maxTokens = prefixOnly ? EMULATED_DEMO_TOKENS : DemoModels.MAX_TOKENS;
         List<HeldOut.Item> items = prefixOnly
                 ? HeldOut.firstOfEachFamily(1).stream().filter(it -> it.family().equals("add")).toList()
                 : HeldOut.firstOfEachFamily(perFamily);
@@ -875,10 +876,5 @@ public abstract class BackendConformanceKit {
     /** True where this kit's device is a CPU emulation of a GPU (emulated Metal, CUDA behind the fake driver). */
     protected boolean onEmulatedDevice() {
         return false;
-    }
-
-    /** Held-out items per family that {@link #demoModelAnswersHeldOutQuestionsAsTheReferenceDoes} runs (system property goss.demo.perFamily, default 1). */
-    protected int demoItemsPerFamily() {
-        return Integer.getInteger("goss.demo.perFamily", 1);
     }
 }

@@ -45,6 +45,11 @@ public final class GgufFileWriter {
         return this;
     }
 
+    /** Writes the alignment in force as {@code general.alignment} (llama.cpp's files carry it; a reader defaults to 32 without it). */
+    public GgufFileWriter putAlignment() {
+        return put(GgufParser.ALIGNMENT_KEY, GgufValue.u32(alignment));
+    }
+
     /** Adds a tensor with dimensions in GGUF order ({@code ne[0]} contiguous). */
     public GgufFileWriter tensor(String name, GgmlType type, long[] ne, Filler filler) {
         DType d = type.dtype();

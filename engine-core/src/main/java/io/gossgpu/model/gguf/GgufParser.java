@@ -17,11 +17,11 @@ import java.util.Set;
  * Parses and validates a GGUF v2/v3 header (metadata and tensor infos) from a file's bytes. Every
  * size, count and offset is checked against the file before it is used.
  */
-public final class GgufParser {
+final class GgufParser {
     /** "GGUF" read as a little-endian u32. */
     static final int MAGIC = 0x46554747;
-    public static final int DEFAULT_ALIGNMENT = 32;
-    public static final String ALIGNMENT_KEY = "general.alignment";
+    static final int DEFAULT_ALIGNMENT = 32;
+    static final String ALIGNMENT_KEY = "general.alignment";
     static final int MAX_DIMS = 4;
     /** Deepest nesting of arrays accepted (real files nest at most once). */
     static final int MAX_ARRAY_DEPTH = 8;
