@@ -13,6 +13,13 @@
 #define INLINE static inline __attribute__((always_inline))
 #define RB 4
 #define TBD 4
+/* Each of the RB rows asks for its line DPREFETCH bytes ahead: RB streams through the 4 KiB pages of the mapped file
+ * are more than the hardware prefetchers keep in flight. Past a row's end the line is the next row's, which a later
+ * pass reads. Measured: BF16 201088×2880, one token, 2 threads, means of 5-6 interleaved runs: AVX2 28 → 36 GB/s,
+ * AVX-512 32 → 37 GB/s (1024 and 4096 bytes ahead did less). */
+#ifndef DPREFETCH
+#define DPREFETCH 2048
+#endif
 
 #ifdef __AVX512F__
 #define VL 16
@@ -92,6 +99,10 @@ INLINE void block(int fmt, const uint8_t *w, int64_t row_stride, int64_t r0, int
         vf xv[TBD];
         _Pragma("GCC unroll 8")
         for (int t = 0; t < nt; t++) xv[t] = XLOAD(x + t * x_stride + c, FULL);
+        const int64_t esize = fmt == GOSS_CPU_FORMAT_F32 ? 4 : 2;
+        if (((c * esize) & 63) == 0)
+            _Pragma("GCC unroll 8")
+            for (int r = 0; r < nr; r++) _mm_prefetch((const char *)rows[r] + esize * c + DPREFETCH, _MM_HINT_T0);
         _Pragma("GCC unroll 8")
         for (int r = 0; r < nr; r++) {
             vf wv = wload(fmt, rows[r], c, FULL);

@@ -22,10 +22,12 @@ enum { MX4 = 0, Q8 = 1 };
 
 #define INLINE static inline __attribute__((always_inline))
 
-/* Several tokens take a few times longer per weight byte than one, so fewer blocks fit in the core's out-of-order
- * window and fewer loads are in flight: without help the cold weights arrive at about half the one-token rate
- * (measured: q8, 4 tokens, 2 threads, 18 → 26-30 GB/s with this). Each block asks for the lines PREFETCH bytes
- * ahead of it (past a group's end: the next group's, which follows in memory). */
+/* The hardware prefetchers alone keep too few weight lines in flight: several tokens take a few times longer per
+ * weight byte than one, so fewer blocks fit in the core's out-of-order window (measured: q8, 4 tokens, 2 threads,
+ * 18 → 26-30 GB/s with this), and even one token's stream stops at every 4 KiB page (measured with one token, AVX2,
+ * 2 threads, medians of 5 interleaved runs: q8 37 → 44 GB/s, the MoE's pattern of 4 random experts 33 → 35 GB/s).
+ * Each block asks for the lines PREFETCH bytes ahead of it (past a group's end: the next group's, which follows in
+ * memory). */
 #define PREFETCH 4096
 INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
     const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
@@ -59,7 +61,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
     for (int64_t b = 0; b < nb; b++) {
         __m512i w[8];
         __m512 dw;
-        if (nt > 1) prefetch_block(fmt, wt, b);
+        prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
@@ -275,6 +277,7 @@ INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, co
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *c = wt + b * 256;
         const int8_t *qa = q + 32 * b;
+        prefetch_block(MX4, wt, b);
         __m256i i0 = _mm256_set1_epi32(-12 * s[b]), i1 = i0;
         _Pragma("GCC unroll 2")
         for (int L = 0; L < 4; L += 2) {  /* two 64-byte lines: quads 2L..2L+3 of all 16 rows */
@@ -304,6 +307,7 @@ INLINE void q8_group_1(const uint8_t *wt, const uint16_t *scales, int64_t nb, co
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *c = wt + b * 512;
         const int8_t *qa = q + 32 * b;
+        prefetch_block(Q8, wt, b);
 #ifdef __AVXVNNI__
         /* w + 128 as unsigned bytes, corrected by −128·s */
         const __m256i flip = _mm256_set1_epi8((char)0x80);
