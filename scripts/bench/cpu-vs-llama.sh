@@ -12,6 +12,7 @@
 #   -t N             threads of both engines (default: 2)
 #   -r N             timed repetitions of each test (default: 3)
 #   -d DEPTH         the depth of the second group of tests, pp512 and tg32 @ dDEPTH; 0 skips it (default: 8192)
+#   --depth-only     run only the tests at the depth (pp512 and tg32 @ dDEPTH), not those at depth 0
 #   -w N             untimed warm-up runs of each test on goss-gpu, for its JIT (default: 2; llama-bench runs its one)
 #   --jar JAR        the goss-gpu jar (default: cli/target/goss-gpu.jar of this checkout)
 #   --jar2 JAR       a second goss-gpu build to compare with the first (before/after) in the same run
@@ -29,7 +30,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
+depth_only=0 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
 llama_bench="${LLAMA_BENCH:-/tmp/llama/src/build/bin/llama-bench}"
 models=()
 die() { echo "cpu-vs-llama: $*" >&2; exit 2; }
@@ -38,6 +39,7 @@ while [ $# -gt 0 ]; do
     -t) threads="${2:?-t needs a number}"; shift 2 ;;
     -r) reps="${2:?-r needs a number}"; shift 2 ;;
     -d) depth="${2:?-d needs a number}"; shift 2 ;;
+    --depth-only) depth_only=1; shift ;;
     -w) warm="${2:?-w needs a number}"; shift 2 ;;
     --jar) jar="${2:?--jar needs a path}"; shift 2 ;;
     --jar2) jar2="${2:?--jar2 needs a path}"; shift 2 ;;
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
 done
 for n in "$threads" "$reps" "$depth" "$warm"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r, -d and -w take whole numbers, got '$n'"; done
 [ "$threads" -ge 1 ] && [ "$reps" -ge 1 ] || die "-t and -r must be at least 1"
+[ $depth_only = 0 ] || [ "$depth" -gt 0 ] || die "--depth-only needs a depth above 0 (-d)"
 if [ ${#models[@]} -eq 0 ]; then
   for f in /tmp/llama/gpt-oss-20b-synth-L4-mxfp4.gguf /tmp/llama/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
   [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in /tmp/llama: see /work/shared/bench/README.md (llama-baseline.sh)"
@@ -132,7 +135,8 @@ engines=(llama)
 for i in "${!jars[@]}"; do engines+=("$i"); done
 turn=0
 for m in "${models[@]}"; do
-  groups=("d0 64,512 32 0")
+  groups=()
+  [ $depth_only = 1 ] || groups+=("d0 64,512 32 0")
   [ "$depth" -gt 0 ] && groups+=("d$depth 512 32 $depth")
   for spec in "${groups[@]}"; do
     read -r g p n d <<< "$spec"
