@@ -14,8 +14,8 @@
 #define RB 4
 #define TBD 4
 /* Each of the RB rows asks for its line DPREFETCH bytes ahead: RB streams through the 4 KiB pages of the mapped file
- * are more than the hardware prefetchers keep in flight. Past a row's end the line is the next row's, which a later
- * pass reads. Measured: BF16 201088×2880, one token, 2 threads, means of 5-6 interleaved runs: AVX2 28 → 36 GB/s,
+ * are more than the hardware prefetchers keep in flight. Past a row's end the line is the next row's start, read in this
+ * pass or the next. Measured: BF16 201088×2880, one token, 2 threads, means of 5-6 interleaved runs: AVX2 28 → 36 GB/s,
  * AVX-512 32 → 37 GB/s (1024 and 4096 bytes ahead did less). */
 #ifndef DPREFETCH
 #define DPREFETCH 2048

@@ -192,7 +192,7 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     _Pragma("GCC unroll 8")
     for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        if (nt > 1 && half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
+        if (half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             __m256i w[8];
