@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define GOSS_CPU_ABI_VERSION 1
+#define GOSS_CPU_ABI_VERSION 2
 
 /* goss_cpu_features() bits */
 #define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
@@ -62,6 +62,12 @@ void goss_cpu_repack_mx4_ggml(const uint8_t *src, int64_t row_stride, int64_t ro
 /* ggml block_q8_0: row r at src + r·row_stride, 34-byte blocks (F16 scale, then 32 int8). */
 void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
                           int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales);
+/* Float rows (format: GOSS_CPU_FORMAT_F32, _F16 or _BF16; row r at src + r·row_stride) quantized into q8 tiles
+ * by the rule of ggml's Q8_0, bit for bit as io.gossgpu.quant.Q8_0.quantizeRow writes it: per block of 32,
+ * d = max|x| / 127 (stored as F16, rounded to nearest even), q = round(x · (1/d)) with halves rounded up, q = 0
+ * when d = 0. Needs F16C (every native kernel set has it). */
+void goss_cpu_repack_float_q8(int32_t format, const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
+                              int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales);
 
 /* ---- per-ISA kernels ---------------------------------------------------------------------------- */
 

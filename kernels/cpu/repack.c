@@ -9,8 +9,13 @@
  *     byte 64·L + 4·r + j = code(row r, col 8L + j) | code(row r, col 8L + 4 + j) << 4
  * q8 tile (512 bytes):
  *     byte 64·c + 4·r + j = q(row r, col 4c + j)
+ *
+ * Float rows (F32/F16/BF16 dense weights) become q8 tiles by Q8_0's rule (goss_cpu_repack_float_q8):
+ *     d = max_j |x_j| / 127,  q_j = round(x_j / d),  x_j ≈ d·q_j
+ * which halves the bytes a BF16 weight costs per token; the activations are int8 blocks of the same kind.
  */
-#include <emmintrin.h>
+#include <immintrin.h>
+#include <math.h>
 #include <string.h>
 #include "goss_cpu.h"
 
@@ -76,6 +81,50 @@ void goss_cpu_repack_q8_0(const uint8_t *src0, int64_t row_stride, int64_t rows,
                 const uint8_t *blk = src0 + (g * 16 + r) * row_stride + b * 34;
                 memcpy(&sc[r], blk, 2);
                 for (int c = 0; c < 8; c++) memcpy(tile + 64 * c + 4 * r, blk + 2 + 4 * c, 4);
+            }
+        }
+}
+
+/* Column k of a float row of the given format. F16C through a target attribute: this file is built for the
+ * x86-64 baseline, and it is only called where a native kernel set (all of which have F16C) runs. */
+__attribute__((target("f16c"))) static float float_at(int32_t format, const uint8_t *row, int64_t k) {
+    switch (format) {
+    case GOSS_CPU_FORMAT_F16: { uint16_t h; memcpy(&h, row + 2 * k, 2); return _cvtsh_ss(h); }
+    case GOSS_CPU_FORMAT_BF16: { uint16_t h; memcpy(&h, row + 2 * k, 2); uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+    default: { float f; memcpy(&f, row + 4 * k, 4); return f; }
+    }
+}
+
+/* F16 bits of d, rounded to nearest even (subnormals included), as Java's Float.floatToFloat16. */
+__attribute__((target("f16c"))) static uint16_t f16_bits(float d) {
+    return (uint16_t)_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+}
+
+/* Java's Math.round for the |v| ≤ 127.5 that occur here: floor(v + 1/2), with v − floor(v) exact (no rounding of v + 0.5). */
+static int8_t round_half_up(float v) {
+    float f = floorf(v);
+    return (int8_t)(v - f >= 0.5f ? f + 1 : f);
+}
+
+void goss_cpu_repack_float_q8(int32_t format, const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
+                              int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales) {
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t b = 0; b < blocks; b++) {
+            int8_t *tile = out_q + (g * blocks + b) * 512;
+            uint16_t *sc = out_scales + (g * blocks + b) * 16;
+            memset(tile, 0, 512);
+            memset(sc, 0, 32);
+            for (int r = 0; r < 16 && g * 16 + r < rows; r++) {
+                const uint8_t *row = src + (g * 16 + r) * row_stride;
+                float x[32], amax = 0;
+                for (int j = 0; j < 32; j++) {
+                    x[j] = float_at(format, row, 32 * b + j);
+                    float a = fabsf(x[j]);
+                    amax = a > amax ? a : amax;
+                }
+                float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+                sc[r] = f16_bits(d);
+                for (int j = 0; j < 32; j++) tile[64 * (j / 4) + 4 * r + j % 4] = round_half_up(x[j] * id);
             }
         }
 }

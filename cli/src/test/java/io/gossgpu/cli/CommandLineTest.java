@@ -75,7 +75,7 @@ class CommandLineTest {
         Run r = run("", "--model", model.toString(), "--backend", "cpu", "--threads", "1", "--raw", "--prompt", "a", "-n", "1", "-v");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("goss-gpu: knobs GOSS_CPU_THREADS=1 (--threads), GOSS_CPU_KERNELS=" + NativeCpu.best().knobValue()
-                + " (device default: the fastest this machine runs), GOSS_CPU_WARMUP=1 (default)\n"), r.err());
+                + " (device default: the fastest this machine runs), GOSS_CPU_DENSE=q8 (default), GOSS_CPU_WARMUP=1 (default)\n"), r.err());
     }
 
     /** Issue 20, finding 3: a random model's gibberish streams to stdout rather than arriving at the end as a notice. */

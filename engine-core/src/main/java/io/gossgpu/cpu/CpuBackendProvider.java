@@ -21,7 +21,8 @@ import java.util.List;
  * <p>Settings of the {@link BackendOptions} it is created with: threads {@link #THREADS} ({@code GOSS_CPU_THREADS};
  * the CLI's {@code --threads} sets it), else every available processor; kernels {@link #KERNELS}
  * ({@code GOSS_CPU_KERNELS}): {@code auto} (default: the fastest this machine runs), {@code avx512}, {@code avx2},
- * or {@code java} (the float kernels, exact to float rounding, for {@code verify} and comparisons).
+ * or {@code java} (the float kernels, exact to float rounding, for {@code verify} and comparisons); float dense weights
+ * {@link #DENSE} ({@code GOSS_CPU_DENSE}): {@code q8} (default) or {@code float}.
  */
 public final class CpuBackendProvider implements BackendProvider {
     public static final String NAME = "cpu";
@@ -41,6 +42,15 @@ public final class CpuBackendProvider implements BackendProvider {
     public static final Knob KERNELS = Knob.setting(NAME, "KERNELS", 0, KnobValues.named("auto", "java", "avx2", "avxvnni", "avx512"),
                     "the kernel family", "matrix kernels: java (Vector API, float) or native int8 ones (avx2, avxvnni, avx512)")
             .defaultNote("the fastest this machine runs").tuneValues(1, 2, 3, 4);
+
+    /**
+     * Float dense weights (F32/F16/BF16: OpenAI's attention and unembedding matrices) on the native kernels: {@code q8}
+     * (default: quantized to Q8_0 at load, int8 products, half the bytes of BF16 per token) or {@code float} (read in
+     * place, float products). The {@code java} kernels always multiply in float.
+     */
+    public static final Knob DENSE = Knob.setting(NAME, "DENSE", 0, KnobValues.named("q8", "float"), "float dense weights",
+                    "float (BF16/F16/F32) dense weights on the native kernels: q8 (quantized to Q8_0 at load) or float (read in place)")
+            .tuneValues(0); // a choice of numerics, not of speed: tune keeps the default
 
     private final KernelSet.Isa fixedKernels;
     private final boolean kernelsFixed;
@@ -89,7 +99,7 @@ public final class CpuBackendProvider implements BackendProvider {
     @Override
     public Backend create(BackendOptions options) {
         KernelSet.Isa isa = kernelsFixed ? fixedKernels : kernels(options);
-        KernelSet kernels = KernelSet.of(isa, CpuKernels.best());
+        KernelSet kernels = KernelSet.of(isa, CpuKernels.best()).quantizingDense(DENSE.value(options) == 0);
         CpuBackend backend = new CpuBackend(threads(options), kernels);
         if (WARMUP.value(options, 1) == 1) CpuWarmUp.startOnce(kernels);
         return backend;
@@ -97,7 +107,7 @@ public final class CpuBackendProvider implements BackendProvider {
 
     @Override
     public List<Knob> knobs() {
-        return List.of(THREADS, KERNELS, WARMUP);
+        return List.of(THREADS, KERNELS, DENSE, WARMUP);
     }
 
     /** Threads and kernels on this machine (every processor by default, the kernel families this CPU runs), and the warm-up. */
@@ -111,7 +121,8 @@ public final class CpuBackendProvider implements BackendProvider {
         for (int t = 1; t < cpus; t *= 2) threads.add(t);
         threads.add(cpus);
         return List.of(THREADS.state(o, cpus, MAX_THREADS, null).withCandidates(threads),
-                KERNELS.state(o, bestKernels(), bestKernels(), kernelsLimit()).withCandidates(runnableKernels()), WARMUP.state(o));
+                KERNELS.state(o, bestKernels(), bestKernels(), kernelsLimit()).withCandidates(runnableKernels()), DENSE.state(o),
+                WARMUP.state(o));
     }
 
     /** The thread count {@code options} give; a GossException naming the setting, the value and the range when invalid. */

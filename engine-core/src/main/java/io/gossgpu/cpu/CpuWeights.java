@@ -51,7 +51,7 @@ final class CpuWeights implements LoadedWeights {
                 public CpuMatrix dense(WeightView v) {
                     // the embedding is read one row per token, in place: nothing to repack
                     if (v == w.embedding() && v != w.unembedding()) return null;
-                    return keep(kernels.pack(v, pool, arena, scratch), v, releaseSource);
+                    return keep(kernelsFor(v, w, kernels).pack(v, pool, arena, scratch), v, releaseSource);
                 }
 
                 @Override
@@ -96,14 +96,21 @@ final class CpuWeights implements LoadedWeights {
     /** Native bytes the matrices of {@code w} would take under {@code kernels} (repacked copies). */
     static long repackBytes(ModelWeights w, KernelSet kernels) {
         if (kernels.isa() == KernelSet.Isa.JAVA) return 0;
-        return DeviceWeights.bytes(w, v -> 0, v -> v == w.embedding() && v != w.unembedding() ? 0 : tileBytes(v), CpuWeights::tileBytes);
+        return DeviceWeights.bytes(w, v -> 0, v -> v == w.embedding() && v != w.unembedding() ? 0 : tileBytes(v, kernelsFor(v, w, kernels)),
+                v -> tileBytes(v, kernels));
     }
 
-    private static long tileBytes(WeightView v) {
+    /** The kernels for dense weight {@code v}: float ones for the float weights that stay float ({@link KernelSet#quantizesDense}). */
+    private static KernelSet kernelsFor(WeightView v, ModelWeights w, KernelSet kernels) {
+        return !v.format().isDense() || kernels.quantizesDense(v, w) ? kernels : kernels.quantizingDense(false);
+    }
+
+    private static long tileBytes(WeightView v, KernelSet kernels) {
         long groups = (v.rows() + 15) / 16, blocks = v.cols() / 32;
         return switch (v.format()) {
             case MXFP4_GGML, MXFP4_OPENAI -> v.experts() * groups * blocks * (256 + 16);
             case Q8_0 -> v.experts() * groups * blocks * (512 + 32);
+            case F32, F16, BF16 -> kernels.quantizesDense() ? v.experts() * groups * blocks * (512 + 32) : 0;
             default -> 0;
         };
     }

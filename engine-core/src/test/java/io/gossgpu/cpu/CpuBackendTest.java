@@ -48,7 +48,8 @@ class CpuBackendTest {
     }
 
     /**
-     * As above. {@code int8}: the backend quantizes MoE activations to int8 blocks (CpuNativeConformanceKit), and on
+     * As above. {@code int8}: the backend quantizes activations to int8 blocks (CpuNativeConformanceKit; the reference
+     * gets the float dense weights in the Q8_0 the backend quantizes them to), and on
      * these tiny random models (rows of 96 values, so quantization errors do not average out; routers with near
      * ties) the logits drift further than one op's budget. Measured over 70 positions of three seeds: 2.0 to 2.5 %
      * RMS of the logits, worst single logit 4 to 10 % of its row's largest, argmax equal at 67 to 69 of 70. The
@@ -59,7 +60,9 @@ class CpuBackendTest {
         ModelWeights w = ModelWeights.of(ck);
         ModelConfig c = w.config();
         Backend ref = new ReferenceBackend();
-        LoadedWeights lr = ref.loadWeights(w), lc = cpu.loadWeights(w);
+        // int8: the reference runs the dense weights the native kernels quantize in their Q8_0, as they compute with
+        LoadedWeights lr = ref.loadWeights(int8 ? io.gossgpu.conformance.QuantizedDense.of(w, KernelSet.of(null, CpuKernels.best())) : w),
+                lc = cpu.loadWeights(w);
         int v = c.vocabSize();
         int[] toks = tokens(75, v, 9);
         float[] want, got = new float[toks.length * v];

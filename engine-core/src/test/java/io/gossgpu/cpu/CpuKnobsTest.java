@@ -26,7 +26,7 @@ class CpuKnobsTest {
 
     @Test
     void threadsAndKernelsAreKnobsWithThisMachinesDefaults() {
-        assertEquals(List.of("GOSS_CPU_THREADS", "GOSS_CPU_KERNELS", "GOSS_CPU_WARMUP"), cpu.knobs().stream().map(k -> k.envName()).toList());
+        assertEquals(List.of("GOSS_CPU_THREADS", "GOSS_CPU_KERNELS", "GOSS_CPU_DENSE", "GOSS_CPU_WARMUP"), cpu.knobs().stream().map(k -> k.envName()).toList());
         List<KnobState> s = cpu.knobStates(BackendOptions.defaults());
         KnobState threads = s.get(0), kernels = s.get(1);
         assertEquals(cpus, threads.value());
@@ -43,7 +43,10 @@ class CpuKnobsTest {
         if (NativeCpu.supports(KernelSet.Isa.AVX512)) runs.add("avx512");
         assertEquals(runs, kernels.candidates().stream().map(CpuBackendProvider.KERNELS::text).toList(), "tune times what this CPU runs");
         assertTrue(kernels.allowed().startsWith("one of auto, java"), kernels.allowed());
-        KnobState warmUp = s.get(2);
+        KnobState dense = s.get(2);
+        assertEquals("q8", dense.text(), "float dense weights are quantized at load by default");
+        assertEquals(List.of(0), dense.candidates(), "tune leaves the numerics alone");
+        KnobState warmUp = s.get(3);
         assertEquals(1, warmUp.value(), "the JIT warm-up is on by default");
         assertEquals(List.of(1), warmUp.candidates(), "tune has nothing to time in the warm-up");
     }
@@ -64,5 +67,7 @@ class CpuKnobsTest {
             assertThrows(GossException.class, () -> cpu.create(avx512), "the backend refuses what the state flags");
         }
         assertFalse(cpu.knobStates(BackendOptions.defaults().with("GOSS_CPU_THREADS", "0")).get(0).valid());
+        GossException d = assertThrows(GossException.class, () -> cpu.create(BackendOptions.defaults().with("GOSS_CPU_DENSE", "int4")));
+        assertTrue(d.getMessage().startsWith("invalid GOSS_CPU_DENSE=int4: float dense weights must be one of q8, float"), d.getMessage());
     }
 }

@@ -24,7 +24,7 @@ import java.nio.file.Path;
 public final class goss_cpu_h {
     private goss_cpu_h() {}
 
-    public static final int GOSS_CPU_ABI_VERSION = 1;
+    public static final int GOSS_CPU_ABI_VERSION = 2;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
     public static final int GOSS_CPU_AVXVNNI = 4;
@@ -80,6 +80,9 @@ public final class goss_cpu_h {
             FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_q8_0 = bind("goss_cpu_repack_q8_0",
             FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
+
+    private static final MethodHandle repack_float_q8 = bind("goss_cpu_repack_float_q8",
+            FunctionDescriptor.ofVoid(I, P, L, L, L, L, L, P, P), true);
 
     private static final MethodHandle avx2_quantize_q8 = bind("goss_avx2_quantize_q8", QUANTIZE_Q8, true);
     private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
@@ -186,6 +189,15 @@ public final class goss_cpu_h {
                                             MemorySegment outQ, MemorySegment outScales) {
         try {
             repack_q8_0.invokeExact(src, rowStride, rows, blocks, g0, g1, outQ, outScales);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_repack_float_q8(int format, MemorySegment src, long rowStride, long rows, long blocks, long g0,
+                                                long g1, MemorySegment outQ, MemorySegment outScales) {
+        try {
+            repack_float_q8.invokeExact(format, src, rowStride, rows, blocks, g0, g1, outQ, outScales);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -1,11 +1,15 @@
 package io.gossgpu.cpu.matmul;
 
 import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 
 import java.lang.foreign.MemorySegment;
 
-/** F32, F16 or BF16 rows read in place from the file and multiplied in float by the native kernels. */
+/**
+ * F32, F16 or BF16 rows read in place from the file and multiplied in float by the native kernels (where the kernel
+ * set does not quantize them: {@link KernelSet#quantizesDense}).
+ */
 final class DenseMatrix extends CpuMatrix {
     private final KernelSet kernels;
     private final WeightView w;
@@ -18,11 +22,16 @@ final class DenseMatrix extends CpuMatrix {
         this.w = w;
         this.kernels = kernels;
         this.data = KernelSet.unscoped(w.data());
-        this.format = switch (w.format()) {
+        this.format = formatCode(w.format());
+    }
+
+    /** The {@code GOSS_CPU_FORMAT_*} code of a float format. */
+    static int formatCode(WeightFormat f) {
+        return switch (f) {
             case F32 -> goss_cpu_h.GOSS_CPU_FORMAT_F32;
             case F16 -> goss_cpu_h.GOSS_CPU_FORMAT_F16;
             case BF16 -> goss_cpu_h.GOSS_CPU_FORMAT_BF16;
-            default -> throw new IllegalArgumentException(w.format() + " is not a float format");
+            default -> throw new IllegalArgumentException(f + " is not a float format");
         };
     }
 

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.cpu.CpuKernels;
 import io.gossgpu.cpu.CpuPool;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
 
 import java.lang.foreign.Arena;
@@ -14,8 +15,8 @@ import java.util.Locale;
  * The matrix kernels one cpu backend uses: {@link Isa#JAVA} (the float kernels of {@link CpuKernels}, exact
  * to float rounding, every platform) or native integer kernels for AVX2 or AVX-512 (libgoss_cpu:
  * quantized weights repacked at load into 16-row tiles and multiplied with int8-quantized activations;
- * float weights multiplied in place in float). {@link #pack} turns each weight into the matrix these
- * kernels read.
+ * float weights quantized to the same tiles by Q8_0's rule, or, with {@link #quantizingDense quantizingDense(false)},
+ * multiplied in place in float). {@link #pack} turns each weight into the matrix these kernels read.
  */
 public final class KernelSet {
     /** A kernel family; {@code GOSS_CPU_KERNELS} names them in lower case. */
@@ -37,10 +38,12 @@ public final class KernelSet {
 
     private final Isa isa;
     private final CpuKernels java;
+    private final boolean quantizeDense;
 
-    private KernelSet(Isa isa, CpuKernels java) {
+    private KernelSet(Isa isa, CpuKernels java, boolean quantizeDense) {
         this.isa = isa;
         this.java = java;
+        this.quantizeDense = quantizeDense;
     }
 
     /**
@@ -58,7 +61,22 @@ public final class KernelSet {
                         default -> "AVX2 and FMA";
                     }));
         }
-        return new KernelSet(isa, java);
+        return new KernelSet(isa, java, true);
+    }
+
+    /**
+     * This set with float dense weights (F32/F16/BF16, the attention and unembedding matrices of OpenAI's files)
+     * quantized to q8 tiles at load ({@code true}, the default: half the bytes of BF16 per token, int8 products as
+     * for Q8_0 files, which is how the ggml-org release stores them) or read in place and multiplied in float.
+     * The {@link Isa#JAVA} set always multiplies in float.
+     */
+    public KernelSet quantizingDense(boolean quantize) {
+        return quantize == quantizeDense ? this : new KernelSet(isa, java, quantize);
+    }
+
+    /** Whether float dense weights are quantized to q8 tiles at load ({@link #quantizingDense}). */
+    public boolean quantizesDense() {
+        return quantizeDense && isa != Isa.JAVA;
     }
 
     public Isa isa() {
@@ -71,11 +89,12 @@ public final class KernelSet {
     }
 
     public String describe() {
+        String int8 = "(int8 dot products for MXFP4/Q8_0" + (quantizesDense() ? " and float weights quantized to Q8_0" : "") + "), ";
         return switch (isa) {
             case JAVA -> java.describe();
-            case AVX2 -> "native AVX2 kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
-            case AVXVNNI -> "native AVX-VNNI kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
-            case AVX512 -> "native AVX-512 VNNI kernels (int8 dot products for MXFP4/Q8_0), " + java.describe() + " for the rest";
+            case AVX2 -> "native AVX2 kernels " + int8 + java.describe() + " for the rest";
+            case AVXVNNI -> "native AVX-VNNI kernels " + int8 + java.describe() + " for the rest";
+            case AVX512 -> "native AVX-512 VNNI kernels " + int8 + java.describe() + " for the rest";
         };
     }
 
@@ -87,8 +106,26 @@ public final class KernelSet {
         if (isa == Isa.JAVA) return new JavaMatrix(w, java, scratch);
         return switch (w.format()) {
             case MXFP4_OPENAI, MXFP4_GGML, Q8_0 -> TileMatrix.repack(w, this, pool, arena);
-            case F32, F16, BF16 -> w.colStride() == 1 ? new DenseMatrix(w, this) : new JavaMatrix(w, java, scratch);
+            case F32, F16, BF16 -> tiles(w) ? TileMatrix.repack(w, this, pool, arena)
+                    : w.colStride() == 1 ? new DenseMatrix(w, this) : new JavaMatrix(w, java, scratch);
         };
+    }
+
+    /** Whether {@link #pack} makes q8 tiles of the float weight {@code w}: rows in place of whole blocks of 32. */
+    private boolean tiles(WeightView w) {
+        return quantizesDense() && w.colStride() == 1 && w.cols() % 32 == 0;
+    }
+
+    /**
+     * Whether the float dense weight {@code v} of model {@code m} is quantized to q8 tiles at load: when this set
+     * quantizes dense weights and {@code v}'s rows are whole blocks, except the routers, which stay in float (F32 in
+     * the ggml-org files too): their top-k is a discrete choice that rounding should not flip, and they are a few
+     * thousandths of the bytes.
+     */
+    public boolean quantizesDense(WeightView v, ModelWeights m) {
+        if (!v.format().isDense() || !tiles(v)) return false;
+        for (var l : m.layers()) if (l.router() == v) return false;
+        return true;
     }
 
     /**

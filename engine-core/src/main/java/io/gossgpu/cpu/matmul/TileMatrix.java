@@ -13,7 +13,8 @@ import java.lang.foreign.MemorySegment;
  * A quantized weight (MXFP4 in either layout, or Q8_0) repacked at load into the 16-row tiles of
  * {@code kernels/cpu/goss_cpu.h} and multiplied by the native integer kernels. Both MXFP4 layouts become
  * the same tiles (natural column order), so one kernel serves OpenAI's and ggml's files and activations
- * are never permuted. Costs one copy of the weight in native memory; the file's pages are then unused.
+ * are never permuted. A float (F32/F16/BF16) weight becomes q8 tiles too, quantized by Q8_0's rule
+ * ({@link KernelSet#quantizesDense}). Costs one copy of the weight in native memory; the file's pages are then unused.
  */
 final class TileMatrix extends CpuMatrix {
     static final int GROUP = 16;
@@ -40,7 +41,7 @@ final class TileMatrix extends CpuMatrix {
 
     /** Repacks every expert of {@code w} on {@code pool}'s threads into memory from {@code arena}. */
     static TileMatrix repack(WeightView w, KernelSet kernels, CpuPool pool, Arena arena) {
-        boolean mx4 = w.format() != WeightFormat.Q8_0;
+        boolean mx4 = w.format() == WeightFormat.MXFP4_OPENAI || w.format() == WeightFormat.MXFP4_GGML;
         int blocks = w.cols() / 32, groups = (w.rows() + GROUP - 1) / GROUP;
         long tileBytes = (long) groups * blocks * (mx4 ? 256 : 512);
         long scaleBytes = (long) groups * blocks * (mx4 ? 16 : 32);
@@ -61,6 +62,8 @@ final class TileMatrix extends CpuMatrix {
                             w.scales().asSlice(w.scaleRowOffset(e, 0)), w.scaleRowStride(), w.rows(), blocks, g0, g1, ot, os);
                     case MXFP4_GGML -> goss_cpu_h.goss_cpu_repack_mx4_ggml(src, w.rowStride(), w.rows(), blocks, g0, g1, ot, os);
                     case Q8_0 -> goss_cpu_h.goss_cpu_repack_q8_0(src, w.rowStride(), w.rows(), blocks, g0, g1, ot, os);
+                    case F32, F16, BF16 -> goss_cpu_h.goss_cpu_repack_float_q8(DenseMatrix.formatCode(w.format()), src,
+                            w.rowStride(), w.rows(), blocks, g0, g1, ot, os);
                     default -> throw new IllegalStateException(w.format() + " is not tiled");
                 }
             }

@@ -2,8 +2,10 @@ package io.gossgpu.cpu.matmul;
 
 import io.gossgpu.cpu.CpuKernels;
 import io.gossgpu.cpu.CpuPool;
+import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.Q8_0;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,7 +33,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  *   <li>MXFP4 (both layouts) and Q8_0 tiles: {@code out = Σ W·(d·q) + bias} with the file's weights decoded by
  *       {@link WeightView#dequantizeRow} and the kernel's own quantized activations, to 1e-5 of {@code Σ|terms|}
  *       (the integer sums are exact; what is left is float rounding of the block scaling);</li>
- *   <li>F32/F16/BF16 rows in place: {@code out = Σ W·x + bias}, to 1e-5 of {@code Σ|terms|}.</li>
+ *   <li>F32/F16/BF16 rows in place ({@code quantizingDense(false)}): {@code out = Σ W·x + bias}, to 1e-5 of
+ *       {@code Σ|terms|};</li>
+ *   <li>F32/F16/BF16 rows quantized at load (the default): the same bytes as the file's Q8_0 of those rows, written
+ *       by {@link Q8_0#quantizeRow} and repacked, so the Q8_0 products above cover them.</li>
  * </ul>
  * Shapes: 3 experts of 37 rows (not a multiple of the 16-row tiles) and 160 columns, row ranges starting on
  * tile boundaries, batches of 1 to 19 tokens (the kernels take 8 or 4 at a time), an output offset, and a bias.
@@ -123,7 +128,7 @@ class NativeKernelsTest {
         KernelSet k = kernels(isa);
         SplittableRandom r = new SplittableRandom(f.ordinal() * 100 + T);
         WeightView w = weight(f, r, cols);
-        CpuMatrix m = k.pack(w, pool, arena, new JavaMatrix.Scratch(2));
+        CpuMatrix m = k.quantizingDense(false).pack(w, pool, arena, new JavaMatrix.Scratch(2));
         assertEquals(f.isDense() ? MatrixInput.Form.FLOAT : MatrixInput.Form.Q8, m.inputForm());
         int xRow0 = 2, xOff = 5;
         float[] x = new float[xOff + (xRow0 + T) * cols];
@@ -171,10 +176,18 @@ class NativeKernelsTest {
         float[] x = new float[rows * cols];
         for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(7) - 3));
         for (int c = 32; c < 64; c++) x[5 * cols + c] = 0; // an all-zero block
+        // non-finite values, each alone in its block, at positions a max-reduction could drop
+        int[][] bad = {{7, 3}, {8, 32 + 17}, {9, 64 + 31}, {10, 0}};
+        float[] badValues = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN};
+        for (int j = 0; j < bad.length; j++) x[bad[j][0] * cols + bad[j][1]] = badValues[j];
         MatrixInput in = new MatrixInput().set(x, 0, cols, rows, cols);
         in.prepare(MatrixInput.Form.Q8, k, pool); // 21 rows: split over the pool
+        for (int[] at : bad)
+            assertTrue(Float.isNaN(in.d[at[0] * nb + at[1] / 32]), "a block holding a non-finite value has scale NaN, so its products are NaN");
         for (int i = 0; i < rows; i++)
             for (int b = 0; b < nb; b++) {
+                int row = i, block = b;
+                if (java.util.Arrays.stream(bad).anyMatch(at -> at[0] == row && at[1] / 32 == block)) continue;
                 float amax = 0;
                 int sum = 0;
                 for (int c = 32 * b; c < 32 * b + 32; c++) amax = Math.max(amax, Math.abs(x[i * cols + c]));
@@ -188,6 +201,53 @@ class NativeKernelsTest {
                 }
                 assertEquals(sum, in.s[i * nb + b], "block sum");
             }
+    }
+
+    static Stream<WeightFormat> floatFormats() {
+        return Stream.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16);
+    }
+
+    /**
+     * Float rows become, bit for bit, the tiles of their Q8_0 quantization (ggml's rule, as {@link Q8_0#quantizeRow}
+     * writes a GGUF): random rows, plus blocks that test the edges: all zeros (d = 0), values so small that d is an F16
+     * subnormal, and halves (d = 1, x = ±0.5, ±2.5), which round up as Java's {@code Math.round} does.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("floatFormats")
+    void floatRowsBecomeTheTilesOfTheirQ8_0(WeightFormat f) {
+        kernels(KernelSet.Isa.AVX2);
+        SplittableRandom r = new SplittableRandom(11);
+        int cols = 160, blocks = cols / 32, groups = (ROWS + 15) / 16;
+        WeightView w = weight(f, r, cols);
+        float[] row = new float[cols];
+        java.util.function.BiConsumer<Integer, float[]> put = (i, v) -> {
+            for (int c = 0; c < cols; c++) switch (f) {
+                case F32 -> w.data().set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 4L * c, v[c]);
+                case F16 -> w.data().set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 2L * c, Float.floatToFloat16(v[c]));
+                default -> w.data().set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 2L * c, (short) (Float.floatToRawIntBits(v[c]) >>> 16));
+            }
+        };
+        float[] edge = new float[cols];
+        for (int c = 32; c < 64; c++) edge[c] = (float) (r.nextGaussian() * 1e-4); // block 1: F16-subnormal scale
+        float[] halves = {0.5f, -0.5f, 2.5f, -2.5f, 126.5f, -126.5f, 127f, 1.5f};
+        for (int c = 64; c < 96; c++) edge[c] = halves[c % halves.length]; // block 2: d = 1, ties; block 0 stays zero
+        for (int c = 96; c < cols; c++) edge[c] = (float) r.nextGaussian();
+        put.accept(5, edge);
+        put.accept(ROWS + 20, edge);
+        MemorySegment q8 = arena.allocate((long) ROWS * blocks * Q8_0.BLOCK_BYTES);
+        for (int e = 0; e < E; e++) {
+            for (int i = 0; i < ROWS; i++) {
+                w.dequantizeRow(e, i, row, 0);
+                MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(row, 0, cols)), 0, q8, (long) i * blocks * Q8_0.BLOCK_BYTES, (long) blocks * Q8_0.BLOCK_BYTES);
+            }
+            long qBytes = (long) groups * blocks * 512, sBytes = (long) groups * blocks * 32;
+            MemorySegment wantQ = arena.allocate(qBytes), wantS = arena.allocate(sBytes), gotQ = arena.allocate(qBytes), gotS = arena.allocate(sBytes);
+            goss_cpu_h.goss_cpu_repack_q8_0(q8, (long) blocks * Q8_0.BLOCK_BYTES, ROWS, blocks, 0, groups, wantQ, wantS);
+            goss_cpu_h.goss_cpu_repack_float_q8(DenseMatrix.formatCode(f), w.data().asSlice(w.rowOffset(e, 0)), w.rowStride(), ROWS, blocks,
+                    0, groups, gotQ, gotS);
+            assertEquals(-1, wantQ.mismatch(gotQ), f + " expert " + e + ": q8 codes differ from Q8_0.quantizeRow's");
+            assertEquals(-1, wantS.mismatch(gotS), f + " expert " + e + ": scales differ from Q8_0.quantizeRow's");
+        }
     }
 
     static Stream<KernelSet.Isa> isas() {
