@@ -2,7 +2,11 @@ package io.gossgpu.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.bench.Bench;
+import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.bench.DecodeTraffic;
 import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.Checkpoint;
@@ -71,6 +75,11 @@ class BenchCommandTest {
         assertEquals("goss-gpu: bench: -p and -n are all 0: no test to run", r.err().strip());
     }
 
+    /** The backend the bench runs, for the bytes its weights take as it holds them (float dense weights as Q8_0). */
+    private static Backend cpu() {
+        return new CpuBackendProvider().create(BackendOptions.defaults().with("GOSS_CPU_THREADS", "2"));
+    }
+
     @Test
     void runsEveryTestAtEveryDepthWithTheBytesOfItsPositions() throws Exception {
         CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
@@ -81,10 +90,12 @@ class BenchCommandTest {
         for (JsonNode row : report.get("rows")) tests.add(row.get("test").asText());
         assertEquals(List.of("pp8", "tg4", "pp8 @ d16", "tg4 @ d16"), tests);
         assertEquals(2, report.get("threads").asInt());
-        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults())) {
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults()); Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
-            assertEquals(DecodeTraffic.meanBytesPerToken(w, 0, 4), report.get("rows").get(1).get("bytesPerToken").asLong());
-            assertEquals(DecodeTraffic.meanBytesPerToken(w, 16, 4), report.get("rows").get(3).get("bytesPerToken").asLong());
+            LoadedWeights held = cpu.loadWeights(w);
+            assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 4), report.get("rows").get(1).get("bytesPerToken").asLong());
+            assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 16, 4), report.get("rows").get(3).get("bytesPerToken").asLong());
+            held.close();
         }
         for (JsonNode row : report.get("rows")) {
             assertTrue(row.get("tokensPerSecond").asDouble() > 0, row.toString());
@@ -107,15 +118,17 @@ class BenchCommandTest {
         assertTrue(at >= 0, r.err());
         assertTrue(lines.contains("pp8, time per op kind over 8 tokens:"), r.err());
         double sum = 0;
-        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults())) {
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults()); Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
+            LoadedWeights held = cpu.loadWeights(w);
             for (int i = 0; i < OpKind.values().length; i++) {
                 OpKind op = OpKind.values()[i];
                 String[] f = lines.get(at + 2 + i).trim().split("\\s+");
                 assertEquals(op.name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
                 sum += Double.parseDouble(f[1]);
-                assertEquals(DecodeTraffic.meanBytesPerToken(w, 0, 4, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
+                assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 4, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
             }
+            held.close();
         }
         String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
         assertEquals("step", step[0]);

@@ -128,7 +128,7 @@ public final class Bench {
             SplittableRandom rnd = new SplittableRandom(42);
             // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
             OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
-            Runner run = new Runner(mw, threads, o.reps, o.warmups, rnd, log, times);
+            Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try {
                 try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
@@ -193,7 +193,7 @@ public final class Bench {
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelWeights mw, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times) {
+    private record Runner(ModelWeights mw, LoadedWeights held, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
             for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(mw.config().vocabSize());
@@ -201,7 +201,7 @@ public final class Bench {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
-            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, -1, 0);
+            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, held, -1, 0);
             return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
                     t.bestPerCpu(), 0, 0, 0, 0);
         }
@@ -213,8 +213,8 @@ public final class Bench {
                 int token = first;
                 for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
             });
-            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, depth, tg);
-            long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
+            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg);
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
                     t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0, 0);
@@ -265,9 +265,9 @@ public final class Bench {
                 ex.observer(null);
                 // per token of the batch: the ops' bytes per token depend on how the streams' experts overlap, so no GB/s
                 for (int c = 0; c < profiles.length; c++)
-                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, -1, 0);
+                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0);
             }
-            long bytes = DecodeTraffic.meanBytesPerToken(mw, depth, tg);
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             List<BenchReport.Row> rows = new ArrayList<>();
             for (int c = 0; c < counts.size(); c++) {
                 Timed t = new Timed(tps[c], bestCpu[c]);

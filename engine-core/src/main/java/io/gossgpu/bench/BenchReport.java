@@ -74,7 +74,8 @@ public record BenchReport(String model, String backend, String device, int threa
                 + "best repetition: an estimate of the wall clock if no other process competed for the cores (JIT, GC and\n"
                 + "spin-waiting count against it; idle workers in serial phases flatter it). Equal on an idle machine.\n"
                 + "bytes/token: what a decoded token must read (active experts, every other weight, the unembedding, the KV\n"
-                + "cache at its position), from the file's tensor sizes; GB/s = bytes/token × t/s.\n");
+                + "cache at its position), from the tensor sizes as the backend holds them (the cpu backend's float dense\n"
+                + "weights as Q8_0); GB/s = bytes/token × t/s.\n");
         return sb.toString();
     }
 

@@ -1,6 +1,7 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.graph.OpKind;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
@@ -9,8 +10,9 @@ import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 
 /**
- * The bytes one decoded token must read from memory, counted from the model's tensor sizes as stored in
- * the file: the floor of memory traffic a decode step can have, to compare with the machine's bandwidth.
+ * The bytes one decoded token must read from memory, counted from the model's tensor sizes as the backend holds
+ * them ({@link LoadedWeights#rowBytes}; as stored in the file when no backend is given): the floor of memory traffic a
+ * decode step can have, to compare with the machine's bandwidth.
  */
 public final class DecodeTraffic {
     private DecodeTraffic() {}
@@ -24,18 +26,23 @@ public final class DecodeTraffic {
      * at the cache's {@link KvCacheSpec#bytesPerPosition()}.
      */
     public static long bytesPerToken(ModelWeights w, int position) {
+        return bytesPerToken(w, null, position);
+    }
+
+    /** {@link #bytesPerToken(ModelWeights, int)} with the weights as {@code held} holds them (null: as in the file). */
+    public static long bytesPerToken(ModelWeights w, LoadedWeights held, int position) {
         long total = 0;
-        for (OpKind op : OpKind.values()) total += bytesPerToken(w, position, op);
+        for (OpKind op : OpKind.values()) total += bytesPerToken(w, held, position, op);
         return total;
     }
 
     /** The part of {@link #bytesPerToken(ModelWeights, int)} that {@code op} reads, summed over the layers (0 for the residual adds). */
-    public static long bytesPerToken(ModelWeights w, int position, OpKind op) {
+    public static long bytesPerToken(ModelWeights w, LoadedWeights held, int position, OpKind op) {
         ModelConfig c = w.config();
         switch (op) {
-            case EMBED: return w.embedding().rowBytes();
-            case FINAL_NORM: return viewBytes(w.finalNorm());
-            case LOGITS: return viewBytes(w.unembedding());
+            case EMBED: return w.embedding().rowBytes(); // one row of the file, read in place
+            case FINAL_NORM: return viewBytes(w.finalNorm(), held);
+            case LOGITS: return viewBytes(w.unembedding(), held);
             case ATTN_RESIDUAL, MOE_RESIDUAL: return 0;
             default: break;
         }
@@ -43,45 +50,50 @@ public final class DecodeTraffic {
         for (int l = 0; l < c.numHiddenLayers(); l++) {
             LayerWeights lw = w.layers().get(l);
             total += switch (op) {
-                case ATTN_NORM -> viewBytes(lw.attnNorm());
-                case QKV_ROPE -> sum(lw.q(), lw.qBias(), lw.k(), lw.kBias(), lw.v(), lw.vBias());
-                case ATTENTION -> viewBytes(lw.sinks())
+                case ATTN_NORM -> viewBytes(lw.attnNorm(), held);
+                case QKV_ROPE -> sum(held, lw.q(), lw.qBias(), lw.k(), lw.kBias(), lw.v(), lw.vBias());
+                case ATTENTION -> viewBytes(lw.sinks(), held)
                         + (c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L) * KvCacheSpec.bytesPerPosition(c);
-                case ATTN_OUT -> sum(lw.out(), lw.outBias());
-                case MLP_NORM -> viewBytes(lw.mlpNorm());
-                case ROUTER -> sum(lw.router(), lw.routerBias());
-                case MOE -> c.expertsPerToken() * sum(lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias());
+                case ATTN_OUT -> sum(held, lw.out(), lw.outBias());
+                case MLP_NORM -> viewBytes(lw.mlpNorm(), held);
+                case ROUTER -> sum(held, lw.router(), lw.routerBias());
+                case MOE -> c.expertsPerToken() * sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias());
                 default -> throw new IllegalStateException(op.toString());
             };
         }
         return total;
     }
 
-    private static long sum(WeightView... views) {
+    private static long sum(LoadedWeights held, WeightView... views) {
         long b = 0;
-        for (WeightView v : views) b += viewBytes(v);
+        for (WeightView v : views) b += viewBytes(v, held);
         return b;
     }
 
     /** The mean of {@link #bytesPerToken} over the {@code tokens} positions from {@code first} on (a decode run). */
     public static long meanBytesPerToken(ModelWeights w, int first, int tokens) {
+        return meanBytesPerToken(w, null, first, tokens);
+    }
+
+    /** {@link #meanBytesPerToken(ModelWeights, int, int)} with the weights as {@code held} holds them (null: as in the file). */
+    public static long meanBytesPerToken(ModelWeights w, LoadedWeights held, int first, int tokens) {
         if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
         long sum = 0;
-        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, p);
+        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, held, p);
         return Math.round(sum / (double) tokens);
     }
 
-    /** The part of {@link #meanBytesPerToken(ModelWeights, int, int)} that {@code op} reads. */
-    public static long meanBytesPerToken(ModelWeights w, int first, int tokens, OpKind op) {
+    /** The part of {@link #meanBytesPerToken(ModelWeights, LoadedWeights, int, int)} that {@code op} reads. */
+    public static long meanBytesPerToken(ModelWeights w, LoadedWeights held, int first, int tokens, OpKind op) {
         if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
         long sum = 0;
-        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, p, op);
+        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, held, p, op);
         return Math.round(sum / (double) tokens);
     }
 
     /** Bytes of one expert's part of {@code v} (the whole of an ordinary weight), OpenAI MXFP4 scale bytes included. */
-    private static long viewBytes(WeightView v) {
-        long b = v.rows() * v.rowBytes();
+    private static long viewBytes(WeightView v, LoadedWeights held) {
+        long b = v.rows() * (held == null ? v.rowBytes() : held.rowBytes(v));
         if (v.format() == WeightFormat.MXFP4_OPENAI) b += (long) v.rows() * (v.cols() / ModelConfig.MXFP4_BLOCK);
         return b;
     }

@@ -62,7 +62,7 @@ final class OpTimes implements OpObserver {
      * Prints one line per op kind: ms per token and share of the step; for a decode run ({@code decodeFrom} ≥ 0, its
      * first position, {@code decodeTokens} long) also the bytes the op reads per token and the GB/s that makes.
      */
-    void print(PrintStream log, String test, ModelWeights w, int decodeFrom, int decodeTokens) {
+    void print(PrintStream log, String test, ModelWeights w, io.gossgpu.backend.LoadedWeights held, int decodeFrom, int decodeTokens) {
         long total = 0;
         for (long n : nanos) total += n;
         if (total == 0 || tokens == 0) return;
@@ -73,7 +73,7 @@ final class OpTimes implements OpObserver {
             double ms = nanos[k.ordinal()] / 1e6 / tokens;
             String traffic = "";
             if (decode) {
-                double bytes = DecodeTraffic.meanBytesPerToken(w, decodeFrom, decodeTokens, k);
+                double bytes = DecodeTraffic.meanBytesPerToken(w, held, decodeFrom, decodeTokens, k);
                 traffic = String.format(Locale.ROOT, " %10.2f %8.1f", bytes / 1e6, ms > 0 ? bytes / (ms * 1e6) : 0);
             }
             log.printf(Locale.ROOT, "  %-13s %9.3f %5.1f%%%s%n", k.name().toLowerCase(Locale.ROOT), ms, 100.0 * nanos[k.ordinal()] / total, traffic);

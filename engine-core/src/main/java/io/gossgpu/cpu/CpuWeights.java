@@ -18,7 +18,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 
 /**
  * A model's weights as the cpu backend holds them: vectors (norms, biases, sinks; expert biases
@@ -32,6 +35,8 @@ final class CpuWeights implements LoadedWeights {
     final DeviceWeights<float[], CpuMatrix, CpuMatrix> m;
     private final Arena arena = Arena.ofShared();
     private final List<CpuMatrix> matrices = new ArrayList<>();
+    /** The float weights held as Q8_0 tiles (by identity). */
+    private final Set<WeightView> quantized = Collections.newSetFromMap(new IdentityHashMap<>());
     float[] rope = new float[0]; // cos/sin table rows for positions [0, ropePositions)
     int ropePositions;
 
@@ -51,7 +56,9 @@ final class CpuWeights implements LoadedWeights {
                 public CpuMatrix dense(WeightView v) {
                     // the embedding is read one row per token, in place: nothing to repack
                     if (v == w.embedding() && v != w.unembedding()) return null;
-                    return keep(kernelsFor(v, w, kernels).pack(v, pool, arena, scratch), v, releaseSource);
+                    KernelSet k = kernelsFor(v, w, kernels);
+                    if (v.format().isDense() && k.quantizesDense()) quantized.add(v);
+                    return keep(k.pack(v, pool, arena, scratch), v, releaseSource);
                 }
 
                 @Override
@@ -140,6 +147,12 @@ final class CpuWeights implements LoadedWeights {
     @Override
     public ModelConfig config() {
         return config;
+    }
+
+    /** A float weight quantized at load is read as Q8_0: 34 bytes per 32 values. */
+    @Override
+    public long rowBytes(WeightView v) {
+        return quantized.contains(v) ? WeightFormat.Q8_0.rowBytes(v.cols()) : v.rowBytes();
     }
 
     @Override

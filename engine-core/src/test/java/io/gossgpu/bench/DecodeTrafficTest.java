@@ -48,15 +48,26 @@ class DecodeTrafficTest {
             // a run of 4 tokens from position 8: positions 8..11, the full layer grows by 256 B per step
             assertEquals(weights + (kv(8) + kv(9) + kv(10) + kv(11)) / 4, DecodeTraffic.meanBytesPerToken(w, 8, 4));
             // op by op (bench --op-times), each summed over the 3 layers
-            assertEquals(96 * 2, DecodeTraffic.bytesPerToken(w, 10, OpKind.EMBED));
-            assertEquals(3 * (320 * 96 * 2 + 320 * 2), DecodeTraffic.bytesPerToken(w, 10, OpKind.QKV_ROPE));
-            assertEquals(3 * 16 * 2 + kv(10), DecodeTraffic.bytesPerToken(w, 10, OpKind.ATTENTION));
-            assertEquals(3 * 4 * (320 * 48 + 320 * 3 + 320 * 2 + 96 * 80 + 96 * 5 + 96 * 2), DecodeTraffic.bytesPerToken(w, 10, OpKind.MOE));
-            assertEquals(1031L * 96 * 2, DecodeTraffic.bytesPerToken(w, 10, OpKind.LOGITS));
-            assertEquals(0, DecodeTraffic.bytesPerToken(w, 10, OpKind.MOE_RESIDUAL));
+            assertEquals(96 * 2, DecodeTraffic.bytesPerToken(w, null, 10, OpKind.EMBED));
+            assertEquals(3 * (320 * 96 * 2 + 320 * 2), DecodeTraffic.bytesPerToken(w, null, 10, OpKind.QKV_ROPE));
+            assertEquals(3 * 16 * 2 + kv(10), DecodeTraffic.bytesPerToken(w, null, 10, OpKind.ATTENTION));
+            assertEquals(3 * 4 * (320 * 48 + 320 * 3 + 320 * 2 + 96 * 80 + 96 * 5 + 96 * 2), DecodeTraffic.bytesPerToken(w, null, 10, OpKind.MOE));
+            assertEquals(1031L * 96 * 2, DecodeTraffic.bytesPerToken(w, null, 10, OpKind.LOGITS));
+            assertEquals(0, DecodeTraffic.bytesPerToken(w, null, 10, OpKind.MOE_RESIDUAL));
             long sum = 0;
-            for (OpKind op : OpKind.values()) sum += DecodeTraffic.bytesPerToken(w, 10, op);
+            for (OpKind op : OpKind.values()) sum += DecodeTraffic.bytesPerToken(w, null, 10, op);
             assertEquals(DecodeTraffic.bytesPerToken(w, 10), sum);
+            // as the native cpu kernels hold them: Q, K, V, output and unembedding quantized to Q8_0 (34 B per 32 values)
+            if (io.gossgpu.cpu.matmul.NativeCpu.unavailableReason() == null)
+                try (io.gossgpu.backend.Backend cpu = new io.gossgpu.cpu.CpuBackendProvider().create(io.gossgpu.backend.BackendOptions.defaults());
+                     io.gossgpu.backend.LoadedWeights held = cpu.loadWeights(w)) {
+                    assertEquals(3 * (320 * 3 * 34 + 320 * 2), DecodeTraffic.bytesPerToken(w, held, 10, OpKind.QKV_ROPE));
+                    assertEquals(1031L * 3 * 34, DecodeTraffic.bytesPerToken(w, held, 10, OpKind.LOGITS));
+                    assertEquals(DecodeTraffic.bytesPerToken(w, null, 10, OpKind.MOE), DecodeTraffic.bytesPerToken(w, held, 10, OpKind.MOE),
+                            "experts: tiles of the file's size");
+                    assertEquals(DecodeTraffic.bytesPerToken(w, null, 10, OpKind.ROUTER), DecodeTraffic.bytesPerToken(w, held, 10, OpKind.ROUTER),
+                            "the routers stay float");
+                }
         }
     }
 
