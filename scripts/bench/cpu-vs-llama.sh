@@ -11,6 +11,9 @@
 #                    exist). A model that is not a .gguf (an original/ folder) runs on goss-gpu only.
 #   -t N             threads of both engines (default: 2)
 #   -r N             timed repetitions of each test (default: 3)
+#   --rounds N       run each group of tests N times, the engines taking turns each round (default: 1); the table pools
+#                    the repetitions of all rounds. On a machine whose memory bandwidth drifts (a VM beside noisy
+#                    neighbours) decode speed moves by a third within minutes; rounds spread both engines over the drift
 #   -d DEPTH         the depth of the second group of tests, pp512 and tg32 @ dDEPTH; 0 skips it (default: 8192)
 #   --depth-only     run only the tests at the depth (pp512 and tg32 @ dDEPTH), not those at depth 0
 #   -w N             untimed warm-up runs of each test on goss-gpu, for its JIT (default: 2; llama-bench runs its one)
@@ -30,7 +33,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-depth_only=0 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
+depth_only=0 rounds=1 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
 llama_bench="${LLAMA_BENCH:-/tmp/llama/src/build/bin/llama-bench}"
 models=()
 die() { echo "cpu-vs-llama: $*" >&2; exit 2; }
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -t) threads="${2:?-t needs a number}"; shift 2 ;;
     -r) reps="${2:?-r needs a number}"; shift 2 ;;
+    --rounds) rounds="${2:?--rounds needs a number}"; shift 2 ;;
     -d) depth="${2:?-d needs a number}"; shift 2 ;;
     --depth-only) depth_only=1; shift ;;
     -w) warm="${2:?-w needs a number}"; shift 2 ;;
@@ -51,8 +55,8 @@ while [ $# -gt 0 ]; do
     *) models+=("$1"); shift ;;
   esac
 done
-for n in "$threads" "$reps" "$depth" "$warm"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r, -d and -w take whole numbers, got '$n'"; done
-[ "$threads" -ge 1 ] && [ "$reps" -ge 1 ] || die "-t and -r must be at least 1"
+for n in "$threads" "$reps" "$depth" "$warm" "$rounds"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r, -d, -w and --rounds take whole numbers, got '$n'"; done
+[ "$threads" -ge 1 ] && [ "$reps" -ge 1 ] && [ "$rounds" -ge 1 ] || die "-t, -r and --rounds must be at least 1"
 [ $depth_only = 0 ] || [ "$depth" -gt 0 ] || die "--depth-only needs a depth above 0 (-d)"
 if [ ${#models[@]} -eq 0 ]; then
   for f in /tmp/llama/gpt-oss-20b-synth-L4-mxfp4.gguf /tmp/llama/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
@@ -79,6 +83,7 @@ mkdir -p "$out"
   echo "cores=$(nproc)"
   echo "nice=$(nice)"
   echo "reps=$reps"
+  echo "rounds=$rounds"
   echo "warm=$warm"
   echo "cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
   have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
@@ -106,7 +111,7 @@ modern() { "$java" -jar "$1" bench --help 2>/dev/null | grep -q -- '--n-depth'; 
 # goss JAR_INDEX MODEL GROUP P N D: one goss-gpu bench run; output to $out/goss<i>-<model>-<group>.json (or .md)
 goss() {
   local i="$1" m="$2" g="$3" p="$4" n="$5" d="$6" j="${jars[$1]}" base
-  base="$out/goss$i-$(basename "$m")-$g"
+  base="$out/goss$i-$(basename "$m")-$g$suffix"
   echo "cpu-vs-llama: goss-gpu$([ "$i" = 0 ] || echo " #2") $(basename "$m") -p $p -n $n -d $d" >&2
   if modern "$j"; then
     "$java" -jar "$j" bench --model "$m" --backend cpu --threads "$threads" -p "$p" -n "$n" -d "$d" -r "$reps" -w "$warm" -o json \
@@ -124,7 +129,7 @@ goss() {
 llama() {
   local m="$1" g="$2" p="$3" n="$4" d="$5" base
   [[ "$m" == *.gguf ]] || return 0
-  base="$out/llama-$(basename "$m")-$g"
+  base="$out/llama-$(basename "$m")-$g$suffix"
   echo "cpu-vs-llama: llama-bench $(basename "$m") -p $p -n $n -d $d" >&2
   "$llama_bench" -m "$m" -t "$threads" -p "$p" -n "$n" -d "$d" -r "$reps" -o json --progress > "$base.json" 2> "$base.log" \
     || tail -3 "$base.log" >&2
@@ -133,19 +138,22 @@ llama() {
 # The engines take turns; the order flips from one group to the next, so that neither always runs first.
 engines=(llama)
 for i in "${!jars[@]}"; do engines+=("$i"); done
-turn=0
+turn=0 suffix=""
 for m in "${models[@]}"; do
   groups=()
   [ $depth_only = 1 ] || groups+=("d0 64,512 32 0")
   [ "$depth" -gt 0 ] && groups+=("d$depth 512 32 $depth")
   for spec in "${groups[@]}"; do
     read -r g p n d <<< "$spec"
-    order=("${engines[@]}")
-    [ $((turn % 2)) = 1 ] && for ((k = 0; k < ${#engines[@]}; k++)); do order[$k]="${engines[$((${#engines[@]} - 1 - k))]}"; done
-    for e in "${order[@]}"; do
-      if [ "$e" = llama ]; then llama "$m" "$g" "$p" "$n" "$d"; else goss "$e" "$m" "$g" "$p" "$n" "$d"; fi
+    for ((round = 1; round <= rounds; round++)); do
+      suffix=""; [ "$rounds" = 1 ] || suffix=".r$round"   # one file per engine, group and round
+      order=("${engines[@]}")
+      [ $((turn % 2)) = 1 ] && for ((k = 0; k < ${#engines[@]}; k++)); do order[$k]="${engines[$((${#engines[@]} - 1 - k))]}"; done
+      for e in "${order[@]}"; do
+        if [ "$e" = llama ]; then llama "$m" "$g" "$p" "$n" "$d"; else goss "$e" "$m" "$g" "$p" "$n" "$d"; fi
+      done
+      turn=$((turn + 1))
     done
-    turn=$((turn + 1))
   done
 done
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)" >> "$out/run.env"

@@ -4,14 +4,16 @@
 usage: cpu_vs_llama_table.py OUT_DIR   (prints markdown; also writes OUT_DIR/table.md)
 
 Reads run.env (key=value lines), llama-<model>-<group>.json (llama-bench -o json), goss<i>-<model>-<group>.json
-(goss-gpu bench -o json) and goss<i>-<model>-<group>.md (older goss-gpu builds without -o json: their markdown rows).
+(goss-gpu bench -o json) and goss<i>-<model>-<group>.md (older goss-gpu builds without -o json: their markdown rows),
+each with .r<k> before the extension when the run had several rounds: a test's timed repetitions of every round are
+pooled (mean ± sample stddev of all of them).
 """
 import json
 import os
 import re
 import sys
 
-ENGINES_FILE = re.compile(r"^(llama|goss(\d+))-(.+)-(d\d+)\.(json|md)$")
+ENGINES_FILE = re.compile(r"^(llama|goss(\d+))-(.+)-(d\d+)(?:\.r\d+)?\.(json|md)$")
 MD_ROW = re.compile(r"^\|\s*[^|]*\|\s*cpu\s*\|\s*((?:pp|tg)\d+(?: @ d\d+)?)\s*\|\s*([0-9.]+)\s*±\s*([0-9.]+)\s*\|")
 
 
@@ -36,6 +38,16 @@ def read_env(path):
                 k, v = line.rstrip("\n").split("=", 1)
                 env[k] = v
     return env
+
+
+def pooled(old, samples, **extra):
+    """A test's entry with these repetitions' t/s added to those of earlier rounds: mean and sample stddev of all."""
+    xs = (old["samples"] if old else []) + list(samples)
+    mean = sum(xs) / len(xs)
+    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 if len(xs) > 1 else 0.0
+    d = dict(old or {}, **extra)
+    d.update(ts=mean, sd=sd, samples=xs)
+    return d
 
 
 def sort_key(test):
@@ -65,7 +77,8 @@ def main(out):
             if engine == "llama":
                 for r in first_json(text):
                     t = test_name(int(r["n_prompt"]), int(r["n_gen"]), int(r.get("n_depth", 0)))
-                    tests.setdefault(t, {})["llama"] = dict(ts=float(r["avg_ts"]), sd=float(r["stddev_ts"]))
+                    e = tests.setdefault(t, {})
+                    e["llama"] = pooled(e.get("llama"), [float(x) for x in r.get("samples_ts") or [r["avg_ts"]]])
                     for k in ("build_commit", "flash_attn", "type_k", "type_v", "n_batch", "n_ubatch"):
                         if k in r:
                             llama_info[k] = r[k]
@@ -75,13 +88,14 @@ def main(out):
                 if report.get("bandwidth"):
                     bandwidths.append(report["bandwidth"])
                 for r in report["rows"]:
-                    tests.setdefault(r["test"], {})[engine] = dict(ts=r["tokensPerSecond"], sd=r["stddev"],
-                                                                 pct=r.get("percentOfBandwidth", 0), bytes=r.get("bytesPerToken", 0))
+                    e = tests.setdefault(r["test"], {})
+                    e[engine] = pooled(e.get(engine), r.get("samples") or [r["tokensPerSecond"]], bytes=r.get("bytesPerToken", 0))
             else:
                 for line in text.splitlines():
                     row = MD_ROW.match(line)
                     if row:
-                        tests.setdefault(row.group(1), {})[engine] = dict(ts=float(row.group(2)), sd=float(row.group(3)))
+                        e = tests.setdefault(row.group(1), {})
+                        e[engine] = pooled(e.get(engine), [float(row.group(2))])  # (only the mean is in the markdown)
         except (ValueError, KeyError, TypeError) as e:
             problems.append(f"{name}: could not read it ({e})")
 
@@ -105,6 +119,10 @@ def main(out):
                      + (f"; {devices[i]}" if i in devices else ""))
     info = ", ".join(f"{k} {v}" for k, v in llama_info.items())
     lines.append(f"- llama.cpp: {env.get('llama_bench', '?')}" + (f" ({info})" if info else ""))
+    rounds = int(env.get("rounds", "1") or 1)
+    if rounds > 1:
+        lines.append(f"- {rounds} rounds: each group of tests ran {rounds} times, the engines taking turns; each figure pools "
+                     f"the repetitions of all rounds")
     lines.append(f"- {env.get('threads')} threads both, {env.get('reps')} timed repetitions after warm-up runs (llama.cpp 1, "
                  f"goss-gpu {env.get('warm', '?')}, for its JIT); load average before {env.get('load_before', '?')}, "
                  f"after {env.get('load_after', '?')}")
@@ -147,14 +165,16 @@ def main(out):
             if len(jars) == 2:
                 cells.append(ratio(goss[1], goss[0]))
             g0 = goss[0] or {}
-            cells.append(f"{g0['pct']:.0f} %" if g0.get("pct") else "")
+            # pooled over rounds: the pooled t/s × the bytes per token (the same every round) ÷ the best bandwidth probed
+            cells.append(f"{100 * g0['ts'] * g0['bytes'] / 1e9 / bw:.0f} %" if g0.get("bytes") and bw > 0 and "@" not in test
+                         and test.startswith("tg") else "")
             # llama.cpp's share with goss-gpu's byte count: at depth 0 only (its KV cache is F16, goss-gpu's F32)
             cells.append(f"{100 * llama['ts'] * g0['bytes'] / 1e9 / bw:.0f} %"
                          if llama and g0.get("bytes") and bw > 0 and "@" not in test else "")
             lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("t/s: mean ± sample stddev. x / llama: goss-gpu t/s ÷ llama.cpp t/s, taken in this run. % of bw: decode bytes per")
-    lines.append("token (from the file's tensor sizes: active experts, all other weights, the unembedding, the KV cache) × t/s ÷")
+    lines.append("token (goss-gpu's count, the tensors as it holds them: active experts, all other weights, the unembedding, the KV cache) × t/s ÷")
     lines.append("the read bandwidth; llama.cpp's share uses the same byte count, so only at depth 0.")
     for p in problems:
         lines.append(f"- problem: {p}")
