@@ -1,5 +1,5 @@
 /*
- * attention.c — causal grouped-query attention with sinks, as an online softmax over runs of keys.
+ * attention.c — causal grouped-query attention with sinks, as an online softmax over chunks of keys.
  *
  * Query row r is head h of token t of one KV group (r = t·group + h) at position p_t = qpos0 + t. It sees the
  * keys j at positions P_j with P_j ≤ p_t (and P_j > p_t − W on sliding layers, window W):
@@ -10,130 +10,200 @@
  * two states over disjoint keys are combined by attn_merge (split-K), and attn_finish adds the row's sink
  * logit S (not scaled) and divides:   M = max(m, S),   out = acc·e^(m−M) / (l·e^(m−M) + e^(S−M)).
  *
- * Keys come in the cpu backend's cache layout: blocks of 16 slots, transposed so that one vector holds 16
- * slots of one channel: element (slot s, channel c) at kt[(s >> 4)·kt_block + c·16 + (s & 15)] (kt points at the
- * head's channel 0). Values are rows: v[s·v_stride + d]. A run is the slots s0 .. s0+count−1, holding positions
- * kpos0 .. kpos0+count−1. Every sum runs in a fixed order, so results do not depend on threads.
+ * Keys come in the cpu backend's cache layout: blocks of 16 slots, transposed so that one vector holds 8 slots
+ * of one channel: element (slot s, channel c) at kt[(s >> 4)·kt_block + c·16 + (s & 15)] (kt points at the head's
+ * channel 0). Values are rows: v[s·v_stride + d]. A run is the slots s0 .. s0+count−1, holding positions
+ * kpos0 .. kpos0+count−1.
+ *
+ * attn_update works like a flash-attention tile: for each chunk of up to 64 slots, first every row's scores
+ * (a register-blocked product: 4 rows × 16 slots per pass over the channels), then per row the chunk's max,
+ * e^(s − m) and the rescale of its state, then acc += P·V (2 rows of one token × 32 channels per pass over the
+ * chunk's value rows). Only value rows a token may see enter its sum. Every sum runs in a fixed order, so results
+ * do not depend on threads. The same 256-bit code runs in every kernel set (AVX-512 builds included): it is
+ * bound by the FMA ports on 256-bit machines and by the cache's bandwidth on wider ones.
  */
 #include "isa.h"
 #include "vexp.h"
 
 #define INLINE static inline __attribute__((always_inline))
 
-#ifdef __AVX512F__
-#define VL 16
-#define RT 8
-typedef __m512 vf;
-typedef __mmask16 vmask;
-#define VZERO _mm512_setzero_ps()
-#define VSET1 _mm512_set1_ps
-#define VLOAD _mm512_loadu_ps
-#define VFMA _mm512_fmadd_ps
-#define VMUL _mm512_mul_ps
-#define VSUB _mm512_sub_ps
-#define VEXP goss_exp512
-#define VHSUM goss_hsum512
-INLINE vmask lanes(int a, int b) { return (vmask)(((1u << b) - 1) & ~((1u << a) - 1)); }
-INLINE vf masked(vf x, vmask m, float fill) { return _mm512_mask_mov_ps(_mm512_set1_ps(fill), m, x); }
-/* n ≤ 16 values; whole vectors with plain loads and stores (masked ones cost more) */
-INLINE vf mload(const float *p, int n) { return n == VL ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps((vmask)((1u << n) - 1), p); }
-INLINE void mstore(float *p, vf x, int n) {
-    if (n == VL) _mm512_storeu_ps(p, x);
-    else _mm512_mask_storeu_ps(p, (vmask)((1u << n) - 1), x);
+/* Slots per chunk (4 key blocks) and rows whose scores are kept at once. */
+enum { CHUNK = 64, ROWS = 32 };
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Lanes 0..n−1 of 8 (n ≤ 8). */
+INLINE __m256i tailmask(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-INLINE float vmax(vf x) { return _mm512_reduce_max_ps(x); }
-#else
-#define VL 8
-#define RT 4
-typedef __m256 vf;
-typedef __m256 vmask;
-#define VZERO _mm256_setzero_ps()
-#define VSET1 _mm256_set1_ps
-#define VLOAD _mm256_loadu_ps
-#define VFMA _mm256_fmadd_ps
-#define VMUL _mm256_mul_ps
-#define VSUB _mm256_sub_ps
-#define VEXP goss_exp256
-#define VHSUM goss_hsum256
-INLINE vmask lanes(int a, int b) {
-    __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256i in = _mm256_and_si256(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(a - 1)), _mm256_cmpgt_epi32(_mm256_set1_epi32(b), i));
-    return _mm256_castsi256_ps(in);
-}
-INLINE vf masked(vf x, vmask m, float fill) { return _mm256_blendv_ps(_mm256_set1_ps(fill), x, m); }
-INLINE __m256i tailmask(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-INLINE vf mload(const float *p, int n) { return n == VL ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tailmask(n)); }
-INLINE void mstore(float *p, vf x, int n) {
-    if (n == VL) _mm256_storeu_ps(p, x);
+INLINE __m256 mload(const float *p, int64_t n) { return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, tailmask(n)); }
+INLINE void mstore(float *p, __m256 x, int64_t n) {
+    if (n >= 8) _mm256_storeu_ps(p, x);
     else _mm256_maskstore_ps(p, tailmask(n), x);
 }
-INLINE float vmax(vf x) {
+INLINE float hmax(__m256 x) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     h = _mm_max_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
 }
-#endif
 
-static inline int imin(int64_t a, int64_t b) { return (int)(a < b ? a : b); }
-static inline int imax(int64_t a, int64_t b) { return (int)(a > b ? a : b); }
-
-/* One row's update with the VL keys of lanes a..b−1 (scores sv, unscaled), whose values start at vrow. */
-INLINE void row_update(vf sv, int a, int b, float scale, const float *vrow, int64_t v_stride, int64_t hd,
-                       float *m, float *l, float *acc) {
-    vmask mk = lanes(a, b);
-    vf s = masked(VMUL(sv, VSET1(scale)), mk, -__builtin_inff());
-    float mb = vmax(s), mnew = *m > mb ? *m : mb;
-    float alpha = goss_expf(*m - mnew);
-    vf p = masked(VEXP(VSUB(s, VSET1(mnew))), mk, 0.0f);
-    *l = *l * alpha + VHSUM(p);
-    _Alignas(64) float pv[VL];
-#ifdef __AVX512F__
-    _mm512_store_ps(pv, p);
-#else
-    _mm256_store_ps(pv, p);
-#endif
-    for (int64_t d = 0; d < hd; d += VL) {
-        int n = imin(VL, hd - d);
-        vf o = VMUL(mload(acc + d, n), VSET1(alpha));
-        for (int j = a; j < b; j++) o = VFMA(VSET1(pv[j]), mload(vrow + j * v_stride + d, n), o);
-        mstore(acc + d, o, n);
+/* Scores of 4 rows (q pointers qr, hd channels) against the 16 slots of one key block kb: s[r·CHUNK + 0..15]. */
+INLINE void scores4(const float *const qr[4], const float *kb, int64_t hd, float scale, float *s, const float *pf) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+    for (int64_t c = 0; c < hd; c++) {
+        if (pf) _mm_prefetch((const char *)(pf + 16 * c), _MM_HINT_T0);
+        __m256 k0 = _mm256_loadu_ps(kb + 16 * c), k1 = _mm256_loadu_ps(kb + 16 * c + 8);
+        __m256 x = _mm256_broadcast_ss(qr[0] + c);
+        a0 = _mm256_fmadd_ps(x, k0, a0);
+        a1 = _mm256_fmadd_ps(x, k1, a1);
+        x = _mm256_broadcast_ss(qr[1] + c);
+        b0 = _mm256_fmadd_ps(x, k0, b0);
+        b1 = _mm256_fmadd_ps(x, k1, b1);
+        x = _mm256_broadcast_ss(qr[2] + c);
+        c0 = _mm256_fmadd_ps(x, k0, c0);
+        c1 = _mm256_fmadd_ps(x, k1, c1);
+        x = _mm256_broadcast_ss(qr[3] + c);
+        d0 = _mm256_fmadd_ps(x, k0, d0);
+        d1 = _mm256_fmadd_ps(x, k1, d1);
     }
+    const __m256 f = _mm256_set1_ps(scale);
+    _mm256_storeu_ps(s, _mm256_mul_ps(a0, f));
+    _mm256_storeu_ps(s + 8, _mm256_mul_ps(a1, f));
+    _mm256_storeu_ps(s + CHUNK, _mm256_mul_ps(b0, f));
+    _mm256_storeu_ps(s + CHUNK + 8, _mm256_mul_ps(b1, f));
+    _mm256_storeu_ps(s + 2 * CHUNK, _mm256_mul_ps(c0, f));
+    _mm256_storeu_ps(s + 2 * CHUNK + 8, _mm256_mul_ps(c1, f));
+    _mm256_storeu_ps(s + 3 * CHUNK, _mm256_mul_ps(d0, f));
+    _mm256_storeu_ps(s + 3 * CHUNK + 8, _mm256_mul_ps(d1, f));
+}
+
+/* One row's online-softmax step over chunk lanes a..b−1 of its scores s (lanes 0..n−1 filled, n a multiple of 8):
+ * s becomes e^(s − m_new) there and 0 elsewhere, l and m move on, and the factor acc must be scaled by is returned. */
+INLINE float softmax_step(float *s, int64_t n, int64_t a, int64_t b, float *m, float *l) {
+    const __m256 ninf = _mm256_set1_ps(-__builtin_inff());
+    __m256 mx = ninf;
+    for (int64_t j = 0; j < n; j += 8) {
+        __m256i lane = _mm256_add_epi32(_mm256_set1_epi32((int)j), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 in = _mm256_castsi256_ps(_mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)a - 1)),
+                                                         _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), lane)));
+        __m256 x = _mm256_blendv_ps(ninf, _mm256_loadu_ps(s + j), in);
+        _mm256_storeu_ps(s + j, x);
+        mx = _mm256_max_ps(mx, x);
+    }
+    float mb = hmax(mx), mnew = *m > mb ? *m : mb;
+    float alpha = goss_expf(*m - mnew);
+    __m256 sum = _mm256_setzero_ps(), mv = _mm256_set1_ps(mnew);
+    for (int64_t j = 0; j < n; j += 8) {
+        __m256 p = goss_exp256(_mm256_sub_ps(_mm256_loadu_ps(s + j), mv)); /* −∞ → 0 */
+        _mm256_storeu_ps(s + j, p);
+        sum = _mm256_add_ps(sum, p);
+    }
+    *l = *l * alpha + goss_hsum256(sum);
     *m = mnew;
+    return alpha;
+}
+
+/* acc_r = acc_r·alpha_r + Σ_{j=a..b−1} p_r[j]·v_j for nr ≤ 2 rows (the same token), channels d0 .. d0+8·nv−1 of which
+ * the last vector holds `tail` (1..8) channels. */
+INLINE void pv_tile(int nr, int nv, int64_t tail, float *const accr[2], const float alpha[2], const float *const pr[2],
+                    const float *vrow, int64_t v_stride, int64_t a, int64_t b, int pf) {
+    __m256 o[2][4];
+    _Pragma("GCC unroll 2")
+    for (int r = 0; r < nr; r++) {
+        __m256 f = _mm256_set1_ps(alpha[r]);
+        _Pragma("GCC unroll 4")
+        for (int i = 0; i < nv; i++) o[r][i] = _mm256_mul_ps(mload(accr[r] + 8 * i, i == nv - 1 ? tail : 8), f);
+    }
+    for (int64_t j = a; j < b; j++) {
+        const float *vj = vrow + j * v_stride;
+        if (pf) {
+            _mm_prefetch((const char *)(vj + CHUNK * v_stride), _MM_HINT_T0);
+            if (nv > 2) _mm_prefetch((const char *)(vj + CHUNK * v_stride + 16), _MM_HINT_T0);
+        }
+        __m256 w[4];
+        _Pragma("GCC unroll 4")
+        for (int i = 0; i < nv; i++) w[i] = mload(vj + 8 * i, i == nv - 1 ? tail : 8);
+        _Pragma("GCC unroll 2")
+        for (int r = 0; r < nr; r++) {
+            __m256 p = _mm256_broadcast_ss(pr[r] + j);
+            _Pragma("GCC unroll 4")
+            for (int i = 0; i < nv; i++) o[r][i] = _mm256_fmadd_ps(p, w[i], o[r][i]);
+        }
+    }
+    _Pragma("GCC unroll 2")
+    for (int r = 0; r < nr; r++) {
+        _Pragma("GCC unroll 4")
+        for (int i = 0; i < nv; i++) mstore(accr[r] + 8 * i, o[r][i], i == nv - 1 ? tail : 8);
+    }
+}
+
+/* pv_tile over all channels, 32 at a time (constant tile shapes keep the accumulators in registers). */
+INLINE void pv_rows(int nr, float *const accr[2], const float alpha[2], const float *const pr[2], const float *vrow,
+                    int64_t v_stride, int64_t hd, int64_t a, int64_t b, int pf) {
+    for (int64_t d0 = 0; d0 < hd; d0 += 32) {
+        int64_t w = min64(32, hd - d0), tail = w - 8 * ((w - 1) / 8);
+        int nv = (int)((w + 7) / 8);
+        float *acc2[2] = {accr[0] + d0, accr[1] + d0};
+        const float *v = vrow + d0;
+        if (nr == 2) {
+            switch (nv) {
+                case 1: pv_tile(2, 1, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 2: pv_tile(2, 2, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 3: pv_tile(2, 3, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                default: pv_tile(2, 4, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+            }
+        } else {
+            switch (nv) {
+                case 1: pv_tile(1, 1, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 2: pv_tile(1, 2, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 3: pv_tile(1, 3, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                default: pv_tile(1, 4, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+            }
+        }
+    }
 }
 
 void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
                           int64_t window, const float *kt, int64_t kt_block, const float *v, int64_t v_stride,
                           int64_t s0, int64_t count, int64_t kpos0, float scale, float *m, float *l, float *acc) {
-    const int64_t rows = nt * group, end = s0 + count;
-    for (int64_t sb = s0 & ~(int64_t)(VL - 1); sb < end; sb += VL) {
-        /* lanes j hold slots sb + j; those in the run are lo..hi−1, at positions P0 + j */
-        const float *kb = kt + (sb >> 4) * kt_block + (sb & 15);
-        const int lo = imax(0, s0 - sb), hi = imin(VL, end - sb);
-        const int64_t P0 = kpos0 + (sb - s0);
-        for (int64_t r0 = 0; r0 < rows; r0 += RT) {
-            const int nr = imin(RT, rows - r0);
-            const float *qr[RT];
-            vf sc[RT];
-            _Pragma("GCC unroll 8")
-            for (int r = 0; r < RT; r++) {
-                int64_t row = r0 + (r < nr ? r : 0);
-                qr[r] = q + (row / group) * q_stride + (row % group) * hd;
-                sc[r] = VZERO;
+    const int64_t rows = nt * group, end = s0 + count, base = kpos0 - s0; /* slot σ holds position σ + base */
+    _Alignas(32) float s[ROWS * CHUNK];
+    float alpha[ROWS];
+    for (int64_t r0 = 0; r0 < rows; r0 += ROWS) {
+        const int64_t nr = min64(ROWS, rows - r0);
+        for (int64_t c0 = s0 & ~(int64_t)15; c0 < end; c0 += CHUNK) {
+            /* slots c0 .. c0+n−1: whole key blocks, those past the run masked below */
+            const int64_t n = min64(CHUNK, ((end - c0) + 15) & ~(int64_t)15);
+            for (int64_t i = 0; i < nr; i += 4) {
+                const float *qr[4];
+                _Pragma("GCC unroll 4")
+                for (int k = 0; k < 4; k++) {
+                    int64_t row = r0 + min64(i + k, nr - 1); /* rows past nr repeat the last; their scores are not read */
+                    qr[k] = q + (row / group) * q_stride + (row % group) * hd;
+                }
+                float tmp[4 * CHUNK], *dst = i + 4 <= nr ? s + i * CHUNK : tmp;
+                for (int64_t j = 0; j < n; j += 16)
+                    scores4(qr, kt + ((c0 + j) >> 4) * kt_block, hd, scale, dst + j,
+                            i == 0 ? kt + ((c0 + j + CHUNK) >> 4) * kt_block : 0);
+                if (dst == tmp) memcpy(s + i * CHUNK, tmp, sizeof(float) * CHUNK * (nr - i));
             }
-            for (int64_t c = 0; c < hd; c++) {
-                vf kv = VLOAD(kb + c * 16);
-                _Pragma("GCC unroll 8")
-                for (int r = 0; r < RT; r++) sc[r] = VFMA(VSET1(qr[r][c]), kv, sc[r]);
-            }
-            for (int r = 0; r < nr; r++) {
-                int64_t row = r0 + r, p = qpos0 + row / group;
-                int a = lo, b = hi;                       /* causal: P ≤ p; window: P > p − W */
-                if (p - P0 + 1 < b) b = imax(0, p - P0 + 1);
-                if (window > 0 && p - window + 1 - P0 > a) a = imin(VL, p - window + 1 - P0);
+            /* per token: the chunk lanes it sees (run bounds, causal, window), then its rows' softmax and P·V */
+            for (int64_t t = (r0 / group); t * group < r0 + nr; t++) {
+                const int64_t p = qpos0 + t;
+                int64_t lo = max64(s0, c0), hi = min64(end, min64(c0 + n, p + 1 - base));
+                if (window > 0) lo = max64(lo, p - window + 1 - base);
+                const int64_t a = lo - c0, b = hi - c0, h0 = max64(t * group, r0), h1 = min64((t + 1) * group, r0 + nr);
                 if (a >= b) continue;
-                row_update(sc[r], a, b, scale, v + sb * v_stride, v_stride, hd, m + row, l + row, acc + row * hd);
+                for (int64_t row = h0; row < h1; row++)
+                    alpha[row - r0] = softmax_step(s + (row - r0) * CHUNK, n, a, b, m + row, l + row);
+                for (int64_t row = h0; row < h1; row += 2) {
+                    int nrow = row + 1 < h1 ? 2 : 1;
+                    float *accr[2] = {acc + row * hd, acc + (row + nrow - 1) * hd};
+                    const float *pr[2] = {s + (row - r0) * CHUNK, s + (row + nrow - 1 - r0) * CHUNK};
+                    const float al[2] = {alpha[row - r0], alpha[row + nrow - 1 - r0]};
+                    pv_rows(nrow, accr, al, pr, v + c0 * v_stride, v_stride, hd, a, b, row == h0);
+                }
             }
         }
     }
@@ -146,9 +216,10 @@ void GOSS_FN(attn_merge)(int64_t rows, int64_t hd, float *m, float *l, float *ac
         if (M == -__builtin_inff()) continue; /* neither saw a key */
         float a1 = goss_expf(m[r] - M), a2 = goss_expf(m2[r] - M);
         l[r] = l[r] * a1 + l2[r] * a2;
-        for (int64_t d = 0; d < hd; d += VL) {
-            int n = imin(VL, hd - d);
-            mstore(acc + r * hd + d, VFMA(mload(acc + r * hd + d, n), VSET1(a1), VMUL(mload(acc2 + r * hd + d, n), VSET1(a2))), n);
+        for (int64_t d = 0; d < hd; d += 8) {
+            int64_t n = min64(8, hd - d);
+            mstore(acc + r * hd + d, _mm256_fmadd_ps(mload(acc + r * hd + d, n), _mm256_set1_ps(a1),
+                                                     _mm256_mul_ps(mload(acc2 + r * hd + d, n), _mm256_set1_ps(a2))), n);
         }
         m[r] = M;
     }
@@ -161,9 +232,9 @@ void GOSS_FN(attn_finish)(int64_t nt, int64_t group, int64_t hd, const float *m,
             int64_t r = t * group + h;
             float S = sinks[h], M = m[r] > S ? m[r] : S;
             float a = goss_expf(m[r] - M), z = l[r] * a + goss_expf(S - M), f = a / z;
-            for (int64_t d = 0; d < hd; d += VL) {
-                int n = imin(VL, hd - d);
-                mstore(out + t * out_stride + h * hd + d, VMUL(mload(acc + r * hd + d, n), VSET1(f)), n);
+            for (int64_t d = 0; d < hd; d += 8) {
+                int64_t n = min64(8, hd - d);
+                mstore(out + t * out_stride + h * hd + d, _mm256_mul_ps(mload(acc + r * hd + d, n), _mm256_set1_ps(f)), n);
             }
         }
 }
