@@ -1,6 +1,6 @@
 // common.h — what every kernel file of this folder includes: the macro convention below, NEG_BIG, the dense
 // weight decode and the MXFP4 table. Each file is valid Metal and is ALSO compiled as C++ (g++ -DGOSS_METAL_EMU,
-// native/metal-emu/metal_emu.h) into the emulated Metal device that CI uses. To keep both true, kernels follow a
+// test-harness/metal-emu/metal_emu.h) into the emulated Metal device that CI uses. To keep both true, kernels follow a
 // thin macro convention instead of writing Metal's attribute syntax directly:
 //
 //   KERNEL(name)(args...)            kernel void name(args...)

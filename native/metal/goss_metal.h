@@ -3,7 +3,7 @@
  *
  * Two implementations exist:
  *   native/metal/goss_metal.m        the real one, Objective-C on macOS (libgoss_metal.dylib)
- *   native/metal-emu/goss_metal_emu.cpp  an emulated device for Linux CI (libgoss_metal_emu.so) that runs
+ *   test-harness/metal-emu/goss_metal_emu.cpp  an emulated device for Linux CI (libgoss_metal_emu.so) that runs
  *                                    the .metal kernels compiled as C++ on the CPU
  *
  * Conventions:

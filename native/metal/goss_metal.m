@@ -5,7 +5,7 @@
 // Handles are Objective-C objects handed to C as retained pointers (CFBridgingRetain) and released by
 // the matching *_release (CFBridgingRelease). Every entry point runs in its own @autoreleasepool because
 // the callers are Java threads without a run loop. It cannot be built on Linux (no Metal there): the emulated device
-// in native/metal-emu implements the same header for CI, and CI compiles this file with clang against GNUstep's
+// in test-harness/metal-emu implements the same header for CI, and CI compiles this file with clang against GNUstep's
 // Foundation and a stand-in Metal header checked against Apple's API (native/metal-check/check.sh).
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>

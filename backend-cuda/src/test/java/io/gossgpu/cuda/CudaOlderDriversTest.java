@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * Older drivers and GPU generations, as the fake driver reports them ({@code goss_fake_cuda_configure} in
  * fakecuda.c): its cuDriverGetVersion and compute capability change, and its module loads refuse PTX of an ISA
  * newer than that driver's CUDA version, and PTX for a newer target, as a real driver does. Runs only under the fake
- * driver (backend-cuda/src/test/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
+ * driver (test-harness/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
  */
 class CudaOlderDriversTest {
     private static final MethodHandle CONFIGURE = fakeConfigure().orElse(null);
@@ -58,7 +58,7 @@ class CudaOlderDriversTest {
 
     @BeforeEach
     void requireTheFakeDriver() {
-        assumeTrue(CONFIGURE != null, "needs the fake CUDA driver (backend-cuda/src/test/fake-driver/test-with-fake-driver.sh)");
+        assumeTrue(CONFIGURE != null, "needs the fake CUDA driver (test-harness/fake-driver/test-with-fake-driver.sh)");
         assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
     }
 

@@ -64,12 +64,12 @@ final class MetalNative {
             if (!Files.isRegularFile(p)) throw new GossException("GOSS_METAL_LIBRARY=" + explicit + " is not a file");
             return p;
         }
-        String file = emulator ? "libgoss_metal_emu.so" : "libgoss_metal.dylib";
+        if (emulator)
+            throw new GossException("the emulated Metal device is a test harness, not part of goss-gpu: build the test-harness module "
+                    + "(Linux, g++) and set GOSS_METAL_LIBRARY to its target/lib/libgoss_metal_emu.so");
+        String file = "libgoss_metal.dylib";
         URL url = MetalNative.class.getResource(RESOURCE_DIR + file);
-        if (url == null)
-            throw new GossException(file + " is not in this build (" + (emulator
-                    ? "the emulated Metal device is built on Linux with g++ by the native module"
-                    : "the Metal shim is built on macOS by the native module") + ")");
+        if (url == null) throw new GossException(file + " is not in this build (the Metal shim is built on macOS by the native module)");
         try {
             if (url.getProtocol().equals("file")) return Path.of(url.toURI());
             Path tmp = Files.createTempFile("goss-metal-", "-" + file);

@@ -2,7 +2,7 @@
  * A fake CUDA driver for testing goss-gpu on a machine without a GPU: "device" memory is host memory,
  * streams run everything at once, PTX is checked for the entry point but not compiled. cuLaunchKernel
  * (and cuGraphLaunch, replaying captured launches) runs the REAL kernel source of kernels/cuda, compiled
- * for the host as C++ under the CUDA emulator (native/cuda-emu: fibers per thread, real __syncthreads
+ * for the host as C++ under the CUDA emulator (test-harness/cuda-emu: fibers per thread, real __syncthreads
  * and warp-shuffle rendezvous); a kernel the emulator reports (divergent barrier, bad shuffle mask)
  * fails the launch with CUDA_ERROR_LAUNCH_FAILED and a message on stderr. It checks what it is given
  * (launch dimensions, JIT option values, kernel names and parameter sizes) and fails like the driver would.
@@ -12,7 +12,8 @@
  * (cuMemAlloc -> cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2, ...). What the Java
  * bindings pass therefore goes through the same symbols and C types as with the real driver.
  *
- * Build and run the CUDA tests against it: backend-cuda/src/test/fake-driver/test-with-fake-driver.sh
+ * Built by build.sh (the test-harness module runs it); run the CUDA tests against it with
+ * test-harness/fake-driver/test-with-fake-driver.sh
  */
 #include <cuda.h>
 #include <math.h>
@@ -218,7 +219,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     int nparams;
     size_t sizes[GOSS_CUEMU_MAX_PARAMS];
     if (goss_cuemu_kernel(name, &nparams, sizes) != 0) {
-        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (native/cuda-emu/cuda_kernels.cpp: is its file in kernels/cuda?)\n", name);
+        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (test-harness/cuda-emu/cuda_kernels.cpp: is its file in kernels/cuda?)\n", name);
         return CUDA_ERROR_NOT_FOUND;
     }
     if (nparams > MAX_PARAMS) return CUDA_ERROR_NOT_FOUND;

@@ -1,7 +1,7 @@
 /*
  * cuda_emu.h — the subset of CUDA C++ that goss-gpu's kernels (the .cu files of kernels/cuda) use, for compiling them
  * as host C++ (g++) into the emulated CUDA device behind the fake driver
- * (backend-cuda/src/test/fake-driver). See native/cuda-emu/README.md.
+ * (test-harness/fake-driver). See test-harness/cuda-emu/README.md.
  *
  *   - __global__/__device__/__host__/__constant__ are empty, __forceinline__ is inline (one flat address space).
  *   - __shared__ is `static thread_local`: a block's threads are fibers on one OS thread and share it; blocks

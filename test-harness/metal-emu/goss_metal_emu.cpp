@@ -3,7 +3,7 @@
  *
  * Kernels are the kernels/metal sources compiled as C++ through metal_emu.h (see emu_kernels.cpp) and
  * registered by name. A dispatch runs its threadgroups one after another on the calling thread, each on the
- * fiber scheduler shared with the CUDA emulator (native/gpu-emu/fibers.h: every thread a ucontext fiber;
+ * fiber scheduler shared with the CUDA emulator (test-harness/gpu-emu/fibers.h: every thread a ucontext fiber;
  * threadgroup barriers and simdgroup functions are rendezvous; a divergent barrier or simdgroup call fails
  * the dispatch with an error that names the kernel). This file adds the Metal side: bindings, threadgroup
  * memory, thread positions and the simdgroup reductions/shuffles done at the rendezvous. GOSS_EMU_ORDER and
@@ -94,7 +94,7 @@ struct goss_mtl_cmd {
     double seconds = 0;
 };
 
-// ---- dispatches on the shared fiber scheduler (native/gpu-emu/fibers.h) ------------------------------
+// ---- dispatches on the shared fiber scheduler (test-harness/gpu-emu/fibers.h) ------------------------------
 namespace {
 /* Per OS thread: the dispatch now running (bindings, threadgroup memory, the threads' positions). */
 struct Exec {

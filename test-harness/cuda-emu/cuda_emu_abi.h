@@ -1,5 +1,5 @@
 /* cuda_emu_abi.h — the C interface of the emulated CUDA device, called by the fake driver
- * (backend-cuda/src/test/fake-driver/fakecuda.c) and by the emulator's self-test. */
+ * (test-harness/fake-driver/fakecuda.c) and by the emulator's self-test. */
 #ifndef GOSS_CUDA_EMU_ABI_H
 #define GOSS_CUDA_EMU_ABI_H
 
