@@ -11,5 +11,3 @@ KERNEL(add)(BUF(device const float *, a, 0), BUF(device const float *, b, 1), BU
             PARAMS(AddParams, p, 3), GRID_POS(i)) {
     if (i < p.n) out[i] = a[i] + b[i];
 }
-
-EMU_REGISTER(add)

@@ -33,5 +33,3 @@ KERNEL(argmax)(BUF(device const float *, logits, 0), BUF(device int *, out, 1), 
         out[row] = int(bi);
     }
 }
-
-EMU_REGISTER(argmax)

@@ -71,6 +71,3 @@ KERNEL(kv_store)(BUF(device const float *, k, 0), BUF(device const float *, v, 1
     kc[slot * p.kvDim + c] = k[i * p.kvDim + c];
     vc[slot * p.kvDim + c] = v[i * p.kvDim + c];
 }
-
-EMU_REGISTER(attention)
-EMU_REGISTER(kv_store)

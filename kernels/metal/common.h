@@ -11,10 +11,9 @@
 //                                    [[threads_per_threadgroup]], [[thread_position_in_grid]],
 //                                    [[thread_index_in_simdgroup]], [[simdgroup_index_in_threadgroup]]
 //   TG_ARRAY(type, name, n)          threadgroup type name[n]
-//   EMU_REGISTER(name)               nothing in Metal; registers the kernel by name in the emulator
 //
-// A line that starts with "KERNEL(" declares a kernel (the emulator checks at library creation that it
-// compiled every one of them). Only 1-D grids, scalar types, threadgroup_barrier and simd_sum/simd_max/
+// A line that starts with "KERNEL(" declares a kernel: the emulator's build registers each such line's kernel by
+// name (test-harness/metal-emu/build.sh), and checks at library creation that it compiled every one of them. Only 1-D grids, scalar types, threadgroup_barrier and simd_sum/simd_max/
 // simd_shuffle_down are used: the emulator implements exactly those and refuses to compile the rest.
 // Sizes and offsets are element indices in uint (gpt-oss-120b's largest tensor has < 2^32 elements).
 #ifndef GOSS_METAL_COMMON_H
@@ -34,7 +33,6 @@ using namespace metal;
 #define SIMD_LANE(name) uint name [[thread_index_in_simdgroup]]
 #define SIMD_GROUP(name) uint name [[simdgroup_index_in_threadgroup]]
 #define TG_ARRAY(type, name, n) threadgroup type name[n]
-#define EMU_REGISTER(name)
 #endif
 
 // A large finite "minus infinity": Metal compiles with fast math, which may assume no infinities.

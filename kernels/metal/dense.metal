@@ -65,6 +65,3 @@ KERNEL(dense_tiled)(BUF(device const uchar *, W, 0), BUF(device const float *, b
         if (r < p.rows && t < p.T) out[t * p.outStride + r] = acc[j] + (p.hasBias != 0 ? bias[r] : 0.0f);
     }
 }
-
-EMU_REGISTER(dense)
-EMU_REGISTER(dense_tiled)

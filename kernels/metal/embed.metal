@@ -12,5 +12,3 @@ KERNEL(embed)(BUF(device const uchar *, table, 0), BUF(device const int *, token
     uint tok = uint(tokens[row]);
     for (uint c = tid; c < p.H; c += nt) out[row * p.H + c] = load_w(table, p.fmt, tok * p.H + c);
 }
-
-EMU_REGISTER(embed)

@@ -227,10 +227,3 @@ KERNEL(moe_combine)(BUF(device const float *, y, 0), BUF(device const int *, exp
         if (uint(experts[t * p.k + j]) < p.E) total += weights[t * p.k + j] * y[(t * p.k + j) * p.H + d];
     out[gid] = total;
 }
-
-EMU_REGISTER(moe_gate_up)
-EMU_REGISTER(moe_down)
-EMU_REGISTER(moe_sort)
-EMU_REGISTER(moe_gate_up_tiled)
-EMU_REGISTER(moe_down_tiled)
-EMU_REGISTER(moe_combine)

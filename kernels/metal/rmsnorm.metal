@@ -22,5 +22,3 @@ KERNEL(rmsnorm)(BUF(device const float *, x, 0), BUF(device const float *, scale
     float inv = rsqrt(total / float(p.n) + p.eps);
     for (uint c = tid; c < p.n; c += nt) out[row * p.n + c] = xr[c] * inv * scale[c];
 }
-
-EMU_REGISTER(rmsnorm)

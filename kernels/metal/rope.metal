@@ -21,5 +21,3 @@ KERNEL(rope)(BUF(device float *, x, 0), BUF(device const float *, table, 1), PAR
     x[base + j] = x1 * c - x2 * s;
     x[base + half_ + j] = x2 * c + x1 * s;
 }
-
-EMU_REGISTER(rope)

@@ -28,5 +28,3 @@ KERNEL(topk_softmax)(BUF(device const float *, logits, 0), BUF(device int *, exp
     for (uint j = 0; j < p.k; j++) z += exp(g[experts[t * p.k + j]] - m);
     for (uint j = 0; j < p.k; j++) weights[t * p.k + j] = exp(g[experts[t * p.k + j]] - m) / z;
 }
-
-EMU_REGISTER(topk_softmax)

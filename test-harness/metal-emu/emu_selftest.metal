@@ -70,12 +70,3 @@ KERNEL(emu_test_unwritten_threadgroup)(BUF(device float *, out, 0), TID(tid), TG
     threadgroup_barrier(mem_flags::mem_threadgroup);
     tmp[nt] = 0.0f; // what the next threadgroup reads without poisoning
 }
-
-EMU_REGISTER(emu_test_unbound)
-EMU_REGISTER(emu_test_reverse)
-EMU_REGISTER(emu_test_reverse_dynamic)
-EMU_REGISTER(emu_test_simd)
-EMU_REGISTER(emu_test_divergent_barrier)
-EMU_REGISTER(emu_test_divergent_simd)
-EMU_REGISTER(emu_test_missing_barrier)
-EMU_REGISTER(emu_test_unwritten_threadgroup)

@@ -21,7 +21,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.HashMap;
+import java.util.EnumMap;
 import java.util.Map;
 
 import static io.gossgpu.metal.bindings.goss_metal_h.*;
@@ -42,7 +42,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final MemorySegment dev, queue, lib;
     private final String description;
     private final BackendOptions options;
-    private final Map<String, Kernel> kernels = new HashMap<>();
+    private final Map<MetalKernel, Kernel> kernels = new EnumMap<>(MetalKernel.class);
     private final Arena arena = Arena.ofShared();
     private final MemorySegment paramBytes = arena.allocate(256, 16);
     /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
@@ -128,14 +128,15 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     /** A compute pipeline and its threadgroup size (knob {@code GOSS_METAL_<NAME>_TG}). */
     record Kernel(String name, MemorySegment pipeline, int maxThreads, int threads) {}
 
-    Kernel kernel(String name) {
-        Kernel k = kernels.get(name);
+    Kernel kernel(MetalKernel kernel) {
+        Kernel k = kernels.get(kernel);
         if (k != null) return k;
+        String name = kernel.function;
         MemorySegment p = goss_mtl_pipeline_create(lib, arena.allocateFrom(name));
         if (p.equals(MemorySegment.NULL)) throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
         int max = goss_mtl_pipeline_max_threads(p);
-        k = new Kernel(name, p, max, Knobs.threadgroupSize(options, name, max));
-        kernels.put(name, k);
+        k = new Kernel(name, p, max, Knobs.threadgroupSize(options, kernel, max));
+        kernels.put(kernel, k);
         return k;
     }
 
@@ -144,7 +145,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         private final MemorySegment c;
         private final Kernel k;
 
-        Dispatch(String kernel) {
+        Dispatch(MetalKernel kernel) {
             this.k = kernel(kernel);
             this.c = metal.commandBuffer();
             goss_mtl_cmd_set_pipeline(c, k.pipeline());
@@ -198,20 +199,20 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     protected void runEmbed(MetalWeights w, int[] tokens, BufferTensor<Buf> out) {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
         Dense e = w.tensors.embedding();
-        new Dispatch("embed").buf(0, e.buf(), e.offset()).buf(1, s.buf(), s.offset()).buf(2, out.buffer())
+        new Dispatch(MetalKernel.EMBED).buf(0, e.buf(), e.offset()).buf(1, s.buf(), s.offset()).buf(2, out.buffer())
                 .params(3, w.config().hiddenSize(), e.fmt()).run(tokens.length);
     }
 
     @Override
     protected void runRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        new Dispatch("rmsnorm").buf(0, x.buffer()).buf(1, w.tensors.norm(layer, which)).buf(2, out.buffer())
+        new Dispatch(MetalKernel.RMSNORM).buf(0, x.buffer()).buf(1, w.tensors.norm(layer, which)).buf(2, out.buffer())
                 .params(3, x.cols(), w.config().rmsNormEps()).run(x.rows());
     }
 
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
     private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
-        Dispatch d = new Dispatch(tiled ? "dense_tiled" : "dense").buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias)
+        Dispatch d = new Dispatch(tiled ? MetalKernel.DENSE_TILED : MetalKernel.DENSE).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias)
                 .buf(2, x, xOffset).buf(3, out).params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows());
         if (tiled) d.run((long) ((m.rows() + 31) / 32) * ((T + 7) / 8));
         else d.runSimdgroups(m.rows());
@@ -238,7 +239,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     /** RoPE on rows {@code row0 .. row0 + rows − 1} of {@code x}, at positions {@code start ..}. */
     private void rope(BufferTensor<Buf> x, int row0, int rows, int heads, int hd, int start, Buf table) {
-        new Dispatch("rope").buf(0, x.buffer(), 4L * row0 * x.cols()).buf(1, table).params(2, rows, heads, hd, start, x.cols())
+        new Dispatch(MetalKernel.ROPE).buf(0, x.buffer(), 4L * row0 * x.cols()).buf(1, table).params(2, rows, heads, hd, start, x.cols())
                 .runThreads((long) rows * heads * (hd / 2));
     }
 
@@ -251,13 +252,13 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         int T = span.rows(), start = span.start(), slots = cache.spec().slots(layer);
         long qRow = 4L * span.row0() * c.qDim(), kvRow = 4L * span.row0() * c.kvDim();
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        new Dispatch("attention").buf(0, q.buffer(), qRow).buf(1, k.buffer(), kvRow).buf(2, v.buffer(), kvRow).buf(3, cache.keys(layer))
+        new Dispatch(MetalKernel.ATTENTION).buf(0, q.buffer(), qRow).buf(1, k.buffer(), kvRow).buf(2, v.buffer(), kvRow).buf(3, cache.keys(layer))
                 .buf(4, cache.values(layer)).buf(5, w.tensors.layer(layer).sinks()).buf(6, out.buffer(), qRow)
                 .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
                         (float) (1 / Math.sqrt(c.headDim())))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
-        new Dispatch("kv_store").buf(0, k.buffer(), kvRow).buf(1, v.buffer(), kvRow).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
+        new Dispatch(MetalKernel.KV_STORE).buf(0, k.buffer(), kvRow).buf(1, v.buffer(), kvRow).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
                 .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
     }
 
@@ -266,7 +267,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ModelConfig c = w.config();
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
         matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
-        new Dispatch("topk_softmax").buf(0, logits).buf(1, r.ids()).buf(2, r.weights())
+        new Dispatch(MetalKernel.TOPK_SOFTMAX).buf(0, logits).buf(1, r.ids()).buf(2, r.weights())
                 .params(3, x.rows(), c.numExperts(), r.k()).runThreads(x.rows());
     }
 
@@ -280,10 +281,10 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
             moePrefill(l, x, r, act, out, c);
             return;
         }
-        new Dispatch("moe_gate_up").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch(MetalKernel.MOE_GATE_UP).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, r.ids()).buf(8, act)
                 .params(9, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * k * I);
-        new Dispatch("moe_down").buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
+        new Dispatch(MetalKernel.MOE_DOWN).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, r.ids()).buf(5, r.weights()).buf(6, out.buffer())
                 .params(7, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * H);
     }
@@ -295,22 +296,22 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         Buf group = scratch.ensure("MoE expert groups", 4L * (2L * E + n + 8L * E));
         long pairsOffset = 8L * E;
         Buf y = scratch.ensure("MoE expert outputs", 4L * n * H);
-        new Dispatch("moe_sort").buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
+        new Dispatch(MetalKernel.MOE_SORT).buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
         long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
         Number[] p = {T, k, H, I, E, c.swigluLimit()};
-        new Dispatch("moe_gate_up_tiled").buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
+        new Dispatch(MetalKernel.MOE_GATE_UP_TILED).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, group)
                 .buf(8, group, pairsOffset).buf(9, act).params(10, p).run(pairTiles * ((I + 31) / 32));
-        new Dispatch("moe_down_tiled").buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
+        new Dispatch(MetalKernel.MOE_DOWN_TILED).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, group).buf(5, group, pairsOffset).buf(6, y).params(7, p).run(pairTiles * ((H + 31) / 32));
-        new Dispatch("moe_combine").buf(0, y).buf(1, r.ids()).buf(2, r.weights()).buf(3, out.buffer())
+        new Dispatch(MetalKernel.MOE_COMBINE).buf(0, y).buf(1, r.ids()).buf(2, r.weights()).buf(3, out.buffer())
                 .params(4, p).runThreads((long) T * H);
     }
 
     @Override
     protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
         int n = out.rows() * out.cols();
-        new Dispatch("add").buf(0, a.buffer()).buf(1, b.buffer()).buf(2, out.buffer()).params(3, n).runThreads(n);
+        new Dispatch(MetalKernel.ADD).buf(0, a.buffer()).buf(1, b.buffer()).buf(2, out.buffer()).params(3, n).runThreads(n);
     }
 
     @Override
@@ -320,7 +321,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        new Dispatch("argmax").buf(0, logits).buf(1, ids).params(2, vocab).run(n);
+        new Dispatch(MetalKernel.ARGMAX).buf(0, logits).buf(1, ids).params(2, vocab).run(n);
     }
 
     /** goss.metal has no sampling kernels yet: the host samples the logits. */

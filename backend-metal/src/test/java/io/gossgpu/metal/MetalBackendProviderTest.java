@@ -28,18 +28,18 @@ class MetalBackendProviderTest {
 
     @Test
     void knobOutsideThePipelineLimitIsAClearError() {
-        GossException e = assertThrows(GossException.class, () -> Knobs.tg("dense").parse("2048", 1024, null));
+        GossException e = assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("2048", 1024, null));
         assertTrue(e.getMessage().contains("GOSS_METAL_DENSE_TG=2048") && e.getMessage().contains("1024"), e.getMessage());
-        assertThrows(GossException.class, () -> Knobs.tg("dense").parse("48", 1024, null));
-        assertThrows(GossException.class, () -> Knobs.tg("dense").parse("abc", 1024, null));
-        assertEquals(128, Knobs.tg("dense").parse("128", 1024, null));
+        assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("48", 1024, null));
+        assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("abc", 1024, null));
+        assertEquals(128, MetalKernel.DENSE.threadgroup.parse("128", 1024, null));
     }
 
     @Test
     void knobIsReadFromTheBackendOptions() {
         Assumptions.assumeTrue(new MetalBackendProvider().availability().available(), "metal unavailable");
         io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
-        try (Backend b = new MetalBackendProvider().create(none.with(Knobs.tg("add"), 96))) {
+        try (Backend b = new MetalBackendProvider().create(none.with(MetalKernel.ADD.threadgroup, 96))) {
             var x = b.allocate(3, 100);
             float[] v = new float[300];
             for (int i = 0; i < v.length; i++) v[i] = i;
@@ -48,7 +48,7 @@ class MetalBackendProviderTest {
             float[] r = b.read(x);
             for (int i = 0; i < v.length; i++) assertEquals(2f * i, r[i]);
         }
-        try (Backend b = new MetalBackendProvider().create(none.with(Knobs.tg("add"), 4096))) {
+        try (Backend b = new MetalBackendProvider().create(none.with(MetalKernel.ADD.threadgroup, 4096))) {
             var x = b.allocate(1, 4);
             GossException e = assertThrows(GossException.class, () -> b.add(x, x, x));
             assertTrue(e.getMessage().contains("GOSS_METAL_ADD_TG=4096"), e.getMessage());

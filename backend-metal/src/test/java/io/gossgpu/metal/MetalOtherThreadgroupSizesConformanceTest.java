@@ -13,17 +13,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * kit takes it from T = 4). Skipped like {@link MetalConformanceTest}.
  */
 class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
-    static final Map<String, Integer> SIZES = Map.ofEntries(
-            Map.entry("embed", 32), Map.entry("rmsnorm", 32), Map.entry("dense", 32), Map.entry("dense_tiled", 32),
-            Map.entry("rope", 32), Map.entry("kv_store", 32), Map.entry("topk_softmax", 32), Map.entry("moe_gate_up", 32),
-            Map.entry("moe_down", 64), Map.entry("moe_sort", 32), Map.entry("moe_gate_up_tiled", 1024),
-            Map.entry("moe_down_tiled", 96), Map.entry("moe_combine", 1024), Map.entry("add", 32), Map.entry("argmax", 64));
+    static final Map<MetalKernel, Integer> SIZES = Map.ofEntries(
+            Map.entry(MetalKernel.EMBED, 32), Map.entry(MetalKernel.RMSNORM, 32), Map.entry(MetalKernel.DENSE, 32),
+            Map.entry(MetalKernel.DENSE_TILED, 32), Map.entry(MetalKernel.ROPE, 32), Map.entry(MetalKernel.KV_STORE, 32),
+            Map.entry(MetalKernel.TOPK_SOFTMAX, 32), Map.entry(MetalKernel.MOE_GATE_UP, 32), Map.entry(MetalKernel.MOE_DOWN, 64),
+            Map.entry(MetalKernel.MOE_SORT, 32), Map.entry(MetalKernel.MOE_GATE_UP_TILED, 1024),
+            Map.entry(MetalKernel.MOE_DOWN_TILED, 96), Map.entry(MetalKernel.MOE_COMBINE, 1024), Map.entry(MetalKernel.ADD, 32),
+            Map.entry(MetalKernel.ARGMAX, 64));
 
     static final BackendOptions KNOBS = knobs();
 
     private static BackendOptions knobs() {
         BackendOptions o = BackendOptions.defaults().with(Knobs.PREFILL_MIN_T, 2);
-        for (var e : SIZES.entrySet()) o = o.with(Knobs.tg(e.getKey()), e.getValue());
+        for (var e : SIZES.entrySet()) o = o.with(e.getKey().threadgroup, e.getValue());
         return o;
     }
 
@@ -35,7 +37,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     @Test
     void theKnobsAreApplied() {
         MetalBackend b = (MetalBackend) backend;
-        SIZES.forEach((kernel, size) -> assertEquals(size, b.kernel(kernel).threads(), kernel));
+        SIZES.forEach((kernel, size) -> assertEquals(size, b.kernel(kernel).threads(), kernel.function));
         assertEquals(2, b.prefillMinT(), "GOSS_METAL_PREFILL_MIN_T");
     }
 

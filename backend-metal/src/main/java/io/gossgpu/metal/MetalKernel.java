@@ -1,0 +1,37 @@
+package io.gossgpu.metal;
+
+import io.gossgpu.backend.Knob;
+import io.gossgpu.backend.KnobValues;
+
+import java.util.Locale;
+
+/**
+ * The kernels of {@code kernels/metal} that the backend dispatches, each with its threadgroup-size knob
+ * ({@code GOSS_METAL_<KERNEL>_TG}): a kernel's name is written here once and in its {@code KERNEL(name)} line once.
+ */
+enum MetalKernel {
+    EMBED(256), RMSNORM(256), DENSE(256), DENSE_TILED(128), ROPE(256),
+    /** One simdgroup per (token, head): its size is fixed. */
+    ATTENTION(32, true),
+    KV_STORE(256), TOPK_SOFTMAX(64), MOE_GATE_UP(256), MOE_DOWN(256), MOE_SORT(64), MOE_GATE_UP_TILED(128),
+    MOE_DOWN_TILED(128), MOE_COMBINE(256), ADD(256), ARGMAX(256);
+
+    /** The function name in the Metal library. */
+    final String function;
+    /** Threads per threadgroup: a multiple of 32 up to 1024, checked against the pipeline's maxTotalThreadsPerThreadgroup. */
+    final Knob threadgroup;
+
+    MetalKernel(int defaultThreads) {
+        this(defaultThreads, false);
+    }
+
+    MetalKernel(int defaultThreads, boolean fixed) {
+        function = name().toLowerCase(Locale.ROOT);
+        String b = MetalBackendProvider.NAME;
+        threadgroup = fixed
+                ? Knob.of(b, function, "TG", defaultThreads, KnobValues.oneOf(defaultThreads), "threads per threadgroup",
+                        "threads per threadgroup of " + function + ": one simdgroup per (token, head), fixed")
+                : Knob.of(b, function, "TG", defaultThreads, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup",
+                        "threads per threadgroup of " + function).tuneValues(32, 64, 128, 256, 512, 1024);
+    }
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the emulated Metal device, OUT_DIR/libgoss_metal_emu.so: goss_metal_emu.cpp (the ABI of
+# native/metal/goss_metal.h), the kernels of kernels/metal and the self-test kernels compiled as C++
+# (emu_kernels.cpp), on the fiber scheduler of ../gpu-emu.
+#   test-harness/metal-emu/build.sh OUT_DIR [CXX]
+# Every kernel is registered by name without being named here or in its file: a line that starts with
+# "KERNEL(name)" declares one (the convention of kernels/metal/common.h), and this writes one
+# EMU_REGISTER(name) per such line into OUT_DIR/metal_kernel_registry.inc, which emu_kernels.cpp includes.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+harness="$(cd "$here/.." && pwd)"
+root="$(cd "$harness/.." && pwd)"
+out="${1:?usage: build.sh OUT_DIR [CXX]}"
+cxx="${2:-${CXX:-g++}}"
+mkdir -p "$out"
+sed -n 's/^KERNEL(\([A-Za-z_][A-Za-z_0-9]*\)).*/EMU_REGISTER(\1)/p' "$root"/kernels/metal/*.metal "$here/emu_selftest.metal" \
+    > "$out/metal_kernel_registry.inc"
+[ -s "$out/metal_kernel_registry.inc" ] || { echo "metal-emu: no KERNEL(...) lines found in kernels/metal" >&2; exit 1; }
+"$cxx" -std=c++20 -O2 -fPIC -shared -Wall -Werror \
+    -I"$root/native/metal" -I"$here" -I"$harness/gpu-emu" -I"$root/kernels/metal" -I"$out" \
+    -o "$out/libgoss_metal_emu.so" "$here/goss_metal_emu.cpp" "$here/emu_kernels.cpp" "$harness/gpu-emu/fibers.cpp"
+echo "emulated Metal device: $(wc -l < "$out/metal_kernel_registry.inc") kernels, $out/libgoss_metal_emu.so"
