@@ -28,11 +28,4 @@ final class Knobs {
 
     /** Every kernel's threadgroup knob, then {@link #PREFILL_MIN_T}. */
     static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup), Stream.of(PREFILL_MIN_T)).toList();
-
-    /** Threads per threadgroup of {@code kernel} in {@code o}, whose pipeline allows at most {@code maxThreads}. */
-    static int threadgroupSize(BackendOptions o, MetalKernel kernel, int maxThreads) {
-        String why = kernel == MetalKernel.ATTENTION ? "the attention kernel runs one simdgroup (32 threads) per (token, head)"
-                : "the " + kernel.function + " pipeline's maxTotalThreadsPerThreadgroup";
-        return kernel.threadgroup.value(o, kernel.threadgroup.defaultValue(), maxThreads, why);
-    }
 }

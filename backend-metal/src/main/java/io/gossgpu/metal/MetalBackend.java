@@ -135,7 +135,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         MemorySegment p = goss_mtl_pipeline_create(lib, arena.allocateFrom(name));
         if (p.equals(MemorySegment.NULL)) throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
         int max = goss_mtl_pipeline_max_threads(p);
-        k = new Kernel(name, p, max, Knobs.threadgroupSize(options, kernel, max));
+        k = new Kernel(name, p, max, kernel.threads(options, max));
         kernels.put(kernel, k);
         return k;
     }

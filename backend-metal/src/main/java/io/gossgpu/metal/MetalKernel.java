@@ -1,5 +1,6 @@
 package io.gossgpu.metal;
 
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobValues;
 
@@ -12,7 +13,7 @@ import java.util.Locale;
 enum MetalKernel {
     EMBED(256), RMSNORM(256), DENSE(256), DENSE_TILED(128), ROPE(256),
     /** One simdgroup per (token, head): its size is fixed. */
-    ATTENTION(32, true),
+    ATTENTION(32, "one simdgroup per (token, head)", "the attention kernel runs one simdgroup (32 threads) per (token, head)"),
     KV_STORE(256), TOPK_SOFTMAX(64), MOE_GATE_UP(256), MOE_DOWN(256), MOE_SORT(64), MOE_GATE_UP_TILED(128),
     MOE_DOWN_TILED(128), MOE_COMBINE(256), ADD(256), ARGMAX(256);
 
@@ -20,18 +21,27 @@ enum MetalKernel {
     final String function;
     /** Threads per threadgroup: a multiple of 32 up to 1024, checked against the pipeline's maxTotalThreadsPerThreadgroup. */
     final Knob threadgroup;
+    /** Why a value above the largest allowed is refused. */
+    private final String limit;
 
+    /** A kernel whose threadgroup size is tunable. */
     MetalKernel(int defaultThreads) {
-        this(defaultThreads, false);
+        function = name().toLowerCase(Locale.ROOT);
+        threadgroup = Knob.of(MetalBackendProvider.NAME, function, "TG", defaultThreads, KnobValues.multipleOf(32, 32, 1024),
+                "threads per threadgroup", "threads per threadgroup of " + function).tuneValues(32, 64, 128, 256, 512, 1024);
+        limit = "the " + function + " pipeline's maxTotalThreadsPerThreadgroup";
     }
 
-    MetalKernel(int defaultThreads, boolean fixed) {
+    /** A kernel written for exactly {@code threads} per threadgroup ({@code layout}), which no knob changes. */
+    MetalKernel(int threads, String layout, String limit) {
         function = name().toLowerCase(Locale.ROOT);
-        String b = MetalBackendProvider.NAME;
-        threadgroup = fixed
-                ? Knob.of(b, function, "TG", defaultThreads, KnobValues.oneOf(defaultThreads), "threads per threadgroup",
-                        "threads per threadgroup of " + function + ": one simdgroup per (token, head), fixed")
-                : Knob.of(b, function, "TG", defaultThreads, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup",
-                        "threads per threadgroup of " + function).tuneValues(32, 64, 128, 256, 512, 1024);
+        threadgroup = Knob.of(MetalBackendProvider.NAME, function, "TG", threads, KnobValues.oneOf(threads), "threads per threadgroup",
+                "threads per threadgroup of " + function + ": " + layout + ", fixed");
+        this.limit = limit;
+    }
+
+    /** Threads per threadgroup in {@code o}, for a pipeline that allows at most {@code maxThreads}. */
+    int threads(BackendOptions o, int maxThreads) {
+        return threadgroup.value(o, threadgroup.defaultValue(), maxThreads, limit);
     }
 }
