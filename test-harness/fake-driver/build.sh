@@ -17,7 +17,8 @@ if [ ! -f "$cuda_include/cuda.h" ]; then
 fi
 mkdir -p "$out"
 lib="$out/libcuda.so.1"
-if [ -f "$lib" ] && [ -z "$(find "$harness/cuda-emu" "$harness/gpu-emu" "$here" "$root/kernels/cuda" -newer "$lib" -type f -print -quit)" ]; then
+. "$harness/up-to-date.sh"
+if up_to_date "$lib" "$harness/cuda-emu" "$harness/gpu-emu" "$harness/up-to-date.sh" "$here" "$root/kernels/cuda"; then
     echo "fake CUDA driver: up to date ($lib)"
     exit 0
 fi

@@ -3,6 +3,7 @@
 # native/metal/goss_metal.h), the kernels of kernels/metal and the self-test kernels compiled as C++
 # (emu_kernels.cpp), on the fiber scheduler of ../gpu-emu.
 #   test-harness/metal-emu/build.sh OUT_DIR [CXX]
+# Sources older than the library: nothing to do.
 # Every kernel is registered by name without being named here or in its file: a line that starts with
 # "KERNEL(name)" declares one (the convention of kernels/metal/common.h), and this writes one
 # EMU_REGISTER(name) per such line into OUT_DIR/metal_kernel_registry.inc, which emu_kernels.cpp includes.
@@ -12,11 +13,18 @@ harness="$(cd "$here/.." && pwd)"
 root="$(cd "$harness/.." && pwd)"
 out="${1:?usage: build.sh OUT_DIR [CXX]}"
 cxx="${2:-${CXX:-g++}}"
+lib="$out/libgoss_metal_emu.so"
+. "$harness/up-to-date.sh"
+if up_to_date "$lib" "$here" "$harness/gpu-emu" "$harness/up-to-date.sh" "$root/kernels/metal" "$root/native/metal/goss_metal.h"; then
+    echo "emulated Metal device: up to date ($lib)"
+    exit 0
+fi
 mkdir -p "$out"
 sed -n 's/^KERNEL(\([A-Za-z_][A-Za-z_0-9]*\)).*/EMU_REGISTER(\1)/p' "$root"/kernels/metal/*.metal "$here/emu_selftest.metal" \
     > "$out/metal_kernel_registry.inc"
 [ -s "$out/metal_kernel_registry.inc" ] || { echo "metal-emu: no KERNEL(...) lines found in kernels/metal" >&2; exit 1; }
 "$cxx" -std=c++20 -O2 -fPIC -shared -Wall -Werror \
     -I"$root/native/metal" -I"$here" -I"$harness/gpu-emu" -I"$root/kernels/metal" -I"$out" \
-    -o "$out/libgoss_metal_emu.so" "$here/goss_metal_emu.cpp" "$here/emu_kernels.cpp" "$harness/gpu-emu/fibers.cpp"
-echo "emulated Metal device: $(wc -l < "$out/metal_kernel_registry.inc") kernels, $out/libgoss_metal_emu.so"
+    -o "$lib.tmp" "$here/goss_metal_emu.cpp" "$here/emu_kernels.cpp" "$harness/gpu-emu/fibers.cpp"
+mv "$lib.tmp" "$lib" # last, so that a failed build never leaves a library that looks up to date
+echo "emulated Metal device: $(wc -l < "$out/metal_kernel_registry.inc") kernels, $lib"
