@@ -89,8 +89,6 @@ KERNEL(moe_sort)(BUF(device const int *, experts, 0), BUF(device uint *, seg, 1)
         if (uint(experts[i]) == e) pairs[start + c++] = i;
 }
 
-struct MoeTileParams { uint T; uint k; uint H; uint I; uint E; float limit; };
-
 // The expert whose padded segment holds position pos (uniform per threadgroup), or 0xffffffff.
 inline uint find_segment(device const uint *seg, uint E, uint pos, thread uint &base, thread uint &count) {
     uint found = 0xffffffffu;
@@ -105,7 +103,7 @@ inline uint find_segment(device const uint *seg, uint E, uint pos, thread uint &
 KERNEL(moe_gate_up_tiled)(BUF(device const uchar *, gcodes, 0), BUF(device const uchar *, gscales, 1), BUF(device const uchar *, ucodes, 2),
                           BUF(device const uchar *, uscales, 3), BUF(device const float *, gbias, 4), BUF(device const float *, ubias, 5),
                           BUF(device const float *, x, 6), BUF(device const uint *, seg, 7), BUF(device const uint *, pairs, 8),
-                          BUF(device float *, act, 9), PARAMS(MoeTileParams, p, 10), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
+                          BUF(device float *, act, 9), PARAMS(MoeParams, p, 10), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
     TG_ARRAY(float, gw, 32 * 33);
     TG_ARRAY(float, uw, 32 * 33);
     TG_ARRAY(float, xs, 8 * 33);
@@ -169,7 +167,7 @@ KERNEL(moe_gate_up_tiled)(BUF(device const uchar *, gcodes, 0), BUF(device const
 // y[tj, d] = down_e[d]·act[tj] + db_e[d] for a tile of 32 outputs × 8 pairs of one expert.
 KERNEL(moe_down_tiled)(BUF(device const uchar *, codes, 0), BUF(device const uchar *, scales, 1), BUF(device const float *, dbias, 2),
                        BUF(device const float *, act, 3), BUF(device const uint *, seg, 4), BUF(device const uint *, pairs, 5),
-                       BUF(device float *, y, 6), PARAMS(MoeTileParams, p, 7), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
+                       BUF(device float *, y, 6), PARAMS(MoeParams, p, 7), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
     TG_ARRAY(float, dw, 32 * 33);
     TG_ARRAY(float, as, 8 * 33);
     uint outTiles = (p.H + 31) / 32;
@@ -219,7 +217,7 @@ KERNEL(moe_down_tiled)(BUF(device const uchar *, codes, 0), BUF(device const uch
 
 // out[t, d] = Σ_j w[t, j] · y[t·k + j, d], in slot order (deterministic); one thread per (t, d).
 KERNEL(moe_combine)(BUF(device const float *, y, 0), BUF(device const int *, experts, 1), BUF(device const float *, weights, 2),
-                    BUF(device float *, out, 3), PARAMS(MoeTileParams, p, 4), GRID_POS(gid)) {
+                    BUF(device float *, out, 3), PARAMS(MoeParams, p, 4), GRID_POS(gid)) {
     if (gid >= p.T * p.H) return;
     uint t = gid / p.H, d = gid % p.H;
     float total = 0.0f;

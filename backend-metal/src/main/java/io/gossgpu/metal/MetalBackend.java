@@ -10,16 +10,17 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.metal.MetalWeights.Dense;
 import io.gossgpu.metal.MetalWeights.Experts;
+import io.gossgpu.metal.MetalParams.*;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
@@ -35,9 +36,6 @@ import static io.gossgpu.metal.bindings.goss_metal_h.*;
  * decode step is one command buffer; {@link #endStep} commits anything left. Weights: {@link MetalWeights}.
  */
 final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
-    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
-    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
-
     private final MetalDriver metal;
     private final MemorySegment dev, queue, lib;
     private final String description;
@@ -160,13 +158,10 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
             return this;
         }
 
-        /** A parameter struct of 4-byte fields (Integer → uint, Float → float), in declaration order. */
-        Dispatch params(int index, Number... fields) {
-            for (int i = 0; i < fields.length; i++) {
-                if (fields[i] instanceof Float f) paramBytes.set(F32, 4L * i, f);
-                else paramBytes.set(I32, 4L * i, fields[i].intValue());
-            }
-            goss_mtl_cmd_set_bytes(c, index, paramBytes, 4L * fields.length);
+        /** The kernel's params struct ({@link MetalParams}), copied into the command by setBytes. */
+        Dispatch params(int index, KernelParams p) {
+            MemorySegment bytes = p.writeTo(paramBytes);
+            goss_mtl_cmd_set_bytes(c, index, bytes, bytes.byteSize());
             return this;
         }
 
@@ -200,20 +195,20 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
         Dense e = w.tensors.embedding();
         new Dispatch(MetalKernel.EMBED).buf(0, e.buf(), e.offset()).buf(1, s.buf(), s.offset()).buf(2, out.buffer())
-                .params(3, w.config().hiddenSize(), e.fmt()).run(tokens.length);
+                .params(3, new EmbedParams(w.config().hiddenSize(), e.fmt())).run(tokens.length);
     }
 
     @Override
     protected void runRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
         new Dispatch(MetalKernel.RMSNORM).buf(0, x.buffer()).buf(1, w.tensors.norm(layer, which)).buf(2, out.buffer())
-                .params(3, x.cols(), w.config().rmsNormEps()).run(x.rows());
+                .params(3, new NormParams(x.cols(), w.config().rmsNormEps())).run(x.rows());
     }
 
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
     private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
         Dispatch d = new Dispatch(tiled ? MetalKernel.DENSE_TILED : MetalKernel.DENSE).buf(0, m.buf(), m.offset()).buf(1, bias == null ? m.buf() : bias)
-                .buf(2, x, xOffset).buf(3, out).params(4, m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows());
+                .buf(2, x, xOffset).buf(3, out).params(4, new LinearParams(m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows()));
         if (tiled) d.run((long) ((m.rows() + 31) / 32) * ((T + 7) / 8));
         else d.runSimdgroups(m.rows());
     }
@@ -239,7 +234,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     /** RoPE on rows {@code row0 .. row0 + rows − 1} of {@code x}, at positions {@code start ..}. */
     private void rope(BufferTensor<Buf> x, int row0, int rows, int heads, int hd, int start, Buf table) {
-        new Dispatch(MetalKernel.ROPE).buf(0, x.buffer(), 4L * row0 * x.cols()).buf(1, table).params(2, rows, heads, hd, start, x.cols())
+        new Dispatch(MetalKernel.ROPE).buf(0, x.buffer(), 4L * row0 * x.cols()).buf(1, table).params(2, new RopeParams(rows, heads, hd, start, x.cols()))
                 .runThreads((long) rows * heads * (hd / 2));
     }
 
@@ -254,12 +249,12 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         new Dispatch(MetalKernel.ATTENTION).buf(0, q.buffer(), qRow).buf(1, k.buffer(), kvRow).buf(2, v.buffer(), kvRow).buf(3, cache.keys(layer))
                 .buf(4, cache.values(layer)).buf(5, w.tensors.layer(layer).sinks()).buf(6, out.buffer(), qRow)
-                .params(7, T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window, c.qDim(), c.kvDim(),
-                        (float) (1 / Math.sqrt(c.headDim())))
+                .params(7, new AttnParams(T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window,
+                        c.qDim(), c.kvDim(), (float) (1 / Math.sqrt(c.headDim()))))
                 .run((long) T * c.numAttentionHeads(), 32);
         int first = Math.max(0, T - slots);
         new Dispatch(MetalKernel.KV_STORE).buf(0, k.buffer(), kvRow).buf(1, v.buffer(), kvRow).buf(2, cache.keys(layer)).buf(3, cache.values(layer))
-                .params(4, T, start, slots, c.kvDim(), first).runThreads((long) (T - first) * c.kvDim());
+                .params(4, new StoreParams(T, start, slots, c.kvDim(), first)).runThreads((long) (T - first) * c.kvDim());
     }
 
     @Override
@@ -268,7 +263,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
         matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
         new Dispatch(MetalKernel.TOPK_SOFTMAX).buf(0, logits).buf(1, r.ids()).buf(2, r.weights())
-                .params(3, x.rows(), c.numExperts(), r.k()).runThreads(x.rows());
+                .params(3, new TopkParams(x.rows(), c.numExperts(), r.k())).runThreads(x.rows());
     }
 
     @Override
@@ -277,41 +272,41 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         DeviceWeights.Layer<Buf, Dense, Experts> l = w.tensors.layer(layer);
         int T = x.rows(), k = r.k(), H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts();
         Buf act = scratch.ensure("MoE activations", 4L * T * k * I);
+        MoeParams p = new MoeParams(T, k, H, I, E, c.swigluLimit());
         if (T >= prefillMinT) {
-            moePrefill(l, x, r, act, out, c);
+            moePrefill(l, x, r, act, out, p);
             return;
         }
         new Dispatch(MetalKernel.MOE_GATE_UP).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, r.ids()).buf(8, act)
-                .params(9, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * k * I);
+                .params(9, p).runSimdgroups((long) T * k * I);
         new Dispatch(MetalKernel.MOE_DOWN).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, r.ids()).buf(5, r.weights()).buf(6, out.buffer())
-                .params(7, T, k, H, I, E, c.swigluLimit()).runSimdgroups((long) T * H);
+                .params(7, p).runSimdgroups((long) T * H);
     }
 
     /** Prefill MoE: group the (token, slot) pairs by expert on the device, then tiled MXFP4 matmuls. */
     private void moePrefill(DeviceWeights.Layer<Buf, Dense, Experts> l, BufferTensor<Buf> x, BufferRouting<Buf> r, Buf act,
-                            BufferTensor<Buf> out, ModelConfig c) {
-        int T = x.rows(), k = r.k(), H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts(), n = T * k;
+                            BufferTensor<Buf> out, MoeParams p) {
+        int H = p.H(), I = p.I(), E = p.E(), n = p.T() * p.k();
         Buf group = scratch.ensure("MoE expert groups", 4L * (2L * E + n + 8L * E));
         long pairsOffset = 8L * E;
         Buf y = scratch.ensure("MoE expert outputs", 4L * n * H);
-        new Dispatch(MetalKernel.MOE_SORT).buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, n, E).runThreads(E);
+        new Dispatch(MetalKernel.MOE_SORT).buf(0, r.ids()).buf(1, group).buf(2, group, pairsOffset).params(3, new GroupParams(n, E)).runThreads(E);
         long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
-        Number[] p = {T, k, H, I, E, c.swigluLimit()};
         new Dispatch(MetalKernel.MOE_GATE_UP_TILED).buf(0, l.gate().codes()).buf(1, l.gate().scales()).buf(2, l.up().codes())
                 .buf(3, l.up().scales()).buf(4, l.gateBias()).buf(5, l.upBias()).buf(6, x.buffer()).buf(7, group)
                 .buf(8, group, pairsOffset).buf(9, act).params(10, p).run(pairTiles * ((I + 31) / 32));
         new Dispatch(MetalKernel.MOE_DOWN_TILED).buf(0, l.down().codes()).buf(1, l.down().scales()).buf(2, l.downBias())
                 .buf(3, act).buf(4, group).buf(5, group, pairsOffset).buf(6, y).params(7, p).run(pairTiles * ((H + 31) / 32));
         new Dispatch(MetalKernel.MOE_COMBINE).buf(0, y).buf(1, r.ids()).buf(2, r.weights()).buf(3, out.buffer())
-                .params(4, p).runThreads((long) T * H);
+                .params(4, p).runThreads((long) p.T() * H);
     }
 
     @Override
     protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
         int n = out.rows() * out.cols();
-        new Dispatch(MetalKernel.ADD).buf(0, a.buffer()).buf(1, b.buffer()).buf(2, out.buffer()).params(3, n).runThreads(n);
+        new Dispatch(MetalKernel.ADD).buf(0, a.buffer()).buf(1, b.buffer()).buf(2, out.buffer()).params(3, new AddParams(n)).runThreads(n);
     }
 
     @Override
@@ -321,7 +316,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        new Dispatch(MetalKernel.ARGMAX).buf(0, logits).buf(1, ids).params(2, vocab).run(n);
+        new Dispatch(MetalKernel.ARGMAX).buf(0, logits).buf(1, ids).params(2, new ArgmaxParams(vocab)).run(n);
     }
 
     /** goss.metal has no sampling kernels yet: the host samples the logits. */

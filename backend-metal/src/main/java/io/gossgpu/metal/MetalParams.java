@@ -1,0 +1,36 @@
+package io.gossgpu.metal;
+
+import io.gossgpu.device.KernelParams;
+
+/**
+ * The params structs of {@code kernels/metal}, mirrored field for field (a kernel's {@code PARAMS(Struct, p, i)}
+ * argument, passed with setBytes). MetalParamsTest checks them against the sources.
+ */
+final class MetalParams {
+    private MetalParams() {}
+
+    record EmbedParams(int H, int fmt) implements KernelParams {}
+
+    record NormParams(int n, float eps) implements KernelParams {}
+
+    /** {@code xStride}/{@code outStride}: floats between a token's rows of x and of out. */
+    record LinearParams(int rows, int cols, int T, int fmt, int hasBias, int xStride, int outStride) implements KernelParams {}
+
+    record RopeParams(int T, int heads, int hd, int start, int cols) implements KernelParams {}
+
+    record AttnParams(int T, int start, int heads, int hd, int group, int slots, int window, int qDim, int kvDim,
+                      float scale) implements KernelParams {}
+
+    record StoreParams(int T, int start, int slots, int kvDim, int first) implements KernelParams {}
+
+    record TopkParams(int T, int E, int k) implements KernelParams {}
+
+    /** Every MoE kernel's: tokens, experts per token, hidden and intermediate sizes, experts, SwiGLU clamp. */
+    record MoeParams(int T, int k, int H, int I, int E, float limit) implements KernelParams {}
+
+    record GroupParams(int n, int E) implements KernelParams {}
+
+    record AddParams(int n) implements KernelParams {}
+
+    record ArgmaxParams(int n) implements KernelParams {}
+}
