@@ -197,24 +197,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         if (routerLogits.length < in.rows * e) routerLogits = new float[in.rows * e];
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);
         mat.begin(in.data, 0, in.rows, in.cols).add(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), routerLogits, e).run();
-        for (int i = 0; i < in.rows; i++) topK(routerLogits, i * e, e, r.k, r.experts, r.weights, i * r.k);
-    }
-
-    /** Top-k sorted descending, ties to the lower index; softmax over the k selected. No allocation. */
-    static void topK(float[] logits, int off, int n, int k, int[] ids, float[] weights, int outOff) {
-        for (int j = 0; j < k; j++) {
-            int best = -1;
-            for (int x = 0; x < n; x++) {
-                boolean taken = false;
-                for (int m = 0; m < j; m++) if (ids[outOff + m] == x) { taken = true; break; }
-                if (!taken && (best < 0 || logits[off + x] > logits[off + best])) best = x;
-            }
-            ids[outOff + j] = best;
-        }
-        double max = logits[off + ids[outOff]], z = 0;
-        // StrictMath: a pure-Java exp whose bits never depend on the JIT tier (four calls per token and layer)
-        for (int j = 0; j < k; j++) z += StrictMath.exp(logits[off + ids[outOff + j]] - max);
-        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (StrictMath.exp(logits[off + ids[outOff + j]] - max) / z);
+        for (int i = 0; i < in.rows; i++) ReferenceBackend.topK(routerLogits, i * e, e, r.k, r.experts, r.weights, i * r.k);
     }
 
     @Override

@@ -302,19 +302,22 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     /**
      * Top-k of {@code logits[off .. off+n)}: ids sorted by value descending, ties to the lower index, into
      * {@code ids[outOff ..]}; their softmax (over the k selected values only) into {@code weights[outOff ..]}.
+     * Allocates nothing (the cpu backend calls it per token and layer). StrictMath: a pure-Java exp whose bits
+     * never depend on the JIT tier, so both backends route alike in every run.
      */
     public static void topK(float[] logits, int off, int n, int k, int[] ids, float[] weights, int outOff) {
-        boolean[] taken = new boolean[n];
         for (int j = 0; j < k; j++) {
             int best = -1;
-            for (int x = 0; x < n; x++)
-                if (!taken[x] && (best < 0 || logits[off + x] > logits[off + best])) best = x; // strict >: ties keep the lower index
-            taken[best] = true;
+            for (int x = 0; x < n; x++) {
+                boolean taken = false;
+                for (int m = 0; m < j; m++) if (ids[outOff + m] == x) { taken = true; break; }
+                if (!taken && (best < 0 || logits[off + x] > logits[off + best])) best = x; // strict >: ties keep the lower index
+            }
             ids[outOff + j] = best;
         }
         double max = logits[off + ids[outOff]], z = 0;
-        for (int j = 0; j < k; j++) z += Math.exp(logits[off + ids[outOff + j]] - max);
-        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (Math.exp(logits[off + ids[outOff + j]] - max) / z);
+        for (int j = 0; j < k; j++) z += StrictMath.exp(logits[off + ids[outOff + j]] - max);
+        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (StrictMath.exp(logits[off + ids[outOff + j]] - max) / z);
     }
 
     @Override
