@@ -26,15 +26,12 @@ public interface KernelParams {
     default MemorySegment writeTo(MemorySegment dst) {
         ParamsMirror m = ParamsMirror.of(getClass());
         MemorySegment out = dst.asSlice(0, m.layout.byteSize()).fill((byte) 0); // padding too, so equal values give equal bytes
-        try {
+        try { // typed invokeExact: no boxing, so a launch allocates nothing here
             for (int i = 0; i < m.getters.length; i++) {
-                Object v = m.getters[i].invoke(this);
-                switch (v) {
-                    case Integer x -> dst.set(ValueLayout.JAVA_INT_UNALIGNED, m.offsets[i], x);
-                    case Long x -> dst.set(ValueLayout.JAVA_LONG_UNALIGNED, m.offsets[i], x);
-                    case Float x -> dst.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], x);
-                    default -> throw new IllegalStateException(v.getClass() + " in " + getClass());
-                }
+                Class<?> t = m.types[i];
+                if (t == int.class) out.set(ValueLayout.JAVA_INT_UNALIGNED, m.offsets[i], (int) m.getters[i].invokeExact(this));
+                else if (t == long.class) out.set(ValueLayout.JAVA_LONG_UNALIGNED, m.offsets[i], (long) m.getters[i].invokeExact(this));
+                else out.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], (float) m.getters[i].invokeExact(this));
             }
         } catch (RuntimeException | Error e) {
             throw e;

@@ -5,6 +5,7 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
@@ -20,8 +21,10 @@ final class ParamsMirror {
     };
 
     final StructLayout layout;
+    /** Per field: its accessor typed {@code (KernelParams)int}, {@code long} or {@code float}, for invokeExact. */
     final MethodHandle[] getters;
     final long[] offsets;
+    final Class<?>[] types;
 
     static ParamsMirror of(Class<?> type) {
         return OF.get(type);
@@ -34,6 +37,7 @@ final class ParamsMirror {
         List<MemoryLayout> fields = new ArrayList<>();
         getters = new MethodHandle[cs.length];
         offsets = new long[cs.length];
+        types = new Class<?>[cs.length];
         long at = 0, align = 1;
         for (int i = 0; i < cs.length; i++) {
             ValueLayout v = valueLayout(type, cs[i]);
@@ -49,7 +53,8 @@ final class ParamsMirror {
             try {
                 Method accessor = cs[i].getAccessor();
                 accessor.setAccessible(true); // launchers keep their records package-private
-                getters[i] = MethodHandles.lookup().unreflect(accessor);
+                types[i] = cs[i].getType();
+                getters[i] = MethodHandles.lookup().unreflect(accessor).asType(MethodType.methodType(types[i], KernelParams.class));
             } catch (IllegalAccessException | RuntimeException e) {
                 throw new IllegalArgumentException(type + "." + cs[i].getName() + " cannot be read", e);
             }
