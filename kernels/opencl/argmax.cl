@@ -3,8 +3,11 @@
  * One work-group per row; each work item scans r = lid, lid + wg, ... (ascending, strict >), then a
  * tree reduction keeps the larger value, or the lower id on equal values. Local size = GOSS_OPENCL_ARGMAX_WG.
  */
-__kernel void argmax(__global const float* logits, int V, __global int* out,
-                     __local float* lv, __local int* li) {
+typedef struct { int V; } ArgmaxParams;
+
+__kernel void argmax(__global const float* logits, __global int* out, __local float* lv, __local int* li,
+                     const ArgmaxParams p) {
+    const int V = p.V;
     int t = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global const float* l = logits + (long) t * V;
     float best = -INFINITY;

@@ -13,11 +13,15 @@
  * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
  * enqueued after this kernel (in-order queue): the batch attends before it is stored.
  */
+typedef struct { int start; int row0; int heads; int group; int hd; int kvDim; int slots; int window; float scale; } AttnParams;
+
 __kernel void attention(__global const float* q, __global const float* k, __global const float* v,
                         __global const float* ck, __global const float* cv, __global const float* sinks,
-                        __global float* out, int start, int row0, int heads, int group, int hd, int kvDim, int slots,
-                        int window, float scale,
-                        __local float* lq, __local float* ls, __local float* lacc) {
+                        __global float* out, __local float* lq, __local float* ls, __local float* lacc,
+                        const AttnParams params) {
+    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
+              slots = params.slots, window = params.window;
+    const float scale = params.scale;
     int h = get_group_id(0), i = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
@@ -74,8 +78,11 @@ __kernel void attention(__global const float* q, __global const float* k, __glob
  * KV cache store after attention: for i in first .. T-1 (first = max(0, T - slots)),
  * slot = (start + i) % slots: ck[slot, :] = k[row0 + i, :], cv[slot, :] = v[row0 + i, :]. Global (kvDim, T - first).
  */
+typedef struct { int start; int row0; int slots; int kvDim; int first; } StoreParams;
+
 __kernel void kv_store(__global const float* k, __global const float* v, __global float* ck, __global float* cv,
-                       int start, int row0, int slots, int kvDim, int first) {
+                       const StoreParams p) {
+    const int start = p.start, row0 = p.row0, slots = p.slots, kvDim = p.kvDim, first = p.first;
     int c = get_global_id(0), i = first + (int) get_global_id(1);
     if (c >= kvDim) return;
     long slot = (start + i) % slots;
@@ -91,11 +98,16 @@ __kernel void kv_store(__global const float* k, __global const float* v, __globa
  * folds in the sink: M = max(S[h], max_s m_s), Z = sum_s l_s e^(m_s - M) + e^(S[h] - M),
  * out[i, h*hd + d] = sum_s acc_s[d] e^(m_s - M) / Z — the same formula as attention above.
  */
+typedef struct {
+    int start; int row0; int heads; int group; int hd; int kvDim; int slots; int window; float scale; int nsplit; int splitLen;
+} SplitAttnParams;
+
 __kernel void attention_split(__global const float* q, __global const float* k, __global const float* v,
                               __global const float* ck, __global const float* cv, __global float* part,
-                              int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                              int nsplit, int splitLen,
-                              __local float* lq, __local float* ls, __local float* lacc) {
+                              __local float* lq, __local float* ls, __local float* lacc, const SplitAttnParams params) {
+    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
+              slots = params.slots, window = params.window, nsplit = params.nsplit, splitLen = params.splitLen;
+    const float scale = params.scale;
     int h = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, g = h / group, p = start + i;
@@ -153,8 +165,11 @@ __kernel void attention_split(__global const float* q, __global const float* k, 
 }
 
 /* Folds the nsplit partials of (i, h) and the sink into row row0 + i of out. Global (hd, heads, T). */
+typedef struct { int heads; int hd; int nsplit; int row0; } CombineParams;
+
 __kernel void attention_combine(__global const float* part, __global const float* sinks, __global float* out,
-                                int heads, int hd, int nsplit, int row0) {
+                                const CombineParams p) {
+    const int heads = p.heads, hd = p.hd, nsplit = p.nsplit, row0 = p.row0;
     int d = get_global_id(0), h = get_global_id(1), i = get_global_id(2);
     if (d >= hd) return;
     __global const float* pp = part + ((long) i * heads + h) * nsplit * (hd + 2);
@@ -185,9 +200,10 @@ __kernel void attention_combine(__global const float* part, __global const float
 __kernel void attention_gqa(__global const float* q, __global const float* k, __global const float* v,
                             __global const float* ck, __global const float* cv, __global const float* sinks,
                             __global float* out, __global float* part,
-                            int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                            int nsplit, int splitLen,
-                            __local float* lq, __local float* ls, __local float* lacc) {
+                            __local float* lq, __local float* ls, __local float* lacc, const SplitAttnParams params) {
+    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
+              slots = params.slots, window = params.window, nsplit = params.nsplit, splitLen = params.splitLen;
+    const float scale = params.scale;
     int g = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
     int qDim = heads * hd, h0 = g * group, p = start + i;

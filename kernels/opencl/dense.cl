@@ -11,9 +11,12 @@
 #define LINEAR_TILE 4
 #endif
 
-__kernel void dense(__global const uchar* W, int fmt, long rowBytes, __global const float* bias, int hasBias,
-                    __global const float* x, int xRow0, int T, int C, int R, int vec,
-                    __global float* out, __local float* scratch) {
+typedef struct { int fmt; long rowBytes; int hasBias; int xRow0; int T; int C; int R; int vec; } DenseParams;
+
+__kernel void dense(__global const uchar* W, __global const float* bias, __global const float* x,
+                    __global float* out, __local float* scratch, const DenseParams p) {
+    const int fmt = p.fmt, hasBias = p.hasBias, xRow0 = p.xRow0, T = p.T, C = p.C, R = p.R, vec = p.vec;
+    const long rowBytes = p.rowBytes;
     int r = get_group_id(0), t0 = get_group_id(1) * LINEAR_TILE;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const uchar* wr = W + (long) r * rowBytes;

@@ -2,8 +2,11 @@
  * Embedding lookup: out[t, c] = E[tokens[t], c]   (exact: a decode of the stored value, no arithmetic
  * beyond Q8_0's d*q). Token ids are checked on the host. Global size (H, T).
  */
-__kernel void embed(__global const uchar* table, int fmt, __global const int* tokens,
-                    int H, __global float* out) {
+typedef struct { int fmt; int H; } EmbedParams;
+
+__kernel void embed(__global const uchar* table, __global const int* tokens, __global float* out,
+                    const EmbedParams p) {
+    const int fmt = p.fmt, H = p.H;
     int c = get_global_id(0), t = get_global_id(1);
     if (c >= H) return;
     __global const uchar* row = table + (long) tokens[t] * dense_row_bytes(fmt, H);

@@ -71,11 +71,15 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
 /*
  * mlp1 + SwiGLU. One work-group per (unit u, token-slot t*K + j). hout is (T*K) x I.
  */
+typedef struct { int ggml; int K; int H; int I; float limit; } GateUpParams;
+
 __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gScales,
-                          __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                          __global const uchar* uCodes, __global const uchar* uScales,
                           __global const float* gBias, __global const float* uBias,
-                          __global const float* x, __global const int* ids, int K, int H, int I, float limit,
-                          __global float* hout, __local float* scratch) {
+                          __global const float* x, __global const int* ids,
+                          __global float* hout, __local float* scratch, const GateUpParams p) {
+    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
+    const float limit = p.limit;
     int u = get_group_id(0), tj = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int t = tj / K, e = ids[tj];
@@ -97,10 +101,12 @@ __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gS
 /*
  * mlp2 and the weighted sum over the K chosen experts. One work-group per (output d, token t).
  */
-__kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+typedef struct { int ggml; int K; int H; int I; } DownParams;
+
+__kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales,
                        __global const float* dBias, __global const float* hin, __global const int* ids,
-                       __global const float* weights, int K, int H, int I,
-                       __global float* out, __local float* scratch) {
+                       __global const float* weights, __global float* out, __local float* scratch, const DownParams p) {
+    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
     int d = get_group_id(0), t = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     float acc = 0.0f;
@@ -130,8 +136,11 @@ __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScal
 
 /* Counting sort of the n = T*K token-slots by expert: offsets[0..E], list[] = slots ordered by expert then
  * slot; cursor (E entries) is scratch. Ids outside 0..E-1 are left out. One work item. */
-__kernel void moe_sort(__global const int* ids, int n, int E, __global int* offsets, __global int* cursor,
-                       __global int* list) {
+typedef struct { int n; int E; } SortParams;
+
+__kernel void moe_sort(__global const int* ids, __global int* offsets, __global int* cursor, __global int* list,
+                       const SortParams p) {
+    const int n = p.n, E = p.E;
     if (get_global_id(0) != 0) return;
     for (int e = 0; e <= E; e++) offsets[e] = 0;
     for (int s = 0; s < n; s++) {
@@ -170,10 +179,12 @@ inline int mx_block(__global const uchar* codes, __global const uchar* scales, i
 
 /* mlp1 + SwiGLU for every slot routed to expert e. One work-group per (unit u, expert e). */
 __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uchar* gScales,
-                                __global const uchar* uCodes, __global const uchar* uScales, int ggml,
+                                __global const uchar* uCodes, __global const uchar* uScales,
                                 __global const float* gBias, __global const float* uBias,
                                 __global const float* x, __global const int* offsets, __global const int* list,
-                                int K, int H, int I, float limit, __global float* hout, __local float* scratch) {
+                                __global float* hout, __local float* scratch, const GateUpParams p) {
+    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
+    const float limit = p.limit;
     int u = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int begin = offsets[e], end = offsets[e + 1];
@@ -214,10 +225,13 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
 
 /* mlp2 for every slot routed to expert e: y[slot, d] = w_slot * (down_e[d] . h_slot + downBias_e[d]).
  * One work-group per (output d, expert e). */
-__kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar* dScales, int ggml,
+typedef struct { int ggml; int H; int I; } DownTiledParams;
+
+__kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar* dScales,
                              __global const float* dBias, __global const float* hin, __global const int* offsets,
-                             __global const int* list, __global const float* weights, int H, int I,
-                             __global float* y, __local float* scratch) {
+                             __global const int* list, __global const float* weights,
+                             __global float* y, __local float* scratch, const DownTiledParams params) {
+    const int ggml = params.ggml, H = params.H, I = params.I;
     int d = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int begin = offsets[e], end = offsets[e + 1];
@@ -248,7 +262,10 @@ __kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar*
 }
 
 /* out[t, d] = sum_j y[t*K + j, d], j in slot order. Global (H, T). */
-__kernel void moe_combine(__global const float* y, int K, int H, __global float* out) {
+typedef struct { int K; int H; } MoeCombineParams;
+
+__kernel void moe_combine(__global const float* y, __global float* out, const MoeCombineParams p) {
+    const int K = p.K, H = p.H;
     int d = get_global_id(0), t = get_global_id(1);
     if (d >= H) return;
     float acc = 0.0f;

@@ -6,7 +6,10 @@
  * with cos = table[p*hd + 2j], sin = table[p*hd + 2j + 1] from io.gossgpu.backend.Rope.cosSinTable
  * (angles p*invFreq computed in double on the host, YaRN concentration applied). Global (hd/2, heads, T).
  */
-__kernel void rope(__global float* x, int cols, int hd, __global const float* table, int start, int row0) {
+typedef struct { int cols; int hd; int start; int row0; } RopeParams;
+
+__kernel void rope(__global float* x, __global const float* table, const RopeParams p) {
+    const int cols = p.cols, hd = p.hd, start = p.start, row0 = p.row0;
     int j = get_global_id(0), h = get_global_id(1), t = get_global_id(2);
     int hh = hd / 2;
     if (j >= hh) return;

@@ -36,7 +36,10 @@ static double sample_e(float l, float m, double T) {
     return exp(((double) l - (double) m) / T);
 }
 
-__kernel void sample_max(__global const float* l, int row, int V, int C, __global double* scratch, __local float* s) {
+typedef struct { int row; int V; int C; } SampleMaxParams;
+
+__kernel void sample_max(__global const float* l, __global double* scratch, __local float* s, const SampleMaxParams p) {
+    const int row = p.row, V = p.V, C = p.C;
     l += (long) row * V;
     int b = get_group_id(0);
     __global float* bmax = (__global float*) (scratch + get_num_groups(0));
@@ -44,8 +47,13 @@ __kernel void sample_max(__global const float* l, int row, int V, int C, __globa
     if (get_local_id(0) == 0) bmax[b] = m;
 }
 
-__kernel void sample_sums(__global const float* l, int row, int V, int C, __global double* scratch, double T,
-                          __local float* sm, __local double* s) {
+/* T's double bits in a ulong field (params fields are int, long or float; the host passes doubleToRawLongBits) */
+typedef struct { int row; int V; int C; ulong tBits; } SampleSumsParams;
+
+__kernel void sample_sums(__global const float* l, __global double* scratch, __local float* sm, __local double* s,
+                          const SampleSumsParams p) {
+    const int row = p.row, V = p.V, C = p.C;
+    const double T = as_double(p.tBits);
     l += (long) row * V;
     int b = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global double* bsum = scratch;
@@ -63,8 +71,13 @@ __kernel void sample_sums(__global const float* l, int row, int V, int C, __glob
     if (lid == 0) bsum[b] = s[0];
 }
 
-__kernel void sample_pick(__global const float* l, int row, int V, int C, int G, __global double* scratch, double T, double u,
-                          __local float* sm, __local double* piece, __local double* sd, __local int* si) {
+/* T and u as double bits, as in SampleSumsParams */
+typedef struct { int row; int V; int C; int G; ulong tBits; ulong uBits; } SamplePickParams;
+
+__kernel void sample_pick(__global const float* l, __global double* scratch, __local float* sm, __local double* piece,
+                          __local double* sd, __local int* si, const SamplePickParams params) {
+    const int row = params.row, V = params.V, C = params.C, G = params.G;
+    const double T = as_double(params.tBits), u = as_double(params.uBits);
     l += (long) row * V;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const double* bsum = scratch;

@@ -9,6 +9,7 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.KernelParams;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClWeights.Dense;
@@ -227,6 +228,70 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClLaunch(queue, kernel.handle(), kernel.name());
     }
 
+    // ---- params structs: each mirrors the typedef of its name in kernels/opencl (KernelParams) -----------
+
+    /** embed.cl. */
+    record EmbedParams(int fmt, int H) implements KernelParams {}
+
+    /** rmsnorm.cl. */
+    record NormParams(int C, float eps) implements KernelParams {}
+
+    /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
+    record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
+
+    /** rope.cl. */
+    record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
+
+    /** attention.cl: {@code attention}. */
+    record AttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale)
+            implements KernelParams {}
+
+    /** attention.cl: {@code attention_split} and {@code attention_gqa} (the same scalars). */
+    record SplitAttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                           int nsplit, int splitLen) implements KernelParams {}
+
+    /** attention.cl: {@code attention_combine}. */
+    record CombineParams(int heads, int hd, int nsplit, int row0) implements KernelParams {}
+
+    /** attention.cl: {@code kv_store}. */
+    record StoreParams(int start, int row0, int slots, int kvDim, int first) implements KernelParams {}
+
+    /** router.cl. */
+    record TopKParams(int E, int K, int T) implements KernelParams {}
+
+    /** moe.cl: {@code moe_gate_up} and {@code moe_gate_up_tiled} (the same scalars). */
+    record GateUpParams(int ggml, int K, int H, int I, float limit) implements KernelParams {}
+
+    /** moe.cl: {@code moe_down}. */
+    record DownParams(int ggml, int K, int H, int I) implements KernelParams {}
+
+    /** moe.cl: {@code moe_down_tiled}. */
+    record DownTiledParams(int ggml, int H, int I) implements KernelParams {}
+
+    /** moe.cl: {@code moe_sort}. */
+    record SortParams(int n, int E) implements KernelParams {}
+
+    /** moe.cl: {@code moe_combine}. */
+    record MoeCombineParams(int K, int H) implements KernelParams {}
+
+    /** add.cl. */
+    record AddParams(int n) implements KernelParams {}
+
+    /** argmax.cl. */
+    record ArgmaxParams(int V) implements KernelParams {}
+
+    /** sample.cl: {@code sample_max}. */
+    record SampleMaxParams(int row, int V, int C) implements KernelParams {}
+
+    /**
+     * sample.cl: {@code sample_sums}. The temperature is a double, which a params field cannot be: its bits
+     * ({@link Double#doubleToRawLongBits}) travel in a 64-bit field and the kernel reads them with {@code as_double}.
+     */
+    record SampleSumsParams(int row, int V, int C, long tBits) implements KernelParams {}
+
+    /** sample.cl: {@code sample_pick}; the temperature and {@code u} as double bits, as in {@link SampleSumsParams}. */
+    record SamplePickParams(int row, int V, int C, int G, long tBits, long uBits) implements KernelParams {}
+
     // ---- launchers ----------------------------------------------------------------------------
 
     @Override
@@ -235,20 +300,20 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
         Dense e = w.tensors.embedding();
-        launch(kEmbed).mem(e.mem()).i32(e.fmt()).mem(ids).i32(h).mem(out.buffer()).run(new long[]{h, tokens.length}, null);
+        launch(kEmbed).mem(e.mem()).mem(ids).mem(out.buffer()).params(new EmbedParams(e.fmt(), h)).run(new long[]{h, tokens.length}, null);
     }
 
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        launch(kRmsNorm).mem(x.buffer()).mem(w.tensors.norm(layer, which)).mem(out.buffer()).i32(x.cols())
-                .f32(w.config().rmsNormEps()).local(4L * rmsWg).run(new long[]{(long) x.rows() * rmsWg}, new long[]{rmsWg});
+        launch(kRmsNorm).mem(x.buffer()).mem(w.tensors.norm(layer, which)).mem(out.buffer()).local(4L * rmsWg)
+                .params(new NormParams(x.cols(), w.config().rmsNormEps())).run(new long[]{(long) x.rows() * rmsWg}, new long[]{rmsWg});
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
         int tiles = (T + linearTile - 1) / linearTile;
-        launch(kDense).mem(d.mem()).i32(d.fmt()).i64(d.rowBytes()).mem(bias == 0 ? d.mem() : bias).i32(bias == 0 ? 0 : 1)
-                .mem(x).i32(xRow0).i32(T).i32(d.cols()).i32(d.rows()).i32(linearVec).mem(out).local(4L * linearWg)
+        launch(kDense).mem(d.mem()).mem(bias == 0 ? d.mem() : bias).mem(x).mem(out).local(4L * linearWg)
+                .params(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), linearVec))
                 .run(new long[]{(long) d.rows() * linearWg, tiles}, new long[]{linearWg, 1});
     }
 
@@ -268,9 +333,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
             int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
-            launch(kRope).mem(q.buffer()).i32(c.qDim()).i32(hd).mem(table).i32(start).i32(row0)
+            launch(kRope).mem(q.buffer()).mem(table).params(new RopeParams(c.qDim(), hd, start, row0))
                     .run(new long[]{hd / 2, c.numAttentionHeads(), T}, null);
-            launch(kRope).mem(k.buffer()).i32(c.kvDim()).i32(hd).mem(table).i32(start).i32(row0)
+            launch(kRope).mem(k.buffer()).mem(table).params(new RopeParams(c.kvDim(), hd, start, row0))
                     .run(new long[]{hd / 2, c.numKeyValueHeads(), T}, null);
         }
     }
@@ -299,25 +364,25 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long sinks = w.tensors.layer(layer).sinks();
         if (gqa) {
             launch(kAttentionGqa).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).mem(splits > 1 ? part : o)
-                    .i32(start).i32(row0).i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits)
-                    .i32(splitLen).local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
+                    .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
+                    .params(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen))
                     .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else if (splits > 1) {
-            launch(kAttentionSplit).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part).i32(start).i32(row0).i32(heads)
-                    .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(splits).i32(splitLen)
+            launch(kAttentionSplit).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
+                    .params(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen))
                     .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
         } else {
-            launch(kAttention).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).i32(start).i32(row0).i32(heads)
-                    .i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale)
+            launch(kAttention).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
+                    .params(new AttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale))
                     .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
         }
         if (splits > 1)
-            launch(kAttentionCombine).mem(part).mem(sinks).mem(o).i32(heads).i32(hd).i32(splits).i32(row0)
+            launch(kAttentionCombine).mem(part).mem(sinks).mem(o).params(new CombineParams(heads, hd, splits, row0))
                     .run(new long[]{hd, heads, T}, null);
         int first = Math.max(0, T - slots);
-        launch(kKvStore).mem(k).mem(v).mem(keys).mem(values).i32(start).i32(row0).i32(slots).i32(c.kvDim()).i32(first)
+        launch(kKvStore).mem(k).mem(v).mem(keys).mem(values).params(new StoreParams(start, row0, slots, c.kvDim(), first))
                 .run(new long[]{c.kvDim(), T - first}, null);
     }
 
@@ -326,7 +391,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK).mem(logits).i32(e).i32(r.k()).mem(r.ids()).mem(r.weights()).i32(T).run(new long[]{T}, null);
+        launch(kTopK).mem(logits).mem(r.ids()).mem(r.weights()).params(new TopKParams(e, r.k(), T)).run(new long[]{T}, null);
     }
 
     @Override
@@ -340,12 +405,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             moeGrouped(w, layer, x.buffer(), r, T, hidden, out.buffer());
             return;
         }
-        launch(kGateUp).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales()).i32(g.ggml() ? 1 : 0)
-                .mem(l.gateBias()).mem(l.upBias()).mem(x.buffer()).mem(r.ids()).i32(k).i32(h).i32(inter).f32(c.swigluLimit())
-                .mem(hidden).local(4L * moeWg)
+        launch(kGateUp).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
+                .mem(l.gateBias()).mem(l.upBias()).mem(x.buffer()).mem(r.ids()).mem(hidden).local(4L * moeWg)
+                .params(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()))
                 .run(new long[]{(long) inter * moeWg, (long) T * k}, new long[]{moeWg, 1});
-        launch(kDown).mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0).mem(l.downBias()).mem(hidden)
-                .mem(r.ids()).mem(r.weights()).i32(k).i32(h).i32(inter).mem(out.buffer()).local(4L * moeWg)
+        launch(kDown).mem(d.codes()).mem(d.scales()).mem(l.downBias()).mem(hidden)
+                .mem(r.ids()).mem(r.weights()).mem(out.buffer()).local(4L * moeWg)
+                .params(new DownParams(d.ggml() ? 1 : 0, k, h, inter))
                 .run(new long[]{(long) h * moeWg, T}, new long[]{moeWg, 1});
     }
 
@@ -359,21 +425,22 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long cursors = scratch.ensure("MoE expert cursors", 4L * e);
         var l = w.tensors.layer(layer);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        launch(kSort).mem(r.ids()).i32(n).i32(e).mem(offsets).mem(cursors).mem(list).run(new long[]{1}, new long[]{1});
+        launch(kSort).mem(r.ids()).mem(offsets).mem(cursors).mem(list).params(new SortParams(n, e)).run(new long[]{1}, new long[]{1});
         launch(kGateUpTiled).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
-                .i32(g.ggml() ? 1 : 0).mem(l.gateBias()).mem(l.upBias()).mem(x).mem(offsets).mem(list)
-                .i32(k).i32(h).i32(inter).f32(c.swigluLimit()).mem(hidden).local(4L * moeWg)
+                .mem(l.gateBias()).mem(l.upBias()).mem(x).mem(offsets).mem(list).mem(hidden).local(4L * moeWg)
+                .params(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()))
                 .run(new long[]{(long) inter * moeWg, e}, new long[]{moeWg, 1});
-        launch(kDownTiled).mem(d.codes()).mem(d.scales()).i32(d.ggml() ? 1 : 0)
-                .mem(l.downBias()).mem(hidden).mem(offsets).mem(list).mem(r.weights()).i32(h).i32(inter).mem(y).local(4L * moeWg)
+        launch(kDownTiled).mem(d.codes()).mem(d.scales())
+                .mem(l.downBias()).mem(hidden).mem(offsets).mem(list).mem(r.weights()).mem(y).local(4L * moeWg)
+                .params(new DownTiledParams(d.ggml() ? 1 : 0, h, inter))
                 .run(new long[]{(long) h * moeWg, e}, new long[]{moeWg, 1});
-        launch(kCombine).mem(y).i32(k).i32(h).mem(out).run(new long[]{h, T}, null);
+        launch(kCombine).mem(y).mem(out).params(new MoeCombineParams(k, h)).run(new long[]{h, T}, null);
     }
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
         int n = a.rows() * a.cols();
-        launch(kAdd).mem(a.buffer()).mem(b.buffer()).mem(out.buffer()).i32(n).run(new long[]{n}, null);
+        launch(kAdd).mem(a.buffer()).mem(b.buffer()).mem(out.buffer()).params(new AddParams(n)).run(new long[]{n}, null);
     }
 
     @Override
@@ -383,7 +450,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax).mem(logits).i32(vocab).mem(ids).local(4L * argmaxWg).local(4L * argmaxWg)
+        launch(kArgmax).mem(logits).mem(ids).local(4L * argmaxWg).local(4L * argmaxWg).params(new ArgmaxParams(vocab))
                 .run(new long[]{(long) n * argmaxWg}, new long[]{argmaxWg});
     }
 
@@ -396,12 +463,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
         int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax).mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).local(4L * sampleWg)
+        long tBits = Double.doubleToRawLongBits(temperature);
+        launch(kSampleMax).mem(logits).mem(work).local(4L * sampleWg).params(new SampleMaxParams(row, vocab, chunk))
                 .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSampleSums).mem(logits).i32(row).i32(vocab).i32(chunk).mem(work).f64(temperature)
-                .local(4L * sampleWg).local(8L * sampleWg).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSamplePick).mem(logits).i32(row).i32(vocab).i32(chunk).i32(chunks).mem(work)
-                .f64(temperature).f64(u).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
+        launch(kSampleSums).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg)
+                .params(new SampleSumsParams(row, vocab, chunk, tBits)).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
+        launch(kSamplePick).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
+                .params(new SamplePickParams(row, vocab, chunk, chunks, tBits, Double.doubleToRawLongBits(u)))
                 .run(new long[]{sampleWg}, new long[]{sampleWg});
     }
 

@@ -1,12 +1,19 @@
 package io.gossgpu.opencl;
 
+import io.gossgpu.device.KernelParams;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 
 import static io.gossgpu.opencl.OpenCl.check;
 import static org.lwjgl.opencl.CL10.*;
 
-/** One kernel launch: its arguments set in order ({@code mem}, {@code i32}, … {@code local}), then {@link #run} enqueues it. */
+/**
+ * One kernel launch: its arguments set in the kernel's order, buffers first ({@code mem} for {@code __global},
+ * {@code local} for {@code __local}), then its params struct ({@link #params}), then {@link #run} enqueues it.
+ */
 final class OpenClLaunch {
     private final long queue, kernel;
     private final String name;
@@ -23,29 +30,23 @@ final class OpenClLaunch {
         return this;
     }
 
-    OpenClLaunch i32(int v) {
-        check(clSetKernelArg1i(kernel, i++, v), name + " argument " + (i - 1));
-        return this;
-    }
-
-    OpenClLaunch i64(long v) {
-        check(clSetKernelArg1l(kernel, i++, v), name + " argument " + (i - 1));
-        return this;
-    }
-
-    OpenClLaunch f32(float v) {
-        check(clSetKernelArg1f(kernel, i++, v), name + " argument " + (i - 1));
-        return this;
-    }
-
-    OpenClLaunch f64(double v) {
-        check(clSetKernelArg1d(kernel, i++, v), name + " argument " + (i - 1));
-        return this;
-    }
-
     /** A {@code __local} buffer of {@code bytes}. */
     OpenClLaunch local(long bytes) {
         check(clSetKernelArg(kernel, i++, bytes), name + " local argument " + (i - 1));
+        return this;
+    }
+
+    /**
+     * The kernel's params struct, its last argument: the record's bytes in C layout ({@link KernelParams#writeTo}),
+     * which {@code clSetKernelArg} copies, so they live on LWJGL's thread-local stack only for this call.
+     */
+    OpenClLaunch params(KernelParams p) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            ByteBuffer bytes = stack.malloc(8, (int) p.byteSize());
+            p.writeTo(MemorySegment.ofBuffer(bytes));
+            int rc = clSetKernelArg(kernel, i++, bytes);
+            if (rc != CL_SUCCESS) check(rc, name + " params argument " + (i - 1) + " (" + p + ", " + bytes.remaining() + " bytes)");
+        }
         return this;
     }
 
