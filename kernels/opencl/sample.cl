@@ -47,13 +47,12 @@ __kernel void sample_max(__global const float* l, __global double* scratch, __lo
     if (get_local_id(0) == 0) bmax[b] = m;
 }
 
-/* T's double bits in a ulong field (params fields are int, long or float; the host passes doubleToRawLongBits) */
-typedef struct { int row; int V; int C; ulong tBits; } SampleSumsParams;
+typedef struct { int row; int V; int C; double T; } SampleSumsParams;
 
 __kernel void sample_sums(__global const float* l, __global double* scratch, __local float* sm, __local double* s,
                           const SampleSumsParams p) {
     const int row = p.row, V = p.V, C = p.C;
-    const double T = as_double(p.tBits);
+    const double T = p.T;
     l += (long) row * V;
     int b = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global double* bsum = scratch;
@@ -71,13 +70,12 @@ __kernel void sample_sums(__global const float* l, __global double* scratch, __l
     if (lid == 0) bsum[b] = s[0];
 }
 
-/* T and u as double bits, as in SampleSumsParams */
-typedef struct { int row; int V; int C; int G; ulong tBits; ulong uBits; } SamplePickParams;
+typedef struct { int row; int V; int C; int G; double T; double u; } SamplePickParams;
 
 __kernel void sample_pick(__global const float* l, __global double* scratch, __local float* sm, __local double* piece,
                           __local double* sd, __local int* si, const SamplePickParams params) {
     const int row = params.row, V = params.V, C = params.C, G = params.G;
-    const double T = as_double(params.tBits), u = as_double(params.uBits);
+    const double T = params.T, u = params.u;
     l += (long) row * V;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const double* bsum = scratch;

@@ -9,9 +9,9 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
-import io.gossgpu.device.KernelParams;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.opencl.OpenClParams.*;
 import io.gossgpu.opencl.OpenClWeights.Dense;
 import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
@@ -228,70 +228,6 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClLaunch(queue, kernel.handle(), kernel.name());
     }
 
-    // ---- params structs: each mirrors the typedef of its name in kernels/opencl (KernelParams) -----------
-
-    /** embed.cl. */
-    record EmbedParams(int fmt, int H) implements KernelParams {}
-
-    /** rmsnorm.cl. */
-    record NormParams(int C, float eps) implements KernelParams {}
-
-    /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
-    record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
-
-    /** rope.cl. */
-    record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
-
-    /** attention.cl: {@code attention}. */
-    record AttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale)
-            implements KernelParams {}
-
-    /** attention.cl: {@code attention_split} and {@code attention_gqa} (the same scalars). */
-    record SplitAttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                           int nsplit, int splitLen) implements KernelParams {}
-
-    /** attention.cl: {@code attention_combine}. */
-    record CombineParams(int heads, int hd, int nsplit, int row0) implements KernelParams {}
-
-    /** attention.cl: {@code kv_store}. */
-    record StoreParams(int start, int row0, int slots, int kvDim, int first) implements KernelParams {}
-
-    /** router.cl. */
-    record TopKParams(int E, int K, int T) implements KernelParams {}
-
-    /** moe.cl: {@code moe_gate_up} and {@code moe_gate_up_tiled} (the same scalars). */
-    record GateUpParams(int ggml, int K, int H, int I, float limit) implements KernelParams {}
-
-    /** moe.cl: {@code moe_down}. */
-    record DownParams(int ggml, int K, int H, int I) implements KernelParams {}
-
-    /** moe.cl: {@code moe_down_tiled}. */
-    record DownTiledParams(int ggml, int H, int I) implements KernelParams {}
-
-    /** moe.cl: {@code moe_sort}. */
-    record SortParams(int n, int E) implements KernelParams {}
-
-    /** moe.cl: {@code moe_combine}. */
-    record MoeCombineParams(int K, int H) implements KernelParams {}
-
-    /** add.cl. */
-    record AddParams(int n) implements KernelParams {}
-
-    /** argmax.cl. */
-    record ArgmaxParams(int V) implements KernelParams {}
-
-    /** sample.cl: {@code sample_max}. */
-    record SampleMaxParams(int row, int V, int C) implements KernelParams {}
-
-    /**
-     * sample.cl: {@code sample_sums}. The temperature is a double, which a params field cannot be: its bits
-     * ({@link Double#doubleToRawLongBits}) travel in a 64-bit field and the kernel reads them with {@code as_double}.
-     */
-    record SampleSumsParams(int row, int V, int C, long tBits) implements KernelParams {}
-
-    /** sample.cl: {@code sample_pick}; the temperature and {@code u} as double bits, as in {@link SampleSumsParams}. */
-    record SamplePickParams(int row, int V, int C, int G, long tBits, long uBits) implements KernelParams {}
-
     // ---- launchers ----------------------------------------------------------------------------
 
     @Override
@@ -463,13 +399,12 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
         int chunk = (vocab + chunks - 1) / chunks;
-        long tBits = Double.doubleToRawLongBits(temperature);
         launch(kSampleMax).mem(logits).mem(work).local(4L * sampleWg).params(new SampleMaxParams(row, vocab, chunk))
                 .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
         launch(kSampleSums).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg)
-                .params(new SampleSumsParams(row, vocab, chunk, tBits)).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
+                .params(new SampleSumsParams(row, vocab, chunk, temperature)).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
         launch(kSamplePick).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
-                .params(new SamplePickParams(row, vocab, chunk, chunks, tBits, Double.doubleToRawLongBits(u)))
+                .params(new SamplePickParams(row, vocab, chunk, chunks, temperature, u))
                 .run(new long[]{sampleWg}, new long[]{sampleWg});
     }
 

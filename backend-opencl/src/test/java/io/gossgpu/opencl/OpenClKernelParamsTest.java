@@ -5,7 +5,7 @@ import io.gossgpu.device.KernelSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The params records nested in {@link OpenClBackend} mirror the params structs of kernels/opencl (goss.cl with its
+ * The params records of {@link OpenClParams} mirror the params structs of kernels/opencl (goss.cl with its
  * includes inlined, the program the backend builds): the same names, fields, order and types, and no struct without
  * its record. Needs no OpenCL device: a mismatch here would otherwise show only as wrong numbers on one.
  */

@@ -11,7 +11,8 @@ import java.lang.foreign.ValueLayout;
  * with the struct's bytes, Metal {@code setBytes}), so a launch names its values instead of counting positions.
  *
  * <p>The record has the struct's name, and its components are the struct's fields in order with the same names:
- * {@code int} for a C {@code int}/{@code uint}, {@code long} for a 64-bit integer, {@code float} for {@code float}.
+ * {@code int} for a C {@code int}/{@code uint}, {@code long} for a 64-bit integer, {@code float} and {@code double}
+ * for themselves (a double only where the device has it, e.g. OpenCL's cl_khr_fp64 kernels).
  * The layout is C's: each field at the next multiple of its size, the struct padded to its largest field. Each
  * backend's tests check its records against the kernel sources (engine-core's test {@code KernelParamsCheck}).
  */
@@ -31,7 +32,8 @@ public interface KernelParams {
                 Class<?> t = m.types[i];
                 if (t == int.class) out.set(ValueLayout.JAVA_INT_UNALIGNED, m.offsets[i], (int) m.getters[i].invokeExact(this));
                 else if (t == long.class) out.set(ValueLayout.JAVA_LONG_UNALIGNED, m.offsets[i], (long) m.getters[i].invokeExact(this));
-                else out.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], (float) m.getters[i].invokeExact(this));
+                else if (t == float.class) out.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], (float) m.getters[i].invokeExact(this));
+                else out.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, m.offsets[i], (double) m.getters[i].invokeExact(this));
             }
         } catch (RuntimeException | Error e) {
             throw e;

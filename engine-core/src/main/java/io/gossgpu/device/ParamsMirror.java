@@ -21,7 +21,7 @@ final class ParamsMirror {
     };
 
     final StructLayout layout;
-    /** Per field: its accessor typed {@code (KernelParams)int}, {@code long} or {@code float}, for invokeExact. */
+    /** Per field: its accessor typed {@code (KernelParams)int}, {@code long}, {@code float} or {@code double}, for invokeExact. */
     final MethodHandle[] getters;
     final long[] offsets;
     final Class<?>[] types;
@@ -68,7 +68,8 @@ final class ParamsMirror {
         if (t == int.class) return ValueLayout.JAVA_INT;
         if (t == long.class) return ValueLayout.JAVA_LONG;
         if (t == float.class) return ValueLayout.JAVA_FLOAT;
+        if (t == double.class) return ValueLayout.JAVA_DOUBLE;
         throw new IllegalArgumentException(type.getSimpleName() + "." + c.getName() + " is a " + t
-                + "; kernel params are int, long or float");
+                + "; kernel params are int, long, float or double");
     }
 }

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * its program's source and the records its launchers declare.
  */
 public final class KernelParamsCheck {
-    /** A struct field: its Java type ({@code int}, {@code long} or {@code float}) and name. */
+    /** A struct field: its Java type ({@code int}, {@code long}, {@code float} or {@code double}) and name. */
     public record Field(String type, String name) {}
 
     private static final Pattern STRUCT = Pattern.compile("struct\\s+(\\w+)\\s*\\{([^}]*)\\}\\s*;");
@@ -62,8 +62,9 @@ public final class KernelParamsCheck {
             case "int", "uint", "unsigned", "unsigned int", "int32_t", "uint32_t" -> "int";
             case "long", "ulong", "long long", "unsigned long long", "int64_t", "uint64_t", "size_t" -> "long";
             case "float" -> "float";
+            case "double" -> "double";
             default -> throw new AssertionError(struct + ": field type '" + c + "' is not a kernel param type"
-                    + " (int or uint, a 64-bit integer, or float)");
+                    + " (int or uint, a 64-bit integer, float or double)");
         };
     }
 

@@ -15,7 +15,9 @@ class KernelParamsTest {
 
     record SpanParams(int count, long offset, float scale) implements KernelParams {}
 
-    record BadParams(double x) implements KernelParams {}
+    record BadParams(boolean x) implements KernelParams {}
+
+    record DrawParams(int row, double temperature) implements KernelParams {}
 
     @Test
     void theLayoutIsCs() {
@@ -26,6 +28,12 @@ class KernelParamsTest {
         assertEquals(8, span.byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("offset")));
         assertEquals(16, span.byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("scale")));
         assertThrows(IllegalArgumentException.class, () -> KernelParams.layout(BadParams.class));
+        assertEquals(16, KernelParams.layout(DrawParams.class).byteSize());
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment dst = arena.allocate(16);
+            new DrawParams(3, 0.7).writeTo(dst);
+            assertEquals(0.7, dst.get(ValueLayout.JAVA_DOUBLE, 8));
+        }
     }
 
     @Test
@@ -49,14 +57,15 @@ class KernelParamsTest {
                 // a comment: struct IgnoredParams { int x; };
                 struct NormParams { uint n; float eps; };
                 typedef struct { int count; long offset; float scale; } SpanParams;
+                struct DrawParams { int row; double temperature; };
                 struct Helper { int y; };
                 """;
         assertEquals(List.of(new KernelParamsCheck.Field("int", "n"), new KernelParamsCheck.Field("float", "eps")),
                 KernelParamsCheck.structs(src).get("NormParams"));
-        KernelParamsCheck.assertMirrors(src, List.of(NormParams.class, SpanParams.class));
+        KernelParamsCheck.assertMirrors(src, List.of(NormParams.class, SpanParams.class, DrawParams.class));
         // fields swapped, a record missing
         assertThrows(AssertionError.class, () -> KernelParamsCheck.assertMirrors(
-                src.replace("uint n; float eps;", "float eps; uint n;"), List.of(NormParams.class, SpanParams.class)));
+                src.replace("uint n; float eps;", "float eps; uint n;"), List.of(NormParams.class, SpanParams.class, DrawParams.class)));
         assertThrows(AssertionError.class, () -> KernelParamsCheck.assertMirrors(src, List.of(NormParams.class)));
     }
 

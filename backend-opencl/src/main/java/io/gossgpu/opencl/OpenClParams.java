@@ -1,0 +1,70 @@
+package io.gossgpu.opencl;
+
+import io.gossgpu.device.KernelParams;
+
+/**
+ * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
+ * last argument, set by {@link OpenClLaunch#params}). OpenClKernelParamsTest checks them against the sources.
+ */
+final class OpenClParams {
+    private OpenClParams() {}
+
+    /** embed.cl. */
+    record EmbedParams(int fmt, int H) implements KernelParams {}
+
+    /** rmsnorm.cl. */
+    record NormParams(int C, float eps) implements KernelParams {}
+
+    /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
+    record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
+
+    /** rope.cl. */
+    record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
+
+    /** attention.cl: {@code attention}. */
+    record AttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale)
+            implements KernelParams {}
+
+    /** attention.cl: {@code attention_split} and {@code attention_gqa} (the same scalars). */
+    record SplitAttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
+                           int nsplit, int splitLen) implements KernelParams {}
+
+    /** attention.cl: {@code attention_combine}. */
+    record CombineParams(int heads, int hd, int nsplit, int row0) implements KernelParams {}
+
+    /** attention.cl: {@code kv_store}. */
+    record StoreParams(int start, int row0, int slots, int kvDim, int first) implements KernelParams {}
+
+    /** router.cl. */
+    record TopKParams(int E, int K, int T) implements KernelParams {}
+
+    /** moe.cl: {@code moe_gate_up} and {@code moe_gate_up_tiled} (the same scalars). */
+    record GateUpParams(int ggml, int K, int H, int I, float limit) implements KernelParams {}
+
+    /** moe.cl: {@code moe_down}. */
+    record DownParams(int ggml, int K, int H, int I) implements KernelParams {}
+
+    /** moe.cl: {@code moe_down_tiled}. */
+    record DownTiledParams(int ggml, int H, int I) implements KernelParams {}
+
+    /** moe.cl: {@code moe_sort}. */
+    record SortParams(int n, int E) implements KernelParams {}
+
+    /** moe.cl: {@code moe_combine}. */
+    record MoeCombineParams(int K, int H) implements KernelParams {}
+
+    /** add.cl. */
+    record AddParams(int n) implements KernelParams {}
+
+    /** argmax.cl. */
+    record ArgmaxParams(int V) implements KernelParams {}
+
+    /** sample.cl: {@code sample_max}. */
+    record SampleMaxParams(int row, int V, int C) implements KernelParams {}
+
+    /** sample.cl: {@code sample_sums} (a double field: the sampling kernels exist only with cl_khr_fp64). */
+    record SampleSumsParams(int row, int V, int C, double T) implements KernelParams {}
+
+    /** sample.cl: {@code sample_pick}. */
+    record SamplePickParams(int row, int V, int C, int G, double T, double u) implements KernelParams {}
+}
