@@ -13,6 +13,55 @@
  * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
  * enqueued after this kernel (in-order queue): the batch attends before it is stored.
  */
+/*
+ * The online softmax over keys jb .. je of KV head g for the query in lq (one work-group, one key per work item
+ * per chunk of the work-group size): updates the running max *m, the running sum *l = sum e^(s_j - *m) and
+ * lacc[d] = sum e^(s_j - *m) v_j[d]. Every work item of the group calls it (it holds barriers).
+ */
+static void attend_keys(__global const float* k, __global const float* v, __global const float* ck, __global const float* cv,
+                        __local const float* lq, __local float* ls, __local float* lacc, int jb, int je, int g, int hd,
+                        int kvDim, int start, int slots, float scale, float* mp, float* lp) {
+    int lid = get_local_id(0), wg = get_local_size(0);
+    float m = *mp, l = *lp;
+    for (int j0 = jb; j0 <= je; j0 += wg) {
+        int n = min(wg, je - j0 + 1);
+        int j = j0 + lid;
+        float s = -INFINITY;
+        if (lid < n) {
+            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
+                                                 : k + (long) (j - start) * kvDim + g * hd;
+            float dot = 0.0f;
+            for (int d = 0; d < hd; d++) dot = fma(lq[d], kr[d], dot);
+            s = dot * scale;
+        }
+        ls[lid] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float cm = m;
+        for (int u = 0; u < n; u++) cm = fmax(cm, ls[u]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        ls[lid] = lid < n ? exp(s - cm) : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float corr = exp(m - cm); /* m = -inf on a split's first chunk: 0 */
+        float add = 0.0f;
+        for (int u = 0; u < n; u++) add += ls[u];
+        l = l * corr + add;
+        for (int d = lid; d < hd; d += wg) {
+            float a = lacc[d] * corr;
+            for (int u = 0; u < n; u++) {
+                int jj = j0 + u;
+                __global const float* vr = jj < start ? cv + (long) (jj % slots) * kvDim + g * hd
+                                                      : v + (long) (jj - start) * kvDim + g * hd;
+                a = fma(ls[u], vr[d], a);
+            }
+            lacc[d] = a;
+        }
+        m = cm;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    *mp = m;
+    *lp = l;
+}
+
 typedef struct { int start; int row0; int heads; int group; int hd; int kvDim; int slots; int window; float scale; } AttnParams;
 
 __kernel void attention(__global const float* q, __global const float* k, __global const float* v,
@@ -35,41 +84,7 @@ __kernel void attention(__global const float* q, __global const float* k, __glob
     barrier(CLK_LOCAL_MEM_FENCE);
     float sink = sinks[h];
     float m = sink, l = 0.0f;
-    for (int j0 = lo; j0 <= p; j0 += wg) {
-        int n = min(wg, p - j0 + 1);
-        int j = j0 + lid;
-        float s = -INFINITY;
-        if (lid < n) {
-            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
-                                                 : k + (long) (j - start) * kvDim + g * hd;
-            float dot = 0.0f;
-            for (int d = 0; d < hd; d++) dot = fma(lq[d], kr[d], dot);
-            s = dot * scale;
-        }
-        ls[lid] = s;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float cm = m;
-        for (int u = 0; u < n; u++) cm = fmax(cm, ls[u]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        ls[lid] = lid < n ? exp(s - cm) : 0.0f;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float corr = exp(m - cm);
-        float add = 0.0f;
-        for (int u = 0; u < n; u++) add += ls[u];
-        l = l * corr + add;
-        for (int d = lid; d < hd; d += wg) {
-            float a = lacc[d] * corr;
-            for (int u = 0; u < n; u++) {
-                int jj = j0 + u;
-                __global const float* vr = jj < start ? cv + (long) (jj % slots) * kvDim + g * hd
-                                                      : v + (long) (jj - start) * kvDim + g * hd;
-                a = fma(ls[u], vr[d], a);
-            }
-            lacc[d] = a;
-        }
-        m = cm;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    attend_keys(k, v, ck, cv, lq, ls, lacc, lo, p, g, hd, kvDim, start, slots, scale, &m, &l);
     float z = l + exp(sink - m);
     for (int d = lid; d < hd; d += wg) out[(long) i * qDim + h * hd + d] = lacc[d] / z;
 }
@@ -121,41 +136,7 @@ __kernel void attention_split(__global const float* q, __global const float* k, 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     float m = -INFINITY, l = 0.0f;
-    for (int j0 = jb; j0 <= je; j0 += wg) {
-        int n = min(wg, je - j0 + 1);
-        int j = j0 + lid;
-        float s = -INFINITY;
-        if (lid < n) {
-            __global const float* kr = j < start ? ck + (long) (j % slots) * kvDim + g * hd
-                                                 : k + (long) (j - start) * kvDim + g * hd;
-            float dot = 0.0f;
-            for (int d = 0; d < hd; d++) dot = fma(lq[d], kr[d], dot);
-            s = dot * scale;
-        }
-        ls[lid] = s;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float cm = m;
-        for (int u = 0; u < n; u++) cm = fmax(cm, ls[u]);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        ls[lid] = lid < n ? exp(s - cm) : 0.0f;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        float corr = exp(m - cm); /* m = -inf on the first chunk: 0 */
-        float add = 0.0f;
-        for (int u = 0; u < n; u++) add += ls[u];
-        l = l * corr + add;
-        for (int d = lid; d < hd; d += wg) {
-            float a = lacc[d] * corr;
-            for (int u = 0; u < n; u++) {
-                int jj = j0 + u;
-                __global const float* vr = jj < start ? cv + (long) (jj % slots) * kvDim + g * hd
-                                                      : v + (long) (jj - start) * kvDim + g * hd;
-                a = fma(ls[u], vr[d], a);
-            }
-            lacc[d] = a;
-        }
-        m = cm;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    attend_keys(k, v, ck, cv, lq, ls, lacc, jb, je, g, hd, kvDim, start, slots, scale, &m, &l);
     __global float* pp = part + (((long) i * heads + h) * nsplit + sp) * (hd + 2);
     if (lid == 0) {
         pp[0] = m;
