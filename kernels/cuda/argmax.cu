@@ -16,8 +16,14 @@ __device__ __forceinline__ void argmax_pick(float& bv, int& bi, float ov, int oi
     }
 }
 
-extern "C" __global__ void argmax(const float* __restrict__ logits, int rows, int V, int* __restrict__ out)
+struct ArgmaxParams {
+    int rows;
+    int vocab; // V
+};
+
+extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restrict__ out, const ArgmaxParams p)
 {
+    const int rows = p.rows, V = p.vocab;
     __shared__ float sv[32];
     __shared__ int si[32];
     const int lane = threadIdx.x & 31;

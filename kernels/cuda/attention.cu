@@ -31,12 +31,27 @@
 // grid (heads, min(T, 65535)), block B; dynamic shared memory 4 * (2*hd + B) bytes.
 // Keys are taken in chunks of B (one key per thread), online softmax started from the sink (m = S[h],
 // l = 0), the hd accumulators in shared memory. The cache store is kv_store, launched after this kernel.
+// The scalars of attention and attention_tiled (attention does not read tileQueries).
+struct AttentionParams {
+    int tokens;      // T: rows of q, k, v and out
+    int heads;       // query heads
+    int group;       // query heads per KV head
+    int headDim;     // hd
+    int kvDim;       // values per row of k, v and the cache
+    int slots;       // cache slots
+    int window;      // W, 0: none
+    float scale;
+    int tileQueries; // tq: query rows per block of attention_tiled
+};
+
 extern "C" __global__ void attention(const float* __restrict__ q, const float* __restrict__ k,
                                     const float* __restrict__ v, const float* __restrict__ ck,
                                     const float* __restrict__ cv, const float* __restrict__ sinks,
-                                    float* __restrict__ out, int T, const int* __restrict__ pos, int heads, int group,
-                                    int hd, int kvDim, int slots, int window, float scale)
+                                    float* __restrict__ out, const int* __restrict__ pos, const AttentionParams p)
 {
+    const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
+              window = p.window;
+    const float scale = p.scale;
     const int start = pos[0];
     DYNAMIC_SHARED(float, smem);
     float* lq = smem;            // hd
@@ -108,9 +123,17 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
 }
 
 // ---- kv_store: grid (ceil(kvDim / B), min(T - first, 65535)), block B ----------------------------
+struct KvStoreParams {
+    int tokens; // T
+    int slots;
+    int kvDim;
+    int first;  // the first row stored
+};
+
 extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, float* ck, float* cv,
-                                        int T, const int* __restrict__ pos, int slots, int kvDim, int first)
+                                        const int* __restrict__ pos, const KvStoreParams p)
 {
+    const int T = p.tokens, slots = p.slots, kvDim = p.kvDim, first = p.first;
     const int start = pos[0];
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= kvDim) {
@@ -133,10 +156,12 @@ extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __
 extern "C" __global__ void attention_tiled(const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ck,
                                           const float* __restrict__ cv, const float* __restrict__ sinks,
-                                          float* __restrict__ out, int T, const int* __restrict__ pos, int heads,
-                                          int group, int hd, int kvDim, int slots, int window, float scale, int tq,
-                                          float* __restrict__ part)
+                                          float* __restrict__ out, const int* __restrict__ pos,
+                                          float* __restrict__ part, const AttentionParams p)
 {
+    const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
+              window = p.window, tq = p.tileQueries;
+    const float scale = p.scale;
     DYNAMIC_SHARED(float, smem);
     float* qs = smem;                            // SDPA_PAIRS x hd
     float* ks = qs + SDPA_PAIRS * hd;            // SDPA_TK x (hd + 1): lane j reads row j without bank conflicts
@@ -280,9 +305,17 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
 // ---- attention_combine: grid (heads, min(T, 65535)), block B ----------------------------------------------------
 // Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_tiled, z ascending:
 // M = max_z m_z; Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z.
-extern "C" __global__ void attention_combine(const float* __restrict__ part, const float* __restrict__ sinks, int T,
-                                            int heads, int hd, int splits, float* __restrict__ out)
+struct AttentionCombineParams {
+    int tokens;  // T
+    int heads;
+    int headDim; // hd
+    int splits;
+};
+
+extern "C" __global__ void attention_combine(const float* __restrict__ part, const float* __restrict__ sinks,
+                                            float* __restrict__ out, const AttentionCombineParams p)
 {
+    const int T = p.tokens, heads = p.heads, hd = p.headDim, splits = p.splits;
     const int h = blockIdx.x;
     const size_t stride = (size_t) T * heads * (hd + 2);
     for (int i = blockIdx.y; i < T; i += gridDim.y) {

@@ -20,11 +20,18 @@ __device__ void embed_rows(const typename E::T* __restrict__ w, const unsigned s
     }
 }
 
+// The scalars of every embed_* kernel.
+struct EmbedParams {
+    int tokens; // T
+    int cols;   // H: values per row
+};
+
 #define EMBED_ENTRY(suffix, E)                                                                                \
     extern "C" __global__ void embed_##suffix(const E::T* __restrict__ w, const unsigned short* __restrict__ s,       \
-                                              const int* __restrict__ tokens, int T, int H, float* __restrict__ out)  \
+                                              const int* __restrict__ tokens, float* __restrict__ out,         \
+                                              const EmbedParams p)                                             \
     {                                                                                                         \
-        embed_rows<E>(w, s, tokens, T, H, out);                                                               \
+        embed_rows<E>(w, s, tokens, p.tokens, p.cols, out);                                                   \
     }
 
 EMBED_ENTRY(bf16, Bf16)

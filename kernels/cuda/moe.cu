@@ -56,12 +56,25 @@ __device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsi
 // mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, 32 units u0 ..), x_t in shared memory, one
 // warp per unit (gate and up rows). Expert ids read from device memory.
 // grid (min(T*K, 65535), ceil(I / 32)), block B; dynamic shared memory 4*H bytes. hout is (T*K) x I.
+// The scalars of the expert kernels moe_gate_up, moe_down, moe_gate_up_tiled and moe_down_tiled (the tiled ones
+// do not read tokens, the down ones not limit).
+struct MoeParams {
+    int ggml;    // 1: the scales in ggml's layout
+    int tokens;  // T
+    int k;       // K: experts per token
+    int hidden;  // H
+    int inter;   // I: intermediate size
+    float limit; // SwiGLU limit
+};
+
 extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
-                                       int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
-                                       const float* __restrict__ x, const int* __restrict__ ids, int T, int K, int H,
-                                       int I, float limit, float* __restrict__ hout)
+                                       const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                       const float* __restrict__ x, const int* __restrict__ ids,
+                                       float* __restrict__ hout, const MoeParams p)
 {
+    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
+    const float limit = p.limit;
     DYNAMIC_SHARED(float, xs); // H
     __shared__ float lut[16];
     fp4_table(lut);
@@ -96,10 +109,11 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
 // slot's activations in shared memory in turn, one warp per output; out[t, d] = sum_j w_j (down_e . h_j + db_e),
 // j ascending. grid (min(T, 65535), ceil(H / 32)), block B; dynamic shared memory 4*I bytes. out is T x H.
 extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
-                                    int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
-                                    const int* __restrict__ ids, const float* __restrict__ weights, int T, int K,
-                                    int H, int I, float* __restrict__ out)
+                                    const float* __restrict__ dBias, const float* __restrict__ hin,
+                                    const int* __restrict__ ids, const float* __restrict__ weights,
+                                    float* __restrict__ out, const MoeParams p)
 {
+    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
     DYNAMIC_SHARED(float, hs); // I
     __shared__ float lut[16];
     __shared__ float acc[32];
@@ -139,9 +153,16 @@ extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, co
 // an expert); tiles[2n], tiles[2n+1] = (expert, first place) of work tile n (MOE_TM places at most), ntiles[0] = n.
 // Expert e is counted and scattered by thread e % B, which walks all S slots in order (S = T*K): O(S) per
 // thread, deterministic. Ids outside 0..E-1 are not placed (their slots get no output).
-extern "C" __global__ void moe_sort(const int* __restrict__ ids, int S, int E, int* __restrict__ offsets,
-                                    int* __restrict__ order, int* __restrict__ tiles, int* __restrict__ ntiles)
+struct MoeSortParams {
+    int slots;   // S
+    int experts; // E
+};
+
+extern "C" __global__ void moe_sort(const int* __restrict__ ids, int* __restrict__ offsets,
+                                    int* __restrict__ order, int* __restrict__ tiles, int* __restrict__ ntiles,
+                                    const MoeSortParams p)
 {
+    const int S = p.slots, E = p.experts;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
         int c = 0;
         for (int s = 0; s < S; s++) {
@@ -281,12 +302,13 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
 // up rows of those units for the tile's slots; hout is (T*K) x I, row s written for each placed slot.
 extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                              const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
-                                             int ggml, const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                             const float* __restrict__ gBias, const float* __restrict__ uBias,
                                              const float* __restrict__ x, const int* __restrict__ offsets,
                                              const int* __restrict__ order, const int* __restrict__ tiles,
-                                             const int* __restrict__ ntiles, int K, int H, int I, float limit,
-                                             float* __restrict__ hout)
+                                             const int* __restrict__ ntiles, float* __restrict__ hout, const MoeParams p)
 {
+    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    const float limit = p.limit;
     if ((int) blockIdx.y >= ntiles[0]) {
         return; // the whole block: no barrier is skipped by part of it
     }
@@ -324,11 +346,12 @@ extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ g
 // Block (x, y): output rows d0 .. d0+127 (d0 = 128x) of work tile y: y_s = down_e . h_s + db_e for the tile's
 // slots s; yout is (T*K) x H, row s written for each placed slot.
 extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
-                                          int ggml, const float* __restrict__ dBias, const float* __restrict__ hin,
+                                          const float* __restrict__ dBias, const float* __restrict__ hin,
                                           const int* __restrict__ offsets, const int* __restrict__ order,
-                                          const int* __restrict__ tiles, const int* __restrict__ ntiles, int H, int I,
-                                          float* __restrict__ yout)
+                                          const int* __restrict__ tiles, const int* __restrict__ ntiles,
+                                          float* __restrict__ yout, const MoeParams p)
 {
+    const int ggml = p.ggml, H = p.hidden, I = p.inter;
     if ((int) blockIdx.y >= ntiles[0]) {
         return;
     }
@@ -364,9 +387,16 @@ extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCod
 
 // ---- moe_combine: grid (min(T, 65535)), block B ----------------------------------------------------------
 // out[t, d] = sum_{j = 0..K-1} w[t*K + j] * y[(t*K + j), d], j ascending.
-extern "C" __global__ void moe_combine(const float* __restrict__ y, const float* __restrict__ weights, int T, int K,
-                                       int H, float* __restrict__ out)
+struct MoeCombineParams {
+    int tokens; // T
+    int k;      // K
+    int hidden; // H
+};
+
+extern "C" __global__ void moe_combine(const float* __restrict__ y, const float* __restrict__ weights,
+                                       float* __restrict__ out, const MoeCombineParams p)
 {
+    const int T = p.tokens, K = p.k, H = p.hidden;
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
         for (int d = threadIdx.x; d < H; d += blockDim.x) {
             float acc = 0.0f;

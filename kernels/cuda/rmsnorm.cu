@@ -11,12 +11,18 @@
 // x and y may be the same buffer (in-place); scale has n elements.
 // Built without --use_fast_math: the division is IEEE, rsqrtf is the usual <= 2 ulp version.
 
+struct NormParams {
+    int cols;  // n
+    float eps;
+};
+
 extern "C" __global__ void rmsnorm(const float* x,
                                        const float* __restrict__ scale,
                                        float* y,
-                                       int n,
-                                       float eps)
+                                       const NormParams p)
 {
+    const int n = p.cols;
+    const float eps = p.eps;
     if (n <= 0) {
         return;
     }

@@ -10,9 +10,15 @@
 #include "common.cuh"
 
 // ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------
-extern "C" __global__ void rope(float* x, int T, int cols, int hd, const float* __restrict__ table,
-                                    const int* __restrict__ pos)
+struct RopeParams {
+    int tokens;  // T: rows of x
+    int cols;    // values per row of x
+    int headDim; // hd
+};
+
+extern "C" __global__ void rope(float* x, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
 {
+    const int T = p.tokens, cols = p.cols, hd = p.headDim;
     const int start = pos[0];
     const int h = blockIdx.x;
     const int half = hd / 2;

@@ -7,9 +7,16 @@
 #include "common.cuh"
 
 // ---- topk_softmax: one thread per token; grid (ceil(T / 64)), block 64; K <= 32 ------------------
-extern "C" __global__ void topk_softmax(const float* __restrict__ logits, int T, int E, int K,
-                                            int* __restrict__ ids, float* __restrict__ weights)
+struct TopKParams {
+    int tokens;  // T
+    int experts; // E
+    int k;       // K
+};
+
+extern "C" __global__ void topk_softmax(const float* __restrict__ logits, int* __restrict__ ids, float* __restrict__ weights,
+                                            const TopKParams p)
 {
+    const int T = p.tokens, E = p.experts, K = p.k;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= T) {
         return;

@@ -59,8 +59,16 @@ __device__ float sample_global_max(const float* __restrict__ bmax, int G, float*
     return sample_block_max(v, s);
 }
 
-extern "C" __global__ void sample_max(const float* __restrict__ l, int V, int C, float* __restrict__ bmax)
+// The scalars of the three sampling kernels (sample_max and sample_sums do not read chunks: their grid has G blocks).
+struct SampleParams {
+    int vocab;  // V
+    int chunk;  // C: ids per chunk
+    int chunks; // G
+};
+
+extern "C" __global__ void sample_max(const float* __restrict__ l, float* __restrict__ bmax, const SampleParams p)
 {
+    const int V = p.vocab, C = p.chunk;
     __shared__ float s[SAMPLE_THREADS];
     const int lo = blockIdx.x * C;
     const int hi = min(V, lo + C);
@@ -74,9 +82,10 @@ extern "C" __global__ void sample_max(const float* __restrict__ l, int V, int C,
     }
 }
 
-extern "C" __global__ void sample_sums(const float* __restrict__ l, int V, int C, const float* __restrict__ bmax,
-                                           const double* __restrict__ params, double* __restrict__ bsum)
+extern "C" __global__ void sample_sums(const float* __restrict__ l, const float* __restrict__ bmax,
+                                           const double* __restrict__ params, double* __restrict__ bsum, const SampleParams p)
 {
+    const int V = p.vocab, C = p.chunk;
     __shared__ float sm[SAMPLE_THREADS];
     __shared__ double s[SAMPLE_THREADS];
     const float m = sample_global_max(bmax, gridDim.x, sm);
@@ -100,10 +109,10 @@ extern "C" __global__ void sample_sums(const float* __restrict__ l, int V, int C
     }
 }
 
-extern "C" __global__ void sample_pick(const float* __restrict__ l, int V, int C, int G,
-                                           const float* __restrict__ bmax, const double* __restrict__ bsum,
-                                           const double* __restrict__ params, int* __restrict__ out)
+extern "C" __global__ void sample_pick(const float* __restrict__ l, const float* __restrict__ bmax, const double* __restrict__ bsum,
+                                           const double* __restrict__ params, int* __restrict__ out, const SampleParams p)
 {
+    const int V = p.vocab, C = p.chunk, G = p.chunks;
     __shared__ float sm[SAMPLE_THREADS];
     __shared__ double piece[SAMPLE_THREADS];
     __shared__ double s_base, s_target;

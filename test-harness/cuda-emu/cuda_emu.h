@@ -48,7 +48,8 @@ template <class T> inline uint32_t bits(T v) { static_assert(sizeof(T) == 4); ui
 template <class T> inline T from(uint32_t b) { static_assert(sizeof(T) == 4); T v; std::memcpy(&v, &b, 4); return v; }
 template <class T> constexpr int type_of() { return std::is_same_v<T, float> ? T_FLOAT : std::is_same_v<T, int> ? T_INT : T_UINT; }
 
-// ---- registration: cuLaunchKernel's kernelParams (one pointer per argument) unpacked into typed arguments ----
+// ---- registration: cuLaunchKernel's kernelParams (one pointer per argument: a buffer, or the params struct's bytes)
+// unpacked into typed arguments ----
 constexpr int kMaxParams = 32;
 using Trampoline = void (*)(void *fn, void **params);
 void register_kernel(const char *name, void *fn, Trampoline call, int nparams, const size_t *sizes);

@@ -6,6 +6,8 @@
  * and warp-shuffle rendezvous); a kernel the emulator reports (divergent barrier, bad shuffle mask)
  * fails the launch with CUDA_ERROR_LAUNCH_FAILED and a message on stderr. It checks what it is given
  * (launch dimensions, JIT option values, kernel names and parameter sizes) and fails like the driver would.
+ * A kernel's parameters are its buffers (8-byte pointers) and one params struct by value (kernels/cuda/README.md);
+ * each launch copies them, at the sizes the emulator's registry gives, into its node (MAX_PARAM_BYTES a parameter).
  *
  * It is compiled against the toolkit's own cuda.h, so the C compiler checks every prototype, and the
  * header's macros give each function the versioned symbol name a real CUDA 13 libcuda exports
@@ -27,15 +29,20 @@
 
 #define MAX_PARAMS GOSS_CUEMU_MAX_PARAMS
 #define MAX_NODES 4096 /* a captured decode step: ~10 launches per layer */
+/* The largest parameter taken (a params struct by value: a real driver takes up to 4 KiB of parameters in all; these
+ * kernels' structs are a few dozen bytes), and the bytes of one launch's parameters, each at a multiple of 8. */
+#define MAX_PARAM_BYTES 256
+#define NODE_PARAM_BYTES 512
 
 struct CUctx_st { int dummy; };
 struct CUmod_st { char *ptx; };
 /* maxDynamicShared: what cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) allowed; a real device refuses more than
  * 48 KiB of dynamic shared memory per launch without that opt-in. */
-struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS]; int maxDynamicShared; };
-struct node { CUfunction f; unsigned grid[3], block[3], shared; unsigned char values[MAX_PARAMS][8]; };
+/* offsets: where each parameter's bytes sit in a node's values. */
+struct CUfunc_st { char name[64]; int nparams; size_t sizes[MAX_PARAMS], offsets[MAX_PARAMS]; int maxDynamicShared; };
+struct node { CUfunction f; unsigned grid[3], block[3], shared; _Alignas(8) unsigned char values[NODE_PARAM_BYTES]; };
 struct CUgraph_st { int n; struct node nodes[MAX_NODES]; };
-struct CUgraphExec_st { struct CUgraph_st g; };
+struct CUgraphExec_st { int n; struct node nodes[]; }; /* the graph's n nodes */
 struct CUstream_st { int capturing; CUgraph graph; };
 struct CUevent_st { double ms; };
 
@@ -227,9 +234,18 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     strncpy(f->name, name, sizeof f->name - 1);
     f->nparams = nparams;
     f->maxDynamicShared = 48 * 1024;
+    size_t at = 0;
     for (int i = 0; i < nparams; i++) {
-        if (sizes[i] > 8) { free(f); return CUDA_ERROR_NOT_FOUND; }
+        if (sizes[i] == 0 || sizes[i] > MAX_PARAM_BYTES || at + sizes[i] > NODE_PARAM_BYTES) {
+            fprintf(stderr, "fake CUDA driver: kernel %s: parameter %d is %zu bytes (%zu before it); this fake takes parameters "
+                    "of 1..%d bytes, %d in all (test-harness/fake-driver/fakecuda.c: MAX_PARAM_BYTES, NODE_PARAM_BYTES)\n",
+                    name, i, sizes[i], at, MAX_PARAM_BYTES, NODE_PARAM_BYTES);
+            free(f);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
         f->sizes[i] = sizes[i];
+        f->offsets[i] = at;
+        at += (sizes[i] + 7) & ~(size_t) 7;
     }
     *hfunc = f;
     return CUDA_SUCCESS;
@@ -253,7 +269,7 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, i
 /* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
 static CUresult run_node(const struct node *n) {
     void *params[MAX_PARAMS];
-    for (int i = 0; i < n->f->nparams; i++) params[i] = (void *) n->values[i];
+    for (int i = 0; i < n->f->nparams; i++) params[i] = (void *) (n->values + n->f->offsets[i]);
     return goss_cuemu_launch(n->f->name, n->grid, n->block, n->shared, params) == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 
@@ -269,8 +285,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, 
         return CUDA_ERROR_INVALID_VALUE;
     }
     if (strcmp(f->name, "rmsnorm") == 0 && (bx % 32 != 0 || gy != 1 || gz != 1 || by != 1 || bz != 1)) return CUDA_ERROR_INVALID_VALUE;
-    struct node n = { f, { gx, gy, gz }, { bx, by, bz }, sharedMemBytes, { { 0 } } };
-    for (int i = 0; i < f->nparams; i++) memcpy(n.values[i], kernelParams[i], f->sizes[i]);
+    struct node n = { f, { gx, gy, gz }, { bx, by, bz }, sharedMemBytes, { 0 } };
+    for (int i = 0; i < f->nparams; i++) memcpy(n.values + f->offsets[i], kernelParams[i], f->sizes[i]);
     if (hStream->capturing) {
         if (hStream->graph->n == MAX_NODES) return CUDA_ERROR_OUT_OF_MEMORY;
         hStream->graph->nodes[hStream->graph->n++] = n;
@@ -321,14 +337,16 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *phGraph) {
 }
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags) {
     if (!hGraph || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    *phGraphExec = malloc(sizeof(struct CUgraphExec_st));
-    (*phGraphExec)->g = *hGraph;
+    *phGraphExec = malloc(sizeof(struct CUgraphExec_st) + (size_t) hGraph->n * sizeof(struct node));
+    if (!*phGraphExec) return CUDA_ERROR_OUT_OF_MEMORY;
+    (*phGraphExec)->n = hGraph->n;
+    memcpy((*phGraphExec)->nodes, hGraph->nodes, (size_t) hGraph->n * sizeof(struct node));
     return CUDA_SUCCESS;
 }
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
     if (!e || !s) return CUDA_ERROR_INVALID_HANDLE;
-    for (int i = 0; i < e->g.n; i++) {
-        CUresult r = run_node(&e->g.nodes[i]);
+    for (int i = 0; i < e->n; i++) {
+        CUresult r = run_node(&e->nodes[i]);
         if (r != CUDA_SUCCESS) return r;
     }
     return CUDA_SUCCESS;

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.cuda.CudaKernel.Dim3;
+import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
@@ -23,11 +24,21 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
  * buffer.
  */
 final class AttentionLauncher {
-    static final CudaEntry ROPE = new CudaEntry("rope", "rope", "piiipp"),
-            ATTENTION = new CudaEntry("attention", "attention", "pppppppipiiiiiif"),
-            KV_STORE = new CudaEntry("attention", "kv_store", "ppppipiii"),
-            TILED = new CudaEntry("attention", "attention_tiled", "pppppppipiiiiiifip"),
-            COMBINE = new CudaEntry("attention", "attention_combine", "ppiiiip");
+    /** rope.cu's scalars. */
+    record RopeParams(int tokens, int cols, int headDim) implements KernelParams {}
+    /** The scalars of attention and attention_tiled (attention.cu; attention does not read tileQueries). */
+    record AttentionParams(int tokens, int heads, int group, int headDim, int kvDim, int slots, int window, float scale,
+                           int tileQueries) implements KernelParams {}
+    /** kv_store's scalars (attention.cu). */
+    record KvStoreParams(int tokens, int slots, int kvDim, int first) implements KernelParams {}
+    /** attention_combine's scalars (attention.cu). */
+    record AttentionCombineParams(int tokens, int heads, int headDim, int splits) implements KernelParams {}
+
+    static final CudaEntry ROPE = new CudaEntry("rope", "rope", 3, RopeParams.class),
+            ATTENTION = new CudaEntry("attention", "attention", 8, AttentionParams.class),
+            KV_STORE = new CudaEntry("attention", "kv_store", 5, KvStoreParams.class),
+            TILED = new CudaEntry("attention", "attention_tiled", 9, AttentionParams.class),
+            COMBINE = new CudaEntry("attention", "attention_combine", 3, AttentionCombineParams.class);
     static final List<CudaEntry> ENTRIES = List.of(ROPE, ATTENTION, KV_STORE, TILED, COMBINE);
     /** Block size of the tiled kernel; (query, head) pairs per block. */
     static final int TILED_THREADS = 256, TILE_PAIRS = 16;
@@ -64,7 +75,7 @@ final class AttentionLauncher {
     void rope(long x, int T, int width, int heads, int hd, long table, int seq, int start) {
         long pos = launch.position(seq, start);
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
-        launch.run(kRope, heads, T, block, 0, launch.args().ptr(x).i32(T).i32(width).i32(hd).ptr(table).ptr(pos));
+        launch.run(kRope, heads, T, block, 0, launch.args().ptr(x).ptr(table).ptr(pos).params(new RopeParams(T, width, hd)));
     }
 
     /**
@@ -89,18 +100,18 @@ final class AttentionLauncher {
             long part = n > 1 ? scratch.ensure("attention partial sums", 4L * n * T * heads * (hd + 2)).address() : 0;
             tiledCalls++;
             launch.run(kTiled, new Dim3(c.numKeyValueHeads(), ceilDiv(T, tq), n), TILED_THREADS, 4 * (TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(pos)
-                            .i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale).i32(tq).ptr(part));
+                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).ptr(pos).ptr(part)
+                            .params(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, tq)));
             if (n > 1)
                 launch.run(kCombine, heads, T, Math.max(32, ceilDiv(hd, 32) * 32), 0,
-                        launch.args().ptr(part).ptr(sinks).i32(T).i32(heads).i32(hd).i32(n).ptr(out));
+                        launch.args().ptr(part).ptr(sinks).ptr(out).params(new AttentionCombineParams(T, heads, hd, n)));
         } else {
             launch.run(kSdpa, heads, T, sdpaBlock, shared,
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).i32(T).ptr(pos)
-                            .i32(heads).i32(group).i32(hd).i32(c.kvDim()).i32(slots).i32(window).f32(scale));
+                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).ptr(pos)
+                            .params(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, 1)));
         }
         int first = Math.max(0, T - slots);
         launch.run(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
-                launch.args().ptr(k).ptr(v).ptr(keys).ptr(values).i32(T).ptr(pos).i32(slots).i32(c.kvDim()).i32(first));
+                launch.args().ptr(k).ptr(v).ptr(keys).ptr(values).ptr(pos).params(new KvStoreParams(T, slots, c.kvDim(), first)));
     }
 }

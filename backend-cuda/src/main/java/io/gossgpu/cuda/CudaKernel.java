@@ -29,11 +29,14 @@ public final class CudaKernel {
     private final CudaModule module;
     private final String name;
     private final MemorySegment function;
+    /** What the launcher declared (its launches are checked against it), or null. */
+    private final CudaEntry entry;
 
-    CudaKernel(CudaModule module, String name, MemorySegment function) {
+    CudaKernel(CudaModule module, String name, MemorySegment function, CudaEntry entry) {
         this.module = module;
         this.name = name;
         this.function = function;
+        this.entry = entry;
     }
 
     public String name() {
@@ -47,6 +50,7 @@ public final class CudaKernel {
     /** Queues the kernel on {@code stream}. Launch errors are reported here; errors while it runs at the next synchronisation. */
     public void launch(CudaStream stream, Dim3 grid, Dim3 block, int sharedBytes, KernelArgs args) {
         validate(grid, block, sharedBytes);
+        if (entry != null) entry.check(args);
         module.context().makeCurrent();
         check("cuLaunchKernel(" + name + ")", Cuda.cuLaunchKernel(function, grid.x(), grid.y(), grid.z(),
                 block.x(), block.y(), block.z(), sharedBytes, stream.handle(), args.kernelParams(), MemorySegment.NULL));

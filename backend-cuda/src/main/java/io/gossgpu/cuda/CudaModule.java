@@ -77,6 +77,15 @@ public final class CudaModule implements AutoCloseable {
 
     /** The kernel with this {@code extern "C"} name. */
     public CudaKernel function(String name) {
+        return function(name, null);
+    }
+
+    /** The kernel of {@code entry}, whose launches are checked against it ({@link CudaEntry#check}). */
+    CudaKernel function(CudaEntry entry) {
+        return function(entry.name(), entry);
+    }
+
+    private CudaKernel function(String name, CudaEntry entry) {
         context.makeCurrent();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(Cuda.CUfunction);
@@ -85,7 +94,7 @@ public final class CudaModule implements AutoCloseable {
                 throw new CudaException("no CUDA kernel " + name + " in " + label, rc);
             }
             CudaException.check("cuModuleGetFunction(" + name + ")", rc);
-            return new CudaKernel(this, name, out.get(Cuda.CUfunction, 0));
+            return new CudaKernel(this, name, out.get(Cuda.CUfunction, 0), entry);
         }
     }
 

@@ -14,7 +14,7 @@ final class CudaModules implements AutoCloseable {
 
     /** The kernel of {@code entry}, its file loaded on first use. */
     CudaKernel kernel(CudaEntry entry) {
-        return loaded.computeIfAbsent(entry.file(), context::loadModule).function(entry.name());
+        return loaded.computeIfAbsent(entry.file(), context::loadModule).function(entry);
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cuda.CudaWeights.Dense;
+import io.gossgpu.device.KernelParams;
 import io.gossgpu.model.WeightFormat;
 
 import java.util.EnumMap;
@@ -26,8 +27,17 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 final class DenseLauncher {
     /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
-    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", "rmsnorm", "pppif"),
-            ADD = new CudaEntry("add", "add", "pppp");
+    /** rmsnorm.cu's scalars. */
+    record NormParams(int cols, float eps) implements KernelParams {}
+    /** add.cu's scalars. */
+    record AddParams(long n) implements KernelParams {}
+    /** The scalars of every embed_* kernel (embed.cu). */
+    record EmbedParams(int tokens, int cols) implements KernelParams {}
+    /** The scalars of every dense_matvec_* and dense_gemm_* kernel (dense.cu; the GEMM does not read split). */
+    record DenseParams(int hasBias, int tokens, int cols, int rows, int n0, int n1, int split) implements KernelParams {}
+
+    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", "rmsnorm", 3, NormParams.class),
+            ADD = new CudaEntry("add", "add", 3, AddParams.class);
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_LINEAR_TILE_T} × {@code _TILE_R}). */
     static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
                     Stream.of(embed(f), matvec(f)),
@@ -42,15 +52,15 @@ final class DenseLauncher {
     }
 
     static CudaEntry embed(WeightFormat f) {
-        return new CudaEntry("embed", "embed_" + suffix(f), "pppiip");
+        return new CudaEntry("embed", "embed_" + suffix(f), 4, EmbedParams.class);
     }
 
     static CudaEntry matvec(WeightFormat f) {
-        return new CudaEntry("dense", "dense_matvec_" + suffix(f), "pppipiiipipipi");
+        return new CudaEntry("dense", "dense_matvec_" + suffix(f), 7, DenseParams.class);
     }
 
     static CudaEntry gemm(WeightFormat f, int tileT, int tileR) {
-        return new CudaEntry("dense", "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, "pppipiiipipip");
+        return new CudaEntry("dense", "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, 7, DenseParams.class);
     }
 
     private final CudaLaunch launch;
@@ -87,18 +97,18 @@ final class DenseLauncher {
     /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
     void embed(Dense table, long ids, int tokens, long out) {
         launch.run(dense.get(table.format()).embed(), Math.min(tokens, 65535), 1, elementwiseBlock, 0,
-                launch.args().ptr(table.ptr()).ptr(table.scales()).ptr(ids).i32(tokens).i32(table.cols()).ptr(out));
+                launch.args().ptr(table.ptr()).ptr(table.scales()).ptr(ids).ptr(out).params(new EmbedParams(tokens, table.cols())));
     }
 
     /** One block per row of {@code rows × cols} values (grid x takes up to 2^31 − 1 rows). */
     void rmsNorm(long x, long scale, long out, int rows, int cols, float eps) {
-        launch.run(kRms, rows, 1, rmsBlock, 0, launch.args().ptr(x).ptr(scale).ptr(out).i32(cols).f32(eps));
+        launch.run(kRms, rows, 1, rmsBlock, 0, launch.args().ptr(x).ptr(scale).ptr(out).params(new NormParams(cols, eps)));
     }
 
     /** {@code out = a + b} over {@code n} values. */
     void add(long a, long b, long out, long n) {
         int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
-        launch.run(kAdd, grid, 1, elementwiseBlock, 0, launch.args().ptr(a).ptr(b).ptr(out).i64(n));
+        launch.run(kAdd, grid, 1, elementwiseBlock, 0, launch.args().ptr(a).ptr(b).ptr(out).params(new AddParams(n)));
     }
 
     /** {@code out[t, :] = W·x[t, :]} (+ bias, a device address of {@code d.rows()} floats, or 0) for {@code t < T}. */
@@ -124,13 +134,15 @@ final class DenseLauncher {
      */
     void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         Kernels k = dense.get(d.format());
-        KernelArgs a = launch.args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).i32(bias == 0 ? 0 : 1)
-                .ptr(x).i32(T).i32(d.cols()).i32(d.rows()).ptr(out0).i32(n0).ptr(out1).i32(n1).ptr(out2);
+        int hasBias = bias == 0 ? 0 : 1;
+        KernelArgs a = launch.args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).ptr(x).ptr(out0).ptr(out1).ptr(out2);
         if (T < gemmMinT) {
             int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
-            launch.run(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0, a.i32(split));
+            launch.run(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0,
+                    a.params(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, split)));
         } else {
-            launch.run(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0, a);
+            launch.run(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0,
+                    a.params(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, 1)));
         }
     }
 

@@ -27,11 +27,11 @@ final class LaunchQueue implements AutoCloseable {
     /** Graphs kept: decode steps of the batch shapes in use (1, 2, … sequences; argmax, sampling or logits output). */
     static final int MAX_GRAPHS = 16;
 
-    /** One recorded launch; {@code params} are the 8-byte argument slots of {@link KernelArgs}. */
-    record Launch(CudaKernel kernel, Dim3 grid, Dim3 block, int shared, long[] params) {
+    /** One recorded launch; {@code params} are the arguments of {@link KernelArgs} (their 8-byte slots, a struct's several). */
+    record Launch(CudaKernel kernel, Dim3 grid, Dim3 block, int shared, KernelArgs.Saved params) {
         boolean same(Launch o) {
             return kernel == o.kernel && grid.equals(o.grid) && block.equals(o.block) && shared == o.shared
-                    && Arrays.equals(params, o.params);
+                    && params.equals(o.params);
         }
     }
 
@@ -83,7 +83,7 @@ final class LaunchQueue implements AutoCloseable {
     /** Queues (or records) one launch; {@code args} may be refilled as soon as this returns. */
     void launch(CudaKernel k, Dim3 grid, Dim3 block, int shared, KernelArgs args) {
         if (recording) {
-            pending.add(new Launch(k, grid, block, shared, args.slots()));
+            pending.add(new Launch(k, grid, block, shared, args.save()));
         } else {
             k.launch(stream, grid, block, shared, args);
             kernelLaunches++;

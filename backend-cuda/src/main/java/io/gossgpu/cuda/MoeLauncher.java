@@ -6,6 +6,7 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
+import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
@@ -22,13 +23,22 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
  * of each token summed in slot order). Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
-    static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", "piiipp"),
-            GATE_UP = new CudaEntry("moe", "moe_gate_up", "ppppippppiiiifp"),
-            DOWN = new CudaEntry("moe", "moe_down", "ppippppiiiip"),
-            SORT = new CudaEntry("moe", "moe_sort", "piipppp"),
-            GATE_UP_TILED = new CudaEntry("moe", "moe_gate_up_tiled", "ppppipppppppiiifp"),
-            DOWN_TILED = new CudaEntry("moe", "moe_down_tiled", "ppippppppiip"),
-            COMBINE = new CudaEntry("moe", "moe_combine", "ppiiip");
+    /** topk_softmax's scalars (router.cu). */
+    record TopKParams(int tokens, int experts, int k) implements KernelParams {}
+    /** The scalars of moe.cu's expert kernels (the tiled ones do not read tokens, the down ones not limit). */
+    record MoeParams(int ggml, int tokens, int k, int hidden, int inter, float limit) implements KernelParams {}
+    /** moe_sort's scalars. */
+    record MoeSortParams(int slots, int experts) implements KernelParams {}
+    /** moe_combine's scalars. */
+    record MoeCombineParams(int tokens, int k, int hidden) implements KernelParams {}
+
+    static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class),
+            GATE_UP = new CudaEntry("moe", "moe_gate_up", 9, MoeParams.class),
+            DOWN = new CudaEntry("moe", "moe_down", 7, MoeParams.class),
+            SORT = new CudaEntry("moe", "moe_sort", 5, MoeSortParams.class),
+            GATE_UP_TILED = new CudaEntry("moe", "moe_gate_up_tiled", 12, MoeParams.class),
+            DOWN_TILED = new CudaEntry("moe", "moe_down_tiled", 9, MoeParams.class),
+            COMBINE = new CudaEntry("moe", "moe_combine", 3, MoeCombineParams.class);
     static final List<CudaEntry> ENTRIES = List.of(TOPK, GATE_UP, DOWN, SORT, GATE_UP_TILED, DOWN_TILED, COMBINE);
     /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
@@ -67,7 +77,7 @@ final class MoeLauncher {
     void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
         CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
         dense.matmul(router, bias, x, T, logits.address());
-        launch.run(kTopK, ceilDiv(T, 64), 1, 64, 0, launch.args().ptr(logits).i32(T).i32(experts).i32(r.k()).ptr(r.ids()).ptr(r.weights()));
+        launch.run(kTopK, ceilDiv(T, 64), 1, 64, 0, launch.args().ptr(logits).ptr(r.ids()).ptr(r.weights()).params(new TopKParams(T, experts, r.k())));
     }
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
@@ -83,12 +93,12 @@ final class MoeLauncher {
             return;
         }
         launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, 32), moeBlock, 4 * h,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
-                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).i32(T).i32(k).i32(h).i32(inter)
-                        .f32(c.swigluLimit()).ptr(hidden));
+                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
+                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).ptr(hidden)
+                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
         launch.run(kDown, Math.min(T, 65535), ceilDiv(h, 32), moeBlock, 4 * inter,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(l.downBias()).ptr(hidden)
-                        .ptr(r.ids()).ptr(r.weights()).i32(T).i32(k).i32(h).i32(inter).ptr(out));
+                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
+                        .ptr(r.ids()).ptr(r.weights()).ptr(out).params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
     }
 
     /** The MoE batched by expert (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine). */
@@ -101,15 +111,18 @@ final class MoeLauncher {
         Mx g = l.gate(), u = l.up(), d = l.down();
         tiledCalls++;
         launch.run(kSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
-                launch.args().ptr(r.ids()).i32(slots).i32(experts).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles));
+                launch.args().ptr(r.ids()).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles)
+                        .params(new MoeSortParams(slots, experts)));
         launch.run(kGateUpTiled, ceilDiv(inter, 64), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr()).i32(g.ggml() ? 1 : 0)
+                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
                         .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(base + offsets).ptr(base + order)
-                        .ptr(base + tiles).ptr(base + ntiles).i32(k).i32(h).i32(inter).f32(c.swigluLimit()).ptr(hidden));
+                        .ptr(base + tiles).ptr(base + ntiles).ptr(hidden)
+                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
         launch.run(kDownTiled, ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).i32(d.ggml() ? 1 : 0).ptr(l.downBias()).ptr(hidden)
-                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).i32(h).i32(inter).ptr(y));
+                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
+                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).ptr(y)
+                        .params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
         launch.run(kCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
-                launch.args().ptr(y).ptr(r.weights()).i32(T).i32(k).i32(h).ptr(out));
+                launch.args().ptr(y).ptr(r.weights()).ptr(out).params(new MoeCombineParams(T, k, h)));
     }
 }

@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.device.KernelParams;
 
 import java.util.List;
 
@@ -14,10 +15,15 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
  * parameters, so the step's graph replays unchanged.
  */
 final class SampleLauncher {
-    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", "piip"),
-            MAX = new CudaEntry("sample", "sample_max", "piip"),
-            SUMS = new CudaEntry("sample", "sample_sums", "piippp"),
-            PICK = new CudaEntry("sample", "sample_pick", "piiipppp");
+    /** argmax.cu's scalars. */
+    record ArgmaxParams(int rows, int vocab) implements KernelParams {}
+    /** The scalars of sample.cu's three kernels (sample_max and sample_sums do not read chunks). */
+    record SampleParams(int vocab, int chunk, int chunks) implements KernelParams {}
+
+    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", 2, ArgmaxParams.class),
+            MAX = new CudaEntry("sample", "sample_max", 2, SampleParams.class),
+            SUMS = new CudaEntry("sample", "sample_sums", 4, SampleParams.class),
+            PICK = new CudaEntry("sample", "sample_pick", 5, SampleParams.class);
     static final List<CudaEntry> ENTRIES = List.of(ARGMAX, MAX, SUMS, PICK);
     /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
     static final int SAMPLE_THREADS = 256;
@@ -45,7 +51,7 @@ final class SampleLauncher {
 
     /** {@code ids[i] = argmax logits[i, :]} for {@code n} rows of {@code vocab}. */
     void argmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        launch.run(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0, launch.args().ptr(logits).i32(n).i32(vocab).ptr(ids));
+        launch.run(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0, launch.args().ptr(logits).ptr(ids).params(new ArgmaxParams(n, vocab)));
     }
 
     /**
@@ -63,10 +69,10 @@ final class SampleLauncher {
         long params = launch.stepAddress() + at;
         setDouble(at, temperature);
         setDouble(at + 8, u);
-        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).i32(vocab).i32(chunk).ptr(maxes));
-        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).i32(vocab).i32(chunk).ptr(maxes).ptr(params).ptr(sums));
-        launch.run(kPick, 1, 1, SAMPLE_THREADS, 0,
-                launch.args().ptr(l).i32(vocab).i32(chunk).i32(chunks).ptr(maxes).ptr(sums).ptr(params).ptr(id));
+        SampleParams p = new SampleParams(vocab, chunk, chunks);
+        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).params(p));
+        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).ptr(params).ptr(sums).params(p));
+        launch.run(kPick, 1, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).ptr(sums).ptr(params).ptr(id).params(p));
     }
 
     /** Queues writing {@code v} into the step buffer on the stream (two 32-bit words, little-endian). */

@@ -1,33 +1,50 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.device.KernelParams;
+import io.gossgpu.device.KernelParamsCheck;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every entry point the launchers declare ({@link CudaBackend#ENTRIES}) is in its packaged PTX file with the parameter
- * list the launcher packs (p = pointer / 8 bytes, or 64-bit int, i = 32-bit int, f = float). A kernel whose C
- * signature changes without its launch would read garbage on the GPU; this catches it on a machine without one.
+ * Every entry point the launchers declare ({@link CudaBackend#ENTRIES}) is in its packaged PTX file with the parameters
+ * the launcher packs: its buffers (pointers), then one params struct whose size and alignment are those of the
+ * entry's {@link KernelParams} record ({@link CudaEntry#signature}); and every record mirrors, field by field, the
+ * struct of its name in the kernel sources, which declare no params struct without its record. A kernel whose C
+ * signature or struct changes without its launch would read garbage on the GPU; this catches it on a machine without
+ * one.
  */
 class CudaKernelSignaturesTest {
+    private static final Path SOURCES = PtxBuildTool.KERNELS.resolve("cuda");
 
+    /** The parameters of {@code entry} in {@code ptx}: p per pointer, L / i / f per other scalar, {size,align} per struct. */
     static String signature(String ptx, String entry) {
         Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL).matcher(ptx);
         assertTrue(m.find(), "no .entry " + entry);
         StringBuilder sb = new StringBuilder();
-        Matcher p = Pattern.compile("\\.param \\.(\\w+)").matcher(m.group(1));
+        Matcher p = Pattern.compile("\\.param (?:\\.align (\\d+) \\.b8 \\w+\\[(\\d+)]|\\.(\\w+))").matcher(m.group(1));
         while (p.find()) {
-            sb.append(switch (p.group(1)) {
+            if (p.group(1) != null) {
+                sb.append('{').append(p.group(2)).append(',').append(p.group(1)).append('}');
+                continue;
+            }
+            sb.append(switch (p.group(3)) {
                 case "u64" -> "p";
                 case "u32", "s32" -> "i";
                 case "f32" -> "f";
                 case "s64" -> "L";
-                default -> "?" + p.group(1);
+                default -> "?" + p.group(3);
             });
         }
         return sb.toString();
@@ -43,8 +60,43 @@ class CudaKernelSignaturesTest {
         for (String arch : manifest.get().archs()) {
             for (CudaEntry e : CudaBackend.ENTRIES) {
                 String ptx = new String(CudaKernels.ptx(e.file(), arch), StandardCharsets.UTF_8);
-                assertEquals(e.params(), signature(ptx, e.name()), e.name() + " in " + e.file() + "." + arch + ".ptx");
+                assertEquals(e.signature(), signature(ptx, e.name()), e.name() + " in " + e.file() + "." + arch + ".ptx");
             }
+        }
+    }
+
+    @Test
+    void readsAStructParameterAsItsSizeAndAlignment() {
+        String ptx = """
+                .visible .entry rmsnorm(
+                	.param .u64 rmsnorm_param_0,
+                	.param .u64 rmsnorm_param_1,
+                	.param .u64 rmsnorm_param_2,
+                	.param .align 4 .b8 rmsnorm_param_3[8]
+                )
+                """;
+        assertEquals("ppp{8,4}", signature(ptx, "rmsnorm"));
+        assertEquals("ppp{8,4}", DenseLauncher.RMSNORM.signature());
+        assertEquals("ppp{8,8}", DenseLauncher.ADD.signature());
+    }
+
+    @Test
+    void theParamsRecordsMirrorTheStructsOfTheKernelSources() throws IOException {
+        List<Class<? extends KernelParams>> records = KernelParamsCheck.recordsIn(CudaBackend.class);
+        KernelParamsCheck.assertMirrors(sources(), records);
+        // each record is some entry's, and each entry's record is among them
+        assertEquals(records.stream().collect(Collectors.toSet()),
+                CudaBackend.ENTRIES.stream().map(CudaEntry::params).collect(Collectors.toSet()));
+    }
+
+    /** Every kernel source and header of kernels/cuda, concatenated. */
+    static String sources() throws IOException {
+        try (Stream<Path> files = Files.list(SOURCES)) {
+            StringBuilder sb = new StringBuilder();
+            for (Path f : files.filter(p -> p.toString().endsWith(".cu") || p.toString().endsWith(".cuh")).sorted().toList())
+                sb.append(Files.readString(f)).append('\n');
+            assertTrue(sb.indexOf("__global__") >= 0, "no kernels in " + SOURCES);
+            return sb.toString();
         }
     }
 }
