@@ -265,12 +265,6 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     // ---- for tests of single kernels --------------------------------------------------------------
 
-    /** {@link #sample} of a one-row tensor taken as the logits (tests give the kernels any logits this way). */
-    int sampleRow(DeviceTensor logits, double temperature, double u) {
-        if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
-        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
-    }
-
     /** {@code parts} as one dense matrix on this device (freed with the context). */
     Dense uploadDense(WeightView... parts) {
         return CudaWeights.uploadDense(device::allocate, parts);

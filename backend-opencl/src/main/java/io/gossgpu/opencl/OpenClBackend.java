@@ -408,13 +408,6 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                 .run(new long[]{sampleWg}, new long[]{sampleWg});
     }
 
-    /** {@link #sample} of a one-row tensor taken as the logits (tests give the kernels any logits this way); −1 without fp64. */
-    int sampleRow(io.gossgpu.backend.DeviceTensor logits, double temperature, double u) {
-        if (!samplesOnDevice()) return -1;
-        if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
-        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
-    }
-
     @Override
     protected void closeDevice() {
         program.close();

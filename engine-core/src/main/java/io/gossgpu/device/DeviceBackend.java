@@ -372,6 +372,17 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         return id[0];
     }
 
+    /**
+     * An id drawn at {@code temperature} with draw {@code u} from one row of logits already on this device, by the
+     * device's sampling kernels (as {@link #sample} draws from the logits it computes); −1 when this device samples on
+     * the host ({@link #samplesOnDevice}). For an application that makes its own logits, and for the kernels' tests.
+     */
+    public final int sampleRow(DeviceTensor logits, double temperature, double u) {
+        if (!samplesOnDevice()) return -1;
+        if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
+        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
+    }
+
     /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (the pick adds them up on one thread). */
     public static int sampleChunks(int vocab) {
         return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
