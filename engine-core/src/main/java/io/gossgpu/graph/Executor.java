@@ -18,8 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 
 /**
- * Walks a {@link ModelGraph} for one step, calling the backend for each op; activations stay in backend tensors, only
- * the requested logits (or argmax or sampled ids) come back. A step takes the next tokens of one or more sequences
+ * Runs the model's forward pass for one step ({@link #run}: the whole model, one backend call per op); activations stay
+ * in backend tensors, only the requested logits (or argmax or sampled ids) come back. A step takes the next tokens of one or more sequences
  * ({@link Request}: its tokens, its KV cache and first position, what it wants back): a prompt or a chunk of one
  * (T ≥ 1), a decoded token (T = 1), or any mix of them, as one batch of rows ({@link Batch}); the dense and MoE ops
  * read their weights once for all the rows. Each step is one backend step ({@link Backend#beginStep} …
@@ -110,7 +110,6 @@ public final class Executor implements AutoCloseable {
 
     private final Backend backend;
     private final LoadedWeights weights;
-    private final ModelGraph graph;
     private OpObserver observer;
     private final LinkedHashMap<Integer, Scratch> scratches = new LinkedHashMap<>(16, 0.75f, true);
 
@@ -154,11 +153,6 @@ public final class Executor implements AutoCloseable {
     public Executor(Backend backend, LoadedWeights weights) {
         this.backend = backend;
         this.weights = weights;
-        this.graph = ModelGraph.build(weights.config());
-    }
-
-    public ModelGraph graph() {
-        return graph;
     }
 
     public Backend backend() {
@@ -276,45 +270,41 @@ public final class Executor implements AutoCloseable {
         if (failures != null) throw new StepFailure(results, failures, first);
     }
 
-    /** The graph's ops, in order, for one step; the LOGITS op's host results, per sequence in batch order. */
-    private Result[] run(Scratch scratch, int[] tokens, Batch batch, List<Request> requests, Integer[] order) {
-        ModelConfig c = weights.config();
-        int T = tokens.length, start = batch.position(0);
-        DeviceTensor x = scratch.x, t = scratch.t, q = scratch.q, k = scratch.k, v = scratch.v, attn = scratch.attn, o = scratch.o;
-        DeviceRouting routing = scratch.routing;
-        Result[] results = null;
-        for (GraphOp op : graph.ops()) {
-            int l = op.layer();
-            DeviceTensor observed;
-            switch (op.kind()) {
-                case EMBED -> { backend.embed(weights, tokens, x); observed = x; }
-                case ATTN_NORM -> { backend.rmsNorm(weights, l, NormKind.ATTN, x, t); observed = t; }
-                case QKV_ROPE -> {
-                    backend.qkvRope(weights, l, t, batch, q, k, v);
-                    observe(op, start, T, c.qkvDim(), () -> concatRows(backend.read(q), backend.read(k), backend.read(v), T));
-                    continue;
-                }
-                case ATTENTION -> { backend.attention(weights, l, q, k, v, batch, attn); observed = attn; }
-                case ATTN_OUT -> { backend.linear(weights, l, DenseKind.ATTN_OUT, attn, o); observed = o; }
-                case ATTN_RESIDUAL, MOE_RESIDUAL -> { backend.add(x, o, x); observed = x; }
-                case MLP_NORM -> { backend.rmsNorm(weights, l, NormKind.MLP, x, t); observed = t; }
-                case ROUTER -> {
-                    backend.router(weights, l, t, routing);
-                    observe(op, start, T, 2 * c.expertsPerToken(), () -> routingRows(backend.readRouting(routing)));
-                    continue;
-                }
-                case MOE -> { backend.moe(weights, l, t, routing, o); observed = o; }
-                case FINAL_NORM -> { backend.rmsNorm(weights, -1, NormKind.FINAL, x, x); observed = x; }
-                case LOGITS -> {
-                    results = readout(x, batch, requests, order, op);
-                    continue;
-                }
-                default -> throw new IllegalStateException(op.toString());
-            }
-            DeviceTensor out = observed;
-            observe(op, start, out.rows(), out.cols(), () -> backend.read(out));
+    /**
+     * The model, one step, as the official torch/model.py reads it: the embedding; per layer an attention block and an
+     * MoE block, each adding to the residual stream x what it computes from x's RMSNorm; the final norm; the result
+     * read. Each op is one backend call, its output handed to the observer (verify, op times) when there is one.
+     */
+    private Result[] run(Scratch s, int[] tokens, Batch batch, List<Request> requests, Integer[] order) {
+        DeviceTensor x = s.x, t = s.t, q = s.q, k = s.k, v = s.v, attn = s.attn, o = s.o;
+        DeviceRouting routing = s.routing;
+        backend.embed(weights, tokens, x);
+        observe(OpKind.EMBED, -1, batch, x);
+        for (int l = 0; l < weights.config().numHiddenLayers(); l++) {
+            // attention: x += W_o · attention(rope(W_qkv · norm(x)))
+            backend.rmsNorm(weights, l, NormKind.ATTN, x, t);
+            observe(OpKind.ATTN_NORM, l, batch, t);
+            backend.qkvRope(weights, l, t, batch, q, k, v);
+            observeQkv(l, batch, q, k, v);
+            backend.attention(weights, l, q, k, v, batch, attn);
+            observe(OpKind.ATTENTION, l, batch, attn);
+            backend.linear(weights, l, DenseKind.ATTN_OUT, attn, o);
+            observe(OpKind.ATTN_OUT, l, batch, o);
+            backend.add(x, o, x);
+            observe(OpKind.ATTN_RESIDUAL, l, batch, x);
+            // mixture of experts: x += Σ_top-k weight · expert(norm(x))
+            backend.rmsNorm(weights, l, NormKind.MLP, x, t);
+            observe(OpKind.MLP_NORM, l, batch, t);
+            backend.router(weights, l, t, routing);
+            observeRouting(l, batch, routing);
+            backend.moe(weights, l, t, routing, o);
+            observe(OpKind.MOE, l, batch, o);
+            backend.add(x, o, x);
+            observe(OpKind.MOE_RESIDUAL, l, batch, x);
         }
-        return results;
+        backend.rmsNorm(weights, -1, NormKind.FINAL, x, x);
+        observe(OpKind.FINAL_NORM, -1, batch, x);
+        return readout(x, batch, requests, order);
     }
 
     /**
@@ -322,7 +312,7 @@ public final class Executor implements AutoCloseable {
      * sequence wants logits (the others' ids then picked from them on the host), else the ids drawn or picked on the
      * device; nothing when no sequence wants anything.
      */
-    private Result[] readout(DeviceTensor x, Batch batch, List<Request> requests, Integer[] order, GraphOp op) {
+    private Result[] readout(DeviceTensor x, Batch batch, List<Request> requests, Integer[] order) {
         int n = batch.size(), vocab = weights.config().vocabSize();
         Result[] results = new Result[n];
         int from = -1;
@@ -353,7 +343,7 @@ public final class Executor implements AutoCloseable {
                     case LAST_SAMPLE -> new Result(null, null, TemperatureDraw.draw(all, off, vocab, r.sampling().temperature(), r.sampling().u()));
                 };
             }
-            observe(op, batch.position(from), rows, vocab, all::clone);
+            observe(OpKind.LOGITS, -1, batch.position(from), rows, vocab, all::clone);
             return results;
         }
         int[] ids;
@@ -376,7 +366,7 @@ public final class Executor implements AutoCloseable {
             int id = ids[batch.firstRow(s) + batch.tokens(s) - 1 - from];
             results[s] = r.output() == Output.LAST_ARGMAX ? new Result(null, new int[]{id}) : new Result(null, null, id);
         }
-        observe(op, batch.position(from), rows, 1, () -> {
+        observe(OpKind.LOGITS, -1, batch.position(from), rows, 1, () -> {
             float[] f = new float[ids.length];
             for (int i = 0; i < f.length; i++) f[i] = ids[i];
             return f;
@@ -402,8 +392,25 @@ public final class Executor implements AutoCloseable {
         scratches.clear();
     }
 
-    private void observe(GraphOp op, int start, int rows, int cols, java.util.function.Supplier<float[]> values) {
-        if (observer != null) observer.onOp(op, start, rows, cols, values);
+    private void observe(OpKind kind, int layer, int start, int rows, int cols, java.util.function.Supplier<float[]> values) {
+        if (observer != null) observer.onOp(new GraphOp(kind, layer), start, rows, cols, values);
+    }
+
+    /** An op's output tensor, read only when an observer asks. */
+    private void observe(OpKind kind, int layer, Batch batch, DeviceTensor out) {
+        if (observer != null) observe(kind, layer, batch.position(0), out.rows(), out.cols(), () -> backend.read(out));
+    }
+
+    /** q, k and v side by side per row. */
+    private void observeQkv(int layer, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        if (observer != null) observe(OpKind.QKV_ROPE, layer, batch.position(0), q.rows(), weights.config().qkvDim(),
+                () -> concatRows(backend.read(q), backend.read(k), backend.read(v), q.rows()));
+    }
+
+    /** The router's choice per row: k expert ids, then k weights. */
+    private void observeRouting(int layer, Batch batch, DeviceRouting routing) {
+        if (observer != null) observe(OpKind.ROUTER, layer, batch.position(0), routing.rows(), 2 * routing.k(),
+                () -> routingRows(backend.readRouting(routing)));
     }
 
     private static float[] concatRows(float[] a, float[] b, float[] c, int rows) {

@@ -1,6 +1,6 @@
 package io.gossgpu.graph;
 
-/** One node of the graph: an op and its layer ({@code -1} for EMBED, FINAL_NORM and LOGITS). */
+/** One op of the forward pass as an observer sees it: its kind and layer ({@code -1} for EMBED, FINAL_NORM and LOGITS). */
 public record GraphOp(OpKind kind, int layer) {
     @Override
     public String toString() {

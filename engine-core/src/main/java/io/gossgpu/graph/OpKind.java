@@ -1,6 +1,6 @@
 package io.gossgpu.graph;
 
-/** The ops of the gpt-oss graph, in the order a layer runs them. Each names the {@link io.gossgpu.backend.Backend} call it makes. */
+/** The ops of the forward pass ({@link Executor}), in the order a layer runs them, as its observers see them. Each names the {@link io.gossgpu.backend.Backend} call it makes. */
 public enum OpKind {
     /** x = embedding[tokens] ({@code Backend.embed}). Output: x, T × H. */
     EMBED,
