@@ -47,7 +47,7 @@ final class AttentionLauncher {
     private final ScratchArena<CudaBuffer> scratch;
     private final CudaKernel kRope, kSdpa, kKvStore, kTiled, kCombine;
     final int sdpaBlock, elementwiseBlock, tiledMinT, splits;
-    /** Attention calls that took the tiled kernel (for tests). */
+    /** Attention calls that took the tiled kernel (counter {@code attention_tiled_calls}). */
     long tiledCalls;
 
     AttentionLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, CudaModules modules, BackendOptions o) {

@@ -5,7 +5,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.cuda.CudaWeights.Dense;
@@ -15,7 +14,6 @@ import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.WeightView;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -61,7 +59,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private static final int STEP_BYTES = 4 * STEP_SEQUENCES + 16 * STEP_SAMPLED;
 
     private final CudaContext ctx;
-    private final CudaDeviceDriver device;
+    /** The device's memory (package-private: the launchers' tests upload their matrices through it). */
+    final CudaDeviceDriver device;
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
@@ -114,12 +113,21 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         }
     }
 
-    /** Graphs captured and launched, and kernels launched one by one, since this backend was created. */
-    LaunchQueue.Stats launchStats() {
-        return queue.stats();
+    /**
+     * Graphs captured and launched, kernels launched one by one, and the attention and MoE calls that took the tiled
+     * kernels (prefill's path), since this backend was created.
+     */
+    @Override
+    public SortedMap<String, Long> counters() {
+        SortedMap<String, Long> m = new TreeMap<>();
+        queue.count(m);
+        m.put("attention_tiled_calls", attention.tiledCalls);
+        m.put("moe_tiled_calls", moe.tiledCalls);
+        return m;
     }
 
     /** The launch knobs in effect, by environment-variable name. */
+    @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         m.put(CudaKnobs.LINEAR.envName(), dense.linearBlock);
@@ -186,7 +194,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     /** Rows {@code tokens} of {@code table} into {@code out}. */
-    private void embed(Dense table, int[] tokens, BufferTensor<CudaBuffer> out) {
+    void embed(Dense table, int[] tokens, BufferTensor<CudaBuffer> out) {
         CudaBuffer ids = scratch.ensure("token ids", 4L * tokens.length);
         // a blocking copy on the stream (not the driver's write, which would end a recorded step): after every launched
         // kernel, before this step's recorded ones
@@ -261,23 +269,6 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected void runSample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
         sampling.sample(logits, row, vocab, chunks, temperature, u, work, index);
-    }
-
-    // ---- for tests of single kernels --------------------------------------------------------------
-
-    /** {@code parts} as one dense matrix on this device (freed with the context). */
-    Dense uploadDense(WeightView... parts) {
-        return CudaWeights.uploadDense(device::allocate, parts);
-    }
-
-    /** Rows {@code tokens} of {@code table} into {@code out}. */
-    void embed(Dense table, int[] tokens, DeviceTensor out) {
-        embed(table, tokens, tensor(out));
-    }
-
-    /** {@code out = x·Wᵀ} (+ {@code bias}: a tensor of {@code d.rows()} values, or null), shapes checked. */
-    void linear(Dense d, DeviceTensor bias, DeviceTensor x, DeviceTensor out) {
-        dense.linear(d, bias == null ? 0L : at(tensor(bias)), at(tensor(x)), x.rows(), x.cols(), at(tensor(out)), out.rows(), out.cols());
     }
 
     @Override

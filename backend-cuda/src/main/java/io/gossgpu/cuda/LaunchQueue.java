@@ -5,6 +5,7 @@ import io.gossgpu.cuda.CudaKernel.Dim3;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Where {@link CudaBackend}'s kernel launches go: straight to the stream, or, during a recorded step
@@ -33,10 +34,6 @@ final class LaunchQueue implements AutoCloseable {
             return kernel == o.kernel && grid.equals(o.grid) && block.equals(o.block) && shared == o.shared
                     && params.equals(o.params);
         }
-    }
-
-    /** How launches went so far: graphs captured, graphs launched, kernels launched one by one. */
-    record Stats(long captures, long graphLaunches, long kernelLaunches) {
     }
 
     private record Cached(List<Launch> launches, CudaGraph graph) {
@@ -202,8 +199,11 @@ final class LaunchQueue implements AutoCloseable {
         l.kernel().launch(stream, l.grid(), l.block(), l.shared(), replayArgs.restore(l.params()));
     }
 
-    Stats stats() {
-        return new Stats(captures, graphLaunches, kernelLaunches);
+    /** How launches went so far: graphs captured, graphs launched, kernels launched one by one (not in a graph). */
+    void count(Map<String, Long> counters) {
+        counters.put("graph_captures", captures);
+        counters.put("graph_launches", graphLaunches);
+        counters.put("kernel_launches", kernelLaunches);
     }
 
     /** Drops the cached graphs (their kernels' parameters point at buffers that may be freed next). */

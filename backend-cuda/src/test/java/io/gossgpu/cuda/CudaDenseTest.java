@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.device.BufferTensor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -99,6 +100,26 @@ class CudaDenseTest {
         return new WeightView("test " + f, f, 1, rows, cols, m, 0, 0, stride, 1, null, 0, 0, 0);
     }
 
+    /** {@code parts} as one dense matrix on {@code b}'s device (freed with the context). */
+    static CudaWeights.Dense upload(CudaBackend b, WeightView... parts) {
+        return CudaWeights.uploadDense(b.device::allocate, parts);
+    }
+
+    /** {@code t} as a tensor of device buffers (what {@link CudaBackend#allocate} makes). */
+    @SuppressWarnings("unchecked")
+    static BufferTensor<CudaBuffer> buffers(DeviceTensor t) {
+        return (BufferTensor<CudaBuffer>) t;
+    }
+
+    static long at(DeviceTensor t) {
+        return buffers(t).buffer().address();
+    }
+
+    /** {@code out = x·Wᵀ} (+ {@code bias}: a tensor of {@code d.rows()} values, or null) through the dense launcher. */
+    static void linear(CudaBackend b, CudaWeights.Dense d, DeviceTensor bias, DeviceTensor x, DeviceTensor out) {
+        b.dense.linear(d, bias == null ? 0L : at(bias), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
+    }
+
     static DeviceTensor tensor(CudaBackend b, int rows, int cols, float[] values) {
         DeviceTensor t = b.allocate(rows, cols);
         if (values != null) {
@@ -115,7 +136,7 @@ class CudaDenseTest {
                 for (int[] shape : SHAPES) {
                     int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];
                     WeightView w = matrix(arena, f, rows, cols, 31L * rows + cols);
-                    CudaWeights.Dense d = b.uploadDense(w);
+                    CudaWeights.Dense d = upload(b, w);
                     assertEquals(f, d.format(), "device format of " + f);
                     float[][] wr = new float[rows][cols];
                     for (int i = 0; i < rows; i++) {
@@ -144,7 +165,7 @@ class CudaDenseTest {
                         }
                         try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
                              DeviceTensor bt = tensor(b, 1, rows, bias)) {
-                            b.linear(d, withBias ? bt : null, xt, out);
+                            linear(b, d, withBias ? bt : null, xt, out);
                             BackendConformanceKit.assertClose(setting + " " + f + " " + rows + "x" + cols + " T=" + T,
                                     want, b.read(out), T, rows, 1e-4);
                         }
@@ -160,14 +181,14 @@ class CudaDenseTest {
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
                 WeightView w = matrix(arena, f, rows, cols, 5);
-                CudaWeights.Dense d = b.uploadDense(w);
+                CudaWeights.Dense d = upload(b, w);
                 int[] tokens = {36, 0, 3, 36, 17};
                 float[] want = new float[tokens.length * cols];
                 for (int t = 0; t < tokens.length; t++) {
                     w.dequantizeRow(0, tokens[t], want, t * cols);
                 }
                 try (DeviceTensor out = tensor(b, tokens.length, cols, null)) {
-                    b.embed(d, tokens, out);
+                    b.embed(d, tokens, buffers(out));
                     float[] got = b.read(out);
                     for (int i = 0; i < want.length; i++) {
                         assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), f + " value " + i);
@@ -180,9 +201,9 @@ class CudaDenseTest {
     @Test
     void aLinearOfTheWrongShapeIsAGossException() {
         try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
-            CudaWeights.Dense d = b.uploadDense(matrix(arena, WeightFormat.BF16, 4, 8, 1));
+            CudaWeights.Dense d = upload(b, matrix(arena, WeightFormat.BF16, 4, 8, 1));
             try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
-                GossException e = assertThrows(GossException.class, () -> b.linear(d, null, x, out));
+                GossException e = assertThrows(GossException.class, () -> linear(b, d, null, x, out));
                 assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
         }

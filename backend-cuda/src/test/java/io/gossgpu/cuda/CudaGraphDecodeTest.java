@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SortedMap;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -39,7 +40,7 @@ class CudaGraphDecodeTest {
     }
 
     /** What one decode run returned: logits per step (null on argmax steps), the token chosen at each step, and the launch counts. */
-    record Run(List<float[]> logits, int[] inputs, int[] tokens, LaunchQueue.Stats stats) {
+    record Run(List<float[]> logits, int[] inputs, int[] tokens, SortedMap<String, Long> stats) {
     }
 
     static Run decode(Backend b, ModelWeights weights, int[] prompt, int[] forced) {
@@ -56,7 +57,7 @@ class CudaGraphDecodeTest {
                 tokens[i] = token;
             }
         }
-        return new Run(logits, inputs, tokens, b instanceof CudaBackend c ? c.launchStats() : null);
+        return new Run(logits, inputs, tokens, b instanceof CudaBackend c ? c.counters() : null);
     }
 
     static int argmax(float[] l) {
@@ -90,10 +91,10 @@ class CudaGraphDecodeTest {
             Run graphs = cuda(p, "1", w, prompt);
             Run eager = cuda(p, "0", w, prompt);
 
-            assertEquals(2, graphs.stats().captures(), "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
-            assertEquals(STEPS, graphs.stats().graphLaunches(), "every decode step one graph launch: " + graphs.stats());
-            assertEquals(0, eager.stats().captures() + eager.stats().graphLaunches(), "GOSS_CUDA_GRAPH=0: " + eager.stats());
-            assertTrue(eager.stats().kernelLaunches() > 10 * graphs.stats().kernelLaunches(),
+            assertEquals(2, graphs.stats().get("graph_captures"), "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
+            assertEquals(STEPS, graphs.stats().get("graph_launches"), "every decode step one graph launch: " + graphs.stats());
+            assertEquals(0, eager.stats().get("graph_captures") + eager.stats().get("graph_launches"), "GOSS_CUDA_GRAPH=0: " + eager.stats());
+            assertTrue(eager.stats().get("kernel_launches") > 10 * graphs.stats().get("kernel_launches"),
                     "graphs launch only the prefill's kernels one by one: " + graphs.stats() + " vs " + eager.stats());
 
             assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off");
@@ -150,9 +151,9 @@ class CudaGraphDecodeTest {
                     token[i] = ex.forward(prompt, 0, caches[i], Executor.Output.LAST_ARGMAX).argmax()[0];
                     pos[i] = prompt.length;
                 }
-                LaunchQueue.Stats before = null;
+                SortedMap<String, Long> before = null;
                 for (int step = -1; step < 36; step++) {
-                    if (step == 0) before = b.launchStats();
+                    if (step == 0) before = b.counters();
                     int seqs = step >= 12 && step < 24 || step < 0 ? 3 : 2;
                     List<Executor.Request> rq = new ArrayList<>();
                     for (int i = 0; i < seqs; i++) rq.add(new Executor.Request(new int[]{token[i]}, caches[i], pos[i], Executor.Output.LAST_ARGMAX));
@@ -163,10 +164,10 @@ class CudaGraphDecodeTest {
                         pos[i]++;
                     }
                 }
-                LaunchQueue.Stats after = b.launchStats();
+                SortedMap<String, Long> after = b.counters();
                 if (graph.equals("1")) {
-                    assertEquals(2, after.captures() - before.captures(), "one capture per batch shape (2 and 3 sequences): " + after);
-                    assertEquals(36, after.graphLaunches() - before.graphLaunches(), "every step one graph launch: " + after);
+                    assertEquals(2, after.get("graph_captures") - before.get("graph_captures"), "one capture per batch shape (2 and 3 sequences): " + after);
+                    assertEquals(36, after.get("graph_launches") - before.get("graph_launches"), "every step one graph launch: " + after);
                 }
             } finally {
                 for (var k : caches) if (k != null) k.close();
@@ -186,13 +187,13 @@ class CudaGraphDecodeTest {
              var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
             b.embed(w, new int[]{3}, x);
             int eager = b.argmax(w, x, 0)[0];
-            assertEquals(0, b.launchStats().captures() + b.launchStats().graphLaunches(), "outside a step: " + b.launchStats());
+            assertEquals(0, b.counters().get("graph_captures") + b.counters().get("graph_launches"), "outside a step: " + b.counters());
             b.beginStep(Batch.of(cache, 0, 1));
             b.embed(w, new int[]{3}, x);
             assertEquals(eager, b.argmax(w, x, 0)[0]);
             b.endStep();
-            assertEquals(1, b.launchStats().captures(), "the step ran as a graph: " + b.launchStats());
-            assertEquals(1, b.launchStats().graphLaunches(), "the step ran as a graph: " + b.launchStats());
+            assertEquals(1, b.counters().get("graph_captures"), "the step ran as a graph: " + b.counters());
+            assertEquals(1, b.counters().get("graph_launches"), "the step ran as a graph: " + b.counters());
         }
     }
 
@@ -213,12 +214,12 @@ class CudaGraphDecodeTest {
             ModelWeights w = ModelWeights.of(ck);
             int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
             int[][] tokens = new int[2][];
-            LaunchQueue.Stats stats = null;
+            SortedMap<String, Long> stats = null;
             for (String graph : new String[]{"1", "0"}) {
                 try (Backend b = p.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
                     tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
-                        stats = ((CudaBackend) b).launchStats();
+                        stats = ((CudaBackend) b).counters();
                     }
                     if (graph.equals("0")) {
                         s.reset();
@@ -237,8 +238,8 @@ class CudaGraphDecodeTest {
             }
             assertEquals(40, tokens[0].length);
             assertArrayEquals(tokens[1], tokens[0], "sampled tokens, graphs on vs off");
-            assertEquals(1, stats.captures(), "one capture for every sampled decode step: " + stats);
-            assertEquals(39, stats.graphLaunches(), "every decode step one graph launch: " + stats);
+            assertEquals(1, stats.get("graph_captures"), "one capture for every sampled decode step: " + stats);
+            assertEquals(39, stats.get("graph_launches"), "every decode step one graph launch: " + stats);
         }
     }
 }

@@ -125,7 +125,7 @@ class CudaPrefillTest {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
             float[] x = random(new SplittableRandom(900 + T), T * h);
-            long before = cuda.moe.tiledCalls;
+            long before = cuda.counters().get("moe_tiled_calls");
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                     try (DeviceTensor xm = cuda.allocate(T, h); DeviceTensor xr = reference.allocate(T, h);
@@ -143,7 +143,7 @@ class CudaPrefillTest {
                     }
                 }
             }
-            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.moe.tiledCalls - before, "MoE batched by expert in every layer, or in none");
+            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.counters().get("moe_tiled_calls") - before, "MoE batched by expert in every layer, or in none");
         }
     }
 
@@ -159,7 +159,7 @@ class CudaPrefillTest {
         for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
                 ModelWeights w = ModelWeights.of(ck);
-                long before = cuda.attention.tiledCalls;
+                long before = cuda.counters().get("attention_tiled_calls");
                 SplittableRandom r = new SplittableRandom(300 + T);
                 try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                     for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
@@ -188,7 +188,7 @@ class CudaPrefillTest {
                         }
                     }
                 }
-                assertEquals(6, cuda.attention.tiledCalls - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
+                assertEquals(6, cuda.counters().get("attention_tiled_calls") - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
             }
         }
     }

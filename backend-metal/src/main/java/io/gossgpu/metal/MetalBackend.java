@@ -24,6 +24,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 import static io.gossgpu.metal.bindings.goss_metal_h.*;
 
@@ -85,19 +87,19 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         return description;
     }
 
-    /** Batches of at least this many tokens take the tiled prefill kernels (the knob's value). */
-    int prefillMinT() {
-        return prefillMinT;
+    /** The launch knobs in effect, by environment-variable name: each kernel's threadgroup size, the prefill threshold. */
+    @Override
+    public SortedMap<String, Integer> knobs() {
+        SortedMap<String, Integer> m = new TreeMap<>();
+        for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), kernel(k).threads());
+        m.put(Knobs.PREFILL_MIN_T.envName(), prefillMinT);
+        return m;
     }
 
-    /** Command buffers committed so far. */
-    long commitCount() {
-        return metal.commits();
-    }
-
-    /** GPU seconds of the last committed command buffer. */
-    double lastGpuSeconds() {
-        return metal.lastGpuSeconds();
+    /** Command buffers committed, and the GPU time they took (microseconds), since this backend was created. */
+    @Override
+    public SortedMap<String, Long> counters() {
+        return new TreeMap<>(Map.of("command_buffers", metal.commits(), "gpu_microseconds", Math.round(metal.gpuSeconds() * 1e6)));
     }
 
     @Override

@@ -55,7 +55,7 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
     private final List<Buf> releaseAfterFlush = new ArrayList<>();
     private final Buf staging;
     private long allocated, stagingUsed, commits;
-    private double lastGpuSeconds;
+    private double gpuSeconds;
     private MemorySegment cmd; // the pending command buffer, or null
     private boolean closed;
 
@@ -163,7 +163,7 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
         int rc = goss_mtl_cmd_commit_wait(c);
         commits++;
         String err = rc != 0 ? MetalNative.lastError() : null;
-        lastGpuSeconds = goss_mtl_cmd_gpu_seconds(c);
+        gpuSeconds += goss_mtl_cmd_gpu_seconds(c);
         goss_mtl_cmd_release(c);
         stagingUsed = 0;
         for (Buf b : releaseAfterFlush) b.release();
@@ -191,9 +191,9 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
         return commits;
     }
 
-    /** GPU seconds of the last committed command buffer. */
-    double lastGpuSeconds() {
-        return lastGpuSeconds;
+    /** GPU seconds of the command buffers committed so far. */
+    double gpuSeconds() {
+        return gpuSeconds;
     }
 
     /** Commits what is pending, then releases every buffer still alive. */

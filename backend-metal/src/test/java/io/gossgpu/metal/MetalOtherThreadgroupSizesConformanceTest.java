@@ -37,8 +37,8 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     @Test
     void theKnobsAreApplied() {
         MetalBackend b = (MetalBackend) backend;
-        SIZES.forEach((kernel, size) -> assertEquals(size, b.kernel(kernel).threads(), kernel.function));
-        assertEquals(2, b.prefillMinT(), "GOSS_METAL_PREFILL_MIN_T");
+        SIZES.forEach((kernel, size) -> assertEquals(size, b.knobs().get(kernel.threadgroup.envName()), kernel.function));
+        assertEquals(2, b.knobs().get("GOSS_METAL_PREFILL_MIN_T"), "GOSS_METAL_PREFILL_MIN_T");
     }
 
     /** On the emulator the demo model's prefix runs once, in {@link MetalConformanceTest} (default sizes). */

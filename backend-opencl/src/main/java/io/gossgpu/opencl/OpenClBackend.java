@@ -192,6 +192,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
      * The launch knobs in effect, by environment-variable name (for {@code goss-gpu info} and {@code tune}):
      * {@code GOSS_OPENCL_LINEAR_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
      */
+    @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         m.put(Knobs.LINEAR_WG.envName(), linearWg);

@@ -15,7 +15,6 @@ import picocli.CommandLine.Option;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
 
 /** {@code goss-gpu serve}: the OpenAI-compatible HTTP server (see the server module). */
 @Command(name = "serve", header = "Serve the model over an OpenAI-compatible HTTP API.", sortOptions = false,
@@ -66,14 +65,6 @@ public final class ServeCommand implements Runnable {
     @Option(names = "--stored-responses", defaultValue = "256",
             description = "Responses kept in memory for previous_response_id, oldest dropped first (default: ${DEFAULT-VALUE}).")
     int storedResponses;
-
-    /** Latches of the serve commands running in this JVM (tests stop them with {@link #stopAll}, as a signal would). */
-    private static final java.util.Set<CountDownLatch> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /** Stops every serve command running in this JVM (for tests; users stop the server with Ctrl-C). */
-    static void stopAll() {
-        RUNNING.forEach(CountDownLatch::countDown);
-    }
 
     @Option(names = {"--cors-origins", "--cors"}, paramLabel = "ORIGINS",
             description = "Let browser pages from these origins call the API (CORS): '*' or a comma-separated list such as http://localhost:3000; any other Origin gets 403 (default: none).")
@@ -131,13 +122,11 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServeStop stop = new ServeStop(server);
-        RUNNING.add(stop.signalled);
         try (AutoCloseable signals = stop.onSignals()) {
             stop.signalled.await();
         } catch (Exception e) {
             if (e instanceof InterruptedException) Thread.currentThread().interrupt();
         } finally {
-            RUNNING.remove(stop.signalled);
             server.close(); // drains; a second signal meanwhile ends what is left at once
             stop.removeHook();
         }

@@ -25,6 +25,37 @@ class CommandLineTest {
 
     record Run(int code, String out, String err) {}
 
+    /**
+     * The goss-gpu command in a JVM of its own (this one's java and class path), for what is read once at the edge:
+     * its {@code GOSS_*} variables are those of {@code env} (every other variable is this JVM's), {@code jvmOptions} come
+     * before the main class. The JDK's incubator warning is left out of {@code err}.
+     */
+    static Run runInNewJvm(java.util.Map<String, String> env, java.util.List<String> jvmOptions, String... args) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector"));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), Launcher.class.getName()));
+        cmd.addAll(java.util.List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().keySet().removeIf(k -> k.startsWith("GOSS_"));
+        env.forEach((k, v) -> {
+            if (k.startsWith("GOSS_")) pb.environment().put(k, v);
+        });
+        Process p = pb.start();
+        java.util.concurrent.CompletableFuture<byte[]> err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return p.getErrorStream().readAllBytes();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        int code = p.waitFor();
+        String e = new String(err.get(), StandardCharsets.UTF_8).lines().filter(l -> !l.startsWith("WARNING: Using incubator modules"))
+                .collect(java.util.stream.Collectors.joining("\n"));
+        return new Run(code, out, e);
+    }
+
     /** Writes the tiny preset (original layout) to {@code dir}/tiny with make-test-model and returns that folder. */
     static Path tinyModel(Path dir) {
         Path model = dir.resolve("tiny");

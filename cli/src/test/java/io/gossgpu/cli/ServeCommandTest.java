@@ -4,18 +4,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** {@code goss-gpu serve} end to end: starts on a test model, answers /health, /v1/models and a chat request, stops. */
+/** {@code goss-gpu serve}'s options and their errors, in-process (the server as a process, stopped by a signal: {@link ServeProcessIT}). */
 class ServeCommandTest {
     @TempDir
     Path dir;
@@ -66,46 +61,5 @@ class ServeCommandTest {
         assertEquals(4096L, b.convert("4096"));
         for (String bad : new String[]{"", "g", "-1g", "1x", "1e30t"})
             assertThrows(picocli.CommandLine.TypeConversionException.class, () -> b.convert(bad), bad);
-    }
-
-    @Test
-    void servesAChat() throws Exception {
-        Path model = dir.resolve("m");
-        assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "demo", "--layers", "2",
-                "--seed", "5", "--out", model.toString()).code());
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        String[] args = {"serve", "--model", model.toString(), "--backend", "reference", "--port", String.valueOf(port),
-                "--api-key", "k", "--context", "512"};
-        Thread serve = Thread.ofPlatform().daemon().start(() -> Main.run(args));
-        HttpClient http = HttpClient.newHttpClient();
-        String base = "http://127.0.0.1:" + port;
-        try {
-            int status = 0;
-            for (int i = 0; i < 600 && status != 200; i++) {
-                try {
-                    status = http.send(HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
-                } catch (java.io.IOException notYet) {
-                    // not listening yet
-                }
-                if (status != 200) Thread.sleep(100);
-            }
-            assertEquals(200, status);
-            HttpResponse<String> models = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/models"))
-                    .header("Authorization", "Bearer k").build(), HttpResponse.BodyHandlers.ofString());
-            assertTrue(models.body().contains("\"id\":\"m\""), models.body());
-            HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
-                    .header("Authorization", "Bearer k").header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, chat.statusCode(), chat.body());
-            assertTrue(chat.body().contains("\"completion_tokens\":2"), chat.body());
-        } finally {
-            ServeCommand.stopAll();
-            serve.join(30_000);
-        }
-        assertTrue(!serve.isAlive(), "serve did not stop");
     }
 }

@@ -43,12 +43,24 @@ class ServeProcessIT {
     void sigtermWhileStreamingDrainsAndLeavesNothingBehind() throws Exception {
         Path model = model();
         int port = freePort();
-        Process server = serve(model, port, "--drain-timeout", "1");
+        Process server = serve(model, port, "--drain-timeout", "1", "--api-key", "k");
         try {
             awaitReady(server, port);
+            // the options reach the server: the key guards the API, the model is named after its folder
+            String base = "http://127.0.0.1:" + port;
+            assertEquals(401, http.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            HttpResponse<String> models = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).header("Authorization", "Bearer k").build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertTrue(models.body().contains("\"id\":\"m\""), models.body());
+            HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
+                    .header("Authorization", "Bearer k").header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, chat.statusCode(), chat.body());
+            assertTrue(chat.body().contains("\"completion_tokens\":2"), chat.body());
             String body = "{\"model\":\"m\",\"stream\":true,\"max_tokens\":1500,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
             try (Socket stream = new Socket("127.0.0.1", port)) {
-                stream.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                stream.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\nContent-Type: application/json\r\n"
                         + "Content-Length: " + body.length() + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
                 stream.setSoTimeout(60_000);
                 InputStream in = stream.getInputStream();

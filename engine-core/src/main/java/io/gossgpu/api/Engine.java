@@ -172,6 +172,14 @@ public final class Engine implements AutoCloseable {
         return scheduler.stats();
     }
 
+    /**
+     * How the backend's work ran so far ({@link Backend#counters()}): CUDA graphs captured and replayed, Metal command
+     * buffers committed, …; empty for a backend that counts nothing. Any thread may read them while steps run.
+     */
+    public java.util.SortedMap<String, Long> backendCounters() {
+        return backend.counters();
+    }
+
     void forget(AutoCloseable session) {
         open.remove(session);
     }

@@ -179,6 +179,16 @@ public interface Backend extends AutoCloseable {
     /** Finishes queued work (a no-op for synchronous backends). */
     default void synchronize() {}
 
+    /**
+     * How this backend's work ran since it was created, as counts that only grow, by name: for example CUDA graphs
+     * captured and replayed, or Metal command buffers committed. The server exports them ({@code
+     * goss_backend_work_total}); tests check a path was taken through them. Empty for a backend that counts nothing.
+     * Unlike the ops, any thread may call it while another drives the backend (plain reads: at worst a step behind).
+     */
+    default java.util.SortedMap<String, Long> counters() {
+        return java.util.Collections.emptySortedMap();
+    }
+
     @Override
     void close();
 }

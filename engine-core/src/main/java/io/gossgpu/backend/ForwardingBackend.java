@@ -37,5 +37,6 @@ public class ForwardingBackend implements Backend {
     @Override public void beginStep(Batch batch) { delegate.beginStep(batch); }
     @Override public void endStep() { delegate.endStep(); }
     @Override public void synchronize() { delegate.synchronize(); }
+    @Override public java.util.SortedMap<String, Long> counters() { return delegate.counters(); }
     @Override public void close() { delegate.close(); }
 }

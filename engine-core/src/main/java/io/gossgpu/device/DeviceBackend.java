@@ -47,6 +47,12 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         this.scratch = new ScratchArena<>(driver);
     }
 
+    /**
+     * The launch knobs in effect on this device, by environment-variable name: the options' values after device
+     * defaults (work-group sizes, thresholds), as the kernels are launched.
+     */
+    public abstract java.util.SortedMap<String, Integer> knobs();
+
     // ---- typed handles ------------------------------------------------------------------------
 
     /** {@code t} as this backend's tensor; a {@link GossException} for a tensor of another backend. */

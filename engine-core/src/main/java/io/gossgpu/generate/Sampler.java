@@ -50,9 +50,9 @@ public final class Sampler {
     }
 
     /**
-     * The filtered, renormalised distribution the sampler draws from (zero outside the kept set). Exposed for tests.
+     * The filtered, renormalised distribution {@link #sample} draws from (zero outside the kept set).
      */
-    public double[] probabilities(float[] logits) {
+    double[] probabilities(float[] logits) {
         int n = logits.length;
         double max = Double.NEGATIVE_INFINITY;
         for (float l : logits) max = Math.max(max, l);

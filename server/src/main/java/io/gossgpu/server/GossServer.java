@@ -73,6 +73,7 @@ public final class GossServer implements AutoCloseable {
             @Override public int kvCacheCapacityTokens() { SlotPool p = pool; return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength(); }
             @Override public boolean draining() { return draining; }
             @Override public StepScheduler.Stats steps() { Engine e = engine; return e == null ? new StepScheduler.Stats(0, 0, 0) : e.stepStats(); }
+            @Override public java.util.SortedMap<String, Long> backendCounters() { Engine e = engine; return e == null ? java.util.Collections.emptySortedMap() : e.backendCounters(); }
         });
         this.channel = JettySetup.bind(options);
         this.app = Javalin.create(cfg -> {

@@ -31,6 +31,8 @@ final class ServerMetrics {
         boolean draining();
         /** The engine's batched steps so far (zeros before the model is loaded). */
         StepScheduler.Stats steps();
+        /** The backend's work counters ({@link io.gossgpu.backend.Backend#counters()}; empty before the model is loaded). */
+        java.util.SortedMap<String, Long> backendCounters();
     }
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
@@ -69,6 +71,10 @@ final class ServerMetrics {
                 () -> state.steps().steps());
         counter("goss_batch_sequences_total", "Sequences the forward passes served, summed over the passes", () -> state.steps().sequences());
         counter("goss_batch_rows_total", "Token rows the forward passes processed (decode tokens and prompt chunks)", () -> state.steps().rows());
+        CounterWithCallback.builder().name("goss_backend_work_total").labelNames("counter")
+                .help("How the backend's work ran, by counter: cuda graph_captures, graph_launches, kernel_launches (one by one), "
+                        + "attention_tiled_calls, moe_tiled_calls; metal command_buffers, gpu_microseconds")
+                .callback(cb -> state.backendCounters().forEach((name, n) -> cb.call(n.doubleValue(), name))).register(registry);
         gauge("goss_draining", "1 while the server shuts down (finishing running requests)", () -> state.draining() ? 1 : 0);
     }
 

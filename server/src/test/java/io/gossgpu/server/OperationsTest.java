@@ -148,6 +148,8 @@ class OperationsTest {
             assertEquals(4.0, metric(text, "goss_batch_steps_total"), text);
             assertEquals(4.0, metric(text, "goss_batch_sequences_total"), text);
             assertEquals(prompt + 3, metric(text, "goss_batch_rows_total"), text);
+            // the backend's own counters, by name: the scripted backend counts its argmax reads (one per greedy step)
+            assertEquals(4.0, metric(text, "goss_backend_work_total\\{counter=\"argmax_reads\"\\}"), text);
         }
         // Loading: alive but not ready.
         java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);

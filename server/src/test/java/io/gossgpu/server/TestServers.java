@@ -58,8 +58,16 @@ final class TestServers {
         /** The script also steers steps that return logits (requests for logprobs): its token becomes the argmax. */
         volatile boolean boosted;
 
+        /** Result reads by argmax: what this backend counts ({@link #counters}). */
+        final java.util.concurrent.atomic.AtomicLong argmaxReads = new java.util.concurrent.atomic.AtomicLong();
+
         Scripted() {
             super(Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
+        }
+
+        @Override
+        public java.util.SortedMap<String, Long> counters() {
+            return new java.util.TreeMap<>(java.util.Map.of("argmax_reads", argmaxReads.get()));
         }
 
         @Override
@@ -92,6 +100,7 @@ final class TestServers {
 
         @Override
         public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
+            argmaxReads.incrementAndGet();
             pause();
             int[] real = super.argmax(w, x, fromRow);
             Integer next = script.poll();
