@@ -6,7 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * A device allocation ({@code cuMemAlloc_v2}). Copies are ordered on the context's stream, so a

@@ -1,11 +1,12 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.cuda.bindings.Cuda;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * One device's primary context (retained on open, released on close) and a stream for the work of

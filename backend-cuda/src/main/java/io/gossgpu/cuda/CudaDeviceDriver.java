@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.device.DeviceDriver;

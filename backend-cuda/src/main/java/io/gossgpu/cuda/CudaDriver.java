@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.cuda.bindings.Cuda;
 
 import java.lang.foreign.Arena;
@@ -8,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * Entry point to the CUDA driver: whether it can be used here, its version, and its devices.

@@ -5,7 +5,7 @@ import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** Page-locked host memory ({@code cuMemHostAlloc}) for asynchronous copies, e.g. the logits read back per token. */
 public final class CudaHostBuffer implements AutoCloseable {

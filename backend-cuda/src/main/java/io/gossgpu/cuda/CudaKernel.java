@@ -5,7 +5,7 @@ import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** One kernel of a {@link CudaModule}, and its launch ({@code cuLaunchKernel}). */
 public final class CudaKernel {

@@ -5,7 +5,7 @@ import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static io.gossgpu.cuda.CudaException.check;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** A CUDA stream ({@code CU_STREAM_NON_BLOCKING}: it does not synchronise with the legacy NULL stream). */
 public final class CudaStream implements AutoCloseable {

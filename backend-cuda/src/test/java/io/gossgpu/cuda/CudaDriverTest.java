@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.cuda.bindings.Cuda;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

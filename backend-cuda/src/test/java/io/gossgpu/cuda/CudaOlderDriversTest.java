@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.ReferenceBackend;

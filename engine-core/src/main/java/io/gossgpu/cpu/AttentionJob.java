@@ -1,5 +1,8 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.ExpF;
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.model.ModelConfig;
 

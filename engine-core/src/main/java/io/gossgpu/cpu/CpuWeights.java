@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCacheSpec;

@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.KernelSet;
 
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package io.gossgpu.conformance;
 
 import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.cpu.CpuKernels;
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.model.ModelWeights;
 

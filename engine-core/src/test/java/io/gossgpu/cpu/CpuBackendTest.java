@@ -1,5 +1,7 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.ScalarKernels;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;

@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.matmul.KernelSet;

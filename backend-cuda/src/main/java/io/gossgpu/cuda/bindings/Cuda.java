@@ -1,6 +1,5 @@
 package io.gossgpu.cuda.bindings;
 
-import io.gossgpu.cuda.CudaException;
 
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;

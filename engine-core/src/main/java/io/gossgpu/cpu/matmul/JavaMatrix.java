@@ -1,6 +1,6 @@
 package io.gossgpu.cpu.matmul;
 
-import io.gossgpu.cpu.CpuKernels;
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.model.WeightView;
 
 /**

@@ -1,7 +1,7 @@
 package io.gossgpu.cpu.matmul;
 
-import io.gossgpu.cpu.CpuKernels;
-import io.gossgpu.cpu.CpuPool;
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.CpuPool;
 
 /**
  * The activation rows of one op's matrix products: {@code rows × cols} floats at {@code x[off + i·stride]},

@@ -1,7 +1,7 @@
 package io.gossgpu.cpu.matmul;
 
 import io.gossgpu.GossException;
-import io.gossgpu.cpu.CpuPool;
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;

@@ -1,4 +1,4 @@
-package io.gossgpu.cpu;
+package io.gossgpu.cpu.compute;
 
 import io.gossgpu.GossException;
 

@@ -1,4 +1,4 @@
-package io.gossgpu.cuda;
+package io.gossgpu.cuda.bindings;
 
 import io.gossgpu.GossException;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.gossgpu.cpu;
+package io.gossgpu.cpu.compute;
 
 /**
  * e^x in float by the polynomial of {@code kernels/cpu/vexp.h}, the same operations in the same order (Java's

@@ -1,7 +1,6 @@
-package io.gossgpu.cuda;
+package io.gossgpu.cuda.bindings;
 
 import io.gossgpu.GossException;
-import io.gossgpu.cuda.bindings.Cuda;
 
 /**
  * A failed CUDA driver call, or CUDA being unavailable. The message is one line, for example
@@ -46,7 +45,7 @@ public class CudaException extends GossException {
     }
 
     /** Formats the message; the name and string may be null where the driver cannot give them. */
-    static String message(String call, int result, String errorName, String errorString) {
+    public static String message(String call, int result, String errorName, String errorString) {
         String name = errorName != null ? errorName : "CUDA error " + result;
         String text = errorString != null ? " (" + errorString + ")" : "";
         return oneLine(call + " failed: " + name + text);
