@@ -97,7 +97,9 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
         }
         GOSS_PRAGMA(unroll)
         for (int t = 0; t < DENSE_MATVEC_MAXT; t++) {
-            acc[t] = warp_sum(acc[t]);
+            if (t < nt) { // nt is the same in every lane: the whole warp shuffles, or none of it
+                acc[t] = warp_sum(acc[t]);
+            }
         }
         if (split == 1) {
             if (live && lane < nt) {

@@ -15,7 +15,8 @@
  * bindings pass therefore goes through the same symbols and C types as with the real driver.
  *
  * Built by build.sh (the test-harness module runs it); run the CUDA tests against it with
- * test-harness/fake-driver/test-with-fake-driver.sh
+ * test-harness/fake-driver/test-with-fake-driver.sh. GOSS_EMU_PROFILE=1 prints, at exit, each kernel's launches and
+ * emulated seconds (where a slow emulated test spends its time).
  */
 #include <cuda.h>
 #include <math.h>
@@ -267,10 +268,47 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, i
 }
 
 /* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
+/* GOSS_EMU_PROFILE: launches and wall seconds per kernel name, printed at exit. */
+#define MAX_PROFILED 64
+static struct { char name[64]; long launches; double seconds; } profile[MAX_PROFILED];
+static int profiled, profiling = -1; /* profiling -1: GOSS_EMU_PROFILE not read yet */
+
+static void print_profile(void) {
+    double total = 0;
+    for (int i = 0; i < profiled; i++) total += profile[i].seconds;
+    fprintf(stderr, "fake CUDA profile: %.1f s in kernels\n", total);
+    for (int i = 0; i < profiled; i++)
+        fprintf(stderr, "  %-28s %8ld launches %8.2f s\n", profile[i].name, profile[i].launches, profile[i].seconds);
+}
+
+static void count_launch(const char *name, double seconds) {
+    int i = 0;
+    while (i < profiled && strcmp(profile[i].name, name) != 0) i++;
+    if (i == profiled) {
+        if (profiled == MAX_PROFILED) return;
+        snprintf(profile[profiled++].name, sizeof profile[0].name, "%s", name);
+    }
+    profile[i].launches++;
+    profile[i].seconds += seconds;
+}
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
 static CUresult run_node(const struct node *n) {
     void *params[MAX_PARAMS];
     for (int i = 0; i < n->f->nparams; i++) params[i] = (void *) (n->values + n->f->offsets[i]);
-    return goss_cuemu_launch(n->f->name, n->grid, n->block, n->shared, params) == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+    if (profiling < 0) {
+        profiling = env_int("GOSS_EMU_PROFILE", 0) != 0;
+        if (profiling) atexit(print_profile);
+    }
+    double t0 = profiling ? now_seconds() : 0;
+    int rc = goss_cuemu_launch(n->f->name, n->grid, n->block, n->shared, params);
+    if (profiling) count_launch(n->f->name, now_seconds() - t0);
+    return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,

@@ -49,7 +49,7 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
 
     /**
      * The launch knobs in effect on this device, by environment-variable name: the options' values after device
-     * defaults (work-group sizes, thresholds), as the kernels are launched.
+     * defaults (work-group sizes, thresholds), as the kernels are launched. From the thread that drives the backend.
      */
     public abstract java.util.SortedMap<String, Integer> knobs();
 
