@@ -1,8 +1,8 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.device.DeviceDriver;
 
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,7 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.cuda.bindings.CudaException;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

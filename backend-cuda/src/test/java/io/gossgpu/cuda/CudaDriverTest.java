@@ -1,7 +1,7 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.cuda.bindings.Cuda;
+import io.gossgpu.cuda.bindings.CudaException;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -1,10 +1,10 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.cuda.bindings.Cuda;
+import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;

@@ -1,9 +1,9 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.cpu.compute.CpuKernels;
-import io.gossgpu.cpu.compute.ExpF;
-import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.backend.Batch;
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.CpuPool;
+import io.gossgpu.cpu.compute.ExpF;
 import io.gossgpu.model.ModelConfig;
 
 import java.util.Arrays;

@@ -1,7 +1,5 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.cpu.compute.CpuKernels;
-import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Batch;
@@ -13,6 +11,8 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.JavaMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;

@@ -1,6 +1,5 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
@@ -8,6 +7,7 @@ import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KnobValues;
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
 

@@ -1,12 +1,12 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Rope;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.JavaMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;

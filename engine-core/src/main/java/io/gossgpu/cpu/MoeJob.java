@@ -1,8 +1,8 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
-import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.MatrixInput;

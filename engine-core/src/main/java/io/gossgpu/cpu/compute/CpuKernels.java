@@ -144,7 +144,9 @@ public interface CpuKernels {
     static CpuKernels best() {
         if (vectorApiPresent()) {
             try {
-                return (CpuKernels) Class.forName("io.gossgpu.cpu.VectorKernels").getDeclaredConstructor().newInstance();
+                // by name: a class literal would link VectorKernels (and jdk.incubator.vector) into this interface
+                String vector = CpuKernels.class.getPackageName() + ".VectorKernels";
+                return (CpuKernels) Class.forName(vector).getDeclaredConstructor().newInstance();
             } catch (ReflectiveOperationException | LinkageError e) {
                 return new ScalarKernels("Vector API failed to load (" + e + ")");
             }

@@ -1,9 +1,9 @@
 package io.gossgpu.cpu.matmul;
 
 import io.gossgpu.GossException;
+import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
-import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
 
