@@ -267,7 +267,6 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, i
     return CUDA_SUCCESS;
 }
 
-/* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
 /* GOSS_EMU_PROFILE: launches and wall seconds per kernel name, printed at exit. */
 #define MAX_PROFILED 64
 static struct { char name[64]; long launches; double seconds; } profile[MAX_PROFILED];
@@ -292,12 +291,7 @@ static void count_launch(const char *name, double seconds) {
     profile[i].seconds += seconds;
 }
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
+/* Runs a launch (direct or replayed from a graph) with the real kernel source, emulated on the CPU. */
 static CUresult run_node(const struct node *n) {
     void *params[MAX_PARAMS];
     for (int i = 0; i < n->f->nparams; i++) params[i] = (void *) (n->values + n->f->offsets[i]);
@@ -305,9 +299,9 @@ static CUresult run_node(const struct node *n) {
         profiling = env_int("GOSS_EMU_PROFILE", 0) != 0;
         if (profiling) atexit(print_profile);
     }
-    double t0 = profiling ? now_seconds() : 0;
+    double t0 = profiling ? now_ms() : 0;
     int rc = goss_cuemu_launch(n->f->name, n->grid, n->block, n->shared, params);
-    if (profiling) count_launch(n->f->name, now_seconds() - t0);
+    if (profiling) count_launch(n->f->name, (now_ms() - t0) / 1e3);
     return rc == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 

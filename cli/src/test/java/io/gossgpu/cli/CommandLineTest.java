@@ -7,11 +7,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -30,29 +38,29 @@ class CommandLineTest {
      * its {@code GOSS_*} variables are those of {@code env} (every other variable is this JVM's), {@code jvmOptions} come
      * before the main class. The JDK's incubator warning is left out of {@code err}.
      */
-    static Run runInNewJvm(java.util.Map<String, String> env, java.util.List<String> jvmOptions, String... args) throws Exception {
-        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+    static Run runInNewJvm(Map<String, String> env, List<String> jvmOptions, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector"));
         cmd.addAll(jvmOptions);
-        cmd.addAll(java.util.List.of("-cp", System.getProperty("java.class.path"), Launcher.class.getName()));
-        cmd.addAll(java.util.List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Launcher.class.getName()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         pb.environment().keySet().removeIf(k -> k.startsWith("GOSS_"));
         env.forEach((k, v) -> {
             if (k.startsWith("GOSS_")) pb.environment().put(k, v);
         });
         Process p = pb.start();
-        java.util.concurrent.CompletableFuture<byte[]> err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> { // drained beside stdout: neither pipe fills up
             try {
                 return p.getErrorStream().readAllBytes();
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
         });
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         int code = p.waitFor();
         String e = new String(err.get(), StandardCharsets.UTF_8).lines().filter(l -> !l.startsWith("WARNING: Using incubator modules"))
-                .collect(java.util.stream.Collectors.joining("\n"));
+                .collect(Collectors.joining("\n"));
         return new Run(code, out, e);
     }
 

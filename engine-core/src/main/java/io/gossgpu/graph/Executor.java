@@ -19,10 +19,10 @@ import java.util.List;
 
 /**
  * Runs the model's forward pass for one step ({@link #run}: the whole model, one backend call per op); activations stay
- * in backend tensors, only the requested logits (or argmax or sampled ids) come back. A step takes the next tokens of one or more sequences
- * ({@link Request}: its tokens, its KV cache and first position, what it wants back): a prompt or a chunk of one
- * (T ≥ 1), a decoded token (T = 1), or any mix of them, as one batch of rows ({@link Batch}); the dense and MoE ops
- * read their weights once for all the rows. Each step is one backend step ({@link Backend#beginStep} …
+ * in backend tensors, only the requested logits (or argmax or sampled ids) come back. A step takes the next tokens of
+ * one or more sequences ({@link Request}: its tokens, its KV cache and first position, what it wants back): a prompt
+ * or a chunk of one (T ≥ 1), a decoded token (T = 1), or any mix of them, as one batch of rows ({@link Batch}); the
+ * dense and MoE ops read their weights once for all the rows. Each step is one backend step ({@link Backend#beginStep} …
  * {@link Backend#endStep}, the result read its last op). A sequence's results do not depend on the others in its step:
  * greedy tokens are the same, logits the same up to the backend's summation order. Activation tensors of the last few
  * batch sizes are kept and reused (so decode allocates nothing per step) until {@link #close()}.
