@@ -16,5 +16,5 @@ rt=/tmp/goss-rt
 san=()
 [ -n "${GOSS_SANITIZE:-}" ] && san=(compute-sanitizer --tool "$GOSS_SANITIZE" --error-exitcode 1)
 "${san[@]}" "$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx8g \
-    -cp "$dir/lib/*" io.gossgpu.cuda.DeviceKitMain "$@" 2>&1 | tee "$out/cuda-kit.log"
+    -cp "$dir/lib/*:$dir/goss-gpu.jar" io.gossgpu.cuda.DeviceKitMain "$@" 2>&1 | tee "$out/cuda-kit.log"
 exit "${PIPESTATUS[0]}"

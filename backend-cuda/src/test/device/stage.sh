@@ -29,6 +29,23 @@ jar cf "$dest/lib/backend-cuda-tests.jar" -C backend-cuda/target/test-classes .
 # The goss-gpu command (all backends in one jar) for run-bench.sh: `make-test-model` and `bench` there.
 mvn -B -q -Dstyle.color=never -pl cli -am package -DskipTests
 cp cli/target/goss-gpu.jar "$dest/"
+# The kit's class path is lib/* then goss-gpu.jar (run-kit.sh), so lib keeps only the jars goss-gpu.jar lacks
+# (JUnit, the test classes): the carried tree must stay under 64 MiB.
+unzip -Z1 "$dest/goss-gpu.jar" > "$dest/fat.lst"
+for j in "$dest"/lib/*.jar; do
+  c=$(unzip -Z1 "$j" | grep -E '\.(class|ptx)$' | grep -v module-info | head -1)
+  if [ -z "$c" ] || grep -qxF "$c" "$dest/fat.lst"; then rm "$j"; fi
+done
+rm "$dest/fat.lst"
+
+# The OpenCL ICD loader (ocl-icd), for run-session.sh on an image without one; best effort (needs apt).
+mkdir -p "$dest/ocl"
+if (cd "$dest/ocl" && apt-get download -q ocl-icd-libopencl1 >/dev/null 2>&1); then
+  dpkg -x "$dest"/ocl/*.deb "$dest/ocl/x" && cp "$dest"/ocl/x/usr/lib/*/libOpenCL.so.1.0.0 "$dest/ocl/libOpenCL.so.1"
+  rm -rf "$dest"/ocl/*.deb "$dest/ocl/x"
+else
+  echo "stage.sh: could not download ocl-icd-libopencl1; run-session.sh will rely on the device's own OpenCL loader" >&2
+fi
 
 # A runtime with the modules the kit needs (measured: the whole ReferenceConformanceTest runs on it;
 # jdeps would add java.desktop/java.sql for Jackson's optional paths, 15 MB more), packed as a .tgz

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One device call for a whole session's GPU checks, in priority order, inside a time budget (the lease is
+# 15 minutes of device time, machine start included). Each phase gets at most its cap and never more than
+# what is left of BUDGET seconds; a phase that would not fit is skipped with a line saying so.
+#   backend-cuda/src/test/device/run-session.sh [DIR] [BUDGET_S]        (defaults .cudakit, 480)
+# Phases: the GPU (nvidia-smi), the CUDA kit (run-kit.sh), verify cuda/opencl op by op on the demo model,
+# the 20b-shaped bench on cuda then opencl (run-bench.sh), tune cuda --quick. OpenCL uses the NVIDIA
+# driver's ICD alone (a vendors folder naming libnvidia-opencl.so.1); when the machine has no ICD loader,
+# the one stage.sh put in DIR/ocl/ (ocl-icd's libOpenCL.so.1) is used.
+# Logs come back under $OUT (the device tool returns at most 8 files): session.log (the summary),
+# cuda-kit.log, bench.log (run-bench.sh's tables, stderr and GPU line), tune.log.
+set -uo pipefail
+dir="${1:-.cudakit}"
+budget="${2:-480}"
+out="${OUT:-/tmp}"
+here="$(cd "$(dirname "$0")" && pwd)"
+start=$SECONDS
+log="$out/session.log"
+say() { echo "[$((SECONDS - start))s] $*" | tee -a "$log"; }
+left() { echo $((budget - (SECONDS - start))); }
+# phase NAME CAP LOGFILE command...: runs with timeout min(CAP, left), appends to LOGFILE
+phase() {
+  local name="$1" cap="$2" file="$3"; shift 3
+  local t; t=$(left); [ "$t" -gt "$cap" ] && t=$cap
+  if [ "$t" -lt 20 ]; then say "SKIPPED $name: ${t}s left of the ${budget}s budget"; return 0; fi
+  say "BEGIN $name (at most ${t}s)"
+  timeout -k 5 "$t" "$@" >>"$file" 2>&1; local rc=$?
+  say "END $name rc=$rc$([ $rc = 124 ] && echo ' (timed out)')"
+  return 0
+}
+
+nvidia-smi 2>&1 | tee -a "$log"
+nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.sm,clocks.max.memory,power.limit \
+    --format=csv 2>&1 | tee -a "$log"
+rt=/tmp/goss-rt
+[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
+java=("$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g)
+export GOSS_NO_RELAUNCH=1 HOME=/tmp/goss-home
+mkdir -p "$HOME"
+
+# OpenCL through the NVIDIA driver: its vendor library, and a loader if the image has none.
+icd=$(find /usr/local/nvidia /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib -maxdepth 3 -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
+say "NVIDIA OpenCL vendor library: ${icd:-none found}; vendors: $(ls /etc/OpenCL/vendors 2>/dev/null | tr '\n' ' ')"
+# Only the NVIDIA ICD: the image registers PoCL too, and device 0 would then be the CPU (seen 2026-11-27).
+if [ -n "$icd" ]; then
+  mkdir -p /tmp/ocl-vendors && echo "$icd" > /tmp/ocl-vendors/nvidia.icd && export OCL_ICD_VENDORS=/tmp/ocl-vendors
+fi
+if ! ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1' && [ -f "$dir/ocl/libOpenCL.so.1" ]; then
+  export GOSS_OPENCL_LIBRARY="$(cd "$dir/ocl" && pwd)/libOpenCL.so.1"
+  say "using the carried ICD loader $GOSS_OPENCL_LIBRARY"
+fi
+"${java[@]}" -jar "$dir/goss-gpu.jar" info --backends 2>&1 | tee -a "$log"
+
+phase "CUDA kit" 200 /tmp/kit.out "$here/run-kit.sh" "$dir"
+grep -E 'PASSED|FAILED|ABORTED|SKIPPED|tests (successful|failed|skipped|found)|Exception' "$out/cuda-kit.log" \
+    | grep -vE '^\s+at ' | tail -60 >>"$log"
+for b in cuda opencl; do
+  phase "verify $b (demo model, every op against the reference)" 60 "$log" "${java[@]}" -jar "$dir/goss-gpu.jar" verify -b "$b"
+done
+phase "bench cuda + opencl, gpt-oss-20b-shaped, 24 layers" 200 /tmp/bench.out "$here/run-bench.sh" "$dir" 24
+cat "$out"/bench-*.md >>"$log" 2>/dev/null
+for f in /tmp/bench.out "$out"/gpu.txt "$out"/bench-*; do [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }; done \
+    >"$out/bench.all" 2>/dev/null
+rm -f "$out"/gpu.txt "$out"/bench-*; mv "$out/bench.all" "$out/bench.log"
+phase "tune cuda --quick" 120 "$out/tune.log" "${java[@]}" -jar "$dir/goss-gpu.jar" tune -b cuda --quick
+tail -15 "$out/tune.log" >>"$log" 2>/dev/null
+say "done"
