@@ -6,8 +6,8 @@
 #include "common.cuh"
 
 // ---- argmax: one block per row; grid (min(rows, 65535)), block B ---------------------------------
-// Each thread scans r = tid, tid + B, ... ascending with strict >; the reduction keeps the larger
-// value, or on equal values the lower id.
+// Each thread scans its values in ascending order keeping the first of the largest; the reduction keeps the
+// larger value, or on equal values the lower id.
 __device__ __forceinline__ void argmax_pick(float& bv, int& bi, float ov, int oi)
 {
     if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
@@ -33,11 +33,21 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restr
         const float* l = logits + (size_t) t * V;
         float bv = -INFINITY;
         int bi = -1;
-        for (int r = threadIdx.x; r < V; r += blockDim.x) {
-            const float x = l[r];
-            if (bi < 0 || x > bv) {
-                bv = x;
-                bi = r;
+        if ((V & 3) == 0) {
+            // 16-byte loads (the row starts at a multiple of 16 bytes): thread i takes values 4i .. 4i + 3, then
+            // 4(i + B) .., still ascending, with several loads in flight (one block must read the whole row)
+            const float4* l4 = (const float4*) l;
+            GOSS_PRAGMA(unroll 4)
+            for (int r = threadIdx.x; r < V / 4; r += blockDim.x) {
+                const float4 x = l4[r];
+                argmax_pick(bv, bi, x.x, 4 * r);
+                argmax_pick(bv, bi, x.y, 4 * r + 1);
+                argmax_pick(bv, bi, x.z, 4 * r + 2);
+                argmax_pick(bv, bi, x.w, 4 * r + 3);
+            }
+        } else {
+            for (int r = threadIdx.x; r < V; r += blockDim.x) {
+                argmax_pick(bv, bi, l[r], r);
             }
         }
         for (int o = 16; o > 0; o >>= 1) {

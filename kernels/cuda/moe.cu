@@ -22,49 +22,79 @@
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
 
-// dot(row `row` of a cols-wide MXFP4 matrix, xs) by one warp, xs in shared memory; every lane gets the sum.
-// Half-warp h takes blocks h, h + 2, ...; its lane q takes byte q of each block and the two elements in it
-// (OpenAI: 2q and 2q+1; ggml: q and q+16), so the warp reads 32 consecutive code bytes at a time.
+// dot(row `row` of a cols-wide MXFP4 matrix, xs) by one warp, xs in shared memory (16-byte aligned); every lane
+// gets the sum. The warp takes 8 blocks per step: lane 4i + q reads the quarter q of block b + i, 4 code bytes
+// (8 elements) in one load for the OpenAI layout (a row is cols/2 bytes, a multiple of 16, so the load is
+// aligned), so the warp reads 128 consecutive code bytes at a time. OpenAI byte k of the quarter holds elements
+// 8q + 2k (low nibble) and 8q + 2k + 1 (high); ggml byte 4q + k holds elements 4q + k (low) and 16 + 4q + k
+// (high), read byte by byte (its 17-byte blocks are not aligned).
+__device__ __forceinline__ float mx_quarter_openai(unsigned int w, const float* xq, const float* lut)
+{
+    const float4 xa = *(const float4*) xq;
+    const float4 xb = *(const float4*) (xq + 4);
+    float v = lut[w & 15u] * xa.x;
+    v = fmaf(lut[(w >> 4) & 15u], xa.y, v);
+    v = fmaf(lut[(w >> 8) & 15u], xa.z, v);
+    v = fmaf(lut[(w >> 12) & 15u], xa.w, v);
+    v = fmaf(lut[(w >> 16) & 15u], xb.x, v);
+    v = fmaf(lut[(w >> 20) & 15u], xb.y, v);
+    v = fmaf(lut[(w >> 24) & 15u], xb.z, v);
+    return fmaf(lut[w >> 28], xb.w, v);
+}
+
+__device__ __forceinline__ float mx_quarter_ggml(const unsigned char* c, const float* xlo, const float* xhi, const float* lut)
+{
+    const float4 xa = *(const float4*) xlo;
+    const float4 xb = *(const float4*) xhi;
+    const unsigned int b0 = c[0], b1 = c[1], b2 = c[2], b3 = c[3];
+    float v = lut[b0 & 15u] * xa.x;
+    v = fmaf(lut[b1 & 15u], xa.y, v);
+    v = fmaf(lut[b2 & 15u], xa.z, v);
+    v = fmaf(lut[b3 & 15u], xa.w, v);
+    v = fmaf(lut[b0 >> 4], xb.x, v);
+    v = fmaf(lut[b1 >> 4], xb.y, v);
+    v = fmaf(lut[b2 >> 4], xb.z, v);
+    return fmaf(lut[b3 >> 4], xb.w, v);
+}
+
 __device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
                              int ggml, size_t row, int cols, const float* xs, const float* lut)
 {
     const int lane = threadIdx.x & 31;
-    const int q = lane & 15;
+    const int q = lane & 3;
     const int nb = cols / 32;
     float acc = 0.0f;
-    for (int b = lane >> 4; b < nb; b += 2) {
-        unsigned int byte;
-        int e;
-        float x0, x1;
-        if (ggml) {
+    if (ggml) {
+        GOSS_PRAGMA(unroll 4)
+        for (int b = lane >> 2; b < nb; b += 8) {
             const unsigned char* blk = codes + (row * (size_t) nb + b) * 17;
-            byte = blk[1 + q];
-            e = blk[0];
-            x0 = xs[b * 32 + q];
-            x1 = xs[b * 32 + 16 + q];
-        } else {
-            byte = codes[row * (size_t) (cols / 2) + (size_t) b * 16 + q];
-            e = scales[row * (size_t) nb + b];
-            x0 = xs[b * 32 + 2 * q];
-            x1 = xs[b * 32 + 2 * q + 1];
+            const float v = mx_quarter_ggml(blk + 1 + 4 * q, xs + b * 32 + 4 * q, xs + b * 32 + 16 + 4 * q, lut);
+            acc += mx_scaled(v, blk[0]);
         }
-        acc += mx_scaled(fmaf(lut[byte & 15u], x0, lut[byte >> 4] * x1), (unsigned int) e);
+    } else {
+        const unsigned int* rowCodes = (const unsigned int*) (codes + row * (size_t) (cols / 2));
+        GOSS_PRAGMA(unroll 4)
+        for (int b = lane >> 2; b < nb; b += 8) {
+            const float v = mx_quarter_openai(rowCodes[b * 4 + q], xs + b * 32 + 8 * q, lut);
+            acc += mx_scaled(v, scales[row * (size_t) nb + b]);
+        }
     }
     return warp_sum(acc);
 }
 
-// mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, 32 units u0 ..), x_t in shared memory, one
-// warp per unit (gate and up rows). Expert ids read from device memory.
-// grid (min(T*K, 65535), ceil(I / 32)), block B; dynamic shared memory 4*H bytes. hout is (T*K) x I.
+// mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, W units u0 ..) with W the block's warps, x_t in
+// shared memory, one warp per unit (its gate and up rows). Expert ids read from device memory.
+// grid (min(T*K, 65535), ceil(I / W)), block B = 32 W; dynamic shared memory 4*H bytes. hout is (T*K) x I.
 // The scalars of the expert kernels moe_gate_up, moe_down, moe_gate_up_tiled and moe_down_tiled (the tiled ones
-// do not read tokens, the down ones not limit).
+// do not read tokens, the down ones not limit; slotsPerPass only moe_down).
 struct MoeParams {
-    int ggml;    // 1: the scales in ggml's layout
-    int tokens;  // T
-    int k;       // K: experts per token
-    int hidden;  // H
-    int inter;   // I: intermediate size
-    float limit; // SwiGLU limit
+    int ggml;         // 1: the scales in ggml's layout
+    int tokens;       // T
+    int k;            // K: experts per token
+    int hidden;       // H
+    int inter;        // I: intermediate size
+    float limit;      // SwiGLU limit
+    int slotsPerPass; // moe_down: slots whose activations shared memory holds at once (1..K)
 };
 
 extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
@@ -79,9 +109,7 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
     __shared__ float lut[16];
     fp4_table(lut);
     const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int warps = blockDim.x >> 5;
-    const int u0 = blockIdx.y * 32;
+    const int u = blockIdx.y * (blockDim.x >> 5) + (threadIdx.x >> 5);
     for (int s = blockIdx.x; s < T * K; s += gridDim.x) {
         const int t = s / K;
         const int e = ids[s];
@@ -90,7 +118,7 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
             xs[c] = x[(size_t) t * H + c];
         }
         __syncthreads();
-        for (int u = u0 + warp; u < min(u0 + 32, I); u += warps) {
+        if (u < I) {
             const size_t row = (size_t) e * I + u;
             float a = mx_dot_warp(gCodes, gScales, ggml, row, H, xs, lut);
             float b = mx_dot_warp(uCodes, uScales, ggml, row, H, xs, lut);
@@ -105,45 +133,42 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
     }
 }
 
-// mlp2 + bias + weighted sum over the K slots for decode: one block per (token t, 32 outputs d0 ..), each
-// slot's activations in shared memory in turn, one warp per output; out[t, d] = sum_j w_j (down_e . h_j + db_e),
-// j ascending. grid (min(T, 65535), ceil(H / 32)), block B; dynamic shared memory 4*I bytes. out is T x H.
+// mlp2 + bias + weighted sum over the K slots for decode: one block per (token t, W outputs d0 ..) with W the
+// block's warps, one warp per output; the activations of slotsPerPass slots at a time in shared memory (all K of
+// gpt-oss's: 4 x 2880 floats), so a warp's K row dots run back to back between two barriers.
+// out[t, d] = sum_j w_j (down_e . h_j + db_e), j ascending.
+// grid (min(T, 65535), ceil(H / W)), block B = 32 W; dynamic shared memory 4*I*slotsPerPass bytes. out is T x H.
 extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                     const float* __restrict__ dBias, const float* __restrict__ hin,
                                     const int* __restrict__ ids, const float* __restrict__ weights,
                                     float* __restrict__ out, const MoeParams p)
 {
-    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
-    DYNAMIC_SHARED(float, hs); // I
+    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter, P = p.slotsPerPass;
+    DYNAMIC_SHARED(float, hs); // P x I
     __shared__ float lut[16];
-    __shared__ float acc[32];
     fp4_table(lut);
     const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int warps = blockDim.x >> 5;
-    const int d0 = blockIdx.y * 32;
+    const int d = blockIdx.y * (blockDim.x >> 5) + (threadIdx.x >> 5);
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        for (int j = 0; j < K; j++) {
-            const size_t s = (size_t) t * K + j;
-            const int e = ids[s];
-            const float w = weights[s];
-            __syncthreads(); // the previous slot's readers are done
-            for (int c = threadIdx.x; c < I; c += blockDim.x) {
-                hs[c] = hin[s * I + c];
+        float acc = 0.0f;
+        for (int j0 = 0; j0 < K; j0 += P) {
+            const int n = min(P, K - j0);
+            __syncthreads(); // the previous pass's readers are done
+            for (int c = threadIdx.x; c < n * I; c += blockDim.x) {
+                hs[c] = hin[((size_t) t * K + j0) * I + c];
             }
             __syncthreads();
-            for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
-                const size_t row = (size_t) e * H + d;
-                const float y = mx_dot_warp(dCodes, dScales, ggml, row, I, hs, lut) + dBias[row];
-                if (lane == 0) {
-                    acc[d - d0] = j == 0 ? w * y : fmaf(w, y, acc[d - d0]); // only this warp touches acc[d - d0]
+            if (d < H) {
+                for (int j = j0; j < j0 + n; j++) {
+                    const size_t s = (size_t) t * K + j;
+                    const size_t row = (size_t) ids[s] * H + d;
+                    const float y = mx_dot_warp(dCodes, dScales, ggml, row, I, hs + (j - j0) * I, lut) + dBias[row];
+                    acc = j == 0 ? weights[s] * y : fmaf(weights[s], y, acc);
                 }
             }
         }
-        for (int d = d0 + warp; d < min(d0 + 32, H); d += warps) {
-            if (lane == 0) {
-                out[(size_t) t * H + d] = acc[d - d0];
-            }
+        if (d < H && lane == 0) {
+            out[(size_t) t * H + d] = acc;
         }
     }
 }

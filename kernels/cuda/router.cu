@@ -6,7 +6,10 @@
 
 #include "common.cuh"
 
-// ---- topk_softmax: one thread per token; grid (ceil(T / 64)), block 64; K <= 32 ------------------
+// ---- topk_softmax: one warp per token; grid (ceil(T / 2)), block 64; K <= 32 ----------------------
+// K rounds; in each, every lane offers its largest logit not yet chosen among experts lane, lane + 32, ...
+// (ascending, strict >: ties keep the lower expert) and the warp keeps the larger value, or on equal values the
+// lower expert, so the choice is the sequential scan's. Lane 0 writes the softmax.
 struct TopKParams {
     int tokens;  // T
     int experts; // E
@@ -17,35 +20,45 @@ extern "C" __global__ void topk_softmax(const float* __restrict__ logits, int* _
                                             const TopKParams p)
 {
     const int T = p.tokens, E = p.experts, K = p.k;
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x & 31;
+    const int t = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (t >= T) {
-        return;
+        return; // the whole warp: t is the same in every lane
     }
     const float* gl = logits + (size_t) t * E;
     int chosen[32];
     for (int j = 0; j < K; j++) {
-        int best = -1;
-        for (int x = 0; x < E; x++) {
+        float bv = -INFINITY;
+        int bi = -1;
+        for (int x = lane; x < E; x += 32) {
             bool taken = false;
             for (int u = 0; u < j; u++) {
                 taken = taken || chosen[u] == x;
             }
-            if (taken) {
-                continue;
-            }
-            if (best < 0 || gl[x] > gl[best]) { // strict: ties keep the lower index
-                best = x;
+            if (!taken && (bi < 0 || gl[x] > bv)) {
+                bv = gl[x];
+                bi = x;
             }
         }
-        chosen[j] = best;
+        for (int o = 16; o > 0; o >>= 1) {
+            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
+            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
+            if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
+                bv = ov;
+                bi = oi;
+            }
+        }
+        chosen[j] = bi; // every lane has the same winner
     }
-    const float mx = gl[chosen[0]];
-    float z = 0.0f;
-    for (int j = 0; j < K; j++) {
-        z += expf(gl[chosen[j]] - mx);
-    }
-    for (int j = 0; j < K; j++) {
-        ids[(size_t) t * K + j] = chosen[j];
-        weights[(size_t) t * K + j] = expf(gl[chosen[j]] - mx) / z;
+    if (lane == 0) {
+        const float mx = gl[chosen[0]];
+        float z = 0.0f;
+        for (int j = 0; j < K; j++) {
+            z += expf(gl[chosen[j]] - mx);
+        }
+        for (int j = 0; j < K; j++) {
+            ids[(size_t) t * K + j] = chosen[j];
+            weights[(size_t) t * K + j] = expf(gl[chosen[j]] - mx) / z;
+        }
     }
 }

@@ -26,7 +26,7 @@ final class MoeLauncher {
     /** topk_softmax's scalars (router.cu). */
     record TopKParams(int tokens, int experts, int k) implements KernelParams {}
     /** The scalars of moe.cu's expert kernels (the tiled ones do not read tokens, the down ones not limit). */
-    record MoeParams(int ggml, int tokens, int k, int hidden, int inter, float limit) implements KernelParams {}
+    record MoeParams(int ggml, int tokens, int k, int hidden, int inter, float limit, int slotsPerPass) implements KernelParams {}
     /** moe_sort's scalars. */
     record MoeSortParams(int slots, int experts) implements KernelParams {}
     /** moe_combine's scalars. */
@@ -77,7 +77,8 @@ final class MoeLauncher {
     void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
         CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
         dense.matmul(router, bias, x, T, logits.address());
-        launch.run(kTopK, ceilDiv(T, 64), 1, 64, 0, launch.args().ptr(logits).ptr(r.ids()).ptr(r.weights()).params(new TopKParams(T, experts, r.k())));
+        launch.run(kTopK, ceilDiv(T, 2), 1, 64, 0, // a warp per token
+                launch.args().ptr(logits).ptr(r.ids()).ptr(r.weights()).params(new TopKParams(T, experts, r.k())));
     }
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
@@ -92,13 +93,15 @@ final class MoeLauncher {
             tiled(c, l, x, T, r, hidden, out, maxTiles);
             return;
         }
-        launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, 32), moeBlock, 4 * h,
+        // one warp per weight row; moe_down holds as many slots' activations as 48 KiB of shared memory takes
+        int warps = moeBlock / 32, slotsPerPass = Math.max(1, Math.min(k, 12000 / inter));
+        launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, warps), moeBlock, 4 * h,
                 launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
                         .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
-        launch.run(kDown, Math.min(T, 65535), ceilDiv(h, 32), moeBlock, 4 * inter,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
-                        .ptr(r.ids()).ptr(r.weights()).ptr(out).params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
+                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
+        launch.run(kDown, Math.min(T, 65535), ceilDiv(h, warps), moeBlock, 4 * inter * slotsPerPass,
+                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden).ptr(r.ids()).ptr(r.weights())
+                        .ptr(out).params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), slotsPerPass)));
     }
 
     /** The MoE batched by expert (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine). */
@@ -117,11 +120,11 @@ final class MoeLauncher {
                 launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
                         .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(base + offsets).ptr(base + order)
                         .ptr(base + tiles).ptr(base + ntiles).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
+                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
         launch.run(kDownTiled, ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS, 0,
                 launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
                         .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).ptr(y)
-                        .params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit())));
+                        .params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
         launch.run(kCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
                 launch.args().ptr(y).ptr(r.weights()).ptr(out).params(new MoeCombineParams(T, k, h)));
     }

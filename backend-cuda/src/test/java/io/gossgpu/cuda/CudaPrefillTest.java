@@ -111,17 +111,32 @@ class CudaPrefillTest {
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 2, 9, 33, 70})
     void moeBatchedByExpertMatchesTheReference(int T) {
-        moeMatchesTheReference(cuda, T, true);
+        moeMatchesTheReference(cuda, T, true, openai, ggml);
     }
 
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 3, 70})
     void moePerSlotMatchesTheReference(int T) {
-        moeMatchesTheReference(perSlot, T, false);
+        moeMatchesTheReference(perSlot, T, false, openai, ggml);
     }
 
-    private void moeMatchesTheReference(CudaBackend cuda, int T, boolean tiled) {
-        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+    /**
+     * moe_down with rows too long for shared memory to hold every slot's activations (intermediate 4032, 3 experts
+     * per token: passes of 2 slots, then 1), in both layouts. gpt-oss's own widths fit all 4 slots in one pass.
+     */
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {1, 3})
+    void moePerSlotInPassesMatchesTheReference(int T, @TempDir Path dir) {
+        ModelConfig c = new ModelConfig(1, 4, 3, 64, 64, 4032, 7.0f, 16, 4, 2, 5, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+        Path file = dir.resolve("long-rows.gguf");
+        GgufWriter.write(new TestModelGenerator(c, 45), file, GgufWriter.Options.defaults());
+        try (Checkpoint a = new TestModelGenerator(c, 44).inMemory(); Checkpoint g = Checkpoint.open(file, LoadOptions.defaults())) {
+            moeMatchesTheReference(perSlot, T, false, ModelWeights.of(a), ModelWeights.of(g));
+        }
+    }
+
+    private void moeMatchesTheReference(CudaBackend cuda, int T, boolean tiled, ModelWeights... layouts) {
+        for (ModelWeights w : layouts) {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
             float[] x = random(new SplittableRandom(900 + T), T * h);
