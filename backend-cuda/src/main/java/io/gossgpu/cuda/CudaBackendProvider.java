@@ -11,9 +11,9 @@ import io.gossgpu.backend.BackendProvider;
  * the PTX kernels are packaged and the driver can JIT them ({@link CudaDriver#backendAvailability()});
  * otherwise unavailable with that one-line reason. {@link #create} opens device 0.
  *
- * <p>Priority 1 (below cpu, so {@code auto} never picks it) until the conformance kit has passed on a real
- * GPU: its kernels have only been compiled and run through a fake driver so far. {@code --backend cuda}
- * uses it on request. Raise it to 100 (above opencl and cpu) once the kit passes on a device.
+ * <p>Priority 100, above opencl and cpu, so {@code auto} picks it on an NVIDIA machine: the conformance kit passed
+ * on an H100 (2026-11-27, 285 tests; backend-cuda/src/test/device/), and there it decodes about 2.5 times faster
+ * than the opencl backend on the NVIDIA driver.
  */
 public final class CudaBackendProvider implements BackendProvider {
 
@@ -24,7 +24,7 @@ public final class CudaBackendProvider implements BackendProvider {
 
     @Override
     public int priority() {
-        return 1;
+        return 100;
     }
 
     @Override

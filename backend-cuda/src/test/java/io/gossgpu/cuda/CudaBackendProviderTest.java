@@ -15,7 +15,7 @@ class CudaBackendProviderTest {
     void isListedAndAvailableExactlyWhenTheDriverAndKernelsAre() {
         CudaBackendProvider p = new CudaBackendProvider();
         assertEquals("cuda", p.name());
-        assertEquals(1, p.priority()); // below cpu until the kit has passed on a GPU
+        assertEquals(100, p.priority()); // above opencl and cpu: auto picks cuda where it is available
         assertTrue(Backends.providers().stream().anyMatch(x -> x.name().equals("cuda")));
         Availability a = p.availability();
         CudaDriver.Availability driver = CudaDriver.backendAvailability();
