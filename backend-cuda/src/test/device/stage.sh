@@ -33,7 +33,7 @@ cp cli/target/goss-gpu.jar "$dest/"
 # (JUnit, the test classes): the carried tree must stay under 64 MiB.
 unzip -Z1 "$dest/goss-gpu.jar" > "$dest/fat.lst"
 for j in "$dest"/lib/*.jar; do
-  c=$(unzip -Z1 "$j" | grep -E '\.(class|ptx)$' | grep -v module-info | head -1)
+  c=$(unzip -Z1 "$j" | grep -E '\.(class|ptx)$' | grep -v module-info | head -1 || true) # head closes the pipe early
   if [ -z "$c" ] || grep -qxF "$c" "$dest/fat.lst"; then rm "$j"; fi
 done
 rm "$dest/fat.lst"

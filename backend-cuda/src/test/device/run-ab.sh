@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine: before/after figures of a kernel change in one call, so both come from the same
+# machine. BEFORE is a small jar holding the previous build's io/gossgpu/cuda classes and PTX (io/gossgpu/kernels/cuda),
+# put ahead of goss-gpu.jar on the class path; AFTER is goss-gpu.jar as staged. Both bench the same generated
+# gpt-oss-20b-shaped model (original layout, BF16 dense), after, then before (GOSS_AB_SIDES="after before after" repeats after, for the spread).
+#   backend-cuda/src/test/device/run-ab.sh DIR BEFORE_JAR [LAYERS] [BENCH ARGS...]   (LAYERS default 24)
+# Make BEFORE_JAR here from the previous goss-gpu.jar:
+#   unzip -q old/goss-gpu.jar 'io/gossgpu/cuda/*' 'io/gossgpu/kernels/cuda/*' -d x && jar cf .cudakit/before.jar -C x .
+set -uo pipefail
+dir="${1:?DIR}"; before="${2:?BEFORE_JAR}"; layers="${3:-24}"; shift 3 2>/dev/null || shift $#
+args=("$@"); [ ${#args[@]} -gt 0 ] || args=(-p 512 -n 128 -r 3)
+out="${OUT:-/tmp}"
+rt=/tmp/goss-rt
+[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
+java=("$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g)
+export GOSS_NO_RELAUNCH=1
+model=/tmp/goss-20b-L$layers
+[ -f "$model/config.json" ] || "${java[@]}" -jar "$dir/goss-gpu.jar" make-test-model --format original --preset gpt_oss_20b \
+    --layers "$layers" --out "$model" 2>&1 | tail -1
+status=0
+for side in ${GOSS_AB_SIDES:-after before}; do
+  cp=("$dir/goss-gpu.jar"); [ "$side" = before ] && cp=("$before:$dir/goss-gpu.jar")
+  echo "== $side"
+  "${java[@]}" -cp "${cp[0]}" io.gossgpu.cli.Launcher bench --backend cuda -m "$model" "${args[@]}" 2>>"$out/ab.err" \
+      | grep -E '^\| ' | tee -a "$out/ab.md" || status=1
+done
+exit $status
