@@ -22,12 +22,7 @@
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
 
-// dot(row `row` of a cols-wide MXFP4 matrix, xs) by one warp, xs in shared memory (16-byte aligned); every lane
-// gets the sum. The warp takes 8 blocks per step: lane 4i + q reads the quarter q of block b + i, 4 code bytes
-// (8 elements) in one load for the OpenAI layout (a row is cols/2 bytes, a multiple of 16, so the load is
-// aligned), so the warp reads 128 consecutive code bytes at a time. OpenAI byte k of the quarter holds elements
-// 8q + 2k (low nibble) and 8q + 2k + 1 (high); ggml byte 4q + k holds elements 4q + k (low) and 16 + 4q + k
-// (high), read byte by byte (its 17-byte blocks are not aligned).
+// The 8 products of one quarter block (4 code bytes) with their activations, before the block's scale.
 __device__ __forceinline__ float mx_quarter_openai(unsigned int w, const float* xq, const float* lut)
 {
     const float4 xa = *(const float4*) xq;
@@ -57,29 +52,53 @@ __device__ __forceinline__ float mx_quarter_ggml(const unsigned char* c, const f
     return fmaf(lut[b3 >> 4], xb.w, v);
 }
 
-__device__ float mx_dot_warp(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
-                             int ggml, size_t row, int cols, const float* xs, const float* lut)
+// One row's share of a warp's dot products: row `row` of a cols-wide MXFP4 matrix (codes, scales) against xs.
+struct MxRow {
+    const unsigned char* codes;
+    const unsigned char* scales;
+    size_t row;
+    const float* xs; // in shared memory, 16-byte aligned
+};
+
+// out[i] = dot(r[i]) for i < n (n <= N) by one warp, every lane gets the sums. The N rows go through the columns
+// together, so their loads are in flight at once (gate and up share x; moe_down's K slots each have their own).
+// The warp takes 8 blocks per step: lane 4i + q reads the quarter q of block b + i, 4 code bytes (8 elements) in
+// one load for the OpenAI layout (a row is cols/2 bytes, a multiple of 16, so the load is aligned), so a row's
+// warp load is 128 consecutive code bytes. OpenAI byte k of the quarter holds elements 8q + 2k (low nibble) and
+// 8q + 2k + 1 (high); ggml byte 4q + k holds elements 4q + k (low) and 16 + 4q + k (high), read byte by byte
+// (its 17-byte blocks are not aligned).
+template <int N>
+__device__ __forceinline__ void mx_dots_warp(const MxRow* r, int n, int ggml, int cols, const float* lut, float* out)
 {
     const int lane = threadIdx.x & 31;
     const int q = lane & 3;
     const int nb = cols / 32;
-    float acc = 0.0f;
-    if (ggml) {
-        GOSS_PRAGMA(unroll 4)
-        for (int b = lane >> 2; b < nb; b += 8) {
-            const unsigned char* blk = codes + (row * (size_t) nb + b) * 17;
-            const float v = mx_quarter_ggml(blk + 1 + 4 * q, xs + b * 32 + 4 * q, xs + b * 32 + 16 + 4 * q, lut);
-            acc += mx_scaled(v, blk[0]);
-        }
-    } else {
-        const unsigned int* rowCodes = (const unsigned int*) (codes + row * (size_t) (cols / 2));
-        GOSS_PRAGMA(unroll 4)
-        for (int b = lane >> 2; b < nb; b += 8) {
-            const float v = mx_quarter_openai(rowCodes[b * 4 + q], xs + b * 32 + 8 * q, lut);
-            acc += mx_scaled(v, scales[row * (size_t) nb + b]);
+    float acc[N];
+    GOSS_PRAGMA(unroll)
+    for (int i = 0; i < N; i++) {
+        acc[i] = 0.0f;
+    }
+    GOSS_PRAGMA(unroll 2)
+    for (int b = lane >> 2; b < nb; b += 8) {
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < N; i++) {
+            if (i < n) {
+                if (ggml) {
+                    const unsigned char* blk = r[i].codes + (r[i].row * (size_t) nb + b) * 17;
+                    const float* x = r[i].xs + b * 32 + 4 * q;
+                    acc[i] += mx_scaled(mx_quarter_ggml(blk + 1 + 4 * q, x, x + 16, lut), blk[0]);
+                } else {
+                    const unsigned int w = ((const unsigned int*) (r[i].codes + r[i].row * (size_t) (cols / 2)))[b * 4 + q];
+                    const float v = mx_quarter_openai(w, r[i].xs + b * 32 + 8 * q, lut);
+                    acc[i] += mx_scaled(v, r[i].scales[r[i].row * (size_t) nb + b]);
+                }
+            }
         }
     }
-    return warp_sum(acc);
+    GOSS_PRAGMA(unroll)
+    for (int i = 0; i < N; i++) {
+        out[i] = warp_sum(acc[i]);
+    }
 }
 
 // mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, W units u0 ..) with W the block's warps, x_t in
@@ -120,11 +139,12 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
         __syncthreads();
         if (u < I) {
             const size_t row = (size_t) e * I + u;
-            float a = mx_dot_warp(gCodes, gScales, ggml, row, H, xs, lut);
-            float b = mx_dot_warp(uCodes, uScales, ggml, row, H, xs, lut);
+            const MxRow rows[2] = {{gCodes, gScales, row, xs}, {uCodes, uScales, row, xs}};
+            float dots[2];
+            mx_dots_warp<2>(rows, 2, ggml, H, lut, dots);
             if (lane == 0) {
-                a += gBias[row];
-                b += uBias[row];
+                float a = dots[0] + gBias[row];
+                float b = dots[1] + uBias[row];
                 a = fminf(a, limit);
                 b = fmaxf(-limit, fminf(b, limit));
                 hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
@@ -159,11 +179,24 @@ extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, co
             }
             __syncthreads();
             if (d < H) {
-                for (int j = j0; j < j0 + n; j++) {
-                    const size_t s = (size_t) t * K + j;
-                    const size_t row = (size_t) ids[s] * H + d;
-                    const float y = mx_dot_warp(dCodes, dScales, ggml, row, I, hs + (j - j0) * I, lut) + dBias[row];
-                    acc = j == 0 ? weights[s] * y : fmaf(weights[s], y, acc);
+                for (int j = j0; j < j0 + n; j += 4) { // up to 4 slots' rows at once
+                    const int m = min(4, j0 + n - j);
+                    MxRow rows[4];
+                    GOSS_PRAGMA(unroll)
+                    for (int i = 0; i < 4; i++) {
+                        const int ji = j + min(i, m - 1); // rows past m repeat the last one (not summed)
+                        rows[i] = {dCodes, dScales, (size_t) ids[(size_t) t * K + ji] * H + d, hs + (ji - j0) * I};
+                    }
+                    float y[4];
+                    mx_dots_warp<4>(rows, m, ggml, I, lut, y);
+                    GOSS_PRAGMA(unroll)
+                    for (int i = 0; i < 4; i++) { // constant indices keep y and rows in registers
+                        if (i < m) {
+                            const size_t s = (size_t) t * K + j + i;
+                            const float v = y[i] + dBias[rows[i].row];
+                            acc = j + i == 0 ? weights[s] * v : fmaf(weights[s], v, acc);
+                        }
+                    }
                 }
             }
         }
