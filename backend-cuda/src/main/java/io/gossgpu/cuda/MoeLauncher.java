@@ -25,12 +25,14 @@ import static io.gossgpu.cuda.CudaLaunch.checkBlock;
 final class MoeLauncher {
     /** topk_softmax's scalars (router.cu). */
     record TopKParams(int tokens, int experts, int k) implements KernelParams {}
-    /** The scalars of moe.cu's expert kernels (the tiled ones do not read tokens, the down ones not limit). */
+    /** The scalars of moe.cu's expert kernels (the tiled ones do not read tokens, the down ones not limit, only moe_down slotsPerPass). */
     record MoeParams(int ggml, int tokens, int k, int hidden, int inter, float limit, int slotsPerPass) implements KernelParams {}
     /** moe_sort's scalars. */
     record MoeSortParams(int slots, int experts) implements KernelParams {}
     /** moe_combine's scalars. */
     record MoeCombineParams(int tokens, int k, int hidden) implements KernelParams {}
+    /** Floats of one activation row the decode kernels' shared memory holds (48 KiB, less their 64-byte FP4 table). */
+    static final int MAX_ROW = 12000;
 
     static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class),
             GATE_UP = new CudaEntry("moe", "moe_gate_up", 9, MoeParams.class),
@@ -83,8 +85,8 @@ final class MoeLauncher {
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
         int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
-        if (h > 12288 || inter > 12288) // the decode kernels hold one activation row in 48 KiB of shared memory
-            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above 12288 is not supported by the cuda kernels");
+        if (h > MAX_ROW || inter > MAX_ROW) // the decode kernels hold an activation row in 48 KiB of shared memory, beside their table
+            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above " + MAX_ROW + " is not supported by the cuda kernels");
         CudaBuffer hidden = scratch.ensure("MoE activations", 4L * T * k * inter);
         Mx g = l.gate(), u = l.up(), d = l.down();
         int slots = T * k, experts = c.numExperts();
@@ -94,7 +96,7 @@ final class MoeLauncher {
             return;
         }
         // one warp per weight row; moe_down holds as many slots' activations as 48 KiB of shared memory takes
-        int warps = moeBlock / 32, slotsPerPass = Math.max(1, Math.min(k, 12000 / inter));
+        int warps = moeBlock / 32, slotsPerPass = Math.min(k, MAX_ROW / inter);
         launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, warps), moeBlock, 4 * h,
                 launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
                         .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).ptr(hidden)
