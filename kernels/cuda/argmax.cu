@@ -6,15 +6,8 @@
 #include "common.cuh"
 
 // ---- argmax: one block per row; grid (min(rows, 65535)), block B ---------------------------------
-// Each thread scans its values in ascending order keeping the first of the largest; the reduction keeps the
-// larger value, or on equal values the lower id.
-__device__ __forceinline__ void argmax_pick(float& bv, int& bi, float ov, int oi)
-{
-    if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
-        bv = ov;
-        bi = oi;
-    }
-}
+// Each thread scans its values in ascending order keeping the first of the largest (argmax_pick); the reduction
+// (warp_argmax, then across the warps) keeps the larger value, or on equal values the lower id.
 
 struct ArgmaxParams {
     int rows;
@@ -50,11 +43,7 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restr
                 argmax_pick(bv, bi, l[r], r);
             }
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            argmax_pick(bv, bi, ov, oi);
-        }
+        warp_argmax(bv, bi);
         __syncthreads();
         if (lane == 0) {
             sv[warp] = bv;
@@ -64,11 +53,7 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restr
         if (warp == 0) {
             float v2 = lane < warps ? sv[lane] : -INFINITY;
             int i2 = lane < warps ? si[lane] : -1;
-            for (int o = 16; o > 0; o >>= 1) {
-                const float ov = __shfl_xor_sync(0xffffffffu, v2, o);
-                const int oi = __shfl_xor_sync(0xffffffffu, i2, o);
-                argmax_pick(v2, i2, ov, oi);
-            }
+            warp_argmax(v2, i2);
             if (lane == 0) {
                 out[t] = i2 < 0 ? 0 : i2;
             }

@@ -1,7 +1,7 @@
 // common.cuh — what the kernels of this folder share, included by every .cu file. The CUDA emulator compiles all
 // of them as one unit (test-harness/cuda-emu), so a helper lives here once, under one name, behind the include guard.
 //   - spellings that differ between nvcc and g++ under the emulator (cuda_emu.h defines GOSS_CUDA_EMU)
-//   - warp reductions (every lane gets the result)
+//   - warp reductions (every lane gets the result), the argmax rule
 //   - dense element types: BF16 / F16 bits -> float, Q8_0 (embed.cu, dense.cu)
 //   - MXFP4: the FP4 table and the E8M0 scale (moe.cu)
 #ifndef GOSS_COMMON_CUH
@@ -51,6 +51,24 @@ __device__ __forceinline__ float warp_max(float v)
         v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     }
     return v;
+}
+
+// (bv, bi) <- (ov, oi) when that is the larger value, or the equal value at the lower index; an index < 0 is
+// "nothing yet". The argmax rule of argmax.cu and router.cu (ties -> lower id).
+__device__ __forceinline__ void argmax_pick(float& bv, int& bi, float ov, int oi)
+{
+    if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
+        bv = ov;
+        bi = oi;
+    }
+}
+
+// The warp's argmax by argmax_pick; every lane gets (bv, bi).
+__device__ __forceinline__ void warp_argmax(float& bv, int& bi)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        argmax_pick(bv, bi, __shfl_xor_sync(0xffffffffu, bv, o), __shfl_xor_sync(0xffffffffu, bi, o));
+    }
 }
 
 // ---- dense element types --------------------------------------------------------------------------

@@ -11,6 +11,8 @@
 // x and y may be the same buffer (in-place); scale has n elements.
 // Built without --use_fast_math: the division is IEEE, rsqrtf is the usual <= 2 ulp version.
 
+#include "common.cuh"
+
 struct NormParams {
     int cols;  // n
     float eps;
@@ -38,9 +40,7 @@ extern "C" __global__ void rmsnorm(const float* x,
     }
 
     // Reduce within the warp, then across the (at most 32) warps of the block.
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    }
+    sum = warp_sum(sum);
     __shared__ float partial[32];
     __shared__ float inv_rms;
     const int warp = threadIdx.x >> 5;
@@ -52,9 +52,7 @@ extern "C" __global__ void rmsnorm(const float* x,
     if (warp == 0) {
         const int warps = blockDim.x >> 5;
         float s = lane < warps ? partial[lane] : 0.0f;
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            s += __shfl_xor_sync(0xffffffffu, s, offset);
-        }
+        s = warp_sum(s);
         if (lane == 0) {
             inv_rms = rsqrtf(s / (float) n + eps);
         }

@@ -40,14 +40,7 @@ extern "C" __global__ void topk_softmax(const float* __restrict__ logits, int* _
                 bi = x;
             }
         }
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, bv, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (oi >= 0 && (bi < 0 || ov > bv || (ov == bv && oi < bi))) {
-                bv = ov;
-                bi = oi;
-            }
-        }
+        warp_argmax(bv, bi);
         chosen[j] = bi; // every lane has the same winner
     }
     if (lane == 0) {
