@@ -10,18 +10,14 @@ set -uo pipefail
 dir="${1:?DIR}"; before="${2:?BEFORE_JAR}"; layers="${3:-24}"; shift 3 2>/dev/null || shift $#
 args=("$@"); [ ${#args[@]} -gt 0 ] || args=(-p 512 -n 128 -r 3)
 out="${OUT:-/tmp}"
-rt=/tmp/goss-rt
-[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
-java=("$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g)
-export GOSS_NO_RELAUNCH=1
-model=/tmp/goss-20b-L$layers
-[ -f "$model/config.json" ] || "${java[@]}" -jar "$dir/goss-gpu.jar" make-test-model --format original --preset gpt_oss_20b \
-    --layers "$layers" --out "$model" 2>&1 | tail -1
+. "$(dirname "$0")/runtime.sh"
+goss_runtime "$dir" || exit 3
+goss_20b_model "$dir" "$layers"
 status=0
 for side in ${GOSS_AB_SIDES:-after before}; do
-  cp=("$dir/goss-gpu.jar"); [ "$side" = before ] && cp=("$before:$dir/goss-gpu.jar")
+  cp="$dir/goss-gpu.jar"; [ "$side" = before ] && cp="$before:$cp"
   echo "== $side"
-  "${java[@]}" -cp "${cp[0]}" io.gossgpu.cli.Launcher bench --backend cuda -m "$model" "${args[@]}" 2>>"$out/ab.err" \
+  "${java[@]}" -cp "$cp" io.gossgpu.cli.Launcher bench --backend cuda -m "$model" "${args[@]}" 2>>"$out/ab.err" \
       | grep -E '^\| ' | tee -a "$out/ab.md" || status=1
 done
 exit $status

@@ -9,10 +9,8 @@ set -uo pipefail
 dir="${1:-.cudakit}"
 layers="${2:-24}"
 out="${OUT:-/tmp}"
-rt=/tmp/goss-rt
-[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
-java=("$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g)
-export GOSS_NO_RELAUNCH=1
+. "$(dirname "$0")/runtime.sh"
+goss_runtime "$dir" || exit 3
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv,noheader | tee "$out/gpu.txt"
 
 # Read bandwidth: sum over 4 GiB of float32, best of 10 after warm-up (bytes read / time).
@@ -28,11 +26,7 @@ PY
 )
 echo "measured read bandwidth: ${bw:-unknown} GB/s" | tee -a "$out/gpu.txt"
 
-model=/tmp/goss-20b-L$layers
-if [ ! -f "$model/config.json" ]; then
-  time "${java[@]}" -jar "$dir/goss-gpu.jar" make-test-model --format original --preset gpt_oss_20b --layers "$layers" --out "$model" \
-    2>&1 | tail -3
-fi
+goss_20b_model "$dir" "$layers"
 status=0
 for b in cuda opencl; do
   echo "== bench --backend $b =="

@@ -11,10 +11,10 @@ dir="${1:-.cudakit}"; [ $# -gt 0 ] && shift
 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader || true
 nvidia-smi | grep -m1 -o 'CUDA Version: [0-9.]*' || true
 out="${OUT:-/tmp}"
-rt=/tmp/goss-rt
-[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
+. "$(dirname "$0")/runtime.sh"
+goss_runtime "$dir" || exit 3
 san=()
 [ -n "${GOSS_SANITIZE:-}" ] && san=(compute-sanitizer --tool "$GOSS_SANITIZE" --error-exitcode 1)
-"${san[@]}" "$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx8g \
+"${san[@]}" "${java[@]}" -Xmx8g \
     -cp "$dir/lib/*:$dir/goss-gpu.jar" io.gossgpu.cuda.DeviceKitMain "$@" 2>&1 | tee "$out/cuda-kit.log"
 exit "${PIPESTATUS[0]}"

@@ -32,10 +32,9 @@ phase() {
 nvidia-smi 2>&1 | tee -a "$log"
 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.sm,clocks.max.memory,power.limit \
     --format=csv 2>&1 | tee -a "$log"
-rt=/tmp/goss-rt
-[ -x "$rt/rt/bin/java" ] || { mkdir -p "$rt" && tar xzf "$dir/rt.tgz" -C "$rt"; } || exit 3
-java=("$rt/rt/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -Xmx16g)
-export GOSS_NO_RELAUNCH=1 HOME=/tmp/goss-home
+. "$(dirname "$0")/runtime.sh"
+goss_runtime "$dir" || exit 3
+export HOME=/tmp/goss-home
 mkdir -p "$HOME"
 
 # OpenCL through the NVIDIA driver: its vendor library, and a loader if the image has none.
