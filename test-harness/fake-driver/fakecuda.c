@@ -166,7 +166,13 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) { return dev == 0 ? CUD
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) { return ctx == &the_context || ctx == NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx) { *pctx = &the_context; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuCtxSynchronize(void) { return CUDA_SUCCESS; }
-CUresult CUDAAPI cuMemGetInfo(size_t *free_, size_t *total) { *free_ = (size_t) 1 << 29; *total = (size_t) 1 << 30; return CUDA_SUCCESS; }
+/* What cuMemGetInfo reports as free (1 GiB device, half of it free); tests shrink it in-process with
+ * goss_fake_cuda_set_free_memory to reach the "does not fit on the device" paths without a large model. */
+static size_t free_memory = (size_t) 1 << 29;
+
+__attribute__((visibility("default"))) void goss_fake_cuda_set_free_memory(size_t bytes) { free_memory = bytes; }
+
+CUresult CUDAAPI cuMemGetInfo(size_t *free_, size_t *total) { *free_ = free_memory; *total = (size_t) 1 << 30; return CUDA_SUCCESS; }
 
 CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags) {
     if (Flags != CU_STREAM_NON_BLOCKING && Flags != CU_STREAM_DEFAULT) return CUDA_ERROR_INVALID_VALUE;

@@ -15,15 +15,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.SymbolLookup;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
-import java.nio.file.Path;
-import java.util.Optional;
 
+import static io.gossgpu.cuda.FakeCudaDriver.configure;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -38,34 +31,15 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * driver (test-harness/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
  */
 class CudaOlderDriversTest {
-    private static final MethodHandle CONFIGURE = fakeConfigure().orElse(null);
-
-    static Optional<MethodHandle> fakeConfigure() {
-        String lib = System.getProperty("goss.cuda.library", System.getenv("GOSS_CUDA_LIBRARY"));
-        if (lib == null || !lib.contains("fake-driver")) {
-            return Optional.empty();
-        }
-        return SymbolLookup.libraryLookup(Path.of(lib), Arena.global()).find("goss_fake_cuda_configure").map(a ->
-                Linker.nativeLinker().downcallHandle(a, FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT)));
-    }
-
-    static void configure(int driverVersion, int computeCapability) {
-        try {
-            CONFIGURE.invokeExact(driverVersion, computeCapability);
-        } catch (Throwable t) {
-            throw new AssertionError(t);
-        }
-    }
-
     @BeforeEach
     void requireTheFakeDriver() {
-        assumeTrue(CONFIGURE != null, "needs the fake CUDA driver (test-harness/fake-driver/test-with-fake-driver.sh)");
+        assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
         assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
     }
 
     @AfterEach
     void backToTheDefault() {
-        if (CONFIGURE != null) {
+        if (FakeCudaDriver.present()) {
             configure(13000, 90);
         }
     }

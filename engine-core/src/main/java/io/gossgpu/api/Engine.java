@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
@@ -14,6 +15,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.tokenizer.O200kHarmony;
 
+import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.List;
@@ -63,11 +65,18 @@ public final class Engine implements AutoCloseable {
         this.scheduler = new StepScheduler(executor, prefillChunk);
     }
 
-    /** Opens the model, validates it, chooses the backend and uploads the weights. */
+    /**
+     * Opens the model, validates it, chooses the backend and uploads the weights. With {@code auto} a GPU whose free
+     * memory cannot hold the weights ({@link DeviceMemoryException}) is closed again and the next available backend
+     * (by {@link Backends#auto()}'s order) takes the model; a line on stderr says so.
+     */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
         SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()), System.err);
-        return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
+        String name = options.backend() == null ? "auto" : options.backend().trim();
+        if (!name.equalsIgnoreCase("auto")) return open(options, () -> Backends.open(name, options.backendOptions()));
+        return open(options, () -> Backends.auto().stream()
+                .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions()))).toList(), System.err);
     }
 
     /**
@@ -77,16 +86,40 @@ public final class Engine implements AutoCloseable {
      * backend options are not used.
      */
     public static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
+        return open(options, () -> List.of(new Candidate("", backendFactory)), System.err);
+    }
+
+    /** A backend the engine may load the model on: its name (for messages) and how to create it. */
+    record Candidate(String name, java.util.function.Supplier<Backend> create) {}
+
+    /**
+     * Loads the model on the first of {@code candidates} (listed once the model is validated) whose device holds the
+     * weights: one that throws {@link DeviceMemoryException} is closed, with a line on {@code log}, and the next is
+     * tried; the last one's error is the caller's.
+     */
+    static Engine open(EngineOptions options, java.util.function.Supplier<List<Candidate>> candidates, PrintStream log) {
         long t0 = System.nanoTime();
         Checkpoint ckpt = Checkpoint.open(options.model(), options.loadOptions());
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
             String note = ckpt.conversions().quantizationNote();
-            if (note != null) System.err.println("goss-gpu: " + note);
-            backend = backendFactory.get();
-            VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), System.err);
-            LoadedWeights lw = backend.loadWeights(mw);
+            if (note != null) log.println("goss-gpu: " + note);
+            List<Candidate> tries = candidates.get();
+            LoadedWeights lw = null;
+            for (int i = 0; lw == null; i++) {
+                backend = tries.get(i).create().get();
+                if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), log);
+                try {
+                    lw = backend.loadWeights(mw);
+                } catch (DeviceMemoryException e) {
+                    if (i + 1 == tries.size()) throw e;
+                    log.println("goss-gpu: " + backend.name() + ": " + e.getMessage() + "; auto loads the model on "
+                            + tries.get(i + 1).name() + " instead");
+                    backend.close();
+                    backend = null;
+                }
+            }
             return new Engine(ckpt, serialized(backend, ckpt.path(), ckpt.mappedFiles()::checkUnchanged), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
                     options.prefillChunk());
         } catch (RuntimeException | Error e) {

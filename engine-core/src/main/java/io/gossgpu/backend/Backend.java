@@ -57,8 +57,8 @@ public interface Backend extends AutoCloseable {
     Routing readRouting(DeviceRouting src);
 
     /**
-     * Uploads (or maps, or repacks) every weight once. Throws {@link io.gossgpu.GossException} when the
-     * device cannot hold them, naming the sizes.
+     * Uploads (or maps, or repacks) every weight once. Throws {@link DeviceMemoryException} when the device cannot
+     * hold them, naming the sizes, before it uploads anything (so {@code auto} can go on to the next backend).
      */
     LoadedWeights loadWeights(ModelWeights weights);
 

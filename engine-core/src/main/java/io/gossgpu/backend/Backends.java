@@ -40,10 +40,7 @@ public final class Backends {
      */
     public static Backend open(String name, BackendOptions options) {
         String n = name == null ? "auto" : name.trim().toLowerCase(Locale.ROOT);
-        if (n.equals("auto")) {
-            for (BackendProvider p : providers()) if (safeAvailability(p).available()) return p.create(options);
-            throw new GossException("no backend is available; " + summary());
-        }
+        if (n.equals("auto")) return auto().get(0).create(options);
         for (BackendProvider p : providers()) {
             if (!p.name().equalsIgnoreCase(n)) continue;
             Availability a = safeAvailability(p);
@@ -51,6 +48,16 @@ public final class Backends {
             return p.create(options);
         }
         throw new GossException("unknown backend '" + name + "'; " + summary());
+    }
+
+    /**
+     * What {@code auto} may open, in the order it tries them: the available providers, highest priority first. Never
+     * empty: with none available it throws the {@link GossException} that lists why.
+     */
+    public static List<BackendProvider> auto() {
+        List<BackendProvider> out = providers().stream().filter(p -> safeAvailability(p).available()).toList();
+        if (out.isEmpty()) throw new GossException("no backend is available; " + summary());
+        return out;
     }
 
     /** "available: cuda, reference; unavailable: metal (not macOS), opencl (no OpenCL platform)". */

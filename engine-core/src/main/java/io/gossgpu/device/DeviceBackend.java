@@ -5,6 +5,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
+import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
@@ -182,7 +183,7 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     public final LoadedWeights loadWeights(ModelWeights weights) {
         long need = weightBytes(weights), free = driver.freeBytes();
         if (need > free)
-            throw new GossException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
+            throw new DeviceMemoryException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
                     + driver.deviceName() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free");
         return upload(weights);
     }

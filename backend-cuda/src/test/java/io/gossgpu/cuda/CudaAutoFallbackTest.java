@@ -1,0 +1,83 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.DeviceMemoryException;
+import io.gossgpu.testmodel.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A GPU whose free memory cannot hold the model: {@code auto} says so in one line and loads the model on the next
+ * available backend (cpu here); {@code --backend cuda} named explicitly is the one-line error. The fake driver reports
+ * the free memory the test sets, so it runs only under it (elsewhere it is skipped, saying why).
+ */
+class CudaAutoFallbackTest {
+    @TempDir
+    Path dir;
+
+    @BeforeEach
+    void requireTheFakeDriver() {
+        assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
+        assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
+    }
+
+    @AfterEach
+    void backToTheDefault() {
+        if (FakeCudaDriver.present()) FakeCudaDriver.setFreeMemory(FakeCudaDriver.DEFAULT_FREE_MEMORY);
+    }
+
+    @Test
+    void autoLoadsAModelTooBigForTheGpuOnTheCpu() {
+        Path model = dir.resolve("m");
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        EngineOptions auto = EngineOptions.of(model).withBackend("auto");
+
+        try (Engine e = Engine.open(auto)) { // it fits: auto takes the GPU
+            assertTrue(e.backendDescription().startsWith("cuda "), e.backendDescription());
+        }
+
+        FakeCudaDriver.setFreeMemory(1000);
+        String[] err = new String[1];
+        String description = stderrOf(err, () -> {
+            try (Engine e = Engine.open(auto)) {
+                return e.backendDescription();
+            }
+        });
+        assertTrue(description.startsWith("cpu "), description);
+        String line = err[0].lines().filter(l -> l.startsWith("goss-gpu: cuda: ")).findFirst().orElseThrow(() -> new AssertionError(err[0]));
+        assertTrue(line.matches("goss-gpu: cuda: the model's weights need [0-9.]+ [KM]iB on the device but goss-gpu fake CUDA driver "
+                + "has 1000 B free; auto loads the model on cpu instead"), line);
+
+        DeviceMemoryException named = assertThrows(DeviceMemoryException.class, () -> Engine.open(EngineOptions.of(model).withBackend("cuda")).close());
+        assertEquals(line.substring("goss-gpu: cuda: ".length(), line.indexOf("; auto loads")), named.getMessage());
+    }
+
+    /** {@code body}'s result, with what it printed on stderr in {@code err[0]}. */
+    private static <T> T stderrOf(String[] err, Supplier<T> body) {
+        PrintStream err0 = System.err;
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try {
+            System.setErr(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+            return body.get();
+        } finally {
+            System.setErr(err0);
+            err[0] = bytes.toString(StandardCharsets.UTF_8);
+        }
+    }
+}
