@@ -6,9 +6,8 @@ import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -20,27 +19,16 @@ import java.util.function.Supplier;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A GPU whose free memory cannot hold the model: {@code auto} says so in one line and loads the model on the next
  * available backend (cpu here); {@code --backend cuda} named explicitly is the one-line error. The fake driver reports
  * the free memory the test sets, so it runs only under it (elsewhere it is skipped, saying why).
  */
+@ExtendWith(FakeCudaDriver.class)
 class CudaAutoFallbackTest {
     @TempDir
     Path dir;
-
-    @BeforeEach
-    void requireTheFakeDriver() {
-        assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
-        assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
-    }
-
-    @AfterEach
-    void backToTheDefault() {
-        if (FakeCudaDriver.present()) FakeCudaDriver.setFreeMemory(FakeCudaDriver.DEFAULT_FREE_MEMORY);
-    }
 
     @Test
     void autoLoadsAModelTooBigForTheGpuOnTheCpu() {

@@ -11,9 +11,8 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 
 import static io.gossgpu.cuda.FakeCudaDriver.configure;
@@ -22,7 +21,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Older drivers and GPU generations, as the fake driver reports them ({@code goss_fake_cuda_configure} in
@@ -30,20 +28,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * newer than that driver's CUDA version, and PTX for a newer target, as a real driver does. Runs only under the fake
  * driver (test-harness/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
  */
+@ExtendWith(FakeCudaDriver.class)
 class CudaOlderDriversTest {
-    @BeforeEach
-    void requireTheFakeDriver() {
-        assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
-        assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
-    }
-
-    @AfterEach
-    void backToTheDefault() {
-        if (FakeCudaDriver.present()) {
-            configure(13000, 90);
-        }
-    }
-
     @Test
     void infoNamesTheDriverTheLoadablePtxAndWhatDevice0Runs() {
         assertEquals("1 CUDA device(s), driver CUDA 13.0: loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0), sm_90 (ISA 7.8); "

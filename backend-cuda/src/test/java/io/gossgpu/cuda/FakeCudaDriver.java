@@ -1,5 +1,9 @@
 package io.gossgpu.cuda;
 
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -9,11 +13,15 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 /**
  * The fake CUDA driver's in-process controls (test-harness/fake-driver/fakecuda.c), found only when the tests run
- * under it (test-with-fake-driver.sh); {@link #present()} is false elsewhere, and tests that need it skip saying so.
+ * under it (test-with-fake-driver.sh); {@link #present()} is false elsewhere. As a JUnit extension
+ * ({@code @ExtendWith(FakeCudaDriver.class)}) it skips each test of a class that needs the driver, saying why, unless
+ * the driver is there, and puts the driver back to its defaults after each.
  */
-final class FakeCudaDriver {
+final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
     static final String NEEDED = "needs the fake CUDA driver (test-harness/fake-driver/test-with-fake-driver.sh)";
 
     private static final Optional<SymbolLookup> LIBRARY = library();
@@ -24,7 +32,20 @@ final class FakeCudaDriver {
     /** What the fake driver reports as free until a test changes it. */
     static final long DEFAULT_FREE_MEMORY = 1L << 29;
 
-    private FakeCudaDriver() {}
+    FakeCudaDriver() {} // JUnit creates the extension
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        assumeTrue(present(), NEEDED);
+        assumeTrue(CudaKernels.manifest().isPresent(), CudaKernels.NOT_BUILT);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        if (!present()) return;
+        configure(13000, 90);
+        setFreeMemory(DEFAULT_FREE_MEMORY);
+    }
 
     static boolean present() {
         return CONFIGURE != null && SET_FREE_MEMORY != null;
