@@ -57,8 +57,10 @@ public interface Backend extends AutoCloseable {
     Routing readRouting(DeviceRouting src);
 
     /**
-     * Uploads (or maps, or repacks) every weight once. Throws {@link DeviceMemoryException} when the device cannot
-     * hold them, naming the sizes, before it uploads anything (so {@code auto} can go on to the next backend).
+     * Uploads (or maps, or repacks) every weight once. Throws {@link io.gossgpu.GossException} when the device
+     * cannot hold them, naming the sizes; a GPU backend throws its {@link DeviceMemoryException} before it uploads
+     * anything, so that {@code auto} can go on to the next backend (the cpu backend's own error suggests its
+     * in-place kernels instead).
      */
     LoadedWeights loadWeights(ModelWeights weights);
 
