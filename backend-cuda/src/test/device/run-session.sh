@@ -4,11 +4,11 @@
 # what is left of BUDGET seconds; a phase that would not fit is skipped with a line saying so.
 #   backend-cuda/src/test/device/run-session.sh [DIR] [BUDGET_S]        (defaults .cudakit, 480)
 # Phases: the GPU (nvidia-smi), the CUDA kit (run-kit.sh), verify cuda/opencl op by op on the demo model,
-# the 20b-shaped bench on cuda then opencl (run-bench.sh), tune cuda --quick. OpenCL uses the NVIDIA
+# the 20b-shaped bench on cuda then opencl (run-bench.sh), tune cuda --quick, the OpenCL kit. OpenCL uses the NVIDIA
 # driver's ICD alone (a vendors folder naming libnvidia-opencl.so.1); when the machine has no ICD loader,
 # the one stage.sh put in DIR/ocl/ (ocl-icd's libOpenCL.so.1) is used.
 # Logs come back under $OUT (the device tool returns at most 8 files): session.log (the summary),
-# cuda-kit.log, bench.log (run-bench.sh's tables, stderr and GPU line), tune.log.
+# cuda-kit.log, bench.log (run-bench.sh's tables, stderr and GPU line), tune.log, opencl-kit.log.
 set -uo pipefail
 dir="${1:-.cudakit}"
 budget="${2:-480}"
@@ -63,4 +63,9 @@ for f in /tmp/bench.out "$out"/gpu.txt "$out"/bench-*; do [ -f "$f" ] && { echo 
 rm -f "$out"/gpu.txt "$out"/bench-*; mv "$out/bench.all" "$out/bench.log"
 phase "tune cuda --quick" 120 "$out/tune.log" "${java[@]}" -jar "$dir/goss-gpu.jar" tune -b cuda --quick
 tail -15 "$out/tune.log" >>"$log" 2>/dev/null
+# The OpenCL conformance kit on the NVIDIA driver (the ICD chosen above); GOSS_REQUIRE_OPENCL=1 makes a missing
+# platform a failure instead of 120 skips.
+GOSS_REQUIRE_OPENCL=1 KIT_LOG=opencl-kit.log \
+  phase "OpenCL kit (NVIDIA driver)" 150 /tmp/kit.out "$here/run-kit.sh" "$dir" io.gossgpu.opencl.OpenClConformanceTest
+grep -E 'FAILED|tests (successful|failed|skipped|found)' "$out/opencl-kit.log" | tail -20 >>"$log" 2>/dev/null
 say "done"

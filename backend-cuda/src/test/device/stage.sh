@@ -14,17 +14,20 @@ mkdir -p "$(dirname "$exclude")"
 case "$dest" in /*) ;; *) grep -qxF "/$dest/" "$exclude" 2>/dev/null || echo "/$dest/" >> "$exclude" ;; esac
 JAVA_HOME="$("$root/scripts/find-jdk.sh")"; export JAVA_HOME; export PATH="$JAVA_HOME/bin:$PATH"
 
-# Jars of kernels (with the PTX), engine-core (+ its test-jar: the kit) and backend-cuda; test classes compiled.
-mvn -B -q -Dstyle.color=never -pl kernels,engine-core,backend-cuda -am package -DskipTests \
+# Jars of kernels (with the PTX), engine-core (+ its test-jar: the kit), backend-cuda and backend-opencl (its kit
+# runs on the NVIDIA driver's OpenCL); test classes compiled.
+mvn -B -q -Dstyle.color=never -pl kernels,engine-core,backend-cuda,backend-opencl -am package -DskipTests \
     dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
 rm -rf "$dest"; mkdir -p "$dest/lib"
-IFS=: read -r -a entries < backend-cuda/target/test-classpath.txt || true   # no newline at the end
-for e in "${entries[@]}" backend-cuda/target/backend-cuda-*.jar; do
-  case "$e" in *-sources.jar|*-javadoc.jar) continue ;; esac
-  if [ -d "$e" ]; then echo "stage.sh: unexpected folder on the class path: $e" >&2; exit 1; fi
-  cp "$e" "$dest/lib/"
+for m in backend-cuda backend-opencl; do
+  IFS=: read -r -a entries < "$m/target/test-classpath.txt" || true   # no newline at the end
+  for e in "${entries[@]}" "$m"/target/"$m"-*.jar; do
+    case "$e" in *-sources.jar|*-javadoc.jar) continue ;; esac
+    if [ -d "$e" ]; then echo "stage.sh: unexpected folder on the class path: $e" >&2; exit 1; fi
+    cp "$e" "$dest/lib/"
+  done
+  jar cf "$dest/lib/$m-tests.jar" -C "$m/target/test-classes" .
 done
-jar cf "$dest/lib/backend-cuda-tests.jar" -C backend-cuda/target/test-classes .
 
 # The goss-gpu command (all backends in one jar) for run-bench.sh: `make-test-model` and `bench` there.
 mvn -B -q -Dstyle.color=never -pl cli -am package -DskipTests

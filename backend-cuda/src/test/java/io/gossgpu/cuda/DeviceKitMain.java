@@ -12,9 +12,10 @@ import java.io.PrintWriter;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 /**
- * Runs CUDA test classes with the JUnit Platform launcher, without Maven: for a lent GPU machine that has
+ * Runs test classes with the JUnit Platform launcher, without Maven: for a lent GPU machine that has
  * a jlink'ed runtime but no JDK or Maven (see src/test/device/README.md). Arguments: fully qualified test
- * class names; none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest, CudaSmallBlocksConformanceTest,
+ * class names on the staged class path (the CUDA tests, and OpenClConformanceTest for the NVIDIA driver's OpenCL);
+ * none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest, CudaSmallBlocksConformanceTest,
  * CudaGraphDecodeTest and CudaPrefillTest.
  * Prints every test's outcome (skipped ones with the reason) and exits 1 on any failure, 2 when nothing
  * passed (everything skipped: no usable device), 0 otherwise.
@@ -54,7 +55,7 @@ public final class DeviceKitMain {
                 if (result.getStatus() == org.junit.platform.engine.TestExecutionResult.Status.ABORTED) {
                     skipped[0]++;
                 }
-                System.out.println(status + " " + id.getUniqueId().replaceAll(".*\\[class:io\\.gossgpu\\.cuda\\.", "")
+                System.out.println(status + " " + id.getUniqueId().replaceAll(".*\\[class:io\\.gossgpu\\.[a-z]+\\.", "")
                         + why.lines().findFirst().orElse(""));
             }
         });
