@@ -8,7 +8,7 @@
 
 // ---- topk_softmax: one warp per token; grid (ceil(T / 2)), block 64; K <= 32 ----------------------
 // K rounds; in each, every lane offers its largest logit not yet chosen among experts lane, lane + 32, ...
-// (ascending, strict >: ties keep the lower expert) and the warp keeps the larger value, or on equal values the
+// (ascending, by argmax_pick: ties keep the lower expert) and the warp keeps the larger value, or on equal values the
 // lower expert, so the choice is the sequential scan's. Lane 0 writes the softmax.
 struct TopKParams {
     int tokens;  // T
@@ -35,9 +35,8 @@ extern "C" __global__ void topk_softmax(const float* __restrict__ logits, int* _
             for (int u = 0; u < j; u++) {
                 taken = taken || chosen[u] == x;
             }
-            if (!taken && (bi < 0 || gl[x] > bv)) {
-                bv = gl[x];
-                bi = x;
+            if (!taken) {
+                argmax_pick(bv, bi, gl[x], x);
             }
         }
         warp_argmax(bv, bi);
