@@ -73,8 +73,7 @@ public final class Engine implements AutoCloseable {
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
         SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()), System.err);
-        String name = options.backend() == null ? "auto" : options.backend().trim();
-        if (!name.equalsIgnoreCase("auto")) return open(options, () -> Backends.open(name, options.backendOptions()));
+        if (!Backends.isAuto(options.backend())) return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
         return open(options, () -> Backends.auto().stream()
                 .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions()))).toList(), System.err);
     }

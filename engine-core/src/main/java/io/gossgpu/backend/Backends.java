@@ -5,7 +5,6 @@ import io.gossgpu.GossException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.ServiceLoader;
 
 /** Finds backends with {@link ServiceLoader} and opens one by name or {@code auto}. */
@@ -39,8 +38,8 @@ public final class Backends {
      * with {@code options}.
      */
     public static Backend open(String name, BackendOptions options) {
-        String n = name == null ? "auto" : name.trim().toLowerCase(Locale.ROOT);
-        if (n.equals("auto")) return auto().get(0).create(options);
+        if (isAuto(name)) return auto().get(0).create(options);
+        String n = name.trim();
         for (BackendProvider p : providers()) {
             if (!p.name().equalsIgnoreCase(n)) continue;
             Availability a = safeAvailability(p);
@@ -48,6 +47,11 @@ public final class Backends {
             return p.create(options);
         }
         throw new GossException("unknown backend '" + name + "'; " + summary());
+    }
+
+    /** Whether {@code name} asks for {@code auto}: null, or "auto" in any case, blanks around it allowed. */
+    public static boolean isAuto(String name) {
+        return name == null || name.trim().equalsIgnoreCase("auto");
     }
 
     /**

@@ -121,8 +121,8 @@ public final class Tune {
      * knobs, or a name is not one of them. Cheap: the device is probed, not opened.
      */
     public static Map.Entry<BackendProvider, List<Knob>> plan(String backend, List<String> names) {
-        BackendProvider p = backend.equalsIgnoreCase("auto")
-                ? Backends.providers().stream().filter(x -> !x.knobs().isEmpty() && Backends.safeAvailability(x).available()).findFirst()
+        BackendProvider p = Backends.isAuto(backend)
+                ? Backends.auto().stream().filter(x -> !x.knobs().isEmpty()).findFirst()
                         .orElseThrow(() -> new GossException("no available backend has tuning knobs; " + Backends.summary()))
                 : Backends.provider(backend);
         List<Knob> knobs = select(p, names);
