@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.api.CapturedStderr;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.DeviceMemoryException;
@@ -10,11 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -41,31 +38,16 @@ class CudaAutoFallbackTest {
         }
 
         FakeCudaDriver.setFreeMemory(1000);
-        String[] err = new String[1];
-        String description = stderrOf(err, () -> {
+        String err = CapturedStderr.of(() -> {
             try (Engine e = Engine.open(auto)) {
-                return e.backendDescription();
+                assertTrue(e.backendDescription().startsWith("cpu "), e.backendDescription());
             }
         });
-        assertTrue(description.startsWith("cpu "), description);
-        String line = err[0].lines().filter(l -> l.startsWith("goss-gpu: cuda: ")).findFirst().orElseThrow(() -> new AssertionError(err[0]));
+        String line = err.lines().filter(l -> l.startsWith("goss-gpu: cuda: ")).findFirst().orElseThrow(() -> new AssertionError(err));
         assertTrue(line.matches("goss-gpu: cuda: the model's weights need [0-9.]+ [KM]iB on the device but goss-gpu fake CUDA driver "
                 + "has 1000 B free; auto loads the model on cpu instead"), line);
 
         DeviceMemoryException named = assertThrows(DeviceMemoryException.class, () -> Engine.open(EngineOptions.of(model).withBackend("cuda")).close());
         assertEquals(line.substring("goss-gpu: cuda: ".length(), line.indexOf("; auto loads")), named.getMessage());
-    }
-
-    /** {@code body}'s result, with what it printed on stderr in {@code err[0]}. */
-    private static <T> T stderrOf(String[] err, Supplier<T> body) {
-        PrintStream err0 = System.err;
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try {
-            System.setErr(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-            return body.get();
-        } finally {
-            System.setErr(err0);
-            err[0] = bytes.toString(StandardCharsets.UTF_8);
-        }
     }
 }

@@ -7,9 +7,6 @@ import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -28,18 +25,13 @@ class UnknownSettingWarningTest {
         SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
         BackendOptions typo = BackendOptions.defaults().with("GOSS_CPU_THREDS", "2").with("GOSS_CPU_THREADS", "1");
         EngineOptions options = EngineOptions.of(model).withBackend("cpu").withBackendOptions(typo);
-        PrintStream err0 = System.err;
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try {
-            System.setErr(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String err = CapturedStderr.of(() -> {
             for (int i = 0; i < 2; i++) try (Engine e = Engine.open(options)) {
                 assertEquals("GOSS_CPU_THREADS=1 (code)", e.knobs().getFirst().brief());
             }
-        } finally {
-            System.setErr(err0);
-        }
-        assertEquals(1, bytes.toString(StandardCharsets.UTF_8).lines()
+        });
+        assertEquals(1, err.lines()
                 .filter(l -> l.equals("goss-gpu: warning: unknown setting GOSS_CPU_THREDS (did you mean GOSS_CPU_THREADS?)")).count(),
-                bytes.toString(StandardCharsets.UTF_8));
+                err);
     }
 }
