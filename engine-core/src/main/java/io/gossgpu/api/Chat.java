@@ -24,8 +24,14 @@ import java.util.Set;
  * it when the new user turn is simply appended, up to the start of the last reply when Harmony drops
  * that reply's reasoning from the history. Only the tokens after that are prefilled; when the cache
  * cannot go back that far (sliding-window layers, see {@link ChatOptions#swaRollback()}) the whole
- * conversation is. Not for concurrent use: one chat, one thread (open several chats for parallel
- * conversations).
+ * conversation is.
+ *
+ * <p>One reply at a time: while a reply is being generated, another {@link #send}, {@link #sendToolResult} or
+ * {@link #reply} (from another thread, or from a listener of the running reply) is refused at once with a
+ * {@link io.gossgpu.GossException} and leaves the conversation as it was. Open several chats for parallel conversations
+ * (their steps are batched). {@link #cancel} and {@link #close} may be called from any thread: both end the reply under
+ * way with stop reason {@link io.gossgpu.generate.GenerationResult.StopReason#CANCELLED}; close waits for its step in
+ * flight, then frees the chat's KV cache. A closed chat refuses replies with a GossException.
  */
 public final class Chat implements AutoCloseable {
     private final Engine engine;
@@ -38,6 +44,7 @@ public final class Chat implements AutoCloseable {
     /** Length of the prompt the last reply was generated from (a prefix of {@code cached}). */
     private int cachedPrompt;
     private int lastPrefill;
+    private final OneReplyAtATime use = new OneReplyAtATime("chat");
 
     Chat(Engine engine, ChatOptions options) {
         this.engine = engine;
@@ -56,14 +63,24 @@ public final class Chat implements AutoCloseable {
 
     /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
     public Reply send(String userText, ChatListener listener) {
-        conversation.add(Message.user(userText));
-        return respond(listener, options.maxTokens(), options.sampler());
+        use.begin();
+        try {
+            conversation.add(Message.user(userText));
+            return respond(listener, options.maxTokens(), options.sampler());
+        } finally {
+            use.end();
+        }
     }
 
     /** Gives the result of a tool call back to the model and generates what it says next. */
     public Reply sendToolResult(String functionName, String output, ChatListener listener) {
-        conversation.add(Message.toolResult(functionName, output));
-        return respond(listener, options.maxTokens(), options.sampler());
+        use.begin();
+        try {
+            conversation.add(Message.toolResult(functionName, output));
+            return respond(listener, options.maxTokens(), options.sampler());
+        } finally {
+            use.end();
+        }
     }
 
     /**
@@ -76,9 +93,14 @@ public final class Chat implements AutoCloseable {
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
-        conversation.clear();
-        conversation.addAll(messages);
-        return respond(listener, maxTokens, sampler);
+        use.begin();
+        try {
+            conversation.clear();
+            conversation.addAll(messages);
+            return respond(listener, maxTokens, sampler);
+        } finally {
+            use.end();
+        }
     }
 
     /**
@@ -192,8 +214,13 @@ public final class Chat implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Ends the reply under way (as cancelled), waits for its step in flight, and frees the KV cache; from any thread,
+     * once (the engine's close closes its chats too).
+     */
     @Override
     public void close() {
+        use.close();
         session.close();
         engine.forget(this);
     }

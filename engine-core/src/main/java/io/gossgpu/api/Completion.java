@@ -13,13 +13,15 @@ import java.util.Set;
 
 /**
  * Raw text completion: the prompt is encoded as ordinary text (no Harmony), and the model continues
- * it until {@code <|endoftext|>}, {@code <|return|>} or the token limit. Each call starts afresh.
+ * it until {@code <|endoftext|>}, {@code <|return|>} or the token limit. Each call starts afresh. One call at a time,
+ * as a {@link Chat} takes one reply at a time (a second is refused at once); {@link #cancel} and {@link #close} as there.
  */
 public final class Completion implements AutoCloseable {
     private final Engine engine;
     private final ChatOptions options;
     private final Session session;
     private final O200kHarmony tok = O200kHarmony.get();
+    private final OneReplyAtATime use = new OneReplyAtATime("completion");
 
     Completion(Engine engine, ChatOptions options) {
         this.engine = engine;
@@ -35,6 +37,15 @@ public final class Completion implements AutoCloseable {
 
     /** {@link #complete(String, ChatListener)} with this call's own token limit and sampler (servers). */
     public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+        use.begin();
+        try {
+            return run(prompt, maxTokens, sampler, listener);
+        } finally {
+            use.end();
+        }
+    }
+
+    private Reply run(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
@@ -68,6 +79,7 @@ public final class Completion implements AutoCloseable {
 
     @Override
     public void close() {
+        use.close();
         session.close();
         engine.forget(this);
     }

@@ -40,8 +40,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * decoding, plus a chunk of at most {@link EngineOptions#prefillChunk()} tokens of one waiting prompt, reading the
  * weights once for all of them. A chat's tokens are the same whether it ran alone or beside others. The backend
  * (which one thread must drive at a time) is shared under a lock, held op by op and for the whole of a step
- * ({@link Backend#beginStep} to {@link Backend#endStep}). Closing the engine closes its chats and releases all native
- * memory (weights, caches, mapped files).
+ * ({@link Backend#beginStep} to {@link Backend#endStep}). Closing the engine, from any thread, ends the replies under
+ * way (as {@link io.gossgpu.generate.GenerationResult.StopReason#CANCELLED}), waits for the step in flight, closes its
+ * chats and completions, and then releases all native memory (weights, caches, mapped files); a closed engine, and
+ * its chats, refuse further work with a {@link GossException}.
  */
 public final class Engine implements AutoCloseable {
     private final Checkpoint checkpoint;
@@ -173,12 +175,12 @@ public final class Engine implements AutoCloseable {
     /** A new Harmony chat with its own KV cache. */
     public Chat newChat(ChatOptions options) {
         requireHarmonyVocabulary();
-        return track(new Chat(this, options));
+        return track(() -> new Chat(this, options));
     }
 
     /** A new raw text completion session (no Harmony formatting) with its own KV cache. */
     public Completion newCompletion(ChatOptions options) {
-        return track(new Completion(this, options));
+        return track(() -> new Completion(this, options));
     }
 
     /** Chats and completions opened on this engine and not yet closed (servers check for leaked sessions with it). */
@@ -216,10 +218,14 @@ public final class Engine implements AutoCloseable {
         open.remove(session);
     }
 
-    private <T extends AutoCloseable> T track(T session) {
-        if (closed) throw new GossException("the engine is closed");
-        open.add(session);
-        return session;
+    /** A new session, made (its KV cache allocated) only while the engine is open; {@link #close} closes it. */
+    private <T extends AutoCloseable> T track(java.util.function.Supplier<T> make) {
+        synchronized (open) {
+            if (closed) throw new GossException("the engine is closed");
+            T session = make.get();
+            open.add(session);
+            return session;
+        }
     }
 
     private void requireHarmonyVocabulary() {
@@ -229,13 +235,21 @@ public final class Engine implements AutoCloseable {
                     + needed + " Harmony chat needs; use raw completion or a model with the o200k_harmony vocabulary");
     }
 
+    /**
+     * Ends every reply under way as cancelled, waits for the step in flight, then frees the sessions' caches, the
+     * weights and the backend. Returns once all of it is done (also to a second caller while the first is closing).
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) return;
-        closed = true;
-        for (AutoCloseable s : open.toArray(new AutoCloseable[0])) {
+        AutoCloseable[] sessions;
+        synchronized (open) {
+            closed = true;
+            sessions = open.toArray(new AutoCloseable[0]);
+        }
+        for (AutoCloseable s : sessions) {
             try {
-                s.close();
+                s.close(); // cancels its reply and waits for that reply's step in flight
             } catch (Exception e) {
                 // keep closing the rest
             }

@@ -8,6 +8,7 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.graph.Executor;
 
 import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 
@@ -16,7 +17,8 @@ import java.util.function.IntConsumer;
  * position reached. Prefill sends the prompt as one request; each decode step sends one token. Requests go through a
  * {@link StepScheduler}: the engine's, shared by its sessions so that their steps run as one batch, or one of this
  * session's own. The cache's cost is known before allocation ({@link #cacheSpec}) and an oversize request fails with a
- * {@link GossException} naming it. Not thread-safe (one thread per session; sessions on several threads share a scheduler).
+ * {@link GossException} naming it. Not thread-safe (one thread per session; sessions on several threads share a scheduler),
+ * except {@link #cancel} and {@link #close}, which any thread may call while the session's thread generates.
  */
 public final class Session implements AutoCloseable {
     /** The tokens a session's own scheduler lets a prompt take per step beside others (it has no others). */
@@ -34,6 +36,9 @@ public final class Session implements AutoCloseable {
     /** Ids from here up have no text in the tokenizer and are never sampled (see {@link #decodableVocabulary}). */
     private int decodable = Integer.MAX_VALUE;
     private volatile boolean cancelRequested;
+    /** Held while a request of this session is in the scheduler, so that {@link #close} waits for the step in flight. */
+    private final ReentrantLock submitting = new ReentrantLock();
+    private boolean closed;
 
     /**
      * @param swaRollback extra ring slots on sliding-window layers so that {@link #rollbackTo} can go that much
@@ -208,8 +213,15 @@ public final class Session implements AutoCloseable {
         return all != null ? new Executor.Result(all, null) : r;
     }
 
+    /** @throws StepScheduler.Cancelled when the session is closed (a generation then ends as cancelled) */
     private Executor.Result submit(int[] tokens, Executor.Output output, Executor.Sampling sampling) {
-        return scheduler.submit(this, new Executor.Request(tokens, cache, position, output, sampling));
+        submitting.lock();
+        try {
+            if (closed) throw new StepScheduler.Cancelled("the session is closed");
+            return scheduler.submit(this, new Executor.Request(tokens, cache, position, output, sampling));
+        } finally {
+            submitting.unlock();
+        }
     }
 
     /**
@@ -295,9 +307,23 @@ public final class Session implements AutoCloseable {
         return new GenerationResult(Arrays.copyOf(out, n), reason, timings);
     }
 
+    /**
+     * Ends a generation under way as {@link GenerationResult.StopReason#CANCELLED} ({@link #cancel}), waits for the step
+     * it has in flight, then frees the KV cache (and the executor, when the scheduler is this session's own). From any
+     * thread; once. Afterwards a generation returns cancelled at once and the other calls that run steps throw
+     * {@link StepScheduler.Cancelled}.
+     */
     @Override
     public void close() {
-        if (ownScheduler) scheduler.executor().close();
-        cache.close();
+        cancel();
+        submitting.lock();
+        try {
+            if (closed) return;
+            closed = true;
+            if (ownScheduler) scheduler.executor().close();
+            cache.close();
+        } finally {
+            submitting.unlock();
+        }
     }
 }

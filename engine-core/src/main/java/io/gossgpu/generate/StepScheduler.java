@@ -34,7 +34,11 @@ public final class StepScheduler {
     /** The request was cancelled ({@link #cancel}) before it finished; nothing more of it runs. */
     public static final class Cancelled extends GossException {
         Cancelled() {
-            super("cancelled");
+            this("cancelled");
+        }
+
+        Cancelled(String why) {
+            super(why);
         }
     }
 

@@ -1,20 +1,18 @@
 package io.gossgpu.conformance;
 
-import java.lang.foreign.MemorySegment;
-
 import io.gossgpu.GossException;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.demo.DemoModels;
-import io.gossgpu.demo.HeldOut;
+import io.gossgpu.api.Reply;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.Backends;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -24,12 +22,17 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.demo.DemoModels;
+import io.gossgpu.demo.HeldOut;
 import io.gossgpu.generate.GenerationOptions;
+import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.AfterAll;
@@ -38,18 +41,26 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -609,6 +620,60 @@ public abstract class BackendConformanceKit {
         assertThrows(GossException.class, () -> backend.createKvCache(spec).close());
     }
 
+    /**
+     * Issue 36: closing the engine while a reply is generating, in the middle of a step (its KV cache and weights in
+     * use), ends the reply cancelled, waits for that step, and only then frees the backend's memory; the reply's
+     * thread and the closing thread both return normally, and the closed engine and completion say so in a
+     * {@link GossException}. Before the fix close freed the memory under the running step: a SIGSEGV in the cpu
+     * backend's native kernels, "Already closed" on the reference backend, a failing clCreateBuffer on OpenCL.
+     */
+    @Test
+    void closingTheEngineMidStepEndsTheReplyCancelledAfterTheStep(@TempDir Path dir) throws Exception {
+        Path folder = dir.resolve("m");
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 21), folder);
+        int maxTokens = 64, heldStep = 3; // prefill, two decode steps, then the held one: the reply is under way
+        StepHoldingBackend holding = new StepHoldingBackend(provider().create(options()), heldStep);
+        Engine engine = Engine.open(EngineOptions.of(folder), () -> holding);
+        Completion completion = engine.newCompletion(ChatOptions.defaults().withContextLength(128)
+                .withMaxTokens(maxTokens).withSampler(SamplerConfig.greedy()));
+        CompletableFuture<Reply> reply = new CompletableFuture<>();
+        Thread replying = new Thread(() -> {
+            try {
+                reply.complete(completion.complete("a b c", null));
+            } catch (Throwable t) {
+                reply.completeExceptionally(t);
+            }
+        }, "replying");
+        replying.start();
+        assertTrue(holding.reached.await(5, TimeUnit.MINUTES), "the reply reached step " + heldStep);
+
+        AtomicReference<Throwable> closeFailed = new AtomicReference<>();
+        Thread closing = new Thread(() -> {
+            try {
+                engine.close();
+            } catch (Throwable t) {
+                closeFailed.set(t);
+            }
+        }, "closing");
+        holding.closer = closing;
+        closing.start();
+        closing.join(TimeUnit.MINUTES.toMillis(5));
+        assertFalse(closing.isAlive(), "close returned");
+        assertNull(closeFailed.get(), "close threw");
+
+        Reply r = reply.get(5, TimeUnit.MINUTES);
+        assertEquals(GenerationResult.StopReason.CANCELLED, r.stopReason());
+        assertTrue(r.tokens().length >= heldStep && r.tokens().length < maxTokens, r.tokens().length + " tokens: the reply was cut mid-way");
+        assertTrue(holding.closed, "close closed the backend");
+        assertFalse(holding.closedDuringStep, "the backend was closed while the held step was under way");
+
+        GossException again = assertThrows(GossException.class, () -> completion.complete("a", null));
+        assertTrue(again.getMessage().contains("closed"), again.getMessage());
+        GossException fresh = assertThrows(GossException.class, () -> engine.newCompletion(ChatOptions.defaults()));
+        assertTrue(fresh.getMessage().contains("closed"), fresh.getMessage());
+        engine.close(); // twice is fine
+    }
+
     // ---- whole model ------------------------------------------------------------------------------
 
     static int[] sequence(int n, int vocab, long seed) {
@@ -847,7 +912,7 @@ public abstract class BackendConformanceKit {
         Model m = model("tiny");
         int[] prompt = sequence(7, m.config().vocabSize(), 8);
         for (float temperature : new float[]{0.7f, 1f}) {
-            io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(temperature, 1234);
+            SamplerConfig sc = SamplerConfig.of(temperature, 1234);
             int[] got, want = new int[40];
             try (Session s = new Session(backend, m.mine(), 64)) {
                 got = s.generate(prompt, new GenerationOptions(40, java.util.Set.of(), sc), null).tokens();
