@@ -40,7 +40,10 @@ public final class goss_cpu_h {
     public static final class Library {
         private Library() {}
 
-        /** The library to bind; set once before {@link goss_cpu_h} initialises (see {@code NativeCpu}). */
+        /**
+         * The library to bind; set once before {@link goss_cpu_h} initialises (see {@code NativeCpu}), and read only
+         * then: a temporary copy is deleted once bound.
+         */
         public static volatile Path path;
     }
 

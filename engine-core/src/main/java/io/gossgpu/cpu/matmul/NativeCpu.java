@@ -46,8 +46,13 @@ public final class NativeCpu {
                 reason = "libgoss_cpu.so is not in this build (the kernels module builds it with gcc on Linux x86-64)";
                 return;
             }
-            goss_cpu_h.Library.path = toFile(url);
-            features = goss_cpu_h.goss_cpu_features();
+            Path copy = url.getProtocol().equals("file") ? null : copyOut(url);
+            goss_cpu_h.Library.path = copy != null ? copy : Path.of(url.toURI());
+            try {
+                features = goss_cpu_h.goss_cpu_features(); // binds every symbol: the library is mapped from here on
+            } finally {
+                if (copy != null) Files.deleteIfExists(copy);
+            }
             if ((features & goss_cpu_h.GOSS_CPU_AVX2) == 0) reason = "this CPU has no AVX2 and FMA";
         } catch (IllegalCallerException e) {
             reason = "native access is not enabled (run java with --enable-native-access=ALL-UNNAMED)";
@@ -60,8 +65,12 @@ public final class NativeCpu {
         }
     }
 
-    private static Path toFile(URL url) throws IOException, URISyntaxException {
-        if (url.getProtocol().equals("file")) return Path.of(url.toURI());
+    /**
+     * The library inside a jar, copied to a temporary file for the loader. The caller deletes the file as soon as the
+     * library is bound (a mapped library needs no name), so that it does not outlive a process that crashes;
+     * {@code deleteOnExit} covers only the moment between the copy and the load.
+     */
+    private static Path copyOut(URL url) throws IOException {
         Path tmp = Files.createTempFile("goss-cpu-", ".so");
         tmp.toFile().deleteOnExit();
         try (InputStream in = url.openStream()) {
