@@ -65,7 +65,8 @@ void goss_cpu_repack_q8_0(const uint8_t *src, int64_t row_stride, int64_t rows, 
 /* Float rows (format: GOSS_CPU_FORMAT_F32, _F16 or _BF16; row r at src + r·row_stride) quantized into q8 tiles
  * by the rule of ggml's Q8_0, bit for bit as io.gossgpu.quant.Q8_0.quantizeRow writes it: per block of 32,
  * d = max|x| / 127 (stored as F16, rounded to nearest even), q = round(x · (1/d)) with halves rounded up, q = 0
- * when d = 0. Needs F16C (every native kernel set has it). */
+ * when d = 0; a block holding NaN gets d = NaN, one holding ±Inf d = Inf and code ±127 at the infinite value (so
+ * non-finite weights stay non-finite in products). Needs F16C (every native kernel set has it). */
 void goss_cpu_repack_float_q8(int32_t format, const uint8_t *src, int64_t row_stride, int64_t rows, int64_t blocks,
                               int64_t g0, int64_t g1, int8_t *out_q, uint16_t *out_scales);
 

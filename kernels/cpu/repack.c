@@ -12,6 +12,8 @@
  *
  * Float rows (F32/F16/BF16 dense weights) become q8 tiles by Q8_0's rule (goss_cpu_repack_float_q8):
  *     d = max_j |x_j| / 127,  q_j = round(x_j / d),  x_j ≈ d·q_j
+ * A block holding NaN gets d = NaN, one holding ±Inf d = Inf with code ±127 there: non-finite weights stay
+ * non-finite in every product, so the guard that names the op where NaN first appeared still sees them.
  * which halves the bytes a BF16 weight costs per token; the activations are int8 blocks of the same kind.
  */
 #include <immintrin.h>
@@ -100,8 +102,10 @@ __attribute__((target("f16c"))) static uint16_t f16_bits(float d) {
     return (uint16_t)_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
 }
 
-/* Java's Math.round for the |v| ≤ 127.5 that occur here: floor(v + 1/2), with v − floor(v) exact (no rounding of v + 0.5). */
+/* Java's Math.round for the |v| ≤ 127.5 that occur here: floor(v + 1/2), with v − floor(v) exact (no rounding of v + 0.5);
+ * NaN gives 0, as Math.round does (a cast of NaN to an integer is undefined in C). */
 static int8_t round_half_up(float v) {
+    if (v != v) return 0;
     float f = floorf(v);
     return (int8_t)(v - f >= 0.5f ? f + 1 : f);
 }
@@ -120,11 +124,16 @@ void goss_cpu_repack_float_q8(int32_t format, const uint8_t *src, int64_t row_st
                 for (int j = 0; j < 32; j++) {
                     x[j] = float_at(format, row, 32 * b + j);
                     float a = fabsf(x[j]);
-                    amax = a > amax ? a : amax;
+                    /* Math.max's rule: the first NaN wins, so a NaN weight gives the block scale NaN and every
+                     * product with it NaN, as in float (a comparison alone would skip it and hide it from the guard) */
+                    if (amax == amax && (a != a || a > amax)) amax = a;
                 }
                 float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
                 sc[r] = f16_bits(d);
-                for (int j = 0; j < 32; j++) tile[64 * (j / 4) + 4 * r + j % 4] = round_half_up(x[j] * id);
+                /* an infinite weight: scale ±Inf, its code ±127 and the block's others 0, so products are ±Inf (NaN
+                 * times a zero activation), as in float */
+                for (int j = 0; j < 32; j++)
+                    tile[64 * (j / 4) + 4 * r + j % 4] = isinf(x[j]) ? (x[j] > 0 ? 127 : -127) : round_half_up(x[j] * id);
             }
         }
 }

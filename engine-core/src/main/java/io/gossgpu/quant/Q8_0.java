@@ -20,7 +20,11 @@ public final class Q8_0 {
         }
     }
 
-    /** Quantizes {@code n} floats the way ggml does: d = max|x| / 127, q = round(x / d). */
+    /**
+     * Quantizes {@code n} floats the way ggml does: d = max|x| / 127, q = round(x / d). Non-finite values stay
+     * non-finite in every product: a block holding NaN gets d = NaN; one holding ±Inf gets d = Inf, code ±127 at the
+     * infinite value and 0 elsewhere (ggml's rule would give all codes 0 there).
+     */
     public static byte[] quantizeRow(float[] x, int offset, int n) {
         byte[] out = new byte[n / BLOCK * BLOCK_BYTES];
         for (int g = 0; g < n / BLOCK; g++) {
@@ -32,7 +36,10 @@ public final class Q8_0 {
             int base = g * BLOCK_BYTES;
             out[base] = (byte) dh;
             out[base + 1] = (byte) (dh >>> 8);
-            for (int j = 0; j < BLOCK; j++) out[base + 2 + j] = (byte) Math.round(x[offset + g * BLOCK + j] * id);
+            for (int j = 0; j < BLOCK; j++) {
+                float v = x[offset + g * BLOCK + j];
+                out[base + 2 + j] = (byte) (Float.isInfinite(v) ? (v > 0 ? 127 : -127) : Math.round(v * id));
+            }
         }
         return out;
     }

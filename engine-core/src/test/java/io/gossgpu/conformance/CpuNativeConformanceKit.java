@@ -3,6 +3,7 @@ package io.gossgpu.conformance;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.cpu.matmul.QuantizedDense;
 import io.gossgpu.model.ModelWeights;
 
 /**

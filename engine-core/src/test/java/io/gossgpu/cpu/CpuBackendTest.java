@@ -63,7 +63,7 @@ class CpuBackendTest {
         ModelConfig c = w.config();
         Backend ref = new ReferenceBackend();
         // int8: the reference runs the dense weights the native kernels quantize in their Q8_0, as they compute with
-        LoadedWeights lr = ref.loadWeights(int8 ? io.gossgpu.conformance.QuantizedDense.of(w, KernelSet.of(null, CpuKernels.best())) : w),
+        LoadedWeights lr = ref.loadWeights(int8 ? io.gossgpu.cpu.matmul.QuantizedDense.of(w, KernelSet.of(null, CpuKernels.best())) : w),
                 lc = cpu.loadWeights(w);
         int v = c.vocabSize();
         int[] toks = tokens(75, v, 9);

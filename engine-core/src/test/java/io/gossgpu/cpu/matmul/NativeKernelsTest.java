@@ -210,7 +210,8 @@ class NativeKernelsTest {
     /**
      * Float rows become, bit for bit, the tiles of their Q8_0 quantization (ggml's rule, as {@link Q8_0#quantizeRow}
      * writes a GGUF): random rows, plus blocks that test the edges: all zeros (d = 0), values so small that d is an F16
-     * subnormal, and halves (d = 1, x = ±0.5, ±2.5), which round up as Java's {@code Math.round} does.
+     * subnormal, and halves (d = 1, x = ±0.5, ±2.5), which round up as Java's {@code Math.round} does; and NaN and
+     * ±Inf, which must come out as a NaN or infinite scale (the non-finite guard's issue 36 finding).
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("floatFormats")
@@ -234,6 +235,14 @@ class NativeKernelsTest {
         for (int c = 96; c < cols; c++) edge[c] = (float) r.nextGaussian();
         put.accept(5, edge);
         put.accept(ROWS + 20, edge);
+        // non-finite weights (issue 36): NaN in block 0, +Inf in block 1, −Inf and NaN in block 2 must stay non-finite
+        float[] bad = new float[cols];
+        for (int c = 0; c < cols; c++) bad[c] = (float) r.nextGaussian();
+        bad[3] = Float.NaN;
+        bad[40] = Float.POSITIVE_INFINITY;
+        bad[70] = Float.NEGATIVE_INFINITY;
+        bad[90] = Float.NaN;
+        put.accept(7, bad);
         MemorySegment q8 = arena.allocate((long) ROWS * blocks * Q8_0.BLOCK_BYTES);
         for (int e = 0; e < E; e++) {
             for (int i = 0; i < ROWS; i++) {
@@ -247,6 +256,12 @@ class NativeKernelsTest {
                     0, groups, gotQ, gotS);
             assertEquals(-1, wantQ.mismatch(gotQ), f + " expert " + e + ": q8 codes differ from Q8_0.quantizeRow's");
             assertEquals(-1, wantS.mismatch(gotS), f + " expert " + e + ": scales differ from Q8_0.quantizeRow's");
+            if (e == 0) { // row 7 (group 0, lane 7): blocks 0 and 2 hold NaN, block 1 +Inf at column 40 (its column 8: tile byte 512 + 64·2 + 4·7)
+                java.util.function.IntFunction<Float> scale = b -> Float.float16ToFloat(gotS.get(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, 2L * (b * 16 + 7)));
+                assertTrue(Float.isNaN(scale.apply(0)) && Float.isNaN(scale.apply(2)), f + ": a NaN weight must make its block's scale NaN");
+                assertEquals(Float.POSITIVE_INFINITY, scale.apply(1), f + ": an infinite weight must make its block's scale infinite");
+                assertEquals(127, gotQ.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 512L + 64 * 2 + 4 * 7), f + ": +Inf's code");
+            }
         }
     }
 

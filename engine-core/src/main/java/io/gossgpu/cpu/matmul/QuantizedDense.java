@@ -1,6 +1,5 @@
-package io.gossgpu.conformance;
+package io.gossgpu.cpu.matmul;
 
-import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
