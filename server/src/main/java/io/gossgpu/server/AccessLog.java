@@ -14,13 +14,18 @@ import java.util.Set;
 /**
  * One line per answered request on the {@code goss.access} logger (Jetty calls it for every request, also those it
  * answered itself, such as a 408): method, path, status, then as key-values the prompt and completion tokens, time
- * to first token, total time, slot, and the error code; and the same numbers into the {@link ServerMetrics}. Probes
+ * to first token, total time, slot, client address, and the error code; and the same numbers into the {@link ServerMetrics}.
+ * A request whose client went away before its reply was complete is logged with status {@value #CLIENT_GONE} and
+ * {@code client_gone}, whatever status line had been sent. Probes
  * ({@code /health*}, {@code /metrics}) log at DEBUG so that they do not drown the rest.
  */
 final class AccessLog implements RequestLog {
     static final Logger LOG = LoggerFactory.getLogger("goss.access");
     private static final Set<String> ROUTES = Set.of("/health", "/health/live", "/health/ready", "/metrics", "/v1/models",
             "/v1/chat/completions", "/v1/completions", "/v1/responses");
+
+    /** The status logged for a request whose client went away before its reply was complete (as nginx logs it). */
+    static final int CLIENT_GONE = 499;
 
     private final ServerMetrics metrics;
 
@@ -31,11 +36,13 @@ final class AccessLog implements RequestLog {
     @Override
     public void log(Request request, Response response) {
         int status = response.getCommittedMetaData() != null ? response.getCommittedMetaData().getStatus() : response.getStatus();
+        RequestNotes notes = RequestNotes.find(request);
+        boolean gone = notes != null && notes.clientGone;
+        if (gone) status = CLIENT_GONE; // the 200 sent before the client left says nothing of how the request ended
         long totalMs = Math.max(0, System.currentTimeMillis() - request.getTimeStamp());
         String path = request.getRequestURI() == null ? "" : request.getRequestURI();
         String endpoint = endpoint(path);
         metrics.request(endpoint, status, totalMs / 1000.0);
-        RequestNotes notes = RequestNotes.find(request);
         Generation.Outcome o = notes == null ? null : notes.outcome;
         if (o != null) metrics.generation(o);
 
@@ -49,11 +56,12 @@ final class AccessLog implements RequestLog {
         }
         line = line.addKeyValue("total_ms", totalMs);
         if (notes != null && notes.slot >= 0) line = line.addKeyValue("slot", notes.slot);
-        if (o != null && o.clientGone()) line = line.addKeyValue("client_gone", true);
+        if (gone) line = line.addKeyValue("client_gone", true);
         if (o != null && o.aborted()) line = line.addKeyValue("aborted", true);
         if (notes != null && notes.error != null) line = line.addKeyValue("error", notes.error);
-        java.net.InetSocketAddress client = request.getHttpChannel() == null ? null : request.getHttpChannel().getRemoteAddress();
-        if (client != null) line = line.addKeyValue("client", client.getAddress().getHostAddress());
+        // Pinned when the request began (JettySetup): by now a client that left has no connection to ask.
+        java.net.InetSocketAddress client = request.getRemoteInetSocketAddress();
+        if (client != null && client.getAddress() != null) line = line.addKeyValue("client", client.getAddress().getHostAddress());
         line.log("{} {} {}", request.getMethod(), path, status);
     }
 

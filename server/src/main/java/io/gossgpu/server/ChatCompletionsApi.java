@@ -33,7 +33,7 @@ final class ChatCompletionsApi {
         if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
             throw ApiError.badRequest("n", "only n = 1 is supported");
         boolean stream = Requests.optBool(body, "stream", false);
-        boolean includeUsage = stream && body.path("stream_options").path("include_usage").asBoolean(false);
+        boolean includeUsage = Requests.includeUsage(body, stream);
 
         Conversation conv = new Conversation();
         readMessages(body.get("messages"), conv);
@@ -103,7 +103,11 @@ final class ChatCompletionsApi {
             JsonNode content = m.get("content");
             switch (role) {
                 case "system", "developer" -> conv.instruction(Requests.contentText(content, param + ".content"));
-                case "user" -> conv.user(Requests.contentText(content, param + ".content"));
+                case "user" -> {
+                    if (content == null || content.isNull())
+                        throw ApiError.badRequest(param + ".content", param + " (role user) has no 'content'");
+                    conv.user(Requests.contentText(content, param + ".content"));
+                }
                 case "assistant" -> {
                     String reasoning = m.path("reasoning_content").asText(m.path("reasoning").asText(""));
                     conv.reasoning(reasoning);

@@ -28,7 +28,7 @@ final class CompletionsApi {
         if (Requests.optText(body, "suffix") != null) throw ApiError.badRequest("suffix", "'suffix' is not supported");
         String prompt = prompt(body.get("prompt"));
         boolean stream = Requests.optBool(body, "stream", false);
-        boolean includeUsage = stream && body.path("stream_options").path("include_usage").asBoolean(false);
+        boolean includeUsage = Requests.includeUsage(body, stream);
         Long max = Requests.optInteger(body, "max_tokens", 0);
         SamplerConfig sampler = Requests.sampler(body);
         List<String> stops = Requests.stops(body);

@@ -88,12 +88,24 @@ final class Conversation {
             if (!t.path("function").isObject() && !t.has("name"))
                 throw ApiError.badRequest("tools", "a function tool needs 'function' with 'name'");
             try {
-                out.add(ToolDescription.fromOpenAiTool(t));
+                out.add(functionTool(t));
             } catch (IllegalArgumentException e) {
                 throw ApiError.badRequest("tools", e.getMessage());
             }
         }
         return out;
+    }
+
+    /**
+     * One function tool (chat's {@code {type, function: {...}}} or the Responses API's flat form); its
+     * {@code parameters}, when given, must be a JSON Schema object, as OpenAI requires.
+     */
+    static ToolDescription functionTool(JsonNode t) {
+        JsonNode f = t.has("function") ? t.get("function") : t;
+        JsonNode p = f.get("parameters");
+        if (p != null && !p.isNull() && !p.isObject())
+            throw ApiError.badRequest("tools", "the parameters of tool '" + f.path("name").asText("") + "' must be a JSON Schema object, got " + p.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
+        return ToolDescription.fromOpenAiTool(t);
     }
 
     /**

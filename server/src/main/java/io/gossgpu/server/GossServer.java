@@ -331,9 +331,12 @@ public final class GossServer implements AutoCloseable {
         try {
             node = Json.MAPPER.readTree(buf);
         } catch (JsonProcessingException e) {
-            throw ApiError.badRequest(null, "invalid_json", "the body is not valid JSON: " + Json.describe(e));
+            throw ApiError.badRequest(null, "invalid_json", Json.describe(e));
         }
         if (node == null || !node.isObject()) throw ApiError.badRequest(null, "invalid_json", "the body must be a JSON object");
+        String lone = Json.loneSurrogate(node, "");
+        if (lone != null)
+            throw ApiError.badRequest(lone, "invalid_json", "invalid JSON: '" + lone + "' holds a lone UTF-16 surrogate escape (such as \\ud800), which is not Unicode text");
         return node;
     }
 
@@ -357,7 +360,13 @@ public final class GossServer implements AutoCloseable {
         RequestNotes notes = RequestNotes.of(ctx.req());
         notes.slot = slot.index;
         notes.outcome = o;
-        if (o.clientGone()) cancelled.incrementAndGet();
+        if (o.clientGone()) clientGone(ctx);
+    }
+
+    /** The client left before its reply was complete: counted, and noted for the access log. */
+    void clientGone(Context ctx) {
+        RequestNotes.of(ctx.req()).clientGone = true;
+        cancelled.incrementAndGet();
     }
 
     /** A non-streamed generation's outcome, noted ({@link #note}); a reply cut by the shutdown is a 503 instead. */
@@ -378,7 +387,7 @@ public final class GossServer implements AutoCloseable {
         try {
             o = generation.run();
         } catch (IOException gone) {
-            cancelled.incrementAndGet();
+            clientGone(ctx);
             return;
         } catch (RuntimeException failed) {
             streamError(ctx, sse, failed);
@@ -394,7 +403,7 @@ public final class GossServer implements AutoCloseable {
             end.write(o);
             sse.done();
         } catch (IOException gone) {
-            cancelled.incrementAndGet();
+            clientGone(ctx);
         }
     }
 
@@ -404,7 +413,7 @@ public final class GossServer implements AutoCloseable {
         try {
             sse.data(Json.error(api.getMessage(), api.type, null, api.code));
         } catch (IOException gone) {
-            cancelled.incrementAndGet();
+            clientGone(ctx);
         }
     }
 

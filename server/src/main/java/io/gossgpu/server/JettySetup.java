@@ -7,7 +7,6 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.ConnectionLimit;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.RequestLog;
 import org.eclipse.jetty.server.ServerConnector;
@@ -74,9 +73,12 @@ final class JettySetup {
         cfg.jetty.modifyHttpConfiguration(http -> {
             http.setIdleTimeout(options.readTimeoutMs()); // blocking reads and writes inside a request
             http.setSendServerVersion(false);
+            // The client's address, read now and kept: the access log asks for it after the reply, when a client that
+            // left has closed the connection and the socket no longer knows its peer.
+            http.addCustomizer((connector, config, request) -> request.setRemoteAddr(request.getRemoteInetSocketAddress()));
         });
         cfg.jetty.addConnector((server, httpConfig) -> {
-            ServerConnector c = new ServerConnector(server, new HttpConnectionFactory(httpConfig));
+            ServerConnector c = new ServerConnector(server, new HeaderTimeoutConnectionFactory(httpConfig));
             // Waiting for a request's headers and idle keep-alive connections; a request being handled is not idle
             // in Jetty's sense, so long non-streaming replies are not cut (see ErrorsTest).
             c.setIdleTimeout(options.readTimeoutMs());
@@ -108,7 +110,7 @@ final class JettySetup {
         @Override
         public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
             fields.put(HttpHeader.CONTENT_TYPE, "application/json");
-            return ByteBuffer.wrap(body(status, reason).getBytes(StandardCharsets.UTF_8));
+            return ByteBuffer.wrap(errorBody(status, reason).getBytes(StandardCharsets.UTF_8));
         }
 
         @Override
@@ -116,14 +118,15 @@ final class JettySetup {
                                                   int code, String message) throws IOException {
             baseRequest.setHandled(true);
             response.setContentType("application/json");
-            response.getOutputStream().write(body(code, message).getBytes(StandardCharsets.UTF_8));
+            response.getOutputStream().write(errorBody(code, message).getBytes(StandardCharsets.UTF_8));
         }
+    }
 
-        private static String body(int status, String reason) {
-            String code = status == 408 ? "request_timeout" : status == 431 ? "headers_too_large" : null;
-            String message = status == 408 ? "the request was not received in time"
-                    : (reason == null || reason.isBlank() ? HttpStatus.getMessage(status) : reason);
-            return Json.write(Json.error(message, status >= 500 ? "server_error" : "invalid_request_error", null, code));
-        }
+    /** The JSON body of an error Jetty answers before any handler runs (also {@link HeaderTimeoutConnectionFactory}'s 408). */
+    static String errorBody(int status, String reason) {
+        String code = status == 408 ? "request_timeout" : status == 431 ? "headers_too_large" : null;
+        String message = status == 408 ? "the request was not received in time"
+                : (reason == null || reason.isBlank() ? HttpStatus.getMessage(status) : reason);
+        return Json.write(Json.error(message, status >= 500 ? "server_error" : "invalid_request_error", null, code));
     }
 }

@@ -4,7 +4,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 /**
  * What a handler learned about its request, for the access log and the metrics: the slot it ran on, the generation's
- * outcome, and the error code it was answered with. Kept as a request attribute.
+ * outcome, the error code it was answered with, and whether the client went away. Kept as a request attribute.
  */
 final class RequestNotes {
     private static final String ATTRIBUTE = RequestNotes.class.getName();
@@ -12,6 +12,8 @@ final class RequestNotes {
     volatile int slot = -1;
     volatile Generation.Outcome outcome;
     volatile String error;
+    /** The client went away before its reply was complete (noticed at a write). */
+    volatile boolean clientGone;
 
     /** The notes of {@code request}, made on first use. */
     static RequestNotes of(HttpServletRequest request) {

@@ -63,22 +63,36 @@ final class Requests {
         return v.asLong();
     }
 
-    /** {@code stop}: a string or up to 4 strings. */
+    /** {@code stop}: a string or up to 4 strings, none of them empty (an empty one would stop before any text; OpenAI refuses it). */
     static List<String> stops(JsonNode body) {
         JsonNode v = body.get("stop");
         List<String> out = new ArrayList<>();
         if (v == null || v.isNull()) return out;
         if (v.isTextual()) {
-            if (!v.asText().isEmpty()) out.add(v.asText());
+            out.add(nonEmptyStop(v.asText()));
             return out;
         }
         if (!v.isArray()) throw ApiError.badRequest("stop", "'stop' must be a string or an array of strings");
         if (v.size() > 4) throw ApiError.badRequest("stop", "'stop' holds at most 4 sequences, got " + v.size());
         for (JsonNode s : v) {
             if (!s.isTextual()) throw ApiError.badRequest("stop", "'stop' must hold strings");
-            if (!s.asText().isEmpty()) out.add(s.asText());
+            out.add(nonEmptyStop(s.asText()));
         }
         return out;
+    }
+
+    private static String nonEmptyStop(String s) {
+        if (s.isEmpty()) throw ApiError.badRequest("stop", "a 'stop' sequence must not be empty");
+        return s;
+    }
+
+    /** {@code stream_options}: an object, and only with {@code stream: true} (OpenAI answers 400 otherwise). */
+    static boolean includeUsage(JsonNode body, boolean stream) {
+        JsonNode o = body.get("stream_options");
+        if (o == null || o.isNull()) return false;
+        if (!stream) throw ApiError.badRequest("stream_options", "'stream_options' is only allowed when 'stream' is true");
+        if (!o.isObject()) throw ApiError.badRequest("stream_options", "'stream_options' must be an object");
+        return optBool(o, "include_usage", false);
     }
 
     /** low / medium / high; OpenAI's "minimal" counts as low. Null when absent. */

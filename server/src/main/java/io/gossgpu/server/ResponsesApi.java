@@ -121,14 +121,14 @@ final class ResponsesApi {
                 if (b.output.isEmpty()) b.content("", List.of()); // the model said nothing usable: an empty message
                 b.close(o.finishReason().equals("length") ? "incomplete" : "completed");
             } catch (IOException gone) {
-                server.cancelled.incrementAndGet();
+                server.clientGone(ctx);
                 return;
             } catch (RuntimeException failed) {
                 if (sse == null) throw failed;
                 try {
                     b.error(server.streamFailure(ctx, failed));
                 } catch (IOException gone) {
-                    server.cancelled.incrementAndGet();
+                    server.clientGone(ctx);
                 }
                 return;
             }
@@ -161,7 +161,7 @@ final class ResponsesApi {
             try {
                 b.emit(incomplete ? "response.incomplete" : "response.completed", "response", r);
             } catch (IOException gone) {
-                server.cancelled.incrementAndGet();
+                server.clientGone(ctx);
             }
         } else {
             GossServer.json(ctx, 200, r);
@@ -239,7 +239,7 @@ final class ResponsesApi {
             String type = t.path("type").asText("");
             if (!type.equals("function")) throw ApiError.badRequest("tools", "tool type '" + type + "' is not supported (function only)");
             try {
-                out.add(ToolDescription.fromOpenAiTool(t));
+                out.add(Conversation.functionTool(t));
             } catch (IllegalArgumentException e) {
                 throw ApiError.badRequest("tools", e.getMessage());
             }

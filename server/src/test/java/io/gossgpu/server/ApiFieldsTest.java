@@ -11,6 +11,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
+
+import io.gossgpu.tokenizer.O200kHarmony;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -64,7 +67,10 @@ class ApiFieldsTest {
     void chatLogprobs() throws Exception {
         backend.script.clear();
         backend.say("<|channel|>final<|message|>Hello world<|return|>");
+        backend.logitRows.clear();
         JsonNode r = ok(send("POST", "/v1/chat/completions", chat(",\"temperature\":0,\"logprobs\":true,\"top_logprobs\":3")));
+        checkAgainstTheLogits(r.get("choices").get(0).get("logprobs").get("content"), List.copyOf(backend.logitRows),
+                O200kHarmony.get().encodeWithSpecials("<|channel|>final<|message|>").length);
         JsonNode choice = r.get("choices").get(0);
         assertEquals("Hello world", choice.get("message").get("content").asText());
         JsonNode content = choice.get("logprobs").get("content");
@@ -85,6 +91,42 @@ class ApiFieldsTest {
         assertTrue(JSON.readTree(send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1")).body()).get("choices").get(0).get("logprobs").isNull());
         assertEquals("top_logprobs", error(send("POST", "/v1/chat/completions", chat(",\"top_logprobs\":2")), 400).get("param").asText());
         assertEquals("top_logprobs", error(send("POST", "/v1/chat/completions", chat(",\"logprobs\":true,\"top_logprobs\":21")), 400).get("param").asText());
+    }
+
+    /**
+     * Issue 36: the checks above hold for any greedy reply (the chosen token leads its own list by construction).
+     * Here every reported number is compared with the log-softmax, in doubles, of the logits the backend returned
+     * for the same prefix: the chosen token's logprob and the top 3 alternatives' tokens and logprobs, to 1e-4.
+     * {@code skip}: the generated tokens before the first content token (the Harmony header).
+     */
+    private static void checkAgainstTheLogits(JsonNode content, List<float[]> rows, int skip) {
+        O200kHarmony tok = O200kHarmony.get();
+        assertTrue(rows.size() >= skip + content.size(), rows.size() + " logit rows for " + skip + " + " + content.size() + " tokens");
+        for (int j = 0; j < content.size(); j++) {
+            float[] row = rows.get(skip + j);
+            double max = Double.NEGATIVE_INFINITY, sum = 0;
+            for (float v : row) max = Math.max(max, v);
+            for (float v : row) sum += Math.exp(v - max);
+            double logZ = max + Math.log(sum);
+            Integer[] order = new Integer[row.length];
+            for (int i = 0; i < order.length; i++) order[i] = i;
+            java.util.Arrays.sort(order, (a, b) -> Float.compare(row[b], row[a]));
+            JsonNode t = content.get(j);
+            assertEquals(bytes(tok.tokenBytes(order[0])), t.get("bytes").toString(), "token " + j + ": greedy picks the top logit");
+            assertEquals(row[order[0]] - logZ, t.get("logprob").asDouble(), 1e-4, "token " + j + "'s logprob");
+            for (int k = 0; k < 3; k++) {
+                JsonNode alt = t.get("top_logprobs").get(k);
+                assertEquals(bytes(tok.tokenBytes(order[k])), alt.get("bytes").toString(), "token " + j + ", alternative " + k);
+                assertEquals(row[order[k]] - logZ, alt.get("logprob").asDouble(), 1e-4, "token " + j + ", alternative " + k + "'s logprob");
+            }
+        }
+    }
+
+    /** A token's bytes as the API writes them: a JSON array of numbers 0..255. */
+    private static String bytes(byte[] b) {
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < b.length; i++) sb.append(i > 0 ? "," : "").append(b[i] & 0xff);
+        return sb.append(']').toString();
     }
 
     @Test
@@ -159,11 +201,58 @@ class ApiFieldsTest {
         backend.script.clear();
     }
 
+    /** Issue 36: each of these was answered 200 where OpenAI answers 400. */
+    @Test
+    void requestsOpenAiRefusesAre400() throws Exception {
+        String[][] cases = { // body, param
+                {"{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\"}]}", "messages[0].content"},
+                {"{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":null}]}", "messages[0].content"},
+                {chat(",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":\"x\"}}]"), "tools"},
+                {chat(",\"stream_options\":{\"include_usage\":true}"), "stream_options"},
+                {chat(",\"stream\":false,\"stream_options\":{\"include_usage\":true}"), "stream_options"},
+                {"{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"a\\ud800b\"}]}", "messages[0].content"},
+                {"{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"\\udc00\"}]}", "messages[0].content"},
+                {chat(",\"stop\":[\"\"]"), "stop"},
+                {chat(",\"stop\":[\"x\",\"\"]"), "stop"},
+                {chat(",\"stop\":\"\""), "stop"},
+                {"{\"model\":\"gpt-oss\",\"prompt\":\"Hi\",\"stream_options\":{\"include_usage\":true}}", "stream_options"},
+                {"{\"model\":\"gpt-oss\",\"prompt\":\"Hi\",\"stop\":[\"\"]}", "stop"},
+                {"{\"model\":\"gpt-oss\",\"input\":\"Hi\",\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":\"x\"}]}", "tools"}};
+        for (String[] c : cases) {
+            String path = c[0].contains("\"prompt\"") ? "/v1/completions" : c[0].contains("\"input\"") ? "/v1/responses" : "/v1/chat/completions";
+            HttpResponse<String> r = send("POST", path, c[0]);
+            assertEquals(400, r.statusCode(), c[0] + " -> " + r.body());
+            JsonNode e = JSON.readTree(r.body()).get("error");
+            assertEquals("invalid_request_error", e.get("type").asText(), r.body());
+            assertEquals(c[1], e.get("param").asText(), r.body());
+            assertFalse(e.get("message").asText().isBlank(), r.body());
+        }
+        // what stays accepted: a pair of surrogates (an emoji), stop strings, stream_options with stream, an object schema
+        backend.script.clear();
+        ok(send("POST", "/v1/chat/completions", "{\"model\":\"gpt-oss\",\"max_tokens\":1,\"messages\":[{\"role\":\"user\",\"content\":\"\\ud83d\\ude00\"}]}"));
+        ok(send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1,\"stop\":[\"x\"],\"stream_options\":null")));
+        ok(send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1,\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\"}}}]")));
+        assertEquals(200, send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1,\"stream\":true,\"stream_options\":{\"include_usage\":true}")).statusCode());
+    }
+
     @Test
     void errorTextsAndMethods() throws Exception {
         String m = error(send("POST", "/v1/chat/completions", "{\"model\": "), 400).get("message").asText();
         assertFalse(m.contains("StreamReadFeature") || m.contains("Source:") || m.contains("REDACTED"), m);
-        assertTrue(m.startsWith("the body is not valid JSON: ") && m.contains("line 1, column "), m);
+        assertEquals("invalid JSON at line 1 column 11: unexpected end of input within/between Object entries", m);
+        // Issue 36: Jackson's wording leaked ("(code 125)", "was expecting (JSON String, Number, ...)", class names).
+        String[][] malformed = {
+                {"{\"model\":}", "invalid JSON at line 1 column 10: unexpected character ('}'): expected a value"},
+                {"{\"model\": nope}", "invalid JSON at line 1 column 16: unrecognized token 'nope'"},
+                {"{\"a\":1,}", "invalid JSON at line 1 column 8: unexpected character ('}'): was expecting double-quote to start field name"},
+                {"{\"a\":\"x\n\"}", "invalid JSON at line 1 column 8: illegal unquoted character (control character 10): has to be escaped using backslash to be included in string value"}};
+        for (String[] c : malformed) {
+            JsonNode e = error(send("POST", "/v1/chat/completions", c[0]), 400);
+            String got = e.get("message").asText();
+            assertEquals("invalid_json", e.get("code").asText());
+            assertFalse(got.contains("\n") || got.contains("com.fasterxml") || got.contains("Source:") || got.contains("Feature"), got);
+            assertEquals(c[1], got);
+        }
         assertEquals("method_not_allowed", error(send("GET", "/v1/chat/completions", null), 405).get("code").asText());
         error(send("GET", "/v1/completions", null), 405);
         error(send("PUT", "/v1/responses", "{}"), 405);

@@ -115,6 +115,47 @@ class OperationsTest {
                 + "completion_tokens=2 ttft_ms=\\d+ total_ms=\\d+ slot=\\d client=127\\.0\\.0\\.1"), line);
     }
 
+    /**
+     * Issue 36: a stream whose client vanished at 0.5 s was logged "200" and its line had no {@code client}. Now it is
+     * logged 499 with {@code client_gone} and the client's address, as every other line.
+     */
+    @Test
+    void aStreamWhoseClientLeftIsLoggedAsClientGone() throws Exception {
+        TestServers.Scripted backend = new TestServers.Scripted();
+        backend.stepMillis = 20; // 300 tokens take 6 s: the client leaves long before
+        List<String> lines = logged(ServerLogging.Format.JSON, () -> {
+            try (GossServer s = TestServers.start(TestServers.options().withParallel(1), backend)) {
+                String body = chat(",\"stream\":true,\"max_tokens\":300,\"temperature\":0");
+                try (java.net.Socket k = new java.net.Socket("127.0.0.1", s.port())) {
+                    k.getOutputStream().write(RawHttp.request("POST", "/v1/chat/completions", "127.0.0.1", body,
+                            "Content-Type: application/json").getBytes(StandardCharsets.UTF_8));
+                    k.setSoTimeout(30_000);
+                    java.io.InputStream in = k.getInputStream();
+                    StringBuilder seen = new StringBuilder();
+                    while (!seen.toString().contains("data: ")) {
+                        int b = in.read();
+                        assertTrue(b >= 0, "the stream ended early: " + seen);
+                        seen.append((char) b);
+                    }
+                    Thread.sleep(500);
+                }
+                long deadline = System.nanoTime() + 20_000_000_000L;
+                while (s.stats().busySlots() > 0 && System.nanoTime() < deadline) Thread.sleep(20);
+                assertEquals(0, s.stats().busySlots(), "the generation went on after the client left");
+            }
+        });
+        JsonNode line = null;
+        for (String l : lines) {
+            JsonNode e = JSON.readTree(l);
+            if (e.get("logger").asText().equals("goss.access") && e.get("message").asText().startsWith("POST /v1/chat/completions")) line = e;
+        }
+        assertTrue(line != null, lines.toString());
+        assertEquals("POST /v1/chat/completions 499", line.get("message").asText(), line.toString());
+        assertTrue(line.path("client_gone").asBoolean(), line.toString());
+        assertEquals("127.0.0.1", line.path("client").asText(), line.toString());
+        assertTrue(line.get("completion_tokens").asInt() < 300, line.toString());
+    }
+
     /** The value of an unlabelled metric in Prometheus text. */
     private static double metric(String text, String name) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + name + " (\\S+)$").matcher(text);

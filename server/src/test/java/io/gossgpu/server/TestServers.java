@@ -58,6 +58,9 @@ final class TestServers {
         /** The script also steers steps that return logits (requests for logprobs): its token becomes the argmax. */
         volatile boolean boosted;
 
+        /** The last row of every logits read (as returned, scripted boost included), for tests that check log probabilities. */
+        final java.util.List<float[]> logitRows = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
         /** Result reads by argmax: what this backend counts ({@link #counters}). */
         final java.util.concurrent.atomic.AtomicLong argmaxReads = new java.util.concurrent.atomic.AtomicLong();
 
@@ -81,6 +84,7 @@ final class TestServers {
                 for (int i = from; i < logits.length; i++) max = Math.max(max, logits[i]);
                 logits[from + next] = max + 4;
             }
+            logitRows.add(java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
             return logits;
         }
 
