@@ -11,6 +11,7 @@ import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.model.ModelConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -89,7 +90,9 @@ public final class GossCommand implements Runnable {
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
+        if (context <= 0) throw new GossException("--context must be positive, got " + context);
         try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
+            checkContext(context, engine.config());
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) {
                 System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
@@ -101,6 +104,13 @@ public final class GossCommand implements Runnable {
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
         }
+    }
+
+    /** The model's maximum context is known only once its config is read: checked then, before any KV cache is sized. */
+    static void checkContext(int context, ModelConfig config) {
+        if (context > config.maxContextLength())
+            throw new GossException("--context " + context + " exceeds this model's maximum of " + config.maxContextLength()
+                    + " tokens (initial_context_length " + config.initialContextLength() + " × rope_scaling_factor " + config.ropeScalingFactor() + ")");
     }
 
     private void rawMode(Engine engine, ChatOptions options) {

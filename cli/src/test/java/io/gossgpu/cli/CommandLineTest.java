@@ -162,6 +162,21 @@ class CommandLineTest {
         assertEquals(2, unknownOption.code());
     }
 
+    /** Issue 36: a negative temperature and a context beyond the model's maximum (here 4096 × 32) were accepted. */
+    @Test
+    void negativeTemperatureAndContextBeyondTheModelAreRefused() {
+        Run cold = run("", "--temperature", "-1", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals(1, cold.code(), cold.out());
+        assertEquals("goss-gpu: temperature must be >= 0 (0 is greedy), got -1.0", cold.err().strip());
+
+        Run huge = run("", "--context", "3000000", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals(1, huge.code(), huge.out());
+        assertEquals("goss-gpu: --context 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
+                huge.err().strip());
+        Run zero = run("", "--context", "0", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());
+    }
+
     @Test
     void tokenizeAndDetokenizeRoundTrip() {
         Run t = run("", "tokenize", "--text", "Hello, world!");
