@@ -137,7 +137,7 @@ public final class GossCommand implements Runnable {
                 turn(chat, prompt);
                 return;
             }
-            boolean tty = System.console() != null;
+            boolean tty = Terminal.present();
             if (tty) System.err.println("goss-gpu: chat; type a message, Ctrl-C stops a reply, Ctrl-D quits.");
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             while (true) {
@@ -160,7 +160,7 @@ public final class GossCommand implements Runnable {
 
     private void turn(Chat chat, String text) {
         PrintStream out = System.out;
-        boolean color = System.console() != null && System.getenv("NO_COLOR") == null;
+        boolean color = Terminal.present() && System.getenv("NO_COLOR") == null;
         UnparsedText unparsed = new UnparsedText(out, color);
         ChatListener listener = new ChatListener() {
             boolean inReasoning;
