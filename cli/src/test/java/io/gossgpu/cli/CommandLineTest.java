@@ -177,6 +177,24 @@ class CommandLineTest {
         assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());
     }
 
+    /** Issue 36: JSON read from the user (render's conversations) is named by line and column, without Jackson's internals. */
+    @Test
+    void badJsonOnStdinIsOneLineWithoutJacksonInternals() {
+        Run syntax = run("{\"messages\": [\n", "render");
+        assertEquals(1, syntax.code(), syntax.out());
+        assertTrue(syntax.err().strip().matches("goss-gpu: stdin line 1: not valid JSON \\(Unexpected end-of-input.* at line 1, column \\d+\\)"), syntax.err());
+        for (String bad : List.of("{oops}", "[1, 2]", "{\"messages\": \"x\"}", "{\"messages\": [1]}", "{\"messages\": [{\"role\": 7}]}",
+                "{\"messages\": [{\"role\": \"user\", \"content\": {\"a\": 1}}, {\"role\": \"assistant\", \"content\": \"x\"}]}", "\"text\"")) {
+            Run r = run(bad + "\n", "render");
+            assertEquals(1, r.code(), bad + " -> " + r.out());
+            String e = r.err().strip();
+            assertEquals(1, e.lines().count(), bad + " -> " + e);
+            assertTrue(e.startsWith("goss-gpu: stdin line 1: "), bad + " -> " + e);
+            for (String internal : List.of("Source:", "REDACTED", "StreamReadFeature", "jackson", "Exception", "internal error"))
+                assertFalse(e.contains(internal), bad + " -> " + e);
+        }
+    }
+
     @Test
     void tokenizeAndDetokenizeRoundTrip() {
         Run t = run("", "tokenize", "--text", "Hello, world!");
