@@ -3,12 +3,13 @@
 # on this machine in one sitting, the engines taking turns. Prints one markdown table (goss-gpu t/s,
 # llama.cpp t/s, ratio) under the CPU's flags, the measured read bandwidth and the git commit.
 #
-# llama.cpp is not part of goss-gpu: build it and write the synthetic GGUFs with the recipe in
-# ../shared/bench (llama-baseline.sh; its README says how). Nothing of it is committed here.
+# llama.cpp is not part of goss-gpu: scripts/bench/llama-baseline.sh fetches it at a pinned commit, builds its
+# llama-bench and writes the synthetic GGUFs (see scripts/bench/README.md). Nothing of it is committed here.
 #
 # usage: scripts/bench/cpu-vs-llama.sh [options] [MODEL ...]
-#   MODEL            GGUF files (default: /tmp/llama/gpt-oss-20b-synth-L4-mxfp4.gguf and the L24 one, those that
+#   MODEL            GGUF files (default: the recipe's DIR/gpt-oss-20b-synth-L4-mxfp4.gguf and the L24 one, those that
 #                    exist). A model that is not a .gguf (an original/ folder) runs on goss-gpu only.
+#   --llama-dir DIR  where llama-baseline.sh put llama.cpp and the GGUFs (default: $LLAMA_DIR or /tmp/llama)
 #   -t N             threads of both engines (default: 2)
 #   -r N             timed repetitions of each test (default: 3)
 #   --rounds N       run each group of tests N times, the engines taking turns each round (default: 1); the table pools
@@ -19,7 +20,7 @@
 #   -w N             untimed warm-up runs of each test on goss-gpu, for its JIT (default: 2; llama-bench runs its one)
 #   --jar JAR        the goss-gpu jar (default: cli/target/goss-gpu.jar of this checkout)
 #   --jar2 JAR       a second goss-gpu build to compare with the first (before/after) in the same run
-#   --llama-bench B  llama-bench (default: $LLAMA_BENCH or /tmp/llama/src/build/bin/llama-bench)
+#   --llama-bench B  llama-bench (default: $LLAMA_BENCH or DIR/src/build/bin/llama-bench)
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
 #   --isa avx2       run goss-gpu as it runs on an AVX2-only CPU (GOSS_CPU_KERNELS=avx2, the JVM held to AVX2 with
 #                    -XX:UseAVX=2, so 256-bit Vector API species too); give --llama-bench a llama.cpp built for AVX2
@@ -34,7 +35,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 depth_only=0 rounds=1 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
-llama_bench="${LLAMA_BENCH:-/tmp/llama/src/build/bin/llama-bench}"
+llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
 models=()
 die() { echo "cpu-vs-llama: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -48,6 +49,7 @@ while [ $# -gt 0 ]; do
     --jar) jar="${2:?--jar needs a path}"; shift 2 ;;
     --jar2) jar2="${2:?--jar2 needs a path}"; shift 2 ;;
     --llama-bench) llama_bench="${2:?--llama-bench needs a path}"; shift 2 ;;
+    --llama-dir) llama_dir="${2:?--llama-dir needs a folder}"; shift 2 ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
     --isa) isa="${2:?--isa needs avx2}"; [ "$isa" = avx2 ] || die "--isa takes avx2 only"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -58,16 +60,17 @@ done
 for n in "$threads" "$reps" "$depth" "$warm" "$rounds"; do [[ "$n" =~ ^[0-9]+$ ]] || die "-t, -r, -d, -w and --rounds take whole numbers, got '$n'"; done
 [ "$threads" -ge 1 ] && [ "$reps" -ge 1 ] && [ "$rounds" -ge 1 ] || die "-t, -r and --rounds must be at least 1"
 [ $depth_only = 0 ] || [ "$depth" -gt 0 ] || die "--depth-only needs a depth above 0 (-d)"
+llama_bench="${llama_bench:-$llama_dir/src/build/bin/llama-bench}"
 if [ ${#models[@]} -eq 0 ]; then
-  for f in /tmp/llama/gpt-oss-20b-synth-L4-mxfp4.gguf /tmp/llama/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
-  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in /tmp/llama: see /work/shared/bench/README.md (llama-baseline.sh)"
+  for f in "$llama_dir"/gpt-oss-20b-synth-L4-mxfp4.gguf "$llama_dir"/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
+  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in $llama_dir: run scripts/bench/llama-baseline.sh (see scripts/bench/README.md)"
 fi
 for m in "${models[@]}"; do [ -e "$m" ] || die "no such model: $m"; done
 jars=("$jar"); [ -n "$jar2" ] && jars+=("$jar2")
 for j in "${jars[@]}"; do [ -f "$j" ] || die "no such jar: $j (build it with ./gossw build)"; done
 need_llama=0
 for m in "${models[@]}"; do [[ "$m" == *.gguf ]] && need_llama=1; done
-[ $need_llama = 0 ] || [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench: build it with /work/shared/bench/llama-baseline.sh (see its README)"
+[ $need_llama = 0 ] || [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench: build it with scripts/bench/llama-baseline.sh (see scripts/bench/README.md)"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
 if [ "$isa" = avx2 ]; then # read by the java launcher, so the relaunched JVM gets it too
   export GOSS_CPU_KERNELS=avx2 JDK_JAVA_OPTIONS="${JDK_JAVA_OPTIONS:+$JDK_JAVA_OPTIONS }-XX:UseAVX=2"

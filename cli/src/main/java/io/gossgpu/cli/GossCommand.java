@@ -11,6 +11,7 @@ import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.model.ModelConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -89,7 +90,9 @@ public final class GossCommand implements Runnable {
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
+        if (context <= 0) throw new GossException("--context must be positive, got " + context);
         try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
+            checkContext(context, engine.config());
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) {
                 System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
@@ -101,6 +104,13 @@ public final class GossCommand implements Runnable {
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
         }
+    }
+
+    /** The model's maximum context is known only once its config is read: checked then, before any KV cache is sized. */
+    static void checkContext(int context, ModelConfig config) {
+        if (context > config.maxContextLength())
+            throw new GossException("--context " + context + " exceeds this model's maximum of " + config.maxContextLength()
+                    + " tokens (initial_context_length " + config.initialContextLength() + " × rope_scaling_factor " + config.ropeScalingFactor() + ")");
     }
 
     private void rawMode(Engine engine, ChatOptions options) {
@@ -127,7 +137,7 @@ public final class GossCommand implements Runnable {
                 turn(chat, prompt);
                 return;
             }
-            boolean tty = System.console() != null;
+            boolean tty = Terminal.present();
             if (tty) System.err.println("goss-gpu: chat; type a message, Ctrl-C stops a reply, Ctrl-D quits.");
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             while (true) {
@@ -150,7 +160,7 @@ public final class GossCommand implements Runnable {
 
     private void turn(Chat chat, String text) {
         PrintStream out = System.out;
-        boolean color = System.console() != null && System.getenv("NO_COLOR") == null;
+        boolean color = Terminal.present() && System.getenv("NO_COLOR") == null;
         UnparsedText unparsed = new UnparsedText(out, color);
         ChatListener listener = new ChatListener() {
             boolean inReasoning;

@@ -31,7 +31,7 @@ public final class Launcher {
                     + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
             System.exit(1);
         }
-        if (needsRelaunch()) System.exit(relaunch(Arguments.asUtf8(args)));
+        if (needsRelaunch() && !onlyPrintsText(args)) System.exit(relaunch(Arguments.asUtf8(args)));
         System.exit(Main.runProcess(args));
     }
 
@@ -39,6 +39,18 @@ public final class Launcher {
         return ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()
                 && System.getProperty(RELAUNCHED) == null
                 && !"1".equals(System.getenv("GOSS_NO_RELAUNCH"));
+    }
+
+    /**
+     * {@code -V}, {@code help [COMMAND]} and {@code [COMMAND] --help} print text and load no model: they need no Vector
+     * API, and a relaunch with {@code --add-modules} would only add the JDK's "Using incubator modules" warning.
+     */
+    static boolean onlyPrintsText(String[] args) {
+        if (args.length == 0) return false;
+        if (args[0].equals("help")) return args.length <= 2;
+        String last = args[args.length - 1];
+        boolean flag = last.equals("-V") || last.equals("--version") || last.equals("-h") || last.equals("--help");
+        return flag && (args.length == 1 || (args.length == 2 && !args[0].startsWith("-")));
     }
 
     /**

@@ -61,7 +61,7 @@ final class ModelLocator {
         if (explicit != null && explicit.toString().startsWith(ModelLocation.OLLAMA_PREFIX) && !Files.exists(explicit))
             return ModelLocation.ollamaManifest(explicit.toString(), ollamaModels());
         if (explicit != null) {
-            if (!Files.exists(explicit)) throw new GossException("model not found: " + explicit);
+            if (!Files.exists(explicit)) throw ModelLocation.notFound(explicit);
             return explicit;
         }
         return findDefault().orElseThrow(() -> new GossException(

@@ -9,7 +9,7 @@ import java.nio.file.Path;
 final class ProgressBar implements LoadOptions.Progress {
     private static final int WIDTH = 30;
     private final PrintStream err = System.err;
-    private final boolean terminal = System.console() != null;
+    private final boolean terminal = Terminal.present();
     private long lastDraw;
 
     /** A bar on a terminal; {@link LoadOptions.Progress#NONE} when output goes elsewhere (logs stay clean). */

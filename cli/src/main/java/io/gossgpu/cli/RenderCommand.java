@@ -1,5 +1,6 @@
 package io.gossgpu.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,6 +8,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
+import io.gossgpu.model.safetensors.Json;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -51,6 +53,8 @@ final class RenderCommand implements Runnable {
                     JsonNode node = json.readTree(line);
                     List<Message> messages = ConversationJson.parse(node);
                     turn = renderer.renderTurn(messages);
+                } catch (JsonProcessingException e) {
+                    throw new GossException("stdin line " + lineNo + ": not valid JSON (" + Json.describe(e) + ")");
                 } catch (IOException | IllegalArgumentException | java.time.DateTimeException e) {
                     throw new GossException("stdin line " + lineNo + ": " + e.getMessage());
                 }

@@ -11,7 +11,7 @@ import java.util.List;
 
 /** {@code goss-gpu tune}: sweeps one backend's launch knobs on this device and prints the best as export lines. */
 @Command(name = "tune", header = "Find the fastest launch knob values on this device.", sortOptions = false,
-        description = "Time each knob of one backend (GOSS_<BACKEND>_<KERNEL>_<KNOB>: launch sizes; the cpu backend's GOSS_CPU_THREADS and GOSS_CPU_KERNELS) over the values this device allows, starting from the value in effect, one knob at a time with the ones before at their best, and print a table per knob and the export lines of the best setting. Without --model it tunes on a generated model of gpt-oss-20b's widths (2 layers, 32 experts, 32768-token vocabulary; written once to the goss-gpu cache folder).")
+        description = "Time each knob of one backend (GOSS_<BACKEND>_<KERNEL>_<KNOB>: launch sizes; the cpu backend's GOSS_CPU_THREADS and GOSS_CPU_KERNELS) over the values this device allows, starting from the value in effect, one knob at a time with the ones before at their best, and print a table per knob; then time the best setting against the one in effect in alternating rounds and print its export lines only when it wins beyond noise (each round faster, at least 5% on average, the 95% confidence interval of the ratio above 1.0). The load average is printed at the start and the end. Without --model it tunes on a generated model of gpt-oss-20b's widths (2 layers, 32 experts, 32768-token vocabulary; written once to the goss-gpu cache folder).")
 final class TuneCommand implements Runnable {
     @Mixin
     HelpOption help;
@@ -37,6 +37,10 @@ final class TuneCommand implements Runnable {
     @Option(names = "--quick", description = "Only the value in effect and its neighbours (3 values per knob) and short runs.")
     boolean quick;
 
+    @Option(names = "--rounds", description = "Rounds of the final check, in which the values in effect and the tuned ones take turns; the tuned "
+            + "values are exported only when they win it beyond noise (default: 5, --quick 3; at least 3).")
+    Integer rounds;
+
     @Override
     public void run() {
         Tune.plan(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
@@ -50,7 +54,7 @@ final class TuneCommand implements Runnable {
         System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
         Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, modelOptions.backendOptions(), model.toString(), knobs,
                 promptTokens != null ? promptTokens : quick ? 16 : 128, tokens != null ? tokens : quick ? 4 : 32,
-                reps != null ? reps : quick ? 1 : 3, quick), System.err);
+                reps != null ? reps : quick ? 1 : 3, quick, rounds != null ? rounds : quick ? 3 : 5), System.err);
         System.out.print(r.markdown());
     }
 }

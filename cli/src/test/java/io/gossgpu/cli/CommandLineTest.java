@@ -162,6 +162,39 @@ class CommandLineTest {
         assertEquals(2, unknownOption.code());
     }
 
+    /** Issue 36: a negative temperature and a context beyond the model's maximum (here 4096 × 32) were accepted. */
+    @Test
+    void negativeTemperatureAndContextBeyondTheModelAreRefused() {
+        Run cold = run("", "--temperature", "-1", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals(1, cold.code(), cold.out());
+        assertEquals("goss-gpu: temperature must be >= 0 (0 is greedy), got -1.0", cold.err().strip());
+
+        Run huge = run("", "--context", "3000000", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals(1, huge.code(), huge.out());
+        assertEquals("goss-gpu: --context 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
+                huge.err().strip());
+        Run zero = run("", "--context", "0", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
+        assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());
+    }
+
+    /** Issue 36: JSON read from the user (render's conversations) is named by line and column, without Jackson's internals. */
+    @Test
+    void badJsonOnStdinIsOneLineWithoutJacksonInternals() {
+        Run syntax = run("{\"messages\": [\n", "render");
+        assertEquals(1, syntax.code(), syntax.out());
+        assertTrue(syntax.err().strip().matches("goss-gpu: stdin line 1: not valid JSON \\(Unexpected end-of-input.* at line 1, column \\d+\\)"), syntax.err());
+        for (String bad : List.of("{oops}", "[1, 2]", "{\"messages\": \"x\"}", "{\"messages\": [1]}", "{\"messages\": [{\"role\": 7}]}",
+                "{\"messages\": [{\"role\": \"user\", \"content\": {\"a\": 1}}, {\"role\": \"assistant\", \"content\": \"x\"}]}", "\"text\"")) {
+            Run r = run(bad + "\n", "render");
+            assertEquals(1, r.code(), bad + " -> " + r.out());
+            String e = r.err().strip();
+            assertEquals(1, e.lines().count(), bad + " -> " + e);
+            assertTrue(e.startsWith("goss-gpu: stdin line 1: "), bad + " -> " + e);
+            for (String internal : List.of("Source:", "REDACTED", "StreamReadFeature", "jackson", "Exception", "internal error"))
+                assertFalse(e.contains(internal), bad + " -> " + e);
+        }
+    }
+
     @Test
     void tokenizeAndDetokenizeRoundTrip() {
         Run t = run("", "tokenize", "--text", "Hello, world!");

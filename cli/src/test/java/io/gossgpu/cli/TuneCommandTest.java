@@ -22,6 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -57,26 +58,43 @@ class TuneCommandTest {
         KnobState inEffect = new OpenClBackendProvider().knobStates(BackendOptions.defaults()).stream().filter(s -> s.knob().equals(wg))
                 .findFirst().orElseThrow();
         assertTrue(r.err().lines().anyMatch(l -> l.startsWith(wg.envName() + "=" + inEffect.value() + ": ")), inEffect + "\n" + r.err());
+        Map<String, String> best = new LinkedHashMap<>();
+        for (Knob k : List.of(wg, tile)) {
+            Matcher b = Pattern.compile("(?m)^\\| (\\d+) \\| [0-9.]+ \\| [0-9.]+ \\| best \\|$").matcher(r.out().substring(r.out().indexOf(k.envName() + ":")));
+            assertTrue(b.find(), r.out());
+            best.put(k.envName(), b.group(1));
+        }
+        assertLoadAverageAndVerdict(r);
         Map<String, String> exports = new LinkedHashMap<>();
         Matcher m = Pattern.compile("(?m)^export (GOSS_OPENCL_[A-Z_]+)=(\\d+)$").matcher(r.out());
         while (m.find()) exports.put(m.group(1), m.group(2));
-        assertEquals(List.of(wg.envName(), tile.envName()), List.copyOf(exports.keySet()), r.out());
+        // exported only when the tuned values beat those in effect in the alternating rounds; then each knob's best
+        assertEquals(r.out().contains("verdict: the tuned values win") ? best : Map.of(), exports, r.out());
         for (Knob k : List.of(wg, tile)) {
-            int best = Integer.parseInt(exports.get(k.envName()));
-            assertTrue(k.candidates().contains(best), k.envName() + "=" + best);
-            // the table marks the same value best
-            assertTrue(Pattern.compile("(?m)^\\| " + best + " \\| [0-9.]+ \\| [0-9.]+ \\| best \\|$")
-                    .matcher(r.out().substring(r.out().indexOf(k.envName() + ":"))).find(), r.out());
+            int value = Integer.parseInt(best.get(k.envName()));
+            assertTrue(k.candidates().contains(value), k.envName() + "=" + value);
         }
-        assertTrue(r.out().contains("tuned:  prefill"), r.out());
-        // tune sets nothing global; given the exports as settings, the backend accepts and uses them
+        // tune sets nothing global; given the picks as settings, the backend accepts and uses them
         assertNull(System.getProperty(wg.propertyName()));
         BackendOptions exported = BackendOptions.defaults();
-        for (Knob k : List.of(wg, tile)) exported = exported.with(k.envName(), exports.get(k.envName()));
+        for (Knob k : List.of(wg, tile)) exported = exported.with(k.envName(), best.get(k.envName()));
         try (Backend b = Backends.open("opencl", exported)) {
             for (Knob k : List.of(wg, tile))
-                assertEquals(Integer.parseInt(exports.get(k.envName())), ((OpenClBackend) b).knobs().get(k.envName()));
+                assertEquals(Integer.parseInt(best.get(k.envName())), ((OpenClBackend) b).knobs().get(k.envName()));
         }
+    }
+
+    /** Issue 36: the load average at start and end, and a verdict with its rule (or nothing to change). */
+    static void assertLoadAverageAndVerdict(CommandLineTest.Run r) {
+        assertTrue(r.err().contains("tune: load average ") && r.err().contains(" at start") && r.err().contains(" at end"), r.err());
+        assertTrue(r.out().matches("(?s).*\nload average: \\S+ at start, \\S+ at end \\(\\d+ CPUs\\)\n.*"), r.out());
+        boolean changed = !r.out().contains("verdict: every knob's best is the value in effect");
+        if (changed) {
+            assertTrue(r.out().contains("rule: " + io.gossgpu.bench.TuneVerdict.RULE), r.out());
+            assertEquals(3, r.err().lines().filter(l -> l.startsWith("tune: round ")).count(), "three rounds with --quick: " + r.err());
+            assertTrue(r.out().contains("verdict: the tuned values win") != r.out().contains("verdict: keeping the values in effect"), r.out());
+        }
+        if (!r.out().contains("verdict: the tuned values win")) assertFalse(r.out().contains("export "), r.out());
     }
 
     @Test
@@ -117,10 +135,11 @@ class TuneCommandTest {
             assertTrue(timed.contains(s.text()) && expected.containsAll(timed) && timed.size() == Math.min(3, expected.size()),
                     s.knob().envName() + " timed " + timed + " of " + expected + ": " + r.err());
             Matcher m = Pattern.compile("(?m)^export " + s.knob().envName() + "=(\\S+)$").matcher(r.out());
-            assertTrue(m.find(), r.out());
-            assertTrue(timed.contains(m.group(1)), m.group(1) + " " + timed);
+            // exported only when the tuned values beat those in effect in the alternating rounds (issue 36)
+            assertEquals(r.out().contains("verdict: the tuned values win"), m.find(), r.out());
+            if (r.out().contains("verdict: the tuned values win")) assertTrue(timed.contains(m.group(1)), m.group(1) + " " + timed);
         }
-        assertTrue(r.out().contains("tuned:  prefill"), r.out());
+        assertLoadAverageAndVerdict(r);
     }
 
     /** Issue 20, finding 4: info showed declared defaults, host ranges and "33 (set)" unflagged; now the device's. */

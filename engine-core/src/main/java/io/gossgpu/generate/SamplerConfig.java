@@ -3,7 +3,7 @@ package io.gossgpu.generate;
 import io.gossgpu.GossException;
 
 /**
- * How the next token is chosen. {@code temperature ≤ 0} is greedy (argmax, ties to the lower id). Otherwise,
+ * How the next token is chosen. {@code temperature = 0} is greedy (argmax, ties to the lower id). Otherwise,
  * in this order: logits / temperature → softmax → keep the {@code topK} most likely ({@code 0} = all) →
  * keep the smallest most-likely prefix whose probability reaches {@code topP} ({@code 1} = all) → drop
  * tokens below {@code minP × p_max} ({@code 0} = none) → renormalise and draw with a
@@ -11,7 +11,8 @@ import io.gossgpu.GossException;
  */
 public record SamplerConfig(float temperature, int topK, float topP, float minP, long seed) {
     public SamplerConfig {
-        if (!Float.isFinite(temperature)) throw new GossException("temperature must be finite, got " + temperature);
+        if (!(temperature >= 0) || !Float.isFinite(temperature))
+            throw new GossException("temperature must be >= 0 (0 is greedy), got " + temperature);
         if (topK < 0) throw new GossException("top-k must be >= 0, got " + topK);
         if (!(topP > 0 && topP <= 1)) throw new GossException("top-p must be in (0, 1], got " + topP);
         if (!(minP >= 0 && minP <= 1)) throw new GossException("min-p must be in [0, 1], got " + minP);

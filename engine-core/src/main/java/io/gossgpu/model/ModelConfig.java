@@ -61,6 +61,14 @@ public record ModelConfig(
         return numAttentionHeads / numKeyValueHeads;
     }
 
+    /**
+     * The longest context the model was trained for: YaRN stretches the {@code initial_context_length} RoPE was
+     * trained on by {@code rope_scaling_factor} (gpt-oss: 4096 × 32 = 131072, the published maximum).
+     */
+    public long maxContextLength() {
+        return (long) Math.floor((double) initialContextLength * ropeScalingFactor);
+    }
+
     public boolean isSlidingLayer(int layer) {
         return slidingWindow > 0 && layer % 2 == 0;
     }

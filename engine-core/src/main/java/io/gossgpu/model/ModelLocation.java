@@ -31,7 +31,7 @@ public record ModelLocation(Path path, ModelFormat format) {
 
     /** The model at or under {@code path}, or a one-line error saying what is there instead. */
     public static ModelLocation find(Path path) {
-        if (!Files.exists(path)) throw new GossException("model not found: " + path);
+        if (!Files.exists(path)) throw notFound(path);
         if (Files.isDirectory(path)) return inFolder(path);
         if (!Files.isRegularFile(path))
             throw new GossException(path + ": not a regular file or folder (a pipe or a device?); point --model at a model folder or a .gguf file");
@@ -48,17 +48,50 @@ public record ModelLocation(Path path, ModelFormat format) {
         if (hasConfig && (Files.isRegularFile(dir.resolve("model.safetensors.index.json"))
                 || SafetensorsReader.isHfConfig(dir.resolve("config.json")))) return new ModelLocation(dir, ModelFormat.HF);
         if (hasConfig && Files.isRegularFile(dir.resolve("model.safetensors"))) return new ModelLocation(dir, ModelFormat.ORIGINAL);
-        if (Files.isDirectory(dir.resolve("original"))) return find(dir.resolve("original"));
+        List<Path> ggufs = GgufSplit.models(ggufFiles(dir));
+        if (Files.isDirectory(dir.resolve("original"))) {
+            // Two models side by side: picking one silently could run a different model than the user meant.
+            if (!ggufs.isEmpty())
+                throw new GossException(dir + ": holds two models, " + dir.resolve("original") + " and " + ggufs.getFirst()
+                        + (ggufs.size() > 1 ? " (and " + (ggufs.size() - 1) + " more GGUF)" : "") + "; point --model at the one to run");
+            return find(dir.resolve("original"));
+        }
         Path snapshot = hfCacheSnapshot(dir);
         if (snapshot != null) return find(snapshot);
         Path ollama = OllamaManifest.inModelsFolder(dir);
         if (ollama != null) return find(ollama);
-        List<Path> ggufs = GgufSplit.models(ggufFiles(dir));
         if (ggufs.size() == 1) return find(ggufs.getFirst());
         if (ggufs.size() > 1)
             throw new GossException(dir + ": holds " + ggufs.size() + " GGUF models; point --model at one of them: "
                     + String.join(", ", ggufs.stream().map(p -> p.getFileName().toString()).toList()));
         throw new GossException(dir + ": no model here (expected config.json with model*.safetensors, an original/ folder, or a .gguf file)");
+    }
+
+    /**
+     * The error for a path that does not resolve: missing, or a symbolic link that dangles or loops (which
+     * {@link Files#exists} also calls missing), said as such.
+     */
+    public static GossException notFound(Path path) {
+        if (!Files.isSymbolicLink(path)) return new GossException("model not found: " + path);
+        List<Path> chain = new ArrayList<>();
+        Path p = path.toAbsolutePath().normalize();
+        try {
+            while (Files.isSymbolicLink(p)) {
+                if (chain.contains(p) || chain.size() > 40) {
+                    chain.add(p);
+                    return new GossException(path + ": a symbolic link loop (" + String.join(" -> ", chain.stream().map(Path::toString).toList())
+                            + "); point --model at the model itself");
+                }
+                chain.add(p);
+                Path target = Files.readSymbolicLink(p);
+                p = p.resolveSibling(target).normalize();
+            }
+        } catch (IOException e) {
+            return new GossException(path + ": cannot read the symbolic link " + p + " (" + e.getMessage() + ")");
+        }
+        if (Files.exists(p)) // the chain ends at something that exists, yet the path does not resolve: a loop among its folders
+            return new GossException(path + ": does not resolve (a symbolic link loop in a folder above it?)");
+        return new GossException(path + ": a symbolic link to " + p + ", which does not exist");
     }
 
     /** The Hugging Face cache's repository folder: the snapshot refs/main names, else its only snapshot. */

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -49,6 +50,10 @@ class ChatsBatchedTest {
                 try (Chat c = engine.newChat(options())) {
                     alone.add(c.send(q, null).tokens());
                 }
+            // Replies that differ make the comparison below mean something: were they all alike, a batch that handed one
+            // chat's row to another would still pass (issue 36).
+            assertEquals(QUESTIONS.length, alone.stream().map(Arrays::toString).distinct().count(),
+                    () -> "the solo replies must differ: " + alone.stream().map(Arrays::toString).toList());
             StepScheduler.Stats before = engine.stepStats();
             assertEquals(before.steps(), before.sequences(), "alone, every step holds one chat");
 

@@ -23,15 +23,15 @@ import java.util.stream.IntStream;
 /**
  * The demo model's held-out questions ({@code scripts/train-demo/data.py} writes them beside the training data and
  * {@code build.sh} copies them here), and the greedy check of one reply: a plain question must be answered with
- * reasoning on the analysis channel and a final answer that contains the expected text; a tool question must call
- * the expected function with the expected JSON arguments, then, given the tool's result, answer with the expected
- * text.
+ * reasoning on the analysis channel and a final answer that is the item's {@code final} text; a tool question must
+ * call the expected function with the expected JSON arguments, then, given the tool's result, answer with the item's
+ * {@code final} text. The whole text, not a part of it: {@code contains("2 word")} took "There are 12 words." for 2.
  */
 public final class HeldOut {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** One question. For tool families {@code toolName}, {@code toolArguments} and {@code toolResult} are set. */
-    public record Item(String family, List<Message> messages, String answer, String toolName, JsonNode toolArguments, String toolResult) {
+    public record Item(String family, List<Message> messages, String finalText, String toolName, JsonNode toolArguments, String toolResult) {
         public boolean isTool() {
             return toolName != null;
         }
@@ -65,7 +65,7 @@ public final class HeldOut {
                 ObjectNode conv = JSON.createObjectNode();
                 conv.set("messages", n.get("messages"));
                 JsonNode call = n.get("tool_call");
-                out.add(new Item(n.get("family").asText(), ConversationJson.parse(conv), n.get("answer").asText(),
+                out.add(new Item(n.get("family").asText(), ConversationJson.parse(conv), n.get("final").asText(),
                         call != null ? call.get("name").asText() : null,
                         call != null ? JSON.readTree(call.get("arguments").asText()) : null,
                         n.has("tool_result") ? n.get("tool_result").asText() : null));
@@ -95,7 +95,7 @@ public final class HeldOut {
         Reply r = chat.reply(item.messages(), maxTokens, SamplerConfig.greedy(), null);
         StringBuilder t = new StringBuilder("[analysis] ").append(r.reasoning()).append(" [final] ").append(r.content());
         if (!item.isTool()) {
-            boolean ok = !r.reasoning().isBlank() && r.toolCalls().isEmpty() && r.content().contains(item.answer());
+            boolean ok = !r.reasoning().isBlank() && r.toolCalls().isEmpty() && isFinal(item, r.content());
             return new Outcome(item, ok, r.tokens(), t.toString());
         }
         r.toolCalls().forEach(c -> t.append(" [call] ").append(c.functionName()).append(' ').append(c.arguments()));
@@ -107,8 +107,13 @@ public final class HeldOut {
         next.add(Message.toolResult(item.toolName(), item.toolResult()));
         Reply r2 = chat.reply(next, maxTokens, SamplerConfig.greedy(), null);
         t.append(" [tool] ").append(item.toolResult()).append(" [analysis] ").append(r2.reasoning()).append(" [final] ").append(r2.content());
-        boolean ok = r2.toolCalls().isEmpty() && r2.content().contains(item.answer());
+        boolean ok = r2.toolCalls().isEmpty() && isFinal(item, r2.content());
         return new Outcome(item, ok, IntStream.concat(IntStream.of(r.tokens()), IntStream.of(r2.tokens())).toArray(), t.toString());
+    }
+
+    /** Whether {@code content}, the reply's final channel, is the item's final text (surrounding white space aside). */
+    static boolean isFinal(Item item, String content) {
+        return content.strip().equals(item.finalText().strip());
     }
 
     private static JsonNode parse(String json) {

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -83,6 +84,15 @@ class StepSchedulerTest {
         }
     }
 
+    /**
+     * The sessions' solo replies differ from each other, so that comparing the batched replies with them shows a batch
+     * that hands one session's row to another: with replies all alike it would pass (issue 36).
+     */
+    private static void assertAllDiffer(int[]... replies) {
+        List<String> each = Arrays.stream(replies).map(Arrays::toString).toList();
+        assertEquals(replies.length, each.stream().distinct().count(), () -> "the solo replies must differ: " + each);
+    }
+
     @Test
     void sessionsOnThreadsShareStepsAndGetTheirTokensAlone() throws Exception {
         int n = 4, tokens = 24;
@@ -91,6 +101,7 @@ class StepSchedulerTest {
             prompts[i] = prompt(3 + 2 * i, 50 + i);
             want[i] = alone(prompts[i], tokens);
         }
+        assertAllDiffer(want);
         backend.steps.clear();
         try (Executor ex = new Executor(backend, weights); ExecutorService threads = Executors.newFixedThreadPool(n)) {
             StepScheduler scheduler = new StepScheduler(ex, 4);
@@ -123,6 +134,7 @@ class StepSchedulerTest {
     void aPromptBesideRunningStreamsGoesInChunks() throws Exception {
         int[] first = prompt(4, 60), second = prompt(14, 61);
         int[] wantFirst = alone(first, 20), wantSecond = alone(second, 4);
+        assertAllDiffer(Arrays.copyOf(wantFirst, 4), wantSecond);
         backend.steps.clear();
         try (Executor ex = new Executor(backend, weights); ExecutorService threads = Executors.newFixedThreadPool(2)) {
             StepScheduler scheduler = new StepScheduler(ex, 4);

@@ -156,6 +156,39 @@ class ModelLocationTest {
         assertTrue(e.getMessage().contains("holds 2 GGUF models") && e.getMessage().contains("a.gguf, b.gguf"), e.getMessage());
     }
 
+    /** An original/ folder and a .gguf side by side (issue 36): refused, naming both, not one picked silently. */
+    @Test
+    void folderWithAnOriginalFolderAndAGgufNamesBoth() {
+        Path folder = tmp.resolve("two");
+        SafetensorsWriter.writeOriginal(g, folder.resolve("original"));
+        writeGguf(folder.resolve("gpt-oss-20b-mxfp4.gguf"));
+        GossException e = assertThrows(GossException.class, () -> ModelLocation.find(folder));
+        String m = e.getMessage();
+        assertTrue(m.contains(folder.resolve("original").toString()) && m.contains("gpt-oss-20b-mxfp4.gguf") && m.contains("point --model at"), m);
+        assertEquals(1, m.lines().count(), m);
+        assertOpensAs(folder.resolve("original"), ModelFormat.ORIGINAL, folder.resolve("original"));
+    }
+
+    /** A link to itself, or two links to each other (issue 36): the error says loop, not "not found". */
+    @Test
+    void symbolicLinkLoopIsCalledALoop() throws IOException {
+        Path self = tmp.resolve("self");
+        Files.createSymbolicLink(self, self.getFileName());
+        Path a = tmp.resolve("a"), b = tmp.resolve("b");
+        Files.createSymbolicLink(a, b);
+        Files.createSymbolicLink(b, a);
+        for (Path p : List.of(self, a)) {
+            GossException e = assertThrows(GossException.class, () -> Checkpoint.open(p, LoadOptions.defaults()));
+            assertTrue(e.getMessage().contains("symbolic link loop"), e.getMessage());
+        }
+        Path dangling = tmp.resolve("dangling");
+        Files.createSymbolicLink(dangling, tmp.resolve("nowhere"));
+        GossException e = assertThrows(GossException.class, () -> ModelLocation.find(dangling));
+        assertTrue(e.getMessage().contains("nowhere, which does not exist"), e.getMessage());
+        e = assertThrows(GossException.class, () -> ModelLocation.find(tmp.resolve("missing")));
+        assertEquals("model not found: " + tmp.resolve("missing"), e.getMessage());
+    }
+
     private void writeGguf(Path file) {
         try {
             Files.createDirectories(file.getParent());

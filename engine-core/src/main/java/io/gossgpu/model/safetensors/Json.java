@@ -1,6 +1,8 @@
 package io.gossgpu.model.safetensors;
 
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -56,6 +58,8 @@ public final class Json {
             JsonNode node = MAPPER.readTree(text);
             if (node == null || node.isMissingNode()) throw new ModelFormatException(file, what + " is empty");
             return node;
+        } catch (JsonProcessingException e) {
+            throw new ModelFormatException(file, what + " is not valid JSON (" + describe(e) + ")");
         } catch (IOException e) {
             throw new ModelFormatException(file, what + " is not valid JSON (" + firstLine(e.getMessage()) + ")");
         } catch (RuntimeException e) {
@@ -105,6 +109,21 @@ public final class Json {
             }
         }
         return true;
+    }
+
+    /**
+     * A JSON syntax error in a few words and where it is ({@code Unexpected end-of-input ... at line 1, column 10}),
+     * without what Jackson adds for its own users: the source description, feature names, a second line.
+     */
+    public static String describe(JsonProcessingException e) {
+        String m = e.getOriginalMessage() == null ? "malformed JSON" : e.getOriginalMessage();
+        for (String tail : new String[] {" (start marker at", " at [Source:", "[Source:"}) {
+            int cut = m.indexOf(tail);
+            if (cut >= 0) m = m.substring(0, cut);
+        }
+        m = firstLine(m).strip();
+        JsonLocation at = e.getLocation();
+        return at == null || at.getLineNr() < 0 ? m : m + " at line " + at.getLineNr() + ", column " + at.getColumnNr();
     }
 
     static String firstLine(String s) {
