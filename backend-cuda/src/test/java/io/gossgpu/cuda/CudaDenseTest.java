@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
@@ -30,7 +31,6 @@ import java.util.SplittableRandom;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The dense.cu kernels where the conformance kit does not reach: every device format (BF16, F16, F32, Q8_0),
@@ -63,8 +63,7 @@ class CudaDenseTest {
     }
 
     static void requireDevice() {
-        CudaDriver.Availability a = CudaDriver.backendAvailability();
-        assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
+        RequiredBackends.requireAvailable(new CudaBackendProvider());
     }
 
     static CudaBackend backend(BackendOptions knobs) {

@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.cuda.bindings.CudaException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,7 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Tests that need a CUDA device. Without one every test here is skipped with the driver's one-line
@@ -40,8 +40,7 @@ class CudaDeviceTest {
     /** Per test, so that each one is reported as skipped with the reason. */
     @BeforeEach
     void requireDevice() {
-        CudaDriver.Availability a = CudaDriver.backendAvailability();
-        assumeTrue(a.available(), a.reason());
+        RequiredBackends.requireAvailable(new CudaBackendProvider());
         assertTrue(ctx != null, "CUDA context was not opened");
     }
 

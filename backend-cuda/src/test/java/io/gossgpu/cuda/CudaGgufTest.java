@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
@@ -25,7 +26,6 @@ import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The dense ops on GGUF files, which the kit (OpenAI layout, BF16) does not load: Q, K and V as three file
@@ -44,8 +44,7 @@ class CudaGgufTest {
     @ParameterizedTest
     @EnumSource(GgufWriter.DenseType.class)
     void denseOpsMatchTheReference(GgufWriter.DenseType type) {
-        CudaDriver.Availability a = CudaDriver.backendAvailability();
-        assumeTrue(a.available(), () -> "cuda unavailable: " + a.reason());
+        RequiredBackends.requireAvailable(new CudaBackendProvider());
         ModelConfig c = TestModelPresets.tiny();
         Path f = dir.resolve("m-" + type + ".gguf");
         GgufWriter.write(new TestModelGenerator(c, 41), f, GgufWriter.Options.defaults().withDense(type));

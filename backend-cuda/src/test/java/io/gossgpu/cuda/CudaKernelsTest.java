@@ -1,5 +1,6 @@
 package io.gossgpu.cuda;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.cuda.bindings.CudaException;
 import org.junit.jupiter.api.Test;
 
@@ -45,20 +46,27 @@ class CudaKernelsTest {
         return candidates.stream().anyMatch(p -> Files.isRegularFile(p) && Files.isExecutable(p));
     }
 
+    /**
+     * The packaged PTX's manifest. Without one: a failure where the build must have packaged PTX (nvcc is installed
+     * here, or GOSS_REQUIRE_CUDA=1), else the test is skipped with {@link CudaKernels#NOT_BUILT}.
+     */
+    static CudaKernels.Manifest packagedManifest() {
+        var manifest = CudaKernels.manifest();
+        if (manifest.isPresent()) return manifest.get();
+        if (nvccPresent()) fail("nvcc is installed here but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST + " missing)");
+        if (RequiredBackends.required("cuda"))
+            fail(RequiredBackends.variable("cuda") + "=1 but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST + " missing)");
+        assertEquals(CudaKernels.NOT_BUILT, CudaKernels.unavailableReason().orElseThrow());
+        return abort(CudaKernels.NOT_BUILT);
+    }
+
     @Test
     void packagedPtxExistsForEveryTargetAtTheIsaTheManifestNames() {
-        var manifest = CudaKernels.manifest();
-        if (manifest.isEmpty()) {
-            if (nvccPresent()) {
-                fail("nvcc is installed here but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST + " missing)");
-            }
-            assertEquals(CudaKernels.NOT_BUILT, CudaKernels.unavailableReason().orElseThrow());
-            abort(CudaKernels.NOT_BUILT);
-        }
+        CudaKernels.Manifest manifest = packagedManifest();
         assertTrue(CudaKernels.unavailableReason().isEmpty());
-        assertTrue(manifest.get().archs().containsAll(ARCHS), "archs " + manifest.get().archs());
-        assertTrue(manifest.get().kernels().containsAll(KERNELS), "kernels " + manifest.get().kernels());
-        assertTrue(manifest.get().cudaRelease().matches("\\d+\\.\\d+"), manifest.get().cudaRelease());
+        assertTrue(manifest.archs().containsAll(ARCHS), "archs " + manifest.archs());
+        assertTrue(manifest.kernels().containsAll(KERNELS), "kernels " + manifest.kernels());
+        assertTrue(manifest.cudaRelease().matches("\\d+\\.\\d+"), manifest.cudaRelease());
         for (String kernel : KERNELS) {
             for (String arch : ARCHS) {
                 String ptx = new String(CudaKernels.ptx(kernel, arch), StandardCharsets.UTF_8);
@@ -68,10 +76,10 @@ class CudaKernelsTest {
         }
         // every packaged file declares at most its target's ISA, and one of them exactly that
         for (String arch : ARCHS) {
-            String isa = manifest.get().isa().get(arch);
+            String isa = manifest.isa().get(arch);
             assertTrue(isa != null && isa.matches("\\d+\\.\\d"), arch + " has ISA " + isa);
             boolean reached = false;
-            for (String kernel : manifest.get().kernels()) {
+            for (String kernel : manifest.kernels()) {
                 String v = ptxVersion(new String(CudaKernels.ptx(kernel, arch), StandardCharsets.UTF_8));
                 assertTrue(Double.parseDouble(v) <= Double.parseDouble(isa), kernel + "." + arch + " is ISA " + v + ", above " + isa);
                 reached |= v.equals(isa);
@@ -80,7 +88,7 @@ class CudaKernelsTest {
             assertTrue(CudaVersions.cudaForIsa(isa).isPresent(), "ISA " + isa + " of " + arch + " is not in CudaVersions' table");
         }
         // PTX ISA 9.0 (what nvcc 13 writes) would need a CUDA 13 driver: the build lowered every target below it
-        assertTrue(manifest.get().archs().stream().allMatch(a -> manifest.get().cudaNeeded(a) < 13000), manifest.get().toString());
+        assertTrue(manifest.archs().stream().allMatch(a -> manifest.cudaNeeded(a) < 13000), manifest.toString());
     }
 
     static String ptxVersion(String ptx) {

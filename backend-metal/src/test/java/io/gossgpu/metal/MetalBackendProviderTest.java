@@ -1,9 +1,9 @@
 package io.gossgpu.metal;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,7 +37,7 @@ class MetalBackendProviderTest {
 
     @Test
     void knobIsReadFromTheBackendOptions() {
-        Assumptions.assumeTrue(new MetalBackendProvider().availability().available(), "metal unavailable");
+        RequiredBackends.requireAvailable(new MetalBackendProvider());
         io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
         try (Backend b = new MetalBackendProvider().create(none.with(MetalKernel.ADD.threadgroup, 96))) {
             var x = b.allocate(3, 100);

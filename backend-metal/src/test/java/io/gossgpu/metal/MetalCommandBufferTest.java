@@ -1,12 +1,12 @@
 package io.gossgpu.metal;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,7 +17,7 @@ class MetalCommandBufferTest {
     @Test
     void aDecodeStepIsOneCommandBuffer() {
         MetalBackendProvider p = new MetalBackendProvider();
-        Assumptions.assumeTrue(p.availability().available(), () -> "metal unavailable: " + p.availability().reason());
+        RequiredBackends.requireAvailable(p);
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 5).inMemory();
              MetalBackend b = (MetalBackend) p.create(io.gossgpu.backend.BackendOptions.defaults());
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck));

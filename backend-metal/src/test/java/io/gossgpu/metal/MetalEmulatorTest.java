@@ -1,5 +1,6 @@
 package io.gossgpu.metal;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.metal.bindings.goss_metal_h;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -38,8 +39,7 @@ class MetalEmulatorTest {
     @BeforeAll
     void open() throws IOException {
         Assumptions.assumeTrue(MetalBackendProvider.emulatorRequested(), "the emulated Metal device is not requested (GOSS_METAL_EMULATOR)");
-        var a = new MetalBackendProvider().availability();
-        Assumptions.assumeTrue(a.available(), () -> "metal unavailable: " + a.reason());
+        RequiredBackends.requireAvailable(new MetalBackendProvider());
         MetalNative.ensureLoaded(true);
         dev = goss_mtl_device_create();
         assertEquals(1, goss_mtl_device_is_emulated(dev));

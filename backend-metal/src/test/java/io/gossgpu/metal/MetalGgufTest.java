@@ -1,5 +1,6 @@
 package io.gossgpu.metal;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
@@ -12,7 +13,6 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -34,7 +34,7 @@ class MetalGgufTest {
     @EnumSource(GgufWriter.DenseType.class)
     void ggufModelMatchesTheReference(GgufWriter.DenseType dense) {
         MetalBackendProvider p = new MetalBackendProvider();
-        Assumptions.assumeTrue(p.availability().available(), () -> "metal unavailable: " + p.availability().reason());
+        RequiredBackends.requireAvailable(p);
         ModelConfig c = TestModelPresets.tiny();
         Path file = dir.resolve("tiny-" + dense + ".gguf");
         GgufWriter.write(new TestModelGenerator(c, 31), file, GgufWriter.Options.defaults().withDense(dense));

@@ -1,5 +1,6 @@
 package io.gossgpu.opencl;
 
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
@@ -27,7 +28,7 @@ class OpenClKnobStatesTest {
 
     @Test
     void theStatesAreWhatTheBackendRunsAndTheRangesAreTheDevices() {
-        Assumptions.assumeTrue(provider.availability().available(), () -> "opencl unavailable: " + provider.availability().reason());
+        RequiredBackends.requireAvailable(provider);
         for (BackendOptions o : List.of(BackendOptions.defaults(),
                 BackendOptions.defaults().with(Knobs.LINEAR_WG, 8).with(Knobs.SDPA_SPLITKEYS, 128).with(Knobs.MOE_GROUPMIN, 4))) {
             List<KnobState> states = provider.knobStates(o);
@@ -49,7 +50,7 @@ class OpenClKnobStatesTest {
 
     @Test
     void aValueAboveTheDevicesLimitIsFlaggedAsTheBackendRefusesIt() {
-        Assumptions.assumeTrue(provider.availability().available(), () -> "opencl unavailable: " + provider.availability().reason());
+        RequiredBackends.requireAvailable(provider);
         long max = OpenCl.select(OpenCl.devices(), null).maxWorkGroupSize();
         Assumptions.assumeTrue(max < 1 << 20, "the device allows every declared work-group size");
         BackendOptions tooBig = BackendOptions.defaults().with(Knobs.LINEAR_WG, (int) Long.highestOneBit(max) * 2);

@@ -1,9 +1,5 @@
 package io.gossgpu.model;
 
-import io.gossgpu.model.convert.Conversions;
-import io.gossgpu.model.gguf.GgufReader;
-import io.gossgpu.model.safetensors.SafetensorsReader;
-
 import java.lang.foreign.Arena;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -55,11 +51,7 @@ public final class Checkpoint implements AutoCloseable {
      */
     public static Checkpoint open(Path path, LoadOptions options) {
         ModelLocation at = ModelLocation.find(path);
-        Checkpoint ckpt = switch (at.format()) {
-            case GGUF, OLLAMA -> GgufReader.open(at.path(), options);
-            case ORIGINAL -> SafetensorsReader.openOriginal(at.path(), options);
-            case HF -> SafetensorsReader.openHf(at.path(), options);
-        };
+        Checkpoint ckpt = CheckpointReaders.of(at.format()).open(at, options);
         if (options.checkTensors()) {
             try {
                 TensorCheck.run(ckpt, options.progress());

@@ -2,10 +2,6 @@ package io.gossgpu.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
-import io.gossgpu.model.gguf.GgufReader;
-import io.gossgpu.model.gguf.GgufSplit;
-import io.gossgpu.model.safetensors.Json;
-import io.gossgpu.model.safetensors.SafetensorsReader;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -36,7 +32,7 @@ public record ModelLocation(Path path, ModelFormat format) {
         if (!Files.isRegularFile(path))
             throw new GossException(path + ": not a regular file or folder (a pipe or a device?); point --model at a model folder or a .gguf file");
         if (!Files.isReadable(path)) throw new GossException(path + ": cannot be read (permission denied)");
-        if (GgufReader.hasMagic(path)) return new ModelLocation(GgufSplit.firstShard(path), ModelFormat.GGUF);
+        if (FormatProbes.isGguf(path)) return new ModelLocation(GgufSplit.firstShard(path), ModelFormat.GGUF);
         Path blob = OllamaManifest.blob(path);
         if (blob != null) return find(blob);
         throw new GossException(path + ": not a GGUF file (no GGUF magic) and not a model folder");
@@ -44,9 +40,9 @@ public record ModelLocation(Path path, ModelFormat format) {
 
     private static ModelLocation inFolder(Path dir) {
         boolean hasConfig = Files.isRegularFile(dir.resolve("config.json"));
-        if (hasConfig && SafetensorsReader.isOriginalFolder(dir)) return new ModelLocation(dir, ModelFormat.ORIGINAL);
+        if (hasConfig && FormatProbes.isOriginalFolder(dir)) return new ModelLocation(dir, ModelFormat.ORIGINAL);
         if (hasConfig && (Files.isRegularFile(dir.resolve("model.safetensors.index.json"))
-                || SafetensorsReader.isHfConfig(dir.resolve("config.json")))) return new ModelLocation(dir, ModelFormat.HF);
+                || FormatProbes.isHfConfig(dir.resolve("config.json")))) return new ModelLocation(dir, ModelFormat.HF);
         if (hasConfig && Files.isRegularFile(dir.resolve("model.safetensors"))) return new ModelLocation(dir, ModelFormat.ORIGINAL);
         List<Path> ggufs = GgufSplit.models(ggufFiles(dir));
         if (Files.isDirectory(dir.resolve("original"))) {

@@ -101,7 +101,7 @@ abstract class TensorNames {
             return WeightView.of(ckpt.conversions().readable(tensor(name, shape)));
         }
 
-        /** MoE expert weights ({@link io.gossgpu.model.convert.Conversions#experts}) of shape {@code shape} in the file. */
+        /** MoE expert weights ({@link io.gossgpu.model.Conversions#experts}) of shape {@code shape} in the file. */
         WeightView experts(String name, boolean transposed, Dim... shape) {
             return WeightView.of(ckpt.conversions().experts(tensor(name, shape), transposed));
         }

@@ -6,7 +6,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.safetensors.ConfigJson;
-import io.gossgpu.model.safetensors.Json;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.safetensors.SafetensorsFileWriter;
 import io.gossgpu.model.safetensors.ShardIndex;
 import io.gossgpu.quant.Bf16;

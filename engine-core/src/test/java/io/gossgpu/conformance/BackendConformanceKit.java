@@ -78,7 +78,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  *
  * and depends on engine-core's test-jar ({@code <type>test-jar</type>}, scope test). When the provider
  * reports itself unavailable, every test is <em>skipped</em> with its reason (JUnit assumption), never
- * passed.
+ * passed; or fails, where the run requires the backend ({@code GOSS_REQUIRE_<NAME>=1}, {@link RequiredBackends}).
  *
  * <p>Comparisons are relative to each output row's scale: {@code |x − ref| ≤ tol · max_c |ref[row, c]|}
  * (see {@link #opTolerance()} and {@link #modelTolerance()} for the numbers and why).
@@ -176,10 +176,12 @@ public abstract class BackendConformanceKit {
     /** One test model loaded on both backends. */
     protected record Model(ModelConfig config, ModelWeights weights, LoadedWeights mine, LoadedWeights ref) {}
 
-    /** Skips (never passes) everything when the provider says its device is absent. */
+    /**
+     * Skips (never passes) everything when the provider says its device is absent, or fails where the run requires
+     * the backend ({@link RequiredBackends}).
+     */
     public static void requireAvailable(BackendProvider p) {
-        Availability a = Backends.safeAvailability(p);
-        Assumptions.assumeTrue(a.available(), () -> "backend '" + p.name() + "' unavailable: " + a.reason());
+        RequiredBackends.requireAvailable(p);
     }
 
     private Availability availability;
@@ -208,8 +210,7 @@ public abstract class BackendConformanceKit {
      */
     @BeforeEach
     void skipWhenUnavailable() {
-        Assumptions.assumeTrue(availability.available(),
-                () -> "backend '" + provider().name() + "' unavailable: " + availability.reason());
+        RequiredBackends.requireAvailable(provider().name(), availability);
     }
 
     @AfterAll

@@ -8,6 +8,9 @@ import org.junit.jupiter.api.Test;
 import org.opentest4j.AssertionFailedError;
 import org.opentest4j.TestAbortedException;
 
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +26,20 @@ class ConformanceKitSelfTest {
         };
         TestAbortedException e = assertThrows(TestAbortedException.class, () -> BackendConformanceKit.requireAvailable(absent));
         assertTrue(e.getMessage().contains("no such device in this machine"), e.getMessage());
+    }
+
+    /** GOSS_REQUIRE_<NAME>=1 (CI, where the device or its emulator is installed): an unavailable backend fails, never skips. */
+    @Test
+    void unavailableRequiredBackendFails() {
+        Availability no = Availability.no("emulator library failed to load");
+        AssertionFailedError e = assertThrows(AssertionFailedError.class,
+                () -> RequiredBackends.requireAvailable("metal", no, Map.of("GOSS_REQUIRE_METAL", "1")));
+        assertTrue(e.getMessage().equals("GOSS_REQUIRE_METAL=1 but backend 'metal' is unavailable: emulator library failed to load"), e.getMessage());
+        // another backend's switch, or a value other than 1, leaves the skip
+        assertThrows(TestAbortedException.class, () -> RequiredBackends.requireAvailable("metal", no, Map.of("GOSS_REQUIRE_CUDA", "1")));
+        assertThrows(TestAbortedException.class, () -> RequiredBackends.requireAvailable("metal", no, Map.of("GOSS_REQUIRE_METAL", "0")));
+        RequiredBackends.requireAvailable("metal", Availability.yes("emulated"), Map.of("GOSS_REQUIRE_METAL", "1"));
+        assertEquals("GOSS_REQUIRE_OPENCL", RequiredBackends.variable("opencl"));
     }
 
     @Test

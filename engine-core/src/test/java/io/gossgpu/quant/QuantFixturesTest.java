@@ -1,7 +1,7 @@
 package io.gossgpu.quant;
 
 import io.gossgpu.model.DType;
-import io.gossgpu.model.convert.BlockDecoder;
+import io.gossgpu.model.BlockDecoder;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 

@@ -3,6 +3,7 @@ package io.gossgpu.model.gguf;
 import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
 
+import io.gossgpu.model.GgufSplit;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -2,6 +2,7 @@ package io.gossgpu.model.gguf;
 
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.FileBytes;
+import io.gossgpu.model.GgufSplit;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
@@ -26,17 +27,6 @@ import java.util.Map;
  */
 public final class GgufReader {
     private GgufReader() {}
-
-    /** True when {@code file} starts with the bytes "GGUF". */
-    public static boolean hasMagic(Path file) {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(4);
-            while (b.hasRemaining()) if (ch.read(b) < 0) return false;
-            return b.get(0) == 'G' && b.get(1) == 'G' && b.get(2) == 'U' && b.get(3) == 'F';
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     /** Opens {@code file}, or, when it is the first shard of a split GGUF, every shard as one model. */
     public static Checkpoint open(Path file, LoadOptions options) {

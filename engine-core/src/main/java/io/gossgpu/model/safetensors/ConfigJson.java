@@ -1,6 +1,7 @@
 package io.gossgpu.model.safetensors;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormatException;
 

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
+import io.gossgpu.model.Json;
 import io.gossgpu.quant.LE;
 
 import java.io.IOException;

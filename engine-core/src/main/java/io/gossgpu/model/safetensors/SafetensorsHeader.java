@@ -2,6 +2,7 @@ package io.gossgpu.model.safetensors;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.model.DType;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.quant.LE;
 

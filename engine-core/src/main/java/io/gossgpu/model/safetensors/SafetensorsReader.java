@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.FileBytes;
+import io.gossgpu.model.FormatProbes;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
@@ -31,36 +33,6 @@ import java.util.Map;
 public final class SafetensorsReader {
     private SafetensorsReader() {}
 
-    /** True when {@code configJson} is a Hugging Face gpt-oss config; false for anything else, garbage included. */
-    public static boolean isHfConfig(Path configJson) {
-        try {
-            JsonNode c = Json.readObjectFile(configJson);
-            JsonNode type = c.get("model_type");
-            if (type != null && type.isTextual() && type.textValue().equals("gpt_oss")) return true;
-            JsonNode arch = c.get("architectures");
-            if (arch != null && arch.isArray())
-                for (JsonNode a : arch) if (a.isTextual() && a.textValue().equals("GptOssForCausalLM")) return true;
-            return false;
-        } catch (RuntimeException e) {
-            return false;
-        }
-    }
-
-    /**
-     * True when {@code dir} looks like OpenAI's original/ folder: a config.json with the reference
-     * ModelConfig's keys (and no Hugging Face model_type) next to at least one *.safetensors file.
-     * gpt-oss-120b's original/ holds {@code model--0000N-of-00007.safetensors}, not model.safetensors.
-     */
-    public static boolean isOriginalFolder(Path dir) {
-        try {
-            JsonNode c = Json.readObjectFile(dir.resolve("config.json"));
-            if (c.has("model_type") || !c.has("num_experts") || !c.has("experts_per_token")) return false;
-            return !safetensorsFiles(dir).isEmpty();
-        } catch (RuntimeException e) {
-            return false;
-        }
-    }
-
     /**
      * OpenAI's original/ folder: config.json and model.safetensors, or shards listed by a
      * model.safetensors.index.json, or else every *.safetensors file of the folder (in name order).
@@ -73,20 +45,9 @@ public final class SafetensorsReader {
             return open(dir, ModelFormat.ORIGINAL, config, configNode, List.of(dir.resolve("model.safetensors")), null, options);
         Path indexFile = dir.resolve(ShardIndex.FILE);
         if (Files.isRegularFile(indexFile)) return openIndexed(dir, ModelFormat.ORIGINAL, config, configNode, indexFile, options);
-        List<Path> files = safetensorsFiles(dir);
+        List<Path> files = FormatProbes.safetensorsFiles(dir);
         if (files.isEmpty()) throw new ModelFormatException(dir, "no model.safetensors (or other *.safetensors file) here");
         return open(dir, ModelFormat.ORIGINAL, config, configNode, files, null, options);
-    }
-
-    private static List<Path> safetensorsFiles(Path dir) {
-        List<Path> files = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.safetensors")) {
-            for (Path p : ds) if (Files.isRegularFile(p)) files.add(p);
-        } catch (IOException e) {
-            throw new ModelFormatException(dir, "cannot list the folder (" + e.getMessage() + ")");
-        }
-        files.sort(null);
-        return files;
     }
 
     private static Checkpoint openIndexed(Path dir, ModelFormat format, ModelConfig config, JsonNode configNode, Path indexFile,

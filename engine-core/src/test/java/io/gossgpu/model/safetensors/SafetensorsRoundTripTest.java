@@ -1,5 +1,7 @@
 package io.gossgpu.model.safetensors;
 
+import io.gossgpu.model.FormatProbes;
+import io.gossgpu.model.Json;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;
@@ -42,7 +44,7 @@ class SafetensorsRoundTripTest {
         Path dir = tmp.resolve("original");
         SafetensorsWriter.writeOriginal(g, dir);
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
-        assertFalse(SafetensorsReader.isHfConfig(dir.resolve("config.json")));
+        assertFalse(FormatProbes.isHfConfig(dir.resolve("config.json")));
         try (Checkpoint ckpt = Checkpoint.open(dir, LoadOptions.defaults()); Arena arena = Arena.ofConfined()) {
             assertEquals(ModelFormat.ORIGINAL, ckpt.format());
             assertEquals(TINY, ckpt.config());
@@ -74,7 +76,7 @@ class SafetensorsRoundTripTest {
             shards = s.filter(p -> p.getFileName().toString().matches("model-\\d{5}-of-\\d{5}\\.safetensors")).count();
         }
         assertTrue(shards >= 3, "expected several shards, got " + shards);
-        assertTrue(SafetensorsReader.isHfConfig(hf.resolve("config.json")));
+        assertTrue(FormatProbes.isHfConfig(hf.resolve("config.json")));
         assertEquals(ModelFormat.HF, Checkpoint.detect(hf));
         try (Checkpoint a = Checkpoint.open(orig, LoadOptions.defaults());
              Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults());

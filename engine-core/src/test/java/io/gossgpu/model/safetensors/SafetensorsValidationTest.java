@@ -1,5 +1,7 @@
 package io.gossgpu.model.safetensors;
 
+import io.gossgpu.model.FormatProbes;
+import io.gossgpu.model.Json;
 import io.gossgpu.testmodel.HfTensorLayout;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -493,19 +495,19 @@ class SafetensorsValidationTest {
     @Test
     void isHfConfigNeverThrows() throws IOException {
         Path f = tmp.resolve("c.json");
-        assertFalse(SafetensorsReader.isHfConfig(tmp.resolve("absent.json")));
-        assertFalse(SafetensorsReader.isHfConfig(tmp));
+        assertFalse(FormatProbes.isHfConfig(tmp.resolve("absent.json")));
+        assertFalse(FormatProbes.isHfConfig(tmp));
         for (String s : List.of("", "[]", "null", "{\"model_type\": 3}", "{\"architectures\": \"GptOssForCausalLM\"}", "{\"model_type\": \"gpt_oss\"",
                 "{\"model_type\": \"llama\"}")) {
             Files.writeString(f, s);
-            assertFalse(SafetensorsReader.isHfConfig(f), s);
+            assertFalse(FormatProbes.isHfConfig(f), s);
         }
         Files.write(f, new byte[]{(byte) 0xff, (byte) 0xfe, 0, 1, 2});
-        assertFalse(SafetensorsReader.isHfConfig(f));
+        assertFalse(FormatProbes.isHfConfig(f));
         Files.writeString(f, "{\"architectures\": [\"X\", \"GptOssForCausalLM\"]}");
-        assertTrue(SafetensorsReader.isHfConfig(f));
+        assertTrue(FormatProbes.isHfConfig(f));
         Files.writeString(f, "{\"model_type\": \"gpt_oss\"}");
-        assertTrue(SafetensorsReader.isHfConfig(f));
+        assertTrue(FormatProbes.isHfConfig(f));
     }
 
     // ---- the HF shard index ------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 package io.gossgpu.model.safetensors;
 
+import io.gossgpu.model.Json;
 import io.gossgpu.testmodel.HfTensorLayout;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,6 +1,5 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
-import io.gossgpu.model.DType;
 import io.gossgpu.quant.Iq4;
 import io.gossgpu.quant.KQuants;
 import io.gossgpu.quant.LegacyQuants;

@@ -1,7 +1,5 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
-import io.gossgpu.model.DType;
-import io.gossgpu.model.TensorData;
 import io.gossgpu.quant.F16;
 import io.gossgpu.quant.Iq4;
 import io.gossgpu.quant.LE;

@@ -1,9 +1,5 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
-import io.gossgpu.model.DType;
-import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.ModelFormatException;
-import io.gossgpu.model.TensorData;
 import io.gossgpu.quant.Mxfp4;
 
 import java.lang.foreign.Arena;

@@ -1,15 +1,7 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.debug.LogitsDump;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.DType;
-import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.ModelFormat;
-import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.ThreeFormatsTest;
-import io.gossgpu.model.WeightFormat;
-import io.gossgpu.model.WeightView;
 import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.quant.Mxfp4;

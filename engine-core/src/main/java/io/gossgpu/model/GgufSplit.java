@@ -1,4 +1,4 @@
-package io.gossgpu.model.gguf;
+package io.gossgpu.model;
 
 import io.gossgpu.GossException;
 
@@ -37,7 +37,7 @@ public final class GgufSplit {
     }
 
     /** Every file of the model whose first file is {@code first}: its shards in order, or just itself. */
-    static List<Path> shards(Path first) {
+    public static List<Path> shards(Path first) {
         Matcher m = NAME.matcher(first.getFileName().toString());
         if (!m.matches()) return List.of(first);
         int count = Integer.parseInt(m.group(3));

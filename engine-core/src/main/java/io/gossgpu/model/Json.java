@@ -1,4 +1,4 @@
-package io.gossgpu.model.safetensors;
+package io.gossgpu.model;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.gossgpu.model.ModelFormatException;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -41,7 +40,7 @@ public final class Json {
     private Json() {}
 
     /** Decodes {@code bytes} as UTF-8, rejecting malformed input. */
-    static String utf8(Path file, byte[] bytes, String what) {
+    public static String utf8(Path file, byte[] bytes, String what) {
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -53,7 +52,7 @@ public final class Json {
     }
 
     /** Parses {@code text}; any syntax error is one line naming {@code file}. */
-    static JsonNode parse(Path file, String text, String what) {
+    public static JsonNode parse(Path file, String text, String what) {
         try {
             JsonNode node = MAPPER.readTree(text);
             if (node == null || node.isMissingNode()) throw new ModelFormatException(file, what + " is empty");
@@ -87,18 +86,18 @@ public final class Json {
 
     /** The object's top-level keys as plain Java values (maps, lists, strings, numbers, booleans, null). */
     @SuppressWarnings("unchecked")
-    static Map<String, Object> toPlainMap(JsonNode object) {
+    public static Map<String, Object> toPlainMap(JsonNode object) {
         Map<String, Object> out = new LinkedHashMap<>();
         object.properties().forEach(e -> out.put(e.getKey(), MAPPER.convertValue(e.getValue(), Object.class)));
         return out;
     }
 
-    static String kind(JsonNode n) {
+    public static String kind(JsonNode n) {
         return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** True when {@code s} holds no unpaired UTF-16 surrogate (so it has a UTF-8 form). */
-    static boolean isWellFormed(String s) {
+    public static boolean isWellFormed(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (Character.isHighSurrogate(c)) {

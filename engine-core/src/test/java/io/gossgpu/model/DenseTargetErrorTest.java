@@ -1,8 +1,5 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.TensorData;
 import io.gossgpu.quant.F16;
 import io.gossgpu.quant.Q8_0;
 import org.junit.jupiter.api.Test;

@@ -1,16 +1,9 @@
-package io.gossgpu.model.convert;
+package io.gossgpu.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.cpu.ReferenceBackend;
 import io.gossgpu.debug.LogitsDump;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.DType;
-import io.gossgpu.model.LoadOptions;
-import io.gossgpu.model.ModelFormat;
-import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.TensorData;
-import io.gossgpu.model.WeightView;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
