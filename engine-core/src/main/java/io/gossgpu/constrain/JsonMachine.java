@@ -269,6 +269,24 @@ public final class JsonMachine {
     }
 
     /**
+     * How many leading bytes of {@code b} are plain string content by {@link #plainChars}'s rule (whole characters,
+     * no quote, backslash or control character): a free string takes them without changing its state.
+     */
+    static int plainPrefix(byte[] b) {
+        Stack bottom = new Stack(new Root(FREE_STRING, true, 0), null);
+        Object s = new Stack(new Str(FREE_STRING, 0, 0), bottom);
+        int whole = 0;
+        for (int i = 0; i < b.length; i++) {
+            int c = b[i] & 0xff;
+            if (c == '"' || c == '\\') break;
+            s = step(s, c);
+            if (s == null) break;
+            if (((Str) ((Stack) s).top).pending == 0) whole = i + 1;
+        }
+        return whole;
+    }
+
+    /**
      * The code points of {@code b} when it is plain string content on its own (whole UTF-8 characters, no quote,
      * backslash or control character), by this matcher's own rules; else -1.
      */

@@ -19,6 +19,13 @@ public final class TokenMasker {
     private final int words;
     private final TokenTrie all;
     private final TokenTrie notPlain;
+    /**
+     * The tokens of {@link #notPlain} by what follows their longest plain prefix (a free string takes any plain
+     * prefix without changing its state, so only that tail decides): the distinct tails as a trie whose "tokens" are
+     * group numbers, and each group's token ids.
+     */
+    private final TokenTrie tails;
+    private final int[][] tailGroups;
     /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
     private final long[][] plainUpTo;
     private final long[] plainAll;
@@ -42,6 +49,22 @@ public final class TokenMasker {
         }
         all = new TokenTrie(text, allIds);
         notPlain = new TokenTrie(text, rest);
+        java.util.Map<String, java.util.List<Integer>> byTail = new java.util.LinkedHashMap<>();
+        for (int id : rest) {
+            byte[] t = text[id];
+            byte[] tail = java.util.Arrays.copyOfRange(t, JsonMachine.plainPrefix(t), t.length);
+            byTail.computeIfAbsent(new String(tail, java.nio.charset.StandardCharsets.ISO_8859_1), k -> new java.util.ArrayList<>()).add(id);
+        }
+        tailGroups = new int[byTail.size()][];
+        byte[][] tailText = new byte[byTail.size()][];
+        int g = 0;
+        for (var e : byTail.entrySet()) {
+            tailText[g] = e.getKey().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+            tailGroups[g++] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+        }
+        int[] groupIds = new int[g];
+        for (int i = 0; i < g; i++) groupIds[i] = i;
+        tails = new TokenTrie(tailText, groupIds);
         plainUpTo = new long[MAX_COUNTED_CHARS + 1][words];
         plainAll = new long[words];
         for (int id = 0; id < n; id++) {
@@ -77,7 +100,15 @@ public final class TokenMasker {
         long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
                 : plainUpTo[Math.min(MAX_COUNTED_CHARS, str.node().maxLength() - str.count())];
         for (int w = 0; w < words; w++) mask[w] |= plain[w];
-        walk(notPlain, state, mask);
+        if (!str.node().free()) {
+            walk(notPlain, state, mask); // a plain prefix counts characters here: walk each token whole
+            return;
+        }
+        long[] groups = new long[(tailGroups.length + 63) >>> 6];
+        walk(tails, state, groups);
+        for (int w = 0; w < groups.length; w++)
+            for (long bits = groups[w]; bits != 0; bits &= bits - 1)
+                for (int id : tailGroups[w * 64 + Long.numberOfTrailingZeros(bits)]) mask[id >>> 6] |= 1L << id;
     }
 
     /** A new mask of what {@code state} can take next. */
