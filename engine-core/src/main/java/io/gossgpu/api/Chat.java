@@ -1,5 +1,7 @@
 package io.gossgpu.api;
 
+import io.gossgpu.constrain.HarmonyJsonConstraint;
+import io.gossgpu.constrain.JsonGrammar;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.SamplerConfig;
@@ -15,7 +17,9 @@ import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -57,13 +61,13 @@ public final class Chat implements AutoCloseable {
     /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
     public Reply send(String userText, ChatListener listener) {
         conversation.add(Message.user(userText));
-        return respond(listener, options.maxTokens(), options.sampler());
+        return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
     }
 
     /** Gives the result of a tool call back to the model and generates what it says next. */
     public Reply sendToolResult(String functionName, String output, ChatListener listener) {
         conversation.add(Message.toolResult(functionName, output));
-        return respond(listener, options.maxTokens(), options.sampler());
+        return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
     }
 
     /**
@@ -75,10 +79,20 @@ public final class Chat implements AutoCloseable {
      * cached ({@link #cachedPrefixLength}); only the rest is prefilled.
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+        return reply(messages, maxTokens, sampler, null, Map.of(), listener);
+    }
+
+    /**
+     * {@link #reply(List, int, SamplerConfig, ChatListener)} with structured output: the answer follows {@code format}
+     * (null: free), and the arguments of a call to a function named in {@code toolArguments} (by function name, as in
+     * {@code functions.NAME}) follow that function's format (OpenAI's strict function tools).
+     */
+    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                       Map<String, ResponseFormat> toolArguments, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
         conversation.clear();
         conversation.addAll(messages);
-        return respond(listener, maxTokens, sampler);
+        return respond(listener, maxTokens, sampler, format, toolArguments);
     }
 
     /**
@@ -118,7 +132,8 @@ public final class Chat implements AutoCloseable {
         session.cancel();
     }
 
-    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler) {
+    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                          Map<String, ResponseFormat> toolArguments) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
@@ -136,7 +151,8 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs(),
+                constraint(format, toolArguments));
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
@@ -148,6 +164,14 @@ public final class Chat implements AutoCloseable {
         cachedPrompt = prompt.length;
         for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
         return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
+    }
+
+    /** The structured-output constraint of one reply, or null when nothing is constrained. */
+    private static HarmonyJsonConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
+        if (format == null && toolArguments.isEmpty()) return null;
+        Map<String, JsonGrammar> tools = new HashMap<>();
+        toolArguments.forEach((name, f) -> tools.put("functions." + name, f.grammar()));
+        return new HarmonyJsonConstraint(format == null ? null : format.grammar(), tools);
     }
 
     private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,

@@ -62,6 +62,32 @@ final class TestSchemas {
             {"type":"object","properties":{"opt1":{"type":"integer"},"opt2":{"type":"string"},"req":{"type":"boolean"},"opt3":{"type":"number"}},
              "required":["req"],"additionalProperties":false}""");
 
+    /**
+     * {@code schema} with every string limited to 40 characters and every array to 4 items where it sets no limit: the
+     * demo model knows no JSON and may write a string forever; a bounded schema still holds only documents the
+     * original accepts.
+     */
+    static String bounded(String schema) {
+        try {
+            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            com.fasterxml.jackson.databind.JsonNode root = json.readTree(schema);
+            bound(root);
+            return json.writeValueAsString(root);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void bound(com.fasterxml.jackson.databind.JsonNode n) {
+        if (n instanceof com.fasterxml.jackson.databind.node.ObjectNode o) {
+            String type = o.path("type").asText("");
+            boolean listsString = o.path("type").isArray() && o.path("type").toString().contains("\"string\"");
+            if ((type.equals("string") || listsString) && !o.has("maxLength")) o.put("maxLength", 40);
+            if (type.equals("array") && !o.has("maxItems")) o.put("maxItems", 4);
+        }
+        if (n.isContainerNode()) n.forEach(TestSchemas::bound);
+    }
+
     /** The oracle's complaints about {@code json} under {@code schema} (empty: it validates). */
     static List<String> violations(String schema, String json) {
         Schema s = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(schema);
