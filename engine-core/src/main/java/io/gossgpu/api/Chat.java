@@ -1,5 +1,7 @@
 package io.gossgpu.api;
 
+import io.gossgpu.constrain.HarmonyJsonConstraint;
+import io.gossgpu.constrain.JsonGrammar;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.SamplerConfig;
@@ -15,7 +17,9 @@ import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -66,7 +70,7 @@ public final class Chat implements AutoCloseable {
         use.begin();
         try {
             conversation.add(Message.user(userText));
-            return respond(listener, options.maxTokens(), options.sampler());
+            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
         } finally {
             use.end();
         }
@@ -77,7 +81,7 @@ public final class Chat implements AutoCloseable {
         use.begin();
         try {
             conversation.add(Message.toolResult(functionName, output));
-            return respond(listener, options.maxTokens(), options.sampler());
+            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
         } finally {
             use.end();
         }
@@ -92,12 +96,22 @@ public final class Chat implements AutoCloseable {
      * cached ({@link #cachedPrefixLength}); only the rest is prefilled.
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+        return reply(messages, maxTokens, sampler, null, Map.of(), listener);
+    }
+
+    /**
+     * {@link #reply(List, int, SamplerConfig, ChatListener)} with structured output: the answer follows {@code format}
+     * (null: free), and the arguments of a call to a function named in {@code toolArguments} (by function name, as in
+     * {@code functions.NAME}) follow that function's format (OpenAI's strict function tools).
+     */
+    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                       Map<String, ResponseFormat> toolArguments, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
         use.begin();
         try {
             conversation.clear();
             conversation.addAll(messages);
-            return respond(listener, maxTokens, sampler);
+            return respond(listener, maxTokens, sampler, format, toolArguments);
         } finally {
             use.end();
         }
@@ -140,7 +154,8 @@ public final class Chat implements AutoCloseable {
         session.cancel();
     }
 
-    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler) {
+    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                          Map<String, ResponseFormat> toolArguments) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
@@ -158,7 +173,8 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs(),
+                constraint(format, toolArguments));
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
@@ -170,6 +186,14 @@ public final class Chat implements AutoCloseable {
         cachedPrompt = prompt.length;
         for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
         return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
+    }
+
+    /** The structured-output constraint of one reply, or null when nothing is constrained. */
+    private static HarmonyJsonConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
+        if (format == null && toolArguments.isEmpty()) return null;
+        Map<String, JsonGrammar> tools = new HashMap<>();
+        toolArguments.forEach((name, f) -> tools.put("functions." + name, f.grammar()));
+        return new HarmonyJsonConstraint(format == null ? null : format.grammar(), tools);
     }
 
     private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,

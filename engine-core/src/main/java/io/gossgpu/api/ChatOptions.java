@@ -20,14 +20,21 @@ import java.time.LocalDate;
  *                        the last reply (Harmony drops the reasoning from the history) keeps the cache up to there
  *                        instead of prefilling everything again; 0 keeps exactly the window
  *                        ({@link KvCacheSpec}, default {@link KvCacheSpec#DEFAULT_SWA_ROLLBACK})
+ * @param responseFormat  the shape every answer must have (structured output), or null for free text
  */
 public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
-                          String instructions, LocalDate currentDate, int swaRollback) {
+                          String instructions, LocalDate currentDate, int swaRollback, ResponseFormat responseFormat) {
     /** Most new tokens per reply unless told otherwise (the library's and the command line's default). */
     public static final int DEFAULT_MAX_TOKENS = 1024;
 
     public ChatOptions {
         if (swaRollback < 0) throw new GossException("sliding-window rollback must be >= 0, got " + swaRollback);
+    }
+
+    /** Free-text answers. */
+    public ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
+                       String instructions, LocalDate currentDate, int swaRollback) {
+        this(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, null);
     }
 
     public static ChatOptions defaults() {
@@ -36,30 +43,45 @@ public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sample
     }
 
     public ChatOptions withContextLength(int n) {
-        return new ChatOptions(n, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback);
+        return new ChatOptions(n, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withMaxTokens(int n) {
-        return new ChatOptions(contextLength, n, sampler, reasoningEffort, instructions, currentDate, swaRollback);
+        return new ChatOptions(contextLength, n, sampler, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withSampler(SamplerConfig s) {
-        return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate, swaRollback);
+        return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withReasoningEffort(ReasoningEffort e) {
-        return new ChatOptions(contextLength, maxTokens, sampler, e, instructions, currentDate, swaRollback);
+        return new ChatOptions(contextLength, maxTokens, sampler, e, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withInstructions(String text) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, text, currentDate, swaRollback);
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, text, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withCurrentDate(LocalDate d) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, d, swaRollback);
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, d, swaRollback, responseFormat);
     }
 
     public ChatOptions withSwaRollback(int n) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, n);
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, n, responseFormat);
+    }
+
+    /** Answers must be {@code f} ({@link ResponseFormat}); null for free text. */
+    public ChatOptions withResponseFormat(ResponseFormat f) {
+        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, f);
+    }
+
+    /** Answers must be JSON valid under {@code schema} (JSON Schema text); see {@link ResponseFormat#jsonSchema}. */
+    public ChatOptions withJsonSchema(String schema) {
+        return withResponseFormat(ResponseFormat.jsonSchema(schema));
+    }
+
+    /** Answers must be a JSON object. */
+    public ChatOptions withJsonObject() {
+        return withResponseFormat(ResponseFormat.jsonObject());
     }
 }

@@ -7,14 +7,21 @@ import java.util.Set;
 /**
  * Limits of one generation: at most {@code maxTokens} new tokens, stopping early at any of {@code stopTokens}.
  * {@code topLogprobs} ≥ 0 asks for each token's {@link TokenLogprobs} with that many alternatives (the logits then
- * come back to the host every step); -1 for none.
+ * come back to the host every step); -1 for none. {@code constraint}, when not null, limits each token to what it
+ * allows (structured output; the logits then come back to the host every step); it holds this generation's state.
  */
-public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs) {
+public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs,
+                                TokenConstraint constraint) {
     public GenerationOptions {
         if (maxTokens < 0) throw new GossException("max tokens must be >= 0, got " + maxTokens);
         if (topLogprobs < -1 || topLogprobs > TokenLogprobs.MAX_TOP)
             throw new GossException("top logprobs must be in [-1, " + TokenLogprobs.MAX_TOP + "], got " + topLogprobs);
         stopTokens = Set.copyOf(stopTokens);
+    }
+
+    /** Without a constraint. */
+    public GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs) {
+        this(maxTokens, stopTokens, sampler, topLogprobs, null);
     }
 
     /** Without log probabilities. */

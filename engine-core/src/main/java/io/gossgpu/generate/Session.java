@@ -252,7 +252,8 @@ public final class Session implements AutoCloseable {
     private GenerationResult generateJoined(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         Sampler sampler = new Sampler(options.sampler());
         boolean logprobs = options.topLogprobs() >= 0;
-        boolean masked = decodable < executor().weights().config().vocabSize();
+        TokenConstraint constraint = options.constraint();
+        boolean masked = decodable < executor().weights().config().vocabSize() || constraint != null;
         boolean greedy = options.sampler().isGreedy() && !logprobs && !masked;
         boolean onDevice = sampler.isPlainTemperature() && !logprobs && !masked;
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
@@ -275,10 +276,10 @@ public final class Session implements AutoCloseable {
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
         while (n < options.maxTokens()) {
-            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled()
-                    : sampler.sample(masked ? Arrays.copyOf(r.logits(), decodable) : r.logits());
+            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(hostLogits(r.logits(), constraint));
             if (n == 0) tFirst = System.nanoTime();
             if (logprobs && onLogprobs != null) onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
+            if (constraint != null) constraint.accept(token);
             out[n++] = token;
             if (onToken != null) onToken.accept(token);
             if (options.stopTokens().contains(token)) {
@@ -305,6 +306,17 @@ public final class Session implements AutoCloseable {
         Timings timings = new Timings(loadMs, prompt.length, (tPrefill - t0) / 1e6, (tFirst - t0) / 1e6,
                 Math.max(0, n - 1), (tEnd - tFirst) / 1e6);
         return new GenerationResult(Arrays.copyOf(out, n), reason, timings);
+    }
+
+    /** The logits the host samples from: only the decodable ids, and only those {@code constraint} allows. */
+    private float[] hostLogits(float[] logits, TokenConstraint constraint) {
+        float[] l = decodable < logits.length ? Arrays.copyOf(logits, decodable) : logits;
+        if (constraint == null) return l;
+        long[] allowed = constraint.allowed();
+        if (allowed == null) return l;
+        if (l == logits) l = logits.clone(); // the result's logits also feed the log probabilities
+        TokenConstraint.apply(allowed, l);
+        return l;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.HarmonyRenderer;
@@ -13,6 +14,7 @@ import io.javalin.http.Context;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
 
 /** {@code POST /v1/chat/completions}: non-streaming and SSE streaming, tools, reasoning as {@code reasoning_content}. */
 final class ChatCompletionsApi {
@@ -40,11 +42,12 @@ final class ChatCompletionsApi {
         List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
-        Requests.textFormatOnly(body.get("response_format"), "response_format");
+        ResponseFormat format = StructuredOutput.chatFormat(body.get("response_format"));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
         Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
+        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")));
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;
@@ -52,7 +55,7 @@ final class ChatCompletionsApi {
         try {
             if (!stream) {
                 Generation.Outcome o = server.finished(ctx, slot,
-                        Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), new Generation.Sink() {}));
+                        Generation.chat(slot, p.messages(), p.prompt().length, limits, new Generation.Sink() {}));
                 GossServer.json(ctx, 200, completion(id, created, o, topLogprobs >= 0));
                 return;
             }
@@ -60,7 +63,7 @@ final class ChatCompletionsApi {
             StreamSink sink = new StreamSink(sse, id, created, topLogprobs >= 0);
             server.stream(ctx, slot, sse, () -> {
                 sink.first();
-                return Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), sink);
+                return Generation.chat(slot, p.messages(), p.prompt().length, limits, sink);
             }, o -> {
                 ObjectNode last = sink.chunk();
                 ObjectNode choice = (ObjectNode) last.get("choices").get(0);

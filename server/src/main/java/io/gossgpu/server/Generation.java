@@ -4,6 +4,7 @@ import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Reply;
+import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.generate.GenerationResult.StopReason;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Timings;
@@ -14,6 +15,7 @@ import io.gossgpu.tokenizer.O200kHarmony;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Runs one request on a slot and reports what the model writes to a {@link Sink} as it comes: reasoning, content
@@ -62,8 +64,20 @@ final class Generation {
         }
     }
 
-    /** What a request asks of the generation besides the prompt. */
-    record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {}
+    /**
+     * What a request asks of the generation besides the prompt. {@code format}: the answer's structured-output format
+     * (null: free text); {@code toolArguments}: the argument formats of strict function tools, by function name.
+     */
+    record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs, ResponseFormat format,
+                  Map<String, ResponseFormat> toolArguments) {
+        Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {
+            this(maxTokens, sampler, stops, topLogprobs, null, Map.of());
+        }
+
+        Limits structured(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments));
+        }
+    }
 
     private Generation() {}
 
@@ -78,7 +92,7 @@ final class Generation {
     private static Outcome runChat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
         Chat chat = slot.chat();
         Listener l = new Listener(limits, sink, chat::cancel, slot);
-        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), l);
+        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), limits.format(), limits.toolArguments(), l);
         l.finish();
         int cached = Math.max(0, promptTokens - chat.lastPrefillTokens());
         slot.cachedTokens = promptTokens + Math.max(0, r.tokens().length - 1);

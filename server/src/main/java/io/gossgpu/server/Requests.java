@@ -141,18 +141,6 @@ final class Requests {
         return (int) Math.min(asked != null ? asked : dflt, ctxLen - promptTokens);
     }
 
-    /**
-     * {@code response_format} (chat) or {@code text.format} (responses): only plain text can be honoured; JSON modes
-     * would need constrained decoding, so they are refused rather than silently ignored.
-     */
-    static void textFormatOnly(JsonNode format, String param) {
-        if (format == null || format.isNull()) return;
-        String type = format.isObject() ? format.path("type").asText("") : "";
-        if (!type.equals("text"))
-            throw ApiError.badRequest(param, "'" + param + "' of type '" + (type.isEmpty() ? format.toString() : type)
-                    + "' is not supported: this server only generates free text (type 'text')");
-    }
-
     static String id(String prefix) {
         return prefix + Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime() & 0xffffff);
     }

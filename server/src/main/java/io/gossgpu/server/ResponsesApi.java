@@ -3,6 +3,7 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.ReasoningEffort;
 import io.gossgpu.harmony.ToolDescription;
@@ -88,11 +89,12 @@ final class ResponsesApi {
         ReasoningEffort effort = reasoning != null && reasoning.isObject()
                 ? Requests.effort(Requests.optText(reasoning, "effort"), "reasoning.effort") : null;
         Long max = Requests.optInteger(body, "max_output_tokens", 1);
-        Requests.textFormatOnly(body.path("text").get("format"), "text.format");
+        ResponseFormat format = StructuredOutput.responsesFormat(body.path("text").get("format"));
         if (body.hasNonNull("top_logprobs"))
             throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
         ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.messages(effort, true), max,
                 "max_output_tokens", Requests.sampler(body), List.of(), -1);
+        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")));
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;
@@ -110,7 +112,7 @@ final class ResponsesApi {
                     b.emit("response.created", "response", r);
                     b.emit("response.in_progress", "response", r);
                 }
-                o = Generation.chat(slot, p.messages(), p.prompt().length, p.limits(), b);
+                o = Generation.chat(slot, p.messages(), p.prompt().length, limits, b);
                 server.note(ctx, slot, o);
                 if (o.clientGone()) return;
                 if (o.aborted()) {

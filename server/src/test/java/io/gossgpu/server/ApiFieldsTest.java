@@ -156,12 +156,16 @@ class ApiFieldsTest {
     @Test
     void responseFormatIsHonouredOrRefused() throws Exception {
         ok(send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1,\"response_format\":{\"type\":\"text\"}")));
-        JsonNode e = error(send("POST", "/v1/chat/completions", chat(",\"response_format\":{\"type\":\"json_object\"}")), 400);
+        ok(send("POST", "/v1/chat/completions", chat(",\"max_tokens\":1,\"response_format\":{\"type\":\"json_object\"}")));
+        JsonNode e = error(send("POST", "/v1/chat/completions", chat(",\"response_format\":{\"type\":\"xml\"}")), 400);
         assertEquals("response_format", e.get("param").asText());
-        assertTrue(e.get("message").asText().contains("json_object"), e.toString());
-        error(send("POST", "/v1/chat/completions", chat(",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":{}}}")), 400);
+        assertTrue(e.get("message").asText().contains("xml"), e.toString());
+        e = error(send("POST", "/v1/chat/completions", chat(",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+                + "{\"name\":\"x\",\"strict\":true,\"schema\":{\"type\":\"string\",\"pattern\":\"a+\"}}}")), 400);
+        assertTrue(e.get("message").asText().contains("pattern"), e.toString());
+        error(send("POST", "/v1/chat/completions", chat(",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\"}}")), 400);
         assertEquals("text.format", error(send("POST", "/v1/responses",
-                "{\"model\":\"gpt-oss\",\"input\":\"Hi\",\"text\":{\"format\":{\"type\":\"json_object\"}}}"), 400).get("param").asText());
+                "{\"model\":\"gpt-oss\",\"input\":\"Hi\",\"text\":{\"format\":{\"type\":\"xml\"}}}"), 400).get("param").asText());
     }
 
     @Test

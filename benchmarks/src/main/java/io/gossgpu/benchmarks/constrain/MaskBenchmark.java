@@ -1,0 +1,114 @@
+package io.gossgpu.benchmarks.constrain;
+
+import io.gossgpu.constrain.JsonGrammar;
+import io.gossgpu.constrain.JsonMachine;
+import io.gossgpu.constrain.SchemaCompiler;
+import io.gossgpu.constrain.TokenMasker;
+import io.gossgpu.tokenizer.O200kHarmony;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The cost of one structured-output token mask over the 201088-token vocabulary (issue 40's target: at most 100 µs at
+ * p99). Setup writes documents of each schema token by token, choosing random allowed tokens, and keeps the
+ * constraint's state before every token; each benchmark call computes the mask of the next kept state (all of them
+ * in turn), so the sample-time percentiles are over the states a reply really passes through. No cache: every mask is
+ * computed from scratch. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
+ */
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xmx2g"})
+@State(Scope.Benchmark)
+public class MaskBenchmark {
+    /** The schemas: a flat record, nested arrays of objects, anyOf of objects, and json_object (any object). */
+    @Param({"person", "nested", "anyOf", "jsonObject"})
+    public String schema;
+
+    private final TokenMasker masker = TokenMasker.get();
+    private List<Object> states;
+    private long[] mask;
+    private int next;
+
+    private static JsonGrammar grammar(String name) {
+        return switch (name) {
+            case "person" -> SchemaCompiler.compile("""
+                    {"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
+                     "unit":{"enum":["celsius","fahrenheit"]}},"required":["name","age","unit"],"additionalProperties":false}""");
+            case "nested" -> SchemaCompiler.compile("""
+                    {"type":"object","properties":{"items":{"type":"array","items":{"type":"object",
+                      "properties":{"id":{"type":"integer"},"tags":{"type":"array","items":{"type":"string","maxLength":12},"maxItems":3}},
+                      "required":["id","tags"],"additionalProperties":false},"minItems":1,"maxItems":4}},
+                     "required":["items"],"additionalProperties":false}""");
+            case "anyOf" -> SchemaCompiler.compile("""
+                    {"type":"object","properties":{"shape":{"anyOf":[
+                      {"type":"object","properties":{"kind":{"const":"circle"},"r":{"type":"number"}},"required":["kind","r"],"additionalProperties":false},
+                      {"type":"object","properties":{"kind":{"const":"rect"},"w":{"type":"number"},"h":{"type":"number"}},"required":["kind","w","h"],"additionalProperties":false}]}},
+                     "required":["shape"],"additionalProperties":false}""");
+            case "jsonObject" -> SchemaCompiler.anyObject();
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    @Setup
+    public void setup() {
+        O200kHarmony tok = O200kHarmony.get();
+        states = new ArrayList<>();
+        mask = new long[masker.words()];
+        SplittableRandom rnd = new SplittableRandom(1);
+        JsonGrammar g = grammar(schema);
+        for (int doc = 0; doc < 8 && states.size() < 2000; doc++) {
+            Object state = JsonMachine.start(g);
+            for (int n = 0; n < 120; n++) {
+                long[] m = masker.allowed(state);
+                if (JsonMachine.canEnd(state)) m[O200kHarmony.RETURN >>> 6] |= 1L << O200kHarmony.RETURN;
+                states.add(state);
+                int token = pick(m, rnd, n > 60);
+                if (token == O200kHarmony.RETURN) break;
+                state = JsonMachine.step(state, tok.tokenBytes(token));
+            }
+        }
+    }
+
+    /** A random allowed token; late in a document the lowest allowed id that is not whitespace-only, to close it. */
+    private static int pick(long[] mask, SplittableRandom rnd, boolean close) {
+        if ((mask[O200kHarmony.RETURN >>> 6] >>> (O200kHarmony.RETURN & 63) & 1) == 1 && close) return O200kHarmony.RETURN;
+        int count = 0;
+        for (long w : mask) count += Long.bitCount(w);
+        int k = close ? 0 : rnd.nextInt(count);
+        for (int w = 0; w < mask.length; w++) {
+            int c = Long.bitCount(mask[w]);
+            if (k < c) {
+                long bits = mask[w];
+                for (int i = 0; i < k; i++) bits &= bits - 1;
+                return w * 64 + Long.numberOfTrailingZeros(bits);
+            }
+            k -= c;
+        }
+        throw new IllegalStateException("empty mask");
+    }
+
+    @Benchmark
+    public long[] mask() {
+        Object state = states.get(next);
+        next = next + 1 == states.size() ? 0 : next + 1;
+        java.util.Arrays.fill(mask, 0);
+        masker.allowed(state, mask);
+        return mask;
+    }
+}

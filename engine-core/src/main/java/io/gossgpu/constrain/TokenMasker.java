@@ -1,0 +1,141 @@
+package io.gossgpu.constrain;
+
+import io.gossgpu.tokenizer.O200kHarmony;
+
+/**
+ * Which ordinary tokens of the o200k vocabulary a {@link JsonMachine} state can take next, as a bitset (bit {@code id}
+ * of word {@code id >>> 6}). The tokens' bytes form a {@link TokenTrie}; a walk steps the matcher along it and drops
+ * a whole subtree at the first byte the matcher refuses. Inside a string (the one state where nearly every token
+ * fits) the tokens that are plain text on their own (whole UTF-8 characters, no quote, backslash or control byte)
+ * come from precomputed sets by length, and only the others are walked. Built once (about a second) and shared;
+ * thread-safe.
+ */
+public final class TokenMasker {
+    /** Plain tokens longer than this many characters are left out where a string's length is limited. */
+    static final int MAX_COUNTED_CHARS = 32;
+
+    private static volatile TokenMasker instance;
+
+    private final int words;
+    private final TokenTrie all;
+    private final TokenTrie notPlain;
+    /**
+     * The tokens of {@link #notPlain} by what follows their longest plain prefix (a free string takes any plain
+     * prefix without changing its state, so only that tail decides): the distinct tails as a trie whose "tokens" are
+     * group numbers, and each group's token ids.
+     */
+    private final TokenTrie tails;
+    private final int[][] tailGroups;
+    /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
+    private final long[][] plainUpTo;
+    private final long[] plainAll;
+
+    private TokenMasker(O200kHarmony tok) {
+        int n = O200kHarmony.NUM_RANKS;
+        words = (tok.vocabSize() + 63) >>> 6;
+        byte[][] text = new byte[n][];
+        int[] chars = new int[n];
+        int plain = 0;
+        for (int id = 0; id < n; id++) {
+            text[id] = tok.tokenBytes(id);
+            chars[id] = JsonMachine.plainChars(text[id]);
+            if (chars[id] >= 0) plain++;
+        }
+        int[] allIds = new int[n], rest = new int[n - plain];
+        int r = 0;
+        for (int id = 0; id < n; id++) {
+            allIds[id] = id;
+            if (chars[id] < 0) rest[r++] = id;
+        }
+        all = new TokenTrie(text, allIds);
+        notPlain = new TokenTrie(text, rest);
+        java.util.Map<String, java.util.List<Integer>> byTail = new java.util.LinkedHashMap<>();
+        for (int id : rest) {
+            byte[] t = text[id];
+            byte[] tail = java.util.Arrays.copyOfRange(t, JsonMachine.plainPrefix(t), t.length);
+            byTail.computeIfAbsent(new String(tail, java.nio.charset.StandardCharsets.ISO_8859_1), k -> new java.util.ArrayList<>()).add(id);
+        }
+        tailGroups = new int[byTail.size()][];
+        byte[][] tailText = new byte[byTail.size()][];
+        int g = 0;
+        for (var e : byTail.entrySet()) {
+            tailText[g] = e.getKey().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+            tailGroups[g++] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+        }
+        int[] groupIds = new int[g];
+        for (int i = 0; i < g; i++) groupIds[i] = i;
+        tails = new TokenTrie(tailText, groupIds);
+        plainUpTo = new long[MAX_COUNTED_CHARS + 1][words];
+        plainAll = new long[words];
+        for (int id = 0; id < n; id++) {
+            if (chars[id] < 0) continue;
+            plainAll[id >>> 6] |= 1L << id;
+            for (int k = chars[id]; k <= MAX_COUNTED_CHARS; k++) plainUpTo[k][id >>> 6] |= 1L << id;
+        }
+    }
+
+    public static TokenMasker get() {
+        TokenMasker m = instance;
+        if (m == null) {
+            synchronized (TokenMasker.class) {
+                m = instance;
+                if (m == null) instance = m = new TokenMasker(O200kHarmony.get());
+            }
+        }
+        return m;
+    }
+
+    /** Words of a mask over the whole vocabulary (special tokens included, always clear here). */
+    public int words() {
+        return words;
+    }
+
+    /** The ordinary tokens {@code state} can take next, or-ed into {@code mask}. */
+    public void allowed(Object state, long[] mask) {
+        JsonMachine.Str str = JsonMachine.plainString(state);
+        if (str == null) {
+            walk(all, state, mask);
+            return;
+        }
+        long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
+                : plainUpTo[Math.min(MAX_COUNTED_CHARS, str.node().maxLength() - str.count())];
+        for (int w = 0; w < words; w++) mask[w] |= plain[w];
+        if (!str.node().free()) {
+            walk(notPlain, state, mask); // a plain prefix counts characters here: walk each token whole
+            return;
+        }
+        long[] groups = new long[(tailGroups.length + 63) >>> 6];
+        walk(tails, state, groups);
+        for (int w = 0; w < groups.length; w++)
+            for (long bits = groups[w]; bits != 0; bits &= bits - 1)
+                for (int id : tailGroups[w * 64 + Long.numberOfTrailingZeros(bits)]) mask[id >>> 6] |= 1L << id;
+    }
+
+    /** A new mask of what {@code state} can take next. */
+    public long[] allowed(Object state) {
+        long[] mask = new long[words];
+        allowed(state, mask);
+        return mask;
+    }
+
+    private static void walk(TokenTrie trie, Object start, long[] mask) {
+        Object[] at = new Object[trie.maxDepth + 1];
+        at[0] = start;
+        byte[] bytes = trie.bytes;
+        short[] depths = trie.depths;
+        int[] tokens = trie.tokens, ends = trie.ends;
+        int n = bytes.length;
+        for (int j = 0; j < n; ) {
+            int d = depths[j];
+            Object s = JsonMachine.step(at[d - 1], bytes[j] & 0xff);
+            if (s == null) {
+                j = ends[j];
+                continue;
+            }
+            int t = tokens[j];
+            if (t >= 0) mask[t >>> 6] |= 1L << t;
+            at[d] = s;
+            j++;
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package io.gossgpu.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.gossgpu.GossException;
+import io.gossgpu.api.ResponseFormat;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The structured-output fields of a request (issue 40): chat {@code response_format}, Responses {@code text.format},
+ * and function tools with {@code strict: true}. A schema the engine cannot honour is a 400 naming the field when
+ * {@code strict} is true; with {@code strict} false (best effort, as OpenAI defines it) the answer is then only held
+ * to be a JSON object.
+ */
+final class StructuredOutput {
+    private StructuredOutput() {}
+
+    /** Chat {@code response_format}: null for free text; {@code json_object}; {@code json_schema: {name, schema, strict}}. */
+    static ResponseFormat chatFormat(JsonNode f) {
+        return format(f, "response_format", f != null ? f.path("json_schema") : null);
+    }
+
+    /** Responses {@code text.format}: null for free text; {@code json_object}; {@code json_schema} with name, schema, strict beside the type. */
+    static ResponseFormat responsesFormat(JsonNode f) {
+        return format(f, "text.format", f);
+    }
+
+    private static ResponseFormat format(JsonNode f, String param, JsonNode holder) {
+        if (f == null || f.isNull()) return null;
+        String type = f.isObject() ? f.path("type").asText("") : "";
+        return switch (type) {
+            case "text" -> null;
+            case "json_object" -> ResponseFormat.jsonObject();
+            case "json_schema" -> {
+                JsonNode schema = holder.get("schema");
+                if (schema == null || !schema.isObject())
+                    throw ApiError.badRequest(param, "'" + param + "' of type 'json_schema' needs a 'schema' object");
+                yield compile(schema, holder.path("strict").asBoolean(false), param);
+            }
+            default -> throw ApiError.badRequest(param, "'" + param + "' of type '" + (type.isEmpty() ? String.valueOf(f) : type)
+                    + "' is not supported (text, json_object or json_schema)");
+        };
+    }
+
+    /**
+     * The argument formats of the function tools declared {@code strict: true}, by function name (chat's
+     * {@code {type, function: {name, parameters, strict}}} or the Responses API's flat {@code {type, name, parameters, strict}}).
+     */
+    static Map<String, ResponseFormat> strictTools(JsonNode tools) {
+        Map<String, ResponseFormat> out = new HashMap<>();
+        if (tools == null || !tools.isArray()) return out;
+        for (JsonNode t : tools) {
+            JsonNode fn = t.path("function").isObject() ? t.path("function") : t;
+            if (!fn.path("strict").asBoolean(false) || !fn.path("name").isTextual()) continue;
+            JsonNode params = fn.get("parameters");
+            if (params == null || !params.isObject()) continue;
+            out.put(fn.get("name").asText(), compile(params, true, "tools"));
+        }
+        return out;
+    }
+
+    private static ResponseFormat compile(JsonNode schema, boolean strict, String param) {
+        try {
+            return ResponseFormat.jsonSchema(schema.toString());
+        } catch (GossException e) {
+            if (!strict) return ResponseFormat.jsonObject();
+            throw ApiError.badRequest(param, e.getMessage());
+        }
+    }
+}

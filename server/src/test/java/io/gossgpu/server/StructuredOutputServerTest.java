@@ -1,0 +1,101 @@
+package io.gossgpu.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.demo.DemoCheckpoint;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * Issue 40 over HTTP on the demo model: chat {@code response_format} json_schema and json_object, Responses
+ * {@code text.format}, and a strict function tool's arguments all validate against their schemas (networknt is the
+ * oracle). Strings carry a maxLength because the demo model, which knows no JSON, never closes a string by itself.
+ */
+class StructuredOutputServerTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final String SCHEMA = """
+            {"type":"object","properties":{"city":{"type":"string","maxLength":30},"population":{"type":"integer"},
+             "tags":{"type":"array","items":{"enum":["big","old","coastal"]},"maxItems":3}},
+             "required":["city","population","tags"],"additionalProperties":false}""";
+    static GossServer server;
+
+    @BeforeAll
+    static void start() throws InterruptedException {
+        Path model = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
+        server = GossServer.start(TestServers.options(), () -> Engine.open(EngineOptions.of(model).withBackend("cpu")));
+        assertTrue(server.awaitReady(Duration.ofMinutes(2)), "the demo model did not load");
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) server.close();
+    }
+
+    static JsonNode post(String path, String body) throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        return JSON.readTree(r.body());
+    }
+
+    static List<String> violations(String schema, String doc) {
+        return SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(schema)
+                .validate(doc, InputFormat.JSON).stream().map(e -> e.getMessage()).toList();
+    }
+
+    @Test
+    void chatJsonSchemaAnswersValidate() throws Exception {
+        for (int seed = 1; seed <= 3; seed++) {
+            JsonNode r = post("/v1/chat/completions", "{\"model\":\"gpt-oss\",\"seed\":" + seed + ",\"max_tokens\":600,"
+                    + "\"messages\":[{\"role\":\"user\",\"content\":\"What is the capital of France?\"}],"
+                    + "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"city\",\"strict\":true,\"schema\":" + SCHEMA + "}}}");
+            JsonNode choice = r.get("choices").get(0);
+            assertEquals("stop", choice.get("finish_reason").asText(), r.toString());
+            String content = choice.get("message").get("content").asText();
+            assertTrue(violations(SCHEMA, content).isEmpty(), content + ": " + violations(SCHEMA, content));
+        }
+    }
+
+    @Test
+    void responsesTextFormatAnswersValidate() throws Exception {
+        JsonNode r = post("/v1/responses", "{\"model\":\"gpt-oss\",\"input\":\"What is the capital of France?\",\"max_output_tokens\":600,"
+                + "\"text\":{\"format\":{\"type\":\"json_schema\",\"name\":\"city\",\"strict\":true,\"schema\":" + SCHEMA + "}}}");
+        String text = null;
+        for (JsonNode item : r.get("output"))
+            if (item.path("type").asText().equals("message")) text = item.get("content").get(0).get("text").asText();
+        assertNotNull(text, r.toString());
+        assertTrue(violations(SCHEMA, text).isEmpty(), text);
+    }
+
+    @Test
+    void strictToolArgumentsValidate() throws Exception {
+        String params = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":20},"
+                + "\"unit\":{\"enum\":[\"c\",\"f\"]}},\"required\":[\"city\",\"unit\"],\"additionalProperties\":false}";
+        JsonNode r = post("/v1/chat/completions", "{\"model\":\"gpt-oss\",\"seed\":3,\"max_tokens\":600,"
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"What is the weather in Paris?\"}],"
+                + "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":\"Gets the current weather in a city.\","
+                + "\"strict\":true,\"parameters\":" + params + "}}]}");
+        JsonNode calls = r.get("choices").get(0).get("message").get("tool_calls");
+        assertNotNull(calls, "the demo model calls get_weather for a weather question: " + r);
+        String args = calls.get(0).get("function").get("arguments").asText();
+        assertTrue(violations(params, args).isEmpty(), args + ": " + violations(params, args));
+    }
+}
