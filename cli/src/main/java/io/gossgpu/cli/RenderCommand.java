@@ -8,7 +8,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.model.safetensors.Json;
+import io.gossgpu.model.Json;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
