@@ -31,7 +31,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * device fails every request of the step.
  */
 public final class StepScheduler {
-    /** The request was cancelled ({@link #cancel}) before it finished; nothing more of it runs. */
+    /**
+     * The request was cancelled ({@link #cancel}) before it finished, or its session was closed before it ran
+     * ({@link Session#close}); nothing more of it runs.
+     */
     public static final class Cancelled extends GossException {
         Cancelled() {
             this("cancelled");

@@ -672,6 +672,10 @@ public abstract class BackendConformanceKit {
         assertTrue(again.getMessage().contains("closed"), again.getMessage());
         GossException fresh = assertThrows(GossException.class, () -> engine.newCompletion(ChatOptions.defaults()));
         assertTrue(fresh.getMessage().contains("closed"), fresh.getMessage());
+        // what the engine describes of itself still reads, without touching freed memory
+        assertTrue(engine.backendDescription().startsWith(provider().name()), engine.backendDescription());
+        assertTrue(engine.stepStats().steps() >= heldStep, engine.stepStats().toString());
+        engine.backendCounters();
         engine.close(); // twice is fine
     }
 
