@@ -8,6 +8,7 @@ import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobState;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The {@code opencl} backend: priority 50 (below metal/cuda, above cpu) when an OpenCL GPU is present;
@@ -62,5 +63,16 @@ public final class OpenClBackendProvider implements BackendProvider {
     @Override
     public List<String> settingNames() {
         return List.of(OpenCl.DEVICE, "GOSS_OPENCL_LIBRARY");
+    }
+
+    @Override
+    public Optional<String> deviceSetting() {
+        return Optional.of(OpenCl.DEVICE);
+    }
+
+    /** Every platform's devices, numbered ({@link OpenCl#deviceListing}); none where OpenCL is unavailable. */
+    @Override
+    public List<String> deviceListing(BackendOptions options) {
+        return OpenCl.availability().available() ? OpenCl.deviceListing(options.get(OpenCl.DEVICE)) : List.of();
     }
 }

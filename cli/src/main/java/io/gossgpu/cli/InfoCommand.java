@@ -4,7 +4,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.opencl.OpenCl;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
@@ -81,9 +80,12 @@ final class InfoCommand implements Runnable {
                 if (a.available()) out.println("  " + p.name() + ": " + a.reason());
             }
             BackendOptions settings = BackendOptions.fromEnvironment();
-            List<String> cl = OpenCl.availability().available() ? OpenCl.deviceListing(settings.get(OpenCl.DEVICE)) : List.of();
-            if (!cl.isEmpty()) out.println("opencl devices (* = selected; --device or GOSS_OPENCL_DEVICE):");
-            cl.forEach(line -> out.println("  " + line));
+            for (var p : Backends.providers()) { // the backends that offer a choice of device (opencl)
+                List<String> devices = p.deviceListing(settings);
+                if (devices.isEmpty()) continue;
+                out.println(p.name() + " devices (* = selected" + p.deviceSetting().map(s -> "; --device or " + s).orElse("") + "):");
+                devices.forEach(line -> out.println("  " + line));
+            }
             for (var p : Backends.providers()) {
                 if (p.knobs().isEmpty()) continue;
                 boolean here = Backends.safeAvailability(p).available();

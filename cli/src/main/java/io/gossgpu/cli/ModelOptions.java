@@ -3,9 +3,9 @@ package io.gossgpu.cli;
 import io.gossgpu.GossException;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.Backends;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.model.LoadOptions;
-import io.gossgpu.opencl.OpenCl;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -48,7 +48,11 @@ final class ModelOptions {
      */
     BackendOptions backendOptions() {
         BackendOptions o = BackendOptions.fromEnvironment();
-        if (device != null) o = o.with(OpenCl.DEVICE, device, "--device");
+        if (device != null) // the device setting of each backend that has one (GOSS_OPENCL_DEVICE)
+            for (var p : Backends.providers()) {
+                var setting = p.deviceSetting();
+                if (setting.isPresent()) o = o.with(setting.get(), device, "--device");
+            }
         if (threads != null) {
             if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
             o = o.with(CpuBackendProvider.THREADS.envName(), threads.toString(), "--threads");

@@ -43,4 +43,20 @@ public interface BackendProvider {
     default java.util.List<String> settingNames() {
         return java.util.List.of();
     }
+
+    /**
+     * The setting that picks one of this machine's devices ({@code GOSS_OPENCL_DEVICE}), which the command line's
+     * {@code --device} sets; empty where the backend has no choice to offer.
+     */
+    default java.util.Optional<String> deviceSetting() {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Lines describing this machine's devices for {@code goss-gpu info --backends}, the one {@code options} select
+     * marked with {@code *}; empty where the backend is unavailable or has no list to show. Never throws.
+     */
+    default java.util.List<String> deviceListing(BackendOptions options) {
+        return java.util.List.of();
+    }
 }
