@@ -7,6 +7,7 @@ import io.gossgpu.testmodel.TestModelGenerator;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Consumer;
 
 /**
  * The built-in demo: when no model is given or found, the small model trained by scripts/train-demo (the exact
@@ -25,10 +26,17 @@ final class DemoModel {
 
     /** The demo model's folder, unpacking it first if it is not there yet. */
     static Path ensure() {
+        return ensure(DemoModel::toStderr);
+    }
+
+    private static Path ensure(Consumer<String> notice) {
         Path cache = cacheDir();
-        if (!DemoCheckpoint.isUnpacked(cache))
-            System.err.println("goss-gpu: unpacking the demo model to " + DemoCheckpoint.folder(cache) + " ...");
+        if (!DemoCheckpoint.isUnpacked(cache)) notice.accept("unpacking the demo model to " + DemoCheckpoint.folder(cache) + " ...");
         return DemoCheckpoint.unpack(cache);
+    }
+
+    private static void toStderr(String notice) {
+        System.err.println("goss-gpu: " + notice);
     }
 
     /** A generated random-weight model in {@code dir} (original layout), written first if it is not there yet. */
@@ -42,13 +50,24 @@ final class DemoModel {
 
     /** The model to use: the one asked for, else a default location, else the demo (announced on stderr). */
     static Path resolve(Path explicit) {
+        return resolve(explicit, DemoModel::toStderr);
+    }
+
+    /** {@link #resolve(Path)}, with the demo's notices given to {@code notice} (the server logs them in its log format). */
+    static Path resolve(Path explicit, Consumer<String> notice) {
         if (explicit != null) return ModelLocator.require(explicit);
         var found = ModelLocator.findDefault();
         if (found.isPresent()) return found.get();
-        Path demo = ensure();
-        System.err.println("goss-gpu: no model given or found (pass --model PATH or set GOSS_MODEL); using the built-in DEMO model: "
+        Path demo = ensure(notice);
+        notice.accept("no model given or found (pass --model PATH or set GOSS_MODEL); using the built-in DEMO model: "
                 + "a tiny model trained by this project, not gpt-oss. It answers simple sums, unit conversions, word games, capitals "
                 + "and element symbols, and calls get_weather/add tools; anything else it answers badly.");
         return demo;
+    }
+
+    /** Whether {@code model} is the demo model's folder (wherever it was unpacked). */
+    static boolean isDemo(Path model) {
+        Path p = model.toAbsolutePath().normalize();
+        return p.getParent() != null && DemoCheckpoint.folder(p.getParent()).equals(p);
     }
 }

@@ -20,6 +20,8 @@ import java.util.Map;
  */
 public final class Launcher {
     static final String RELAUNCHED = "goss.relaunched";
+    /** HeldStderr.PROPERTY (that class is Java 22). */
+    static final String HELD_STDERR = "goss.held.stderr";
 
     private Launcher() {}
 
@@ -31,6 +33,7 @@ public final class Launcher {
                     + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
             System.exit(1);
         }
+        if (System.getProperty(HELD_STDERR) != null) call("io.gossgpu.cli.HeldStderr", "restore"); // before anything is written
         if (needsRelaunch() && !onlyPrintsText(args)) System.exit(relaunch(Arguments.asUtf8(args)));
         System.exit(Main.runProcess(args));
     }
@@ -87,17 +90,41 @@ public final class Launcher {
         Map<String, String> env = new HashMap<>(System.getenv());
         if (Arguments.needsPassing(args)) env.put(Arguments.ENV, Arguments.encode(args));
         chainSignals(env);
-        String whyNot = exec(cmd, env); // returns only if this process could not become the relaunched JVM
+        String whyNot = exec(cmd, env, holdsStderr(args)); // returns only if this process could not become the relaunched JVM
         if (System.getenv("GOSS_DEBUG") != null) System.err.println("goss-gpu: relaunching as a child process: " + whyNot);
         return runChild(cmd, env);
     }
 
     /** {@link ProcessExec#exec}, reached through reflection: it is Java 22 code and this class is Java 11. */
-    private static String exec(List<String> cmd, Map<String, String> env) {
+    private static String exec(List<String> cmd, Map<String, String> env, boolean holdStderr) {
         try {
-            return (String) Class.forName("io.gossgpu.cli.ProcessExec").getMethod("exec", List.class, Map.class).invoke(null, cmd, env);
+            return (String) Class.forName("io.gossgpu.cli.ProcessExec").getMethod("exec", List.class, Map.class, boolean.class)
+                    .invoke(null, cmd, env, holdStderr);
         } catch (ReflectiveOperationException | LinkageError e) {
             return e.toString();
+        }
+    }
+
+    /**
+     * {@code serve --log-format json}: every stderr line must be JSON, and the JVM's own "Using incubator modules"
+     * warning is not, so the relaunched JVM's stderr before main is held for the server to log (HeldStderr).
+     */
+    private static boolean holdsStderr(String[] args) {
+        boolean serve = false, json = false;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("serve")) serve = true;
+            if (args[i].equals("--log-format=json") || (args[i].equals("--log-format") && i + 1 < args.length && args[i + 1].trim().equalsIgnoreCase("json")))
+                json = true;
+        }
+        return serve && json;
+    }
+
+    /** A static no-argument method of a Java 22 class, through reflection; a failure is ignored. */
+    private static void call(String className, String method) {
+        try {
+            Class.forName(className).getMethod(method).invoke(null);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            // the class cannot run here: nothing was held
         }
     }
 

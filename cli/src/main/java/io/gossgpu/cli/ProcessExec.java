@@ -22,9 +22,20 @@ public final class ProcessExec {
     /**
      * Runs {@code command} (the program's path first) with {@code environment} in place of this process. Returns
      * only when that is not possible here (no {@code execve}, as on Windows, or the call failed), with the reason;
-     * the caller then starts a child process instead.
+     * the caller then starts a child process instead. {@code holdStderr}: what the new JVM writes on stderr before
+     * its main is held for it ({@link HeldStderr}).
      */
-    public static String exec(List<String> command, Map<String, String> environment) {
+    public static String exec(List<String> command, Map<String, String> environment, boolean holdStderr) {
+        String held = holdStderr ? HeldStderr.hold() : null;
+        if (held == null) return exec(command, environment);
+        List<String> withHeld = new java.util.ArrayList<>(command);
+        withHeld.add(1, held);
+        String whyNot = exec(withHeld, environment);
+        HeldStderr.undo(held);
+        return whyNot;
+    }
+
+    private static String exec(List<String> command, Map<String, String> environment) {
         Linker linker = Linker.nativeLinker();
         Optional<MemorySegment> execve = linker.defaultLookup().find("execve");
         if (execve.isEmpty()) return "no execve on this platform";

@@ -36,7 +36,7 @@ public final class ServeCommand implements Runnable {
             description = "Require 'Authorization: Bearer KEY' on /v1 (default: GOSS_API_KEY, else none).")
     String apiKey;
 
-    @Option(names = "--model-id", description = "The model name clients send and /v1/models lists (default: from the model's folder).")
+    @Option(names = "--model-id", description = "The model name clients send and /v1/models lists; others get 404 (default: the model's folder name, goss-demo for the demo model).")
     String modelId;
 
     @Option(names = "--parallel", defaultValue = "2", description = "Requests generated at once, each with its own KV cache (default: ${DEFAULT-VALUE}).")
@@ -99,7 +99,8 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServerLogging.configure(format, System.err);
-        Path model = DemoModel.resolve(modelOptions.model);
+        for (String line : HeldStderr.take()) LoggerFactory.getLogger("jvm").warn(line.startsWith("WARNING: ") ? line.substring(9) : line);
+        Path model = DemoModel.resolve(modelOptions.model, LoggerFactory.getLogger("goss.server")::info); // in the log's format
         String id = modelId != null ? modelId : defaultModelId(model);
         ServerOptions options;
         try {
@@ -122,12 +123,19 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServeStop stop = new ServeStop(server);
+        // The handlers stay for the drain: a second signal must reach ServeStop (which ends the running requests at
+        // once), not the JVM's default handler, which exits 143/130 through a shutdown hook that waits for the drain.
         try (AutoCloseable signals = stop.onSignals()) {
-            stop.signalled.await();
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) Thread.currentThread().interrupt();
+            try {
+                stop.signalled.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                server.close(); // drains; a second signal meanwhile ends what is left at once
+            }
+        } catch (Exception restoring) {
+            // putting the previous handlers back cannot fail
         } finally {
-            server.close(); // drains; a second signal meanwhile ends what is left at once
             stop.removeHook();
         }
     }
@@ -137,8 +145,12 @@ public final class ServeCommand implements Runnable {
         return Math.round(seconds * 1000);
     }
 
-    /** gpt-oss-20b for .../gpt-oss-20b/original, the file name without .gguf for a GGUF file. */
+    /** The id the demo model is served as (its folder's name carries a hash that changes with every retraining). */
+    static final String DEMO_MODEL_ID = "goss-demo";
+
+    /** gpt-oss-20b for .../gpt-oss-20b/original, the file name without .gguf for a GGUF file, {@value #DEMO_MODEL_ID} for the demo. */
     static String defaultModelId(Path model) {
+        if (DemoModel.isDemo(model)) return DEMO_MODEL_ID;
         Path p = model.toAbsolutePath().normalize();
         String name = p.getFileName() == null ? "gpt-oss" : p.getFileName().toString();
         if (name.equals("original") && p.getParent() != null && p.getParent().getFileName() != null)

@@ -7,6 +7,7 @@ import java.net.ServerSocket;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,6 +21,24 @@ class ServeCommandTest {
         assertEquals("gpt-oss-20b", ServeCommand.defaultModelId(Path.of("/m/gpt-oss-20b/original")));
         assertEquals("gpt-oss-20b-mxfp4", ServeCommand.defaultModelId(Path.of("/m/gpt-oss-20b-mxfp4.gguf")));
         assertEquals("demo", ServeCommand.defaultModelId(Path.of("/m/demo")));
+    }
+
+    /**
+     * Issue 36: the README's server example sent {@code "model":"gpt-oss-20b"} to the server its own command started,
+     * the demo model's, which answered 404 (it served {@code demo-model-HASH}). The id in the README's curl is now the
+     * one the demo is served as. (ServeProcessIT sends that very request to a demo server.)
+     */
+    @Test
+    void theReadmesServerExampleNamesTheDemosModelId() throws Exception {
+        String readme = java.nio.file.Files.readString(Path.of("../README.md"));
+        String section = readme.substring(readme.indexOf("## Serving an OpenAI-compatible API"));
+        java.util.regex.Matcher serve = java.util.regex.Pattern.compile("(?m)^java -jar \\S+ serve (.*)$").matcher(section);
+        assertTrue(serve.find(), section);
+        assertFalse(serve.group(1).contains("--model "), "the example serves the demo model: " + serve.group());
+        java.util.regex.Matcher model = java.util.regex.Pattern.compile("\"model\":\"([^\"]+)\"").matcher(section);
+        assertTrue(model.find(), section);
+        assertEquals(ServeCommand.defaultModelId(io.gossgpu.demo.DemoCheckpoint.folder(dir)), model.group(1));
+        assertEquals(ServeCommand.DEMO_MODEL_ID, model.group(1));
     }
 
     @Test
