@@ -68,7 +68,13 @@ class ApiFieldsTest {
         backend.script.clear();
         backend.say("<|channel|>final<|message|>Hello world<|return|>");
         backend.logitRows.clear();
-        JsonNode r = ok(send("POST", "/v1/chat/completions", chat(",\"temperature\":0,\"logprobs\":true,\"top_logprobs\":3")));
+        backend.recordLogits = true;
+        JsonNode r;
+        try {
+            r = ok(send("POST", "/v1/chat/completions", chat(",\"temperature\":0,\"logprobs\":true,\"top_logprobs\":3")));
+        } finally {
+            backend.recordLogits = false;
+        }
         checkAgainstTheLogits(r.get("choices").get(0).get("logprobs").get("content"), List.copyOf(backend.logitRows),
                 O200kHarmony.get().encodeWithSpecials("<|channel|>final<|message|>").length);
         JsonNode choice = r.get("choices").get(0);

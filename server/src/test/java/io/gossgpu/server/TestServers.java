@@ -58,7 +58,11 @@ final class TestServers {
         /** The script also steers steps that return logits (requests for logprobs): its token becomes the argmax. */
         volatile boolean boosted;
 
-        /** The last row of every logits read (as returned, scripted boost included), for tests that check log probabilities. */
+        /**
+         * While {@link #recordLogits} is set, the last row of every logits read (as returned, scripted boost included),
+         * for tests that check log probabilities. Off by default: a row is 0.8 MB, and other tests share the backend.
+         */
+        volatile boolean recordLogits;
         final java.util.List<float[]> logitRows = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
         /** Result reads by argmax: what this backend counts ({@link #counters}). */
@@ -84,7 +88,7 @@ final class TestServers {
                 for (int i = from; i < logits.length; i++) max = Math.max(max, logits[i]);
                 logits[from + next] = max + 4;
             }
-            logitRows.add(java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
+            if (recordLogits) logitRows.add(java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
             return logits;
         }
 
