@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -75,6 +76,10 @@ public final class GossCommand implements Runnable {
     @Option(names = {"--developer", "--system"}, description = "Instructions for the model (Harmony developer message).")
     String instructions;
 
+    @Option(names = "--json-schema", paramLabel = "FILE",
+            description = "Answer with JSON valid under the JSON Schema in FILE (structured output; the reasoning stays free).")
+    Path jsonSchema;
+
     @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
     boolean hideReasoning;
 
@@ -89,6 +94,10 @@ public final class GossCommand implements Runnable {
                 .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
+        if (jsonSchema != null) {
+            if (raw) throw new GossException("--json-schema needs the chat format; it cannot go with --raw");
+            options = options.withJsonSchema(readSchema(jsonSchema));
+        }
         try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) {
@@ -100,6 +109,14 @@ public final class GossCommand implements Runnable {
             }
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
+        }
+    }
+
+    private static String readSchema(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new GossException("cannot read the JSON schema " + file + ": " + e.getMessage());
         }
     }
 
