@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -76,6 +77,10 @@ public final class GossCommand implements Runnable {
     @Option(names = {"--developer", "--system"}, description = "Instructions for the model (Harmony developer message).")
     String instructions;
 
+    @Option(names = "--json-schema", paramLabel = "FILE",
+            description = "Answer with JSON valid under the JSON Schema in FILE (structured output; the reasoning stays free).")
+    Path jsonSchema;
+
     @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
     boolean hideReasoning;
 
@@ -91,6 +96,10 @@ public final class GossCommand implements Runnable {
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         if (context <= 0) throw new GossException("--context must be positive, got " + context);
+        if (jsonSchema != null) {
+            if (raw) throw new GossException("--json-schema needs the chat format; it cannot go with --raw");
+            options = options.withJsonSchema(readSchema(jsonSchema));
+        }
         try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
             checkContext(context, engine.config());
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
@@ -111,6 +120,14 @@ public final class GossCommand implements Runnable {
         if (context > config.maxContextLength())
             throw new GossException("--context " + context + " exceeds this model's maximum of " + config.maxContextLength()
                     + " tokens (initial_context_length " + config.initialContextLength() + " × rope_scaling_factor " + config.ropeScalingFactor() + ")");
+    }
+
+    private static String readSchema(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new GossException("cannot read the JSON schema " + file + ": " + e.getMessage());
+        }
     }
 
     private void rawMode(Engine engine, ChatOptions options) {

@@ -4,6 +4,7 @@ import io.gossgpu.constrain.HarmonyJsonConstraint;
 import io.gossgpu.constrain.JsonGrammar;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.harmony.DeveloperContent;
@@ -70,7 +71,7 @@ public final class Chat implements AutoCloseable {
         use.begin();
         try {
             conversation.add(Message.user(userText));
-            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
+            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
         } finally {
             use.end();
         }
@@ -81,7 +82,7 @@ public final class Chat implements AutoCloseable {
         use.begin();
         try {
             conversation.add(Message.toolResult(functionName, output));
-            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of());
+            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
         } finally {
             use.end();
         }
@@ -96,22 +97,23 @@ public final class Chat implements AutoCloseable {
      * cached ({@link #cachedPrefixLength}); only the rest is prefilled.
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
-        return reply(messages, maxTokens, sampler, null, Map.of(), listener);
+        return reply(messages, maxTokens, sampler, null, Map.of(), null, listener);
     }
 
     /**
      * {@link #reply(List, int, SamplerConfig, ChatListener)} with structured output: the answer follows {@code format}
      * (null: free), and the arguments of a call to a function named in {@code toolArguments} (by function name, as in
-     * {@code functions.NAME}) follow that function's format (OpenAI's strict function tools).
+     * {@code functions.NAME}) follow that function's format (OpenAI's strict function tools); {@code adjustments}
+     * (null: none) are OpenAI's logit bias and presence/frequency penalties.
      */
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                       Map<String, ResponseFormat> toolArguments, ChatListener listener) {
+                       Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
         use.begin();
         try {
             conversation.clear();
             conversation.addAll(messages);
-            return respond(listener, maxTokens, sampler, format, toolArguments);
+            return respond(listener, maxTokens, sampler, format, toolArguments, adjustments);
         } finally {
             use.end();
         }
@@ -155,7 +157,7 @@ public final class Chat implements AutoCloseable {
     }
 
     private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                          Map<String, ResponseFormat> toolArguments) {
+                          Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] prompt = renderer.renderForCompletion(conversation);
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
@@ -174,7 +176,7 @@ public final class Chat implements AutoCloseable {
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
         GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs(),
-                constraint(format, toolArguments));
+                constraint(format, toolArguments), adjustments);
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);

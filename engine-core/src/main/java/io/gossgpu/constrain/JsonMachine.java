@@ -268,6 +268,31 @@ public final class JsonMachine {
         }
     }
 
+    /** {@code s} (a string at a plain stretch) with its string read as one without limits: the same frames below. */
+    static Stack freeString(Stack s) {
+        return new Stack(new Str(FREE_STRING, 0, 0), s.rest);
+    }
+
+    /**
+     * The characters {@code b} adds to a string it starts inside of (at a plain stretch), counted as a limited string
+     * counts them (an escape is one): that count when {@code b} stays inside (or dies there), or −count−1 when it
+     * closes the string with a quote (what follows is not counted).
+     */
+    static int stringChars(byte[] b) {
+        Stack bottom = new Stack(new Root(FREE_STRING, true, 0), null);
+        JsonGrammar.StringNode counting = new JsonGrammar.StringNode(0, Integer.MAX_VALUE - 1);
+        Object s = new Stack(new Str(counting, 0, 0), bottom);
+        int count = 0;
+        for (byte x : b) {
+            Object next = step(s, x & 0xff);
+            if (next == bottom) return -count - 1;
+            if (next == null) return count;
+            s = next;
+            count = ((Str) ((Stack) s).top).count;
+        }
+        return count;
+    }
+
     /**
      * How many leading bytes of {@code b} are plain string content by {@link #plainChars}'s rule (whole characters,
      * no quote, backslash or control character): a free string takes them without changing its state.

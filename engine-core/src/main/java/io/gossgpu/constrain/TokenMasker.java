@@ -7,25 +7,27 @@ import io.gossgpu.tokenizer.O200kHarmony;
  * of word {@code id >>> 6}). The tokens' bytes form a {@link TokenTrie}; a walk steps the matcher along it and drops
  * a whole subtree at the first byte the matcher refuses. Inside a string (the one state where nearly every token
  * fits) the tokens that are plain text on their own (whole UTF-8 characters, no quote, backslash or control byte)
- * come from precomputed sets by length, and only the others are walked. Built once (about a second) and shared;
+ * come from precomputed sets by length; the others are grouped by what follows their plain prefix, and only those
+ * distinct tails are walked (then checked against the string's length limits token by token). Built once (about a second) and shared;
  * thread-safe.
  */
 public final class TokenMasker {
-    /** Plain tokens longer than this many characters are left out where a string's length is limited. */
-    static final int MAX_COUNTED_CHARS = 32;
-
     private static volatile TokenMasker instance;
 
     private final int words;
     private final TokenTrie all;
-    private final TokenTrie notPlain;
     /**
-     * The tokens of {@link #notPlain} by what follows their longest plain prefix (a free string takes any plain
-     * prefix without changing its state, so only that tail decides): the distinct tails as a trie whose "tokens" are
+     * The tokens that are not plain on their own, by what follows their longest plain prefix (a string takes any
+     * plain prefix without changing its state but for its count, so only that tail and the count decide): the distinct tails as a trie whose "tokens" are
      * group numbers, and each group's token ids.
      */
     private final TokenTrie tails;
     private final int[][] tailGroups;
+    /** Per group: the characters of each token's plain prefix (as in tailGroups). */
+    private final int[][] prefixChars;
+    /** Per group: the characters its tail adds to the string, and whether the tail closes the string. */
+    private final int[] tailChars;
+    private final boolean[] tailCloses;
     /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
     private final long[][] plainUpTo;
     private final long[] plainAll;
@@ -48,29 +50,41 @@ public final class TokenMasker {
             if (chars[id] < 0) rest[r++] = id;
         }
         all = new TokenTrie(text, allIds);
-        notPlain = new TokenTrie(text, rest);
         java.util.Map<String, java.util.List<Integer>> byTail = new java.util.LinkedHashMap<>();
+        int[] prefixOf = new int[n];
         for (int id : rest) {
             byte[] t = text[id];
-            byte[] tail = java.util.Arrays.copyOfRange(t, JsonMachine.plainPrefix(t), t.length);
-            byTail.computeIfAbsent(new String(tail, java.nio.charset.StandardCharsets.ISO_8859_1), k -> new java.util.ArrayList<>()).add(id);
+            int cut = JsonMachine.plainPrefix(t);
+            prefixOf[id] = JsonMachine.plainChars(java.util.Arrays.copyOf(t, cut));
+            byTail.computeIfAbsent(new String(t, cut, t.length - cut, java.nio.charset.StandardCharsets.ISO_8859_1),
+                    k -> new java.util.ArrayList<>()).add(id);
         }
         tailGroups = new int[byTail.size()][];
+        prefixChars = new int[byTail.size()][];
+        tailChars = new int[byTail.size()];
+        tailCloses = new boolean[byTail.size()];
         byte[][] tailText = new byte[byTail.size()][];
         int g = 0;
         for (var e : byTail.entrySet()) {
             tailText[g] = e.getKey().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-            tailGroups[g++] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            tailGroups[g] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            prefixChars[g] = java.util.Arrays.stream(tailGroups[g]).map(id -> prefixOf[id]).toArray();
+            int added = JsonMachine.stringChars(tailText[g]);
+            tailCloses[g] = added < 0;
+            tailChars[g] = added < 0 ? -added - 1 : added;
+            g++;
         }
         int[] groupIds = new int[g];
         for (int i = 0; i < g; i++) groupIds[i] = i;
         tails = new TokenTrie(tailText, groupIds);
-        plainUpTo = new long[MAX_COUNTED_CHARS + 1][words];
+        int longest = 0;
+        for (int c : chars) longest = Math.max(longest, c);
+        plainUpTo = new long[longest + 1][words]; // about 130 sets of 25 KB
         plainAll = new long[words];
         for (int id = 0; id < n; id++) {
             if (chars[id] < 0) continue;
             plainAll[id >>> 6] |= 1L << id;
-            for (int k = chars[id]; k <= MAX_COUNTED_CHARS; k++) plainUpTo[k][id >>> 6] |= 1L << id;
+            for (int k = chars[id]; k <= longest; k++) plainUpTo[k][id >>> 6] |= 1L << id;
         }
     }
 
@@ -98,17 +112,31 @@ public final class TokenMasker {
             return;
         }
         long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
-                : plainUpTo[Math.min(MAX_COUNTED_CHARS, str.node().maxLength() - str.count())];
+                : plainUpTo[Math.min(plainUpTo.length - 1, str.node().maxLength() - str.count())];
         for (int w = 0; w < words; w++) mask[w] |= plain[w];
-        if (!str.node().free()) {
-            walk(notPlain, state, mask); // a plain prefix counts characters here: walk each token whole
-            return;
-        }
+        // The other tokens: their tails walked as in a free string (same frames below), then each token's
+        // characters (plain prefix + tail up to the closing quote) checked against the limits.
+        boolean free = str.node().free();
+        int lo = str.node().minLength() - str.count(), hi = free ? Integer.MAX_VALUE : str.node().maxLength() - str.count();
+        Object walkFrom = free ? state : JsonMachine.freeString((JsonMachine.Stack) state);
         long[] groups = new long[(tailGroups.length + 63) >>> 6];
-        walk(tails, state, groups);
+        walk(tails, walkFrom, groups);
         for (int w = 0; w < groups.length; w++)
-            for (long bits = groups[w]; bits != 0; bits &= bits - 1)
-                for (int id : tailGroups[w * 64 + Long.numberOfTrailingZeros(bits)]) mask[id >>> 6] |= 1L << id;
+            for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
+                int grp = w * 64 + Long.numberOfTrailingZeros(bits);
+                int[] ids = tailGroups[grp];
+                if (free) {
+                    for (int id : ids) mask[id >>> 6] |= 1L << id;
+                    continue;
+                }
+                int[] pc = prefixChars[grp];
+                int t = tailChars[grp];
+                boolean closes = tailCloses[grp];
+                for (int i = 0; i < ids.length; i++) {
+                    int total = pc[i] + t;
+                    if (total <= hi && (!closes || total >= lo)) mask[ids[i] >>> 6] |= 1L << ids[i];
+                }
+            }
     }
 
     /** A new mask of what {@code state} can take next. */

@@ -9,9 +9,10 @@ import java.util.Set;
  * {@code topLogprobs} ≥ 0 asks for each token's {@link TokenLogprobs} with that many alternatives (the logits then
  * come back to the host every step); -1 for none. {@code constraint}, when not null, limits each token to what it
  * allows (structured output; the logits then come back to the host every step); it holds this generation's state.
+ * {@code adjustments}, when not null, are OpenAI's logit bias and presence/frequency penalties (host sampling too).
  */
 public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs,
-                                TokenConstraint constraint) {
+                                TokenConstraint constraint, LogitAdjustments adjustments) {
     public GenerationOptions {
         if (maxTokens < 0) throw new GossException("max tokens must be >= 0, got " + maxTokens);
         if (topLogprobs < -1 || topLogprobs > TokenLogprobs.MAX_TOP)
@@ -19,9 +20,14 @@ public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerC
         stopTokens = Set.copyOf(stopTokens);
     }
 
+    /** Without logit adjustments. */
+    public GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs, TokenConstraint constraint) {
+        this(maxTokens, stopTokens, sampler, topLogprobs, constraint, null);
+    }
+
     /** Without a constraint. */
     public GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs) {
-        this(maxTokens, stopTokens, sampler, topLogprobs, null);
+        this(maxTokens, stopTokens, sampler, topLogprobs, null, null);
     }
 
     /** Without log probabilities. */

@@ -253,7 +253,9 @@ public final class Session implements AutoCloseable {
         Sampler sampler = new Sampler(options.sampler());
         boolean logprobs = options.topLogprobs() >= 0;
         TokenConstraint constraint = options.constraint();
-        boolean masked = decodable < executor().weights().config().vocabSize() || constraint != null;
+        LogitAdjustments adjust = options.adjustments() != null && !options.adjustments().isNone() ? options.adjustments() : null;
+        java.util.Map<Integer, Integer> counts = LogitAdjustments.newCounts();
+        boolean masked = decodable < executor().weights().config().vocabSize() || constraint != null || adjust != null;
         boolean greedy = options.sampler().isGreedy() && !logprobs && !masked;
         boolean onDevice = sampler.isPlainTemperature() && !logprobs && !masked;
         Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
@@ -276,10 +278,11 @@ public final class Session implements AutoCloseable {
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
         while (n < options.maxTokens()) {
-            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(hostLogits(r.logits(), constraint));
+            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(hostLogits(r.logits(), constraint, adjust, counts));
             if (n == 0) tFirst = System.nanoTime();
             if (logprobs && onLogprobs != null) onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
             if (constraint != null) constraint.accept(token);
+            if (adjust != null) LogitAdjustments.count(counts, token);
             out[n++] = token;
             if (onToken != null) onToken.accept(token);
             if (options.stopTokens().contains(token)) {
@@ -308,14 +311,17 @@ public final class Session implements AutoCloseable {
         return new GenerationResult(Arrays.copyOf(out, n), reason, timings);
     }
 
-    /** The logits the host samples from: only the decodable ids, and only those {@code constraint} allows. */
-    private float[] hostLogits(float[] logits, TokenConstraint constraint) {
+    /**
+     * The logits the host samples from: only the decodable ids, adjusted by {@code adjust} (bias and penalties from
+     * {@code counts}), and only those {@code constraint} allows.
+     */
+    private float[] hostLogits(float[] logits, TokenConstraint constraint, LogitAdjustments adjust, java.util.Map<Integer, Integer> counts) {
         float[] l = decodable < logits.length ? Arrays.copyOf(logits, decodable) : logits;
-        if (constraint == null) return l;
-        long[] allowed = constraint.allowed();
-        if (allowed == null) return l;
+        long[] allowed = constraint != null ? constraint.allowed() : null;
+        if (allowed == null && adjust == null) return l;
         if (l == logits) l = logits.clone(); // the result's logits also feed the log probabilities
-        TokenConstraint.apply(allowed, l);
+        if (adjust != null) adjust.apply(l, counts);
+        if (allowed != null) TokenConstraint.apply(allowed, l);
         return l;
     }
 

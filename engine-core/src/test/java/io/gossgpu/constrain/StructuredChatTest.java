@@ -62,6 +62,26 @@ class StructuredChatTest {
         assertTrue(answered >= schemas.size() - 2, "answers that reached the final channel: " + answered + " of " + schemas.size());
     }
 
+    /** Two chats decoding side by side in the engine's shared batch, each with its own schema: both validate. */
+    @Test
+    void batchedChatsKeepTheirOwnSchemas() throws Exception {
+        String a = TestSchemas.ALL.get(0), b = TestSchemas.ALL.get(7);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (Chat ca = engine.newChat(options(7).withJsonSchema(TestSchemas.bounded(a)));
+             Chat cb = engine.newChat(options(8).withJsonSchema(TestSchemas.bounded(b)))) {
+            long before = engine.stepStats().sequences() - engine.stepStats().steps();
+            var fa = pool.submit(() -> ca.send("What is the capital of France?", null));
+            var fb = pool.submit(() -> cb.send("What is the capital of France?", null));
+            Reply ra = fa.get(), rb = fb.get();
+            assertTrue(TestSchemas.violations(a, ra.content()).isEmpty(), ra.content());
+            assertTrue(TestSchemas.violations(b, rb.content()).isEmpty(), rb.content());
+            long shared = engine.stepStats().sequences() - engine.stepStats().steps() - before;
+            assertTrue(shared > 0, "no step ran both chats");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @Test
     void jsonObjectAnswersAreObjects() {
         try (Chat chat = engine.newChat(options(5).withJsonObject())) {

@@ -50,6 +50,22 @@ class TokenMaskerTest {
         assertTrue(states >= 80, "states checked: " + states);
     }
 
+    /** Strings with length limits, at every count from empty to full (the walk checks counts token by token there). */
+    @Test
+    void limitedStringsMatchTheReferenceAtEveryCount() {
+        JsonGrammar code = SchemaCompiler.compile(TestSchemas.ALL.get(6)); // minLength 3, maxLength 5
+        for (String inside : new String[]{"", "a", "\\n", "ab", "é\\u0041", "abc", "abcd", "ab\\\"cd"}) {
+            String prefix = "{\"code\":\"" + inside;
+            assertSameMask(JsonMachine.step(JsonMachine.start(code), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+        }
+        // strings of at most 40 characters in an array in an array of objects
+        JsonGrammar tags = SchemaCompiler.compile(TestSchemas.bounded(TestSchemas.ALL.get(2)));
+        for (int n = 0; n <= 40; n += 8) {
+            String prefix = "{\"items\":[{\"id\":1,\"tags\":[\"" + "x".repeat(n);
+            assertSameMask(JsonMachine.step(JsonMachine.start(tags), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+        }
+    }
+
     @Test
     void insideAStringNearlyEverythingIsAllowedAndQuotesCloseIt() {
         JsonGrammar g = SchemaCompiler.compile(TestSchemas.ALL.get(0));

@@ -47,7 +47,8 @@ final class ChatCompletionsApi {
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
         Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
-        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")));
+        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
+                .adjusted(SamplingFields.adjustments(body));
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;

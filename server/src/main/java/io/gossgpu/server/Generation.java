@@ -6,6 +6,7 @@ import io.gossgpu.api.Completion;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.generate.GenerationResult.StopReason;
+import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Timings;
 import io.gossgpu.generate.TokenLogprobs;
@@ -66,16 +67,21 @@ final class Generation {
 
     /**
      * What a request asks of the generation besides the prompt. {@code format}: the answer's structured-output format
-     * (null: free text); {@code toolArguments}: the argument formats of strict function tools, by function name.
+     * (null: free text); {@code toolArguments}: the argument formats of strict function tools, by function name;
+     * {@code adjustments}: logit bias and presence/frequency penalties (null: none).
      */
     record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs, ResponseFormat format,
-                  Map<String, ResponseFormat> toolArguments) {
+                  Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments) {
         Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {
-            this(maxTokens, sampler, stops, topLogprobs, null, Map.of());
+            this(maxTokens, sampler, stops, topLogprobs, null, Map.of(), null);
         }
 
         Limits structured(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments));
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments), adjustments);
+        }
+
+        Limits adjusted(LogitAdjustments adjustments) {
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments);
         }
     }
 
@@ -92,7 +98,7 @@ final class Generation {
     private static Outcome runChat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
         Chat chat = slot.chat();
         Listener l = new Listener(limits, sink, chat::cancel, slot);
-        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), limits.format(), limits.toolArguments(), l);
+        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), limits.format(), limits.toolArguments(), limits.adjustments(), l);
         l.finish();
         int cached = Math.max(0, promptTokens - chat.lastPrefillTokens());
         slot.cachedTokens = promptTokens + Math.max(0, r.tokens().length - 1);
