@@ -105,6 +105,11 @@ public final class Chat implements AutoCloseable {
         return cachedPrompt > 0 && commonPrefix(prompt, cached) >= cachedPrompt;
     }
 
+    /** Tokens of the last reply's whole prompt, cached and prefilled (frameworks report it as input token usage). */
+    public int lastPromptTokens() {
+        return cachedPrompt;
+    }
+
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
     public int lastPrefillTokens() {
         return lastPrefill;
