@@ -13,6 +13,7 @@ import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.HarmonyStreamParser;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.ParsedMessage;
+import io.gossgpu.harmony.Role;
 import io.gossgpu.harmony.SystemContent;
 import io.gossgpu.tokenizer.O200kHarmony;
 
@@ -22,6 +23,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
 
 /**
  * A multi-turn Harmony conversation with its own KV cache. Each {@link #send} renders the whole
@@ -140,6 +143,11 @@ public final class Chat implements AutoCloseable {
         return cachedPrompt > 0 && commonPrefix(prompt, cached) >= cachedPrompt;
     }
 
+    /** Tokens of the last reply's whole prompt, cached and prefilled (frameworks report it as input token usage). */
+    public int lastPromptTokens() {
+        return cachedPrompt;
+    }
+
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
     public int lastPrefillTokens() {
         return lastPrefill;
@@ -154,6 +162,70 @@ public final class Chat implements AutoCloseable {
     /** Stops the reply being generated (from any thread); the reply returns with stop reason CANCELLED. */
     public void cancel() {
         session.cancel();
+    }
+
+    /**
+     * Offers function {@code tools} to the model from the next {@link #send} on (an empty list withdraws them): the
+     * developer message now lists them after this chat's instructions. The model's calls come back in
+     * {@link Reply#toolCalls()}; give each result back with {@link #sendToolResult}.
+     */
+    public void offerTools(List<Tool> tools) {
+        Message developer = developerMessage(options.instructions(), tools);
+        boolean had = conversation.size() > 1 && conversation.get(1).role() == Role.DEVELOPER;
+        if (had && developer != null) conversation.set(1, developer);
+        else if (had) conversation.remove(1);
+        else if (developer != null) conversation.add(1, developer);
+    }
+
+    /**
+     * Replaces the conversation with {@code c} (after this chat's system message) and generates the next assistant
+     * turn with this chat's token limit and sampler. As with {@link #reply}, the KV cache is kept as far as the new
+     * conversation repeats the old one, so giving the whole conversation each time costs only what was added.
+     */
+    public Reply send(Conversation c, ChatListener listener) {
+        use.begin();
+        try {
+            conversation.subList(1, conversation.size()).clear();
+            Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
+            if (developer != null) conversation.add(developer);
+            for (Turn t : c.turns()) conversation.add(Turn.toMessage(t));
+            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
+        } finally {
+            use.end();
+        }
+    }
+
+    /**
+     * {@link #send(String, ChatListener)} on a thread of its own; {@code listener} (may be null) is called on that
+     * thread. Cancelling the future stops the reply. Do not send on this chat again before the future is done.
+     */
+    public CompletableFuture<Reply> sendAsync(String userText, ChatListener listener) {
+        return AsyncReplies.future(this, l -> send(userText, l), listener);
+    }
+
+    /** {@link #send(Conversation, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
+    public CompletableFuture<Reply> sendAsync(Conversation c, ChatListener listener) {
+        return AsyncReplies.future(this, l -> send(c, l), listener);
+    }
+
+    /**
+     * The reply to {@code userText} as events ({@link ReplyEvent}), ending with {@link ReplyEvent.Done}. The reply
+     * starts when the publisher is subscribed (one subscriber); cancelling the subscription stops it.
+     */
+    public Flow.Publisher<ReplyEvent> stream(String userText) {
+        return AsyncReplies.publisher(this, l -> send(userText, l));
+    }
+
+    /** The reply to conversation {@code c} as events, as {@link #stream(String)}. */
+    public Flow.Publisher<ReplyEvent> stream(Conversation c) {
+        return AsyncReplies.publisher(this, l -> send(c, l));
+    }
+
+    private static Message developerMessage(String instructions, List<Tool> tools) {
+        boolean hasInstructions = instructions != null && !instructions.isBlank();
+        if (!hasInstructions && tools.isEmpty()) return null;
+        return Message.developer(new DeveloperContent(hasInstructions ? instructions : null,
+                tools.stream().map(Tool::toDescription).toList()));
     }
 
     private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,

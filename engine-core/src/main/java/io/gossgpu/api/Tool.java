@@ -1,0 +1,45 @@
+package io.gossgpu.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gossgpu.harmony.ToolDescription;
+
+import java.util.Objects;
+
+/**
+ * A function tool the model may call: its name, what it does, and the JSON schema of its one argument object.
+ * The model's calls come back as {@link Reply#toolCalls()}; give each result back with
+ * {@link Chat#sendToolResult} or as a {@link Turn.ToolResult}.
+ *
+ * @param name           the function's name (the model calls it as {@code functions.NAME})
+ * @param description    what the function does, for the model; may be empty
+ * @param parametersJson JSON schema of the argument object, e.g. {@code {"type":"object","properties":{...}}}, or
+ *                       null for a function without arguments
+ */
+public record Tool(String name, String description, String parametersJson) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public Tool {
+        Objects.requireNonNull(name, "name");
+        if (name.isBlank()) throw new IllegalArgumentException("a tool needs a name");
+        if (description == null) description = "";
+        if (parametersJson != null) schema(name, parametersJson); // fail here, not at the first reply
+    }
+
+    /** The Harmony description the developer message renders. */
+    ToolDescription toDescription() {
+        return new ToolDescription(name, description, parametersJson == null ? null : schema(name, parametersJson));
+    }
+
+    private static JsonNode schema(String name, String json) {
+        try {
+            JsonNode n = JSON.readTree(json);
+            if (n == null || !n.isObject())
+                throw new IllegalArgumentException("tool '" + name + "': the parameters schema must be a JSON object");
+            return n;
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("tool '" + name + "': the parameters schema is not JSON: " + e.getOriginalMessage());
+        }
+    }
+}

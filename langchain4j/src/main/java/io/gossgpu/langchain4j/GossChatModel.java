@@ -1,0 +1,60 @@
+package io.gossgpu.langchain4j;
+
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.Reply;
+
+import java.util.List;
+
+/**
+ * A LangChain4j {@link ChatModel} that runs gpt-oss in this process with goss-gpu. Messages, tool specifications
+ * and tool results go to the model as Harmony; the reply comes back with its reasoning as the AI message's
+ * thinking, its tool calls as tool execution requests, token usage and a finish reason. The token limit and the
+ * sampler are the {@link ChatOptions}' (a request's temperature or maximum output tokens are not applied).
+ * Thread-safe: concurrent requests each get a chat of their own.
+ */
+public final class GossChatModel implements ChatModel, AutoCloseable {
+    private final ChatPool chats;
+
+    /** Replies with {@code engine} (which the caller keeps and closes) and these chat options. */
+    public GossChatModel(Engine engine, ChatOptions options) {
+        this.chats = new ChatPool(engine, false, options);
+    }
+
+    /** Replies with {@code engine} (which the caller keeps and closes) and {@link ChatOptions#defaults()}. */
+    public GossChatModel(Engine engine) {
+        this(engine, ChatOptions.defaults());
+    }
+
+    /** Opens the model {@code engineOptions} names; {@link #close()} closes it. */
+    public static GossChatModel open(EngineOptions engineOptions, ChatOptions options) {
+        return new GossChatModel(new ChatPool(Engine.open(engineOptions), true, options));
+    }
+
+    private GossChatModel(ChatPool chats) {
+        this.chats = chats;
+    }
+
+    @Override
+    public ChatResponse doChat(ChatRequest request) {
+        var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
+        Chat chat = chats.take();
+        try {
+            Reply reply = chat.send(conversation, null);
+            return Responses.response(reply, List.of(), chat.lastPromptTokens());
+        } finally {
+            chats.give(chat);
+        }
+    }
+
+    /** Closes the chats, and the engine when this model opened it. */
+    @Override
+    public void close() {
+        chats.close();
+    }
+}
