@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /** {@code goss-gpu verify}: runs a backend beside the reference op by op and names the first divergence. */
-@Command(name = "verify", header = "Compare a backend with the reference op by op, or measure its KL divergence (--kl).",
+@Command(name = "verify", header = "Compare a backend with the reference (op by op, or KL).",
         description = {"Run a backend and the reference side by side, op by op, and report the first op, layer and position where they differ.",
                 "The first line says which arithmetic is checked. The cpu backend's native kernels (int8 activations, float dense weights "
                         + "quantized to Q8_0 at load) are compared with the reference on those same Q8_0 weights, within the int8 "
@@ -112,6 +112,8 @@ final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
                 seqs = ScoredSequences.demoHeldOut(max);
                 what = "the demo model's held-out conversations";
             }
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new GossException("no such file: " + e.getFile());
         } catch (java.nio.charset.MalformedInputException e) {
             throw new GossException(text + " is not UTF-8 text");
         } catch (IOException e) {

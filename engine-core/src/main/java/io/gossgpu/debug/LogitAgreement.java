@@ -44,6 +44,11 @@ public final class LogitAgreement {
     public static Stats measure(ModelWeights weights, Backend backend, Backend reference, List<Sequence> sequences) {
         if (sequences.isEmpty()) throw new GossException("no sequences to score");
         int vocab = weights.config().vocabSize();
+        for (Sequence s : sequences)
+            for (int t : s.tokens())
+                if (t >= vocab)
+                    throw new GossException("token " + t + " is outside this model's vocabulary of " + vocab
+                            + " tokens: conversations and texts are tokenized with o200k_harmony (201088 tokens)");
         Accumulator acc = new Accumulator(vocab);
         try (LoadedWeights wb = backend.loadWeights(weights); LoadedWeights wr = reference.loadWeights(weights)) {
             for (Sequence s : sequences) {

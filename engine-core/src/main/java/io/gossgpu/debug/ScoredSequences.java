@@ -57,6 +57,8 @@ public final class ScoredSequences {
                         HarmonyRenderer.Turn t = renderer.renderTurn(ConversationJson.parse(c));
                         out.add(new LogitAgreement.Sequence(t.tokens(), t.promptLength() - 1));
                     }
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    throw new GossException(source + " line " + lineNo + ": not JSON: " + e.getOriginalMessage());
                 } catch (IOException | IllegalArgumentException | java.time.DateTimeException e) {
                     throw new GossException(source + " line " + lineNo + ": " + e.getMessage());
                 }
