@@ -38,12 +38,13 @@ for l in sys.stdin:
   --threads "$THREADS" 2>&1 | tee -a "$work/train.log"
 py "$here/export.py" "$work/trained.pt" "$work/original"
 
-# The jar's copy (gzip -n: no name or time in the header, so the same model gives the same bytes) and the tests' held-out set.
-res="$root/engine-core/src/main/resources/io/gossgpu/demo" tres="$root/engine-core/src/test/resources/io/gossgpu/demo"
-mkdir -p "$res" "$tres"
+# The jar's copy (gzip -n: no name or time in the header, so the same model gives the same bytes) and the held-out set
+# (in the jar too: the tests score it, and `verify --kl` measures a backend's logits over its conversations).
+res="$root/engine-core/src/main/resources/io/gossgpu/demo"
+mkdir -p "$res"
 cp "$work/original/config.json" "$res/config.json"
 gzip -9 -n -c "$work/original/model.safetensors" >"$res/model.safetensors.gz"
 sha256sum "$work/original/model.safetensors" | cut -d' ' -f1 >"$res/model.safetensors.sha256"
-cp "$work/heldout.jsonl" "$tres/heldout.jsonl"
+cp "$work/heldout.jsonl" "$res/heldout.jsonl"
 cp "$work/train.log" "$here/train.log"
 echo "packed: $(du -h "$res/model.safetensors.gz" | cut -f1) gzipped, $(du -h "$work/original/model.safetensors" | cut -f1) unpacked"

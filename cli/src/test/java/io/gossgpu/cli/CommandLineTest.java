@@ -137,6 +137,30 @@ class CommandLineTest {
     }
 
     @Test
+    void verifyKlMeasuresAndRefusesBadInputInOneLine() throws Exception {
+        String m = model.toString();
+        Run both = run("", "verify", "--model", m, "--kl", "--tokens", "1,2");
+        assertEquals(1, both.code());
+        assertEquals("goss-gpu: --tokens and --tolerance compare op by op: they do not go with --kl", both.err().strip());
+        Run limit = run("", "verify", "--model", m, "--limit", "3");
+        assertEquals(1, limit.code());
+        assertEquals("goss-gpu: --conversations, --text and --limit go with --kl", limit.err().strip());
+        Run missing = run("", "verify", "--model", m, "--kl", "--text", dir.resolve("nope.txt").toString());
+        assertEquals(1, missing.code());
+        assertEquals("goss-gpu: no such file: " + dir.resolve("nope.txt"), missing.err().strip());
+        Path bad = Files.writeString(dir.resolve("bad.jsonl"), "{\"messages\": [\n");
+        Run notJson = run("", "verify", "--model", m, "--kl", "--conversations", bad.toString());
+        assertEquals(1, notJson.code());
+        assertTrue(notJson.err().strip().matches("goss-gpu: \\S+bad.jsonl line 1: not JSON: [^\\n]*"), notJson.err());
+        // a text, in chunks of 8 tokens scored over their second halves: the reference beside itself agrees exactly
+        Path text = Files.writeString(dir.resolve("t.txt"), "The quick brown fox jumps over the lazy dog, again and again.");
+        Run same = run("", "verify", "--model", m, "--backend", "reference", "--kl", "--text", text.toString(), "--chunk", "8");
+        assertEquals(0, same.code(), same.out() + same.err());
+        assertTrue(same.out().contains("KL divergence (reference || reference): mean 0.00, p99 0.00, max 0.00 nats"), same.out());
+        assertTrue(same.out().contains("top-1 agreement: 100.00 %") && same.out().contains("over 7 positions of 2 sequences"), same.out());
+    }
+
+    @Test
     void badInputGivesOneLineAndExitCodeOne() {
         Run unknown = run("", "--model", model.toString(), "--backend", "quantum", "--prompt", "hi");
         assertEquals(1, unknown.code());

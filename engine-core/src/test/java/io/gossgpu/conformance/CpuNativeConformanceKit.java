@@ -25,6 +25,11 @@ import io.gossgpu.model.ModelWeights;
  *       which keeps 5e-2), 5.2 % with their activations rounded too (the {@code tiny} shape at position 21; rows
  *       of 96 values, so the rounding does not average out). Greedy decoding is checked token by token against the
  *       reference's logits, not for equal tokens ({@link #greedyExact()}).</li>
+ *   <li>{@link #modelRmsBudget()} 5e-2 and {@link #modelTop1Budget()} 0.84: the bound on one logit allows the worst row,
+ *       so the whole model is also held to about twice what was measured over all its logits (the {@code tiny} shape,
+ *       26 positions): RMS error 2.7 % of the reference logits' RMS and argmax agreement 24 of 26 with the dense
+ *       weights in Q8_0, 2.2 % and 26 of 26 in float. A planted 4.5 % scale error on every logit passes the 1e-1 bound
+ *       (largest difference 8.2 %) and fails the RMS budget (5.3 %).</li>
  * </ul>
  * For comparison, the official reference computes with bf16 activations (8 mantissa bits per value).
  */
@@ -42,6 +47,16 @@ abstract class CpuNativeConformanceKit extends BackendConformanceKit {
     @Override
     protected double modelTolerance() {
         return 1e-1;
+    }
+
+    @Override
+    protected double modelRmsBudget() {
+        return 5e-2;
+    }
+
+    @Override
+    protected double modelTop1Budget() {
+        return 0.84;
     }
 
     /** Int8 activations move logits by percents: a near tie of two tokens may flip (checked against the reference's logits). */

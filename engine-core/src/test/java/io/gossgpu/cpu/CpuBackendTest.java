@@ -79,21 +79,12 @@ class CpuBackendTest {
             BackendConformanceKit.assertClose("prefill and decode logits", want, got, toks.length, v, 1e-3);
             return;
         }
-        double se = 0, sr = 0;
-        int agree = 0;
-        for (int i = 0; i < toks.length; i++) {
-            int a = 0, b = 0;
-            for (int x = 0; x < v; x++) {
-                double d = want[i * v + x] - got[i * v + x];
-                se += d * d;
-                sr += (double) want[i * v + x] * want[i * v + x];
-                if (want[i * v + x] > want[i * v + a]) a = x;
-                if (got[i * v + x] > got[i * v + b]) b = x;
-            }
-            if (a == b) agree++;
-        }
-        assertTrue(Math.sqrt(se / sr) <= 0.05, "RMS difference " + Math.sqrt(se / sr) + " of the logits' RMS");
-        assertTrue(agree >= 0.9 * toks.length, "argmax equal at " + agree + " of " + toks.length + " positions");
+        double[] m = BackendConformanceKit.rmsErrorAndTop1(want, got, toks.length, v);
+        // measured (tiny model, 75 positions, AVX2 and AVX-512 alike): RMS 3.0 % / 3.3 %, argmax 96 % / 90.7 %, largest
+        // difference 11 % / 12 % of a row's largest logit (rows of 1031 random logits; a 0.8 % shrink of every int8
+        // activation, planted, gave RMS 8.4 %, argmax 85 %, 25 %)
+        assertTrue(m[0] <= 0.05, "RMS difference " + m[0] + " of the logits' RMS");
+        assertTrue(m[1] >= 0.9, "argmax equal at " + m[1] + " of the positions");
         BackendConformanceKit.assertClose("prefill and decode logits", want, got, toks.length, v, 0.2);
     }
 
