@@ -15,7 +15,8 @@
 #   5. when GOSS_KIT (default .cudakit) holds goss-gpu.jar and rt.tgz: goss-gpu bench -b cuda on the same GGUF
 #      with the same -p/-n/-d/-r.
 # Back under $OUT: llama-anchor.log (the summary: GPU, which binary, its ldd, timings, both tables) and
-# llama-bench.md (llama.cpp's table alone). -n prints the plan without running anything.
+# llama-bench.md (llama.cpp's table alone), and after a build here the binary, xz'ed (split in 15 MB parts
+# when larger), for the next lease to carry. -n prints the plan without running anything.
 set -uo pipefail
 dry=0
 [[ ${1:-} == -n ]] && { dry=1; shift; }
@@ -49,6 +50,7 @@ nvidia-smi 2>&1 | tee -a "$log"
 nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.sm,clocks.max.memory,power.limit \
     --format=csv 2>&1 | tee -a "$log"
 
+# shellcheck source=llama-cuda-env.sh
 . "$here/llama-cuda-env.sh"
 cublas=$(llama_cublas_dir)
 say "cuBLAS wheel: ${cublas:-none in the site-packages of python3}"
@@ -79,6 +81,12 @@ else
   bin=/tmp/llama-cuda/bin/llama-bench
   starts "$bin" || { say "no llama-bench that runs here"; exit 1; }
   say "using the llama-bench built here"
+  # Bring it back, so that the next lease can carry it (files from \$OUT: at most 16 MiB each).
+  xz -T0 -6 -c "$bin" >"$out/llama-bench.xz"
+  if [[ $(stat -c %s "$out/llama-bench.xz") -gt 16000000 ]]; then
+    split -b 15000000 -d "$out/llama-bench.xz" "$out/llama-bench.xz." && rm "$out/llama-bench.xz"
+  fi
+  say "returned as $(cd "$out" && ls llama-bench.xz*) (cat them | xz -d > .llamakit/bin/llama-bench)"
 fi
 
 mkdir -p /tmp/llama
@@ -100,6 +108,7 @@ cat "$out/llama-bench.md" >>"$log"
 
 status=$rc
 if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]]; then
+  # shellcheck source=runtime.sh
   . "$here/runtime.sh"
   goss_runtime "$kit" || exit 3
   say "goss-gpu bench --backend cuda on the same GGUF"

@@ -56,6 +56,7 @@ nvcc=$(command -v nvcc || true)
 cuda_lib=$(cd "$(dirname "$(readlink -f "$nvcc")")/.." && pwd)/lib64
 [[ -f $cuda_lib/libcudart_static.a ]] || cuda_lib=/usr/local/cuda/lib64
 
+# shellcheck source=llama-cuda-env.sh
 . "$(dirname "$0")/llama-cuda-env.sh"
 [[ -n ${CUBLAS_DIR:-} ]] || CUBLAS_DIR=$(llama_cublas_dir)
 [[ -n ${CUBLAS_DIR:-} && -f $CUBLAS_DIR/include/cublas_v2.h ]] || {
@@ -78,7 +79,7 @@ cfg=(cmake -S "$src" -B "$out/build" -G Ninja
   -DCMAKE_CUDA_COMPILER="$nvcc"
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90-real}"
   -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=OFF -DGGML_CUDA_NCCL=OFF -DGGML_CUDA_COMPRESSION_MODE=size
-  -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_BACKEND_DL=OFF -DBUILD_SHARED_LIBS=OFF
+  -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DGGML_CCACHE=OFF -DGGML_BACKEND_DL=OFF -DBUILD_SHARED_LIBS=OFF
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
   -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_COMMON=ON

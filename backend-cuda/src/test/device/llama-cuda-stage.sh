@@ -48,5 +48,5 @@ tar -C "$src" -cf - --exclude=./docs --exclude=./media --exclude=./tests --exclu
 cp -r "$src/gguf-py/gguf" "$dest/gguf-py/"
 find "$dest/gguf-py" -name __pycache__ -prune -exec rm -rf {} +
 cp "$synth" "$dest/make_synth_gguf.py"
-du -sh "$dest" "$dest"/* | sed 's/^/  /'
+du -sh "$dest"/* | sed "s/^/  /"; du -sh "$dest"
 echo "staged in $dest; on the device: backend-cuda/src/test/device/llama-cuda-bench.sh $dest"
