@@ -8,7 +8,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.model.Json;
+import io.gossgpu.JsonSyntaxErrors;
 import io.gossgpu.tokenizer.O200kHarmony;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -54,7 +54,7 @@ final class RenderCommand implements Runnable {
                     List<Message> messages = ConversationJson.parse(node);
                     turn = renderer.renderTurn(messages);
                 } catch (JsonProcessingException e) {
-                    throw new GossException("stdin line " + lineNo + ": not valid JSON (" + Json.describe(e) + ")");
+                    throw new GossException("stdin line " + lineNo + ": " + JsonSyntaxErrors.describe(e));
                 } catch (IOException | IllegalArgumentException | java.time.DateTimeException e) {
                     throw new GossException("stdin line " + lineNo + ": " + e.getMessage());
                 }

@@ -206,7 +206,7 @@ class CommandLineTest {
     void badJsonOnStdinIsOneLineWithoutJacksonInternals() {
         Run syntax = run("{\"messages\": [\n", "render");
         assertEquals(1, syntax.code(), syntax.out());
-        assertTrue(syntax.err().strip().matches("goss-gpu: stdin line 1: not valid JSON \\(Unexpected end-of-input.* at line 1, column \\d+\\)"), syntax.err());
+        assertTrue(syntax.err().strip().matches("goss-gpu: stdin line 1: invalid JSON at line 1 column \\d+: unexpected end of input.*"), syntax.err());
         for (String bad : List.of("{oops}", "[1, 2]", "{\"messages\": \"x\"}", "{\"messages\": [1]}", "{\"messages\": [{\"role\": 7}]}",
                 "{\"messages\": [{\"role\": \"user\", \"content\": {\"a\": 1}}, {\"role\": \"assistant\", \"content\": \"x\"}]}", "\"text\"")) {
             Run r = run(bad + "\n", "render");

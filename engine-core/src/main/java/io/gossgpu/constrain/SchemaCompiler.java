@@ -41,8 +41,8 @@ public final class SchemaCompiler {
         JsonNode n;
         try {
             n = JSON.readTree(schema);
-        } catch (Exception e) {
-            throw new GossException("the JSON schema is not valid JSON: " + e.getMessage().lines().findFirst().orElse(""));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new GossException("the JSON schema is " + io.gossgpu.JsonSyntaxErrors.describe(e));
         }
         if (n == null) throw new GossException("the JSON schema is empty");
         return compile(n);

@@ -1,6 +1,7 @@
 package io.gossgpu.model;
 
-import com.fasterxml.jackson.core.JsonLocation;
+import io.gossgpu.JsonSyntaxErrors;
+
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -58,9 +59,9 @@ public final class Json {
             if (node == null || node.isMissingNode()) throw new ModelFormatException(file, what + " is empty");
             return node;
         } catch (JsonProcessingException e) {
-            throw new ModelFormatException(file, what + " is not valid JSON (" + describe(e) + ")");
+            throw new ModelFormatException(file, what + " is " + JsonSyntaxErrors.describe(e));
         } catch (IOException e) {
-            throw new ModelFormatException(file, what + " is not valid JSON (" + firstLine(e.getMessage()) + ")");
+            throw new ModelFormatException(file, what + " is invalid JSON (" + firstLine(e.getMessage()) + ")");
         } catch (RuntimeException e) {
             if (e instanceof ModelFormatException m) throw m;
             throw new ModelFormatException(file, what + " could not be parsed (" + firstLine(String.valueOf(e.getMessage())) + ")");
@@ -108,21 +109,6 @@ public final class Json {
             }
         }
         return true;
-    }
-
-    /**
-     * A JSON syntax error in a few words and where it is ({@code Unexpected end-of-input ... at line 1, column 10}),
-     * without what Jackson adds for its own users: the source description, feature names, a second line.
-     */
-    public static String describe(JsonProcessingException e) {
-        String m = e.getOriginalMessage() == null ? "malformed JSON" : e.getOriginalMessage();
-        for (String tail : new String[] {" (start marker at", " at [Source:", "[Source:"}) {
-            int cut = m.indexOf(tail);
-            if (cut >= 0) m = m.substring(0, cut);
-        }
-        m = firstLine(m).strip();
-        JsonLocation at = e.getLocation();
-        return at == null || at.getLineNr() < 0 ? m : m + " at line " + at.getLineNr() + ", column " + at.getColumnNr();
     }
 
     static String firstLine(String s) {

@@ -331,7 +331,7 @@ public final class GossServer implements AutoCloseable {
         try {
             node = Json.MAPPER.readTree(buf);
         } catch (JsonProcessingException e) {
-            throw ApiError.badRequest(null, "invalid_json", Json.describe(e));
+            throw ApiError.badRequest(null, "invalid_json", io.gossgpu.JsonSyntaxErrors.describe(e));
         }
         if (node == null || !node.isObject()) throw ApiError.badRequest(null, "invalid_json", "the body must be a JSON object");
         String lone = Json.loneSurrogate(node, "");

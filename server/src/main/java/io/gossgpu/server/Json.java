@@ -27,30 +27,6 @@ final class Json {
     }
 
     /**
-     * A parse error in one line, where it is and then what is wrong ({@code invalid JSON at line 1 column 10: unexpected
-     * end of input}), without Jackson's internals (class and feature names, source descriptions, character codes)
-     * that mean nothing to a client.
-     */
-    static String describe(com.fasterxml.jackson.core.JsonProcessingException e) {
-        String m = e.getOriginalMessage() == null ? "malformed" : e.getOriginalMessage();
-        m = m.replaceAll("(?s)\\s*\\n.*", "");               // Jackson's second line ("at [Source: ...]") and below
-        for (String tail : new String[]{" (start marker at", " at [Source:", "[Source:", ": was expecting (", "; expected"}) {
-            int cut = m.indexOf(tail);
-            if (cut >= 0) m = m.substring(0, cut);
-        }
-        m = m.replaceAll("\\(CTRL-CHAR, code (\\d+)\\)", "control character $1")
-                .replaceAll(" \\(code \\d+\\)", "")                  // "'}' (code 125)"
-                .replaceAll("\\([A-Z][A-Za-z]+(Feature|Exception)[^)]*\\)", "")
-                .replaceAll("\\b(StreamReadFeature|JsonReadFeature|JsonParser\\.Feature)\\.[A-Z_]+", "a strict JSON rule")
-                .replace("end-of-input", "end of input").strip();
-        if (m.isEmpty()) m = "malformed";
-        m = Character.toLowerCase(m.charAt(0)) + m.substring(1);
-        var at = e.getLocation();
-        return at == null || at.getLineNr() < 0 ? "invalid JSON: " + m
-                : "invalid JSON at line " + at.getLineNr() + " column " + at.getColumnNr() + ": " + m;
-    }
-
-    /**
      * Where the first string (value or field name) holding an unpaired UTF-16 surrogate is, as a {@code param} path
      * ({@code messages[0].content}), or null. JSON lets {@code "\\ud800"} be written but it is no Unicode text: it
      * cannot be tokenized, and OpenAI refuses it.

@@ -190,9 +190,9 @@ class SafetensorsValidationTest {
     void headerNotJson() {
         String good = header(file).toString();
         replaceHeader(file, "{\"a\": {\"dtype\": \"U8\",".getBytes(StandardCharsets.UTF_8));
-        failsNamingFile("not valid JSON");
+        failsNamingFile("invalid JSON");
         replaceHeader(file, (good + " {}").getBytes(StandardCharsets.UTF_8));
-        failsNamingFile("not valid JSON");
+        failsNamingFile("invalid JSON");
         replaceHeader(file, "        ".getBytes(StandardCharsets.UTF_8));
         failsNamingFile("header is empty");
     }
@@ -457,7 +457,7 @@ class SafetensorsValidationTest {
         fails(orig, cfg.toString(), "experts_per_token 9 exceeds num_experts 6");
         writeValidModel();
         write(cfg, "{\"num_hidden".getBytes(StandardCharsets.UTF_8));
-        fails(orig, cfg.toString(), "not valid JSON");
+        fails(orig, cfg.toString(), "invalid JSON");
         write(cfg, "[]".getBytes(StandardCharsets.UTF_8));
         fails(orig, cfg.toString(), "JSON object");
     }
