@@ -111,10 +111,10 @@ class BenchCommandTest {
     @Test
     void opTimesSplitEachTestsStepByOpKindWithEachOpsBytes() throws Exception {
         CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
-                "-p", "8", "-n", "4", "-r", "1", "--no-bandwidth-probe", "--op-times", "-o", "json");
+                "-p", "8", "-n", "16", "-r", "1", "--no-bandwidth-probe", "--op-times", "-o", "json");
         assertEquals(0, r.code(), r.err());
         List<String> lines = r.err().lines().toList();
-        int at = lines.indexOf("tg4, time per op kind over 4 tokens:");
+        int at = lines.indexOf("tg16, time per op kind over 16 tokens:");
         assertTrue(at >= 0, r.err());
         assertTrue(lines.contains("pp8, time per op kind over 8 tokens:"), r.err());
         double sum = 0;
@@ -126,16 +126,20 @@ class BenchCommandTest {
                 String[] f = lines.get(at + 2 + i).trim().split("\\s+");
                 assertEquals(op.name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
                 sum += Double.parseDouble(f[1]);
-                assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 4, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
+                assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 16, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
             }
             held.close();
         }
         String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
         assertEquals("step", step[0]);
         assertEquals(Double.parseDouble(step[1]), sum, 0.01 * OpKind.values().length);
-        // the ops' time is the run's: 1000 / t/s ms per token, give or take the rewind before the first step
+        // The ops' time is the run's: 1000 / t/s ms per token, give or take the rewind before the first step. A step
+        // here is about 0.1 ms, so one scheduler stall on a busy machine moves it by tens of percent (CI saw 0.141
+        // against 0.086 over 4 tokens): 16 tokens and a factor-of-two band still catch a total reported per token
+        // as per run (x16) or the reverse.
         double tps = new ObjectMapper().readTree(r.out()).get("rows").get(1).get("tokensPerSecond").asDouble();
-        assertEquals(1000 / tps, Double.parseDouble(step[1]), 0.25 * 1000 / tps, r.err());
+        double step1 = Double.parseDouble(step[1]);
+        assertTrue(step1 > 0.5 * 1000 / tps && step1 < 2 * 1000 / tps, "step " + step1 + " ms against " + 1000 / tps + " ms per token\n" + r.err());
     }
 
     @Test
