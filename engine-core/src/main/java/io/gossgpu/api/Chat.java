@@ -71,24 +71,18 @@ public final class Chat implements AutoCloseable {
 
     /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
     public Reply send(String userText, ChatListener listener) {
-        use.begin();
-        try {
+        return exclusively(() -> {
             conversation.add(Message.user(userText));
-            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
-        } finally {
-            use.end();
-        }
+            return respond(listener);
+        });
     }
 
     /** Gives the result of a tool call back to the model and generates what it says next. */
     public Reply sendToolResult(String functionName, String output, ChatListener listener) {
-        use.begin();
-        try {
+        return exclusively(() -> {
             conversation.add(Message.toolResult(functionName, output));
-            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
-        } finally {
-            use.end();
-        }
+            return respond(listener);
+        });
     }
 
     /**
@@ -112,14 +106,11 @@ public final class Chat implements AutoCloseable {
     public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ResponseFormat format,
                        Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
-        use.begin();
-        try {
+        return exclusively(() -> {
             conversation.clear();
             conversation.addAll(messages);
             return respond(listener, maxTokens, sampler, format, toolArguments, adjustments);
-        } finally {
-            use.end();
-        }
+        });
     }
 
     /**
@@ -171,10 +162,13 @@ public final class Chat implements AutoCloseable {
      */
     public void offerTools(List<Tool> tools) {
         Message developer = developerMessage(options.instructions(), tools);
-        boolean had = conversation.size() > 1 && conversation.get(1).role() == Role.DEVELOPER;
-        if (had && developer != null) conversation.set(1, developer);
-        else if (had) conversation.remove(1);
-        else if (developer != null) conversation.add(1, developer);
+        exclusively(() -> { // the conversation is the running reply's until it ends
+            boolean had = conversation.size() > 1 && conversation.get(1).role() == Role.DEVELOPER;
+            if (had && developer != null) conversation.set(1, developer);
+            else if (had) conversation.remove(1);
+            else if (developer != null) conversation.add(1, developer);
+            return null;
+        });
     }
 
     /**
@@ -183,16 +177,13 @@ public final class Chat implements AutoCloseable {
      * conversation repeats the old one, so giving the whole conversation each time costs only what was added.
      */
     public Reply send(Conversation c, ChatListener listener) {
-        use.begin();
-        try {
+        Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
+        return exclusively(() -> {
             conversation.subList(1, conversation.size()).clear();
-            Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
             if (developer != null) conversation.add(developer);
             for (Turn t : c.turns()) conversation.add(Turn.toMessage(t));
-            return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
-        } finally {
-            use.end();
-        }
+            return respond(listener);
+        });
     }
 
     /**
@@ -226,6 +217,24 @@ public final class Chat implements AutoCloseable {
         if (!hasInstructions && tools.isEmpty()) return null;
         return Message.developer(new DeveloperContent(hasInstructions ? instructions : null,
                 tools.stream().map(Tool::toDescription).toList()));
+    }
+
+    /**
+     * Runs {@code work} (a change of the conversation, and usually the reply to it) as this chat's one request under
+     * way ({@link OneReplyAtATime}): a second request meanwhile is refused before it changes anything.
+     */
+    private <T> T exclusively(java.util.function.Supplier<T> work) {
+        use.begin();
+        try {
+            return work.get();
+        } finally {
+            use.end();
+        }
+    }
+
+    /** The reply with this chat's own token limit, sampler and response format. */
+    private Reply respond(ChatListener listener) {
+        return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
     }
 
     private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
