@@ -86,6 +86,34 @@ class GossAutoConfigurationTest {
     }
 
     @Test
+    void propertiesBindToTheEngineAndChatOptions() {
+        runner.withUserConfiguration(OwnEngine.class)
+                .withPropertyValues("goss.model=/models/x", "goss.backend=opencl", "goss.threads=3", "goss.mmap=false",
+                        "goss.knobs.GOSS_CUDA_SDPA_BLOCK=128", "goss.knobs[opencl.device]=1", "goss.prefill-chunk=64",
+                        "goss.top-p=0.9", "goss.top-k=40", "goss.seed=7", "goss.reasoning-effort=high", "goss.instructions=Be brief.")
+                .run(context -> {
+                    GossProperties p = context.getBean(GossProperties.class);
+                    var e = p.engineOptions();
+                    assertEquals(Path.of("/models/x"), e.model());
+                    assertEquals("opencl", e.backend());
+                    assertFalse(e.mmap());
+                    assertEquals(64, e.prefillChunk());
+                    assertEquals("3", e.backendOptions().get("GOSS_CPU_THREADS"));
+                    assertEquals("128", e.backendOptions().get("GOSS_CUDA_SDPA_BLOCK"));
+                    assertEquals("1", e.backendOptions().get("GOSS_OPENCL_DEVICE"));
+                    ChatOptions c = context.getBean(ChatOptions.class);
+                    assertEquals(0.9f, c.sampler().topP());
+                    assertEquals(40, c.sampler().topK());
+                    assertEquals(7, c.sampler().seed());
+                    assertEquals("HIGH", c.reasoningEffort().name());
+                    assertEquals("Be brief.", c.instructions());
+                });
+        runner.withUserConfiguration(OwnEngine.class).withPropertyValues("goss.reasoning-effort=extreme").run(context ->
+                assertTrue(find(context.getStartupFailure()).getMessage().contains("reasoning effort must be low, medium or high"),
+                        String.valueOf(context.getStartupFailure())));
+    }
+
+    @Test
     void aBadModelPathFailsTheStartInOneLine() {
         Path missing = DEMO.resolveSibling("no-such-model");
         runner.withPropertyValues("goss.model=" + missing, "goss.backend=cpu").run(context -> {
