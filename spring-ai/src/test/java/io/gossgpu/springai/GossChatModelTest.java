@@ -115,6 +115,21 @@ class GossChatModelTest {
         }
     }
 
+    @Test
+    void aCancelledStreamStopsAndItsChatServesTheNextRequest() {
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            for (int i = 0; i < 3; i++) {
+                List<ChatResponse> two = model.stream(new Prompt("What is 17 + 25?")).take(2).collectList().block(WAIT);
+                assertEquals(2, two.size());
+            }
+            // each cancelled reply ended before its chat went back: the next requests are served, on those chats
+            String answer = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
+            assertTrue(answer.contains("42"), answer);
+            assertTrue(engine.openSessions() <= ChatPool.MAX_FREE, "chats kept: " + engine.openSessions());
+        }
+        assertEquals(0, engine.openSessions(), "closing the model closed its chats");
+    }
+
     /** The demo model's weather tool, as an application would write it; it records what it was asked. */
     static final class WeatherTools {
         final List<String> cities = new ArrayList<>();
@@ -147,6 +162,8 @@ class GossChatModelTest {
             String answer = ChatClient.create(model).prompt("What's the weather in Paris?").tools(tools).call().content();
             assertEquals(List.of("Paris"), tools.cities);
             assertTrue(answer.contains("21°C and cloudy"), answer);
+            // the tool result's request continued the tool call's chat (same options, its KV cache kept)
+            assertEquals(1, engine.openSessions());
 
             WeatherTools streamedTools = new WeatherTools();
             String streamed = String.join("", ChatClient.create(model).prompt("What's the weather in Paris?").tools(streamedTools)
