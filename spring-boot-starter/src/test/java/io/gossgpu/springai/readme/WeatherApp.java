@@ -1,7 +1,6 @@
 package io.gossgpu.springai.readme;
 
 import org.springframework.ai.chat.client.ChatClient;
-import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
 import org.springframework.boot.SpringApplication;
@@ -19,7 +18,7 @@ public class WeatherApp {
     public static void main(String[] args) {
         // args: --goss.model=PATH (a gpt-oss checkpoint folder, or the demo model, see below)
         try (var context = SpringApplication.run(WeatherApp.class, args)) {
-            ChatClient chat = ChatClient.create(context.getBean(ChatModel.class));
+            ChatClient chat = context.getBean(ChatClient.Builder.class).build();
             System.out.println(chat.prompt("What is 17 + 25?").call().content());
             System.out.println(chat.prompt("What's the weather in Paris?").tools(new Weather()).call().content());
             chat.prompt("What is 17 + 25?").stream().content().doOnNext(System.out::print).blockLast();
