@@ -1,0 +1,146 @@
+package io.gossgpu.springai;
+
+import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatListener;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Conversation;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.Reply;
+import org.springframework.ai.chat.model.ChatModel;
+import org.springframework.ai.chat.model.ChatResponse;
+import org.springframework.ai.chat.prompt.Prompt;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A Spring AI {@link ChatModel} that runs gpt-oss in this process with goss-gpu. The prompt's messages and the tool
+ * definitions of its {@link org.springframework.ai.model.tool.ToolCallingChatOptions} go to the model as Harmony;
+ * the reply comes back with its reasoning under the metadata key {@code thinking}, its tool calls as
+ * {@link org.springframework.ai.chat.messages.AssistantMessage.ToolCall}s, token usage and a finish reason
+ * ({@code stop}, {@code length}, {@code tool_calls}, {@code cancelled}). A request's maximum tokens, temperature,
+ * top-p, top-k and stop sequences apply to it; frequency and presence penalties are refused.
+ *
+ * <p>Tools are not executed here: as Spring AI 2.0's own models, this model returns the calls and
+ * {@code ChatClient}'s {@code ToolCallingAdvisor} runs them and sends the results back (a caller of this model
+ * alone runs them itself, with a {@code ToolCallingManager} or by hand).
+ *
+ * <p>Thread-safe: concurrent requests each get a chat of their own. {@link #stream} generates on a thread of its
+ * own; cancelling the subscription stops the reply.
+ */
+public final class GossChatModel implements ChatModel, AutoCloseable {
+    private final ChatPool chats;
+    private final ChatOptions options;
+
+    /** Replies with {@code engine} (which the caller keeps and closes) and these chat options as each request's defaults. */
+    public GossChatModel(Engine engine, ChatOptions options) {
+        this(new ChatPool(engine, false), options);
+    }
+
+    /** Replies with {@code engine} (which the caller keeps and closes) and {@link ChatOptions#defaults()}. */
+    public GossChatModel(Engine engine) {
+        this(engine, ChatOptions.defaults());
+    }
+
+    /** Opens the model {@code engineOptions} names; {@link #close()} closes it. */
+    public static GossChatModel open(EngineOptions engineOptions, ChatOptions options) {
+        return new GossChatModel(new ChatPool(Engine.open(engineOptions), true), options);
+    }
+
+    private GossChatModel(ChatPool chats, ChatOptions options) {
+        this.chats = chats;
+        this.options = options;
+    }
+
+    @Override
+    public org.springframework.ai.chat.prompt.ChatOptions getOptions() {
+        return RequestOptions.defaults(options);
+    }
+
+    @Override
+    public ChatResponse call(Prompt prompt) {
+        RequestOptions req = RequestOptions.of(options, prompt.getOptions());
+        Conversation conversation = Messages.conversation(prompt.getInstructions(), req.tools());
+        Chat chat = chats.take(req.chat());
+        try {
+            StopSequences stops = new StopSequences(req.stopSequences());
+            ChatListener watch = new ChatListener() {
+                @Override public void onContent(String delta) {
+                    stops.accept(delta);
+                    if (stops.matched()) chat.cancel(); // the answer is complete: spend no more tokens
+                }
+            };
+            Reply reply = chat.send(conversation, req.stopSequences().isEmpty() ? null : watch);
+            StopSequences cut = new StopSequences(req.stopSequences());
+            String content = cut.cut(reply.content());
+            return Responses.whole(reply, content, cut.matched(), chat.lastPromptTokens());
+        } finally {
+            chats.give(req.chat(), chat);
+        }
+    }
+
+    /**
+     * The reply as it is generated: a response for each piece of answer text or reasoning ({@code thinking} in the
+     * message metadata: that piece), then one with the tool calls, the finish reason and the usage. Spring AI's
+     * {@code MessageAggregator} adds them up to what {@link #call} answers.
+     */
+    @Override
+    public Flux<ChatResponse> stream(Prompt prompt) {
+        return Flux.create(sink -> {
+            RequestOptions req;
+            Conversation conversation;
+            Chat chat;
+            try {
+                req = RequestOptions.of(options, prompt.getOptions());
+                conversation = Messages.conversation(prompt.getInstructions(), req.tools());
+                chat = chats.take(req.chat());
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            generate(sink, req, conversation, chat);
+        }, FluxSink.OverflowStrategy.BUFFER);
+    }
+
+    private void generate(FluxSink<ChatResponse> sink, RequestOptions req, Conversation conversation, Chat chat) {
+        StopSequences stops = new StopSequences(req.stopSequences());
+        AtomicBoolean stopped = new AtomicBoolean(); // the subscriber cancelled, or a stop sequence ended the answer
+        sink.onDispose(() -> {
+            if (stopped.compareAndSet(false, true)) chat.cancel();
+        });
+        ChatListener toSink = new ChatListener() {
+            @Override public void onToken(int token) {
+                if (stopped.get()) chat.cancel(); // a cancel before the reply began is seen here
+            }
+            @Override public void onContent(String delta) {
+                String out = stops.accept(delta);
+                if (!out.isEmpty()) sink.next(Responses.delta(out, ""));
+                if (stops.matched() && stopped.compareAndSet(false, true)) chat.cancel();
+            }
+            @Override public void onReasoning(String delta) {
+                if (!stops.matched()) sink.next(Responses.delta("", delta));
+            }
+        };
+        // The chat goes back to the pool only once its reply has ended (a cancelled one too).
+        chat.sendAsync(conversation, toSink).whenComplete((reply, error) -> {
+            int promptTokens = chat.lastPromptTokens();
+            chats.give(req.chat(), chat);
+            if (error != null) {
+                sink.error(error);
+                return;
+            }
+            String rest = stops.flush();
+            if (!rest.isEmpty()) sink.next(Responses.delta(rest, ""));
+            sink.next(Responses.last(reply, stops.matched(), promptTokens));
+            sink.complete();
+        });
+    }
+
+    /** Closes the chats, and the engine when this model opened it. */
+    @Override
+    public void close() {
+        chats.close();
+    }
+}

@@ -1,0 +1,51 @@
+package io.gossgpu.springai;
+
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.generate.SamplerConfig;
+import org.springframework.ai.model.tool.ToolCallingChatOptions;
+import org.springframework.ai.tool.ToolCallback;
+import org.springframework.ai.tool.definition.ToolDefinition;
+
+import java.util.List;
+
+/**
+ * What one Spring AI request asks of goss-gpu: the model's {@link ChatOptions} with the request's maximum tokens,
+ * temperature, top-p and top-k; its stop sequences; and the tools its {@link ToolCallingChatOptions} carry.
+ */
+record RequestOptions(ChatOptions chat, List<String> stopSequences, List<ToolDefinition> tools) {
+
+    static RequestOptions of(ChatOptions base, org.springframework.ai.chat.prompt.ChatOptions o) {
+        if (o == null) return new RequestOptions(base, List.of(), List.of());
+        refuse("frequencyPenalty", o.getFrequencyPenalty());
+        refuse("presencePenalty", o.getPresencePenalty());
+        ChatOptions chat = base;
+        if (o.getMaxTokens() != null) {
+            if (o.getMaxTokens() <= 0) throw new IllegalArgumentException("maxTokens must be positive, got " + o.getMaxTokens());
+            chat = chat.withMaxTokens(o.getMaxTokens());
+        }
+        SamplerConfig s = base.sampler();
+        float temperature = o.getTemperature() != null ? o.getTemperature().floatValue() : s.temperature();
+        int topK = o.getTopK() != null ? o.getTopK() : s.topK();
+        float topP = o.getTopP() != null ? o.getTopP().floatValue() : s.topP();
+        SamplerConfig sampler = new SamplerConfig(temperature, topK, topP, s.minP(), s.seed());
+        if (!sampler.equals(s)) chat = chat.withSampler(sampler);
+        List<String> stops = o.getStopSequences() == null ? List.of() : List.copyOf(o.getStopSequences());
+        List<ToolDefinition> tools = List.of();
+        if (o instanceof ToolCallingChatOptions t && t.getToolCallbacks() != null)
+            tools = t.getToolCallbacks().stream().map(ToolCallback::getToolDefinition).toList();
+        return new RequestOptions(chat, stops, tools);
+    }
+
+    /** Penalties are not applied to a whole-conversation chat yet: say so rather than ignore them. */
+    private static void refuse(String name, Double value) {
+        if (value != null && value != 0)
+            throw new IllegalArgumentException("goss-gpu's Spring AI model does not apply " + name + " (got " + value + ")");
+    }
+
+    /** The model's defaults as Spring AI options (which ChatClient copies into each request and adds tools to). */
+    static ToolCallingChatOptions defaults(ChatOptions base) {
+        SamplerConfig s = base.sampler();
+        return ToolCallingChatOptions.builder().model(Responses.MODEL_NAME).maxTokens(base.maxTokens())
+                .temperature((double) s.temperature()).topP((double) s.topP()).topK(s.topK()).build();
+    }
+}
