@@ -99,6 +99,7 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServerLogging.configure(format, System.err);
+        LibraryMessages.toSlf4j();
         for (String line : HeldStderr.take()) LoggerFactory.getLogger("jvm").warn(line.startsWith("WARNING: ") ? line.substring(9) : line);
         Path model = DemoModel.resolve(modelOptions.model, LoggerFactory.getLogger("goss.server")::info); // in the log's format
         String id = modelId != null ? modelId : defaultModelId(model);
