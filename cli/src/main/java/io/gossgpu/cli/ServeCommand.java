@@ -5,7 +5,6 @@ import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.server.GossServer;
-import io.gossgpu.server.ServerLogging;
 import io.gossgpu.server.ServerOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
