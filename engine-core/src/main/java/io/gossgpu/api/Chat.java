@@ -64,8 +64,8 @@ public final class Chat implements AutoCloseable {
             conversation.add(Message.developer(DeveloperContent.instructions(options.instructions())));
     }
 
-    /** The conversation so far (system and developer messages first). */
-    public List<Message> conversation() {
+    /** The conversation so far (system and developer messages first); internal, for tests (Harmony messages). */
+    List<Message> conversation() {
         return List.copyOf(conversation);
     }
 
@@ -190,7 +190,7 @@ public final class Chat implements AutoCloseable {
         return exclusively(() -> {
             conversation.subList(1, conversation.size()).clear();
             if (developer != null) conversation.add(developer);
-            for (Turn t : c.turns()) conversation.add(Turn.toMessage(t));
+            for (Turn t : c.turns()) conversation.add(TurnMessages.of(t));
             return respond(listener, reply.maxTokens(), reply.sampler(), reply.responseFormat(), Map.of(), null);
         });
     }
