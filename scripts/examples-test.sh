@@ -7,7 +7,9 @@
 #      of every file, and poms naming a licence, the SCM and the developers;
 #   3. examples/ (a Maven project outside the reactor that imports goss-gpu-bom) is compiled against that repository
 #      and run on a small random-weight model with --backend opencl (PoCL in CI), through exec:exec with the flags
-#      the README lists.
+#      the README lists;
+#   4. README.md's pom fragment and Java example, copied into a new project as they are, compile against that
+#      repository (scripts/readme-snippets.sh).
 # Reuses the reactor's build output (compiled classes, kernels) when ./gossw test or build ran before.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,4 +66,5 @@ echo "$out" | sed 's/^/  | /'
 echo "$out" | grep -q '^backend: opencl (' || fail "the example did not run on the opencl backend"
 echo "$out" | grep -Eq '^tokens: [1-9][0-9]*, ' || fail "the example generated no tokens"
 ! echo "$out" | grep -q 'goss-gpu: warning: start java with' || fail "the example's JVM lacks flags the README lists"
+scripts/readme-snippets.sh "$repo" "$work/readme"
 echo "examples test: passed in ${SECONDS}s (release layout signed and complete; examples/ built and run on opencl)"

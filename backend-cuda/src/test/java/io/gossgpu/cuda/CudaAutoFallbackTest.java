@@ -1,6 +1,6 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.api.CapturedStderr;
+import io.gossgpu.api.CapturedLog;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.DeviceMemoryException;
@@ -12,13 +12,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A GPU whose free memory cannot hold the model: {@code auto} says so in one line and loads the model on the next
+ * A GPU whose free memory cannot hold the model: {@code auto} says so in one log message and loads the model on the next
  * available backend (cpu here); {@code --backend cuda} named explicitly is the one-line error. The fake driver reports
  * the free memory the test sets, so it runs only under it (elsewhere it is skipped, saying why).
  */
@@ -38,16 +39,16 @@ class CudaAutoFallbackTest {
         }
 
         FakeCudaDriver.setFreeMemory(1000);
-        String err = CapturedStderr.of(() -> {
+        List<String> log = CapturedLog.of(() -> {
             try (Engine e = Engine.open(auto)) {
                 assertTrue(e.backendDescription().startsWith("cpu "), e.backendDescription());
             }
         });
-        String line = err.lines().filter(l -> l.startsWith("goss-gpu: cuda: ")).findFirst().orElseThrow(() -> new AssertionError(err));
-        assertTrue(line.matches("goss-gpu: cuda: the model's weights need [0-9.]+ [KM]iB on the device but goss-gpu fake CUDA driver "
+        String line = log.stream().filter(l -> l.startsWith("INFO cuda: ")).findFirst().orElseThrow(() -> new AssertionError(log));
+        assertTrue(line.matches("INFO cuda: the model's weights need [0-9.]+ [KM]iB on the device but goss-gpu fake CUDA driver "
                 + "has 1000 B free; auto loads the model on cpu instead"), line);
 
         DeviceMemoryException named = assertThrows(DeviceMemoryException.class, () -> Engine.open(EngineOptions.of(model).withBackend("cuda")).close());
-        assertEquals(line.substring("goss-gpu: cuda: ".length(), line.indexOf("; auto loads")), named.getMessage());
+        assertEquals(line.substring("INFO cuda: ".length(), line.indexOf("; auto loads")), named.getMessage());
     }
 }

@@ -3,7 +3,6 @@ package io.gossgpu.cli;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.SettingNames;
 
-import java.io.PrintStream;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -31,9 +30,9 @@ final class KnownSettings {
         return known;
     }
 
-    /** One warning line on {@code err} per unknown name in {@code env} and {@code properties} (once per process). */
-    static void warnUnknown(Map<String, String> env, Properties properties, PrintStream err) {
+    /** One warning per unknown name in {@code env} and {@code properties} (once per process; see {@link LibraryMessages}). */
+    static void warnUnknown(Map<String, String> env, Properties properties) {
         var names = SettingNames.inEnvironment(env, properties);
-        if (!names.isEmpty()) SettingNames.warnOnce(SettingNames.unknown(names, all()), err);
+        if (!names.isEmpty()) SettingNames.warnOnce(SettingNames.unknown(names, all()));
     }
 }

@@ -32,7 +32,8 @@ public final class Main {
     public static int run(String[] args) {
         PrintWriter err = new PrintWriter(System.err, true);
         try {
-            KnownSettings.warnUnknown(System.getenv(), System.getProperties(), System.err);
+            LibraryMessages.toStderr();
+            KnownSettings.warnUnknown(System.getenv(), System.getProperties());
             CommandLine cl = new CommandLine(new GossCommand());
             cl.setOut(new PrintWriter(System.out, true));
             cl.setErr(err);

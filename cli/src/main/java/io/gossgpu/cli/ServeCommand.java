@@ -5,7 +5,6 @@ import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.server.GossServer;
-import io.gossgpu.server.ServerLogging;
 import io.gossgpu.server.ServerOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -99,6 +98,7 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServerLogging.configure(format, System.err);
+        LibraryMessages.toSlf4j();
         for (String line : HeldStderr.take()) LoggerFactory.getLogger("jvm").warn(line.startsWith("WARNING: ") ? line.substring(9) : line);
         Path model = DemoModel.resolve(modelOptions.model, LoggerFactory.getLogger("goss.server")::info); // in the log's format
         String id = modelId != null ? modelId : defaultModelId(model);

@@ -64,8 +64,8 @@ public final class Chat implements AutoCloseable {
             conversation.add(Message.developer(DeveloperContent.instructions(options.instructions())));
     }
 
-    /** The conversation so far (system and developer messages first). */
-    public List<Message> conversation() {
+    /** The conversation so far (system and developer messages first); internal, for tests (Harmony messages). */
+    List<Message> conversation() {
         return List.copyOf(conversation);
     }
 
@@ -177,12 +177,21 @@ public final class Chat implements AutoCloseable {
      * conversation repeats the old one, so giving the whole conversation each time costs only what was added.
      */
     public Reply send(Conversation c, ChatListener listener) {
+        return send(c, options, listener);
+    }
+
+    /**
+     * {@link #send(Conversation, ChatListener)} with this reply's own token limit, sampler and response format, taken
+     * from {@code reply} (for frameworks whose requests each carry their parameters); the chat's other options (context
+     * length, reasoning effort, date) stay as the chat was opened with.
+     */
+    public Reply send(Conversation c, ChatOptions reply, ChatListener listener) {
         Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
         return exclusively(() -> {
             conversation.subList(1, conversation.size()).clear();
             if (developer != null) conversation.add(developer);
-            for (Turn t : c.turns()) conversation.add(Turn.toMessage(t));
-            return respond(listener);
+            for (Turn t : c.turns()) conversation.add(TurnMessages.of(t));
+            return respond(listener, reply.maxTokens(), reply.sampler(), reply.responseFormat(), Map.of(), null);
         });
     }
 
@@ -197,6 +206,11 @@ public final class Chat implements AutoCloseable {
     /** {@link #send(Conversation, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
     public CompletableFuture<Reply> sendAsync(Conversation c, ChatListener listener) {
         return AsyncReplies.future(this, l -> send(c, l), listener);
+    }
+
+    /** {@link #send(Conversation, ChatOptions, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
+    public CompletableFuture<Reply> sendAsync(Conversation c, ChatOptions reply, ChatListener listener) {
+        return AsyncReplies.future(this, l -> send(c, reply, l), listener);
     }
 
     /**

@@ -15,7 +15,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.tokenizer.O200kHarmony;
 
-import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.List;
@@ -70,14 +69,14 @@ public final class Engine implements AutoCloseable {
     /**
      * Opens the model, validates it, chooses the backend and uploads the weights. With {@code auto} a GPU whose free
      * memory cannot hold the weights ({@link DeviceMemoryException}) is closed again and the next available backend
-     * (by {@link Backends#auto()}'s order) takes the model; a line on stderr says so.
+     * (by {@link Backends#auto()}'s order) takes the model; a message on {@link EngineLog} says so.
      */
     public static Engine open(EngineOptions options) {
-        JvmFlags.warnOnceIfMissing(System.err);
-        SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()), System.err);
+        JvmFlags.warnOnceIfMissing();
+        SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()));
         if (!Backends.isAuto(options.backend())) return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
-        return open(options, () -> Backends.auto().stream()
-                .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions()))).toList(), System.err);
+        return openFirst(options, () -> Backends.auto().stream()
+                .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions()))).toList());
     }
 
     /**
@@ -87,7 +86,7 @@ public final class Engine implements AutoCloseable {
      * backend options are not used.
      */
     public static Engine open(EngineOptions options, java.util.function.Supplier<Backend> backendFactory) {
-        return open(options, () -> List.of(new Candidate("", backendFactory)), System.err);
+        return openFirst(options, () -> List.of(new Candidate("", backendFactory)));
     }
 
     /** A backend the engine may load the model on: its name (for messages) and how to create it. */
@@ -95,27 +94,27 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Loads the model on the first of {@code candidates} (listed once the model is validated) whose device holds the
-     * weights: one that throws {@link DeviceMemoryException} is closed, with a line on {@code log}, and the next is
+     * weights: one that throws {@link DeviceMemoryException} is closed, with a message on {@link EngineLog}, and the next is
      * tried; the last one's error is the caller's.
      */
-    static Engine open(EngineOptions options, java.util.function.Supplier<List<Candidate>> candidates, PrintStream log) {
+    static Engine openFirst(EngineOptions options, java.util.function.Supplier<List<Candidate>> candidates) {
         long t0 = System.nanoTime();
         Checkpoint ckpt = Checkpoint.open(options.model(), options.loadOptions());
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
             String note = ckpt.conversions().quantizationNote();
-            if (note != null) log.println("goss-gpu: " + note);
+            if (note != null) EngineLog.LOG.log(System.Logger.Level.INFO, note);
             List<Candidate> tries = candidates.get();
             LoadedWeights lw = null;
             for (int i = 0; lw == null; i++) {
                 backend = tries.get(i).create().get();
-                if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), log);
+                if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model());
                 try {
                     lw = backend.loadWeights(mw);
                 } catch (DeviceMemoryException e) {
                     if (i + 1 == tries.size()) throw e;
-                    log.println("goss-gpu: " + backend.name() + ": " + e.getMessage() + "; auto loads the model on "
+                    EngineLog.LOG.log(System.Logger.Level.INFO, backend.name() + ": " + e.getMessage() + "; auto loads the model on "
                             + tries.get(i + 1).name() + " instead");
                     backend.close();
                     backend = null;

@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -27,10 +26,10 @@ final class JvmFlags {
         return out;
     }
 
-    /** One line on {@code err}, the first time only, when flags are missing. */
-    static void warnOnceIfMissing(PrintStream err) {
+    /** One warning on {@link EngineLog}, the first time only, when flags are missing. */
+    static void warnOnceIfMissing() {
         List<String> missing = missing();
         if (!missing.isEmpty() && WARNED.compareAndSet(false, true))
-            err.println("goss-gpu: warning: start java with " + String.join(" and ", missing));
+            EngineLog.LOG.log(System.Logger.Level.WARNING, "start java with " + String.join(" and ", missing));
     }
 }

@@ -33,8 +33,8 @@ public final class ResponseFormat {
         return schema;
     }
 
-    /** The compiled grammar the decoder follows. */
-    public JsonGrammar grammar() {
+    /** The compiled grammar the decoder follows (internal: the API does not show io.gossgpu.constrain). */
+    JsonGrammar grammar() {
         return grammar;
     }
 

@@ -1,7 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.harmony.Message;
-
 import java.util.Objects;
 
 /**
@@ -41,16 +39,5 @@ public sealed interface Turn {
             Objects.requireNonNull(functionName, "functionName");
             Objects.requireNonNull(output, "output");
         }
-    }
-
-    /** The Harmony message of this turn. */
-    static Message toMessage(Turn t) {
-        return switch (t) {
-            case User u -> Message.user(u.text());
-            case Assistant a -> Message.assistant("final", a.text());
-            case Reasoning r -> Message.assistant("analysis", r.text());
-            case ToolCall c -> Message.toolCall(c.functionName(), c.arguments());
-            case ToolResult r -> Message.toolResult(r.functionName(), r.output());
-        };
     }
 }

@@ -3,7 +3,6 @@ package io.gossgpu.api;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.tokenizer.O200kHarmony;
 
-import java.io.PrintStream;
 import java.nio.file.Path;
 
 /**
@@ -15,10 +14,10 @@ import java.nio.file.Path;
 final class VocabularySizeCheck {
     private VocabularySizeCheck() {}
 
-    static void warnIfLarger(ModelConfig config, Path model, PrintStream err) {
+    static void warnIfLarger(ModelConfig config, Path model) {
         int tokenizer = O200kHarmony.get().vocabSize();
         if (config.vocabSize() > tokenizer)
-            err.println("goss-gpu: warning: " + model + " has " + config.vocabSize() + " vocabulary rows but the o200k_harmony tokenizer "
+            EngineLog.LOG.log(System.Logger.Level.WARNING, model + " has " + config.vocabSize() + " vocabulary rows but the o200k_harmony tokenizer "
                     + "has " + tokenizer + " ids; ids " + tokenizer + " to " + (config.vocabSize() - 1) + " have no text and are never sampled");
     }
 }

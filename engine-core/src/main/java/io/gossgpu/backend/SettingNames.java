@@ -1,6 +1,5 @@
 package io.gossgpu.backend;
 
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -20,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * caller adds (the command line's own, {@code GOSS_MODEL}, ...).
  */
 public final class SettingNames {
+    private static final System.Logger LOG = System.getLogger("io.gossgpu.backend");
     private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
 
     private SettingNames() {}
@@ -68,9 +68,12 @@ public final class SettingNames {
         return unknown(m, known);
     }
 
-    /** Prints each warning as {@code goss-gpu: warning: ...} on {@code err}, each only the first time in this process. */
-    public static void warnOnce(List<String> warnings, PrintStream err) {
-        for (String w : warnings) if (WARNED.add(w)) err.println("goss-gpu: warning: " + w);
+    /**
+     * Logs each warning at {@code WARNING} on the {@code io.gossgpu.backend} {@link System.Logger}, each only the first
+     * time in this process (the command line prints it as {@code goss-gpu: warning: ...}).
+     */
+    public static void warnOnce(List<String> warnings) {
+        for (String w : warnings) if (WARNED.add(w)) LOG.log(System.Logger.Level.WARNING, w);
     }
 
     /**

@@ -14,9 +14,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,8 +35,7 @@ class AutoBackendFallbackTest {
 
     private Path model;
     private final List<String> events = new ArrayList<>();
-    private final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
-    private final PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
+    private final List<String> logged = new ArrayList<>();
 
     @BeforeEach
     void writeModel() {
@@ -73,11 +69,17 @@ class AutoBackendFallbackTest {
     }
 
     private Engine open(Engine.Candidate... candidates) {
-        return Engine.open(EngineOptions.of(model), () -> List.of(candidates), log);
+        try (AutoCloseable capture = CapturedLog.into(logged)) {
+            return Engine.openFirst(EngineOptions.of(model), () -> List.of(candidates));
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     private String logged() {
-        return logBytes.toString(StandardCharsets.UTF_8);
+        return String.join("\n", logged);
     }
 
     @Test
@@ -87,8 +89,8 @@ class AutoBackendFallbackTest {
             assertTrue(e.backendDescription().startsWith("cpu "), e.backendDescription());
             assertEquals(List.of("create gpu", "close gpu", "create cpu"), events);
         }
-        assertEquals("goss-gpu: gpu: the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free; auto loads the "
-                + "model on cpu instead\n", logged());
+        assertEquals("INFO gpu: the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free; auto loads the "
+                + "model on cpu instead", logged());
         assertEquals("close cpu", events.getLast());
     }
 
@@ -99,7 +101,7 @@ class AutoBackendFallbackTest {
                 () -> open(candidate("gpu0", new DeviceMemoryException("first")), candidate("gpu1", last)));
         assertSame(last, e);
         assertEquals(List.of("create gpu0", "close gpu0", "create gpu1", "close gpu1"), events);
-        assertEquals("goss-gpu: gpu0: first; auto loads the model on gpu1 instead\n", logged());
+        assertEquals("INFO gpu0: first; auto loads the model on gpu1 instead", logged());
     }
 
     @Test

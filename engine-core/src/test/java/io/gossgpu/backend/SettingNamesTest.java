@@ -1,10 +1,8 @@
 package io.gossgpu.backend;
 
+import io.gossgpu.api.CapturedLog;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -49,12 +47,11 @@ class SettingNamesTest {
     @Test
     void theBackendsOnTheClassPathDeclareTheirNamesAndEachWarningIsPrintedOnce() {
         assertTrue(SettingNames.known().containsAll(List.of("GOSS_CPU_THREADS", "GOSS_CPU_KERNELS")), SettingNames.known().toString());
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream err = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         List<String> w = SettingNames.unknown(List.of("GOSS_CPU_THREADSX"), SettingNames.known());
-        SettingNames.warnOnce(w, err);
-        SettingNames.warnOnce(w, err);
-        assertEquals("goss-gpu: warning: unknown setting GOSS_CPU_THREADSX (did you mean GOSS_CPU_THREADS?)\n",
-                bytes.toString(StandardCharsets.UTF_8));
+        List<String> log = CapturedLog.of(() -> {
+            SettingNames.warnOnce(w);
+            SettingNames.warnOnce(w);
+        });
+        assertEquals(List.of("WARNING unknown setting GOSS_CPU_THREADSX (did you mean GOSS_CPU_THREADS?)"), log);
     }
 }

@@ -25,6 +25,11 @@ final class ChatPool implements AutoCloseable {
         this.options = options;
     }
 
+    /** The model's options (a request's own parameters are applied over them). */
+    ChatOptions options() {
+        return options;
+    }
+
     synchronized Chat take() {
         if (closed) throw new IllegalStateException("the goss-gpu chat model is closed");
         Chat c = free.pollFirst();

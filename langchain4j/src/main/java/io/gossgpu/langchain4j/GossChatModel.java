@@ -1,22 +1,26 @@
 package io.gossgpu.langchain4j;
 
+import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import io.gossgpu.api.Chat;
+import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * A LangChain4j {@link ChatModel} that runs gpt-oss in this process with goss-gpu. Messages, tool specifications
  * and tool results go to the model as Harmony; the reply comes back with its reasoning as the AI message's
- * thinking, its tool calls as tool execution requests, token usage and a finish reason. The token limit and the
- * sampler are the {@link ChatOptions}' (a request's temperature or maximum output tokens are not applied).
- * Thread-safe: concurrent requests each get a chat of their own.
+ * thinking, its tool calls as tool execution requests, token usage and a finish reason. A request's parameters
+ * (temperature, top-p, top-k, maximum output tokens, stop sequences, response format, tools) apply to that request;
+ * what it leaves unset is the {@link ChatOptions}' ({@link RequestOptions}). Thread-safe: concurrent requests each
+ * get a chat of their own.
  */
 public final class GossChatModel implements ChatModel, AutoCloseable {
     private final ChatPool chats;
@@ -41,12 +45,24 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     }
 
     @Override
+    public Set<Capability> supportedCapabilities() {
+        return Set.of(Capability.RESPONSE_FORMAT_JSON_SCHEMA);
+    }
+
+    @Override
     public ChatResponse doChat(ChatRequest request) {
         var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
+        ChatOptions options = RequestOptions.apply(chats.options(), request.parameters());
+        StopText stop = new StopText(request.stopSequences());
         Chat chat = chats.take();
         try {
-            Reply reply = chat.send(conversation, null);
-            return Responses.response(reply, List.of(), chat.lastPromptTokens());
+            Reply reply = chat.send(conversation, options, new ChatListener() {
+                @Override public void onContent(String delta) {
+                    stop.accept(delta);
+                    if (stop.stopped()) chat.cancel();
+                }
+            });
+            return Responses.response(reply, List.of(), chat.lastPromptTokens(), stop);
         } finally {
             chats.give(chat);
         }

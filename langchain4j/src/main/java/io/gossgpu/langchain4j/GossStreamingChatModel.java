@@ -20,7 +20,8 @@ import java.util.List;
 /**
  * A LangChain4j {@link StreamingChatModel} that runs gpt-oss in this process with goss-gpu: the reply is generated on
  * a thread of its own ({@link Chat#sendAsync}) and streamed to the handler as it comes (text, thinking, tool call
- * arguments), then completed as {@link GossChatModel} would answer. Thread-safe, as {@link GossChatModel}.
+ * arguments), then completed as {@link GossChatModel} would answer, with the request's own parameters as there. Text
+ * that may begin a stop sequence is held back until it is clear it does not. Thread-safe, as {@link GossChatModel}.
  */
 public final class GossStreamingChatModel implements StreamingChatModel, AutoCloseable {
     private final ChatPool chats;
@@ -45,19 +46,31 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
     }
 
     @Override
+    public java.util.Set<dev.langchain4j.model.chat.Capability> supportedCapabilities() {
+        return java.util.Set.of(dev.langchain4j.model.chat.Capability.RESPONSE_FORMAT_JSON_SCHEMA);
+    }
+
+    @Override
     public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
         Conversation conversation;
+        ChatOptions options;
         Chat chat;
         try {
             conversation = Messages.conversation(request.messages(), request.toolSpecifications());
+            options = RequestOptions.apply(chats.options(), request.parameters());
             chat = chats.take();
         } catch (RuntimeException e) {
             handler.onError(e);
             return;
         }
         List<String> callIds = new ArrayList<>();
+        StopText stop = new StopText(request.stopSequences());
         ChatListener toHandler = new ChatListener() {
-            @Override public void onContent(String delta) { handler.onPartialResponse(delta); }
+            @Override public void onContent(String delta) {
+                String out = stop.accept(delta);
+                if (!out.isEmpty()) handler.onPartialResponse(out);
+                if (stop.stopped()) chat.cancel();
+            }
             @Override public void onReasoning(String delta) { handler.onPartialThinking(new PartialThinking(delta)); }
             @Override public void onToolCallStart(String fn) { callIds.add(Responses.callId()); }
             @Override public void onToolCallDelta(String fn, String delta) {
@@ -71,11 +84,16 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
                         .id(callIds.getLast()).name(fn).arguments(arguments).build()));
             }
         };
-        chat.sendAsync(conversation, toHandler).whenComplete((reply, error) -> {
+        chat.sendAsync(conversation, options, toHandler).whenComplete((reply, error) -> {
             int promptTokens = chat.lastPromptTokens();
             chats.give(chat);
-            if (error != null) handler.onError(error);
-            else handler.onCompleteResponse(Responses.response(reply, callIds, promptTokens));
+            if (error != null) {
+                handler.onError(error);
+                return;
+            }
+            String rest = stop.finish();
+            if (!rest.isEmpty()) handler.onPartialResponse(rest);
+            handler.onCompleteResponse(Responses.response(reply, callIds, promptTokens, stop));
         });
     }
 

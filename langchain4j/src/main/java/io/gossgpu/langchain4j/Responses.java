@@ -22,19 +22,21 @@ final class Responses {
         return "call_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24);
     }
 
-    static ChatResponse response(Reply r, List<String> callIds, int promptTokens) {
+    /** {@code r} with the answer cut at a stop sequence ({@code stop.stopped()}: its text, finish reason STOP). */
+    static ChatResponse response(Reply r, List<String> callIds, int promptTokens, StopText stop) {
         List<ToolExecutionRequest> calls = new ArrayList<>();
         for (int i = 0; i < r.toolCalls().size(); i++) {
             Reply.ToolCall c = r.toolCalls().get(i);
             calls.add(ToolExecutionRequest.builder().id(i < callIds.size() ? callIds.get(i) : callId())
                     .name(c.functionName()).arguments(c.arguments()).build());
         }
-        AiMessage.Builder message = AiMessage.builder().text(r.content().isEmpty() && !calls.isEmpty() ? null : r.content());
+        String content = stop.stopped() ? stop.text() : r.content();
+        AiMessage.Builder message = AiMessage.builder().text(content.isEmpty() && !calls.isEmpty() ? null : content);
         if (!r.reasoning().isEmpty()) message.thinking(r.reasoning());
         if (!calls.isEmpty()) message.toolExecutionRequests(calls);
         return ChatResponse.builder().aiMessage(message.build()).modelName(MODEL_NAME)
                 .tokenUsage(new TokenUsage(promptTokens, r.tokens().length))
-                .finishReason(finishReason(r)).build();
+                .finishReason(stop.stopped() && calls.isEmpty() ? FinishReason.STOP : finishReason(r)).build();
     }
 
     static FinishReason finishReason(Reply r) {

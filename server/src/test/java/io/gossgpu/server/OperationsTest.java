@@ -1,13 +1,10 @@
 package io.gossgpu.server;
 
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.util.ContextInitializer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayOutputStream;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,7 +12,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -55,27 +51,9 @@ class OperationsTest {
         return "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]" + extra + "}";
     }
 
-    /** Runs {@code body} with the server's logging sent to a buffer in {@code format}; returns the lines. */
-    static List<String> logged(ServerLogging.Format format, ThrowingRunnable body) throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ServerLogging.configure(format, out);
-        try {
-            body.run();
-        } finally {
-            LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
-            ctx.reset();
-            new ContextInitializer(ctx).autoConfig(); // back to logback-test.xml
-        }
-        return out.toString(StandardCharsets.UTF_8).lines().toList();
-    }
-
-    interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
     @Test
-    void accessAndErrorLinesAsJson() throws Exception {
-        List<String> lines = logged(ServerLogging.Format.JSON, () -> {
+    void accessAndErrorEvents() throws Exception {
+        List<LoggedEvents.Event> events = LoggedEvents.of(() -> {
             try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
                 assertEquals(200, post(s, "/v1/chat/completions", chat(",\"max_tokens\":3,\"temperature\":0")).statusCode());
                 assertEquals(400, post(s, "/v1/chat/completions", chat(",\"temperature\":9")).statusCode());
@@ -85,34 +63,22 @@ class OperationsTest {
                 assertFalse(failing.awaitReady(Duration.ofSeconds(30)));
             }
         });
-        List<JsonNode> events = new ArrayList<>();
-        for (String l : lines) events.add(JSON.readTree(l)); // every line is one JSON object
-        List<JsonNode> access = events.stream().filter(e -> e.get("logger").asText().equals("goss.access")).toList();
-        assertEquals(3, access.size(), lines.toString());
-        JsonNode ok = access.get(0);
-        assertEquals("POST /v1/chat/completions 200", ok.get("message").asText());
-        assertTrue(ok.get("prompt_tokens").asInt() > 0, ok.toString());
-        assertEquals(3, ok.get("completion_tokens").asInt(), ok.toString());
-        assertTrue(ok.get("ttft_ms").isNumber() && ok.get("total_ms").isNumber() && ok.get("slot").asInt() >= 0, ok.toString());
-        assertEquals("POST /v1/chat/completions 400", access.get(1).get("message").asText());
-        assertTrue(access.get(1).has("error") && !access.get(1).has("stack"), "a client error is a line, not a stack trace: " + access.get(1));
-        assertEquals("GET /v1/nothing 404", access.get(2).get("message").asText());
-        assertTrue(events.stream().anyMatch(e -> e.get("message").asText().startsWith("serving 'gpt-oss' at http://127.0.0.1:")), lines.toString());
-        assertTrue(events.stream().anyMatch(e -> e.get("message").asText().startsWith("stopped in ")), lines.toString());
-        assertTrue(events.stream().anyMatch(e -> e.get("level").asText().equals("ERROR")
-                && e.get("message").asText().contains("loading the model failed: no weights here")), lines.toString());
-    }
-
-    @Test
-    void accessLinesAsText() throws Exception {
-        List<String> lines = logged(ServerLogging.Format.TEXT, () -> {
-            try (GossServer s = TestServers.start(TestServers.options(), new TestServers.Scripted())) {
-                assertEquals(200, post(s, "/v1/completions", "{\"model\":\"gpt-oss\",\"prompt\":\"Hi\",\"max_tokens\":2,\"temperature\":0}").statusCode());
-            }
-        });
-        String line = lines.stream().filter(l -> l.contains("access: POST /v1/completions 200")).findFirst().orElseThrow(() -> new AssertionError(lines.toString()));
-        assertTrue(line.matches("\\d{4}-\\d\\d-\\d\\dT\\S+ INFO  access: POST /v1/completions 200 prompt_tokens=1 cached_tokens=0 "
-                + "completion_tokens=2 ttft_ms=\\d+ total_ms=\\d+ slot=\\d client=127\\.0\\.0\\.1"), line);
+        List<LoggedEvents.Event> access = events.stream().filter(e -> e.logger().equals("goss.access")).toList();
+        assertEquals(3, access.size(), events.toString());
+        LoggedEvents.Event ok = access.get(0);
+        assertEquals("INFO", ok.level());
+        assertEquals("POST /v1/chat/completions 200", ok.message());
+        assertTrue(((Number) ok.get("prompt_tokens")).intValue() > 0, ok.toString());
+        assertEquals(3, ((Number) ok.get("completion_tokens")).intValue(), ok.toString());
+        assertTrue(ok.get("ttft_ms") instanceof Number && ok.get("total_ms") instanceof Number && ((Number) ok.get("slot")).intValue() >= 0, ok.toString());
+        assertEquals("127.0.0.1", ok.get("client"), ok.toString());
+        assertEquals("POST /v1/chat/completions 400", access.get(1).message());
+        assertTrue(access.get(1).get("error") != null && access.get(1).error() == null, "a client error is a line, not a stack trace: " + access.get(1));
+        assertEquals("GET /v1/nothing 404", access.get(2).message());
+        assertTrue(events.stream().anyMatch(e -> e.message().startsWith("serving 'gpt-oss' at http://127.0.0.1:")), events.toString());
+        assertTrue(events.stream().anyMatch(e -> e.message().startsWith("stopped in ")), events.toString());
+        assertTrue(events.stream().anyMatch(e -> e.level().equals("ERROR")
+                && e.message().contains("loading the model failed: no weights here")), events.toString());
     }
 
     /**
@@ -123,7 +89,7 @@ class OperationsTest {
     void aStreamWhoseClientLeftIsLoggedAsClientGone() throws Exception {
         TestServers.Scripted backend = new TestServers.Scripted();
         backend.stepMillis = 20; // 300 tokens take 6 s: the client leaves long before
-        List<String> lines = logged(ServerLogging.Format.JSON, () -> {
+        List<LoggedEvents.Event> events = LoggedEvents.of(() -> {
             try (GossServer s = TestServers.start(TestServers.options().withParallel(1), backend)) {
                 String body = chat(",\"stream\":true,\"max_tokens\":300,\"temperature\":0");
                 try (java.net.Socket k = new java.net.Socket("127.0.0.1", s.port())) {
@@ -144,16 +110,14 @@ class OperationsTest {
                 assertEquals(0, s.stats().busySlots(), "the generation went on after the client left");
             }
         });
-        JsonNode line = null;
-        for (String l : lines) {
-            JsonNode e = JSON.readTree(l);
-            if (e.get("logger").asText().equals("goss.access") && e.get("message").asText().startsWith("POST /v1/chat/completions")) line = e;
-        }
-        assertTrue(line != null, lines.toString());
-        assertEquals("POST /v1/chat/completions 499", line.get("message").asText(), line.toString());
-        assertTrue(line.path("client_gone").asBoolean(), line.toString());
-        assertEquals("127.0.0.1", line.path("client").asText(), line.toString());
-        assertTrue(line.get("completion_tokens").asInt() < 300, line.toString());
+        LoggedEvents.Event line = null;
+        for (LoggedEvents.Event e : events)
+            if (e.logger().equals("goss.access") && e.message().startsWith("POST /v1/chat/completions")) line = e;
+        assertTrue(line != null, events.toString());
+        assertEquals("POST /v1/chat/completions 499", line.message(), line.toString());
+        assertEquals(Boolean.TRUE, line.get("client_gone"), line.toString());
+        assertEquals("127.0.0.1", line.get("client"), line.toString());
+        assertTrue(((Number) line.get("completion_tokens")).intValue() < 300, line.toString());
     }
 
     /** The value of an unlabelled metric in Prometheus text. */

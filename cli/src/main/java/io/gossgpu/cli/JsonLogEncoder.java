@@ -1,9 +1,11 @@
-package io.gossgpu.server;
+package io.gossgpu.cli;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.encoder.EncoderBase;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.slf4j.event.KeyValuePair;
 
@@ -16,6 +18,8 @@ import java.time.Instant;
  * and message) and {@code stack}.
  */
 final class JsonLogEncoder extends EncoderBase<ILoggingEvent> {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
     @Override
     public byte[] headerBytes() {
         return null;
@@ -23,19 +27,23 @@ final class JsonLogEncoder extends EncoderBase<ILoggingEvent> {
 
     @Override
     public byte[] encode(ILoggingEvent event) {
-        ObjectNode o = Json.object();
+        ObjectNode o = MAPPER.createObjectNode();
         o.put("time", Instant.ofEpochMilli(event.getTimeStamp()).toString());
         o.put("level", event.getLevel().toString());
         o.put("logger", event.getLoggerName());
         o.put("message", event.getFormattedMessage());
         if (event.getKeyValuePairs() != null)
-            for (KeyValuePair kv : event.getKeyValuePairs()) o.set(kv.key, Json.MAPPER.valueToTree(kv.value));
+            for (KeyValuePair kv : event.getKeyValuePairs()) o.set(kv.key, MAPPER.valueToTree(kv.value));
         IThrowableProxy t = event.getThrowableProxy();
         if (t != null) {
             o.put("error", t.getClassName() + (t.getMessage() != null ? ": " + t.getMessage() : ""));
             o.put("stack", ThrowableProxyUtil.asString(t));
         }
-        return (Json.write(o) + "\n").getBytes(StandardCharsets.UTF_8);
+        try {
+            return (MAPPER.writeValueAsString(o) + "\n").getBytes(StandardCharsets.UTF_8);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.gossgpu.server;
+package io.gossgpu.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -12,16 +12,18 @@ import java.io.OutputStream;
 import java.util.Locale;
 
 /**
- * The server's log output (Logback under SLF4J), set once by whoever starts the process ({@code goss-gpu serve}):
- * {@link Format#TEXT} lines for people, or {@link Format#JSON}, one object per line for log collectors. Access lines
- * ({@code goss.access}), the server's own events ({@code goss.server}) and the libraries' warnings all go the same way.
+ * The server's log output, set once by {@code goss-gpu serve}: {@link Format#TEXT} lines for people, or
+ * {@link Format#JSON}, one object per line for log collectors. Access lines ({@code goss.access}), the server's own
+ * events ({@code goss.server}) and the libraries' messages all go the same way. The server module logs through the
+ * SLF4J API only; Logback, and this set-up of it, belong to the command line (an application embedding the server
+ * brings its own logging).
  */
-public final class ServerLogging {
-    public enum Format {
+final class ServerLogging {
+    enum Format {
         TEXT, JSON;
 
         /** {@code text} or {@code json}. */
-        public static Format parse(String s) {
+        static Format parse(String s) {
             try {
                 return valueOf(s.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException e) {
@@ -33,7 +35,7 @@ public final class ServerLogging {
     private ServerLogging() {}
 
     /** Sends every log event at INFO and above (Jetty's and Javalin's at WARN and above) to {@code out} in {@code format}. */
-    public static void configure(Format format, OutputStream out) {
+    static void configure(Format format, OutputStream out) {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx)) return; // an embedding application's own logging
         ctx.reset();
         Encoder<ILoggingEvent> encoder;

@@ -1,0 +1,56 @@
+package io.gossgpu.langchain4j;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.langchain4j.exception.UnsupportedFeatureException;
+import dev.langchain4j.internal.JsonSchemaElementUtils;
+import dev.langchain4j.model.chat.request.ChatRequestParameters;
+import dev.langchain4j.model.chat.request.ResponseFormat;
+import dev.langchain4j.model.chat.request.ResponseFormatType;
+import dev.langchain4j.model.chat.request.ToolChoice;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.generate.SamplerConfig;
+
+/**
+ * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the output token limit
+ * and the response format (JSON, or JSON under the request's schema, through goss-gpu's structured outputs) are the
+ * request's where it sets them, the model's otherwise. Tool specifications go with the conversation
+ * ({@link Messages}); stop sequences are cut by {@link StopText}. What goss-gpu cannot do for a request (frequency
+ * and presence penalties, a required tool call) is refused with {@link UnsupportedFeatureException}, not ignored.
+ */
+final class RequestOptions {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private RequestOptions() {}
+
+    static ChatOptions apply(ChatOptions base, ChatRequestParameters p) {
+        if (p == null) return base;
+        if (p.frequencyPenalty() != null || p.presencePenalty() != null)
+            throw new UnsupportedFeatureException("goss-gpu's LangChain4j model does not apply frequency or presence penalties");
+        if (p.toolChoice() == ToolChoice.REQUIRED)
+            throw new UnsupportedFeatureException("goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
+        ChatOptions o = base;
+        SamplerConfig s = o.sampler();
+        if (p.temperature() != null) s = new SamplerConfig(p.temperature().floatValue(), s.topK(), s.topP(), s.minP(), s.seed());
+        if (p.topP() != null) s = s.withTopP(p.topP().floatValue());
+        if (p.topK() != null) s = s.withTopK(p.topK());
+        if (s != o.sampler()) o = o.withSampler(s);
+        if (p.maxOutputTokens() != null) o = o.withMaxTokens(p.maxOutputTokens());
+        ResponseFormat f = p.responseFormat();
+        if (f != null) {
+            if (f.type() == ResponseFormatType.TEXT) o = o.withResponseFormat(null);
+            else if (f.jsonSchema() == null || f.jsonSchema().rootElement() == null) o = o.withJsonObject();
+            else o = o.withJsonSchema(schema(f));
+        }
+        return o;
+    }
+
+    private static String schema(ResponseFormat f) {
+        try {
+            return JSON.writeValueAsString(JsonSchemaElementUtils.toMap(f.jsonSchema().rootElement()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("response format '" + f.jsonSchema().name() + "': cannot write its schema as JSON: "
+                    + e.getOriginalMessage());
+        }
+    }
+}

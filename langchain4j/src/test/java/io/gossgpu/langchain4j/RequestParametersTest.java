@@ -1,0 +1,133 @@
+package io.gossgpu.langchain4j;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.langchain4j.data.message.UserMessage;
+import dev.langchain4j.exception.UnsupportedFeatureException;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.request.ChatRequestParameters;
+import dev.langchain4j.model.chat.request.ResponseFormat;
+import dev.langchain4j.model.chat.request.ResponseFormatType;
+import dev.langchain4j.model.chat.request.json.JsonEnumSchema;
+import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
+import dev.langchain4j.model.chat.request.json.JsonSchema;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.output.FinishReason;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Engine;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.demo.DemoCheckpoint;
+import io.gossgpu.generate.SamplerConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 41: a ChatRequest's own parameters apply to that request, over the model's ChatOptions (demo model, cpu
+ * backend, greedy): its output token limit, its stop sequences (plain and streamed), its JSON schema response format,
+ * and its sampler settings; penalties goss-gpu cannot apply are refused, not ignored.
+ */
+class RequestParametersTest {
+    static Engine engine;
+    static final ChatOptions GREEDY = ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(128);
+    static final String QUESTION = "What is 17 + 25?";
+
+    @BeforeAll
+    static void open() {
+        Path model = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
+        engine = Engine.open(EngineOptions.of(model).withBackend("cpu"));
+    }
+
+    @AfterAll
+    static void close() {
+        if (engine != null) engine.close();
+    }
+
+    private static ChatRequest.Builder ask(String text) {
+        return ChatRequest.builder().messages(UserMessage.from(text));
+    }
+
+    @Test
+    void maxOutputTokensIsTheRequests() {
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            ChatResponse r = model.chat(ask(QUESTION).maxOutputTokens(5).build());
+            assertEquals(5, r.tokenUsage().outputTokenCount(), r.toString());
+            assertEquals(FinishReason.LENGTH, r.finishReason());
+            ChatResponse next = model.chat(ask(QUESTION).build()); // the model's own limit again
+            assertEquals(FinishReason.STOP, next.finishReason(), next.toString());
+        }
+    }
+
+    @Test
+    void stopSequencesEndTheAnswerBeforeThem() throws Exception {
+        String full;
+        ChatResponse stopped;
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            full = model.chat(ask(QUESTION).build()).aiMessage().text();
+            assertTrue(full.contains("42"), full);
+            stopped = model.chat(ask(QUESTION).stopSequences(List.of("42", "never in the answer")).build());
+        }
+        assertEquals(full.substring(0, full.indexOf("42")), stopped.aiMessage().text());
+        assertEquals(FinishReason.STOP, stopped.finishReason());
+
+        StringBuilder streamed = new StringBuilder();
+        CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+        try (GossStreamingChatModel model = new GossStreamingChatModel(engine, GREEDY)) {
+            model.chat(ask(QUESTION).stopSequences(List.of("42")).build(), new StreamingChatResponseHandler() {
+                @Override public void onPartialResponse(String delta) { streamed.append(delta); }
+                @Override public void onCompleteResponse(ChatResponse r) { done.complete(r); }
+                @Override public void onError(Throwable t) { done.completeExceptionally(t); }
+            });
+            ChatResponse r = done.get(60, TimeUnit.SECONDS);
+            assertEquals(stopped.aiMessage().text(), r.aiMessage().text());
+            assertEquals(r.aiMessage().text(), streamed.toString(), "no streamed text past the stop sequence");
+        }
+    }
+
+    @Test
+    void aJsonSchemaResponseFormatConstrainsTheAnswer() throws Exception {
+        JsonSchema schema = JsonSchema.builder().name("sum").rootElement(JsonObjectSchema.builder()
+                .addProperty("answer", JsonEnumSchema.builder().enumValues("forty-two", "twelve").build())
+                .required("answer").additionalProperties(false).build()).build();
+        ChatResponse r;
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            r = model.chat(ask(QUESTION).responseFormat(ResponseFormat.builder().type(ResponseFormatType.JSON).jsonSchema(schema).build()).build());
+        }
+        assertEquals(FinishReason.STOP, r.finishReason(), r.toString());
+        JsonNode answer = new ObjectMapper().readTree(r.aiMessage().text());
+        assertEquals(1, answer.size(), answer.toString());
+        assertTrue(List.of("forty-two", "twelve").contains(answer.get("answer").asText()), answer.toString());
+    }
+
+    @Test
+    void samplerSettingsAreTheRequestsAndTheRestTheModels() {
+        ChatOptions base = GREEDY.withSampler(SamplerConfig.of(0.5f, 7).withTopK(40));
+        ChatOptions o = RequestOptions.apply(base, ChatRequestParameters.builder().temperature(0.9).topP(0.8).maxOutputTokens(9).build());
+        assertEquals(0.9f, o.sampler().temperature(), 1e-6);
+        assertEquals(0.8f, o.sampler().topP(), 1e-6);
+        assertEquals(40, o.sampler().topK(), "unset: the model's");
+        assertEquals(7, o.sampler().seed());
+        assertEquals(9, o.maxTokens());
+        assertEquals(base, RequestOptions.apply(base, ChatRequestParameters.builder().build()), "nothing set: the model's options");
+        assertEquals(3, RequestOptions.apply(base, ChatRequestParameters.builder().topK(3).build()).sampler().topK());
+    }
+
+    @Test
+    void penaltiesAreRefusedNotIgnored() {
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            var e = assertThrows(UnsupportedFeatureException.class, () -> model.chat(ask(QUESTION).frequencyPenalty(0.5).build()));
+            assertFalse(e.getMessage().isBlank());
+        }
+    }
+}
