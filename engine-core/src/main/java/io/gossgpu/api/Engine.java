@@ -13,6 +13,7 @@ import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.io.PrintStream;
@@ -112,6 +113,8 @@ public final class Engine implements AutoCloseable {
                 backend = tries.get(i).create().get();
                 if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model(), log);
                 try {
+                    backend = PlacementPlanner.place(backend, mw, options.placement(), options.prefillChunk(),
+                            () -> Backends.open("cpu", options.backendOptions()));
                     lw = backend.loadWeights(mw);
                 } catch (DeviceMemoryException e) {
                     if (i + 1 == tries.size()) throw e;
