@@ -1,6 +1,8 @@
 package io.gossgpu.placement;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.device.DeviceBackend;
@@ -65,11 +67,11 @@ public final class PlacementPlanner {
         /** Lines for {@code info}: the plan, then each side's memory. */
         public List<String> describe() {
             List<String> out = new ArrayList<>();
-            out.add("placement:   " + request.describe() + ": " + plan.describe());
-            out.add("GPU memory:  " + h(gpuWeightBytes()) + " of weights (" + h(restBytes) + " without experts + "
+            out.add("placement  " + request.describe() + ": " + plan.describe());
+            out.add("GPU memory " + h(gpuWeightBytes()) + " of weights (" + h(restBytes) + " without experts + "
                     + (plan.layers() - plan.cpuLayers()) + " layers' experts) + " + h(kvBytes) + " KV cache for " + kvTokens
                     + " positions + " + h(scratchBytes) + " scratch; " + device + " has " + h(freeBytes) + " free");
-            out.add("CPU memory:  " + h(cpuBytes()) + " of experts (" + plan.cpuLayers() + " layers), run by the cpu backend");
+            out.add("CPU memory " + h(cpuBytes()) + " of experts (" + plan.cpuLayers() + " layers), run by the cpu backend");
             return out;
         }
     }
@@ -138,8 +140,32 @@ public final class PlacementPlanner {
      * from {@code cpu} (made only then). On a failure {@code backend} is left to the caller to close.
      */
     public static Backend place(Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk, Supplier<Backend> cpu) {
-        if (!(backend instanceof DeviceBackend<?, ?> gpu)) return backend;
-        MemoryPlan p = plan(gpu, m, request, prefillChunk);
-        return p.plan().splits() ? new SplitBackend(backend, cpu.get(), p.plan()) : backend;
+        return memoryPlan(backend, m, request, prefillChunk)
+                .map(p -> p.plan().splits() ? (Backend) new SplitBackend(backend, cpu.get(), p.plan()) : backend)
+                .orElse(backend);
+    }
+
+    /**
+     * The plan {@code request} makes for {@code m} on {@code backend} when it is a GPU ({@link #plan}); empty on the cpu
+     * and reference backends, which hold everything in host memory. A bad {@code --n-cpu-moe} fails on every backend.
+     */
+    public static java.util.Optional<MemoryPlan> memoryPlan(Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk) {
+        if (request.mode() == ExpertPlacement.Mode.FIRST_N) ExpertPlan.firstOnCpu(m.layers().size(), request.cpuLayers());
+        if (!(backend instanceof DeviceBackend<?, ?> gpu)) return java.util.Optional.empty();
+        return java.util.Optional.of(plan(gpu, m, request, prefillChunk));
+    }
+
+    /**
+     * Opens backend {@code name} ({@link Backends#open}) with the experts of {@code m} placed as {@code request} says, the
+     * cpu backend (when the plan splits) created with the same {@code options}. Closes what it opened when it fails.
+     */
+    public static Backend open(String name, BackendOptions options, ModelWeights m, ExpertPlacement request, int prefillChunk) {
+        Backend b = Backends.open(name, options);
+        try {
+            return place(b, m, request, prefillChunk, () -> Backends.open("cpu", options));
+        } catch (RuntimeException | Error e) {
+            b.close();
+            throw e;
+        }
     }
 }

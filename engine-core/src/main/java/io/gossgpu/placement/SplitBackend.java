@@ -59,6 +59,11 @@ public final class SplitBackend extends ForwardingBackend {
         this.planFor = planFor;
     }
 
+    /** The backend that runs the CPU layers' experts. */
+    public Backend cpuBackend() {
+        return cpu;
+    }
+
     /** The plan {@code w} (weights this backend loaded) was split by. */
     public static ExpertPlan plan(LoadedWeights w) {
         return ((SplitWeights) w).plan();
