@@ -43,7 +43,7 @@ class CudaSplitMemoryTest {
     void autoPlanFitsTheFreeMemoryLoadsAndAnswers() {
         Path model = dir.resolve("m");
         SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
-        int kvTokens = 256;
+        int kvTokens = 4096;
         ExpertPlacement auto = ExpertPlacement.auto(kvTokens);
         PlacementPlanner.MemoryPlan whole;
         int layers;
@@ -56,6 +56,8 @@ class CudaSplitMemoryTest {
             assertEquals(gpu.deviceBytes(mw), whole.gpuWeightBytes(), "the plan counts what the upload allocates");
             long perLayer = whole.expertBytes()[0];
             assertTrue(perLayer > 0 && whole.restBytes() > 0, whole.describe().toString());
+            // a KV cache larger than two layers' experts: a plan that forgot it would keep every expert on the GPU
+            assertTrue(whole.kvBytes() > 2 * perLayer, whole.describe().toString());
 
             // room for the rest, the KV cache, scratch and one and a half layers' experts: the last layer's stay on the GPU
             long free = whole.restBytes() + whole.kvBytes() + whole.scratchBytes() + perLayer * 3 / 2;
@@ -69,9 +71,10 @@ class CudaSplitMemoryTest {
         try (Engine e = Engine.open(EngineOptions.of(model).withBackend("cuda").withPlacement(auto))) {
             assertTrue(e.backendDescription().contains("MoE experts of some layers on the CPU"), e.backendDescription());
             Reply r = e.newCompletion(ChatOptions.defaults().withContextLength(kvTokens).withMaxTokens(4))
-                    .complete("The sea is", new ChatListener() {});
+                    .complete("a", new ChatListener() {}); // one byte token: ids below the tiny vocabulary
             assertEquals(4, r.tokens().length);
-            assertTrue(e.backendCounters().get("split_cpu_moe") >= 5L * (layers - 1), e.backendCounters().toString());
+            // the prompt step and three decode steps, each with the CPU layers' MoE on the CPU
+            assertEquals(4L * (layers - 1), e.backendCounters().get("split_cpu_moe"), e.backendCounters().toString());
         }
 
         // not even the model without experts and the KV cache: a one-line error naming both; auto goes on to the cpu backend
@@ -79,7 +82,7 @@ class CudaSplitMemoryTest {
         DeviceMemoryException err = assertThrows(DeviceMemoryException.class,
                 () -> Engine.open(EngineOptions.of(model).withBackend("cuda").withPlacement(auto)).close());
         assertTrue(err.getMessage().matches("even with every layer's experts on the CPU, the rest of the model \\([0-9.]+ [KM]iB\\) and a KV cache "
-                + "for 256 positions \\([0-9.]+ [KM]iB\\) with [0-9.]+ [KM]iB scratch need [0-9.]+ [KM]iB on goss-gpu fake CUDA driver, which has "
+                + "for 4096 positions \\([0-9.]+ [KM]iB\\) with [0-9.]+ [KM]iB scratch need [0-9.]+ [KM]iB on goss-gpu fake CUDA driver, which has "
                 + "[0-9.]+ [KM]iB free; choose a shorter context or another backend"), err.getMessage());
         assertFalse(err.getMessage().contains("\n"));
 
