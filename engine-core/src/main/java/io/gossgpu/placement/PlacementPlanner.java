@@ -109,10 +109,7 @@ public final class PlacementPlanner {
                 throw new DeviceMemoryException("even with every layer's experts on the CPU, the rest of the model (" + h(rest)
                         + ") and a KV cache for " + tokens + " positions (" + h(kv) + ") with " + h(scratch) + " scratch need "
                         + h(rest + kv + scratch) + " on " + device + ", which has " + h(free) + " free; choose a shorter context or another backend");
-            int n = layers; // the first n layers' experts on the CPU: the fewest that leave the rest fitting
-            long gpuExperts = 0;
-            while (n > 0 && gpuExperts + experts[n - 1] <= left) gpuExperts += experts[--n];
-            plan = ExpertPlan.firstOnCpu(layers, n);
+            plan = ExpertPlan.firstOnCpu(layers, cpuLayersFor(left, experts));
         } else {
             plan = request.fixedPlan(layers);
             MemoryPlan p = new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
@@ -122,6 +119,18 @@ public final class PlacementPlanner {
                         + h(p.gpuWeightBytes()) + " on " + device + ", which has " + h(free) + " free; put more layers' experts on the CPU");
         }
         return new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
+    }
+
+    /**
+     * How many of the first layers' experts go to the CPU so that the GPU's share of the experts fits in {@code left}
+     * bytes ({@code experts[l]}: layer {@code l}'s): the fewest, keeping the last layers' on the GPU (llama.cpp's
+     * {@code --n-cpu-moe} counts from the first layer too).
+     */
+    static int cpuLayersFor(long left, long[] experts) {
+        int n = experts.length;
+        long gpuExperts = 0;
+        while (n > 0 && gpuExperts + experts[n - 1] <= left) gpuExperts += experts[--n];
+        return n;
     }
 
     /** Host bytes of a layer's experts and their biases as the file stores them. */
