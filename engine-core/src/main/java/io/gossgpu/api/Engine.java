@@ -69,9 +69,11 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Opens the model, validates it, chooses the backend and uploads the weights. With {@code auto} a GPU whose free
-     * memory cannot hold the weights ({@link DeviceMemoryException}) is closed again and the next available backend
-     * (by {@link Backends#auto()}'s order) takes the model; a line on stderr says so.
+     * Opens the model, validates it, chooses the backend and uploads the weights. On a GPU backend the MoE experts are
+     * placed as {@link EngineOptions#placement()} says (by default all on the GPU when they fit, else the first layers'
+     * on the cpu backend: {@link io.gossgpu.placement.PlacementPlanner}). With {@code auto} a GPU whose free memory
+     * cannot hold even the model without its experts ({@link DeviceMemoryException}) is closed again and the next
+     * available backend (by {@link Backends#auto()}'s order) takes the model; a line on stderr says so.
      */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing(System.err);
