@@ -13,7 +13,9 @@
 #   3. the GGUF, written once to /tmp/llama/ by DIR/make_synth_gguf.py with DIR/gguf-py;
 #   4. llama-bench -ngl 99 -fa 1 -p 512 -n 128 -d 0,8192 -r 3: pp512 and tg128, at depth 0 and 8192;
 #   5. when GOSS_KIT (default .cudakit) holds goss-gpu.jar and rt.tgz: goss-gpu bench -b cuda on the same GGUF
-#      with the same -p/-n/-d/-r.
+#      with the same -p/-n/-d/-r;
+#   6. the split of issue 38 (experts of N layers on the CPU): for each N of N_CPU_MOE (default "LAYERS LAYERS/2";
+#      empty: skipped), llama-bench --n-cpu-moe N and goss-gpu bench --n-cpu-moe N, -p 512 -n 64 -r 2 at depth 0.
 # Back under $OUT: llama-anchor.log (the summary: GPU, which binary, its ldd, timings, both tables) and
 # llama-bench.md (llama.cpp's table alone), and after a build here the binary, xz'ed (split in 15 MB parts
 # when larger), for the next lease to carry. -n prints the plan without running anything.
@@ -33,6 +35,8 @@ gguf=/tmp/llama/gpt-oss-20b-synth-L$layers-mxfp4.gguf
 # shellcheck disable=SC2054  # "0,8192" is one argument: llama-bench's list of depths
 bench_args=(-ngl 99 -fa 1 -p 512 -n 128 -d 0,8192 -r 3)
 log=$out/llama-anchor.log
+n_cpu_moe=${N_CPU_MOE-$layers $((layers / 2))}
+split_args=(-ngl 99 -fa 1 -p 512 -n 64 -r 2)
 start=$SECONDS
 
 if [[ $dry == 1 ]]; then
@@ -42,6 +46,7 @@ if [[ $dry == 1 ]]; then
   echo "llama: llama-bench -m $gguf ${bench_args[*]} -o md"
   [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]] && echo "goss-gpu: bench --backend cuda -m $gguf -p 512 -n 128 -d 0,8192 -r 3" \
     || echo "goss-gpu: skipped ($kit has no goss-gpu.jar and rt.tgz)"
+  for n in ${n_cpu_moe}; do echo "split: llama-bench -m $gguf ${split_args[*]} --n-cpu-moe $n; goss-gpu bench --backend cuda --n-cpu-moe $n ${split_args[*]:4}"; done
   exit 0
 fi
 
@@ -118,5 +123,19 @@ if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]]; then
 else
   say "goss-gpu skipped: $kit holds no goss-gpu.jar and rt.tgz"
 fi
+# Issue 38: the experts of N layers on the CPU, llama.cpp's --n-cpu-moe beside goss-gpu's (a failure here leaves the
+# figures above standing).
+for n in $n_cpu_moe; do
+  say "llama-bench ${split_args[*]} --n-cpu-moe $n"
+  timeout -k 5 "${LLAMA_TIMEOUT:-300}" "$bin" -m "$gguf" "${split_args[@]}" --n-cpu-moe "$n" -o md >"$out/llama-split-$n.md" 2>>"$log" \
+    || say "llama-bench --n-cpu-moe $n failed"
+  cat "$out/llama-split-$n.md" >>"$log"
+  if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]]; then
+    say "goss-gpu bench --backend cuda --n-cpu-moe $n"
+    timeout -k 5 "${GOSS_TIMEOUT:-300}" "${java[@]}" -jar "$kit/goss-gpu.jar" bench --backend cuda --n-cpu-moe "$n" -m "$gguf" \
+        "${split_args[@]:4}" >>"$log" 2>/tmp/goss-split.err || say "goss-gpu --n-cpu-moe $n failed"
+    tail -5 /tmp/goss-split.err >>"$log"
+  fi
+done
 say "done"
 exit $status

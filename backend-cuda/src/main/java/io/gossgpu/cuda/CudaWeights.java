@@ -213,6 +213,7 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
                 total += DeviceWeights.f32Bytes(v);
             }
             for (WeightView v : new WeightView[]{l.gate(), l.up(), l.down()}) {
+                if (v == null) continue; // experts another backend runs (io.gossgpu.placement.SplitModel)
                 long rows = (long) v.experts() * v.rows();
                 total += rows * v.rowBytes() + (v.format() == WeightFormat.MXFP4_OPENAI ? rows * (v.cols() / 32) : 0);
             }

@@ -100,7 +100,7 @@ public final class GossCommand implements Runnable {
             if (raw) throw new GossException("--json-schema needs the chat format; it cannot go with --raw");
             options = options.withJsonSchema(readSchema(jsonSchema));
         }
-        try (Engine engine = Engine.open(modelOptions.engineOptions(model))) {
+        try (Engine engine = Engine.open(modelOptions.engineOptions(model, context))) {
             checkContext(context, engine.config());
             VocabularyCheck.warnIfDifferent(engine.checkpoint());
             if (verbose) {

@@ -1,6 +1,10 @@
 package io.gossgpu.cli;
 
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.Checkpoint;
@@ -44,6 +48,13 @@ final class InfoCommand implements Runnable {
     @Option(names = "--swa-rollback", defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK, paramLabel = "N",
             description = "Rollback slack of the sliding-window layers to price in, as chats use it (default: ${DEFAULT-VALUE}; 0: window only).")
     int swaRollback;
+
+    @Option(names = {"-b", "--backend"}, defaultValue = "${env:GOSS_BACKEND:-auto}",
+            description = "The backend to plan the MoE experts' placement on (default: ${DEFAULT-VALUE}); a GPU's plan and memory are printed.")
+    String backend;
+
+    @Mixin
+    PlacementOptions placementOptions = new PlacementOptions();
 
     @Option(names = "--backends", description = "Only list the backends, whether each is available here, and their knobs: each value in effect on this device, where it comes from and the range the device allows.")
     boolean backendsOnly;
@@ -98,7 +109,7 @@ final class InfoCommand implements Runnable {
         Path path = ModelLocator.require(model);
         long t0 = System.nanoTime();
         try (Checkpoint ckpt = Checkpoint.open(path, new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors))) {
-            ModelWeights.of(ckpt); // validates names and shapes against the config, converting what the backends cannot run
+            ModelWeights weights = ModelWeights.of(ckpt); // validates names and shapes against the config, converting what the backends cannot run
             long ms = (System.nanoTime() - t0) / 1_000_000;
             ModelConfig c = ckpt.config();
             out.printf("model      %s%n", ckpt.path());
@@ -127,6 +138,22 @@ final class InfoCommand implements Runnable {
             if (!converted.isEmpty()) out.printf("converted  at load, into types every backend runs:%n");
             converted.forEach(line -> out.printf("  %s%n", line));
             if (listTensors) for (TensorData t : ckpt.tensors().values()) out.printf("  %s%n", t);
+            printPlacement(out, weights);
+        }
+    }
+
+    /**
+     * Where {@code --backend} would run the experts ({@code --cpu-moe}, {@code --n-cpu-moe}, or {@code auto} for a KV cache
+     * of {@code --context}) and the memory on each side, before anything is loaded; a plan that cannot fit is the error.
+     */
+    private void printPlacement(PrintStream out, ModelWeights weights) {
+        ExpertPlacement request = placementOptions.placement(context);
+        try (Backend b = Backends.open(backend, BackendOptions.fromEnvironment())) {
+            var plan = PlacementPlanner.memoryPlan(b, weights, request, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            if (plan.isEmpty())
+                out.printf("placement  everything on %s (%s); --cpu-moe and --n-cpu-moe place experts beside a GPU backend%n", b.name(), b.deviceDescription());
+            else
+                plan.get().describe().forEach(out::println);
         }
     }
 }

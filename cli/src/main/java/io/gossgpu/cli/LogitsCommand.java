@@ -1,7 +1,6 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.Backends;
 import io.gossgpu.debug.LogitsDump;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
@@ -30,7 +29,7 @@ final class LogitsCommand implements Runnable {
     @Override
     public void run() {
         try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = Backends.open(modelOptions.backend, modelOptions.backendOptions())) {
+             Backend backend = modelOptions.openBackend(ModelWeights.of(ckpt))) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int[] ids = TokenIds.parse(tokens, weights.config().vocabSize());
             LogitsDump.write(out, backend, weights, ids);

@@ -2,6 +2,10 @@ package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.cpu.CpuBackendProvider;
@@ -37,6 +41,23 @@ final class ModelOptions {
     @Option(names = "--device", description = "GPU to use: an index or part of its name (see 'goss-gpu info --backends'). OpenCL only for now.")
     String device;
 
+    @picocli.CommandLine.Mixin
+    PlacementOptions placementOptions = new PlacementOptions();
+
+    /** Where a GPU runs each layer's experts, {@code auto} leaving room for a KV cache of {@code kvTokens} positions. */
+    ExpertPlacement placement(int kvTokens) {
+        return placementOptions.placement(kvTokens);
+    }
+
+    /**
+     * The backend these options name, with the experts of {@code weights} placed as {@code --cpu-moe}/{@code --n-cpu-moe}
+     * say (commands that drive a backend themselves: verify, logits).
+     */
+    Backend openBackend(ModelWeights weights) {
+        return PlacementPlanner.open(backend, backendOptions(), weights, placement(ExpertPlacement.DEFAULT_KV_TOKENS),
+                EngineOptions.DEFAULT_PREFILL_CHUNK);
+    }
+
     /** Mapping or reading, with a progress bar on a terminal when reading. */
     LoadOptions loadOptions() {
         return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors).withFloatExperts(floatExperts);
@@ -60,9 +81,9 @@ final class ModelOptions {
         return o;
     }
 
-    /** How to open {@code model} as these options say. */
-    EngineOptions engineOptions(Path model) {
-        return EngineOptions.of(model).withBackend(backend).withMmap(!noMmap).withProgress(loadOptions().progress()).withCheckTensors(checkTensors)
+    /** How to open {@code model} as these options say, {@code auto} placement leaving room for {@code kvTokens} KV positions. */
+    EngineOptions engineOptions(Path model, int kvTokens) {
+        return EngineOptions.of(model).withPlacement(placement(kvTokens)).withBackend(backend).withMmap(!noMmap).withProgress(loadOptions().progress()).withCheckTensors(checkTensors)
                 .withFloatExperts(floatExperts).withBackendOptions(backendOptions());
     }
 }

@@ -69,7 +69,7 @@ final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
         if (limit != null && limit < 1) throw new GossException("--limit must be at least 1, got " + limit);
         if (kl) return measure();
         try (Checkpoint ckpt = Checkpoint.open(DemoModel.resolve(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = Backends.open(modelOptions.backend, modelOptions.backendOptions());
+             Backend backend = modelOptions.openBackend(ModelWeights.of(ckpt));
              Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int vocab = weights.config().vocabSize();
@@ -120,7 +120,7 @@ final class VerifyCommand implements java.util.concurrent.Callable<Integer> {
             throw new GossException("cannot read " + (text != null ? text : conversations) + ": " + e.getMessage());
         }
         try (Checkpoint ckpt = Checkpoint.open(DemoModel.resolve(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = Backends.open(modelOptions.backend, modelOptions.backendOptions());
+             Backend backend = modelOptions.openBackend(ModelWeights.of(ckpt));
              Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             System.out.println("measuring " + backend.name() + " (" + backend.deviceDescription() + ") against reference on " + what);

@@ -13,6 +13,7 @@ import io.gossgpu.graph.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.lang.reflect.InvocationTargetException;
@@ -67,9 +68,11 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Opens the model, validates it, chooses the backend and uploads the weights. With {@code auto} a GPU whose free
-     * memory cannot hold the weights ({@link DeviceMemoryException}) is closed again and the next available backend
-     * (by {@link Backends#auto()}'s order) takes the model; a message on {@link EngineLog} says so.
+     * Opens the model, validates it, chooses the backend and uploads the weights. On a GPU backend the MoE experts are
+     * placed as {@link EngineOptions#placement()} says (by default all on the GPU when they fit, else the first layers'
+     * on the cpu backend: {@link io.gossgpu.placement.PlacementPlanner}). With {@code auto} a GPU whose free memory
+     * cannot hold even the model without its experts ({@link DeviceMemoryException}) is closed again and the next
+     * available backend (by {@link Backends#auto()}'s order) takes the model; a message on {@link EngineLog} says so.
      */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing();
@@ -111,6 +114,8 @@ public final class Engine implements AutoCloseable {
                 backend = tries.get(i).create().get();
                 if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model());
                 try {
+                    backend = PlacementPlanner.place(backend, mw, options.placement(), options.prefillChunk(),
+                            () -> Backends.open("cpu", options.backendOptions()));
                     lw = backend.loadWeights(mw);
                 } catch (DeviceMemoryException e) {
                     if (i + 1 == tries.size()) throw e;

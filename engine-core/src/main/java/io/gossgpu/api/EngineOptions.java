@@ -2,6 +2,7 @@ package io.gossgpu.api;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.model.LoadOptions;
+import io.gossgpu.placement.ExpertPlacement;
 
 import java.nio.file.Path;
 
@@ -20,20 +21,25 @@ import java.nio.file.Path;
  *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
  * @param prefillChunk the most tokens of a prompt that one step runs beside the decode tokens of the engine's other
  *                 chats (continuous batching, see {@link Engine}); a prompt with nothing beside it runs whole
+ * @param placement where a GPU backend runs the MoE experts of each layer ({@link ExpertPlacement}): {@code auto}
+ *                 (default: on the GPU unless it cannot hold them, then the first layers' on the CPU), all on the CPU
+ *                 ({@code --cpu-moe}) or the first N layers' ({@code --n-cpu-moe N}); nothing changes on cpu or reference
  */
 public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
-                            boolean floatExperts, BackendOptions backendOptions, int prefillChunk) {
+                            boolean floatExperts, BackendOptions backendOptions, int prefillChunk,
+                            ExpertPlacement placement) {
     /** The default {@link #prefillChunk}: long enough that a prompt's chunk reads each expert for many rows, short enough that a step beside running streams stays short. */
     public static final int DEFAULT_PREFILL_CHUNK = 256;
 
     public EngineOptions {
         if (backendOptions == null) throw new NullPointerException("backendOptions");
         if (prefillChunk <= 0) throw new IllegalArgumentException("prefill chunk must be positive, got " + prefillChunk);
+        if (placement == null) throw new NullPointerException("placement");
     }
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK);
+        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK, ExpertPlacement.auto());
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -42,36 +48,41 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk);
+        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions, prefillChunk);
+        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement);
     }
 
     public EngineOptions withProgress(LoadOptions.Progress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions, prefillChunk);
+        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions, prefillChunk, placement);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions, prefillChunk);
+        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions, prefillChunk, placement);
     }
 
     public EngineOptions withFloatExperts(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions, prefillChunk);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions, prefillChunk, placement);
     }
 
     /** These options with the backend created with {@code o} (and nothing from the environment). */
     public EngineOptions withBackendOptions(BackendOptions o) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk, placement);
     }
 
     /** These options with prompts run {@code n} tokens per step beside other chats' decoding ({@link #prefillChunk}). */
     public EngineOptions withPrefillChunk(int n) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n);
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n, placement);
     }
 
     LoadOptions loadOptions() {
         return new LoadOptions(mmap, progress, checkTensors).withFloatExperts(floatExperts);
+    }
+
+    /** These options with the MoE experts placed as {@code p} says (GPU backends only). */
+    public EngineOptions withPlacement(ExpertPlacement p) {
+        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, p);
     }
 }

@@ -63,26 +63,43 @@ public final class DeviceWeights<V, D, M> {
     private final V finalNorm;
     private final List<Layer<V, D, M>> layers;
 
-    /** Uploads every tensor of {@code m} through {@code up}, in model order. */
+    /**
+     * Uploads every tensor of {@code m} through {@code up}, in model order. A tensor that is null in {@code m} is not
+     * uploaded and its handle is null: a split model ({@link io.gossgpu.placement.SplitModel}) leaves out the experts
+     * another backend runs, or everything but them.
+     */
     public DeviceWeights(ModelWeights m, Uploader<V, D, M> up) {
-        embedding = up.dense(m.embedding());
-        unembedding = up.dense(m.unembedding());
-        finalNorm = up.vector(m.finalNorm());
+        embedding = dense(up, m.embedding());
+        unembedding = dense(up, m.unembedding());
+        finalNorm = vector(up, m.finalNorm());
         List<Layer<V, D, M>> ls = new ArrayList<>(m.layers().size());
         for (LayerWeights w : m.layers()) {
-            V attnNorm = up.vector(w.attnNorm()), mlpNorm = up.vector(w.mlpNorm()), sinks = up.vector(w.sinks());
-            List<D> dense = new ArrayList<>(up.qkv(w.q(), w.k(), w.v()));
-            List<V> bias = new ArrayList<>(up.qkvBias(w.qBias(), w.kBias(), w.vBias()));
+            V attnNorm = vector(up, w.attnNorm()), mlpNorm = vector(up, w.mlpNorm()), sinks = vector(up, w.sinks());
+            boolean qkv = w.q() != null;
+            List<D> dense = new ArrayList<>(qkv ? up.qkv(w.q(), w.k(), w.v()) : java.util.Arrays.asList(null, null, null));
+            List<V> bias = new ArrayList<>(qkv ? up.qkvBias(w.qBias(), w.kBias(), w.vBias()) : java.util.Arrays.asList(null, null, null));
             for (DenseKind k : DenseKind.values()) {
                 if (k == DenseKind.Q || k == DenseKind.K || k == DenseKind.V) continue; // above, in this order
-                dense.add(up.dense(k.weight(w)));
-                bias.add(up.vector(k.bias(w)));
+                dense.add(dense(up, k.weight(w)));
+                bias.add(vector(up, k.bias(w)));
             }
-            M gate = up.experts(w.gate()), upM = up.experts(w.up()), down = up.experts(w.down());
+            M gate = experts(up, w.gate()), upM = experts(up, w.up()), down = experts(up, w.down());
             ls.add(new Layer<>(attnNorm, mlpNorm, sinks, Collections.unmodifiableList(dense), Collections.unmodifiableList(bias), gate, upM, down,
-                    up.vector(w.gateBias()), up.vector(w.upBias()), up.vector(w.downBias())));
+                    vector(up, w.gateBias()), vector(up, w.upBias()), vector(up, w.downBias())));
         }
         layers = Collections.unmodifiableList(ls); // handles may be null (bytes() walks with Void)
+    }
+
+    private static <V> V vector(Uploader<V, ?, ?> up, WeightView v) {
+        return v == null ? null : up.vector(v);
+    }
+
+    private static <D> D dense(Uploader<?, D, ?> up, WeightView v) {
+        return v == null ? null : up.dense(v);
+    }
+
+    private static <M> M experts(Uploader<?, ?, M> up, WeightView v) {
+        return v == null ? null : up.experts(v);
     }
 
     public D embedding() {
@@ -139,8 +156,9 @@ public final class DeviceWeights<V, D, M> {
         return total[0];
     }
 
-    /** F32 bytes of every value of {@code v} (how vectors are kept on every device). */
+    /** F32 bytes of every value of {@code v} (how vectors are kept on every device); 0 for a tensor left out (null). */
     public static long f32Bytes(WeightView v) {
+        if (v == null) return 0; // left out of a split model
         return 4L * v.experts() * v.rows() * v.cols();
     }
 }

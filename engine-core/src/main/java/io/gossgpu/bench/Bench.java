@@ -4,7 +4,8 @@ import io.gossgpu.GossException;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.Backends;
+import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.generate.GenerationOptions;
@@ -61,8 +62,10 @@ public final class Bench {
      * created with {@code backendOptions}.
      */
     public record Options(String model, LoadOptions load, String backend, BackendOptions backendOptions, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
-                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes) {
+                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes,
+                          ExpertPlacement placement) {
         public Options {
+            if (placement == null) throw new NullPointerException("placement");
             prompts = List.copyOf(prompts);
             gens = List.copyOf(gens);
             depths = List.copyOf(depths);
@@ -83,7 +86,7 @@ public final class Bench {
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
         public static Options single(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
-            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of(), false);
+            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of(), false, ExpertPlacement.auto());
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
@@ -92,7 +95,12 @@ public final class Bench {
 
         /** These options with the backend created with {@code o}. */
         public Options withBackendOptions(BackendOptions o) {
-            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes);
+            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes, placement);
+        }
+
+        /** These options with a GPU's MoE experts placed as {@code p} says ({@code --cpu-moe}, {@code --n-cpu-moe}). */
+        public Options withPlacement(ExpertPlacement p) {
+            return new Options(model, load, backend, backendOptions, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes, p);
         }
     }
 
@@ -110,7 +118,10 @@ public final class Bench {
     public static BenchReport run(Options o, PrintStream log) {
         Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
                 : Checkpoint.open(Path.of(o.model), o.load);
-        try (ck; Backend b = Backends.open(o.backend, o.backendOptions)) {
+        // the experts placed for a KV cache as long as the longest run (depth + test), prefill chunks as long as a prompt
+        int planTokens = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0) + Options.longestTest(o.prompts, o.gens) + 1;
+        try (ck; Backend b = PlacementPlanner.open(o.backend, o.backendOptions, ModelWeights.of(ck), o.placement.withKvTokens(planTokens),
+                Math.max(1, o.prompts.stream().mapToInt(Integer::intValue).max().orElse(1)))) {
             boolean cpu = b.name().equals(CpuBackendProvider.NAME);
             int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads(o.backendOptions);
             ReadBandwidth.Result bandwidth = null;

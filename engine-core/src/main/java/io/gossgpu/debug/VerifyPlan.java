@@ -5,6 +5,7 @@ import io.gossgpu.cpu.CpuBackend;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.QuantizedDense;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.placement.SplitBackend;
 
 /**
  * What {@code goss-gpu verify} compares a backend with, and how closely: the reference on the weights the backend
@@ -35,6 +36,10 @@ public record VerifyPlan(String path, ModelWeights referenceWeights, double tole
             return new VerifyPlan(path, k.quantizesDense() ? QuantizedDense.of(weights, k) : weights,
                     tolerance != null ? tolerance : INT8_TOLERANCE, true);
         }
+        if (backend instanceof SplitBackend split && split.cpuBackend() instanceof CpuBackend cpu && cpu.kernels().isa() != KernelSet.Isa.JAVA)
+            // the GPU's ops in float32 on the file's weights, the CPU layers' experts on int8-quantized activations
+            return new VerifyPlan(backend.deviceDescription() + " (float32; the CPU's experts on " + cpu.kernels().describe() + ")", weights,
+                    tolerance != null ? tolerance : INT8_TOLERANCE, true);
         return new VerifyPlan(backend.deviceDescription() + " (float32)", weights, tolerance != null ? tolerance : FLOAT_TOLERANCE, false);
     }
 }

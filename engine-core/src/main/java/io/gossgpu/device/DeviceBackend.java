@@ -188,6 +188,21 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         return upload(weights);
     }
 
+    /** The device's free memory now, in bytes (a placement plan weighs what fits: io.gossgpu.placement). */
+    public final long freeBytes() {
+        return driver.freeBytes();
+    }
+
+    /** The device bytes {@link #loadWeights} would allocate for {@code m}, without allocating any. */
+    public final long deviceBytes(ModelWeights m) {
+        return weightBytes(m);
+    }
+
+    /** The device's name as its driver reports it. */
+    public final String deviceName() {
+        return driver.deviceName();
+    }
+
     /** The device bytes {@link #upload} will allocate for {@code m} (checked against the free memory first). */
     protected abstract long weightBytes(ModelWeights m);
 

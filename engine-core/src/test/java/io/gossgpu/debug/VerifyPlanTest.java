@@ -69,4 +69,29 @@ class VerifyPlanTest {
             assertEquals(2, bad.divergence().get().op().layer());
         }
     }
+
+    /**
+     * A split model whose CPU experts run on the native int8 kernels ({@code verify --n-cpu-moe N}): the int8 tolerance,
+     * ties allowed to flip, and the demo model agrees within it; with the experts on the Java float kernels, the float one.
+     */
+    @Test
+    void aSplitWithNativeCpuExpertsIsComparedAtTheInt8Tolerance() {
+        assumeTrue(NativeCpu.best() != KernelSet.Isa.JAVA, "this machine runs no native cpu kernel set: the cpu backend here is the float path");
+        try (Checkpoint ck = Checkpoint.open(DemoModels.folder(), LoadOptions.defaults()); Backend ref = new ReferenceBackend();
+             // the cpu backend's float kernels in the GPU's place (the reference loads no split model: it reads ModelWeights itself)
+             Backend split = new io.gossgpu.placement.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
+                     new CpuBackendProvider().create(BackendOptions.defaults()),
+                     n -> io.gossgpu.placement.ExpertPlan.firstOnCpu(n, n / 2));
+             Backend floatSplit = new io.gossgpu.placement.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
+                     CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()), io.gossgpu.placement.ExpertPlan::allOnCpu)) {
+            ModelWeights w = ModelWeights.of(ck);
+            VerifyPlan plan = VerifyPlan.of(split, w, null);
+            assertEquals(VerifyPlan.INT8_TOLERANCE, plan.tolerance());
+            assertTrue(plan.tiesMayFlip());
+            assertTrue(plan.path().contains("the CPU's experts on"), plan.path());
+            Verifier.Result r = Verifier.compare(w, plan.referenceWeights(), split, ref, TOKENS, plan.tolerance(), plan.tiesMayFlip());
+            assertTrue(r.divergence().isEmpty(), "" + r.divergence());
+            assertEquals(VerifyPlan.FLOAT_TOLERANCE, VerifyPlan.of(floatSplit, w, null).tolerance());
+        }
+    }
 }

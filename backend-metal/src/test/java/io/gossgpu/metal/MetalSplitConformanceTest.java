@@ -1,0 +1,42 @@
+package io.gossgpu.metal;
+
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.conformance.SplitConformanceKit;
+import org.junit.jupiter.api.Nested;
+
+/**
+ * The conformance kit on split models ({@link SplitConformanceKit}): Metal runs everything but the MoE experts of the
+ * layers each placement puts on the cpu backend. Skipped, like the plain kit, where the device is absent.
+ */
+class MetalSplitConformanceTest {
+    static BackendProvider gpu() {
+        return new MetalBackendProvider();
+    }
+
+    static boolean emulated() {
+        return System.getenv("GOSS_METAL_EMULATOR") != null;
+    }
+
+    @Nested
+    class AllExpertsOnCpu extends SplitConformanceKit {
+        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
+        @Override protected Placement placement() { return Placement.ALL_ON_CPU; }
+        @Override protected boolean onEmulatedDevice() { return emulated(); }
+        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
+    }
+
+    @Nested
+    class EveryOtherLayerOnCpu extends SplitConformanceKit {
+        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
+        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
+        @Override protected boolean onEmulatedDevice() { return emulated(); }
+    }
+
+    @Nested
+    class LastLayerOnCpu extends SplitConformanceKit {
+        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
+        @Override protected Placement placement() { return Placement.LAST_ONLY; }
+        @Override protected boolean onEmulatedDevice() { return emulated(); }
+        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
+    }
+}

@@ -1,0 +1,85 @@
+package io.gossgpu.placement;
+
+import io.gossgpu.GossException;
+
+/**
+ * What the user asked for: where the MoE experts of each layer should run when the backend is a GPU. {@link #auto}
+ * (the default) splits only when the GPU cannot hold the whole model: as many layers' experts on the GPU as its free
+ * memory allows after the rest of the model, a KV cache of {@code kvTokens} tokens and scratch; the first layers' go
+ * to the CPU. {@link #allOnCpu} is {@code --cpu-moe}, {@link #firstOnCpu} {@code --n-cpu-moe N}. On the cpu and
+ * reference backends everything is on the CPU already and the request changes nothing.
+ *
+ * @param mode      how the plan is made
+ * @param cpuLayers with {@link Mode#FIRST_N}: how many of the first layers' experts run on the CPU
+ * @param kvTokens  with {@link Mode#AUTO}: the KV cache positions (all sessions together) the plan leaves room for
+ */
+public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
+    /** The KV cache {@link #auto()} leaves room for: the CLI's default context. */
+    public static final int DEFAULT_KV_TOKENS = 4096;
+
+    public enum Mode {
+        /** Split only when the GPU cannot hold the model, as little as fits. */
+        AUTO,
+        /** Every layer's experts on the CPU ({@code --cpu-moe}). */
+        ALL_ON_CPU,
+        /** The experts of the first {@code cpuLayers} layers on the CPU ({@code --n-cpu-moe N}; 0 keeps all on the GPU). */
+        FIRST_N
+    }
+
+    public ExpertPlacement {
+        if (mode == null) throw new NullPointerException("mode");
+        if (cpuLayers < 0) throw new GossException("--n-cpu-moe must be 0 or more, got " + cpuLayers);
+        if (kvTokens <= 0) throw new GossException("the KV cache to plan for must be positive, got " + kvTokens + " tokens");
+    }
+
+    public static ExpertPlacement auto() {
+        return auto(DEFAULT_KV_TOKENS);
+    }
+
+    /** {@code auto}, leaving room for a KV cache of {@code kvTokens} positions (the context length times the sessions). */
+    public static ExpertPlacement auto(int kvTokens) {
+        return new ExpertPlacement(Mode.AUTO, 0, kvTokens);
+    }
+
+    public static ExpertPlacement allOnCpu() {
+        return new ExpertPlacement(Mode.ALL_ON_CPU, 0, DEFAULT_KV_TOKENS);
+    }
+
+    public static ExpertPlacement firstOnCpu(int n) {
+        return new ExpertPlacement(Mode.FIRST_N, n, DEFAULT_KV_TOKENS);
+    }
+
+    /**
+     * The request the command-line flags make: {@code --cpu-moe} (all), {@code --n-cpu-moe N} (may be null), or neither
+     * ({@code auto} for {@code kvTokens}). Both at once is an error.
+     */
+    public static ExpertPlacement fromFlags(boolean cpuMoe, Integer nCpuMoe, int kvTokens) {
+        if (cpuMoe && nCpuMoe != null) throw new GossException("give --cpu-moe or --n-cpu-moe, not both");
+        if (cpuMoe) return allOnCpu();
+        if (nCpuMoe != null) return firstOnCpu(nCpuMoe);
+        return auto(kvTokens);
+    }
+
+    /** This request for a KV cache of {@code tokens} positions (only {@code auto} uses it). */
+    public ExpertPlacement withKvTokens(int tokens) {
+        return new ExpertPlacement(mode, cpuLayers, tokens);
+    }
+
+    /** The plan of a fixed request for a model of {@code layers} layers; {@code auto} needs the device ({@link PlacementPlanner}). */
+    ExpertPlan fixedPlan(int layers) {
+        return switch (mode) {
+            case ALL_ON_CPU -> ExpertPlan.allOnCpu(layers);
+            case FIRST_N -> ExpertPlan.firstOnCpu(layers, cpuLayers);
+            case AUTO -> throw new IllegalStateException("auto is planned against the device");
+        };
+    }
+
+    /** "auto", "--cpu-moe", "--n-cpu-moe 12". */
+    public String describe() {
+        return switch (mode) {
+            case AUTO -> "auto";
+            case ALL_ON_CPU -> "--cpu-moe";
+            case FIRST_N -> "--n-cpu-moe " + cpuLayers;
+        };
+    }
+}

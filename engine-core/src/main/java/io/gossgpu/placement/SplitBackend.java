@@ -1,0 +1,181 @@
+package io.gossgpu.placement;
+
+import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.ForwardingBackend;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.model.WeightView;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.function.IntFunction;
+
+/**
+ * A GPU backend with the MoE experts of some layers on the cpu backend ({@link ExpertPlan}): the GPU runs every op
+ * except {@link #moe} of the CPU's layers, where this reads {@code x} and the routing back from the GPU, runs the cpu
+ * backend's MoE on its own copy of those layers' experts and writes the result into the GPU's {@code out}: one crossing
+ * each way per offloaded layer and step. The GPU uploads no experts of the CPU's layers and the cpu backend holds
+ * nothing else ({@link SplitModel}).
+ *
+ * <p>Inside a step the host read makes a backend that defers its work (CUDA graphs, Metal command buffers) submit what it
+ * deferred and run the rest of the step eagerly ({@link Backend}'s class comment), so the split costs those their
+ * one-launch step; decode correctness does not depend on it.
+ */
+public final class SplitBackend extends ForwardingBackend {
+    private final Backend cpu;
+    private final IntFunction<ExpertPlan> planFor;
+    /** The cpu backend's input, routing and output for a batch of each size seen (prefill chunks, decode). */
+    private final Map<Integer, Buffers> buffers = new HashMap<>();
+    private long offloaded;
+
+    private record Buffers(DeviceTensor x, DeviceRouting routing, DeviceTensor out) {}
+
+    /**
+     * @param gpu  runs everything but the CPU layers' experts; owned (closed with this)
+     * @param cpu  runs the CPU layers' experts; owned
+     */
+    public SplitBackend(Backend gpu, Backend cpu, ExpertPlan plan) {
+        this(gpu, cpu, layers -> {
+            if (layers != plan.layers())
+                throw new io.gossgpu.GossException("the placement plan is for " + plan.layers() + " layers, the model has " + layers);
+            return plan;
+        });
+    }
+
+    /** With the plan for each model it loads made from its layer count (tests load models of several shapes). */
+    public SplitBackend(Backend gpu, Backend cpu, IntFunction<ExpertPlan> planFor) {
+        super(gpu);
+        this.cpu = cpu;
+        this.planFor = planFor;
+    }
+
+    /** The backend that runs the CPU layers' experts. */
+    public Backend cpuBackend() {
+        return cpu;
+    }
+
+    /** The plan {@code w} (weights this backend loaded) was split by. */
+    public static ExpertPlan plan(LoadedWeights w) {
+        return ((SplitWeights) w).plan();
+    }
+
+    /** The two backends' weights: the GPU's part and the CPU's ({@link SplitModel}), split by {@code plan}. */
+    record SplitWeights(LoadedWeights gpu, LoadedWeights cpu, ExpertPlan plan) implements LoadedWeights {
+        @Override
+        public ModelConfig config() {
+            return gpu.config();
+        }
+
+        @Override
+        public long rowBytes(WeightView v) {
+            return gpu.rowBytes(v);
+        }
+
+        @Override
+        public void close() {
+            try {
+                gpu.close();
+            } finally {
+                cpu.close();
+            }
+        }
+    }
+
+    private static LoadedWeights gpu(LoadedWeights w) {
+        return w instanceof SplitWeights s ? s.gpu() : w;
+    }
+
+    @Override
+    public LoadedWeights loadWeights(ModelWeights weights) {
+        ExpertPlan plan = planFor.apply(weights.layers().size());
+        LoadedWeights g = delegate.loadWeights(SplitModel.gpuPart(weights, plan));
+        try {
+            return new SplitWeights(g, cpu.loadWeights(SplitModel.cpuPart(weights, plan)), plan);
+        } catch (RuntimeException | Error e) {
+            g.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        if (!(w instanceof SplitWeights s) || !s.plan().onCpu(layer)) {
+            delegate.moe(gpu(w), layer, x, routing, out);
+            return;
+        }
+        Routing r = delegate.readRouting(routing);
+        Buffers b = buffers(x.rows(), x.cols(), r.k());
+        cpu.write(b.x(), delegate.read(x));
+        cpu.writeRouting(b.routing(), r);
+        cpu.moe(s.cpu(), layer, b.x(), b.routing(), b.out());
+        delegate.write(out, cpu.read(b.out()));
+        offloaded++;
+    }
+
+    private Buffers buffers(int rows, int cols, int k) {
+        Buffers b = buffers.get(rows);
+        if (b != null && b.x().cols() == cols && b.routing().k() == k) return b;
+        if (b != null || buffers.size() >= 16) releaseBuffers(); // many prefill lengths: keep the memory bounded
+        b = new Buffers(cpu.allocate(rows, cols), cpu.allocateRouting(rows, k), cpu.allocate(rows, cols));
+        buffers.put(rows, b);
+        return b;
+    }
+
+    // ---- every other op: the GPU, on its part of the weights -------------------------------------
+
+    @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(gpu(w), tokens, out); }
+    @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(gpu(w), layer, which, x, out); }
+    @Override public void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.linear(gpu(w), layer, which, x, out); }
+    @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(gpu(w), layer, x, batch, q, k, v); }
+    @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) { delegate.attention(gpu(w), layer, q, k, v, batch, out); }
+    @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(gpu(w), layer, x, out); }
+    @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(gpu(w), x, fromRow); }
+    @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(gpu(w), x, fromRow); }
+
+    @Override
+    public int[] sample(LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+        return delegate.sample(gpu(w), x, fromRow, temperatures, draws);
+    }
+
+    @Override
+    public String deviceDescription() {
+        return delegate.deviceDescription() + "; MoE experts of some layers on the " + cpu.deviceDescription();
+    }
+
+    /** The GPU's counters, and {@code split_cpu_moe}: MoE calls run on the CPU. */
+    @Override
+    public SortedMap<String, Long> counters() {
+        SortedMap<String, Long> c = new TreeMap<>(delegate.counters());
+        c.put("split_cpu_moe", offloaded);
+        return c;
+    }
+
+    private void releaseBuffers() {
+        for (Buffers b : buffers.values()) {
+            b.x().close();
+            b.routing().close();
+            b.out().close();
+        }
+        buffers.clear();
+    }
+
+    @Override
+    public void close() {
+        try {
+            releaseBuffers();
+            delegate.close();
+        } finally {
+            cpu.close();
+        }
+    }
+}
