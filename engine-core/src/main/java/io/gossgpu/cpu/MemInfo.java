@@ -5,11 +5,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** What Linux says is available for new allocations ({@code MemAvailable}: free memory plus reclaimable cache). */
-final class MemInfo {
+public final class MemInfo {
     private MemInfo() {}
 
     /** Bytes, or −1 where /proc/meminfo is absent or unreadable. */
-    static long availableBytes() {
+    public static long availableBytes() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
                 if (line.startsWith("MemAvailable:")) {
