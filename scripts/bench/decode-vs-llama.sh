@@ -10,6 +10,8 @@
 #   --llama-dir DIR  where scripts/bench/llama-baseline.sh put llama.cpp and the GGUFs (default: $LLAMA_DIR or /tmp/llama)
 #   --llama-bench B  llama-bench built for the CPU (default: $LLAMA_BENCH or DIR/src/build/bin/llama-bench)
 #   --jar JAR        the goss-gpu jar (default: cli/target/goss-gpu.jar of this checkout)
+#   --jar2 JAR       a second goss-gpu build (after a change) timed in the same rounds, the three taking turns: the table
+#                    gives it a row of its own and its ratio to the first (an A/B of the same sitting)
 #   --rounds N       rounds (default: 3); each runs every model on both engines, the order flipping each round
 #   -n N             tokens of the decode test (default: 32)
 #   -r N             timed repetitions per engine per round (default: 3); the table pools every round's
@@ -26,7 +28,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
 rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 out=""
-jar="$root/cli/target/goss-gpu.jar" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
+jar="$root/cli/target/goss-gpu.jar" jar2="" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
 models=()
 die() { echo "decode-vs-llama: $*" >&2; exit 2; }
 say() { echo "decode-vs-llama: $*" >&2; }
@@ -35,6 +37,7 @@ while [ $# -gt 0 ]; do
     --llama-dir) llama_dir="${2:?--llama-dir needs a folder}"; shift 2 ;;
     --llama-bench) llama_bench="${2:?--llama-bench needs a path}"; shift 2 ;;
     --jar) jar="${2:?--jar needs a path}"; shift 2 ;;
+    --jar2) jar2="${2:?--jar2 needs a path}"; shift 2 ;;
     --rounds) rounds="${2:?--rounds needs a number}"; shift 2 ;;
     -n) gen="${2:?-n needs a number}"; shift 2 ;;
     -r) reps="${2:?-r needs a number}"; shift 2 ;;
@@ -58,6 +61,7 @@ if [ ${#models[@]} -eq 0 ]; then
 fi
 for m in "${models[@]}"; do [[ "$m" == *.gguf && -f "$m" ]] || die "not a GGUF file: $m"; done
 [ -f "$jar" ] || die "no such jar: $jar (build it: ./gossw mvn -q -B -pl cli -am -DskipTests package)"
+[ -z "$jar2" ] || [ -f "$jar2" ] || die "no such jar: $jar2"
 [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench (build it with scripts/bench/llama-baseline.sh)"
 command -v gcc > /dev/null || die "needs gcc for the C probe"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
@@ -86,15 +90,22 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
   c="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && c="$c+uncommitted changes"
   echo "commit=$c (jar built $(date -u -r "$jar" +%Y-%m-%dT%H:%M:%SZ))"
+  if [ -n "$jar2" ]; then
+    r2="$(git -C "$(dirname "$jar2")" rev-parse --show-toplevel 2>/dev/null || true)"
+    c2="$( [ -n "$r2" ] && git -C "$r2" rev-parse --short HEAD || echo unknown)"
+    echo "commit2=$c2 ($jar2, built $(date -u -r "$jar2" +%Y-%m-%dT%H:%M:%SZ))"
+  fi
   echo "llama_bench=$llama_bench"
   echo "llama_commit=$(cat "$(dirname "$llama_bench")/../../.commit" 2>/dev/null || echo unknown)"
 } > "$out/run.env"
 [ "$(nice)" = 0 ] || say "warning: running under nice $(nice): llama.cpp's spin-waits make its figures meaningless"
 
-goss() { # goss MODEL ROUND
-  local base="$out/goss-$(basename "$1")-r$2"
-  say "round $2: goss-gpu $(basename "$1") tg$gen"
-  "$java" -jar "$jar" bench --model "$1" --backend cpu --threads "$threads" -p 0 -n "$gen" -r "$reps" -w "$warm" \
+goss() { # goss MODEL ROUND [2: the second jar]
+  local j="$jar" kind=goss
+  [ "${3:-}" = 2 ] && { j="$jar2"; kind=goss2; }
+  local base="$out/$kind-$(basename "$1")-r$2"
+  say "round $2: $kind $(basename "$1") tg$gen"
+  "$java" -jar "$j" bench --model "$1" --backend cpu --threads "$threads" -p 0 -n "$gen" -r "$reps" -w "$warm" \
     --no-bandwidth-probe -o json > "$base.json" 2> "$base.log" || { tail -3 "$base.log" >&2; rm -f "$base.json"; }
 }
 llama() { # llama MODEL ROUND
@@ -108,7 +119,15 @@ for ((r = 1; r <= rounds; r++)); do
   for m in "${models[@]}"; do
     say "round $r: C probe ($probe_gib GiB, $threads threads)"
     "$probe" "$threads" "$probe_gib" 8 > "$out/probe-$(basename "$m")-r$r.txt" || say "the C probe failed"
-    if [ $((turn % 2)) = 0 ]; then goss "$m" "$r"; llama "$m" "$r"; else llama "$m" "$r"; goss "$m" "$r"; fi
+    if [ -z "$jar2" ]; then
+      if [ $((turn % 2)) = 0 ]; then goss "$m" "$r"; llama "$m" "$r"; else llama "$m" "$r"; goss "$m" "$r"; fi
+    else # A, B, llama; then B, llama, A; then llama, A, B: each goes first, second and third in turn
+      case $((turn % 3)) in
+        0) goss "$m" "$r"; goss "$m" "$r" 2; llama "$m" "$r" ;;
+        1) goss "$m" "$r" 2; llama "$m" "$r"; goss "$m" "$r" ;;
+        2) llama "$m" "$r"; goss "$m" "$r"; goss "$m" "$r" 2 ;;
+      esac
+    fi
     turn=$((turn + 1))
   done
 done
@@ -117,6 +136,8 @@ if [ $op_times = 1 ]; then
     say "op times: goss-gpu $(basename "$m") tg$gen --op-times (with both probes)"
     "$java" -jar "$jar" bench --model "$m" --backend cpu --threads "$threads" -p 0 -n "$gen" -r "$reps" -w "$warm" --op-times -o json \
       > "$out/optimes-$(basename "$m").json" 2> "$out/optimes-$(basename "$m").log" || tail -3 "$out/optimes-$(basename "$m").log" >&2
+    [ -z "$jar2" ] || "$java" -jar "$jar2" bench --model "$m" --backend cpu --threads "$threads" -p 0 -n "$gen" -r "$reps" -w "$warm" --op-times \
+      -o json > "$out/optimes2-$(basename "$m").json" 2> "$out/optimes2-$(basename "$m").log" || tail -3 "$out/optimes2-$(basename "$m").log" >&2
   done
 fi
 echo "load_after=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/run.env"

@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 
-ROUND_FILE = re.compile(r"^(goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
+ROUND_FILE = re.compile(r"^(goss2|goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
 PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\))?:$")
 # "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
 PROFILE_ROW = re.compile(r"^  (\S+(?: (?:gate_up|down|other))?)\s+([0-9.]+)\s+([0-9.]+)%(?:\s+([0-9.]+)\s+([0-9.]+)%)?"
@@ -77,15 +77,15 @@ def main(out):
         if not m:
             continue
         kind, model = m.group(1), m.group(2)
-        d = data.setdefault(model, dict(goss=[], llama=[], probe=[], bytes=0))
+        d = data.setdefault(model, dict(goss=[], goss2=[], llama=[], probe=[], bytes=0))
         with open(os.path.join(out, name)) as f:
             text = f.read()
         try:
             if kind == "probe":
                 d["probe"].append(float(text.split()[0]))
-            elif kind == "goss":
+            elif kind in ("goss", "goss2"):
                 rows = [r for r in json.loads(text)["rows"] if r["nGen"] == gen and r["depth"] == 0 and r.get("streams", 0) == 0]
-                d["goss"] += rows[0]["samples"]
+                d[kind] += rows[0]["samples"]
                 d["bytes"] = rows[0]["bytesPerToken"]
             else:
                 rows = [r for r in first_json(text) if int(r["n_gen"]) == gen and int(r["n_prompt"]) == 0]
@@ -98,6 +98,8 @@ def main(out):
     lines.append(f"- {env.get('date')} on {env.get('host')}: {env.get('cpu')}, {env.get('cores')} CPUs, {env.get('threads')} threads; "
                  f"flags: {env.get('flags', '').strip()}; transparent huge pages: {env.get('thp')}")
     lines.append(f"- load average before {env.get('load_before')}, after {env.get('load_after')}; nice {env.get('nice')}")
+    if env.get("commit2"):
+        lines.append(f"- goss-gpu #2 (the second jar, the B of an A/B): {env.get('commit2')}")
     lines.append(f"- goss-gpu {env.get('commit')}; llama.cpp {env.get('llama_commit')} ({env.get('llama_bench')})")
     lines.append(f"- {env.get('reps')} timed repetitions per engine per round, the engines taking turns; medians of the pooled repetitions; "
                  "GB/s = goss-gpu's bytes per token × t/s for both engines; shares against the median of the C probes "
@@ -116,6 +118,10 @@ def main(out):
         lines.append(f"| {model} | {d['bytes'] / 1e9:.3f} GB | {fmt(p, '{:.1f}')} ({', '.join(f'{x:.1f}' for x in d['probe'])}) | "
                      f"{fmt(g)} (n={len(d['goss'])}) | {fmt(l)} (n={len(d['llama'])}) | {fmt(ratio, '{:.2f}×')} | {fmt(gb(g), '{:.1f}')} | "
                      f"{pct(gb(g))} | {fmt(gb(l), '{:.1f}')} | {pct(gb(l))} |")
+        if d["goss2"]:
+            g2 = med(d["goss2"])
+            lines.append(f"| {model}, goss-gpu #2 | | | {fmt(g2)} (n={len(d['goss2'])}) | {fmt(l)} | {fmt(g2 / l if g2 and l else None, '{:.2f}×')} | "
+                         f"{fmt(gb(g2), '{:.1f}')} | {pct(gb(g2))} | #2 / #1: {fmt(g2 / g if g2 and g else None, '{:.3f}×')} | |")
         n = layers(model)
         share = gb(g) / p if gb(g) and p else None
         if n == 4:
@@ -124,6 +130,9 @@ def main(out):
             verdicts.append((f"{n}-layer tg{gen} at least 85 % of the C probe", share is not None and share >= 0.85,
                              f"{100 * share:.0f} %" if share is not None else "–"))
     for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
+        prof2 = profile(os.path.join(out, f"optimes2-{model}.log"), gen)
+        if prof2 is not None:
+            lines += ["", f"### {model}: `bench --op-times` of goss-gpu #2, tg{gen} (against its own C probe, {prof2[1]} GB/s)", "", "```"] + prof2[0] + ["```"]
         prof = profile(os.path.join(out, f"optimes-{model}.log"), gen)
         if prof is None:
             continue
