@@ -127,6 +127,7 @@ public final class Bench {
                     : bandwidth != null ? bandwidth.gbPerSecond() : 0;
             ModelWeights mw = ModelWeights.of(ck);
             LoadedWeights w = b.loadWeights(mw);
+            if (cpu && log != null) log.println(hugePages(w));
             List<BenchReport.Row> rows = new ArrayList<>();
             int longest = Options.longestTest(o.prompts, o.gens);
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
@@ -153,6 +154,17 @@ public final class Bench {
             String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
             return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, stream, ceiling, o.warmups, o.reps, rows);
         }
+    }
+
+    /**
+     * How much of the repacked weights can sit on 2 MiB pages: their native bytes beside the process's AnonHugePages
+     * (the kernel falls back to 4 KiB pages when it has no free huge pages, and decode then streams with TLB misses).
+     */
+    static String hugePages(LoadedWeights w) {
+        long repacked = io.gossgpu.cpu.CpuBackend.repackedBytes(w), huge = io.gossgpu.cpu.MemInfo.hugePageBytes();
+        return String.format(Locale.ROOT, "repacked weights: %.2f GiB of native memory; 2 MiB pages held by this process: %s "
+                + "(transparent huge pages: %s)", repacked / (double) (1L << 30),
+                huge < 0 ? "unknown" : String.format(Locale.ROOT, "%.2f GiB", huge / (double) (1L << 30)), io.gossgpu.cpu.MemInfo.hugePageMode());
     }
 
     /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */

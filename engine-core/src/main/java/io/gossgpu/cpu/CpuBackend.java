@@ -79,6 +79,11 @@ public final class CpuBackend extends HeapMemoryBackend {
         return pool.stats();
     }
 
+    /** Native memory {@code w} (loaded by this backend) holds for its repacked matrices, in bytes. */
+    public static long repackedBytes(LoadedWeights w) {
+        return ((CpuWeights) w).ownedBytes();
+    }
+
     @Override
     public String name() {
         return CpuBackendProvider.NAME;
