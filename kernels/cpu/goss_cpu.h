@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define GOSS_CPU_ABI_VERSION 2
+#define GOSS_CPU_ABI_VERSION 3
 
 /* goss_cpu_features() bits */
 #define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
@@ -47,6 +47,12 @@ void goss_cpu_prefault(const void *p, int64_t bytes);
 /* Drops the pages of [p, p + bytes) of a file mapping from the page cache once they were copied (MADV_PAGEOUT;
  * a no-op where unsupported). */
 void goss_cpu_release(const void *p, int64_t bytes);
+
+/* What memory gives a plain streaming read (stream_probe.c): `threads` threads sum their slices of a buffer of about
+ * `bytes` (allocated as goss_cpu_alloc does), `passes` times (at most 64); returns the best pass in 10^9 bytes per
+ * second, or a negative number when the buffer or the threads cannot be had. *method: 1 for 256-bit AVX2 loads,
+ * 0 for 64-bit words. */
+double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int32_t *method);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 

@@ -59,7 +59,7 @@ def main(out):
     env = read_env(os.path.join(out, "run.env"))
     jars = sorted(int(k[3:]) for k in env if re.fullmatch(r"jar\d+", k))
     results = {}   # model -> test -> engine ("llama" or jar index) -> dict(ts, sd, pct, bytes)
-    bandwidths, llama_info, problems, devices = [], {}, [], {}
+    bandwidths, probes, llama_info, problems, devices = [], [], {}, [], {}
     for name in sorted(os.listdir(out)):
         m = ENGINES_FILE.match(name)
         if not m:
@@ -87,6 +87,8 @@ def main(out):
                 devices[engine] = report.get("device", "?")
                 if report.get("bandwidth"):
                     bandwidths.append(report["bandwidth"])
+                if report.get("streamProbe"):
+                    probes.append(report["streamProbe"])
                 for r in report["rows"]:
                     e = tests.setdefault(r["test"], {})
                     e[engine] = pooled(e.get(engine), r.get("samples") or [r["tokensPerSecond"]], bytes=r.get("bytesPerToken", 0))
@@ -110,7 +112,12 @@ def main(out):
         loads = [b["loadAverage"] for b in bandwidths if b.get("loadAverage", -1) >= 0]
         during = f"; load average during the probes {min(loads):.2f} to {max(loads):.2f}" if loads else ""
         lines.append(f"- read bandwidth: {max(gb):.1f} GB/s{spread}, {b0['threads']} threads reading a "
-                     f"{b0['bytes'] / 2**30:.1f} GiB buffer with {b0['method']}, best pass (goss-gpu bench){during}")
+                     f"{b0['bytes'] / 2**30:.1f} GiB buffer with {b0['method']}, best pass (goss-gpu bench's Java probe){during}")
+        if probes:
+            gp = [p["gbPerSecond"] for p in probes]
+            lines.append(f"- C streaming probe (what decode's share of bandwidth is taken against): {max(gp):.1f} GB/s"
+                         + (f" (over {len(gp)} runs: {min(gp):.1f} to {max(gp):.1f})" if len(gp) > 1 else "")
+                         + f", {probes[0]['threads']} threads, {probes[0]['bytes'] / 2**30:.1f} GiB, {probes[0]['method']}")
     else:
         lines.append("- read bandwidth: not measured (no goss-gpu build with the probe ran)")
     for i in jars:

@@ -118,21 +118,30 @@ class BenchCommandTest {
         assertTrue(at >= 0, r.err());
         assertTrue(lines.contains("pp8, time per op kind over 8 tokens:"), r.err());
         double sum = 0;
+        // columns: op, ms/token, share, in jobs, idle, MB/token, GB/s; the cpu backend's MoE as three rows
+        List<String> names = opRowNames();
         try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults()); Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
             LoadedWeights held = cpu.loadWeights(w);
-            for (int i = 0; i < OpKind.values().length; i++) {
-                OpKind op = OpKind.values()[i];
-                String[] f = lines.get(at + 2 + i).trim().split("\\s+");
-                assertEquals(op.name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
+            for (int i = 0; i < names.size(); i++) {
+                String[] f = opRow(lines.get(at + 2 + i));
+                assertEquals(names.get(i), f[0], lines.get(at + 2 + i));
+                assertEquals(7, f.length, lines.get(at + 2 + i));
                 sum += Double.parseDouble(f[1]);
-                assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 16, op) / 1e6, Double.parseDouble(f[3]), 0.0051, lines.get(at + 2 + i));
+                long bytes = switch (f[0]) {
+                    case "moe gate_up" -> DecodeTraffic.moeBytesPerToken(w, held, true);
+                    case "moe down" -> DecodeTraffic.moeBytesPerToken(w, held, false);
+                    case "moe other" -> 0;
+                    default -> DecodeTraffic.meanBytesPerToken(w, held, 0, 16, OpKind.valueOf(f[0].toUpperCase(java.util.Locale.ROOT)));
+                };
+                assertEquals(bytes / 1e6, Double.parseDouble(f[5]), 0.0051, lines.get(at + 2 + i));
             }
             held.close();
         }
-        String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
+        String[] step = opRow(lines.get(at + 2 + names.size()));
         assertEquals("step", step[0]);
-        assertEquals(Double.parseDouble(step[1]), sum, 0.01 * OpKind.values().length);
+        assertEquals(Double.parseDouble(step[1]), sum, 0.01 * names.size());
+        assertTrue(lines.get(at + 3 + names.size()).startsWith("  pool: "), lines.get(at + 3 + names.size()));
         // The ops' time is the run's: 1000 / t/s ms per token, give or take the rewind before the first step. A step
         // here is about 0.1 ms, so one scheduler stall on a busy machine moves it by tens of percent (CI saw 0.141
         // against 0.086 over 4 tokens): 16 tokens and a factor-of-two band still catch a total reported per token
@@ -153,16 +162,36 @@ class BenchCommandTest {
             int at = lines.indexOf(test);
             assertTrue(at >= 0, test + " missing in\n" + r.err());
             double sum = 0;
-            for (int i = 0; i < OpKind.values().length; i++) {
-                String[] f = lines.get(at + 2 + i).trim().split("\\s+");
-                assertEquals(OpKind.values()[i].name().toLowerCase(java.util.Locale.ROOT), f[0], lines.get(at + 2 + i));
-                assertEquals(3, f.length, "no bytes per op for batched steps: " + lines.get(at + 2 + i));
+            List<String> names = opRowNames();
+            for (int i = 0; i < names.size(); i++) {
+                String[] f = opRow(lines.get(at + 2 + i));
+                assertEquals(names.get(i), f[0], lines.get(at + 2 + i));
+                assertEquals(5, f.length, "no bytes per op for batched steps: " + lines.get(at + 2 + i));
                 sum += Double.parseDouble(f[1]);
             }
-            String[] step = lines.get(at + 2 + OpKind.values().length).trim().split("\\s+");
+            String[] step = opRow(lines.get(at + 2 + names.size()));
             assertEquals("step", step[0]);
-            assertEquals(Double.parseDouble(step[1]), sum, 0.01 * OpKind.values().length);
+            assertEquals(Double.parseDouble(step[1]), sum, 0.01 * names.size());
         }
+    }
+
+    /** The rows of a cpu op profile: the op kinds, the MoE as its gate/up and down phases and the rest. */
+    private static List<String> opRowNames() {
+        List<String> names = new java.util.ArrayList<>();
+        for (OpKind k : OpKind.values()) {
+            if (k == OpKind.MOE) names.addAll(List.of("moe gate_up", "moe down", "moe other"));
+            else names.add(k.name().toLowerCase(java.util.Locale.ROOT));
+        }
+        return names;
+    }
+
+    /** A profile line's fields, the row name first ("moe gate_up" is one name). */
+    private static String[] opRow(String line) {
+        String t = line.trim();
+        boolean phase = t.startsWith("moe ");
+        String[] f = (phase ? t.substring(4) : t).split("\\s+");
+        if (phase) f[0] = "moe " + f[0];
+        return f;
     }
 
     @Test

@@ -39,7 +39,8 @@ import java.util.TreeSet;
  *
  * <p>For decode it reports the bytes a token reads ({@link DecodeTraffic}, averaged over the run's positions)
  * and the GB/s that makes; on the cpu backend it first measures the machine's read bandwidth
- * ({@link ReadBandwidth}, the backend's thread count) and reports decode as a percentage of it.
+ * twice, with the backend's thread count: a Java loop ({@link ReadBandwidth}) and a plain C streaming read
+ * ({@link StreamProbe}, what the hardware gives), and reports decode as a percentage of the C probe.
  *
  * <p>With {@code parallel} stream counts ({@code -np 1,2,4}), each decode test also runs as N streams at once: N
  * sessions, each on a thread of its own, decoding through one {@link StepScheduler} (continuous batching, as the
@@ -124,15 +125,20 @@ public final class Bench {
                 Math.max(1, o.prompts.stream().mapToInt(Integer::intValue).max().orElse(1)))) {
             boolean cpu = b.name().equals(CpuBackendProvider.NAME);
             int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads(o.backendOptions);
-            ReadBandwidth.Result bandwidth = null;
+            ReadBandwidth.Result bandwidth = null, stream = null;
             if (o.bandwidthGBps == 0 && o.measureBandwidth && cpu) {
                 // before the weights load: the pool's workers are parked and the model's pages are not yet competing
                 bandwidth = ReadBandwidth.measure(threads);
-                if (log != null) log.println("read bandwidth: " + bandwidth.describe());
+                if (log != null) log.println("read bandwidth (Java probe): " + bandwidth.describe());
+                stream = StreamProbe.measure(threads);
+                if (log != null && stream != null) log.println("C streaming probe: " + stream.describe());
             }
-            double ceiling = o.bandwidthGBps > 0 ? o.bandwidthGBps : bandwidth != null ? bandwidth.gbPerSecond() : 0;
+            // decode's share is taken against the machine (the C probe) where it ran, else against the Java loop
+            double ceiling = o.bandwidthGBps > 0 ? o.bandwidthGBps : stream != null ? stream.gbPerSecond()
+                    : bandwidth != null ? bandwidth.gbPerSecond() : 0;
             ModelWeights mw = ModelWeights.of(ck);
             LoadedWeights w = b.loadWeights(mw);
+            if (cpu && log != null) log.println(hugePages(w));
             List<BenchReport.Row> rows = new ArrayList<>();
             int longest = Options.longestTest(o.prompts, o.gens);
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
@@ -157,8 +163,19 @@ public final class Bench {
                 w.close();
             }
             String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
-            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, ceiling, o.warmups, o.reps, rows);
+            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, stream, ceiling, o.warmups, o.reps, rows);
         }
+    }
+
+    /**
+     * How much of the repacked weights can sit on 2 MiB pages: their native bytes beside the process's AnonHugePages
+     * (the kernel falls back to 4 KiB pages when it has no free huge pages, and decode then streams with TLB misses).
+     */
+    static String hugePages(LoadedWeights w) {
+        long repacked = io.gossgpu.cpu.CpuBackend.repackedBytes(w), huge = io.gossgpu.cpu.MemInfo.hugePageBytes();
+        return String.format(Locale.ROOT, "repacked weights: %.2f GiB of native memory; 2 MiB pages held by this process: %s "
+                + "(transparent huge pages: %s)", repacked / (double) (1L << 30),
+                huge < 0 ? "unknown" : String.format(Locale.ROOT, "%.2f GiB", huge / (double) (1L << 30)), io.gossgpu.cpu.MemInfo.hugePageMode());
     }
 
     /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */
@@ -212,7 +229,7 @@ public final class Bench {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
-            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, held, -1, 0);
+            if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, held, -1, 0, 0);
             return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
                     t.bestPerCpu(), 0, 0, 0, 0);
         }
@@ -224,7 +241,7 @@ public final class Bench {
                 int token = first;
                 for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
             });
-            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg);
+            if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg, ceiling);
             long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
@@ -276,7 +293,7 @@ public final class Bench {
                 ex.observer(null);
                 // per token of the batch: the ops' bytes per token depend on how the streams' experts overlap, so no GB/s
                 for (int c = 0; c < profiles.length; c++)
-                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0);
+                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0, 0);
             }
             long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             List<BenchReport.Row> rows = new ArrayList<>();

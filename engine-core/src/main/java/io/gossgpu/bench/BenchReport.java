@@ -12,12 +12,14 @@ import java.util.Locale;
  * test, as a markdown table or as JSON.
  *
  * @param threads       the cpu backend's threads (1 for the reference backend)
- * @param bandwidth     the read bandwidth measured in this run, or null
- * @param ceilingGBps   the bandwidth decode is compared with (measured or given); 0 when none
+ * @param bandwidth     the read bandwidth a Java loop measured in this run ({@link ReadBandwidth}), or null
+ * @param streamProbe   the read bandwidth the plain C streaming probe measured in this run ({@link StreamProbe}), or null
+ * @param ceilingGBps   the bandwidth decode is compared with (the C probe's where it ran, else the Java probe's, or
+ *                      the one given); 0 when none
  * @param warmups       untimed runs of each test before its {@code reps} timed ones
  */
 public record BenchReport(String model, String backend, String device, int threads, CpuFeatures cpu,
-                          ReadBandwidth.Result bandwidth, double ceilingGBps, int warmups, int reps, List<Row> rows) {
+                          ReadBandwidth.Result bandwidth, ReadBandwidth.Result streamProbe, double ceilingGBps, int warmups, int reps, List<Row> rows) {
     public BenchReport {
         rows = List.copyOf(rows);
     }
@@ -49,11 +51,12 @@ public record BenchReport(String model, String backend, String device, int threa
         sb.append("model: ").append(model).append(" · backend: ").append(backend).append(" (").append(device).append(')');
         if (backend.equals("cpu")) sb.append(" · ").append(threads).append(threads == 1 ? " thread" : " threads");
         sb.append('\n').append("cpu: ").append(cpu.describe()).append('\n');
-        if (bandwidth != null) sb.append("read bandwidth: ").append(bandwidth.describe()).append('\n');
-        else if (ceilingGBps > 0) sb.append(String.format(Locale.ROOT, "bandwidth: %.1f GB/s (given with --bandwidth)%n", ceilingGBps));
+        if (bandwidth != null) sb.append("read bandwidth (Java probe): ").append(bandwidth.describe()).append('\n');
+        if (streamProbe != null) sb.append("C streaming probe: ").append(streamProbe.describe()).append('\n');
+        if (bandwidth == null && streamProbe == null && ceilingGBps > 0) sb.append(String.format(Locale.ROOT, "bandwidth: %.1f GB/s (given with --bandwidth)%n", ceilingGBps));
         sb.append('\n');
         boolean pct = ceilingGBps > 0, streams = rows.stream().anyMatch(r -> r.streams > 0);
-        sb.append("| model | backend | test | t/s | t/s per CPU time | bytes/token | GB/s |").append(pct ? " of bandwidth |" : "")
+        sb.append("| model | backend | test | t/s | t/s per CPU time | bytes/token | GB/s |").append(pct ? (streamProbe != null ? " of C probe |" : " of bandwidth |") : "")
                 .append(streams ? " vs 1 stream |" : "").append('\n');
         sb.append("|---|---|---|---:|---:|---:|---:|").append(pct ? "---:|" : "").append(streams ? "---:|" : "").append('\n');
         for (Row r : rows) {

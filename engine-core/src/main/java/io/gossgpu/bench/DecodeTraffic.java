@@ -64,6 +64,18 @@ public final class DecodeTraffic {
         return total;
     }
 
+    /**
+     * The MoE's part of {@link #bytesPerToken(ModelWeights, LoadedWeights, int, OpKind)} in two: the active experts'
+     * gate and up matrices with their biases ({@code gateUp}), or their down matrices with their biases, summed over the layers.
+     */
+    public static long moeBytesPerToken(ModelWeights w, LoadedWeights held, boolean gateUp) {
+        ModelConfig c = w.config();
+        long total = 0;
+        for (LayerWeights lw : w.layers())
+            total += c.expertsPerToken() * (gateUp ? sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias()) : sum(held, lw.down(), lw.downBias()));
+        return total;
+    }
+
     private static long sum(LoadedWeights held, WeightView... views) {
         long b = 0;
         for (WeightView v : views) b += viewBytes(v, held);

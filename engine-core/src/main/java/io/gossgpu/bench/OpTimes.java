@@ -1,14 +1,21 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.cpu.CpuBackend;
+import io.gossgpu.cpu.CpuJobTag;
+import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.graph.GraphOp;
 import io.gossgpu.graph.OpKind;
 import io.gossgpu.graph.OpObserver;
 import io.gossgpu.model.ModelWeights;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -16,68 +23,182 @@ import java.util.function.Supplier;
  * next's, taken by an {@link OpObserver} on the executor. An op's time is the gap since the previous op ended, so
  * EMBED also carries what happens between two steps (the caller's loop, the step's begin and end).
  *
+ * <p>On the cpu backend the pool's jobs are profiled too ({@link CpuBackend#profile}): each op's time inside jobs,
+ * the share of that core time no thread was reading (workers waking, the wait for the last chunk, single-chunk jobs
+ * on the caller alone), and the MoE split into its gate/up and down phases and the rest (gathering, quantizing,
+ * the weighted sum). For decode, each row gets the bytes it reads ({@link DecodeTraffic}), the GB/s that makes and
+ * its share of the C streaming probe of the same run.
+ *
  * <p>A GPU backend queues its ops; with {@code synchronize} each op is waited for before it is timed, which serialises
  * what the device would overlap: the shares are right, the total is a little slower than the step unobserved.
  */
 final class OpTimes implements OpObserver {
-    private final Backend backend;
-    private final boolean synchronize;
+    private static final int TAGS = CpuPool.TAGS;
+
+    private final Runnable synchronize;
+    private final LongSupplier clock;
+    /** The pool's counts (null off the cpu backend). */
+    private final Supplier<CpuPool.Stats> pool;
     private final long[] nanos = new long[OpKind.values().length];
+    /** Per op kind and pool tag: jobs, their wall time, the threads' busy time. */
+    private final long[][] jobs = new long[OpKind.values().length][TAGS], wall = new long[OpKind.values().length][TAGS],
+            busy = new long[OpKind.values().length][TAGS];
+    private int threads = 1;
     private long last;
+    private CpuPool.Stats lastStats;
     /** Tokens the timed steps processed (EMBED's rows). */
     private long tokens;
 
     OpTimes(Backend backend, boolean synchronize) {
-        this.backend = backend;
+        this(synchronize ? backend::synchronize : null, System::nanoTime,
+                backend instanceof CpuBackend cpu ? profiled(cpu) : null);
+    }
+
+    /** {@code synchronize}: run before each op is timed (null: nothing); {@code pool}: the pool's counts, or null. */
+    OpTimes(Runnable synchronize, LongSupplier clock, Supplier<CpuPool.Stats> pool) {
         this.synchronize = synchronize;
+        this.clock = clock;
+        this.pool = pool;
+    }
+
+    private static Supplier<CpuPool.Stats> profiled(CpuBackend cpu) {
+        cpu.profile(true);
+        return cpu::poolStats;
     }
 
     /** A new, empty profile of the same backend. */
     OpTimes fresh() {
-        return new OpTimes(backend, synchronize);
+        return new OpTimes(synchronize, clock, pool);
     }
 
     /** Forgets what was timed; the next op's time counts from now. */
     void reset() {
         Arrays.fill(nanos, 0);
+        for (long[][] a : List.of(jobs, wall, busy)) for (long[] r : a) Arrays.fill(r, 0);
         tokens = 0;
-        last = System.nanoTime();
+        resume();
     }
 
     /** Goes on timing after a pause (other work ran since the last op): the next op's time counts from now. */
     void resume() {
-        last = System.nanoTime();
+        last = clock.getAsLong();
+        lastStats = pool != null ? pool.get() : null;
     }
 
     @Override
     public void onOp(GraphOp op, int start, int rows, int cols, Supplier<float[]> values) {
-        if (synchronize) backend.synchronize();
-        long now = System.nanoTime();
-        nanos[op.kind().ordinal()] += now - last;
+        if (synchronize != null) synchronize.run();
+        long now = clock.getAsLong();
+        int k = op.kind().ordinal();
+        nanos[k] += now - last;
         last = now;
         if (op.kind() == OpKind.EMBED) tokens += rows;
+        if (pool != null) {
+            CpuPool.Stats s = pool.get();
+            if (lastStats != null) {
+                CpuPool.Stats d = s.minus(lastStats);
+                threads = d.threads();
+                for (int t = 0; t < TAGS; t++) {
+                    jobs[k][t] += d.jobs()[t];
+                    wall[k][t] += d.wallNanos()[t];
+                    busy[k][t] += d.busyNanos()[t];
+                }
+            }
+            lastStats = s;
+        }
     }
 
     /**
-     * Prints one line per op kind: ms per token and share of the step; for a decode run ({@code decodeFrom} ≥ 0, its
-     * first position, {@code decodeTokens} long) also the bytes the op reads per token and the GB/s that makes.
+     * One row of the profile, per token. {@code bytes}: what it reads per token (−1 when not a decode profile);
+     * {@code gbPerSecond} and {@code ofProbe} (a fraction) follow from it and {@code ms} (0 without bytes or probe);
+     * {@code jobMs}: the part of {@code ms} inside pool jobs, {@code idle}: the fraction of their core time that read
+     * nothing (both −1 off the cpu backend).
      */
-    void print(PrintStream log, String test, ModelWeights w, io.gossgpu.backend.LoadedWeights held, int decodeFrom, int decodeTokens) {
+    record Row(String op, double ms, double share, long bytes, double gbPerSecond, double ofProbe, double jobMs, double idle) {}
+
+    /**
+     * The rows, op kinds in the order a layer runs them (the MoE as "moe gate_up", "moe down" and "moe other" where
+     * the pool was profiled), then "step" (their sum). For a decode run ({@code decodeFrom} ≥ 0, its first position,
+     * {@code decodeTokens} long) with the bytes each reads; {@code probeGBps} &gt; 0 gives each its share of it.
+     */
+    List<Row> rows(ModelWeights w, LoadedWeights held, int decodeFrom, int decodeTokens, double probeGBps) {
+        List<Row> rows = new ArrayList<>();
         long total = 0;
         for (long n : nanos) total += n;
-        if (total == 0 || tokens == 0) return;
+        if (total == 0 || tokens == 0) return rows;
         boolean decode = decodeFrom >= 0;
-        log.printf(Locale.ROOT, "%s, time per op kind over %d tokens:%n  %-13s %9s %6s%s%n", test, tokens, "op", "ms/token", "share",
-                decode ? String.format(Locale.ROOT, " %10s %8s", "MB/token", "GB/s") : "");
+        long allBytes = 0, allWall = 0, allBusy = 0;
         for (OpKind k : OpKind.values()) {
-            double ms = nanos[k.ordinal()] / 1e6 / tokens;
-            String traffic = "";
-            if (decode) {
-                double bytes = DecodeTraffic.meanBytesPerToken(w, held, decodeFrom, decodeTokens, k);
-                traffic = String.format(Locale.ROOT, " %10.2f %8.1f", bytes / 1e6, ms > 0 ? bytes / (ms * 1e6) : 0);
+            int i = k.ordinal();
+            long bytes = decode ? DecodeTraffic.meanBytesPerToken(w, held, decodeFrom, decodeTokens, k) : -1;
+            allBytes += Math.max(0, bytes);
+            for (int t = 0; t < TAGS; t++) {
+                allWall += wall[i][t];
+                allBusy += busy[i][t];
             }
-            log.printf(Locale.ROOT, "  %-13s %9.3f %5.1f%%%s%n", k.name().toLowerCase(Locale.ROOT), ms, 100.0 * nanos[k.ordinal()] / total, traffic);
+            if (k == OpKind.MOE && pool != null) {
+                int gu = CpuJobTag.MOE_GATE_UP.tag(), dn = CpuJobTag.MOE_DOWN.tag();
+                long guBytes = decode ? DecodeTraffic.moeBytesPerToken(w, held, true) : -1;
+                long dnBytes = decode ? DecodeTraffic.moeBytesPerToken(w, held, false) : -1;
+                long rest = nanos[i] - wall[i][gu] - wall[i][dn], restWall = 0, restBusy = 0;
+                for (int t = 0; t < TAGS; t++)
+                    if (t != gu && t != dn) {
+                        restWall += wall[i][t];
+                        restBusy += busy[i][t];
+                    }
+                rows.add(row("moe gate_up", wall[i][gu], total, guBytes, probeGBps, wall[i][gu], busy[i][gu]));
+                rows.add(row("moe down", wall[i][dn], total, dnBytes, probeGBps, wall[i][dn], busy[i][dn]));
+                rows.add(row("moe other", rest, total, decode ? bytes - guBytes - dnBytes : -1, probeGBps, restWall, restBusy));
+                continue;
+            }
+            long kw = 0, kb = 0;
+            for (int t = 0; t < TAGS; t++) {
+                kw += wall[i][t];
+                kb += busy[i][t];
+            }
+            rows.add(row(k.name().toLowerCase(Locale.ROOT), nanos[i], total, bytes, probeGBps, kw, kb));
         }
-        log.printf(Locale.ROOT, "  %-13s %9.3f%n", "step", total / 1e6 / tokens);
+        rows.add(row("step", total, total, decode ? allBytes : -1, probeGBps, allWall, allBusy));
+        return rows;
+    }
+
+    private Row row(String name, long nanos, long total, long bytes, double probe, long jobWall, long jobBusy) {
+        double ms = nanos / 1e6 / tokens;
+        double gbps = bytes > 0 && ms > 0 ? bytes / (ms * 1e6) : 0;
+        double jobMs = pool != null ? jobWall / 1e6 / tokens : -1;
+        double idle = pool == null ? -1 : jobWall > 0 ? Math.max(0, threads * jobWall - jobBusy) / (double) (threads * jobWall) : 0;
+        return new Row(name, ms, (double) nanos / total, bytes, gbps, probe > 0 ? gbps / probe : 0, jobMs, idle);
+    }
+
+    /** Pool jobs per token over the profile (0 off the cpu backend). */
+    double jobsPerToken() {
+        long n = 0;
+        for (long[] r : jobs) for (long j : r) n += j;
+        return tokens == 0 ? 0 : n / (double) tokens;
+    }
+
+    /**
+     * Prints the rows ({@link #rows}): ms per token and share of the step; on the cpu backend the time inside pool jobs
+     * and the idle share of their core time; for decode the MB each reads per token, GB/s and share of {@code probeGBps}.
+     */
+    void print(PrintStream log, String test, ModelWeights w, LoadedWeights held, int decodeFrom, int decodeTokens, double probeGBps) {
+        List<Row> rows = rows(w, held, decodeFrom, decodeTokens, probeGBps);
+        if (rows.isEmpty()) return;
+        boolean decode = decodeFrom >= 0, jobsShown = pool != null, probe = decode && probeGBps > 0;
+        log.printf(Locale.ROOT, "%s, time per op kind over %d tokens%s:%n  %-13s %9s %6s%s%s%n", test, tokens,
+                probe ? String.format(Locale.ROOT, " (GB/s against the probe's %.1f GB/s)", probeGBps) : "", "op", "ms/token", "share",
+                jobsShown ? String.format(Locale.ROOT, " %8s %6s", "in jobs", "idle") : "",
+                decode ? String.format(Locale.ROOT, " %10s %8s%s", "MB/token", "GB/s", probe ? String.format(Locale.ROOT, " %8s", "of probe") : "") : "");
+        for (Row r : rows) {
+            String jobs = jobsShown ? String.format(Locale.ROOT, " %8.3f %5.1f%%", r.jobMs, 100 * r.idle) : "";
+            String traffic = decode ? String.format(Locale.ROOT, " %10.2f %8.1f%s", r.bytes / 1e6, r.gbPerSecond,
+                    probe ? String.format(Locale.ROOT, " %7.0f%%", 100 * r.ofProbe) : "") : "";
+            log.printf(Locale.ROOT, "  %-13s %9.3f %5.1f%%%s%s%n", r.op, r.ms, 100 * r.share, jobs, traffic);
+        }
+        if (jobsShown) {
+            Row step = rows.get(rows.size() - 1);
+            log.printf(Locale.ROOT, "  pool: %.0f jobs per token (fork/join); %.3f ms/token outside jobs (the calling thread alone: "
+                    + "between ops, top-k, argmax, short ops); idle: core time in jobs no thread read in%n", jobsPerToken(), step.ms - step.jobMs);
+        }
     }
 }

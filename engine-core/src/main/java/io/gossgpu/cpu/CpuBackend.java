@@ -66,6 +66,24 @@ public final class CpuBackend extends HeapMemoryBackend {
         moe.tileRows = n;
     }
 
+    /**
+     * Turns the profile of the pool's jobs on or off ({@code bench --op-times}; off by default): see {@link CpuPool#profile}.
+     * Call between ops, on the thread that runs them.
+     */
+    public void profile(boolean on) {
+        pool.profile(on);
+    }
+
+    /** The pool's job counts so far, tagged by {@link CpuJobTag} (all zero unless {@link #profile} was on). */
+    public CpuPool.Stats poolStats() {
+        return pool.stats();
+    }
+
+    /** Native memory {@code w} (loaded by this backend) holds for its repacked matrices, in bytes. */
+    public static long repackedBytes(LoadedWeights w) {
+        return ((CpuWeights) w).ownedBytes();
+    }
+
     @Override
     public String name() {
         return CpuBackendProvider.NAME;

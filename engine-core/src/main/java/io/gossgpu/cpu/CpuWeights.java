@@ -156,6 +156,13 @@ final class CpuWeights implements LoadedWeights {
         return quantized.contains(v) ? WeightFormat.Q8_0.rowBytes(v.cols()) : v.rowBytes();
     }
 
+    /** Native memory the repacked matrices hold, in bytes. */
+    long ownedBytes() {
+        long b = 0;
+        for (CpuMatrix x : matrices) b += x.ownedBytes();
+        return b;
+    }
+
     @Override
     public void close() {
         matrices.forEach(CpuMatrix::close);

@@ -116,14 +116,18 @@ final class MoeJob {
         int activeCount = na;
         // contiguous runs of tiles per claim, so each thread streams neighbouring weight rows (prefetchers follow)
         int upItems = activeCount * upTiles, downItems = activeCount * downTiles;
+        pool.tag(CpuJobTag.MOE_GATE_UP.tag());
         pool.run(upItems, pool.grainFor(upItems, 16, 1), (from, to, worker) -> {
             for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * tileRows, worker);
         });
+        pool.tag(CpuJobTag.OTHER.tag());
         hIn.set(h, 0, I, n, I);
         hIn.prepare(layer.down().inputForm(), kernels, pool);
+        pool.tag(CpuJobTag.MOE_DOWN.tag());
         pool.run(downItems, pool.grainFor(downItems, 16, 1), (from, to, worker) -> {
             for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * tileRows, worker);
         });
+        pool.tag(CpuJobTag.OTHER.tag());
         pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), (from, to, worker) -> {
             for (int t = from; t < to; t++) sum(t);
         });

@@ -89,6 +89,11 @@ class DecodeTrafficTest {
             ModelWeights w = ModelWeights.of(ck);
             assertEquals(weights + kv(3), DecodeTraffic.bytesPerToken(w, 3));
             assertEquals(weights + kv(100), DecodeTraffic.bytesPerToken(w, 100));
+            // the MoE in two (bench --op-times): gate and up, then down, of the 4 active experts in each of the 3 layers
+            long gateUp = 3 * 4 * 2 * (160 * 3 * 17 + 160 * 4), down = 3 * 4 * (96 * 5 * 17 + 96 * 4);
+            assertEquals(gateUp, DecodeTraffic.moeBytesPerToken(w, null, true));
+            assertEquals(down, DecodeTraffic.moeBytesPerToken(w, null, false));
+            assertEquals(DecodeTraffic.bytesPerToken(w, null, 0, OpKind.MOE), gateUp + down);
         }
     }
 }

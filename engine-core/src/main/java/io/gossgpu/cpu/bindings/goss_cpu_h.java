@@ -24,7 +24,7 @@ import java.nio.file.Path;
 public final class goss_cpu_h {
     private goss_cpu_h() {}
 
-    public static final int GOSS_CPU_ABI_VERSION = 2;
+    public static final int GOSS_CPU_ABI_VERSION = 3;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
     public static final int GOSS_CPU_AVXVNNI = 4;
@@ -77,6 +77,8 @@ public final class goss_cpu_h {
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle release = bind("goss_cpu_release", FunctionDescriptor.ofVoid(P, L), false);
+    private static final MethodHandle stream_probe = bind("goss_cpu_stream_probe",
+            FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, I, L, I, P), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
             FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
@@ -156,6 +158,15 @@ public final class goss_cpu_h {
     public static void goss_cpu_release(MemorySegment p, long bytes) {
         try {
             release.invokeExact(p, bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** See goss_cpu.h: the best pass's GB/s of a plain C streaming read, negative when it could not run. */
+    public static double goss_cpu_stream_probe(int threads, long bytes, int passes, MemorySegment method) {
+        try {
+            return (double) stream_probe.invokeExact(threads, bytes, passes, method);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -15,6 +15,10 @@ import java.util.concurrent.locks.LockSupport;
  * worker can never claim a chunk of a later job. Workers spin briefly after each job (the next op
  * usually follows within microseconds), then park. No threads are created per op; nothing is allocated
  * per job.
+ *
+ * <p>With {@link #profile} on ({@code bench --op-times}), each job's wall time and each participant's time inside the
+ * body are added up per {@linkplain #tag tag}: threads × wall − busy is core time that read nothing (workers waking,
+ * the wait for the last chunk, a job of one chunk on the caller alone). Off, it costs one field read per chunk.
  */
 public final class CpuPool implements AutoCloseable {
     /** A parallel body: process indices {@code [from, to)} as participant {@code worker} (0 = the caller). */
@@ -37,9 +41,19 @@ public final class CpuPool implements AutoCloseable {
     private volatile Thread caller;
     private volatile boolean callerParked;
 
+    /** Tags a job can carry ({@link #tag}), each counted on its own when profiling. */
+    public static final int TAGS = 4;
+    /** Per participant, busy nanoseconds per tag of the current job, a cache line apart (written by that thread only). */
+    private static final int PAD = 16;
+    private final long[] busy;
+    private final long[] jobs = new long[TAGS], wall = new long[TAGS], busyDone = new long[TAGS];
+    private boolean profiling;
+    private int tag;
+
     public CpuPool(int threads) {
         if (threads < 1) throw new GossException("thread count must be at least 1, got " + threads);
         this.threads = threads;
+        busy = new long[threads * PAD];
         workers = new Thread[threads - 1];
         for (int i = 0; i < workers.length; i++) {
             int id = i + 1;
@@ -61,8 +75,14 @@ public final class CpuPool implements AutoCloseable {
     public void run(int total, int grain, Body body) {
         if (total <= 0) return;
         grain = Math.max(1, grain);
+        boolean timed = profiling;
+        long t0 = timed ? System.nanoTime() : 0;
         if (threads == 1 || total <= grain) {
             body.run(0, total, 0);
+            if (timed) {
+                long wallNanos = System.nanoTime() - t0;
+                count(wallNanos, wallNanos);
+            }
             return;
         }
         int gen = generation + 1;
@@ -90,12 +110,68 @@ public final class CpuPool implements AutoCloseable {
             }
         }
         this.body = null;
+        if (timed) {
+            long b = 0;
+            for (int w = 0; w < threads; w++) {
+                b += busy[w * PAD];
+                busy[w * PAD] = 0;
+            }
+            count(System.nanoTime() - t0, b);
+        }
         Throwable f = failure;
         if (f != null) {
             if (f instanceof RuntimeException re) throw re;
             if (f instanceof Error er) throw er;
             throw new GossException("cpu worker failed", f);
         }
+    }
+
+    /** Adds a finished job of {@code wallNanos} that kept the threads busy {@code busyNanos} in all, to the current tag. */
+    private void count(long wallNanos, long busyNanos) {
+        jobs[tag]++;
+        wall[tag] += wallNanos;
+        busyDone[tag] += busyNanos;
+    }
+
+    /**
+     * Turns the per-job timing on or off (off by default; the caller's thread only, between jobs). Counts from the
+     * last time it was on go on from where they were.
+     */
+    public void profile(boolean on) {
+        profiling = on;
+    }
+
+    /** The tag ({@code 0 ≤ tag < TAGS}) the following jobs are counted under, until changed (0 to begin with). */
+    public void tag(int tag) {
+        if (tag < 0 || tag >= TAGS) throw new IllegalArgumentException("tag " + tag);
+        this.tag = tag;
+    }
+
+    /**
+     * What the profiled jobs took so far, per tag: how many, their wall time, and the time the threads spent in their
+     * bodies; {@code threads} to turn wall time into core time.
+     */
+    public record Stats(int threads, long[] jobs, long[] wallNanos, long[] busyNanos) {
+        /** Core time in jobs of {@code tag} that read nothing: threads × wall − busy. */
+        public long idleNanos(int tag) {
+            return Math.max(0, threads * wallNanos[tag] - busyNanos[tag]);
+        }
+
+        /** These counts less {@code earlier}'s (what happened in between). */
+        public Stats minus(Stats earlier) {
+            long[] j = jobs.clone(), w = wallNanos.clone(), b = busyNanos.clone();
+            for (int t = 0; t < TAGS; t++) {
+                j[t] -= earlier.jobs[t];
+                w[t] -= earlier.wallNanos[t];
+                b[t] -= earlier.busyNanos[t];
+            }
+            return new Stats(threads, j, w, b);
+        }
+    }
+
+    /** A copy of the counts so far (call on the jobs' caller's thread, between jobs). */
+    public Stats stats() {
+        return new Stats(threads, jobs.clone(), wall.clone(), busyDone.clone());
     }
 
     /** Chooses a grain giving each thread about {@code chunksPerThread} chunks, at least {@code min}. */
@@ -114,7 +190,13 @@ public final class CpuPool implements AutoCloseable {
             if (!ticket.compareAndSet(v, v + g)) continue;
             // a successful claim means job gen is still running, so body/total/grain are its own
             try {
-                if (failure == null) body.run(from, Math.min(t, from + g), worker);
+                if (failure == null) {
+                    if (profiling) {
+                        long c0 = System.nanoTime();
+                        body.run(from, Math.min(t, from + g), worker);
+                        busy[worker * PAD] += System.nanoTime() - c0; // published to the caller by done's increment
+                    } else body.run(from, Math.min(t, from + g), worker);
+                }
             } catch (Throwable e) {
                 if (failure == null) failure = e;
             }

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class CpuPoolTest {
     @Test
@@ -21,6 +22,38 @@ class CpuPoolTest {
                 for (int i = 0; i < total; i++) assertEquals(1, hits.get(i), "job " + job + " index " + i);
             }
         }
+    }
+
+    @Test
+    void profiledJobsAreCountedUnderTheirTagWithBusyTimeWithinThreadsTimesWall() {
+        try (CpuPool pool = new CpuPool(2)) {
+            pool.run(100, 1, (from, to, w) -> {}); // not profiled: not counted
+            CpuPool.Stats zero = pool.stats();
+            assertEquals(0, zero.jobs()[0]);
+            pool.profile(true);
+            pool.tag(2);
+            for (int i = 0; i < 5; i++) pool.run(64, 4, (from, to, w) -> spin(20_000));
+            pool.tag(0);
+            pool.run(1, 1, (from, to, w) -> spin(200_000)); // one chunk: the caller alone
+            pool.profile(false);
+            pool.run(64, 4, (from, to, w) -> {});
+            CpuPool.Stats s = pool.stats().minus(zero);
+            assertEquals(5, s.jobs()[2]);
+            assertEquals(1, s.jobs()[0]);
+            assertEquals(0, s.jobs()[1] + s.jobs()[3]);
+            // 16 chunks of at least 20 us each per job, all inside some thread's busy time
+            assertTrue(s.busyNanos()[2] >= 5 * 16 * 20_000, "busy " + s.busyNanos()[2]);
+            assertTrue(s.busyNanos()[2] <= 2 * s.wallNanos()[2], "busy " + s.busyNanos()[2] + " wall " + s.wallNanos()[2]);
+            // the single-chunk job: busy is its wall time, so the other thread's core is idle the whole time
+            assertEquals(s.wallNanos()[0], s.busyNanos()[0]);
+            assertEquals(s.wallNanos()[0], s.idleNanos(0));
+            assertThrows(IllegalArgumentException.class, () -> pool.tag(CpuPool.TAGS));
+        }
+    }
+
+    private static void spin(long nanos) {
+        long end = System.nanoTime() + nanos;
+        while (System.nanoTime() < end) Thread.onSpinWait();
     }
 
     @Test

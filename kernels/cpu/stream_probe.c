@@ -1,0 +1,152 @@
+/*
+ * stream_probe.c — what this machine's memory gives a plain streaming read, the yardstick decode is measured
+ * against (`goss-gpu bench`, scripts/bench/decode-vs-llama.sh). No JVM, no pool, no kernel: `threads` POSIX threads
+ * each sum their own slice of one buffer far larger than any cache (allocated as the repacked weights are, by
+ * goss_cpu_alloc: 2 MiB aligned, huge pages advised), all released together by a barrier, pass after pass; a pass
+ * runs from the first thread's start to the last one's end, and the best pass counts, as STREAM reports it. Every
+ * thread writes its own slice first, so the passes read committed memory, not the shared zero page. The loads are
+ * 256-bit AVX2 loads (four independent sums) where the CPU has AVX2, else 64-bit words (four sums).
+ *
+ * Built into libgoss_cpu (bench calls it through FFM), and on its own as a command:
+ *   gcc -O2 -DGOSS_STREAM_PROBE_MAIN kernels/cpu/stream_probe.c kernels/cpu/memory.c -Ikernels/cpu -pthread -o stream_probe
+ *   ./stream_probe [THREADS [GIB [PASSES]]]
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <immintrin.h>
+#include "goss_cpu.h"
+
+#define MAX_PASSES 64
+
+typedef struct {
+    const uint8_t *buf;
+    int64_t slice;
+    int32_t passes, avx2;
+    pthread_barrier_t *barrier;
+    int64_t start[MAX_PASSES], end[MAX_PASSES];
+    uint64_t sum;
+} probe_thread;
+
+static volatile uint64_t sink;
+
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+__attribute__((target("avx2"))) static uint64_t sum_avx2(const uint8_t *p, int64_t n) {
+    __m256i a = _mm256_setzero_si256(), b = a, c = a, d = a;
+    for (int64_t i = 0; i < n; i += 128) {
+        a = _mm256_add_epi64(a, _mm256_load_si256((const __m256i *)(p + i)));
+        b = _mm256_add_epi64(b, _mm256_load_si256((const __m256i *)(p + i + 32)));
+        c = _mm256_add_epi64(c, _mm256_load_si256((const __m256i *)(p + i + 64)));
+        d = _mm256_add_epi64(d, _mm256_load_si256((const __m256i *)(p + i + 96)));
+    }
+    __m256i s = _mm256_add_epi64(_mm256_add_epi64(a, b), _mm256_add_epi64(c, d));
+    uint64_t w[4];
+    _mm256_storeu_si256((__m256i *)w, s);
+    return w[0] + w[1] + w[2] + w[3];
+}
+
+static uint64_t sum_words(const uint8_t *p, int64_t n) {
+    const uint64_t *w = (const uint64_t *)p;
+    uint64_t a = 0, b = 0, c = 0, d = 0;
+    for (int64_t i = 0; i < n / 8; i += 4) {
+        a += w[i];
+        b += w[i + 1];
+        c += w[i + 2];
+        d += w[i + 3];
+    }
+    return a + b + c + d;
+}
+
+static void *probe_run(void *arg) {
+    probe_thread *t = arg;
+    memset((void *)t->buf, 0x5A, (size_t)t->slice);
+    uint64_t s = 0;
+    for (int p = 0; p < t->passes; p++) {
+        pthread_barrier_wait(t->barrier);
+        t->start[p] = now_ns();
+        s += t->avx2 ? sum_avx2(t->buf, t->slice) : sum_words(t->buf, t->slice);
+        t->end[p] = now_ns();
+    }
+    t->sum = s;
+    return 0;
+}
+
+double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int32_t *method) {
+    if (threads < 1 || threads > 1024 || passes < 1 || passes > MAX_PASSES) return -1;
+    int64_t slice = bytes / threads / 4096 * 4096; /* whole pages, a multiple of the 128-byte step */
+    if (slice < 4096) return -1;
+    uint8_t *buf = goss_cpu_alloc(slice * threads);
+    if (!buf) return -2;
+    int avx2 = __builtin_cpu_supports("avx2");
+    if (method) *method = avx2 ? 1 : 0;
+    probe_thread *ts = calloc((size_t)threads, sizeof *ts);
+    pthread_t *ids = calloc((size_t)threads, sizeof *ids);
+    pthread_barrier_t barrier;
+    double best = -3;
+    if (!ts || !ids || pthread_barrier_init(&barrier, 0, (unsigned)threads) != 0) goto out;
+    int started = 0;
+    for (int i = 0; i < threads; i++) {
+        ts[i] = (probe_thread){.buf = buf + i * slice, .slice = slice, .passes = passes, .avx2 = avx2, .barrier = &barrier};
+        if (i > 0 && pthread_create(&ids[i], 0, probe_run, &ts[i]) != 0) break;
+        started++;
+    }
+    if (started < threads) {
+        /* the started threads wait at the barrier for ever: nothing safe to do but leave them (never seen) */
+        best = -4;
+        goto out;
+    }
+    probe_run(&ts[0]);
+    uint64_t s = 0;
+    for (int i = 0; i < threads; i++) {
+        if (i > 0) pthread_join(ids[i], 0);
+        s += ts[i].sum;
+    }
+    sink = s;
+    pthread_barrier_destroy(&barrier);
+    int64_t fastest = INT64_MAX;
+    for (int p = 0; p < passes; p++) {
+        int64_t first = INT64_MAX, last = INT64_MIN;
+        for (int i = 0; i < threads; i++) {
+            if (ts[i].start[p] < first) first = ts[i].start[p];
+            if (ts[i].end[p] > last) last = ts[i].end[p];
+        }
+        if (last - first < fastest) fastest = last - first;
+    }
+    best = (double)(slice * threads) / (double)(fastest > 0 ? fastest : 1);
+out:
+    free(ts);
+    free(ids);
+    if (best > -4) goss_cpu_free(buf, slice * threads);
+    return best;
+}
+
+#ifdef GOSS_STREAM_PROBE_MAIN
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = argc > 1 ? atoi(argv[1]) : (int)(cpus > 0 ? cpus : 1);
+    double gib = argc > 2 ? atof(argv[2]) : 4;
+    int passes = argc > 3 ? atoi(argv[3]) : 8;
+    if (threads < 1 || gib <= 0 || passes < 1 || passes > MAX_PASSES) {
+        fprintf(stderr, "usage: stream_probe [THREADS [GIB [PASSES (1-%d)]]]\n", MAX_PASSES);
+        return 2;
+    }
+    int32_t method = 0;
+    double gbps = goss_cpu_stream_probe(threads, (int64_t)(gib * (1 << 30)), passes, &method);
+    if (gbps < 0) {
+        fprintf(stderr, "stream_probe: cannot allocate %.1f GiB or start %d threads\n", gib, threads);
+        return 1;
+    }
+    printf("%.1f GB/s (C streaming probe: %d thread%s reading a %.1f GiB buffer with %s, best of %d passes)\n", gbps,
+           threads, threads == 1 ? "" : "s", gib, method ? "256-bit AVX2 loads" : "64-bit word loads", passes);
+    return 0;
+}
+#endif

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The table of scripts/bench/decode-vs-llama.sh (issue 42's "Done when"), from the raw outputs it left in OUT_DIR.
+
+usage: decode_vs_llama_table.py OUT_DIR   (prints markdown; also writes OUT_DIR/table.md)
+
+Reads run.env, probe-<model>-r<k>.txt (the C probe's line), goss-<model>-r<k>.json (goss-gpu bench -o json),
+llama-<model>-r<k>.json (llama-bench -o json) and optimes-<model>.log (goss-gpu bench --op-times). Every round's
+timed repetitions are pooled; the table gives their medians. Shares of bandwidth are against the median of the
+run's C probes; both engines' GB/s use goss-gpu's count of the bytes a token must read.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+ROUND_FILE = re.compile(r"^(goss2|goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
+PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\))?:$")
+# "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
+PROFILE_ROW = re.compile(r"^  (\S+(?: (?:gate_up|down|other))?)\s+([0-9.]+)\s+([0-9.]+)%(?:\s+([0-9.]+)\s+([0-9.]+)%)?"
+                         r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9]+)%)?$")
+
+
+def read_env(path):
+    env = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k] = v
+    return env
+
+
+def first_json(text):
+    """The first JSON array or object in text: llama-bench builds may print other lines around it."""
+    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
+    if not starts:
+        raise ValueError("no JSON in the output")
+    return json.JSONDecoder().raw_decode(text[min(starts):])[0]
+
+
+def layers(model):
+    m = re.search(r"-L(\d+)-", model)
+    return int(m.group(1)) if m else None
+
+
+def profile(path, gen):
+    """The tg<gen> op table of a --op-times log: (its lines, the probe it was taken against, rows as dicts)."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        h = PROFILE_HEAD.match(line)
+        if not h or h.group(1) != f"tg{gen}":
+            continue
+        block, rows = [line], []
+        for row in lines[i + 1:]:
+            if not row.startswith("  "):
+                break
+            block.append(row)
+            m = PROFILE_ROW.match(row)
+            if m:
+                rows.append(dict(op=m.group(1), ms=float(m.group(2)), mb=float(m.group(6)), gbps=float(m.group(7)),
+                                 pct=float(m.group(8)) if m.group(8) else None))
+        return block, float(h.group(3)) if h.group(3) else None, rows
+    return None
+
+
+def main(out):
+    env = read_env(os.path.join(out, "run.env"))
+    gen = int(env.get("gen", 32))
+    data = {}  # model -> dict(goss=[t/s], llama=[t/s], probe=[GB/s], bytes=int)
+    problems = []
+    for name in sorted(os.listdir(out)):
+        m = ROUND_FILE.match(name)
+        if not m:
+            continue
+        kind, model = m.group(1), m.group(2)
+        d = data.setdefault(model, dict(goss=[], goss2=[], llama=[], probe=[], bytes=0))
+        with open(os.path.join(out, name)) as f:
+            text = f.read()
+        try:
+            if kind == "probe":
+                d["probe"].append(float(text.split()[0]))
+            elif kind in ("goss", "goss2"):
+                rows = [r for r in json.loads(text)["rows"] if r["nGen"] == gen and r["depth"] == 0 and r.get("streams", 0) == 0]
+                d[kind] += rows[0]["samples"]
+                d["bytes"] = rows[0]["bytesPerToken"]
+            else:
+                rows = [r for r in first_json(text) if int(r["n_gen"]) == gen and int(r["n_prompt"]) == 0]
+                d["llama"] += [float(x) for x in rows[0]["samples_ts"]]
+        except (ValueError, KeyError, IndexError) as e:
+            problems.append(f"{name}: unreadable ({e})")
+
+    med = lambda xs: statistics.median(xs) if xs else None
+    lines = [f"## Decode at the memory limit: goss-gpu against llama.cpp, tg{gen}, {env.get('rounds')} rounds pooled", ""]
+    lines.append(f"- {env.get('date')} on {env.get('host')}: {env.get('cpu')}, {env.get('cores')} CPUs, {env.get('threads')} threads; "
+                 f"flags: {env.get('flags', '').strip()}; transparent huge pages: {env.get('thp')}")
+    lines.append(f"- load average before {env.get('load_before')}, after {env.get('load_after')}; nice {env.get('nice')}")
+    if env.get("commit2"):
+        lines.append(f"- goss-gpu #2 (the second jar, the B of an A/B): {env.get('commit2')}")
+    lines.append(f"- goss-gpu {env.get('commit')}; llama.cpp {env.get('llama_commit')} ({env.get('llama_bench')})")
+    lines.append(f"- {env.get('reps')} timed repetitions per engine per round, the engines taking turns; medians of the pooled repetitions; "
+                 "GB/s = goss-gpu's bytes per token × t/s for both engines; shares against the median of the C probes "
+                 "(kernels/cpu/stream_probe.c, one before each model in each round)")
+    lines.append("")
+    lines.append("| model | bytes/token | C probe GB/s (rounds) | goss-gpu t/s | llama.cpp t/s | ratio | goss-gpu GB/s | of probe | llama.cpp GB/s | of probe |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    verdicts = []
+    for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
+        d = data[model]
+        g, l, p = med(d["goss"]), med(d["llama"]), med(d["probe"])
+        gb = lambda ts: d["bytes"] * ts / 1e9 if ts and d["bytes"] else None
+        fmt = lambda x, f="{:.2f}": f.format(x) if x is not None else "–"
+        pct = lambda x: f"{100 * x / p:.0f} %" if x is not None and p else "–"
+        ratio = g / l if g and l else None
+        lines.append(f"| {model} | {d['bytes'] / 1e9:.3f} GB | {fmt(p, '{:.1f}')} ({', '.join(f'{x:.1f}' for x in d['probe'])}) | "
+                     f"{fmt(g)} (n={len(d['goss'])}) | {fmt(l)} (n={len(d['llama'])}) | {fmt(ratio, '{:.2f}×')} | {fmt(gb(g), '{:.1f}')} | "
+                     f"{pct(gb(g))} | {fmt(gb(l), '{:.1f}')} | {pct(gb(l))} |")
+        if d["goss2"]:
+            g2 = med(d["goss2"])
+            lines.append(f"| {model}, goss-gpu #2 | | | {fmt(g2)} (n={len(d['goss2'])}) | {fmt(l)} | {fmt(g2 / l if g2 and l else None, '{:.2f}×')} | "
+                         f"{fmt(gb(g2), '{:.1f}')} | {pct(gb(g2))} | #2 / #1: {fmt(g2 / g if g2 and g else None, '{:.3f}×')} | |")
+        n = layers(model)
+        share = gb(g) / p if gb(g) and p else None
+        if n == 4:
+            verdicts.append(("4-layer tg%d at least 1.15× llama.cpp" % gen, ratio is not None and ratio >= 1.15, fmt(ratio, "{:.2f}×")))
+        if n in (4, 24):
+            verdicts.append((f"{n}-layer tg{gen} at least 85 % of the C probe", share is not None and share >= 0.85,
+                             f"{100 * share:.0f} %" if share is not None else "–"))
+    for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
+        prof2 = profile(os.path.join(out, f"optimes2-{model}.log"), gen)
+        if prof2 is not None:
+            lines += ["", f"### {model}: `bench --op-times` of goss-gpu #2, tg{gen} (against its own C probe, {prof2[1]} GB/s)", "", "```"] + prof2[0] + ["```"]
+        prof = profile(os.path.join(out, f"optimes-{model}.log"), gen)
+        if prof is None:
+            continue
+        block, probe, rows = prof
+        lines += ["", f"### {model}: `bench --op-times`, tg{gen} (against its own C probe, {probe} GB/s)", "", "```"] + block + ["```"]
+        big = [r for r in rows if r["op"] != "step" and r["mb"] > 50]
+        low = [r for r in big if r["pct"] is None or r["pct"] < 80]
+        verdicts.append((f"{model}: no op over 50 MB below 80 % of the probe", not low and bool(big),
+                         ", ".join(f"{r['op']} {r['mb']:.0f} MB at {r['gbps']:.1f} GB/s ({r['pct']:.0f} %)" for r in big) or "no op over 50 MB found"))
+    if verdicts:
+        lines += ["", "### Done when (issue 42)", ""]
+        lines += [f"- {'yes' if ok else 'NO'}: {what} ({got})" for what, ok, got in verdicts]
+    if problems:
+        lines += ["", "Problems: " + "; ".join(problems)]
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: decode_vs_llama_table.py OUT_DIR")
+    main(sys.argv[1])
