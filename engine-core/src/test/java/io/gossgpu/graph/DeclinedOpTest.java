@@ -106,13 +106,14 @@ class DeclinedOpTest {
                     SplittableRandom r = new SplittableRandom(1);
                     float[] x = new float[T * h], y = new float[T * h];
                     for (int i = 0; i < x.length; i++) { x[i] = (float) (r.nextGaussian() * 3); y[i] = (float) r.nextGaussian(); }
-                    DeviceTensor a = b.allocate(T, h), c = b.allocate(T, h), out = b.allocate(T, h);
+                    DeviceTensor a = b.allocate(T, h), c = b.allocate(T, h), sum = b.allocate(T, h), out = b.allocate(T, h);
                     DeviceTensor ra = ref.allocate(T, h), rc = ref.allocate(T, h), rout = ref.allocate(T, h);
                     b.write(a, x); b.write(c, y); ref.write(ra, x); ref.write(rc, y);
-                    b.addRmsNorm(w, 1, NormKind.MLP, a, c, a, out);
+                    b.addRmsNorm(w, 1, NormKind.MLP, a, c, sum, out); // sum apart from the inputs (the executor's in-place use: the kit)
                     ref.add(ra, rc, ra);
                     ref.rmsNorm(rw, 1, NormKind.MLP, ra, rout);
-                    assertArrayEquals(ref.read(ra), b.read(a), b.name() + " sum");
+                    assertArrayEquals(ref.read(ra), b.read(sum), b.name() + " sum");
+                    assertArrayEquals(x, b.read(a), b.name() + " leaves its input alone");
                     float[] want = ref.read(rout), got = b.read(out);
                     double tol = b instanceof ReferenceBackend ? 0 : 1e-6;
                     for (int i = 0; i < want.length; i++)
