@@ -36,8 +36,8 @@ import io.gossgpu.model.ModelWeights;
  * a fused op as the ops it fuses, another op on the host from what the backend can return. <b>To add an op:</b>
  * add it to {@link BackendOp} with its fallback and {@code supportedByDefault = false}; add its method here with its
  * contract and a default that runs the fallback (through {@link DeclinedOps}); implement it on the reference backend
- * literally and on cpu, each also answering {@code supports(op) = true}; forward it in {@link ForwardingBackend}; call it
- * from the executor through {@link DeclinedOps}; test reference and cpu against the decomposition and add it to the
+ * literally and on cpu, each also answering {@code supports(op) = true} ({@link ForwardingBackend} declines it as it is);
+ * call it from the executor through {@link DeclinedOps}; test reference and cpu against the decomposition and add it to the
  * conformance kit. The GPU backends keep declining it until they have a kernel, then override {@code supports}.
  */
 public interface Backend extends AutoCloseable {

@@ -239,7 +239,7 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public boolean supports(BackendOp op) {
-        return true;
+        return op == BackendOp.ADD_RMS_NORM || super.supports(op);
     }
 
     private void logitsInto(CpuWeights w, Tensor in, int fromRow, float[] dst) {
