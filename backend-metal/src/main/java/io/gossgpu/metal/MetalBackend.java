@@ -1,6 +1,7 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
@@ -321,15 +322,10 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         new Dispatch(MetalKernel.ARGMAX).buf(0, logits).buf(1, ids).params(2, new ArgmaxParams(vocab)).run(n);
     }
 
-    /** goss.metal has no sampling kernels yet: the host samples the logits. */
+    /** goss.metal has no sampling kernels yet: SAMPLE is declined and the host samples the logits. */
     @Override
-    protected boolean samplesOnDevice() {
-        return false;
-    }
-
-    @Override
-    protected void runSample(Buf logits, int row, int vocab, int chunks, double temperature, double u, Buf work, int index) {
-        throw new UnsupportedOperationException("metal samples on the host");
+    public boolean supports(BackendOp op) {
+        return op != BackendOp.SAMPLE && super.supports(op);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
@@ -391,10 +392,10 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                 .run(new long[]{(long) n * argmaxWg}, new long[]{argmaxWg});
     }
 
-    /** sample.cl needs cl_khr_fp64 (sums in double); without it the host samples. */
+    /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
     @Override
-    protected boolean samplesOnDevice() {
-        return kSamplePick != null;
+    public boolean supports(BackendOp op) {
+        return op == BackendOp.SAMPLE ? kSamplePick != null : super.supports(op);
     }
 
     @Override

@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -21,13 +21,12 @@ final class DetokenizeCommand implements Runnable {
 
     @Override
     public void run() {
-        O200kHarmony tok = O200kHarmony.get();
         String s;
         try {
             s = ids != null ? ids : new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new GossException("reading stdin: " + e.getMessage());
         }
-        System.out.println(tok.decode(TokenIds.parse(s, tok.vocabSize())));
+        System.out.println(Tokens.decode(TokenIds.parse(s, Tokens.VOCAB_SIZE)));
     }
 }

@@ -9,7 +9,7 @@ import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.JsonSyntaxErrors;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -39,8 +39,7 @@ final class RenderCommand implements Runnable {
     @Override
     public void run() {
         ObjectMapper json = new ObjectMapper();
-        O200kHarmony tok = O200kHarmony.get();
-        HarmonyRenderer renderer = new HarmonyRenderer(tok);
+        HarmonyRenderer renderer = new HarmonyRenderer();
         PrintStream out = System.out;
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         int lineNo = 0;
@@ -60,7 +59,7 @@ final class RenderCommand implements Runnable {
                 }
                 if (text) {
                     int[] t = turn.tokens();
-                    out.println(tok.decode(Arrays.copyOf(t, turn.promptLength())) + "|" + tok.decode(Arrays.copyOfRange(t, turn.promptLength(), t.length)));
+                    out.println(Tokens.decode(Arrays.copyOf(t, turn.promptLength())) + "|" + Tokens.decode(Arrays.copyOfRange(t, turn.promptLength(), t.length)));
                 } else {
                     ObjectNode o = json.createObjectNode();
                     var ids = o.putArray("tokens");

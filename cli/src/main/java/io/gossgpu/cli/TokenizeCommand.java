@@ -2,7 +2,7 @@ package io.gossgpu.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -32,7 +32,6 @@ final class TokenizeCommand implements Runnable {
 
     @Override
     public void run() {
-        O200kHarmony tok = O200kHarmony.get();
         try {
             if (jsonl) {
                 ObjectMapper json = new ObjectMapper();
@@ -47,19 +46,19 @@ final class TokenizeCommand implements Runnable {
                     } catch (IOException e) {
                         throw new GossException("stdin line " + lineNo + " is not a JSON string");
                     }
-                    System.out.println(ids(tok, s));
+                    System.out.println(ids(s));
                 }
             } else {
                 String s = text != null ? text : new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-                System.out.println(ids(tok, s));
+                System.out.println(ids(s));
             }
         } catch (IOException e) {
             throw new GossException("reading stdin: " + e.getMessage());
         }
     }
 
-    private String ids(O200kHarmony tok, String s) {
-        int[] ids = harmony ? tok.encodeWithSpecials(s) : tok.encode(s);
+    private String ids(String s) {
+        int[] ids = harmony ? Tokens.encodeWithSpecials(s) : Tokens.encode(s);
         return Arrays.stream(ids).mapToObj(Integer::toString).collect(Collectors.joining(","));
     }
 }

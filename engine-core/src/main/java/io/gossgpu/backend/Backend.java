@@ -30,6 +30,15 @@ import io.gossgpu.model.ModelWeights;
  * host read or write inside a step (a debugging observer reading activations) still sees every earlier op's result;
  * the backend may then submit what it deferred and run the rest of the step eagerly. Ops called outside a step (tests
  * of single ops) behave as ever.
+ *
+ * <p><b>Declining an op</b> (as ggml's {@code supports_op}). {@link #supports} says which {@link BackendOp}s a backend
+ * runs itself; a declinable one it does not is run by {@link DeclinedOps}, the one place that knows each op's fallback:
+ * a fused op as the ops it fuses, another op on the host from what the backend can return. <b>To add an op:</b>
+ * add it to {@link BackendOp} with its fallback and {@code supportedByDefault = false}; add its method here with its
+ * contract and a default that runs the fallback (through {@link DeclinedOps}); implement it on the reference backend
+ * literally and on cpu, each also answering {@code supports(op) = true} ({@link ForwardingBackend} declines it as it is);
+ * call it from the executor through {@link DeclinedOps}; test reference and cpu against the decomposition and add it to the
+ * conformance kit. The GPU backends keep declining it until they have a kernel, then override {@code supports}.
  */
 public interface Backend extends AutoCloseable {
     /** The provider's name ({@code reference}, {@code cpu}, …). */
@@ -149,19 +158,33 @@ public interface Backend extends AutoCloseable {
      * its logits (as {@link #argmax}), else plain temperature sampling of its logits (as {@link #logits} defines them)
      * with that temperature and the uniform draw {@code u = draws[i − fromRow] ∈ [0, 1)}: {@link TemperatureDraw#draw},
      * i.e. the smallest id {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in
-     * double. Lets a step of greedy and sampling sequences return one int per row. The default reads the logits back
-     * and picks on the host; a device implementation may sum in another order (it differs only where {@code u·Z} is
-     * within rounding of a cumulative sum).
+     * double. Lets a step of greedy and sampling sequences return one int per row. The default is the host path of
+     * {@link DeclinedOps}: it reads the logits back and picks on the host; a device implementation may sum in another
+     * order (it differs only where {@code u·Z} is within rounding of a cumulative sum). Declinable
+     * ({@link BackendOp#SAMPLE}).
      */
     default int[] sample(LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
-        int n = x.rows() - fromRow, vocab = w.config().vocabSize();
-        TemperatureDraw.check(n, temperatures, draws);
-        float[] l = logits(w, x, fromRow);
-        int[] ids = new int[n];
-        for (int i = 0; i < n; i++)
-            ids[i] = temperatures[i] == 0 ? TemperatureDraw.argmax(l, i * vocab, vocab)
-                    : TemperatureDraw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
-        return ids;
+        return DeclinedOps.hostSample(this, w, x, fromRow, temperatures, draws);
+    }
+
+    /**
+     * Residual add fused with the RMSNorm that follows it: {@code sum = x + y} elementwise (as {@link #add}), then
+     * {@code out = } {@link #rmsNorm}{@code (sum)} with the norm of {@code (layer, which)}; both written. {@code sum} may be
+     * {@code x} or {@code y}, {@code out} may be {@code sum}. Must equal {@link #add} then {@link #rmsNorm} (the reference:
+     * bit for bit). Declinable and declined by default ({@link BackendOp#ADD_RMS_NORM}): a backend that implements it
+     * overrides {@link #supports} too; the default runs the decomposition.
+     */
+    default void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        DeclinedOps.decomposeAddRmsNorm(this, w, layer, which, x, y, sum, out);
+    }
+
+    /**
+     * Whether this backend runs {@code op} itself. Only a {@link BackendOp#declinable} op may be declined; the executor
+     * then runs it another way ({@link DeclinedOps}: the decomposition of a fused op, or the host path). The default:
+     * every op the SPI had before ops could be declined ({@link BackendOp#supportedByDefault}), no newer one.
+     */
+    default boolean supports(BackendOp op) {
+        return op.supportedByDefault();
     }
 
     /**

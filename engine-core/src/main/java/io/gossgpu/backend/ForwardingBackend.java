@@ -4,8 +4,10 @@ import io.gossgpu.model.ModelWeights;
 
 /**
  * A backend that passes every call to another: subclass it to trace, time or (in tests) perturb one op
- * of a real backend. {@link #sample} is not passed on: it keeps the default, which samples this backend's
- * {@link #logits}, so a subclass that changes the logits changes what is sampled.
+ * of a real backend. The declinable ops ({@link BackendOp#declinable}: {@link #sample}, {@link #addRmsNorm}) are not
+ * passed on: it declines them, so they run as their fallbacks through this backend's own calls (the host picks from
+ * this backend's {@link #logits}; add then rmsNorm), and a subclass that changes one primitive op changes every path
+ * through it. A subclass that wants the delegate's own declinable op overrides {@link #supports} and that op.
  */
 public class ForwardingBackend implements Backend {
     protected final Backend delegate;
@@ -34,6 +36,7 @@ public class ForwardingBackend implements Backend {
     @Override public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) { delegate.add(a, b, out); }
     @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(w, x, fromRow); }
     @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(w, x, fromRow); }
+    @Override public boolean supports(BackendOp op) { return !op.declinable() && delegate.supports(op); }
     @Override public void beginStep(Batch batch) { delegate.beginStep(batch); }
     @Override public void endStep() { delegate.endStep(); }
     @Override public void synchronize() { delegate.synchronize(); }

@@ -12,8 +12,10 @@
  *       {@link io.gossgpu.backend.KvCache} (laid out by {@link io.gossgpu.backend.KvCacheSpec}),
  *       {@link io.gossgpu.backend.LoadedWeights} (uploaded once); and runs the ops: embed, rmsNorm, linear,
  *       qkvRope, attention (also stores K/V), router, moe, add, logits, argmax, sample
- *       ({@link io.gossgpu.backend.TemperatureDraw}). Each op's Javadoc is its contract; a forward pass is one step
- *       ({@code beginStep} … {@code endStep}).</li>
+ *       ({@link io.gossgpu.backend.TemperatureDraw}), addRmsNorm. Each op's Javadoc is its contract; a forward pass is
+ *       one step ({@code beginStep} … {@code endStep}). {@code supports(}{@link io.gossgpu.backend.BackendOp}{@code )}
+ *       says which ops it runs itself; {@link io.gossgpu.backend.DeclinedOps} runs a declined one another way (how to
+ *       add an op: {@link io.gossgpu.backend.Backend}'s class comment).</li>
  *   <li>{@link io.gossgpu.backend.DeviceWeights}, {@link io.gossgpu.backend.DeviceKvCache} — a model's tensors and a
  *       cache as a backend's handles; the GPU backends' shared layer is {@link io.gossgpu.device}.</li>
  *   <li>{@link io.gossgpu.backend.Rope} — YaRN frequencies and a cos/sin table every backend should share.</li>

@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
@@ -233,6 +234,30 @@ public final class CpuBackend extends HeapMemoryBackend {
         float[] x = ((Tensor) a).data, y = ((Tensor) b).data;
         int c = o.cols;
         rows(o.rows, (from, to, worker) -> k.add(x, from * c, y, from * c, o.data, from * c, (to - from) * c));
+    }
+
+    /** Fused: each row's sum is normed while it is still in cache, one pass over the rows for both. */
+    @Override
+    public void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        CpuWeights w = (CpuWeights) lw;
+        float[] scale = w.m.norm(layer, which);
+        float[] a = ((Tensor) x).data, b = ((Tensor) y).data;
+        Tensor s = (Tensor) sum, o = (Tensor) out;
+        int n = s.cols;
+        double eps = w.config.rmsNormEps();
+        rows(s.rows, (from, to, worker) -> {
+            for (int i = from; i < to; i++) {
+                k.add(a, i * n, b, i * n, s.data, i * n, n);
+                double ss = k.sumSquares(s.data, i * n, n);
+                float inv = (float) (1 / Math.sqrt(ss / n + eps));
+                k.normScale(s.data, i * n, inv, scale, o.data, i * n, n);
+            }
+        });
+    }
+
+    @Override
+    public boolean supports(BackendOp op) {
+        return op == BackendOp.ADD_RMS_NORM || super.supports(op);
     }
 
     private void logitsInto(CpuWeights w, Tensor in, int fromRow, float[] dst) {

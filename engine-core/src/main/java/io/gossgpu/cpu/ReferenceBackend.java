@@ -2,6 +2,7 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
@@ -365,6 +366,18 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     public void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
         float[] x = ((Tensor) a).data, y = ((Tensor) b).data, o = ((Tensor) out).data;
         for (int i = 0; i < o.length; i++) o[i] = x[i] + y[i];
+    }
+
+    /** Literally the contract: {@link #add}, then {@link #rmsNorm} of the sum. */
+    @Override
+    public void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        add(x, y, sum);
+        rmsNorm(lw, layer, which, sum, out);
+    }
+
+    @Override
+    public boolean supports(BackendOp op) {
+        return op == BackendOp.ADD_RMS_NORM || super.supports(op);
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.gossgpu.device;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
@@ -337,14 +338,15 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
 
     /**
      * Argmax and temperature sampling on the device ({@link #runArgmax}, {@link #runSample}) when the backend
-     * {@link #samplesOnDevice()}: only the ids come back; otherwise the host picks from the logits ({@link Backend#sample}'s default).
+     * {@link #supports} {@link BackendOp#SAMPLE}: only the ids come back; otherwise the host picks from the logits
+     * ({@link Backend#sample}'s default, the fallback of {@link io.gossgpu.backend.DeclinedOps}).
      */
     @Override
     public final int[] sample(LoadedWeights lw, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
         BufferTensor<B> in = tensor(x);
         int n = in.rows() - fromRow;
         TemperatureDraw.check(n, temperatures, draws);
-        if (!samplesOnDevice()) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
+        if (!supports(BackendOp.SAMPLE)) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
         W w = weights(lw);
         int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
         B logits = logitsOnDevice(w, in, fromRow);
@@ -397,10 +399,10 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     /**
      * An id drawn at {@code temperature} with draw {@code u} from one row of logits already on this device, by the
      * device's sampling kernels (as {@link #sample} draws from the logits it computes); −1 when this device samples on
-     * the host ({@link #samplesOnDevice}). For an application that makes its own logits, and for the kernels' tests.
+     * the host (it declines {@link BackendOp#SAMPLE}). For an application that makes its own logits, and for the kernels' tests.
      */
     public final int sampleRow(DeviceTensor logits, double temperature, double u) {
-        if (!samplesOnDevice()) return -1;
+        if (!supports(BackendOp.SAMPLE)) return -1;
         if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
         return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
     }
@@ -410,19 +412,17 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
     }
 
-    /** Whether {@link #runSample} is there (the default: yes). */
-    protected boolean samplesOnDevice() {
-        return true;
-    }
-
     /**
      * Plain temperature sampling of the {@code vocab} logits of row {@code row} of {@code logits} with the draw {@code u},
      * in {@code chunks} chunks: the smallest id whose cumulative {@code exp((l − max)/temperature)} passes {@code u·Z}
      * (sums in double). {@code work} holds {@code chunks} double sums, then {@code chunks} float maxima, then the id (int32)
      * at byte {@code 12·chunks}. {@code index}: which sampled row of the step this is (0, 1, …; each has its own
-     * {@code work}), for a backend that keeps per-row sampling parameters on the device.
+     * {@code work}), for a backend that keeps per-row sampling parameters on the device. Called only when the backend
+     * {@link #supports} {@link BackendOp#SAMPLE}; a backend without sampling kernels declines it and leaves this alone.
      */
-    protected abstract void runSample(B logits, int row, int vocab, int chunks, double temperature, double u, B work, int index);
+    protected void runSample(B logits, int row, int vocab, int chunks, double temperature, double u, B work, int index) {
+        throw new IllegalStateException(name() + " says it samples on the device but has no runSample");
+    }
 
     // ---- lifetime -----------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ package io.gossgpu.graph;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.DeclinedOps;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -151,6 +152,7 @@ public final class Executor implements AutoCloseable {
     }
 
     public Executor(Backend backend, LoadedWeights weights) {
+        DeclinedOps.checkRequired(backend);
         this.backend = backend;
         this.weights = weights;
     }
@@ -227,7 +229,7 @@ public final class Executor implements AutoCloseable {
         Result[] results = new Result[n];
         for (int s = 0; s < n; s++) results[order[s]] = inOrder[s];
         // The guard, after the step (a read inside it would end a recorded step): each sequence's final hidden state (one
-        // row of H values per token) and any logits, so NaN/Inf never turns into tokens.
+        // row of H values per token, the final norm's output in t) and any logits, so NaN/Inf never turns into tokens.
         if (observer == null) guard(scratch, batch, requests, order, results);
         return results;
     }
@@ -252,7 +254,7 @@ public final class Executor implements AutoCloseable {
     }
 
     private void guard(Scratch scratch, Batch batch, List<Request> requests, Integer[] order, Result[] results) {
-        float[] x = backend.read(scratch.x);
+        float[] x = backend.read(scratch.t);
         int h = weights.config().hiddenSize();
         GossException[] failures = null;
         GossException first = null;
@@ -273,38 +275,42 @@ public final class Executor implements AutoCloseable {
     /**
      * The model, one step, as the official torch/model.py reads it: the embedding; per layer an attention block and an
      * MoE block, each adding to the residual stream x what it computes from x's RMSNorm; the final norm; the result
-     * read. Each op is one backend call, its output handed to the observer (verify, op times) when there is one.
+     * read. Each op is one backend call (a residual add and the norm after it are one, {@link Backend#addRmsNorm}, run as
+     * two where the backend declines it: {@link DeclinedOps}), each output handed to the observer (verify, op times) when
+     * there is one.
      */
     private Result[] run(Scratch s, int[] tokens, Batch batch, List<Request> requests, Integer[] order) {
         DeviceTensor x = s.x, t = s.t, q = s.q, k = s.k, v = s.v, attn = s.attn, o = s.o;
         DeviceRouting routing = s.routing;
         backend.embed(weights, tokens, x);
         observe(OpKind.EMBED, -1, batch, x);
-        for (int l = 0; l < weights.config().numHiddenLayers(); l++) {
-            // attention: x += W_o · attention(rope(W_qkv · norm(x)))
-            backend.rmsNorm(weights, l, NormKind.ATTN, x, t);
-            observe(OpKind.ATTN_NORM, l, batch, t);
+        backend.rmsNorm(weights, 0, NormKind.ATTN, x, t);
+        observe(OpKind.ATTN_NORM, 0, batch, t);
+        int layers = weights.config().numHiddenLayers();
+        for (int l = 0; l < layers; l++) {
+            // attention: x += W_o · attention(rope(W_qkv · norm(x))); the residual add and the MLP norm are one op
             backend.qkvRope(weights, l, t, batch, q, k, v);
             observeQkv(l, batch, q, k, v);
             backend.attention(weights, l, q, k, v, batch, attn);
             observe(OpKind.ATTENTION, l, batch, attn);
             backend.linear(weights, l, DenseKind.ATTN_OUT, attn, o);
             observe(OpKind.ATTN_OUT, l, batch, o);
-            backend.add(x, o, x);
+            DeclinedOps.addRmsNorm(backend, weights, l, NormKind.MLP, x, o, x, t);
             observe(OpKind.ATTN_RESIDUAL, l, batch, x);
-            // mixture of experts: x += Σ_top-k weight · expert(norm(x))
-            backend.rmsNorm(weights, l, NormKind.MLP, x, t);
             observe(OpKind.MLP_NORM, l, batch, t);
+            // mixture of experts: x += Σ_top-k weight · expert(norm(x)); the add fused with the next layer's attention
+            // norm, or after the last layer with the final norm (into t, so x keeps the residual for the observer)
             backend.router(weights, l, t, routing);
             observeRouting(l, batch, routing);
             backend.moe(weights, l, t, routing, o);
             observe(OpKind.MOE, l, batch, o);
-            backend.add(x, o, x);
+            boolean last = l == layers - 1;
+            DeclinedOps.addRmsNorm(backend, weights, last ? -1 : l + 1, last ? NormKind.FINAL : NormKind.ATTN, x, o, x, t);
             observe(OpKind.MOE_RESIDUAL, l, batch, x);
+            if (!last) observe(OpKind.ATTN_NORM, l + 1, batch, t);
         }
-        backend.rmsNorm(weights, -1, NormKind.FINAL, x, x);
-        observe(OpKind.FINAL_NORM, -1, batch, x);
-        return readout(x, batch, requests, order);
+        observe(OpKind.FINAL_NORM, -1, batch, t);
+        return readout(t, batch, requests, order);
     }
 
     /**
@@ -356,7 +362,7 @@ public final class Executor implements AutoCloseable {
                 temperatures[row] = r.sampling().temperature();
                 draws[row] = r.sampling().u();
             }
-            ids = backend.sample(weights, x, from, temperatures, draws);
+            ids = DeclinedOps.sample(backend, weights, x, from, temperatures, draws);
         } else {
             ids = backend.argmax(weights, x, from);
         }

@@ -1,6 +1,11 @@
 package io.gossgpu.graph;
 
-/** The ops of the forward pass ({@link Executor}), in the order a layer runs them, as its observers see them. Each names the {@link io.gossgpu.backend.Backend} call it makes. */
+/**
+ * The ops of the forward pass ({@link Executor}), in the order a layer runs them, as its observers see them. Each names
+ * the {@link io.gossgpu.backend.Backend} call it makes. A residual and the norm after it (ATTN_RESIDUAL + MLP_NORM,
+ * MOE_RESIDUAL + the next ATTN_NORM or FINAL_NORM) are one call, {@code Backend.addRmsNorm}, where the backend runs it:
+ * both outputs are observed after it, and an op timer sees the pair's time on the residual.
+ */
 public enum OpKind {
     /** x = embedding[tokens] ({@code Backend.embed}). Output: x, T × H. */
     EMBED,
@@ -12,7 +17,7 @@ public enum OpKind {
     ATTENTION,
     /** o = out·attn + bias ({@code Backend.linear ATTN_OUT}). Output: T × H. */
     ATTN_OUT,
-    /** x += o. Output: x. */
+    /** x += o ({@code Backend.addRmsNorm} with MLP_NORM, or {@code add}). Output: x. */
     ATTN_RESIDUAL,
     /** t = RMSNorm(x)·mlp scale. Output: T × H. */
     MLP_NORM,
@@ -20,9 +25,9 @@ public enum OpKind {
     ROUTER,
     /** Σ weight·expert(t). Output: T × H. */
     MOE,
-    /** x += moe. Output: x. */
+    /** x += moe ({@code Backend.addRmsNorm} with the next norm, or {@code add}). Output: x. */
     MOE_RESIDUAL,
-    /** x = RMSNorm(x)·final scale. Output: T × H. */
+    /** t = RMSNorm(x)·final scale. Output: T × H. */
     FINAL_NORM,
     /** logits = unembedding·x (or argmax). Output observed: the logits rows returned to the host. */
     LOGITS

@@ -13,6 +13,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.DeclinedOps;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
@@ -592,6 +593,30 @@ public abstract class BackendConformanceKit {
             backend.add(a.mine(), b.mine(), a.mine()); // in place, as the executor uses it
             reference.add(a.ref(), b.ref(), a.ref());
             compare("add", a, 0); // one float addition: exact
+        }
+    }
+
+    /**
+     * The residual add fused with the norm after it, through {@link DeclinedOps} as the executor calls it (the backend's
+     * own op, or add then rmsNorm where it declines it), in place as the executor uses it (sum into x, norm into t),
+     * against the reference's separate ops: the sum exact, the norm within {@link #opTolerance()}.
+     */
+    @ParameterizedTest(name = "{0}, T={1}")
+    @MethodSource("shapesAndBatches")
+    void addRmsNorm(String shape, int T) {
+        Model m = model(shape);
+        int h = m.config().hiddenSize();
+        SplittableRandom r = new SplittableRandom(650 + T);
+        float[] x = random(r, T * h, 2), y = random(r, T * h, 2);
+        for (NormKind kind : NormKind.values()) {
+            int layer = kind == NormKind.FINAL ? -1 : m.config().numHiddenLayers() - 1;
+            try (Pair a = pair(T, h, x); Pair b = pair(T, h, y); Pair out = pair(T, h, null)) {
+                DeclinedOps.addRmsNorm(backend, m.mine(), layer, kind, a.mine(), b.mine(), a.mine(), out.mine());
+                reference.add(a.ref(), b.ref(), a.ref());
+                reference.rmsNorm(m.ref(), layer, kind, a.ref(), out.ref());
+                compare("addRmsNorm sum " + kind, a, 0);
+                compare("addRmsNorm norm " + kind, out, opTolerance());
+            }
         }
     }
 

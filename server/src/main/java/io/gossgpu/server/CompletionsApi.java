@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.TokenLogprobs;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 import io.javalin.http.Context;
 
 import java.io.IOException;
@@ -35,7 +35,7 @@ final class CompletionsApi {
         int topLogprobs = Logprobs.completionsRequest(body);
         boolean logprobs = topLogprobs >= 0;
 
-        int promptTokens = O200kHarmony.get().encode(prompt).length;
+        int promptTokens = Tokens.encode(prompt).length;
         if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
         int maxTokens = Requests.replyLimit(server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
         Generation.Limits limits = new Generation.Limits(maxTokens, sampler, stops, topLogprobs);

@@ -11,7 +11,7 @@ import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Timings;
 import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -146,7 +146,7 @@ final class Generation {
         public void onLogprobs(TokenLogprobs lp) {
             // A token whose bytes end mid-character shows its text only with the next one: keep it for that text.
             // A special token (a Harmony header's) ends that: what came before it was header text, not content.
-            if (current != null && O200kHarmony.get().isSpecial(current.token())) unsent.clear();
+            if (current != null && Tokens.isSpecial(current.token())) unsent.clear();
             else if (current != null) unsent.add(current);
             current = lp;
         }

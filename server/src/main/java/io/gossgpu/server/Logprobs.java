@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.generate.TokenLogprobs;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Tokens;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -67,12 +67,12 @@ final class Logprobs {
         e.put("token", text(token));
         e.put("logprob", logprob);
         ArrayNode bytes = e.putArray("bytes");
-        for (byte b : O200kHarmony.get().tokenBytes(token)) bytes.add(b & 0xff);
+        for (byte b : Tokens.tokenBytes(token)) bytes.add(b & 0xff);
         return e;
     }
 
     /** A token's text (a token that ends mid-character shows the replacement character; {@code bytes} has the truth). */
     private static String text(int token) {
-        return new String(O200kHarmony.get().tokenBytes(token), StandardCharsets.UTF_8);
+        return new String(Tokens.tokenBytes(token), StandardCharsets.UTF_8);
     }
 }

@@ -1,0 +1,145 @@
+package io.gossgpu.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
+import java.lang.reflect.WildcardType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The boundary of the applications (issue 37): cli and server use the engine through the api package
+ * ({@code io.gossgpu.api}) and the backend SPI ({@code io.gossgpu.backend}) only, plus the types the api itself hands
+ * out in its public signatures (a {@code SamplerConfig} the api takes is part of the api). cli may also use the server
+ * module's public entry ({@code io.gossgpu.server}). Every other engine class named in their main code (import or
+ * fully qualified name, comments aside) must be in {@link #NOT_YET} with the reason; an entry no longer needed fails too,
+ * so the list only shrinks.
+ */
+class BoundaryTest {
+    /** Engine classes cli and server still use outside the api: each is work not done, with why it is there. */
+    private static final Set<String> NOT_YET = new TreeSet<>(List.of(
+            // cli's developer commands drive engine internals directly and need an api of their own (not done):
+            "cli io.gossgpu.bench.Bench", "cli io.gossgpu.bench.BenchReport", "cli io.gossgpu.bench.Tune", // bench, tune
+            "cli io.gossgpu.debug.LogitAgreement", "cli io.gossgpu.debug.LogitsDump", "cli io.gossgpu.debug.ScoredSequences",
+            "cli io.gossgpu.debug.Verifier", "cli io.gossgpu.debug.VerifyPlan", // verify, logits
+            "cli io.gossgpu.model.DType", "cli io.gossgpu.model.ModelFormat", "cli io.gossgpu.model.ModelLocation",
+            "cli io.gossgpu.model.ModelWeights", "cli io.gossgpu.model.TensorData", // info, verify, logits, model lookup
+            "cli io.gossgpu.testmodel.GgufWriter", "cli io.gossgpu.testmodel.SafetensorsWriter",
+            "cli io.gossgpu.testmodel.TestModelGenerator", "cli io.gossgpu.testmodel.TestModelPresets", // make-test-model, demo, tune
+            "cli io.gossgpu.demo.DemoCheckpoint", // demo
+            "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", // render
+            // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
+            // itself (GgufVocabCheck); api.Tokens does not hand it out
+            "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony",
+            // --threads sets the cpu backend's knob by name (the SPI has the device setting per provider, not threads)
+            "cli io.gossgpu.cpu.CpuBackendProvider",
+            // the server renders a request's harmony messages itself, building the system and developer messages
+            // (tools, instructions): it needs an api for a conversation's preamble, tool declarations and rendering
+            "server io.gossgpu.harmony.DeveloperContent", "server io.gossgpu.harmony.SystemContent",
+            "server io.gossgpu.harmony.ToolDescription", "server io.gossgpu.harmony.HarmonyRenderer",
+            // logit_bias range check in the request mapping (helper constrain's file): api.Tokens.VOCAB_SIZE would do
+            "server io.gossgpu.tokenizer.O200kHarmony"));
+
+    private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
+
+    @Test
+    void cliAndServerUseTheApiAndTheSpiOnly() throws IOException {
+        Set<String> surface = apiSurface();
+        Map<String, List<String>> outside = new TreeMap<>();
+        scan("cli", Path.of("src/main/java"), Set.of("api", "backend", "cli", "server"), surface, outside);
+        scan("server", Path.of("../server/src/main/java"), Set.of("api", "backend", "server"), surface, outside);
+        Set<String> unexpected = new TreeSet<>(outside.keySet());
+        unexpected.removeAll(NOT_YET);
+        Set<String> stale = new TreeSet<>(NOT_YET);
+        stale.removeAll(outside.keySet());
+        StringBuilder why = new StringBuilder();
+        for (String u : unexpected) why.append("\n  ").append(u).append(" in ").append(outside.get(u));
+        assertEquals(Set.of(), unexpected, "cli/server use engine classes outside io.gossgpu.api and the backend SPI:" + why);
+        assertEquals(Set.of(), stale, "no longer used: remove from NOT_YET");
+    }
+
+    /** Every engine class named in {@code module}'s main code outside {@code allowed} packages and the api's surface. */
+    private static void scan(String module, Path root, Set<String> allowed, Set<String> surface, Map<String, List<String>> outside) throws IOException {
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                String code = withoutComments(Files.readString(f));
+                Matcher m = CLASS_NAME.matcher(code);
+                while (m.find()) {
+                    String pkg = m.group(1), cls = "io.gossgpu." + pkg + "." + m.group(2);
+                    if (allowed.contains(pkg) || surface.contains(cls)) continue;
+                    outside.computeIfAbsent(module + " " + cls, k -> new ArrayList<>()).add(f.getFileName().toString());
+                }
+            }
+        }
+    }
+
+    private static String withoutComments(String code) {
+        return code.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
+    }
+
+    /**
+     * The engine types the api hands out: those named in the public signatures (parameters, results, fields, record
+     * components, type arguments) of the api's public classes, with their nested types.
+     */
+    static Set<String> apiSurface() throws IOException {
+        Set<String> out = new TreeSet<>();
+        try (Stream<Path> files = Files.list(Path.of("../engine-core/src/main/java/io/gossgpu/api"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java") && !p.endsWith("package-info.java")).toList()) {
+                Class<?> c;
+                try {
+                    c = Class.forName("io.gossgpu.api." + f.getFileName().toString().replace(".java", ""));
+                } catch (ClassNotFoundException e) {
+                    throw new AssertionError(e);
+                }
+                if (Modifier.isPublic(c.getModifiers())) addSignatures(c, out);
+            }
+        }
+        return out;
+    }
+
+    private static void addSignatures(Class<?> c, Set<String> out) {
+        for (Method m : c.getMethods()) {
+            add(m.getGenericReturnType(), out);
+            for (Type t : m.getGenericParameterTypes()) add(t, out);
+        }
+        for (var k : c.getConstructors()) for (Type t : k.getGenericParameterTypes()) add(t, out);
+        for (Field f : c.getFields()) add(f.getGenericType(), out);
+        if (c.isRecord()) for (RecordComponent r : c.getRecordComponents()) add(r.getGenericType(), out);
+        for (Class<?> n : c.getClasses()) if (n.getName().startsWith("io.gossgpu.api.")) addSignatures(n, out);
+    }
+
+    private static void add(Type t, Set<String> out) {
+        if (t instanceof ParameterizedType p) {
+            add(p.getRawType(), out);
+            for (Type a : p.getActualTypeArguments()) add(a, out);
+        } else if (t instanceof WildcardType w) {
+            for (Type b : w.getUpperBounds()) add(b, out);
+        } else if (t instanceof Class<?> c) {
+            while (c.isArray()) c = c.getComponentType();
+            if (!c.getName().startsWith("io.gossgpu.") || !out.add(topLevel(c).getName().replace('$', '.'))) return;
+            for (Class<?> n : topLevel(c).getClasses()) out.add(n.getName().replace('$', '.'));
+        }
+    }
+
+    private static Class<?> topLevel(Class<?> c) {
+        while (c.getEnclosingClass() != null) c = c.getEnclosingClass();
+        return c;
+    }
+}
