@@ -7,6 +7,7 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
@@ -145,6 +146,17 @@ public final class SplitBackend extends ForwardingBackend {
     @Override
     public int[] sample(LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
         return delegate.sample(gpu(w), x, fromRow, temperatures, draws);
+    }
+
+    @Override
+    public void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        delegate.addRmsNorm(gpu(w), layer, which, x, y, sum, out);
+    }
+
+    /** What the GPU runs itself (its sampling, a fused op): a split changes only where the experts run. */
+    @Override
+    public boolean supports(BackendOp op) {
+        return delegate.supports(op);
     }
 
     @Override

@@ -1,6 +1,9 @@
 package io.gossgpu.placement;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
+import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
@@ -75,6 +78,23 @@ class ExpertPlacementTest {
                     assertNull(c.gate());
                     assertNull(c.upBias());
                 }
+            }
+        }
+    }
+
+    /** A split keeps what the GPU runs itself: its device sampling and fused ops are not lost to the host path. */
+    @Test
+    void aSplitSupportsWhatItsGpuSupports() {
+        for (boolean gpuSamples : new boolean[]{true, false}) {
+            Backend gpu = new ForwardingBackend(new io.gossgpu.cpu.ReferenceBackend()) {
+                @Override
+                public boolean supports(BackendOp op) {
+                    return op == BackendOp.SAMPLE ? gpuSamples : delegate.supports(op);
+                }
+            };
+            try (Backend split = new SplitBackend(gpu, new io.gossgpu.cpu.ReferenceBackend(), ExpertPlan.layersOnCpu(2, 1))) {
+                for (BackendOp op : BackendOp.values())
+                    assertEquals(gpu.supports(op), split.supports(op), op + " with a GPU that samples: " + gpuSamples);
             }
         }
     }
