@@ -102,11 +102,11 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         this.stepBuf = step;
         this.modules = new CudaModules(ctx);
         try {
-            CudaLaunch launch = new CudaLaunch(queue);
-            dense = new DenseLauncher(launch, modules, ctx.device().multiprocessors(), options);
-            attention = new AttentionLauncher(launch, scratch, modules, options);
-            moe = new MoeLauncher(launch, scratch, dense, modules, options);
-            sampling = new SampleLauncher(launch, stepBuf, modules, options);
+            CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
+            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
+            attention = new AttentionLauncher(launch, scratch, options);
+            moe = new MoeLauncher(launch, scratch, dense, options);
+            sampling = new SampleLauncher(launch, stepBuf, options);
         } catch (RuntimeException e) {
             modules.close();
             throw e;

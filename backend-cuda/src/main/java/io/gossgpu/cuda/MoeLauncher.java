@@ -6,14 +6,15 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
+import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
 import java.util.List;
 
-import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
-import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+import static io.gossgpu.device.Grid.ceilDiv;
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 
 /**
  * The router's top-k (router.cu's topk_softmax) and the MXFP4 mixture of experts (moe.cu): per (token, slot) for decode
@@ -45,7 +46,7 @@ final class MoeLauncher {
     /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
 
-    private final CudaLaunch launch;
+    private final CudaLauncher launch;
     private final ScratchArena<CudaBuffer> scratch;
     private final DenseLauncher dense;
     private final CudaKernel kTopK, kGateUp, kDown, kSort, kGateUpTiled, kDownTiled, kCombine;
@@ -53,20 +54,20 @@ final class MoeLauncher {
     /** MoE calls that took the kernels batched by expert (counter {@code moe_tiled_calls}). */
     long tiledCalls;
 
-    MoeLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, CudaModules modules, BackendOptions o) {
+    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, BackendOptions o) {
         this.launch = launch;
         this.scratch = scratch;
         this.dense = dense;
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         tiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(o);
-        kTopK = modules.kernel(TOPK);
-        kGateUp = modules.kernel(GATE_UP);
-        kDown = modules.kernel(DOWN);
-        kSort = modules.kernel(SORT);
-        kGateUpTiled = modules.kernel(GATE_UP_TILED);
-        kDownTiled = modules.kernel(DOWN_TILED);
-        kCombine = modules.kernel(COMBINE);
+        kTopK = launch.kernel(TOPK.name());
+        kGateUp = launch.kernel(GATE_UP.name());
+        kDown = launch.kernel(DOWN.name());
+        kSort = launch.kernel(SORT.name());
+        kGateUpTiled = launch.kernel(GATE_UP_TILED.name());
+        kDownTiled = launch.kernel(DOWN_TILED.name());
+        kCombine = launch.kernel(COMBINE.name());
         checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
         checkBlock(kDown, CudaKnobs.MOE, moeBlock);
         checkBlock(kCombine, CudaKnobs.ELEMENTWISE, elementwiseBlock);
@@ -79,8 +80,8 @@ final class MoeLauncher {
     void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
         CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
         dense.matmul(router, bias, x, T, logits.address());
-        launch.run(kTopK, ceilDiv(T, 2), 1, 64, 0, // a warp per token
-                launch.args().ptr(logits).ptr(r.ids()).ptr(r.weights()).params(new TopKParams(T, experts, r.k())));
+        launch.launch(kTopK).buffer(logits.address()).buffer(r.ids().address()).buffer(r.weights().address())
+                .run(new TopKParams(T, experts, r.k()), Grid.of(ceilDiv(T, 2), 64)); // a warp per token
     }
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
@@ -97,13 +98,11 @@ final class MoeLauncher {
         }
         // one warp per weight row; moe_down holds as many slots' activations as 48 KiB of shared memory takes
         int warps = moeBlock / 32, slotsPerPass = Math.min(k, MAX_ROW / inter);
-        launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, warps), moeBlock, 4 * h,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
-                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kDown, Math.min(T, 65535), ceilDiv(h, warps), moeBlock, 4 * inter * slotsPerPass,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden).ptr(r.ids()).ptr(r.weights())
-                        .ptr(out).params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), slotsPerPass)));
+        launch.launch(kGateUp).buffer(g.codes().address()).buffer(g.scalesPtr()).buffer(u.codes().address()).buffer(u.scalesPtr())
+                        .buffer(l.gateBias()).buffer(l.upBias()).buffer(x).buffer(r.ids().address()).buffer(hidden.address())
+                        .local(4 * h).run(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0), Grid.of(Math.min(T * k, 65535), ceilDiv(inter, warps), moeBlock));
+        launch.launch(kDown).buffer(d.codes().address()).buffer(d.scalesPtr()).buffer(l.downBias()).buffer(hidden.address()).buffer(r.ids().address()).buffer(r.weights().address())
+                        .buffer(out).local(4 * inter * slotsPerPass).run(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), slotsPerPass), Grid.of(Math.min(T, 65535), ceilDiv(h, warps), moeBlock));
     }
 
     /** The MoE batched by expert (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine). */
@@ -115,19 +114,15 @@ final class MoeLauncher {
         CudaBuffer y = scratch.ensure("MoE expert outputs", 4L * slots * h);
         Mx g = l.gate(), u = l.up(), d = l.down();
         tiledCalls++;
-        launch.run(kSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
-                launch.args().ptr(r.ids()).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles)
-                        .params(new MoeSortParams(slots, experts)));
-        launch.run(kGateUpTiled, ceilDiv(inter, 64), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
-                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(base + offsets).ptr(base + order)
-                        .ptr(base + tiles).ptr(base + ntiles).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kDownTiled, ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
-                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).ptr(y)
-                        .params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
-                launch.args().ptr(y).ptr(r.weights()).ptr(out).params(new MoeCombineParams(T, k, h)));
+        launch.launch(kSort).buffer(r.ids().address()).buffer(base + offsets).buffer(base + order).buffer(base + tiles).buffer(base + ntiles)
+                        .run(new MoeSortParams(slots, experts), Grid.of(1, Math.min(1024, ceilDiv(experts, 32) * 32)));
+        launch.launch(kGateUpTiled).buffer(g.codes().address()).buffer(g.scalesPtr()).buffer(u.codes().address()).buffer(u.scalesPtr())
+                        .buffer(l.gateBias()).buffer(l.upBias()).buffer(x).buffer(base + offsets).buffer(base + order)
+                        .buffer(base + tiles).buffer(base + ntiles).buffer(hidden.address())
+                        .run(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0), Grid.of(ceilDiv(inter, 64), maxTiles, AttentionLauncher.TILED_THREADS));
+        launch.launch(kDownTiled).buffer(d.codes().address()).buffer(d.scalesPtr()).buffer(l.downBias()).buffer(hidden.address())
+                        .buffer(base + offsets).buffer(base + order).buffer(base + tiles).buffer(base + ntiles).buffer(y.address())
+                        .run(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0), Grid.of(ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS));
+        launch.launch(kCombine).buffer(y.address()).buffer(r.weights().address()).buffer(out).run(new MoeCombineParams(T, k, h), Grid.of(Math.min(T, 65535), elementwiseBlock));
     }
 }

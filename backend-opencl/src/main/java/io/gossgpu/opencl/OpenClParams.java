@@ -4,7 +4,7 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
- * last argument, set by {@link OpenClLaunch#params}). OpenClKernelParamsTest checks them against the sources.
+ * last argument, set by {@link OpenClLauncher}). OpenClKernelParamsTest checks them against the sources.
  */
 final class OpenClParams {
     private OpenClParams() {}
