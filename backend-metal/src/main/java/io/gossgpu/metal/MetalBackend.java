@@ -12,6 +12,9 @@ import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
+import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.MoePipeline;
+import io.gossgpu.device.MoeShapes;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
@@ -45,8 +48,11 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final BackendOptions options;
     private final Arena arena = Arena.ofShared();
     private final MetalLauncher launcher;
-    /** Batches of at least this many tokens use the tiled prefill kernels (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
+    /** Batches of at least this many tokens use the tiled dense kernel (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
     private final int prefillMinT;
+    /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
+    private final int moePrefillMinT;
+    private final MoePipeline<Buf> moe;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -62,12 +68,14 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         this.queue = metal.queue();
         this.description = metal.deviceName();
         prefillMinT = Knobs.PREFILL_MIN_T.value(options);
+        moePrefillMinT = Knobs.MOE_PREFILL_MIN_T.value(options);
         noCopy = Knobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
         lib = metallib != null ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
+        moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
     }
 
     /** The device and its queue (the native library loaded first). */
@@ -94,6 +102,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         SortedMap<String, Integer> m = new TreeMap<>();
         for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
         m.put(Knobs.PREFILL_MIN_T.envName(), prefillMinT);
+        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         return m;
     }
 
@@ -231,37 +240,50 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     protected void runMoe(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r, BufferTensor<Buf> out) {
         ModelConfig c = w.config();
         DeviceWeights.Layer<Buf, Dense, Experts> l = w.tensors.layer(layer);
-        int T = x.rows(), k = r.k(), H = c.hiddenSize(), I = c.intermediateSize(), E = c.numExperts();
-        Buf act = scratch.ensure("MoE activations", 4L * T * k * I);
-        MoeParams p = new MoeParams(T, k, H, I, E, c.swigluLimit());
-        if (T >= prefillMinT) {
-            moePrefill(l, x, r, act, out, p);
-            return;
-        }
-        launch(MetalKernel.MOE_GATE_UP).buffer(l.gate().codes()).buffer(l.gate().scales()).buffer(l.up().codes())
-                .buffer(l.up().scales()).buffer(l.gateBias()).buffer(l.upBias()).buffer(x.buffer()).buffer(r.ids()).buffer(act)
-                .run(p, simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) T * k * I));
-        launch(MetalKernel.MOE_DOWN).buffer(l.down().codes()).buffer(l.down().scales()).buffer(l.downBias())
-                .buffer(act).buffer(r.ids()).buffer(r.weights()).buffer(out.buffer())
-                .run(p, simdgroups(kernel(MetalKernel.MOE_DOWN), (long) T * H));
+        // the experts are repacked to OpenAI's layout at upload (ggml 0)
+        MoeParams p = new MoeParams(0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit(), 0);
+        moe.run(new MoePipeline.Experts<>(l.gate().codes(), l.gate().scales(), l.up().codes(), l.up().scales(), l.gateBias(), l.upBias(),
+                l.down().codes(), l.down().scales(), l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }
 
-    /** Prefill MoE: group the (token, slot) pairs by expert on the device, then tiled MXFP4 matmuls. */
-    private void moePrefill(DeviceWeights.Layer<Buf, Dense, Experts> l, BufferTensor<Buf> x, BufferRouting<Buf> r, Buf act,
-                            BufferTensor<Buf> out, MoeParams p) {
-        int H = p.H(), I = p.I(), E = p.E(), n = p.T() * p.k();
-        Buf group = scratch.ensure("MoE expert groups", 4L * (2L * E + n + 8L * E));
-        long pairsOffset = 8L * E;
-        Buf y = scratch.ensure("MoE expert outputs", 4L * n * H);
-        launch(MetalKernel.MOE_SORT).buffer(r.ids()).buffer(group).buffer(group, pairsOffset).run(new GroupParams(n, E), Grid.items(E));
-        long pairTiles = (n + 7) / 8 + E; // segments are padded to 8 pairs: at most this many tiles
-        launch(MetalKernel.MOE_GATE_UP_TILED).buffer(l.gate().codes()).buffer(l.gate().scales()).buffer(l.up().codes())
-                .buffer(l.up().scales()).buffer(l.gateBias()).buffer(l.upBias()).buffer(x.buffer()).buffer(group)
-                .buffer(group, pairsOffset).buffer(act).run(p, groups(kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles * ((I + 31) / 32)));
-        launch(MetalKernel.MOE_DOWN_TILED).buffer(l.down().codes()).buffer(l.down().scales()).buffer(l.downBias())
-                .buffer(act).buffer(group).buffer(group, pairsOffset).buffer(y).run(p, groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles * ((H + 31) / 32)));
-        launch(MetalKernel.MOE_COMBINE).buffer(y).buffer(r.ids()).buffer(r.weights()).buffer(out.buffer())
-                .run(p, Grid.items((long) p.T() * H));
+    /** How moe.metal spreads the MoE: a simdgroup per output for decode; tiles of 32 rows × 8 pairs of one expert for prefill. */
+    private MoeShapes moeShapes() {
+        return new MoeShapes() {
+            @Override
+            public Shape gateUp(MoeParams p) {
+                return Shape.of(simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) p.slots() * p.inter()));
+            }
+
+            @Override
+            public Shape down(MoeParams p) {
+                return Shape.of(simdgroups(kernel(MetalKernel.MOE_DOWN), (long) p.tokens() * p.hidden()));
+            }
+
+            @Override
+            public Shape sort(MoeParams p) {
+                return Shape.of(Grid.items(p.experts()));
+            }
+
+            /** Segments are padded to 8 pairs: at most this many tiles of pairs. */
+            private static long pairTiles(MoeParams p) {
+                return (p.slots() + 7) / 8 + p.experts();
+            }
+
+            @Override
+            public Shape gateUpTiled(MoeParams p) {
+                return Shape.of(groups(kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles(p) * ((p.inter() + 31) / 32)));
+            }
+
+            @Override
+            public Shape downTiled(MoeParams p) {
+                return Shape.of(groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles(p) * ((p.hidden() + 31) / 32)));
+            }
+
+            @Override
+            public Shape combine(MoeParams p) {
+                return Shape.of(Grid.items((long) p.tokens() * p.hidden()));
+            }
+        };
     }
 
     @Override

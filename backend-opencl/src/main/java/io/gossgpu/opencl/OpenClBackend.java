@@ -11,6 +11,9 @@ import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
+import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.MoePipeline;
+import io.gossgpu.device.MoeShapes;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -44,14 +47,15 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
-    private final OpenClKernel kSort, kGateUpTiled, kDownTiled, kCombine, kAttentionSplit, kAttentionCombine, kAttentionGqa;
+    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kAdd, kArgmax;
+    private final OpenClKernel kAttentionSplit, kAttentionCombine, kAttentionGqa;
+    private final MoePipeline<Long> moe;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
     private final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
-            moeGroupMin, argmaxWg;
+            moePrefillMinT, argmaxWg;
 
     /**
      * A backend on the device {@code options} select ({@link OpenCl#DEVICE}: an index of {@link OpenCl#deviceListing}
@@ -141,7 +145,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
         moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
         moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
-        moeGroupMin = Knobs.value(options, Knobs.MOE_GROUPMIN, gpu, maxWg);
+        moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
         launcher = new OpenClLauncher(program, queue);
@@ -153,14 +157,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             kAttention = launcher.kernel("attention");
             kKvStore = launcher.kernel("kv_store");
             kTopK = launcher.kernel("topk_softmax");
-            kGateUp = launcher.kernel("moe_gate_up");
-            kDown = launcher.kernel("moe_down");
             kAdd = launcher.kernel("add");
             kArgmax = launcher.kernel("argmax");
-            kSort = launcher.kernel("moe_sort");
-            kGateUpTiled = launcher.kernel("moe_gate_up_tiled");
-            kDownTiled = launcher.kernel("moe_down_tiled");
-            kCombine = launcher.kernel("moe_combine");
+            moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             kAttentionSplit = launcher.kernel("attention_split");
             kAttentionCombine = launcher.kernel("attention_combine");
             kAttentionGqa = launcher.kernel("attention_gqa");
@@ -174,7 +173,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
             program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
             for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
-            for (OpenClKernel k : new OpenClKernel[]{kGateUp, kDown, kGateUpTiled, kDownTiled}) program.checkWorkGroup(k, Knobs.MOE_WG, moeWg);
+            for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
+                program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
             program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
@@ -209,7 +209,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         m.put(Knobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
         m.put(Knobs.MOE_WG.envName(), moeWg);
         m.put(Knobs.MOE_TILE.envName(), moeTile);
-        m.put(Knobs.MOE_GROUPMIN.envName(), moeGroupMin);
+        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         m.put(Knobs.ARGMAX_WG.envName(), argmaxWg);
         return m;
     }
@@ -330,40 +330,48 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     protected void runMoe(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r, BufferTensor<Long> out) {
         ModelConfig c = w.config();
-        int T = x.rows(), k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
-        long hidden = scratch.ensure("MoE activations", 4L * T * k * inter);
         var l = w.tensors.layer(layer);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        if (T >= moeGroupMin) {
-            moeGrouped(w, layer, x.buffer(), r, T, hidden, out.buffer());
-            return;
-        }
-        launch(kGateUp).buffer(g.codes()).buffer(g.scales()).buffer(u.codes()).buffer(u.scales())
-                .buffer(l.gateBias()).buffer(l.upBias()).buffer(x.buffer()).buffer(r.ids()).buffer(hidden).local(4L * moeWg)
-                .run(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()), Grid.of(inter, (long) T * k, moeWg));
-        launch(kDown).buffer(d.codes()).buffer(d.scales()).buffer(l.downBias()).buffer(hidden)
-                .buffer(r.ids()).buffer(r.weights()).buffer(out.buffer()).local(4L * moeWg)
-                .run(new DownParams(d.ggml() ? 1 : 0, k, h, inter), Grid.of(h, T, moeWg));
+        if (g.ggml() != d.ggml() || u.ggml() != d.ggml()) throw new GossException("moe: layer " + layer + " mixes MXFP4 layouts");
+        MoeParams p = new MoeParams(g.ggml() ? 1 : 0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(),
+                c.swigluLimit(), 0);
+        moe.run(new MoePipeline.Experts<>(g.codes(), g.scales(), u.codes(), u.scales(), l.gateBias(), l.upBias(), d.codes(), d.scales(),
+                l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }
 
-    /** Prefill MoE: slots grouped by expert on the device, each expert's rows read once per tile of slots. */
-    private void moeGrouped(OpenClWeights w, int layer, long x, BufferRouting<Long> r, int T, long hidden, long out) {
-        ModelConfig c = w.config();
-        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize(), e = c.numExperts(), n = T * k;
-        long offsets = scratch.ensure("MoE expert offsets", 4L * (e + 1));
-        long list = scratch.ensure("MoE slot list", 4L * n);
-        long y = scratch.ensure("MoE expert outputs", 4L * n * h);
-        long cursors = scratch.ensure("MoE expert cursors", 4L * e);
-        var l = w.tensors.layer(layer);
-        Mx g = l.gate(), u = l.up(), d = l.down();
-        launch(kSort).buffer(r.ids()).buffer(offsets).buffer(cursors).buffer(list).run(new SortParams(n, e), Grid.of(1, 1));
-        launch(kGateUpTiled).buffer(g.codes()).buffer(g.scales()).buffer(u.codes()).buffer(u.scales())
-                .buffer(l.gateBias()).buffer(l.upBias()).buffer(x).buffer(offsets).buffer(list).buffer(hidden).local(4L * moeWg)
-                .run(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()), Grid.of(inter, e, moeWg));
-        launch(kDownTiled).buffer(d.codes()).buffer(d.scales())
-                .buffer(l.downBias()).buffer(hidden).buffer(offsets).buffer(list).buffer(r.weights()).buffer(y).local(4L * moeWg)
-                .run(new DownTiledParams(d.ggml() ? 1 : 0, h, inter), Grid.of(h, e, moeWg));
-        launch(kCombine).buffer(y).buffer(out).run(new MoeCombineParams(k, h), Grid.items(h, T));
+    /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */
+    private MoeShapes moeShapes() {
+        return new MoeShapes() {
+            @Override
+            public Shape gateUp(MoeParams p) {
+                return new Shape(Grid.of(p.inter(), p.slots(), moeWg), 4L * moeWg);
+            }
+
+            @Override
+            public Shape down(MoeParams p) {
+                return new Shape(Grid.of(p.hidden(), p.tokens(), moeWg), 4L * moeWg);
+            }
+
+            @Override
+            public Shape sort(MoeParams p) {
+                return Shape.of(Grid.of(1, 1));
+            }
+
+            @Override
+            public Shape gateUpTiled(MoeParams p) {
+                return new Shape(Grid.of(p.inter(), p.experts(), moeWg), 4L * moeWg);
+            }
+
+            @Override
+            public Shape downTiled(MoeParams p) {
+                return new Shape(Grid.of(p.hidden(), p.experts(), moeWg), 4L * moeWg);
+            }
+
+            @Override
+            public Shape combine(MoeParams p) {
+                return Shape.of(Grid.items(p.hidden(), p.tokens()));
+            }
+        };
     }
 
     @Override
