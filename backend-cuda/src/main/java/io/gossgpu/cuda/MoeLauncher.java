@@ -11,6 +11,7 @@ import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
+import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
@@ -54,7 +55,7 @@ final class MoeLauncher {
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         kTopK = launch.kernel(TOPK.name());
-        pipeline = new MoePipeline<>(launch, new Shapes(), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
+        pipeline = new MoePipeline<>(launch, shapes(), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
         checkBlock(kernel(MoePipeline.GATE_UP), CudaKnobs.MOE, moeBlock);
         checkBlock(kernel(MoePipeline.DOWN), CudaKnobs.MOE, moeBlock);
         checkBlock(kernel(MoePipeline.COMBINE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
@@ -88,49 +89,21 @@ final class MoeLauncher {
                 (name, bytes) -> scratch.ensure(name, bytes).address());
     }
 
+    /** Work tiles of at most {@link #TILE} slots of one expert: at most this many (grid y of the tiled kernels). */
+    private static int maxTiles(MoeParams p) {
+        return ceilDiv(p.slots(), TILE) + Math.min(p.experts(), p.slots());
+    }
+
     /** How moe.cu's kernels spread their work over blocks. */
-    private final class Shapes implements MoeShapes {
-        /** Work tiles of at most {@link #TILE} slots of one expert: at most this many. */
-        private static int maxTiles(MoeParams p) {
-            return ceilDiv(p.slots(), TILE) + Math.min(p.experts(), p.slots());
-        }
-
-        /** The tiles are grid y: at most 65535. */
-        @Override
-        public boolean prefillFits(MoeParams p) {
-            return maxTiles(p) <= 65535;
-        }
-
-        /** One warp per weight row: a block per (slot, warps of rows); x_t in shared memory. */
-        @Override
-        public Shape gateUp(MoeParams p) {
-            return new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), moeBlock / 32), moeBlock), 4L * p.hidden());
-        }
-
-        @Override
-        public Shape down(MoeParams p) {
-            return new Shape(Grid.of(Math.min(p.tokens(), 65535), ceilDiv(p.hidden(), moeBlock / 32), moeBlock),
-                    4L * p.inter() * p.slotsPerPass());
-        }
-
-        @Override
-        public Shape sort(MoeParams p) {
-            return Shape.of(Grid.of(1, Math.min(1024, ceilDiv(p.experts(), 32) * 32)));
-        }
-
-        @Override
-        public Shape gateUpTiled(MoeParams p) {
-            return Shape.of(Grid.of(ceilDiv(p.inter(), 64), maxTiles(p), AttentionLauncher.TILED_THREADS));
-        }
-
-        @Override
-        public Shape downTiled(MoeParams p) {
-            return Shape.of(Grid.of(ceilDiv(p.hidden(), 128), maxTiles(p), AttentionLauncher.TILED_THREADS));
-        }
-
-        @Override
-        public Shape combine(MoeParams p) {
-            return Shape.of(Grid.of(Math.min(p.tokens(), 65535), elementwiseBlock));
-        }
+    private MoeShapes shapes() {
+        int warps = moeBlock / 32, tiled = AttentionLauncher.TILED_THREADS;
+        return new MoeShapes( // decode: one warp per weight row, a block per (slot or token, warps of rows); the activations in shared memory
+                p -> new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), warps), moeBlock), 4L * p.hidden()),
+                p -> new Shape(Grid.of(Math.min(p.tokens(), 65535), ceilDiv(p.hidden(), warps), moeBlock), 4L * p.inter() * p.slotsPerPass()),
+                p -> Shape.of(Grid.of(1, Math.min(1024, ceilDiv(p.experts(), 32) * 32))), // moe_sort: one block
+                p -> Shape.of(Grid.of(ceilDiv(p.inter(), 64), maxTiles(p), tiled)), // 64 rows × a tile of slots
+                p -> Shape.of(Grid.of(ceilDiv(p.hidden(), 128), maxTiles(p), tiled)), // 128 rows × a tile of slots
+                p -> Shape.of(Grid.of(Math.min(p.tokens(), 65535), elementwiseBlock)), // moe_combine
+                p -> maxTiles(p) <= 65535);
     }
 }

@@ -15,6 +15,7 @@ import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
+import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
@@ -248,42 +249,15 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     /** How moe.metal spreads the MoE: a simdgroup per output for decode; tiles of 32 rows × 8 pairs of one expert for prefill. */
     private MoeShapes moeShapes() {
-        return new MoeShapes() {
-            @Override
-            public Shape gateUp(MoeParams p) {
-                return Shape.of(simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) p.slots() * p.inter()));
-            }
-
-            @Override
-            public Shape down(MoeParams p) {
-                return Shape.of(simdgroups(kernel(MetalKernel.MOE_DOWN), (long) p.tokens() * p.hidden()));
-            }
-
-            @Override
-            public Shape sort(MoeParams p) {
-                return Shape.of(Grid.items(p.experts()));
-            }
-
-            /** Segments are padded to 8 pairs: at most this many tiles of pairs. */
-            private static long pairTiles(MoeParams p) {
-                return (p.slots() + 7) / 8 + p.experts();
-            }
-
-            @Override
-            public Shape gateUpTiled(MoeParams p) {
-                return Shape.of(groups(kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles(p) * ((p.inter() + 31) / 32)));
-            }
-
-            @Override
-            public Shape downTiled(MoeParams p) {
-                return Shape.of(groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles(p) * ((p.hidden() + 31) / 32)));
-            }
-
-            @Override
-            public Shape combine(MoeParams p) {
-                return Shape.of(Grid.items((long) p.tokens() * p.hidden()));
-            }
-        };
+        // segments are padded to 8 pairs: at most this many tiles of pairs
+        java.util.function.ToLongFunction<MoeParams> pairTiles = p -> (p.slots() + 7) / 8 + p.experts();
+        return new MoeShapes(p -> Shape.of(simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) p.slots() * p.inter())),
+                p -> Shape.of(simdgroups(kernel(MetalKernel.MOE_DOWN), (long) p.tokens() * p.hidden())),
+                p -> Shape.of(Grid.items(p.experts())), // moe_sort: a thread per expert
+                p -> Shape.of(groups(kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles.applyAsLong(p) * ((p.inter() + 31) / 32))),
+                p -> Shape.of(groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles.applyAsLong(p) * ((p.hidden() + 31) / 32))),
+                p -> Shape.of(Grid.items((long) p.tokens() * p.hidden())), // moe_combine
+                p -> true);
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
+import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -341,37 +342,14 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */
     private MoeShapes moeShapes() {
-        return new MoeShapes() {
-            @Override
-            public Shape gateUp(MoeParams p) {
-                return new Shape(Grid.of(p.inter(), p.slots(), moeWg), 4L * moeWg);
-            }
-
-            @Override
-            public Shape down(MoeParams p) {
-                return new Shape(Grid.of(p.hidden(), p.tokens(), moeWg), 4L * moeWg);
-            }
-
-            @Override
-            public Shape sort(MoeParams p) {
-                return Shape.of(Grid.of(1, 1));
-            }
-
-            @Override
-            public Shape gateUpTiled(MoeParams p) {
-                return new Shape(Grid.of(p.inter(), p.experts(), moeWg), 4L * moeWg);
-            }
-
-            @Override
-            public Shape downTiled(MoeParams p) {
-                return new Shape(Grid.of(p.hidden(), p.experts(), moeWg), 4L * moeWg);
-            }
-
-            @Override
-            public Shape combine(MoeParams p) {
-                return Shape.of(Grid.items(p.hidden(), p.tokens()));
-            }
-        };
+        long local = 4L * moeWg; // wg_sum's scratch
+        return new MoeShapes(p -> new Shape(Grid.of(p.inter(), p.slots(), moeWg), local), // moe_gate_up
+                p -> new Shape(Grid.of(p.hidden(), p.tokens(), moeWg), local), // moe_down
+                p -> Shape.of(Grid.of(1, 1)), // moe_sort: one work item
+                p -> new Shape(Grid.of(p.inter(), p.experts(), moeWg), local), // moe_gate_up_tiled
+                p -> new Shape(Grid.of(p.hidden(), p.experts(), moeWg), local), // moe_down_tiled
+                p -> Shape.of(Grid.items(p.hidden(), p.tokens())), // moe_combine
+                p -> true);
     }
 
     @Override

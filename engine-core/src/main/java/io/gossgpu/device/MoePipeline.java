@@ -81,7 +81,7 @@ public final class MoePipeline<B> {
 
     /** Whether a batch of {@code p} takes the prefill kernels: the threshold, and what the device's grids allow. */
     public boolean prefill(MoeParams p) {
-        return p.tokens() >= prefillMinT && shapes.prefillFits(p);
+        return p.tokens() >= prefillMinT && shapes.prefillFits().test(p);
     }
 
     /** Bytes of the groups buffer moe_sort fills: room for each API's layout (offsets, counts, padded slot lists, tiles). */
@@ -94,20 +94,20 @@ public final class MoePipeline<B> {
         B hidden = scratch.ensure("MoE activations", 4L * p.slots() * p.inter());
         if (!prefill(p)) {
             finish(launcher.launch(gateUp).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
-                    .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(ids).buffer(hidden), shapes.gateUp(p), p);
+                    .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(ids).buffer(hidden), shapes.gateUp().apply(p), p);
             finish(launcher.launch(down).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden).buffer(ids)
-                    .buffer(weights).buffer(out), shapes.down(p), p);
+                    .buffer(weights).buffer(out), shapes.down().apply(p), p);
             return;
         }
         prefillCalls++;
         B groups = scratch.ensure("MoE expert groups", groupsBytes(p.slots(), p.experts()));
         B y = scratch.ensure("MoE expert outputs", 4L * p.slots() * p.hidden());
-        finish(launcher.launch(sort).buffer(ids).buffer(groups), shapes.sort(p), p);
+        finish(launcher.launch(sort).buffer(ids).buffer(groups), shapes.sort().apply(p), p);
         finish(launcher.launch(gateUpTiled).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
-                .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(groups).buffer(hidden), shapes.gateUpTiled(p), p);
+                .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(groups).buffer(hidden), shapes.gateUpTiled().apply(p), p);
         finish(launcher.launch(downTiled).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden)
-                .buffer(groups).buffer(y), shapes.downTiled(p), p);
-        finish(launcher.launch(combine).buffer(y).buffer(ids).buffer(weights).buffer(out), shapes.combine(p), p);
+                .buffer(groups).buffer(y), shapes.downTiled().apply(p), p);
+        finish(launcher.launch(combine).buffer(y).buffer(ids).buffer(weights).buffer(out), shapes.combine().apply(p), p);
     }
 
     private static <B> void finish(KernelLaunch<B> launch, MoeShapes.Shape shape, MoeParams p) {
