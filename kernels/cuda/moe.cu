@@ -1,4 +1,4 @@
-// The MXFP4 mixture of experts of the cuda backend (MoeLauncher). Decode (moe_gate_up, moe_down): one warp per
+// The MXFP4 mixture of experts of the cuda backend (io.gossgpu.device.MoePipeline; MoeLauncher the router). Decode (moe_gate_up, moe_down): one warp per
 // weight row over an activation row in shared memory, per (token, slot). A batch of tokens (prefill), batched by
 // expert: the T*K (token, slot) pairs are grouped by expert on the device (moe_sort), then each expert's MXFP4
 // rows are decoded once per tile of its slots and used for all of them (moe_gate_up_tiled, moe_down_tiled).
@@ -104,14 +104,15 @@ __device__ __forceinline__ void mx_dots_warp(const MxRow* r, int n, int ggml, in
 // mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, W units u0 ..) with W the block's warps, x_t in
 // shared memory, one warp per unit (its gate and up rows). Expert ids read from device memory.
 // grid (min(T*K, 65535), ceil(I / W)), block B = 32 W; dynamic shared memory 4*H bytes. hout is (T*K) x I.
-// The scalars of the expert kernels moe_gate_up, moe_down, moe_gate_up_tiled and moe_down_tiled (the tiled ones
-// do not read tokens, the down ones not limit; slotsPerPass only moe_down).
+// The scalars of every MoE kernel, the same struct in moe.cl and moe.metal (io.gossgpu.device.MoeParams; the
+// down kernels do not read limit; slotsPerPass only moe_down).
 struct MoeParams {
     int ggml;         // 1: the scales in ggml's layout
     int tokens;       // T
     int k;            // K: experts per token
     int hidden;       // H
     int inter;        // I: intermediate size
+    int experts;      // E
     float limit;      // SwiGLU limit
     int slotsPerPass; // moe_down: slots whose activations shared memory holds at once (1..K)
 };
@@ -207,20 +208,37 @@ extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, co
 }
 
 // ---- moe_sort: a stable counting sort of the slots by expert; grid (1), block B ------------------
+// The groups buffer (S = T*K slots, E experts; MoePipeline.groupsBytes is room enough):
+//   ntiles[1], offsets[E + 1], order[S], tiles[2 * (ceil(S / MOE_TM) + E)]
 // offsets[e] .. offsets[e+1] are expert e's places in `order`, which lists slot indices s (ascending within
 // an expert); tiles[2n], tiles[2n+1] = (expert, first place) of work tile n (MOE_TM places at most), ntiles[0] = n.
-// Expert e is counted and scattered by thread e % B, which walks all S slots in order (S = T*K): O(S) per
+// Expert e is counted and scattered by thread e % B, which walks all S slots in order: O(S) per
 // thread, deterministic. Ids outside 0..E-1 are not placed (their slots get no output).
-struct MoeSortParams {
-    int slots;   // S
-    int experts; // E
+struct MoeGroups {
+    int* ntiles;
+    int* offsets;
+    int* order;
+    int* tiles;
 };
 
-extern "C" __global__ void moe_sort(const int* __restrict__ ids, int* __restrict__ offsets,
-                                    int* __restrict__ order, int* __restrict__ tiles, int* __restrict__ ntiles,
-                                    const MoeSortParams p)
+__device__ __forceinline__ MoeGroups moe_groups(int* groups, const MoeParams& p)
 {
-    const int S = p.slots, E = p.experts;
+    MoeGroups g;
+    g.ntiles = groups;
+    g.offsets = groups + 1;
+    g.order = g.offsets + p.experts + 1;
+    g.tiles = g.order + p.tokens * p.k;
+    return g;
+}
+
+extern "C" __global__ void moe_sort(const int* __restrict__ ids, int* __restrict__ groups, const MoeParams p)
+{
+    const int S = p.tokens * p.k, E = p.experts;
+    const MoeGroups g = moe_groups(groups, p);
+    int* __restrict__ offsets = g.offsets;
+    int* __restrict__ order = g.order;
+    int* __restrict__ tiles = g.tiles;
+    int* __restrict__ ntiles = g.ntiles;
     for (int e = threadIdx.x; e < E; e += blockDim.x) {
         int c = 0;
         for (int s = 0; s < S; s++) {
@@ -361,10 +379,14 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
 extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                              const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                              const float* __restrict__ gBias, const float* __restrict__ uBias,
-                                             const float* __restrict__ x, const int* __restrict__ offsets,
-                                             const int* __restrict__ order, const int* __restrict__ tiles,
-                                             const int* __restrict__ ntiles, float* __restrict__ hout, const MoeParams p)
+                                             const float* __restrict__ x, int* __restrict__ groups,
+                                             float* __restrict__ hout, const MoeParams p)
 {
+    const MoeGroups g = moe_groups(groups, p);
+    const int* __restrict__ offsets = g.offsets;
+    const int* __restrict__ order = g.order;
+    const int* __restrict__ tiles = g.tiles;
+    const int* __restrict__ ntiles = g.ntiles;
     const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
     if ((int) blockIdx.y >= ntiles[0]) {
@@ -405,10 +427,13 @@ extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ g
 // slots s; yout is (T*K) x H, row s written for each placed slot.
 extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                           const float* __restrict__ dBias, const float* __restrict__ hin,
-                                          const int* __restrict__ offsets, const int* __restrict__ order,
-                                          const int* __restrict__ tiles, const int* __restrict__ ntiles,
-                                          float* __restrict__ yout, const MoeParams p)
+                                          int* __restrict__ groups, float* __restrict__ yout, const MoeParams p)
 {
+    const MoeGroups g = moe_groups(groups, p);
+    const int* __restrict__ offsets = g.offsets;
+    const int* __restrict__ order = g.order;
+    const int* __restrict__ tiles = g.tiles;
+    const int* __restrict__ ntiles = g.ntiles;
     const int ggml = p.ggml, H = p.hidden, I = p.inter;
     if ((int) blockIdx.y >= ntiles[0]) {
         return;
@@ -445,22 +470,18 @@ extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCod
 
 // ---- moe_combine: grid (min(T, 65535)), block B ----------------------------------------------------------
 // out[t, d] = sum_{j = 0..K-1} w[t*K + j] * y[(t*K + j), d], j ascending.
-struct MoeCombineParams {
-    int tokens; // T
-    int k;      // K
-    int hidden; // H
-};
-
-extern "C" __global__ void moe_combine(const float* __restrict__ y, const float* __restrict__ weights,
-                                       float* __restrict__ out, const MoeCombineParams p)
+extern "C" __global__ void moe_combine(const float* __restrict__ y, const int* __restrict__ ids,
+                                       const float* __restrict__ weights, float* __restrict__ out, const MoeParams p)
 {
-    const int T = p.tokens, K = p.k, H = p.hidden;
+    const int T = p.tokens, K = p.k, H = p.hidden, E = p.experts;
     for (int t = blockIdx.x; t < T; t += gridDim.x) {
         for (int d = threadIdx.x; d < H; d += blockDim.x) {
             float acc = 0.0f;
             for (int j = 0; j < K; j++) {
                 const size_t s = (size_t) t * K + j;
-                acc = fmaf(weights[s], y[s * H + d], acc);
+                if ((unsigned) ids[s] < (unsigned) E) { // an id the sort left out has no output
+                    acc = fmaf(weights[s], y[s * H + d], acc);
+                }
             }
             out[(size_t) t * H + d] = acc;
         }

@@ -68,17 +68,20 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
     return acc;
 }
 
+/* The scalars of every MoE kernel, the same struct in moe.cu and moe.metal (io.gossgpu.device.MoeParams; the down
+ * kernels do not read limit, none here slotsPerPass). */
+typedef struct { int ggml; int tokens; int k; int hidden; int inter; int experts; float limit; int slotsPerPass; } MoeParams;
+
 /*
  * mlp1 + SwiGLU. One work-group per (unit u, token-slot t*K + j). hout is (T*K) x I.
  */
-typedef struct { int ggml; int K; int H; int I; float limit; } GateUpParams;
 
 __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gScales,
                           __global const uchar* uCodes, __global const uchar* uScales,
                           __global const float* gBias, __global const float* uBias,
                           __global const float* x, __global const int* ids,
-                          __global float* hout, __local float* scratch, const GateUpParams p) {
-    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
+                          __global float* hout, __local float* scratch, const MoeParams p) {
+    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
     int u = get_group_id(0), tj = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
@@ -101,12 +104,10 @@ __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gS
 /*
  * mlp2 and the weighted sum over the K chosen experts. One work-group per (output d, token t).
  */
-typedef struct { int ggml; int K; int H; int I; } DownParams;
-
 __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales,
                        __global const float* dBias, __global const float* hin, __global const int* ids,
-                       __global const float* weights, __global float* out, __local float* scratch, const DownParams p) {
-    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
+                       __global const float* weights, __global float* out, __local float* scratch, const MoeParams p) {
+    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
     int d = get_group_id(0), t = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     float acc = 0.0f;
@@ -127,20 +128,20 @@ __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScal
 
 /*
  * Prefill path (T > 1): token-slots grouped by expert so that each expert's weights are read once per
- * tile of MOE_TILE slots instead of once per slot. Same formulas as above; y_j is stored per slot,
- * weighted, and moe_combine sums the K slots of each token in slot order (deterministic, no atomics).
+ * tile of MOE_TILE slots instead of once per slot. Same formulas as above; y_j is stored per slot and
+ * moe_combine sums the K weighted slots of each token in slot order (deterministic, no atomics).
  */
 #ifndef MOE_TILE
 #define MOE_TILE 8
 #endif
 
-/* Counting sort of the n = T*K token-slots by expert: offsets[0..E], list[] = slots ordered by expert then
- * slot; cursor (E entries) is scratch. Ids outside 0..E-1 are left out. One work item. */
-typedef struct { int n; int E; } SortParams;
-
-__kernel void moe_sort(__global const int* ids, __global int* offsets, __global int* cursor, __global int* list,
-                       const SortParams p) {
-    const int n = p.n, E = p.E;
+/* Counting sort of the n = T*K token-slots by expert into the groups buffer: offsets[0..E], cursor[E] (scratch),
+ * list[n] = slots ordered by expert then slot. Ids outside 0..E-1 are left out. One work item. */
+__kernel void moe_sort(__global const int* ids, __global int* groups, const MoeParams p) {
+    const int n = p.tokens * p.k, E = p.experts;
+    __global int* offsets = groups;
+    __global int* cursor = groups + E + 1;
+    __global int* list = cursor + E;
     if (get_global_id(0) != 0) return;
     for (int e = 0; e <= E; e++) offsets[e] = 0;
     for (int s = 0; s < n; s++) {
@@ -181,9 +182,11 @@ inline int mx_block(__global const uchar* codes, __global const uchar* scales, i
 __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uchar* gScales,
                                 __global const uchar* uCodes, __global const uchar* uScales,
                                 __global const float* gBias, __global const float* uBias,
-                                __global const float* x, __global const int* offsets, __global const int* list,
-                                __global float* hout, __local float* scratch, const GateUpParams p) {
-    const int ggml = p.ggml, K = p.K, H = p.H, I = p.I;
+                                __global const float* x, __global const int* groups,
+                                __global float* hout, __local float* scratch, const MoeParams p) {
+    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    __global const int* offsets = groups;
+    __global const int* list = groups + 2 * p.experts + 1;
     const float limit = p.limit;
     int u = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
@@ -223,15 +226,14 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
     }
 }
 
-/* mlp2 for every slot routed to expert e: y[slot, d] = w_slot * (down_e[d] . h_slot + downBias_e[d]).
+/* mlp2 for every slot routed to expert e: y[slot, d] = down_e[d] . h_slot + downBias_e[d].
  * One work-group per (output d, expert e). */
-typedef struct { int ggml; int H; int I; } DownTiledParams;
-
 __kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar* dScales,
-                             __global const float* dBias, __global const float* hin, __global const int* offsets,
-                             __global const int* list, __global const float* weights,
-                             __global float* y, __local float* scratch, const DownTiledParams params) {
-    const int ggml = params.ggml, H = params.H, I = params.I;
+                             __global const float* dBias, __global const float* hin, __global const int* groups,
+                             __global float* y, __local float* scratch, const MoeParams params) {
+    const int ggml = params.ggml, H = params.hidden, I = params.inter;
+    __global const int* offsets = groups;
+    __global const int* list = groups + 2 * params.experts + 1;
     int d = get_group_id(0), e = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int begin = offsets[e], end = offsets[e + 1];
@@ -255,20 +257,26 @@ __kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar*
             float total = wg_sum(scratch, p[q]);
             if (lid == 0) {
                 int slot = list[s0 + q];
-                y[(long) slot * H + d] = weights[slot] * (total + dBias[row]);
+                y[(long) slot * H + d] = total + dBias[row];
             }
         }
     }
 }
 
-/* out[t, d] = sum_j y[t*K + j, d], j in slot order. Global (H, T). */
-typedef struct { int K; int H; } MoeCombineParams;
-
-__kernel void moe_combine(__global const float* y, __global float* out, const MoeCombineParams p) {
-    const int K = p.K, H = p.H;
+/* out[t, d] = sum_j w[t*K + j] * y[t*K + j, d], j in slot order; a slot whose id the sort left out adds nothing.
+ * Global (H, T). */
+__kernel void moe_combine(__global const float* y, __global const int* ids, __global const float* weights,
+                          __global float* out, const MoeParams p) {
+    const int K = p.k, H = p.hidden, E = p.experts;
     int d = get_global_id(0), t = get_global_id(1);
     if (d >= H) return;
     float acc = 0.0f;
-    for (int j = 0; j < K; j++) acc += y[((long) t * K + j) * H + d];
+    for (int j = 0; j < K; j++) {
+        long s = (long) t * K + j;
+        if ((uint) ids[s] < (uint) E) {
+            float wy = weights[s] * y[s * H + d]; /* the product rounded, then the sum, as before */
+            acc += wy;
+        }
+    }
     out[(long) t * H + d] = acc;
 }

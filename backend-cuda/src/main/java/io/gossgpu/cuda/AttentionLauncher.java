@@ -4,14 +4,15 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.cuda.CudaKernel.Dim3;
+import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
 import java.util.List;
 
-import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
-import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+import static io.gossgpu.device.Grid.ceilDiv;
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 
 /**
  * RoPE (rope.cu), attention and the KV-cache store (attention.cu: attention_tiled, attention_combine, attention,
@@ -43,25 +44,25 @@ final class AttentionLauncher {
     /** Block size of the tiled kernel; (query, head) pairs per block. */
     static final int TILED_THREADS = 256, TILE_PAIRS = 16;
 
-    private final CudaLaunch launch;
+    private final CudaLauncher launch;
     private final ScratchArena<CudaBuffer> scratch;
     private final CudaKernel kRope, kSdpa, kKvStore, kTiled, kCombine;
     final int sdpaBlock, elementwiseBlock, tiledMinT, splits;
     /** Attention calls that took the tiled kernel (counter {@code attention_tiled_calls}). */
     long tiledCalls;
 
-    AttentionLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, CudaModules modules, BackendOptions o) {
+    AttentionLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, BackendOptions o) {
         this.launch = launch;
         this.scratch = scratch;
         sdpaBlock = CudaKnobs.SDPA.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         tiledMinT = CudaKnobs.SDPA_TILED_MIN_T.value(o);
         splits = CudaKnobs.SDPA_SPLITS.value(o);
-        kRope = modules.kernel(ROPE);
-        kSdpa = modules.kernel(ATTENTION);
-        kKvStore = modules.kernel(KV_STORE);
-        kTiled = modules.kernel(TILED);
-        kCombine = modules.kernel(COMBINE);
+        kRope = launch.kernel(ROPE.name());
+        kSdpa = launch.kernel(ATTENTION.name());
+        kKvStore = launch.kernel(KV_STORE.name());
+        kTiled = launch.kernel(TILED.name());
+        kCombine = launch.kernel(COMBINE.name());
         checkBlock(kSdpa, CudaKnobs.SDPA, sdpaBlock);
         checkBlock(kKvStore, CudaKnobs.ELEMENTWISE, elementwiseBlock);
         if (kTiled.maxThreadsPerBlock() < TILED_THREADS)
@@ -75,7 +76,7 @@ final class AttentionLauncher {
     void rope(long x, int T, int width, int heads, int hd, long table, int seq, int start) {
         long pos = launch.position(seq, start);
         int block = Math.max(32, Math.min(1024, ceilDiv(hd / 2, 32) * 32));
-        launch.run(kRope, heads, T, block, 0, launch.args().ptr(x).ptr(table).ptr(pos).params(new RopeParams(T, width, hd)));
+        launch.launch(kRope).buffer(x).buffer(table).buffer(pos).run(new RopeParams(T, width, hd), Grid.of(heads, T, block));
     }
 
     /**
@@ -99,19 +100,15 @@ final class AttentionLauncher {
             int n = T == 1 ? splits : 1;
             long part = n > 1 ? scratch.ensure("attention partial sums", 4L * n * T * heads * (hd + 2)).address() : 0;
             tiledCalls++;
-            launch.run(kTiled, new Dim3(c.numKeyValueHeads(), ceilDiv(T, tq), n), TILED_THREADS, 4 * (TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd),
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).ptr(pos).ptr(part)
-                            .params(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, tq)));
+            launch.launch(kTiled).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(out).buffer(pos).buffer(part)
+                            .local(4 * (TILE_PAIRS * hd + 32 * (hd + 1) + 32 * hd)).run(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, tq), Grid.of(c.numKeyValueHeads(), ceilDiv(T, tq), n, TILED_THREADS));
             if (n > 1)
-                launch.run(kCombine, heads, T, Math.max(32, ceilDiv(hd, 32) * 32), 0,
-                        launch.args().ptr(part).ptr(sinks).ptr(out).params(new AttentionCombineParams(T, heads, hd, n)));
+                launch.launch(kCombine).buffer(part).buffer(sinks).buffer(out).run(new AttentionCombineParams(T, heads, hd, n), Grid.of(heads, T, Math.max(32, ceilDiv(hd, 32) * 32)));
         } else {
-            launch.run(kSdpa, heads, T, sdpaBlock, shared,
-                    launch.args().ptr(q).ptr(k).ptr(v).ptr(keys).ptr(values).ptr(sinks).ptr(out).ptr(pos)
-                            .params(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, 1)));
+            launch.launch(kSdpa).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(out).buffer(pos)
+                            .local(shared).run(new AttentionParams(T, heads, group, hd, c.kvDim(), slots, window, scale, 1), Grid.of(heads, T, sdpaBlock));
         }
         int first = Math.max(0, T - slots);
-        launch.run(kKvStore, ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock, 0,
-                launch.args().ptr(k).ptr(v).ptr(keys).ptr(values).ptr(pos).params(new KvStoreParams(T, slots, c.kvDim(), first)));
+        launch.launch(kKvStore).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(pos).run(new KvStoreParams(T, slots, c.kvDim(), first), Grid.of(ceilDiv(c.kvDim(), elementwiseBlock), T - first, elementwiseBlock));
     }
 }

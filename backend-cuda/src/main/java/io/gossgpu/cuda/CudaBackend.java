@@ -41,7 +41,7 @@ import java.util.stream.Stream;
  * (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024;
  * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
  * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
- * {@code GOSS_CUDA_MOE_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_SPLITS} (see the
+ * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_SDPA_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_SPLITS} (see the
  * launchers); {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
@@ -102,11 +102,11 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         this.stepBuf = step;
         this.modules = new CudaModules(ctx);
         try {
-            CudaLaunch launch = new CudaLaunch(queue);
-            dense = new DenseLauncher(launch, modules, ctx.device().multiprocessors(), options);
-            attention = new AttentionLauncher(launch, scratch, modules, options);
-            moe = new MoeLauncher(launch, scratch, dense, modules, options);
-            sampling = new SampleLauncher(launch, stepBuf, modules, options);
+            CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
+            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
+            attention = new AttentionLauncher(launch, scratch, options);
+            moe = new MoeLauncher(launch, scratch, dense, options);
+            sampling = new SampleLauncher(launch, stepBuf, options);
         } catch (RuntimeException e) {
             modules.close();
             throw e;
@@ -122,7 +122,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         SortedMap<String, Long> m = new TreeMap<>();
         queue.count(m);
         m.put("attention_tiled_calls", attention.tiledCalls);
-        m.put("moe_tiled_calls", moe.tiledCalls);
+        m.put("moe_tiled_calls", moe.pipeline.prefillCalls());
         return m;
     }
 
@@ -139,7 +139,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.LINEAR_GEMM_T.envName(), dense.gemmMinT);
         m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
-        m.put(CudaKnobs.MOE_TILED_MIN_T.envName(), moe.tiledMinT);
+        m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
         m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), attention.tiledMinT);
         m.put(CudaKnobs.SDPA_SPLITS.envName(), attention.splits);
         m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);

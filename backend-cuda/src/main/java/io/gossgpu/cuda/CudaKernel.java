@@ -8,7 +8,7 @@ import java.lang.foreign.MemorySegment;
 import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** One kernel of a {@link CudaModule}, and its launch ({@code cuLaunchKernel}). */
-public final class CudaKernel {
+public final class CudaKernel implements io.gossgpu.device.DeviceKernel {
 
     /** Grid or block dimensions. */
     public record Dim3(int x, int y, int z) {
@@ -39,6 +39,7 @@ public final class CudaKernel {
         this.entry = entry;
     }
 
+    @Override
     public String name() {
         return name;
     }
@@ -74,6 +75,11 @@ public final class CudaKernel {
             check("cuFuncGetAttribute(" + name + ")", Cuda.cuFuncGetAttribute(out, attribute, function));
             return out.get(Cuda.C_INT, 0);
         }
+    }
+
+    @Override
+    public int maxThreads() {
+        return maxThreadsPerBlock();
     }
 
     /** Largest block this kernel can be launched with (registers permitting). */

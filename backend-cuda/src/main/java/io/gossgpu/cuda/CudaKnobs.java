@@ -22,7 +22,7 @@ final class CudaKnobs {
     static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
 
     /** Batches of at least this many tokens take the MoE batched by expert (moe.cu's tiled kernels). */
-    static final Knob MOE_TILED_MIN_T = Knob.of(CudaBackend.NAME, "MOE_TILED", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
+    static final Knob MOE_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "MOE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
             "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_sort, moe_*_tiled)")
             .tuneValues(1, 2, 4, 8, 16, 64, Integer.MAX_VALUE);
     /** Batches of at least this many tokens take the tiled attention (attention_tiled). */
@@ -47,7 +47,7 @@ final class CudaKnobs {
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
     static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
-            MOE_TILED_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS, GRAPH);
+            MOE_PREFILL_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS, GRAPH);
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

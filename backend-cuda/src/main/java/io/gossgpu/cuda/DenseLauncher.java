@@ -3,6 +3,8 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cuda.CudaWeights.Dense;
+import io.gossgpu.device.Grid;
+import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.model.WeightFormat;
 
@@ -12,8 +14,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
-import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+import static io.gossgpu.device.Grid.ceilDiv;
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 
 /**
  * The dense layers and the elementwise ops between them: embedding rows and linear layers in every dense format
@@ -63,13 +65,13 @@ final class DenseLauncher {
         return new CudaEntry("dense", "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, 7, DenseParams.class);
     }
 
-    private final CudaLaunch launch;
+    private final CudaLauncher launch;
     private final int multiprocessors;
     private final Map<WeightFormat, Kernels> dense = new EnumMap<>(WeightFormat.class);
     private final CudaKernel kRms, kAdd;
     final int linearBlock, rmsBlock, elementwiseBlock, gemmMinT, tileT, tileR;
 
-    DenseLauncher(CudaLaunch launch, CudaModules modules, int multiprocessors, BackendOptions o) {
+    DenseLauncher(CudaLauncher launch, int multiprocessors, BackendOptions o) {
         this.launch = launch;
         this.multiprocessors = multiprocessors;
         linearBlock = CudaKnobs.LINEAR.value(o);
@@ -79,7 +81,7 @@ final class DenseLauncher {
         tileT = CudaKnobs.LINEAR_TILE_T.value(o);
         tileR = CudaKnobs.LINEAR_TILE_R.value(o);
         for (WeightFormat f : FORMATS) {
-            Kernels k = new Kernels(modules.kernel(embed(f)), modules.kernel(matvec(f)), modules.kernel(gemm(f, tileT, tileR)));
+            Kernels k = new Kernels(launch.kernel(embed(f).name()), launch.kernel(matvec(f).name()), launch.kernel(gemm(f, tileT, tileR).name()));
             checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
             if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16)
                 throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
@@ -88,27 +90,26 @@ final class DenseLauncher {
             checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
             dense.put(f, k);
         }
-        kRms = modules.kernel(RMSNORM);
-        kAdd = modules.kernel(ADD);
+        kRms = launch.kernel(RMSNORM.name());
+        kAdd = launch.kernel(ADD.name());
         checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
         checkBlock(kAdd, CudaKnobs.ELEMENTWISE, elementwiseBlock);
     }
 
     /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
     void embed(Dense table, long ids, int tokens, long out) {
-        launch.run(dense.get(table.format()).embed(), Math.min(tokens, 65535), 1, elementwiseBlock, 0,
-                launch.args().ptr(table.ptr()).ptr(table.scales()).ptr(ids).ptr(out).params(new EmbedParams(tokens, table.cols())));
+        launch.launch(dense.get(table.format()).embed()).buffer(table.ptr()).buffer(table.scales()).buffer(ids).buffer(out).run(new EmbedParams(tokens, table.cols()), Grid.of(Math.min(tokens, 65535), elementwiseBlock));
     }
 
     /** One block per row of {@code rows × cols} values (grid x takes up to 2^31 − 1 rows). */
     void rmsNorm(long x, long scale, long out, int rows, int cols, float eps) {
-        launch.run(kRms, rows, 1, rmsBlock, 0, launch.args().ptr(x).ptr(scale).ptr(out).params(new NormParams(cols, eps)));
+        launch.launch(kRms).buffer(x).buffer(scale).buffer(out).run(new NormParams(cols, eps), Grid.of(rows, rmsBlock));
     }
 
     /** {@code out = a + b} over {@code n} values. */
     void add(long a, long b, long out, long n) {
         int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
-        launch.run(kAdd, grid, 1, elementwiseBlock, 0, launch.args().ptr(a).ptr(b).ptr(out).params(new AddParams(n)));
+        launch.launch(kAdd).buffer(a).buffer(b).buffer(out).run(new AddParams(n), Grid.of(grid, elementwiseBlock));
     }
 
     /** {@code out[t, :] = W·x[t, :]} (+ bias, a device address of {@code d.rows()} floats, or 0) for {@code t < T}. */
@@ -135,14 +136,14 @@ final class DenseLauncher {
     void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         Kernels k = dense.get(d.format());
         int hasBias = bias == 0 ? 0 : 1;
-        KernelArgs a = launch.args().ptr(d.ptr()).ptr(d.scales()).ptr(bias).ptr(x).ptr(out0).ptr(out1).ptr(out2);
-        if (T < gemmMinT) {
+        boolean gemm = T >= gemmMinT;
+        KernelLaunch<Long> a = launch.launch(gemm ? k.gemm() : k.matvec()).buffer(d.ptr()).buffer(d.scales()).buffer(bias).buffer(x)
+                .buffer(out0).buffer(out1).buffer(out2);
+        if (!gemm) {
             int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
-            launch.run(k.matvec(), ceilDiv(d.rows(), warps / split), 1, linearBlock, 0,
-                    a.params(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, split)));
+            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, split), Grid.of(ceilDiv(d.rows(), warps / split), linearBlock));
         } else {
-            launch.run(k.gemm(), ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16, 0,
-                    a.params(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, 1)));
+            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, 1), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
         }
     }
 

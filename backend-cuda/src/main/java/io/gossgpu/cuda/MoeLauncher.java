@@ -6,128 +6,104 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
+import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
+import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.MoePipeline;
+import io.gossgpu.device.MoeShapes;
+import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.ScratchArena;
 import io.gossgpu.model.ModelConfig;
 
 import java.util.List;
 
-import static io.gossgpu.cuda.CudaLaunch.ceilDiv;
-import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
+import static io.gossgpu.device.Grid.ceilDiv;
 
 /**
- * The router's top-k (router.cu's topk_softmax) and the MXFP4 mixture of experts (moe.cu): per (token, slot) for decode
- * (moe_gate_up and moe_down), and batched by expert for batches of at least
- * {@code GOSS_CUDA_MOE_TILED_MIN_T} tokens (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine: the slots sorted by expert on the device, gate/up +
- * SwiGLU and down per expert and tile of 32 slots with each MXFP4 row decoded once per tile, then the K slot outputs
- * of each token summed in slot order). Expert ids stay on the device between the router and the MoE.
+ * The router's top-k (router.cu's topk_softmax), and the MXFP4 mixture of experts of moe.cu run by the device layer's
+ * {@link MoePipeline}: this class gives it how moe.cu's kernels spread their work ({@link MoeShapes}): for decode a
+ * block per (slot, warps of rows) with the activation row in shared memory; batched by expert for batches of at least
+ * {@code GOSS_CUDA_MOE_PREFILL_MIN_T} tokens: blocks per (64 or 128 rows, tile of 32 slots), each MXFP4 row decoded
+ * once per tile. Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
     /** topk_softmax's scalars (router.cu). */
     record TopKParams(int tokens, int experts, int k) implements KernelParams {}
-    /** The scalars of moe.cu's expert kernels (the tiled ones do not read tokens, the down ones not limit, only moe_down slotsPerPass). */
-    record MoeParams(int ggml, int tokens, int k, int hidden, int inter, float limit, int slotsPerPass) implements KernelParams {}
-    /** moe_sort's scalars. */
-    record MoeSortParams(int slots, int experts) implements KernelParams {}
-    /** moe_combine's scalars. */
-    record MoeCombineParams(int tokens, int k, int hidden) implements KernelParams {}
     /** Floats of one activation row the decode kernels' shared memory holds (48 KiB, less their 64-byte FP4 table). */
     static final int MAX_ROW = 12000;
 
-    static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class),
-            GATE_UP = new CudaEntry("moe", "moe_gate_up", 9, MoeParams.class),
-            DOWN = new CudaEntry("moe", "moe_down", 7, MoeParams.class),
-            SORT = new CudaEntry("moe", "moe_sort", 5, MoeSortParams.class),
-            GATE_UP_TILED = new CudaEntry("moe", "moe_gate_up_tiled", 12, MoeParams.class),
-            DOWN_TILED = new CudaEntry("moe", "moe_down_tiled", 9, MoeParams.class),
-            COMBINE = new CudaEntry("moe", "moe_combine", 3, MoeCombineParams.class);
-    static final List<CudaEntry> ENTRIES = List.of(TOPK, GATE_UP, DOWN, SORT, GATE_UP_TILED, DOWN_TILED, COMBINE);
+    static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class);
+    /** The entry points: topk_softmax, then MoePipeline's kernels with its buffer counts and params. */
+    static final List<CudaEntry> ENTRIES = java.util.stream.Stream.concat(java.util.stream.Stream.of(TOPK),
+            java.util.stream.IntStream.range(0, MoePipeline.KERNELS.size())
+                    .mapToObj(i -> new CudaEntry("moe", MoePipeline.KERNELS.get(i), MoePipeline.BUFFERS.get(i), MoeParams.class))).toList();
     /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
 
-    private final CudaLaunch launch;
+    private final CudaLauncher launch;
     private final ScratchArena<CudaBuffer> scratch;
     private final DenseLauncher dense;
-    private final CudaKernel kTopK, kGateUp, kDown, kSort, kGateUpTiled, kDownTiled, kCombine;
-    final int moeBlock, elementwiseBlock, tiledMinT;
-    /** MoE calls that took the kernels batched by expert (counter {@code moe_tiled_calls}). */
-    long tiledCalls;
+    private final CudaKernel kTopK;
+    final MoePipeline<Long> pipeline;
+    final int moeBlock, elementwiseBlock;
 
-    MoeLauncher(CudaLaunch launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, CudaModules modules, BackendOptions o) {
+    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, BackendOptions o) {
         this.launch = launch;
         this.scratch = scratch;
         this.dense = dense;
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
-        tiledMinT = CudaKnobs.MOE_TILED_MIN_T.value(o);
-        kTopK = modules.kernel(TOPK);
-        kGateUp = modules.kernel(GATE_UP);
-        kDown = modules.kernel(DOWN);
-        kSort = modules.kernel(SORT);
-        kGateUpTiled = modules.kernel(GATE_UP_TILED);
-        kDownTiled = modules.kernel(DOWN_TILED);
-        kCombine = modules.kernel(COMBINE);
-        checkBlock(kGateUp, CudaKnobs.MOE, moeBlock);
-        checkBlock(kDown, CudaKnobs.MOE, moeBlock);
-        checkBlock(kCombine, CudaKnobs.ELEMENTWISE, elementwiseBlock);
-        for (CudaKernel k : new CudaKernel[]{kGateUpTiled, kDownTiled})
-            if (k.maxThreadsPerBlock() < AttentionLauncher.TILED_THREADS)
-                throw new GossException("kernel " + k.name() + " cannot run " + AttentionLauncher.TILED_THREADS + " threads per block on this device");
+        kTopK = launch.kernel(TOPK.name());
+        pipeline = new MoePipeline<>(launch, shapes(), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
+        checkBlock(kernel(MoePipeline.GATE_UP), CudaKnobs.MOE, moeBlock);
+        checkBlock(kernel(MoePipeline.DOWN), CudaKnobs.MOE, moeBlock);
+        checkBlock(kernel(MoePipeline.COMBINE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
+        for (String name : List.of(MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
+            if (kernel(name).maxThreadsPerBlock() < AttentionLauncher.TILED_THREADS)
+                throw new GossException("kernel " + name + " cannot run " + AttentionLauncher.TILED_THREADS + " threads per block on this device");
+    }
+
+    private CudaKernel kernel(String name) {
+        return (CudaKernel) pipeline.kernel(name);
     }
 
     /** Router logits ({@code router}, {@code bias}) of {@code T} rows at {@code x}, then each row's top-k and their softmax. */
     void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
         CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
         dense.matmul(router, bias, x, T, logits.address());
-        launch.run(kTopK, ceilDiv(T, 2), 1, 64, 0, // a warp per token
-                launch.args().ptr(logits).ptr(r.ids()).ptr(r.weights()).params(new TopKParams(T, experts, r.k())));
+        launch.launch(kTopK).buffer(logits.address()).buffer(r.ids().address()).buffer(r.weights().address())
+                .run(new TopKParams(T, experts, r.k()), Grid.of(ceilDiv(T, 2), 64)); // a warp per token
     }
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
         int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
         if (h > MAX_ROW || inter > MAX_ROW) // the decode kernels hold an activation row in 48 KiB of shared memory, beside their table
             throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above " + MAX_ROW + " is not supported by the cuda kernels");
-        CudaBuffer hidden = scratch.ensure("MoE activations", 4L * T * k * inter);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        int slots = T * k, experts = c.numExperts();
-        int maxTiles = ceilDiv(slots, TILE) + Math.min(experts, slots);
-        if (T >= tiledMinT && maxTiles <= 65535) {
-            tiled(c, l, x, T, r, hidden, out, maxTiles);
-            return;
-        }
-        // one warp per weight row; moe_down holds as many slots' activations as 48 KiB of shared memory takes
-        int warps = moeBlock / 32, slotsPerPass = Math.min(k, MAX_ROW / inter);
-        launch.run(kGateUp, Math.min(T * k, 65535), ceilDiv(inter, warps), moeBlock, 4 * h,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
-                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(r.ids()).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kDown, Math.min(T, 65535), ceilDiv(h, warps), moeBlock, 4 * inter * slotsPerPass,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden).ptr(r.ids()).ptr(r.weights())
-                        .ptr(out).params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), slotsPerPass)));
+        if (g.ggml() != d.ggml() || u.ggml() != d.ggml()) throw new GossException("moe: a layer mixes MXFP4 layouts");
+        // moe_down holds as many slots' activations as 48 KiB of shared memory takes
+        MoeParams p = new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.numExperts(), c.swigluLimit(), Math.min(k, MAX_ROW / inter));
+        pipeline.run(new MoePipeline.Experts<>(g.codes().address(), g.scalesPtr(), u.codes().address(), u.scalesPtr(), l.gateBias(),
+                l.upBias(), d.codes().address(), d.scalesPtr(), l.downBias()), p, x, r.ids().address(), r.weights().address(), out,
+                (name, bytes) -> scratch.ensure(name, bytes).address());
     }
 
-    /** The MoE batched by expert (moe_sort, moe_gate_up_tiled, moe_down_tiled, moe_combine). */
-    private void tiled(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, CudaBuffer hidden,
-                       long out, int maxTiles) {
-        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize(), experts = c.numExperts(), slots = T * k;
-        long offsets = 0, order = offsets + 4L * (experts + 1), tiles = order + 4L * slots, ntiles = tiles + 8L * maxTiles;
-        long base = scratch.ensure("MoE expert groups", ntiles + 4).address();
-        CudaBuffer y = scratch.ensure("MoE expert outputs", 4L * slots * h);
-        Mx g = l.gate(), u = l.up(), d = l.down();
-        tiledCalls++;
-        launch.run(kSort, 1, 1, Math.min(1024, ceilDiv(experts, 32) * 32), 0,
-                launch.args().ptr(r.ids()).ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles)
-                        .params(new MoeSortParams(slots, experts)));
-        launch.run(kGateUpTiled, ceilDiv(inter, 64), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(g.codes()).ptr(g.scalesPtr()).ptr(u.codes()).ptr(u.scalesPtr())
-                        .ptr(l.gateBias()).ptr(l.upBias()).ptr(x).ptr(base + offsets).ptr(base + order)
-                        .ptr(base + tiles).ptr(base + ntiles).ptr(hidden)
-                        .params(new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kDownTiled, ceilDiv(h, 128), maxTiles, AttentionLauncher.TILED_THREADS, 0,
-                launch.args().ptr(d.codes()).ptr(d.scalesPtr()).ptr(l.downBias()).ptr(hidden)
-                        .ptr(base + offsets).ptr(base + order).ptr(base + tiles).ptr(base + ntiles).ptr(y)
-                        .params(new MoeParams(d.ggml() ? 1 : 0, T, k, h, inter, c.swigluLimit(), 0)));
-        launch.run(kCombine, Math.min(T, 65535), 1, elementwiseBlock, 0,
-                launch.args().ptr(y).ptr(r.weights()).ptr(out).params(new MoeCombineParams(T, k, h)));
+    /** Work tiles of at most {@link #TILE} slots of one expert: at most this many (grid y of the tiled kernels). */
+    private static int maxTiles(MoeParams p) {
+        return ceilDiv(p.slots(), TILE) + Math.min(p.experts(), p.slots());
+    }
+
+    /** How moe.cu's kernels spread their work over blocks. */
+    private MoeShapes shapes() {
+        int warps = moeBlock / 32, tiled = AttentionLauncher.TILED_THREADS;
+        return new MoeShapes( // decode: one warp per weight row, a block per (slot or token, warps of rows); the activations in shared memory
+                p -> new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), warps), moeBlock), 4L * p.hidden()),
+                p -> new Shape(Grid.of(Math.min(p.tokens(), 65535), ceilDiv(p.hidden(), warps), moeBlock), 4L * p.inter() * p.slotsPerPass()),
+                p -> Shape.of(Grid.of(1, Math.min(1024, ceilDiv(p.experts(), 32) * 32))), // moe_sort: one block
+                p -> Shape.of(Grid.of(ceilDiv(p.inter(), 64), maxTiles(p), tiled)), // 64 rows × a tile of slots
+                p -> Shape.of(Grid.of(ceilDiv(p.hidden(), 128), maxTiles(p), tiled)), // 128 rows × a tile of slots
+                p -> Shape.of(Grid.of(Math.min(p.tokens(), 65535), elementwiseBlock)), // moe_combine
+                p -> maxTiles(p) <= 65535);
     }
 }

@@ -2,11 +2,12 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
 
 import java.util.List;
 
-import static io.gossgpu.cuda.CudaLaunch.checkBlock;
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 
 /**
  * What a step hands back: the argmax of logits rows (argmax.cu) and plain temperature sampling (sample.cu:
@@ -30,19 +31,19 @@ final class SampleLauncher {
     /** Where the sampling temperatures and draws (two doubles per sampled row) sit in the step buffer, after the positions. */
     static final int SAMPLING_OFFSET = 4 * CudaBackend.STEP_SEQUENCES;
 
-    private final CudaLaunch launch;
+    private final CudaLauncher launch;
     private final CudaBuffer step;
     private final CudaKernel kArgmax, kMax, kSums, kPick;
     final int argmaxBlock;
 
-    SampleLauncher(CudaLaunch launch, CudaBuffer step, CudaModules modules, BackendOptions o) {
+    SampleLauncher(CudaLauncher launch, CudaBuffer step, BackendOptions o) {
         this.launch = launch;
         this.step = step;
         argmaxBlock = CudaKnobs.ARGMAX.value(o);
-        kArgmax = modules.kernel(ARGMAX);
-        kMax = modules.kernel(MAX);
-        kSums = modules.kernel(SUMS);
-        kPick = modules.kernel(PICK);
+        kArgmax = launch.kernel(ARGMAX.name());
+        kMax = launch.kernel(MAX.name());
+        kSums = launch.kernel(SUMS.name());
+        kPick = launch.kernel(PICK.name());
         checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
         for (CudaKernel k : new CudaKernel[]{kMax, kSums, kPick})
             if (k.maxThreadsPerBlock() < SAMPLE_THREADS)
@@ -51,7 +52,7 @@ final class SampleLauncher {
 
     /** {@code ids[i] = argmax logits[i, :]} for {@code n} rows of {@code vocab}. */
     void argmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        launch.run(kArgmax, Math.min(n, 65535), 1, argmaxBlock, 0, launch.args().ptr(logits).ptr(ids).params(new ArgmaxParams(n, vocab)));
+        launch.launch(kArgmax).buffer(logits.address()).buffer(ids.address()).run(new ArgmaxParams(n, vocab), Grid.of(Math.min(n, 65535), argmaxBlock));
     }
 
     /**
@@ -62,7 +63,7 @@ final class SampleLauncher {
     void sample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
         if (index < 0 || index >= CudaBackend.STEP_SAMPLED)
             throw new GossException("cuda: a step samples at most " + CudaBackend.STEP_SAMPLED + " rows on the device");
-        int chunk = CudaLaunch.ceilDiv(vocab, chunks);
+        int chunk = Grid.ceilDiv(vocab, chunks);
         long l = logits.address() + 4L * row * vocab;
         long sums = work.address(), maxes = sums + 8L * chunks, id = maxes + 4L * chunks;
         int at = SAMPLING_OFFSET + 16 * index;
@@ -70,9 +71,9 @@ final class SampleLauncher {
         setDouble(at, temperature);
         setDouble(at + 8, u);
         SampleParams p = new SampleParams(vocab, chunk, chunks);
-        launch.run(kMax, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).params(p));
-        launch.run(kSums, chunks, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).ptr(params).ptr(sums).params(p));
-        launch.run(kPick, 1, 1, SAMPLE_THREADS, 0, launch.args().ptr(l).ptr(maxes).ptr(sums).ptr(params).ptr(id).params(p));
+        launch.launch(kMax).buffer(l).buffer(maxes).run(p, Grid.of(chunks, SAMPLE_THREADS));
+        launch.launch(kSums).buffer(l).buffer(maxes).buffer(params).buffer(sums).run(p, Grid.of(chunks, SAMPLE_THREADS));
+        launch.launch(kPick).buffer(l).buffer(maxes).buffer(sums).buffer(params).buffer(id).run(p, Grid.of(1, SAMPLE_THREADS));
     }
 
     /** Queues writing {@code v} into the step buffer on the stream (two 32-bit words, little-endian). */

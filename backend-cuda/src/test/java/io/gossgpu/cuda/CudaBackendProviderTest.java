@@ -33,7 +33,7 @@ class CudaBackendProviderTest {
 
     @Test
     void countKnobsAreValidatedWithTheirNameValueAndRange() {
-        assertEquals("GOSS_CUDA_MOE_TILED_MIN_T", CudaKnobs.MOE_TILED_MIN_T.envName());
+        assertEquals("GOSS_CUDA_MOE_PREFILL_MIN_T", CudaKnobs.MOE_PREFILL_MIN_T.envName());
         assertEquals("GOSS_CUDA_SDPA_TILED_MIN_T", CudaKnobs.SDPA_TILED_MIN_T.envName());
         assertEquals("GOSS_CUDA_SDPA_SPLITS", CudaKnobs.SDPA_SPLITS.envName());
         assertEquals(0, CudaKnobs.SDPA_SPLITS.parse("0", Integer.MAX_VALUE, null));
@@ -41,8 +41,8 @@ class CudaBackendProviderTest {
             GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA_SPLITS.parse(bad, Integer.MAX_VALUE, null));
             assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_SPLITS=" + bad) && e.getMessage().contains("1024"), e.getMessage());
         }
-        GossException e = assertThrows(GossException.class, () -> CudaKnobs.MOE_TILED_MIN_T.parse("0", Integer.MAX_VALUE, null));
-        assertTrue(e.getMessage().contains("GOSS_CUDA_MOE_TILED_MIN_T=0"), e.getMessage());
+        GossException e = assertThrows(GossException.class, () -> CudaKnobs.MOE_PREFILL_MIN_T.parse("0", Integer.MAX_VALUE, null));
+        assertTrue(e.getMessage().contains("GOSS_CUDA_MOE_PREFILL_MIN_T=0"), e.getMessage());
     }
 
     @Test

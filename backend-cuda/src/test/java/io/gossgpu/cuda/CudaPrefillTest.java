@@ -61,8 +61,8 @@ class CudaPrefillTest {
         }
         io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
         // decode attention: uneven shares, of two key tiles each at T = 130
-        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, 1).with(CudaKnobs.SDPA_SPLITS, 3));
-        perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_TILED_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
+        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.SDPA_SPLITS, 3));
+        perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
         Checkpoint a = new TestModelGenerator(c, 41).inMemory();

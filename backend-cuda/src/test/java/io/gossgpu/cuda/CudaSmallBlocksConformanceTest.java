@@ -25,7 +25,7 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
             .with(CudaKnobs.MOE, 32)
             .with(CudaKnobs.ARGMAX, 32)
             .with(CudaKnobs.ELEMENTWISE, 32)
-            .with(CudaKnobs.MOE_TILED_MIN_T, 2)
+            .with(CudaKnobs.MOE_PREFILL_MIN_T, 2)
             .with(CudaKnobs.SDPA_TILED_MIN_T, 1000000)
             .with(CudaKnobs.SDPA_SPLITS, 0);
 

@@ -11,21 +11,25 @@ import java.util.stream.Stream;
 /**
  * Launch knobs of the Metal kernels ({@link Knob}), read from the backend's {@link BackendOptions}:
  * {@code GOSS_METAL_<KERNEL>_TG}, the threads per threadgroup of one kernel ({@link MetalKernel#threadgroup});
- * {@code GOSS_METAL_PREFILL_MIN_T}; and the setting {@code GOSS_METAL_NO_COPY}.
+ * {@code GOSS_METAL_PREFILL_MIN_T} (dense), {@code GOSS_METAL_MOE_PREFILL_MIN_T}; and the setting {@code GOSS_METAL_NO_COPY}.
  */
 final class Knobs {
     private Knobs() {}
 
     private static final String B = MetalBackendProvider.NAME;
 
-    /** Batches of at least this many tokens take the tiled prefill kernels. */
+    /** Batches of at least this many tokens take the tiled dense kernel (dense_tiled). */
     static final Knob PREFILL_MIN_T = Knob.of(B, "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
-            "batches of at least this many tokens take the tiled prefill kernels").tuneValues(1, 2, 4, 8, 16, 32);
+            "batches of at least this many tokens take the tiled dense kernel (dense_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
+
+    /** Batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled). */
+    static final Knob MOE_PREFILL_MIN_T = Knob.of(B, "MOE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "a token count",
+            "batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
 
     /** Whether F32/BF16 matrices of memory-mapped checkpoints are wrapped in place (1) or copied (0). */
     static final Knob NO_COPY = Knob.setting(B, "NO_COPY", 1, KnobValues.oneOf(0, 1), "the no-copy switch",
             "1 uses F32/BF16 matrices of memory-mapped checkpoints in place, 0 copies them");
 
-    /** Every kernel's threadgroup knob, then {@link #PREFILL_MIN_T}. */
-    static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup), Stream.of(PREFILL_MIN_T)).toList();
+    /** Every kernel's threadgroup knob, then the two thresholds. */
+    static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup), Stream.of(PREFILL_MIN_T, MOE_PREFILL_MIN_T)).toList();
 }

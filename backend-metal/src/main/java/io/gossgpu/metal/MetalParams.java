@@ -4,7 +4,8 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/metal}, mirrored field for field (a kernel's {@code PARAMS(Struct, p, i)}
- * argument, passed with setBytes). MetalParamsTest checks them against the sources.
+ * argument, passed with setBytes); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared by every API.
+ * MetalParamsTest checks them against the sources.
  */
 final class MetalParams {
     private MetalParams() {}
@@ -25,10 +26,6 @@ final class MetalParams {
 
     record TopkParams(int T, int E, int k) implements KernelParams {}
 
-    /** Every MoE kernel's: tokens, experts per token, hidden and intermediate sizes, experts, SwiGLU clamp. */
-    record MoeParams(int T, int k, int H, int I, int E, float limit) implements KernelParams {}
-
-    record GroupParams(int n, int E) implements KernelParams {}
 
     record AddParams(int n) implements KernelParams {}
 

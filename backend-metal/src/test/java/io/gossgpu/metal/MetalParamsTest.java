@@ -10,8 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class MetalParamsTest {
     @Test
     void everyParamsStructOfTheKernelsHasItsRecordFieldForField() {
-        var records = KernelParamsCheck.recordsIn(MetalBackend.class);
-        assertEquals(11, records.size(), records.toString());
+        var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(MetalBackend.class));
+        assertEquals(9, records.size(), records.toString());
+        records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         KernelParamsCheck.assertMirrors(KernelSource.inlined("metal", "goss.metal"), records);
     }
 }

@@ -40,12 +40,12 @@ final class Knobs {
     static final Knob MOE_WG = wg("MOE", 32, 8, "work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)");
     static final Knob MOE_TILE = Knob.of(B, "MOE", "TILE", 8, KnobValues.range(1, 16), "token-slots per work-group",
             "token-slots per work-group of the expert-grouped prefill MoE");
-    static final Knob MOE_GROUPMIN = Knob.of(B, "MOE", "GROUPMIN", 2, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
-            "smallest batch that takes the expert-grouped MoE").tuneValues(1, 2, 4, 8, 16, 32);
+    static final Knob MOE_PREFILL_MIN_T = Knob.of(B, "MOE", "PREFILL_MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE), "a token count",
+            "batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
     static final Knob ARGMAX_WG = wg("ARGMAX", 256, 16, "work-group size of the on-device argmax");
 
     static final List<Knob> ALL = List.of(LINEAR_WG, LINEAR_TILE, LINEAR_VEC, RMSNORM_WG, SDPA_WG, SDPA_GQA, SDPA_SPLITKEYS,
-            SDPA_SPLITBELOW, MOE_WG, MOE_TILE, MOE_GROUPMIN, ARGMAX_WG);
+            SDPA_SPLITBELOW, MOE_WG, MOE_TILE, MOE_PREFILL_MIN_T, ARGMAX_WG);
 
     private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
         return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);

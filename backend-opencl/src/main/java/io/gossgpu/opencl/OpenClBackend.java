@@ -10,6 +10,12 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.Grid;
+import io.gossgpu.device.KernelLaunch;
+import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.MoePipeline;
+import io.gossgpu.device.MoeShapes;
+import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -42,14 +48,16 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final long context, queue;
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
-    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kGateUp, kDown, kAdd, kArgmax;
-    private final OpenClKernel kSort, kGateUpTiled, kDownTiled, kCombine, kAttentionSplit, kAttentionCombine, kAttentionGqa;
+    private final OpenClLauncher launcher;
+    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kAdd, kArgmax;
+    private final OpenClKernel kAttentionSplit, kAttentionCombine, kAttentionGqa;
+    private final MoePipeline<Long> moe;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
     private final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
-            moeGroupMin, argmaxWg;
+            moePrefillMinT, argmaxWg;
 
     /**
      * A backend on the device {@code options} select ({@link OpenCl#DEVICE}: an index of {@link OpenCl#deviceListing}
@@ -139,39 +147,36 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
         moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
         moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
-        moeGroupMin = Knobs.value(options, Knobs.MOE_GROUPMIN, gpu, maxWg);
+        moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
+        launcher = new OpenClLauncher(program, queue);
         try {
-            kEmbed = program.kernel("embed");
-            kRmsNorm = program.kernel("rmsnorm");
-            kDense = program.kernel("dense");
-            kRope = program.kernel("rope");
-            kAttention = program.kernel("attention");
-            kKvStore = program.kernel("kv_store");
-            kTopK = program.kernel("topk_softmax");
-            kGateUp = program.kernel("moe_gate_up");
-            kDown = program.kernel("moe_down");
-            kAdd = program.kernel("add");
-            kArgmax = program.kernel("argmax");
-            kSort = program.kernel("moe_sort");
-            kGateUpTiled = program.kernel("moe_gate_up_tiled");
-            kDownTiled = program.kernel("moe_down_tiled");
-            kCombine = program.kernel("moe_combine");
-            kAttentionSplit = program.kernel("attention_split");
-            kAttentionCombine = program.kernel("attention_combine");
-            kAttentionGqa = program.kernel("attention_gqa");
+            kEmbed = launcher.kernel("embed");
+            kRmsNorm = launcher.kernel("rmsnorm");
+            kDense = launcher.kernel("dense");
+            kRope = launcher.kernel("rope");
+            kAttention = launcher.kernel("attention");
+            kKvStore = launcher.kernel("kv_store");
+            kTopK = launcher.kernel("topk_softmax");
+            kAdd = launcher.kernel("add");
+            kArgmax = launcher.kernel("argmax");
+            moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
+            kAttentionSplit = launcher.kernel("attention_split");
+            kAttentionCombine = launcher.kernel("attention_combine");
+            kAttentionGqa = launcher.kernel("attention_gqa");
             kSampleMax = program.optionalKernel("sample_max");
             kSampleSums = program.optionalKernel("sample_sums");
             kSamplePick = program.optionalKernel("sample_pick");
             long wg = Math.min(256, maxWg);
             for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
-                if (k != null) wg = Math.min(wg, program.workGroupLimit(k));
+                if (k != null) wg = Math.min(wg, k.maxThreads());
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
             program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
             program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
             for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
-            for (OpenClKernel k : new OpenClKernel[]{kGateUp, kDown, kGateUpTiled, kDownTiled}) program.checkWorkGroup(k, Knobs.MOE_WG, moeWg);
+            for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
+                program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
             program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
@@ -206,7 +211,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         m.put(Knobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
         m.put(Knobs.MOE_WG.envName(), moeWg);
         m.put(Knobs.MOE_TILE.envName(), moeTile);
-        m.put(Knobs.MOE_GROUPMIN.envName(), moeGroupMin);
+        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         m.put(Knobs.ARGMAX_WG.envName(), argmaxWg);
         return m;
     }
@@ -226,8 +231,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClWeights(this, cl, m);
     }
 
-    private OpenClLaunch launch(OpenClKernel kernel) {
-        return new OpenClLaunch(queue, kernel.handle(), kernel.name());
+    private KernelLaunch<Long> launch(OpenClKernel kernel) {
+        return launcher.launch(kernel);
     }
 
     // ---- launchers ----------------------------------------------------------------------------
@@ -238,21 +243,20 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
         Dense e = w.tensors.embedding();
-        launch(kEmbed).mem(e.mem()).mem(ids).mem(out.buffer()).params(new EmbedParams(e.fmt(), h)).run(new long[]{h, tokens.length}, null);
+        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(e.fmt(), h), Grid.items(h, tokens.length));
     }
 
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        launch(kRmsNorm).mem(x.buffer()).mem(w.tensors.norm(layer, which)).mem(out.buffer()).local(4L * rmsWg)
-                .params(new NormParams(x.cols(), w.config().rmsNormEps())).run(new long[]{(long) x.rows() * rmsWg}, new long[]{rmsWg});
+        launch(kRmsNorm).buffer(x.buffer()).buffer(w.tensors.norm(layer, which)).buffer(out.buffer()).local(4L * rmsWg)
+                .run(new NormParams(x.cols(), w.config().rmsNormEps()), Grid.of(x.rows(), rmsWg));
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
         int tiles = (T + linearTile - 1) / linearTile;
-        launch(kDense).mem(d.mem()).mem(bias == 0 ? d.mem() : bias).mem(x).mem(out).local(4L * linearWg)
-                .params(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), linearVec))
-                .run(new long[]{(long) d.rows() * linearWg, tiles}, new long[]{linearWg, 1});
+        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * linearWg)
+                .run(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), linearVec), Grid.of(d.rows(), tiles, linearWg));
     }
 
     @Override
@@ -271,10 +275,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
             int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
-            launch(kRope).mem(q.buffer()).mem(table).params(new RopeParams(c.qDim(), hd, start, row0))
-                    .run(new long[]{hd / 2, c.numAttentionHeads(), T}, null);
-            launch(kRope).mem(k.buffer()).mem(table).params(new RopeParams(c.kvDim(), hd, start, row0))
-                    .run(new long[]{hd / 2, c.numKeyValueHeads(), T}, null);
+            launch(kRope).buffer(q.buffer()).buffer(table).run(new RopeParams(c.qDim(), hd, start, row0), Grid.items(hd / 2, c.numAttentionHeads(), T));
+            launch(kRope).buffer(k.buffer()).buffer(table).run(new RopeParams(c.kvDim(), hd, start, row0), Grid.items(hd / 2, c.numKeyValueHeads(), T));
         }
     }
 
@@ -301,27 +303,22 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long q = qT.buffer(), k = kT.buffer(), v = vT.buffer(), o = out.buffer(), keys = cache.keys(layer), values = cache.values(layer);
         long sinks = w.tensors.layer(layer).sinks();
         if (gqa) {
-            launch(kAttentionGqa).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o).mem(splits > 1 ? part : o)
+            launch(kAttentionGqa).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(o).buffer(splits > 1 ? part : o)
                     .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
-                    .params(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen))
-                    .run(new long[]{(long) kvHeads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
+                    .run(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen), Grid.of(kvHeads, T, splits, sdpaWg));
         } else if (splits > 1) {
-            launch(kAttentionSplit).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(part)
+            launch(kAttentionSplit).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(part)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
-                    .params(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen))
-                    .run(new long[]{(long) heads * sdpaWg, T, splits}, new long[]{sdpaWg, 1, 1});
+                    .run(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen), Grid.of(heads, T, splits, sdpaWg));
         } else {
-            launch(kAttention).mem(q).mem(k).mem(v).mem(keys).mem(values).mem(sinks).mem(o)
+            launch(kAttention).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(o)
                     .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
-                    .params(new AttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale))
-                    .run(new long[]{(long) heads * sdpaWg, T}, new long[]{sdpaWg, 1});
+                    .run(new AttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale), Grid.of(heads, T, sdpaWg));
         }
         if (splits > 1)
-            launch(kAttentionCombine).mem(part).mem(sinks).mem(o).params(new CombineParams(heads, hd, splits, row0))
-                    .run(new long[]{hd, heads, T}, null);
+            launch(kAttentionCombine).buffer(part).buffer(sinks).buffer(o).run(new CombineParams(heads, hd, splits, row0), Grid.items(hd, heads, T));
         int first = Math.max(0, T - slots);
-        launch(kKvStore).mem(k).mem(v).mem(keys).mem(values).params(new StoreParams(start, row0, slots, c.kvDim(), first))
-                .run(new long[]{c.kvDim(), T - first}, null);
+        launch(kKvStore).buffer(k).buffer(v).buffer(keys).buffer(values).run(new StoreParams(start, row0, slots, c.kvDim(), first), Grid.items(c.kvDim(), T - first));
     }
 
     @Override
@@ -329,56 +326,37 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK).mem(logits).mem(r.ids()).mem(r.weights()).params(new TopKParams(e, r.k(), T)).run(new long[]{T}, null);
+        launch(kTopK).buffer(logits).buffer(r.ids()).buffer(r.weights()).run(new TopKParams(e, r.k(), T), Grid.items(T));
     }
 
     @Override
     protected void runMoe(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r, BufferTensor<Long> out) {
         ModelConfig c = w.config();
-        int T = x.rows(), k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
-        long hidden = scratch.ensure("MoE activations", 4L * T * k * inter);
         var l = w.tensors.layer(layer);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        if (T >= moeGroupMin) {
-            moeGrouped(w, layer, x.buffer(), r, T, hidden, out.buffer());
-            return;
-        }
-        launch(kGateUp).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
-                .mem(l.gateBias()).mem(l.upBias()).mem(x.buffer()).mem(r.ids()).mem(hidden).local(4L * moeWg)
-                .params(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()))
-                .run(new long[]{(long) inter * moeWg, (long) T * k}, new long[]{moeWg, 1});
-        launch(kDown).mem(d.codes()).mem(d.scales()).mem(l.downBias()).mem(hidden)
-                .mem(r.ids()).mem(r.weights()).mem(out.buffer()).local(4L * moeWg)
-                .params(new DownParams(d.ggml() ? 1 : 0, k, h, inter))
-                .run(new long[]{(long) h * moeWg, T}, new long[]{moeWg, 1});
+        if (g.ggml() != d.ggml() || u.ggml() != d.ggml()) throw new GossException("moe: layer " + layer + " mixes MXFP4 layouts");
+        MoeParams p = new MoeParams(g.ggml() ? 1 : 0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(),
+                c.swigluLimit(), 0);
+        moe.run(new MoePipeline.Experts<>(g.codes(), g.scales(), u.codes(), u.scales(), l.gateBias(), l.upBias(), d.codes(), d.scales(),
+                l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }
 
-    /** Prefill MoE: slots grouped by expert on the device, each expert's rows read once per tile of slots. */
-    private void moeGrouped(OpenClWeights w, int layer, long x, BufferRouting<Long> r, int T, long hidden, long out) {
-        ModelConfig c = w.config();
-        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize(), e = c.numExperts(), n = T * k;
-        long offsets = scratch.ensure("MoE expert offsets", 4L * (e + 1));
-        long list = scratch.ensure("MoE slot list", 4L * n);
-        long y = scratch.ensure("MoE expert outputs", 4L * n * h);
-        long cursors = scratch.ensure("MoE expert cursors", 4L * e);
-        var l = w.tensors.layer(layer);
-        Mx g = l.gate(), u = l.up(), d = l.down();
-        launch(kSort).mem(r.ids()).mem(offsets).mem(cursors).mem(list).params(new SortParams(n, e)).run(new long[]{1}, new long[]{1});
-        launch(kGateUpTiled).mem(g.codes()).mem(g.scales()).mem(u.codes()).mem(u.scales())
-                .mem(l.gateBias()).mem(l.upBias()).mem(x).mem(offsets).mem(list).mem(hidden).local(4L * moeWg)
-                .params(new GateUpParams(g.ggml() ? 1 : 0, k, h, inter, c.swigluLimit()))
-                .run(new long[]{(long) inter * moeWg, e}, new long[]{moeWg, 1});
-        launch(kDownTiled).mem(d.codes()).mem(d.scales())
-                .mem(l.downBias()).mem(hidden).mem(offsets).mem(list).mem(r.weights()).mem(y).local(4L * moeWg)
-                .params(new DownTiledParams(d.ggml() ? 1 : 0, h, inter))
-                .run(new long[]{(long) h * moeWg, e}, new long[]{moeWg, 1});
-        launch(kCombine).mem(y).mem(out).params(new MoeCombineParams(k, h)).run(new long[]{h, T}, null);
+    /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */
+    private MoeShapes moeShapes() {
+        long local = 4L * moeWg; // wg_sum's scratch
+        return new MoeShapes(p -> new Shape(Grid.of(p.inter(), p.slots(), moeWg), local), // moe_gate_up
+                p -> new Shape(Grid.of(p.hidden(), p.tokens(), moeWg), local), // moe_down
+                p -> Shape.of(Grid.of(1, 1)), // moe_sort: one work item
+                p -> new Shape(Grid.of(p.inter(), p.experts(), moeWg), local), // moe_gate_up_tiled
+                p -> new Shape(Grid.of(p.hidden(), p.experts(), moeWg), local), // moe_down_tiled
+                p -> Shape.of(Grid.items(p.hidden(), p.tokens())), // moe_combine
+                p -> true);
     }
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
         int n = a.rows() * a.cols();
-        launch(kAdd).mem(a.buffer()).mem(b.buffer()).mem(out.buffer()).params(new AddParams(n)).run(new long[]{n}, null);
+        launch(kAdd).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
     }
 
     @Override
@@ -388,8 +366,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax).mem(logits).mem(ids).local(4L * argmaxWg).local(4L * argmaxWg).params(new ArgmaxParams(vocab))
-                .run(new long[]{(long) n * argmaxWg}, new long[]{argmaxWg});
+        launch(kArgmax).buffer(logits).buffer(ids).local(4L * argmaxWg).local(4L * argmaxWg).run(new ArgmaxParams(vocab), Grid.of(n, argmaxWg));
     }
 
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
@@ -401,13 +378,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
         int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax).mem(logits).mem(work).local(4L * sampleWg).params(new SampleMaxParams(row, vocab, chunk))
-                .run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSampleSums).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg)
-                .params(new SampleSumsParams(row, vocab, chunk, temperature)).run(new long[]{(long) chunks * sampleWg}, new long[]{sampleWg});
-        launch(kSamplePick).mem(logits).mem(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
-                .params(new SamplePickParams(row, vocab, chunk, chunks, temperature, u))
-                .run(new long[]{sampleWg}, new long[]{sampleWg});
+        launch(kSampleMax).buffer(logits).buffer(work).local(4L * sampleWg).run(new SampleMaxParams(row, vocab, chunk), Grid.of(chunks, sampleWg));
+        launch(kSampleSums).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg)
+                .run(new SampleSumsParams(row, vocab, chunk, temperature), Grid.of(chunks, sampleWg));
+        launch(kSamplePick).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
+                .run(new SamplePickParams(row, vocab, chunk, chunks, temperature, u), Grid.of(1, sampleWg));
     }
 
     @Override

@@ -4,7 +4,8 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
- * last argument, set by {@link OpenClLaunch#params}). OpenClKernelParamsTest checks them against the sources.
+ * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared
+ * by every API. OpenClKernelParamsTest checks them against the sources.
  */
 final class OpenClParams {
     private OpenClParams() {}
@@ -37,21 +38,6 @@ final class OpenClParams {
 
     /** router.cl. */
     record TopKParams(int E, int K, int T) implements KernelParams {}
-
-    /** moe.cl: {@code moe_gate_up} and {@code moe_gate_up_tiled} (the same scalars). */
-    record GateUpParams(int ggml, int K, int H, int I, float limit) implements KernelParams {}
-
-    /** moe.cl: {@code moe_down}. */
-    record DownParams(int ggml, int K, int H, int I) implements KernelParams {}
-
-    /** moe.cl: {@code moe_down_tiled}. */
-    record DownTiledParams(int ggml, int H, int I) implements KernelParams {}
-
-    /** moe.cl: {@code moe_sort}. */
-    record SortParams(int n, int E) implements KernelParams {}
-
-    /** moe.cl: {@code moe_combine}. */
-    record MoeCombineParams(int K, int H) implements KernelParams {}
 
     /** add.cl. */
     record AddParams(int n) implements KernelParams {}

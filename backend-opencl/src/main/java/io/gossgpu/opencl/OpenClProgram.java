@@ -74,22 +74,22 @@ final class OpenClProgram implements AutoCloseable {
             long k = clCreateKernel(program, name, rc);
             if (rc.get(0) != CL_SUCCESS) return null;
             kernels.add(k);
-            return new OpenClKernel(name, k);
+            return new OpenClKernel(name, k, (int) Math.min(Integer.MAX_VALUE, workGroupLimit(k)));
         }
     }
 
-    /** The largest work-group {@code kernel} can run on this device (registers, local memory). */
-    long workGroupLimit(OpenClKernel kernel) {
+    /** The largest work-group the kernel {@code handle} can run on this device (registers, local memory). */
+    private long workGroupLimit(long handle) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             PointerBuffer p = stack.mallocPointer(1);
-            check(clGetKernelWorkGroupInfo(kernel.handle(), device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
+            check(clGetKernelWorkGroupInfo(handle, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
             return p.get(0);
         }
     }
 
     /** A work-group above what {@code kernel} can run is the knob's error, not a launch failure. */
     void checkWorkGroup(OpenClKernel kernel, io.gossgpu.backend.Knob knob, int wg) {
-        long max = workGroupLimit(kernel);
+        long max = kernel.maxThreads();
         if (wg > max)
             throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
     }

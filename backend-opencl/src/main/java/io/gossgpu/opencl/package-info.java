@@ -2,7 +2,7 @@
  * The {@code opencl} backend through LWJGL, on the device layer ({@link io.gossgpu.device.DeviceBackend}):
  * {@link io.gossgpu.opencl.OpenClBackendProvider} (ServiceLoader), {@link io.gossgpu.opencl.OpenClBackend} (the
  * launchers; {@code wrap(context, queue, options)} for applications with their own OpenCL objects), {@code OpenClParams}
- * (a {@link io.gossgpu.device.KernelParams} record per kernel params struct, passed by {@code OpenClLaunch}), {@code OpenClDriver}
+ * (a {@link io.gossgpu.device.KernelParams} record per kernel params struct, passed by {@code OpenClLauncher}), {@code OpenClDriver}
  * (cl_mem buffers, copies, memory accounting), {@code OpenClProgram} (the kernels of {@code kernels/opencl/*.cl}),
  * {@code OpenClWeights}, {@link io.gossgpu.opencl.OpenCl} (lazy loading, device listing for {@code goss-gpu info}:
  * {@link io.gossgpu.opencl.OpenCl#deviceListing(String)}, device selection) and the launch knobs

@@ -18,7 +18,7 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
             .with(Knobs.SDPA_SPLITKEYS, 2)
             .with(Knobs.SDPA_SPLITBELOW, 1000000000)
             .with(Knobs.SDPA_WG, 4)
-            .with(Knobs.MOE_GROUPMIN, 1)
+            .with(Knobs.MOE_PREFILL_MIN_T, 1)
             .with(Knobs.MOE_TILE, 3)
             .with(Knobs.MOE_WG, 2)
             .with(Knobs.LINEAR_TILE, 3)

@@ -69,8 +69,8 @@ class OpenClInfraTest {
 
     /**
      * The smallest and a large work-group size and tile change nothing but speed: whole-model logits still
-     * match. One backend also sends every batch through the per-slot MoE kernels (GROUPMIN huge), the other
-     * even decode through the expert-grouped ones (GROUPMIN 1). Both backends are open at once, their sessions
+     * match. One backend also sends every batch through the per-slot MoE kernels (MOE_PREFILL_MIN_T huge), the other
+     * even decode through the expert-grouped ones (MOE_PREFILL_MIN_T 1). Both backends are open at once, their sessions
      * interleaved: knobs are values of each backend, not process state.
      */
     @Test
@@ -94,8 +94,8 @@ class OpenClInfraTest {
                 assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"));
                 assertEquals((int) big, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
                 assertEquals(12, a.knobs().size());
-                assertEquals(1000000, a.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
-                assertEquals(1, b.knobs().get("GOSS_OPENCL_MOE_GROUPMIN"));
+                assertEquals(1000000, a.knobs().get("GOSS_OPENCL_MOE_PREFILL_MIN_T"));
+                assertEquals(1, b.knobs().get("GOSS_OPENCL_MOE_PREFILL_MIN_T"));
                 float[] gotA = new float[want.length], gotB = new float[want.length];
                 int vocab = w.config().vocabSize();
                 for (int i = 0; i < toks.length; i += 4) { // chunks of 4, alternating between the two backends
@@ -191,7 +191,7 @@ class OpenClInfraTest {
     private static BackendOptions knobs(int wg, int tile, int groupMin) {
         BackendOptions o = BackendOptions.defaults();
         for (io.gossgpu.backend.Knob k : List.of(Knobs.LINEAR_WG, Knobs.RMSNORM_WG, Knobs.SDPA_WG, Knobs.MOE_WG, Knobs.ARGMAX_WG)) o = o.with(k, wg);
-        return o.with(Knobs.LINEAR_TILE, tile).with(Knobs.MOE_TILE, tile).with(Knobs.MOE_GROUPMIN, groupMin);
+        return o.with(Knobs.LINEAR_TILE, tile).with(Knobs.MOE_TILE, tile).with(Knobs.MOE_PREFILL_MIN_T, groupMin);
     }
 
     /** A child JVM with no OpenCL platform (empty ICD directory) or no loadable libOpenCL gets one line, no exception. */

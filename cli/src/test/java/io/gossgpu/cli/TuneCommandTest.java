@@ -104,7 +104,7 @@ class TuneCommandTest {
         assertEquals(1, r.code());
         assertEquals(1, r.err().strip().lines().count(), r.err());
         assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: LINEAR_WG, LINEAR_TILE,"), r.err());
-        assertTrue(r.err().contains("SDPA_WG") && r.err().contains("MOE_GROUPMIN"), r.err());
+        assertTrue(r.err().contains("SDPA_WG") && r.err().contains("MOE_PREFILL_MIN_T"), r.err());
     }
 
     @Test
