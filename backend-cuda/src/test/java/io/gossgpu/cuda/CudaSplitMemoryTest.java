@@ -10,7 +10,7 @@ import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.placement.ExpertPlan;
 import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.testmodel.SafetensorsWriter;

@@ -71,6 +71,6 @@ final class BenchCommand implements Runnable {
 
     Bench.Options options(String model) {
         return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, modelOptions.backendOptions(), pp, tg, depths, reps, warmups,
-                bandwidth, !noProbe, parallel, opTimes, modelOptions.placement(io.gossgpu.placement.ExpertPlacement.DEFAULT_KV_TOKENS));
+                bandwidth, !noProbe, parallel, opTimes, modelOptions.placement(io.gossgpu.backend.ExpertPlacement.DEFAULT_KV_TOKENS));
     }
 }

@@ -3,7 +3,7 @@ package io.gossgpu.cli;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;

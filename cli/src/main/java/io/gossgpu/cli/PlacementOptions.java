@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Option;
 
 /** {@code --cpu-moe} and {@code --n-cpu-moe N}: where a GPU backend runs each layer's MoE experts ({@link ExpertPlacement}). */

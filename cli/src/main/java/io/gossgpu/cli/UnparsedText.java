@@ -1,7 +1,6 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.api.Tokens;
-import io.gossgpu.tokenizer.StreamingDecoder;
 
 import java.io.PrintStream;
 
@@ -17,7 +16,7 @@ final class UnparsedText {
 
     private final PrintStream out;
     private final boolean color;
-    private final StreamingDecoder decoder = Tokens.newStreamingDecoder();
+    private final Tokens.TextDecoder decoder = Tokens.newStreamingDecoder();
     private final StringBuilder held = new StringBuilder();
     private String last = "";
     private boolean lastParsed = true, streaming, any;

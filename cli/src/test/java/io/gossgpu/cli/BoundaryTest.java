@@ -44,6 +44,9 @@ class BoundaryTest {
             "cli io.gossgpu.testmodel.GgufWriter", "cli io.gossgpu.testmodel.SafetensorsWriter",
             "cli io.gossgpu.testmodel.TestModelGenerator", "cli io.gossgpu.testmodel.TestModelPresets", // make-test-model, demo, tune
             "cli io.gossgpu.demo.DemoCheckpoint", // demo
+            // info prints the expert placement plan before loading, and the developer commands above open their backend
+            // through the planner so --cpu-moe/--n-cpu-moe apply there too; the api has no plan type yet
+            "cli io.gossgpu.placement.PlacementPlanner",
             "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", // render
             // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
             // itself (GgufVocabCheck); api.Tokens does not hand it out

@@ -2,7 +2,7 @@ package io.gossgpu.api;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.model.LoadOptions;
-import io.gossgpu.placement.ExpertPlacement;
+import io.gossgpu.backend.ExpertPlacement;
 
 import java.nio.file.Path;
 

@@ -33,9 +33,29 @@ public final class Tokens {
         return O200kHarmony.get().tokenBytes(id);
     }
 
+    /** Ids in, text out, as they come: a character's bytes are held back until it is whole. */
+    public interface TextDecoder {
+        /** The text that {@code id} completes (empty while a character's bytes are still coming). */
+        String accept(int id);
+
+        /** What is held back, with invalid sequences replaced; the decoder is empty afterwards. */
+        String flush();
+    }
+
     /** A decoder of a stream of ids into text that holds back a character's bytes until it is whole. */
-    public static StreamingDecoder newStreamingDecoder() {
-        return O200kHarmony.get().newStreamingDecoder();
+    public static TextDecoder newStreamingDecoder() {
+        StreamingDecoder d = O200kHarmony.get().newStreamingDecoder();
+        return new TextDecoder() {
+            @Override
+            public String accept(int id) {
+                return d.accept(id);
+            }
+
+            @Override
+            public String flush() {
+                return d.flush();
+            }
+        };
     }
 
     /** Whether {@code id} is a harmony special token. */

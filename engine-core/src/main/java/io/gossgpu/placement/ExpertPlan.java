@@ -1,6 +1,7 @@
 package io.gossgpu.placement;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.ExpertPlacement;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,6 +19,15 @@ public final class ExpertPlan {
     }
 
     /** Every layer's experts on the GPU (no split). */
+    /** The plan of a fixed request ({@code --cpu-moe}, {@code --n-cpu-moe N}) for {@code layers} layers; {@code auto} needs the device. */
+    static ExpertPlan fixed(ExpertPlacement request, int layers) {
+        return switch (request.mode()) {
+            case ALL_ON_CPU -> allOnCpu(layers);
+            case FIRST_N -> firstOnCpu(layers, request.cpuLayers());
+            case AUTO -> throw new IllegalStateException("auto is planned against the device");
+        };
+    }
+
     public static ExpertPlan allOnGpu(int layers) {
         return new ExpertPlan(new boolean[layers]);
     }

@@ -1,5 +1,6 @@
 package io.gossgpu.placement;
 
+import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
@@ -111,7 +112,7 @@ public final class PlacementPlanner {
                         + h(rest + kv + scratch) + " on " + device + ", which has " + h(free) + " free; choose a shorter context or another backend");
             plan = ExpertPlan.firstOnCpu(layers, cpuLayersFor(left, experts));
         } else {
-            plan = request.fixedPlan(layers);
+            plan = ExpertPlan.fixed(request, layers);
             MemoryPlan p = new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
             if (p.gpuWeightBytes() > free)
                 throw new DeviceMemoryException(request.describe() + ": the GPU's weights (" + h(rest) + " without experts + "

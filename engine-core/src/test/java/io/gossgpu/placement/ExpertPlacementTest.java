@@ -1,5 +1,6 @@
 package io.gossgpu.placement;
 
+import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
@@ -39,8 +40,8 @@ class ExpertPlacementTest {
         assertEquals("give --cpu-moe or --n-cpu-moe, not both", assertThrows(GossException.class, () -> ExpertPlacement.fromFlags(true, 3, 1)).getMessage());
         assertEquals("--n-cpu-moe must be 0 or more, got -1", assertThrows(GossException.class, () -> ExpertPlacement.fromFlags(false, -1, 1)).getMessage());
         assertEquals("--n-cpu-moe must be between 0 and the model's 24 layers, got 25",
-                assertThrows(GossException.class, () -> ExpertPlacement.firstOnCpu(25).fixedPlan(24)).getMessage());
-        assertEquals(ExpertPlan.allOnCpu(24), ExpertPlacement.allOnCpu().fixedPlan(24));
+                assertThrows(GossException.class, () -> ExpertPlan.fixed(ExpertPlacement.firstOnCpu(25), 24)).getMessage());
+        assertEquals(ExpertPlan.allOnCpu(24), ExpertPlan.fixed(ExpertPlacement.allOnCpu(), 24));
     }
 
     @Test

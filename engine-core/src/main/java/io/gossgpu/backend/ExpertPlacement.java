@@ -1,4 +1,4 @@
-package io.gossgpu.placement;
+package io.gossgpu.backend;
 
 import io.gossgpu.GossException;
 
@@ -63,15 +63,6 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
     /** This request for a KV cache of {@code tokens} positions (only {@code auto} uses it). */
     public ExpertPlacement withKvTokens(int tokens) {
         return new ExpertPlacement(mode, cpuLayers, tokens);
-    }
-
-    /** The plan of a fixed request for a model of {@code layers} layers; {@code auto} needs the device ({@link PlacementPlanner}). */
-    ExpertPlan fixedPlan(int layers) {
-        return switch (mode) {
-            case ALL_ON_CPU -> ExpertPlan.allOnCpu(layers);
-            case FIRST_N -> ExpertPlan.firstOnCpu(layers, cpuLayers);
-            case AUTO -> throw new IllegalStateException("auto is planned against the device");
-        };
     }
 
     /** "auto", "--cpu-moe", "--n-cpu-moe 12". */
