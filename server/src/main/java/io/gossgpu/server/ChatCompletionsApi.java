@@ -42,7 +42,7 @@ final class ChatCompletionsApi {
         List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
-        ResponseFormat format = StructuredOutput.chatFormat(body.get("response_format"));
+        ResponseFormat format = StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);

@@ -108,7 +108,7 @@ final class Generation {
     private static Outcome runCompletion(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         Completion c = slot.completion();
         Listener l = new Listener(limits, sink, c::cancel, slot);
-        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), l);
+        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), limits.format(), limits.adjustments(), l);
         l.finish();
         return l.outcome(r, promptTokens, 0);
     }
