@@ -160,4 +160,33 @@ class StructuredOutputServerTest {
         HttpResponse<String> notText = send("/v1/chat/completions", "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"grammar\":5}");
         assertEquals(400, notText.statusCode(), notText.body());
     }
+
+    /**
+     * /v1/completions and /v1/responses take logit_bias and the penalties as chat does: +100 on one token makes a
+     * greedy completion that token over and over, -100 on the first token of a reply (<|channel|>) changes it; out
+     * of range values are 400s.
+     */
+    @Test
+    void completionsAndResponsesTakeLogitBiasAndPenalties() throws Exception {
+        int x = io.gossgpu.tokenizer.O200kHarmony.get().encode(" Paris")[0];
+        String ask = "{\"model\":\"gpt-oss\",\"temperature\":0,\"max_tokens\":6,\"prompt\":\"The capital of France is\"";
+        String plain = post("/v1/completions", ask + "}").get("choices").get(0).get("text").asText();
+        String forced = post("/v1/completions", ask + ",\"logit_bias\":{\"" + x + "\":100}}").get("choices").get(0).get("text").asText();
+        assertEquals(" Paris".repeat(6), forced, "plain greedy text was '" + plain + "'");
+        post("/v1/completions", ask + ",\"frequency_penalty\":2,\"presence_penalty\":-1.5,\"seed\":4}");
+
+        String rask = "{\"model\":\"gpt-oss\",\"temperature\":0,\"max_output_tokens\":60,\"input\":\"What is the capital of France?\"";
+        String rplain = texts(post("/v1/responses", rask + "}"));
+        assertEquals(rplain, texts(post("/v1/responses", rask + "}")), "greedy is repeatable");
+        String rbiased = texts(post("/v1/responses", rask + ",\"logit_bias\":{\"200005\":-100}}"));
+        assertNotEquals(rplain, rbiased);
+        post("/v1/responses", rask + ",\"frequency_penalty\":2,\"presence_penalty\":-1.5}");
+
+        for (String bad : new String[]{",\"logit_bias\":{\"5\":150}", ",\"logit_bias\":{\"x\":1}", ",\"presence_penalty\":3", ",\"frequency_penalty\":\"a\""}) {
+            HttpResponse<String> c = send("/v1/completions", ask + bad + "}");
+            assertEquals(400, c.statusCode(), bad + ": " + c.body());
+            HttpResponse<String> r = send("/v1/responses", rask + bad + "}");
+            assertEquals(400, r.statusCode(), bad + ": " + r.body());
+        }
+    }
 }
