@@ -48,7 +48,7 @@ final class ChatCompletionsApi {
         int topLogprobs = Logprobs.chatRequest(body);
         Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
         Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
-                .adjusted(SamplingFields.adjustments(body));
+                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;

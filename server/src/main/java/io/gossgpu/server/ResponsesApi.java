@@ -95,7 +95,7 @@ final class ResponsesApi {
         ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.messages(effort, true), max,
                 "max_output_tokens", Requests.sampler(body), List.of(), -1);
         Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
-                .adjusted(SamplingFields.adjustments(body));
+                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;
