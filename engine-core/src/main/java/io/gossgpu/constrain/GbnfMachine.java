@@ -20,10 +20,13 @@ public final class GbnfMachine implements ByteMatcher {
     /** Past this many interned states new ones are no longer cached (a grammar with unbounded nesting). */
     private static final int MAX_CACHED = 200_000;
     private static final Object DEAD = new Object();
+    /** At most this many states keep their token mask (25 KB each over the o200k vocabulary). */
+    private static final int MAX_MASKS = 256;
 
     private final GbnfGrammar g;
     private final ConcurrentHashMap<State, State> interned = new ConcurrentHashMap<>();
     private final State start;
+    private final java.util.concurrent.atomic.AtomicInteger masks = new java.util.concurrent.atomic.AtomicInteger();
 
     GbnfMachine(GbnfGrammar g) {
         this.g = g;
@@ -74,6 +77,8 @@ public final class GbnfMachine implements ByteMatcher {
         final boolean accepting;
         private final int hash;
         final Object[] next = new Object[256];
+        /** The ordinary tokens this state can take next, once computed (see {@link GbnfMachine#allowed}). */
+        volatile long[] mask;
 
         State(Stack[] stacks, int bits, int need, int min) {
             Arrays.sort(stacks, (x, y) -> Integer.compare(x.hash, y.hash));
@@ -89,7 +94,8 @@ public final class GbnfMachine implements ByteMatcher {
 
         @Override
         public boolean equals(Object o) {
-            if (!(o instanceof State s) || s.hash != hash || s.bits != bits || s.need != need || s.stacks.length != stacks.length) return false;
+            if (this == o) return true;
+        if (!(o instanceof State s) || s.hash != hash || s.bits != bits || s.need != need || s.stacks.length != stacks.length) return false;
             return Set.of(stacks).equals(Set.of(s.stacks));
         }
 
@@ -97,6 +103,25 @@ public final class GbnfMachine implements ByteMatcher {
         public int hashCode() {
             return hash;
         }
+    }
+
+    /**
+     * The masker's walk, remembered per state: inside a loop such as {@code [^"]*} every character leads back to the
+     * same interned state, so its mask (nearly the whole vocabulary, the costliest walk) is computed once.
+     */
+    @Override
+    public void allowed(TokenMasker masker, Object state, long[] mask) {
+        State s = (State) state;
+        long[] known = s.mask;
+        if (known == null) {
+            known = new long[masker.words()];
+            masker.walk(this, s, known);
+            if (masks.get() < MAX_MASKS && interned.get(s) == s) {
+                masks.incrementAndGet();
+                s.mask = known;
+            }
+        }
+        for (int w = 0; w < mask.length; w++) mask[w] |= known[w];
     }
 
     @Override
