@@ -46,7 +46,9 @@ public final class GbnfGrammar {
     public static GbnfGrammar compile(String text) {
         Map<String, Rule> rules = GbnfParser.parse(text);
         if (!rules.containsKey("root")) throw new GossException("grammar: no rule named 'root' (where the output starts)");
-        return new Builder(rules).build(text);
+        GbnfGrammar g = new Builder(rules).build(text);
+        g.machine(); // opens the start rules: a grammar too ambiguous to start fails here, not in a reply
+        return g;
     }
 
     /** The grammar's text as given. */

@@ -1,5 +1,7 @@
 package io.gossgpu.constrain;
 
+import io.gossgpu.GossException;
+
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -18,7 +20,9 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class GbnfMachine implements ByteMatcher {
     /** Past this many interned states new ones are no longer cached (a grammar with unbounded nesting). */
-    private static final int MAX_CACHED = 200_000;
+    private static final int MAX_CACHED = 16_384;
+    /** Most rule openings for one character: beyond it a grammar is refused as too ambiguous (and recursion stays shallow). */
+    static final int MAX_EXPANSIONS = 5_000;
     private static final Object DEAD = new Object();
     /** At most this many states keep their token mask (25 KB each over the o200k vocabulary). */
     private static final int MAX_MASKS = 256;
@@ -31,7 +35,8 @@ public final class GbnfMachine implements ByteMatcher {
     GbnfMachine(GbnfGrammar g) {
         this.g = g;
         Set<Stack> stacks = new LinkedHashSet<>();
-        for (int a : g.alternatives[g.root]) expand(new Stack(a, null), stacks);
+        int[] budget = {MAX_EXPANSIONS};
+        for (int a : g.alternatives[g.root]) expand(new Stack(a, null), stacks, budget);
         this.start = intern(new State(stacks.toArray(Stack[]::new), 0, 0, 0));
     }
 
@@ -182,25 +187,29 @@ public final class GbnfMachine implements ByteMatcher {
 
     private State stepChar(State s, int cp) {
         Set<Stack> out = new LinkedHashSet<>();
+        int[] budget = {MAX_EXPANSIONS};
         for (Stack st : s.stacks) {
-            if (st != ACCEPT && CharRanges.contains(g.sets[g.code[st.pos]], cp)) expand(new Stack(st.pos + 1, st.next), out);
+            if (st != ACCEPT && CharRanges.contains(g.sets[g.code[st.pos]], cp)) expand(new Stack(st.pos + 1, st.next), out, budget);
         }
         return out.isEmpty() ? null : new State(out.toArray(Stack[]::new), 0, 0, 0);
     }
 
     /** Adds the stacks {@code s} stands for once every rule at its top is opened, down to a character set (or the end). */
-    private void expand(Stack s, Set<Stack> out) {
+    private void expand(Stack s, Set<Stack> out, int[] budget) {
+        if (--budget[0] < 0)
+            throw new GossException("grammar: too ambiguous (over " + MAX_EXPANSIONS + " rule openings for one character); "
+                    + "nested repetitions of optional items multiply, e.g. ((\"a\"?){100}){100}");
         int sym = g.code[s.pos];
         if (sym == GbnfGrammar.END) {
             if (s.next == null) out.add(ACCEPT);
-            else expand(s.next, out);
+            else expand(s.next, out, budget);
         } else if (sym >= 0) {
             out.add(s);
         } else {
             int rule = -sym - 1;
             // what follows the rule; nothing to keep when the rule ends this alternative (so right recursion stays flat)
             Stack cont = g.code[s.pos + 1] == GbnfGrammar.END ? s.next : new Stack(s.pos + 1, s.next);
-            for (int a : g.alternatives[rule]) expand(new Stack(a, cont), out);
+            for (int a : g.alternatives[rule]) expand(new Stack(a, cont), out, budget);
         }
     }
 }

@@ -185,6 +185,7 @@ class GbnfMachineTest {
                 {"root = \"a\"", "1:6: expected '::=' after rule name 'root'"},
                 {"root ::= \"a\" @", "1:14: unexpected '@'"},
                 {"root ::= [^\\x00-\\U0010FFFF]", "can never finish"},
+                {"root ::= ((\"a\"?){200}){200} \"b\"", "too ambiguous"},
         };
         for (String[] c : cases) {
             GossException e = assertThrows(GossException.class, () -> GbnfGrammar.compile(c[0]), c[0]);
