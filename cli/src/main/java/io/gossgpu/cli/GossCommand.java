@@ -81,6 +81,10 @@ public final class GossCommand implements Runnable {
             description = "Answer with JSON valid under the JSON Schema in FILE (structured output; the reasoning stays free).")
     Path jsonSchema;
 
+    @Option(names = "--grammar", paramLabel = "FILE",
+            description = "Answer with text matching the GBNF grammar in FILE (llama.cpp's notation, rule root; with --raw the whole continuation).")
+    Path grammar;
+
     @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
     boolean hideReasoning;
 
@@ -98,7 +102,11 @@ public final class GossCommand implements Runnable {
         if (context <= 0) throw new GossException("--context must be positive, got " + context);
         if (jsonSchema != null) {
             if (raw) throw new GossException("--json-schema needs the chat format; it cannot go with --raw");
-            options = options.withJsonSchema(readSchema(jsonSchema));
+            options = options.withJsonSchema(readFile(jsonSchema, "JSON schema"));
+        }
+        if (grammar != null) {
+            if (jsonSchema != null) throw new GossException("--grammar and --json-schema cannot go together; give one of them");
+            options = options.withGrammar(readFile(grammar, "grammar"));
         }
         try (Engine engine = Engine.open(modelOptions.engineOptions(model, context))) {
             checkContext(context, engine.config());
@@ -122,11 +130,11 @@ public final class GossCommand implements Runnable {
                     + " tokens (initial_context_length " + config.initialContextLength() + " × rope_scaling_factor " + config.ropeScalingFactor() + ")");
     }
 
-    private static String readSchema(Path file) {
+    private static String readFile(Path file, String what) {
         try {
             return Files.readString(file);
         } catch (IOException e) {
-            throw new GossException("cannot read the JSON schema " + file + ": " + e.getMessage());
+            throw new GossException("cannot read the " + what + " " + file + ": " + e.getMessage());
         }
     }
 

@@ -1,7 +1,7 @@
 package io.gossgpu.api;
 
-import io.gossgpu.constrain.HarmonyJsonConstraint;
-import io.gossgpu.constrain.JsonGrammar;
+import io.gossgpu.constrain.ByteMatcher;
+import io.gossgpu.constrain.HarmonyConstraint;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.LogitAdjustments;
@@ -286,11 +286,11 @@ public final class Chat implements AutoCloseable {
     }
 
     /** The structured-output constraint of one reply, or null when nothing is constrained. */
-    private static HarmonyJsonConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
+    private static HarmonyConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
         if (format == null && toolArguments.isEmpty()) return null;
-        Map<String, JsonGrammar> tools = new HashMap<>();
-        toolArguments.forEach((name, f) -> tools.put("functions." + name, f.grammar()));
-        return new HarmonyJsonConstraint(format == null ? null : format.grammar(), tools);
+        Map<String, ByteMatcher> tools = new HashMap<>();
+        toolArguments.forEach((name, f) -> tools.put("functions." + name, f.matcher()));
+        return new HarmonyConstraint(format == null ? null : format.matcher(), tools);
     }
 
     private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,

@@ -80,6 +80,11 @@ public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sample
         return withResponseFormat(ResponseFormat.jsonSchema(schema));
     }
 
+    /** Answers must match GBNF {@code grammar} (llama.cpp's notation, rule {@code root}); see {@link ResponseFormat#gbnf}. */
+    public ChatOptions withGrammar(String grammar) {
+        return withResponseFormat(ResponseFormat.gbnf(grammar));
+    }
+
     /** Answers must be a JSON object. */
     public ChatOptions withJsonObject() {
         return withResponseFormat(ResponseFormat.jsonObject());

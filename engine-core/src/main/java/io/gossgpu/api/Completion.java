@@ -1,8 +1,10 @@
 package io.gossgpu.api;
 
 import io.gossgpu.GossException;
+import io.gossgpu.constrain.DocumentConstraint;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
+import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.tokenizer.O200kHarmony;
@@ -13,7 +15,8 @@ import java.util.Set;
 
 /**
  * Raw text completion: the prompt is encoded as ordinary text (no Harmony), and the model continues
- * it until {@code <|endoftext|>}, {@code <|return|>} or the token limit. Each call starts afresh. One call at a time,
+ * it until {@code <|endoftext|>}, {@code <|return|>} or the token limit; the options' response format (a grammar,
+ * say), if any, holds the whole continuation. Each call starts afresh. One call at a time,
  * as a {@link Chat} takes one reply at a time (a second is refused at once); {@link #cancel} and {@link #close} as there.
  */
 public final class Completion implements AutoCloseable {
@@ -32,20 +35,31 @@ public final class Completion implements AutoCloseable {
     }
 
     public Reply complete(String prompt, ChatListener listener) {
-        return complete(prompt, options.maxTokens(), options.sampler(), listener);
+        return complete(prompt, options.maxTokens(), options.sampler(), options.responseFormat(), null, listener);
     }
 
     /** {@link #complete(String, ChatListener)} with this call's own token limit and sampler (servers). */
     public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+        return complete(prompt, maxTokens, sampler, null, null, listener);
+    }
+
+    /**
+     * {@link #complete(String, int, SamplerConfig, ChatListener)} with the continuation held to {@code format} from its
+     * first token (null: free; it ends with {@code <|endoftext|>} once the document is complete) and OpenAI's
+     * logit bias and presence/frequency penalties ({@code adjustments}, null: none).
+     */
+    public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                          LogitAdjustments adjustments, ChatListener listener) {
         use.begin();
         try {
-            return run(prompt, maxTokens, sampler, listener);
+            return run(prompt, maxTokens, sampler, format, adjustments, listener);
         } finally {
             use.end();
         }
     }
 
-    private Reply run(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
+    private Reply run(String prompt, int maxTokens, SamplerConfig sampler, ResponseFormat format,
+                      LogitAdjustments adjustments, ChatListener listener) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
@@ -55,7 +69,8 @@ public final class Completion implements AutoCloseable {
         session.reset();
         StreamingDecoder decoder = tok.newStreamingDecoder();
         StringBuilder text = new StringBuilder();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler, l.topLogprobs());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler, l.topLogprobs(),
+                format == null ? null : new DocumentConstraint(format.matcher(), O200kHarmony.END_OF_TEXT), adjustments);
         GenerationResult r = session.generate(tokens, gen, token -> {
             l.onToken(token);
             if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;

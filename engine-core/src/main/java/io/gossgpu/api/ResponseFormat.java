@@ -1,45 +1,67 @@
 package io.gossgpu.api;
 
+import io.gossgpu.constrain.ByteMatcher;
+import io.gossgpu.constrain.GbnfGrammar;
 import io.gossgpu.constrain.JsonGrammar;
 import io.gossgpu.constrain.SchemaCompiler;
 
 /**
- * What shape a reply's answer must have (structured output): a JSON document valid under a JSON Schema, or any JSON
- * object. The schema is compiled when the format is made, so an unsupported schema fails here with a one-line
- * {@link io.gossgpu.GossException}. The reasoning (analysis channel) stays free; the answer (final channel) is
- * constrained token by token and the reply ends right after the document.
+ * What shape a reply's answer must have (structured output): a JSON document valid under a JSON Schema, any JSON
+ * object, or text of a GBNF grammar. The schema or grammar is compiled when the format is made, so an unsupported
+ * one fails here with a one-line {@link io.gossgpu.GossException}. The reasoning (analysis channel) stays free; the
+ * answer (final channel) is constrained token by token and the reply ends right after the document.
  */
 public final class ResponseFormat {
     private final String schema;
     private final JsonGrammar grammar;
+    private final GbnfGrammar gbnf;
+    private final ByteMatcher matcher;
 
-    private ResponseFormat(String schema, JsonGrammar grammar) {
+    private ResponseFormat(String schema, JsonGrammar grammar, GbnfGrammar gbnf) {
         this.schema = schema;
         this.grammar = grammar;
+        this.gbnf = gbnf;
+        this.matcher = grammar != null ? ByteMatcher.json(grammar) : gbnf.machine();
     }
 
     /** Answers valid under {@code schema} (JSON Schema text; the subset {@link SchemaCompiler} describes). */
     public static ResponseFormat jsonSchema(String schema) {
-        return new ResponseFormat(schema, SchemaCompiler.compile(schema));
+        return new ResponseFormat(schema, SchemaCompiler.compile(schema), null);
     }
 
     /** Answers that are any JSON object (OpenAI's {@code json_object}). */
     public static ResponseFormat jsonObject() {
-        return new ResponseFormat(null, SchemaCompiler.anyObject());
+        return new ResponseFormat(null, SchemaCompiler.anyObject(), null);
     }
 
-    /** The schema's text, or null for {@link #jsonObject}. */
+    /** Answers matching GBNF {@code grammar} (llama.cpp's notation, starting at rule {@code root}). */
+    public static ResponseFormat gbnf(String grammar) {
+        return new ResponseFormat(null, null, GbnfGrammar.compile(grammar));
+    }
+
+    /** The schema's text, or null for {@link #jsonObject} and grammars. */
     public String schema() {
         return schema;
     }
 
-    /** The compiled grammar the decoder follows (internal: the API does not show io.gossgpu.constrain). */
+    /** The compiled JSON grammar the decoder follows, or null for a GBNF grammar (internal: the API does not show io.gossgpu.constrain). */
     JsonGrammar grammar() {
         return grammar;
     }
 
+    /** The GBNF grammar's text, or null for JSON formats. */
+    public String gbnfText() {
+        return gbnf == null ? null : gbnf.text();
+    }
+
+    /** The byte matcher the decoder follows (internal, as {@link #grammar}). */
+    ByteMatcher matcher() {
+        return matcher;
+    }
+
     @Override
     public String toString() {
+        if (gbnf != null) return "gbnf " + gbnf.text();
         return schema == null ? "json_object" : "json_schema " + schema;
     }
 }

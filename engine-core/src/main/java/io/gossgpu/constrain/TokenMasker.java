@@ -146,6 +146,28 @@ public final class TokenMasker {
         return mask;
     }
 
+    /** The ordinary tokens {@code state} of {@code matcher} can take next, or-ed into {@code mask}: every token tried along the trie. */
+    public void walk(ByteMatcher matcher, Object state, long[] mask) {
+        Object[] at = new Object[all.maxDepth + 1];
+        at[0] = state;
+        byte[] bytes = all.bytes;
+        short[] depths = all.depths;
+        int[] tokens = all.tokens, ends = all.ends;
+        int n = bytes.length;
+        for (int j = 0; j < n; ) {
+            int d = depths[j];
+            Object s = matcher.step(at[d - 1], bytes[j] & 0xff);
+            if (s == null) {
+                j = ends[j];
+                continue;
+            }
+            int t = tokens[j];
+            if (t >= 0) mask[t >>> 6] |= 1L << t;
+            at[d] = s;
+            j++;
+        }
+    }
+
     private static void walk(TokenTrie trie, Object start, long[] mask) {
         Object[] at = new Object[trie.maxDepth + 1];
         at[0] = start;

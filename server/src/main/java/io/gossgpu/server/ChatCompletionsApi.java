@@ -42,13 +42,13 @@ final class ChatCompletionsApi {
         List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
-        ResponseFormat format = StructuredOutput.chatFormat(body.get("response_format"));
+        ResponseFormat format = StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
         Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
         Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
-                .adjusted(SamplingFields.adjustments(body));
+                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;

@@ -38,7 +38,8 @@ final class CompletionsApi {
         int promptTokens = Tokens.encode(prompt).length;
         if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
         int maxTokens = Requests.replyLimit(server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
-        Generation.Limits limits = new Generation.Limits(maxTokens, sampler, stops, topLogprobs);
+        Generation.Limits limits = new Generation.Limits(maxTokens, sampler, stops, topLogprobs)
+                .structured(StructuredOutput.withGrammar(body, null), java.util.Map.of()).adjusted(SamplingFields.adjustments(body));
         String id = Requests.id("cmpl-");
         long created = System.currentTimeMillis() / 1000;
 

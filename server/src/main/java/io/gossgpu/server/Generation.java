@@ -5,18 +5,21 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.ResponseFormat;
+import io.gossgpu.api.Tokens;
 import io.gossgpu.generate.GenerationResult.StopReason;
 import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Timings;
 import io.gossgpu.generate.TokenLogprobs;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.api.Tokens;
+import io.gossgpu.harmony.ToolDescription;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Runs one request on a slot and reports what the model writes to a {@link Sink} as it comes: reasoning, content
@@ -68,20 +71,28 @@ final class Generation {
     /**
      * What a request asks of the generation besides the prompt. {@code format}: the answer's structured-output format
      * (null: free text); {@code toolArguments}: the argument formats of strict function tools, by function name;
-     * {@code adjustments}: logit bias and presence/frequency penalties (null: none).
+     * {@code adjustments}: logit bias and presence/frequency penalties (null: none); {@code tools}: the names of the
+     * function tools the request declared.
      */
     record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs, ResponseFormat format,
-                  Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments) {
+                  Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments, Set<String> tools) {
         Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {
-            this(maxTokens, sampler, stops, topLogprobs, null, Map.of(), null);
+            this(maxTokens, sampler, stops, topLogprobs, null, Map.of(), null, Set.of());
         }
 
         Limits structured(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments), adjustments);
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments), adjustments, tools);
         }
 
         Limits adjusted(LogitAdjustments adjustments) {
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments);
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments, tools);
+        }
+
+        /** The function tools the request declared (after tool_choice): a call to any other is not a tool call. */
+        Limits declaring(List<ToolDescription> declared) {
+            Set<String> names = new HashSet<>();
+            for (ToolDescription t : declared) names.add(t.name());
+            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments, Set.copyOf(names));
         }
     }
 
@@ -108,7 +119,7 @@ final class Generation {
     private static Outcome runCompletion(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         Completion c = slot.completion();
         Listener l = new Listener(limits, sink, c::cancel, slot);
-        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), l);
+        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), limits.format(), limits.adjustments(), l);
         l.finish();
         return l.outcome(r, promptTokens, 0);
     }
@@ -129,7 +140,13 @@ final class Generation {
         boolean inReasoning;
         boolean gone;
 
+        /** The function tools the request declared; a call to another is passed on as content (see {@link #onToolCallStart}). */
+        final Set<String> declared;
+        /** Whether the call being written is to a function the request did not declare. */
+        boolean undeclared;
+
         Listener(Limits limits, Sink sink, Runnable cancel, SlotPool.Slot slot) {
+            this.declared = limits.tools();
             this.slot = slot;
             this.stop = new StopMatcher(limits.stops());
             this.sink = sink;
@@ -204,9 +221,17 @@ final class Generation {
             send(() -> sink.content(out, lps));
         }
 
+        /**
+         * A call to a function the request did not declare (gpt-oss knows tool formats and sometimes calls one unasked)
+         * is not a tool call: OpenAI clients that sent no such tool would try to run it and fail, and a request
+         * without tools must end with content and finish_reason stop. Its text goes out as content instead; masking
+         * the call away would force host-side sampling on every step of every request without tools.
+         */
         @Override
         public void onToolCallStart(String functionName) {
             inReasoning = false;
+            undeclared = !declared.contains(functionName);
+            if (undeclared) return;
             notContent();
             if (stop.stopped()) return;
             ToolCallOut c = new ToolCallOut(calls.size(), functionName);
@@ -216,6 +241,10 @@ final class Generation {
 
         @Override
         public void onToolCallDelta(String functionName, String delta) {
+            if (undeclared) {
+                onContent(delta);
+                return;
+            }
             notContent();
             if (stop.stopped() || calls.isEmpty()) return;
             ToolCallOut c = calls.getLast();
@@ -225,6 +254,12 @@ final class Generation {
 
         @Override
         public void onToolCall(String functionName, String arguments) {
+            if (!declared.contains(functionName)) {
+                boolean streamed = undeclared;
+                undeclared = false;
+                if (!streamed) onContent(arguments); // a call whose start was not seen: its text whole
+                return;
+            }
             if (stop.stopped()) return;
             ToolCallOut c = calls.isEmpty() ? null : calls.getLast();
             if (c != null && !c.done && c.name.equals(functionName)) {

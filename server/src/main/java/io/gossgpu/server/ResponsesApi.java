@@ -94,7 +94,8 @@ final class ResponsesApi {
             throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
         ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.messages(effort, true), max,
                 "max_output_tokens", Requests.sampler(body), List.of(), -1);
-        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")));
+        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
+                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;

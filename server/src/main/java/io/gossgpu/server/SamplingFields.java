@@ -9,8 +9,9 @@ import java.util.Iterator;
 import java.util.Map;
 
 /**
- * Chat's {@code logit_bias} (token id → −100..100), {@code presence_penalty} and {@code frequency_penalty} (−2..2),
- * as OpenAI defines them (see {@link LogitAdjustments}); anything out of range is a 400 naming the field.
+ * The {@code logit_bias} (token id → −100..100), {@code presence_penalty} and {@code frequency_penalty} (−2..2),
+ * as OpenAI defines them (see {@link LogitAdjustments}), read the same way for chat completions, completions and
+ * Responses; anything out of range is a 400 naming the field.
  */
 final class SamplingFields {
     private SamplingFields() {}

@@ -44,6 +44,23 @@ final class StructuredOutput {
     }
 
     /**
+     * llama-server's {@code grammar} extension (GBNF text, rule {@code root}), accepted by chat and completions:
+     * {@code format} (the request's JSON format, or null) when absent; a 400 when it is not a string, does not
+     * compile, or comes with a JSON format.
+     */
+    static ResponseFormat withGrammar(JsonNode body, ResponseFormat format) {
+        JsonNode g = body.get("grammar");
+        if (g == null || g.isNull()) return format;
+        if (!g.isTextual()) throw ApiError.badRequest("grammar", "'grammar' must be a string of GBNF rules");
+        if (format != null) throw ApiError.badRequest("grammar", "'grammar' cannot go with 'response_format'; send one of them");
+        try {
+            return ResponseFormat.gbnf(g.asText());
+        } catch (GossException e) {
+            throw ApiError.badRequest("grammar", e.getMessage());
+        }
+    }
+
+    /**
      * The argument formats of the function tools declared {@code strict: true}, by function name (chat's
      * {@code {type, function: {name, parameters, strict}}} or the Responses API's flat {@code {type, name, parameters, strict}}).
      */

@@ -1,7 +1,7 @@
 package io.gossgpu.benchmarks.constrain;
 
-import io.gossgpu.constrain.JsonGrammar;
-import io.gossgpu.constrain.JsonMachine;
+import io.gossgpu.constrain.ByteMatcher;
+import io.gossgpu.constrain.GbnfGrammar;
 import io.gossgpu.constrain.SchemaCompiler;
 import io.gossgpu.constrain.TokenMasker;
 import io.gossgpu.tokenizer.O200kHarmony;
@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * The cost of one structured-output token mask over the 201088-token vocabulary (issue 40's target: at most 100 µs at
  * p99). Setup writes documents of each schema token by token, choosing random allowed tokens, and keeps the
  * constraint's state before every token; each benchmark call computes the mask of the next kept state (all of them
- * in turn), so the sample-time percentiles are over the states a reply really passes through. No cache: every mask is
- * computed from scratch. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
+ * in turn), so the sample-time percentiles are over the states a reply really passes through. JSON masks are computed
+ * from scratch; GBNF grammars ({@code gbnf*}) use their machine's state, transition and per-state mask caches, filled during
+ * setup as it is by a format's first replies. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -36,16 +37,43 @@ import java.util.concurrent.TimeUnit;
 @Fork(value = 1, jvmArgsAppend = {"-Xmx2g"})
 @State(Scope.Benchmark)
 public class MaskBenchmark {
-    /** The schemas: a flat record, nested arrays of objects, anyOf of objects, and json_object (any object). */
-    @Param({"person", "nested", "anyOf", "jsonObject"})
+    /**
+     * The schemas: a flat record, nested arrays of objects, anyOf of objects, and json_object (any object); GBNF
+     * grammars: arithmetic with parentheses, key=value lines with quoted values, a small JSON-like language.
+     */
+    @Param({"person", "nested", "anyOf", "jsonObject", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
 
     private final TokenMasker masker = TokenMasker.get();
+    private ByteMatcher matcher;
     private List<Object> states;
     private long[] mask;
     private int next;
 
-    private static JsonGrammar grammar(String name) {
+    private static ByteMatcher matcher(String name) {
+        return switch (name) {
+            case "gbnfArithmetic" -> GbnfGrammar.compile("""
+                    root ::= expr
+                    expr ::= term (("+" | "-") term)*
+                    term ::= factor (("*" | "/") factor)*
+                    factor ::= [0-9]{1,6} | "(" expr ")"
+                    """).machine();
+            case "gbnfKeyValue" -> GbnfGrammar.compile("""
+                    root ::= pair ("\\n" pair){0,7}
+                    pair ::= [a-z_]{1,16} "=" ([0-9]{1,8} | "\\"" [^"\\n]{0,40} "\\"")
+                    """).machine();
+            case "gbnfJsonLike" -> GbnfGrammar.compile("""
+                    root ::= value
+                    value ::= object | array | string | [0-9]{1,6} | "true" | "false" | "null"
+                    object ::= "{" ( string ":" value ( "," string ":" value )* )? "}"
+                    array ::= "[" ( value ( "," value )* )? "]"
+                    string ::= "\\"" [^"\\\\]{0,16} "\\""
+                    """).machine();
+            default -> ByteMatcher.json(schema(name));
+        };
+    }
+
+    private static io.gossgpu.constrain.JsonGrammar schema(String name) {
         return switch (name) {
             case "person" -> SchemaCompiler.compile("""
                     {"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},
@@ -71,16 +99,17 @@ public class MaskBenchmark {
         states = new ArrayList<>();
         mask = new long[masker.words()];
         SplittableRandom rnd = new SplittableRandom(1);
-        JsonGrammar g = grammar(schema);
+        matcher = matcher(schema);
         for (int doc = 0; doc < 8 && states.size() < 2000; doc++) {
-            Object state = JsonMachine.start(g);
+            Object state = matcher.start();
             for (int n = 0; n < 120; n++) {
-                long[] m = masker.allowed(state);
-                if (JsonMachine.canEnd(state)) m[O200kHarmony.RETURN >>> 6] |= 1L << O200kHarmony.RETURN;
+                long[] m = new long[masker.words()];
+                matcher.allowed(masker, state, m);
+                if (matcher.canEnd(state)) m[O200kHarmony.RETURN >>> 6] |= 1L << O200kHarmony.RETURN;
                 states.add(state);
                 int token = pick(m, rnd, n > 60);
                 if (token == O200kHarmony.RETURN) break;
-                state = JsonMachine.step(state, tok.tokenBytes(token));
+                state = matcher.step(state, tok.tokenBytes(token));
             }
         }
     }
@@ -108,7 +137,7 @@ public class MaskBenchmark {
         Object state = states.get(next);
         next = next + 1 == states.size() ? 0 : next + 1;
         java.util.Arrays.fill(mask, 0);
-        masker.allowed(state, mask);
+        matcher.allowed(masker, state, mask);
         return mask;
     }
 }

@@ -11,28 +11,29 @@ import java.util.Map;
  * Structured output over Harmony: the reply runs free (reasoning on the analysis channel, headers) until a message
  * whose content is constrained begins: the final channel's answer (by {@code answer}) or a call to a function that
  * has a grammar (by {@code tools}, keyed by recipient such as {@code functions.get_weather}). From that message's
- * first content token on, every token must keep its JSON document valid, and once the document is complete the
- * message can end only with {@code <|return|>} (an answer) or {@code <|call|>} (a call). One per generation.
+ * first content token on, every token must keep its document valid (a JSON Schema's or a GBNF grammar's
+ * {@link ByteMatcher}), and once the document is complete the message can end only with {@code <|return|>} (an answer) or {@code <|call|>} (a call). One per generation.
  */
-public final class HarmonyJsonConstraint implements TokenConstraint {
+public final class HarmonyConstraint implements TokenConstraint {
     private final O200kHarmony tok = O200kHarmony.get();
     private final TokenMasker masker = TokenMasker.get();
     private final HarmonyStreamParser parser = new HarmonyStreamParser(tok);
-    private final JsonGrammar answer;
-    private final Map<String, JsonGrammar> tools;
+    private final ByteMatcher answer;
+    private final Map<String, ByteMatcher> tools;
     private final long[] mask;
-    /** The JSON state of the constrained message being written; null while free. */
+    /** The matcher and its state for the constrained message being written; null while free. */
+    private ByteMatcher matcher;
     private Object state;
     private int endToken;
 
-    /** @param answer the final answer's grammar, or null to leave it free; {@code tools}: grammars of function arguments */
-    public HarmonyJsonConstraint(JsonGrammar answer, Map<String, JsonGrammar> tools) {
+    /** @param answer the final answer's matcher, or null to leave it free; {@code tools}: matchers of function arguments */
+    public HarmonyConstraint(ByteMatcher answer, Map<String, ByteMatcher> tools) {
         this.answer = answer;
         this.tools = Map.copyOf(tools);
         this.mask = new long[masker.words()];
     }
 
-    public HarmonyJsonConstraint(JsonGrammar answer) {
+    public HarmonyConstraint(ByteMatcher answer) {
         this(answer, Map.of());
     }
 
@@ -45,8 +46,8 @@ public final class HarmonyJsonConstraint implements TokenConstraint {
     public long[] allowed() {
         if (state == null) return null;
         Arrays.fill(mask, 0);
-        masker.allowed(state, mask);
-        if (JsonMachine.canEnd(state)) mask[endToken >>> 6] |= 1L << endToken;
+        matcher.allowed(masker, state, mask);
+        if (matcher.canEnd(state)) mask[endToken >>> 6] |= 1L << endToken;
         return mask;
     }
 
@@ -54,13 +55,13 @@ public final class HarmonyJsonConstraint implements TokenConstraint {
     public void accept(int token) {
         if (state != null) {
             if (token == endToken) state = null;
-            else if (token < O200kHarmony.NUM_RANKS) state = JsonMachine.step(state, tok.tokenBytes(token));
+            else if (token < O200kHarmony.NUM_RANKS) state = matcher.step(state, tok.tokenBytes(token));
             else state = null; // cannot happen when the token was allowed
         }
         parser.accept(token);
         if (state == null && parser.state() == HarmonyStreamParser.State.CONTENT && parser.currentContent().isEmpty()) {
             String recipient = parser.currentRecipient();
-            JsonGrammar g = null;
+            ByteMatcher g = null;
             if (recipient != null && !"all".equals(recipient)) {
                 g = tools.get(recipient);
                 endToken = O200kHarmony.CALL;
@@ -68,7 +69,10 @@ public final class HarmonyJsonConstraint implements TokenConstraint {
                 g = answer;
                 endToken = O200kHarmony.RETURN;
             }
-            if (g != null) state = JsonMachine.start(g);
+            if (g != null) {
+                matcher = g;
+                state = g.start();
+            }
         }
     }
 }

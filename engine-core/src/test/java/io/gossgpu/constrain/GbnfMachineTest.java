@@ -1,0 +1,205 @@
+package io.gossgpu.constrain;
+
+import io.gossgpu.GossException;
+import io.gossgpu.tokenizer.O200kHarmony;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * GBNF grammars ({@link TestGrammars}) against their independent oracles: texts the machine writes byte by byte and
+ * token by token (through the real {@link TokenMasker} over the whole vocabulary) are accepted by the oracle;
+ * mutated texts are accepted by the machine exactly when the oracle accepts them; the masker's walk equals trying
+ * every token; the mask is never empty while the grammar can go on; bad grammars fail with one-line errors.
+ */
+class GbnfMachineTest {
+    private static final O200kHarmony TOK = O200kHarmony.get();
+
+    static boolean accepts(GbnfMachine m, String text) {
+        Object s = m.step(m.start(), text.getBytes(StandardCharsets.UTF_8));
+        return s != null && m.canEnd(s);
+    }
+
+    /** A random text of the grammar, chosen byte by byte among the bytes the machine takes (null if it ran long). */
+    static byte[] randomText(GbnfMachine m, SplittableRandom rnd, int maxBytes) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Object s = m.start();
+        while (out.size() < maxBytes) {
+            List<Integer> next = new ArrayList<>();
+            for (int b = 0; b < 256; b++) if (m.step(s, b) != null) next.add(b);
+            if (m.canEnd(s) && (next.isEmpty() || rnd.nextInt(4) == 0)) return out.toByteArray();
+            assertFalse(next.isEmpty(), "a live state that can neither go on nor end");
+            int b = next.get(rnd.nextInt(next.size()));
+            out.write(b);
+            s = m.step(s, b);
+        }
+        return null;
+    }
+
+    @Test
+    void thereAreTwentyGrammarsAndAllCompile() {
+        assertTrue(TestGrammars.ALL.size() >= 20, "grammars: " + TestGrammars.ALL.size());
+        for (TestGrammars.Case c : TestGrammars.ALL) assertNotNull(GbnfGrammar.compile(c.gbnf()).machine(), c.name());
+    }
+
+    @Test
+    void byteWalksAreAcceptedAndMutationsAgreeWithTheOracle() {
+        SplittableRandom rnd = new SplittableRandom(40);
+        for (TestGrammars.Case c : TestGrammars.ALL) {
+            GbnfMachine m = GbnfGrammar.compile(c.gbnf()).machine();
+            int texts = 0, mutantsAccepted = 0, mutantsRefused = 0;
+            for (int i = 0; i < 150; i++) {
+                byte[] b = randomText(m, rnd, 120);
+                if (b == null) continue;
+                String text = new String(b, StandardCharsets.UTF_8);
+                assertTrue(c.oracle().test(text), () -> c.name() + ": the machine wrote '" + text + "', which the oracle refuses");
+                texts++;
+                for (int k = 0; k < 4; k++) {
+                    String mutant = mutate(text, c.alphabet(), rnd);
+                    boolean want = c.oracle().test(mutant);
+                    assertEquals(want, accepts(m, mutant), () -> c.name() + ": '" + mutant + "' (oracle says " + want + ")");
+                    if (want) mutantsAccepted++;
+                    else mutantsRefused++;
+                }
+            }
+            assertTrue(texts >= 50, c.name() + ": texts " + texts);
+            assertTrue(mutantsRefused > 20, c.name() + ": refused mutants " + mutantsRefused);
+        }
+    }
+
+    private static String mutate(String text, String alphabet, SplittableRandom rnd) {
+        int[] cps = text.codePoints().toArray();
+        int[] alpha = alphabet.codePoints().toArray();
+        List<Integer> out = new ArrayList<>();
+        for (int cp : cps) out.add(cp);
+        int edits = 1 + rnd.nextInt(2);
+        for (int e = 0; e < edits; e++) {
+            int op = rnd.nextInt(3), at = rnd.nextInt(out.size() + 1);
+            int cp = alpha[rnd.nextInt(alpha.length)];
+            if (op == 0 || out.isEmpty()) out.add(at, cp);
+            else if (op == 1) out.remove(Math.min(at, out.size() - 1));
+            else out.set(Math.min(at, out.size() - 1), cp);
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int cp : out) sb.appendCodePoint(cp);
+        return sb.toString();
+    }
+
+    /** Texts written token by token from the real masks (uniformly among allowed tokens): the oracle accepts every one. */
+    @Test
+    void tokenWalksOverTheWholeVocabularyAreAccepted() {
+        TokenMasker masker = TokenMasker.get();
+        SplittableRandom rnd = new SplittableRandom(7);
+        int finished = 0, walks = 0;
+        for (TestGrammars.Case c : TestGrammars.ALL) {
+            GbnfMachine m = GbnfGrammar.compile(c.gbnf()).machine();
+            for (int w = 0; w < 3; w++) {
+                walks++;
+                Object s = m.start();
+                StringBuilder bytes = new StringBuilder();
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                for (int step = 0; step < 60; step++) {
+                    long[] mask = new long[masker.words()];
+                    m.allowed(masker, s, mask);
+                    List<Integer> ids = new ArrayList<>();
+                    for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) if ((mask[id >>> 6] >>> id & 1) != 0) ids.add(id);
+                    boolean canGoOn = false;
+                    for (int b = 0; b < 256 && !canGoOn; b++) canGoOn = m.step(s, b) != null;
+                    assertEquals(canGoOn, !ids.isEmpty(), c.name() + ": mask after '" + out + "' hides every token but the grammar goes on");
+                    if (m.canEnd(s) && (ids.isEmpty() || rnd.nextInt(3) == 0)) {
+                        String text = out.toString(StandardCharsets.UTF_8);
+                        assertTrue(c.oracle().test(text), () -> c.name() + ": token walk wrote '" + text + "'");
+                        finished++;
+                        break;
+                    }
+                    int id = ids.get(rnd.nextInt(ids.size()));
+                    byte[] t = TOK.tokenBytes(id);
+                    out.writeBytes(t);
+                    s = m.step(s, t);
+                    assertNotNull(s, c.name() + ": an allowed token killed the state");
+                }
+            }
+        }
+        assertTrue(finished >= walks * 2 / 3, "finished " + finished + " of " + walks);
+    }
+
+    /** The trie walk's mask equals trying every token's bytes on the machine, at random states of every grammar. */
+    @Test
+    void masksMatchTheSlowReference() {
+        TokenMasker masker = TokenMasker.get();
+        SplittableRandom rnd = new SplittableRandom(3);
+        for (TestGrammars.Case c : TestGrammars.ALL) {
+            GbnfMachine m = GbnfGrammar.compile(c.gbnf()).machine();
+            byte[] text;
+            do text = randomText(m, rnd, 120); while (text == null);
+            int cut = rnd.nextInt(text.length + 1);
+            Object s = m.start();
+            for (int j = 0; j < cut; j++) s = m.step(s, text[j] & 0xff);
+            long[] fast = new long[masker.words()], slow = new long[masker.words()];
+            m.allowed(masker, s, fast);
+            for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) if (m.step(s, TOK.tokenBytes(id)) != null) slow[id >>> 6] |= 1L << id;
+            assertArrayEquals(slow, fast, c.name() + " after " + cut + " bytes");
+        }
+    }
+
+    @Test
+    void partialUtf8IsKeptOnlyWhileACharacterCanComplete() {
+        GbnfMachine m = GbnfGrammar.compile("root ::= [\\u4e00-\\u9fff]").machine();
+        assertNotNull(m.step(m.start(), 0xE4)); // U+4xxx
+        assertNull(m.step(m.start(), 0xE3)); // U+3xxx: below the class
+        assertNull(m.step(m.start(), 0xC3)); // two-byte characters are all below the class
+        assertNull(m.step(m.start(), 0x80)); // a continuation byte cannot start a character
+        assertTrue(accepts(m, "中"));
+        GbnfMachine any = GbnfGrammar.compile("root ::= .").machine();
+        assertNull(any.step(any.start(), new byte[]{(byte) 0xED, (byte) 0xA0, (byte) 0x80}), "a surrogate");
+        assertNull(any.step(any.start(), new byte[]{(byte) 0xC0}), "an overlong lead byte");
+        assertNull(any.step(any.start(), new byte[]{(byte) 0xE0, (byte) 0x80}), "overlong three-byte form");
+    }
+
+    @Test
+    void badGrammarsFailWithOneLineErrors() {
+        String[][] cases = {
+                {"root ::= item", "1:10: rule 'item' is not defined"},
+                {"root ::= \"a\"\nother ::= root2", "2:11: rule 'root2' is not defined"},
+                {"item ::= \"a\"", "no rule named 'root'"},
+                {"root ::= root \"a\" | \"b\"", "rule 'root' is left-recursive"},
+                {"root ::= a\na ::= b \"x\"\nb ::= a | \"y\"", "left-recursive"},
+                {"root ::= (\"\")* \"a\"", "left-recursive"},
+                {"root ::= \"a\" root", "can never finish"},
+                {"root ::= \"abc", "1:10: string is never closed"},
+                {"root ::= [a-z", "1:10: character class is never closed"},
+                {"root ::= [z-a]", "1:12: range 'z'-'a' is reversed"},
+                {"root ::= (\"a\" \"b\"", "1:10: '(' is never closed"},
+                {"root ::= \"a\")", "1:13: unexpected ')'"},
+                {"root ::= \"a\"{3,1}", "1:13: repetition {3,1} has its maximum below its minimum"},
+                {"root ::= \"a\"{5000}", "repetition bound above 1000"},
+                {"root ::= \"\\q\"", "1:11: unknown escape '\\q'"},
+                {"root ::= \"\\x4\"", "escape needs 2 hex digits"},
+                {"root ::= \"a\"\nroot ::= \"b\"", "2:1: rule 'root' is defined twice (first at 1:1)"},
+                {"root = \"a\"", "1:6: expected '::=' after rule name 'root'"},
+                {"root ::= \"a\" @", "1:14: unexpected '@'"},
+                {"root ::= [^\\x00-\\U0010FFFF]", "can never finish"},
+                {"root ::= ((\"a\"?){200}){200} \"b\"", "too ambiguous"},
+        };
+        for (String[] c : cases) {
+            GossException e = assertThrows(GossException.class, () -> GbnfGrammar.compile(c[0]), c[0]);
+            assertTrue(e.getMessage().contains(c[1]), () -> c[0] + " gave: " + e.getMessage());
+            assertFalse(e.getMessage().contains("\n"), e.getMessage());
+            assertTrue(e.getMessage().startsWith("grammar"), e.getMessage());
+        }
+    }
+
+    /** An alternative that can never finish is dropped, so the machine never starts down it. */
+    @Test
+    void alternativesThatNeverFinishAreDropped() {
+        GbnfMachine m = GbnfGrammar.compile("root ::= \"a\" loop | \"b\"\nloop ::= \"x\" loop").machine();
+        assertNull(m.step(m.start(), 'a'));
+        assertTrue(accepts(m, "b"));
+    }
+}
