@@ -49,6 +49,7 @@ class ApiSurfaceTest {
             "Chat.reply(param 0): io.gossgpu.harmony.Message",
             "Chat.reply(param 2): io.gossgpu.generate.SamplerConfig",
             "Chat.reply(param 5): io.gossgpu.generate.LogitAdjustments",
+            "Completion.complete(param 4): io.gossgpu.generate.LogitAdjustments", // penalties on /v1/completions, as Chat.reply
             "ChatListener.onLogprobs(param 0): io.gossgpu.generate.TokenLogprobs",
             "ChatOptions.<init>(param 2): io.gossgpu.generate.SamplerConfig",
             "ChatOptions.<init>(param 3): io.gossgpu.harmony.ReasoningEffort",
