@@ -1,5 +1,6 @@
 package io.gossgpu.langchain4j;
 
+import io.gossgpu.api.StopSequences;
 import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -53,7 +54,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     public ChatResponse doChat(ChatRequest request) {
         var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
         ChatOptions options = RequestOptions.apply(chats.options(), request.parameters());
-        StopText stop = new StopText(request.stopSequences());
+        StopSequences stop = new StopSequences(request.stopSequences());
         Chat chat = chats.take();
         try {
             Reply reply = chat.send(conversation, options, new ChatListener() {

@@ -1,5 +1,6 @@
 package io.gossgpu.langchain4j;
 
+import io.gossgpu.api.StopSequences;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -64,7 +65,7 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
             return;
         }
         List<String> callIds = new ArrayList<>();
-        StopText stop = new StopText(request.stopSequences());
+        StopSequences stop = new StopSequences(request.stopSequences());
         ChatListener toHandler = new ChatListener() {
             @Override public void onContent(String delta) {
                 String out = stop.accept(delta);
@@ -91,7 +92,7 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
                 handler.onError(error);
                 return;
             }
-            String rest = stop.finish();
+            String rest = stop.flush();
             if (!rest.isEmpty()) handler.onPartialResponse(rest);
             handler.onCompleteResponse(Responses.response(reply, callIds, promptTokens, stop));
         });

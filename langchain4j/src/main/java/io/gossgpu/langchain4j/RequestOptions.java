@@ -1,5 +1,6 @@
 package io.gossgpu.langchain4j;
 
+import io.gossgpu.api.StopSequences;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.exception.UnsupportedFeatureException;
@@ -15,7 +16,7 @@ import io.gossgpu.generate.SamplerConfig;
  * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the output token limit
  * and the response format (JSON, or JSON under the request's schema, through goss-gpu's structured outputs) are the
  * request's where it sets them, the model's otherwise. Tool specifications go with the conversation
- * ({@link Messages}); stop sequences are cut by {@link StopText}. What goss-gpu cannot do for a request (frequency
+ * ({@link Messages}); stop sequences are cut by {@link StopSequences}. What goss-gpu cannot do for a request (frequency
  * and presence penalties, a required tool call) is refused with {@link UnsupportedFeatureException}, not ignored.
  */
 final class RequestOptions {

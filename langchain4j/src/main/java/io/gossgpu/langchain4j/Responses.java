@@ -1,5 +1,6 @@
 package io.gossgpu.langchain4j;
 
+import io.gossgpu.api.StopSequences;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.model.chat.response.ChatResponse;
@@ -23,7 +24,7 @@ final class Responses {
     }
 
     /** {@code r} with the answer cut at a stop sequence ({@code stop.stopped()}: its text, finish reason STOP). */
-    static ChatResponse response(Reply r, List<String> callIds, int promptTokens, StopText stop) {
+    static ChatResponse response(Reply r, List<String> callIds, int promptTokens, StopSequences stop) {
         List<ToolExecutionRequest> calls = new ArrayList<>();
         for (int i = 0; i < r.toolCalls().size(); i++) {
             Reply.ToolCall c = r.toolCalls().get(i);

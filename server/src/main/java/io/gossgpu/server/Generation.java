@@ -5,6 +5,7 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.ResponseFormat;
+import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.Tokens;
 import io.gossgpu.generate.GenerationResult.StopReason;
 import io.gossgpu.generate.LogitAdjustments;
@@ -125,7 +126,7 @@ final class Generation {
     }
 
     private static final class Listener implements ChatListener {
-        final StopMatcher stop;
+        final StopSequences stop;
         final Sink sink;
         final Runnable cancel;
         final SlotPool.Slot slot;
@@ -148,7 +149,7 @@ final class Generation {
         Listener(Limits limits, Sink sink, Runnable cancel, SlotPool.Slot slot) {
             this.declared = limits.tools();
             this.slot = slot;
-            this.stop = new StopMatcher(limits.stops());
+            this.stop = new StopSequences(limits.stops());
             this.sink = sink;
             this.cancel = cancel;
             this.topLogprobs = limits.topLogprobs();

@@ -1,5 +1,6 @@
 package io.gossgpu.springai;
 
+import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
@@ -69,13 +70,13 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             ChatListener watch = new ChatListener() {
                 @Override public void onContent(String delta) {
                     stops.accept(delta);
-                    if (stops.matched()) chat.cancel(); // the answer is complete: spend no more tokens
+                    if (stops.stopped()) chat.cancel(); // the answer is complete: spend no more tokens
                 }
             };
             Reply reply = chat.send(conversation, req.stopSequences().isEmpty() ? null : watch);
             StopSequences cut = new StopSequences(req.stopSequences());
             String content = cut.cut(reply.content());
-            return Responses.whole(reply, content, cut.matched(), chat.lastPromptTokens());
+            return Responses.whole(reply, content, cut.stopped(), chat.lastPromptTokens());
         } finally {
             chats.give(req.chat(), chat);
         }
@@ -117,10 +118,10 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             @Override public void onContent(String delta) {
                 String out = stops.accept(delta);
                 if (!out.isEmpty()) sink.next(Responses.delta(out, ""));
-                if (stops.matched() && stopped.compareAndSet(false, true)) chat.cancel();
+                if (stops.stopped() && stopped.compareAndSet(false, true)) chat.cancel();
             }
             @Override public void onReasoning(String delta) {
-                if (!stops.matched()) sink.next(Responses.delta("", delta));
+                if (!stops.stopped()) sink.next(Responses.delta("", delta));
             }
         };
         // The chat goes back to the pool only once its reply has ended (a cancelled one too).
@@ -133,7 +134,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             }
             String rest = stops.flush();
             if (!rest.isEmpty()) sink.next(Responses.delta(rest, ""));
-            sink.next(Responses.last(reply, stops.matched(), promptTokens));
+            sink.next(Responses.last(reply, stops.stopped(), promptTokens));
             sink.complete();
         });
     }

@@ -1,5 +1,6 @@
 package io.gossgpu.springai;
 
+import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.generate.SamplerConfig;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
