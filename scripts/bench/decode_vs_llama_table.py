@@ -14,29 +14,13 @@ import re
 import statistics
 import sys
 
+from cpu_vs_llama_table import first_json, read_env  # the same run.env and llama-bench JSON as cpu-vs-llama.sh
+
 ROUND_FILE = re.compile(r"^(goss2|goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
 PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\))?:$")
 # "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
 PROFILE_ROW = re.compile(r"^  (\S+(?: (?:gate_up|down|other))?)\s+([0-9.]+)\s+([0-9.]+)%(?:\s+([0-9.]+)\s+([0-9.]+)%)?"
                          r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9]+)%)?$")
-
-
-def read_env(path):
-    env = {}
-    with open(path) as f:
-        for line in f:
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                env[k] = v
-    return env
-
-
-def first_json(text):
-    """The first JSON array or object in text: llama-bench builds may print other lines around it."""
-    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
-    if not starts:
-        raise ValueError("no JSON in the output")
-    return json.JSONDecoder().raw_decode(text[min(starts):])[0]
 
 
 def layers(model):
