@@ -186,12 +186,23 @@ public final class Chat implements AutoCloseable {
      * length, reasoning effort, date) stay as the chat was opened with.
      */
     public Reply send(Conversation c, ChatOptions reply, ChatListener listener) {
+        return send(c, reply, 0, 0, listener);
+    }
+
+    /**
+     * {@link #send(Conversation, ChatOptions, ChatListener)} with OpenAI's frequency and presence penalties (each in
+     * −2..2, 0 for none), as the server's {@code frequency_penalty} and {@code presence_penalty}: before sampling, each
+     * token already generated in this reply loses {@code frequencyPenalty} per time it was generated, plus
+     * {@code presencePenalty} once, from its logit.
+     */
+    public Reply send(Conversation c, ChatOptions reply, float frequencyPenalty, float presencePenalty, ChatListener listener) {
+        LogitAdjustments penalties = new LogitAdjustments(Map.of(), presencePenalty, frequencyPenalty);
         Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
         return exclusively(() -> {
             conversation.subList(1, conversation.size()).clear();
             if (developer != null) conversation.add(developer);
             for (Turn t : c.turns()) conversation.add(TurnMessages.of(t));
-            return respond(listener, reply.maxTokens(), reply.sampler(), reply.responseFormat(), Map.of(), null);
+            return respond(listener, reply.maxTokens(), reply.sampler(), reply.responseFormat(), Map.of(), penalties);
         });
     }
 
@@ -211,6 +222,12 @@ public final class Chat implements AutoCloseable {
     /** {@link #send(Conversation, ChatOptions, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
     public CompletableFuture<Reply> sendAsync(Conversation c, ChatOptions reply, ChatListener listener) {
         return AsyncReplies.future(this, l -> send(c, reply, l), listener);
+    }
+
+    /** {@link #send(Conversation, ChatOptions, float, float, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
+    public CompletableFuture<Reply> sendAsync(Conversation c, ChatOptions reply, float frequencyPenalty, float presencePenalty,
+                                              ChatListener listener) {
+        return AsyncReplies.future(this, l -> send(c, reply, frequencyPenalty, presencePenalty, l), listener);
     }
 
     /**

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the reply comes back with its reasoning under the metadata key {@code thinking}, its tool calls as
  * {@link org.springframework.ai.chat.messages.AssistantMessage.ToolCall}s, token usage and a finish reason
  * ({@code stop}, {@code length}, {@code tool_calls}, {@code cancelled}). A request's maximum tokens, temperature,
- * top-p, top-k and stop sequences apply to it; frequency and presence penalties are refused.
+ * top-p, top-k, frequency and presence penalties and stop sequences apply to it.
  *
  * <p>Tools are not executed here: as Spring AI 2.0's own models, this model returns the calls and
  * {@code ChatClient}'s {@code ToolCallingAdvisor} runs them and sends the results back (a caller of this model
@@ -73,7 +73,8 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
                     if (stops.stopped()) chat.cancel(); // the answer is complete: spend no more tokens
                 }
             };
-            Reply reply = chat.send(conversation, req.stopSequences().isEmpty() ? null : watch);
+            Reply reply = chat.send(conversation, req.chat(), req.frequencyPenalty(), req.presencePenalty(),
+                    req.stopSequences().isEmpty() ? null : watch);
             StopSequences cut = new StopSequences(req.stopSequences());
             String content = cut.cut(reply.content());
             return Responses.whole(reply, content, cut.stopped(), chat.lastPromptTokens());
@@ -125,7 +126,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             }
         };
         // The chat goes back to the pool only once its reply has ended (a cancelled one too).
-        chat.sendAsync(conversation, toSink).whenComplete((reply, error) -> {
+        chat.sendAsync(conversation, req.chat(), req.frequencyPenalty(), req.presencePenalty(), toSink).whenComplete((reply, error) -> {
             int promptTokens = chat.lastPromptTokens();
             chats.give(req.chat(), chat);
             if (error != null) {

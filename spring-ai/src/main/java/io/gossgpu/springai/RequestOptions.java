@@ -11,14 +11,17 @@ import java.util.List;
 
 /**
  * What one Spring AI request asks of goss-gpu: the model's {@link ChatOptions} with the request's maximum tokens,
- * temperature, top-p and top-k; its stop sequences; and the tools its {@link ToolCallingChatOptions} carry.
+ * temperature, top-p and top-k; its frequency and presence penalties (OpenAI's, −2..2, 0 when unset; see
+ * {@link io.gossgpu.api.Chat#send(io.gossgpu.api.Conversation, ChatOptions, float, float, io.gossgpu.api.ChatListener)});
+ * its stop sequences; and the tools its {@link ToolCallingChatOptions} carry.
  */
-record RequestOptions(ChatOptions chat, List<String> stopSequences, List<ToolDefinition> tools) {
+record RequestOptions(ChatOptions chat, float frequencyPenalty, float presencePenalty, List<String> stopSequences,
+                      List<ToolDefinition> tools) {
 
     static RequestOptions of(ChatOptions base, org.springframework.ai.chat.prompt.ChatOptions o) {
-        if (o == null) return new RequestOptions(base, List.of(), List.of());
-        refuse("frequencyPenalty", o.getFrequencyPenalty());
-        refuse("presencePenalty", o.getPresencePenalty());
+        if (o == null) return new RequestOptions(base, 0, 0, List.of(), List.of());
+        float frequency = penalty("frequencyPenalty", o.getFrequencyPenalty());
+        float presence = penalty("presencePenalty", o.getPresencePenalty());
         ChatOptions chat = base;
         if (o.getMaxTokens() != null) {
             if (o.getMaxTokens() <= 0) throw new IllegalArgumentException("maxTokens must be positive, got " + o.getMaxTokens());
@@ -34,13 +37,14 @@ record RequestOptions(ChatOptions chat, List<String> stopSequences, List<ToolDef
         List<ToolDefinition> tools = List.of();
         if (o instanceof ToolCallingChatOptions t && t.getToolCallbacks() != null)
             tools = t.getToolCallbacks().stream().map(ToolCallback::getToolDefinition).toList();
-        return new RequestOptions(chat, stops, tools);
+        return new RequestOptions(chat, frequency, presence, stops, tools);
     }
 
-    /** Penalties are not applied to a whole-conversation chat yet: say so rather than ignore them. */
-    private static void refuse(String name, Double value) {
-        if (value != null && value != 0)
-            throw new IllegalArgumentException("goss-gpu's Spring AI model does not apply " + name + " (got " + value + ")");
+    /** A penalty as the engine takes it: 0 when unset, refused outside OpenAI's range −2..2. */
+    private static float penalty(String name, Double value) {
+        if (value == null) return 0;
+        if (!(value >= -2 && value <= 2)) throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
+        return value.floatValue();
     }
 
     /** The model's defaults as Spring AI options (which ChatClient copies into each request and adds tools to). */
