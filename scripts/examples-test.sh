@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The library as a user's project gets it, checked end to end (CI runs this after ./gossw test):
-#   1. engine-core and the opencl backend (with kernels, the parent pom and the BOM) are built with -Drelease and
-#      installed into a PRIVATE local repository, target/ci-m2 (never ~/.m2: scripts/private-m2-settings.xml reads
-#      third-party artifacts from ~/.m2 as a read-only remote), signed with a throwaway gpg key;
+#   1. engine-core, the opencl backend and the LangChain4j / Spring AI modules with the starter (with kernels, the
+#      parent pom and the BOM) are built with -Drelease and installed into a PRIVATE local repository, target/ci-m2
+#      (never ~/.m2: scripts/private-m2-settings.xml reads third-party artifacts from ~/.m2 as a read-only remote),
+#      signed with a throwaway gpg key; nothing else of the reactor (cli, server, test harness) is built;
 #   2. each installed artifact has what Maven Central asks for: a sources jar, a javadoc jar, a .asc signature
 #      of every file, and poms naming a licence, the SCM and the developers;
-#   3. examples/ (a Maven project outside the reactor that imports goss-gpu-bom) is compiled against that repository
-#      and run on a small random-weight model with --backend opencl (PoCL in CI), through exec:exec with the flags
-#      the README lists;
+#   3. the projects under examples/ (each a Maven project outside the reactor that imports goss-gpu-bom) are
+#      compiled against that repository: examples/api runs on a small random-weight model with --backend opencl
+#      (PoCL in CI), through exec:exec with the flags the README lists; examples/langchain4j and examples/spring-ai
+#      run their tests on the demo model (a chat, a streamed chat, a @Tool call through the framework), and their
+#      main class is the one docs/langchain4j.md and docs/spring-ai.md show;
 #   4. README.md's pom fragment and Java example, copied into a new project as they are, compile against that
 #      repository (scripts/readme-snippets.sh).
 # Reuses the reactor's build output (compiled classes, kernels) when ./gossw test or build ran before.
@@ -31,11 +34,12 @@ gpg --batch --quiet --passphrase '' --quick-gen-key 'goss-gpu CI throwaway <ci@e
 # reuse them instead of building them again (cpu/build.sh always recompiles, and that makes engine-core recompile).
 reuse=()
 [ -d kernels/target/classes/io/gossgpu/kernels ] && reuse=(-Dexec.skip -Dgoss.cuda.skipKernels)
-echo "examples test: installing bom, kernels, engine-core and backend-opencl into $repo (-Drelease${reuse:+, reusing the kernels built before})"
-mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-opencl -am install
+modules=engine-core,backend-opencl,goss-gpu-langchain4j,goss-gpu-spring-ai,goss-gpu-spring-boot-starter
+echo "examples test: installing the bom, kernels and $modules into $repo (-Drelease${reuse:+, reusing the kernels built before})"
+mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-opencl,langchain4j,spring-ai,spring-boot-starter -am install
 
 v=0.1.0-SNAPSHOT
-for a in kernels engine-core backend-opencl; do
+for a in kernels ${modules//,/ }; do
   d="$repo/io/gossgpu/$a/$v"
   for f in "$a-$v.jar" "$a-$v-sources.jar" "$a-$v-javadoc.jar" "$a-$v.pom"; do
     [ -s "$d/$f" ] || fail "$a: $f was not installed"
@@ -59,12 +63,23 @@ has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-sources.jar" io/gossgpu/api/
 [ -f cli/target/goss-gpu.jar ] || ./gossw build
 java -jar cli/target/goss-gpu.jar make-test-model --format original --preset demo --layers 2 --seed 5 --out "$work/model" >/dev/null 2>&1
 
-echo "examples test: release layout checked (${SECONDS}s); building and running examples/ against $repo"
-out="$(mvn_ -f examples/pom.xml compile exec:exec -Dmodel="$work/model" -Dbackend=opencl -Dquestion=Hello 2>&1)" \
-  || { echo "$out" >&2; fail "the examples project failed"; }
+echo "examples test: release layout checked (${SECONDS}s); building and running examples/api against $repo"
+out="$(mvn_ -f examples/api/pom.xml compile exec:exec -Dmodel="$work/model" -Dbackend=opencl -Dquestion=Hello 2>&1)" \
+  || { echo "$out" >&2; fail "the examples/api project failed"; }
 echo "$out" | sed 's/^/  | /'
 echo "$out" | grep -q '^backend: opencl (' || fail "the example did not run on the opencl backend"
 echo "$out" | grep -Eq '^tokens: [1-9][0-9]*, ' || fail "the example generated no tokens"
 ! echo "$out" | grep -q 'goss-gpu: warning: start java with' || fail "the example's JVM lacks flags the README lists"
+
+# The framework examples: their tests run the example's own classes on the demo model (greedy, so every answer is
+# known) and fail unless the @Tool method ran with the city asked about and the answer reports what it returned.
+for ex in langchain4j spring-ai; do
+  t0=$SECONDS
+  rm -rf "examples/$ex/target/surefire-reports"
+  out="$(mvn_ -f "examples/$ex/pom.xml" test 2>&1)" || { echo "$out" >&2; fail "the examples/$ex project failed"; }
+  tests="$(cat examples/$ex/target/surefire-reports/*.txt | grep -o 'Tests run: [0-9]*' | awk '{n += $3} END {print n + 0}')"
+  [ "$tests" -ge 3 ] || fail "examples/$ex ran $tests tests, expected its 3 (chat, streamed chat, tool call)"
+  echo "examples test: examples/$ex: $tests tests passed on the demo model ($((SECONDS - t0)) s)"
+done
 scripts/readme-snippets.sh "$repo" "$work/readme"
-echo "examples test: passed in ${SECONDS}s (release layout signed and complete; examples/ built and run on opencl)"
+echo "examples test: passed in ${SECONDS}s (release layout signed and complete; examples/api run on opencl, examples/langchain4j and examples/spring-ai tested on the demo model)"
