@@ -81,5 +81,6 @@ for ex in langchain4j spring-ai; do
   [ "$tests" -ge 3 ] || fail "examples/$ex ran $tests tests, expected its 3 (chat, streamed chat, tool call)"
   echo "examples test: examples/$ex: $tests tests passed on the demo model ($((SECONDS - t0)) s)"
 done
+scripts/docs-examples.sh
 scripts/readme-snippets.sh "$repo" "$work/readme"
 echo "examples test: passed in ${SECONDS}s (release layout signed and complete; examples/api run on opencl, examples/langchain4j and examples/spring-ai tested on the demo model)"
