@@ -19,7 +19,8 @@ import java.util.Set;
  * A LangChain4j {@link ChatModel} that runs gpt-oss in this process with goss-gpu. Messages, tool specifications
  * and tool results go to the model as Harmony; the reply comes back with its reasoning as the AI message's
  * thinking, its tool calls as tool execution requests, token usage and a finish reason. A request's parameters
- * (temperature, top-p, top-k, maximum output tokens, stop sequences, response format, tools) apply to that request;
+ * (temperature, top-p, top-k, maximum output tokens, frequency and presence penalties, stop sequences, response format,
+ * tools) apply to that request;
  * what it leaves unset is the {@link ChatOptions}' ({@link RequestOptions}). Thread-safe: concurrent requests each
  * get a chat of their own.
  */
@@ -54,10 +55,11 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     public ChatResponse doChat(ChatRequest request) {
         var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
         ChatOptions options = RequestOptions.apply(chats.options(), request.parameters());
+        float frequency = RequestOptions.frequencyPenalty(request.parameters()), presence = RequestOptions.presencePenalty(request.parameters());
         StopSequences stop = new StopSequences(request.stopSequences());
         Chat chat = chats.take();
         try {
-            Reply reply = chat.send(conversation, options, new ChatListener() {
+            Reply reply = chat.send(conversation, options, frequency, presence, new ChatListener() {
                 @Override public void onContent(String delta) {
                     stop.accept(delta);
                     if (stop.stopped()) chat.cancel();

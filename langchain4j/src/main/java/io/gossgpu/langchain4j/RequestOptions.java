@@ -16,8 +16,9 @@ import io.gossgpu.generate.SamplerConfig;
  * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the output token limit
  * and the response format (JSON, or JSON under the request's schema, through goss-gpu's structured outputs) are the
  * request's where it sets them, the model's otherwise. Tool specifications go with the conversation
- * ({@link Messages}); stop sequences are cut by {@link StopSequences}. What goss-gpu cannot do for a request (frequency
- * and presence penalties, a required tool call) is refused with {@link UnsupportedFeatureException}, not ignored.
+ * ({@link Messages}); stop sequences are cut by {@link StopSequences}; frequency and presence penalties go with the
+ * reply ({@link #frequencyPenalty}, {@link #presencePenalty}). What goss-gpu cannot do for a request (a required tool
+ * call) is refused with {@link UnsupportedFeatureException}, not ignored.
  */
 final class RequestOptions {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -26,8 +27,6 @@ final class RequestOptions {
 
     static ChatOptions apply(ChatOptions base, ChatRequestParameters p) {
         if (p == null) return base;
-        if (p.frequencyPenalty() != null || p.presencePenalty() != null)
-            throw new UnsupportedFeatureException("goss-gpu's LangChain4j model does not apply frequency or presence penalties");
         if (p.toolChoice() == ToolChoice.REQUIRED)
             throw new UnsupportedFeatureException("goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
         ChatOptions o = base;
@@ -44,6 +43,22 @@ final class RequestOptions {
             else o = o.withJsonSchema(schema(f));
         }
         return o;
+    }
+
+    /** The request's frequency penalty as the engine takes it (OpenAI's, −2..2; 0 when unset). */
+    static float frequencyPenalty(ChatRequestParameters p) {
+        return penalty("frequencyPenalty", p == null ? null : p.frequencyPenalty());
+    }
+
+    /** The request's presence penalty as the engine takes it (OpenAI's, −2..2; 0 when unset). */
+    static float presencePenalty(ChatRequestParameters p) {
+        return penalty("presencePenalty", p == null ? null : p.presencePenalty());
+    }
+
+    private static float penalty(String name, Double value) {
+        if (value == null) return 0;
+        if (!(value >= -2 && value <= 2)) throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
+        return value.floatValue();
     }
 
     private static String schema(ResponseFormat f) {

@@ -3,7 +3,6 @@ package io.gossgpu.langchain4j;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.data.message.UserMessage;
-import dev.langchain4j.exception.UnsupportedFeatureException;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.request.ResponseFormat;
@@ -14,17 +13,23 @@ import dev.langchain4j.model.chat.request.json.JsonSchema;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.output.FinishReason;
+import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.api.Reply;
 import io.gossgpu.demo.DemoCheckpoint;
+import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.harmony.Message;
+import io.gossgpu.harmony.SystemContent;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -36,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Issue 41: a ChatRequest's own parameters apply to that request, over the model's ChatOptions (demo model, cpu
  * backend, greedy): its output token limit, its stop sequences (plain and streamed), its JSON schema response format,
- * and its sampler settings; penalties goss-gpu cannot apply are refused, not ignored.
+ * its sampler settings, and its frequency and presence penalties (as the server applies them).
  */
 class RequestParametersTest {
     static Engine engine;
@@ -123,11 +128,44 @@ class RequestParametersTest {
         assertEquals(3, RequestOptions.apply(base, ChatRequestParameters.builder().topK(3).build()).sampler().topK());
     }
 
+    /** The reply the server's path gives: the question as Harmony messages, the penalties as logit adjustments. */
+    private static Reply serverPath(float frequency, float presence) {
+        try (Chat chat = engine.newChat(GREEDY)) {
+            List<Message> messages = List.of(Message.system(SystemContent.defaults(GREEDY.currentDate(), GREEDY.reasoningEffort())),
+                    Message.user(QUESTION));
+            return chat.reply(messages, GREEDY.maxTokens(), GREEDY.sampler(), null, Map.of(),
+                    new LogitAdjustments(Map.of(), presence, frequency), null);
+        }
+    }
+
+    private static void assertSameReply(Reply expected, ChatResponse r) {
+        assertEquals(expected.content(), r.aiMessage().text());
+        assertEquals(expected.reasoning(), r.aiMessage().thinking());
+        assertEquals(expected.tokens().length, r.tokenUsage().outputTokenCount());
+    }
+
+    /**
+     * Frequency and presence penalties apply as the server's frequency_penalty and presence_penalty (LogitAdjustments
+     * through Chat.reply): on the demo model frequency 2 / presence -2 makes the answer "17 + 25 = Santiago.", the
+     * swapped pair leaves "42.", so a dropped or swapped penalty fails.
+     */
     @Test
-    void penaltiesAreRefusedNotIgnored() {
-        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
-            var e = assertThrows(UnsupportedFeatureException.class, () -> model.chat(ask(QUESTION).frequencyPenalty(0.5).build()));
-            assertFalse(e.getMessage().isBlank());
+    void penaltiesApplyAsTheServerAppliesThem() throws Exception {
+        Reply penalized = serverPath(2f, -2f), swapped = serverPath(-2f, 2f);
+        assertFalse(penalized.content().equals(swapped.content()), "the pair and the swapped pair give different answers");
+        try (GossChatModel model = new GossChatModel(engine, GREEDY);
+             GossStreamingChatModel streaming = new GossStreamingChatModel(engine, GREEDY)) {
+            assertSameReply(penalized, model.chat(ask(QUESTION).frequencyPenalty(2.0).presencePenalty(-2.0).build()));
+            assertSameReply(swapped, model.chat(ask(QUESTION).frequencyPenalty(-2.0).presencePenalty(2.0).build()));
+            CompletableFuture<ChatResponse> done = new CompletableFuture<>();
+            streaming.chat(ask(QUESTION).frequencyPenalty(2.0).presencePenalty(-2.0).build(), new StreamingChatResponseHandler() {
+                @Override public void onPartialResponse(String delta) { }
+                @Override public void onCompleteResponse(ChatResponse r) { done.complete(r); }
+                @Override public void onError(Throwable t) { done.completeExceptionally(t); }
+            });
+            assertSameReply(penalized, done.get(60, TimeUnit.SECONDS));
+            var e = assertThrows(IllegalArgumentException.class, () -> model.chat(ask(QUESTION).frequencyPenalty(2.5).build()));
+            assertEquals("frequencyPenalty must be between -2 and 2, got 2.5", e.getMessage());
         }
     }
 }
