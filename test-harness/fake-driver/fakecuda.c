@@ -20,6 +20,7 @@
  */
 #include <cuda.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,15 +349,72 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) { free((void *) (uintptr_t) dptr); 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t n) { memcpy(DEV(dst), src, n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t n) { memcpy(dst, DEV(src), n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) { memmove(DEV(dst), DEV(src), n); return CUDA_SUCCESS; }
-CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memcpy(DEV(dst), src, n); return CUDA_SUCCESS; }
-CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memcpy(dst, DEV(src), n); return CUDA_SUCCESS; }
+/* Page-locked host memory (cuMemHostAlloc) still allocated, so that tests see which async copies use it and that closing
+ * a backend frees it: goss_fake_cuda_host_allocations (live allocations) and goss_fake_cuda_pinned_copies (async copies
+ * whose host side lies inside one). A free of a pointer not allocated so fails as the driver would. */
+#define MAX_HOST_ALLOCS 256
+static struct { const char *p; size_t n; } host_allocs[MAX_HOST_ALLOCS];
+static int host_alloc_count;
+static long pinned_copies;
+static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((visibility("default"))) int goss_fake_cuda_host_allocations(void) {
+    pthread_mutex_lock(&host_lock);
+    int n = host_alloc_count;
+    pthread_mutex_unlock(&host_lock);
+    return n;
+}
+__attribute__((visibility("default"))) long goss_fake_cuda_pinned_copies(void) {
+    pthread_mutex_lock(&host_lock);
+    long n = pinned_copies;
+    pthread_mutex_unlock(&host_lock);
+    return n;
+}
+
+/* Counts an async copy of n bytes at host address p when they lie inside a page-locked allocation. */
+static void count_pinned(const void *p, size_t n) {
+    const char *c = p;
+    pthread_mutex_lock(&host_lock);
+    for (int i = 0; i < host_alloc_count; i++)
+        if (c >= host_allocs[i].p && c + n <= host_allocs[i].p + host_allocs[i].n) { pinned_copies++; break; }
+    pthread_mutex_unlock(&host_lock);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; count_pinned(src, n); memcpy(DEV(dst), src, n); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; count_pinned(dst, n); memcpy(dst, DEV(src), n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; memmove(DEV(dst), DEV(src), n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr dst, unsigned char uc, size_t n) { memset(DEV(dst), uc, n); return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr dst, unsigned int ui, size_t n) { unsigned int *p = DEV(dst); for (size_t i = 0; i < n; i++) p[i] = ui; return CUDA_SUCCESS; }
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; return cuMemsetD8(dst, uc, n); }
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int ui, size_t n, CUstream s) { if (!s) return CUDA_ERROR_INVALID_HANDLE; return cuMemsetD32(dst, ui, n); }
-CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) { (void) Flags; *pp = malloc(bytesize); return *pp ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; }
-CUresult CUDAAPI cuMemFreeHost(void *p) { free(p); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags) {
+    REQUIRE_INIT();
+    if (bytesize == 0 || (Flags & ~(unsigned) (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED)))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&host_lock);
+    void *p = host_alloc_count < MAX_HOST_ALLOCS ? malloc(bytesize) : NULL;
+    if (p) {
+        host_allocs[host_alloc_count].p = p;
+        host_allocs[host_alloc_count++].n = bytesize;
+    }
+    pthread_mutex_unlock(&host_lock);
+    *pp = p;
+    return p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult CUDAAPI cuMemFreeHost(void *p) {
+    pthread_mutex_lock(&host_lock);
+    int found = 0;
+    for (int i = 0; i < host_alloc_count; i++)
+        if (host_allocs[i].p == p) {
+            host_allocs[i] = host_allocs[--host_alloc_count];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&host_lock);
+    if (!found) return CUDA_ERROR_INVALID_VALUE;
+    free(p);
+    return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
     if (!s) return CUDA_ERROR_INVALID_HANDLE;

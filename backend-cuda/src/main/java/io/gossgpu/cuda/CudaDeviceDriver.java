@@ -5,12 +5,15 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.device.DeviceDriver;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * The CUDA device under the device layer: buffers of one primary context, copies on its one stream. Launches go
  * through the {@link LaunchQueue}, which may be recording a step: anything that waits for the stream (a copy, a free)
- * first launches what is recorded ({@link LaunchQueue#flush}); {@link #submit} runs a recorded step as one graph.
+ * first launches what is recorded ({@link LaunchQueue#flush}); {@link #submit} runs a recorded step as one graph. The
+ * queued copies of a host crossing ({@link #readQueued}, {@link #writeQueued}) end only the step's current segment
+ * ({@link LaunchQueue#endSegment}) and go on the stream from pinned memory ({@link #allocateHost}).
  */
 final class CudaDeviceDriver implements DeviceDriver<CudaBuffer> {
     private final CudaContext ctx;
@@ -57,6 +60,41 @@ final class CudaDeviceDriver implements DeviceDriver<CudaBuffer> {
     public void read(CudaBuffer src, long offset, MemorySegment dst) {
         queue.flush();
         src.copyTo(offset, dst);
+    }
+
+    /** Page-locked ({@code cuMemHostAlloc}), freed ({@code cuMemFreeHost}) when {@code arena} closes. */
+    @Override
+    public MemorySegment allocateHost(long bytes, Arena arena) {
+        CudaHostBuffer pinned = new CudaHostBuffer(ctx, bytes);
+        return pinned.segment().reinterpret(bytes, arena, s -> pinned.close());
+    }
+
+    /** Behind the recorded launches so far, run as one graph; the step goes on recording. */
+    @Override
+    public void readQueued(CudaBuffer src, long offset, MemorySegment dst) {
+        if (!dst.isNative()) {
+            read(src, offset, dst);
+            return;
+        }
+        queue.endSegment();
+        src.copyToAsync(offset, dst, stream);
+    }
+
+    /** Ahead of the launches recorded next; the step goes on recording. */
+    @Override
+    public void writeQueued(CudaBuffer dst, long offset, MemorySegment src) {
+        if (!src.isNative()) {
+            write(dst, offset, src);
+            return;
+        }
+        queue.endSegment();
+        dst.copyFromAsync(src, offset, stream);
+    }
+
+    /** Waits for the stream (what a step records from now on stays recorded). */
+    @Override
+    public void awaitCopies() {
+        stream.synchronize();
     }
 
     /** A recorded decode step runs now, as one CUDA graph. */

@@ -22,10 +22,16 @@ import java.util.Map;
  * costs one capture.
  *
  * <p>Any other reason to wait for the stream (a read, a copy, a buffer freed) must call {@link #flush}
- * first: it launches what is pending one by one, and the step is no longer recorded.
+ * first: it launches what is pending one by one, and the step is no longer recorded. A host crossing inside a step (a
+ * split model's CPU experts, io.gossgpu.placement) calls {@link #endSegment} instead: what is recorded so far runs as one
+ * graph and the step goes on recording, so a step split by {@code n} crossings is {@code n + 1} graphs, each cached
+ * under its place in the step (the launches of a segment differ from layer to layer).
  */
 final class LaunchQueue implements AutoCloseable {
-    /** Graphs kept: decode steps of the batch shapes in use (1, 2, … sequences; argmax, sampling or logits output). */
+    /**
+     * Graphs kept per segment of a step: decode steps of the batch shapes in use (1, 2, … sequences; argmax, sampling or
+     * logits output).
+     */
     static final int MAX_GRAPHS = 16;
 
     /** One recorded launch; {@code params} are the arguments of {@link KernelArgs} (their 8-byte slots, a struct's several). */
@@ -44,8 +50,11 @@ final class LaunchQueue implements AutoCloseable {
     private final CudaBuffer step;
     private final KernelArgs replayArgs = new KernelArgs();
     private final List<Launch> pending = new ArrayList<>();
-    private final List<Cached> cache = new ArrayList<>();
+    /** Cached graphs by segment of the step (0: the step up to its first crossing, or the whole step), most recent first. */
+    private final List<List<Cached>> cache = new ArrayList<>();
     private boolean recording;
+    /** Which segment of the recorded step the pending launches are. */
+    private int segment;
     /** Per position slot: the value the kernels will read once the queued work gets there (−1: unknown). */
     private final int[] queued;
     /** Per position slot: the value the recorded launches need (−1: none yet). */
@@ -125,6 +134,19 @@ final class LaunchQueue implements AutoCloseable {
     void beginStep(boolean record) {
         flush();
         recording = graphs && record;
+        segment = 0;
+    }
+
+    /**
+     * Launches what the step recorded so far as one graph (cached or captured now) and goes on recording: the launches
+     * and copies queued next are ordered after it. Nothing when the step is not recorded or nothing is pending.
+     */
+    void endSegment() {
+        if (!recording || pending.isEmpty()) {
+            return;
+        }
+        launchPending();
+        segment++;
     }
 
     /** Launches the recorded step as a graph (cached or captured now); then launches go straight to the stream again. */
@@ -136,27 +158,36 @@ final class LaunchQueue implements AutoCloseable {
         if (pending.isEmpty()) {
             return;
         }
+        launchPending();
+    }
+
+    /** Writes the recorded positions, then launches the pending launches as the current segment's graph. */
+    private void launchPending() {
         writeRecorded();
         List<Launch> launches = List.copyOf(pending);
         pending.clear();
-        CudaGraph g = cached(launches);
+        while (cache.size() <= segment) {
+            cache.add(new ArrayList<>());
+        }
+        List<Cached> graphs = cache.get(segment);
+        CudaGraph g = cached(graphs, launches);
         if (g == null) {
             g = CudaGraph.capture(stream, () -> launches.forEach(this::replay));
             captures++;
-            cache.addFirst(new Cached(launches, g));
-            if (cache.size() > MAX_GRAPHS) {
-                cache.removeLast().graph().close();
+            graphs.addFirst(new Cached(launches, g));
+            if (graphs.size() > MAX_GRAPHS) {
+                graphs.removeLast().graph().close();
             }
         }
         g.launch(stream);
         graphLaunches++;
     }
 
-    private CudaGraph cached(List<Launch> launches) {
-        for (int i = 0; i < cache.size(); i++) {
-            Cached c = cache.get(i);
+    private static CudaGraph cached(List<Cached> graphs, List<Launch> launches) {
+        for (int i = 0; i < graphs.size(); i++) {
+            Cached c = graphs.get(i);
             if (same(c.launches(), launches)) {
-                cache.addFirst(cache.remove(i));
+                graphs.addFirst(graphs.remove(i));
                 return c.graph();
             }
         }
@@ -210,8 +241,10 @@ final class LaunchQueue implements AutoCloseable {
     @Override
     public void close() {
         flush();
-        for (Cached c : cache) {
-            c.graph().close();
+        for (List<Cached> graphs : cache) {
+            for (Cached c : graphs) {
+                c.graph().close();
+            }
         }
         cache.clear();
     }

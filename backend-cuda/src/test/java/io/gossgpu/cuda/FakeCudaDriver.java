@@ -29,6 +29,8 @@ final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
             FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final MethodHandle SET_FREE_MEMORY = handle("goss_fake_cuda_set_free_memory",
             FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG));
+    private static final MethodHandle HOST_ALLOCATIONS = handle("goss_fake_cuda_host_allocations", FunctionDescriptor.of(ValueLayout.JAVA_INT));
+    private static final MethodHandle PINNED_COPIES = handle("goss_fake_cuda_pinned_copies", FunctionDescriptor.of(ValueLayout.JAVA_LONG));
     /** What the fake driver reports as free until a test changes it. */
     static final long DEFAULT_FREE_MEMORY = 1L << 29;
 
@@ -59,6 +61,24 @@ final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
     /** What cuMemGetInfo reports as free from now on. */
     static void setFreeMemory(long bytes) {
         invoke(SET_FREE_MEMORY, bytes);
+    }
+
+    /** Page-locked host allocations ({@code cuMemHostAlloc}) not yet freed. */
+    static int hostAllocations() {
+        try {
+            return (int) HOST_ALLOCATIONS.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
+    }
+
+    /** Asynchronous copies so far whose host side lay inside a page-locked allocation. */
+    static long pinnedCopies() {
+        try {
+            return (long) PINNED_COPIES.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
     }
 
     private static Optional<SymbolLookup> library() {

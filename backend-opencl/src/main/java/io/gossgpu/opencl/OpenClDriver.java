@@ -125,6 +125,55 @@ final class OpenClDriver implements DeviceDriver<Long> {
         }
     }
 
+    /**
+     * A {@code CL_MEM_ALLOC_HOST_PTR} buffer mapped once for the host: page-locked where the driver pins such memory
+     * (NVIDIA's does), so the crossings' copies from and to it are DMA; unmapped and released when {@code arena} closes.
+     * Host memory, not counted against the device's.
+     */
+    @Override
+    public MemorySegment allocateHost(long bytes, Arena arena) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            IntBuffer rc = stack.mallocInt(1);
+            long mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, rc);
+            check(rc.get(0), "clCreateBuffer (host staging)");
+            ByteBuffer mapped = clEnqueueMapBuffer(queue, mem, true, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, null, null, rc, null);
+            if (rc.get(0) != CL_SUCCESS || mapped == null) {
+                clReleaseMemObject(mem);
+                check(rc.get(0) != CL_SUCCESS ? rc.get(0) : CL_MAP_FAILURE, "clEnqueueMapBuffer (host staging)");
+            }
+            return MemorySegment.ofAddress(org.lwjgl.system.MemoryUtil.memAddress(mapped)).reinterpret(bytes, arena, s -> {
+                clEnqueueUnmapMemObject(queue, mem, mapped, null, null);
+                clFinish(queue);
+                clReleaseMemObject(mem);
+            });
+        }
+    }
+
+    /** A non-blocking read on the in-order queue ({@link #awaitCopies} waits for it). */
+    @Override
+    public void readQueued(Long src, long offset, MemorySegment dst) {
+        if (!dst.isNative() || dst.byteSize() > 1L << 30) {
+            read(src, offset, dst);
+            return;
+        }
+        check(clEnqueueReadBuffer(queue, src, false, offset, dst.asByteBuffer(), null, null), "clEnqueueReadBuffer");
+    }
+
+    /** A non-blocking write on the in-order queue: the kernels enqueued next run after it. */
+    @Override
+    public void writeQueued(Long dst, long offset, MemorySegment src) {
+        if (!src.isNative() || src.byteSize() > 1L << 30) {
+            write(dst, offset, src);
+            return;
+        }
+        check(clEnqueueWriteBuffer(queue, dst, false, offset, src.asByteBuffer(), null, null), "clEnqueueWriteBuffer");
+    }
+
+    @Override
+    public void awaitCopies() {
+        check(clFinish(queue), "clFinish");
+    }
+
     @Override
     public void synchronize() {
         check(clFinish(queue), "clFinish");

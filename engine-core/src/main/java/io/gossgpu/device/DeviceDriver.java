@@ -1,5 +1,6 @@
 package io.gossgpu.device;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -36,6 +37,38 @@ public interface DeviceDriver<B> {
      * Nothing for a driver that submits every launch as it comes.
      */
     default void submit() {}
+
+    // ---- a host crossing inside a step (HostCrossing: a split model's CPU experts) ------------------
+
+    /**
+     * {@code bytes} of host memory for the copies of a {@link HostCrossing}, freed when {@code arena} closes: page-locked
+     * where the device has it (so that its copies are DMA and can be queued), else plain native memory (the default).
+     */
+    default MemorySegment allocateHost(long bytes, Arena arena) {
+        return arena.allocate(bytes, 64);
+    }
+
+    /**
+     * Queues device → host: {@code dst.byteSize()} bytes from byte {@code offset} of {@code src} into {@code dst} (memory
+     * from {@link #allocateHost}), after the work queued before. A driver that defers a step's work submits what it
+     * deferred so far as one piece (CUDA: a graph of the launches since the step or its last crossing began) and goes on
+     * deferring the rest of the step. {@code dst} holds the data after {@link #awaitCopies}. The default: {@link #read}.
+     */
+    default void readQueued(B src, long offset, MemorySegment dst) {
+        read(src, offset, dst);
+    }
+
+    /**
+     * Queues host → device from {@code src} (memory from {@link #allocateHost}) to byte {@code offset} of {@code dst},
+     * ordered before the work queued after it, as {@link #readQueued} without waiting; {@code src} must stay unchanged
+     * until {@link #awaitCopies} or {@link #synchronize}. The default: {@link #write}.
+     */
+    default void writeQueued(B dst, long offset, MemorySegment src) {
+        write(dst, offset, src);
+    }
+
+    /** Waits for the copies {@link #readQueued} and {@link #writeQueued} queued, without ending a deferred step. */
+    default void awaitCopies() {}
 
     /** Waits until every queued launch and copy is done. */
     void synchronize();

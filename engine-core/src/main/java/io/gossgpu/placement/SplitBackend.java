@@ -11,6 +11,8 @@ import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
+import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.HostCrossing;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
@@ -28,15 +30,19 @@ import java.util.function.IntFunction;
  * each way per offloaded layer and step. The GPU uploads no experts of the CPU's layers and the cpu backend holds
  * nothing else ({@link SplitModel}).
  *
- * <p>Inside a step the host read makes a backend that defers its work (CUDA graphs, Metal command buffers) submit what it
- * deferred and run the rest of the step eagerly ({@link Backend}'s class comment), so the split costs those their
- * one-launch step; decode correctness does not depend on it.
+ * <p>On a device-layer GPU ({@link DeviceBackend}) the crossing is a {@link HostCrossing}: the copies go through the
+ * device's host staging (pinned on CUDA), out with one wait and back without one, and a backend that defers a step's
+ * work keeps deferring across it: CUDA runs a decode step as one graph per GPU segment (the work between two crossings),
+ * Metal one command buffer per segment. Any other GPU (a test's cpu backend in its place) crosses by plain reads and
+ * writes.
  */
 public final class SplitBackend extends ForwardingBackend {
     private final Backend cpu;
     private final IntFunction<ExpertPlan> planFor;
     /** The cpu backend's input, routing and output for a batch of each size seen (prefill chunks, decode). */
     private final Map<Integer, Buffers> buffers = new HashMap<>();
+    /** The GPU's side of each crossing when it is a device-layer GPU, else null (plain reads and writes). */
+    private final HostCrossing<?> crossing;
     private long offloaded;
 
     private record Buffers(DeviceTensor x, DeviceRouting routing, DeviceTensor out) {}
@@ -58,6 +64,7 @@ public final class SplitBackend extends ForwardingBackend {
         super(gpu);
         this.cpu = cpu;
         this.planFor = planFor;
+        this.crossing = gpu instanceof DeviceBackend<?, ?> d ? HostCrossing.of(d) : null;
     }
 
     /** The backend that runs the CPU layers' experts. */
@@ -114,12 +121,22 @@ public final class SplitBackend extends ForwardingBackend {
             delegate.moe(gpu(w), layer, x, routing, out);
             return;
         }
-        Routing r = delegate.readRouting(routing);
-        Buffers b = buffers(x.rows(), x.cols(), r.k());
-        cpu.write(b.x(), delegate.read(x));
+        Buffers b = buffers(x.rows(), x.cols(), routing.k());
+        float[] in;
+        Routing r;
+        if (crossing != null) {
+            in = new float[x.rows() * x.cols()];
+            r = crossing.toHost(x, routing, in);
+        } else {
+            in = delegate.read(x);
+            r = delegate.readRouting(routing);
+        }
+        cpu.write(b.x(), in);
         cpu.writeRouting(b.routing(), r);
         cpu.moe(s.cpu(), layer, b.x(), b.routing(), b.out());
-        delegate.write(out, cpu.read(b.out()));
+        float[] result = cpu.read(b.out());
+        if (crossing != null) crossing.fromHost(result, out);
+        else delegate.write(out, result);
         offloaded++;
     }
 
@@ -184,8 +201,12 @@ public final class SplitBackend extends ForwardingBackend {
     @Override
     public void close() {
         try {
-            releaseBuffers();
-            delegate.close();
+            try {
+                releaseBuffers();
+                if (crossing != null) crossing.close(); // its host staging before the GPU's context goes
+            } finally {
+                delegate.close();
+            }
         } finally {
             cpu.close();
         }

@@ -1,23 +1,40 @@
 package io.gossgpu.conformance;
 
+import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.generate.GenerationOptions;
+import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.generate.Session;
+import io.gossgpu.graph.Executor;
+import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
 import io.gossgpu.placement.ExpertPlan;
 import io.gossgpu.placement.SplitBackend;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -106,5 +123,100 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
             }
             assertTrue(plan.splits());
         }
+    }
+
+    /**
+     * The non-finite guard on a split model: NaN in every MXFP4 scale of one layer's down projection (scale byte 255;
+     * on the CPU's side, and on the GPU's where the placement leaves it one) stops generation with the very line the
+     * unsplit GPU backend prints, naming that layer's MOE; after a prefill of five tokens, and after a one-token first
+     * step (a step CUDA records: one graph per GPU segment). Not the gate/up matrices: the GPU kernels' swiglu clamps
+     * (fmin/fmax) turn a NaN there into a finite value, so the unsplit GPU prints tokens where the reference stops.
+     */
+    @Test
+    void nanInAnExpertStopsWithTheUnsplitModelsLine() {
+        ModelConfig c = TestModelPresets.tiny();
+        ExpertPlan plan = placement().plan.apply(c.numHiddenLayers());
+        List<Integer> layers = new ArrayList<>();
+        IntStream.range(0, c.numHiddenLayers()).filter(plan::onCpu).findFirst().ifPresent(layers::add);
+        IntStream.range(0, c.numHiddenLayers()).filter(l -> !plan.onCpu(l)).findFirst().ifPresent(layers::add);
+        for (int layer : layers)
+            for (int[] prompt : new int[][]{{1, 2, 3, 4, 5}, {7}}) {
+                String split = nonFiniteLine(backend, layer, prompt), whole;
+                try (Backend gpu = gpu().create(options())) {
+                    whole = nonFiniteLine(gpu, layer, prompt);
+                }
+                String where = "layer " + layer + (plan.onCpu(layer) ? " (CPU's)" : " (GPU's)") + ", prompt of " + prompt.length;
+                assertTrue(whole.contains("first appears in the output of MOE[layer " + layer + "] at position 0"), where + ": " + whole);
+                assertEquals(whole, split, where);
+            }
+    }
+
+    /** The one-line error of a greedy generation from {@code prompt} with NaN scales in layer {@code layer}'s down projection. */
+    private static String nonFiniteLine(Backend b, int layer, int[] prompt) {
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 21).inMemory()) {
+            ck.tensor("block." + layer + ".mlp.mlp2_weight.scales").bytes().fill((byte) 255);
+            try (LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); Session s = new Session(b, w, 64)) {
+                return assertThrows(GossException.class, () -> s.generate(prompt, new GenerationOptions(4, Set.of(), SamplerConfig.greedy()),
+                        t -> { throw new AssertionError("token " + t + " printed"); })).getMessage();
+            }
+        }
+    }
+
+    /**
+     * Continuous batching on the split model against the reference: three sequences join at steps 0, 1 and 2, their
+     * prompts (11, 4 and 7 tokens) in chunks of 4 beside the others' decode tokens, then all three decode side by side
+     * (steps of several one-token sequences: on CUDA recorded, one graph per GPU segment), fed fixed tokens. Every logits
+     * row a sequence gets back matches the reference's logits of its tokens run alone, at the kit's whole-model tolerance.
+     */
+    @Test
+    void batchedStepsOfASplitModelMatchTheReference() {
+        Model m = model("tiny");
+        ModelConfig c = m.config();
+        int v = c.vocabSize(), n = 3, decodes = 10, chunk = 4;
+        int[] promptLengths = {11, 4, 7};
+        int[][] tokens = new int[n][];
+        float[][] want = new float[n][];
+        for (int i = 0; i < n; i++) {
+            tokens[i] = sequence(promptLengths[i] + decodes, v, 51 + i);
+            try (Session s = new Session(reference, m.ref(), 40)) {
+                want[i] = s.prefillAllLogits(tokens[i]);
+            }
+        }
+        long offloadedBefore = backend.counters().get("split_cpu_moe");
+        int[] pos = new int[n];
+        int checked = 0, steps = 0;
+        KvCache[] caches = new KvCache[n];
+        try (Executor ex = new Executor(backend, m.mine())) {
+            for (int i = 0; i < n; i++) caches[i] = backend.createKvCache(new KvCacheSpec(c, 40));
+            for (int step = 0; ; step++) {
+                List<Executor.Request> requests = new ArrayList<>();
+                List<Integer> who = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    if (step < i || pos[i] == tokens[i].length) continue;
+                    int take = pos[i] < promptLengths[i] ? Math.min(chunk, promptLengths[i] - pos[i]) : 1;
+                    Executor.Output out = pos[i] + take >= promptLengths[i] ? Executor.Output.LAST_LOGITS : Executor.Output.NONE;
+                    requests.add(new Executor.Request(Arrays.copyOfRange(tokens[i], pos[i], pos[i] + take), caches[i], pos[i], out));
+                    who.add(i);
+                }
+                if (requests.isEmpty()) break;
+                Executor.Result[] results = ex.step(requests);
+                steps++;
+                for (int j = 0; j < who.size(); j++) {
+                    int i = who.get(j);
+                    Executor.Request q = requests.get(j);
+                    int last = pos[i] + q.tokens().length - 1;
+                    pos[i] += q.tokens().length;
+                    if (q.output() == Executor.Output.NONE) continue;
+                    assertClose("sequence " + i + " at position " + last + " (step " + step + " of " + who.size() + " sequences)",
+                            Arrays.copyOfRange(want[i], last * v, (last + 1) * v), results[j].logits(), 1, v, modelTolerance());
+                    checked++;
+                }
+            }
+        } finally {
+            for (KvCache k : caches) if (k != null) k.close();
+        }
+        assertEquals(n * (decodes + 1), checked, "results checked");
+        ExpertPlan plan = SplitBackend.plan(m.mine());
+        assertEquals(offloadedBefore + (long) steps * plan.cpuLayers(), backend.counters().get("split_cpu_moe"), "every step ran the CPU's layers there");
     }
 }
