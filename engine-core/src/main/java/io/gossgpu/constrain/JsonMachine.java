@@ -396,7 +396,9 @@ public final class JsonMachine {
             StringPattern p = node.pattern();
             int t = p.step(q, cp);
             if (t < 0 || !p.live(t, count + 1)) return null;
-            return new Stack(new PatternStr(node, count + 1, t, 0, 0, 0, false), rest);
+            // without length limits the count decides nothing: kept 0, so that frames repeat (the masker caches by frame)
+            int next = node.minLength() == 0 && node.maxLength() == Integer.MAX_VALUE ? 0 : count + 1;
+            return new Stack(new PatternStr(node, next, t, 0, 0, 0, false), rest);
         }
     }
 

@@ -161,6 +161,17 @@ class StringPatternTest {
         assertTrue(states >= 100, "states " + states);
     }
 
+    /** One patterned string in two places: the masker's per-frame cache serves both, and each mask still matches the reference. */
+    @Test
+    void theMaskCacheServesAFrameInAnyContext() {
+        JsonGrammar g = SchemaCompiler.compile("""
+                {"$defs":{"w":{"type":"string","pattern":"^[a-z]+( [a-z]+)?$"}},"type":"object",
+                 "properties":{"a":{"$ref":"#/$defs/w"},"b":{"type":"array","items":{"$ref":"#/$defs/w"}}},
+                 "required":["a","b"],"additionalProperties":false}""");
+        for (String prefix : List.of("{\"a\":\"ab", "{\"a\":\"x\",\"b\":[\"ab", "{\"a\":\"x y\",\"b\":[\"q\",\"ab"))
+            TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+    }
+
     @Test
     void lengthsCountCodePointsAndThePatternTogether() {
         JsonGrammar g = SchemaCompiler.compile(new Case("^[a-z😀]*$", 2, 3, "").schema());
