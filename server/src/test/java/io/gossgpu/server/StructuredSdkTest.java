@@ -112,4 +112,21 @@ class StructuredSdkTest {
         if (choice.finishReason() == com.openai.models.chat.completions.ChatCompletion.Choice.FinishReason.STOP)
             assertNotNull(choice.message().content().orElseThrow().city, raw);
     }
+
+    /** A strict schema whose pattern is outside the supported subset is a 400 with one line naming where, before any decoding. */
+    @Test
+    void anUnsupportedPatternIsA400() throws Exception {
+        String body = "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":"
+                + "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"c\",\"strict\":true,\"schema\":{\"type\":\"object\","
+                + "\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^(?=A)[A-Z]+$\"}},\"required\":[\"code\"],"
+                + "\"additionalProperties\":false}}}}";
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + server.port() + "/v1/chat/completions")).header("Content-Type", "application/json")
+                .header("Authorization", "Bearer sk-test").POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, r.statusCode(), r.body());
+        String message = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.body()).path("error").path("message").asText();
+        assertTrue(message.startsWith("the JSON schema's pattern at #/properties/code uses '(?'"), message);
+        assertFalse(message.contains("\n"), message);
+    }
 }
