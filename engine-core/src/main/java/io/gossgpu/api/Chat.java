@@ -271,7 +271,7 @@ public final class Chat implements AutoCloseable {
     private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
                           Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
-        int[] prompt = renderer.renderForCompletion(conversation);
+        int[] prompt = renderer.renderForCompletion(promptMessages(conversation, format));
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
         // logits); going back past what the sliding-window rings still hold means starting over.
         int reuse = cachedPrefixLength(prompt);
@@ -300,6 +300,11 @@ public final class Chat implements AutoCloseable {
         cachedPrompt = prompt.length;
         for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
         return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
+    }
+
+    /** The messages a reply's prompt renders: {@code conversation} with {@code format}'s schema shown to the model. */
+    static List<Message> promptMessages(List<Message> conversation, ResponseFormat format) {
+        return HarmonyRenderer.withResponseFormat(conversation, format == null ? null : format.section());
     }
 
     /** The structured-output constraint of one reply, or null when nothing is constrained. */

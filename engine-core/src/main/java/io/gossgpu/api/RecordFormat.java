@@ -45,7 +45,7 @@ public final class RecordFormat<R extends Record> {
     private RecordFormat(Class<R> type) {
         this.type = type;
         this.schema = schemaOf(type, new ArrayDeque<>()).toString();
-        this.format = ResponseFormat.jsonSchema(schema);
+        this.format = ResponseFormat.jsonSchema(type.getSimpleName(), null, schema);
     }
 
     public static <R extends Record> RecordFormat<R> of(Class<R> type) {

@@ -12,12 +12,14 @@ import io.gossgpu.constrain.SchemaCompiler;
  * answer (final channel) is constrained token by token and the reply ends right after the document.
  */
 public final class ResponseFormat {
-    private final String schema;
+    private final String name, description, schema;
     private final JsonGrammar grammar;
     private final GbnfGrammar gbnf;
     private final ByteMatcher matcher;
 
-    private ResponseFormat(String schema, JsonGrammar grammar, GbnfGrammar gbnf) {
+    private ResponseFormat(String name, String description, String schema, JsonGrammar grammar, GbnfGrammar gbnf) {
+        this.name = name;
+        this.description = description;
         this.schema = schema;
         this.grammar = grammar;
         this.gbnf = gbnf;
@@ -26,17 +28,26 @@ public final class ResponseFormat {
 
     /** Answers valid under {@code schema} (JSON Schema text; the subset {@link SchemaCompiler} describes). */
     public static ResponseFormat jsonSchema(String schema) {
-        return new ResponseFormat(schema, SchemaCompiler.compile(schema), null);
+        return jsonSchema("response", null, schema);
+    }
+
+    /**
+     * Answers valid under {@code schema}, shown to the model under {@code name} (OpenAI's {@code json_schema.name})
+     * with {@code description} (may be null) in the developer message's {@code # Response Formats} section.
+     */
+    public static ResponseFormat jsonSchema(String name, String description, String schema) {
+        if (name == null || name.isBlank()) throw new io.gossgpu.GossException("a JSON schema response format needs a name");
+        return new ResponseFormat(name.strip(), description, schema, SchemaCompiler.compile(schema), null);
     }
 
     /** Answers that are any JSON object (OpenAI's {@code json_object}). */
     public static ResponseFormat jsonObject() {
-        return new ResponseFormat(null, SchemaCompiler.anyObject(), null);
+        return new ResponseFormat(null, null, null, SchemaCompiler.anyObject(), null);
     }
 
     /** Answers matching GBNF {@code grammar} (llama.cpp's notation, starting at rule {@code root}). */
     public static ResponseFormat gbnf(String grammar) {
-        return new ResponseFormat(null, null, GbnfGrammar.compile(grammar));
+        return new ResponseFormat(null, null, null, null, GbnfGrammar.compile(grammar));
     }
 
     /** The schema's text, or null for {@link #jsonObject} and grammars. */
@@ -47,6 +58,24 @@ public final class ResponseFormat {
     /** The compiled JSON grammar the decoder follows, or null for a GBNF grammar (internal: the API does not show io.gossgpu.constrain). */
     JsonGrammar grammar() {
         return grammar;
+    }
+
+    /** The schema's name (as the model sees it), or null for {@link #jsonObject} and grammars. */
+    public String name() {
+        return name;
+    }
+
+    /** The schema's description for the model, or null. */
+    public String description() {
+        return description;
+    }
+
+    /**
+     * The developer message's {@code # Response Formats} entry for this format (the schema on one line), or null when
+     * there is no schema to show (internal, as {@link #grammar}).
+     */
+    io.gossgpu.harmony.DeveloperContent.ResponseFormatSection section() {
+        return schema == null ? null : io.gossgpu.harmony.DeveloperContent.ResponseFormatSection.of(name, description, schema);
     }
 
     /** The GBNF grammar's text, or null for JSON formats. */

@@ -37,10 +37,17 @@ public sealed interface JsonGrammar {
 
     record ArrayNode(JsonGrammar items, int minItems, int maxItems) implements JsonGrammar {}
 
-    /** A string of {@code minLength..maxLength} code points (escapes count as one). */
-    record StringNode(int minLength, int maxLength) implements JsonGrammar {
+    /**
+     * A string of {@code minLength..maxLength} code points (an escape counts as one, a surrogate pair written as two
+     * {@code \\u} escapes as one), matching {@code pattern} when it is not null (which then holds the same limits).
+     */
+    record StringNode(int minLength, int maxLength, StringPattern pattern) implements JsonGrammar {
+        StringNode(int minLength, int maxLength) {
+            this(minLength, maxLength, null);
+        }
+
         boolean free() {
-            return minLength == 0 && maxLength == Integer.MAX_VALUE;
+            return minLength == 0 && maxLength == Integer.MAX_VALUE && pattern == null;
         }
     }
 

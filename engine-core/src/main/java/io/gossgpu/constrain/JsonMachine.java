@@ -117,7 +117,8 @@ public final class JsonMachine {
                 return b == '[' ? new Stack(new Arr(a, Arr.OPEN, 0, 0), parent) : null;
             }
             case JsonGrammar.StringNode s -> {
-                return b == '"' ? new Stack(new Str(s, 0, 0), parent) : null;
+                if (b != '"') return null;
+                return new Stack(s.pattern() == null ? new Str(s, 0, 0) : new PatternStr(s, 0, s.pattern().start(), 0, 0, 0, false), parent);
             }
             case JsonGrammar.NumberNode n -> {
                 if (b == '-') return new Stack(new Number(n.integer(), Number.MINUS, 0), parent);
@@ -237,7 +238,10 @@ public final class JsonMachine {
      * its state does not change along plain text); {@code pending}: 0 plain, 1 after a backslash, 2..5 inside
      * {@code \\uXXXX} (hex digits still due: 6 − pending), 6..8 inside a UTF-8 sequence (continuation bytes due:
      * pending − 5), 9..12 after a lead byte whose next byte has a narrower range (E0, ED, F0, F4: no overlong forms,
-     * surrogates or code points past U+10FFFF, which a decoder would turn into replacement characters).
+     * surrogates or code points past U+10FFFF, which a decoder would turn into replacement characters), 13..21 along
+     * a surrogate pair written as two escapes (13: after {@code \\uD}; 14, 15: high half, hex digits due; 16..19:
+     * the low half's {@code \\}, {@code u}, {@code D}, {@code C..F}; 20, 21: its last hex digits). A pair is one
+     * code point, as JSON Schema counts lengths; a lone surrogate is refused (it is no character).
      */
     record Str(JsonGrammar.StringNode node, int count, int pending) implements Frame {
         @Override
@@ -256,9 +260,23 @@ public final class JsonMachine {
                 if (b == 'u') return new Stack(new Str(node, count, 2), rest);
                 return "\"\\/bfnrt".indexOf(b) >= 0 ? new Stack(new Str(node, count, 0), rest) : null;
             }
+            boolean hex = isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
             if (pending <= 5) {
-                boolean hex = isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+                if (pending == 2 && (b == 'd' || b == 'D')) return new Stack(new Str(node, count, 13), rest);
                 return hex ? new Stack(new Str(node, count, pending == 5 ? 0 : pending + 1), rest) : null;
+            }
+            if (pending >= 13) {
+                int next = switch (pending) {
+                    case 13 -> isDigit(b) && b <= '7' ? 4 : (b >= '8' && b <= '9') || (b >= 'a' && b <= 'b') || (b >= 'A' && b <= 'B') ? 14 : -1;
+                    case 14, 20 -> hex ? pending + 1 : -1;
+                    case 15 -> hex ? 16 : -1;
+                    case 16 -> b == '\\' ? 17 : -1;
+                    case 17 -> b == 'u' ? 18 : -1;
+                    case 18 -> b == 'd' || b == 'D' ? 19 : -1;
+                    case 19 -> (b >= 'c' && b <= 'f') || (b >= 'C' && b <= 'F') ? 20 : -1;
+                    default -> hex ? 0 : -1; // 21
+                };
+                return next < 0 ? null : new Stack(new Str(node, count, next), rest);
             }
             int lo = pending == 9 ? 0xa0 : pending == 11 ? 0x90 : 0x80;
             int hi = pending == 10 ? 0x9f : pending == 12 ? 0x8f : 0xbf;
@@ -327,6 +345,61 @@ public final class JsonMachine {
             if ((c & 0xc0) != 0x80) chars++;
         }
         return ((Str) ((Stack) s).top).pending == 0 ? chars : -1;
+    }
+
+    /**
+     * A string with a {@code pattern} after its opening quote: {@code count} code points read, {@code q} the pattern
+     * automaton's state; inside a character, {@code acc} holds its bits so far ({@code left} UTF-8 continuation bytes
+     * due of {@code len}), or {@code esc} is set after a backslash. Escapes are the short ones ({@code \\" \\\\ \\/ \\b
+     * \\f \\n \\r \\t}); no {@code \\u}. Every byte is taken only when some character it can begin or continue
+     * keeps the pattern and the length limits completable.
+     */
+    record PatternStr(JsonGrammar.StringNode node, int count, int q, int acc, int left, int len, boolean esc) implements Frame {
+        private static final int[] ESCAPED = {'"', '\\', '/', 8, 12, 10, 13, 9};
+        private static final String ESCAPES = "\"\\/bfnrt";
+
+        @Override
+        public Object step(int b, Stack rest) {
+            StringPattern p = node.pattern();
+            if (esc) {
+                int i = ESCAPES.indexOf(b);
+                return i < 0 ? null : advance(ESCAPED[i], rest);
+            }
+            if (left > 0) {
+                if ((b & 0xc0) != 0x80) return null;
+                return partial(acc << 6 | (b & 0x3f), left - 1, len, rest);
+            }
+            if (b == '"') return p.canEnd(q, count) ? rest : null;
+            if (b == '\\') {
+                for (int cp : ESCAPED) if (p.anyLive(q, count + 1, cp, cp)) return new Stack(new PatternStr(node, count, q, 0, 0, 0, true), rest);
+                return null;
+            }
+            if (b < 0x20) return null;
+            if (b < 0x80) return advance(b, rest);
+            int n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+            if (n == 0) return null;
+            return partial(b & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07), n - 1, n, rest);
+        }
+
+        /** After a byte of an {@code n}-byte character: its bits {@code a}, {@code l} bytes still due. */
+        private Object partial(int a, int l, int n, Stack rest) {
+            int lo = a << (6 * l), hi = lo | ((1 << (6 * l)) - 1);
+            lo = Math.max(lo, n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000); // no overlong forms
+            hi = Math.min(hi, n == 2 ? 0x7ff : n == 3 ? 0xffff : 0x10ffff);
+            if (lo > hi) return null;
+            if (l == 0) return advance(a, rest); // surrogates belong to no class of the pattern
+            if (!node.pattern().anyLive(q, count + 1, lo, hi)) return null;
+            return new Stack(new PatternStr(node, count, q, a, l, n, false), rest);
+        }
+
+        private Object advance(int cp, Stack rest) {
+            StringPattern p = node.pattern();
+            int t = p.step(q, cp);
+            if (t < 0 || !p.live(t, count + 1)) return null;
+            // without length limits the count decides nothing: kept 0, so that frames repeat (the masker caches by frame)
+            int next = node.minLength() == 0 && node.maxLength() == Integer.MAX_VALUE ? 0 : count + 1;
+            return new Stack(new PatternStr(node, next, t, 0, 0, 0, false), rest);
+        }
     }
 
     /** A number: {@code digits} read in the current part. */

@@ -17,9 +17,10 @@ import java.util.Set;
 /**
  * Compiles the JSON Schema subset that OpenAI's strict mode accepts to a {@link JsonGrammar}: types object, array,
  * string, number, integer, boolean, null (one or a list); enum, const, anyOf, $ref (local pointers, $defs and
- * definitions), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength.
+ * definitions), properties, required, additionalProperties, items, minItems, maxItems, minLength, maxLength, and
+ * pattern (the regex subset {@link RegexParser} reads, compiled with the length limits to a {@link StringPattern}).
  * Annotations (title, description, default, format, ...) are ignored. A keyword that would constrain values in a way
- * the matcher cannot honour (pattern, minimum, oneOf, ...) is refused with a {@link GossException} naming it, so that
+ * the matcher cannot honour (minimum, oneOf, lookahead in a pattern, ...) is refused with a {@link GossException} naming it, so that
  * a reply never silently breaks its schema. Object properties are written in the order the schema declares them.
  */
 public final class SchemaCompiler {
@@ -27,7 +28,7 @@ public final class SchemaCompiler {
     private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id",
             "$comment", "format", "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "strict", "name");
     private static final Set<String> SUPPORTED = Set.of("type", "enum", "const", "anyOf", "$ref", "properties", "required",
-            "additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength");
+            "additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern");
 
     private final JsonNode root;
     private final Map<String, JsonGrammar.Ref> refs = new HashMap<>();
@@ -101,7 +102,7 @@ public final class SchemaCompiler {
         if (type == null) {
             if (s.has("properties") || s.has("additionalProperties") || s.has("required")) types.add("object");
             else if (s.has("items") || s.has("minItems") || s.has("maxItems")) types.add("array");
-            else if (s.has("minLength") || s.has("maxLength")) types.add("string");
+            else if (s.has("minLength") || s.has("maxLength") || s.has("pattern")) types.add("string");
             else return new JsonGrammar.AnyValue();
         } else if (type.isTextual()) {
             types.add(type.asText());
@@ -135,7 +136,10 @@ public final class SchemaCompiler {
             case "string" -> {
                 int min = count(s, "minLength", 0, where), max = count(s, "maxLength", Integer.MAX_VALUE, where);
                 if (min > max) throw new GossException("the JSON schema at " + where + " has minLength > maxLength");
-                yield new JsonGrammar.StringNode(min, max);
+                JsonNode pattern = s.get("pattern");
+                if (pattern == null) yield new JsonGrammar.StringNode(min, max);
+                if (!pattern.isTextual()) throw new GossException("the JSON schema's pattern at " + where + " must be a string");
+                yield new JsonGrammar.StringNode(min, max, StringPattern.compile(pattern.asText(), min, max, where));
             }
             case "number" -> new JsonGrammar.NumberNode(false);
             case "integer" -> new JsonGrammar.NumberNode(true);

@@ -13,9 +13,20 @@ import io.gossgpu.tokenizer.O200kHarmony;
  */
 public final class TokenMasker {
     private static volatile TokenMasker instance;
+    /** Steps JsonMachine states for the JSON walks (any grammar's states: the matcher's start() is never used here). */
+    private static final ByteMatcher JSON_STEPS = ByteMatcher.json(null);
 
     private final int words;
     private final TokenTrie all;
+    /**
+     * The tokens without a quote byte and those with one: inside a patterned string the first never leave the
+     * string, so what they allow depends on the string's frame alone and is cached by frame ({@link #insidePattern});
+     * the second are walked from the whole state each time.
+     */
+    private final TokenTrie unquoted, quoted;
+    private final java.util.concurrent.ConcurrentHashMap<JsonMachine.PatternStr, long[]> insidePattern = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Most frames {@link #insidePattern} holds (25 KB each) before it starts over. */
+    private static final int PATTERN_CACHE = 1024;
     /**
      * The tokens that are not plain on their own, by what follows their longest plain prefix (a string takes any
      * plain prefix without changing its state but for its count, so only that tail and the count decide): the distinct tails as a trie whose "tokens" are
@@ -50,6 +61,10 @@ public final class TokenMasker {
             if (chars[id] < 0) rest[r++] = id;
         }
         all = new TokenTrie(text, allIds);
+        int[] withQuote = java.util.stream.IntStream.range(0, n).filter(id -> hasQuote(text[id])).toArray();
+        int[] withoutQuote = java.util.stream.IntStream.range(0, n).filter(id -> !hasQuote(text[id])).toArray();
+        quoted = new TokenTrie(text, withQuote);
+        unquoted = new TokenTrie(text, withoutQuote);
         java.util.Map<String, java.util.List<Integer>> byTail = new java.util.LinkedHashMap<>();
         int[] prefixOf = new int[n];
         for (int id : rest) {
@@ -88,6 +103,11 @@ public final class TokenMasker {
         }
     }
 
+    private static boolean hasQuote(byte[] b) {
+        for (byte x : b) if (x == '"') return true;
+        return false;
+    }
+
     public static TokenMasker get() {
         TokenMasker m = instance;
         if (m == null) {
@@ -106,9 +126,21 @@ public final class TokenMasker {
 
     /** The ordinary tokens {@code state} can take next, or-ed into {@code mask}. */
     public void allowed(Object state, long[] mask) {
+        if (state instanceof JsonMachine.Stack st && st.top() instanceof JsonMachine.PatternStr p) {
+            long[] inside = insidePattern.get(p);
+            if (inside == null) {
+                inside = new long[words];
+                walk(JSON_STEPS, unquoted, state, inside);
+                if (insidePattern.size() >= PATTERN_CACHE) insidePattern.clear();
+                insidePattern.put(p, inside);
+            }
+            for (int w = 0; w < words; w++) mask[w] |= inside[w];
+            walk(JSON_STEPS, quoted, state, mask);
+            return;
+        }
         JsonMachine.Str str = JsonMachine.plainString(state);
         if (str == null) {
-            walk(all, state, mask);
+            walk(JSON_STEPS, all, state, mask);
             return;
         }
         long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
@@ -120,7 +152,7 @@ public final class TokenMasker {
         int lo = str.node().minLength() - str.count(), hi = free ? Integer.MAX_VALUE : str.node().maxLength() - str.count();
         Object walkFrom = free ? state : JsonMachine.freeString((JsonMachine.Stack) state);
         long[] groups = new long[(tailGroups.length + 63) >>> 6];
-        walk(tails, walkFrom, groups);
+        walk(JSON_STEPS, tails, walkFrom, groups);
         for (int w = 0; w < groups.length; w++)
             for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
                 int grp = w * 64 + Long.numberOfTrailingZeros(bits);
@@ -148,27 +180,15 @@ public final class TokenMasker {
 
     /** The ordinary tokens {@code state} of {@code matcher} can take next, or-ed into {@code mask}: every token tried along the trie. */
     public void walk(ByteMatcher matcher, Object state, long[] mask) {
-        Object[] at = new Object[all.maxDepth + 1];
-        at[0] = state;
-        byte[] bytes = all.bytes;
-        short[] depths = all.depths;
-        int[] tokens = all.tokens, ends = all.ends;
-        int n = bytes.length;
-        for (int j = 0; j < n; ) {
-            int d = depths[j];
-            Object s = matcher.step(at[d - 1], bytes[j] & 0xff);
-            if (s == null) {
-                j = ends[j];
-                continue;
-            }
-            int t = tokens[j];
-            if (t >= 0) mask[t >>> 6] |= 1L << t;
-            at[d] = s;
-            j++;
-        }
+        walk(matcher, all, state, mask);
     }
 
-    private static void walk(TokenTrie trie, Object start, long[] mask) {
+    /**
+     * The one trie walk (JSON states, JSON string tails and GBNF states alike): steps {@code matcher} along the trie
+     * in preorder from {@code start}, sets the bit of every token whose bytes it takes, and skips a subtree at the
+     * first byte it refuses.
+     */
+    private static void walk(ByteMatcher matcher, TokenTrie trie, Object start, long[] mask) {
         Object[] at = new Object[trie.maxDepth + 1];
         at[0] = start;
         byte[] bytes = trie.bytes;
@@ -177,7 +197,7 @@ public final class TokenMasker {
         int n = bytes.length;
         for (int j = 0; j < n; ) {
             int d = depths[j];
-            Object s = JsonMachine.step(at[d - 1], bytes[j] & 0xff);
+            Object s = matcher.step(at[d - 1], bytes[j] & 0xff);
             if (s == null) {
                 j = ends[j];
                 continue;

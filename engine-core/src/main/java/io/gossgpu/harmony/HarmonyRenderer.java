@@ -229,7 +229,37 @@ public final class HarmonyRenderer {
             sections.add(d.instructions());
         }
         if (!d.functionTools().isEmpty()) sections.add(toolsSection("functions", null, d.functionTools()));
+        if (d.responseFormat() != null) sections.add(responseFormatsSection(d.responseFormat()));
         return String.join("\n\n", sections);
+    }
+
+    /**
+     * {@code conversation} with {@code section} (null: none) as the developer message's response format, as Harmony
+     * shows the model the schema its answer must follow; a developer message is added after the leading system
+     * message when there is none. Idempotent: a format already there is replaced.
+     */
+    public static List<Message> withResponseFormat(List<Message> conversation, DeveloperContent.ResponseFormatSection section) {
+        if (section == null) return conversation;
+        List<Message> out = new ArrayList<>(conversation);
+        int at = 0;
+        while (at < out.size() && out.get(at).role() == Role.SYSTEM) at++;
+        if (at < out.size() && out.get(at).role() == Role.DEVELOPER) {
+            Message d = out.get(at);
+            DeveloperContent c = d.developer() != null ? d.developer()
+                    : new DeveloperContent(d.text() == null || d.text().isBlank() ? null : d.text(), List.of());
+            out.set(at, Message.developer(c.withResponseFormat(section)));
+        } else {
+            out.add(at, Message.developer(new DeveloperContent(null, List.of(), section)));
+        }
+        return out;
+    }
+
+    /** The {@code # Response Formats} section (last in the developer message, as Harmony places it). */
+    public static String responseFormatsSection(DeveloperContent.ResponseFormatSection f) {
+        StringBuilder sb = new StringBuilder("# Response Formats\n\n## ").append(f.name()).append("\n\n");
+        if (f.description() != null && !f.description().isBlank())
+            for (String l : f.description().lines().toList()) sb.append("// ").append(l).append('\n');
+        return sb.append(f.schema()).toString();
     }
 
     /** The {@code # Tools} section for one namespace of tools. */

@@ -60,7 +60,14 @@ final class TestSchemas {
             {"type":"object"}""",
             """
             {"type":"object","properties":{"opt1":{"type":"integer"},"opt2":{"type":"string"},"req":{"type":"boolean"},"opt3":{"type":"number"}},
-             "required":["req"],"additionalProperties":false}""");
+             "required":["req"],"additionalProperties":false}""",
+            """
+            {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-\\\\d{4}$"},
+             "email":{"type":"string","pattern":"^[a-z]+@[a-z]+\\\\.(com|org)$","maxLength":30},
+             "note":{"type":"string","pattern":"ok","minLength":3,"maxLength":12}},
+             "required":["sku","email","note"],"additionalProperties":false}""",
+            """
+            {"type":"array","items":{"type":"string","pattern":"^(yes|no|[0-9]+)$","maxLength":4},"minItems":1,"maxItems":3}""");
 
     /**
      * {@code schema} with every string limited to 40 characters and every array to 4 items where it sets no limit: the

@@ -19,7 +19,7 @@ class TokenMaskerTest {
         return mask;
     }
 
-    private static void assertSameMask(Object state, String where) {
+    static void assertSameMask(Object state, String where) {
         long[] fast = TokenMasker.get().allowed(state), slow = reference(state);
         for (int w = 0; w < slow.length; w++) {
             if (fast[w] == slow[w]) continue;

@@ -237,4 +237,19 @@ class HarmonyRendererTest {
         assertThrows(IllegalArgumentException.class, () -> r.renderTurn(messages.subList(0, 3)), "no assistant turn");
         assertThrows(IllegalArgumentException.class, () -> ConversationJson.parse(json("{\"messages\": [{\"role\": \"robot\"}]}")));
     }
+
+    /** Harmony's own example of a response format: the section closes the developer message, schema on one line. */
+    @Test
+    void responseFormatsSectionEndsTheDeveloperMessage() {
+        String schema = "{\"properties\":{\"items\":{\"type\":\"array\",\"description\":\"entries on the shopping list\",\"items\":{\"type\":\"string\"}}},\"type\":\"object\"}";
+        DeveloperContent d = DeveloperContent.instructions("You are a helpful shopping assistant")
+                .withResponseFormat(new DeveloperContent.ResponseFormatSection("shopping_list", null, schema));
+        assertRenders("<|start|>developer<|message|># Instructions\n\nYou are a helpful shopping assistant\n\n# Response Formats\n\n"
+                + "## shopping_list\n\n" + schema + "<|end|>", r.render(Message.developer(d), false));
+        DeveloperContent described = new DeveloperContent(null, WEATHER_TOOLS.subList(0, 1),
+                new DeveloperContent.ResponseFormatSection("city", "A city and\nits size.", "{\"type\":\"object\"}"));
+        assertEquals("# Tools\n\n## functions\n\nnamespace functions {\n\n// Gets the location of the user.\ntype get_location = () => any;\n\n"
+                + "} // namespace functions\n\n# Response Formats\n\n## city\n\n// A city and\n// its size.\n{\"type\":\"object\"}",
+                HarmonyRenderer.developerText(described));
+    }
 }

@@ -46,7 +46,7 @@ final class ChatCompletionsApi {
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
-        Prepared p = prepare(conv.messages(effort, true), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
+        Prepared p = prepare(StructuredOutput.shown(conv.messages(effort, true), format), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
         Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
                 .adjusted(SamplingFields.adjustments(body)).declaring(tools);
 

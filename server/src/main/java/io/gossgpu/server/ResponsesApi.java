@@ -92,7 +92,7 @@ final class ResponsesApi {
         ResponseFormat format = StructuredOutput.responsesFormat(body.path("text").get("format"));
         if (body.hasNonNull("top_logprobs"))
             throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
-        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.messages(effort, true), max,
+        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(StructuredOutput.shown(conv.messages(effort, true), format), max,
                 "max_output_tokens", Requests.sampler(body), List.of(), -1);
         Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
                 .adjusted(SamplingFields.adjustments(body)).declaring(tools);

@@ -3,8 +3,12 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.ResponseFormat;
+import io.gossgpu.harmony.DeveloperContent;
+import io.gossgpu.harmony.HarmonyRenderer;
+import io.gossgpu.harmony.Message;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -36,7 +40,9 @@ final class StructuredOutput {
                 JsonNode schema = holder.get("schema");
                 if (schema == null || !schema.isObject())
                     throw ApiError.badRequest(param, "'" + param + "' of type 'json_schema' needs a 'schema' object");
-                yield compile(schema, holder.path("strict").asBoolean(false), param);
+                String name = holder.path("name").isTextual() && !holder.path("name").asText().isBlank() ? holder.path("name").asText() : "response";
+                String description = holder.path("description").isTextual() ? holder.path("description").asText() : null;
+                yield compile(name, description, schema, holder.path("strict").asBoolean(false), param);
             }
             default -> throw ApiError.badRequest(param, "'" + param + "' of type '" + (type.isEmpty() ? String.valueOf(f) : type)
                     + "' is not supported (text, json_object or json_schema)");
@@ -72,17 +78,27 @@ final class StructuredOutput {
             if (!fn.path("strict").asBoolean(false) || !fn.path("name").isTextual()) continue;
             JsonNode params = fn.get("parameters");
             if (params == null || !params.isObject()) continue;
-            out.put(fn.get("name").asText(), compile(params, true, "tools"));
+            out.put(fn.get("name").asText(), compile(fn.get("name").asText(), null, params, true, "tools"));
         }
         return out;
     }
 
-    private static ResponseFormat compile(JsonNode schema, boolean strict, String param) {
+    /** {@code schema} as a format shown to the model as {@code name} (the answer's formats appear in the developer message). */
+    private static ResponseFormat compile(String name, String description, JsonNode schema, boolean strict, String param) {
         try {
-            return ResponseFormat.jsonSchema(schema.toString());
+            return ResponseFormat.jsonSchema(name, description, schema.toString());
         } catch (GossException e) {
             if (!strict) return ResponseFormat.jsonObject();
             throw ApiError.badRequest(param, e.getMessage());
         }
+    }
+
+    /**
+     * {@code messages} with {@code f}'s schema in the developer message's {@code # Response Formats} section, as the
+     * engine renders the reply's prompt (so the server's token counts, context check and slot choice see that prompt).
+     */
+    static List<Message> shown(List<Message> messages, ResponseFormat f) {
+        if (f == null || f.schema() == null) return messages;
+        return HarmonyRenderer.withResponseFormat(messages, DeveloperContent.ResponseFormatSection.of(f.name(), f.description(), f.schema()));
     }
 }

@@ -38,10 +38,11 @@ import java.util.concurrent.TimeUnit;
 @State(Scope.Benchmark)
 public class MaskBenchmark {
     /**
-     * The schemas: a flat record, nested arrays of objects, anyOf of objects, and json_object (any object); GBNF
+     * The schemas: a flat record, nested arrays of objects, anyOf of objects, json_object (any object), and strings
+     * with patterns (walked over the whole token trie: no string fast path); GBNF
      * grammars: arithmetic with parentheses, key=value lines with quoted values, a small JSON-like language.
      */
-    @Param({"person", "nested", "anyOf", "jsonObject", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
+    @Param({"person", "nested", "anyOf", "jsonObject", "pattern", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
 
     private final TokenMasker masker = TokenMasker.get();
@@ -89,6 +90,11 @@ public class MaskBenchmark {
                       {"type":"object","properties":{"kind":{"const":"rect"},"w":{"type":"number"},"h":{"type":"number"}},"required":["kind","w","h"],"additionalProperties":false}]}},
                      "required":["shape"],"additionalProperties":false}""");
             case "jsonObject" -> SchemaCompiler.anyObject();
+            case "pattern" -> SchemaCompiler.compile("""
+                    {"type":"object","properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-\\\\d{4}$"},
+                     "email":{"type":"string","pattern":"^[a-z.]+@[a-z]+\\\\.(com|org)$","maxLength":40},
+                     "note":{"type":"string","pattern":"ok","maxLength":60}},
+                     "required":["sku","email","note"],"additionalProperties":false}""");
             default -> throw new IllegalArgumentException(name);
         };
     }
