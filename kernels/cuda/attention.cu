@@ -1,6 +1,8 @@
-// Attention with sinks (cuda backend, AttentionLauncher), causal, sliding window, GQA; then the KV-cache store.
+// Attention with sinks (io.gossgpu.device.AttentionPipeline), causal, sliding window, GQA; then the KV-cache store.
+// Every kernel takes its buffers, then one AttentionParams (the same struct in attention.cl and attention.metal); it
+// indexes the sequence's rows from p.row0 and reads its first position from pos[0].
 //
-// attention_tiled (the default, prefill and decode): one block per (KV head g, tile of TQ query rows, key split
+// attention_gqa (the default, prefill and decode): one block per (KV head g, tile of TQ query rows, key split
 // z) handles all `group` query heads that share g (GQA: the 8 heads of one KV head of gpt-oss in one block), so
 // each tile of keys and values is loaded into shared memory once for all of them. Prefill runs one split
 // (gridDim.z = 1) and writes the output. Decode (T = 1) splits the keys over gridDim.z blocks per KV head (a
@@ -15,25 +17,27 @@
 //   Z = sum_j e^(s_j - m) + e^(S[h] - m);  out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_j[d]
 //   kv_store: for i in [first, T): slot = (start + i) % slots; ck[slot] = k[i]; cv[slot] = v[i]
 // Online softmax started from the sink (m = S[h], l = 0), F32 throughout, no fast math. kv_store runs after the
-// attention kernel. `attention` is the plain kernel, one block per (query head, row), for the shapes the tiled
-// one does not take (head_dim over 128, more than 16 query heads per KV head) and GOSS_CUDA_SDPA_TILED_MIN_T /
-// GOSS_CUDA_SDPA_SPLITS = 0.
+// attention kernel. `attention` is the plain kernel, one block per (query head, row), for the shapes attention_gqa
+// does not take (head_dim over 128, more than 16 query heads per KV head) and GOSS_CUDA_ATTENTION_PREFILL_MIN_T /
+// GOSS_CUDA_ATTENTION_SPLITS = 0.
 
 #include "common.cuh"
 
-#define SDPA_WARPS 8      // block size 256
-#define SDPA_PAIRS_W 2    // (query row, head) pairs per warp
-#define SDPA_PAIRS 16     // per block: TQ * group <= 16
-#define SDPA_TK 32        // keys per tile: one per lane
-#define SDPA_HD_MAX 128   // hd <= 128: hd/32 <= 4 accumulators per lane and pair
+#define ATTN_WARPS 8      // block size 256
+#define ATTN_PAIRS_W 2    // (query row, head) pairs per warp
+#define ATTN_PAIRS 16     // per block: TQ * group <= 16
+#define ATTN_TK 32        // keys per tile: one per lane
+#define ATTN_HD_MAX 128   // hd <= 128: hd/32 <= 4 accumulators per lane and pair
 
-// ---- sdpa: one block per (query head h, token i) ------------------------------------------------
+// ---- attention: one block per (query head h, token i) ------------------------------------------------
 // grid (heads, min(T, 65535)), block B; dynamic shared memory 4 * (2*hd + B) bytes.
 // Keys are taken in chunks of B (one key per thread), online softmax started from the sink (m = S[h],
 // l = 0), the hd accumulators in shared memory. The cache store is kv_store, launched after this kernel.
-// The scalars of attention and attention_tiled (attention does not read tileQueries).
+// The scalars of every attention kernel (io.gossgpu.device.AttentionParams); a kernel leaves the fields it has no
+// use for unread.
 struct AttentionParams {
-    int tokens;      // T: rows of q, k, v and out
+    int tokens;      // T: the sequence's rows
+    int row0;        // its first row of q, k, v and out
     int heads;       // query heads
     int group;       // query heads per KV head
     int headDim;     // hd
@@ -41,7 +45,9 @@ struct AttentionParams {
     int slots;       // cache slots
     int window;      // W, 0: none
     float scale;
-    int tileQueries; // tq: query rows per block of attention_tiled
+    int splits;      // key splits of attention_gqa, merged by attention_combine (1: none)
+    int tileQueries; // tq: query rows per block of attention_gqa
+    int first;       // kv_store: the first row stored
 };
 
 extern "C" __global__ void attention(const float* __restrict__ q, const float* __restrict__ k,
@@ -49,10 +55,14 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
                                     const float* __restrict__ cv, const float* __restrict__ sinks,
                                     float* __restrict__ out, const int* __restrict__ pos, const AttentionParams p)
 {
-    const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
-              window = p.window;
+    const int T = p.tokens, row0 = p.row0, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim,
+              slots = p.slots, window = p.window;
     const float scale = p.scale;
     const int start = pos[0];
+    q += (size_t) row0 * heads * hd;
+    out += (size_t) row0 * heads * hd;
+    k += (size_t) row0 * kvDim;
+    v += (size_t) row0 * kvDim;
     DYNAMIC_SHARED(float, smem);
     float* lq = smem;            // hd
     float* lacc = smem + hd;     // hd
@@ -123,18 +133,13 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
 }
 
 // ---- kv_store: grid (ceil(kvDim / B), min(T - first, 65535)), block B ----------------------------
-struct KvStoreParams {
-    int tokens; // T
-    int slots;
-    int kvDim;
-    int first;  // the first row stored
-};
-
 extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, float* ck, float* cv,
-                                        const int* __restrict__ pos, const KvStoreParams p)
+                                        const int* __restrict__ pos, const AttentionParams p)
 {
     const int T = p.tokens, slots = p.slots, kvDim = p.kvDim, first = p.first;
     const int start = pos[0];
+    k += (size_t) p.row0 * kvDim;
+    v += (size_t) p.row0 * kvDim;
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= kvDim) {
         return;
@@ -146,14 +151,14 @@ extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __
     }
 }
 
-// ---- attention_tiled: grid (kvHeads, ceil(T / tq), splits), block 256, tq = max(1, 16 / group), group <= 16 ------
+// ---- attention_gqa: grid (kvHeads, ceil(T / tq), splits), block 256, tq = max(1, 16 / group), group <= 16 ------
 // hd <= 128; dynamic shared memory 4 * (16*hd + 32*(hd+1) + 32*hd) bytes. Pair n = w + 8u (warp w, u < 2) of
 // the block is query row i0 + n / group and head g*group + n % group, for n < tq*group.
 // splits = 1: out as the formula says. splits > 1: the block's keys are split z of the block's key range cut
 // into `splits` pieces of equal length (a multiple of 32); it writes (m, l, acc[hd]) of its online softmax
 // (started from the sink, l without the sink's term) to part[((z*T + i)*heads + h)*(hd + 2) ...] for
 // attention_combine; a split without keys writes (S[h], 0, 0...).
-extern "C" __global__ void attention_tiled(const float* __restrict__ q, const float* __restrict__ k,
+extern "C" __global__ void attention_gqa(const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ck,
                                           const float* __restrict__ cv, const float* __restrict__ sinks,
                                           float* __restrict__ out, const int* __restrict__ pos,
@@ -162,10 +167,14 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
     const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
               window = p.window, tq = p.tileQueries;
     const float scale = p.scale;
+    q += (size_t) p.row0 * heads * hd;
+    out += (size_t) p.row0 * heads * hd;
+    k += (size_t) p.row0 * kvDim;
+    v += (size_t) p.row0 * kvDim;
     DYNAMIC_SHARED(float, smem);
-    float* qs = smem;                            // SDPA_PAIRS x hd
-    float* ks = qs + SDPA_PAIRS * hd;            // SDPA_TK x (hd + 1): lane j reads row j without bank conflicts
-    float* vs = ks + SDPA_TK * (hd + 1);         // SDPA_TK x hd
+    float* qs = smem;                            // ATTN_PAIRS x hd
+    float* ks = qs + ATTN_PAIRS * hd;            // ATTN_TK x (hd + 1): lane j reads row j without bank conflicts
+    float* vs = ks + ATTN_TK * (hd + 1);         // ATTN_TK x hd
     const int start = pos[0];
     const int g = blockIdx.x;
     const int i0 = blockIdx.y * tq;
@@ -176,7 +185,7 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
     const int lane = tid & 31;
     const int warp = tid >> 5;
 
-    for (int idx = tid; idx < SDPA_PAIRS * hd; idx += blockDim.x) {
+    for (int idx = tid; idx < ATTN_PAIRS * hd; idx += blockDim.x) {
         const int n = idx / hd;
         const int d = idx % hd;
         float x = 0.0f;
@@ -187,10 +196,10 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
     }
 
     // this warp's pairs: position, first key, sink; online softmax state
-    int pp[SDPA_PAIRS_W], plo[SDPA_PAIRS_W];
-    float m[SDPA_PAIRS_W], l[SDPA_PAIRS_W], sink[SDPA_PAIRS_W], acc[SDPA_PAIRS_W][SDPA_HD_MAX / 32];
-    for (int u = 0; u < SDPA_PAIRS_W; u++) {
-        const int n = warp + SDPA_WARPS * u;
+    int pp[ATTN_PAIRS_W], plo[ATTN_PAIRS_W];
+    float m[ATTN_PAIRS_W], l[ATTN_PAIRS_W], sink[ATTN_PAIRS_W], acc[ATTN_PAIRS_W][ATTN_HD_MAX / 32];
+    for (int u = 0; u < ATTN_PAIRS_W; u++) {
+        const int n = warp + ATTN_WARPS * u;
         pp[u] = -1;
         plo[u] = 0;
         sink[u] = 0.0f;
@@ -201,7 +210,7 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
         }
         m[u] = sink[u];
         l[u] = 0.0f;
-        for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+        for (int r = 0; r < ATTN_HD_MAX / 32; r++) {
             acc[u][r] = 0.0f;
         }
     }
@@ -210,13 +219,13 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
     int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
     if (gridDim.z > 1) {
         const int keys = pLast - jFirst + 1;
-        const int per = (keys + (int) gridDim.z * SDPA_TK - 1) / ((int) gridDim.z * SDPA_TK) * SDPA_TK;
+        const int per = (keys + (int) gridDim.z * ATTN_TK - 1) / ((int) gridDim.z * ATTN_TK) * ATTN_TK;
         jFirst += (int) blockIdx.z * per;
         pLast = min(pLast, jFirst + per - 1); // pairs keep their own p: keys past pLast are not in this split
     }
-    for (int j0 = jFirst; j0 <= pLast; j0 += SDPA_TK) {
+    for (int j0 = jFirst; j0 <= pLast; j0 += ATTN_TK) {
         __syncthreads(); // q loaded / the previous tile's readers are done
-        for (int idx = tid; idx < SDPA_TK * hd; idx += blockDim.x) {
+        for (int idx = tid; idx < ATTN_TK * hd; idx += blockDim.x) {
             const int jj = idx / hd;
             const int d = idx % hd;
             const int j = j0 + jj;
@@ -237,10 +246,10 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
             vs[jj * hd + d] = vx;
         }
         __syncthreads();
-        for (int u = 0; u < SDPA_PAIRS_W; u++) {
-            const int n = warp + SDPA_WARPS * u;
+        for (int u = 0; u < ATTN_PAIRS_W; u++) {
+            const int n = warp + ATTN_WARPS * u;
             // warp-uniform: pairs past the end, and tiles wholly outside this pair's keys, are skipped
-            if (n >= npairs || j0 > pp[u] || j0 + SDPA_TK - 1 < plo[u]) {
+            if (n >= npairs || j0 > pp[u] || j0 + ATTN_TK - 1 < plo[u]) {
                 continue;
             }
             const int j = j0 + lane;
@@ -260,12 +269,12 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
             const float corr = expf(m[u] - mNew);
             l[u] = l[u] * corr + warp_sum(e);
             m[u] = mNew;
-            for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+            for (int r = 0; r < ATTN_HD_MAX / 32; r++) {
                 acc[u][r] *= corr;
             }
-            for (int jj = 0; jj < SDPA_TK; jj++) {
+            for (int jj = 0; jj < ATTN_TK; jj++) {
                 const float ej = __shfl_sync(0xffffffffu, e, jj);
-                for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+                for (int r = 0; r < ATTN_HD_MAX / 32; r++) {
                     const int d = lane + 32 * r;
                     if (d < hd) {
                         acc[u][r] = fmaf(ej, vs[jj * hd + d], acc[u][r]);
@@ -275,15 +284,15 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
         }
     }
 
-    for (int u = 0; u < SDPA_PAIRS_W; u++) {
-        const int n = warp + SDPA_WARPS * u;
+    for (int u = 0; u < ATTN_PAIRS_W; u++) {
+        const int n = warp + ATTN_WARPS * u;
         if (n < npairs && gridDim.z > 1) {
             float* pt = part + (((size_t) blockIdx.z * T + i0 + n / group) * heads + g * group + n % group) * (hd + 2);
             if (lane == 0) {
                 pt[0] = m[u];
                 pt[1] = l[u];
             }
-            for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+            for (int r = 0; r < ATTN_HD_MAX / 32; r++) {
                 const int d = lane + 32 * r;
                 if (d < hd) {
                     pt[2 + d] = acc[u][r];
@@ -292,7 +301,7 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
         } else if (n < npairs) {
             const float z = l[u] + expf(sink[u] - m[u]);
             float* o = out + (size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd;
-            for (int r = 0; r < SDPA_HD_MAX / 32; r++) {
+            for (int r = 0; r < ATTN_HD_MAX / 32; r++) {
                 const int d = lane + 32 * r;
                 if (d < hd) {
                     o[d] = acc[u][r] / z;
@@ -303,19 +312,13 @@ extern "C" __global__ void attention_tiled(const float* __restrict__ q, const fl
 }
 
 // ---- attention_combine: grid (heads, min(T, 65535)), block B ----------------------------------------------------
-// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_tiled, z ascending:
+// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_gqa, z ascending:
 // M = max_z m_z; Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z.
-struct AttentionCombineParams {
-    int tokens;  // T
-    int heads;
-    int headDim; // hd
-    int splits;
-};
-
 extern "C" __global__ void attention_combine(const float* __restrict__ part, const float* __restrict__ sinks,
-                                            float* __restrict__ out, const AttentionCombineParams p)
+                                            float* __restrict__ out, const AttentionParams p)
 {
     const int T = p.tokens, heads = p.heads, hd = p.headDim, splits = p.splits;
+    out += (size_t) p.row0 * heads * hd;
     const int h = blockIdx.x;
     const size_t stride = (size_t) T * heads * (hd + 2);
     for (int i = blockIdx.y; i < T; i += gridDim.y) {

@@ -7,10 +7,12 @@
  *   s_j = (q_h . k_{g,j}) * scale,  scale = 1/sqrt(hd);  sink S[h] (not scaled)
  *   m = max(max_j s_j, S[h]),  Z = sum_j e^(s_j - m) + e^(S[h] - m)
  *   out[row0 + i, h*hd + d] = sum_j e^(s_j - m) / Z * v_{g,j}[d]
- * The kernels below move q, k, v and out to the sequence's first row (row0) and then index its rows from 0.
+ * Every kernel takes its buffers, then one AttentionParams (io.gossgpu.device.AttentionParams, the same struct in
+ * attention.cu and attention.metal); it reads start from pos[0] and moves q, k, v and out to the sequence's first
+ * row (row0), then indexes its rows from 0.
  * One work-group per (h, i): keys are taken in chunks of the work-group size (one key per work item),
  * with an online (running max) softmax so the context length is unbounded; the accumulator of hd
- * values lives in local memory. Local size = GOSS_OPENCL_SDPA_WG. The cache store is kv_store below,
+ * values lives in local memory. Local size = GOSS_OPENCL_ATTENTION_WG. The cache store is kv_store below,
  * enqueued after this kernel (in-order queue): the batch attends before it is stored.
  */
 /*
@@ -62,13 +64,22 @@ static void attend_keys(__global const float* k, __global const float* v, __glob
     *lp = l;
 }
 
-typedef struct { int start; int row0; int heads; int group; int hd; int kvDim; int slots; int window; float scale; } AttnParams;
+typedef struct {
+    int tokens; int row0; int heads; int group; int headDim; int kvDim; int slots; int window; float scale; int splits;
+    int tileQueries; int first;
+} AttentionParams;
+
+/* The keys of row i are cut into nsplit ranges of this many: the longest row's keys (the last) over nsplit. */
+static int split_len(int start, int T, int window, int nsplit) {
+    int maxKeys = window > 0 ? min(window, start + T) : start + T;
+    return (maxKeys + nsplit - 1) / nsplit;
+}
 
 __kernel void attention(__global const float* q, __global const float* k, __global const float* v,
                         __global const float* ck, __global const float* cv, __global const float* sinks,
-                        __global float* out, __local float* lq, __local float* ls, __local float* lacc,
-                        const AttnParams params) {
-    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
+                        __global float* out, __global const int* pos, __local float* lq, __local float* ls, __local float* lacc,
+                        const AttentionParams params) {
+    const int start = pos[0], row0 = params.row0, heads = params.heads, group = params.group, hd = params.headDim, kvDim = params.kvDim,
               slots = params.slots, window = params.window;
     const float scale = params.scale;
     int h = get_group_id(0), i = get_group_id(1);
@@ -93,11 +104,9 @@ __kernel void attention(__global const float* q, __global const float* k, __glob
  * KV cache store after attention: for i in first .. T-1 (first = max(0, T - slots)),
  * slot = (start + i) % slots: ck[slot, :] = k[row0 + i, :], cv[slot, :] = v[row0 + i, :]. Global (kvDim, T - first).
  */
-typedef struct { int start; int row0; int slots; int kvDim; int first; } StoreParams;
-
 __kernel void kv_store(__global const float* k, __global const float* v, __global float* ck, __global float* cv,
-                       const StoreParams p) {
-    const int start = p.start, row0 = p.row0, slots = p.slots, kvDim = p.kvDim, first = p.first;
+                       __global const int* pos, const AttentionParams p) {
+    const int start = pos[0], row0 = p.row0, slots = p.slots, kvDim = p.kvDim, first = p.first;
     int c = get_global_id(0), i = first + (int) get_global_id(1);
     if (c >= kvDim) return;
     long slot = (start + i) % slots;
@@ -107,21 +116,19 @@ __kernel void kv_store(__global const float* k, __global const float* v, __globa
 
 /*
  * Split-K attention for batches too small to fill the device (decode): the allowed keys of row i, lo..p,
- * are cut into nsplit ranges of splitLen keys; work-group (h, i, s) runs the same online softmax over its
+ * are cut into nsplit ranges of splitLen keys (split_len); work-group (h, i, s) runs the same online softmax over its
  * range, starting from m = -inf (no sink), and writes its partial (m_s, l_s = sum e^(s_j - m_s),
  * acc_s[d] = sum e^(s_j - m_s) v_j[d]) to part[((i*heads + h)*nsplit + s)*(hd + 2) ..]. attention_combine then
  * folds in the sink: M = max(S[h], max_s m_s), Z = sum_s l_s e^(m_s - M) + e^(S[h] - M),
  * out[i, h*hd + d] = sum_s acc_s[d] e^(m_s - M) / Z — the same formula as attention above.
  */
-typedef struct {
-    int start; int row0; int heads; int group; int hd; int kvDim; int slots; int window; float scale; int nsplit; int splitLen;
-} SplitAttnParams;
-
 __kernel void attention_split(__global const float* q, __global const float* k, __global const float* v,
-                              __global const float* ck, __global const float* cv, __global float* part,
-                              __local float* lq, __local float* ls, __local float* lacc, const SplitAttnParams params) {
-    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
-              slots = params.slots, window = params.window, nsplit = params.nsplit, splitLen = params.splitLen;
+                              __global const float* ck, __global const float* cv, __global const float* sinks,
+                              __global float* out, __global const int* pos, __global float* part,
+                              __local float* lq, __local float* ls, __local float* lacc, const AttentionParams params) {
+    const int start = pos[0], row0 = params.row0, heads = params.heads, group = params.group, hd = params.headDim, kvDim = params.kvDim,
+              slots = params.slots, window = params.window, nsplit = params.splits,
+              splitLen = split_len(start, params.tokens, window, nsplit);
     const float scale = params.scale;
     int h = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);
@@ -146,11 +153,9 @@ __kernel void attention_split(__global const float* q, __global const float* k, 
 }
 
 /* Folds the nsplit partials of (i, h) and the sink into row row0 + i of out. Global (hd, heads, T). */
-typedef struct { int heads; int hd; int nsplit; int row0; } CombineParams;
-
 __kernel void attention_combine(__global const float* part, __global const float* sinks, __global float* out,
-                                const CombineParams p) {
-    const int heads = p.heads, hd = p.hd, nsplit = p.nsplit, row0 = p.row0;
+                                const AttentionParams p) {
+    const int heads = p.heads, hd = p.headDim, nsplit = p.splits, row0 = p.row0;
     int d = get_global_id(0), h = get_global_id(1), i = get_global_id(2);
     if (d >= hd) return;
     __global const float* pp = part + ((long) i * heads + h) * nsplit * (hd + 2);
@@ -172,7 +177,7 @@ __kernel void attention_combine(__global const float* part, __global const float
  * runs the online softmax for heads h = g*group .. g*group + group - 1 over the keys of split s, so each
  * key and value row is read once per group instead of once per head. nsplit == 1: m starts at the sink
  * and the result goes to out; nsplit > 1: m starts at -inf and partials go to part for attention_combine.
- * group <= GQA_MAX (a build option, 16). Local size = GOSS_OPENCL_SDPA_WG.
+ * group <= GQA_MAX (a build option, 16). Local size = GOSS_OPENCL_ATTENTION_WG.
  */
 #ifndef GQA_MAX
 #define GQA_MAX 16
@@ -180,10 +185,11 @@ __kernel void attention_combine(__global const float* part, __global const float
 
 __kernel void attention_gqa(__global const float* q, __global const float* k, __global const float* v,
                             __global const float* ck, __global const float* cv, __global const float* sinks,
-                            __global float* out, __global float* part,
-                            __local float* lq, __local float* ls, __local float* lacc, const SplitAttnParams params) {
-    const int start = params.start, row0 = params.row0, heads = params.heads, group = params.group, hd = params.hd, kvDim = params.kvDim,
-              slots = params.slots, window = params.window, nsplit = params.nsplit, splitLen = params.splitLen;
+                            __global float* out, __global const int* pos, __global float* part,
+                            __local float* lq, __local float* ls, __local float* lacc, const AttentionParams params) {
+    const int start = pos[0], row0 = params.row0, heads = params.heads, group = params.group, hd = params.headDim, kvDim = params.kvDim,
+              slots = params.slots, window = params.window, nsplit = params.splits,
+              splitLen = split_len(start, params.tokens, window, nsplit);
     const float scale = params.scale;
     int g = get_group_id(0), i = get_group_id(1), sp = get_group_id(2);
     int lid = get_local_id(0), wg = get_local_size(0);

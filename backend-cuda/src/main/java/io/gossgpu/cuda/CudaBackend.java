@@ -9,6 +9,8 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
+import io.gossgpu.device.AttentionParams;
+import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
@@ -25,7 +27,8 @@ import java.util.stream.Stream;
  * The {@code cuda} backend: the device layer ({@link DeviceBackend}) over one device's primary context and its one
  * stream ({@link CudaDeviceDriver}), and every op of the SPI as CUDA kernels (kernels/cuda, JIT-loaded from the
  * packaged PTX), launched by one launcher per family: {@link DenseLauncher} (embedding, linear layers, RMSNorm, add),
- * {@link AttentionLauncher} (RoPE, attention, cache store), {@link MoeLauncher} (router top-k, experts) and
+ * {@link RopeLauncher}, {@link CudaAttention} (attention and cache store, run by the device layer's
+ * {@link AttentionPipeline}), {@link MoeLauncher} (router top-k, experts) and
  * {@link SampleLauncher} (argmax, temperature sampling). Weights: {@link CudaWeights}.
  *
  * <p>Ops are queued without waiting. A decode step (a {@link #beginStep} of one token per sequence: the SPI's step
@@ -38,17 +41,17 @@ import java.util.stream.Stream;
  *
  * <p>Knobs ({@link CudaKnobs}, values of the {@link BackendOptions} it is created with, listed by
  * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}): {@code GOSS_CUDA_<KERNEL>_BLOCK} for LINEAR
- * (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024;
+ * (the matvec), RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024;
  * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
  * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
- * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_SDPA_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_SPLITS} (see the
+ * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_SPLITS} (see the
  * launchers); {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public static final String NAME = "cuda";
 
     /** Every kernel entry point the launchers run. */
-    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, AttentionLauncher.ENTRIES, MoeLauncher.ENTRIES,
+    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, RopeLauncher.ENTRIES, CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
             SampleLauncher.ENTRIES).flatMap(List::stream).toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
@@ -65,7 +68,9 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
     final DenseLauncher dense;
-    final AttentionLauncher attention;
+    final RopeLauncher rope;
+    final CudaAttention attention;
+    private final CudaLauncher launch;
     final MoeLauncher moe;
     final SampleLauncher sampling;
 
@@ -104,7 +109,9 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         try {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
-            attention = new AttentionLauncher(launch, scratch, options);
+            this.launch = launch;
+            rope = new RopeLauncher(launch);
+            attention = new CudaAttention(launch, options);
             moe = new MoeLauncher(launch, scratch, dense, options);
             sampling = new SampleLauncher(launch, stepBuf, options);
         } catch (RuntimeException e) {
@@ -121,7 +128,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public SortedMap<String, Long> counters() {
         SortedMap<String, Long> m = new TreeMap<>();
         queue.count(m);
-        m.put("attention_tiled_calls", attention.tiledCalls);
+        m.put("attention_gqa_calls", attention.pipeline.gqaCalls());
         m.put("moe_tiled_calls", moe.pipeline.prefillCalls());
         return m;
     }
@@ -132,7 +139,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         SortedMap<String, Integer> m = new TreeMap<>();
         m.put(CudaKnobs.LINEAR.envName(), dense.linearBlock);
         m.put(CudaKnobs.RMSNORM.envName(), dense.rmsBlock);
-        m.put(CudaKnobs.SDPA.envName(), attention.sdpaBlock);
+        m.put(CudaKnobs.ATTENTION.envName(), attention.block);
         m.put(CudaKnobs.MOE.envName(), moe.moeBlock);
         m.put(CudaKnobs.ARGMAX.envName(), sampling.argmaxBlock);
         m.put(CudaKnobs.ELEMENTWISE.envName(), dense.elementwiseBlock);
@@ -140,8 +147,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
-        m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), attention.tiledMinT);
-        m.put(CudaKnobs.SDPA_SPLITS.envName(), attention.splits);
+        m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
+        m.put(CudaKnobs.ATTENTION_SPLITS.envName(), attention.splits);
         m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);
         return m;
     }
@@ -225,18 +232,18 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         long table = w.rope(batch.endPosition()).address();
         for (int s = 0; s < batch.size(); s++) {
             int row0 = batch.firstRow(s), n = batch.tokens(s);
-            attention.rope(at(q) + 4L * row0 * c.qDim(), n, c.qDim(), c.numAttentionHeads(), hd, table, s, batch.start(s));
-            attention.rope(at(k) + 4L * row0 * c.kvDim(), n, c.kvDim(), c.numKeyValueHeads(), hd, table, s, batch.start(s));
+            rope.rope(at(q) + 4L * row0 * c.qDim(), n, c.qDim(), c.numAttentionHeads(), hd, table, s, batch.start(s));
+            rope.rope(at(k) + 4L * row0 * c.kvDim(), n, c.kvDim(), c.numKeyValueHeads(), hd, table, s, batch.start(s));
         }
     }
 
     @Override
     protected void runAttention(CudaWeights w, int layer, BufferTensor<CudaBuffer> q, BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v,
                                 Span<CudaBuffer> span, BufferTensor<CudaBuffer> out) {
-        ModelConfig c = w.config();
-        long qRow = 4L * span.row0() * c.qDim(), kvRow = 4L * span.row0() * c.kvDim();
-        attention.attention(c, layer, at(q) + qRow, at(k) + kvRow, at(v) + kvRow, span.cache(), w.tensors.layer(layer).sinks(), span.rows(),
-                span.index(), span.start(), at(out) + qRow);
+        DeviceKvCache<CudaBuffer> cache = span.cache();
+        attention.pipeline.run(new AttentionPipeline.Buffers<>(at(q), at(k), at(v), cache.keys(layer).address(), cache.values(layer).address(),
+                        w.tensors.layer(layer).sinks(), at(out)), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
+                span.start(), launch.position(span.index(), span.start()), 0, (name, bytes) -> scratch.ensure(name, bytes).address());
     }
 
     @Override

@@ -16,7 +16,7 @@ final class CudaKnobs {
 
     static final Knob LINEAR = block("LINEAR", 256, "the dense matmul/matvec (linear, router logits, logits)");
     static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
-    static final Knob SDPA = block("SDPA", 128, "attention");
+    static final Knob ATTENTION = block("ATTENTION", 128, "attention");
     static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
     static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
     static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
@@ -25,13 +25,13 @@ final class CudaKnobs {
     static final Knob MOE_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "MOE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
             "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_sort, moe_*_tiled)")
             .tuneValues(1, 2, 4, 8, 16, 64, Integer.MAX_VALUE);
-    /** Batches of at least this many tokens take the tiled attention (attention_tiled). */
-    static final Knob SDPA_TILED_MIN_T = Knob.of(CudaBackend.NAME, "SDPA_TILED", "MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE),
-            "a token count", "batches of at least this many tokens take the tiled attention (attention_tiled)")
+    /** Batches of at least this many tokens take attention_gqa (the query heads of a KV head together, tiles of rows). */
+    static final Knob ATTENTION_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "ATTENTION", "PREFILL_MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE),
+            "a token count", "batches of at least this many tokens take attention_gqa")
             .tuneValues(2, 4, 16, 64, Integer.MAX_VALUE);
-    /** Decode attention: blocks per KV head over the keys (attention_tiled + attention_combine), 0 for the plain attention kernel. */
-    static final Knob SDPA_SPLITS = Knob.of(CudaBackend.NAME, "SDPA", "SPLITS", 32, KnobValues.range(0, 1024),
-            "a split count", "decode attention: blocks per KV head over the keys (attention_tiled), 0 for the plain attention kernel")
+    /** Decode attention: blocks per KV head over the keys (attention_gqa + attention_combine), 0 for the plain attention kernel. */
+    static final Knob ATTENTION_SPLITS = Knob.of(CudaBackend.NAME, "ATTENTION", "SPLITS", 32, KnobValues.range(0, 1024),
+            "a split count", "decode attention: blocks per KV head over the keys (attention_gqa), 0 for the plain attention kernel")
             .tuneValues(0, 4, 8, 16, 32, 64, 128);
 
     /** From this many tokens on a linear layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
@@ -46,8 +46,8 @@ final class CudaKnobs {
     static final Knob GRAPH = Knob.setting(CudaBackend.NAME, "GRAPH", 1, KnobValues.oneOf(0, 1), "the graph switch",
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
-    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
-            MOE_PREFILL_MIN_T, SDPA_TILED_MIN_T, SDPA_SPLITS, GRAPH);
+    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
+            MOE_PREFILL_MIN_T, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

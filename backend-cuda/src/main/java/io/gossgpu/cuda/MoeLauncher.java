@@ -40,6 +40,8 @@ final class MoeLauncher {
                     .mapToObj(i -> new CudaEntry("moe", MoePipeline.KERNELS.get(i), MoePipeline.BUFFERS.get(i), MoeParams.class))).toList();
     /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
+    /** Threads per block of moe.cu's tiled kernels. */
+    static final int TILED_THREADS = 256;
 
     private final CudaLauncher launch;
     private final ScratchArena<CudaBuffer> scratch;
@@ -60,8 +62,8 @@ final class MoeLauncher {
         checkBlock(kernel(MoePipeline.DOWN), CudaKnobs.MOE, moeBlock);
         checkBlock(kernel(MoePipeline.COMBINE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
         for (String name : List.of(MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
-            if (kernel(name).maxThreadsPerBlock() < AttentionLauncher.TILED_THREADS)
-                throw new GossException("kernel " + name + " cannot run " + AttentionLauncher.TILED_THREADS + " threads per block on this device");
+            if (kernel(name).maxThreadsPerBlock() < TILED_THREADS)
+                throw new GossException("kernel " + name + " cannot run " + TILED_THREADS + " threads per block on this device");
     }
 
     private CudaKernel kernel(String name) {
@@ -96,7 +98,7 @@ final class MoeLauncher {
 
     /** How moe.cu's kernels spread their work over blocks. */
     private MoeShapes shapes() {
-        int warps = moeBlock / 32, tiled = AttentionLauncher.TILED_THREADS;
+        int warps = moeBlock / 32, tiled = TILED_THREADS;
         return new MoeShapes( // decode: one warp per weight row, a block per (slot or token, warps of rows); the activations in shared memory
                 p -> new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), warps), moeBlock), 4L * p.hidden()),
                 p -> new Shape(Grid.of(Math.min(p.tokens(), 65535), ceilDiv(p.hidden(), warps), moeBlock), 4L * p.inter() * p.slotsPerPass()),

@@ -34,12 +34,12 @@ class CudaBackendProviderTest {
     @Test
     void countKnobsAreValidatedWithTheirNameValueAndRange() {
         assertEquals("GOSS_CUDA_MOE_PREFILL_MIN_T", CudaKnobs.MOE_PREFILL_MIN_T.envName());
-        assertEquals("GOSS_CUDA_SDPA_TILED_MIN_T", CudaKnobs.SDPA_TILED_MIN_T.envName());
-        assertEquals("GOSS_CUDA_SDPA_SPLITS", CudaKnobs.SDPA_SPLITS.envName());
-        assertEquals(0, CudaKnobs.SDPA_SPLITS.parse("0", Integer.MAX_VALUE, null));
+        assertEquals("GOSS_CUDA_ATTENTION_PREFILL_MIN_T", CudaKnobs.ATTENTION_PREFILL_MIN_T.envName());
+        assertEquals("GOSS_CUDA_ATTENTION_SPLITS", CudaKnobs.ATTENTION_SPLITS.envName());
+        assertEquals(0, CudaKnobs.ATTENTION_SPLITS.parse("0", Integer.MAX_VALUE, null));
         for (String bad : new String[]{"-1", "1025", "x"}) {
-            GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA_SPLITS.parse(bad, Integer.MAX_VALUE, null));
-            assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_SPLITS=" + bad) && e.getMessage().contains("1024"), e.getMessage());
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.ATTENTION_SPLITS.parse(bad, Integer.MAX_VALUE, null));
+            assertTrue(e.getMessage().contains("GOSS_CUDA_ATTENTION_SPLITS=" + bad) && e.getMessage().contains("1024"), e.getMessage());
         }
         GossException e = assertThrows(GossException.class, () -> CudaKnobs.MOE_PREFILL_MIN_T.parse("0", Integer.MAX_VALUE, null));
         assertTrue(e.getMessage().contains("GOSS_CUDA_MOE_PREFILL_MIN_T=0"), e.getMessage());
@@ -47,11 +47,11 @@ class CudaBackendProviderTest {
 
     @Test
     void blockKnobsAreValidatedWithTheirNameValueAndRange() {
-        assertEquals(64, CudaKnobs.SDPA.parse("64", 1024, null));
-        assertEquals(1024, CudaKnobs.SDPA.parse(" 1024 ", 1024, null));
+        assertEquals(64, CudaKnobs.ATTENTION.parse("64", 1024, null));
+        assertEquals(1024, CudaKnobs.ATTENTION.parse(" 1024 ", 1024, null));
         for (String bad : new String[]{"0", "16", "48", "2048", "abc", "-32"}) {
-            GossException e = assertThrows(GossException.class, () -> CudaKnobs.SDPA.parse(bad, 1024, null));
-            assertTrue(e.getMessage().contains("GOSS_CUDA_SDPA_BLOCK=" + bad), e.getMessage());
+            GossException e = assertThrows(GossException.class, () -> CudaKnobs.ATTENTION.parse(bad, 1024, null));
+            assertTrue(e.getMessage().contains("GOSS_CUDA_ATTENTION_BLOCK=" + bad), e.getMessage());
             assertTrue(e.getMessage().contains("threads per block must be a multiple of 32 from 32 to 1024"), e.getMessage());
         }
         assertEquals("GOSS_CUDA_MOE_BLOCK", CudaKnobs.MOE.envName());

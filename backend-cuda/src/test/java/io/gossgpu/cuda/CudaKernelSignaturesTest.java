@@ -81,6 +81,7 @@ class CudaKernelSignaturesTest {
     void theParamsRecordsMirrorTheStructsOfTheKernelSources() throws IOException {
         List<Class<? extends KernelParams>> records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(CudaBackend.class));
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
+        records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         KernelParamsCheck.assertMirrors(sources(), records);
         // each record is some entry's, and each entry's record is among them
         assertEquals(records.stream().collect(Collectors.toSet()),

@@ -61,7 +61,7 @@ class CudaPrefillTest {
         }
         io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
         // decode attention: uneven shares, of two key tiles each at T = 130
-        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.SDPA_SPLITS, 3));
+        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.ATTENTION_SPLITS, 3));
         perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
@@ -174,7 +174,7 @@ class CudaPrefillTest {
         for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
                 ModelWeights w = ModelWeights.of(ck);
-                long before = cuda.counters().get("attention_tiled_calls");
+                long before = cuda.counters().get("attention_gqa_calls");
                 SplittableRandom r = new SplittableRandom(300 + T);
                 try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                     for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
@@ -203,7 +203,7 @@ class CudaPrefillTest {
                         }
                     }
                 }
-                assertEquals(6, cuda.counters().get("attention_tiled_calls") - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
+                assertEquals(6, cuda.counters().get("attention_gqa_calls") - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
             }
         }
     }

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * keys in chunks of 32 (more online-softmax rescalings than the test sequences have with the default 128),
  * one or three warps per linear block (a partial last block), MXFP4 rows split over fewer threads, and the
  * MoE batched by expert from T = 2 (the default kit takes it from T = 4: its batches of 17 and whole-model prefills),
- * and attention always with the plain kernel (the default kit takes attention_tiled for every batch, decode steps with
+ * and attention always with the plain kernel (the default kit takes attention_gqa for every batch, decode steps with
  * their keys split over 32 blocks per KV head).
  * Skipped like {@link CudaConformanceTest}.
  */
@@ -21,13 +21,13 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
             .with(CudaKnobs.LINEAR_GEMM_T, 2)
             .with(CudaKnobs.LINEAR_TILE_T, 32)
             .with(CudaKnobs.RMSNORM, 32)
-            .with(CudaKnobs.SDPA, 32)
+            .with(CudaKnobs.ATTENTION, 32)
             .with(CudaKnobs.MOE, 32)
             .with(CudaKnobs.ARGMAX, 32)
             .with(CudaKnobs.ELEMENTWISE, 32)
             .with(CudaKnobs.MOE_PREFILL_MIN_T, 2)
-            .with(CudaKnobs.SDPA_TILED_MIN_T, 1000000)
-            .with(CudaKnobs.SDPA_SPLITS, 0);
+            .with(CudaKnobs.ATTENTION_PREFILL_MIN_T, 1000000)
+            .with(CudaKnobs.ATTENTION_SPLITS, 0);
 
     @Override
     protected BackendOptions options() {

@@ -8,6 +8,9 @@ import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.NormKind;
+import io.gossgpu.device.AttentionParams;
+import io.gossgpu.device.AttentionPipeline;
+import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
@@ -55,6 +58,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
     private final MoePipeline<Buf> moe;
+    private final AttentionPipeline<Buf> attention;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -78,6 +82,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
+        attention = new AttentionPipeline<>(launcher, attentionShapes());
     }
 
     /** The device and its queue (the native library loaded first). */
@@ -211,22 +216,22 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         launch(MetalKernel.ROPE).buffer(x.buffer(), 4L * row0 * x.cols()).buffer(table).run(new RopeParams(rows, heads, hd, start, x.cols()), Grid.items((long) rows * heads * (hd / 2)));
     }
 
-    /** One sequence of the batch: its rows of q, k, v and out (buffers bound at its first row) over its cache. */
+    /** One sequence of the batch over its cache; its position is staged for the kernels (no commit). */
     @Override
     protected void runAttention(MetalWeights w, int layer, BufferTensor<Buf> q, BufferTensor<Buf> k, BufferTensor<Buf> v,
                                 Span<Buf> span, BufferTensor<Buf> out) {
-        ModelConfig c = w.config();
         DeviceKvCache<Buf> cache = span.cache();
-        int T = span.rows(), start = span.start(), slots = cache.spec().slots(layer);
-        long qRow = 4L * span.row0() * c.qDim(), kvRow = 4L * span.row0() * c.kvDim();
-        int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        launch(MetalKernel.ATTENTION).buffer(q.buffer(), qRow).buffer(k.buffer(), kvRow).buffer(v.buffer(), kvRow).buffer(cache.keys(layer))
-                .buffer(cache.values(layer)).buffer(w.tensors.layer(layer).sinks()).buffer(out.buffer(), qRow)
-                .run(new AttnParams(T, start, c.numAttentionHeads(), c.headDim(), c.queriesPerKvHead(), slots, window,
-                        c.qDim(), c.kvDim(), (float) (1 / Math.sqrt(c.headDim()))), Grid.of((long) T * c.numAttentionHeads(), 32));
-        int first = Math.max(0, T - slots);
-        launch(MetalKernel.KV_STORE).buffer(k.buffer(), kvRow).buffer(v.buffer(), kvRow).buffer(cache.keys(layer)).buffer(cache.values(layer))
-                .run(new StoreParams(T, start, slots, c.kvDim(), first), Grid.items((long) (T - first) * c.kvDim()));
+        MetalDriver.Staged pos = metal.stage(new int[]{span.start()});
+        attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
+                        w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
+                span.start(), pos.buf(), pos.offset(), scratch::ensure);
+    }
+
+    /** How attention.metal runs: one simdgroup per (row, head) over all its keys (no split kernels), then kv_store. */
+    private static AttentionShapes attentionShapes() {
+        return new AttentionShapes((p, start) -> new AttentionShapes.Plan(AttentionPipeline.ATTENTION, 1, 1),
+                p -> new AttentionShapes.Shape(Grid.of((long) p.tokens() * p.heads(), 32)), null, null, null,
+                p -> new AttentionShapes.Shape(Grid.items((long) (p.tokens() - p.first()) * p.kvDim())));
     }
 
     @Override

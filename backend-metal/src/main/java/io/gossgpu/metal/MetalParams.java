@@ -4,7 +4,8 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/metal}, mirrored field for field (a kernel's {@code PARAMS(Struct, p, i)}
- * argument, passed with setBytes); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared by every API.
+ * argument, passed with setBytes); the MoE kernels' one is {@link io.gossgpu.device.MoeParams} and the attention kernels'
+ * {@link io.gossgpu.device.AttentionParams}, shared by every API.
  * MetalParamsTest checks them against the sources.
  */
 final class MetalParams {
@@ -18,11 +19,6 @@ final class MetalParams {
     record LinearParams(int rows, int cols, int T, int fmt, int hasBias, int xStride, int outStride) implements KernelParams {}
 
     record RopeParams(int T, int heads, int hd, int start, int cols) implements KernelParams {}
-
-    record AttnParams(int T, int start, int heads, int hd, int group, int slots, int window, int qDim, int kvDim,
-                      float scale) implements KernelParams {}
-
-    record StoreParams(int T, int start, int slots, int kvDim, int first) implements KernelParams {}
 
     record TopkParams(int T, int E, int k) implements KernelParams {}
 

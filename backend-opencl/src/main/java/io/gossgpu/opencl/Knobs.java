@@ -29,13 +29,13 @@ final class Knobs {
     static final Knob LINEAR_VEC = Knob.of(B, "LINEAR", "VEC", 1, KnobValues.oneOf(0, 1), "the vector switch",
             "1 reads 4 columns per work item, 0 one");
     static final Knob RMSNORM_WG = wg("RMSNORM", 256, 16, "work-group size of RMSNorm");
-    static final Knob SDPA_WG = wg("SDPA", 64, 16, "work-group size of attention: keys per chunk of the online softmax");
-    static final Knob SDPA_SPLITKEYS = cpu(Knob.of(B, "SDPA", "SPLITKEYS", 256, KnobValues.range(0, Integer.MAX_VALUE), "keys per split",
+    static final Knob ATTENTION_WG = wg("ATTENTION", 64, 16, "work-group size of attention: keys per chunk of the online softmax");
+    static final Knob ATTENTION_SPLITKEYS = cpu(Knob.of(B, "ATTENTION", "SPLITKEYS", 256, KnobValues.range(0, Integer.MAX_VALUE), "keys per split",
             "split-K attention: keys per split (0 never splits)").tuneValues(0, 64, 128, 256, 512, 1024), 0);
-    static final Knob SDPA_SPLITBELOW = Knob.of(B, "SDPA", "SPLITBELOW", 8, KnobValues.range(0, Integer.MAX_VALUE), "the split threshold",
+    static final Knob ATTENTION_SPLITBELOW = Knob.of(B, "ATTENTION", "SPLITBELOW", 8, KnobValues.range(0, Integer.MAX_VALUE), "the split threshold",
             "split only when heads × T work-groups are fewer than this").defaultNote("8 per compute unit of the device")
             .tuneValues(64, 128, 256, 512, 1024, 4096);
-    static final Knob SDPA_GQA = Knob.of(B, "SDPA", "GQA", 1, KnobValues.oneOf(0, 1), "the GQA switch",
+    static final Knob ATTENTION_GQA = Knob.of(B, "ATTENTION", "GQA", 1, KnobValues.oneOf(0, 1), "the GQA switch",
             "1 attends the query heads of a KV head together (K/V read once), 0 one head per work-group");
     static final Knob MOE_WG = wg("MOE", 32, 8, "work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)");
     static final Knob MOE_TILE = Knob.of(B, "MOE", "TILE", 8, KnobValues.range(1, 16), "token-slots per work-group",
@@ -44,8 +44,8 @@ final class Knobs {
             "batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
     static final Knob ARGMAX_WG = wg("ARGMAX", 256, 16, "work-group size of the on-device argmax");
 
-    static final List<Knob> ALL = List.of(LINEAR_WG, LINEAR_TILE, LINEAR_VEC, RMSNORM_WG, SDPA_WG, SDPA_GQA, SDPA_SPLITKEYS,
-            SDPA_SPLITBELOW, MOE_WG, MOE_TILE, MOE_PREFILL_MIN_T, ARGMAX_WG);
+    static final List<Knob> ALL = List.of(LINEAR_WG, LINEAR_TILE, LINEAR_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
+            ATTENTION_SPLITBELOW, MOE_WG, MOE_TILE, MOE_PREFILL_MIN_T, ARGMAX_WG);
 
     private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
         return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);
@@ -62,7 +62,7 @@ final class Knobs {
         return gpu ? k.defaultValue() : CPU_DEFAULTS.getOrDefault(k, k.defaultValue());
     }
 
-    /** The default of {@link #SDPA_SPLITBELOW} on a device of {@code computeUnits} compute units. */
+    /** The default of {@link #ATTENTION_SPLITBELOW} on a device of {@code computeUnits} compute units. */
     static int splitBelowDefault(int computeUnits) {
         return 8 * Math.max(1, computeUnits);
     }
@@ -75,7 +75,7 @@ final class Knobs {
     /** Every knob on device {@code d} with the settings {@code o}, as {@link OpenClBackend} reads them there. */
     static List<KnobState> states(BackendOptions o, OpenCl.DeviceInfo d) {
         long max = d.maxWorkGroupSize();
-        return ALL.stream().map(k -> k.state(o, k == SDPA_SPLITBELOW ? splitBelowDefault(d.computeUnits()) : deviceDefault(k, d.isGpu()),
+        return ALL.stream().map(k -> k.state(o, k == ATTENTION_SPLITBELOW ? splitBelowDefault(d.computeUnits()) : deviceDefault(k, d.isGpu()),
                 limit(k, max), why(k, max))).toList();
     }
 

@@ -7,6 +7,10 @@ import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceKvCache;
 import io.gossgpu.backend.NormKind;
+import io.gossgpu.device.AttentionParams;
+import io.gossgpu.device.AttentionPipeline;
+import io.gossgpu.device.AttentionShapes;
+import io.gossgpu.device.AttentionShapes.Plan;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
@@ -49,14 +53,14 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kAdd, kArgmax;
-    private final OpenClKernel kAttentionSplit, kAttentionCombine, kAttentionGqa;
+    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kTopK, kAdd, kArgmax;
+    private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
-    private final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
+    private final int linearWg, linearTile, linearVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
     /**
@@ -141,10 +145,10 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         linearTile = Knobs.value(options, Knobs.LINEAR_TILE, gpu, maxWg);
         linearVec = Knobs.value(options, Knobs.LINEAR_VEC, gpu, maxWg);
         rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
-        sdpaWg = Knobs.value(options, Knobs.SDPA_WG, gpu, maxWg);
-        sdpaSplitKeys = Knobs.value(options, Knobs.SDPA_SPLITKEYS, gpu, maxWg);
-        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(options, Knobs.splitBelowDefault(device.computeUnits()));
-        sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
+        attentionWg = Knobs.value(options, Knobs.ATTENTION_WG, gpu, maxWg);
+        splitKeys = Knobs.value(options, Knobs.ATTENTION_SPLITKEYS, gpu, maxWg);
+        splitBelow = Knobs.ATTENTION_SPLITBELOW.value(options, Knobs.splitBelowDefault(device.computeUnits()));
+        gqa = Knobs.value(options, Knobs.ATTENTION_GQA, gpu, maxWg);
         moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
         moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
         moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
@@ -156,15 +160,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             kRmsNorm = launcher.kernel("rmsnorm");
             kDense = launcher.kernel("dense");
             kRope = launcher.kernel("rope");
-            kAttention = launcher.kernel("attention");
-            kKvStore = launcher.kernel("kv_store");
             kTopK = launcher.kernel("topk_softmax");
             kAdd = launcher.kernel("add");
             kArgmax = launcher.kernel("argmax");
             moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
-            kAttentionSplit = launcher.kernel("attention_split");
-            kAttentionCombine = launcher.kernel("attention_combine");
-            kAttentionGqa = launcher.kernel("attention_gqa");
+            attention = new AttentionPipeline<>(launcher, attentionShapes());
             kSampleMax = program.optionalKernel("sample_max");
             kSampleSums = program.optionalKernel("sample_sums");
             kSamplePick = program.optionalKernel("sample_pick");
@@ -174,7 +174,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
             program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
             program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
-            for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
+            for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
+                program.checkWorkGroup((OpenClKernel) attention.kernel(k), Knobs.ATTENTION_WG, attentionWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
                 program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
             program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
@@ -205,10 +206,10 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         m.put(Knobs.LINEAR_TILE.envName(), linearTile);
         m.put(Knobs.LINEAR_VEC.envName(), linearVec);
         m.put(Knobs.RMSNORM_WG.envName(), rmsWg);
-        m.put(Knobs.SDPA_WG.envName(), sdpaWg);
-        m.put(Knobs.SDPA_GQA.envName(), sdpaGqa);
-        m.put(Knobs.SDPA_SPLITKEYS.envName(), sdpaSplitKeys);
-        m.put(Knobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
+        m.put(Knobs.ATTENTION_WG.envName(), attentionWg);
+        m.put(Knobs.ATTENTION_GQA.envName(), gqa);
+        m.put(Knobs.ATTENTION_SPLITKEYS.envName(), splitKeys);
+        m.put(Knobs.ATTENTION_SPLITBELOW.envName(), splitBelow);
         m.put(Knobs.MOE_WG.envName(), moeWg);
         m.put(Knobs.MOE_TILE.envName(), moeTile);
         m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
@@ -280,45 +281,41 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         }
     }
 
+    /** One sequence of the batch: its position goes to a 4-byte buffer the kernels read (a fill, queued in order, no wait). */
     @Override
-    protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> qT, BufferTensor<Long> kT, BufferTensor<Long> vT,
+    protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> q, BufferTensor<Long> k, BufferTensor<Long> v,
                                 Span<Long> span, BufferTensor<Long> out) {
-        ModelConfig c = w.config();
         DeviceKvCache<Long> cache = span.cache();
-        int T = span.rows(), start = span.start(), row0 = span.row0(), hd = c.headDim(), slots = cache.spec().slots(layer);
-        int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        long localBytes = 4L * (2L * hd + sdpaWg);
-        if (localBytes > device.localMemBytes())
-            throw Knobs.SDPA_WG.invalid(Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
-                    + device.localMemBytes() + " bytes of local memory");
-        int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads(), group = c.queriesPerKvHead();
-        float scale = (float) (1 / Math.sqrt(hd));
-        boolean gqa = sdpaGqa == 1 && group <= 16 && 4L * (2L * group * hd + (long) group * sdpaWg) <= device.localMemBytes();
-        int maxKeys = window > 0 ? Math.min(window, start + T) : start + T;
-        long groups = (long) (gqa ? kvHeads : heads) * T;
-        int splits = sdpaSplitKeys > 0 && groups < sdpaSplitBelow
-                ? Math.max(1, Math.min(64, (maxKeys + sdpaSplitKeys - 1) / sdpaSplitKeys)) : 1;
-        int splitLen = (maxKeys + splits - 1) / splits;
-        long part = splits > 1 ? scratch.ensure("attention partials", 4L * T * heads * splits * (hd + 2)) : 0;
-        long q = qT.buffer(), k = kT.buffer(), v = vT.buffer(), o = out.buffer(), keys = cache.keys(layer), values = cache.values(layer);
-        long sinks = w.tensors.layer(layer).sinks();
-        if (gqa) {
-            launch(kAttentionGqa).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(o).buffer(splits > 1 ? part : o)
-                    .local(4L * group * hd).local(4L * group * sdpaWg).local(4L * group * hd)
-                    .run(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen), Grid.of(kvHeads, T, splits, sdpaWg));
-        } else if (splits > 1) {
-            launch(kAttentionSplit).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(part)
-                    .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
-                    .run(new SplitAttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale, splits, splitLen), Grid.of(heads, T, splits, sdpaWg));
-        } else {
-            launch(kAttention).buffer(q).buffer(k).buffer(v).buffer(keys).buffer(values).buffer(sinks).buffer(o)
-                    .local(4L * hd).local(4L * sdpaWg).local(4L * hd)
-                    .run(new AttnParams(start, row0, heads, group, hd, c.kvDim(), slots, window, scale), Grid.of(heads, T, sdpaWg));
-        }
-        if (splits > 1)
-            launch(kAttentionCombine).buffer(part).buffer(sinks).buffer(o).run(new CombineParams(heads, hd, splits, row0), Grid.items(hd, heads, T));
-        int first = Math.max(0, T - slots);
-        launch(kKvStore).buffer(k).buffer(v).buffer(keys).buffer(values).run(new StoreParams(start, row0, slots, c.kvDim(), first), Grid.items(c.kvDim(), T - first));
+        long pos = scratch.ensure("attention position", 4);
+        cl.fill(pos, span.start());
+        attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
+                        w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
+                span.start(), pos, 0, scratch::ensure);
+    }
+
+    /**
+     * How attention.cl runs: attention_gqa (the query heads of a KV head in one work-group) where its local memory fits
+     * and GOSS_OPENCL_ATTENTION_GQA is 1; keys split when there are fewer work-groups than GOSS_OPENCL_ATTENTION_SPLITBELOW
+     * (decode), GOSS_OPENCL_ATTENTION_SPLITKEYS keys per split, at most 64 splits (attention_split without GQA).
+     */
+    private AttentionShapes attentionShapes() {
+        long wg = attentionWg;
+        return new AttentionShapes((p, start) -> {
+            int hd = p.headDim(), group = p.group(), T = p.tokens();
+            if (4L * (2L * hd + wg) > device.localMemBytes())
+                throw Knobs.ATTENTION_WG.invalid(Integer.toString(attentionWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
+                        + device.localMemBytes() + " bytes of local memory");
+            boolean byKvHead = gqa == 1 && group <= 16 && 4L * (2L * group * hd + group * wg) <= device.localMemBytes();
+            int maxKeys = p.window() > 0 ? Math.min(p.window(), start + T) : start + T;
+            long groups = (long) (byKvHead ? p.kvHeads() : p.heads()) * T;
+            int splits = splitKeys > 0 && groups < splitBelow ? Math.max(1, Math.min(64, (maxKeys + splitKeys - 1) / splitKeys)) : 1;
+            return new Plan(byKvHead ? AttentionPipeline.GQA : splits > 1 ? AttentionPipeline.SPLIT : AttentionPipeline.ATTENTION, splits, 1);
+        }, p -> new AttentionShapes.Shape(Grid.of(p.heads(), p.tokens(), attentionWg), 4L * p.headDim(), 4L * wg, 4L * p.headDim()),
+                p -> new AttentionShapes.Shape(Grid.of(p.kvHeads(), p.tokens(), p.splits(), attentionWg), 4L * p.group() * p.headDim(),
+                        4L * p.group() * wg, 4L * p.group() * p.headDim()),
+                p -> new AttentionShapes.Shape(Grid.of(p.heads(), p.tokens(), p.splits(), attentionWg), 4L * p.headDim(), 4L * wg, 4L * p.headDim()),
+                p -> new AttentionShapes.Shape(Grid.items(p.headDim(), p.heads(), p.tokens())),
+                p -> new AttentionShapes.Shape(Grid.items(p.kvDim(), p.tokens() - p.first())));
     }
 
     @Override

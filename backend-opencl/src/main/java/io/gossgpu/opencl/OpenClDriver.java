@@ -84,6 +84,17 @@ final class OpenClDriver implements DeviceDriver<Long> {
         }
     }
 
+    /**
+     * Queues writing {@code value} to the first 4 bytes of {@code mem}: clEnqueueFillBuffer copies its pattern when called,
+     * so nothing waits and no host memory has to outlive the call (the attention kernels' position, before each sequence).
+     */
+    void fill(Long mem, int value) {
+        try (MemoryStack stack = MemoryStack.stackPush()) {
+            ByteBuffer pattern = stack.malloc(4).order(java.nio.ByteOrder.nativeOrder()).putInt(0, value);
+            check(clEnqueueFillBuffer(queue, mem, pattern, 0, 4, null, null), "clEnqueueFillBuffer");
+        }
+    }
+
     /** A blocking write: whole float/int arrays directly, native memory in pieces below 2 GiB, anything else through a native copy. */
     @Override
     public void write(Long dst, long offset, MemorySegment src) {

@@ -4,8 +4,8 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
- * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared
- * by every API. OpenClKernelParamsTest checks them against the sources.
+ * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams} and the attention
+ * kernels' {@link io.gossgpu.device.AttentionParams}, shared by every API. OpenClKernelParamsTest checks them against the sources.
  */
 final class OpenClParams {
     private OpenClParams() {}
@@ -21,20 +21,6 @@ final class OpenClParams {
 
     /** rope.cl. */
     record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
-
-    /** attention.cl: {@code attention}. */
-    record AttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale)
-            implements KernelParams {}
-
-    /** attention.cl: {@code attention_split} and {@code attention_gqa} (the same scalars). */
-    record SplitAttnParams(int start, int row0, int heads, int group, int hd, int kvDim, int slots, int window, float scale,
-                           int nsplit, int splitLen) implements KernelParams {}
-
-    /** attention.cl: {@code attention_combine}. */
-    record CombineParams(int heads, int hd, int nsplit, int row0) implements KernelParams {}
-
-    /** attention.cl: {@code kv_store}. */
-    record StoreParams(int start, int row0, int slots, int kvDim, int first) implements KernelParams {}
 
     /** router.cl. */
     record TopKParams(int E, int K, int T) implements KernelParams {}

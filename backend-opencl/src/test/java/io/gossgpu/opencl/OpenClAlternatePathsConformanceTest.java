@@ -10,20 +10,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The whole conformance kit again, with knobs that send every op down the kernels the default launch
  * configuration on PoCL does not use: split-K attention for every batch (2 keys per split), tiny attention
- * chunks (SDPA_WG 4: many online-softmax rescalings), the expert-grouped MoE even for decode, odd tiles.
+ * chunks (ATTENTION_WG 4: many online-softmax rescalings), the expert-grouped MoE even for decode, odd tiles.
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
 class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
     static final BackendOptions KNOBS = BackendOptions.defaults()
-            .with(Knobs.SDPA_SPLITKEYS, 2)
-            .with(Knobs.SDPA_SPLITBELOW, 1000000000)
-            .with(Knobs.SDPA_WG, 4)
+            .with(Knobs.ATTENTION_SPLITKEYS, 2)
+            .with(Knobs.ATTENTION_SPLITBELOW, 1000000000)
+            .with(Knobs.ATTENTION_WG, 4)
             .with(Knobs.MOE_PREFILL_MIN_T, 1)
             .with(Knobs.MOE_TILE, 3)
             .with(Knobs.MOE_WG, 2)
             .with(Knobs.LINEAR_TILE, 3)
             .with(Knobs.LINEAR_VEC, 0)
-            .with(Knobs.SDPA_GQA, 0)
+            .with(Knobs.ATTENTION_GQA, 0)
             .with(Knobs.LINEAR_WG, 8)
             .with(Knobs.ARGMAX_WG, 4)
             .with(Knobs.RMSNORM_WG, 2);
@@ -41,7 +41,7 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
     @Test
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
         KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
     }
 }

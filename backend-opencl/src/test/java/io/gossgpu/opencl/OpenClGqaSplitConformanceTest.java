@@ -19,15 +19,15 @@ class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
 
     @Override
     protected BackendOptions options() {
-        return BackendOptions.defaults().with(Knobs.SDPA_SPLITKEYS, 3).with(Knobs.SDPA_SPLITBELOW, 1000000000)
-                .with(Knobs.SDPA_GQA, 1).with(Knobs.SDPA_WG, 2);
+        return BackendOptions.defaults().with(Knobs.ATTENTION_SPLITKEYS, 3).with(Knobs.ATTENTION_SPLITBELOW, 1000000000)
+                .with(Knobs.ATTENTION_GQA, 1).with(Knobs.ATTENTION_WG, 2);
     }
 
     @Test
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(3, b.knobs().get("GOSS_OPENCL_SDPA_SPLITKEYS"));
-        assertEquals(1, b.knobs().get("GOSS_OPENCL_SDPA_GQA"));
-        assertEquals(2, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
+        assertEquals(3, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
+        assertEquals(1, b.knobs().get("GOSS_OPENCL_ATTENTION_GQA"));
+        assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_WG"));
     }
 }

@@ -59,7 +59,7 @@ class OpenClInfraTest {
     void invalidKnobsNameTheKnobTheValueAndTheLimit() {
         requireDevice();
         long max = OpenCl.devices().get(0).maxWorkGroupSize();
-        for (String[] bad : new String[][]{{"GOSS_OPENCL_LINEAR_WG", "3"}, {"GOSS_OPENCL_SDPA_WG", "" + (4 * max)},
+        for (String[] bad : new String[][]{{"GOSS_OPENCL_LINEAR_WG", "3"}, {"GOSS_OPENCL_ATTENTION_WG", "" + (4 * max)},
                 {"GOSS_OPENCL_MOE_WG", "lots"}, {"GOSS_OPENCL_LINEAR_TILE", "0"}, {"GOSS_OPENCL_ARGMAX_WG", "0"}}) {
             GossException e = assertThrows(GossException.class, () -> OpenClBackend.create(BackendOptions.defaults().with(bad[0], bad[1])));
             assertTrue(e.getMessage().startsWith("invalid " + bad[0] + "=" + bad[1] + ": "), e.getMessage());
@@ -91,8 +91,8 @@ class OpenClInfraTest {
             try (OpenClBackend a = OpenClBackend.create(small); OpenClBackend b = OpenClBackend.create(large);
                  LoadedWeights la = a.loadWeights(w); LoadedWeights lb = b.loadWeights(w);
                  Session sa = new Session(a, la, 16); Session sb = new Session(b, lb, 16)) {
-                assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"));
-                assertEquals((int) big, b.knobs().get("GOSS_OPENCL_SDPA_WG"));
+                assertEquals(1, a.knobs().get("GOSS_OPENCL_ATTENTION_WG"));
+                assertEquals((int) big, b.knobs().get("GOSS_OPENCL_ATTENTION_WG"));
                 assertEquals(12, a.knobs().size());
                 assertEquals(1000000, a.knobs().get("GOSS_OPENCL_MOE_PREFILL_MIN_T"));
                 assertEquals(1, b.knobs().get("GOSS_OPENCL_MOE_PREFILL_MIN_T"));
@@ -105,7 +105,7 @@ class OpenClInfraTest {
                 }
                 BackendConformanceKit.assertClose("logits with every WG = 1", want, gotA, toks.length, vocab, 1e-3);
                 BackendConformanceKit.assertClose("logits with every WG = " + big, want, gotB, toks.length, vocab, 1e-3);
-                assertEquals(1, a.knobs().get("GOSS_OPENCL_SDPA_WG"), "unchanged by the other backend");
+                assertEquals(1, a.knobs().get("GOSS_OPENCL_ATTENTION_WG"), "unchanged by the other backend");
             }
         }
     }
@@ -190,7 +190,7 @@ class OpenClInfraTest {
     /** Every work-group size {@code wg}, both tiles {@code tile}, and the grouped MoE from {@code groupMin} tokens. */
     private static BackendOptions knobs(int wg, int tile, int groupMin) {
         BackendOptions o = BackendOptions.defaults();
-        for (io.gossgpu.backend.Knob k : List.of(Knobs.LINEAR_WG, Knobs.RMSNORM_WG, Knobs.SDPA_WG, Knobs.MOE_WG, Knobs.ARGMAX_WG)) o = o.with(k, wg);
+        for (io.gossgpu.backend.Knob k : List.of(Knobs.LINEAR_WG, Knobs.RMSNORM_WG, Knobs.ATTENTION_WG, Knobs.MOE_WG, Knobs.ARGMAX_WG)) o = o.with(k, wg);
         return o.with(Knobs.LINEAR_TILE, tile).with(Knobs.MOE_TILE, tile).with(Knobs.MOE_PREFILL_MIN_T, groupMin);
     }
 

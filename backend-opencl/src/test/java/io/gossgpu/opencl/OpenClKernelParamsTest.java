@@ -14,6 +14,7 @@ class OpenClKernelParamsTest {
     void recordsMirrorTheKernelStructs() {
         var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(OpenClBackend.class));
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
+        records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         KernelParamsCheck.assertMirrors(KernelSource.inlined("opencl", "goss.cl"), records);
     }
 }

@@ -30,7 +30,7 @@ class OpenClKnobStatesTest {
     void theStatesAreWhatTheBackendRunsAndTheRangesAreTheDevices() {
         RequiredBackends.requireAvailable(provider);
         for (BackendOptions o : List.of(BackendOptions.defaults(),
-                BackendOptions.defaults().with(Knobs.LINEAR_WG, 8).with(Knobs.SDPA_SPLITKEYS, 128).with(Knobs.MOE_PREFILL_MIN_T, 4))) {
+                BackendOptions.defaults().with(Knobs.LINEAR_WG, 8).with(Knobs.ATTENTION_SPLITKEYS, 128).with(Knobs.MOE_PREFILL_MIN_T, 4))) {
             List<KnobState> states = provider.knobStates(o);
             SortedMap<String, Integer> shown = new TreeMap<>();
             states.forEach(s -> shown.put(s.knob().envName(), s.value()));

@@ -22,7 +22,7 @@ final class TuneCommand implements Runnable {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = "--knob", paramLabel = "NAME", description = "A knob to sweep (SDPA_WG or GOSS_OPENCL_SDPA_WG); repeatable. Default: all.")
+    @Option(names = "--knob", paramLabel = "NAME", description = "A knob to sweep (ATTENTION_WG or GOSS_OPENCL_ATTENTION_WG); repeatable. Default: all.")
     List<String> knobs = List.of();
 
     @Option(names = "--prompt-tokens", description = "Prompt tokens of the prefill run; 0 skips it (default: 128, --quick 16).")

@@ -47,10 +47,10 @@ class TuneCommandTest {
     void quickTuneOnOpenClPicksACandidateAndItsExportsAreAccepted() {
         requireOpenCl();
         List<Knob> knobs = new OpenClBackendProvider().knobs();
-        Knob wg = knobs.stream().filter(k -> k.shortName().equals("SDPA_WG")).findFirst().orElseThrow();
+        Knob wg = knobs.stream().filter(k -> k.shortName().equals("ATTENTION_WG")).findFirst().orElseThrow();
         Knob tile = knobs.stream().filter(k -> k.shortName().equals("LINEAR_TILE")).findFirst().orElseThrow();
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--quick",
-                "--knob", "SDPA_WG", "--knob", "goss_opencl_linear_tile");
+                "--knob", "ATTENTION_WG", "--knob", "goss_opencl_linear_tile");
         assertEquals(0, r.code(), r.err());
         // one progress line per candidate, 3 candidates per knob in quick mode
         assertEquals(6, r.err().lines().filter(l -> l.startsWith("GOSS_OPENCL_")).count(), r.err());
@@ -104,7 +104,7 @@ class TuneCommandTest {
         assertEquals(1, r.code());
         assertEquals(1, r.err().strip().lines().count(), r.err());
         assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: LINEAR_WG, LINEAR_TILE,"), r.err());
-        assertTrue(r.err().contains("SDPA_WG") && r.err().contains("MOE_PREFILL_MIN_T"), r.err());
+        assertTrue(r.err().contains("ATTENTION_WG") && r.err().contains("MOE_PREFILL_MIN_T"), r.err());
     }
 
     @Test
@@ -153,22 +153,22 @@ class TuneCommandTest {
         CommandLineTest.Run r = CommandLineTest.run("", "info", "--backends");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("opencl knobs in effect on this device"), r.out());
-        assertTrue(r.out().contains("  GOSS_OPENCL_SDPA_WG = " + (d.isGpu() ? "64 (default)" : "16 (device default: 16 on a CPU device)")
+        assertTrue(r.out().contains("  GOSS_OPENCL_ATTENTION_WG = " + (d.isGpu() ? "64 (default)" : "16 (device default: 16 on a CPU device)")
                 + "  work-group size of attention: keys per chunk of the online softmax; " + range + "\n"), r.out());
-        assertTrue(r.out().contains("  GOSS_OPENCL_SDPA_SPLITBELOW = " + 8 * d.computeUnits() + " (device default: 8 per compute unit of the device)"),
+        assertTrue(r.out().contains("  GOSS_OPENCL_ATTENTION_SPLITBELOW = " + 8 * d.computeUnits() + " (device default: 8 per compute unit of the device)"),
                 r.out());
         int cpus = Runtime.getRuntime().availableProcessors();
         assertTrue(r.out().contains("cpu knobs in effect on this device") && r.out().contains("  GOSS_CPU_THREADS = " + cpus
                 + (cpus == 1 ? " (default)" : " (device default: every available processor)")), r.out());
-        assertTrue(r.out().contains("  GOSS_CUDA_SDPA_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024"),
+        assertTrue(r.out().contains("  GOSS_CUDA_ATTENTION_BLOCK = 128 (default)  threads per block of attention; a multiple of 32 from 32 to 1024"),
                 r.out());
         assertTrue(r.out().contains("GOSS_METAL_MOE_GATE_UP_TG"), r.out());
         // each available backend says what it runs on (cuda: the driver's CUDA version and the PTX it loads)
         assertTrue(r.out().contains("\n  reference: plain Java, always available (slow, exact)\n"), r.out());
         assertTrue(r.out().contains("\n  cpu: "), r.out());
         // a system property is read once, at the edge: in a JVM of its own, so no other test sees it
-        CommandLineTest.Run bad = CommandLineTest.runInNewJvm(System.getenv(), List.of("-Dgoss.opencl.sdpa.wg=33"), "info", "--backends");
-        assertTrue(bad.out().contains("  GOSS_OPENCL_SDPA_WG = 33 (-Dgoss.opencl.sdpa.wg)  work-group size of attention: keys per chunk of "
+        CommandLineTest.Run bad = CommandLineTest.runInNewJvm(System.getenv(), List.of("-Dgoss.opencl.attention.wg=33"), "info", "--backends");
+        assertTrue(bad.out().contains("  GOSS_OPENCL_ATTENTION_WG = 33 (-Dgoss.opencl.attention.wg)  work-group size of attention: keys per chunk of "
                 + "the online softmax; INVALID: work-group size must be " + range + "\n"), bad.out() + bad.err());
     }
 }

@@ -73,7 +73,7 @@ final class ServerMetrics {
         counter("goss_batch_rows_total", "Token rows the forward passes processed (decode tokens and prompt chunks)", () -> state.steps().rows());
         CounterWithCallback.builder().name("goss_backend_work_total").labelNames("counter")
                 .help("How the backend's work ran, by counter: cuda graph_captures, graph_launches, kernel_launches (one by one), "
-                        + "attention_tiled_calls, moe_tiled_calls; metal command_buffers, gpu_microseconds")
+                        + "attention_gqa_calls, moe_tiled_calls; metal command_buffers, gpu_microseconds")
                 .callback(cb -> state.backendCounters().forEach((name, n) -> cb.call(n.doubleValue(), name))).register(registry);
         gauge("goss_draining", "1 while the server shuts down (finishing running requests)", () -> state.draining() ? 1 : 0);
     }
