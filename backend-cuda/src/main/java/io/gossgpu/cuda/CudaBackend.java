@@ -105,7 +105,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
             attention = new AttentionLauncher(launch, scratch, options);
-            moe = new MoeLauncher(launch, scratch, dense, options);
+            moe = new MoeLauncher(launch, scratch, dense, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, stepBuf, options);
         } catch (RuntimeException e) {
             modules.close();
@@ -123,6 +123,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         queue.count(m);
         m.put("attention_tiled_calls", attention.tiledCalls);
         m.put("moe_tiled_calls", moe.pipeline.prefillCalls());
+        m.put("moe_mma_calls", moe.pipeline.mma() ? moe.pipeline.prefillCalls() : 0);
         return m;
     }
 
@@ -140,6 +141,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
+        m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), attention.tiledMinT);
         m.put(CudaKnobs.SDPA_SPLITS.envName(), attention.splits);
         m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);
