@@ -18,6 +18,17 @@
 
 #include "common.cuh"
 
+// Tensor cores (moe_gate_up_mma, moe_down_mma): BF16 wmma with FP32 accumulation, compute capability 8.0 and up.
+// For sm_75 those two entry points are compiled as stubs that trap (MoeLauncher never picks them there); the
+// emulator (test-harness/cuda-emu) gives the wmma fragment API and __nv_bfloat16 itself.
+#ifndef GOSS_CUDA_EMU
+#include <cuda_bf16.h>
+#include <mma.h>
+#endif
+#if defined(GOSS_CUDA_EMU) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
+#define GOSS_MOE_MMA 1
+#endif
+
 #define MOE_TM 32       // slots per tile
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
@@ -273,11 +284,25 @@ extern "C" __global__ void moe_sort(const int* __restrict__ ids, int* __restrict
     }
 }
 
-// Decodes half (16 values) of MXFP4 block `blk` of row `row` into dst[0..31] (the half's positions only).
+// A value into a shared-memory tile: float as is; BF16 (the tensor-core tiles) by round to nearest even, which
+// keeps a dequantized MXFP4 weight exact (at most 2 significant bits, and BF16 has FP32's exponent range).
+__device__ __forceinline__ void tile_put(float& d, float v)
+{
+    d = v;
+}
+
+__device__ __forceinline__ void tile_put(__nv_bfloat16& d, float v)
+{
+    d = __float2bfloat16(v);
+}
+
+// Decodes half (16 values) of MXFP4 block `blk` of row `row` into dst[0..31] (the half's positions only), as
+// float or BF16 (tile_put).
 // lut: the FP4 table in shared memory (threads look up different codes: a __constant__ table would serve them
 // one address at a time).
+template <class T>
 __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
-                               int ggml, size_t row, int cols, int blk, int half, float* dst, const float* lut)
+                               int ggml, size_t row, int cols, int blk, int half, T* dst, const float* lut)
 {
     const int nb = cols / 32;
     if (ggml) {
@@ -285,15 +310,15 @@ __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const un
         const unsigned int e = b[0];
         for (int q = 0; q < 16; q++) {
             const unsigned int byte = b[1 + q];
-            dst[16 * half + q] = mx_scaled(lut[half ? byte >> 4 : byte & 15u], e);
+            tile_put(dst[16 * half + q], mx_scaled(lut[half ? byte >> 4 : byte & 15u], e));
         }
     } else {
         const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
         const unsigned int e = scales[row * (size_t) nb + blk];
         for (int q = 8 * half; q < 8 * half + 8; q++) {
             const unsigned int byte = b[q];
-            dst[2 * q] = mx_scaled(lut[byte & 15u], e);
-            dst[2 * q + 1] = mx_scaled(lut[byte >> 4], e);
+            tile_put(dst[2 * q], mx_scaled(lut[byte & 15u], e));
+            tile_put(dst[2 * q + 1], mx_scaled(lut[byte >> 4], e));
         }
     }
 }
@@ -309,6 +334,33 @@ struct MxRows {
     size_t row[4];
     int nrow[4];
 };
+
+// One step's 128 x KC weights of w (columns k0 .. k0 + kc - 1) decoded into ws (row r at ws + r * pitch, as float or
+// BF16), missing rows and columns past kc as 0: 128 rows x 2 blocks x 2 halves = 512 tasks, two per thread.
+template <class T>
+__device__ __forceinline__ void mx_tile_weights(const MxRows& w, int ggml, int cols, int k0, int kc, T* ws, int pitch, const float* lut)
+{
+    for (int task = threadIdx.x; task < 512; task += MOE_THREADS) {
+        const int r = task >> 2;
+        const int b = (task >> 1) & 1;
+        const int half = task & 1;
+        const int g = r >> 5;
+        const int rr = r & 31;
+        T* dst = ws + r * pitch + 32 * b;
+        // constant indices only (selects), so that w stays in registers rather than local memory
+        const int nrow = g == 0 ? w.nrow[0] : g == 1 ? w.nrow[1] : g == 2 ? w.nrow[2] : w.nrow[3];
+        if (32 * b < kc && rr < nrow) {
+            const unsigned char* c = g == 0 ? w.codes[0] : g == 1 ? w.codes[1] : g == 2 ? w.codes[2] : w.codes[3];
+            const unsigned char* sc = g == 0 ? w.scales[0] : g == 1 ? w.scales[1] : g == 2 ? w.scales[2] : w.scales[3];
+            const size_t row = g == 0 ? w.row[0] : g == 1 ? w.row[1] : g == 2 ? w.row[2] : w.row[3];
+            mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst, lut);
+        } else {
+            for (int q = 0; q < 16; q++) {
+                tile_put(dst[16 * half + q], 0.0f);
+            }
+        }
+    }
+}
 
 __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
                         int n, int div, float acc[4][4])
@@ -334,27 +386,7 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
             }
             xs[m][k] = v;
         }
-        // 128 rows x 2 blocks x 2 halves = 512 tasks, two per thread
-        for (int task = tid; task < 512; task += MOE_THREADS) {
-            const int r = task >> 2;
-            const int b = (task >> 1) & 1;
-            const int half = task & 1;
-            const int g = r >> 5;
-            const int rr = r & 31;
-            float* dst = &ws[r][32 * b];
-            // constant indices only (selects), so that w stays in registers rather than local memory
-            const int nrow = g == 0 ? w.nrow[0] : g == 1 ? w.nrow[1] : g == 2 ? w.nrow[2] : w.nrow[3];
-            if (32 * b < kc && rr < nrow) {
-                const unsigned char* c = g == 0 ? w.codes[0] : g == 1 ? w.codes[1] : g == 2 ? w.codes[2] : w.codes[3];
-                const unsigned char* sc = g == 0 ? w.scales[0] : g == 1 ? w.scales[1] : g == 2 ? w.scales[2] : w.scales[3];
-                const size_t row = g == 0 ? w.row[0] : g == 1 ? w.row[1] : g == 2 ? w.row[2] : w.row[3];
-                mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst, lut);
-            } else {
-                for (int q = 0; q < 16; q++) {
-                    dst[16 * half + q] = 0.0f;
-                }
-            }
-        }
+        mx_tile_weights(w, ggml, cols, k0, kc, &ws[0][0], MOE_KC + 1, lut);
         __syncthreads();
         for (int k = 0; k < kc; k++) {
             float wv[4], xv[4];
@@ -373,10 +405,124 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
     }
 }
 
+// ---- the same tile on tensor cores (moe_gate_up_mma, moe_down_mma) --------------------------------------
+// The same work and result layout as mx_tile (acc[r][i] for row tx of group r and slot ty + 8i), computed as a
+// 128 x TM x KC BF16 product per step with FP32 accumulation (wmma m16n16k16; warp w owns weight rows 16w ..
+// 16w + 15 and both 16-slot halves of the tile):
+//   - weights: each MXFP4 value decoded once into a BF16 tile in shared memory. FP4 times 2^(scale - 127) has at most
+//     2 significant bits and BF16 has FP32's exponent range, so the BF16 weight equals the FP32 one of mx_tile
+//     exactly for every scale byte: overflow (scales >= 253 with the larger codes) is Inf in both, scale 255 NaN in
+//     both. The one difference: weights below 2^-126 (scale bytes 0 and 1) are BF16 subnormals, which tensor cores
+//     may flush to zero; such a weight is under 1e-37, far below the tolerance of anything it is summed into.
+//   - activations: x = hi + lo, hi = x rounded to BF16 (|x - hi| <= 2^-8 |x|; cut instead where rounding would give
+//     Inf), lo = x - hi rounded to BF16; W.hi + W.lo keeps about 16 of x's 24 mantissa bits (relative error
+//     <= 2^-16 per product, 2^-15 where cut). Non-finite x: hi = x, lo = 0 (Inf stays Inf, not Inf - Inf = NaN).
+// Shared memory: the BF16 inputs (hi, lo: 2 x TM x (KC + 8)) and one region that holds the BF16 weights during
+// the steps (128 x (KC + 8)) and the FP32 products after them (128 x (TM + 4)): 27.7 KB in all.
+#define MOE_KP (MOE_KC + 8) // BF16 tile pitch: wmma wants a multiple of 8 elements; +8 spreads rows over banks
+#define MOE_OP (MOE_TM + 4) // FP32 product pitch: a multiple of 4
+
+struct alignas(32) MoeMmaTiles { // wmma pointers must be 32-byte aligned: every fragment starts at a multiple of 32 bytes
+    __nv_bfloat16 xhi[MOE_TM * MOE_KP];
+    __nv_bfloat16 xlo[MOE_TM * MOE_KP];
+    float wo[128 * MOE_OP]; // the BF16 weights [128][MOE_KP] during the steps, then the FP32 products [128][MOE_OP]
+    float lut[16];
+};
+
+// x as hi + lo, both BF16 (see above).
+__device__ __forceinline__ void bf16_split(float x, __nv_bfloat16& hi, __nv_bfloat16& lo)
+{
+    if (!(fabsf(x) <= 3.402823466e38f)) { // Inf or NaN
+        hi = __float2bfloat16(x);
+        lo = __float2bfloat16(0.0f);
+        return;
+    }
+    float h = __bfloat162float(__float2bfloat16(x));
+    if (!(fabsf(h) <= 3.402823466e38f)) {
+        h = __uint_as_float(__float_as_uint(x) & 0xffff0000u); // rounded up to Inf: cut instead
+    }
+    hi = __float2bfloat16(h);     // exact: h is a BF16 value
+    lo = __float2bfloat16(x - h); // x - h exact in FP32, then rounded to BF16
+}
+
+__device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
+                            int n, int div, float acc[4][4])
+{
+#ifdef GOSS_MOE_MMA
+    namespace wmma = nvcuda::wmma;
+    static_assert(128 * MOE_KP * 2 <= 128 * MOE_OP * 4, "the weights fit where the products go");
+    static_assert(MOE_THREADS == 256 && MOE_TM == 32, "8 warps of 16 rows, two 16-slot halves");
+    __shared__ MoeMmaTiles t;
+    const int tid = threadIdx.x;
+    const int warp = tid >> 5;
+    if (tid < 16) {
+        t.lut[tid] = FP4_VALUES[tid]; // visible after the first __syncthreads below
+    }
+    __nv_bfloat16* ws = reinterpret_cast<__nv_bfloat16*>(t.wo);
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c[2];
+    wmma::fill_fragment(c[0], 0.0f);
+    wmma::fill_fragment(c[1], 0.0f);
+    for (int k0 = 0; k0 < cols; k0 += MOE_KC) {
+        const int kc = min(MOE_KC, cols - k0); // a multiple of 32
+        __syncthreads(); // the previous step's readers are done
+        for (int idx = tid; idx < MOE_TM * MOE_KC; idx += MOE_THREADS) {
+            const int m = idx / MOE_KC;
+            const int k = idx % MOE_KC;
+            float v = 0.0f;
+            if (m < n && k < kc) {
+                v = in[(size_t) (slots[m] / div) * cols + k0 + k];
+            }
+            bf16_split(v, t.xhi[m * MOE_KP + k], t.xlo[m * MOE_KP + k]);
+        }
+        mx_tile_weights(w, ggml, cols, k0, kc, ws, MOE_KP, t.lut);
+        __syncthreads();
+        for (int kk = 0; kk < kc; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+            wmma::load_matrix_sync(a, ws + warp * 16 * MOE_KP + kk, MOE_KP);
+            for (int j = 0; j < 2; j++) {
+                if (16 * j < n) { // the same for the whole warp
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+                    wmma::load_matrix_sync(b, t.xhi + 16 * j * MOE_KP + kk, MOE_KP);
+                    wmma::mma_sync(c[j], a, b, c[j]);
+                    wmma::load_matrix_sync(b, t.xlo + 16 * j * MOE_KP + kk, MOE_KP);
+                    wmma::mma_sync(c[j], a, b, c[j]);
+                }
+            }
+        }
+    }
+    __syncthreads(); // every warp is done with the weights: the products go where they were
+    wmma::store_matrix_sync(t.wo + warp * 16 * MOE_OP, c[0], MOE_OP, wmma::mem_row_major);
+    wmma::store_matrix_sync(t.wo + warp * 16 * MOE_OP + 16, c[1], MOE_OP, wmma::mem_row_major);
+    __syncthreads();
+    const int tx = tid & 31;
+    const int ty = tid >> 5;
+    for (int r = 0; r < 4; r++) {
+        for (int i = 0; i < 4; i++) {
+            acc[r][i] = t.wo[(32 * r + tx) * MOE_OP + ty + 8 * i];
+        }
+    }
+#else
+    __trap(); // sm_75: MoeLauncher picks these kernels only on compute capability 8.0 and up
+#endif
+}
+
+// The tile of a work tile: on CUDA cores (FP32) or on tensor cores.
+template <bool MMA>
+__device__ __forceinline__ void mx_tile_of(const MxRows& w, int ggml, int cols, const float* __restrict__ in,
+                                           const int* __restrict__ slots, int n, int div, float acc[4][4])
+{
+    if (MMA) {
+        mx_tile_mma(w, ggml, cols, in, slots, n, div, acc);
+    } else {
+        mx_tile(w, ggml, cols, in, slots, n, div, acc);
+    }
+}
+
 // ---- moe_gate_up_tiled: grid (ceil(I / 64), maxTiles), block 256 ---------------------------------------
 // Block (x, y): units u0 .. u0+63 (u0 = 64x) of work tile y (blocks past ntiles[0] return at once): gate and
 // up rows of those units for the tile's slots; hout is (T*K) x I, row s written for each placed slot.
-extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+template <bool MMA>
+__device__ __forceinline__ void moe_gate_up_tiles(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                              const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                              const float* __restrict__ gBias, const float* __restrict__ uBias,
                                              const float* __restrict__ x, int* __restrict__ groups,
@@ -402,7 +548,7 @@ extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ g
     const MxRows w = {{gCodes, uCodes, gCodes, uCodes}, {gScales, uScales, gScales, uScales},
                       {row0, row0, row0 + 32, row0 + 32}, {nu[0], nu[0], nu[1], nu[1]}};
     float acc[4][4] = {};
-    mx_tile(w, ggml, H, x, order + p0, n, K, acc);
+    mx_tile_of<MMA>(w, ggml, H, x, order + p0, n, K, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
     for (int h = 0; h < 2; h++) {
@@ -422,10 +568,30 @@ extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ g
     }
 }
 
+extern "C" __global__ void moe_gate_up_tiled(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+                                             const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
+                                             const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                             const float* __restrict__ x, int* __restrict__ groups,
+                                             float* __restrict__ hout, const MoeParams p)
+{
+    moe_gate_up_tiles<false>(gCodes, gScales, uCodes, uScales, gBias, uBias, x, groups, hout, p);
+}
+
+// The same on tensor cores (mx_tile_mma), compute capability 8.0 and up: grid, block, buffers and params as above.
+extern "C" __global__ void moe_gate_up_mma(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+                                           const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
+                                           const float* __restrict__ gBias, const float* __restrict__ uBias,
+                                           const float* __restrict__ x, int* __restrict__ groups,
+                                           float* __restrict__ hout, const MoeParams p)
+{
+    moe_gate_up_tiles<true>(gCodes, gScales, uCodes, uScales, gBias, uBias, x, groups, hout, p);
+}
+
 // ---- moe_down_tiled: grid (ceil(H / 128), maxTiles), block 256 ------------------------------------------
 // Block (x, y): output rows d0 .. d0+127 (d0 = 128x) of work tile y: y_s = down_e . h_s + db_e for the tile's
 // slots s; yout is (T*K) x H, row s written for each placed slot.
-extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+template <bool MMA>
+__device__ __forceinline__ void moe_down_tiles(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                           const float* __restrict__ dBias, const float* __restrict__ hin,
                                           int* __restrict__ groups, float* __restrict__ yout, const MoeParams p)
 {
@@ -451,7 +617,7 @@ extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCod
         w.nrow[r] = max(0, min(32, H - d0 - 32 * r));
     }
     float acc[4][4] = {};
-    mx_tile(w, ggml, I, hin, order + p0, n, 1, acc);
+    mx_tile_of<MMA>(w, ggml, I, hin, order + p0, n, 1, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
     for (int r = 0; r < 4; r++) {
@@ -466,6 +632,21 @@ extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCod
             }
         }
     }
+}
+
+extern "C" __global__ void moe_down_tiled(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+                                          const float* __restrict__ dBias, const float* __restrict__ hin,
+                                          int* __restrict__ groups, float* __restrict__ yout, const MoeParams p)
+{
+    moe_down_tiles<false>(dCodes, dScales, dBias, hin, groups, yout, p);
+}
+
+// The same on tensor cores (mx_tile_mma), compute capability 8.0 and up: grid, block, buffers and params as above.
+extern "C" __global__ void moe_down_mma(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+                                        const float* __restrict__ dBias, const float* __restrict__ hin,
+                                        int* __restrict__ groups, float* __restrict__ yout, const MoeParams p)
+{
+    moe_down_tiles<true>(dCodes, dScales, dBias, hin, groups, yout, p);
 }
 
 // ---- moe_combine: grid (min(T, 65535)), block B ----------------------------------------------------------

@@ -27,10 +27,11 @@
  *
  * Without nvcc the PTX files committed under --prebuilt are used, but only those whose recorded
  * source hash (prebuilt/SOURCES: the .cu file and every header of the folder) matches; stale ones are named and
- * left out. One PTX file per kernel file is committed, NAME.ptx for the lowest target: nvcc writes the same PTX for
- * every target of these kernels but for the `.version` and `.target` lines (none of them asks for __CUDA_ARCH__),
- * so the others are that file with the two lines each target had (recorded in SOURCES as NAME.isa.sm_XX);
- * -Dgoss.cuda.updatePrebuilt=true checks that this is so before it writes them.
+ * left out. NAME.ptx, the PTX of the lowest target, is committed for each kernel file: nvcc writes the same PTX for
+ * every target but for the `.version` and `.target` lines unless the source asks for __CUDA_ARCH__, so the others
+ * are that file with the two lines each target had (recorded in SOURCES as NAME.isa.sm_XX). A target whose PTX
+ * differs beyond those lines (moe.cu: its tensor-core kernels are stubs below sm_80) gets its own NAME.sm_XX.ptx,
+ * from which the targets above it are derived in turn; -Dgoss.cuda.updatePrebuilt=true decides which and writes them.
  * With neither, it prints why and writes no kernels.properties, and the CUDA backend reports
  * "CUDA kernels were not built". The build itself only fails when a compiler it found fails.
  */
@@ -146,6 +147,10 @@ public final class PtxBuild {
                 }
                 String base = readPtx(prebuilt.resolve(name + ".ptx"));
                 for (String arch : archs) {
+                    Path own = prebuilt.resolve(name + ".sm_" + arch + ".ptx");
+                    if (Files.isRegularFile(own)) {
+                        base = readPtx(own); // this target's PTX differs: it, and the targets above it, derive from its own file
+                    }
                     Path dest = out.resolve(name + ".sm_" + arch + ".ptx");
                     write(dest, forTarget(base, arch, recorded.get(name + ".isa.sm_" + arch)));
                     if (ptxas != null) {
@@ -461,7 +466,8 @@ public final class PtxBuild {
         StringBuilder sb = new StringBuilder();
         sb.append("# What the PTX files here were built from, written by kernels/tools/PtxBuild.java with\n");
         sb.append("# -Dgoss.cuda.updatePrebuilt=true and used only when nvcc is absent: NAME.cu = sha256 of the .cu file and every\n");
-        sb.append("# header of the folder; NAME.ptx is the PTX of the first target, NAME.isa.sm_XX the .version of each target's.\n");
+        sb.append("# header of the folder; NAME.ptx is the PTX of the first target, NAME.isa.sm_XX the .version of each target's;\n");
+        sb.append("# NAME.sm_XX.ptx, where present, that target's own PTX (it differs beyond .version/.target), also for the ones above.\n");
         sb.append("cuda.release=").append(release).append('\n');
         try (Stream<Path> old = Files.list(prebuilt)) {
             for (Path p : (Iterable<Path>) old::iterator) {
@@ -473,17 +479,19 @@ public final class PtxBuild {
         for (Path cu : sources) {
             String name = baseName(cu);
             String base = readPtx(out.resolve(name + ".sm_" + archs.get(0) + ".ptx"));
+            write(prebuilt.resolve(name + ".ptx"), base);
             sb.append(cu.getFileName()).append('=').append(sourceHash(src, cu)).append('\n');
             for (String arch : archs) {
                 String ptx = readPtx(out.resolve(name + ".sm_" + arch + ".ptx"));
                 String isa = Isa.of(ptx).toString();
                 if (!forTarget(base, arch, isa).equals(ptx)) {
-                    fail(name + ".sm_" + arch + ".ptx differs from " + name + ".sm_" + archs.get(0) + ".ptx beyond .version and "
-                            + ".target, so it cannot be derived from one committed file; commit each target's PTX instead");
+                    // differs beyond .version and .target (the source asks for __CUDA_ARCH__): this target's own file
+                    base = ptx;
+                    write(prebuilt.resolve(name + ".sm_" + arch + ".ptx"), ptx);
+                    System.out.println(TAG + name + ".sm_" + arch + ".ptx differs from the target below it: committed as its own file");
                 }
                 sb.append(name).append(".isa.sm_").append(arch).append('=').append(isa).append('\n');
             }
-            write(prebuilt.resolve(name + ".ptx"), base);
         }
         Files.writeString(prebuilt.resolve("SOURCES"), sb.toString(), StandardCharsets.UTF_8);
         System.out.println(TAG + "updated prebuilt PTX in " + prebuilt);

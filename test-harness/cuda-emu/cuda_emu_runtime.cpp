@@ -114,6 +114,8 @@ uint3 block_dim() { return cur().launch->block; }
 uint3 grid_dim() { return cur().launch->grid; }
 void *dynamic_shared() { return cur().dyn; }
 void syncthreads() { gpuemu::barrier(); }
+unsigned linear_thread() { return gpuemu::threadIndex(); }
+void fail(const char *why) { gpuemu::fault(why); }
 
 uint32_t warp_op(int op, unsigned mask, uint32_t bits, int type, unsigned arg, int width) {
     if (width < 1 || width > 32 || (width & (width - 1)) != 0)

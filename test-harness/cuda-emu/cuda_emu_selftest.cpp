@@ -94,6 +94,30 @@ static void checkSemantics(const char *mode) {
     CHECK(e.find("which the mask does not name") != std::string::npos, "%s", e.c_str());
 
     CHECK(launch("no_such_kernel", 1, 32, 0, {}) != 0, "an unknown kernel launched");
+
+    // wmma m16n16k16 BF16: small integers and halves, exact in BF16 and in every sum
+    std::vector<float> wa(16 * 32), wb(16 * 32);
+    alignas(32) static float wout[516]; // wmma pointers are 32-byte aligned (device allocations are)
+    std::fill(wout, wout + 516, -1.0f);
+    for (int i = 0; i < 16 * 32; i++) {
+        wa[i] = (float) ((i * 7) % 11) - 5.0f;
+        wb[i] = 0.5f * (float) ((i * 5) % 9) - 2.0f;
+    }
+    CHECK(launch("emu_test_wmma", 1, 32, 0, {wa.data(), wb.data(), wout}) == 0, "wmma: %s", goss_cuemu_last_error());
+    for (int r = 0; r < 16; r++)
+        for (int n = 0; n < 16; n++) {
+            double want = 1.0;
+            for (int k = 0; k < 32; k++) want += (double) wa[r * 32 + k] * wb[n * 32 + k];
+            CHECK(wout[r * 16 + n] == (float) want, "wmma row major (%d,%d): %g, want %g", r, n, wout[r * 16 + n], want);
+            CHECK(wout[256 + n * 16 + r] == (float) want, "wmma column major (%d,%d): %g", r, n, wout[256 + n * 16 + r]);
+        }
+    CHECK(wout[512] == 1.0f, "bf16 1+2^-8 rounds to even (1): %.9g", wout[512]);
+    CHECK(wout[513] == 1.015625f, "bf16 1+3*2^-8 rounds to even (1+2^-6): %.9g", wout[513]);
+    CHECK(wout[514] == -3.00405527047391e38f, "bf16 -3e38: %.9g", wout[514]);
+    CHECK(wout[515] == 1.0078125f, "bf16 1+2^-8+2^-16 rounds up: %.9g", wout[515]);
+    CHECK(launch("emu_test_wmma_lane_pointers", 1, 32, 0, {out.data()}) != 0, "a wmma load with lane-dependent pointers passed");
+    e = goss_cuemu_last_error();
+    CHECK(e.find("wmma::load_matrix_sync") != std::string::npos && e.find("emu_test_wmma_lane_pointers") != std::string::npos, "%s", e.c_str());
 }
 
 static void setOrder(const char *order, const char *poison) {

@@ -113,3 +113,45 @@ extern "C" __global__ void emu_test_unwritten_shared(float* out)
     __syncthreads();
     out[threadIdx.x] = tmp[threadIdx.x + 1];
 }
+
+// wmma's scalar twin: one warp, C = 1 + A B with A 16 x 32 (row major) and B 32 x 16 (column major: b[n][k]) as BF16
+// in two k steps; out[0..255] = C row major, out[256..511] = C column major, out[512..515] = BF16 roundings.
+struct alignas(32) EmuWmmaTiles {
+    __nv_bfloat16 a[16 * 32];
+    __nv_bfloat16 b[16 * 40]; // b[n * 40 + k]: ldm 40
+};
+
+extern "C" __global__ void emu_test_wmma(const float* a, const float* b, float* out)
+{
+    namespace wmma = nvcuda::wmma;
+    __shared__ EmuWmmaTiles t;
+    for (int i = threadIdx.x; i < 16 * 32; i += 32) {
+        t.a[i] = __float2bfloat16(a[i]);
+        t.b[(i / 32) * 40 + i % 32] = __float2bfloat16(b[i]);
+    }
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    wmma::fill_fragment(c, 1.0f);
+    for (int k = 0; k < 32; k += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;
+        wmma::load_matrix_sync(fa, t.a + k, 32); // the loads see every lane's stores above (a warp rendezvous)
+        wmma::load_matrix_sync(fb, t.b + k, 40);
+        wmma::mma_sync(c, fa, fb, c);
+    }
+    wmma::store_matrix_sync(out, c, 16, wmma::mem_row_major);
+    wmma::store_matrix_sync(out + 256, c, 16, wmma::mem_col_major);
+    if (threadIdx.x < 4) {
+        const float v[4] = {1.00390625f, 1.01171875f, -3.0e38f, 1.0f + 1.0f / 256 + 1.0f / 65536};
+        out[512 + threadIdx.x] = __bfloat162float(__float2bfloat16(v[threadIdx.x]));
+    }
+}
+
+// Lane-dependent pointers to a wmma load: undefined on a GPU; the emulator must fail the launch.
+extern "C" __global__ void emu_test_wmma_lane_pointers(float* out)
+{
+    namespace wmma = nvcuda::wmma;
+    __shared__ EmuWmmaTiles t;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+    wmma::load_matrix_sync(fa, t.a + 16 * (threadIdx.x & 1), 32);
+    out[threadIdx.x] = __bfloat162float(fa.x[0]);
+}

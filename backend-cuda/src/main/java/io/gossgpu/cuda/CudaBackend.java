@@ -112,7 +112,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             this.launch = launch;
             rope = new RopeLauncher(launch);
             attention = new CudaAttention(launch, options);
-            moe = new MoeLauncher(launch, scratch, dense, options);
+            moe = new MoeLauncher(launch, scratch, dense, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, stepBuf, options);
         } catch (RuntimeException e) {
             modules.close();
@@ -130,6 +130,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         queue.count(m);
         m.put("attention_gqa_calls", attention.pipeline.gqaCalls());
         m.put("moe_tiled_calls", moe.pipeline.prefillCalls());
+        m.put("moe_mma_calls", moe.pipeline.mma() ? moe.pipeline.prefillCalls() : 0);
         return m;
     }
 
@@ -147,6 +148,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
+        m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
         m.put(CudaKnobs.ATTENTION_SPLITS.envName(), attention.splits);
         m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);

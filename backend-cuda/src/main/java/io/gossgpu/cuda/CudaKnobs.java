@@ -25,6 +25,10 @@ final class CudaKnobs {
     static final Knob MOE_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "MOE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE),
             "a token count", "batches of at least this many tokens take the MoE batched by expert (moe_sort, moe_*_tiled)")
             .tuneValues(1, 2, 4, 8, 16, 64, Integer.MAX_VALUE);
+    /** Whether the prefill MoE's expert GEMMs run on tensor cores (moe_gate_up_mma, moe_down_mma; compute capability 8.0+). */
+    static final Knob MOE_MMA = Knob.of(CudaBackend.NAME, "MOE", "MMA", 1, KnobValues.oneOf(0, 1), "the tensor-core switch",
+            "1 runs the prefill MoE expert GEMMs on tensor cores (BF16 mma, FP32 sums; activations as two BF16 terms), "
+                    + "0 the FP32 kernels (moe_*_tiled)").defaultNote("tensor cores only on compute capability 8.0 and up: 0 in effect below");
     /** Batches of at least this many tokens take attention_gqa (the query heads of a KV head together, tiles of rows). */
     static final Knob ATTENTION_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "ATTENTION", "PREFILL_MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE),
             "a token count", "batches of at least this many tokens take attention_gqa")
@@ -47,7 +51,7 @@ final class CudaKnobs {
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
     static final List<Knob> ALL = List.of(LINEAR, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
-            MOE_PREFILL_MIN_T, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
+            MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

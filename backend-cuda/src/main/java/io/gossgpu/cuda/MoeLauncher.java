@@ -25,7 +25,8 @@ import static io.gossgpu.device.Grid.ceilDiv;
  * {@link MoePipeline}: this class gives it how moe.cu's kernels spread their work ({@link MoeShapes}): for decode a
  * block per (slot, warps of rows) with the activation row in shared memory; batched by expert for batches of at least
  * {@code GOSS_CUDA_MOE_PREFILL_MIN_T} tokens: blocks per (64 or 128 rows, tile of 32 slots), each MXFP4 row decoded
- * once per tile. Expert ids stay on the device between the router and the MoE.
+ * once per tile. The two tiled expert GEMMs run on tensor cores (moe_gate_up_mma, moe_down_mma) on compute capability
+ * 8.0 and up unless {@code GOSS_CUDA_MOE_MMA=0}. Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
     /** topk_softmax's scalars (router.cu). */
@@ -34,10 +35,14 @@ final class MoeLauncher {
     static final int MAX_ROW = 12000;
 
     static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class);
-    /** The entry points: topk_softmax, then MoePipeline's kernels with its buffer counts and params. */
-    static final List<CudaEntry> ENTRIES = java.util.stream.Stream.concat(java.util.stream.Stream.of(TOPK),
+    /** The entry points: topk_softmax, then MoePipeline's kernels with its buffer counts and params, then the tensor-core twins. */
+    static final List<CudaEntry> ENTRIES = java.util.stream.Stream.of(java.util.stream.Stream.of(TOPK),
             java.util.stream.IntStream.range(0, MoePipeline.KERNELS.size())
-                    .mapToObj(i -> new CudaEntry("moe", MoePipeline.KERNELS.get(i), MoePipeline.BUFFERS.get(i), MoeParams.class))).toList();
+                    .mapToObj(i -> new CudaEntry("moe", MoePipeline.KERNELS.get(i), MoePipeline.BUFFERS.get(i), MoeParams.class)),
+            java.util.stream.Stream.of(new CudaEntry("moe", MoePipeline.GATE_UP_MMA, MoePipeline.BUFFERS.get(3), MoeParams.class),
+                    new CudaEntry("moe", MoePipeline.DOWN_MMA, MoePipeline.BUFFERS.get(4), MoeParams.class))).flatMap(x -> x).toList();
+    /** Compute capability from which moe.cu's mma kernels run (BF16 wmma). */
+    static final int MMA_MIN_CC = 80;
     /** Slots per work tile of moe.cu's tiled kernels (MOE_TM). */
     static final int TILE = 32;
     /** Threads per block of moe.cu's tiled kernels. */
@@ -50,18 +55,22 @@ final class MoeLauncher {
     final MoePipeline<Long> pipeline;
     final int moeBlock, elementwiseBlock;
 
-    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, BackendOptions o) {
+    /** @param computeCapability the device's, e.g. 90: the tensor-core kernels from {@link #MMA_MIN_CC} */
+    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, BackendOptions o, int computeCapability) {
         this.launch = launch;
         this.scratch = scratch;
         this.dense = dense;
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         kTopK = launch.kernel(TOPK.name());
-        pipeline = new MoePipeline<>(launch, shapes(), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
+        boolean mma = computeCapability >= MMA_MIN_CC && CudaKnobs.MOE_MMA.value(o) == 1;
+        pipeline = new MoePipeline<>(launch, shapes(mma), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
         checkBlock(kernel(MoePipeline.GATE_UP), CudaKnobs.MOE, moeBlock);
         checkBlock(kernel(MoePipeline.DOWN), CudaKnobs.MOE, moeBlock);
         checkBlock(kernel(MoePipeline.COMBINE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
-        for (String name : List.of(MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
+        List<String> tiled = mma ? List.of(MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED, MoePipeline.GATE_UP_MMA, MoePipeline.DOWN_MMA)
+                : List.of(MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED);
+        for (String name : tiled)
             if (kernel(name).maxThreadsPerBlock() < TILED_THREADS)
                 throw new GossException("kernel " + name + " cannot run " + TILED_THREADS + " threads per block on this device");
     }
@@ -96,8 +105,8 @@ final class MoeLauncher {
         return ceilDiv(p.slots(), TILE) + Math.min(p.experts(), p.slots());
     }
 
-    /** How moe.cu's kernels spread their work over blocks. */
-    private MoeShapes shapes() {
+    /** How moe.cu's kernels spread their work over blocks (the mma kernels as the tiled ones they replace). */
+    private MoeShapes shapes(boolean mma) {
         int warps = moeBlock / 32, tiled = TILED_THREADS;
         return new MoeShapes( // decode: one warp per weight row, a block per (slot or token, warps of rows); the activations in shared memory
                 p -> new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), warps), moeBlock), 4L * p.hidden()),
@@ -106,6 +115,6 @@ final class MoeLauncher {
                 p -> Shape.of(Grid.of(ceilDiv(p.inter(), 64), maxTiles(p), tiled)), // 64 rows × a tile of slots
                 p -> Shape.of(Grid.of(ceilDiv(p.hidden(), 128), maxTiles(p), tiled)), // 128 rows × a tile of slots
                 p -> Shape.of(Grid.of(Math.min(p.tokens(), 65535), elementwiseBlock)), // moe_combine
-                p -> maxTiles(p) <= 65535);
+                p -> maxTiles(p) <= 65535, mma);
     }
 }

@@ -15,14 +15,17 @@ import java.util.List;
  * </ul>
  * Every kernel takes the buffers listed at its launch below, in that order, then {@link MoeParams}; the same in
  * kernels/cuda, kernels/opencl and kernels/metal. How each API spreads the work over groups comes in as
- * {@link MoeShapes}.
+ * {@link MoeShapes}, and with it whether the device has the tensor-core twins of the two tiled kernels
+ * ({@link MoeShapes#mma}: {@link #GATE_UP_MMA}, {@link #DOWN_MMA}, CUDA only), which then run in their place.
  *
  * @param <B> the API's buffer argument
  */
 public final class MoePipeline<B> {
     public static final String GATE_UP = "moe_gate_up", DOWN = "moe_down", SORT = "moe_sort", GATE_UP_TILED = "moe_gate_up_tiled",
             DOWN_TILED = "moe_down_tiled", COMBINE = "moe_combine";
-    /** The kernels, by name. */
+    /** Tensor-core twins of moe_gate_up_tiled and moe_down_tiled (same buffers, grids and params), CUDA only. */
+    public static final String GATE_UP_MMA = "moe_gate_up_mma", DOWN_MMA = "moe_down_mma";
+    /** The kernels every API has, by name. */
     public static final List<String> KERNELS = List.of(GATE_UP, DOWN, SORT, GATE_UP_TILED, DOWN_TILED, COMBINE);
     /** Buffers each kernel takes before its {@link MoeParams}, in {@link #KERNELS}' order. */
     public static final List<Integer> BUFFERS = List.of(9, 7, 2, 9, 6, 4);
@@ -41,6 +44,8 @@ public final class MoePipeline<B> {
     private final MoeShapes shapes;
     private final int prefillMinT;
     private final DeviceKernel gateUp, down, sort, gateUpTiled, downTiled, combine;
+    /** What the tiled steps run: the tiled kernels, or their tensor-core twins. */
+    private final DeviceKernel gateUpStep, downStep;
     private long prefillCalls;
 
     /** The kernels looked up now, so a missing one fails when the backend is made. */
@@ -54,6 +59,13 @@ public final class MoePipeline<B> {
         gateUpTiled = launcher.kernel(GATE_UP_TILED);
         downTiled = launcher.kernel(DOWN_TILED);
         combine = launcher.kernel(COMBINE);
+        gateUpStep = shapes.mma() ? launcher.kernel(GATE_UP_MMA) : gateUpTiled;
+        downStep = shapes.mma() ? launcher.kernel(DOWN_MMA) : downTiled;
+    }
+
+    /** Whether the tiled steps run on tensor cores ({@link MoeShapes#mma}). */
+    public boolean mma() {
+        return shapes.mma();
     }
 
     /** The kernel {@code name} of this pipeline (for a backend's checks of its group sizes). */
@@ -65,6 +77,10 @@ public final class MoePipeline<B> {
             case GATE_UP_TILED -> gateUpTiled;
             case DOWN_TILED -> downTiled;
             case COMBINE -> combine;
+            case GATE_UP_MMA, DOWN_MMA -> {
+                if (!shapes.mma()) throw new IllegalArgumentException(name + " is not used on this device");
+                yield name.equals(GATE_UP_MMA) ? gateUpStep : downStep;
+            }
             default -> throw new IllegalArgumentException(name + " is not a MoE kernel");
         };
     }
@@ -103,9 +119,9 @@ public final class MoePipeline<B> {
         B groups = scratch.ensure("MoE expert groups", groupsBytes(p.slots(), p.experts()));
         B y = scratch.ensure("MoE expert outputs", 4L * p.slots() * p.hidden());
         finish(launcher.launch(sort).buffer(ids).buffer(groups), shapes.sort().apply(p), p);
-        finish(launcher.launch(gateUpTiled).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
+        finish(launcher.launch(gateUpStep).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
                 .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(groups).buffer(hidden), shapes.gateUpTiled().apply(p), p);
-        finish(launcher.launch(downTiled).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden)
+        finish(launcher.launch(downStep).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden)
                 .buffer(groups).buffer(y), shapes.downTiled().apply(p), p);
         finish(launcher.launch(combine).buffer(y).buffer(ids).buffer(weights).buffer(out), shapes.combine().apply(p), p);
     }

@@ -1,0 +1,178 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.LoadOptions;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.GgufWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * moe.cu's tensor-core expert GEMMs (moe_gate_up_mma, moe_down_mma: MXFP4 weights as BF16 tiles, activations as two
+ * BF16 terms, FP32 sums) against the FP32 kernels they replace (moe_gate_up_tiled, moe_down_tiled, chosen with
+ * {@code GOSS_CUDA_MOE_MMA=0}), on one device: the whole MoE of every layer of tiny (hidden 96 and intermediate 160,
+ * so a 64-column step and a 32-column tail; 6 experts, 4 per token) for T = 1 .. 130 tokens (work tiles of 1 to 32
+ * slots, both 16-slot halves), in both MXFP4 layouts, with activations over a wide range of magnitudes (2^-8 .. 2^8
+ * times a Gaussian), where a single BF16 term would be off by up to 2^-9 of each value.
+ * <p>Tolerance: {@link #TOL} of each output row's largest value, half the kit's 1e-4. The split keeps about 16
+ * mantissa bits of each activation (relative error at most 2^-16 ≈ 1.5e-5 per product, more relative to a row's
+ * largest output where the terms cancel: with cut instead of rounded high terms, 2^-15, this test measured 2.4e-5);
+ * with the low BF16 term left out, or a tile's k offset wrong, it fails (both planted in the kernel). The reference comparison of the default (mma) path is CudaPrefillTest's and the
+ * conformance kit's; this test isolates the kernels' difference. Skipped like {@link CudaConformanceTest}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CudaMoeMmaTest {
+    /** Of each output row's largest magnitude: the mma MoE against the FP32 one. */
+    static final double TOL = 5e-5;
+
+    private final BackendProvider provider = new CudaConformanceTest().provider();
+    private CudaBackend mma, exact;
+    private ReferenceBackend reference;
+    private final List<Checkpoint> checkpoints = new ArrayList<>();
+    private ModelWeights openai, ggml;
+
+    @BeforeAll
+    void setUp(@TempDir Path dir) {
+        if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
+            return;
+        }
+        BackendOptions batched = BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1);
+        mma = (CudaBackend) provider.create(batched);
+        exact = (CudaBackend) provider.create(batched.with(CudaKnobs.MOE_MMA, 0));
+        reference = new ReferenceBackend();
+        ModelConfig c = TestModelPresets.tiny();
+        Checkpoint a = new TestModelGenerator(c, 51).inMemory();
+        checkpoints.add(a);
+        openai = ModelWeights.of(a);
+        Path file = dir.resolve("tiny.gguf");
+        GgufWriter.write(new TestModelGenerator(c, 52), file, GgufWriter.Options.defaults());
+        Checkpoint g = Checkpoint.open(file, LoadOptions.defaults());
+        checkpoints.add(g);
+        ggml = ModelWeights.of(g);
+    }
+
+    @BeforeEach
+    void skipWhenUnavailable() {
+        BackendConformanceKit.requireAvailable(provider);
+    }
+
+    @AfterAll
+    void tearDown() {
+        for (io.gossgpu.backend.Backend b : new io.gossgpu.backend.Backend[]{mma, exact, reference}) {
+            if (b != null) {
+                b.close();
+            }
+        }
+        checkpoints.forEach(Checkpoint::close);
+    }
+
+    /** On a real device below compute capability 8.0 there is nothing to compare (turingKeepsTheFp32Kernels covers it). */
+    private void requireTensorCores() {
+        assumeTrue(mma.moe.pipeline.mma(), "the device is below compute capability 8.0: no tensor-core MoE kernels");
+    }
+
+    @Test
+    void theDeviceTakesTheMmaKernelsUnlessSwitchedOff() {
+        requireTensorCores();
+        assertEquals(1, mma.knobs().get("GOSS_CUDA_MOE_MMA"));
+        assertEquals(0, exact.knobs().get("GOSS_CUDA_MOE_MMA"));
+    }
+
+    @ParameterizedTest(name = "T={0}")
+    @ValueSource(ints = {1, 9, 33, 70, 130})
+    void mmaMoeMatchesTheFp32Kernels(int T) {
+        requireTensorCores();
+        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+            ModelConfig c = w.config();
+            int k = c.expertsPerToken(), h = c.hiddenSize();
+            SplittableRandom r = new SplittableRandom(700 + T);
+            float[] x = new float[T * h];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (float) (r.nextGaussian() * Math.scalb(1.0, r.nextInt(-8, 9)));
+            }
+            long mmaBefore = mma.counters().get("moe_mma_calls"), exactBefore = exact.counters().get("moe_tiled_calls");
+            try (LoadedWeights wm = mma.loadWeights(w); LoadedWeights we = exact.loadWeights(w); LoadedWeights wr = reference.loadWeights(w)) {
+                for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
+                    try (DeviceTensor xr = reference.allocate(T, h); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                        reference.write(xr, x);
+                        reference.router(wr, layer, xr, rr);
+                        Routing routing = reference.readRouting(rr);
+                        float[] want = moe(exact, we, layer, x, T, h, routing);
+                        float[] got = moe(mma, wm, layer, x, T, h, routing);
+                        BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " mma vs FP32 MoE, layer " + layer + ", T=" + T,
+                                want, got, T, h, TOL);
+                    }
+                }
+            }
+            assertEquals(c.numHiddenLayers(), mma.counters().get("moe_mma_calls") - mmaBefore, "the mma kernels ran in every layer");
+            assertEquals(c.numHiddenLayers(), exact.counters().get("moe_tiled_calls") - exactBefore, "the FP32 tiled kernels ran");
+            assertEquals(0, exact.counters().get("moe_mma_calls"), "GOSS_CUDA_MOE_MMA=0 never takes the mma kernels");
+        }
+    }
+
+    private static float[] moe(CudaBackend b, LoadedWeights w, int layer, float[] x, int T, int h, Routing routing) {
+        int k = routing.k();
+        try (DeviceTensor xm = b.allocate(T, h); DeviceTensor om = b.allocate(T, h); DeviceRouting rm = b.allocateRouting(T, k)) {
+            b.write(xm, x);
+            b.writeRouting(rm, routing);
+            b.moe(w, layer, xm, rm, om);
+            return b.read(om);
+        }
+    }
+
+    /** Below compute capability 8.0 (sm_75 PTX, where the mma kernels are stubs) the FP32 tiled kernels run, whatever the knob. */
+    @Test
+    void turingKeepsTheFp32Kernels() {
+        assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
+        FakeCudaDriver.configure(13000, 75);
+        try (CudaBackend turing = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1))) {
+            assertEquals(0, turing.knobs().get("GOSS_CUDA_MOE_MMA"));
+            assertTrue(turing.deviceDescription().contains("sm_75"), turing.deviceDescription());
+            ModelConfig c = openai.config();
+            int T = 9;
+            float[] x = new float[T * c.hiddenSize()];
+            SplittableRandom r = new SplittableRandom(5);
+            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            try (LoadedWeights wt = turing.loadWeights(openai); LoadedWeights we = exact.loadWeights(openai);
+                 LoadedWeights wr = reference.loadWeights(openai);
+                 DeviceTensor xr = reference.allocate(T, c.hiddenSize()); DeviceRouting rr = reference.allocateRouting(T, c.expertsPerToken())) {
+                reference.write(xr, x);
+                reference.router(wr, 0, xr, rr);
+                Routing routing = reference.readRouting(rr);
+                float[] got = moe(turing, wt, 0, x, T, c.hiddenSize(), routing);
+                float[] want = moe(exact, we, 0, x, T, c.hiddenSize(), routing);
+                assertEquals(1, turing.counters().get("moe_tiled_calls"));
+                assertEquals(0, turing.counters().get("moe_mma_calls"));
+                BackendConformanceKit.assertClose("sm_75 MoE", want, got, T, c.hiddenSize(), 0.0);
+            }
+        } finally {
+            FakeCudaDriver.configure(13000, 90);
+        }
+    }
+}
