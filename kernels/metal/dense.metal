@@ -1,4 +1,4 @@
-// Dense linear layers (MetalBackend.linear): decode and, from GOSS_METAL_PREFILL_MIN_T tokens, a tiled matmul.
+// Dense layers (MetalBackend.runLinear): decode and, from GOSS_METAL_DENSE_PREFILL_MIN_T tokens, a tiled matmul.
 //
 // Reference: y[t, r] = sum_c W[r, c] * x[t, c] + b[r]   (b optional: hasBias = 0), W in F32 or BF16 (load_w)
 

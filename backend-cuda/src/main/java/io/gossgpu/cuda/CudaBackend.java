@@ -37,10 +37,10 @@ import java.util.stream.Stream;
  * still recorded and waits. {@code GOSS_CUDA_GRAPH=0} launches every kernel one by one.
  *
  * <p>Knobs ({@link CudaKnobs}, values of the {@link BackendOptions} it is created with, listed by
- * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}): {@code GOSS_CUDA_<KERNEL>_BLOCK} for LINEAR
+ * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}): {@code GOSS_CUDA_<KERNEL>_BLOCK} for DENSE
  * (the matvec), RMSNORM, SDPA, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024;
- * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
- * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
+ * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_DENSE_TILE_T}
+ * (32 or 64, default 64) and {@code GOSS_CUDA_DENSE_TILE_R} (64 or 128, default 64): the GEMM's tile;
  * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_SDPA_TILED_MIN_T}, {@code GOSS_CUDA_SDPA_SPLITS} (see the
  * launchers); {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
@@ -130,15 +130,15 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(CudaKnobs.LINEAR.envName(), dense.linearBlock);
+        m.put(CudaKnobs.DENSE.envName(), dense.denseBlock);
         m.put(CudaKnobs.RMSNORM.envName(), dense.rmsBlock);
         m.put(CudaKnobs.SDPA.envName(), attention.sdpaBlock);
         m.put(CudaKnobs.MOE.envName(), moe.moeBlock);
         m.put(CudaKnobs.ARGMAX.envName(), sampling.argmaxBlock);
         m.put(CudaKnobs.ELEMENTWISE.envName(), dense.elementwiseBlock);
-        m.put(CudaKnobs.LINEAR_GEMM_T.envName(), dense.gemmMinT);
-        m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
-        m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
+        m.put(CudaKnobs.DENSE_PREFILL_MIN_T.envName(), dense.prefillMinT);
+        m.put(CudaKnobs.DENSE_TILE_T.envName(), dense.tileT);
+        m.put(CudaKnobs.DENSE_TILE_R.envName(), dense.tileR);
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
         m.put(CudaKnobs.SDPA_TILED_MIN_T.envName(), attention.tiledMinT);
         m.put(CudaKnobs.SDPA_SPLITS.envName(), attention.splits);

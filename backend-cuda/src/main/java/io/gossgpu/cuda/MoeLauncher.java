@@ -7,8 +7,8 @@ import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.OpParams.TopKParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
@@ -29,7 +29,6 @@ import static io.gossgpu.device.Grid.ceilDiv;
  */
 final class MoeLauncher {
     /** topk_softmax's scalars (router.cu). */
-    record TopKParams(int tokens, int experts, int k) implements KernelParams {}
     /** Floats of one activation row the decode kernels' shared memory holds (48 KiB, less their 64-byte FP4 table). */
     static final int MAX_ROW = 12000;
 

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
+import io.gossgpu.device.OpParams.ArgmaxParams;
 
 import java.util.List;
 
@@ -17,7 +18,6 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  */
 final class SampleLauncher {
     /** argmax.cu's scalars. */
-    record ArgmaxParams(int rows, int vocab) implements KernelParams {}
     /** The scalars of sample.cu's three kernels (sample_max and sample_sums do not read chunks). */
     record SampleParams(int vocab, int chunk, int chunks) implements KernelParams {}
 

@@ -17,6 +17,7 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.*;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
@@ -50,7 +51,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final BackendOptions options;
     private final Arena arena = Arena.ofShared();
     private final MetalLauncher launcher;
-    /** Batches of at least this many tokens use the tiled dense kernel (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
+    /** Batches of at least this many tokens use the tiled dense kernel (knob {@code GOSS_METAL_DENSE_PREFILL_MIN_T}). */
     private final int prefillMinT;
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
@@ -69,7 +70,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         this.dev = metal.device();
         this.queue = metal.queue();
         this.description = metal.deviceName();
-        prefillMinT = Knobs.PREFILL_MIN_T.value(options);
+        prefillMinT = Knobs.DENSE_PREFILL_MIN_T.value(options);
         moePrefillMinT = Knobs.MOE_PREFILL_MIN_T.value(options);
         noCopy = Knobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
@@ -103,7 +104,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
-        m.put(Knobs.PREFILL_MIN_T.envName(), prefillMinT);
+        m.put(Knobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
         m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         return m;
     }
@@ -168,7 +169,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
         Dense e = w.tensors.embedding();
         launch(MetalKernel.EMBED).buffer(e.buf(), e.offset()).buffer(s.buf(), s.offset()).buffer(out.buffer())
-                .run(new EmbedParams(w.config().hiddenSize(), e.fmt()), groups(kernel(MetalKernel.EMBED), tokens.length));
+                .run(new EmbedParams(tokens.length, w.config().hiddenSize(), e.fmt()), groups(kernel(MetalKernel.EMBED), tokens.length));
     }
 
     @Override
@@ -235,7 +236,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
         matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
         launch(MetalKernel.TOPK_SOFTMAX).buffer(logits).buffer(r.ids()).buffer(r.weights())
-                .run(new TopkParams(x.rows(), c.numExperts(), r.k()), Grid.items(x.rows()));
+                .run(new TopKParams(x.rows(), c.numExperts(), r.k()), Grid.items(x.rows()));
     }
 
     @Override
@@ -263,7 +264,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
-        int n = out.rows() * out.cols();
+        long n = (long) out.rows() * out.cols();
         launch(MetalKernel.ADD).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
     }
 
@@ -274,7 +275,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        launch(MetalKernel.ARGMAX).buffer(logits).buffer(ids).run(new ArgmaxParams(vocab), groups(kernel(MetalKernel.ARGMAX), n));
+        launch(MetalKernel.ARGMAX).buffer(logits).buffer(ids).run(new ArgmaxParams(n, vocab), groups(kernel(MetalKernel.ARGMAX), n));
     }
 
     /** goss.metal has no sampling kernels yet: SAMPLE is declined and the host samples the logits. */

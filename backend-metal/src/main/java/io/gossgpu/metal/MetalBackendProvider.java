@@ -59,6 +59,11 @@ public final class MetalBackendProvider implements BackendProvider {
     }
 
     @Override
+    public java.util.Map<String, String> renamedSettings() {
+        return Knobs.RENAMED;
+    }
+
+    @Override
     public java.util.List<String> settingNames() {
         return java.util.List.of(Knobs.NO_COPY.envName(), "GOSS_METAL_LIBRARY", "GOSS_METAL_EMULATOR");
     }

@@ -4,15 +4,11 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/metal}, mirrored field for field (a kernel's {@code PARAMS(Struct, p, i)}
- * argument, passed with setBytes); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared by every API.
+ * argument, passed with setBytes); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared by every API, and the small ops' ones are {@link io.gossgpu.device.OpParams}.
  * MetalParamsTest checks them against the sources.
  */
 final class MetalParams {
     private MetalParams() {}
-
-    record EmbedParams(int H, int fmt) implements KernelParams {}
-
-    record NormParams(int n, float eps) implements KernelParams {}
 
     /** {@code xStride}/{@code outStride}: floats between a token's rows of x and of out. */
     record LinearParams(int rows, int cols, int T, int fmt, int hasBias, int xStride, int outStride) implements KernelParams {}
@@ -24,10 +20,4 @@ final class MetalParams {
 
     record StoreParams(int T, int start, int slots, int kvDim, int first) implements KernelParams {}
 
-    record TopkParams(int T, int E, int k) implements KernelParams {}
-
-
-    record AddParams(int n) implements KernelParams {}
-
-    record ArgmaxParams(int n) implements KernelParams {}
 }

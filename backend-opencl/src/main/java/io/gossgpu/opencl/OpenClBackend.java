@@ -16,6 +16,7 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.*;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -56,7 +57,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
-    private final int linearWg, linearTile, linearVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
+    private final int denseWg, denseTile, denseVec, rmsWg, sdpaWg, sdpaSplitKeys, sdpaSplitBelow, sdpaGqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
     /**
@@ -137,9 +138,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
-        linearWg = Knobs.value(options, Knobs.LINEAR_WG, gpu, maxWg);
-        linearTile = Knobs.value(options, Knobs.LINEAR_TILE, gpu, maxWg);
-        linearVec = Knobs.value(options, Knobs.LINEAR_VEC, gpu, maxWg);
+        denseWg = Knobs.value(options, Knobs.DENSE_WG, gpu, maxWg);
+        denseTile = Knobs.value(options, Knobs.DENSE_TILE, gpu, maxWg);
+        denseVec = Knobs.value(options, Knobs.DENSE_VEC, gpu, maxWg);
         rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
         sdpaWg = Knobs.value(options, Knobs.SDPA_WG, gpu, maxWg);
         sdpaSplitKeys = Knobs.value(options, Knobs.SDPA_SPLITKEYS, gpu, maxWg);
@@ -149,7 +150,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
         moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
-        program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
+        program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
         launcher = new OpenClLauncher(program, queue);
         try {
             kEmbed = launcher.kernel("embed");
@@ -172,7 +173,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
                 if (k != null) wg = Math.min(wg, k.maxThreads());
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
-            program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
+            program.checkWorkGroup(kDense, Knobs.DENSE_WG, denseWg);
             program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
             for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
@@ -196,14 +197,14 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     /**
      * The launch knobs in effect, by environment-variable name (for {@code goss-gpu info} and {@code tune}):
-     * {@code GOSS_OPENCL_LINEAR_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
+     * {@code GOSS_OPENCL_DENSE_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
      */
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(Knobs.LINEAR_WG.envName(), linearWg);
-        m.put(Knobs.LINEAR_TILE.envName(), linearTile);
-        m.put(Knobs.LINEAR_VEC.envName(), linearVec);
+        m.put(Knobs.DENSE_WG.envName(), denseWg);
+        m.put(Knobs.DENSE_TILE.envName(), denseTile);
+        m.put(Knobs.DENSE_VEC.envName(), denseVec);
         m.put(Knobs.RMSNORM_WG.envName(), rmsWg);
         m.put(Knobs.SDPA_WG.envName(), sdpaWg);
         m.put(Knobs.SDPA_GQA.envName(), sdpaGqa);
@@ -243,7 +244,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
         Dense e = w.tensors.embedding();
-        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(e.fmt(), h), Grid.items(h, tokens.length));
+        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(tokens.length, h, e.fmt()), Grid.items(h, tokens.length));
     }
 
     @Override
@@ -254,9 +255,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
-        int tiles = (T + linearTile - 1) / linearTile;
-        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * linearWg)
-                .run(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), linearVec), Grid.of(d.rows(), tiles, linearWg));
+        int tiles = (T + denseTile - 1) / denseTile;
+        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * denseWg)
+                .run(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), denseVec), Grid.of(d.rows(), tiles, denseWg));
     }
 
     @Override
@@ -326,7 +327,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK).buffer(logits).buffer(r.ids()).buffer(r.weights()).run(new TopKParams(e, r.k(), T), Grid.items(T));
+        launch(kTopK).buffer(logits).buffer(r.ids()).buffer(r.weights()).run(new TopKParams(T, e, r.k()), Grid.items(T));
     }
 
     @Override
@@ -355,7 +356,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
-        int n = a.rows() * a.cols();
+        long n = (long) a.rows() * a.cols();
         launch(kAdd).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
     }
 
@@ -366,7 +367,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax).buffer(logits).buffer(ids).local(4L * argmaxWg).local(4L * argmaxWg).run(new ArgmaxParams(vocab), Grid.of(n, argmaxWg));
+        launch(kArgmax).buffer(logits).buffer(ids).local(4L * argmaxWg).local(4L * argmaxWg).run(new ArgmaxParams(n, vocab), Grid.of(n, argmaxWg));
     }
 
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */

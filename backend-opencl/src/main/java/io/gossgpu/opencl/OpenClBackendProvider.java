@@ -47,6 +47,11 @@ public final class OpenClBackendProvider implements BackendProvider {
         return Knobs.ALL;
     }
 
+    @Override
+    public java.util.Map<String, String> renamedSettings() {
+        return Knobs.RENAMED;
+    }
+
     /** On the device {@code options} select: its work-group limit, and the defaults of a GPU or a CPU device. */
     @Override
     public List<KnobState> knobStates(BackendOptions options) {

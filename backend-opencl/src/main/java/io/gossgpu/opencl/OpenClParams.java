@@ -5,16 +5,10 @@ import io.gossgpu.device.KernelParams;
 /**
  * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
  * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, shared
- * by every API. OpenClKernelParamsTest checks them against the sources.
+ * by every API, and the small ops' ones are {@link io.gossgpu.device.OpParams}. OpenClKernelParamsTest checks them against the sources.
  */
 final class OpenClParams {
     private OpenClParams() {}
-
-    /** embed.cl. */
-    record EmbedParams(int fmt, int H) implements KernelParams {}
-
-    /** rmsnorm.cl. */
-    record NormParams(int C, float eps) implements KernelParams {}
 
     /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
     record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
@@ -35,15 +29,6 @@ final class OpenClParams {
 
     /** attention.cl: {@code kv_store}. */
     record StoreParams(int start, int row0, int slots, int kvDim, int first) implements KernelParams {}
-
-    /** router.cl. */
-    record TopKParams(int E, int K, int T) implements KernelParams {}
-
-    /** add.cl. */
-    record AddParams(int n) implements KernelParams {}
-
-    /** argmax.cl. */
-    record ArgmaxParams(int V) implements KernelParams {}
 
     /** sample.cl: {@code sample_max}. */
     record SampleMaxParams(int row, int V, int C) implements KernelParams {}

@@ -21,10 +21,10 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
             .with(Knobs.MOE_PREFILL_MIN_T, 1)
             .with(Knobs.MOE_TILE, 3)
             .with(Knobs.MOE_WG, 2)
-            .with(Knobs.LINEAR_TILE, 3)
-            .with(Knobs.LINEAR_VEC, 0)
+            .with(Knobs.DENSE_TILE, 3)
+            .with(Knobs.DENSE_VEC, 0)
             .with(Knobs.SDPA_GQA, 0)
-            .with(Knobs.LINEAR_WG, 8)
+            .with(Knobs.DENSE_WG, 8)
             .with(Knobs.ARGMAX_WG, 4)
             .with(Knobs.RMSNORM_WG, 2);
 

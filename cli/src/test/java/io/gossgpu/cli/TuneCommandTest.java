@@ -48,7 +48,7 @@ class TuneCommandTest {
         requireOpenCl();
         List<Knob> knobs = new OpenClBackendProvider().knobs();
         Knob wg = knobs.stream().filter(k -> k.shortName().equals("SDPA_WG")).findFirst().orElseThrow();
-        Knob tile = knobs.stream().filter(k -> k.shortName().equals("LINEAR_TILE")).findFirst().orElseThrow();
+        Knob tile = knobs.stream().filter(k -> k.shortName().equals("DENSE_TILE")).findFirst().orElseThrow();
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--quick",
                 "--knob", "SDPA_WG", "--knob", "goss_opencl_linear_tile");
         assertEquals(0, r.code(), r.err());
@@ -103,7 +103,7 @@ class TuneCommandTest {
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--knob", "WARP_SPEED");
         assertEquals(1, r.code());
         assertEquals(1, r.err().strip().lines().count(), r.err());
-        assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: LINEAR_WG, LINEAR_TILE,"), r.err());
+        assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: DENSE_WG, DENSE_TILE,"), r.err());
         assertTrue(r.err().contains("SDPA_WG") && r.err().contains("MOE_PREFILL_MIN_T"), r.err());
     }
 
