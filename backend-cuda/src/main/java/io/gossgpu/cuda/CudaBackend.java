@@ -12,6 +12,8 @@ import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.Grid;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
@@ -68,6 +70,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     final AttentionLauncher attention;
     final MoeLauncher moe;
     final SampleLauncher sampling;
+    /** rmsnorm, add, argmax and the router's topk_softmax, launched by the device layer as on every API. */
+    private final SmallOps<Long> ops;
 
     /** A backend on device 0 with the knobs {@code options} set. */
     public static CudaBackend create(BackendOptions options) {
@@ -105,8 +109,16 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
             attention = new AttentionLauncher(launch, scratch, options);
-            moe = new MoeLauncher(launch, scratch, dense, options);
+            moe = new MoeLauncher(launch, scratch, options);
             sampling = new SampleLauncher(launch, stepBuf, options);
+            int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
+            ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
+                    n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
+                    rows -> SmallOps.Shape.of(Grid.of(Math.min(rows, 65535), argmaxBlock)),
+                    tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
         } catch (RuntimeException e) {
             modules.close();
             throw e;
@@ -204,7 +216,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
-        dense.rmsNorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
+        ops.rmsnorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     @Override
@@ -242,7 +254,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected void runRouter(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, BufferRouting<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
-        moe.router(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), at(x), x.rows(), w.config().numExperts(), out);
+        int T = x.rows(), experts = w.config().numExperts();
+        CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
+        dense.matmul(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), at(x), T, logits.address());
+        ops.topk(logits.address(), out.ids().address(), out.weights().address(), T, experts, out.k());
     }
 
     @Override
@@ -253,7 +268,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runAdd(BufferTensor<CudaBuffer> a, BufferTensor<CudaBuffer> b, BufferTensor<CudaBuffer> out) {
-        dense.add(at(a), at(b), at(out), (long) a.rows() * a.cols());
+        ops.add(at(a), at(b), at(out), (long) a.rows() * a.cols());
     }
 
     @Override
@@ -263,7 +278,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runArgmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        sampling.argmax(logits, n, vocab, ids);
+        ops.argmax(logits.address(), ids.address(), n, vocab);
     }
 
     @Override

@@ -6,9 +6,8 @@ import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
-import io.gossgpu.device.OpParams.AddParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.device.OpParams.EmbedParams;
-import io.gossgpu.device.OpParams.NormParams;
 import io.gossgpu.model.WeightFormat;
 
 import java.util.EnumMap;
@@ -35,8 +34,8 @@ final class DenseLauncher {
     /** The scalars of every dense_matvec_* and dense_gemm_* kernel (dense.cu; the GEMM does not read split). */
     record DenseParams(int hasBias, int tokens, int cols, int rows, int n0, int n1, int split) implements KernelParams {}
 
-    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", "rmsnorm", 3, NormParams.class),
-            ADD = new CudaEntry("add", "add", 3, AddParams.class);
+    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
+            ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class);
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
     static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
                     Stream.of(embed(f), matvec(f)),
@@ -65,7 +64,6 @@ final class DenseLauncher {
     private final CudaLauncher launch;
     private final int multiprocessors;
     private final Map<WeightFormat, Kernels> dense = new EnumMap<>(WeightFormat.class);
-    private final CudaKernel kRms, kAdd;
     final int denseBlock, rmsBlock, elementwiseBlock, prefillMinT, tileT, tileR;
 
     DenseLauncher(CudaLauncher launch, int multiprocessors, BackendOptions o) {
@@ -87,26 +85,11 @@ final class DenseLauncher {
             checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
             dense.put(f, k);
         }
-        kRms = launch.kernel(RMSNORM.name());
-        kAdd = launch.kernel(ADD.name());
-        checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
-        checkBlock(kAdd, CudaKnobs.ELEMENTWISE, elementwiseBlock);
     }
 
     /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
     void embed(Dense table, long ids, int tokens, long out) {
         launch.launch(dense.get(table.format()).embed()).buffer(table.ptr()).buffer(table.scales()).buffer(ids).buffer(out).run(new EmbedParams(tokens, table.cols(), 0), Grid.of(Math.min(tokens, 65535), elementwiseBlock));
-    }
-
-    /** One block per row of {@code rows × cols} values (grid x takes up to 2^31 − 1 rows). */
-    void rmsNorm(long x, long scale, long out, int rows, int cols, float eps) {
-        launch.launch(kRms).buffer(x).buffer(scale).buffer(out).run(new NormParams(cols, eps), Grid.of(rows, rmsBlock));
-    }
-
-    /** {@code out = a + b} over {@code n} values. */
-    void add(long a, long b, long out, long n) {
-        int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
-        launch.launch(kAdd).buffer(a).buffer(b).buffer(out).run(new AddParams(n), Grid.of(grid, elementwiseBlock));
     }
 
     /** {@code out[t, :] = W·x[t, :]} (+ bias, a device address of {@code d.rows()} floats, or 0) for {@code t < T}. */

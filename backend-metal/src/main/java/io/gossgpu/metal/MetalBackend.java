@@ -17,7 +17,8 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.*;
+import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
@@ -56,6 +57,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
     private final MoePipeline<Buf> moe;
+    private final SmallOps<Buf> ops;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -79,6 +81,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
+        ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
+                n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
+                tokens -> SmallOps.Shape.of(Grid.items(tokens))));
     }
 
     /** The device and its queue (the native library loaded first). */
@@ -174,8 +179,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        launch(MetalKernel.RMSNORM).buffer(x.buffer()).buffer(w.tensors.norm(layer, which)).buffer(out.buffer())
-                .run(new NormParams(x.cols(), w.config().rmsNormEps()), groups(kernel(MetalKernel.RMSNORM), x.rows()));
+        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
@@ -235,8 +239,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ModelConfig c = w.config();
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
         matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
-        launch(MetalKernel.TOPK_SOFTMAX).buffer(logits).buffer(r.ids()).buffer(r.weights())
-                .run(new TopKParams(x.rows(), c.numExperts(), r.k()), Grid.items(x.rows()));
+        ops.topk(logits, r.ids(), r.weights(), x.rows(), c.numExperts(), r.k());
     }
 
     @Override
@@ -264,8 +267,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
-        long n = (long) out.rows() * out.cols();
-        launch(MetalKernel.ADD).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
+        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) out.rows() * out.cols());
     }
 
     @Override
@@ -275,7 +277,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        launch(MetalKernel.ARGMAX).buffer(logits).buffer(ids).run(new ArgmaxParams(n, vocab), groups(kernel(MetalKernel.ARGMAX), n));
+        ops.argmax(logits, ids, n, vocab);
     }
 
     /** goss.metal has no sampling kernels yet: SAMPLE is declined and the host samples the logits. */

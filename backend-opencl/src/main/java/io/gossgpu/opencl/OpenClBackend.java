@@ -16,7 +16,8 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.*;
+import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -50,9 +51,10 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kAttention, kKvStore, kTopK, kAdd, kArgmax;
+    private final OpenClKernel kEmbed, kDense, kRope, kAttention, kKvStore;
     private final OpenClKernel kAttentionSplit, kAttentionCombine, kAttentionGqa;
     private final MoePipeline<Long> moe;
+    private final SmallOps<Long> ops;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
@@ -154,14 +156,14 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         launcher = new OpenClLauncher(program, queue);
         try {
             kEmbed = launcher.kernel("embed");
-            kRmsNorm = launcher.kernel("rmsnorm");
             kDense = launcher.kernel("dense");
             kRope = launcher.kernel("rope");
             kAttention = launcher.kernel("attention");
             kKvStore = launcher.kernel("kv_store");
-            kTopK = launcher.kernel("topk_softmax");
-            kAdd = launcher.kernel("add");
-            kArgmax = launcher.kernel("argmax");
+            ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
+                    n -> SmallOps.Shape.of(Grid.items(n)),
+                    rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
+                    tokens -> SmallOps.Shape.of(Grid.items(tokens))));
             moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             kAttentionSplit = launcher.kernel("attention_split");
             kAttentionCombine = launcher.kernel("attention_combine");
@@ -174,11 +176,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                 if (k != null) wg = Math.min(wg, k.maxThreads());
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
             program.checkWorkGroup(kDense, Knobs.DENSE_WG, denseWg);
-            program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), Knobs.RMSNORM_WG, rmsWg);
             for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
                 program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
-            program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ARGMAX), Knobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
             throw e;
@@ -249,8 +251,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        launch(kRmsNorm).buffer(x.buffer()).buffer(w.tensors.norm(layer, which)).buffer(out.buffer()).local(4L * rmsWg)
-                .run(new NormParams(x.cols(), w.config().rmsNormEps()), Grid.of(x.rows(), rmsWg));
+        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
@@ -327,7 +328,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK).buffer(logits).buffer(r.ids()).buffer(r.weights()).run(new TopKParams(T, e, r.k()), Grid.items(T));
+        ops.topk(logits, r.ids(), r.weights(), T, e, r.k());
     }
 
     @Override
@@ -356,8 +357,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
-        long n = (long) a.rows() * a.cols();
-        launch(kAdd).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
+        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) a.rows() * a.cols());
     }
 
     @Override
@@ -367,7 +367,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax).buffer(logits).buffer(ids).local(4L * argmaxWg).local(4L * argmaxWg).run(new ArgmaxParams(n, vocab), Grid.of(n, argmaxWg));
+        ops.argmax(logits, ids, n, vocab);
     }
 
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
