@@ -220,7 +220,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     @Override
-    protected void runLinear(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
+    protected void runDense(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
         dense.linear(l.dense(which), l.bias(which), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }

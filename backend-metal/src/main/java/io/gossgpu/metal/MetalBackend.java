@@ -193,7 +193,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     }
 
     @Override
-    protected void runLinear(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
+    protected void runDense(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
         matvec(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
     }
 
@@ -202,9 +202,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                               BufferTensor<Buf> v) {
         ModelConfig c = w.config();
         Buf table = w.rope(batch.endPosition()); // may commit: before this op's dispatches
-        runLinear(w, layer, DenseKind.Q, x, q);
-        runLinear(w, layer, DenseKind.K, x, k);
-        runLinear(w, layer, DenseKind.V, x, v);
+        runDense(w, layer, DenseKind.Q, x, q);
+        runDense(w, layer, DenseKind.K, x, k);
+        runDense(w, layer, DenseKind.V, x, v);
         for (int s = 0; s < batch.size(); s++) {
             rope(q, batch.firstRow(s), batch.tokens(s), c.numAttentionHeads(), c.headDim(), batch.start(s), table);
             rope(k, batch.firstRow(s), batch.tokens(s), c.numKeyValueHeads(), c.headDim(), batch.start(s), table);

@@ -262,7 +262,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     }
 
     @Override
-    protected void runLinear(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
+    protected void runDense(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
         matmul(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
     }
 
@@ -270,9 +270,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     protected void runQkvRope(OpenClWeights w, int layer, BufferTensor<Long> x, Batch batch, BufferTensor<Long> q, BufferTensor<Long> k,
                               BufferTensor<Long> v) {
         ModelConfig c = w.config();
-        runLinear(w, layer, DenseKind.Q, x, q);
-        runLinear(w, layer, DenseKind.K, x, k);
-        runLinear(w, layer, DenseKind.V, x, v);
+        runDense(w, layer, DenseKind.Q, x, q);
+        runDense(w, layer, DenseKind.K, x, k);
+        runDense(w, layer, DenseKind.V, x, v);
         int hd = c.headDim();
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
