@@ -11,11 +11,12 @@
 #define DENSE_TILE 4
 #endif
 
-typedef struct { int fmt; long rowBytes; int hasBias; int xRow0; int T; int C; int R; int vec; } DenseParams;
+typedef struct { int fmt; int hasBias; int tokens; int cols; int rows; int xRow0; int n0; int n1; int split; int vec; long rowBytes; }
+    DenseParams; /* n0, n1, split: CUDA's (fused QKV outputs, warps per row), unread here */
 
 __kernel void dense(__global const uchar* W, __global const float* bias, __global const float* x,
                     __global float* out, __local float* scratch, const DenseParams p) {
-    const int fmt = p.fmt, hasBias = p.hasBias, xRow0 = p.xRow0, T = p.T, C = p.C, R = p.R, vec = p.vec;
+    const int fmt = p.fmt, hasBias = p.hasBias, xRow0 = p.xRow0, T = p.tokens, C = p.cols, R = p.rows, vec = p.vec;
     const long rowBytes = p.rowBytes;
     int r = get_group_id(0), t0 = get_group_id(1) * DENSE_TILE;
     int lid = get_local_id(0), wg = get_local_size(0);

@@ -7,6 +7,7 @@ import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.SmallOps;
+import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.model.WeightFormat;
 
@@ -31,8 +32,6 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 final class DenseLauncher {
     /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
-    /** The scalars of every dense_matvec_* and dense_gemm_* kernel (dense.cu; the GEMM does not read split). */
-    record DenseParams(int hasBias, int tokens, int cols, int rows, int n0, int n1, int split) implements KernelParams {}
 
     static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
             ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class);
@@ -121,9 +120,9 @@ final class DenseLauncher {
                 .buffer(out0).buffer(out1).buffer(out2);
         if (!gemm) {
             int warps = denseBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
-            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, split), Grid.of(ceilDiv(d.rows(), warps / split), denseBlock));
+            a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, split, 0, 0), Grid.of(ceilDiv(d.rows(), warps / split), denseBlock));
         } else {
-            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, 1), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
+            a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, 1, 0, 0), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
         }
     }
 

@@ -17,6 +17,7 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
@@ -182,13 +183,13 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
-    private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
+    /** out[t, r] = Σ_c W[r, c]·x[xRow0 + t, c] (+ bias[r]) for {@code T} rows of x. */
+    private void matvec(Dense m, Buf bias, Buf x, int xRow0, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
         Kernel kernel = kernel(tiled ? MetalKernel.DENSE_TILED : MetalKernel.DENSE);
         KernelLaunch<Buf> d = launch(kernel).buffer(m.buf(), m.offset()).buffer(bias == null ? m.buf() : bias)
-                .buffer(x, xOffset).buffer(out);
-        LinearParams p = new LinearParams(m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows());
+                .buffer(x).buffer(out);
+        DenseParams p = new DenseParams(m.fmt(), bias == null ? 0 : 1, T, m.cols(), m.rows(), xRow0, m.rows(), 0, 1, 0, 0);
         d.run(p, tiled ? groups(kernel, (long) ((m.rows() + 31) / 32) * ((T + 7) / 8)) : simdgroups(kernel, m.rows()));
     }
 
@@ -272,7 +273,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runLogits(MetalWeights w, BufferTensor<Buf> x, int fromRow, int n, Buf out) {
-        matvec(w.tensors.unembedding(), null, x.buffer(), 4L * fromRow * x.cols(), n, out);
+        matvec(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override

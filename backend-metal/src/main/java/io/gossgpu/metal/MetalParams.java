@@ -10,9 +10,6 @@ import io.gossgpu.device.KernelParams;
 final class MetalParams {
     private MetalParams() {}
 
-    /** {@code xStride}/{@code outStride}: floats between a token's rows of x and of out. */
-    record LinearParams(int rows, int cols, int T, int fmt, int hasBias, int xStride, int outStride) implements KernelParams {}
-
     record RopeParams(int T, int heads, int hd, int start, int cols) implements KernelParams {}
 
     record AttnParams(int T, int start, int heads, int hd, int group, int slots, int window, int qDim, int kvDim,

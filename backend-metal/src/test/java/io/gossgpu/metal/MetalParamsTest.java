@@ -11,7 +11,7 @@ class MetalParamsTest {
     @Test
     void everyParamsStructOfTheKernelsHasItsRecordFieldForField() {
         var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(MetalBackend.class));
-        assertEquals(4, records.size(), records.toString()); // embed, rmsnorm, router, add, argmax: OpParams
+        assertEquals(3, records.size(), records.toString()); // embed, rmsnorm, dense, router, add, argmax: OpParams
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         KernelParamsCheck.assertMirrors(KernelSource.inlined("metal", "goss.metal"), records);

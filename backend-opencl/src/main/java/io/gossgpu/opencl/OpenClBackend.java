@@ -16,6 +16,7 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
@@ -258,7 +259,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
         int tiles = (T + denseTile - 1) / denseTile;
         launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * denseWg)
-                .run(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), denseVec), Grid.of(d.rows(), tiles, denseWg));
+                .run(new DenseParams(d.fmt(), bias == 0 ? 0 : 1, T, d.cols(), d.rows(), xRow0, d.rows(), 0, 1, denseVec, d.rowBytes()), Grid.of(d.rows(), tiles, denseWg));
     }
 
     @Override

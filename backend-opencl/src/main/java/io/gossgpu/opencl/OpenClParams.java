@@ -10,9 +10,6 @@ import io.gossgpu.device.KernelParams;
 final class OpenClParams {
     private OpenClParams() {}
 
-    /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
-    record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
-
     /** rope.cl. */
     record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
 

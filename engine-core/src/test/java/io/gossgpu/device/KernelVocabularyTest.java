@@ -51,7 +51,6 @@ class KernelVocabularyTest {
 
     /** Kernels more than one API has whose params struct still differs: kernel → why. Delete an entry when it agrees. */
     static final Map<String, String> NOT_YET = Map.of(
-            "dense", "OpenCL's DenseParams (row bytes, x row) and Metal's LinearParams (strides) are not yet one struct",
             "rope", "CUDA reads positions from the step buffer (graphs); OpenCL and Metal take start by value, each its own fields",
             "sample_max", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
             "sample_sums", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
