@@ -73,9 +73,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         this.dev = metal.device();
         this.queue = metal.queue();
         this.description = metal.deviceName();
-        prefillMinT = Knobs.DENSE_PREFILL_MIN_T.value(options);
-        moePrefillMinT = Knobs.MOE_PREFILL_MIN_T.value(options);
-        noCopy = Knobs.NO_COPY.value(options) == 1;
+        prefillMinT = MetalKnobs.DENSE_PREFILL_MIN_T.value(options);
+        moePrefillMinT = MetalKnobs.MOE_PREFILL_MIN_T.value(options);
+        noCopy = MetalKnobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
         lib = metallib != null ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
@@ -110,8 +110,8 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
-        m.put(Knobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
-        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(MetalKnobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
+        m.put(MetalKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         return m;
     }
 

@@ -24,7 +24,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     static final BackendOptions KNOBS = knobs();
 
     private static BackendOptions knobs() {
-        BackendOptions o = BackendOptions.defaults().with(Knobs.DENSE_PREFILL_MIN_T, 2).with(Knobs.MOE_PREFILL_MIN_T, 2);
+        BackendOptions o = BackendOptions.defaults().with(MetalKnobs.DENSE_PREFILL_MIN_T, 2).with(MetalKnobs.MOE_PREFILL_MIN_T, 2);
         for (var e : SIZES.entrySet()) o = o.with(e.getKey().threadgroup, e.getValue());
         return o;
     }

@@ -20,9 +20,9 @@ class MetalParamsTest {
     /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
     @Test
     void knobsSpeakTheKernelVocabulary() {
-        io.gossgpu.device.KnobVocabulary.assertSpeaks(Knobs.ALL);
-        var names = Knobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
-        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(Knobs.RENAMED.values()) && Knobs.RENAMED.keySet().stream().noneMatch(names::contains),
-                Knobs.RENAMED.toString());
+        io.gossgpu.device.KnobVocabulary.assertSpeaks(MetalKnobs.ALL);
+        var names = MetalKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
+        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(MetalKnobs.RENAMED.values()) && MetalKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
+                MetalKnobs.RENAMED.toString());
     }
 }

@@ -141,18 +141,18 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
-        denseWg = Knobs.value(options, Knobs.DENSE_WG, gpu, maxWg);
-        denseTile = Knobs.value(options, Knobs.DENSE_TILE, gpu, maxWg);
-        denseVec = Knobs.value(options, Knobs.DENSE_VEC, gpu, maxWg);
-        rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
-        sdpaWg = Knobs.value(options, Knobs.SDPA_WG, gpu, maxWg);
-        sdpaSplitKeys = Knobs.value(options, Knobs.SDPA_SPLITKEYS, gpu, maxWg);
-        sdpaSplitBelow = Knobs.SDPA_SPLITBELOW.value(options, Knobs.splitBelowDefault(device.computeUnits()));
-        sdpaGqa = Knobs.value(options, Knobs.SDPA_GQA, gpu, maxWg);
-        moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
-        moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
-        moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
-        argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
+        denseWg = OpenClKnobs.value(options, OpenClKnobs.DENSE_WG, gpu, maxWg);
+        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE, gpu, maxWg);
+        denseVec = OpenClKnobs.value(options, OpenClKnobs.DENSE_VEC, gpu, maxWg);
+        rmsWg = OpenClKnobs.value(options, OpenClKnobs.RMSNORM_WG, gpu, maxWg);
+        sdpaWg = OpenClKnobs.value(options, OpenClKnobs.SDPA_WG, gpu, maxWg);
+        sdpaSplitKeys = OpenClKnobs.value(options, OpenClKnobs.SDPA_SPLITKEYS, gpu, maxWg);
+        sdpaSplitBelow = OpenClKnobs.SDPA_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
+        sdpaGqa = OpenClKnobs.value(options, OpenClKnobs.SDPA_GQA, gpu, maxWg);
+        moeWg = OpenClKnobs.value(options, OpenClKnobs.MOE_WG, gpu, maxWg);
+        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE, gpu, maxWg);
+        moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
+        argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
         launcher = new OpenClLauncher(program, queue);
         try {
@@ -176,12 +176,12 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
                 if (k != null) wg = Math.min(wg, k.maxThreads());
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
-            program.checkWorkGroup(kDense, Knobs.DENSE_WG, denseWg);
-            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), Knobs.RMSNORM_WG, rmsWg);
-            for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, Knobs.SDPA_WG, sdpaWg);
+            program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
+            for (OpenClKernel k : new OpenClKernel[]{kAttention, kAttentionSplit, kAttentionGqa}) program.checkWorkGroup(k, OpenClKnobs.SDPA_WG, sdpaWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
-                program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
-            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ARGMAX), Knobs.ARGMAX_WG, argmaxWg);
+                program.checkWorkGroup((OpenClKernel) moe.kernel(k), OpenClKnobs.MOE_WG, moeWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ARGMAX), OpenClKnobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
             throw e;
@@ -205,18 +205,18 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(Knobs.DENSE_WG.envName(), denseWg);
-        m.put(Knobs.DENSE_TILE.envName(), denseTile);
-        m.put(Knobs.DENSE_VEC.envName(), denseVec);
-        m.put(Knobs.RMSNORM_WG.envName(), rmsWg);
-        m.put(Knobs.SDPA_WG.envName(), sdpaWg);
-        m.put(Knobs.SDPA_GQA.envName(), sdpaGqa);
-        m.put(Knobs.SDPA_SPLITKEYS.envName(), sdpaSplitKeys);
-        m.put(Knobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
-        m.put(Knobs.MOE_WG.envName(), moeWg);
-        m.put(Knobs.MOE_TILE.envName(), moeTile);
-        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
-        m.put(Knobs.ARGMAX_WG.envName(), argmaxWg);
+        m.put(OpenClKnobs.DENSE_WG.envName(), denseWg);
+        m.put(OpenClKnobs.DENSE_TILE.envName(), denseTile);
+        m.put(OpenClKnobs.DENSE_VEC.envName(), denseVec);
+        m.put(OpenClKnobs.RMSNORM_WG.envName(), rmsWg);
+        m.put(OpenClKnobs.SDPA_WG.envName(), sdpaWg);
+        m.put(OpenClKnobs.SDPA_GQA.envName(), sdpaGqa);
+        m.put(OpenClKnobs.SDPA_SPLITKEYS.envName(), sdpaSplitKeys);
+        m.put(OpenClKnobs.SDPA_SPLITBELOW.envName(), sdpaSplitBelow);
+        m.put(OpenClKnobs.MOE_WG.envName(), moeWg);
+        m.put(OpenClKnobs.MOE_TILE.envName(), moeTile);
+        m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(OpenClKnobs.ARGMAX_WG.envName(), argmaxWg);
         return m;
     }
 
@@ -292,7 +292,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         long localBytes = 4L * (2L * hd + sdpaWg);
         if (localBytes > device.localMemBytes())
-            throw Knobs.SDPA_WG.invalid(Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
+            throw OpenClKnobs.SDPA_WG.invalid(Integer.toString(sdpaWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
                     + device.localMemBytes() + " bytes of local memory");
         int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads(), group = c.queriesPerKvHead();
         float scale = (float) (1 / Math.sqrt(hd));

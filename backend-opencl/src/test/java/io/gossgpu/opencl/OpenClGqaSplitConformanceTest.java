@@ -19,8 +19,8 @@ class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
 
     @Override
     protected BackendOptions options() {
-        return BackendOptions.defaults().with(Knobs.SDPA_SPLITKEYS, 3).with(Knobs.SDPA_SPLITBELOW, 1000000000)
-                .with(Knobs.SDPA_GQA, 1).with(Knobs.SDPA_WG, 2);
+        return BackendOptions.defaults().with(OpenClKnobs.SDPA_SPLITKEYS, 3).with(OpenClKnobs.SDPA_SPLITBELOW, 1000000000)
+                .with(OpenClKnobs.SDPA_GQA, 1).with(OpenClKnobs.SDPA_WG, 2);
     }
 
     @Test

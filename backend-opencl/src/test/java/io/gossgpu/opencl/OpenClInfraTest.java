@@ -190,8 +190,8 @@ class OpenClInfraTest {
     /** Every work-group size {@code wg}, both tiles {@code tile}, and the grouped MoE from {@code groupMin} tokens. */
     private static BackendOptions knobs(int wg, int tile, int groupMin) {
         BackendOptions o = BackendOptions.defaults();
-        for (io.gossgpu.backend.Knob k : List.of(Knobs.DENSE_WG, Knobs.RMSNORM_WG, Knobs.SDPA_WG, Knobs.MOE_WG, Knobs.ARGMAX_WG)) o = o.with(k, wg);
-        return o.with(Knobs.DENSE_TILE, tile).with(Knobs.MOE_TILE, tile).with(Knobs.MOE_PREFILL_MIN_T, groupMin);
+        for (io.gossgpu.backend.Knob k : List.of(OpenClKnobs.DENSE_WG, OpenClKnobs.RMSNORM_WG, OpenClKnobs.SDPA_WG, OpenClKnobs.MOE_WG, OpenClKnobs.ARGMAX_WG)) o = o.with(k, wg);
+        return o.with(OpenClKnobs.DENSE_TILE, tile).with(OpenClKnobs.MOE_TILE, tile).with(OpenClKnobs.MOE_PREFILL_MIN_T, groupMin);
     }
 
     /** A child JVM with no OpenCL platform (empty ICD directory) or no loadable libOpenCL gets one line, no exception. */

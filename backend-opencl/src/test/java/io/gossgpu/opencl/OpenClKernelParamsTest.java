@@ -21,9 +21,9 @@ class OpenClKernelParamsTest {
     /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
     @Test
     void knobsSpeakTheKernelVocabulary() {
-        io.gossgpu.device.KnobVocabulary.assertSpeaks(Knobs.ALL);
-        var names = Knobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
-        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(Knobs.RENAMED.values()) && Knobs.RENAMED.keySet().stream().noneMatch(names::contains),
-                Knobs.RENAMED.toString());
+        io.gossgpu.device.KnobVocabulary.assertSpeaks(OpenClKnobs.ALL);
+        var names = OpenClKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
+        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(OpenClKnobs.RENAMED.values()) && OpenClKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
+                OpenClKnobs.RENAMED.toString());
     }
 }

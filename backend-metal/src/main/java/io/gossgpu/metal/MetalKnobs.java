@@ -13,8 +13,8 @@ import java.util.stream.Stream;
  * {@code GOSS_METAL_<KERNEL>_TG}, the threads per threadgroup of one kernel ({@link MetalKernel#threadgroup});
  * {@code GOSS_METAL_DENSE_PREFILL_MIN_T}, {@code GOSS_METAL_MOE_PREFILL_MIN_T}; and the setting {@code GOSS_METAL_NO_COPY}.
  */
-final class Knobs {
-    private Knobs() {}
+final class MetalKnobs {
+    private MetalKnobs() {}
 
     private static final String B = MetalBackendProvider.NAME;
 

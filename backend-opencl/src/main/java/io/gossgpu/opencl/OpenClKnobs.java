@@ -14,8 +14,8 @@ import java.util.Map;
  * {@link BackendOptions}, the op named as its kernel file and the same on every API (KernelVocabularyTest). Work-group sizes are powers of two no larger than the device's
  * (and each kernel's) maximum; the defaults differ between GPU and CPU devices (PoCL).
  */
-final class Knobs {
-    private Knobs() {}
+final class OpenClKnobs {
+    private OpenClKnobs() {}
 
     private static final String B = OpenClBackend.NAME;
     /** Defaults on CPU devices (PoCL), where they differ from the GPU default the knob declares. */
