@@ -50,7 +50,7 @@ class TuneCommandTest {
         Knob wg = knobs.stream().filter(k -> k.shortName().equals("SDPA_WG")).findFirst().orElseThrow();
         Knob tile = knobs.stream().filter(k -> k.shortName().equals("DENSE_TILE")).findFirst().orElseThrow();
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--quick",
-                "--knob", "SDPA_WG", "--knob", "goss_opencl_linear_tile");
+                "--knob", "SDPA_WG", "--knob", "goss_opencl_dense_tile");
         assertEquals(0, r.code(), r.err());
         // one progress line per candidate, 3 candidates per knob in quick mode
         assertEquals(6, r.err().lines().filter(l -> l.startsWith("GOSS_OPENCL_")).count(), r.err());
