@@ -229,13 +229,17 @@ __device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* 
 // ---- entry points ---------------------------------------------------------------------------------
 // The scalars of every dense_matvec_* and dense_gemm_* kernel (the GEMM does not read split).
 struct DenseParams {
+    int fmt;     // unread: the entry points are one per format
     int hasBias; // 0: no bias
     int tokens;  // T: rows of x
     int cols;
     int rows;
+    int xRow0;   // x's first row
     int n0;      // rows of y going to out0
     int n1;      // the next n1 to out1, the rest to out2
     int split;   // matvec: warps per row
+    int vec;     // unread (dense.cl's vector switch)
+    long long rowBytes; // unread (dense.cl's row stride)
 };
 
 #define DENSE_LINEAR_ARGS(E)                                                                                  \
@@ -244,12 +248,12 @@ struct DenseParams {
 #define DENSE_GEMM_ENTRY(name, E, TM, TR)                                                                     \
     extern "C" __global__ void name DENSE_LINEAR_ARGS(E)                                                      \
     {                                                                                                         \
-        gemm<E, TM, TR>(w, s, bias, p.hasBias, x, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2);   \
+        gemm<E, TM, TR>(w, s, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2);   \
     }
 #define DENSE_ENTRIES(suffix, E)                                                                              \
     extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
     {                                                                                                         \
-        matvec<E>(w, s, bias, p.hasBias, x, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2, p.split); \
+        matvec<E>(w, s, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2, p.split); \
     }                                                                                                         \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \

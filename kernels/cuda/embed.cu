@@ -24,6 +24,7 @@ __device__ void embed_rows(const typename E::T* __restrict__ w, const unsigned s
 struct EmbedParams {
     int tokens; // T
     int cols;   // H: values per row
+    int fmt;    // unread: one entry point per format (the same struct as embed.cl and embed.metal)
 };
 
 #define EMBED_ENTRY(suffix, E)                                                                                \

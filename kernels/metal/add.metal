@@ -5,7 +5,7 @@
 #include "common.h"
 
 // ---- elementwise add ---------------------------------------------------------------------------------
-struct AddParams { uint n; };
+struct AddParams { long n; };
 
 KERNEL(add)(BUF(device const float *, a, 0), BUF(device const float *, b, 1), BUF(device float *, out, 2),
             PARAMS(AddParams, p, 3), GRID_POS(i)) {

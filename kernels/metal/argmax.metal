@@ -5,7 +5,7 @@
 #include "common.h"
 
 // ---- argmax over each row of logits: ties to the lower index ---------------------------------------
-struct ArgmaxParams { uint n; };
+struct ArgmaxParams { uint rows; uint vocab; }; // one threadgroup per row: rows unread
 
 inline bool better(float v, uint i, float bv, uint bi) { return v > bv || (v == bv && i < bi); }
 
@@ -15,8 +15,8 @@ KERNEL(argmax)(BUF(device const float *, logits, 0), BUF(device int *, out, 1), 
     TG_ARRAY(uint, bestI, 32);
     float bv = NEG_BIG;
     uint bi = 0xffffffffu;
-    for (uint c = tid; c < p.n; c += nt) {
-        float v = logits[row * p.n + c];
+    for (uint c = tid; c < p.vocab; c += nt) {
+        float v = logits[row * p.vocab + c];
         if (better(v, c, bv, bi)) { bv = v; bi = c; }
     }
     for (ushort off = 16; off > 0; off /= 2) {

@@ -1,25 +1,26 @@
-// Dense linear layers (MetalBackend.linear): decode and, from GOSS_METAL_PREFILL_MIN_T tokens, a tiled matmul.
+// Dense layers (MetalBackend.runLinear): decode and, from GOSS_METAL_DENSE_PREFILL_MIN_T tokens, a tiled matmul.
 //
 // Reference: y[t, r] = sum_c W[r, c] * x[t, c] + b[r]   (b optional: hasBias = 0), W in F32 or BF16 (load_w)
 
 #include "common.h"
 
 // ---- dense linear: one simdgroup per output row, every token of the batch --------------------------
-struct LinearParams { uint rows; uint cols; uint T; uint fmt; uint hasBias; uint xStride; uint outStride; };
+// n0, n1, split: CUDA's (fused QKV outputs, warps per row); vec, rowBytes: OpenCL's; unread here
+struct DenseParams { uint fmt; uint hasBias; uint tokens; uint cols; uint rows; uint xRow0; uint n0; uint n1; uint split; uint vec; long rowBytes; };
 
 KERNEL(dense)(BUF(device const uchar *, W, 0), BUF(device const float *, bias, 1), BUF(device const float *, x, 2),
-              BUF(device float *, out, 3), PARAMS(LinearParams, p, 4), TG_POS(tg), TG_SIZE(nt), SIMD_LANE(lane),
+              BUF(device float *, out, 3), PARAMS(DenseParams, p, 4), TG_POS(tg), TG_SIZE(nt), SIMD_LANE(lane),
               SIMD_GROUP(sg)) {
     uint r = tg * (nt / 32) + sg;
     if (r >= p.rows) return; // uniform across the simdgroup
     uint wrow = r * p.cols;
     float b = p.hasBias != 0 ? bias[r] : 0.0f;
-    for (uint t = 0; t < p.T; t++) {
-        device const float *xr = x + t * p.xStride;
+    for (uint t = 0; t < p.tokens; t++) {
+        device const float *xr = x + (p.xRow0 + t) * p.cols;
         float acc = 0.0f;
         for (uint c = lane; c < p.cols; c += 32) acc += load_w(W, p.fmt, wrow + c) * xr[c];
         acc = simd_sum(acc);
-        if (lane == 0) out[t * p.outStride + r] = acc + b;
+        if (lane == 0) out[t * p.rows + r] = acc + b;
     }
 }
 
@@ -32,7 +33,7 @@ KERNEL(dense)(BUF(device const uchar *, W, 0), BUF(device const float *, bias, 1
 #define LT_KP 33
 
 KERNEL(dense_tiled)(BUF(device const uchar *, W, 0), BUF(device const float *, bias, 1), BUF(device const float *, x, 2),
-                    BUF(device float *, out, 3), PARAMS(LinearParams, p, 4), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
+                    BUF(device float *, out, 3), PARAMS(DenseParams, p, 4), TG_POS(tg), TID(tid), TG_SIZE(nt)) {
     TG_ARRAY(float, ws, LT_R * LT_KP);
     TG_ARRAY(float, xs, LT_T * LT_KP);
     uint rowTiles = (p.rows + LT_R - 1) / LT_R;
@@ -45,7 +46,7 @@ KERNEL(dense_tiled)(BUF(device const uchar *, W, 0), BUF(device const float *, b
         }
         for (uint i = tid; i < LT_T * LT_K; i += nt) {
             uint t = i / LT_K, c = i % LT_K;
-            xs[t * LT_KP + c] = (t0 + t < p.T && k0 + c < p.cols) ? x[(t0 + t) * p.xStride + k0 + c] : 0.0f;
+            xs[t * LT_KP + c] = (t0 + t < p.tokens && k0 + c < p.cols) ? x[(p.xRow0 + t0 + t) * p.cols + k0 + c] : 0.0f;
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
         for (uint j = 0; j < 8; j++) {
@@ -62,6 +63,6 @@ KERNEL(dense_tiled)(BUF(device const uchar *, W, 0), BUF(device const float *, b
         uint o = tid + j * nt;
         if (o >= LT_R * LT_T) break;
         uint r = r0 + o % LT_R, t = t0 + o / LT_R;
-        if (r < p.rows && t < p.T) out[t * p.outStride + r] = acc[j] + (p.hasBias != 0 ? bias[r] : 0.0f);
+        if (r < p.rows && t < p.tokens) out[t * p.rows + r] = acc[j] + (p.hasBias != 0 ? bias[r] : 0.0f);
     }
 }

@@ -5,10 +5,10 @@
 #include "common.h"
 
 // ---- embedding ------------------------------------------------------------------------------------
-struct EmbedParams { uint H; uint fmt; };
+struct EmbedParams { uint tokens; uint cols; uint fmt; }; // one threadgroup per token: tokens unread
 
 KERNEL(embed)(BUF(device const uchar *, table, 0), BUF(device const int *, tokens, 1), BUF(device float *, out, 2),
               PARAMS(EmbedParams, p, 3), TG_POS(row), TID(tid), TG_SIZE(nt)) {
     uint tok = uint(tokens[row]);
-    for (uint c = tid; c < p.H; c += nt) out[row * p.H + c] = load_w(table, p.fmt, tok * p.H + c);
+    for (uint c = tid; c < p.cols; c += nt) out[row * p.cols + c] = load_w(table, p.fmt, tok * p.cols + c);
 }

@@ -5,20 +5,20 @@
 #include "common.h"
 
 // ---- RMSNorm: one threadgroup per row ---------------------------------------------------------------
-struct NormParams { uint n; float eps; };
+struct NormParams { uint cols; float eps; };
 
 KERNEL(rmsnorm)(BUF(device const float *, x, 0), BUF(device const float *, scale, 1), BUF(device float *, out, 2),
                 PARAMS(NormParams, p, 3), TG_POS(row), TID(tid), TG_SIZE(nt), SIMD_LANE(lane), SIMD_GROUP(sg)) {
     TG_ARRAY(float, partial, 32);
-    device const float *xr = x + row * p.n;
+    device const float *xr = x + row * p.cols;
     float ss = 0.0f;
-    for (uint c = tid; c < p.n; c += nt) ss += xr[c] * xr[c];
+    for (uint c = tid; c < p.cols; c += nt) ss += xr[c] * xr[c];
     ss = simd_sum(ss);
     if (lane == 0) partial[sg] = ss;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float total = 0.0f;
     uint nsg = (nt + 31) / 32;
     for (uint i = 0; i < nsg; i++) total += partial[i];
-    float inv = rsqrt(total / float(p.n) + p.eps);
-    for (uint c = tid; c < p.n; c += nt) out[row * p.n + c] = xr[c] * inv * scale[c];
+    float inv = rsqrt(total / float(p.cols) + p.eps);
+    for (uint c = tid; c < p.cols; c += nt) out[row * p.cols + c] = xr[c] * inv * scale[c];
 }

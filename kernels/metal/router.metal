@@ -7,16 +7,16 @@
 #include "common.h"
 
 // ---- router: top-k (ties to the lower expert) and softmax over the k, one thread per token ---------
-struct TopkParams { uint T; uint E; uint k; };
+struct TopKParams { uint tokens; uint experts; uint k; };
 
 KERNEL(topk_softmax)(BUF(device const float *, logits, 0), BUF(device int *, experts, 1), BUF(device float *, weights, 2),
-                     PARAMS(TopkParams, p, 3), GRID_POS(t)) {
-    if (t >= p.T) return;
-    device const float *g = logits + t * p.E;
+                     PARAMS(TopKParams, p, 3), GRID_POS(t)) {
+    if (t >= p.tokens) return;
+    device const float *g = logits + t * p.experts;
     uint taken[8] = {0, 0, 0, 0, 0, 0, 0, 0}; // E <= 256 (checked on the host)
     for (uint j = 0; j < p.k; j++) {
         uint best = 0xffffffffu;
-        for (uint e = 0; e < p.E; e++) {
+        for (uint e = 0; e < p.experts; e++) {
             if ((taken[e / 32] >> (e % 32)) & 1u) continue;
             if (best == 0xffffffffu || g[e] > g[best]) best = e;
         }

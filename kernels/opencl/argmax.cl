@@ -3,11 +3,11 @@
  * One work-group per row; each work item scans r = lid, lid + wg, ... (ascending, strict >), then a
  * tree reduction keeps the larger value, or the lower id on equal values. Local size = GOSS_OPENCL_ARGMAX_WG.
  */
-typedef struct { int V; } ArgmaxParams;
+typedef struct { int rows; int vocab; } ArgmaxParams; /* one work-group per row: rows unread */
 
 __kernel void argmax(__global const float* logits, __global int* out, __local float* lv, __local int* li,
                      const ArgmaxParams p) {
-    const int V = p.V;
+    const int V = p.vocab;
     int t = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global const float* l = logits + (long) t * V;
     float best = -INFINITY;

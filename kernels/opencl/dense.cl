@@ -1,36 +1,37 @@
 /*
  * Dense linear with bias: out[t, r] = sum_c W[r, c] * x[xRow0 + t, c] + b[r]   (t < T, r < R)
  * W rows are F32, F16, BF16 or Q8_0 (fmt), rowBytes apart. One work-group per (output row r,
- * tile of LINEAR_TILE tokens): the weight row is read once per tile; every work item sums a strided
+ * tile of DENSE_TILE tokens): the weight row is read once per tile; every work item sums a strided
  * slice of the columns for each token of the tile; a tree reduction finishes. hasBias = 0 for the
- * unembedding. vec != 0 (GOSS_OPENCL_LINEAR_VEC) reads 4 columns per work item when C % 4 == 0.
- * Local size = GOSS_OPENCL_LINEAR_WG (power of two); LINEAR_TILE =
- * GOSS_OPENCL_LINEAR_TILE (a build option).
+ * unembedding. vec != 0 (GOSS_OPENCL_DENSE_VEC) reads 4 columns per work item when C % 4 == 0.
+ * Local size = GOSS_OPENCL_DENSE_WG (power of two); DENSE_TILE =
+ * GOSS_OPENCL_DENSE_TILE (a build option).
  */
-#ifndef LINEAR_TILE
-#define LINEAR_TILE 4
+#ifndef DENSE_TILE
+#define DENSE_TILE 4
 #endif
 
-typedef struct { int fmt; long rowBytes; int hasBias; int xRow0; int T; int C; int R; int vec; } DenseParams;
+typedef struct { int fmt; int hasBias; int tokens; int cols; int rows; int xRow0; int n0; int n1; int split; int vec; long rowBytes; }
+    DenseParams; /* n0, n1, split: CUDA's (fused QKV outputs, warps per row), unread here */
 
 __kernel void dense(__global const uchar* W, __global const float* bias, __global const float* x,
                     __global float* out, __local float* scratch, const DenseParams p) {
-    const int fmt = p.fmt, hasBias = p.hasBias, xRow0 = p.xRow0, T = p.T, C = p.C, R = p.R, vec = p.vec;
+    const int fmt = p.fmt, hasBias = p.hasBias, xRow0 = p.xRow0, T = p.tokens, C = p.cols, R = p.rows, vec = p.vec;
     const long rowBytes = p.rowBytes;
-    int r = get_group_id(0), t0 = get_group_id(1) * LINEAR_TILE;
+    int r = get_group_id(0), t0 = get_group_id(1) * DENSE_TILE;
     int lid = get_local_id(0), wg = get_local_size(0);
     __global const uchar* wr = W + (long) r * rowBytes;
-    float acc[LINEAR_TILE];
-    for (int u = 0; u < LINEAR_TILE; u++) acc[u] = 0.0f;
-    int nt = min(LINEAR_TILE, T - t0);
+    float acc[DENSE_TILE];
+    for (int u = 0; u < DENSE_TILE; u++) acc[u] = 0.0f;
+    int nt = min(DENSE_TILE, T - t0);
     __global const float* x0 = x + (long) (xRow0 + t0) * C;
     if (fmt == FMT_Q8_0) {
         /* one 32-value block per step: its scale is read once */
         for (int blk = lid; blk < C / 32; blk += wg) {
             __global const uchar* b = wr + blk * 34;
             float d = f16_to_f32((uint) b[0] | ((uint) b[1] << 8));
-            float part[LINEAR_TILE];
-            for (int u = 0; u < LINEAR_TILE; u++) part[u] = 0.0f;
+            float part[DENSE_TILE];
+            for (int u = 0; u < DENSE_TILE; u++) part[u] = 0.0f;
             for (int j = 0; j < 32; j++) {
                 float w = (float) ((char) b[2 + j]);
                 for (int u = 0; u < nt; u++) part[u] = fma(w, x0[(long) u * C + blk * 32 + j], part[u]);
@@ -49,7 +50,7 @@ __kernel void dense(__global const uchar* W, __global const float* bias, __globa
                 ushort4 h = vload4(c4, w16);
                 w = (float4) (f16_to_f32(h.x), f16_to_f32(h.y), f16_to_f32(h.z), f16_to_f32(h.w));
             }
-            for (int u = 0; u < LINEAR_TILE; u++) {
+            for (int u = 0; u < DENSE_TILE; u++) {
                 if (u >= nt) break;
                 float4 xv = vload4(c4, x0 + (long) u * C);
                 float a = acc[u];
@@ -64,19 +65,19 @@ __kernel void dense(__global const uchar* W, __global const float* bias, __globa
         __global const ushort* w16 = (__global const ushort*) wr;
         for (int c = lid; c < C; c += wg) {
             float w = bf16_to_f32(w16[c]);
-            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+            for (int u = 0; u < DENSE_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
         }
     } else if (fmt == FMT_F32) {
         __global const float* w32 = (__global const float*) wr;
         for (int c = lid; c < C; c += wg) {
             float w = w32[c];
-            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+            for (int u = 0; u < DENSE_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
         }
     } else {
         __global const ushort* w16 = (__global const ushort*) wr;
         for (int c = lid; c < C; c += wg) {
             float w = f16_to_f32(w16[c]);
-            for (int u = 0; u < LINEAR_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
+            for (int u = 0; u < DENSE_TILE; u++) if (u < nt) acc[u] = fma(w, x0[(long) u * C + c], acc[u]);
         }
     }
     for (int u = 0; u < nt; u++) {

@@ -3,11 +3,11 @@
  * One work-group per row; the sum of squares is a float tree reduction. out may alias x
  * (each work item rewrites only the columns it read). Local size = GOSS_OPENCL_RMSNORM_WG.
  */
-typedef struct { int C; float eps; } NormParams;
+typedef struct { int cols; float eps; } NormParams;
 
 __kernel void rmsnorm(__global const float* x, __global const float* scale, __global float* out,
                       __local float* scratch, const NormParams p) {
-    const int C = p.C;
+    const int C = p.cols;
     const float eps = p.eps;
     int row = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
     __global const float* xr = x + (long) row * C;

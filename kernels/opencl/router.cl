@@ -4,11 +4,11 @@
  * (strict > while scanning upwards); weights = softmax over the K selected logits only:
  *   w_j = e^(g_j - g_0) / sum_k e^(g_k - g_0).   One work item per row; K <= 32.
  */
-typedef struct { int E; int K; int T; } TopKParams;
+typedef struct { int tokens; int experts; int k; } TopKParams;
 
 __kernel void topk_softmax(__global const float* logits, __global int* ids, __global float* weights,
                            const TopKParams p) {
-    const int E = p.E, K = p.K, T = p.T;
+    const int E = p.experts, K = p.k, T = p.tokens;
     int t = get_global_id(0);
     if (t >= T) return;
     __global const float* g = logits + (long) t * E;

@@ -14,6 +14,8 @@ import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
+import io.gossgpu.device.Grid;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
@@ -40,11 +42,11 @@ import java.util.stream.Stream;
  * still recorded and waits. {@code GOSS_CUDA_GRAPH=0} launches every kernel one by one.
  *
  * <p>Knobs ({@link CudaKnobs}, values of the {@link BackendOptions} it is created with, listed by
- * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}): {@code GOSS_CUDA_<KERNEL>_BLOCK} for LINEAR
+ * {@code goss-gpu info --backends}, swept by {@code goss-gpu tune}): {@code GOSS_CUDA_<KERNEL>_BLOCK} for DENSE
  * (the matvec), RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE: threads per block, a multiple of 32 in 32..1024;
- * {@code GOSS_CUDA_LINEAR_GEMM_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_LINEAR_TILE_T}
- * (32 or 64, default 64) and {@code GOSS_CUDA_LINEAR_TILE_R} (64 or 128, default 64): the GEMM's tile;
- * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_SPLITS} (see the
+ * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T} (default 9): the smallest T that takes the GEMM; {@code GOSS_CUDA_DENSE_TILE_T}
+ * (32 or 64, default 64) and {@code GOSS_CUDA_DENSE_TILE_R} (64 or 128, default 64): the GEMM's tile;
+ * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_TILED_MIN_T}, {@code GOSS_CUDA_ATTENTION_SPLITS} (see the
  * launchers); {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
@@ -73,6 +75,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaLauncher launch;
     final MoeLauncher moe;
     final SampleLauncher sampling;
+    /** rmsnorm, add, argmax and the router's topk_softmax, launched by the device layer as on every API. */
+    private final SmallOps<Long> ops;
 
     /** A backend on device 0 with the knobs {@code options} set. */
     public static CudaBackend create(BackendOptions options) {
@@ -112,8 +116,16 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             this.launch = launch;
             rope = new RopeLauncher(launch);
             attention = new CudaAttention(launch, options);
-            moe = new MoeLauncher(launch, scratch, dense, options, ctx.device().computeCapability());
+            moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, stepBuf, options);
+            int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
+            ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
+                    n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
+                    rows -> SmallOps.Shape.of(Grid.of(Math.min(rows, 65535), argmaxBlock)),
+                    tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
         } catch (RuntimeException e) {
             modules.close();
             throw e;
@@ -138,15 +150,15 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(CudaKnobs.LINEAR.envName(), dense.linearBlock);
+        m.put(CudaKnobs.DENSE.envName(), dense.denseBlock);
         m.put(CudaKnobs.RMSNORM.envName(), dense.rmsBlock);
         m.put(CudaKnobs.ATTENTION.envName(), attention.block);
         m.put(CudaKnobs.MOE.envName(), moe.moeBlock);
         m.put(CudaKnobs.ARGMAX.envName(), sampling.argmaxBlock);
         m.put(CudaKnobs.ELEMENTWISE.envName(), dense.elementwiseBlock);
-        m.put(CudaKnobs.LINEAR_GEMM_T.envName(), dense.gemmMinT);
-        m.put(CudaKnobs.LINEAR_TILE_T.envName(), dense.tileT);
-        m.put(CudaKnobs.LINEAR_TILE_R.envName(), dense.tileR);
+        m.put(CudaKnobs.DENSE_PREFILL_MIN_T.envName(), dense.prefillMinT);
+        m.put(CudaKnobs.DENSE_TILE_T.envName(), dense.tileT);
+        m.put(CudaKnobs.DENSE_TILE_R.envName(), dense.tileR);
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
         m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
@@ -213,11 +225,11 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
-        dense.rmsNorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
+        ops.rmsnorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     @Override
-    protected void runLinear(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
+    protected void runDense(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
         dense.linear(l.dense(which), l.bias(which), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
@@ -251,7 +263,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected void runRouter(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, BufferRouting<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
-        moe.router(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), at(x), x.rows(), w.config().numExperts(), out);
+        int T = x.rows(), experts = w.config().numExperts();
+        CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
+        dense.matmul(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), at(x), T, logits.address());
+        ops.topk(logits.address(), out.ids().address(), out.weights().address(), T, experts, out.k());
     }
 
     @Override
@@ -262,7 +277,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runAdd(BufferTensor<CudaBuffer> a, BufferTensor<CudaBuffer> b, BufferTensor<CudaBuffer> out) {
-        dense.add(at(a), at(b), at(out), (long) a.rows() * a.cols());
+        ops.add(at(a), at(b), at(out), (long) a.rows() * a.cols());
     }
 
     @Override
@@ -272,7 +287,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runArgmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        sampling.argmax(logits, n, vocab, ids);
+        ops.argmax(logits.address(), ids.address(), n, vocab);
     }
 
     @Override

@@ -8,13 +8,15 @@ import java.util.List;
 /**
  * Launch knobs of the CUDA kernels ({@link Knob}), read from the backend's {@link io.gossgpu.backend.BackendOptions}:
  * {@code GOSS_CUDA_<KERNEL>_BLOCK}, threads per block, a multiple of 32 from 32 to 1024 (lower when a
- * kernel's registers allow fewer on the device); and the linear layers' split between matvec and GEMM and
- * the GEMM's tile ({@code GOSS_CUDA_LINEAR_GEMM_T}, {@code _TILE_T}, {@code _TILE_R}); and {@code GOSS_CUDA_GRAPH}.
+ * kernel's registers allow fewer on the device); and the dense layers' split between matvec and GEMM and
+ * the GEMM's tile ({@code GOSS_CUDA_DENSE_PREFILL_MIN_T}, {@code _TILE_T}, {@code _TILE_R}); and {@code GOSS_CUDA_GRAPH}.
+ * Knobs are named {@code GOSS_<API>_<OP>_<KNOB>} with the op's kernel-file name, the same on every API
+ * ({@code KernelVocabularyTest}); {@link #RENAMED} keeps the former names for their warning.
  */
 final class CudaKnobs {
     private CudaKnobs() {}
 
-    static final Knob LINEAR = block("LINEAR", 256, "the dense matmul/matvec (linear, router logits, logits)");
+    static final Knob DENSE = block("DENSE", 256, "the dense matvec (dense layers, router logits, logits)");
     static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
     static final Knob ATTENTION = block("ATTENTION", 128, "attention");
     static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
@@ -38,20 +40,28 @@ final class CudaKnobs {
             "a split count", "decode attention: blocks per KV head over the keys (attention_gqa), 0 for the plain attention kernel")
             .tuneValues(0, 4, 8, 16, 32, 64, 128);
 
-    /** From this many tokens on a linear layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
-    static final Knob LINEAR_GEMM_T = Knob.of(CudaBackend.NAME, "LINEAR", "GEMM_T", 9, KnobValues.range(1, Integer.MAX_VALUE),
-            "tokens", "tokens from which a linear layer takes the tiled GEMM instead of the matvec").tuneValues(2, 5, 9, 17, 33);
-    static final Knob LINEAR_TILE_T = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_T", 64, KnobValues.oneOf(32, 64),
-            "tokens per tile", "tokens per tile of the linear GEMM (weights are read once per tile)");
-    static final Knob LINEAR_TILE_R = Knob.of(CudaBackend.NAME, "LINEAR", "TILE_R", 64, KnobValues.oneOf(64, 128),
-            "rows per tile", "output rows per tile of the linear GEMM");
+    /** From this many tokens on a dense layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
+    static final Knob DENSE_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "DENSE", "PREFILL_MIN_T", 9, KnobValues.range(1, Integer.MAX_VALUE),
+            "a token count", "batches of at least this many tokens take the tiled GEMM (dense_gemm_*) instead of the matvec")
+            .tuneValues(2, 5, 9, 17, 33);
+    static final Knob DENSE_TILE_T = Knob.of(CudaBackend.NAME, "DENSE", "TILE_T", 64, KnobValues.oneOf(32, 64),
+            "tokens per tile", "tokens per tile of the dense GEMM (weights are read once per tile)");
+    static final Knob DENSE_TILE_R = Knob.of(CudaBackend.NAME, "DENSE", "TILE_R", 64, KnobValues.oneOf(64, 128),
+            "rows per tile", "output rows per tile of the dense GEMM");
 
     /** Whether decode steps run as CUDA graphs (1) or launch their kernels one by one (0). */
     static final Knob GRAPH = Knob.setting(CudaBackend.NAME, "GRAPH", 1, KnobValues.oneOf(0, 1), "the graph switch",
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
-    static final List<Knob> ALL = List.of(LINEAR, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, LINEAR_GEMM_T, LINEAR_TILE_T, LINEAR_TILE_R,
+    static final List<Knob> ALL = List.of(DENSE, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, DENSE_PREFILL_MIN_T, DENSE_TILE_T, DENSE_TILE_R,
             MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
+
+    /** Former names (issue 37: the SPI, kernels and knobs say dense), each with its knob's name now. */
+    static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_CUDA_LINEAR_BLOCK", DENSE.envName(),
+            "GOSS_CUDA_LINEAR_GEMM_T", DENSE_PREFILL_MIN_T.envName(), "GOSS_CUDA_LINEAR_TILE_T", DENSE_TILE_T.envName(),
+            "GOSS_CUDA_LINEAR_TILE_R", DENSE_TILE_R.envName(), "GOSS_CUDA_SDPA_BLOCK", ATTENTION.envName(),
+            "GOSS_CUDA_SDPA_TILED_MIN_T", ATTENTION_PREFILL_MIN_T.envName(), "GOSS_CUDA_SDPA_SPLITS", ATTENTION_SPLITS.envName(),
+            "GOSS_CUDA_MOE_TILED_MIN_T", MOE_PREFILL_MIN_T.envName());
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

@@ -6,6 +6,9 @@ import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
+import io.gossgpu.device.SmallOps;
+import io.gossgpu.device.OpParams.DenseParams;
+import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.model.WeightFormat;
 
 import java.util.EnumMap;
@@ -23,27 +26,19 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  *
  * <p>A linear layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
  * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
- * {@code GOSS_CUDA_LINEAR_GEMM_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
+ * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
  * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA).
  */
 final class DenseLauncher {
     /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
-    /** rmsnorm.cu's scalars. */
-    record NormParams(int cols, float eps) implements KernelParams {}
-    /** add.cu's scalars. */
-    record AddParams(long n) implements KernelParams {}
-    /** The scalars of every embed_* kernel (embed.cu). */
-    record EmbedParams(int tokens, int cols) implements KernelParams {}
-    /** The scalars of every dense_matvec_* and dense_gemm_* kernel (dense.cu; the GEMM does not read split). */
-    record DenseParams(int hasBias, int tokens, int cols, int rows, int n0, int n1, int split) implements KernelParams {}
 
-    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", "rmsnorm", 3, NormParams.class),
-            ADD = new CudaEntry("add", "add", 3, AddParams.class);
-    /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_LINEAR_TILE_T} × {@code _TILE_R}). */
+    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
+            ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class);
+    /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
     static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
                     Stream.of(embed(f), matvec(f)),
-                    CudaKnobs.LINEAR_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.LINEAR_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
+                    CudaKnobs.DENSE_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.DENSE_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
             Stream.of(RMSNORM, ADD)).toList();
 
     /** The kernels of one element type (F32, F16, BF16, Q8_0). */
@@ -68,48 +63,32 @@ final class DenseLauncher {
     private final CudaLauncher launch;
     private final int multiprocessors;
     private final Map<WeightFormat, Kernels> dense = new EnumMap<>(WeightFormat.class);
-    private final CudaKernel kRms, kAdd;
-    final int linearBlock, rmsBlock, elementwiseBlock, gemmMinT, tileT, tileR;
+    final int denseBlock, rmsBlock, elementwiseBlock, prefillMinT, tileT, tileR;
 
     DenseLauncher(CudaLauncher launch, int multiprocessors, BackendOptions o) {
         this.launch = launch;
         this.multiprocessors = multiprocessors;
-        linearBlock = CudaKnobs.LINEAR.value(o);
+        denseBlock = CudaKnobs.DENSE.value(o);
         rmsBlock = CudaKnobs.RMSNORM.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
-        gemmMinT = CudaKnobs.LINEAR_GEMM_T.value(o);
-        tileT = CudaKnobs.LINEAR_TILE_T.value(o);
-        tileR = CudaKnobs.LINEAR_TILE_R.value(o);
+        prefillMinT = CudaKnobs.DENSE_PREFILL_MIN_T.value(o);
+        tileT = CudaKnobs.DENSE_TILE_T.value(o);
+        tileR = CudaKnobs.DENSE_TILE_R.value(o);
         for (WeightFormat f : FORMATS) {
             Kernels k = new Kernels(launch.kernel(embed(f).name()), launch.kernel(matvec(f).name()), launch.kernel(gemm(f, tileT, tileR).name()));
-            checkBlock(k.matvec(), CudaKnobs.LINEAR, linearBlock);
+            checkBlock(k.matvec(), CudaKnobs.DENSE, denseBlock);
             if (k.gemm().maxThreadsPerBlock() < tileT * tileR / 16)
-                throw CudaKnobs.LINEAR_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.LINEAR_TILE_T.envName() + "="
+                throw CudaKnobs.DENSE_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.DENSE_TILE_T.envName() + "="
                         + tileT + ": kernel " + k.gemm().name() + " takes at most " + k.gemm().maxThreadsPerBlock()
                         + " threads per block on this device, the tile needs " + tileT * tileR / 16);
             checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
             dense.put(f, k);
         }
-        kRms = launch.kernel(RMSNORM.name());
-        kAdd = launch.kernel(ADD.name());
-        checkBlock(kRms, CudaKnobs.RMSNORM, rmsBlock);
-        checkBlock(kAdd, CudaKnobs.ELEMENTWISE, elementwiseBlock);
     }
 
     /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
     void embed(Dense table, long ids, int tokens, long out) {
-        launch.launch(dense.get(table.format()).embed()).buffer(table.ptr()).buffer(table.scales()).buffer(ids).buffer(out).run(new EmbedParams(tokens, table.cols()), Grid.of(Math.min(tokens, 65535), elementwiseBlock));
-    }
-
-    /** One block per row of {@code rows × cols} values (grid x takes up to 2^31 − 1 rows). */
-    void rmsNorm(long x, long scale, long out, int rows, int cols, float eps) {
-        launch.launch(kRms).buffer(x).buffer(scale).buffer(out).run(new NormParams(cols, eps), Grid.of(rows, rmsBlock));
-    }
-
-    /** {@code out = a + b} over {@code n} values. */
-    void add(long a, long b, long out, long n) {
-        int grid = (int) Math.min(ceilDiv(n, elementwiseBlock), 65535L * 4);
-        launch.launch(kAdd).buffer(a).buffer(b).buffer(out).run(new AddParams(n), Grid.of(grid, elementwiseBlock));
+        launch.launch(dense.get(table.format()).embed()).buffer(table.ptr()).buffer(table.scales()).buffer(ids).buffer(out).run(new EmbedParams(tokens, table.cols(), 0), Grid.of(Math.min(tokens, 65535), elementwiseBlock));
     }
 
     /** {@code out[t, :] = W·x[t, :]} (+ bias, a device address of {@code d.rows()} floats, or 0) for {@code t < T}. */
@@ -131,19 +110,19 @@ final class DenseLauncher {
 
     /**
      * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
-     * out2 (a fused QKV): matvec for T below {@link #gemmMinT}, else the tiled GEMM.
+     * out2 (a fused QKV): matvec for T below {@link #prefillMinT}, else the tiled GEMM.
      */
     void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         Kernels k = dense.get(d.format());
         int hasBias = bias == 0 ? 0 : 1;
-        boolean gemm = T >= gemmMinT;
+        boolean gemm = T >= prefillMinT;
         KernelLaunch<Long> a = launch.launch(gemm ? k.gemm() : k.matvec()).buffer(d.ptr()).buffer(d.scales()).buffer(bias).buffer(x)
                 .buffer(out0).buffer(out1).buffer(out2);
         if (!gemm) {
-            int warps = linearBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
-            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, split), Grid.of(ceilDiv(d.rows(), warps / split), linearBlock));
+            int warps = denseBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
+            a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, split, 0, 0), Grid.of(ceilDiv(d.rows(), warps / split), denseBlock));
         } else {
-            a.run(new DenseParams(hasBias, T, d.cols(), d.rows(), n0, n1, 1), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
+            a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, 1, 0, 0), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
         }
     }
 

@@ -7,8 +7,8 @@ import io.gossgpu.cuda.CudaWeights.Dense;
 import io.gossgpu.cuda.CudaWeights.Mx;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.MoeParams;
+import io.gossgpu.device.OpParams.TopKParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
@@ -21,7 +21,7 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 import static io.gossgpu.device.Grid.ceilDiv;
 
 /**
- * The router's top-k (router.cu's topk_softmax), and the MXFP4 mixture of experts of moe.cu run by the device layer's
+ * The router's top-k entry (router.cu's topk_softmax, launched by the device layer's SmallOps), and the MXFP4 mixture of experts of moe.cu run by the device layer's
  * {@link MoePipeline}: this class gives it how moe.cu's kernels spread their work ({@link MoeShapes}): for decode a
  * block per (slot, warps of rows) with the activation row in shared memory; batched by expert for batches of at least
  * {@code GOSS_CUDA_MOE_PREFILL_MIN_T} tokens: blocks per (64 or 128 rows, tile of 32 slots), each MXFP4 row decoded
@@ -29,8 +29,6 @@ import static io.gossgpu.device.Grid.ceilDiv;
  * 8.0 and up unless {@code GOSS_CUDA_MOE_MMA=0}. Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
-    /** topk_softmax's scalars (router.cu). */
-    record TopKParams(int tokens, int experts, int k) implements KernelParams {}
     /** Floats of one activation row the decode kernels' shared memory holds (48 KiB, less their 64-byte FP4 table). */
     static final int MAX_ROW = 12000;
 
@@ -50,19 +48,15 @@ final class MoeLauncher {
 
     private final CudaLauncher launch;
     private final ScratchArena<CudaBuffer> scratch;
-    private final DenseLauncher dense;
-    private final CudaKernel kTopK;
     final MoePipeline<Long> pipeline;
     final int moeBlock, elementwiseBlock;
 
     /** @param computeCapability the device's, e.g. 90: the tensor-core kernels from {@link #MMA_MIN_CC} */
-    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, DenseLauncher dense, BackendOptions o, int computeCapability) {
+    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, BackendOptions o, int computeCapability) {
         this.launch = launch;
         this.scratch = scratch;
-        this.dense = dense;
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
-        kTopK = launch.kernel(TOPK.name());
         boolean mma = computeCapability >= MMA_MIN_CC && CudaKnobs.MOE_MMA.value(o) == 1;
         pipeline = new MoePipeline<>(launch, shapes(mma), CudaKnobs.MOE_PREFILL_MIN_T.value(o));
         checkBlock(kernel(MoePipeline.GATE_UP), CudaKnobs.MOE, moeBlock);
@@ -77,14 +71,6 @@ final class MoeLauncher {
 
     private CudaKernel kernel(String name) {
         return (CudaKernel) pipeline.kernel(name);
-    }
-
-    /** Router logits ({@code router}, {@code bias}) of {@code T} rows at {@code x}, then each row's top-k and their softmax. */
-    void router(Dense router, long bias, long x, int T, int experts, BufferRouting<CudaBuffer> r) {
-        CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
-        dense.matmul(router, bias, x, T, logits.address());
-        launch.launch(kTopK).buffer(logits.address()).buffer(r.ids().address()).buffer(r.weights().address())
-                .run(new TopKParams(T, experts, r.k()), Grid.of(ceilDiv(T, 2), 64)); // a warp per token
     }
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {

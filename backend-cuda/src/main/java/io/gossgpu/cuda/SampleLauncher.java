@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelParams;
+import io.gossgpu.device.OpParams.ArgmaxParams;
 
 import java.util.List;
 
@@ -17,7 +18,6 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  */
 final class SampleLauncher {
     /** argmax.cu's scalars. */
-    record ArgmaxParams(int rows, int vocab) implements KernelParams {}
     /** The scalars of sample.cu's three kernels (sample_max and sample_sums do not read chunks). */
     record SampleParams(int vocab, int chunk, int chunks) implements KernelParams {}
 
@@ -33,26 +33,19 @@ final class SampleLauncher {
 
     private final CudaLauncher launch;
     private final CudaBuffer step;
-    private final CudaKernel kArgmax, kMax, kSums, kPick;
+    private final CudaKernel kMax, kSums, kPick;
     final int argmaxBlock;
 
     SampleLauncher(CudaLauncher launch, CudaBuffer step, BackendOptions o) {
         this.launch = launch;
         this.step = step;
         argmaxBlock = CudaKnobs.ARGMAX.value(o);
-        kArgmax = launch.kernel(ARGMAX.name());
         kMax = launch.kernel(MAX.name());
         kSums = launch.kernel(SUMS.name());
         kPick = launch.kernel(PICK.name());
-        checkBlock(kArgmax, CudaKnobs.ARGMAX, argmaxBlock);
         for (CudaKernel k : new CudaKernel[]{kMax, kSums, kPick})
             if (k.maxThreadsPerBlock() < SAMPLE_THREADS)
                 throw new GossException("kernel " + k.name() + " cannot run " + SAMPLE_THREADS + " threads per block on this device");
-    }
-
-    /** {@code ids[i] = argmax logits[i, :]} for {@code n} rows of {@code vocab}. */
-    void argmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        launch.launch(kArgmax).buffer(logits.address()).buffer(ids.address()).run(new ArgmaxParams(n, vocab), Grid.of(Math.min(n, 65535), argmaxBlock));
     }
 
     /**

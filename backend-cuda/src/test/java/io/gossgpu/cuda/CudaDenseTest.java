@@ -55,11 +55,11 @@ class CudaDenseTest {
             "gemm32x64", gemm(32, 64),
             "gemm32x128", gemm(32, 128),
             "gemm64x128", gemm(64, 128),
-            "matvec", BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 34).with(CudaKnobs.LINEAR, 96));
+            "matvec", BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 34).with(CudaKnobs.DENSE, 96));
 
     /** The GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows. */
     private static BackendOptions gemm(int t, int r) {
-        return BackendOptions.defaults().with(CudaKnobs.LINEAR_GEMM_T, 2).with(CudaKnobs.LINEAR_TILE_T, t).with(CudaKnobs.LINEAR_TILE_R, r);
+        return BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 2).with(CudaKnobs.DENSE_TILE_T, t).with(CudaKnobs.DENSE_TILE_R, r);
     }
 
     static void requireDevice() {
@@ -220,21 +220,21 @@ class CudaDenseTest {
     }
 
     @Test
-    void linearKnobsAreValidated() {
-        assertEquals("goss.cuda.linear.gemm.t", CudaKnobs.LINEAR_GEMM_T.propertyName());
-        assertEquals("GOSS_CUDA_LINEAR_TILE_T", CudaKnobs.LINEAR_TILE_T.envName());
-        assertEquals(9, CudaKnobs.LINEAR_GEMM_T.defaultValue());
-        assertEquals(128, CudaKnobs.LINEAR_TILE_R.parse("128", Integer.MAX_VALUE, null));
-        Object[][] bad = {{CudaKnobs.LINEAR_TILE_T, "48", "one of 32, 64"}, {CudaKnobs.LINEAR_TILE_T, "128", "one of 32, 64"},
-                {CudaKnobs.LINEAR_TILE_R, "32", "one of 64, 128"}, {CudaKnobs.LINEAR_GEMM_T, "0", "an integer of at least 1"},
-                {CudaKnobs.LINEAR_GEMM_T, "x", "an integer of at least 1"}};
+    void denseKnobsAreValidated() {
+        assertEquals("goss.cuda.dense.prefill.min.t", CudaKnobs.DENSE_PREFILL_MIN_T.propertyName());
+        assertEquals("GOSS_CUDA_DENSE_TILE_T", CudaKnobs.DENSE_TILE_T.envName());
+        assertEquals(9, CudaKnobs.DENSE_PREFILL_MIN_T.defaultValue());
+        assertEquals(128, CudaKnobs.DENSE_TILE_R.parse("128", Integer.MAX_VALUE, null));
+        Object[][] bad = {{CudaKnobs.DENSE_TILE_T, "48", "one of 32, 64"}, {CudaKnobs.DENSE_TILE_T, "128", "one of 32, 64"},
+                {CudaKnobs.DENSE_TILE_R, "32", "one of 64, 128"}, {CudaKnobs.DENSE_PREFILL_MIN_T, "0", "an integer of at least 1"},
+                {CudaKnobs.DENSE_PREFILL_MIN_T, "x", "an integer of at least 1"}};
         for (Object[] k : bad) {
             io.gossgpu.backend.Knob knob = (io.gossgpu.backend.Knob) k[0];
             GossException e = assertThrows(GossException.class, () -> knob.parse((String) k[1], Integer.MAX_VALUE, null));
             assertTrue(e.getMessage().startsWith("invalid " + knob.envName() + "=" + k[1] + ": ")
                     && e.getMessage().endsWith(" must be " + k[2]), e.getMessage());
         }
-        assertTrue(CudaKnobs.ALL.containsAll(java.util.List.of(CudaKnobs.LINEAR_GEMM_T, CudaKnobs.LINEAR_TILE_T, CudaKnobs.LINEAR_TILE_R)));
+        assertTrue(CudaKnobs.ALL.containsAll(java.util.List.of(CudaKnobs.DENSE_PREFILL_MIN_T, CudaKnobs.DENSE_TILE_T, CudaKnobs.DENSE_TILE_R)));
     }
 
     @Test

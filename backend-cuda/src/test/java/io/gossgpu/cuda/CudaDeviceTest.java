@@ -146,7 +146,7 @@ class CudaDeviceTest {
                          CudaBuffer dy = ctx.allocate(4L * x.length)) {
                         dx.copyFrom(MemorySegment.ofArray(x));
                         ds.copyFrom(MemorySegment.ofArray(scale));
-                        kernel.launch(rows, block, args.clear().ptr(dx).ptr(ds).ptr(dy).params(new DenseLauncher.NormParams(n, eps)));
+                        kernel.launch(rows, block, args.clear().ptr(dx).ptr(ds).ptr(dy).params(new io.gossgpu.device.OpParams.NormParams(n, eps)));
                         dy.copyTo(MemorySegment.ofArray(y));
                     }
                     for (int r = 0; r < rows; r++) {
@@ -183,7 +183,7 @@ class CudaDeviceTest {
             CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
-            add.launch(1024, 256, da, db, da, new DenseLauncher.AddParams(n)); // in place: a += b
+            add.launch(1024, 256, da, db, da, new io.gossgpu.device.OpParams.AddParams(n)); // in place: a += b
             float[] y = new float[n];
             da.copyTo(MemorySegment.ofArray(y));
             for (int i = 0; i < n; i++) {
@@ -207,7 +207,7 @@ class CudaDeviceTest {
             CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
-            KernelArgs args = new KernelArgs().ptr(da).ptr(db).ptr(da).params(new DenseLauncher.AddParams(n));
+            KernelArgs args = new KernelArgs().ptr(da).ptr(db).ptr(da).params(new io.gossgpu.device.OpParams.AddParams(n));
             try (CudaGraph graph = CudaGraph.capture(ctx.stream(), () -> add.launch(ctx.stream(),
                     CudaKernel.Dim3.of(17), CudaKernel.Dim3.of(256), 0, args))) {
                 graph.launch(ctx.stream());

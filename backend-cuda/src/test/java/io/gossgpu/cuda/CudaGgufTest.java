@@ -79,8 +79,8 @@ class CudaGgufTest {
                                      DeviceTensor om = cuda.allocate(T, kind.rows(c)); DeviceTensor or = ref.allocate(T, kind.rows(c))) {
                                     cuda.write(xm, x);
                                     ref.write(xr, x);
-                                    cuda.linear(mine, layer, kind, xm, om);
-                                    ref.linear(theirs, layer, kind, xr, or);
+                                    cuda.dense(mine, layer, kind, xm, om);
+                                    ref.dense(theirs, layer, kind, xr, or);
                                     compare(type + " linear " + kind + " layer " + layer + " T=" + T, ref, or, cuda, om);
                                 }
                             }

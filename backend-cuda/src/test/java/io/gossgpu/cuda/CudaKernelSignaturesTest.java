@@ -82,6 +82,7 @@ class CudaKernelSignaturesTest {
         List<Class<? extends KernelParams>> records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(CudaBackend.class));
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
+        records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         KernelParamsCheck.assertMirrors(sources(), records);
         // each record is some entry's, and each entry's record is among them
         assertEquals(records.stream().collect(Collectors.toSet()),
@@ -97,5 +98,14 @@ class CudaKernelSignaturesTest {
             assertTrue(sb.indexOf("__global__") >= 0, "no kernels in " + SOURCES);
             return sb.toString();
         }
+    }
+
+    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    @Test
+    void knobsSpeakTheKernelVocabulary() {
+        io.gossgpu.device.KnobVocabulary.assertSpeaks(CudaKnobs.ALL);
+        var names = CudaKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
+        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(CudaKnobs.RENAMED.values()) && CudaKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
+                CudaKnobs.RENAMED.toString());
     }
 }

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The whole conformance kit again with every block at its smallest (32 threads) and LINEAR at 96, and the
+ * The whole conformance kit again with every block at its smallest (32 threads) and DENSE at 96, and the
  * smallest GEMM tile (32 tokens × 64 rows) from 2 tokens on (the default kit takes the matvec up to 8): attention
  * keys in chunks of 32 (more online-softmax rescalings than the test sequences have with the default 128),
  * one or three warps per linear block (a partial last block), MXFP4 rows split over fewer threads, and the
@@ -17,9 +17,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
     static final BackendOptions KNOBS = BackendOptions.defaults()
-            .with(CudaKnobs.LINEAR, 96)
-            .with(CudaKnobs.LINEAR_GEMM_T, 2)
-            .with(CudaKnobs.LINEAR_TILE_T, 32)
+            .with(CudaKnobs.DENSE, 96)
+            .with(CudaKnobs.DENSE_PREFILL_MIN_T, 2)
+            .with(CudaKnobs.DENSE_TILE_T, 32)
             .with(CudaKnobs.RMSNORM, 32)
             .with(CudaKnobs.ATTENTION, 32)
             .with(CudaKnobs.MOE, 32)

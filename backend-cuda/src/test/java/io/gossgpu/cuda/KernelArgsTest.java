@@ -101,13 +101,13 @@ class KernelArgsTest {
     @Test
     void aLaunchIsCheckedAgainstItsEntry() {
         CudaEntry rms = DenseLauncher.RMSNORM;
-        rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new DenseLauncher.NormParams(2880, 1e-5f)));
+        rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new io.gossgpu.device.OpParams.NormParams(2880, 1e-5f)));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).i32(2880).f32(1e-5f)));
         assertEquals("CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 5 arguments and no params struct",
                 e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
-                () -> rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new DenseLauncher.AddParams(5))));
+                () -> rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new io.gossgpu.device.OpParams.AddParams(5))));
         assertEquals("CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 4 arguments, the struct a AddParams",
                 e.getMessage());
     }

@@ -20,6 +20,9 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.DenseParams;
+import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
@@ -53,12 +56,13 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final BackendOptions options;
     private final Arena arena = Arena.ofShared();
     private final MetalLauncher launcher;
-    /** Batches of at least this many tokens use the tiled dense kernel (knob {@code GOSS_METAL_PREFILL_MIN_T}). */
+    /** Batches of at least this many tokens use the tiled dense kernel (knob {@code GOSS_METAL_DENSE_PREFILL_MIN_T}). */
     private final int prefillMinT;
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
     private final MoePipeline<Buf> moe;
     private final AttentionPipeline<Buf> attention;
+    private final SmallOps<Buf> ops;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -73,9 +77,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         this.dev = metal.device();
         this.queue = metal.queue();
         this.description = metal.deviceName();
-        prefillMinT = Knobs.PREFILL_MIN_T.value(options);
-        moePrefillMinT = Knobs.MOE_PREFILL_MIN_T.value(options);
-        noCopy = Knobs.NO_COPY.value(options) == 1;
+        prefillMinT = MetalKnobs.DENSE_PREFILL_MIN_T.value(options);
+        moePrefillMinT = MetalKnobs.MOE_PREFILL_MIN_T.value(options);
+        noCopy = MetalKnobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
         lib = metallib != null ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
@@ -83,6 +87,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         launcher = new MetalLauncher(metal, lib, options);
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
         attention = new AttentionPipeline<>(launcher, attentionShapes());
+        ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
+                n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
+                tokens -> SmallOps.Shape.of(Grid.items(tokens))));
     }
 
     /** The device and its queue (the native library loaded first). */
@@ -108,8 +115,8 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
-        m.put(Knobs.PREFILL_MIN_T.envName(), prefillMinT);
-        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(MetalKnobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
+        m.put(MetalKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         return m;
     }
 
@@ -173,27 +180,26 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
         Dense e = w.tensors.embedding();
         launch(MetalKernel.EMBED).buffer(e.buf(), e.offset()).buffer(s.buf(), s.offset()).buffer(out.buffer())
-                .run(new EmbedParams(w.config().hiddenSize(), e.fmt()), groups(kernel(MetalKernel.EMBED), tokens.length));
+                .run(new EmbedParams(tokens.length, w.config().hiddenSize(), e.fmt()), groups(kernel(MetalKernel.EMBED), tokens.length));
     }
 
     @Override
     protected void runRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        launch(MetalKernel.RMSNORM).buffer(x.buffer()).buffer(w.tensors.norm(layer, which)).buffer(out.buffer())
-                .run(new NormParams(x.cols(), w.config().rmsNormEps()), groups(kernel(MetalKernel.RMSNORM), x.rows()));
+        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    /** out[t, r] = Σ_c W[r, c]·x[t, c] (+ bias[r]) for {@code T} rows of x starting at byte {@code xOffset}. */
-    private void matvec(Dense m, Buf bias, Buf x, long xOffset, int T, Buf out) {
+    /** out[t, r] = Σ_c W[r, c]·x[xRow0 + t, c] (+ bias[r]) for {@code T} rows of x. */
+    private void matvec(Dense m, Buf bias, Buf x, int xRow0, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
         Kernel kernel = kernel(tiled ? MetalKernel.DENSE_TILED : MetalKernel.DENSE);
         KernelLaunch<Buf> d = launch(kernel).buffer(m.buf(), m.offset()).buffer(bias == null ? m.buf() : bias)
-                .buffer(x, xOffset).buffer(out);
-        LinearParams p = new LinearParams(m.rows(), m.cols(), T, m.fmt(), bias == null ? 0 : 1, m.cols(), m.rows());
+                .buffer(x).buffer(out);
+        DenseParams p = new DenseParams(m.fmt(), bias == null ? 0 : 1, T, m.cols(), m.rows(), xRow0, m.rows(), 0, 1, 0, 0);
         d.run(p, tiled ? groups(kernel, (long) ((m.rows() + 31) / 32) * ((T + 7) / 8)) : simdgroups(kernel, m.rows()));
     }
 
     @Override
-    protected void runLinear(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
+    protected void runDense(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
         matvec(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
     }
 
@@ -202,9 +208,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                               BufferTensor<Buf> v) {
         ModelConfig c = w.config();
         Buf table = w.rope(batch.endPosition()); // may commit: before this op's dispatches
-        runLinear(w, layer, DenseKind.Q, x, q);
-        runLinear(w, layer, DenseKind.K, x, k);
-        runLinear(w, layer, DenseKind.V, x, v);
+        runDense(w, layer, DenseKind.Q, x, q);
+        runDense(w, layer, DenseKind.K, x, k);
+        runDense(w, layer, DenseKind.V, x, v);
         for (int s = 0; s < batch.size(); s++) {
             rope(q, batch.firstRow(s), batch.tokens(s), c.numAttentionHeads(), c.headDim(), batch.start(s), table);
             rope(k, batch.firstRow(s), batch.tokens(s), c.numKeyValueHeads(), c.headDim(), batch.start(s), table);
@@ -239,8 +245,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ModelConfig c = w.config();
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
         matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
-        launch(MetalKernel.TOPK_SOFTMAX).buffer(logits).buffer(r.ids()).buffer(r.weights())
-                .run(new TopkParams(x.rows(), c.numExperts(), r.k()), Grid.items(x.rows()));
+        ops.topk(logits, r.ids(), r.weights(), x.rows(), c.numExperts(), r.k());
     }
 
     @Override
@@ -268,18 +273,17 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
-        int n = out.rows() * out.cols();
-        launch(MetalKernel.ADD).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
+        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) out.rows() * out.cols());
     }
 
     @Override
     protected void runLogits(MetalWeights w, BufferTensor<Buf> x, int fromRow, int n, Buf out) {
-        matvec(w.tensors.unembedding(), null, x.buffer(), 4L * fromRow * x.cols(), n, out);
+        matvec(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override
     protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        launch(MetalKernel.ARGMAX).buffer(logits).buffer(ids).run(new ArgmaxParams(vocab), groups(kernel(MetalKernel.ARGMAX), n));
+        ops.argmax(logits, ids, n, vocab);
     }
 
     /** goss.metal has no sampling kernels yet: SAMPLE is declined and the host samples the logits. */

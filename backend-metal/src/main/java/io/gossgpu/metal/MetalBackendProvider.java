@@ -55,11 +55,16 @@ public final class MetalBackendProvider implements BackendProvider {
 
     @Override
     public java.util.List<io.gossgpu.backend.Knob> knobs() {
-        return Knobs.ALL;
+        return MetalKnobs.ALL;
+    }
+
+    @Override
+    public java.util.Map<String, String> renamedSettings() {
+        return MetalKnobs.RENAMED;
     }
 
     @Override
     public java.util.List<String> settingNames() {
-        return java.util.List.of(Knobs.NO_COPY.envName(), "GOSS_METAL_LIBRARY", "GOSS_METAL_EMULATOR");
+        return java.util.List.of(MetalKnobs.NO_COPY.envName(), "GOSS_METAL_LIBRARY", "GOSS_METAL_EMULATOR");
     }
 }

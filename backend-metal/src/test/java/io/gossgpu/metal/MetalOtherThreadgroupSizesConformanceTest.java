@@ -24,7 +24,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     static final BackendOptions KNOBS = knobs();
 
     private static BackendOptions knobs() {
-        BackendOptions o = BackendOptions.defaults().with(Knobs.PREFILL_MIN_T, 2).with(Knobs.MOE_PREFILL_MIN_T, 2);
+        BackendOptions o = BackendOptions.defaults().with(MetalKnobs.DENSE_PREFILL_MIN_T, 2).with(MetalKnobs.MOE_PREFILL_MIN_T, 2);
         for (var e : SIZES.entrySet()) o = o.with(e.getKey().threadgroup, e.getValue());
         return o;
     }
@@ -38,7 +38,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     void theKnobsAreApplied() {
         MetalBackend b = (MetalBackend) backend;
         SIZES.forEach((kernel, size) -> assertEquals(size, b.knobs().get(kernel.threadgroup.envName()), kernel.function));
-        assertEquals(2, b.knobs().get("GOSS_METAL_PREFILL_MIN_T"), "GOSS_METAL_PREFILL_MIN_T");
+        assertEquals(2, b.knobs().get("GOSS_METAL_DENSE_PREFILL_MIN_T"), "GOSS_METAL_DENSE_PREFILL_MIN_T");
         assertEquals(2, b.knobs().get("GOSS_METAL_MOE_PREFILL_MIN_T"), "GOSS_METAL_MOE_PREFILL_MIN_T");
     }
 

@@ -11,9 +11,19 @@ class MetalParamsTest {
     @Test
     void everyParamsStructOfTheKernelsHasItsRecordFieldForField() {
         var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(MetalBackend.class));
-        assertEquals(7, records.size(), records.toString());
+        assertEquals(1, records.size(), records.toString()); // rope; the rest are the device layer's (below)
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
+        records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         KernelParamsCheck.assertMirrors(KernelSource.inlined("metal", "goss.metal"), records);
+    }
+
+    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    @Test
+    void knobsSpeakTheKernelVocabulary() {
+        io.gossgpu.device.KnobVocabulary.assertSpeaks(MetalKnobs.ALL);
+        var names = MetalKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
+        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(MetalKnobs.RENAMED.values()) && MetalKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
+                MetalKnobs.RENAMED.toString());
     }
 }

@@ -20,6 +20,9 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
+import io.gossgpu.device.OpParams.DenseParams;
+import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.opencl.OpenClParams.*;
@@ -53,14 +56,15 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kRmsNorm, kDense, kRope, kTopK, kAdd, kArgmax;
+    private final OpenClKernel kEmbed, kDense, kRope;
     private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
+    private final SmallOps<Long> ops;
     /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
     private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
     /** Work-group size of the sampling kernels: a power of two, at most 256. */
     private final int sampleWg;
-    private final int linearWg, linearTile, linearVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
+    private final int denseWg, denseTile, denseVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
     /**
@@ -141,28 +145,28 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
-        linearWg = Knobs.value(options, Knobs.LINEAR_WG, gpu, maxWg);
-        linearTile = Knobs.value(options, Knobs.LINEAR_TILE, gpu, maxWg);
-        linearVec = Knobs.value(options, Knobs.LINEAR_VEC, gpu, maxWg);
-        rmsWg = Knobs.value(options, Knobs.RMSNORM_WG, gpu, maxWg);
-        attentionWg = Knobs.value(options, Knobs.ATTENTION_WG, gpu, maxWg);
-        splitKeys = Knobs.value(options, Knobs.ATTENTION_SPLITKEYS, gpu, maxWg);
-        splitBelow = Knobs.ATTENTION_SPLITBELOW.value(options, Knobs.splitBelowDefault(device.computeUnits()));
-        gqa = Knobs.value(options, Knobs.ATTENTION_GQA, gpu, maxWg);
-        moeWg = Knobs.value(options, Knobs.MOE_WG, gpu, maxWg);
-        moeTile = Knobs.value(options, Knobs.MOE_TILE, gpu, maxWg);
-        moePrefillMinT = Knobs.value(options, Knobs.MOE_PREFILL_MIN_T, gpu, maxWg);
-        argmaxWg = Knobs.value(options, Knobs.ARGMAX_WG, gpu, maxWg);
-        program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DLINEAR_TILE=" + linearTile + " -DMOE_TILE=" + moeTile);
+        denseWg = OpenClKnobs.value(options, OpenClKnobs.DENSE_WG, gpu, maxWg);
+        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE, gpu, maxWg);
+        denseVec = OpenClKnobs.value(options, OpenClKnobs.DENSE_VEC, gpu, maxWg);
+        rmsWg = OpenClKnobs.value(options, OpenClKnobs.RMSNORM_WG, gpu, maxWg);
+        attentionWg = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_WG, gpu, maxWg);
+        splitKeys = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_SPLITKEYS, gpu, maxWg);
+        splitBelow = OpenClKnobs.ATTENTION_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
+        gqa = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_GQA, gpu, maxWg);
+        moeWg = OpenClKnobs.value(options, OpenClKnobs.MOE_WG, gpu, maxWg);
+        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE, gpu, maxWg);
+        moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
+        argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
+        program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
         launcher = new OpenClLauncher(program, queue);
         try {
             kEmbed = launcher.kernel("embed");
-            kRmsNorm = launcher.kernel("rmsnorm");
             kDense = launcher.kernel("dense");
             kRope = launcher.kernel("rope");
-            kTopK = launcher.kernel("topk_softmax");
-            kAdd = launcher.kernel("add");
-            kArgmax = launcher.kernel("argmax");
+            ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
+                    n -> SmallOps.Shape.of(Grid.items(n)),
+                    rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
+                    tokens -> SmallOps.Shape.of(Grid.items(tokens))));
             moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             attention = new AttentionPipeline<>(launcher, attentionShapes());
             kSampleMax = program.optionalKernel("sample_max");
@@ -172,13 +176,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
                 if (k != null) wg = Math.min(wg, k.maxThreads());
             sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
-            program.checkWorkGroup(kDense, Knobs.LINEAR_WG, linearWg);
-            program.checkWorkGroup(kRmsNorm, Knobs.RMSNORM_WG, rmsWg);
+            program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
-                program.checkWorkGroup((OpenClKernel) attention.kernel(k), Knobs.ATTENTION_WG, attentionWg);
+                program.checkWorkGroup((OpenClKernel) attention.kernel(k), OpenClKnobs.ATTENTION_WG, attentionWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
-                program.checkWorkGroup((OpenClKernel) moe.kernel(k), Knobs.MOE_WG, moeWg);
-            program.checkWorkGroup(kArgmax, Knobs.ARGMAX_WG, argmaxWg);
+                program.checkWorkGroup((OpenClKernel) moe.kernel(k), OpenClKnobs.MOE_WG, moeWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ARGMAX), OpenClKnobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
             program.close();
             throw e;
@@ -197,23 +201,23 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     /**
      * The launch knobs in effect, by environment-variable name (for {@code goss-gpu info} and {@code tune}):
-     * {@code GOSS_OPENCL_LINEAR_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
+     * {@code GOSS_OPENCL_DENSE_WG=64}, … as the {@link BackendOptions} it was created with set them (or their defaults).
      */
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        m.put(Knobs.LINEAR_WG.envName(), linearWg);
-        m.put(Knobs.LINEAR_TILE.envName(), linearTile);
-        m.put(Knobs.LINEAR_VEC.envName(), linearVec);
-        m.put(Knobs.RMSNORM_WG.envName(), rmsWg);
-        m.put(Knobs.ATTENTION_WG.envName(), attentionWg);
-        m.put(Knobs.ATTENTION_GQA.envName(), gqa);
-        m.put(Knobs.ATTENTION_SPLITKEYS.envName(), splitKeys);
-        m.put(Knobs.ATTENTION_SPLITBELOW.envName(), splitBelow);
-        m.put(Knobs.MOE_WG.envName(), moeWg);
-        m.put(Knobs.MOE_TILE.envName(), moeTile);
-        m.put(Knobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
-        m.put(Knobs.ARGMAX_WG.envName(), argmaxWg);
+        m.put(OpenClKnobs.DENSE_WG.envName(), denseWg);
+        m.put(OpenClKnobs.DENSE_TILE.envName(), denseTile);
+        m.put(OpenClKnobs.DENSE_VEC.envName(), denseVec);
+        m.put(OpenClKnobs.RMSNORM_WG.envName(), rmsWg);
+        m.put(OpenClKnobs.MOE_WG.envName(), moeWg);
+        m.put(OpenClKnobs.MOE_TILE.envName(), moeTile);
+        m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(OpenClKnobs.ARGMAX_WG.envName(), argmaxWg);
+        m.put(OpenClKnobs.ATTENTION_WG.envName(), attentionWg);
+        m.put(OpenClKnobs.ATTENTION_GQA.envName(), gqa);
+        m.put(OpenClKnobs.ATTENTION_SPLITKEYS.envName(), splitKeys);
+        m.put(OpenClKnobs.ATTENTION_SPLITBELOW.envName(), splitBelow);
         return m;
     }
 
@@ -244,24 +248,23 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
         Dense e = w.tensors.embedding();
-        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(e.fmt(), h), Grid.items(h, tokens.length));
+        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(tokens.length, h, e.fmt()), Grid.items(h, tokens.length));
     }
 
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        launch(kRmsNorm).buffer(x.buffer()).buffer(w.tensors.norm(layer, which)).buffer(out.buffer()).local(4L * rmsWg)
-                .run(new NormParams(x.cols(), w.config().rmsNormEps()), Grid.of(x.rows(), rmsWg));
+        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
     private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
-        int tiles = (T + linearTile - 1) / linearTile;
-        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * linearWg)
-                .run(new DenseParams(d.fmt(), d.rowBytes(), bias == 0 ? 0 : 1, xRow0, T, d.cols(), d.rows(), linearVec), Grid.of(d.rows(), tiles, linearWg));
+        int tiles = (T + denseTile - 1) / denseTile;
+        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * denseWg)
+                .run(new DenseParams(d.fmt(), bias == 0 ? 0 : 1, T, d.cols(), d.rows(), xRow0, d.rows(), 0, 1, denseVec, d.rowBytes()), Grid.of(d.rows(), tiles, denseWg));
     }
 
     @Override
-    protected void runLinear(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
+    protected void runDense(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
         matmul(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
     }
 
@@ -269,9 +272,9 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     protected void runQkvRope(OpenClWeights w, int layer, BufferTensor<Long> x, Batch batch, BufferTensor<Long> q, BufferTensor<Long> k,
                               BufferTensor<Long> v) {
         ModelConfig c = w.config();
-        runLinear(w, layer, DenseKind.Q, x, q);
-        runLinear(w, layer, DenseKind.K, x, k);
-        runLinear(w, layer, DenseKind.V, x, v);
+        runDense(w, layer, DenseKind.Q, x, q);
+        runDense(w, layer, DenseKind.K, x, k);
+        runDense(w, layer, DenseKind.V, x, v);
         int hd = c.headDim();
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
@@ -303,7 +306,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new AttentionShapes((p, start) -> {
             int hd = p.headDim(), group = p.group(), T = p.tokens();
             if (4L * (2L * hd + wg) > device.localMemBytes())
-                throw Knobs.ATTENTION_WG.invalid(Integer.toString(attentionWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
+                throw OpenClKnobs.ATTENTION_WG.invalid(Integer.toString(attentionWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
                         + device.localMemBytes() + " bytes of local memory");
             boolean byKvHead = gqa == 1 && group <= 16 && 4L * (2L * group * hd + group * wg) <= device.localMemBytes();
             int maxKeys = p.window() > 0 ? Math.min(p.window(), start + T) : start + T;
@@ -323,7 +326,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
         matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        launch(kTopK).buffer(logits).buffer(r.ids()).buffer(r.weights()).run(new TopKParams(e, r.k(), T), Grid.items(T));
+        ops.topk(logits, r.ids(), r.weights(), T, e, r.k());
     }
 
     @Override
@@ -352,8 +355,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
-        int n = a.rows() * a.cols();
-        launch(kAdd).buffer(a.buffer()).buffer(b.buffer()).buffer(out.buffer()).run(new AddParams(n), Grid.items(n));
+        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) a.rows() * a.cols());
     }
 
     @Override
@@ -363,7 +365,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        launch(kArgmax).buffer(logits).buffer(ids).local(4L * argmaxWg).local(4L * argmaxWg).run(new ArgmaxParams(vocab), Grid.of(n, argmaxWg));
+        ops.argmax(logits, ids, n, vocab);
     }
 
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */

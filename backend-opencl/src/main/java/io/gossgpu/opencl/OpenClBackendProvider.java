@@ -44,7 +44,12 @@ public final class OpenClBackendProvider implements BackendProvider {
 
     @Override
     public List<Knob> knobs() {
-        return Knobs.ALL;
+        return OpenClKnobs.ALL;
+    }
+
+    @Override
+    public java.util.Map<String, String> renamedSettings() {
+        return OpenClKnobs.RENAMED;
     }
 
     /** On the device {@code options} select: its work-group limit, and the defaults of a GPU or a CPU device. */
@@ -57,7 +62,7 @@ public final class OpenClBackendProvider implements BackendProvider {
         } catch (RuntimeException e) { // no such device: creating a backend says so; until then, the declarations
             return BackendProvider.super.knobStates(options);
         }
-        return Knobs.states(options, device);
+        return OpenClKnobs.states(options, device);
     }
 
     @Override

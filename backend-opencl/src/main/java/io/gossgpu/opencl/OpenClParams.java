@@ -4,32 +4,15 @@ import io.gossgpu.device.KernelParams;
 
 /**
  * The params structs of {@code kernels/opencl}, each mirroring the typedef of its name field for field (a kernel's
- * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams} and the attention
- * kernels' {@link io.gossgpu.device.AttentionParams}, shared by every API. OpenClKernelParamsTest checks them against the sources.
+ * last argument, set by {@link OpenClLauncher}); the MoE kernels' one is {@link io.gossgpu.device.MoeParams}, the attention
+ * kernels' {@link io.gossgpu.device.AttentionParams} and the small ops' {@link io.gossgpu.device.OpParams}, shared by every API.
+ * OpenClKernelParamsTest checks them against the sources.
  */
 final class OpenClParams {
     private OpenClParams() {}
 
-    /** embed.cl. */
-    record EmbedParams(int fmt, int H) implements KernelParams {}
-
-    /** rmsnorm.cl. */
-    record NormParams(int C, float eps) implements KernelParams {}
-
-    /** dense.cl ({@code rowBytes} a 64-bit field: the struct has padding after {@code fmt}). */
-    record DenseParams(int fmt, long rowBytes, int hasBias, int xRow0, int T, int C, int R, int vec) implements KernelParams {}
-
     /** rope.cl. */
     record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
-
-    /** router.cl. */
-    record TopKParams(int E, int K, int T) implements KernelParams {}
-
-    /** add.cl. */
-    record AddParams(int n) implements KernelParams {}
-
-    /** argmax.cl. */
-    record ArgmaxParams(int V) implements KernelParams {}
 
     /** sample.cl: {@code sample_max}. */
     record SampleMaxParams(int row, int V, int C) implements KernelParams {}

@@ -6,6 +6,6 @@
  * (cl_mem buffers, copies, memory accounting), {@code OpenClProgram} (the kernels of {@code kernels/opencl/*.cl}),
  * {@code OpenClWeights}, {@link io.gossgpu.opencl.OpenCl} (lazy loading, device listing for {@code goss-gpu info}:
  * {@link io.gossgpu.opencl.OpenCl#deviceListing(String)}, device selection) and the launch knobs
- * ({@code GOSS_OPENCL_<KERNEL>_<KNOB>}, see {@code Knobs}).
+ * ({@code GOSS_OPENCL_<OP>_<KNOB>}, see {@code OpenClKnobs}).
  */
 package io.gossgpu.opencl;

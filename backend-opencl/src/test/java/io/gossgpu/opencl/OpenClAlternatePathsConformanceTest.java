@@ -15,18 +15,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
     static final BackendOptions KNOBS = BackendOptions.defaults()
-            .with(Knobs.ATTENTION_SPLITKEYS, 2)
-            .with(Knobs.ATTENTION_SPLITBELOW, 1000000000)
-            .with(Knobs.ATTENTION_WG, 4)
-            .with(Knobs.MOE_PREFILL_MIN_T, 1)
-            .with(Knobs.MOE_TILE, 3)
-            .with(Knobs.MOE_WG, 2)
-            .with(Knobs.LINEAR_TILE, 3)
-            .with(Knobs.LINEAR_VEC, 0)
-            .with(Knobs.ATTENTION_GQA, 0)
-            .with(Knobs.LINEAR_WG, 8)
-            .with(Knobs.ARGMAX_WG, 4)
-            .with(Knobs.RMSNORM_WG, 2);
+            .with(OpenClKnobs.ATTENTION_SPLITKEYS, 2)
+            .with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
+            .with(OpenClKnobs.ATTENTION_WG, 4)
+            .with(OpenClKnobs.MOE_PREFILL_MIN_T, 1)
+            .with(OpenClKnobs.MOE_TILE, 3)
+            .with(OpenClKnobs.MOE_WG, 2)
+            .with(OpenClKnobs.DENSE_TILE, 3)
+            .with(OpenClKnobs.DENSE_VEC, 0)
+            .with(OpenClKnobs.ATTENTION_GQA, 0)
+            .with(OpenClKnobs.DENSE_WG, 8)
+            .with(OpenClKnobs.ARGMAX_WG, 4)
+            .with(OpenClKnobs.RMSNORM_WG, 2);
 
     @Override
     protected BackendProvider provider() {

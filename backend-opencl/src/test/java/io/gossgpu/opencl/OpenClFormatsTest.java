@@ -167,7 +167,7 @@ class OpenClFormatsTest {
                         compare(T, kind.rows(c), (b, lw, out) -> {
                             DeviceTensor in = b.allocate(T, kind.cols(c));
                             b.write(in, x);
-                            b.linear(lw, l, kind, in, out);
+                            b.dense(lw, l, kind, in, out);
                             in.close();
                         }, mine, theirs, 1e-4, "linear " + kind + " layer " + layer);
                     }

@@ -19,8 +19,8 @@ class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
 
     @Override
     protected BackendOptions options() {
-        return BackendOptions.defaults().with(Knobs.ATTENTION_SPLITKEYS, 3).with(Knobs.ATTENTION_SPLITBELOW, 1000000000)
-                .with(Knobs.ATTENTION_GQA, 1).with(Knobs.ATTENTION_WG, 2);
+        return BackendOptions.defaults().with(OpenClKnobs.ATTENTION_SPLITKEYS, 3).with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
+                .with(OpenClKnobs.ATTENTION_GQA, 1).with(OpenClKnobs.ATTENTION_WG, 2);
     }
 
     @Test

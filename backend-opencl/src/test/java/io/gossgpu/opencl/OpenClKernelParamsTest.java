@@ -15,6 +15,16 @@ class OpenClKernelParamsTest {
         var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(OpenClBackend.class));
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
+        records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         KernelParamsCheck.assertMirrors(KernelSource.inlined("opencl", "goss.cl"), records);
+    }
+
+    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    @Test
+    void knobsSpeakTheKernelVocabulary() {
+        io.gossgpu.device.KnobVocabulary.assertSpeaks(OpenClKnobs.ALL);
+        var names = OpenClKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
+        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(OpenClKnobs.RENAMED.values()) && OpenClKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
+                OpenClKnobs.RENAMED.toString());
     }
 }

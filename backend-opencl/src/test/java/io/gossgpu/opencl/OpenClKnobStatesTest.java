@@ -30,7 +30,7 @@ class OpenClKnobStatesTest {
     void theStatesAreWhatTheBackendRunsAndTheRangesAreTheDevices() {
         RequiredBackends.requireAvailable(provider);
         for (BackendOptions o : List.of(BackendOptions.defaults(),
-                BackendOptions.defaults().with(Knobs.LINEAR_WG, 8).with(Knobs.ATTENTION_SPLITKEYS, 128).with(Knobs.MOE_PREFILL_MIN_T, 4))) {
+                BackendOptions.defaults().with(OpenClKnobs.DENSE_WG, 8).with(OpenClKnobs.ATTENTION_SPLITKEYS, 128).with(OpenClKnobs.MOE_PREFILL_MIN_T, 4))) {
             List<KnobState> states = provider.knobStates(o);
             SortedMap<String, Integer> shown = new TreeMap<>();
             states.forEach(s -> shown.put(s.knob().envName(), s.value()));
@@ -53,8 +53,8 @@ class OpenClKnobStatesTest {
         RequiredBackends.requireAvailable(provider);
         long max = OpenCl.select(OpenCl.devices(), null).maxWorkGroupSize();
         Assumptions.assumeTrue(max < 1 << 20, "the device allows every declared work-group size");
-        BackendOptions tooBig = BackendOptions.defaults().with(Knobs.LINEAR_WG, (int) Long.highestOneBit(max) * 2);
-        KnobState s = provider.knobStates(tooBig).stream().filter(k -> k.knob().equals(Knobs.LINEAR_WG)).findFirst().orElseThrow();
+        BackendOptions tooBig = BackendOptions.defaults().with(OpenClKnobs.DENSE_WG, (int) Long.highestOneBit(max) * 2);
+        KnobState s = provider.knobStates(tooBig).stream().filter(k -> k.knob().equals(OpenClKnobs.DENSE_WG)).findFirst().orElseThrow();
         assertFalse(s.valid());
         GossException e = assertThrows(GossException.class, () -> Backends.open("opencl", tooBig).close());
         assertEquals(e.getMessage(), s.error());

@@ -49,7 +49,7 @@ public final class OpenClPerfProbe {
                 time("T=" + T + " qkvRope", b, () -> b.qkvRope(lw, 0, x, batch, q, k, v));
                 time("T=" + T + " attention (full layer 1, ctx " + ctx + ")", b, () -> b.attention(lw, 1, q, k, v, batch, o));
                 time("T=" + T + " attention (sliding layer 0, ctx " + ctx + ")", b, () -> b.attention(lw, 0, q, k, v, batch, o));
-                time("T=" + T + " linear ATTN_OUT", b, () -> b.linear(lw, 0, DenseKind.ATTN_OUT, o, y));
+                time("T=" + T + " linear ATTN_OUT", b, () -> b.dense(lw, 0, DenseKind.ATTN_OUT, o, y));
                 time("T=" + T + " router", b, () -> b.router(lw, 0, x, rt));
                 Routing routing = b.readRouting(rt);
                 b.writeRouting(rt, routing);

@@ -146,7 +146,7 @@ public class CpuKernelBenchmarks {
     @BenchmarkMode(Mode.Throughput)
     @OutputTimeUnit(TimeUnit.SECONDS)
     public DeviceTensor bf16Matvec(Bandwidth bw) {
-        cpu.linear(w, 0, DenseKind.ATTN_OUT, xQ, outH);
+        cpu.dense(w, 0, DenseKind.ATTN_OUT, xQ, outH);
         bw.gigabytes += bf16Bytes / 1e9;
         return outH;
     }

@@ -91,8 +91,8 @@ public interface Backend extends AutoCloseable {
      */
     void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out);
 
-    /** Dense linear with bias: {@code out[i, r] = Σ_c W[r, c] · x[i, c] + b[r]} (dot products in double). */
-    void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out);
+    /** A dense layer with bias (the SPI, kernels and knobs all say dense): {@code out[i, r] = Σ_c W[r, c] · x[i, c] + b[r]} (dot products in double). */
+    void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out);
 
     /**
      * Q, K, V projections with bias, then RoPE on q and k: {@code q = Wq·x + bq}, {@code k = Wk·x + bk},

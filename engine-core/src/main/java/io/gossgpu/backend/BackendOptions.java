@@ -10,7 +10,7 @@ import java.util.TreeMap;
 /**
  * The settings a backend is created with ({@link BackendProvider#create}): its launch knobs ({@link Knob}) and its
  * few other settings (the cpu backend's threads, the OpenCL device, …), each by its environment-variable name
- * ({@code GOSS_CUDA_SDPA_BLOCK}) as text. Immutable, so two backends (two engines) in one JVM can run with
+ * ({@code GOSS_CUDA_ATTENTION_BLOCK}) as text. Immutable, so two backends (two engines) in one JVM can run with
  * different knobs side by side. A backend reads only its own names and checks them when it is created; an unset
  * name means the knob's default.
  *
@@ -21,7 +21,7 @@ import java.util.TreeMap;
 public final class BackendOptions {
     /**
      * A setting's text; when a system property set it, that property's name (error messages point at it); and where
-     * it came from, for listings: {@code environment}, {@code -Dgoss.cuda.sdpa.block}, {@code code}, or what the
+     * it came from, for listings: {@code environment}, {@code -Dgoss.cuda.attention.block}, {@code code}, or what the
      * caller named ({@code --threads}).
      */
     private record Setting(String value, String property, String source) {}
@@ -46,7 +46,7 @@ public final class BackendOptions {
 
     /**
      * The backend settings of this process: every environment variable {@code GOSS_<BACKEND>_…} and every system
-     * property {@code goss.<backend>.…} (which wins; {@code goss.cuda.sdpa.block} is {@code GOSS_CUDA_SDPA_BLOCK})
+     * property {@code goss.<backend>.…} (which wins; {@code goss.cuda.attention.block} is {@code GOSS_CUDA_ATTENTION_BLOCK})
      * of a backend on the class path. Nothing is checked here: the backend checks its own settings when created.
      */
     public static BackendOptions fromEnvironment() {
@@ -69,7 +69,7 @@ public final class BackendOptions {
         return new BackendOptions(m);
     }
 
-    /** {@code goss.cuda.sdpa.block} → {@code GOSS_CUDA_SDPA_BLOCK}. */
+    /** {@code goss.cuda.attention.block} → {@code GOSS_CUDA_ATTENTION_BLOCK}. */
     public static String envName(String property) {
         return property.replace('.', '_').toUpperCase(Locale.ROOT);
     }
@@ -139,7 +139,7 @@ public final class BackendOptions {
         return asMap().hashCode();
     }
 
-    /** {@code GOSS_CUDA_SDPA_BLOCK=64 GOSS_CPU_THREADS=2}, or {@code defaults}. */
+    /** {@code GOSS_CUDA_ATTENTION_BLOCK=64 GOSS_CPU_THREADS=2}, or {@code defaults}. */
     @Override
     public String toString() {
         if (settings.isEmpty()) return "defaults";

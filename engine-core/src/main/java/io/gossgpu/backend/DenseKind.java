@@ -3,7 +3,7 @@ package io.gossgpu.backend;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.WeightView;
 
-/** The dense (BF16/F16/F32) matrices of a layer, each with its bias, for {@link Backend#linear}. */
+/** The dense (BF16/F16/F32) matrices of a layer, each with its bias, for {@link Backend#dense}. */
 public enum DenseKind {
     /** {@code [heads·hd, H]} query projection. */
     Q,

@@ -28,7 +28,7 @@ public class ForwardingBackend implements Backend {
     @Override public KvCache createKvCache(KvCacheSpec spec) { return delegate.createKvCache(spec); }
     @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(w, tokens, out); }
     @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(w, layer, which, x, out); }
-    @Override public void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.linear(w, layer, which, x, out); }
+    @Override public void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.dense(w, layer, which, x, out); }
     @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(w, layer, x, batch, q, k, v); }
     @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) { delegate.attention(w, layer, q, k, v, batch, out); }
     @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(w, layer, x, out); }

@@ -11,7 +11,7 @@ import java.util.Locale;
  * the name {@code GOSS_<BACKEND>_<KERNEL>_<KNOB>} ({@link #envName()}; at the edge also the system property
  * {@code goss.<backend>.<kernel>.<knob>}, lower case, an underscore in the knob's own name becoming a dot), else
  * the default. An invalid value is a {@link GossException} naming the variable, the value and what is allowed:
- * {@code invalid GOSS_CUDA_SDPA_BLOCK=100: threads per block must be a multiple of 32 from 32 to 1024}.
+ * {@code invalid GOSS_CUDA_ATTENTION_BLOCK=100: threads per block must be a multiple of 32 from 32 to 1024}.
  *
  * <p>Backends declare their knobs as constants and list them from {@link BackendProvider#knobs()}, so
  * {@code goss-gpu info} and {@code goss-gpu tune} see them without opening a device. A device may allow less
@@ -49,17 +49,17 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
         return new Knob(backend, kernel, name, defaultValue, allowed, what, description, defaultNote, List.of(values));
     }
 
-    /** {@code GOSS_CUDA_SDPA_BLOCK}. */
+    /** {@code GOSS_CUDA_ATTENTION_BLOCK}. */
     public String envName() {
         return ("GOSS_" + backend + "_" + shortName()).toUpperCase(Locale.ROOT);
     }
 
-    /** {@code goss.cuda.sdpa.block}. */
+    /** {@code goss.cuda.attention.block}. */
     public String propertyName() {
         return ("goss." + backend + "." + (kernel == null ? "" : kernel + ".") + name.replace('_', '.')).toLowerCase(Locale.ROOT);
     }
 
-    /** {@code SDPA_BLOCK}: the name without the backend, as {@code tune --knob} accepts it. */
+    /** {@code ATTENTION_BLOCK}: the name without the backend, as {@code tune --knob} accepts it. */
     public String shortName() {
         return ((kernel == null ? "" : kernel + "_") + name).toUpperCase(Locale.ROOT);
     }

@@ -34,7 +34,7 @@ public record KnobState(Knob knob, int value, String text, String source, String
     }
 
     /**
-     * {@code GOSS_OPENCL_LINEAR_WG = 16 (device default: 16 on a CPU device)  work-group size of …; a power of two
+     * {@code GOSS_OPENCL_DENSE_WG = 16 (device default: 16 on a CPU device)  work-group size of …; a power of two
      * from 1 to 4096 (…)}; an invalid setting ends with {@code INVALID: work-group size must be …} instead.
      */
     public String describe() {

@@ -13,7 +13,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Setting names that nothing reads. A misspelled knob ({@code GOSS_OPENCL_LINEAR_WGG}) would otherwise be ignored
+ * Setting names that nothing reads. A misspelled knob ({@code GOSS_OPENCL_DENSE_WGG}) would otherwise be ignored
  * without a word; this names it with the nearest known name. Known names are the knobs and other settings of the
  * backends on the class path ({@link BackendProvider#knobs}, {@link BackendProvider#settingNames}) and whatever the
  * caller adds (the command line's own, {@code GOSS_MODEL}, ...).
@@ -46,14 +46,34 @@ public final class SettingNames {
         return out;
     }
 
+    /** The former names of the knobs of every backend on the class path, each with its new name. */
+    public static SortedMap<String, String> renamed() {
+        SortedMap<String, String> out = new TreeMap<>();
+        for (BackendProvider p : Backends.unordered()) out.putAll(p.renamedSettings());
+        return out;
+    }
+
     /**
      * One line for each of {@code names} (as written → environment-variable name) that is not {@code known}:
-     * {@code unknown setting GOSS_OPENCL_LINEAR_WGG (did you mean GOSS_OPENCL_LINEAR_WG?)}.
+     * {@code unknown setting GOSS_OPENCL_DENSE_WGG (did you mean GOSS_OPENCL_DENSE_WG?)}, or for a former name of a
+     * knob ({@link #renamed}) {@code GOSS_OPENCL_LINEAR_WG was renamed GOSS_OPENCL_DENSE_WG: set that instead (the old
+     * name is not read)}.
      */
     public static List<String> unknown(Map<String, String> names, Collection<String> known) {
+        return unknown(names, known, renamed());
+    }
+
+    /** {@link #unknown(Map, Collection)} with the former names {@code renamed} (old → new environment-variable name). */
+    public static List<String> unknown(Map<String, String> names, Collection<String> known, Map<String, String> renamed) {
         List<String> out = new ArrayList<>();
         names.forEach((written, env) -> {
             if (known.contains(env)) return;
+            String now = renamed.get(env);
+            if (now != null) {
+                out.add(written + " was renamed " + (written.startsWith("-D") ? "-D" + now.toLowerCase(java.util.Locale.ROOT).replace('_', '.') : now)
+                        + ": set that instead (the old name is not read)");
+                return;
+            }
             String near = nearest(env, known);
             out.add("unknown setting " + written + (near != null ? " (did you mean " + near + "?)"
                     : " (no known setting has a similar name; 'goss-gpu info --backends' lists the knobs)"));

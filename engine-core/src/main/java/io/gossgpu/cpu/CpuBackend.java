@@ -159,7 +159,7 @@ public final class CpuBackend extends HeapMemoryBackend {
     private static final int PARALLEL_ROWS = 16;
 
     @Override
-    public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+    public void dense(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         CpuWeights w = (CpuWeights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);

@@ -199,7 +199,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+    public void dense(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         Weights w = (Weights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
         matmul(which.weight(w.layer(layer)), 0, bias(w, layer, which), in.data, in.rows, in.cols, o.data);
@@ -207,9 +207,9 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     @Override
     public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
-        linear(lw, layer, DenseKind.Q, x, q);
-        linear(lw, layer, DenseKind.K, x, k);
-        linear(lw, layer, DenseKind.V, x, v);
+        dense(lw, layer, DenseKind.Q, x, q);
+        dense(lw, layer, DenseKind.K, x, k);
+        dense(lw, layer, DenseKind.V, x, v);
         ModelConfig c = lw.config();
         for (int s = 0; s < batch.size(); s++) {
             float[] table = Rope.cosSinTable(c, batch.start(s), batch.tokens(s));

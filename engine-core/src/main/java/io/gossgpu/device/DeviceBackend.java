@@ -232,11 +232,11 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     protected abstract void runRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> out);
 
     @Override
-    public final void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
-        runLinear(weights(w), layer, which, tensor(x), tensor(out));
+    public final void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        runDense(weights(w), layer, which, tensor(x), tensor(out));
     }
 
-    protected abstract void runLinear(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
+    protected abstract void runDense(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
 
     @Override
     public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {

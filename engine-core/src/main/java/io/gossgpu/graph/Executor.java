@@ -293,7 +293,7 @@ public final class Executor implements AutoCloseable {
             observeQkv(l, batch, q, k, v);
             backend.attention(weights, l, q, k, v, batch, attn);
             observe(OpKind.ATTENTION, l, batch, attn);
-            backend.linear(weights, l, DenseKind.ATTN_OUT, attn, o);
+            backend.dense(weights, l, DenseKind.ATTN_OUT, attn, o);
             observe(OpKind.ATTN_OUT, l, batch, o);
             DeclinedOps.addRmsNorm(backend, weights, l, NormKind.MLP, x, o, x, t);
             observe(OpKind.ATTN_RESIDUAL, l, batch, x);

@@ -13,7 +13,7 @@ public enum OpKind {
     ATTN_NORM,
     /** q, k, v = projections of t, RoPE on q and k. Output observed: q | k | v per row. */
     QKV_ROPE,
-    /** SDPA with sinks over cache + batch, then cache store. Output: T × heads·hd. */
+    /** Attention with sinks over cache + batch, then cache store. Output: T × heads·hd. */
     ATTENTION,
     /** o = out·attn + bias ({@code Backend.linear ATTN_OUT}). Output: T × H. */
     ATTN_OUT,

@@ -153,7 +153,7 @@ public final class SplitBackend extends ForwardingBackend {
 
     @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(gpu(w), tokens, out); }
     @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(gpu(w), layer, which, x, out); }
-    @Override public void linear(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.linear(gpu(w), layer, which, x, out); }
+    @Override public void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.dense(gpu(w), layer, which, x, out); }
     @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(gpu(w), layer, x, batch, q, k, v); }
     @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) { delegate.attention(gpu(w), layer, q, k, v, batch, out); }
     @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(gpu(w), layer, x, out); }

@@ -20,9 +20,9 @@ class KnobTest {
         assertEquals("GOSS_CUDA_SDPA_BLOCK", BLOCK.envName());
         assertEquals("goss.cuda.sdpa.block", BLOCK.propertyName());
         assertEquals("SDPA_BLOCK", BLOCK.shortName());
-        Knob minT = Knob.of("metal", "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold", "x");
-        assertEquals("GOSS_METAL_PREFILL_MIN_T", minT.envName());
-        assertEquals("goss.metal.prefill.min.t", minT.propertyName());
+        Knob minT = Knob.of("metal", "DENSE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold", "x");
+        assertEquals("GOSS_METAL_DENSE_PREFILL_MIN_T", minT.envName());
+        assertEquals("goss.metal.dense.prefill.min.t", minT.propertyName());
         Knob tg = Knob.of("metal", "moe_gate_up", "TG", 256, KnobValues.multipleOf(32, 32, 1024), "threads per threadgroup", "x");
         assertEquals("GOSS_METAL_MOE_GATE_UP_TG", tg.envName());
         assertEquals("goss.metal.moe_gate_up.tg", tg.propertyName());
@@ -102,11 +102,11 @@ class KnobTest {
     void theEnvironmentIsReadForKnownBackendsAndAPropertyWinsAndIsNamedInErrors() {
         java.util.Properties props = new java.util.Properties();
         props.setProperty("goss.cuda.sdpa.block", "33");
-        props.setProperty("goss.cuda.linear.gemm.t", "4");
+        props.setProperty("goss.cuda.dense.prefill.min.t", "4");
         props.setProperty("user.home", "/x");
         BackendOptions o = BackendOptions.from(java.util.Map.of("GOSS_CUDA_SDPA_BLOCK", "64", "GOSS_CUDA_ARGMAX_BLOCK", " 96 ",
                 "GOSS_MODEL", "/m", "GOSS_VULKAN_X", "1", "GOSS_CPU_THREADS", " "), props, List.of("cuda", "cpu"));
-        assertEquals("GOSS_CUDA_ARGMAX_BLOCK=96 GOSS_CUDA_LINEAR_GEMM_T=4 GOSS_CUDA_SDPA_BLOCK=33", o.toString());
+        assertEquals("GOSS_CUDA_ARGMAX_BLOCK=96 GOSS_CUDA_DENSE_PREFILL_MIN_T=4 GOSS_CUDA_SDPA_BLOCK=33", o.toString());
         GossException e = assertThrows(GossException.class, () -> BLOCK.value(o));
         assertTrue(e.getMessage().startsWith("invalid GOSS_CUDA_SDPA_BLOCK=33 (set as -Dgoss.cuda.sdpa.block=33): "), e.getMessage());
         assertEquals(64, BLOCK.value(o.with(BLOCK, 64)), "a value given in code replaces the property");

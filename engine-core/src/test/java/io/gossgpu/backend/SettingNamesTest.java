@@ -6,28 +6,39 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Issue 20, finding 4: a misspelled knob was ignored without a word; now it is named with the nearest known name. */
 class SettingNamesTest {
-    static final List<String> KNOWN = List.of("GOSS_OPENCL_LINEAR_WG", "GOSS_OPENCL_LINEAR_TILE", "GOSS_OPENCL_DEVICE", "GOSS_CPU_THREADS",
+    static final List<String> KNOWN = List.of("GOSS_OPENCL_DENSE_WG", "GOSS_OPENCL_DENSE_TILE", "GOSS_OPENCL_DEVICE", "GOSS_CPU_THREADS",
             "GOSS_MODEL");
 
     @Test
     void anUnknownNameGetsTheNearestKnownOne() {
-        assertEquals(List.of("unknown setting GOSS_OPENCL_LINEAR_WGG (did you mean GOSS_OPENCL_LINEAR_WG?)",
+        assertEquals(List.of("unknown setting GOSS_OPENCL_DENSE_WGG (did you mean GOSS_OPENCL_DENSE_WG?)",
                         "unknown setting GOSS_OPENLC_DEVICE (did you mean GOSS_OPENCL_DEVICE?)",
                         "unknown setting GOSS_WARP_SPEED (no known setting has a similar name; 'goss-gpu info --backends' lists the knobs)"),
-                SettingNames.unknown(List.of("GOSS_OPENCL_LINEAR_WGG", "GOSS_CPU_THREADS", "GOSS_OPENLC_DEVICE", "GOSS_WARP_SPEED"), KNOWN));
+                SettingNames.unknown(List.of("GOSS_OPENCL_DENSE_WGG", "GOSS_CPU_THREADS", "GOSS_OPENLC_DEVICE", "GOSS_WARP_SPEED"), KNOWN));
         assertEquals(List.of(), SettingNames.unknown(KNOWN, KNOWN));
+    }
+
+    /** Issue 37: a knob renamed to the one vocabulary (LINEAR → DENSE) says its new name, not "unknown setting". */
+    @Test
+    void aFormerKnobNameSaysItsNewName() {
+        var renamed = Map.of("GOSS_OPENCL_LINEAR_WG", "GOSS_OPENCL_DENSE_WG");
+        var names = new TreeMap<>(Map.of("GOSS_OPENCL_LINEAR_WG", "GOSS_OPENCL_LINEAR_WG", "-Dgoss.opencl.linear.wg", "GOSS_OPENCL_LINEAR_WG"));
+        assertEquals(List.of("-Dgoss.opencl.linear.wg was renamed -Dgoss.opencl.dense.wg: set that instead (the old name is not read)",
+                "GOSS_OPENCL_LINEAR_WG was renamed GOSS_OPENCL_DENSE_WG: set that instead (the old name is not read)"),
+                SettingNames.unknown(names, KNOWN, renamed));
     }
 
     @Test
     void distanceCountsEditsAndSwapsOfNeighbours() {
         assertEquals(0, SettingNames.distance("GOSS_X", "GOSS_X"));
-        assertEquals(1, SettingNames.distance("GOSS_OPENCL_LINEAR_WGG", "GOSS_OPENCL_LINEAR_WG"));
+        assertEquals(1, SettingNames.distance("GOSS_OPENCL_DENSE_WGG", "GOSS_OPENCL_DENSE_WG"));
         assertEquals(1, SettingNames.distance("GOSS_OPENLC_DEVICE", "GOSS_OPENCL_DEVICE"));
         assertEquals(2, SettingNames.distance("GOSS_CPU_THREDS_", "GOSS_CPU_THREADS"));
         assertEquals(3, SettingNames.distance("kitten", "sitting"));
@@ -36,11 +47,11 @@ class SettingNamesTest {
     @Test
     void theEnvironmentsGossNamesAndPropertiesAreCheckedAsWritten() {
         Properties props = new Properties();
-        props.setProperty("goss.opencl.linear.wgg", "32");
+        props.setProperty("goss.opencl.dense.wgg", "32");
         props.setProperty("user.home", "/x");
         var names = SettingNames.inEnvironment(Map.of("GOSS_MODLE", "/m", "HOME", "/x"), props);
-        assertEquals(Map.of("GOSS_MODLE", "GOSS_MODLE", "-Dgoss.opencl.linear.wgg", "GOSS_OPENCL_LINEAR_WGG"), names);
-        assertEquals(List.of("unknown setting -Dgoss.opencl.linear.wgg (did you mean GOSS_OPENCL_LINEAR_WG?)",
+        assertEquals(Map.of("GOSS_MODLE", "GOSS_MODLE", "-Dgoss.opencl.dense.wgg", "GOSS_OPENCL_DENSE_WGG"), names);
+        assertEquals(List.of("unknown setting -Dgoss.opencl.dense.wgg (did you mean GOSS_OPENCL_DENSE_WG?)",
                 "unknown setting GOSS_MODLE (did you mean GOSS_MODEL?)"), SettingNames.unknown(names, KNOWN));
     }
 

@@ -142,7 +142,7 @@ public abstract class BackendConformanceKit {
     }
 
     /**
-     * Per-op tolerance of the ops that multiply by a layer's dense matrices ({@link Backend#linear}, {@link Backend#qkvRope},
+     * Per-op tolerance of the ops that multiply by a layer's dense matrices ({@link Backend#dense}, {@link Backend#qkvRope},
      * {@link Backend#logits}): {@link #opTolerance()} unless a backend quantizes their inputs too (the cpu backend's
      * int8 kernels with dense weights quantized at load).
      */
@@ -368,16 +368,16 @@ public abstract class BackendConformanceKit {
 
     @ParameterizedTest(name = "{0}, T={1}")
     @MethodSource("shapesAndBatches")
-    void linear(String shape, int T) {
+    void dense(String shape, int T) {
         Model m = model(shape);
         ModelConfig c = m.config();
         for (DenseKind kind : DenseKind.values()) {
             float[] x = random(new SplittableRandom(200 + T + kind.ordinal()), T * kind.cols(c), 1.0);
             for (int layer = 0; layer < c.numHiddenLayers(); layer++)
                 try (Pair in = pair(T, kind.cols(c), x); Pair out = pair(T, kind.rows(c), null)) {
-                    backend.linear(m.mine(), layer, kind, in.mine(), out.mine());
-                    reference.linear(m.ref(), layer, kind, in.ref(), out.ref());
-                    compare("linear " + kind + " layer " + layer, out, denseTolerance());
+                    backend.dense(m.mine(), layer, kind, in.mine(), out.mine());
+                    reference.dense(m.ref(), layer, kind, in.ref(), out.ref());
+                    compare("dense " + kind + " layer " + layer, out, denseTolerance());
                 }
         }
     }

@@ -64,7 +64,7 @@ class ConformanceKitSelfTest {
         };
         kit.setUpBackends();
         try {
-            kit.linear("odd", 3); // untouched op passes
+            kit.dense("odd", 3); // untouched op passes
             assertThrows(AssertionFailedError.class, () -> kit.rmsNorm("tiny", 3));
             assertThrows(AssertionFailedError.class, kit::wholeModelPrefillLogits);
         } finally {

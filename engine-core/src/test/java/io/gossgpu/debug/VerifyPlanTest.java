@@ -51,8 +51,8 @@ class VerifyPlanTest {
             // planted: one ATTN_OUT value of layer 2 off by a fifth of its row's largest value
             Backend broken = new ForwardingBackend(cpu) {
                 @Override
-                public void linear(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
-                    super.linear(lw, layer, which, x, out);
+                public void dense(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+                    super.dense(lw, layer, which, x, out);
                     if (layer != 2 || which != DenseKind.ATTN_OUT) return;
                     float[] v = read(out);
                     for (int i = 0; i < out.rows(); i++) {

@@ -5,12 +5,8 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code GOSS_<API>_MOE_PREFILL_MIN_T}, and none the names it replaced. Reads the sources, needs no device.
  */
 class MoeKernelContractTest {
-    private static final Path KERNELS = Path.of("..", "kernels").toAbsolutePath().normalize();
+    private static final Path KERNELS = KernelSources.KERNELS;
     /** Per API: its kernel folder, source suffixes and the documents whose knob table names its knobs. */
     private static final Map<String, List<String>> SOURCES = Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"),
             "metal", List.of(".metal", ".h"));
@@ -34,7 +30,7 @@ class MoeKernelContractTest {
     @Test
     void everyApiDeclaresTheOneMoeParamsStruct() throws IOException {
         for (String api : SOURCES.keySet()) {
-            var structs = KernelParamsCheck.structs(source(api));
+            var structs = KernelParamsCheck.structs(KernelSources.source(api));
             assertEquals(KernelParamsCheck.fields(MoeParams.class), structs.get("MoeParams"), api + ": struct MoeParams");
         }
     }
@@ -42,10 +38,10 @@ class MoeKernelContractTest {
     @Test
     void everyMoeKernelTakesTheSameBuffersThenMoeParamsOnEveryApi() throws IOException {
         for (String api : SOURCES.keySet()) {
-            String src = source(api);
+            String src = KernelSources.source(api);
             for (int i = 0; i < MoePipeline.KERNELS.size(); i++) {
                 String name = MoePipeline.KERNELS.get(i);
-                List<String> args = arguments(api, src, name);
+                List<String> args = KernelSources.arguments(api, src, name);
                 String last = args.getLast();
                 assertTrue(last.contains("MoeParams"), api + " " + name + ": the last argument is " + last);
                 long buffers = args.stream().filter(a -> isBuffer(api, a)).count();
@@ -76,47 +72,5 @@ class MoeKernelContractTest {
             case "opencl" -> arg.contains("__global");
             default -> arg.startsWith("BUF(");
         };
-    }
-
-    /** The kernel's parameter declarations, in order (OpenCL's {@code __local} ones left out). */
-    static List<String> arguments(String api, String src, String name) {
-        String open = switch (api) {
-            case "cuda" -> "extern \"C\" __global__ void " + name + "(";
-            case "opencl" -> "__kernel void " + name + "(";
-            default -> "KERNEL(" + name + ")(";
-        };
-        int at = src.indexOf(open);
-        assertTrue(at >= 0, api + ": no kernel " + name);
-        assertEquals(-1, src.indexOf(open, at + 1), api + ": kernel " + name + " twice");
-        List<String> args = new ArrayList<>();
-        int depth = 0;
-        StringBuilder cur = new StringBuilder();
-        for (int i = at + open.length(); ; i++) {
-            char c = src.charAt(i);
-            if (depth == 0 && (c == ',' || c == ')')) {
-                String a = cur.toString().strip().replaceAll("\\s+", " ");
-                if (!a.startsWith("__local") && !a.startsWith("TG_BUF") && !a.startsWith("TG_POS") && !a.startsWith("TID") && !a.startsWith("TG_SIZE")
-                        && !a.startsWith("GRID_POS") && !a.startsWith("SIMD_")) args.add(a);
-                cur.setLength(0);
-                if (c == ')') return args;
-                continue;
-            }
-            if (c == '(') depth++;
-            if (c == ')') depth--;
-            cur.append(c);
-        }
-    }
-
-    /** Every source file of an API's kernel folder, comments removed. */
-    private static String source(String api) throws IOException {
-        try (Stream<Path> files = Files.list(KERNELS.resolve(api))) {
-            StringBuilder sb = new StringBuilder();
-            for (Path f : files.filter(p -> SOURCES.get(api).stream().anyMatch(s -> p.toString().endsWith(s))).sorted().toList())
-                sb.append(Files.readString(f)).append('\n');
-            String s = sb.toString().replaceAll("//[^\n]*", "").replaceAll("(?s)/\\*.*?\\*/", "");
-            Matcher m = Pattern.compile("__global__").matcher(s);
-            assertTrue(api.equals("cuda") ? m.find() : !s.isEmpty(), "no kernels in " + KERNELS.resolve(api));
-            return s;
-        }
     }
 }

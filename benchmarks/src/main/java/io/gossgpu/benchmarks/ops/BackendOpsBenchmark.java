@@ -82,7 +82,7 @@ public class BackendOpsBenchmark {
 
     @Benchmark
     public void linear() {
-        m.backend.linear(m.weights, 0, DenseKind.ATTN_OUT, attn, out);
+        m.backend.dense(m.weights, 0, DenseKind.ATTN_OUT, attn, out);
         m.backend.synchronize();
     }
 

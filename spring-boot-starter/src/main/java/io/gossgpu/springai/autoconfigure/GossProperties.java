@@ -34,8 +34,8 @@ public class GossProperties {
     /** Threads of the cpu backend (unset: every available processor). */
     private Integer threads;
     /**
-     * Backend knobs and settings by their environment-variable name ({@code GOSS_CUDA_SDPA_BLOCK}) or its
-     * property form ({@code cuda.sdpa.block}); they win over the process's GOSS_* environment and -Dgoss.* properties.
+     * Backend knobs and settings by their environment-variable name ({@code GOSS_CUDA_ATTENTION_BLOCK}) or its
+     * property form ({@code cuda.attention.block}); they win over the process's GOSS_* environment and -Dgoss.* properties.
      */
     private Map<String, String> knobs = new LinkedHashMap<>();
     /** Tokens each chat's KV cache holds. */
@@ -68,7 +68,7 @@ public class GossProperties {
                 .withFloatExperts(floatExperts).withBackendOptions(backendOptions).withPrefillChunk(prefillChunk);
     }
 
-    /** {@code cuda.sdpa.block}, {@code GOSS_CUDA_SDPA_BLOCK} and {@code goss-cuda-sdpa-block} all name {@code GOSS_CUDA_SDPA_BLOCK}. */
+    /** {@code cuda.attention.block}, {@code GOSS_CUDA_ATTENTION_BLOCK} and {@code goss-cuda-attention-block} all name {@code GOSS_CUDA_ATTENTION_BLOCK}. */
     static String knobName(String key) {
         String n = key.replace('.', '_').replace('-', '_').toUpperCase(Locale.ROOT);
         return n.startsWith("GOSS_") ? n : "GOSS_" + n;

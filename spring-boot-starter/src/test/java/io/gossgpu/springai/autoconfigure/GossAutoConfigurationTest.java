@@ -89,7 +89,7 @@ class GossAutoConfigurationTest {
     void propertiesBindToTheEngineAndChatOptions() {
         runner.withUserConfiguration(OwnEngine.class)
                 .withPropertyValues("goss.model=/models/x", "goss.backend=opencl", "goss.threads=3", "goss.mmap=false",
-                        "goss.knobs.GOSS_CUDA_SDPA_BLOCK=128", "goss.knobs[opencl.device]=1", "goss.prefill-chunk=64",
+                        "goss.knobs.GOSS_CUDA_ATTENTION_BLOCK=128", "goss.knobs[opencl.device]=1", "goss.prefill-chunk=64",
                         "goss.top-p=0.9", "goss.top-k=40", "goss.seed=7", "goss.reasoning-effort=high", "goss.instructions=Be brief.")
                 .run(context -> {
                     GossProperties p = context.getBean(GossProperties.class);
@@ -99,7 +99,7 @@ class GossAutoConfigurationTest {
                     assertFalse(e.mmap());
                     assertEquals(64, e.prefillChunk());
                     assertEquals("3", e.backendOptions().get("GOSS_CPU_THREADS"));
-                    assertEquals("128", e.backendOptions().get("GOSS_CUDA_SDPA_BLOCK"));
+                    assertEquals("128", e.backendOptions().get("GOSS_CUDA_ATTENTION_BLOCK"));
                     assertEquals("1", e.backendOptions().get("GOSS_OPENCL_DEVICE"));
                     ChatOptions c = context.getBean(ChatOptions.class);
                     assertEquals(0.9f, c.sampler().topP());

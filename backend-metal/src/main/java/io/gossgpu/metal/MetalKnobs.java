@@ -11,15 +11,15 @@ import java.util.stream.Stream;
 /**
  * Launch knobs of the Metal kernels ({@link Knob}), read from the backend's {@link BackendOptions}:
  * {@code GOSS_METAL_<KERNEL>_TG}, the threads per threadgroup of one kernel ({@link MetalKernel#threadgroup});
- * {@code GOSS_METAL_PREFILL_MIN_T} (dense), {@code GOSS_METAL_MOE_PREFILL_MIN_T}; and the setting {@code GOSS_METAL_NO_COPY}.
+ * {@code GOSS_METAL_DENSE_PREFILL_MIN_T}, {@code GOSS_METAL_MOE_PREFILL_MIN_T}; and the setting {@code GOSS_METAL_NO_COPY}.
  */
-final class Knobs {
-    private Knobs() {}
+final class MetalKnobs {
+    private MetalKnobs() {}
 
     private static final String B = MetalBackendProvider.NAME;
 
     /** Batches of at least this many tokens take the tiled dense kernel (dense_tiled). */
-    static final Knob PREFILL_MIN_T = Knob.of(B, "prefill", "MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
+    static final Knob DENSE_PREFILL_MIN_T = Knob.of(B, "DENSE", "PREFILL_MIN_T", 4, KnobValues.range(1, Integer.MAX_VALUE), "the batch threshold",
             "batches of at least this many tokens take the tiled dense kernel (dense_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
 
     /** Batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled). */
@@ -31,5 +31,8 @@ final class Knobs {
             "1 uses F32/BF16 matrices of memory-mapped checkpoints in place, 0 copies them");
 
     /** Every kernel's threadgroup knob, then the two thresholds. */
-    static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup), Stream.of(PREFILL_MIN_T, MOE_PREFILL_MIN_T)).toList();
+    static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup), Stream.of(DENSE_PREFILL_MIN_T, MOE_PREFILL_MIN_T)).toList();
+
+    /** Former names (issue 37: one threshold name per op, GOSS_<API>_<OP>_PREFILL_MIN_T), each with its knob's name now. */
+    static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_METAL_PREFILL_MIN_T", DENSE_PREFILL_MIN_T.envName());
 }

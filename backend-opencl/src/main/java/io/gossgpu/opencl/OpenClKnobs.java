@@ -10,12 +10,12 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Launch knobs of the OpenCL kernels ({@link Knob}), {@code GOSS_OPENCL_<KERNEL>_<KNOB>} in the backend's
- * {@link BackendOptions}. Work-group sizes are powers of two no larger than the device's
+ * Launch knobs of the OpenCL kernels ({@link Knob}), {@code GOSS_OPENCL_<OP>_<KNOB>} in the backend's
+ * {@link BackendOptions}, the op named as its kernel file and the same on every API (KernelVocabularyTest). Work-group sizes are powers of two no larger than the device's
  * (and each kernel's) maximum; the defaults differ between GPU and CPU devices (PoCL).
  */
-final class Knobs {
-    private Knobs() {}
+final class OpenClKnobs {
+    private OpenClKnobs() {}
 
     private static final String B = OpenClBackend.NAME;
     /** Defaults on CPU devices (PoCL), where they differ from the GPU default the knob declares. */
@@ -23,10 +23,10 @@ final class Knobs {
     private static final KnobValues WG = KnobValues.powerOfTwo(1, 1 << 20);
     private static final Integer[] WG_TUNE = {4, 8, 16, 32, 64, 128, 256, 512};
 
-    static final Knob LINEAR_WG = wg("LINEAR", 64, 16, "work-group size of the dense matmul/matvec (linear, router logits, logits)");
-    static final Knob LINEAR_TILE = cpu(Knob.of(B, "LINEAR", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group",
+    static final Knob DENSE_WG = wg("DENSE", 64, 16, "work-group size of the dense matmul/matvec (dense layers, router logits, logits)");
+    static final Knob DENSE_TILE = cpu(Knob.of(B, "DENSE", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group",
             "tokens per work-group of the dense matmul (weight reuse in prefill)"), 16);
-    static final Knob LINEAR_VEC = Knob.of(B, "LINEAR", "VEC", 1, KnobValues.oneOf(0, 1), "the vector switch",
+    static final Knob DENSE_VEC = Knob.of(B, "DENSE", "VEC", 1, KnobValues.oneOf(0, 1), "the vector switch",
             "1 reads 4 columns per work item, 0 one");
     static final Knob RMSNORM_WG = wg("RMSNORM", 256, 16, "work-group size of RMSNorm");
     static final Knob ATTENTION_WG = wg("ATTENTION", 64, 16, "work-group size of attention: keys per chunk of the online softmax");
@@ -44,8 +44,14 @@ final class Knobs {
             "batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
     static final Knob ARGMAX_WG = wg("ARGMAX", 256, 16, "work-group size of the on-device argmax");
 
-    static final List<Knob> ALL = List.of(LINEAR_WG, LINEAR_TILE, LINEAR_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
+    static final List<Knob> ALL = List.of(DENSE_WG, DENSE_TILE, DENSE_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
             ATTENTION_SPLITBELOW, MOE_WG, MOE_TILE, MOE_PREFILL_MIN_T, ARGMAX_WG);
+
+    /** Former names (issue 37: the SPI, kernels and knobs say dense and attention), each with its knob's name now. */
+    static final Map<String, String> RENAMED = Map.of("GOSS_OPENCL_LINEAR_WG", DENSE_WG.envName(), "GOSS_OPENCL_LINEAR_TILE",
+            DENSE_TILE.envName(), "GOSS_OPENCL_LINEAR_VEC", DENSE_VEC.envName(), "GOSS_OPENCL_SDPA_WG", ATTENTION_WG.envName(),
+            "GOSS_OPENCL_SDPA_SPLITKEYS", ATTENTION_SPLITKEYS.envName(), "GOSS_OPENCL_SDPA_SPLITBELOW", ATTENTION_SPLITBELOW.envName(),
+            "GOSS_OPENCL_SDPA_GQA", ATTENTION_GQA.envName(), "GOSS_OPENCL_MOE_GROUPMIN", MOE_PREFILL_MIN_T.envName());
 
     private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
         return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);
