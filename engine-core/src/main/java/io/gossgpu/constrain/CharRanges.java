@@ -70,4 +70,10 @@ final class CharRanges {
         for (int i = 0; i < set.length && set[i] <= hi; i += 2) if (set[i + 1] >= lo) return true;
         return false;
     }
+
+    /** Whether every value in {@code [lo, hi]} (no surrogate among them) is a member of {@code set}. */
+    static boolean containsAll(int[] set, int lo, int hi) {
+        for (int i = 0; i < set.length && set[i] <= lo; i += 2) if (hi <= set[i + 1]) return true;
+        return false;
+    }
 }

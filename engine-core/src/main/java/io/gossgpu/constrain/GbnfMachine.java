@@ -28,12 +28,19 @@ public final class GbnfMachine implements ByteMatcher {
     private static final int MAX_MASKS = 256;
 
     private final GbnfGrammar g;
+    private final boolean mergeUniform;
     private final ConcurrentHashMap<State, State> interned = new ConcurrentHashMap<>();
     private final State start;
     private final java.util.concurrent.atomic.AtomicInteger masks = new java.util.concurrent.atomic.AtomicInteger();
 
     GbnfMachine(GbnfGrammar g) {
+        this(g, true);
+    }
+
+    /** With {@code mergeUniform} false partial characters always keep their bits: the exact machine tests compare with. */
+    GbnfMachine(GbnfGrammar g, boolean mergeUniform) {
         this.g = g;
+        this.mergeUniform = mergeUniform;
         Set<Stack> stacks = new LinkedHashSet<>();
         int[] budget = {MAX_EXPANSIONS};
         for (int a : g.alternatives[g.root]) expand(new Stack(a, null), stacks, budget);
@@ -75,10 +82,19 @@ public final class GbnfMachine implements ByteMatcher {
     /** The empty stack: the whole grammar has been matched. */
     private static final Stack ACCEPT = new Stack(-1, null);
 
-    /** A matcher state: live stacks (in a canonical order), and a partial UTF-8 character: its bits, bytes to come, smallest value its length allows. */
+    /**
+     * A matcher state: live stacks (in a canonical order), and a partial UTF-8 character: its bits, bytes to come,
+     * smallest value its length allows. A partial character is {@code uniform} when every code point its remaining
+     * bytes can spell is valid and taken by every stack kept: then which continuation bytes follow cannot matter, so
+     * the state forgets its bits (keeping one such code point, {@code rep}, to step with) and all of those states are
+     * one (otherwise each lead/second byte of every CJK or emoji prefix in the vocabulary is a state of its own, and
+     * a grammar loop over any character such as {@code [^"]{0,40}} fills the intern table with them).
+     */
     static final class State {
         final Stack[] stacks;
         final int bits, need, min;
+        final boolean uniform;
+        final int rep;
         final boolean accepting;
         private final int hash;
         final Object[] next = new Object[256];
@@ -86,21 +102,33 @@ public final class GbnfMachine implements ByteMatcher {
         volatile long[] mask;
 
         State(Stack[] stacks, int bits, int need, int min) {
+            this(stacks, bits, need, min, false, 0);
+        }
+
+        /** The uniform partial state of {@code stacks} with {@code need} bytes to come; {@code rep} is a code point they can spell. */
+        static State uniform(Stack[] stacks, int need, int rep) {
+            return new State(stacks, 0, need, 0, true, rep);
+        }
+
+        private State(Stack[] stacks, int bits, int need, int min, boolean uniform, int rep) {
             Arrays.sort(stacks, (x, y) -> Integer.compare(x.hash, y.hash));
             this.stacks = stacks;
             this.bits = bits;
             this.need = need;
             this.min = min;
+            this.uniform = uniform;
+            this.rep = rep;
             boolean acc = false;
             for (Stack s : stacks) acc |= s == ACCEPT;
             this.accepting = acc && need == 0;
-            this.hash = Arrays.hashCode(stacks) * 31 + bits * 7 + need;
+            this.hash = Arrays.hashCode(stacks) * 31 + bits * 7 + need + (uniform ? 1_000_003 : 0);
         }
 
         @Override
         public boolean equals(Object o) {
             if (this == o) return true;
-        if (!(o instanceof State s) || s.hash != hash || s.bits != bits || s.need != need || s.stacks.length != stacks.length) return false;
+            if (!(o instanceof State s) || s.hash != hash || s.bits != bits || s.need != need || s.uniform != uniform
+                    || s.stacks.length != stacks.length) return false;
             return Set.of(stacks).equals(Set.of(s.stacks));
         }
 
@@ -127,6 +155,16 @@ public final class GbnfMachine implements ByteMatcher {
             }
         }
         for (int w = 0; w < mask.length; w++) mask[w] |= known[w];
+    }
+
+    /** How many states are interned (tests: a grammar's working set must stay below the cap). */
+    int internedStates() {
+        return interned.size();
+    }
+
+    /** Whether {@code state}'s token mask is kept (tests). */
+    static boolean maskKept(Object state) {
+        return ((State) state).mask != null;
     }
 
     @Override
@@ -168,6 +206,7 @@ public final class GbnfMachine implements ByteMatcher {
             return null;
         }
         if ((b & 0xC0) != 0x80) return null;
+        if (s.uniform) return s.need > 1 ? State.uniform(s.stacks, s.need - 1, s.rep) : stepChar(s, s.rep);
         int bits = s.bits << 6 | (b & 0x3F);
         if (s.need > 1) return partial(s, bits, s.need - 1, s.min);
         if (bits < s.min || bits > CharRanges.MAX || bits >= 0xD800 && bits <= 0xDFFF) return null;
@@ -176,13 +215,20 @@ public final class GbnfMachine implements ByteMatcher {
 
     /** The state inside a character whose remaining {@code need} bytes are to come, if some stack can take one such character. */
     private State partial(State s, int bits, int need, int min) {
-        int lo = Math.max(min, bits << 6 * need), hi = Math.min(CharRanges.MAX, bits << 6 * need | (1 << 6 * need) - 1);
+        int blockLo = bits << 6 * need, blockHi = blockLo | (1 << 6 * need) - 1;
+        int lo = Math.max(min, blockLo), hi = Math.min(CharRanges.MAX, blockHi);
         if (lo > hi) return null;
+        boolean uniform = mergeUniform && lo == blockLo && hi == blockHi && (blockHi < 0xD800 || blockLo > 0xDFFF);
+        java.util.List<Stack> taking = new java.util.ArrayList<>();
         for (Stack st : s.stacks) {
-            if (st != ACCEPT && CharRanges.intersects(g.sets[g.code[st.pos]], lo, hi))
-                return new State(s.stacks, bits, need, min);
+            if (st == ACCEPT) continue;
+            int[] set = g.sets[g.code[st.pos]];
+            if (!CharRanges.intersects(set, lo, hi)) continue;
+            taking.add(st);
+            uniform &= CharRanges.containsAll(set, lo, hi);
         }
-        return null;
+        if (taking.isEmpty()) return null;
+        return uniform ? State.uniform(taking.toArray(Stack[]::new), need, blockLo) : new State(s.stacks, bits, need, min);
     }
 
     private State stepChar(State s, int cp) {

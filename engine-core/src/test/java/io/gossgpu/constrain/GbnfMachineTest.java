@@ -148,6 +148,69 @@ class GbnfMachineTest {
         }
     }
 
+    /** The benchmark's key=value grammar: a loop over any character but two, bounded, inside a bounded repetition. */
+    static final String KEY_VALUE = """
+            root ::= pair ("\\n" pair){0,7}
+            pair ::= [a-z_]{1,16} "=" ([0-9]{1,8} | "\\"" [^"\\n]{0,40} "\\"")
+            """;
+
+    /**
+     * Partial characters merged when their bits cannot matter give the same masks as the exact machine that keeps
+     * every partial character's bits (each token's bytes tried on it), at random states of every grammar.
+     */
+    @Test
+    void mergedPartialCharactersMaskAsTheExactMachine() {
+        TokenMasker masker = TokenMasker.get();
+        SplittableRandom rnd = new SplittableRandom(11);
+        List<String> grammars = new ArrayList<>();
+        for (TestGrammars.Case c : TestGrammars.ALL) grammars.add(c.gbnf());
+        grammars.add(KEY_VALUE);
+        for (String gbnf : grammars) {
+            GbnfGrammar g = GbnfGrammar.compile(gbnf);
+            GbnfMachine merged = new GbnfMachine(g, true), exact = new GbnfMachine(g, false);
+            for (int k = 0; k < 2; k++) {
+                byte[] text;
+                do text = randomText(exact, rnd, 120); while (text == null);
+                int cut = rnd.nextInt(text.length + 1);
+                Object fastState = merged.step(merged.start(), java.util.Arrays.copyOf(text, cut));
+                Object slowState = exact.step(exact.start(), java.util.Arrays.copyOf(text, cut));
+                assertNotNull(fastState, gbnf + ": the merged machine refused a text the exact one wrote");
+                long[] fast = new long[masker.words()], slow = new long[masker.words()];
+                merged.allowed(masker, fastState, fast);
+                for (int id = 0; id < O200kHarmony.NUM_RANKS; id++)
+                    if (exact.step(slowState, TOK.tokenBytes(id)) != null) slow[id >>> 6] |= 1L << id;
+                assertArrayEquals(slow, fast, gbnf + " after " + cut + " bytes");
+            }
+        }
+    }
+
+    /**
+     * A reply's states all keep their mask (so a repeated state costs a copy, not a walk over the vocabulary): the
+     * partial characters of the vocabulary's CJK and emoji prefixes must not fill the intern table, as they did
+     * when each lead/continuation byte made a state of its own.
+     */
+    @Test
+    void keyValueRepliesKeepEveryMask() {
+        TokenMasker masker = TokenMasker.get();
+        GbnfMachine m = GbnfGrammar.compile(KEY_VALUE).machine();
+        SplittableRandom rnd = new SplittableRandom(1);
+        List<Object> seen = new ArrayList<>();
+        for (int doc = 0; doc < 4; doc++) {
+            Object s = m.start();
+            for (int n = 0; n < 60; n++) {
+                long[] mask = new long[masker.words()];
+                m.allowed(masker, s, mask);
+                seen.add(s);
+                List<Integer> ids = new ArrayList<>();
+                for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) if ((mask[id >>> 6] >>> id & 1) != 0) ids.add(id);
+                if (ids.isEmpty()) break;
+                s = m.step(s, TOK.tokenBytes(ids.get(rnd.nextInt(ids.size()))));
+            }
+        }
+        assertTrue(m.internedStates() < 16_384, "intern table full: " + m.internedStates() + " states");
+        for (Object s : seen) assertTrue(GbnfMachine.maskKept(s), "a state of the reply lost its mask");
+    }
+
     @Test
     void partialUtf8IsKeptOnlyWhileACharacterCanComplete() {
         GbnfMachine m = GbnfGrammar.compile("root ::= [\\u4e00-\\u9fff]").machine();
