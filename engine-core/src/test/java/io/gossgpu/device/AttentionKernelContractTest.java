@@ -60,7 +60,7 @@ class AttentionKernelContractTest {
         for (String api : FILES.keySet()) {
             String src = source(api);
             for (String name : HAS.get(api)) {
-                List<String> args = MoeKernelContractTest.arguments(api, src, name);
+                List<String> args = KernelSources.arguments(api, src, name);
                 String last = args.getLast();
                 assertTrue(last.contains("AttentionParams"), api + " " + name + ": the last argument is " + last);
                 int buffers = AttentionPipeline.buffers(name);
