@@ -33,6 +33,11 @@
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
 #define MOE_THREADS 256 // block size of the tiled kernels: 8 warps
 
+// SwiGLU's clamps keep a NaN, as the reference's (torch.clamp) do: fmin/fmax would return the limit for it and the
+// reply would go on from finite garbage, past the non-finite guard (BackendConformanceKit.nanBeforeSwigluStaysNaN).
+__device__ __forceinline__ float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
+__device__ __forceinline__ float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 // The 8 products of one quarter block (4 code bytes) with their activations, before the block's scale.
 __device__ __forceinline__ float mx_quarter_openai(unsigned int w, const float* xq, const float* lut)
 {
@@ -157,8 +162,8 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
             if (lane == 0) {
                 float a = dots[0] + gBias[row];
                 float b = dots[1] + uBias[row];
-                a = fminf(a, limit);
-                b = fmaxf(-limit, fminf(b, limit));
+                a = min_keep_nan(a, limit);
+                b = clamp_keep_nan(b, -limit, limit);
                 hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
             }
         }
@@ -559,8 +564,8 @@ __device__ __forceinline__ void moe_gate_up_tiles(const unsigned char* __restric
                 if (m < n) {
                     float a = acc[2 * h][i] + gBias[row];
                     float b = acc[2 * h + 1][i] + uBias[row];
-                    a = fminf(a, limit);
-                    b = fmaxf(-limit, fminf(b, limit));
+                    a = min_keep_nan(a, limit);
+                    b = clamp_keep_nan(b, -limit, limit);
                     hout[(size_t) order[p0 + m] * I + u0 + 32 * h + tx] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
                 }
             }

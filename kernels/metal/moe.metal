@@ -23,6 +23,11 @@ inline float mxfp4_dot_part(device const uchar *codes, device const uchar *scale
     return acc;
 }
 
+// SwiGLU's clamps keep a NaN, as the reference's (torch.clamp) do: fmin/fmax would return the limit for it and the
+// reply would go on from finite garbage, past the non-finite guard (BackendConformanceKit.nanBeforeSwigluStaysNaN).
+inline float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
+inline float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 // The scalars of every MoE kernel, the same struct in moe.cu and moe.cl (io.gossgpu.device.MoeParams). The weights are
 // repacked to the layout above at upload, so ggml is 0 here; slotsPerPass is CUDA's.
 struct MoeParams { uint ggml; uint tokens; uint k; uint hidden; uint inter; uint experts; float limit; uint slotsPerPass; };
@@ -41,8 +46,8 @@ KERNEL(moe_gate_up)(BUF(device const uchar *, gcodes, 0), BUF(device const uchar
     float a = simd_sum(mxfp4_dot_part(gcodes + row * (p.hidden / 2), gscales + row * (p.hidden / 32), x + t * p.hidden, p.hidden, lane));
     float b = simd_sum(mxfp4_dot_part(ucodes + row * (p.hidden / 2), uscales + row * (p.hidden / 32), x + t * p.hidden, p.hidden, lane));
     if (lane == 0) {
-        a = min(a + gbias[row], p.limit);
-        b = clamp(b + ubias[row], -p.limit, p.limit);
+        a = min_keep_nan(a + gbias[row], p.limit);
+        b = clamp_keep_nan(b + ubias[row], -p.limit, p.limit);
         act[id] = a / (1.0f + exp(-1.702f * a)) * (b + 1.0f);
     }
 }
@@ -163,8 +168,8 @@ KERNEL(moe_gate_up_tiled)(BUF(device const uchar *, gcodes, 0), BUF(device const
         uint u = u0 + o % 32, li = first + o / 32;
         if (u >= p.inter || li >= count) continue;
         uint row = e * p.inter + u;
-        float a = min(ag[jj] + gbias[row], p.limit);
-        float b = clamp(au[jj] + ubias[row], -p.limit, p.limit);
+        float a = min_keep_nan(ag[jj] + gbias[row], p.limit);
+        float b = clamp_keep_nan(au[jj] + ubias[row], -p.limit, p.limit);
         act[pairs[base + li] * p.inter + u] = a / (1.0f + exp(-1.702f * a)) * (b + 1.0f);
     }
 }

@@ -68,6 +68,11 @@ inline float mx_dot_part(__global const uchar* codes, __global const uchar* scal
     return acc;
 }
 
+/* SwiGLU's clamps keep a NaN, as the reference's (torch.clamp) do: fmin/fmax would return the limit for it and the
+ * reply would go on from finite garbage, past the non-finite guard (BackendConformanceKit.nanBeforeSwigluStaysNaN). */
+inline float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
+inline float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
 /* The scalars of every MoE kernel, the same struct in moe.cu and moe.metal (io.gossgpu.device.MoeParams; the down
  * kernels do not read limit, none here slotsPerPass). */
 typedef struct { int ggml; int tokens; int k; int hidden; int inter; int experts; float limit; int slotsPerPass; } MoeParams;
@@ -95,8 +100,8 @@ __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gS
     if (lid == 0) {
         a += gBias[row];
         b += uBias[row];
-        a = fmin(a, limit);
-        b = fmax(-limit, fmin(b, limit));
+        a = min_keep_nan(a, limit);
+        b = clamp_keep_nan(b, -limit, limit);
         hout[(long) tj * I + u] = a / (1.0f + exp(-1.702f * a)) * (b + 1.0f);
     }
 }
@@ -218,8 +223,8 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
             if (lid == 0) {
                 a += gBias[row];
                 bb += uBias[row];
-                a = fmin(a, limit);
-                bb = fmax(-limit, fmin(bb, limit));
+                a = min_keep_nan(a, limit);
+                bb = clamp_keep_nan(bb, -limit, limit);
                 hout[(long) list[s0 + q] * I + u] = a / (1.0f + exp(-1.702f * a)) * (bb + 1.0f);
             }
         }

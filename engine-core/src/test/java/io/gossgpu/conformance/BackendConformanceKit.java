@@ -584,6 +584,40 @@ public abstract class BackendConformanceKit {
         }
     }
 
+    /**
+     * A NaN that reaches SwiGLU stays NaN, as in the reference (torch's clamp keeps NaN): every scale of gate row 0
+     * (row 1: up row 0) of every expert is E8M0 byte 255, so unit 0's activation is NaN and, through the down
+     * projection, every output of every token. A clamp written with fmin/fmax turns the NaN into the limit and the
+     * reply goes on from finite garbage, past the non-finite guard. T = 1 takes the decode kernels, T = 6 the batched ones.
+     */
+    @ParameterizedTest(name = "row {0}, T={1}")
+    @org.junit.jupiter.params.provider.CsvSource({"0, 1", "1, 1", "0, 6", "1, 6"})
+    void nanBeforeSwigluStaysNaN(int row, int T) {
+        ModelConfig c = TestModelPresets.tiny();
+        try (Checkpoint ck = new TestModelGenerator(c, 25).inMemory()) {
+            int h = c.hiddenSize(), blocksPerRow = h / 32;
+            MemorySegment scales = ck.tensor("block.0.mlp.mlp1_weight.scales").bytes();
+            for (long e = 0; e < c.numExperts(); e++)
+                scales.asSlice((e * 2 * c.intermediateSize() + row) * blocksPerRow, blocksPerRow).fill((byte) 255);
+            ModelWeights w = ModelWeights.of(ck);
+            int k = c.expertsPerToken();
+            float[] x = random(new SplittableRandom(79), T * h, 1.0);
+            try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
+                 Pair in = pair(T, h, x); Pair out = pair(T, h, null);
+                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                reference.router(ref, 0, in.ref(), rr);
+                backend.writeRouting(rm, reference.readRouting(rr));
+                backend.moe(mine, 0, in.mine(), rm, out.mine());
+                reference.moe(ref, 0, in.ref(), rr, out.ref());
+                float[] want = reference.read(out.ref()), got = backend.read(out.mine());
+                for (int i = 0; i < T * h; i++) {
+                    assertTrue(Float.isNaN(want[i]), "reference output " + i + ": " + want[i]);
+                    assertTrue(Float.isNaN(got[i]), "output " + i + " (token " + i / h + ") is " + got[i] + ", the reference's NaN");
+                }
+            }
+        }
+    }
+
     @ParameterizedTest(name = "{0}, T={1}")
     @MethodSource("shapesAndBatches")
     void add(String shape, int T) {
