@@ -563,24 +563,30 @@ public abstract class BackendConformanceKit {
                 scales.set(io.gossgpu.quant.LE.U8, e * h * blocksPerRow, (byte) 255);
                 codes.asSlice(e * h * blocksPerRow * 16, 16).fill((byte) 0);
             }
-            ModelWeights w = ModelWeights.of(ck);
-            int T = 3, k = c.expertsPerToken();
-            float[] x = random(new SplittableRandom(78), T * h, 1.0);
-            try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
-                 Pair in = pair(T, h, x); Pair out = pair(T, h, null);
-                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-                reference.router(ref, 0, in.ref(), rr);
-                backend.writeRouting(rm, reference.readRouting(rr));
-                backend.moe(mine, 0, in.mine(), rm, out.mine());
-                reference.moe(ref, 0, in.ref(), rr, out.ref());
-                float[] want = reference.read(out.ref()), got = backend.read(out.mine());
-                for (int t = 0; t < T; t++) {
-                    assertTrue(Float.isNaN(want[t * h]), "reference row " + t + " col 0: " + want[t * h]);
-                    assertTrue(Float.isNaN(got[t * h]), "row " + t + " col 0: " + got[t * h] + ", expected NaN");
-                    want[t * h] = got[t * h] = 0;
-                }
-                assertClose("moe beside the NaN block", want, got, T, h, moeTolerance());
+            int T = 3;
+            float[][] wantGot = layer0Moe(ModelWeights.of(ck), T, 78);
+            float[] want = wantGot[0], got = wantGot[1];
+            for (int t = 0; t < T; t++) {
+                assertTrue(Float.isNaN(want[t * h]), "reference row " + t + " col 0: " + want[t * h]);
+                assertTrue(Float.isNaN(got[t * h]), "row " + t + " col 0: " + got[t * h] + ", expected NaN");
+                want[t * h] = got[t * h] = 0;
             }
+            assertClose("moe beside the NaN block", want, got, T, h, moeTolerance());
+        }
+    }
+
+    /** Layer 0's MoE of T random rows (seed) on the reference and on the backend, the backend given the reference's routing: {want, got}. */
+    private float[][] layer0Moe(ModelWeights w, int T, long seed) {
+        int h = w.config().hiddenSize(), k = w.config().expertsPerToken();
+        float[] x = random(new SplittableRandom(seed), T * h, 1.0);
+        try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
+             Pair in = pair(T, h, x); Pair out = pair(T, h, null);
+             DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+            reference.router(ref, 0, in.ref(), rr);
+            backend.writeRouting(rm, reference.readRouting(rr));
+            backend.moe(mine, 0, in.mine(), rm, out.mine());
+            reference.moe(ref, 0, in.ref(), rr, out.ref());
+            return new float[][]{reference.read(out.ref()), backend.read(out.mine())};
         }
     }
 
@@ -599,21 +605,10 @@ public abstract class BackendConformanceKit {
             MemorySegment scales = ck.tensor("block.0.mlp.mlp1_weight.scales").bytes();
             for (long e = 0; e < c.numExperts(); e++)
                 scales.asSlice((e * 2 * c.intermediateSize() + row) * blocksPerRow, blocksPerRow).fill((byte) 255);
-            ModelWeights w = ModelWeights.of(ck);
-            int k = c.expertsPerToken();
-            float[] x = random(new SplittableRandom(79), T * h, 1.0);
-            try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
-                 Pair in = pair(T, h, x); Pair out = pair(T, h, null);
-                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-                reference.router(ref, 0, in.ref(), rr);
-                backend.writeRouting(rm, reference.readRouting(rr));
-                backend.moe(mine, 0, in.mine(), rm, out.mine());
-                reference.moe(ref, 0, in.ref(), rr, out.ref());
-                float[] want = reference.read(out.ref()), got = backend.read(out.mine());
-                for (int i = 0; i < T * h; i++) {
-                    assertTrue(Float.isNaN(want[i]), "reference output " + i + ": " + want[i]);
-                    assertTrue(Float.isNaN(got[i]), "output " + i + " (token " + i / h + ") is " + got[i] + ", the reference's NaN");
-                }
+            float[][] wantGot = layer0Moe(ModelWeights.of(ck), T, 79);
+            for (int i = 0; i < T * h; i++) {
+                assertTrue(Float.isNaN(wantGot[0][i]), "reference output " + i + ": " + wantGot[0][i]);
+                assertTrue(Float.isNaN(wantGot[1][i]), "output " + i + " (token " + i / h + ") is " + wantGot[1][i] + ", the reference's NaN");
             }
         }
     }
