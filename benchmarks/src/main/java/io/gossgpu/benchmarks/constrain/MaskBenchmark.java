@@ -45,6 +45,14 @@ public class MaskBenchmark {
     @Param({"person", "nested", "anyOf", "jsonObject", "pattern", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
 
+    /**
+     * warm: the per-state caches filled in setup (a reply's later steps); newCount: patterned strings' cached masks
+     * dropped before each mask, keeping what was walked per automaton state (a new character count in a known state);
+     * cold: both dropped (the first mask of a new state). Only the pattern schema has such caches.
+     */
+    @Param({"warm"})
+    public String cache;
+
     private final TokenMasker masker = TokenMasker.get();
     private ByteMatcher matcher;
     private List<Object> states;
@@ -143,6 +151,7 @@ public class MaskBenchmark {
         Object state = states.get(next);
         next = next + 1 == states.size() ? 0 : next + 1;
         java.util.Arrays.fill(mask, 0);
+        if (!cache.equals("warm")) masker.forgetPatternCaches(cache.equals("cold"));
         matcher.allowed(masker, state, mask);
         return mask;
     }
