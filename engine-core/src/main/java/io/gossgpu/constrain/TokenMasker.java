@@ -233,30 +233,46 @@ public final class TokenMasker {
         long[] taken = new long[words];
         Object[] ends = new Object[O200kHarmony.NUM_RANKS];
         walk(JSON_STEPS, unquoted, new JsonMachine.Stack(start, rest), taken, ends);
-        java.util.Map<JsonMachine.PatternStr, java.util.List<Integer>> byEnd = new java.util.LinkedHashMap<>();
+        // group the taken tokens by end frame without boxing: a group number per token, then each group's ids
+        java.util.HashMap<JsonMachine.PatternStr, Integer> groupOf = new java.util.HashMap<>();
+        java.util.ArrayList<JsonMachine.PatternStr> endList = new java.util.ArrayList<>();
+        int[] tokenGroup = new int[O200kHarmony.NUM_RANKS], sizes = new int[64];
         for (int w = 0; w < words; w++)
             for (long bits = taken[w]; bits != 0; bits &= bits - 1) {
                 int id = w * 64 + Long.numberOfTrailingZeros(bits);
                 JsonMachine.PatternStr end = (JsonMachine.PatternStr) ((JsonMachine.Stack) ends[id]).top();
-                byEnd.computeIfAbsent(end, k -> new java.util.ArrayList<>()).add(id);
+                Integer g = groupOf.get(end);
+                if (g == null) {
+                    groupOf.put(end, g = endList.size());
+                    endList.add(end);
+                    if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
+                }
+                tokenGroup[id] = g;
+                sizes[g]++;
             }
-        int n = byEnd.size();
+        int n = endList.size();
         JsonMachine.PatternStr[] endFrames = new JsonMachine.PatternStr[n];
         int[] added = new int[n];
         int[][] ids = new int[n][];
         long[][] bits = new long[n][];
-        int g = 0;
-        for (var e : byEnd.entrySet()) {
-            JsonMachine.PatternStr end = e.getKey();
+        for (int g = 0; g < n; g++) {
+            JsonMachine.PatternStr end = endList.get(g);
             endFrames[g] = new JsonMachine.PatternStr(node, 0, end.q(), end.acc(), end.left(), end.len(), end.esc());
             added[g] = end.count();
-            ids[g] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            ids[g] = new int[sizes[g]];
+            sizes[g] = 0;
+        }
+        for (int w = 0; w < words; w++)
+            for (long b = taken[w]; b != 0; b &= b - 1) {
+                int id = w * 64 + Long.numberOfTrailingZeros(b);
+                int g = tokenGroup[id];
+                ids[g][sizes[g]++] = id;
+            }
+        for (int g = 0; g < n; g++)
             if (ids[g].length > words) { // or-ing whole words beats setting bits one by one
                 bits[g] = new long[words];
                 for (int id : ids[g]) bits[g][id >>> 6] |= 1L << id;
             }
-            g++;
-        }
         return new PatternWalk(endFrames, added, ids, bits);
     }
 
