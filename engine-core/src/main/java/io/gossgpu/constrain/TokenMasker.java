@@ -231,20 +231,20 @@ public final class TokenMasker {
         JsonGrammar.StringNode free = new JsonGrammar.StringNode(node.minLength(), node.maxLength(), node.pattern().unlimited());
         JsonMachine.PatternStr start = new JsonMachine.PatternStr(free, 0, frame.q(), frame.acc(), frame.left(), frame.len(), frame.esc());
         long[] taken = new long[words];
-        Object[] ends = new Object[O200kHarmony.NUM_RANKS];
+        long[] ends = new long[O200kHarmony.NUM_RANKS];
         walk(JSON_STEPS, unquoted, new JsonMachine.Stack(start, rest), taken, ends);
         // group the taken tokens by end frame without boxing: a group number per token, then each group's ids
-        java.util.HashMap<JsonMachine.PatternStr, Integer> groupOf = new java.util.HashMap<>();
-        java.util.ArrayList<JsonMachine.PatternStr> endList = new java.util.ArrayList<>();
+        java.util.HashMap<Long, Integer> groupOf = new java.util.HashMap<>();
+        java.util.ArrayList<Long> endList = new java.util.ArrayList<>();
         int[] tokenGroup = new int[O200kHarmony.NUM_RANKS], sizes = new int[64];
         for (int w = 0; w < words; w++)
             for (long bits = taken[w]; bits != 0; bits &= bits - 1) {
                 int id = w * 64 + Long.numberOfTrailingZeros(bits);
-                JsonMachine.PatternStr end = (JsonMachine.PatternStr) ((JsonMachine.Stack) ends[id]).top();
-                Integer g = groupOf.get(end);
+                long key = ends[id];
+                Integer g = groupOf.get(key);
                 if (g == null) {
-                    groupOf.put(end, g = endList.size());
-                    endList.add(end);
+                    groupOf.put(key, g = endList.size());
+                    endList.add(key);
                     if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
                 }
                 tokenGroup[id] = g;
@@ -256,9 +256,10 @@ public final class TokenMasker {
         int[][] ids = new int[n][];
         long[][] bits = new long[n][];
         for (int g = 0; g < n; g++) {
-            JsonMachine.PatternStr end = endList.get(g);
-            endFrames[g] = new JsonMachine.PatternStr(node, 0, end.q(), end.acc(), end.left(), end.len(), end.esc());
-            added[g] = end.count();
+            long k = endList.get(g);
+            endFrames[g] = new JsonMachine.PatternStr(node, 0, (int) (k >>> 32 & 0xffff), (int) (k >>> 8 & 0xffffff),
+                    (int) (k >>> 5 & 3), (int) (k >>> 1 & 15), (k & 1) != 0);
+            added[g] = (int) (k >>> 48);
             ids[g] = new int[sizes[g]];
             sizes[g] = 0;
         }
@@ -274,6 +275,14 @@ public final class TokenMasker {
                 for (int id : ids[g]) bits[g][id >>> 6] |= 1L << id;
             }
         return new PatternWalk(endFrames, added, ids, bits);
+    }
+
+    /**
+     * The fields of a frame of one string node, packed: count and q below 2^16 (states stay under MAX_STATES; a token
+     * adds far fewer characters), a partial character's bits below 2^21, left below 4, len at most 4.
+     */
+    private static long frameKey(JsonMachine.PatternStr f) {
+        return (long) f.count() << 48 | (long) f.q() << 32 | (long) f.acc() << 8 | f.left() << 5 | f.len() << 1 | (f.esc() ? 1 : 0);
     }
 
     /** A frame's walk with the length limits ignored: see {@link #patternWalk}. */
@@ -294,9 +303,9 @@ public final class TokenMasker {
     /**
      * The one trie walk (JSON states, JSON string tails and GBNF states alike): steps {@code matcher} along the trie
      * in preorder from {@code start}, sets the bit of every token whose bytes it takes, and skips a subtree at the
-     * first byte it refuses. With {@code endStates}, also records there the state each taken token ends in.
+     * first byte it refuses. With {@code endKeys}, also records there the {@link #frameKey} of the patterned-string frame each taken token ends in (kept as a number: holding 200k states was most of the cost).
      */
-    private static void walk(ByteMatcher matcher, TokenTrie trie, Object start, long[] mask, Object[] endStates) {
+    private static void walk(ByteMatcher matcher, TokenTrie trie, Object start, long[] mask, long[] endKeys) {
         Object[] at = new Object[trie.maxDepth + 1];
         at[0] = start;
         byte[] bytes = trie.bytes;
@@ -313,7 +322,7 @@ public final class TokenMasker {
             int t = tokens[j];
             if (t >= 0) {
                 mask[t >>> 6] |= 1L << t;
-                if (endStates != null) endStates[t] = s;
+                if (endKeys != null) endKeys[t] = frameKey((JsonMachine.PatternStr) ((JsonMachine.Stack) s).top());
             }
             at[d] = s;
             j++;
