@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * constraint's state before every token; each benchmark call computes the mask of the next kept state (all of them
  * in turn), so the sample-time percentiles are over the states a reply really passes through. JSON masks are computed
  * from scratch; GBNF grammars ({@code gbnf*}) use their machine's state, transition and per-state mask caches, filled during
- * setup as it is by a format's first replies. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
+ * setup as it is by a format's first replies ({@link #cache} times first masks instead). Run:
+ * {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
