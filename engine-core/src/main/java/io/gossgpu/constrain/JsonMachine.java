@@ -381,6 +381,29 @@ public final class JsonMachine {
             return partial(b & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07), n - 1, n, rest);
         }
 
+        /**
+         * Whether this frame can still become a string that the pattern and the length limits accept: the check the
+         * byte that led here passed (a whole character: its state is live at this count; inside a character or
+         * after a backslash: some character it can still become is). A frame that passes it passed every earlier
+         * check on its way, since the limits only bound the count (see TokenMasker's pattern walks).
+         */
+        boolean completable() {
+            StringPattern p = node.pattern();
+            if (esc) {
+                for (int cp : ESCAPED) if (p.anyLive(q, count + 1, cp, cp)) return true;
+                return false;
+            }
+            if (left == 0) return p.live(q, count);
+            int lo = Math.max(acc << (6 * left), len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000);
+            int hi = Math.min(acc << (6 * left) | ((1 << (6 * left)) - 1), len == 2 ? 0x7ff : len == 3 ? 0xffff : 0x10ffff);
+            return lo <= hi && p.anyLive(q, count + 1, lo, hi);
+        }
+
+        /** This frame with {@code count} code points read. */
+        PatternStr at(int count) {
+            return new PatternStr(node, count, q, acc, left, len, esc);
+        }
+
         /** After a byte of an {@code n}-byte character: its bits {@code a}, {@code l} bytes still due. */
         private Object partial(int a, int l, int n, Stack rest) {
             int lo = a << (6 * l), hi = lo | ((1 << (6 * l)) - 1);

@@ -71,6 +71,19 @@ final class StringPattern {
         return p;
     }
 
+    /**
+     * The same automaton with no length limits: {@link #live} then says only whether acceptance is reachable, which
+     * any completion within the limits implies.
+     */
+    StringPattern unlimited() {
+        return new StringPattern(source, 0, Integer.MAX_VALUE, bounds, next, accepting, "");
+    }
+
+    /** How many states the automaton has (numbered from 0, {@link #start()} first). */
+    int states() {
+        return next.length;
+    }
+
     int start() {
         return 0;
     }

@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * constraint's state before every token; each benchmark call computes the mask of the next kept state (all of them
  * in turn), so the sample-time percentiles are over the states a reply really passes through. JSON masks are computed
  * from scratch; GBNF grammars ({@code gbnf*}) use their machine's state, transition and per-state mask caches, filled during
- * setup as it is by a format's first replies. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
+ * setup as it is by a format's first replies ({@link #cache} times first masks instead). Run:
+ * {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -44,6 +45,14 @@ public class MaskBenchmark {
      */
     @Param({"person", "nested", "anyOf", "jsonObject", "pattern", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
+
+    /**
+     * warm: the per-state caches filled in setup (a reply's later steps); newCount: patterned strings' cached masks
+     * dropped before each mask, keeping what was walked per automaton state (a new character count in a known state);
+     * cold: both dropped (the first mask of a new state). Only the pattern schema has such caches.
+     */
+    @Param({"warm"})
+    public String cache;
 
     private final TokenMasker masker = TokenMasker.get();
     private ByteMatcher matcher;
@@ -143,6 +152,7 @@ public class MaskBenchmark {
         Object state = states.get(next);
         next = next + 1 == states.size() ? 0 : next + 1;
         java.util.Arrays.fill(mask, 0);
+        if (!cache.equals("warm")) masker.forgetPatternCaches(cache.equals("cold"));
         matcher.allowed(masker, state, mask);
         return mask;
     }

@@ -1,0 +1,54 @@
+package io.gossgpu.constrain;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * Inside a patterned string with length limits, the masker walks each frame once with the limits ignored and checks
+ * the limits on each token's end frame ({@link TokenMasker#insideByCount}); that must take exactly what the exact walk
+ * from the frame takes ({@link TokenMasker#insideExact}), at any automaton state, count and partial character.
+ */
+class PatternWalkTest {
+    private record Case(String pattern, int min, int max) {}
+
+    private static final List<Case> CASES = List.of(
+            new Case("ok", 0, 60),                        // the benchmark's note: any string containing ok
+            new Case("^[a-z]{2,5}-\\d+$", 4, 12),         // a bounded part, then a free one
+            new Case("^(ab|é€)*x?$", 3, 9),               // multi-byte characters and an optional end
+            new Case("^[^\"\\\\]*\\n?[a-z\"\\\\]+$", 2, 20), // escapes can be written
+            new Case("^[A-Z]", 5, Integer.MAX_VALUE));   // minLength only
+
+    @Test
+    void theWalkPerFrameTakesWhatTheExactWalkTakesAtRandomCounts() {
+        TokenMasker masker = TokenMasker.get();
+        SplittableRandom rnd = new SplittableRandom(5);
+        int pairs = 0, nonEmpty = 0;
+        for (Case c : CASES) {
+            StringPattern p = StringPattern.compile(c.pattern(), c.min(), c.max(), "test");
+            JsonGrammar.StringNode node = new JsonGrammar.StringNode(c.min(), c.max(), p);
+            int top = c.max() == Integer.MAX_VALUE ? c.min() + 10 : c.max() + 1;
+            for (int i = 0; i < 12; i++) {
+                int q = rnd.nextInt(p.states());
+                JsonMachine.Stack base = new JsonMachine.Stack(new JsonMachine.PatternStr(node, 0, q, 0, 0, 0, false), null);
+                // the frame itself, after a backslash, and inside two- and three-byte characters
+                for (int lead : new int[] {-1, '\\', 0xc3, 0xe2}) {
+                    Object s = lead < 0 ? base : JsonMachine.step(base, lead);
+                    if (!(s instanceof JsonMachine.Stack st)) continue;
+                    JsonMachine.PatternStr f = (JsonMachine.PatternStr) st.top();
+                    for (int k = 0; k < 4; k++) {
+                        JsonMachine.Stack at = new JsonMachine.Stack(f.at(rnd.nextInt(top + 1)), null);
+                        long[] exact = masker.insideExact(at), byCount = masker.insideByCount(at);
+                        assertArrayEquals(exact, byCount, c + " at " + at.top());
+                        pairs++;
+                        for (long w : exact) if (w != 0) { nonEmpty++; break; }
+                    }
+                }
+            }
+        }
+        assertTrue(pairs >= 500 && nonEmpty >= 200, "pairs " + pairs + ", with tokens " + nonEmpty);
+    }
+}
