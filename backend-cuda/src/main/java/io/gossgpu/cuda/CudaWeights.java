@@ -233,6 +233,7 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
     }
 
     private static long denseBytes(WeightView... parts) {
+        if (parts[0] == null) return 0; // left out: one layer's experts streamed (io.gossgpu.placement.SplitModel.expertsOf)
         long bytes = 0;
         for (WeightView v : parts) bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
         return bytes;

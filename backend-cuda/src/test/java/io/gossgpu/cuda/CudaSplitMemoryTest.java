@@ -93,4 +93,40 @@ class CudaSplitMemoryTest {
         assertTrue(fixed.getMessage().startsWith("--n-cpu-moe " + (layers - 1) + ": the GPU's weights ("), fixed.getMessage());
         assertTrue(fixed.getMessage().endsWith("put more layers' experts on the CPU"), fixed.getMessage());
     }
+
+    /**
+     * Streaming ({@code --stream-experts-min-t}) counts one layer's experts of GPU scratch: on a GPU with room for the
+     * rest, the KV cache, the plain scratch and one and a half layers' experts, {@code auto} without streaming keeps the
+     * last layer's experts on the GPU, with streaming none (the scratch set takes one layer); that plan loads, its prompt
+     * step streams every layer's experts and its decode steps run them on the CPU.
+     */
+    @Test
+    void streamingCountsOneLayersScratchAndRuns() {
+        Path model = dir.resolve("m");
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        int kvTokens = 4096;
+        ExpertPlacement auto = ExpertPlacement.auto(kvTokens), streaming = auto.withStreamMinTokens(2);
+        int layers;
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
+             CudaBackend gpu = (CudaBackend) new CudaBackendProvider().create(BackendOptions.defaults())) {
+            ModelWeights mw = ModelWeights.of(ck);
+            layers = mw.layers().size();
+            PlacementPlanner.MemoryPlan plain = PlacementPlanner.plan(gpu, mw, auto, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            PlacementPlanner.MemoryPlan streamed = PlacementPlanner.plan(gpu, mw, streaming, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            long perLayer = java.util.Arrays.stream(plain.expertBytes()).max().orElseThrow();
+            assertEquals(plain.scratchBytes() + perLayer, streamed.scratchBytes(), "streaming adds the largest layer's experts");
+            FakeCudaDriver.setFreeMemory(plain.restBytes() + plain.kvBytes() + plain.scratchBytes() + perLayer * 3 / 2);
+            assertEquals(ExpertPlan.firstOnCpu(layers, layers - 1), PlacementPlanner.plan(gpu, mw, auto, EngineOptions.DEFAULT_PREFILL_CHUNK).plan());
+            PlacementPlanner.MemoryPlan p = PlacementPlanner.plan(gpu, mw, streaming, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            assertEquals(ExpertPlan.allOnCpu(layers), p.plan(), p.describe().toString());
+            assertTrue(p.describe().get(0).startsWith("placement  auto --stream-experts-min-t 2: "), p.describe().toString());
+        }
+        try (Engine e = Engine.open(EngineOptions.of(model).withBackend("cuda").withPlacement(streaming))) {
+            Reply r = e.newCompletion(ChatOptions.defaults().withContextLength(kvTokens).withMaxTokens(4))
+                    .complete("a!", new ChatListener() {}); // two byte tokens ("a", "!"): a prompt step of 2 rows
+            assertEquals(4, r.tokens().length);
+            assertEquals((long) layers, e.backendCounters().get("split_streamed_moe"), e.backendCounters().toString());
+            assertEquals(3L * layers, e.backendCounters().get("split_cpu_moe"), e.backendCounters().toString());
+        }
+    }
 }

@@ -39,4 +39,14 @@ class MetalSplitConformanceTest {
         @Override protected boolean onEmulatedDevice() { return emulated(); }
         @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
     }
+
+    /** Every other layer's experts on the CPU, streamed to the GPU for steps of 2+ tokens (prefill chunks, the op tests). */
+    @Nested
+    class EveryOtherLayerStreamed extends SplitConformanceKit {
+        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
+        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
+        @Override protected int streamMinTokens() { return 2; }
+        @Override protected boolean onEmulatedDevice() { return emulated(); }
+        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
+    }
 }

@@ -43,6 +43,8 @@ class PlacementOptionsTest {
                 "--n-cpu-moe must be between 0 and the model's 2 layers, got 3");
         assertOneLineError(run("", "--model", m, "--backend", "cpu", "--cpu-moe", "--n-cpu-moe", "1", "--prompt", "hi", "-n", "1"),
                 "give --cpu-moe or --n-cpu-moe, not both");
+        assertOneLineError(run("", "--model", m, "--backend", "cpu", "--n-cpu-moe", "1", "--stream-experts-min-t", "-1", "--prompt", "hi", "-n", "1"),
+                "--stream-experts-min-t must be 0 (off) or more, got -1");
         assertOneLineError(run("", "info", "--model", m, "--backend", "cpu", "--n-cpu-moe", "3"),
                 "--n-cpu-moe must be between 0 and the model's 2 layers, got 3");
         assertOneLineError(run("", "verify", "--model", m, "--backend", "cpu", "--n-cpu-moe", "5", "--tokens", "1,2"),
@@ -65,6 +67,9 @@ class PlacementOptionsTest {
         assertTrue(info.out().contains("placement  --n-cpu-moe 1: experts of layers 0 on the CPU, 1 on the GPU"), info.out());
         assertTrue(info.out().matches("(?s).*GPU memory [0-9.]+ [KMG]iB of weights \\([0-9.]+ [KMG]iB without experts \\+ 1 layers' experts\\).*"), info.out());
         assertTrue(info.out().matches("(?s).*CPU memory [0-9.]+ [KMG]iB of experts \\(1 layers\\), run by the cpu backend.*"), info.out());
+        Run streamed = run("", "info", "--model", m, "--backend", "opencl", "--n-cpu-moe", "1", "--stream-experts-min-t", "64");
+        assertEquals(0, streamed.code(), streamed.err());
+        assertTrue(streamed.out().contains("placement  --n-cpu-moe 1 --stream-experts-min-t 64: experts of layers 0 on the CPU"), streamed.out());
         Run auto = run("", "info", "--model", m, "--backend", "opencl");
         assertTrue(auto.out().contains("placement  auto: experts of all 2 layers on the GPU"), auto.out());
 

@@ -12,8 +12,12 @@ import io.gossgpu.GossException;
  * @param mode      how the plan is made
  * @param cpuLayers with {@link Mode#FIRST_N}: how many of the first layers' experts run on the CPU
  * @param kvTokens  with {@link Mode#AUTO}: the KV cache positions (all sessions together) the plan leaves room for
+ * @param streamMinTokens a step of at least this many tokens (a long prompt's prefill chunk) runs the MoE of a CPU
+ *                  layer on the GPU, streaming that layer's experts into one GPU scratch weight set sized for one layer,
+ *                  instead of on the CPU ({@code --stream-experts-min-t N}); 0 (the default) never streams. Off by
+ *                  default until a GPU measures which is faster ({@code run-split-bench.sh}).
  */
-public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
+public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int streamMinTokens) {
     /** The KV cache {@link #auto()} leaves room for: the CLI's default context. */
     public static final int DEFAULT_KV_TOKENS = 4096;
 
@@ -30,6 +34,21 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
         if (mode == null) throw new NullPointerException("mode");
         if (cpuLayers < 0) throw new GossException("--n-cpu-moe must be 0 or more, got " + cpuLayers);
         if (kvTokens <= 0) throw new GossException("the KV cache to plan for must be positive, got " + kvTokens + " tokens");
+        if (streamMinTokens < 0) throw new GossException("--stream-experts-min-t must be 0 (off) or more, got " + streamMinTokens);
+    }
+
+    public ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
+        this(mode, cpuLayers, kvTokens, 0);
+    }
+
+    /** Whether a step of {@code tokens} tokens streams a CPU layer's experts to the GPU. */
+    public boolean streams(int tokens) {
+        return streamMinTokens > 0 && tokens >= streamMinTokens;
+    }
+
+    /** This request, streaming the experts of CPU layers to the GPU for steps of at least {@code tokens} tokens (0: never). */
+    public ExpertPlacement withStreamMinTokens(int tokens) {
+        return new ExpertPlacement(mode, cpuLayers, kvTokens, tokens);
     }
 
     public static ExpertPlacement auto() {
@@ -62,15 +81,16 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
 
     /** This request for a KV cache of {@code tokens} positions (only {@code auto} uses it). */
     public ExpertPlacement withKvTokens(int tokens) {
-        return new ExpertPlacement(mode, cpuLayers, tokens);
+        return new ExpertPlacement(mode, cpuLayers, tokens, streamMinTokens);
     }
 
-    /** "auto", "--cpu-moe", "--n-cpu-moe 12". */
+    /** "auto", "--cpu-moe", "--n-cpu-moe 12", with " --stream-experts-min-t N" when streaming is on. */
     public String describe() {
-        return switch (mode) {
+        String m = switch (mode) {
             case AUTO -> "auto";
             case ALL_ON_CPU -> "--cpu-moe";
             case FIRST_N -> "--n-cpu-moe " + cpuLayers;
         };
+        return streamMinTokens > 0 ? m + " --stream-experts-min-t " + streamMinTokens : m;
     }
 }

@@ -46,7 +46,8 @@ public final class PlacementPlanner {
      * @param restBytes      the GPU's weights with no experts at all (attention, router, norms, embeddings)
      * @param expertBytes    per layer, the GPU bytes of that layer's experts
      * @param kvBytes        the KV cache {@code auto} leaves room for ({@link ExpertPlacement#kvTokens})
-     * @param scratchBytes   activations and slack {@code auto} leaves room for
+     * @param scratchBytes   activations and slack {@code auto} leaves room for, and with streaming on the largest
+     *                       layer's experts ({@link #streamBytes})
      * @param cpuExpertBytes per layer, the host bytes of that layer's experts as the file stores them
      */
     public record MemoryPlan(ExpertPlacement request, ExpertPlan plan, String device, long freeBytes, long restBytes,
@@ -101,7 +102,7 @@ public final class PlacementPlanner {
             host[l] = hostBytes(m.layers().get(l));
         }
         int tokens = request.kvTokens();
-        long kv = new KvCacheSpec(c, tokens).bytes(), scratch = scratchBytes(c, prefillChunk);
+        long kv = new KvCacheSpec(c, tokens).bytes(), scratch = scratchBytes(c, prefillChunk) + streamBytes(request, experts);
         String device = gpu.deviceName();
         ExpertPlan plan;
         if (request.mode() == ExpertPlacement.Mode.AUTO) {
@@ -114,10 +115,12 @@ public final class PlacementPlanner {
         } else {
             plan = ExpertPlan.fixed(request, layers);
             MemoryPlan p = new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
-            if (p.gpuWeightBytes() > free)
+            long stream = streamBytes(request, experts);
+            if (p.gpuWeightBytes() + stream > free)
                 throw new DeviceMemoryException(request.describe() + ": the GPU's weights (" + h(rest) + " without experts + "
-                        + h(p.gpuWeightBytes() - rest) + " of experts of " + (layers - plan.cpuLayers()) + " layers) need "
-                        + h(p.gpuWeightBytes()) + " on " + device + ", which has " + h(free) + " free; put more layers' experts on the CPU");
+                        + h(p.gpuWeightBytes() - rest) + " of experts of " + (layers - plan.cpuLayers()) + " layers"
+                        + (stream > 0 ? " + " + h(stream) + " to stream one layer's experts" : "") + ") need "
+                        + h(p.gpuWeightBytes() + stream) + " on " + device + ", which has " + h(free) + " free; put more layers' experts on the CPU");
         }
         return new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
     }
@@ -132,6 +135,17 @@ public final class PlacementPlanner {
         long gpuExperts = 0;
         while (n > 0 && gpuExperts + experts[n - 1] <= left) gpuExperts += experts[--n];
         return n;
+    }
+
+    /**
+     * The GPU scratch weight set streaming needs ({@link ExpertPlacement#streamMinTokens}): room for the largest layer's
+     * experts, one layer at a time; 0 when streaming is off.
+     */
+    static long streamBytes(ExpertPlacement request, long[] experts) {
+        if (request.streamMinTokens() == 0) return 0;
+        long max = 0;
+        for (long e : experts) max = Math.max(max, e);
+        return max;
     }
 
     /** Host bytes of a layer's experts and their biases as the file stores them. */
@@ -151,7 +165,7 @@ public final class PlacementPlanner {
      */
     public static Backend place(Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk, Supplier<Backend> cpu) {
         return memoryPlan(backend, m, request, prefillChunk)
-                .map(p -> p.plan().splits() ? (Backend) new SplitBackend(backend, cpu.get(), p.plan()) : backend)
+                .map(p -> p.plan().splits() ? (Backend) new SplitBackend(backend, cpu.get(), p.plan(), request.streamMinTokens()) : backend)
                 .orElse(backend);
     }
 

@@ -35,6 +35,12 @@ import java.util.function.IntFunction;
  * work keeps deferring across it: CUDA runs a decode step as one graph per GPU segment (the work between two crossings),
  * Metal one command buffer per segment. Any other GPU (a test's cpu backend in its place) crosses by plain reads and
  * writes.
+ *
+ * <p>Streaming ({@code streamMinTokens > 0}): a step of at least that many tokens (a long prompt's prefill chunk) runs
+ * a CPU layer's MoE on the GPU instead, after uploading that layer's experts through the GPU's own weight loading into
+ * one scratch weight set held by the loaded weights ({@link StreamSlot}): one layer at a time, the previous layer's
+ * freed before the next is uploaded, so the GPU holds at most one CPU layer's experts (the planner counts it). Decode
+ * steps (fewer tokens) keep the CPU's experts.
  */
 public final class SplitBackend extends ForwardingBackend {
     private final Backend cpu;
@@ -43,7 +49,11 @@ public final class SplitBackend extends ForwardingBackend {
     private final Map<Integer, Buffers> buffers = new HashMap<>();
     /** The GPU's side of each crossing when it is a device-layer GPU, else null (plain reads and writes). */
     private final HostCrossing<?> crossing;
-    private long offloaded;
+    /** Steps of at least this many tokens stream a CPU layer's experts to the GPU; 0: never. */
+    private final int streamMinTokens;
+    private long offloaded, streamed;
+    /** Inside a decode step (one token per sequence, however many sequences): it never streams. */
+    private boolean decodeStep;
 
     private record Buffers(DeviceTensor x, DeviceRouting routing, DeviceTensor out) {}
 
@@ -52,18 +62,30 @@ public final class SplitBackend extends ForwardingBackend {
      * @param cpu  runs the CPU layers' experts; owned
      */
     public SplitBackend(Backend gpu, Backend cpu, ExpertPlan plan) {
+        this(gpu, cpu, plan, 0);
+    }
+
+    /** As above, streaming a CPU layer's experts to the GPU for steps of at least {@code streamMinTokens} tokens (0: never). */
+    public SplitBackend(Backend gpu, Backend cpu, ExpertPlan plan, int streamMinTokens) {
         this(gpu, cpu, layers -> {
             if (layers != plan.layers())
                 throw new io.gossgpu.GossException("the placement plan is for " + plan.layers() + " layers, the model has " + layers);
             return plan;
-        });
+        }, streamMinTokens);
     }
 
     /** With the plan for each model it loads made from its layer count (tests load models of several shapes). */
     public SplitBackend(Backend gpu, Backend cpu, IntFunction<ExpertPlan> planFor) {
+        this(gpu, cpu, planFor, 0);
+    }
+
+    /** With the plan made from the layer count, streaming for steps of at least {@code streamMinTokens} tokens (0: never). */
+    public SplitBackend(Backend gpu, Backend cpu, IntFunction<ExpertPlan> planFor, int streamMinTokens) {
         super(gpu);
+        if (streamMinTokens < 0) throw new IllegalArgumentException("streamMinTokens " + streamMinTokens);
         this.cpu = cpu;
         this.planFor = planFor;
+        this.streamMinTokens = streamMinTokens;
         this.crossing = gpu instanceof DeviceBackend<?, ?> d ? HostCrossing.of(d) : null;
     }
 
@@ -77,8 +99,38 @@ public final class SplitBackend extends ForwardingBackend {
         return ((SplitWeights) w).plan();
     }
 
+    /**
+     * The GPU's scratch weight set for streaming: the experts of one CPU layer ({@link SplitModel#expertsOf}), uploaded
+     * from {@code host} when a long step needs them, replaced by the next layer's.
+     */
+    static final class StreamSlot implements AutoCloseable {
+        private final ModelWeights host;
+        private LoadedWeights weights;
+        private int layer = -1;
+
+        StreamSlot(ModelWeights host) {
+            this.host = host;
+        }
+
+        /** {@code gpu}'s weights holding layer {@code l}'s experts, uploaded unless they are the ones it holds. */
+        LoadedWeights of(Backend gpu, int l) {
+            if (layer == l) return weights;
+            close(); // the previous layer's first: at most one layer's experts on the GPU
+            weights = gpu.loadWeights(SplitModel.expertsOf(host, l));
+            layer = l;
+            return weights;
+        }
+
+        @Override
+        public void close() {
+            if (weights != null) weights.close();
+            weights = null;
+            layer = -1;
+        }
+    }
+
     /** The two backends' weights: the GPU's part and the CPU's ({@link SplitModel}), split by {@code plan}. */
-    record SplitWeights(LoadedWeights gpu, LoadedWeights cpu, ExpertPlan plan) implements LoadedWeights {
+    record SplitWeights(LoadedWeights gpu, LoadedWeights cpu, ExpertPlan plan, StreamSlot stream) implements LoadedWeights {
         @Override
         public ModelConfig config() {
             return gpu.config();
@@ -92,7 +144,11 @@ public final class SplitBackend extends ForwardingBackend {
         @Override
         public void close() {
             try {
-                gpu.close();
+                try {
+                    stream.close();
+                } finally {
+                    gpu.close();
+                }
             } finally {
                 cpu.close();
             }
@@ -108,7 +164,7 @@ public final class SplitBackend extends ForwardingBackend {
         ExpertPlan plan = planFor.apply(weights.layers().size());
         LoadedWeights g = delegate.loadWeights(SplitModel.gpuPart(weights, plan));
         try {
-            return new SplitWeights(g, cpu.loadWeights(SplitModel.cpuPart(weights, plan)), plan);
+            return new SplitWeights(g, cpu.loadWeights(SplitModel.cpuPart(weights, plan)), plan, new StreamSlot(weights));
         } catch (RuntimeException | Error e) {
             g.close();
             throw e;
@@ -119,6 +175,11 @@ public final class SplitBackend extends ForwardingBackend {
     public void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
         if (!(w instanceof SplitWeights s) || !s.plan().onCpu(layer)) {
             delegate.moe(gpu(w), layer, x, routing, out);
+            return;
+        }
+        if (streamMinTokens > 0 && !decodeStep && x.rows() >= streamMinTokens) {
+            delegate.moe(s.stream().of(delegate, layer), layer, x, routing, out);
+            streamed++;
             return;
         }
         Buffers b = buffers(x.rows(), x.cols(), routing.k());
@@ -147,6 +208,18 @@ public final class SplitBackend extends ForwardingBackend {
         b = new Buffers(cpu.allocate(rows, cols), cpu.allocateRouting(rows, k), cpu.allocate(rows, cols));
         buffers.put(rows, b);
         return b;
+    }
+
+    @Override
+    public void beginStep(Batch batch) {
+        decodeStep = batch.rows() == batch.size();
+        delegate.beginStep(batch);
+    }
+
+    @Override
+    public void endStep() {
+        decodeStep = false;
+        delegate.endStep();
     }
 
     // ---- every other op: the GPU, on its part of the weights -------------------------------------
@@ -181,11 +254,15 @@ public final class SplitBackend extends ForwardingBackend {
         return delegate.deviceDescription() + "; MoE experts of some layers on the " + cpu.deviceDescription();
     }
 
-    /** The GPU's counters, and {@code split_cpu_moe}: MoE calls run on the CPU. */
+    /**
+     * The GPU's counters, {@code split_cpu_moe}: MoE calls of CPU layers run on the CPU, and {@code split_streamed_moe}:
+     * those run on the GPU with the layer's experts streamed there.
+     */
     @Override
     public SortedMap<String, Long> counters() {
         SortedMap<String, Long> c = new TreeMap<>(delegate.counters());
         c.put("split_cpu_moe", offloaded);
+        c.put("split_streamed_moe", streamed);
         return c;
     }
 

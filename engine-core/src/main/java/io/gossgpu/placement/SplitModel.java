@@ -38,4 +38,9 @@ public final class SplitModel {
         }
         return new ModelWeights(m.config(), null, java.util.Collections.unmodifiableList(ls), null, null);
     }
+
+    /** Only layer {@code layer}'s experts (and expert biases): what streaming uploads to the GPU for a long step. */
+    public static ModelWeights expertsOf(ModelWeights m, int layer) {
+        return cpuPart(m, ExpertPlan.layersOnCpu(m.layers().size(), layer));
+    }
 }

@@ -69,6 +69,15 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
 
     protected abstract Placement placement();
 
+    /**
+     * Steps of at least this many tokens stream a CPU layer's experts to the GPU ({@link SplitBackend}); 0 (the default)
+     * never streams. A class that returns 2 runs every prefill chunk's and op test's MoE of the CPU layers on the GPU from
+     * the streamed experts, and every decode step's on the CPU.
+     */
+    protected int streamMinTokens() {
+        return 0;
+    }
+
     @Override
     protected final BackendProvider provider() {
         BackendProvider gpu = gpu();
@@ -90,7 +99,8 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
 
             @Override
             public Backend create(BackendOptions options) {
-                return new SplitBackend(gpu.create(options), CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(options), placement().plan);
+                return new SplitBackend(gpu.create(options), CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(options), placement().plan,
+                        streamMinTokens());
             }
         };
     }
@@ -107,8 +117,9 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
             SplittableRandom r = new SplittableRandom(38);
             float[] x = new float[T * c.hiddenSize()];
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            boolean streams = streamMinTokens() > 0 && T >= streamMinTokens();
             for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
-                long before = backend.counters().get("split_cpu_moe");
+                long before = backend.counters().get("split_cpu_moe"), streamedBefore = backend.counters().get("split_streamed_moe");
                 try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
                      DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
                     reference.router(m.ref(), layer, in.ref(), rr);
@@ -119,7 +130,9 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                     assertClose("moe of layer " + layer + " (" + plan + "), " + shape, reference.read(out.ref()), backend.read(out.mine()),
                             T, c.hiddenSize(), moeTolerance());
                 }
-                assertEquals(before + (plan.onCpu(layer) ? 1 : 0), backend.counters().get("split_cpu_moe"), "layer " + layer);
+                assertEquals(before + (plan.onCpu(layer) && !streams ? 1 : 0), backend.counters().get("split_cpu_moe"), "layer " + layer);
+                assertEquals(streamedBefore + (plan.onCpu(layer) && streams ? 1 : 0), backend.counters().get("split_streamed_moe"),
+                        "streamed, layer " + layer);
             }
             assertTrue(plan.splits());
         }
@@ -182,7 +195,8 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                 want[i] = s.prefillAllLogits(tokens[i]);
             }
         }
-        long offloadedBefore = backend.counters().get("split_cpu_moe");
+        long offloadedBefore = backend.counters().get("split_cpu_moe"), streamedBefore = backend.counters().get("split_streamed_moe");
+        int streamingSteps = 0;
         int[] pos = new int[n];
         int checked = 0, steps = 0;
         KvCache[] caches = new KvCache[n];
@@ -201,6 +215,8 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                 if (requests.isEmpty()) break;
                 Executor.Result[] results = ex.step(requests);
                 steps++;
+                int rows = requests.stream().mapToInt(q -> q.tokens().length).sum();
+                if (streamMinTokens() > 0 && rows > requests.size() && rows >= streamMinTokens()) streamingSteps++;
                 for (int j = 0; j < who.size(); j++) {
                     int i = who.get(j);
                     Executor.Request q = requests.get(j);
@@ -217,6 +233,10 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
         }
         assertEquals(n * (decodes + 1), checked, "results checked");
         ExpertPlan plan = SplitBackend.plan(m.mine());
-        assertEquals(offloadedBefore + (long) steps * plan.cpuLayers(), backend.counters().get("split_cpu_moe"), "every step ran the CPU's layers there");
+        assertEquals(offloadedBefore + (long) (steps - streamingSteps) * plan.cpuLayers(), backend.counters().get("split_cpu_moe"),
+                "every step that does not stream ran the CPU's layers there");
+        assertEquals(streamedBefore + (long) streamingSteps * plan.cpuLayers(), backend.counters().get("split_streamed_moe"),
+                "every step with a prompt chunk of " + streamMinTokens() + "+ rows streamed the CPU's layers' experts");
+        if (streamMinTokens() > 0) assertTrue(streamingSteps > 0 && streamingSteps < steps, streamingSteps + " of " + steps + " steps streamed");
     }
 }
