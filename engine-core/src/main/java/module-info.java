@@ -29,6 +29,7 @@ module io.gossgpu.core {
     exports io.gossgpu.harmony to io.gossgpu.cli, io.gossgpu.server, io.gossgpu.springai.autoconfigure; // server renders tools itself
     // cli's developer commands (bench, tune, verify, logits, make-test-model, demo) drive engine internals directly
     exports io.gossgpu.bench to io.gossgpu.cli;
+    opens io.gossgpu.bench to com.fasterxml.jackson.databind; // BenchReport writes itself as JSON by reflection
     exports io.gossgpu.debug to io.gossgpu.cli;
     exports io.gossgpu.demo to io.gossgpu.cli;
     exports io.gossgpu.testmodel to io.gossgpu.cli, io.gossgpu.benchmarks;
