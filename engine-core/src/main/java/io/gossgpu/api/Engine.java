@@ -206,8 +206,9 @@ public final class Engine implements AutoCloseable {
     }
 
     /** Steps run so far and the rows and sequences they held (rows per step above 1: chats were batched). */
-    public StepScheduler.Stats stepStats() {
-        return scheduler.stats();
+    public StepStats stepStats() {
+        StepScheduler.Stats s = scheduler.stats();
+        return new StepStats(s.steps(), s.rows(), s.sequences());
     }
 
     /**

@@ -8,10 +8,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The JVM flags goss-gpu runs best with, checked once per process by {@link Engine#open}: without
  * {@code --add-modules jdk.incubator.vector} the cpu backend falls back to scalar code (several times slower),
  * and without {@code --enable-native-access=ALL-UNNAMED} the JDK warns at (and will one day refuse) the native
- * calls of the GPU backends and LWJGL. goss-gpu.jar's launcher adds both; a library user must.
+ * calls of the GPU backends and LWJGL ({@link #NATIVE_MODULES} instead of ALL-UNNAMED on the module path, where
+ * {@code requires jdk.incubator.vector} adds the first). goss-gpu.jar's launcher adds both; a library user must.
  */
 final class JvmFlags {
     private static final AtomicBoolean WARNED = new AtomicBoolean();
+    /** On the module path: the modules that make native calls (FFM, or LWJGL's JNI for OpenCL). */
+    static final String NATIVE_MODULES = "io.gossgpu.core,io.gossgpu.cuda,io.gossgpu.opencl,io.gossgpu.metal,org.lwjgl";
 
     private JvmFlags() {}
 
@@ -21,7 +24,7 @@ final class JvmFlags {
         if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty())
             out.add("--add-modules jdk.incubator.vector (else the cpu backend runs scalar code, several times slower)");
         if (!JvmFlags.class.getModule().isNativeAccessEnabled())
-            out.add("--enable-native-access=" + (JvmFlags.class.getModule().isNamed() ? JvmFlags.class.getModule().getName() : "ALL-UNNAMED")
+            out.add("--enable-native-access=" + (JvmFlags.class.getModule().isNamed() ? NATIVE_MODULES : "ALL-UNNAMED")
                     + " (else the JDK warns at the GPU backends' native calls)");
         return out;
     }

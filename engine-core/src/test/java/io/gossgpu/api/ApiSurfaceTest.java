@@ -62,7 +62,6 @@ class ApiSurfaceTest {
             "Completion.complete(param 2): io.gossgpu.generate.SamplerConfig",
             "Engine.checkpoint(return): io.gossgpu.model.Checkpoint",
             "Engine.config(return): io.gossgpu.model.ModelConfig",
-            "Engine.stepStats(return): io.gossgpu.generate.StepScheduler$Stats",
             "EngineOptions.<init>(param 3): io.gossgpu.model.LoadOptions$Progress",
             "EngineOptions.progress(return): io.gossgpu.model.LoadOptions$Progress",
             "EngineOptions.progress: io.gossgpu.model.LoadOptions$Progress",

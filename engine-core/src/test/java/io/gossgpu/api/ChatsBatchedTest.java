@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -54,7 +53,7 @@ class ChatsBatchedTest {
             // chat's row to another would still pass (issue 36).
             assertEquals(QUESTIONS.length, alone.stream().map(Arrays::toString).distinct().count(),
                     () -> "the solo replies must differ: " + alone.stream().map(Arrays::toString).toList());
-            StepScheduler.Stats before = engine.stepStats();
+            StepStats before = engine.stepStats();
             assertEquals(before.steps(), before.sequences(), "alone, every step holds one chat");
 
             CountDownLatch go = new CountDownLatch(1);
@@ -73,7 +72,7 @@ class ChatsBatchedTest {
                 assertArrayEquals(alone.get(i), together.get(i).get(120, TimeUnit.SECONDS), "tokens of chat " + i);
             assertTrue(alone.stream().allMatch(t -> t.length > 3), "each chat decodes several tokens side by side");
 
-            StepScheduler.Stats after = engine.stepStats();
+            StepStats after = engine.stepStats();
             long steps = after.steps() - before.steps(), seqs = after.sequences() - before.sequences();
             assertTrue(seqs > 1.5 * steps, seqs + " chat-steps in " + steps + " steps: the chats were not batched");
         }

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.generate.StepScheduler;
+import io.gossgpu.api.StepStats;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
@@ -72,7 +72,7 @@ public final class GossServer implements AutoCloseable {
             @Override public int kvCacheUsedTokens() { SlotPool p = pool; return p == null ? 0 : p.cachedTokens(); }
             @Override public int kvCacheCapacityTokens() { SlotPool p = pool; return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength(); }
             @Override public boolean draining() { return draining; }
-            @Override public StepScheduler.Stats steps() { Engine e = engine; return e == null ? new StepScheduler.Stats(0, 0, 0) : e.stepStats(); }
+            @Override public StepStats steps() { Engine e = engine; return e == null ? new StepStats(0, 0, 0) : e.stepStats(); }
             @Override public java.util.SortedMap<String, Long> backendCounters() { Engine e = engine; return e == null ? java.util.Collections.emptySortedMap() : e.backendCounters(); }
         });
         this.channel = JettySetup.bind(options);

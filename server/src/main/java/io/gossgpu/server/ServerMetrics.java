@@ -1,6 +1,6 @@
 package io.gossgpu.server;
 
-import io.gossgpu.generate.StepScheduler;
+import io.gossgpu.api.StepStats;
 import io.gossgpu.generate.Timings;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
@@ -30,7 +30,7 @@ final class ServerMetrics {
         int kvCacheCapacityTokens();
         boolean draining();
         /** The engine's batched steps so far (zeros before the model is loaded). */
-        StepScheduler.Stats steps();
+        StepStats steps();
         /** The backend's work counters ({@link io.gossgpu.backend.Backend#counters()}; empty before the model is loaded). */
         java.util.SortedMap<String, Long> backendCounters();
     }

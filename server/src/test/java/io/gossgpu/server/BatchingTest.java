@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.generate.StepScheduler;
+import io.gossgpu.api.StepStats;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -51,7 +51,7 @@ class BatchingTest {
             // Issue 36: were every reply the same (a model that ignored its prompt, a batch that read one row for all),
             // the comparison below would pass all the same. The prompts' solo replies differ, so it cannot.
             assertEquals(prompts.length, new java.util.HashSet<>(alone).size(), "the solo replies must differ: " + alone);
-            StepScheduler.Stats before = s.engine().stepStats();
+            StepStats before = s.engine().stepStats();
             List<CompletableFuture<String>> together = new ArrayList<>();
             for (String p : prompts) together.add(CompletableFuture.supplyAsync(() -> {
                 try {
@@ -61,7 +61,7 @@ class BatchingTest {
                 }
             }, clients));
             for (int i = 0; i < prompts.length; i++) assertEquals(alone.get(i), together.get(i).get(60, TimeUnit.SECONDS), "prompt " + i);
-            StepScheduler.Stats after = s.engine().stepStats();
+            StepStats after = s.engine().stepStats();
             long steps = after.steps() - before.steps(), seqs = after.sequences() - before.sequences();
             // alone: one sequence per step; side by side most of the 3 × 12 forward passes share steps
             assertTrue(seqs > 1.5 * steps, seqs + " sequence-steps in " + steps + " steps");
