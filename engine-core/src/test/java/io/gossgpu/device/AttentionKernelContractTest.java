@@ -60,16 +60,9 @@ class AttentionKernelContractTest {
         for (String api : FILES.keySet()) {
             String src = source(api);
             for (String name : HAS.get(api)) {
-                List<String> args = KernelSources.arguments(api, src, name);
-                String last = args.getLast();
-                assertTrue(last.contains("AttentionParams"), api + " " + name + ": the last argument is " + last);
                 int buffers = AttentionPipeline.buffers(name);
+                List<String> args = KernelSources.assertBuffersThenParams(api, src, name, buffers, "AttentionParams");
                 assertEquals(buffers + 1, args.size(), api + " " + name + ": " + buffers + " buffers, then the params: " + args);
-                for (int j = 0; j < buffers; j++)
-                    assertTrue(isBuffer(api, args.get(j)), api + " " + name + ": argument " + j + " is not a buffer: " + args.get(j));
-                if (api.equals("metal")) // buffer indices 0.., then the params at the next
-                    for (int j = 0; j <= buffers; j++)
-                        assertTrue(args.get(j).replaceAll("\\s", "").endsWith("," + j + ")"), "metal " + name + ": index of " + args.get(j));
             }
         }
     }
@@ -83,14 +76,6 @@ class AttentionKernelContractTest {
             assertFalse(doc.contains("_SDPA_") || doc.contains("SDPA_"), e.getValue() + " still names an SDPA knob");
             assertFalse(doc.contains("attention_tiled"), e.getValue() + " still names attention_tiled");
         }
-    }
-
-    private static boolean isBuffer(String api, String arg) {
-        return switch (api) {
-            case "cuda" -> arg.contains("*");
-            case "opencl" -> arg.contains("__global");
-            default -> arg.startsWith("BUF(");
-        };
     }
 
     /** The kernels declared in {@code src}. */

@@ -28,6 +28,32 @@ final class KernelSources {
 
     private KernelSources() {}
 
+    /** A kernel argument that is a buffer: a pointer (CUDA), {@code __global} (OpenCL), {@code BUF(...)} (Metal). */
+    static boolean isBuffer(String api, String arg) {
+        return switch (api) {
+            case "cuda" -> arg.contains("*");
+            case "opencl" -> arg.contains("__global");
+            default -> arg.startsWith("BUF(");
+        };
+    }
+
+    /**
+     * {@code name}'s arguments on {@code api} (from {@code src}): {@code buffers} buffers first, no other buffer, and one
+     * {@code params} struct last; on Metal the buffer indices run 0.. with the params at the next.
+     */
+    static List<String> assertBuffersThenParams(String api, String src, String name, int buffers, String params) {
+        List<String> args = arguments(api, src, name);
+        String last = args.getLast();
+        org.junit.jupiter.api.Assertions.assertTrue(last.contains(params), api + " " + name + ": the last argument is " + last);
+        org.junit.jupiter.api.Assertions.assertEquals(buffers, args.stream().filter(a -> isBuffer(api, a)).count(), api + " " + name + " buffers: " + args);
+        for (int j = 0; j < buffers; j++)
+            assertTrue(isBuffer(api, args.get(j)), api + " " + name + ": argument " + j + " is not a buffer: " + args.get(j));
+        if (api.equals("metal"))
+            for (int j = 0; j <= buffers; j++)
+                assertTrue(args.get(j).replaceAll("\\s", "").endsWith("," + j + ")"), "metal " + name + ": index of " + args.get(j));
+        return args;
+    }
+
     /** Every source file of an API's kernel folder, comments removed. */
     static String source(String api) {
         try (Stream<Path> files = Files.list(KERNELS.resolve(api))) {

@@ -41,16 +41,7 @@ class MoeKernelContractTest {
             String src = KernelSources.source(api);
             for (int i = 0; i < MoePipeline.KERNELS.size(); i++) {
                 String name = MoePipeline.KERNELS.get(i);
-                List<String> args = KernelSources.arguments(api, src, name);
-                String last = args.getLast();
-                assertTrue(last.contains("MoeParams"), api + " " + name + ": the last argument is " + last);
-                long buffers = args.stream().filter(a -> isBuffer(api, a)).count();
-                assertEquals(MoePipeline.BUFFERS.get(i).longValue(), buffers, api + " " + name + " buffers: " + args);
-                for (int j = 0; j < buffers; j++)
-                    assertTrue(isBuffer(api, args.get(j)), api + " " + name + ": argument " + j + " is not a buffer: " + args.get(j));
-                if (api.equals("metal")) // buffer indices 0.., then the params at the next
-                    for (int j = 0; j <= buffers; j++)
-                        assertTrue(args.get(j).replaceAll("\\s", "").endsWith("," + j + ")"), "metal " + name + ": index of " + args.get(j));
+                KernelSources.assertBuffersThenParams(api, src, name, MoePipeline.BUFFERS.get(i), "MoeParams");
             }
         }
     }
@@ -64,13 +55,5 @@ class MoeKernelContractTest {
             for (String old : List.of("MOE_GROUPMIN", "MOE_TILED_MIN_T"))
                 assertFalse(doc.contains(old), e.getValue() + " still names " + old);
         }
-    }
-
-    private static boolean isBuffer(String api, String arg) {
-        return switch (api) {
-            case "cuda" -> arg.contains("*");
-            case "opencl" -> arg.contains("__global");
-            default -> arg.startsWith("BUF(");
-        };
     }
 }
