@@ -35,9 +35,14 @@ class PackageCyclesTest {
     static Map<String, Set<String>> packageGraph(Path classes) {
         ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow(() -> new AssertionError("this JDK has no jdeps"));
         ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        // The classes are a named module (module-info): jdeps resolves its requires from the module path, here the test's
+        // class-path jars (jtokkit, Jackson), reading multi-release jars as this JDK does.
+        String modulePath = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+                .filter(p -> p.endsWith(".jar")).collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
         int rc = jdeps.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                "--multi-release", Integer.toString(Runtime.version().feature()), "--module-path", modulePath,
                 "-verbose:package", "-filter:none", classes.toString());
-        assertEquals(0, rc, err.toString(StandardCharsets.UTF_8));
+        assertEquals(0, rc, err.toString(StandardCharsets.UTF_8) + out.toString(StandardCharsets.UTF_8));
         Map<String, Set<String>> graph = new TreeMap<>();
         Matcher m = EDGE.matcher(out.toString(StandardCharsets.UTF_8));
         while (m.find()) {
