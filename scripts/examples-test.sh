@@ -55,7 +55,7 @@ for p in goss-gpu-parent goss-gpu-bom; do
   done
 done
 has() { jar tf "$1" > "$work/listing" && grep -qx "$2" "$work/listing"; }  # (no pipe: grep -q would cut jar off)
-has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-javadoc.jar" io/gossgpu/api/Engine.html \
+has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-javadoc.jar" io.gossgpu.core/io/gossgpu/api/Engine.html \
   || fail "engine-core's javadoc jar has no page for io.gossgpu.api.Engine"
 has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-sources.jar" io/gossgpu/api/Engine.java \
   || fail "engine-core's sources jar lacks io/gossgpu/api/Engine.java"
