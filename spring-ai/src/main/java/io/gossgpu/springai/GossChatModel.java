@@ -127,6 +127,9 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
         };
         // The chat goes back to the pool only once its reply has ended (a cancelled one too).
         chat.sendAsync(conversation, req.chat(), req.frequencyPenalty(), req.presencePenalty(), toSink).whenComplete((reply, error) -> {
+            // The reply has ended: the sink's disposal (on complete, below) must not cancel the chat once it is back in
+            // the pool, where the next request's reply would start cancelled and come back empty.
+            stopped.set(true);
             int promptTokens = chat.lastPromptTokens();
             chats.give(req.chat(), chat);
             if (error != null) {

@@ -87,6 +87,22 @@ class GossChatModelTest {
         }
     }
 
+    /**
+     * A finished stream's chat goes back to the pool before the Flux completes; the completion's disposal must not
+     * cancel it there, or the next request's reply starts cancelled and comes back empty (seen in examples/spring-ai).
+     */
+    @Test
+    void aCallAfterACompletedStreamGetsTheWholeAnswer() {
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            String whole = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
+            assertFalse(whole.isEmpty());
+            for (int round = 0; round < 5; round++) {
+                model.stream(new Prompt("What is 17 + 25?")).collectList().block(WAIT);
+                assertEquals(whole, model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText(), "round " + round);
+            }
+        }
+    }
+
     @Test
     void requestOptionsApplyToThatRequest() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
