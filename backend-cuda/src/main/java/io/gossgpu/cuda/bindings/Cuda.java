@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Optional;
@@ -170,6 +171,29 @@ public final class Cuda {
     }
 
     /**
+     * Why a library path cannot be a driver, found before dlopen (whose failure on a file that is no library says
+     * only "cannot open", and makes HotSpot print a stack-guard warning): a missing file, a folder, or a file that
+     * is not an ELF shared object on Linux. Null for a bare library name (the loader searches for it) and for a
+     * file that may load.
+     */
+    static String unloadable(String name) {
+        if (!name.contains("/") && !name.contains("\\")) return null;
+        Path path = Path.of(name);
+        if (!Files.exists(path)) return name + " not found";
+        if (Files.isDirectory(path)) return name + " is a folder, not the driver library";
+        if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux")) return null;
+        byte[] head = new byte[4];
+        try (var in = Files.newInputStream(path)) {
+            if (in.readNBytes(head, 0, 4) == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F') {
+                return null;
+            }
+        } catch (java.io.IOException e) {
+            return name + " cannot be read (" + e.getMessage() + ")";
+        }
+        return name + " is not a shared library (no ELF header); point GOSS_CUDA_LIBRARY at libcuda.so.1";
+    }
+
+    /**
      * Opens the driver once, in a holder class so that loading {@link Cuda} does nothing native. The
      * library can be overridden with {@code -Dgoss.cuda.library=PATH} or {@code GOSS_CUDA_LIBRARY=PATH}.
      */
@@ -187,6 +211,8 @@ public final class Cuda {
             String failure = null;
             if (!overridden && (os.startsWith("mac") || os.startsWith("darwin"))) {
                 failure = "CUDA unavailable: CUDA is not supported on macOS";
+            } else if ((failure = unloadable(NAME)) != null) {
+                failure = "CUDA unavailable: " + failure;
             } else {
                 try {
                     lookup = NAME.contains("/") || NAME.contains("\\")
@@ -195,6 +221,8 @@ public final class Cuda {
                 } catch (IllegalArgumentException | IllegalCallerException e) {
                     failure = e instanceof IllegalCallerException
                             ? "CUDA unavailable: native access is not enabled (run java with --enable-native-access=ALL-UNNAMED)"
+                            : NAME.contains("/") || NAME.contains("\\")
+                            ? "CUDA unavailable: " + NAME + " cannot be loaded (" + e.getMessage() + ")"
                             : "CUDA unavailable: " + NAME + " not found";
                 }
             }
