@@ -123,6 +123,15 @@ public final class ServeCommand implements Runnable {
             throw new GossException(e.getMessage());
         }
         ServeStop stop = new ServeStop(server);
+        // A model that cannot load leaves nothing to serve: stop and exit 1 with its reason, as a bad option does (the
+        // server object itself keeps answering 503 model_load_failed, for applications that embed it).
+        Thread.ofPlatform().daemon().name("goss-serve-load").start(() -> {
+            try {
+                if (!server.awaitReady(java.time.Duration.ofDays(3650)) && server.loadError() != null) stop.signalled.countDown();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         // The handlers stay for the drain: a second signal must reach ServeStop (which ends the running requests at
         // once), not the JVM's default handler, which exits 143/130 through a shutdown hook that waits for the drain.
         try (AutoCloseable signals = stop.onSignals()) {
@@ -138,6 +147,7 @@ public final class ServeCommand implements Runnable {
         } finally {
             stop.removeHook();
         }
+        if (server.loadError() != null) throw new GossException("the model failed to load: " + server.loadError());
     }
 
     private static long millis(double seconds, String option) {

@@ -70,6 +70,31 @@ class ServeCommandTest {
         assertTrue(kv.err().startsWith("goss-gpu: Invalid value for option '--kv-memory': 'lots' is not a size"), kv.err());
     }
 
+    /**
+     * A model that fails to load ends {@code serve} with exit 1 and its reason as the last line; it used to leave a
+     * server answering 503 until a signal came (found with {@code --kv-memory 1}).
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(120) // before the fix serve waited for a signal: a hang, reported as a failure here
+    void aModelThatCannotLoadEndsServeWithItsReason() {
+        Path tiny = CommandLineTest.tinyModel(dir);
+        CommandLineTest.Run r = CommandLineTest.run("", "serve", "--model", tiny.toString(), "--port", "0", "--kv-memory", "1");
+        assertEquals(1, r.code(), r.err());
+        String last = r.err().strip().lines().reduce((a, b) -> b).orElseThrow();
+        assertTrue(last.startsWith("goss-gpu: the model failed to load: --kv-memory 1 B cannot hold one slot's KV cache"), r.err());
+    }
+
+    /** {@code serve --context} beyond the model's positions is refused as {@code run --context} is (it was accepted). */
+    @Test
+    @org.junit.jupiter.api.Timeout(120)
+    void aContextBeyondTheModelsMaximumIsRefused() {
+        Path tiny = CommandLineTest.tinyModel(dir);
+        CommandLineTest.Run r = CommandLineTest.run("", "serve", "--model", tiny.toString(), "--port", "0", "--context", "99999999");
+        assertEquals(1, r.code(), r.err());
+        String last = r.err().strip().lines().reduce((a, b) -> b).orElseThrow();
+        assertTrue(last.matches("goss-gpu: the model failed to load: --context 99999999 exceeds this model's maximum of \\d+ tokens"), r.err());
+    }
+
     @Test
     void kvMemorySizes() {
         ByteSize b = new ByteSize();

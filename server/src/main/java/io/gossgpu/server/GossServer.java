@@ -205,6 +205,11 @@ public final class GossServer implements AutoCloseable {
         return loaded.await(timeout.toMillis(), TimeUnit.MILLISECONDS) && pool != null;
     }
 
+    /** Why the model failed to load, or null (still loading, or loaded). */
+    public String loadError() {
+        return loadError;
+    }
+
     /** The port it listens on (the chosen one when the options said 0). */
     public int port() {
         return channel.socket().getLocalPort() > 0 ? channel.socket().getLocalPort() : port;

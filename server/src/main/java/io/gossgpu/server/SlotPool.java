@@ -132,6 +132,8 @@ final class SlotPool implements AutoCloseable {
         this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
+        if (contextLength > engine.config().maxContextLength()) // the model's positions end there (rope scaling)
+            throw new GossException("--context " + contextLength + " exceeds this model's maximum of " + engine.config().maxContextLength() + " tokens");
         KvCacheSpec chatSpec = new KvCacheSpec(engine.config(), contextLength, swaRollback);
         this.chatBytes = chatSpec.bytes();
         this.completionBytes = new KvCacheSpec(engine.config(), contextLength, 0).bytes();
