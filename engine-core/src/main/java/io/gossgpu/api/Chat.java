@@ -15,11 +15,13 @@ import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.ParsedMessage;
 import io.gossgpu.harmony.Role;
 import io.gossgpu.harmony.SystemContent;
+import io.gossgpu.harmony.ToolDescription;
 import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -284,6 +286,7 @@ public final class Chat implements AutoCloseable {
         cached = new int[0]; // until this reply is complete the cache holds neither the old nor the new conversation
         cachedPrompt = 0;
 
+        Set<String> declared = declaredFunctions(conversation);
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
@@ -291,9 +294,9 @@ public final class Chat implements AutoCloseable {
                 constraint(format, toolArguments), adjustments);
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
-            for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, l, content, reasoning, calls);
+            for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, declared, l, content, reasoning, calls);
         }, l::onLogprobs);
-        for (HarmonyEvent e : parser.finish()) dispatch(e, parser, l, content, reasoning, calls);
+        for (HarmonyEvent e : parser.finish()) dispatch(e, parser, declared, l, content, reasoning, calls);
         int[] generated = r.tokens();
         // The cache holds the prompt and every generated token but the last (it was sampled, never run).
         cached = concat(prompt, Arrays.copyOf(generated, Math.max(0, generated.length - 1)));
@@ -315,18 +318,37 @@ public final class Chat implements AutoCloseable {
         return new HarmonyConstraint(format == null ? null : format.matcher(), tools);
     }
 
-    private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, ChatListener l, StringBuilder content,
-                                 StringBuilder reasoning, List<Reply.ToolCall> calls) {
+    /** The function tools the conversation's developer message offers: the only calls a reply reports as calls. */
+    static Set<String> declaredFunctions(List<Message> conversation) {
+        Set<String> names = new HashSet<>();
+        for (Message m : conversation)
+            if (m.role() == Role.DEVELOPER && m.developer() != null)
+                for (ToolDescription t : m.developer().functionTools()) names.add(t.name());
+        return names;
+    }
+
+    /**
+     * Passes one parser event on. A call to a function the conversation did not offer (gpt-oss knows tool formats and
+     * sometimes calls one unasked, or a built-in tool such as {@code browser.search} that no one runs here) is no tool
+     * call: its text is content, so an application never receives a call it cannot run (as the server answers it).
+     */
+    private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, Set<String> declared, ChatListener l,
+                                 StringBuilder content, StringBuilder reasoning, List<Reply.ToolCall> calls) {
         switch (e) {
             case HarmonyEvent.MessageStart s -> {
                 String fn = s.header().functionName().orElse(null);
-                if (fn != null) l.onToolCallStart(fn);
+                if (fn != null && declared.contains(fn)) l.onToolCallStart(fn);
             }
             case HarmonyEvent.ContentDelta d -> {
                 if (parser.currentRecipient() != null && !"all".equals(parser.currentRecipient())) { // tool arguments
                     ParsedMessage h = parser.currentHeader();
                     String fn = h != null ? h.functionName().orElse(null) : null;
-                    if (fn != null) l.onToolCallDelta(fn, d.text());
+                    if (fn != null && declared.contains(fn)) {
+                        l.onToolCallDelta(fn, d.text());
+                    } else {
+                        content.append(d.text());
+                        l.onContent(d.text());
+                    }
                     return;
                 }
                 if ("analysis".equals(parser.currentChannel())) {
@@ -338,6 +360,7 @@ public final class Chat implements AutoCloseable {
                 }
             }
             case HarmonyEvent.ToolCall c -> {
+                if (c.functionName() == null || !declared.contains(c.functionName())) return; // its text went out as content
                 calls.add(new Reply.ToolCall(c.functionName(), c.arguments()));
                 l.onToolCall(c.functionName(), c.arguments());
             }
