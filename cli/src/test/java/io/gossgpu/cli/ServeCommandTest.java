@@ -72,27 +72,30 @@ class ServeCommandTest {
 
     /**
      * A model that fails to load ends {@code serve} with exit 1 and its reason as the last line; it used to leave a
-     * server answering 503 until a signal came (found with {@code --kv-memory 1}).
+     * server answering 503 until a signal came (found with {@code --kv-memory 1}). A timeout turns that hang into a failure.
      */
     @Test
-    @org.junit.jupiter.api.Timeout(120) // before the fix serve waited for a signal: a hang, reported as a failure here
+    @org.junit.jupiter.api.Timeout(120)
     void aModelThatCannotLoadEndsServeWithItsReason() {
-        Path tiny = CommandLineTest.tinyModel(dir);
-        CommandLineTest.Run r = CommandLineTest.run("", "serve", "--model", tiny.toString(), "--port", "0", "--kv-memory", "1");
-        assertEquals(1, r.code(), r.err());
-        String last = r.err().strip().lines().reduce((a, b) -> b).orElseThrow();
-        assertTrue(last.startsWith("goss-gpu: the model failed to load: --kv-memory 1 B cannot hold one slot's KV cache"), r.err());
+        assertTrue(lastLineOfFailedServe("--kv-memory", "1")
+                .startsWith("goss-gpu: the model failed to load: --kv-memory 1 B cannot hold one slot's KV cache"));
     }
 
     /** {@code serve --context} beyond the model's positions is refused as {@code run --context} is (it was accepted). */
     @Test
     @org.junit.jupiter.api.Timeout(120)
     void aContextBeyondTheModelsMaximumIsRefused() {
-        Path tiny = CommandLineTest.tinyModel(dir);
-        CommandLineTest.Run r = CommandLineTest.run("", "serve", "--model", tiny.toString(), "--port", "0", "--context", "99999999");
+        String last = lastLineOfFailedServe("--context", "99999999");
+        assertTrue(last.matches("goss-gpu: the model failed to load: --context 99999999 exceeds this model's maximum of \\d+ tokens"), last);
+    }
+
+    /** serve on the tiny model with {@code options}, which must exit 1: the last line of its stderr. */
+    private String lastLineOfFailedServe(String... options) {
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("serve", "--model", CommandLineTest.tinyModel(dir).toString(), "--port", "0"));
+        args.addAll(java.util.List.of(options));
+        CommandLineTest.Run r = CommandLineTest.run("", args.toArray(String[]::new));
         assertEquals(1, r.code(), r.err());
-        String last = r.err().strip().lines().reduce((a, b) -> b).orElseThrow();
-        assertTrue(last.matches("goss-gpu: the model failed to load: --context 99999999 exceeds this model's maximum of \\d+ tokens"), r.err());
+        return r.err().strip().lines().reduce((a, b) -> b).orElseThrow();
     }
 
     @Test
