@@ -1,52 +1,17 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.SplitConformanceKit;
-import org.junit.jupiter.api.Nested;
+import io.gossgpu.conformance.SplitConformanceSuite;
 
-/**
- * The conformance kit on split models ({@link SplitConformanceKit}): Metal runs everything but the MoE experts of the
- * layers each placement puts on the cpu backend. Skipped, like the plain kit, where the device is absent.
- */
-class MetalSplitConformanceTest {
-    static BackendProvider gpu() {
+/** The split-model kit in each of its placements ({@link SplitConformanceSuite}) with Metal as the GPU backend. */
+class MetalSplitConformanceTest extends SplitConformanceSuite {
+    @Override
+    protected BackendProvider gpu() {
         return new MetalBackendProvider();
     }
 
-    static boolean emulated() {
+    @Override
+    protected boolean emulated() {
         return System.getenv("GOSS_METAL_EMULATOR") != null;
-    }
-
-    @Nested
-    class AllExpertsOnCpu extends SplitConformanceKit {
-        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
-        @Override protected Placement placement() { return Placement.ALL_ON_CPU; }
-        @Override protected boolean onEmulatedDevice() { return emulated(); }
-        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
-    }
-
-    @Nested
-    class EveryOtherLayerOnCpu extends SplitConformanceKit {
-        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
-        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
-        @Override protected boolean onEmulatedDevice() { return emulated(); }
-    }
-
-    @Nested
-    class LastLayerOnCpu extends SplitConformanceKit {
-        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
-        @Override protected Placement placement() { return Placement.LAST_ONLY; }
-        @Override protected boolean onEmulatedDevice() { return emulated(); }
-        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
-    }
-
-    /** Every other layer's experts on the CPU, streamed to the GPU for steps of 2+ tokens (prefill chunks, the op tests). */
-    @Nested
-    class EveryOtherLayerStreamed extends SplitConformanceKit {
-        @Override protected BackendProvider gpu() { return MetalSplitConformanceTest.gpu(); }
-        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
-        @Override protected int streamMinTokens() { return 2; }
-        @Override protected boolean onEmulatedDevice() { return emulated(); }
-        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
     }
 }
