@@ -18,7 +18,7 @@
  *   java kernels/tools/PtxBuild.java --src DIR --prebuilt DIR --check-prebuilt true
  *                                    (exits 1, naming them, when committed PTX is missing or older than its source)
  *
- * --nvcc none (-Dgoss.nvcc=none) builds as if there were no nvcc: prebuilt PTX or nothing.
+ * --nvcc none (-Dkernels.nvcc=none) builds as if there were no nvcc: prebuilt PTX or nothing.
  *
  * Output (in --out, which is target/classes/io/gossgpu/kernels/cuda):
  *   NAME.sm_75.ptx, NAME.sm_80.ptx, ...   nvcc -ptx -arch=compute_XX -O3 (no --use_fast_math), at the lowest ISA
@@ -31,7 +31,7 @@
  * every target but for the `.version` and `.target` lines unless the source asks for __CUDA_ARCH__, so the others
  * are that file with the two lines each target had (recorded in SOURCES as NAME.isa.sm_XX). A target whose PTX
  * differs beyond those lines (moe.cu: its tensor-core kernels are stubs below sm_80) gets its own NAME.sm_XX.ptx,
- * from which the targets above it are derived in turn; -Dgoss.cuda.updatePrebuilt=true decides which and writes them.
+ * from which the targets above it are derived in turn; -Dkernels.updatePrebuilt=true decides which and writes them.
  * With neither, it prints why and writes no kernels.properties, and the CUDA backend reports
  * "CUDA kernels were not built". The build itself only fails when a compiler it found fails.
  */
@@ -74,7 +74,7 @@ public final class PtxBuild {
             List<String> stale = stalePrebuilt(src, sources, prebuilt);
             if (!stale.isEmpty()) {
                 fail("the committed PTX in " + prebuilt + " is missing or older than its source for " + String.join(", ", stale)
-                        + ": rebuild it with nvcc (./gossw mvn -pl kernels process-resources -Dgoss.cuda.updatePrebuilt=true) and commit it");
+                        + ": rebuild it with nvcc (./gossw mvn -pl kernels process-resources -Dkernels.updatePrebuilt=true) and commit it");
             }
             System.out.println(TAG + "committed PTX matches its sources: " + sources.size() + " kernel file(s)");
             return;
@@ -162,17 +162,17 @@ public final class PtxBuild {
             }
             if (!stale.isEmpty()) {
                 System.out.println(TAG + "WARNING: prebuilt PTX is older than its source and was left out: "
-                        + String.join(", ", stale) + " (rebuild with nvcc and -Dgoss.cuda.updatePrebuilt=true)");
+                        + String.join(", ", stale) + " (rebuild with nvcc and -Dkernels.updatePrebuilt=true)");
             }
             if (built.isEmpty()) {
-                System.out.println(TAG + "WARNING: cannot build the CUDA kernels: nvcc not found (looked at -Dgoss.nvcc, "
+                System.out.println(TAG + "WARNING: cannot build the CUDA kernels: nvcc not found (looked at -Dkernels.nvcc, "
                         + "$NVCC, $CUDA_HOME/bin, $CUDA_PATH/bin, PATH and /usr/local/cuda/bin) and no usable prebuilt PTX in "
                         + prebuilt + ". The CUDA backend will report: CUDA kernels were not built.");
                 return;
             }
             manifest.setProperty("source", "prebuilt");
             manifest.setProperty("cuda.release", release);
-            System.out.println(TAG + (nvccOption.equals("none") ? "nvcc not used (-Dgoss.nvcc=none)" : "nvcc not found") + "; using prebuilt PTX from " + prebuilt + " for " + String.join(", ", built)
+            System.out.println(TAG + (nvccOption.equals("none") ? "nvcc not used (-Dkernels.nvcc=none)" : "nvcc not found") + "; using prebuilt PTX from " + prebuilt + " for " + String.join(", ", built)
                     + " (CUDA " + release + ", " + describeIsas(out, built, archs) + ")"
                     + (ptxas != null ? ", checked with " + ptxas : ", not checked: no ptxas"));
         }
@@ -363,7 +363,7 @@ public final class PtxBuild {
             if (Files.isExecutable(p)) {
                 return p;
             }
-            fail("-Dgoss.nvcc=" + explicit + " is not an executable file");
+            fail("-Dkernels.nvcc=" + explicit + " is not an executable file");
         }
         List<Path> candidates = new ArrayList<>();
         String env = System.getenv(tool.toUpperCase());
@@ -449,7 +449,7 @@ public final class PtxBuild {
         List<String> stale = stalePrebuilt(src, sources, prebuilt);
         if (!stale.isEmpty()) {
             System.out.println(TAG + "note: prebuilt PTX in " + prebuilt + " is missing or out of date for "
-                    + String.join(", ", stale) + "; refresh it with -Dgoss.cuda.updatePrebuilt=true before committing");
+                    + String.join(", ", stale) + "; refresh it with -Dkernels.updatePrebuilt=true before committing");
         }
     }
 
@@ -465,7 +465,7 @@ public final class PtxBuild {
         Files.createDirectories(prebuilt);
         StringBuilder sb = new StringBuilder();
         sb.append("# What the PTX files here were built from, written by kernels/tools/PtxBuild.java with\n");
-        sb.append("# -Dgoss.cuda.updatePrebuilt=true and used only when nvcc is absent: NAME.cu = sha256 of the .cu file and every\n");
+        sb.append("# -Dkernels.updatePrebuilt=true and used only when nvcc is absent: NAME.cu = sha256 of the .cu file and every\n");
         sb.append("# header of the folder; NAME.ptx is the PTX of the first target, NAME.isa.sm_XX the .version of each target's;\n");
         sb.append("# NAME.sm_XX.ptx, where present, that target's own PTX (it differs beyond .version/.target), also for the ones above.\n");
         sb.append("cuda.release=").append(release).append('\n');
