@@ -15,6 +15,7 @@ import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
+import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -58,10 +59,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
     static final int STEP_SEQUENCES = 1024;
-    /** Rows a step may sample on the device: each has a temperature and a draw (doubles) in the step buffer. */
-    static final int STEP_SAMPLED = 1024;
-    /** The step buffer: the positions, then the sampling parameters from {@link SampleLauncher#SAMPLING_OFFSET}. */
-    private static final int STEP_BYTES = 4 * STEP_SEQUENCES + 16 * STEP_SAMPLED;
+    /** The step buffer: the positions. */
+    private static final int STEP_BYTES = 4 * STEP_SEQUENCES;
 
     private final CudaContext ctx;
     /** The device's memory (package-private: the launchers' tests upload their matrices through it). */
@@ -117,7 +116,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             rope = new RopeLauncher(launch);
             attention = new CudaAttention(launch, options);
             moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
-            sampling = new SampleLauncher(launch, stepBuf, options);
+            sampling = new SampleLauncher(launch, options);
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
             ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
                     n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
@@ -291,8 +290,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     @Override
-    protected void runSample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
-        sampling.sample(logits, row, vocab, chunks, temperature, u, work, index);
+    protected void runSample(CudaBuffer logits, CudaBuffer draws, CudaBuffer work, SampleParams p) {
+        sampling.pipeline.run(logits.address(), draws.address(), work.address(), p);
     }
 
     @Override

@@ -22,6 +22,8 @@ import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SampleParams;
+import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -60,10 +62,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
     private final SmallOps<Long> ops;
-    /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
-    private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
-    /** Work-group size of the sampling kernels: a power of two, at most 256. */
-    private final int sampleWg;
+    /** sample.cl's kernels (a power-of-two work-group, at most 256); null when the device lacks cl_khr_fp64 (then the host samples). */
+    private final SamplePipeline<Long> sampler;
     private final int denseWg, denseTile, denseVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
@@ -169,13 +169,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                     tokens -> SmallOps.Shape.of(Grid.items(tokens))));
             moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             attention = new AttentionPipeline<>(launcher, attentionShapes());
-            kSampleMax = program.optionalKernel("sample_max");
-            kSampleSums = program.optionalKernel("sample_sums");
-            kSamplePick = program.optionalKernel("sample_pick");
-            long wg = Math.min(256, maxWg);
-            for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
-                if (k != null) wg = Math.min(wg, k.maxThreads());
-            sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
+            sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null : new SamplePipeline<>(launcher,
+                    new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true)); // group memory as __local arguments
             program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
@@ -290,7 +285,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                                 Span<Long> span, BufferTensor<Long> out) {
         DeviceKvCache<Long> cache = span.cache();
         long pos = scratch.ensure("attention position", 4);
-        cl.fill(pos, span.start());
+        cl.writeWord(pos, 0, span.start());
         attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
                         w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
                 span.start(), pos, 0, scratch::ensure);
@@ -371,17 +366,12 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
     @Override
     public boolean supports(BackendOp op) {
-        return op == BackendOp.SAMPLE ? kSamplePick != null : super.supports(op);
+        return op == BackendOp.SAMPLE ? sampler != null : super.supports(op);
     }
 
     @Override
-    protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
-        int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax).buffer(logits).buffer(work).local(4L * sampleWg).run(new SampleMaxParams(row, vocab, chunk), Grid.of(chunks, sampleWg));
-        launch(kSampleSums).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg)
-                .run(new SampleSumsParams(row, vocab, chunk, temperature), Grid.of(chunks, sampleWg));
-        launch(kSamplePick).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
-                .run(new SamplePickParams(row, vocab, chunk, chunks, temperature, u), Grid.of(1, sampleWg));
+    protected void runSample(Long logits, Long draws, Long work, SampleParams p) {
+        sampler.run(logits, draws, work, p);
     }
 
     @Override

@@ -13,13 +13,4 @@ final class OpenClParams {
 
     /** rope.cl. */
     record RopeParams(int cols, int hd, int start, int row0) implements KernelParams {}
-
-    /** sample.cl: {@code sample_max}. */
-    record SampleMaxParams(int row, int V, int C) implements KernelParams {}
-
-    /** sample.cl: {@code sample_sums} (a double field: the sampling kernels exist only with cl_khr_fp64). */
-    record SampleSumsParams(int row, int V, int C, double T) implements KernelParams {}
-
-    /** sample.cl: {@code sample_pick}. */
-    record SamplePickParams(int row, int V, int C, int G, double T, double u) implements KernelParams {}
 }

@@ -16,6 +16,7 @@ class OpenClKernelParamsTest {
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
+        records.add(io.gossgpu.device.SampleParams.class); // the sampling kernels', shared with CUDA
         KernelParamsCheck.assertMirrors(KernelSource.inlined("opencl", "goss.cl"), records);
     }
 

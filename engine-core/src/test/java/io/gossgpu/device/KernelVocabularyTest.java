@@ -51,10 +51,7 @@ class KernelVocabularyTest {
 
     /** Kernels more than one API has whose params struct still differs: kernel → why. Delete an entry when it agrees. */
     static final Map<String, String> NOT_YET = Map.of(
-            "rope", "CUDA reads positions from the step buffer (graphs); OpenCL and Metal take start by value, each its own fields",
-            "sample_max", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
-            "sample_sums", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
-            "sample_pick", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs");
+            "rope", "CUDA reads positions from the step buffer (graphs); OpenCL and Metal take start by value, each its own fields");
 
     private static final List<String> APIS = List.of("cuda", "opencl", "metal");
 
