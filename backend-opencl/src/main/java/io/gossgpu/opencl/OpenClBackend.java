@@ -22,12 +22,13 @@ import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.opencl.OpenClParams.*;
 import io.gossgpu.opencl.OpenClWeights.Dense;
 import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
@@ -58,7 +59,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kDense, kRope;
+    private final OpenClKernel kEmbed, kDense;
+    private final RopeOp<Long> rope;
     private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
     private final SmallOps<Long> ops;
@@ -162,7 +164,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         try {
             kEmbed = launcher.kernel("embed");
             kDense = launcher.kernel("dense");
-            kRope = launcher.kernel("rope");
+            rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.heads(), p.tokens()));
             ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
                     n -> SmallOps.Shape.of(Grid.items(n)),
                     rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
@@ -273,19 +275,36 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int hd = c.headDim();
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
-            int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
-            launch(kRope).buffer(q.buffer()).buffer(table).run(new RopeParams(c.qDim(), hd, start, row0), Grid.items(hd / 2, c.numAttentionHeads(), T));
-            launch(kRope).buffer(k.buffer()).buffer(table).run(new RopeParams(c.kvDim(), hd, start, row0), Grid.items(hd / 2, c.numKeyValueHeads(), T));
+            int T = batch.tokens(s), row0 = batch.firstRow(s);
+            long pos = position(batch.start(s));
+            rope.run(q.buffer(), table, pos, 0, new RopeParams(T, c.numAttentionHeads(), hd, c.qDim(), row0));
+            rope.run(k.buffer(), table, pos, 0, new RopeParams(T, c.numKeyValueHeads(), hd, c.kvDim(), row0));
         }
     }
 
-    /** One sequence of the batch: its position goes to a 4-byte buffer the kernels read (a fill, queued in order, no wait). */
+    /** The position buffer's handle and the value last queued into it. */
+    private long positionBuffer, positionValue = -1;
+
+    /**
+     * A 4-byte buffer that holds {@code start} for the kernels launched next (rope, attention): a fill queued in order,
+     * no wait, and none when it holds that value already.
+     */
+    private long position(int start) {
+        long pos = scratch.ensure("position", 4);
+        if (pos != positionBuffer || start != positionValue) {
+            cl.writeWord(pos, 0, start);
+            positionBuffer = pos;
+            positionValue = start;
+        }
+        return pos;
+    }
+
+    /** One sequence of the batch: its position is read by the kernels from {@link #position}. */
     @Override
     protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> q, BufferTensor<Long> k, BufferTensor<Long> v,
                                 Span<Long> span, BufferTensor<Long> out) {
         DeviceKvCache<Long> cache = span.cache();
-        long pos = scratch.ensure("attention position", 4);
-        cl.writeWord(pos, 0, span.start());
+        long pos = position(span.start());
         attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
                         w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
                 span.start(), pos, 0, scratch::ensure);

@@ -50,8 +50,7 @@ class KernelVocabularyTest {
             Map.entry("sample_pick", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")));
 
     /** Kernels more than one API has whose params struct still differs: kernel → why. Delete an entry when it agrees. */
-    static final Map<String, String> NOT_YET = Map.of(
-            "rope", "CUDA reads positions from the step buffer (graphs); OpenCL and Metal take start by value, each its own fields");
+    static final Map<String, String> NOT_YET = Map.of();
 
     private static final List<String> APIS = List.of("cuda", "opencl", "metal");
 
