@@ -1,6 +1,7 @@
-// RoPE of the cuda backend (AttentionLauncher), half-split pairs, in place on the query and key heads.
+// RoPE, half-split pairs, in place on the query and key heads of rows row0 .. row0 + T - 1 (io.gossgpu.device.RopeOp;
+// the same buffers and RopeParams in rope.cl and rope.metal).
 //
-// Reference: per row t (position p = start + t), head h, j < hd/2:
+// Reference: per row row0 + t (position p = start + t), head h, j < hd/2:
 //   x1 = x[h*hd + j], x2 = x[h*hd + hd/2 + j], cos = tab[p*hd + 2j], sin = tab[p*hd + 2j + 1]
 //   (Rope.cosSinTable: angles in double on the host, YaRN concentration applied)
 //   x[h*hd + j] = x1*cos - x2*sin,  x[h*hd + hd/2 + j] = x2*cos + x1*sin
@@ -11,9 +12,11 @@
 
 // ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------
 struct RopeParams {
-    int tokens;  // T: rows of x
-    int cols;    // values per row of x
+    int tokens;  // T: rows to rotate
+    int heads;   // heads per row (the grid's x here)
     int headDim; // hd
+    int cols;    // values per row of x
+    int row0;    // the first row rotated
 };
 
 extern "C" __global__ void rope(float* x, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
@@ -23,7 +26,7 @@ extern "C" __global__ void rope(float* x, const float* __restrict__ table, const
     const int h = blockIdx.x;
     const int half = hd / 2;
     for (int t = blockIdx.y; t < T; t += gridDim.y) {
-        float* b = x + (size_t) t * cols + (size_t) h * hd;
+        float* b = x + (size_t) (p.row0 + t) * cols + (size_t) h * hd;
         const float* cs = table + (size_t) (start + t) * hd;
         for (int j = threadIdx.x; j < half; j += blockDim.x) {
             const float c = cs[2 * j];

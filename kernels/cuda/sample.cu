@@ -1,15 +1,16 @@
-// Plain temperature sampling of one row of logits l[0 .. V-1] on the device, one int back to the host.
+// Plain temperature sampling of one row of logits l[row*V .. row*V + V-1] on the device, one int back to the host.
 //
 // Reference formula (io.gossgpu.generate.Sampler.sampleTemperature, the contract of Backend.sample):
 //   m   = max_j l_j
 //   e_j = exp((l_j - m) / T)                    (double)
 //   Z   = sum_j e_j
 //   id  = the smallest i with sum_{j<=i} e_j > u * Z; if rounding leaves u * Z uncrossed, the last i with e_i > 0.
-// T (> 0) and u (in [0, 1)) are read from device memory, params[0] and params[1] (the backend's step buffer),
-// so a decode step recorded as a CUDA graph replays unchanged with the next token's draw.
+// T (> 0) and u (in [0, 1)) are read from device memory, draws[2*draw] and draws[2*draw + 1] (written on the stream
+// before the step's launches), so a decode step recorded as a CUDA graph replays unchanged with the next token's draw.
 //
 // Deterministic for a given V and grid (fixed summation order, no atomics). The ids are split into G chunks
 // of C consecutive ids (chunk b = [b*C, min(V, (b+1)*C))):
+// work (one buffer per sampled row): bsum[0 .. G-1] (double), then bmax[0 .. G-1] (float), then the id (int).
 //   sample_max   grid (G), block SAMPLE_THREADS: bmax[b] = max of chunk b
 //   sample_sums  grid (G), block SAMPLE_THREADS: m = max_b bmax[b]; bsum[b] = sum of e_j over chunk b
 //                    (strided per thread, then a tree over the block)
@@ -20,7 +21,7 @@
 //                    one), the last id with e_j > 0 of that chunk / piece is taken: the result then differs from
 //                    the host's sequential sum only where u*Z is within rounding (~(V+2) ulp of Z) of a
 //                    cumulative sum.
-// out[0] = the id.
+// The same kernels, buffers and SampleParams as kernels/opencl/sample.cl (io.gossgpu.device.SamplePipeline).
 
 #include <math.h>
 
@@ -59,16 +60,26 @@ __device__ float sample_global_max(const float* __restrict__ bmax, int G, float*
     return sample_block_max(v, s);
 }
 
-// The scalars of the three sampling kernels (sample_max and sample_sums do not read chunks: their grid has G blocks).
+// The scalars of the three sampling kernels (sample_max does not read draw).
 struct SampleParams {
+    int row;    // the row of the logits buffer sampled
     int vocab;  // V
     int chunk;  // C: ids per chunk
     int chunks; // G
+    int draw;   // which (T, u) pair of draws
 };
 
-extern "C" __global__ void sample_max(const float* __restrict__ l, float* __restrict__ bmax, const SampleParams p)
+// bsum, bmax and the id in one work buffer of G doubles, G floats and an int.
+__device__ __forceinline__ float* sample_bmax(double* work, int G)
+{
+    return (float*) (work + G);
+}
+
+extern "C" __global__ void sample_max(const float* __restrict__ logits, double* __restrict__ work, const SampleParams p)
 {
     const int V = p.vocab, C = p.chunk;
+    const float* l = logits + (size_t) p.row * V;
+    float* bmax = sample_bmax(work, p.chunks);
     __shared__ float s[SAMPLE_THREADS];
     const int lo = blockIdx.x * C;
     const int hi = min(V, lo + C);
@@ -82,14 +93,17 @@ extern "C" __global__ void sample_max(const float* __restrict__ l, float* __rest
     }
 }
 
-extern "C" __global__ void sample_sums(const float* __restrict__ l, const float* __restrict__ bmax,
-                                           const double* __restrict__ params, double* __restrict__ bsum, const SampleParams p)
+extern "C" __global__ void sample_sums(const float* __restrict__ logits, const double* __restrict__ draws, double* __restrict__ work,
+                                       const SampleParams p)
 {
-    const int V = p.vocab, C = p.chunk;
+    const int V = p.vocab, C = p.chunk, G = p.chunks;
+    const float* l = logits + (size_t) p.row * V;
+    double* bsum = work;
+    const float* bmax = sample_bmax(work, G);
     __shared__ float sm[SAMPLE_THREADS];
     __shared__ double s[SAMPLE_THREADS];
-    const float m = sample_global_max(bmax, gridDim.x, sm);
-    const double T = params[0];
+    const float m = sample_global_max(bmax, G, sm);
+    const double T = draws[2 * p.draw];
     const int lo = blockIdx.x * C;
     const int hi = min(V, lo + C);
     double v = 0.0;
@@ -109,17 +123,21 @@ extern "C" __global__ void sample_sums(const float* __restrict__ l, const float*
     }
 }
 
-extern "C" __global__ void sample_pick(const float* __restrict__ l, const float* __restrict__ bmax, const double* __restrict__ bsum,
-                                           const double* __restrict__ params, int* __restrict__ out, const SampleParams p)
+extern "C" __global__ void sample_pick(const float* __restrict__ logits, const double* __restrict__ draws, double* __restrict__ work,
+                                       const SampleParams p)
 {
     const int V = p.vocab, C = p.chunk, G = p.chunks;
+    const float* l = logits + (size_t) p.row * V;
+    const double* bsum = work;
+    const float* bmax = sample_bmax(work, G);
+    int* out = (int*) (bmax + G);
     __shared__ float sm[SAMPLE_THREADS];
     __shared__ double piece[SAMPLE_THREADS];
     __shared__ double s_base, s_target;
     __shared__ int s_chunk, s_crossed;
     const float m = sample_global_max(bmax, G, sm);
-    const double T = params[0];
-    const double u = params[1];
+    const double T = draws[2 * p.draw];
+    const double u = draws[2 * p.draw + 1];
     if (threadIdx.x == 0) {
         double z = 0.0;
         for (int b = 0; b < G; b++) {

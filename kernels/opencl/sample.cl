@@ -9,7 +9,9 @@
  *   sample_pick: one group; item 0 adds bsum in order to find the crossed chunk, the chunk is cut into WG contiguous
  *                pieces summed per item in id order, item 0 adds the pieces in order and scans the crossed one id by id
  *                (where a finer sum no longer crosses: the last id with e_j > 0 of that chunk / piece).
- * scratch (one buffer): bsum[0 .. G-1] (double), then bmax[0 .. G-1] (float), then the id (int).
+ * work (one buffer per sampled row): bsum[0 .. G-1] (double), then bmax[0 .. G-1] (float), then the id (int).
+ * T and u are read from draws[2*draw] and draws[2*draw + 1]. The same kernels, buffers and SampleParams as
+ * kernels/cuda/sample.cu (io.gossgpu.device.SamplePipeline); the group memory comes as __local arguments after the buffers.
  * Deterministic, no atomics; differs from the host's sequential sum only where u*Z is within rounding of a
  * cumulative sum. Needs cl_khr_fp64: without it these kernels are absent and the backend samples on the host.
  */
@@ -36,28 +38,27 @@ static double sample_e(float l, float m, double T) {
     return exp(((double) l - (double) m) / T);
 }
 
-typedef struct { int row; int V; int C; } SampleMaxParams;
+/* The scalars of the three sampling kernels (sample_max does not read draw). */
+typedef struct { int row; int vocab; int chunk; int chunks; int draw; } SampleParams;
 
-__kernel void sample_max(__global const float* l, __global double* scratch, __local float* s, const SampleMaxParams p) {
-    const int row = p.row, V = p.V, C = p.C;
-    l += (long) row * V;
+__kernel void sample_max(__global const float* logits, __global double* work, __local float* s, const SampleParams p) {
+    const int V = p.vocab, C = p.chunk;
+    __global const float* l = logits + (long) p.row * V;
     int b = get_group_id(0);
-    __global float* bmax = (__global float*) (scratch + get_num_groups(0));
+    __global float* bmax = (__global float*) (work + p.chunks);
     float m = sample_group_max(l, b * C, min(V, b * C + C), s);
     if (get_local_id(0) == 0) bmax[b] = m;
 }
 
-typedef struct { int row; int V; int C; double T; } SampleSumsParams;
-
-__kernel void sample_sums(__global const float* l, __global double* scratch, __local float* sm, __local double* s,
-                          const SampleSumsParams p) {
-    const int row = p.row, V = p.V, C = p.C;
-    const double T = p.T;
-    l += (long) row * V;
+__kernel void sample_sums(__global const float* logits, __global const double* draws, __global double* work, __local float* sm,
+                          __local double* s, const SampleParams p) {
+    const int V = p.vocab, C = p.chunk, G = p.chunks;
+    const double T = draws[2 * p.draw];
+    __global const float* l = logits + (long) p.row * V;
     int b = get_group_id(0), lid = get_local_id(0), wg = get_local_size(0);
-    __global double* bsum = scratch;
-    __global const float* bmax = (__global const float*) (scratch + get_num_groups(0));
-    float m = sample_group_max(bmax, 0, get_num_groups(0), sm);
+    __global double* bsum = work;
+    __global const float* bmax = (__global const float*) (work + G);
+    float m = sample_group_max(bmax, 0, G, sm);
     int lo = b * C, hi = min(V, lo + C);
     double v = 0.0;
     for (int j = lo + lid; j < hi; j += wg) v += sample_e(l[j], m, T);
@@ -70,16 +71,14 @@ __kernel void sample_sums(__global const float* l, __global double* scratch, __l
     if (lid == 0) bsum[b] = s[0];
 }
 
-typedef struct { int row; int V; int C; int G; double T; double u; } SamplePickParams;
-
-__kernel void sample_pick(__global const float* l, __global double* scratch, __local float* sm, __local double* piece,
-                          __local double* sd, __local int* si, const SamplePickParams params) {
-    const int row = params.row, V = params.V, C = params.C, G = params.G;
-    const double T = params.T, u = params.u;
-    l += (long) row * V;
+__kernel void sample_pick(__global const float* logits, __global const double* draws, __global double* work, __local float* sm,
+                          __local double* piece, __local double* sd, __local int* si, const SampleParams params) {
+    const int V = params.vocab, C = params.chunk, G = params.chunks;
+    const double T = draws[2 * params.draw], u = draws[2 * params.draw + 1];
+    __global const float* l = logits + (long) params.row * V;
     int lid = get_local_id(0), wg = get_local_size(0);
-    __global const double* bsum = scratch;
-    __global const float* bmax = (__global const float*) (scratch + G);
+    __global const double* bsum = work;
+    __global const float* bmax = (__global const float*) (work + G);
     __global int* out = (__global int*) (bmax + G);
     float m = sample_group_max(bmax, 0, G, sm);
     if (lid == 0) {

@@ -15,6 +15,9 @@ import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
+import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.RopeOp;
+import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -29,7 +32,7 @@ import java.util.stream.Stream;
  * The {@code cuda} backend: the device layer ({@link DeviceBackend}) over one device's primary context and its one
  * stream ({@link CudaDeviceDriver}), and every op of the SPI as CUDA kernels (kernels/cuda, JIT-loaded from the
  * packaged PTX), launched by one launcher per family: {@link DenseLauncher} (embedding, linear layers, RMSNorm, add),
- * {@link RopeLauncher}, {@link CudaAttention} (attention and cache store, run by the device layer's
+ * the device layer's {@link RopeOp}, {@link CudaAttention} (attention and cache store, run by the device layer's
  * {@link AttentionPipeline}), {@link MoeLauncher} (router top-k, experts) and
  * {@link SampleLauncher} (argmax, temperature sampling). Weights: {@link CudaWeights}.
  *
@@ -52,16 +55,16 @@ import java.util.stream.Stream;
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public static final String NAME = "cuda";
 
+    /** rope.cu's kernel, run by the device layer's {@link RopeOp}. */
+    static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 3, RopeParams.class);
     /** Every kernel entry point the launchers run. */
-    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, RopeLauncher.ENTRIES, CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
+    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
             SampleLauncher.ENTRIES).flatMap(List::stream).toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
     static final int STEP_SEQUENCES = 1024;
-    /** Rows a step may sample on the device: each has a temperature and a draw (doubles) in the step buffer. */
-    static final int STEP_SAMPLED = 1024;
-    /** The step buffer: the positions, then the sampling parameters from {@link SampleLauncher#SAMPLING_OFFSET}. */
-    private static final int STEP_BYTES = 4 * STEP_SEQUENCES + 16 * STEP_SAMPLED;
+    /** The step buffer: the positions. */
+    private static final int STEP_BYTES = 4 * STEP_SEQUENCES;
 
     private final CudaContext ctx;
     /** The device's memory (package-private: the launchers' tests upload their matrices through it). */
@@ -70,7 +73,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
     final DenseLauncher dense;
-    final RopeLauncher rope;
+    final RopeOp<Long> rope;
     final CudaAttention attention;
     private final CudaLauncher launch;
     final MoeLauncher moe;
@@ -114,10 +117,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
             this.launch = launch;
-            rope = new RopeLauncher(launch);
+            rope = new RopeOp<>(launch, p -> Grid.of(p.heads(), p.tokens(), Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
             attention = new CudaAttention(launch, options);
             moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
-            sampling = new SampleLauncher(launch, stepBuf, options);
+            sampling = new SampleLauncher(launch, options);
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
             ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
                     n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
@@ -246,8 +249,9 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         long table = w.rope(batch.endPosition()).address();
         for (int s = 0; s < batch.size(); s++) {
             int row0 = batch.firstRow(s), n = batch.tokens(s);
-            rope.rope(at(q) + 4L * row0 * c.qDim(), n, c.qDim(), c.numAttentionHeads(), hd, table, s, batch.start(s));
-            rope.rope(at(k) + 4L * row0 * c.kvDim(), n, c.kvDim(), c.numKeyValueHeads(), hd, table, s, batch.start(s));
+            long pos = launch.position(s, batch.start(s));
+            rope.run(at(q), table, pos, 0, new RopeParams(n, c.numAttentionHeads(), hd, c.qDim(), row0));
+            rope.run(at(k), table, pos, 0, new RopeParams(n, c.numKeyValueHeads(), hd, c.kvDim(), row0));
         }
     }
 
@@ -291,8 +295,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     @Override
-    protected void runSample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {
-        sampling.sample(logits, row, vocab, chunks, temperature, u, work, index);
+    protected void runSample(CudaBuffer logits, CudaBuffer draws, CudaBuffer work, SampleParams p) {
+        sampling.pipeline.run(logits.address(), draws.address(), work.address(), p);
     }
 
     @Override

@@ -56,6 +56,15 @@ final class CudaDeviceDriver implements DeviceDriver<CudaBuffer> {
         dst.copyFrom(src, offset);
     }
 
+    /**
+     * A memset on the stream, nothing flushed: in a recorded step it runs ahead of the step's recorded launches, which
+     * read the value when the step's graph runs (a sampling draw, as the positions of {@link LaunchQueue}).
+     */
+    @Override
+    public void writeWord(CudaBuffer dst, long offset, int value) {
+        dst.set32(offset, value);
+    }
+
     @Override
     public void read(CudaBuffer src, long offset, MemorySegment dst) {
         queue.flush();

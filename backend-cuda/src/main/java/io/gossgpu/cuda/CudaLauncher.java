@@ -89,11 +89,6 @@ final class CudaLauncher implements Launcher<Long> {
         return queue.stepAddress() + 4L * seq;
     }
 
-    /** The step buffer's device address (the positions, then the sampling parameters). */
-    long stepAddress() {
-        return queue.stepAddress();
-    }
-
     /** A block size above what {@code k} can launch on this device (registers) is the knob's error, not a launch failure. */
     static void checkBlock(CudaKernel k, io.gossgpu.backend.Knob knob, int block) {
         int max = k.maxThreadsPerBlock();

@@ -200,7 +200,7 @@ class CudaGraphDecodeTest {
     /**
      * Temperature decoding samples on the device inside the recorded step: 40 tokens (one prefill, 39 decode
      * steps) take one capture and one graph launch per step (the temperature and draw change every step but
-     * live in the step buffer), give the tokens of the same generation with graphs off, and those of the
+     * live in the device layer's draws buffer), give the tokens of the same generation with graphs off, and those of the
      * host sampler over the eager logits with the same seed.
      */
     @Test

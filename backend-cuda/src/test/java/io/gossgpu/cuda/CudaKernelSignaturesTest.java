@@ -83,6 +83,7 @@ class CudaKernelSignaturesTest {
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
+        records.add(io.gossgpu.device.SampleParams.class); // the sampling kernels', shared with OpenCL
         KernelParamsCheck.assertMirrors(sources(), records);
         // each record is some entry's, and each entry's record is among them
         assertEquals(records.stream().collect(Collectors.toSet()),

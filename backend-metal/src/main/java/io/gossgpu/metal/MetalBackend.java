@@ -22,13 +22,14 @@ import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.metal.MetalWeights.Dense;
 import io.gossgpu.metal.MetalWeights.Experts;
-import io.gossgpu.metal.MetalParams.*;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
@@ -63,6 +64,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final MoePipeline<Buf> moe;
     private final AttentionPipeline<Buf> attention;
     private final SmallOps<Buf> ops;
+    private final RopeOp<Buf> rope;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -87,6 +89,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         launcher = new MetalLauncher(metal, lib, options);
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
         attention = new AttentionPipeline<>(launcher, attentionShapes());
+        rope = new RopeOp<>(launcher, p -> Grid.items((long) p.tokens() * p.heads() * (p.headDim() / 2)));
         ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
                 n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
                 tokens -> SmallOps.Shape.of(Grid.items(tokens))));
@@ -212,14 +215,11 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         runDense(w, layer, DenseKind.K, x, k);
         runDense(w, layer, DenseKind.V, x, v);
         for (int s = 0; s < batch.size(); s++) {
-            rope(q, batch.firstRow(s), batch.tokens(s), c.numAttentionHeads(), c.headDim(), batch.start(s), table);
-            rope(k, batch.firstRow(s), batch.tokens(s), c.numKeyValueHeads(), c.headDim(), batch.start(s), table);
+            int T = batch.tokens(s), row0 = batch.firstRow(s);
+            MetalDriver.Staged pos = metal.stage(new int[]{batch.start(s)}); // staged for the kernels (no commit)
+            rope.run(q.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numAttentionHeads(), c.headDim(), c.qDim(), row0));
+            rope.run(k.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numKeyValueHeads(), c.headDim(), c.kvDim(), row0));
         }
-    }
-
-    /** RoPE on rows {@code row0 .. row0 + rows − 1} of {@code x}, at positions {@code start ..}. */
-    private void rope(BufferTensor<Buf> x, int row0, int rows, int heads, int hd, int start, Buf table) {
-        launch(MetalKernel.ROPE).buffer(x.buffer(), 4L * row0 * x.cols()).buffer(table).run(new RopeParams(rows, heads, hd, start, x.cols()), Grid.items((long) rows * heads * (hd / 2)));
     }
 
     /** One sequence of the batch over its cache; its position is staged for the kernels (no commit). */

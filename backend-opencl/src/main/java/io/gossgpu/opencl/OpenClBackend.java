@@ -22,10 +22,13 @@ import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.RopeOp;
+import io.gossgpu.device.SampleParams;
+import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.opencl.OpenClParams.*;
 import io.gossgpu.opencl.OpenClWeights.Dense;
 import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
@@ -56,14 +59,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kDense, kRope;
+    private final OpenClKernel kEmbed, kDense;
+    private final RopeOp<Long> rope;
     private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
     private final SmallOps<Long> ops;
-    /** sample.cl's kernels, 0 when the device lacks cl_khr_fp64 (then the host samples the logits). */
-    private final OpenClKernel kSampleMax, kSampleSums, kSamplePick;
-    /** Work-group size of the sampling kernels: a power of two, at most 256. */
-    private final int sampleWg;
+    /** sample.cl's kernels (a power-of-two work-group, at most 256); null when the device lacks cl_khr_fp64 (then the host samples). */
+    private final SamplePipeline<Long> sampler;
     private final int denseWg, denseTile, denseVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
@@ -162,20 +164,15 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         try {
             kEmbed = launcher.kernel("embed");
             kDense = launcher.kernel("dense");
-            kRope = launcher.kernel("rope");
+            rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.heads(), p.tokens()));
             ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
                     n -> SmallOps.Shape.of(Grid.items(n)),
                     rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
                     tokens -> SmallOps.Shape.of(Grid.items(tokens))));
             moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             attention = new AttentionPipeline<>(launcher, attentionShapes());
-            kSampleMax = program.optionalKernel("sample_max");
-            kSampleSums = program.optionalKernel("sample_sums");
-            kSamplePick = program.optionalKernel("sample_pick");
-            long wg = Math.min(256, maxWg);
-            for (OpenClKernel k : new OpenClKernel[]{kSampleMax, kSampleSums, kSamplePick})
-                if (k != null) wg = Math.min(wg, k.maxThreads());
-            sampleWg = Integer.highestOneBit((int) Math.max(1, wg));
+            sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null : new SamplePipeline<>(launcher,
+                    new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true)); // group memory as __local arguments
             program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
@@ -278,19 +275,36 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         int hd = c.headDim();
         long table = w.rope(batch.endPosition());
         for (int s = 0; s < batch.size(); s++) {
-            int start = batch.start(s), T = batch.tokens(s), row0 = batch.firstRow(s);
-            launch(kRope).buffer(q.buffer()).buffer(table).run(new RopeParams(c.qDim(), hd, start, row0), Grid.items(hd / 2, c.numAttentionHeads(), T));
-            launch(kRope).buffer(k.buffer()).buffer(table).run(new RopeParams(c.kvDim(), hd, start, row0), Grid.items(hd / 2, c.numKeyValueHeads(), T));
+            int T = batch.tokens(s), row0 = batch.firstRow(s);
+            long pos = position(batch.start(s));
+            rope.run(q.buffer(), table, pos, 0, new RopeParams(T, c.numAttentionHeads(), hd, c.qDim(), row0));
+            rope.run(k.buffer(), table, pos, 0, new RopeParams(T, c.numKeyValueHeads(), hd, c.kvDim(), row0));
         }
     }
 
-    /** One sequence of the batch: its position goes to a 4-byte buffer the kernels read (a fill, queued in order, no wait). */
+    /** The position buffer's handle and the value last queued into it. */
+    private long positionBuffer, positionValue = -1;
+
+    /**
+     * A 4-byte buffer that holds {@code start} for the kernels launched next (rope, attention): a fill queued in order,
+     * no wait, and none when it holds that value already.
+     */
+    private long position(int start) {
+        long pos = scratch.ensure("position", 4);
+        if (pos != positionBuffer || start != positionValue) {
+            cl.writeWord(pos, 0, start);
+            positionBuffer = pos;
+            positionValue = start;
+        }
+        return pos;
+    }
+
+    /** One sequence of the batch: its position is read by the kernels from {@link #position}. */
     @Override
     protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> q, BufferTensor<Long> k, BufferTensor<Long> v,
                                 Span<Long> span, BufferTensor<Long> out) {
         DeviceKvCache<Long> cache = span.cache();
-        long pos = scratch.ensure("attention position", 4);
-        cl.fill(pos, span.start());
+        long pos = position(span.start());
         attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
                         w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
                 span.start(), pos, 0, scratch::ensure);
@@ -371,17 +385,12 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
     @Override
     public boolean supports(BackendOp op) {
-        return op == BackendOp.SAMPLE ? kSamplePick != null : super.supports(op);
+        return op == BackendOp.SAMPLE ? sampler != null : super.supports(op);
     }
 
     @Override
-    protected void runSample(Long logits, int row, int vocab, int chunks, double temperature, double u, Long work, int index) {
-        int chunk = (vocab + chunks - 1) / chunks;
-        launch(kSampleMax).buffer(logits).buffer(work).local(4L * sampleWg).run(new SampleMaxParams(row, vocab, chunk), Grid.of(chunks, sampleWg));
-        launch(kSampleSums).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg)
-                .run(new SampleSumsParams(row, vocab, chunk, temperature), Grid.of(chunks, sampleWg));
-        launch(kSamplePick).buffer(logits).buffer(work).local(4L * sampleWg).local(8L * sampleWg).local(16).local(8)
-                .run(new SamplePickParams(row, vocab, chunk, chunks, temperature, u), Grid.of(1, sampleWg));
+    protected void runSample(Long logits, Long draws, Long work, SampleParams p) {
+        sampler.run(logits, draws, work, p);
     }
 
     @Override

@@ -85,13 +85,14 @@ final class OpenClDriver implements DeviceDriver<Long> {
     }
 
     /**
-     * Queues writing {@code value} to the first 4 bytes of {@code mem}: clEnqueueFillBuffer copies its pattern when called,
-     * so nothing waits and no host memory has to outlive the call (the attention kernels' position, before each sequence).
+     * clEnqueueFillBuffer of the 4 bytes: it copies its pattern when called, so nothing waits and no host memory has to
+     * outlive the call (the kernels' position before each sequence, the sampling draws).
      */
-    void fill(Long mem, int value) {
+    @Override
+    public void writeWord(Long mem, long offset, int value) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             ByteBuffer pattern = stack.malloc(4).order(java.nio.ByteOrder.nativeOrder()).putInt(0, value);
-            check(clEnqueueFillBuffer(queue, mem, pattern, 0, 4, null, null), "clEnqueueFillBuffer");
+            check(clEnqueueFillBuffer(queue, mem, pattern, offset, 4, null, null), "clEnqueueFillBuffer");
         }
     }
 

@@ -5,8 +5,8 @@ import io.gossgpu.device.KernelSource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The params records of {@link OpenClParams} mirror the params structs of kernels/opencl (goss.cl with its
- * includes inlined, the program the backend builds): the same names, fields, order and types, and no struct without
+ * The params records the OpenCL backend passes (the device layer's, shared by every API; none of its own) mirror the
+ * params structs of kernels/opencl (goss.cl with its includes inlined, the program the backend builds): the same names, fields, order and types, and no struct without
  * its record. Needs no OpenCL device: a mismatch here would otherwise show only as wrong numbers on one.
  */
 class OpenClKernelParamsTest {
@@ -16,6 +16,7 @@ class OpenClKernelParamsTest {
         records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
+        records.add(io.gossgpu.device.SampleParams.class); // the sampling kernels', shared with CUDA
         KernelParamsCheck.assertMirrors(KernelSource.inlined("opencl", "goss.cl"), records);
     }
 

@@ -351,15 +351,24 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
         B logits = logitsOnDevice(w, in, fromRow);
         B ids = null;
+        int sampled = 0;
         for (double t : temperatures)
             if (t == 0) {
-                ids = scratch.ensure("argmax ids", 4L * n);
-                runArgmax(logits, n, vocab, ids);
-                break;
+                if (ids == null) {
+                    ids = scratch.ensure("argmax ids", 4L * n);
+                    runArgmax(logits, n, vocab, ids);
+                }
+            } else {
+                sampled++;
             }
+        B pairs = sampled == 0 ? null : scratch.ensure("sampling draws", 16L * sampled);
         int drawn = 0;
         for (int i = 0; i < n; i++)
-            if (temperatures[i] != 0) runSample(logits, i, vocab, chunks, temperatures[i], draws[i], sampleWork(drawn++, chunks), drawn - 1);
+            if (temperatures[i] != 0) {
+                writeDraw(pairs, drawn, temperatures[i], draws[i]);
+                runSample(logits, pairs, sampleWork(drawn, chunks), SamplePipeline.params(i, vocab, chunks, drawn));
+                drawn++;
+            }
         int[] out = new int[n];
         driver.submit();
         if (ids != null) driver.read(ids, 0, MemorySegment.ofArray(out));
@@ -367,32 +376,42 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         drawn = 0;
         for (int i = 0; i < n; i++)
             if (temperatures[i] != 0) {
-                driver.read(sampleWork(drawn++, chunks), 12L * chunks, MemorySegment.ofArray(one));
+                driver.read(sampleWork(drawn++, chunks), SamplePipeline.idOffset(chunks), MemorySegment.ofArray(one));
                 out[i] = one[0];
             }
         return out;
     }
 
+    /** Queues the {@code index}-th pair of {@code draws}: the temperature, then the draw (two doubles, little-endian words). */
+    private void writeDraw(B draws, int index, double temperature, double u) {
+        long t = Double.doubleToRawLongBits(temperature), d = Double.doubleToRawLongBits(u), at = 16L * index;
+        driver.writeWord(draws, at, (int) t);
+        driver.writeWord(draws, at + 4, (int) (t >>> 32));
+        driver.writeWord(draws, at + 8, (int) d);
+        driver.writeWord(draws, at + 12, (int) (d >>> 32));
+    }
+
     private String[] sampleWorkNames = new String[0];
 
-    /** The work buffer of the {@code index}-th sampled row of a step (see {@link #runSample}). */
+    /** The work buffer of the {@code index}-th sampled row of a step ({@link SamplePipeline}'s). */
     private B sampleWork(int index, int chunks) {
         if (index >= sampleWorkNames.length) {
             sampleWorkNames = java.util.Arrays.copyOf(sampleWorkNames, index + 1);
             for (int i = 0; i < sampleWorkNames.length; i++)
                 if (sampleWorkNames[i] == null) sampleWorkNames[i] = "sampling scratch " + i;
         }
-        return scratch.ensure(sampleWorkNames[index], 12L * chunks + 4);
+        return scratch.ensure(sampleWorkNames[index], SamplePipeline.workBytes(chunks));
     }
 
     /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
     protected final int sampleLogits(B logits, int vocab, double temperature, double u) {
         int chunks = sampleChunks(vocab);
-        B work = sampleWork(0, chunks);
-        runSample(logits, 0, vocab, chunks, temperature, u, work, 0);
+        B work = sampleWork(0, chunks), pairs = scratch.ensure("sampling draws", 16);
+        writeDraw(pairs, 0, temperature, u);
+        runSample(logits, pairs, work, SamplePipeline.params(0, vocab, chunks, 0));
         int[] id = new int[1];
         driver.submit();
-        driver.read(work, 12L * chunks, MemorySegment.ofArray(id));
+        driver.read(work, SamplePipeline.idOffset(chunks), MemorySegment.ofArray(id));
         return id[0];
     }
 
@@ -413,14 +432,12 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     }
 
     /**
-     * Plain temperature sampling of the {@code vocab} logits of row {@code row} of {@code logits} with the draw {@code u},
-     * in {@code chunks} chunks: the smallest id whose cumulative {@code exp((l − max)/temperature)} passes {@code u·Z}
-     * (sums in double). {@code work} holds {@code chunks} double sums, then {@code chunks} float maxima, then the id (int32)
-     * at byte {@code 12·chunks}. {@code index}: which sampled row of the step this is (0, 1, …; each has its own
-     * {@code work}), for a backend that keeps per-row sampling parameters on the device. Called only when the backend
-     * {@link #supports} {@link BackendOp#SAMPLE}; a backend without sampling kernels declines it and leaves this alone.
+     * Queues the backend's {@link SamplePipeline} on row {@code p.row()} of {@code logits}, its temperature and draw in
+     * {@code draws} (pair {@code p.draw()}, queued there already), into {@code work} (one buffer per sampled row of a
+     * step). Called only when the backend {@link #supports} {@link BackendOp#SAMPLE}; a backend without sampling
+     * kernels declines it and leaves this alone.
      */
-    protected void runSample(B logits, int row, int vocab, int chunks, double temperature, double u, B work, int index) {
+    protected void runSample(B logits, B draws, B work, SampleParams p) {
         throw new IllegalStateException(name() + " says it samples on the device but has no runSample");
     }
 

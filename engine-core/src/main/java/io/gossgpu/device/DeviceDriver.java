@@ -29,6 +29,15 @@ public interface DeviceDriver<B> {
      */
     void write(B dst, long offset, MemorySegment src);
 
+    /**
+     * Queues writing the 32-bit {@code value} at byte {@code offset} (a multiple of 4) of {@code dst}, in order with
+     * the launches: a value the kernels read from memory (a position, a sampling draw). A driver that can do it without
+     * waiting, and without ending a deferred step, does (a memset or fill on its queue); the default is {@link #write}.
+     */
+    default void writeWord(B dst, long offset, int value) {
+        write(dst, offset, MemorySegment.ofArray(new int[]{value}));
+    }
+
     /** Device → host: {@code dst.byteSize()} bytes from byte {@code offset} of {@code src}, once the queued work is done. */
     void read(B src, long offset, MemorySegment dst);
 

@@ -3,7 +3,7 @@ package io.gossgpu.device;
 import java.util.List;
 
 /**
- * The params structs of the ops that every GPU API has beside the MoE and attention (embed, rmsnorm, dense, add,
+ * The params structs of the ops that every GPU API has beside the MoE and attention (embed, rmsnorm, dense, rope, add,
  * argmax, the router's topk_softmax), one record each, shared by all three: {@code struct NormParams} etc. are declared with these fields
  * in this order in kernels/cuda, kernels/opencl and kernels/metal (KernelVocabularyTest compares the three folders,
  * each backend's params test its own against these records). A kernel may leave a field unread (said at its struct).
@@ -21,6 +21,13 @@ public final class OpParams {
 
     /** rmsnorm: one group per row of {@code cols} values. */
     public record NormParams(int cols, float eps) implements KernelParams {}
+
+    /**
+     * rope: RoPE in place on {@code heads} heads of {@code headDim} values in each of rows {@code row0 .. row0 + tokens − 1}
+     * of a tensor of {@code cols} values per row, the first at the position the kernel reads from its {@code pos} buffer
+     * ({@link RopeOp}).
+     */
+    public record RopeParams(int tokens, int heads, int headDim, int cols, int row0) implements KernelParams {}
 
     /** add: {@code out = a + b} over {@code n} values. */
     public record AddParams(long n) implements KernelParams {}
@@ -46,6 +53,6 @@ public final class OpParams {
                               long rowBytes) implements KernelParams {}
 
     /** Every record here: each API's kernels declare all of them. */
-    public static final List<Class<? extends KernelParams>> ALL = List.of(EmbedParams.class, NormParams.class, AddParams.class,
+    public static final List<Class<? extends KernelParams>> ALL = List.of(EmbedParams.class, NormParams.class, RopeParams.class, AddParams.class,
             ArgmaxParams.class, TopKParams.class, DenseParams.class);
 }

@@ -8,7 +8,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,11 +49,7 @@ class KernelVocabularyTest {
             Map.entry("sample_pick", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")));
 
     /** Kernels more than one API has whose params struct still differs: kernel → why. Delete an entry when it agrees. */
-    static final Map<String, String> NOT_YET = Map.of(
-            "rope", "CUDA reads positions from the step buffer (graphs); OpenCL and Metal take start by value, each its own fields",
-            "sample_max", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
-            "sample_sums", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs",
-            "sample_pick", "CUDA's one SampleParams (temperature and draw in the step buffer) vs OpenCL's three structs");
+    static final Map<String, String> NOT_YET = Map.of();
 
     private static final List<String> APIS = List.of("cuda", "opencl", "metal");
 
