@@ -16,7 +16,6 @@ import java.nio.file.Path;
  * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
  *                 the whole model once)
  * @param floatExperts keep float MoE experts (BF16 fine-tunes) as floats instead of quantizing them to MXFP4 at load
- *                 ({@link LoadOptions#floatExperts()})
  * @param backendOptions the backend's launch knobs and settings ({@link BackendOptions}); {@link #of} takes them
  *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
  * @param prefillChunk the most tokens of a prompt that one step runs beside the decode tokens of the engine's other
