@@ -5,7 +5,8 @@
 #      (never ~/.m2: scripts/private-m2-settings.xml reads third-party artifacts from ~/.m2 as a read-only remote),
 #      signed with a throwaway gpg key; nothing else of the reactor (cli, server, test harness) is built;
 #   2. each installed artifact has what Maven Central asks for: a sources jar, a javadoc jar, a .asc signature
-#      of every file, and poms naming a licence, the SCM and the developers;
+#      of every file, poms naming a licence, the SCM and the developers, and the module name engine-core's
+#      module-info knows each jar by;
 #   3. the projects under examples/ (each a Maven project outside the reactor that imports goss-gpu-bom) are
 #      compiled against that repository: examples/api runs on a small random-weight model with --backend opencl
 #      (PoCL in CI), through exec:exec with the flags the README lists; examples/langchain4j and examples/spring-ai
@@ -54,6 +55,18 @@ for p in goss-gpu-parent goss-gpu-bom; do
     grep -q "$tag" "$pom" || fail "$p: its pom lacks $tag (Maven Central requires it)"
   done
 done
+# Each jar's module name: engine-core and the backend have module-info; the framework modules, which engine-core's
+# module-info names in its qualified exports, carry an Automatic-Module-Name (issue 41), not one derived from the file.
+while read -r a name; do
+  jar --describe-module --file "$repo/io/gossgpu/$a/$v/$a-$v.jar" > "$work/module" 2>&1 && grep -q "^$name@" "$work/module" \
+    || fail "$a: its module is not $name: $(tr '\n' ' ' < "$work/module")"
+done <<'NAMES'
+engine-core io.gossgpu.core
+backend-opencl io.gossgpu.opencl
+goss-gpu-langchain4j io.gossgpu.langchain4j
+goss-gpu-spring-ai io.gossgpu.springai
+goss-gpu-spring-boot-starter io.gossgpu.springai.autoconfigure
+NAMES
 has() { jar tf "$1" > "$work/listing" && grep -qx "$2" "$work/listing"; }  # (no pipe: grep -q would cut jar off)
 has "$repo/io/gossgpu/engine-core/$v/engine-core-$v-javadoc.jar" io.gossgpu.core/io/gossgpu/api/Engine.html \
   || fail "engine-core's javadoc jar has no page for io.gossgpu.api.Engine"

@@ -5,7 +5,7 @@
  * <p>The qualified exports below name the project's own modules that still reach inside: the three backends (named
  * modules) and cli, server, langchain4j, spring-ai, the Spring Boot starter and benchmarks, which run on the class path
  * today (where module boundaries do not apply) and are named here by the module names they will get. Each line says
- * why, so the list can shrink as the api grows. {@code ModuleExportsTest} holds the unqualified list.
+ * why, so the list can shrink as the api grows. {@code ModuleDescriptorTest} holds the unqualified list.
  */
 @SuppressWarnings("module") // the class-path modules named in the qualified exports do not exist as modules yet
 module io.gossgpu.core {
@@ -23,10 +23,8 @@ module io.gossgpu.core {
     exports io.gossgpu.device to io.gossgpu.cuda, io.gossgpu.opencl, io.gossgpu.metal;
     exports io.gossgpu.model to io.gossgpu.cuda, io.gossgpu.opencl, io.gossgpu.metal, io.gossgpu.cli, io.gossgpu.benchmarks;
     exports io.gossgpu.quant to io.gossgpu.cuda; // cuda repacks MXFP4 blocks
-    // the api still names these in its signatures (ApiSurfaceTest.NOT_YET_WRAPPED); applications use them through it
-    exports io.gossgpu.generate to io.gossgpu.cli, io.gossgpu.server, io.gossgpu.langchain4j, io.gossgpu.springai,
-            io.gossgpu.springai.autoconfigure;
-    exports io.gossgpu.harmony to io.gossgpu.cli, io.gossgpu.server, io.gossgpu.springai.autoconfigure; // server renders tools itself
+    // render shows a conversation file as the Harmony messages and tokens the model sees
+    exports io.gossgpu.harmony to io.gossgpu.cli;
     // cli's developer commands (bench, tune, verify, logits, make-test-model, demo) drive engine internals directly
     exports io.gossgpu.bench to io.gossgpu.cli;
     opens io.gossgpu.bench to com.fasterxml.jackson.databind; // BenchReport writes itself as JSON by reflection
@@ -34,7 +32,7 @@ module io.gossgpu.core {
     exports io.gossgpu.demo to io.gossgpu.cli;
     exports io.gossgpu.testmodel to io.gossgpu.cli, io.gossgpu.benchmarks;
     exports io.gossgpu.placement to io.gossgpu.cli;        // info prints the expert placement plan
-    exports io.gossgpu.tokenizer to io.gossgpu.cli, io.gossgpu.server, io.gossgpu.benchmarks; // vocab checks, logit_bias
+    exports io.gossgpu.tokenizer to io.gossgpu.cli, io.gossgpu.benchmarks; // make-test-model's and info's vocabulary checks
     exports io.gossgpu.cpu to io.gossgpu.cli, io.gossgpu.springai.autoconfigure, io.gossgpu.benchmarks; // --threads knob by name
     // benchmarks measure the kernels and the constrained decoder one by one
     exports io.gossgpu.graph to io.gossgpu.benchmarks;

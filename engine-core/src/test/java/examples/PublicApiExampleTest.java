@@ -3,11 +3,11 @@ package examples;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -43,7 +43,7 @@ class PublicApiExampleTest {
 
     @Test
     void chatStreamsTokensToTheListener() {
-        ChatOptions options = ChatOptions.defaults().withMaxTokens(6).withContextLength(512).withSampler(SamplerConfig.greedy());
+        ChatOptions options = ChatOptions.defaults().withMaxTokens(6).withContextLength(512).withSampling(Sampling.greedy());
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
              Chat chat = engine.newChat(options)) {
             StringBuilder streamed = new StringBuilder();
@@ -69,7 +69,7 @@ class PublicApiExampleTest {
 
     @Test
     void twoChatsOnTwoThreadsGiveWhatEachGivesAlone() throws Exception {
-        ChatOptions options = ChatOptions.defaults().withMaxTokens(5).withContextLength(256).withSampler(SamplerConfig.greedy());
+        ChatOptions options = ChatOptions.defaults().withMaxTokens(5).withContextLength(256).withSampling(Sampling.greedy());
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"))) {
             int[] aloneA, aloneB;
             try (Chat a = engine.newChat(options); Chat b = engine.newChat(options)) {
@@ -90,7 +90,7 @@ class PublicApiExampleTest {
 
     @Test
     void rawCompletionIsReproducibleWithASeed() {
-        ChatOptions options = ChatOptions.defaults().withMaxTokens(8).withContextLength(64).withSampler(SamplerConfig.of(0.8f, 42));
+        ChatOptions options = ChatOptions.defaults().withMaxTokens(8).withContextLength(64).withSampling(Sampling.of(0.8f, 42));
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
              Completion c = engine.newCompletion(options)) {
             Reply r1 = c.complete("Once upon a time", null);

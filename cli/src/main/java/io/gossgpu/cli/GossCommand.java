@@ -6,12 +6,12 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
+import io.gossgpu.api.ModelInfo;
+import io.gossgpu.api.ReasoningEffort;
 import io.gossgpu.api.Reply;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.model.ModelConfig;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -96,7 +96,7 @@ public final class GossCommand implements Runnable {
         Interrupt.process(); // Ctrl-C quits with 130 from here on, and stops a reply while one runs
         Path model = DemoModel.resolve(modelOptions.model);
         ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
-                .withSampler(new SamplerConfig(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
+                .withSampling(new Sampling(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
                 .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         if (context <= 0) throw new GossException("--context must be positive, got " + context);
@@ -109,11 +109,10 @@ public final class GossCommand implements Runnable {
             options = options.withGrammar(readFile(grammar, "grammar"));
         }
         try (Engine engine = Engine.open(modelOptions.engineOptions(model, context))) {
-            checkContext(context, engine.config());
-            VocabularyCheck.warnIfDifferent(engine.checkpoint());
+            checkContext(context, engine.modelInfo());
             if (verbose) {
                 System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
-                        new KvCacheSpec(engine.config(), context, raw ? 0 : swaRollback).describe());
+                        engine.kvCacheSpec(context, raw ? 0 : swaRollback).describe());
                 List<KnobState> knobs = engine.knobs();
                 if (!knobs.isEmpty())
                     System.err.println("goss-gpu: knobs " + knobs.stream().map(KnobState::brief).collect(Collectors.joining(", ")));
@@ -124,10 +123,10 @@ public final class GossCommand implements Runnable {
     }
 
     /** The model's maximum context is known only once its config is read: checked then, before any KV cache is sized. */
-    static void checkContext(int context, ModelConfig config) {
-        if (context > config.maxContextLength())
-            throw new GossException("--context " + context + " exceeds this model's maximum of " + config.maxContextLength()
-                    + " tokens (initial_context_length " + config.initialContextLength() + " × rope_scaling_factor " + config.ropeScalingFactor() + ")");
+    static void checkContext(int context, ModelInfo model) {
+        if (context > model.maxContextLength())
+            throw new GossException("--context " + context + " exceeds this model's maximum of " + model.maxContextLength()
+                    + " tokens (initial_context_length " + model.initialContextLength() + " × rope_scaling_factor " + model.ropeScalingFactor() + ")");
     }
 
     private static String readFile(Path file, String what) {

@@ -11,6 +11,7 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.tokenizer.GgufVocabCheck;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
 import picocli.CommandLine.Command;
@@ -131,7 +132,7 @@ final class InfoCommand implements Runnable {
             out.printf("memory     weights %s as stored; %s (float32)%n", KvCacheSpec.humanBytes(weightBytes),
                     new KvCacheSpec(c, context, swaRollback).describe());
             out.printf("backends   %s%n", Backends.summary());
-            VocabularyCheck.describe(ckpt).ifPresent(line -> out.printf("vocabulary %s%n", line));
+            GgufVocabCheck.describe(ckpt.metadata()).ifPresent(line -> out.printf("vocabulary %s%n", line));
             out.printf("tensors    %d, as stored%n", ckpt.tensors().size());
             byType.forEach((k, v) -> out.printf("  %-12s %6d tensors %,16d elements %,16d bytes%n", k, v[0], v[1], v[2]));
             List<String> converted = ckpt.conversions().summary();

@@ -83,7 +83,7 @@ final class ModelOptions {
 
     /** How to open {@code model} as these options say, {@code auto} placement leaving room for {@code kvTokens} KV positions. */
     EngineOptions engineOptions(Path model, int kvTokens) {
-        return EngineOptions.of(model).withPlacement(placement(kvTokens)).withBackend(backend).withMmap(!noMmap).withProgress(loadOptions().progress()).withCheckTensors(checkTensors)
+        return EngineOptions.of(model).withPlacement(placement(kvTokens)).withBackend(backend).withMmap(!noMmap).withProgress(ProgressBar.forEngine()).withCheckTensors(checkTensors)
                 .withFloatExperts(floatExperts).withBackendOptions(backendOptions());
     }
 }

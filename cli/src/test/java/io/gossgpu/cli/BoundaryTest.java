@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * The boundary of the applications (issue 37): cli and server use the engine through the api package
  * ({@code io.gossgpu.api}) and the backend SPI ({@code io.gossgpu.backend}) only, plus the types the api itself hands
- * out in its public signatures (a {@code SamplerConfig} the api takes is part of the api). cli may also use the server
+ * out in its public signatures (since issue 41 those are api and SPI types only). cli may also use the server
  * module's public entry ({@code io.gossgpu.server}). Every other engine class named in their main code (import or
  * fully qualified name, comments aside) must be in {@link #NOT_YET} with the reason; an entry no longer needed fails too,
  * so the list only shrinks.
@@ -41,24 +41,20 @@ class BoundaryTest {
             "cli io.gossgpu.debug.Verifier", "cli io.gossgpu.debug.VerifyPlan", // verify, logits
             "cli io.gossgpu.model.DType", "cli io.gossgpu.model.ModelFormat", "cli io.gossgpu.model.ModelLocation",
             "cli io.gossgpu.model.ModelWeights", "cli io.gossgpu.model.TensorData", // info, verify, logits, model lookup
+            "cli io.gossgpu.model.Checkpoint", "cli io.gossgpu.model.LoadOptions", // info, verify, logits, bench open files themselves
+            "cli io.gossgpu.model.ModelConfig", // info prints every config field; make-test-model and demo build configs
             "cli io.gossgpu.testmodel.GgufWriter", "cli io.gossgpu.testmodel.SafetensorsWriter",
             "cli io.gossgpu.testmodel.TestModelGenerator", "cli io.gossgpu.testmodel.TestModelPresets", // make-test-model, demo, tune
             "cli io.gossgpu.demo.DemoCheckpoint", // demo
             // info prints the expert placement plan before loading, and the developer commands above open their backend
             // through the planner so --cpu-moe/--n-cpu-moe apply there too; the api has no plan type yet
             "cli io.gossgpu.placement.PlacementPlanner",
-            "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", // render
+            "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", "cli io.gossgpu.harmony.Message", // render
             // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
             // itself (GgufVocabCheck); api.Tokens does not hand it out
             "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony",
             // --threads sets the cpu backend's knob by name (the SPI has the device setting per provider, not threads)
-            "cli io.gossgpu.cpu.CpuBackendProvider",
-            // the server renders a request's harmony messages itself, building the system and developer messages
-            // (tools, instructions): it needs an api for a conversation's preamble, tool declarations and rendering
-            "server io.gossgpu.harmony.DeveloperContent", "server io.gossgpu.harmony.SystemContent",
-            "server io.gossgpu.harmony.ToolDescription", "server io.gossgpu.harmony.HarmonyRenderer",
-            // logit_bias range check in the request mapping (helper constrain's file): api.Tokens.VOCAB_SIZE would do
-            "server io.gossgpu.tokenizer.O200kHarmony"));
+            "cli io.gossgpu.cpu.CpuBackendProvider"));
 
     private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
 

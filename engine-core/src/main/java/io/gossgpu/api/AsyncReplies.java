@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.generate.TokenLogprobs;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
@@ -107,7 +106,7 @@ final class AsyncReplies {
         @Override public void onToolCallDelta(String fn, String delta) { to.onToolCallDelta(fn, delta); }
         @Override public void onToolCall(String fn, String args) { to.onToolCall(fn, args); }
         @Override public int topLogprobs() { return to.topLogprobs(); }
-        @Override public void onLogprobs(TokenLogprobs logprobs) { to.onLogprobs(logprobs); }
+        @Override public void onLogprobs(TokenLogprob logprobs) { to.onLogprobs(logprobs); }
         @Override public void onMalformed(String reason, String text) { to.onMalformed(reason, text); }
     }
 }

@@ -4,8 +4,6 @@ import io.gossgpu.constrain.ByteMatcher;
 import io.gossgpu.constrain.HarmonyConstraint;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyEvent;
@@ -37,10 +35,10 @@ import java.util.concurrent.Flow;
  * conversation is.
  *
  * <p>One reply at a time: while a reply is being generated, another {@link #send}, {@link #sendToolResult} or
- * {@link #reply} (from another thread, or from a listener of the running reply) is refused at once with a
+ * {@link #send(Conversation, ChatOptions, ChatListener)} (from another thread, or from a listener of the running reply) is refused at once with a
  * {@link io.gossgpu.GossException} and leaves the conversation as it was. Open several chats for parallel conversations
  * (their steps are batched). {@link #cancel} and {@link #close} may be called from any thread: both end the reply under
- * way with stop reason {@link io.gossgpu.generate.GenerationResult.StopReason#CANCELLED}; close waits for its step in
+ * way with stop reason {@link StopReason#CANCELLED}; close waits for its step in
  * flight, then frees the chat's KV cache. A closed chat refuses replies with a GossException.
  */
 public final class Chat implements AutoCloseable {
@@ -48,7 +46,7 @@ public final class Chat implements AutoCloseable {
     private final ChatOptions options;
     private final Session session;
     private final O200kHarmony tok = O200kHarmony.get();
-    private final HarmonyRenderer renderer = new HarmonyRenderer(tok);
+    private static final HarmonyRenderer RENDERER = new HarmonyRenderer(O200kHarmony.get());
     private final List<Message> conversation = new ArrayList<>();
     private int[] cached = new int[0];
     /** Length of the prompt the last reply was generated from (a prefix of {@code cached}). */
@@ -61,7 +59,7 @@ public final class Chat implements AutoCloseable {
         this.options = options;
         this.session = new Session(engine.scheduler(), options.contextLength(), options.swaRollback(), engine.loadMs())
                 .decodableVocabulary(O200kHarmony.get().vocabSize());
-        conversation.add(Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort())));
+        conversation.add(systemMessage(options));
         if (options.instructions() != null && !options.instructions().isBlank())
             conversation.add(Message.developer(DeveloperContent.instructions(options.instructions())));
     }
@@ -88,35 +86,21 @@ public final class Chat implements AutoCloseable {
     }
 
     /**
-     * Replaces the conversation with {@code messages} and generates the next assistant turn, with this reply's own
-     * token limit and sampler (for servers, whose requests each carry a whole conversation). The messages are used
-     * as given: the caller supplies the system message (and the developer message with instructions and function
-     * tools) first; this chat's {@link ChatOptions#reasoningEffort()} and {@link ChatOptions#instructions()} are
-     * not added. As with {@link #send}, the KV cache is kept up to where the rendered prompt leaves what is
-     * cached ({@link #cachedPrefixLength}); only the rest is prefilled.
+     * Replaces the conversation with Harmony {@code messages} as given (system message first) and generates the next
+     * assistant turn; internal, for tests that hold their conversations as Harmony messages (the demo's held-out set,
+     * cache reuse). Applications give a {@link Conversation} to {@link #send(Conversation, ChatOptions, ChatListener)}.
      */
-    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ChatListener listener) {
-        return reply(messages, maxTokens, sampler, null, Map.of(), null, listener);
-    }
-
-    /**
-     * {@link #reply(List, int, SamplerConfig, ChatListener)} with structured output: the answer follows {@code format}
-     * (null: free), and the arguments of a call to a function named in {@code toolArguments} (by function name, as in
-     * {@code functions.NAME}) follow that function's format (OpenAI's strict function tools); {@code adjustments}
-     * (null: none) are OpenAI's logit bias and presence/frequency penalties.
-     */
-    public Reply reply(List<Message> messages, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                       Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments, ChatListener listener) {
+    Reply reply(List<Message> messages, int maxTokens, Sampling sampling, ChatListener listener) {
         if (messages.isEmpty()) throw new IllegalArgumentException("no messages");
         return exclusively(() -> {
             conversation.clear();
             conversation.addAll(messages);
-            return respond(listener, maxTokens, sampler, format, toolArguments, adjustments);
+            return respond(listener, maxTokens, sampling, null, Map.of());
         });
     }
 
     /**
-     * How many tokens of {@code prompt} (a conversation rendered with {@link HarmonyRenderer#renderForCompletion})
+     * How many tokens of {@code prompt} (a conversation's {@link Conversation#promptTokens})
      * the next reply would take from this chat's KV cache instead of prefilling: the longest common prefix of the
      * prompt and the cached tokens (at most all but the prompt's last token, whose logits the reply needs) when the
      * cache can resume there ({@link Session#canRollbackTo}), else 0.
@@ -174,38 +158,50 @@ public final class Chat implements AutoCloseable {
     }
 
     /**
-     * Replaces the conversation with {@code c} (after this chat's system message) and generates the next assistant
-     * turn with this chat's token limit and sampler. As with {@link #reply}, the KV cache is kept as far as the new
-     * conversation repeats the old one, so giving the whole conversation each time costs only what was added.
+     * Replaces the conversation with {@code c} and generates the next assistant turn with this chat's options. The KV
+     * cache is kept as far as the new conversation repeats the old one, so giving the whole conversation each time
+     * costs only what was added.
      */
     public Reply send(Conversation c, ChatListener listener) {
         return send(c, options, listener);
     }
 
     /**
-     * {@link #send(Conversation, ChatListener)} with this reply's own token limit, sampler and response format, taken
-     * from {@code reply} (for frameworks whose requests each carry their parameters); the chat's other options (context
-     * length, reasoning effort, date) stay as the chat was opened with.
+     * {@link #send(Conversation, ChatListener)} with this reply's own options, taken from {@code reply} (for
+     * frameworks and servers, whose requests each carry their parameters): its token limit, sampling (with logit
+     * bias and penalties), response format, and the system message's reasoning effort and date; {@code reply}'s
+     * instructions stand where {@code c} has none. The context length and sliding-window slack stay as the chat was
+     * opened with. The prompt is {@link Conversation#promptTokens}{@code (reply)}; the arguments of calls to a
+     * {@link Tool#strict() strict} tool follow its schema.
      */
     public Reply send(Conversation c, ChatOptions reply, ChatListener listener) {
-        return send(c, reply, 0, 0, listener);
+        List<Message> messages = messages(c, reply);
+        Map<String, ResponseFormat> toolArguments = new HashMap<>();
+        for (Tool t : c.tools()) if (t.strict()) toolArguments.put(t.name(), t.argumentsFormat());
+        return exclusively(() -> {
+            conversation.clear();
+            conversation.addAll(messages);
+            return respond(listener, reply.maxTokens(), reply.sampling(), reply.responseFormat(), toolArguments);
+        });
     }
 
-    /**
-     * {@link #send(Conversation, ChatOptions, ChatListener)} with OpenAI's frequency and presence penalties (each in
-     * −2..2, 0 for none), as the server's {@code frequency_penalty} and {@code presence_penalty}: before sampling, each
-     * token already generated in this reply loses {@code frequencyPenalty} per time it was generated, plus
-     * {@code presencePenalty} once, from its logit.
-     */
-    public Reply send(Conversation c, ChatOptions reply, float frequencyPenalty, float presencePenalty, ChatListener listener) {
-        LogitAdjustments penalties = new LogitAdjustments(Map.of(), presencePenalty, frequencyPenalty);
+    /** The Harmony messages of {@code c} under {@code options}: system, developer (if any), then the turns. */
+    static List<Message> messages(Conversation c, ChatOptions options) {
+        List<Message> out = new ArrayList<>();
+        out.add(systemMessage(options));
         Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
-        return exclusively(() -> {
-            conversation.subList(1, conversation.size()).clear();
-            if (developer != null) conversation.add(developer);
-            for (Turn t : c.turns()) conversation.add(TurnMessages.of(t));
-            return respond(listener, reply.maxTokens(), reply.sampler(), reply.responseFormat(), Map.of(), penalties);
-        });
+        if (developer != null) out.add(developer);
+        for (Turn t : c.turns()) out.add(TurnMessages.of(t));
+        return out;
+    }
+
+    /** The tokens of a reply's prompt: {@code messages} rendered, with {@code format}'s schema shown to the model. */
+    static int[] render(List<Message> messages, ResponseFormat format) {
+        return RENDERER.renderForCompletion(promptMessages(messages, format));
+    }
+
+    private static Message systemMessage(ChatOptions options) {
+        return Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort().harmony()));
     }
 
     /**
@@ -224,12 +220,6 @@ public final class Chat implements AutoCloseable {
     /** {@link #send(Conversation, ChatOptions, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
     public CompletableFuture<Reply> sendAsync(Conversation c, ChatOptions reply, ChatListener listener) {
         return AsyncReplies.future(this, l -> send(c, reply, l), listener);
-    }
-
-    /** {@link #send(Conversation, ChatOptions, float, float, ChatListener)} on a thread of its own, as {@link #sendAsync(String, ChatListener)}. */
-    public CompletableFuture<Reply> sendAsync(Conversation c, ChatOptions reply, float frequencyPenalty, float presencePenalty,
-                                              ChatListener listener) {
-        return AsyncReplies.future(this, l -> send(c, reply, frequencyPenalty, presencePenalty, l), listener);
     }
 
     /**
@@ -265,15 +255,15 @@ public final class Chat implements AutoCloseable {
         }
     }
 
-    /** The reply with this chat's own token limit, sampler and response format. */
+    /** The reply with this chat's own token limit, sampling and response format. */
     private Reply respond(ChatListener listener) {
-        return respond(listener, options.maxTokens(), options.sampler(), options.responseFormat(), Map.of(), null);
+        return respond(listener, options.maxTokens(), options.sampling(), options.responseFormat(), Map.of());
     }
 
-    private Reply respond(ChatListener listener, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                          Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments) {
+    private Reply respond(ChatListener listener, int maxTokens, Sampling sampling, ResponseFormat format,
+                          Map<String, ResponseFormat> toolArguments) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
-        int[] prompt = renderer.renderForCompletion(promptMessages(conversation, format));
+        int[] prompt = render(conversation, format);
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
         // logits); going back past what the sliding-window rings still hold means starting over.
         int reuse = cachedPrefixLength(prompt);
@@ -290,19 +280,19 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampler, l.topLogprobs(),
-                constraint(format, toolArguments), adjustments);
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampling.samplerConfig(),
+                l.topLogprobs(), constraint(format, toolArguments), sampling.adjustments());
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, declared, l, content, reasoning, calls);
-        }, l::onLogprobs);
+        }, lp -> l.onLogprobs(TokenLogprob.of(lp)));
         for (HarmonyEvent e : parser.finish()) dispatch(e, parser, declared, l, content, reasoning, calls);
         int[] generated = r.tokens();
         // The cache holds the prompt and every generated token but the last (it was sampled, never run).
         cached = concat(prompt, Arrays.copyOf(generated, Math.max(0, generated.length - 1)));
         cachedPrompt = prompt.length;
         for (ParsedMessage m : parser.messages()) conversation.add(m.toMessage());
-        return new Reply(content.toString(), reasoning.toString(), List.copyOf(calls), generated, r.stopReason(), r.timings());
+        return Reply.of(content.toString(), reasoning.toString(), calls, r);
     }
 
     /** The messages a reply's prompt renders: {@code conversation} with {@code format}'s schema shown to the model. */

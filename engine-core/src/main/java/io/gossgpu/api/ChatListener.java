@@ -1,7 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.generate.TokenLogprobs;
-
 /** Streaming callbacks of a reply, called on the generating thread as tokens arrive. All optional. */
 public interface ChatListener {
     /** Every generated token id, before it is parsed. */
@@ -23,13 +21,13 @@ public interface ChatListener {
     default void onToolCall(String functionName, String arguments) {}
 
     /**
-     * How many alternatives {@link #onLogprobs} lists per token (0 to {@link TokenLogprobs#MAX_TOP}); -1, the default,
+     * How many alternatives {@link #onLogprobs} lists per token (0 to {@link TokenLogprob#MAX_TOP}); -1, the default,
      * asks for no log probabilities (they make GPU backends send every step's logits back to the host).
      */
     default int topLogprobs() { return -1; }
 
     /** Each generated token's log probabilities, just before {@link #onToken}; only when {@link #topLogprobs()} ≥ 0. */
-    default void onLogprobs(TokenLogprobs logprobs) {}
+    default void onLogprobs(TokenLogprob logprobs) {}
 
     /** Model output that broke the Harmony format (common with random-weight test models). */
     default void onMalformed(String reason, String text) {}

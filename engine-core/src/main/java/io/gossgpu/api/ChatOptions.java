@@ -2,8 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.ReasoningEffort;
 
 import java.time.LocalDate;
 
@@ -12,7 +10,7 @@ import java.time.LocalDate;
  *
  * @param contextLength   tokens the session's KV cache holds (its memory cost is checked up front)
  * @param maxTokens       most new tokens per reply
- * @param sampler         temperature, top-k/p, min-p and seed ({@link SamplerConfig#greedy()} for greedy)
+ * @param sampling        temperature, top-k/p, min-p, seed and logit adjustments ({@link Sampling#greedy()} for greedy)
  * @param reasoningEffort Harmony system message's reasoning level
  * @param instructions    developer message instructions (Harmony), or null
  * @param currentDate     the date the system message states
@@ -22,7 +20,7 @@ import java.time.LocalDate;
  *                        ({@link KvCacheSpec}, default {@link KvCacheSpec#DEFAULT_SWA_ROLLBACK})
  * @param responseFormat  the shape every answer must have (structured output), or null for free text
  */
-public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
+public record ChatOptions(int contextLength, int maxTokens, Sampling sampling, ReasoningEffort reasoningEffort,
                           String instructions, LocalDate currentDate, int swaRollback, ResponseFormat responseFormat) {
     /** Most new tokens per reply unless told otherwise (the library's and the command line's default). */
     public static final int DEFAULT_MAX_TOKENS = 1024;
@@ -32,47 +30,47 @@ public record ChatOptions(int contextLength, int maxTokens, SamplerConfig sample
     }
 
     /** Free-text answers. */
-    public ChatOptions(int contextLength, int maxTokens, SamplerConfig sampler, ReasoningEffort reasoningEffort,
+    public ChatOptions(int contextLength, int maxTokens, Sampling sampling, ReasoningEffort reasoningEffort,
                        String instructions, LocalDate currentDate, int swaRollback) {
-        this(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, null);
+        this(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback, null);
     }
 
     public static ChatOptions defaults() {
-        return new ChatOptions(4096, DEFAULT_MAX_TOKENS, SamplerConfig.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now(),
+        return new ChatOptions(4096, DEFAULT_MAX_TOKENS, Sampling.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM, null, LocalDate.now(),
                 KvCacheSpec.DEFAULT_SWA_ROLLBACK);
     }
 
     public ChatOptions withContextLength(int n) {
-        return new ChatOptions(n, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
+        return new ChatOptions(n, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withMaxTokens(int n) {
-        return new ChatOptions(contextLength, n, sampler, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
+        return new ChatOptions(contextLength, n, sampling, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
-    public ChatOptions withSampler(SamplerConfig s) {
+    public ChatOptions withSampling(Sampling s) {
         return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withReasoningEffort(ReasoningEffort e) {
-        return new ChatOptions(contextLength, maxTokens, sampler, e, instructions, currentDate, swaRollback, responseFormat);
+        return new ChatOptions(contextLength, maxTokens, sampling, e, instructions, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withInstructions(String text) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, text, currentDate, swaRollback, responseFormat);
+        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, text, currentDate, swaRollback, responseFormat);
     }
 
     public ChatOptions withCurrentDate(LocalDate d) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, d, swaRollback, responseFormat);
+        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, d, swaRollback, responseFormat);
     }
 
     public ChatOptions withSwaRollback(int n) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, n, responseFormat);
+        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, n, responseFormat);
     }
 
     /** Answers must be {@code f} ({@link ResponseFormat}); null for free text. */
     public ChatOptions withResponseFormat(ResponseFormat f) {
-        return new ChatOptions(contextLength, maxTokens, sampler, reasoningEffort, instructions, currentDate, swaRollback, f);
+        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback, f);
     }
 
     /** Answers must be JSON valid under {@code schema} (JSON Schema text); see {@link ResponseFormat#jsonSchema}. */

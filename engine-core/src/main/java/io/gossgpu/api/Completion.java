@@ -4,8 +4,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.constrain.DocumentConstraint;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
 import io.gossgpu.tokenizer.O200kHarmony;
 import io.gossgpu.tokenizer.StreamingDecoder;
@@ -35,31 +33,24 @@ public final class Completion implements AutoCloseable {
     }
 
     public Reply complete(String prompt, ChatListener listener) {
-        return complete(prompt, options.maxTokens(), options.sampler(), options.responseFormat(), null, listener);
-    }
-
-    /** {@link #complete(String, ChatListener)} with this call's own token limit and sampler (servers). */
-    public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ChatListener listener) {
-        return complete(prompt, maxTokens, sampler, null, null, listener);
+        return complete(prompt, options, listener);
     }
 
     /**
-     * {@link #complete(String, int, SamplerConfig, ChatListener)} with the continuation held to {@code format} from its
-     * first token (null: free; it ends with {@code <|endoftext|>} once the document is complete) and OpenAI's
-     * logit bias and presence/frequency penalties ({@code adjustments}, null: none).
+     * {@link #complete(String, ChatListener)} with this call's own token limit, sampling and response format, taken
+     * from {@code call} (servers, whose requests each carry their parameters): a format holds the continuation from
+     * its first token, which ends with {@code <|endoftext|>} once the document is complete.
      */
-    public Reply complete(String prompt, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                          LogitAdjustments adjustments, ChatListener listener) {
+    public Reply complete(String prompt, ChatOptions call, ChatListener listener) {
         use.begin();
         try {
-            return run(prompt, maxTokens, sampler, format, adjustments, listener);
+            return run(prompt, call.maxTokens(), call.sampling(), call.responseFormat(), listener);
         } finally {
             use.end();
         }
     }
 
-    private Reply run(String prompt, int maxTokens, SamplerConfig sampler, ResponseFormat format,
-                      LogitAdjustments adjustments, ChatListener listener) {
+    private Reply run(String prompt, int maxTokens, Sampling sampling, ResponseFormat format, ChatListener listener) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
@@ -69,8 +60,8 @@ public final class Completion implements AutoCloseable {
         session.reset();
         StreamingDecoder decoder = tok.newStreamingDecoder();
         StringBuilder text = new StringBuilder();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampler, l.topLogprobs(),
-                format == null ? null : new DocumentConstraint(format.matcher(), O200kHarmony.END_OF_TEXT), adjustments);
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampling.samplerConfig(),
+                l.topLogprobs(), format == null ? null : new DocumentConstraint(format.matcher(), O200kHarmony.END_OF_TEXT), sampling.adjustments());
         GenerationResult r = session.generate(tokens, gen, token -> {
             l.onToken(token);
             if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;
@@ -79,13 +70,13 @@ public final class Completion implements AutoCloseable {
                 text.append(s);
                 l.onContent(s);
             }
-        }, l::onLogprobs);
+        }, lp -> l.onLogprobs(TokenLogprob.of(lp)));
         String rest = decoder.flush();
         if (!rest.isEmpty()) {
             text.append(rest);
             l.onContent(rest);
         }
-        return new Reply(text.toString(), "", List.of(), r.tokens(), r.stopReason(), r.timings());
+        return Reply.of(text.toString(), "", List.of(), r);
     }
 
     public void cancel() {

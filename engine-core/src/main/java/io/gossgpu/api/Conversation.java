@@ -19,6 +19,17 @@ public record Conversation(String instructions, List<Tool> tools, List<Turn> tur
         if (turns.isEmpty()) throw new IllegalArgumentException("a conversation needs at least one turn");
     }
 
+    /**
+     * The tokens of the prompt a chat renders for this conversation when it replies with {@code options} ({@link
+     * Chat#send(Conversation, ChatOptions, ChatListener)}): gpt-oss's system message (date, reasoning effort), the
+     * developer message (instructions, tools, the response format's schema), then the turns. Servers count them,
+     * check them against the context, and pick the chat whose cache holds most of them ({@link Chat#continues},
+     * {@link Chat#cachedPrefixLength}) before they reply.
+     */
+    public int[] promptTokens(ChatOptions options) {
+        return Chat.render(Chat.messages(this, options), options.responseFormat());
+    }
+
     public static Conversation of(List<Tool> tools, Turn... turns) {
         return new Conversation(null, tools, List.of(turns));
     }

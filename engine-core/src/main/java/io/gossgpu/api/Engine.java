@@ -6,6 +6,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.KnobState;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
 import io.gossgpu.generate.StepScheduler;
@@ -41,7 +42,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * weights once for all of them. A chat's tokens are the same whether it ran alone or beside others. The backend
  * (which one thread must drive at a time) is shared under a lock, held op by op and for the whole of a step
  * ({@link Backend#beginStep} to {@link Backend#endStep}). Closing the engine, from any thread, ends the replies under
- * way (as {@link io.gossgpu.generate.GenerationResult.StopReason#CANCELLED}), waits for the step in flight, closes its
+ * way (as {@link StopReason#CANCELLED}), waits for the step in flight, closes its
  * chats and completions, and then releases all native memory (weights, caches, mapped files); a closed engine, and
  * its chats, refuse further work with a {@link GossException}.
  */
@@ -112,7 +113,10 @@ public final class Engine implements AutoCloseable {
             LoadedWeights lw = null;
             for (int i = 0; lw == null; i++) {
                 backend = tries.get(i).create().get();
-                if (i == 0) VocabularySizeCheck.warnIfLarger(mw.config(), options.model());
+                if (i == 0) {
+                    VocabularySizeCheck.warnIfLarger(mw.config(), options.model());
+                    VocabularySizeCheck.warnIfDifferent(ckpt.metadata());
+                }
                 try {
                     backend = PlacementPlanner.place(backend, mw, options.placement(), options.prefillChunk(),
                             () -> Backends.open("cpu", options.backendOptions()));
@@ -147,8 +151,22 @@ public final class Engine implements AutoCloseable {
                 + "); leave it alone while it is in use, or read it into memory (--no-mmap, EngineOptions.withMmap(false))", e);
     }
 
-    public ModelConfig config() {
+    /** What was loaded: the model's path, format and shape. */
+    public ModelInfo modelInfo() {
+        return ModelInfo.of(checkpoint, config());
+    }
+
+    ModelConfig config() {
         return weights.config();
+    }
+
+    /**
+     * The KV cache a chat of {@code contextLength} tokens holds on this model (its memory, per layer kind), with
+     * {@code swaRollback} extra slots on the sliding-window layers ({@link ChatOptions#swaRollback()}); a raw
+     * completion's has none. Servers size their pools with it; {@link KvCacheSpec#describe()} words it.
+     */
+    public KvCacheSpec kvCacheSpec(int contextLength, int swaRollback) {
+        return new KvCacheSpec(config(), contextLength, swaRollback);
     }
 
     /** The backend's name and device, e.g. {@code "cpu (2 threads, AVX-512)"}. */
@@ -167,7 +185,8 @@ public final class Engine implements AutoCloseable {
                 .map(p -> p.knobStates(backendOptions)).orElse(List.of());
     }
 
-    public Checkpoint checkpoint() {
+    /** The checkpoint the weights came from (internal: tests look at its mapped files). */
+    Checkpoint checkpoint() {
         return checkpoint;
     }
 

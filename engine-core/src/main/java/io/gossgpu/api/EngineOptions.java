@@ -16,7 +16,6 @@ import java.nio.file.Path;
  * @param checkTensors scan every weight for NaN, infinity and invalid MXFP4 scales before using it (slow: reads
  *                 the whole model once)
  * @param floatExperts keep float MoE experts (BF16 fine-tunes) as floats instead of quantizing them to MXFP4 at load
- *                 ({@link LoadOptions#floatExperts()})
  * @param backendOptions the backend's launch knobs and settings ({@link BackendOptions}); {@link #of} takes them
  *                 from the environment and system properties once, {@link #withBackendOptions} replaces them
  * @param prefillChunk the most tokens of a prompt that one step runs beside the decode tokens of the engine's other
@@ -25,7 +24,7 @@ import java.nio.file.Path;
  *                 (default: on the GPU unless it cannot hold them, then the first layers' on the CPU), all on the CPU
  *                 ({@code --cpu-moe}) or the first N layers' ({@code --n-cpu-moe N}); nothing changes on cpu or reference
  */
-public record EngineOptions(Path model, String backend, boolean mmap, LoadOptions.Progress progress, boolean checkTensors,
+public record EngineOptions(Path model, String backend, boolean mmap, LoadProgress progress, boolean checkTensors,
                             boolean floatExperts, BackendOptions backendOptions, int prefillChunk,
                             ExpertPlacement placement) {
     /** The default {@link #prefillChunk}: long enough that a prompt's chunk reads each expert for many rows, short enough that a step beside running streams stays short. */
@@ -39,7 +38,7 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadOptions.Progress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK, ExpertPlacement.auto());
+        this(model, backend, mmap, LoadProgress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK, ExpertPlacement.auto());
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -55,7 +54,7 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
         return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement);
     }
 
-    public EngineOptions withProgress(LoadOptions.Progress p) {
+    public EngineOptions withProgress(LoadProgress p) {
         return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions, prefillChunk, placement);
     }
 
@@ -78,7 +77,19 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadOption
     }
 
     LoadOptions loadOptions() {
-        return new LoadOptions(mmap, progress, checkTensors).withFloatExperts(floatExperts);
+        LoadProgress p = progress;
+        LoadOptions.Progress toLoader = p == LoadProgress.NONE ? LoadOptions.Progress.NONE : new LoadOptions.Progress() {
+            @Override
+            public void read(Path file, long done, long total) {
+                p.read(file, done, total);
+            }
+
+            @Override
+            public void converted(long done, long total) {
+                p.converted(done, total);
+            }
+        };
+        return new LoadOptions(mmap, toLoader, checkTensors).withFloatExperts(floatExperts);
     }
 
     /** These options with the MoE experts placed as {@code p} says (GPU backends only). */

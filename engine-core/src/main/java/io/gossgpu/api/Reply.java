@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.Timings;
 
 import java.util.List;
 
@@ -10,8 +9,14 @@ import java.util.List;
  *
  * @param content   final-channel text (chat) or the whole completion (raw)
  * @param reasoning analysis-channel text ("" in raw mode)
+ * @param tokens    every token generated, the last one included
  */
 public record Reply(String content, String reasoning, List<ToolCall> toolCalls, int[] tokens,
-                    GenerationResult.StopReason stopReason, Timings timings) {
+                    StopReason stopReason, Timings timings) {
     public record ToolCall(String functionName, String arguments) {}
+
+    /** The reply to a generation's {@code r} (where the api meets io.gossgpu.generate's result). */
+    static Reply of(String content, String reasoning, List<ToolCall> toolCalls, GenerationResult r) {
+        return new Reply(content, reasoning, List.copyOf(toolCalls), r.tokens(), StopReason.of(r.stopReason()), Timings.of(r.timings()));
+    }
 }

@@ -16,8 +16,11 @@ import java.util.Objects;
  * @param description    what the function does, for the model; may be empty
  * @param parametersJson JSON schema of the argument object, e.g. {@code {"type":"object","properties":{...}}}, or
  *                       null for a function without arguments
+ * @param strict         the model's arguments are held to {@code parametersJson} token by token (OpenAI's
+ *                       {@code strict: true}; structured output, see {@link ResponseFormat#jsonSchema}); a schema the
+ *                       engine cannot enforce fails here with a one-line {@link io.gossgpu.GossException}
  */
-public record Tool(String name, String description, String parametersJson) {
+public record Tool(String name, String description, String parametersJson, boolean strict) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public Tool {
@@ -25,6 +28,18 @@ public record Tool(String name, String description, String parametersJson) {
         if (name.isBlank()) throw new IllegalArgumentException("a tool needs a name");
         if (description == null) description = "";
         if (parametersJson != null) schema(name, parametersJson); // fail here, not at the first reply
+        if (strict && parametersJson == null) throw new IllegalArgumentException("tool '" + name + "': strict arguments need a parameters schema");
+        if (strict) ResponseFormat.jsonSchema(name, null, parametersJson);
+    }
+
+    /** A tool whose arguments the model writes freely (they are usually, not always, valid under the schema). */
+    public Tool(String name, String description, String parametersJson) {
+        this(name, description, parametersJson, false);
+    }
+
+    /** The format a strict tool's arguments are held to, or null (internal: a chat's reply constrains calls with it). */
+    ResponseFormat argumentsFormat() {
+        return strict ? ResponseFormat.jsonSchema(name, null, parametersJson) : null;
     }
 
     /** The Harmony description the developer message renders. */

@@ -18,6 +18,14 @@ public sealed interface Turn {
         public Assistant { Objects.requireNonNull(text, "text"); }
     }
 
+    /**
+     * Assistant text said beside its tool calls rather than as the answer (Harmony's commentary channel, e.g. a
+     * preamble announcing the calls).
+     */
+    record Commentary(String text) implements Turn {
+        public Commentary { Objects.requireNonNull(text, "text"); }
+    }
+
     /** The assistant's reasoning before an answer or a tool call (Harmony keeps it only before tool calls). */
     record Reasoning(String text) implements Turn {
         public Reasoning { Objects.requireNonNull(text, "text"); }

@@ -1,7 +1,10 @@
 package io.gossgpu.api;
 
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.tokenizer.GgufVocabCheck;
 import io.gossgpu.tokenizer.O200kHarmony;
+
+import java.util.Map;
 
 import java.nio.file.Path;
 
@@ -19,5 +22,11 @@ final class VocabularySizeCheck {
         if (config.vocabSize() > tokenizer)
             EngineLog.LOG.log(System.Logger.Level.WARNING, model + " has " + config.vocabSize() + " vocabulary rows but the o200k_harmony tokenizer "
                     + "has " + tokenizer + " ids; ids " + tokenizer + " to " + (config.vocabSize() - 1) + " have no text and are never sampled");
+    }
+
+    /** Warns when the token list a GGUF carries disagrees with the o200k_harmony tokenizer goss-gpu encodes with. */
+    static void warnIfDifferent(Map<String, Object> metadata) {
+        GgufVocabCheck.describe(metadata).filter(s -> s.startsWith("DISAGREES"))
+                .ifPresent(s -> EngineLog.LOG.log(System.Logger.Level.WARNING, "vocabulary " + s));
     }
 }

@@ -26,6 +26,23 @@ public final class GgufVocabCheck {
         }
     }
 
+    /** The GGUF key of the file's own token list. */
+    public static final String TOKENS_KEY = "tokenizer.ggml.tokens";
+
+    /**
+     * One line about the vocabulary a model file carries in its {@code metadata} (starting with {@code DISAGREES} when
+     * it differs from the built-in o200k_harmony tokenizer), or empty when it carries none (safetensors, bare GGUFs).
+     */
+    public static Optional<String> describe(java.util.Map<String, Object> metadata) {
+        if (!(metadata.get(TOKENS_KEY) instanceof List<?> list)) return Optional.empty();
+        if (!list.stream().allMatch(String.class::isInstance))
+            return Optional.of("the file's " + TOKENS_KEY + " is not a list of strings; it is ignored");
+        @SuppressWarnings("unchecked") List<String> tokens = (List<String>) list;
+        return Optional.of(firstDisagreement(tokens, O200kHarmony.get())
+                .map(d -> "DISAGREES with the built-in o200k_harmony tokenizer, which goss-gpu uses: " + d)
+                .orElse("the file's " + tokens.size() + " tokens agree with the built-in o200k_harmony tokenizer"));
+    }
+
     /** The GPT-2 byte-level string of some bytes (what GGUF stores for an ordinary token). */
     public static String toByteLevel(byte[] bytes) {
         StringBuilder sb = new StringBuilder(bytes.length);

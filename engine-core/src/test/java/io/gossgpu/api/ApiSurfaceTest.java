@@ -35,43 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * methods and fields, its record components, supertypes and type parameters, each down to type arguments, bounds
  * and array components. A type from another {@code io.gossgpu} package than {@link #EXPORTED} fails the test, naming
  * where it appears.
- *
- * <p>{@link #NOT_YET_WRAPPED} lists the leaks found when the test was written (issue 41 names most of them) that are
- * still to be moved or wrapped: the test fails on any leak not listed, and on a listed one that is gone (so the list
- * only shrinks). Empty it, and the check is the issue's.
  */
 class ApiSurfaceTest {
     /** The packages an application may see: the API, the project's exception, and the backend SPI (custom backends). */
     static final Set<String> EXPORTED = Set.of("io.gossgpu", "io.gossgpu.api", "io.gossgpu.backend");
-
-    /** Leaks still in the API (issue 41's list, as the scan words them); remove each line as it is fixed. */
-    static final Set<String> NOT_YET_WRAPPED = Set.of(
-            "Chat.reply(param 0): io.gossgpu.harmony.Message",
-            "Chat.reply(param 2): io.gossgpu.generate.SamplerConfig",
-            "Chat.reply(param 5): io.gossgpu.generate.LogitAdjustments",
-            "Completion.complete(param 4): io.gossgpu.generate.LogitAdjustments", // penalties on /v1/completions, as Chat.reply
-            "ChatListener.onLogprobs(param 0): io.gossgpu.generate.TokenLogprobs",
-            "ChatOptions.<init>(param 2): io.gossgpu.generate.SamplerConfig",
-            "ChatOptions.<init>(param 3): io.gossgpu.harmony.ReasoningEffort",
-            "ChatOptions.reasoningEffort(return): io.gossgpu.harmony.ReasoningEffort",
-            "ChatOptions.reasoningEffort: io.gossgpu.harmony.ReasoningEffort",
-            "ChatOptions.sampler(return): io.gossgpu.generate.SamplerConfig",
-            "ChatOptions.sampler: io.gossgpu.generate.SamplerConfig",
-            "ChatOptions.withReasoningEffort(param 0): io.gossgpu.harmony.ReasoningEffort",
-            "ChatOptions.withSampler(param 0): io.gossgpu.generate.SamplerConfig",
-            "Completion.complete(param 2): io.gossgpu.generate.SamplerConfig",
-            "Engine.checkpoint(return): io.gossgpu.model.Checkpoint",
-            "Engine.config(return): io.gossgpu.model.ModelConfig",
-            "EngineOptions.<init>(param 3): io.gossgpu.model.LoadOptions$Progress",
-            "EngineOptions.progress(return): io.gossgpu.model.LoadOptions$Progress",
-            "EngineOptions.progress: io.gossgpu.model.LoadOptions$Progress",
-            "EngineOptions.withProgress(param 0): io.gossgpu.model.LoadOptions$Progress",
-            "Reply.<init>(param 4): io.gossgpu.generate.GenerationResult$StopReason",
-            "Reply.<init>(param 5): io.gossgpu.generate.Timings",
-            "Reply.stopReason(return): io.gossgpu.generate.GenerationResult$StopReason",
-            "Reply.stopReason: io.gossgpu.generate.GenerationResult$StopReason",
-            "Reply.timings(return): io.gossgpu.generate.Timings",
-            "Reply.timings: io.gossgpu.generate.Timings");
 
     @Test
     void noPublicSignatureOfTheApiNamesAnInternalType() throws Exception {
@@ -79,11 +46,7 @@ class ApiSurfaceTest {
         assertTrue(types.size() > 10, "the scan found the API's types: " + types);
         Set<String> leaks = new TreeSet<>();
         for (Class<?> c : types) leaks.addAll(leaks(c));
-        Set<String> added = new TreeSet<>(leaks), fixed = new TreeSet<>(NOT_YET_WRAPPED);
-        added.removeAll(NOT_YET_WRAPPED);
-        fixed.removeAll(leaks);
-        assertEquals(Set.of(), added, "internal types in the API's public signatures:\n" + String.join("\n", added));
-        assertEquals(Set.of(), fixed, "fixed: remove from NOT_YET_WRAPPED:\n" + String.join("\n", fixed));
+        assertEquals(Set.of(), leaks, "internal types in the API's public signatures:\n" + String.join("\n", leaks));
     }
 
     /** The scan itself catches each kind of leak (a check that finds nothing anywhere would pass on any API). */

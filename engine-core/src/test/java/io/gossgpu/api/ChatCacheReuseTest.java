@@ -5,7 +5,6 @@ import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -56,7 +55,7 @@ class ChatCacheReuseTest {
         Path model = dir.resolve("m");
         SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 9), model);
         O200kHarmony tok = O200kHarmony.get();
-        ChatOptions options = ChatOptions.defaults().withMaxTokens(20).withContextLength(512).withSampler(SamplerConfig.greedy());
+        ChatOptions options = ChatOptions.defaults().withMaxTokens(20).withContextLength(512).withSampling(Sampling.greedy());
         Scripted scripted = new Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted);
              Chat chat = engine.newChat(options)) {

@@ -1,8 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.GossException;
-import io.gossgpu.generate.GenerationResult.StopReason;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.Role;
 import io.gossgpu.testmodel.SafetensorsWriter;
@@ -48,7 +46,7 @@ class ChatLifecycleTest {
     }
 
     private static ChatOptions options() {
-        return ChatOptions.defaults().withContextLength(512).withMaxTokens(MAX_TOKENS).withSampler(SamplerConfig.greedy())
+        return ChatOptions.defaults().withContextLength(512).withMaxTokens(MAX_TOKENS).withSampling(Sampling.greedy())
                 .withCurrentDate(LocalDate.of(2026, 1, 2));
     }
 
@@ -110,7 +108,7 @@ class ChatLifecycleTest {
                 assertTrue(e.getMessage().contains("already replying"), e.getMessage());
                 assertEquals(1, e.getMessage().lines().count(), e.getMessage());
                 assertThrows(GossException.class, () -> chat.sendToolResult("f", "{}", null));
-                assertThrows(GossException.class, () -> chat.reply(List.of(Message.user("x")), 4, SamplerConfig.greedy(), null));
+                assertThrows(GossException.class, () -> chat.reply(List.of(Message.user("x")), 4, Sampling.greedy(), null));
                 assertEquals(before, chat.conversation(), "a refused send leaves the conversation as it was");
 
                 holding.go.countDown();

@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
@@ -54,7 +53,7 @@ class ChatReplyTest {
             assertEquals(0, chat.cachedPrefixLength(renderer.renderForCompletion(history)));
             for (int t : tok.encodeWithSpecials(call)) scripted.script.add(t);
             List<String> events = new ArrayList<>();
-            Reply first = chat.reply(history, 30, SamplerConfig.greedy(), new ChatListener() {
+            Reply first = chat.reply(history, 30, Sampling.greedy(), new ChatListener() {
                 @Override public void onToolCallStart(String fn) { events.add("start " + fn); }
                 @Override public void onToolCallDelta(String fn, String delta) { events.add("delta"); }
                 @Override public void onToolCall(String fn, String args) { events.add("call " + fn + " " + args); }
@@ -71,11 +70,11 @@ class ChatReplyTest {
             int[] prompt2 = renderer.renderForCompletion(history);
             int cached = chat.cachedPrefixLength(prompt2);
             assertEquals(firstPrompt + first.tokens().length - 1, cached);
-            Reply second = chat.reply(history, 6, SamplerConfig.greedy(), null);
+            Reply second = chat.reply(history, 6, Sampling.greedy(), null);
             assertEquals(prompt2.length - cached, chat.lastPrefillTokens());
 
             try (Chat fresh = engine.newChat(ChatOptions.defaults().withContextLength(512))) {
-                Reply again = fresh.reply(history, 6, SamplerConfig.greedy(), null);
+                Reply again = fresh.reply(history, 6, Sampling.greedy(), null);
                 assertEquals(prompt2.length, fresh.lastPrefillTokens());
                 assertEquals(Arrays.toString(second.tokens()), Arrays.toString(again.tokens()));
             }
@@ -88,7 +87,7 @@ class ChatReplyTest {
             int shared = chat.cachedPrefixLength(otherPrompt);
             assertTrue(shared > 10, "most of the system message is shared (without tools it lacks the functions line): " + shared);
             assertEquals(shared, Arrays.mismatch(otherPrompt, renderer.renderForCompletion(history)));
-            chat.reply(other, 2, SamplerConfig.greedy(), null);
+            chat.reply(other, 2, Sampling.greedy(), null);
             assertEquals(otherPrompt.length - shared, chat.lastPrefillTokens());
             assertEquals(1, engine.openSessions()); // the fresh chat was closed
         }

@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.testmodel.SafetensorsWriter;
@@ -69,7 +68,7 @@ class ChatRollbackTest {
         O200kHarmony tok = O200kHarmony.get();
         // window 16 + slack 48 = rings of 64 slots, wrapped by the ~130-token system prompt alone
         ChatOptions base = ChatOptions.defaults().withMaxTokens(12 + FREE_TOKENS + 20).withContextLength(1024)
-                .withSampler(SamplerConfig.greedy()).withCurrentDate(java.time.LocalDate.of(2026, 1, 2));
+                .withSampling(Sampling.greedy()).withCurrentDate(java.time.LocalDate.of(2026, 1, 2));
         ChatCacheReuseTest.Scripted scripted = new ChatCacheReuseTest.Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted)) {
             List<Turn> reused, none, full;

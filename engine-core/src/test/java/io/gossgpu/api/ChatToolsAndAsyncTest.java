@@ -2,8 +2,6 @@ package io.gossgpu.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.demo.DemoModels;
-import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.SamplerConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -45,7 +43,7 @@ class ChatToolsAndAsyncTest {
     }
 
     static Chat greedyChat() {
-        return engine.newChat(ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
+        return engine.newChat(ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
     }
 
     @Test
@@ -164,7 +162,7 @@ class ChatToolsAndAsyncTest {
             assertTrue(f.cancel(true));
             cancelled.countDown();
             Reply stopped = ((AsyncReplies.ReplyFuture) f).generated.get(60, TimeUnit.SECONDS);
-            assertEquals(GenerationResult.StopReason.CANCELLED, stopped.stopReason());
+            assertEquals(StopReason.CANCELLED, stopped.stopReason());
             assertTrue(stopped.tokens().length <= 2, "stopped at once: " + stopped.tokens().length + " tokens");
             assertTrue(f.isCancelled());
         }

@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -34,7 +33,7 @@ class ChatsBatchedTest {
     private static final int TOKENS = 10;
 
     private static ChatOptions options() {
-        return ChatOptions.defaults().withContextLength(256).withMaxTokens(TOKENS).withSampler(SamplerConfig.greedy())
+        return ChatOptions.defaults().withContextLength(256).withMaxTokens(TOKENS).withSampling(Sampling.greedy())
                 .withCurrentDate(LocalDate.of(2026, 1, 2));
     }
 

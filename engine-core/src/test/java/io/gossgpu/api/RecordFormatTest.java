@@ -7,8 +7,6 @@ import com.networknt.schema.SpecificationVersion;
 import io.gossgpu.GossException;
 import io.gossgpu.constrain.JsonMachine;
 import io.gossgpu.demo.DemoModels;
-import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.SamplerConfig;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -60,10 +58,10 @@ class RecordFormatTest {
     void theDemoModelAnswersWithTheRecord() {
         RecordFormat<Verdict> f = RecordFormat.of(Verdict.class);
         try (Engine engine = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("cpu"));
-             Chat chat = engine.newChat(ChatOptions.defaults().withSampler(SamplerConfig.of(1f, 3)).withMaxTokens(400)
+             Chat chat = engine.newChat(ChatOptions.defaults().withSampling(Sampling.of(1f, 3)).withMaxTokens(400)
                      .withResponseFormat(f.responseFormat()))) {
             Reply r = chat.send("Is Paris a city?", null);
-            assertEquals(GenerationResult.StopReason.STOP_TOKEN, r.stopReason(), r.content());
+            assertEquals(StopReason.STOP_TOKEN, r.stopReason(), r.content());
             Verdict v = f.parse(r);
             assertNotNull(v.kind());
             assertTrue(violations(f.schema(), r.content()).isEmpty(), r.content());

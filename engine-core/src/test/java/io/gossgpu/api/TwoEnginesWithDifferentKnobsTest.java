@@ -2,7 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -48,7 +47,7 @@ class TwoEnginesWithDifferentKnobsTest {
 
     private static Reply complete(Engine e) {
         try (Completion c = e.newCompletion(ChatOptions.defaults().withContextLength(64))) {
-            return c.complete("The sky is", 24, SamplerConfig.greedy(), null);
+            return c.complete("The sky is", ChatOptions.defaults().withMaxTokens(24).withSampling(Sampling.greedy()), null);
         }
     }
 }

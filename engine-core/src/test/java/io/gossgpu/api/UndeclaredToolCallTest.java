@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -38,7 +37,7 @@ class UndeclaredToolCallTest {
             SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
         ChatCacheReuseTest.Scripted scripted = new ChatCacheReuseTest.Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted);
-             Chat chat = engine.newChat(ChatOptions.defaults().withMaxTokens(40).withContextLength(512).withSampler(SamplerConfig.greedy()))) {
+             Chat chat = engine.newChat(ChatOptions.defaults().withMaxTokens(40).withContextLength(512).withSampling(Sampling.greedy()))) {
             for (int t : O200kHarmony.get().encodeWithSpecials(script)) scripted.script.add(t);
             return chat.send(new Conversation(null, tools, List.of(new Turn.User("Weather in Paris?"))), new ChatListener() {
                 @Override public void onContent(String delta) { events.add("content"); }

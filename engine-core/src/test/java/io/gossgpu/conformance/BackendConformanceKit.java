@@ -3,6 +3,7 @@ package io.gossgpu.conformance;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
@@ -740,7 +741,7 @@ public abstract class BackendConformanceKit {
         StepHoldingBackend holding = new StepHoldingBackend(provider().create(options()), heldStep);
         Engine engine = Engine.open(EngineOptions.of(folder), () -> holding);
         Completion completion = engine.newCompletion(ChatOptions.defaults().withContextLength(128)
-                .withMaxTokens(maxTokens).withSampler(SamplerConfig.greedy()));
+                .withMaxTokens(maxTokens).withSampling(Sampling.greedy()));
         CompletableFuture<Reply> reply = new CompletableFuture<>();
         Thread replying = new Thread(() -> {
             try {
@@ -767,7 +768,7 @@ public abstract class BackendConformanceKit {
         assertNull(closeFailed.get(), "close threw");
 
         Reply r = reply.get(5, TimeUnit.MINUTES);
-        assertEquals(GenerationResult.StopReason.CANCELLED, r.stopReason());
+        assertEquals(io.gossgpu.api.StopReason.CANCELLED, r.stopReason());
         assertTrue(r.tokens().length >= heldStep && r.tokens().length < maxTokens, r.tokens().length + " tokens: the reply was cut mid-way");
         assertTrue(holding.closed, "close closed the backend");
         assertFalse(holding.closedDuringStep, "the backend was closed while the held step was under way");

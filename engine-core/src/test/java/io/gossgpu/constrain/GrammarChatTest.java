@@ -2,13 +2,13 @@ package io.gossgpu.constrain;
 
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.demo.DemoModels;
-import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.StopReason;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -31,7 +31,7 @@ class GrammarChatTest {
     Path dir;
 
     private static ChatOptions options(long seed, int maxTokens) {
-        return ChatOptions.defaults().withSampler(SamplerConfig.of(1.0f, seed)).withMaxTokens(maxTokens)
+        return ChatOptions.defaults().withSampling(Sampling.of(1.0f, seed)).withMaxTokens(maxTokens)
                 .withCurrentDate(java.time.LocalDate.of(2026, 1, 1));
     }
 
@@ -43,7 +43,7 @@ class GrammarChatTest {
                 TestGrammars.Case c = TestGrammars.ALL.get(i);
                 try (Chat chat = engine.newChat(options(300 + i, 500).withGrammar(c.gbnf()))) {
                     Reply r = chat.send("What is the capital of France?", null);
-                    if (r.stopReason() == GenerationResult.StopReason.MAX_TOKENS) {
+                    if (r.stopReason() == StopReason.MAX_TOKENS) {
                         assertNotNull(prefixState(c, r.content()), () -> c.name() + ": cut-off answer '" + r.content() + "' is not a prefix");
                         continue;
                     }
@@ -81,7 +81,7 @@ class GrammarChatTest {
                     try (Completion completion = engine.newCompletion(options(model * 100 + i, 48).withGrammar(c.gbnf()))) {
                         Reply r = completion.complete("Write it:", null);
                         runs++;
-                        if (r.stopReason() == GenerationResult.StopReason.MAX_TOKENS) {
+                        if (r.stopReason() == StopReason.MAX_TOKENS) {
                             assertNotNull(prefixState(c, r.content()), () -> c.name() + ": cut-off text '" + r.content() + "' is not a prefix");
                             continue;
                         }

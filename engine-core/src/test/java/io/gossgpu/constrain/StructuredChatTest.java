@@ -2,12 +2,12 @@ package io.gossgpu.constrain;
 
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.demo.DemoModels;
-import io.gossgpu.generate.GenerationResult;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.StopReason;
 import io.gossgpu.tokenizer.O200kHarmony;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,7 +37,7 @@ class StructuredChatTest {
     }
 
     private static ChatOptions options(long seed) {
-        return ChatOptions.defaults().withSampler(SamplerConfig.of(1.0f, seed)).withMaxTokens(700)
+        return ChatOptions.defaults().withSampling(Sampling.of(1.0f, seed)).withMaxTokens(700)
                 .withCurrentDate(java.time.LocalDate.of(2026, 1, 1));
     }
 
@@ -51,8 +51,8 @@ class StructuredChatTest {
             String schema = schemas.get(i);
             try (Chat chat = engine.newChat(options(100 + i).withJsonSchema(TestSchemas.bounded(schema)))) {
                 Reply r = chat.send("What is the capital of France?", null);
-                if (r.stopReason() == GenerationResult.StopReason.MAX_TOKENS && r.content().isEmpty()) continue; // never left the analysis
-                assertEquals(GenerationResult.StopReason.STOP_TOKEN, r.stopReason(), () -> "schema " + schema + ": " + r.content());
+                if (r.stopReason() == StopReason.MAX_TOKENS && r.content().isEmpty()) continue; // never left the analysis
+                assertEquals(StopReason.STOP_TOKEN, r.stopReason(), () -> "schema " + schema + ": " + r.content());
                 assertEquals(O200kHarmony.RETURN, r.tokens()[r.tokens().length - 1]);
                 List<String> v = TestSchemas.violations(schema, r.content());
                 assertTrue(v.isEmpty(), () -> r.content() + " under " + schema + ": " + v);
@@ -86,7 +86,7 @@ class StructuredChatTest {
     void jsonObjectAnswersAreObjects() {
         try (Chat chat = engine.newChat(options(5).withJsonObject())) {
             Reply r = chat.send("Name a colour.", null);
-            assertEquals(GenerationResult.StopReason.STOP_TOKEN, r.stopReason(), r::content);
+            assertEquals(StopReason.STOP_TOKEN, r.stopReason(), r::content);
             assertTrue(TestSchemas.violations("{\"type\":\"object\"}", r.content()).isEmpty(), r.content());
         }
     }

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.Reply;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.HarmonyReplies;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.Message;
 
@@ -92,7 +92,7 @@ public final class HeldOut {
 
     /** Answers {@code item} greedily in {@code chat} (which keeps nothing between items: each reply gets the whole conversation). */
     public static Outcome answer(Chat chat, Item item, int maxTokens) {
-        Reply r = chat.reply(item.messages(), maxTokens, SamplerConfig.greedy(), null);
+        Reply r = HarmonyReplies.greedy(chat, item.messages(), maxTokens);
         StringBuilder t = new StringBuilder("[analysis] ").append(r.reasoning()).append(" [final] ").append(r.content());
         if (!item.isTool()) {
             boolean ok = !r.reasoning().isBlank() && r.toolCalls().isEmpty() && isFinal(item, r.content());
@@ -105,7 +105,7 @@ public final class HeldOut {
         List<Message> next = new ArrayList<>(item.messages());
         next.add(Message.toolCall(item.toolName(), r.toolCalls().getFirst().arguments()));
         next.add(Message.toolResult(item.toolName(), item.toolResult()));
-        Reply r2 = chat.reply(next, maxTokens, SamplerConfig.greedy(), null);
+        Reply r2 = HarmonyReplies.greedy(chat, next, maxTokens);
         t.append(" [tool] ").append(item.toolResult()).append(" [analysis] ").append(r2.reasoning()).append(" [final] ").append(r2.content());
         boolean ok = r2.toolCalls().isEmpty() && isFinal(item, r2.content());
         return new Outcome(item, ok, IntStream.concat(IntStream.of(r.tokens()), IntStream.of(r2.tokens())).toArray(), t.toString());

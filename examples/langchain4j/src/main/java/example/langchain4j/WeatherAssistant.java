@@ -6,10 +6,10 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.service.AiServices;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.DemoModel;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.demo.DemoCheckpoint;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.langchain4j.GossChatModel;
 import io.gossgpu.langchain4j.GossStreamingChatModel;
 
@@ -51,7 +51,7 @@ public final class WeatherAssistant implements AutoCloseable {
     WeatherAssistant(Path checkpoint) {
         engine = Engine.open(EngineOptions.of(checkpoint));
         // greedy: the same question gets the same answer each time
-        ChatOptions options = ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(256);
+        ChatOptions options = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(256);
         model = new GossChatModel(engine, options);
         streamingModel = new GossStreamingChatModel(engine, options);
         assistant = AiServices.builder(Assistant.class).chatModel(model).tools(weather).build();
@@ -86,7 +86,7 @@ public final class WeatherAssistant implements AutoCloseable {
     }
 
     public static void main(String[] args) {
-        Path checkpoint = args.length > 0 ? Path.of(args[0]) : DemoCheckpoint.unpack(Path.of("target"));
+        Path checkpoint = args.length > 0 ? Path.of(args[0]) : DemoModel.unpack(Path.of("target"));
         try (WeatherAssistant example = new WeatherAssistant(checkpoint)) {
             System.out.println(example.chat("What is 17 + 25?"));
             example.chatStreamed("What is 17 + 25?", System.out::print);

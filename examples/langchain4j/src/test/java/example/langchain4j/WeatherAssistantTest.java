@@ -1,7 +1,7 @@
 package example.langchain4j;
 
 import dev.langchain4j.model.chat.response.ChatResponse;
-import io.gossgpu.demo.DemoCheckpoint;
+import io.gossgpu.api.DemoModel;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,7 @@ class WeatherAssistantTest {
 
     @BeforeAll
     static void open() {
-        example = new WeatherAssistant(DemoCheckpoint.unpack(Path.of("target")));
+        example = new WeatherAssistant(DemoModel.unpack(Path.of("target")));
     }
 
     @AfterAll

@@ -1,6 +1,6 @@
 package example.springai;
 
-import io.gossgpu.demo.DemoCheckpoint;
+import io.gossgpu.api.DemoModel;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
@@ -73,7 +73,7 @@ public class WeatherApp {
     /** Starts the application; goss.model defaults to the demo model (any property source that sets it wins). */
     static ConfigurableApplicationContext start(String... args) {
         SpringApplication app = new SpringApplication(WeatherApp.class);
-        app.setDefaultProperties(Map.of("goss.model", DemoCheckpoint.unpack(Path.of("target")).toString()));
+        app.setDefaultProperties(Map.of("goss.model", DemoModel.unpack(Path.of("target")).toString()));
         return app.run(args);
     }
 

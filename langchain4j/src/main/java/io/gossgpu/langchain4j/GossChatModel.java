@@ -55,11 +55,10 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     public ChatResponse doChat(ChatRequest request) {
         var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
         ChatOptions options = RequestOptions.apply(chats.options(), request.parameters());
-        float frequency = RequestOptions.frequencyPenalty(request.parameters()), presence = RequestOptions.presencePenalty(request.parameters());
         StopSequences stop = new StopSequences(request.stopSequences());
         Chat chat = chats.take();
         try {
-            Reply reply = chat.send(conversation, options, frequency, presence, new ChatListener() {
+            Reply reply = chat.send(conversation, options, new ChatListener() {
                 @Override public void onContent(String delta) {
                     stop.accept(delta);
                     if (stop.stopped()) chat.cancel();

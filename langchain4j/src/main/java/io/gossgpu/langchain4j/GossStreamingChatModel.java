@@ -55,13 +55,10 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
     public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
         Conversation conversation;
         ChatOptions options;
-        float frequency, presence;
         Chat chat;
         try {
             conversation = Messages.conversation(request.messages(), request.toolSpecifications());
             options = RequestOptions.apply(chats.options(), request.parameters());
-            frequency = RequestOptions.frequencyPenalty(request.parameters());
-            presence = RequestOptions.presencePenalty(request.parameters());
             chat = chats.take();
         } catch (RuntimeException e) {
             handler.onError(e);
@@ -88,7 +85,7 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
                         .id(callIds.getLast()).name(fn).arguments(arguments).build()));
             }
         };
-        chat.sendAsync(conversation, options, frequency, presence, toHandler).whenComplete((reply, error) -> {
+        chat.sendAsync(conversation, options, toHandler).whenComplete((reply, error) -> {
             int promptTokens = chat.lastPromptTokens();
             chats.give(chat);
             if (error != null) {

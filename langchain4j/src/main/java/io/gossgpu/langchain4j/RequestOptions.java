@@ -10,14 +10,14 @@ import dev.langchain4j.model.chat.request.ResponseFormat;
 import dev.langchain4j.model.chat.request.ResponseFormatType;
 import dev.langchain4j.model.chat.request.ToolChoice;
 import io.gossgpu.api.ChatOptions;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.Sampling;
 
 /**
- * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the output token limit
+ * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the penalties, the output token limit
  * and the response format (JSON, or JSON under the request's schema, through goss-gpu's structured outputs) are the
  * request's where it sets them, the model's otherwise. Tool specifications go with the conversation
- * ({@link Messages}); stop sequences are cut by {@link StopSequences}; frequency and presence penalties go with the
- * reply ({@link #frequencyPenalty}, {@link #presencePenalty}). What goss-gpu cannot do for a request (a required tool
+ * ({@link Messages}); stop sequences are cut by {@link StopSequences}; frequency and presence penalties go into the
+ * sampling ({@link Sampling#withPenalties}). What goss-gpu cannot do for a request (a required tool
  * call) is refused with {@link UnsupportedFeatureException}, not ignored.
  */
 final class RequestOptions {
@@ -30,11 +30,13 @@ final class RequestOptions {
         if (p.toolChoice() == ToolChoice.REQUIRED)
             throw new UnsupportedFeatureException("goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
         ChatOptions o = base;
-        SamplerConfig s = o.sampler();
-        if (p.temperature() != null) s = new SamplerConfig(p.temperature().floatValue(), s.topK(), s.topP(), s.minP(), s.seed());
+        Sampling s = o.sampling();
+        if (p.temperature() != null) s = s.withTemperature(p.temperature().floatValue());
         if (p.topP() != null) s = s.withTopP(p.topP().floatValue());
         if (p.topK() != null) s = s.withTopK(p.topK());
-        if (s != o.sampler()) o = o.withSampler(s);
+        if (p.frequencyPenalty() != null || p.presencePenalty() != null)
+            s = s.withPenalties(presencePenalty(p), frequencyPenalty(p));
+        if (s != o.sampling()) o = o.withSampling(s);
         if (p.maxOutputTokens() != null) o = o.withMaxTokens(p.maxOutputTokens());
         ResponseFormat f = p.responseFormat();
         if (f != null) {

@@ -14,7 +14,7 @@ import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.demo.DemoCheckpoint;
-import io.gossgpu.generate.SamplerConfig;
+import io.gossgpu.api.Sampling;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class GossChatModelTest {
     static Engine engine;
-    static final ChatOptions GREEDY = ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(128);
+    static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
 
     @BeforeAll
     static void open() {

@@ -15,14 +15,13 @@ import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.output.FinishReason;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Conversation;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.Turn;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.demo.DemoCheckpoint;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.SystemContent;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -45,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RequestParametersTest {
     static Engine engine;
-    static final ChatOptions GREEDY = ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(128);
+    static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
     static final String QUESTION = "What is 17 + 25?";
 
     @BeforeAll
@@ -119,24 +118,22 @@ class RequestParametersTest {
 
     @Test
     void samplerSettingsAreTheRequestsAndTheRestTheModels() {
-        ChatOptions base = GREEDY.withSampler(SamplerConfig.of(0.5f, 7).withTopK(40));
+        ChatOptions base = GREEDY.withSampling(Sampling.of(0.5f, 7).withTopK(40));
         ChatOptions o = RequestOptions.apply(base, ChatRequestParameters.builder().temperature(0.9).topP(0.8).maxOutputTokens(9).build());
-        assertEquals(0.9f, o.sampler().temperature(), 1e-6);
-        assertEquals(0.8f, o.sampler().topP(), 1e-6);
-        assertEquals(40, o.sampler().topK(), "unset: the model's");
-        assertEquals(7, o.sampler().seed());
+        assertEquals(0.9f, o.sampling().temperature(), 1e-6);
+        assertEquals(0.8f, o.sampling().topP(), 1e-6);
+        assertEquals(40, o.sampling().topK(), "unset: the model's");
+        assertEquals(7, o.sampling().seed());
         assertEquals(9, o.maxTokens());
         assertEquals(base, RequestOptions.apply(base, ChatRequestParameters.builder().build()), "nothing set: the model's options");
-        assertEquals(3, RequestOptions.apply(base, ChatRequestParameters.builder().topK(3).build()).sampler().topK());
+        assertEquals(3, RequestOptions.apply(base, ChatRequestParameters.builder().topK(3).build()).sampling().topK());
     }
 
-    /** The reply the server's path gives: the question as Harmony messages, the penalties as logit adjustments. */
-    private static Reply serverPath(float frequency, float presence) {
+    /** The reply the api gives the question with the penalties in its sampling (as the server's requests do). */
+    private static Reply apiPath(float frequency, float presence) {
         try (Chat chat = engine.newChat(GREEDY)) {
-            List<Message> messages = List.of(Message.system(SystemContent.defaults(GREEDY.currentDate(), GREEDY.reasoningEffort())),
-                    Message.user(QUESTION));
-            return chat.reply(messages, GREEDY.maxTokens(), GREEDY.sampler(), null, Map.of(),
-                    new LogitAdjustments(Map.of(), presence, frequency), null);
+            return chat.send(Conversation.of(List.of(), new Turn.User(QUESTION)),
+                    GREEDY.withSampling(GREEDY.sampling().withPenalties(presence, frequency)), null);
         }
     }
 
@@ -147,13 +144,13 @@ class RequestParametersTest {
     }
 
     /**
-     * Frequency and presence penalties apply as the server's frequency_penalty and presence_penalty (LogitAdjustments
-     * through Chat.reply): on the demo model frequency 2 / presence -2 makes the answer "17 + 25 = Santiago.", the
+     * Frequency and presence penalties apply as the server's frequency_penalty and presence_penalty (the api's
+     * Sampling.withPenalties): on the demo model frequency 2 / presence -2 makes the answer "17 + 25 = Santiago.", the
      * swapped pair leaves "42.", so a dropped or swapped penalty fails.
      */
     @Test
     void penaltiesApplyAsTheServerAppliesThem() throws Exception {
-        Reply penalized = serverPath(2f, -2f), swapped = serverPath(-2f, 2f);
+        Reply penalized = apiPath(2f, -2f), swapped = apiPath(-2f, 2f);
         assertFalse(penalized.content().equals(swapped.content()), "the pair and the swapped pair give different answers");
         try (GossChatModel model = new GossChatModel(engine, GREEDY);
              GossStreamingChatModel streaming = new GossStreamingChatModel(engine, GREEDY)) {

@@ -3,30 +3,30 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.ReasoningEffort;
 import io.gossgpu.api.ResponseFormat;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.generate.TokenLogprobs;
-import io.gossgpu.harmony.HarmonyRenderer;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.harmony.ToolDescription;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.TokenLogprob;
+import io.gossgpu.api.Tool;
 import io.javalin.http.Context;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Map;
 
 /** {@code POST /v1/chat/completions}: non-streaming and SSE streaming, tools, reasoning as {@code reasoning_content}. */
 final class ChatCompletionsApi {
     private final GossServer server;
-    private final HarmonyRenderer renderer = new HarmonyRenderer();
 
     ChatCompletionsApi(GossServer server) {
         this.server = server;
     }
 
-    /** A request made ready to run: the Harmony conversation, its rendering, and the limits. */
-    record Prepared(List<Message> messages, int[] prompt, Generation.Limits limits) {}
+    /**
+     * A request made ready to run: the conversation, the reply's reasoning effort and date ({@code reply}), the prompt
+     * they render to, and the limits.
+     */
+    record Prepared(io.gossgpu.api.Conversation conversation, ChatOptions reply, int[] prompt, Generation.Limits limits) {}
 
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
@@ -39,16 +39,15 @@ final class ChatCompletionsApi {
 
         Conversation conv = new Conversation();
         readMessages(body.get("messages"), conv);
-        List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
+        List<Tool> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
         ResponseFormat format = StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
-        Prepared p = prepare(StructuredOutput.shown(conv.messages(effort, true), format), max, maxField, Requests.sampler(body), Requests.stops(body), topLogprobs);
-        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
-                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
+        Prepared p = prepare(conv.build(), effort, format, max, maxField, Requests.sampling(body), Requests.stops(body), topLogprobs);
+        Generation.Limits limits = p.limits().declaring(tools);
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;
@@ -56,7 +55,7 @@ final class ChatCompletionsApi {
         try {
             if (!stream) {
                 Generation.Outcome o = server.finished(ctx, slot,
-                        Generation.chat(slot, p.messages(), p.prompt().length, limits, new Generation.Sink() {}));
+                        Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, new Generation.Sink() {}));
                 GossServer.json(ctx, 200, completion(id, created, o, topLogprobs >= 0));
                 return;
             }
@@ -64,7 +63,7 @@ final class ChatCompletionsApi {
             StreamSink sink = new StreamSink(sse, id, created, topLogprobs >= 0);
             server.stream(ctx, slot, sse, () -> {
                 sink.first();
-                return Generation.chat(slot, p.messages(), p.prompt().length, limits, sink);
+                return Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, sink);
             }, o -> {
                 ObjectNode last = sink.chunk();
                 ObjectNode choice = (ObjectNode) last.get("choices").get(0);
@@ -84,14 +83,18 @@ final class ChatCompletionsApi {
     }
 
     /**
-     * Renders the conversation and checks it against the context: a prompt that does not fit, or one that does but
-     * not with the {@code maxTokens} the client asked for ({@code maxField}), is a 400 naming both numbers; with no
-     * limit asked for, the reply gets what room is left up to the server's default.
+     * Renders the conversation as the chat will (today's date, {@code effort} or medium, {@code format}'s schema shown)
+     * and checks it against the context: a prompt that does not fit, or one that does but not with the
+     * {@code maxTokens} the client asked for ({@code maxField}), is a 400 naming both numbers; with no limit asked for,
+     * the reply gets what room is left up to the server's default.
      */
-    Prepared prepare(List<Message> messages, Long maxTokens, String maxField, SamplerConfig sampler, List<String> stops, int topLogprobs) {
-        int[] prompt = renderer.renderForCompletion(messages);
+    Prepared prepare(io.gossgpu.api.Conversation conversation, ReasoningEffort effort, ResponseFormat format, Long maxTokens,
+                     String maxField, Sampling sampling, List<String> stops, int topLogprobs) {
+        ChatOptions reply = ChatOptions.defaults().withReasoningEffort(effort != null ? effort : ReasoningEffort.MEDIUM)
+                .withResponseFormat(format);
+        int[] prompt = conversation.promptTokens(reply);
         int max = Requests.replyLimit(server.options, prompt.length, maxTokens, maxField, server.options.defaultMaxTokens(), "messages");
-        return new Prepared(messages, prompt, new Generation.Limits(max, sampler, stops, topLogprobs));
+        return new Prepared(conversation, reply, prompt, new Generation.Limits(max, sampling, stops, topLogprobs).structured(format));
     }
 
     /** The chat-completions {@code messages} array into {@code conv}. */
@@ -234,7 +237,7 @@ final class ChatCompletionsApi {
         }
 
         @Override
-        public void content(String text, List<TokenLogprobs> lps) throws IOException {
+        public void content(String text, List<TokenLogprob> lps) throws IOException {
             ObjectNode ch = chunk();
             delta(ch).put("content", text);
             if (logprobs) ((ObjectNode) ch.get("choices").get(0)).set("logprobs", Logprobs.chat(lps));

@@ -2,8 +2,8 @@ package io.gossgpu.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.generate.TokenLogprobs;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tokens;
 import io.javalin.http.Context;
 
@@ -30,7 +30,7 @@ final class CompletionsApi {
         boolean stream = Requests.optBool(body, "stream", false);
         boolean includeUsage = Requests.includeUsage(body, stream);
         Long max = Requests.optInteger(body, "max_tokens", 0);
-        SamplerConfig sampler = Requests.sampler(body);
+        Sampling sampling = Requests.sampling(body);
         List<String> stops = Requests.stops(body);
         int topLogprobs = Logprobs.completionsRequest(body);
         boolean logprobs = topLogprobs >= 0;
@@ -38,8 +38,8 @@ final class CompletionsApi {
         int promptTokens = Tokens.encode(prompt).length;
         if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
         int maxTokens = Requests.replyLimit(server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
-        Generation.Limits limits = new Generation.Limits(maxTokens, sampler, stops, topLogprobs)
-                .structured(StructuredOutput.withGrammar(body, null), java.util.Map.of()).adjusted(SamplingFields.adjustments(body));
+        Generation.Limits limits = new Generation.Limits(maxTokens, sampling, stops, topLogprobs)
+                .structured(StructuredOutput.withGrammar(body, null));
         String id = Requests.id("cmpl-");
         long created = System.currentTimeMillis() / 1000;
 
@@ -70,7 +70,7 @@ final class CompletionsApi {
                 }
 
                 @Override
-                public void content(String delta, List<TokenLogprobs> lps) throws IOException {
+                public void content(String delta, List<TokenLogprob> lps) throws IOException {
                     sse.data(response(id, created, delta, null, null, logprobs ? Logprobs.completions(lps, offset[0]) : null));
                     offset[0] += delta.length();
                 }

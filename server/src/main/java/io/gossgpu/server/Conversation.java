@@ -1,57 +1,54 @@
 package io.gossgpu.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gossgpu.harmony.DeveloperContent;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.harmony.SystemContent;
-import io.gossgpu.harmony.ToolDescription;
+import io.gossgpu.GossException;
+import io.gossgpu.api.Tool;
+import io.gossgpu.api.Turn;
 
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Builds the Harmony conversation of a request. The client's system and developer messages become the developer
- * message's instructions (gpt-oss's own system message states identity, date, reasoning effort and channels), the
- * function tools join them there, then come the turns: user text, assistant answers (final channel), reasoning
- * (analysis channel), tool calls (commentary channel to {@code functions.NAME}) and tool results.
+ * Builds the conversation of a request ({@link io.gossgpu.api.Conversation}). The client's system and developer
+ * messages become its instructions (gpt-oss's own system message states identity, date, reasoning effort and
+ * channels), the function tools join them, then come the turns: user text, assistant answers, commentary beside tool
+ * calls, reasoning, tool calls and tool results.
  */
 final class Conversation {
     private final List<String> instructions = new ArrayList<>();
-    private final List<ToolDescription> tools = new ArrayList<>();
-    private final List<Message> turns = new ArrayList<>();
+    private final List<Tool> tools = new ArrayList<>();
+    private final List<Turn> turns = new ArrayList<>();
     private final Map<String, String> callNames = new HashMap<>();
 
     void instruction(String text) {
         if (text != null && !text.isBlank()) instructions.add(text);
     }
 
-    void tool(ToolDescription t) {
+    void tool(Tool t) {
         tools.add(t);
     }
 
     void user(String text) {
-        turns.add(Message.user(text));
+        turns.add(new Turn.User(text));
     }
 
     void assistantFinal(String text) {
-        turns.add(Message.assistant("final", text));
+        turns.add(new Turn.Assistant(text));
     }
 
     void assistantCommentary(String text) {
-        turns.add(Message.assistant("commentary", text));
+        turns.add(new Turn.Commentary(text));
     }
 
     void reasoning(String text) {
-        if (!text.isEmpty()) turns.add(Message.assistant("analysis", text));
+        if (!text.isEmpty()) turns.add(new Turn.Reasoning(text));
     }
 
     void toolCall(String callId, String name, String arguments) {
         if (callId != null) callNames.put(callId, name);
-        turns.add(Message.toolCall(name, arguments));
+        turns.add(new Turn.ToolCall(name, arguments));
     }
 
     /** A tool result; the function is named by {@code name} or found from the id of the call it answers. */
@@ -59,27 +56,21 @@ final class Conversation {
         String fn = name != null ? name : callId != null ? callNames.get(callId) : null;
         if (fn == null)
             throw ApiError.badRequest(param, "tool result for call '" + callId + "' matches no earlier tool call; give 'name' or the call's id");
-        turns.add(Message.toolResult(fn, output));
+        turns.add(new Turn.ToolResult(fn, output));
     }
 
     boolean hasTurns() {
         return !turns.isEmpty();
     }
 
-    /** System message, developer message (if there are instructions or tools), then the turns. */
-    List<Message> messages(ReasoningEffort effort, boolean offerTools) {
-        List<Message> out = new ArrayList<>();
-        out.add(Message.system(SystemContent.defaults(LocalDate.now(), effort != null ? effort : ReasoningEffort.MEDIUM)));
-        List<ToolDescription> offered = offerTools ? tools : List.of();
-        if (!instructions.isEmpty() || !offered.isEmpty())
-            out.add(Message.developer(new DeveloperContent(instructions.isEmpty() ? null : String.join("\n\n", instructions), offered)));
-        out.addAll(turns);
-        return out;
+    /** The instructions (joined), the tools, then the turns; call once {@link #hasTurns}. */
+    io.gossgpu.api.Conversation build() {
+        return new io.gossgpu.api.Conversation(instructions.isEmpty() ? null : String.join("\n\n", instructions), tools, turns);
     }
 
     /** Chat-completions {@code tools}: function tools only. */
-    static List<ToolDescription> chatTools(JsonNode tools) {
-        List<ToolDescription> out = new ArrayList<>();
+    static List<Tool> chatTools(JsonNode tools) {
+        List<Tool> out = new ArrayList<>();
         if (tools == null || tools.isNull()) return out;
         if (!tools.isArray()) throw ApiError.badRequest("tools", "'tools' must be an array");
         for (JsonNode t : tools) {
@@ -98,21 +89,32 @@ final class Conversation {
 
     /**
      * One function tool (chat's {@code {type, function: {...}}} or the Responses API's flat form); its
-     * {@code parameters}, when given, must be a JSON Schema object, as OpenAI requires.
+     * {@code parameters}, when given, must be a JSON Schema object, as OpenAI requires. With {@code strict: true} the
+     * arguments are held to that schema (issue 40), and a schema the engine cannot enforce is a 400.
      */
-    static ToolDescription functionTool(JsonNode t) {
+    static Tool functionTool(JsonNode t) {
         JsonNode f = t.has("function") ? t.get("function") : t;
         JsonNode p = f.get("parameters");
         if (p != null && !p.isNull() && !p.isObject())
             throw ApiError.badRequest("tools", "the parameters of tool '" + f.path("name").asText("") + "' must be a JSON Schema object, got " + p.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
-        return ToolDescription.fromOpenAiTool(t);
+        JsonNode name = f.get("name");
+        if (name == null || !name.isTextual() || name.asText().isEmpty())
+            throw ApiError.badRequest("tools", "tool without a name: " + t);
+        JsonNode d = f.get("description");
+        boolean hasParameters = p != null && !p.isNull();
+        try {
+            return new Tool(name.asText(), d != null && d.isTextual() ? d.asText() : "", hasParameters ? p.toString() : null,
+                    hasParameters && f.path("strict").asBoolean(false));
+        } catch (GossException e) {
+            throw ApiError.badRequest("tools", e.getMessage());
+        }
     }
 
     /**
      * {@code tool_choice}: "none" hides the tools; "auto", "required" and a named function offer them (a named
      * function offers only that one). The model is not forced to call.
      */
-    static List<ToolDescription> applyToolChoice(JsonNode choice, List<ToolDescription> tools) {
+    static List<Tool> applyToolChoice(JsonNode choice, List<Tool> tools) {
         if (choice == null || choice.isNull()) return tools;
         if (choice.isTextual()) {
             return switch (choice.asText()) {
@@ -123,7 +125,7 @@ final class Conversation {
         }
         String name = choice.path("function").path("name").asText(choice.path("name").asText(null));
         if (name == null) throw ApiError.badRequest("tool_choice", "'tool_choice' names no function");
-        List<ToolDescription> only = tools.stream().filter(t -> t.name().equals(name)).toList();
+        List<Tool> only = tools.stream().filter(t -> t.name().equals(name)).toList();
         if (only.isEmpty()) throw ApiError.badRequest("tool_choice", "'tool_choice' names '" + name + "', which is not among the tools");
         return only;
     }

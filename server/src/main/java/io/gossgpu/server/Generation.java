@@ -7,19 +7,18 @@ import io.gossgpu.api.Reply;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.Tokens;
-import io.gossgpu.generate.GenerationResult.StopReason;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.generate.Timings;
-import io.gossgpu.generate.TokenLogprobs;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.ToolDescription;
+import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Conversation;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.StopReason;
+import io.gossgpu.api.Timings;
+import io.gossgpu.api.TokenLogprob;
+import io.gossgpu.api.Tool;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -33,7 +32,7 @@ final class Generation {
     interface Sink {
         default void reasoning(String delta) throws IOException {}
         /** {@code logprobs}: the tokens of this text, when the request asked for them (else empty). */
-        default void content(String delta, List<TokenLogprobs> logprobs) throws IOException {}
+        default void content(String delta, List<TokenLogprob> logprobs) throws IOException {}
         default void toolStart(ToolCallOut call) throws IOException {}
         default void toolDelta(ToolCallOut call, String delta) throws IOException {}
         /** Called on every generated token: a chance to check the client is still there. */
@@ -62,7 +61,7 @@ final class Generation {
      */
     record Outcome(String content, String reasoning, List<ToolCallOut> toolCalls, String finishReason,
                    int promptTokens, int completionTokens, int cachedTokens, int reasoningTokens, boolean clientGone,
-                   boolean aborted, Timings timings, List<TokenLogprobs> logprobs) {
+                   boolean aborted, Timings timings, List<TokenLogprob> logprobs) {
         /** Nothing generated (a request for zero tokens). */
         static Outcome empty(int promptTokens) {
             return new Outcome("", "", List.of(), "length", promptTokens, 0, 0, 0, false, false, null, List.of());
@@ -70,47 +69,47 @@ final class Generation {
     }
 
     /**
-     * What a request asks of the generation besides the prompt. {@code format}: the answer's structured-output format
-     * (null: free text); {@code toolArguments}: the argument formats of strict function tools, by function name;
-     * {@code adjustments}: logit bias and presence/frequency penalties (null: none); {@code tools}: the names of the
-     * function tools the request declared.
+     * What a request asks of the generation besides the prompt. {@code sampling}: with the logit bias and penalties;
+     * {@code format}: the answer's structured-output format (null: free text); {@code tools}: the names of the function
+     * tools the request declared (strict ones hold their arguments themselves, {@link Tool#strict()}).
      */
-    record Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs, ResponseFormat format,
-                  Map<String, ResponseFormat> toolArguments, LogitAdjustments adjustments, Set<String> tools) {
-        Limits(int maxTokens, SamplerConfig sampler, List<String> stops, int topLogprobs) {
-            this(maxTokens, sampler, stops, topLogprobs, null, Map.of(), null, Set.of());
+    record Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs, ResponseFormat format, Set<String> tools) {
+        Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs) {
+            this(maxTokens, sampling, stops, topLogprobs, null, Set.of());
         }
 
-        Limits structured(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, Map.copyOf(toolArguments), adjustments, tools);
-        }
-
-        Limits adjusted(LogitAdjustments adjustments) {
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments, tools);
+        Limits structured(ResponseFormat format) {
+            return new Limits(maxTokens, sampling, stops, topLogprobs, format, tools);
         }
 
         /** The function tools the request declared (after tool_choice): a call to any other is not a tool call. */
-        Limits declaring(List<ToolDescription> declared) {
+        Limits declaring(List<Tool> declared) {
             Set<String> names = new HashSet<>();
-            for (ToolDescription t : declared) names.add(t.name());
-            return new Limits(maxTokens, sampler, stops, topLogprobs, format, toolArguments, adjustments, Set.copyOf(names));
+            for (Tool t : declared) names.add(t.name());
+            return new Limits(maxTokens, sampling, stops, topLogprobs, format, Set.copyOf(names));
+        }
+
+        /** {@code base} (the reply's reasoning effort and date) with this request's token limit, sampling and format. */
+        ChatOptions reply(ChatOptions base) {
+            return base.withMaxTokens(maxTokens).withSampling(sampling).withResponseFormat(format);
         }
     }
 
     private Generation() {}
 
-    static Outcome chat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
-        return slot.run(() -> runChat(slot, messages, promptTokens, limits, sink));
+    /** The reply to {@code conversation} with {@code reply}'s effort and date (its prompt has {@code promptTokens}). */
+    static Outcome chat(SlotPool.Slot slot, Conversation conversation, ChatOptions reply, int promptTokens, Limits limits, Sink sink) {
+        return slot.run(() -> runChat(slot, conversation, limits.reply(reply), promptTokens, limits, sink));
     }
 
     static Outcome complete(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         return slot.run(() -> runCompletion(slot, prompt, promptTokens, limits, sink));
     }
 
-    private static Outcome runChat(SlotPool.Slot slot, List<Message> messages, int promptTokens, Limits limits, Sink sink) {
+    private static Outcome runChat(SlotPool.Slot slot, Conversation conversation, ChatOptions reply, int promptTokens, Limits limits, Sink sink) {
         Chat chat = slot.chat();
         Listener l = new Listener(limits, sink, chat::cancel, slot);
-        Reply r = chat.reply(messages, limits.maxTokens(), limits.sampler(), limits.format(), limits.toolArguments(), limits.adjustments(), l);
+        Reply r = chat.send(conversation, reply, l);
         l.finish();
         int cached = Math.max(0, promptTokens - chat.lastPrefillTokens());
         slot.cachedTokens = promptTokens + Math.max(0, r.tokens().length - 1);
@@ -120,7 +119,7 @@ final class Generation {
     private static Outcome runCompletion(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         Completion c = slot.completion();
         Listener l = new Listener(limits, sink, c::cancel, slot);
-        Reply r = c.complete(prompt, limits.maxTokens(), limits.sampler(), limits.format(), limits.adjustments(), l);
+        Reply r = c.complete(prompt, limits.reply(ChatOptions.defaults()), l);
         l.finish();
         return l.outcome(r, promptTokens, 0);
     }
@@ -134,9 +133,9 @@ final class Generation {
         final List<ToolCallOut> calls = new ArrayList<>();
         final int topLogprobs;
         /** Content tokens' log probabilities: all of them, and those whose text is not sent yet. */
-        final List<TokenLogprobs> logprobs = new ArrayList<>(), unsent = new ArrayList<>();
+        final List<TokenLogprob> logprobs = new ArrayList<>(), unsent = new ArrayList<>();
         /** The current token's log probabilities, until its text (if any) is known. */
-        TokenLogprobs current;
+        TokenLogprob current;
         int reasoningTokens;
         boolean inReasoning;
         boolean gone;
@@ -161,7 +160,7 @@ final class Generation {
         }
 
         @Override
-        public void onLogprobs(TokenLogprobs lp) {
+        public void onLogprobs(TokenLogprob lp) {
             // A token whose bytes end mid-character shows its text only with the next one: keep it for that text.
             // A special token (a Harmony header's) ends that: what came before it was header text, not content.
             if (current != null && Tokens.isSpecial(current.token())) unsent.clear();
@@ -216,7 +215,7 @@ final class Generation {
         private void emit(String out) {
             if (out.isEmpty()) return;
             content.append(out);
-            List<TokenLogprobs> lps = List.copyOf(unsent);
+            List<TokenLogprob> lps = List.copyOf(unsent);
             logprobs.addAll(lps);
             unsent.clear();
             send(() -> sink.content(out, lps));

@@ -3,7 +3,7 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.gossgpu.generate.TokenLogprobs;
+import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tokens;
 
 import java.nio.charset.StandardCharsets;
@@ -17,8 +17,8 @@ final class Logprobs {
     static int chatRequest(JsonNode body) {
         boolean on = Requests.optBool(body, "logprobs", false);
         Long top = Requests.optInteger(body, "top_logprobs", 0);
-        if (top != null && top > TokenLogprobs.MAX_TOP)
-            throw ApiError.badRequest("top_logprobs", "'top_logprobs' must be at most " + TokenLogprobs.MAX_TOP + ", got " + top);
+        if (top != null && top > TokenLogprob.MAX_TOP)
+            throw ApiError.badRequest("top_logprobs", "'top_logprobs' must be at most " + TokenLogprob.MAX_TOP + ", got " + top);
         if (top != null && !on) throw ApiError.badRequest("top_logprobs", "'top_logprobs' needs 'logprobs': true");
         return on ? (top == null ? 0 : top.intValue()) : -1;
     }
@@ -26,16 +26,16 @@ final class Logprobs {
     /** The completions API's {@code logprobs} (an integer, the number of alternatives): -1 when absent. */
     static int completionsRequest(JsonNode body) {
         Long n = Requests.optInteger(body, "logprobs", 0);
-        if (n != null && n > TokenLogprobs.MAX_TOP)
-            throw ApiError.badRequest("logprobs", "'logprobs' must be at most " + TokenLogprobs.MAX_TOP + ", got " + n);
+        if (n != null && n > TokenLogprob.MAX_TOP)
+            throw ApiError.badRequest("logprobs", "'logprobs' must be at most " + TokenLogprob.MAX_TOP + ", got " + n);
         return n == null ? -1 : n.intValue();
     }
 
     /** {@code {"content":[{token, logprob, bytes, top_logprobs:[...]}], "refusal":null}} */
-    static ObjectNode chat(List<TokenLogprobs> tokens) {
+    static ObjectNode chat(List<TokenLogprob> tokens) {
         ObjectNode o = Json.object();
         ArrayNode content = o.putArray("content");
-        for (TokenLogprobs t : tokens) {
+        for (TokenLogprob t : tokens) {
             ObjectNode e = entry(t.token(), t.logprob());
             ArrayNode top = e.putArray("top_logprobs");
             for (int i = 0; i < t.topTokens().length; i++) top.add(entry(t.topTokens()[i], t.topLogprobs()[i]));
@@ -46,11 +46,11 @@ final class Logprobs {
     }
 
     /** {@code {"tokens", "token_logprobs", "top_logprobs", "text_offset"}}; offsets count from {@code offset}. */
-    static ObjectNode completions(List<TokenLogprobs> tokens, int offset) {
+    static ObjectNode completions(List<TokenLogprob> tokens, int offset) {
         ObjectNode o = Json.object();
         ArrayNode text = o.putArray("tokens"), lps = o.putArray("token_logprobs"), top = o.putArray("top_logprobs"),
                 offsets = o.putArray("text_offset");
-        for (TokenLogprobs t : tokens) {
+        for (TokenLogprob t : tokens) {
             String s = text(t.token());
             text.add(s);
             lps.add(t.logprob());

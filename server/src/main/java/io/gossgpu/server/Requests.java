@@ -1,8 +1,8 @@
 package io.gossgpu.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.api.Sampling;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -44,8 +44,11 @@ final class Requests {
         return n;
     }
 
-    /** The sampler from temperature (default 1), top_p (default 1) and seed (default random). */
-    static SamplerConfig sampler(JsonNode body) {
+    /**
+     * The sampling from temperature (default 1), top_p (default 1) and seed (default random), with logit_bias and the
+     * presence and frequency penalties ({@link SamplingFields}).
+     */
+    static Sampling sampling(JsonNode body) {
         Double t = optNumber(body, "temperature", 0, 2);
         Double p = optNumber(body, "top_p", 0, 1);
         Long seed = optIntegerAnySign(body, "seed");
@@ -53,7 +56,7 @@ final class Requests {
         float topP = p == null ? 1f : p.floatValue();
         if (topP <= 0) topP = Float.MIN_VALUE; // top_p 0: only the most likely token survives
         long s = seed != null ? seed : ThreadLocalRandom.current().nextLong();
-        return new SamplerConfig(temperature, 0, topP, 0, s);
+        return SamplingFields.adjusted(body, new Sampling(temperature, 0, topP, 0, s));
     }
 
     private static Long optIntegerAnySign(JsonNode body, String field) {

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.ResponseFormat;
-import io.gossgpu.generate.TokenLogprobs;
-import io.gossgpu.harmony.ReasoningEffort;
-import io.gossgpu.harmony.ToolDescription;
+import io.gossgpu.api.TokenLogprob;
+import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.api.Tool;
 import io.javalin.http.Context;
 
 import java.io.IOException;
@@ -83,7 +83,7 @@ final class ResponsesApi {
         String instructions = Requests.optText(body, "instructions");
         conv.instruction(instructions);
         readItems(items, conv);
-        List<ToolDescription> tools = Conversation.applyToolChoice(body.get("tool_choice"), tools(body.get("tools")));
+        List<Tool> tools = Conversation.applyToolChoice(body.get("tool_choice"), tools(body.get("tools")));
         tools.forEach(conv::tool);
         JsonNode reasoning = body.get("reasoning");
         ReasoningEffort effort = reasoning != null && reasoning.isObject()
@@ -92,10 +92,9 @@ final class ResponsesApi {
         ResponseFormat format = StructuredOutput.responsesFormat(body.path("text").get("format"));
         if (body.hasNonNull("top_logprobs"))
             throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
-        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(StructuredOutput.shown(conv.messages(effort, true), format), max,
-                "max_output_tokens", Requests.sampler(body), List.of(), -1);
-        Generation.Limits limits = p.limits().structured(format, tools.isEmpty() ? Map.of() : StructuredOutput.strictTools(body.get("tools")))
-                .adjusted(SamplingFields.adjustments(body)).declaring(tools);
+        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.build(), effort, format, max,
+                "max_output_tokens", Requests.sampling(body), List.of(), -1);
+        Generation.Limits limits = p.limits().declaring(tools);
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;
@@ -113,7 +112,7 @@ final class ResponsesApi {
                     b.emit("response.created", "response", r);
                     b.emit("response.in_progress", "response", r);
                 }
-                o = Generation.chat(slot, p.messages(), p.prompt().length, limits, b);
+                o = Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, b);
                 server.note(ctx, slot, o);
                 if (o.clientGone()) return;
                 if (o.aborted()) {
@@ -234,8 +233,8 @@ final class ResponsesApi {
         return r;
     }
 
-    private static List<ToolDescription> tools(JsonNode tools) {
-        List<ToolDescription> out = new ArrayList<>();
+    private static List<Tool> tools(JsonNode tools) {
+        List<Tool> out = new ArrayList<>();
         if (tools == null || tools.isNull()) return out;
         if (!tools.isArray()) throw ApiError.badRequest("tools", "'tools' must be an array");
         for (JsonNode t : tools) {
@@ -438,7 +437,7 @@ final class ResponsesApi {
         }
 
         @Override
-        public void content(String delta, List<TokenLogprobs> logprobs) throws IOException {
+        public void content(String delta, List<TokenLogprob> logprobs) throws IOException {
             if (!"message".equals(kind)) {
                 ObjectNode it = Json.object();
                 it.put("type", "message");

@@ -1,8 +1,8 @@
 package io.gossgpu.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.Tokens;
 
 import java.util.HashMap;
 import java.util.Iterator;
@@ -10,14 +10,14 @@ import java.util.Map;
 
 /**
  * The {@code logit_bias} (token id → −100..100), {@code presence_penalty} and {@code frequency_penalty} (−2..2),
- * as OpenAI defines them (see {@link LogitAdjustments}), read the same way for chat completions, completions and
+ * as OpenAI defines them (see {@link Sampling}), read the same way for chat completions, completions and
  * Responses; anything out of range is a 400 naming the field.
  */
 final class SamplingFields {
     private SamplingFields() {}
 
-    /** The request's adjustments, or null when it asks for none. */
-    static LogitAdjustments adjustments(JsonNode body) {
+    /** {@code sampling} with the request's logit bias and penalties. */
+    static Sampling adjusted(JsonNode body, Sampling sampling) {
         Map<Integer, Float> bias = new HashMap<>();
         JsonNode b = body.get("logit_bias");
         if (b != null && !b.isNull()) {
@@ -30,8 +30,8 @@ final class SamplingFields {
                 } catch (NumberFormatException x) {
                     throw ApiError.badRequest("logit_bias", "'logit_bias' key '" + e.getKey() + "' is not a token id");
                 }
-                if (id < 0 || id >= O200kHarmony.VOCAB_SIZE)
-                    throw ApiError.badRequest("logit_bias", "'logit_bias' token id " + id + " is outside the vocabulary (0.." + (O200kHarmony.VOCAB_SIZE - 1) + ")");
+                if (id < 0 || id >= Tokens.VOCAB_SIZE)
+                    throw ApiError.badRequest("logit_bias", "'logit_bias' token id " + id + " is outside the vocabulary (0.." + (Tokens.VOCAB_SIZE - 1) + ")");
                 JsonNode v = e.getValue();
                 if (!v.isNumber() || v.asDouble() < -100 || v.asDouble() > 100)
                     throw ApiError.badRequest("logit_bias", "'logit_bias' values must be numbers in [-100, 100], got " + v + " for token " + id);
@@ -39,8 +39,7 @@ final class SamplingFields {
             }
         }
         float presence = penalty(body, "presence_penalty"), frequency = penalty(body, "frequency_penalty");
-        LogitAdjustments a = new LogitAdjustments(bias, presence, frequency);
-        return a.isNone() ? null : a;
+        return sampling.withLogitBias(bias).withPenalties(presence, frequency);
     }
 
     private static float penalty(JsonNode body, String field) {

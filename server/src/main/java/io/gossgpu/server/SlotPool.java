@@ -24,7 +24,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * continues with the most reusable tokens (so a multi-turn client keeps landing on its own history, also when it
  * sends the last reply back without its reasoning), else the least recently used free slot; it waits in a bounded
  * queue when every slot is busy, and is refused past that. The slots' generations run side by side in the engine's
- * steps (continuous batching: {@link io.gossgpu.generate.StepScheduler}); a slot is free again as soon as its
+ * steps (continuous batching: the engine's step scheduler); a slot is free again as soon as its
  * generation ends, finished or cancelled.
  *
  * <p>Admission is bounded by KV memory: the caches the slots hold (and are about to make) stay within
@@ -132,11 +132,12 @@ final class SlotPool implements AutoCloseable {
         this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
-        if (contextLength > engine.config().maxContextLength()) // the model's positions end there (rope scaling)
-            throw new GossException("--context " + contextLength + " exceeds this model's maximum of " + engine.config().maxContextLength() + " tokens");
-        KvCacheSpec chatSpec = new KvCacheSpec(engine.config(), contextLength, swaRollback);
+        long maxContext = engine.modelInfo().maxContextLength();
+        if (contextLength > maxContext) // the model's positions end there (rope scaling)
+            throw new GossException("--context " + contextLength + " exceeds this model's maximum of " + maxContext + " tokens");
+        KvCacheSpec chatSpec = engine.kvCacheSpec(contextLength, swaRollback);
         this.chatBytes = chatSpec.bytes();
-        this.completionBytes = new KvCacheSpec(engine.config(), contextLength, 0).bytes();
+        this.completionBytes = engine.kvCacheSpec(contextLength, 0).bytes();
         this.kvBudget = kvBudget > 0 ? kvBudget : Long.MAX_VALUE;
         if (this.kvBudget < Math.max(chatBytes, completionBytes))
             throw new GossException("--kv-memory " + KvCacheSpec.humanBytes(kvBudget) + " cannot hold one slot's KV cache: " + chatSpec.describe()

@@ -3,17 +3,11 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.ResponseFormat;
-import io.gossgpu.harmony.DeveloperContent;
-import io.gossgpu.harmony.HarmonyRenderer;
-import io.gossgpu.harmony.Message;
-
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
- * The structured-output fields of a request (issue 40): chat {@code response_format}, Responses {@code text.format},
- * and function tools with {@code strict: true}. A schema the engine cannot honour is a 400 naming the field when
+ * The structured-output fields of a request (issue 40): chat {@code response_format}, Responses {@code text.format}
+ * and llama-server's {@code grammar} (function tools with {@code strict: true} become strict {@link io.gossgpu.api.Tool}s
+ * in {@link Conversation#functionTool}). A schema the engine cannot honour is a 400 naming the field when
  * {@code strict} is true; with {@code strict} false (best effort, as OpenAI defines it) the answer is then only held
  * to be a JSON object.
  */
@@ -66,23 +60,6 @@ final class StructuredOutput {
         }
     }
 
-    /**
-     * The argument formats of the function tools declared {@code strict: true}, by function name (chat's
-     * {@code {type, function: {name, parameters, strict}}} or the Responses API's flat {@code {type, name, parameters, strict}}).
-     */
-    static Map<String, ResponseFormat> strictTools(JsonNode tools) {
-        Map<String, ResponseFormat> out = new HashMap<>();
-        if (tools == null || !tools.isArray()) return out;
-        for (JsonNode t : tools) {
-            JsonNode fn = t.path("function").isObject() ? t.path("function") : t;
-            if (!fn.path("strict").asBoolean(false) || !fn.path("name").isTextual()) continue;
-            JsonNode params = fn.get("parameters");
-            if (params == null || !params.isObject()) continue;
-            out.put(fn.get("name").asText(), compile(fn.get("name").asText(), null, params, true, "tools"));
-        }
-        return out;
-    }
-
     /** {@code schema} as a format shown to the model as {@code name} (the answer's formats appear in the developer message). */
     private static ResponseFormat compile(String name, String description, JsonNode schema, boolean strict, String param) {
         try {
@@ -91,14 +68,5 @@ final class StructuredOutput {
             if (!strict) return ResponseFormat.jsonObject();
             throw ApiError.badRequest(param, e.getMessage());
         }
-    }
-
-    /**
-     * {@code messages} with {@code f}'s schema in the developer message's {@code # Response Formats} section, as the
-     * engine renders the reply's prompt (so the server's token counts, context check and slot choice see that prompt).
-     */
-    static List<Message> shown(List<Message> messages, ResponseFormat f) {
-        if (f == null || f.schema() == null) return messages;
-        return HarmonyRenderer.withResponseFormat(messages, DeveloperContent.ResponseFormatSection.of(f.name(), f.description(), f.schema()));
     }
 }

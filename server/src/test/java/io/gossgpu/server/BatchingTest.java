@@ -74,7 +74,7 @@ class BatchingTest {
         int ctx = 64;
         try (Engine e = Engine.open(EngineOptions.of(TestServers.model()).withBackend("reference"), TestServers.Scripted::new);
              ExecutorService waiter = Executors.newSingleThreadExecutor()) {
-            long one = new io.gossgpu.backend.KvCacheSpec(e.config(), ctx, 0).bytes();
+            long one = e.kvCacheSpec(ctx, 0).bytes();
             GossException tooSmall = assertThrows(GossException.class, () -> new SlotPool(e, 2, 4, 60_000, ctx, 0, one - 1));
             assertTrue(tooSmall.getMessage().startsWith("--kv-memory"), tooSmall.getMessage());
             // room for one slot's cache: the second request waits for the first, then takes the memory over

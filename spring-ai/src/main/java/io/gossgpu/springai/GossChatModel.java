@@ -73,7 +73,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
                     if (stops.stopped()) chat.cancel(); // the answer is complete: spend no more tokens
                 }
             };
-            Reply reply = chat.send(conversation, req.chat(), req.frequencyPenalty(), req.presencePenalty(),
+            Reply reply = chat.send(conversation, req.chat(),
                     req.stopSequences().isEmpty() ? null : watch);
             StopSequences cut = new StopSequences(req.stopSequences());
             String content = cut.cut(reply.content());
@@ -126,7 +126,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             }
         };
         // The chat goes back to the pool only once its reply has ended (a cancelled one too).
-        chat.sendAsync(conversation, req.chat(), req.frequencyPenalty(), req.presencePenalty(), toSink).whenComplete((reply, error) -> {
+        chat.sendAsync(conversation, req.chat(), toSink).whenComplete((reply, error) -> {
             // The reply has ended: the sink's disposal (on complete, below) must not cancel the chat once it is back in
             // the pool, where the next request's reply would start cancelled and come back empty.
             stopped.set(true);

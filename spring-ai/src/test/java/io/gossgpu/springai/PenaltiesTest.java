@@ -2,14 +2,13 @@ package io.gossgpu.springai;
 
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.Conversation;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.Turn;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.demo.DemoCheckpoint;
-import io.gossgpu.generate.LogitAdjustments;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.SystemContent;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,14 +29,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Issue 41: a Spring AI request's frequencyPenalty and presencePenalty apply to its reply as the server's
- * frequency_penalty and presence_penalty do. The server hands them to the engine as {@link LogitAdjustments} with
- * {@link Chat#reply}; on the demo model, greedy, the Spring model's reply (called and streamed) is that reply
+ * frequency_penalty and presence_penalty do. The server hands them to the engine in the reply's {@link Sampling}
+ * ({@link Sampling#withPenalties}); on the demo model, greedy, the Spring model's reply (called and streamed) is that reply
  * token for token. The penalties are chosen so that they change the reply, and so that swapping them changes it
  * again: a penalty dropped, or frequency taken for presence, fails the test.
  */
 class PenaltiesTest {
     static final String QUESTION = "What is 17 + 25?";
-    static final ChatOptions GREEDY = ChatOptions.defaults().withSampler(SamplerConfig.greedy()).withMaxTokens(96);
+    static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(96);
     static final float FREQUENCY = 2f, PRESENCE = -2f; // on the demo model: "17 + 25 = Santiago." (swapped: "42.")
     static Engine engine;
 
@@ -52,13 +51,11 @@ class PenaltiesTest {
         if (engine != null) engine.close();
     }
 
-    /** The reply the server's path gives: the conversation as Harmony messages, the penalties as logit adjustments. */
-    static Reply serverPath(float frequency, float presence) {
+    /** The reply the api gives the question with the penalties in its sampling (as the server's requests do). */
+    static Reply apiPath(float frequency, float presence) {
         try (Chat chat = engine.newChat(GREEDY)) {
-            List<Message> messages = List.of(Message.system(SystemContent.defaults(GREEDY.currentDate(), GREEDY.reasoningEffort())),
-                    Message.user(QUESTION));
-            return chat.reply(messages, GREEDY.maxTokens(), GREEDY.sampler(), null, Map.of(),
-                    new LogitAdjustments(Map.of(), presence, frequency), null);
+            return chat.send(Conversation.of(List.of(), new Turn.User(QUESTION)),
+                    GREEDY.withSampling(GREEDY.sampling().withPenalties(presence, frequency)), null);
         }
     }
 
@@ -78,7 +75,7 @@ class PenaltiesTest {
 
     @Test
     void penaltiesApplyAsTheServerAppliesThem() {
-        Reply plain = serverPath(0, 0), penalized = serverPath(FREQUENCY, PRESENCE), swapped = serverPath(PRESENCE, FREQUENCY);
+        Reply plain = apiPath(0, 0), penalized = apiPath(FREQUENCY, PRESENCE), swapped = apiPath(PRESENCE, FREQUENCY);
         assertNotEquals(plain.reasoning() + plain.content(), penalized.reasoning() + penalized.content(), "the penalties change the reply");
         assertNotEquals(penalized.reasoning() + penalized.content(), swapped.reasoning() + swapped.content(), "swapped, they change it again");
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
@@ -99,11 +96,11 @@ class PenaltiesTest {
     @Test
     void unsetPenaltiesAreNoneAndOutOfRangeOnesAreRefused() {
         RequestOptions set = RequestOptions.of(GREEDY, ToolCallingChatOptions.builder().frequencyPenalty(0.5).presencePenalty(-1.25).build());
-        assertEquals(0.5f, set.frequencyPenalty());
-        assertEquals(-1.25f, set.presencePenalty());
+        assertEquals(0.5f, set.chat().sampling().frequencyPenalty());
+        assertEquals(-1.25f, set.chat().sampling().presencePenalty());
         RequestOptions unset = RequestOptions.of(GREEDY, ToolCallingChatOptions.builder().temperature(0.0).build());
-        assertEquals(0f, unset.frequencyPenalty());
-        assertEquals(0f, unset.presencePenalty());
+        assertEquals(0f, unset.chat().sampling().frequencyPenalty());
+        assertEquals(0f, unset.chat().sampling().presencePenalty());
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
             var e = assertThrows(IllegalArgumentException.class, () -> model.call(prompt(2.5, 0)));
             assertEquals("frequencyPenalty must be between -2 and 2, got 2.5", e.getMessage());

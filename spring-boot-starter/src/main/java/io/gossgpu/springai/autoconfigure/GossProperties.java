@@ -4,8 +4,8 @@ import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.generate.SamplerConfig;
-import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.api.Sampling;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import java.nio.file.Path;
@@ -76,9 +76,8 @@ public class GossProperties {
 
     /** Each chat's defaults. */
     public ChatOptions chatOptions() {
-        SamplerConfig sampler = new SamplerConfig((float) temperature, topK, (float) topP, 0,
-                seed != null ? seed : System.nanoTime());
-        return ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens).withSampler(sampler)
+        Sampling sampling = new Sampling((float) temperature, topK, (float) topP, 0, seed != null ? seed : System.nanoTime());
+        return ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens).withSampling(sampling)
                 .withReasoningEffort(ReasoningEffort.parse(reasoningEffort)).withInstructions(instructions);
     }
 

@@ -50,7 +50,7 @@ class GossAutoConfigurationTest {
                     ChatOptions options = context.getBean(ChatOptions.class);
                     assertEquals(1024, options.contextLength());
                     assertEquals(64, options.maxTokens());
-                    assertTrue(options.sampler().isGreedy());
+                    assertTrue(options.sampling().isGreedy());
                     ChatModel model = context.getBean(ChatModel.class);
                     assertInstanceOf(GossChatModel.class, model);
                     String answer = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
@@ -102,9 +102,9 @@ class GossAutoConfigurationTest {
                     assertEquals("128", e.backendOptions().get("GOSS_CUDA_ATTENTION_BLOCK"));
                     assertEquals("1", e.backendOptions().get("GOSS_OPENCL_DEVICE"));
                     ChatOptions c = context.getBean(ChatOptions.class);
-                    assertEquals(0.9f, c.sampler().topP());
-                    assertEquals(40, c.sampler().topK());
-                    assertEquals(7, c.sampler().seed());
+                    assertEquals(0.9f, c.sampling().topP());
+                    assertEquals(40, c.sampling().topK());
+                    assertEquals(7, c.sampling().seed());
                     assertEquals("HIGH", c.reasoningEffort().name());
                     assertEquals("Be brief.", c.instructions());
                 });

@@ -1,0 +1,27 @@
+package io.gossgpu.api;
+
+import java.util.Locale;
+
+/** How much the model reasons before it answers (the {@code Reasoning:} line of gpt-oss's system message). */
+public enum ReasoningEffort {
+    LOW, MEDIUM, HIGH;
+
+    /** {@code low}, {@code medium} or {@code high}, as OpenAI's {@code reasoning_effort} writes it. */
+    public String wire() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Parses low / medium / high (any case). */
+    public static ReasoningEffort parse(String s) {
+        try {
+            return valueOf(s.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalArgumentException("reasoning effort must be low, medium or high, got '" + s + "'");
+        }
+    }
+
+    /** The Harmony system message's level (internal: where the api meets io.gossgpu.harmony). */
+    io.gossgpu.harmony.ReasoningEffort harmony() {
+        return io.gossgpu.harmony.ReasoningEffort.valueOf(name());
+    }
+}
