@@ -34,12 +34,12 @@ import java.util.concurrent.Flow;
  * cannot go back that far (sliding-window layers, see {@link ChatOptions#swaRollback()}) the whole
  * conversation is.
  *
- * <p>One reply at a time: while a reply is being generated, another {@link #send}, {@link #sendToolResult} or
- * {@link #send(Conversation, ChatOptions, ChatListener)} (from another thread, or from a listener of the running reply) is refused at once with a
- * {@link io.gossgpu.GossException} and leaves the conversation as it was. Open several chats for parallel conversations
- * (their steps are batched). {@link #cancel} and {@link #close} may be called from any thread: both end the reply under
- * way with stop reason {@link StopReason#CANCELLED}; close waits for its step in
- * flight, then frees the chat's KV cache. A closed chat refuses replies with a GossException.
+ * <p>One reply at a time: while a reply is being generated, another {@link #send} or {@link #sendToolResult} (from
+ * another thread, or from a listener of the running reply) is refused at once with a {@link io.gossgpu.GossException}
+ * and leaves the conversation as it was. Open several chats for parallel conversations (their steps are batched).
+ * {@link #cancel} and {@link #close} may be called from any thread: both end the reply under way with stop reason
+ * {@link StopReason#CANCELLED}; close waits for its step in flight, then frees the chat's KV cache. A closed chat
+ * refuses replies with a GossException.
  */
 public final class Chat implements AutoCloseable {
     private final Engine engine;
