@@ -121,7 +121,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
             ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
                     n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
-                    rows -> SmallOps.Shape.of(Grid.of(Math.min(rows, 65535), argmaxBlock)),
+                    rows -> SmallOps.Shape.of(Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
                     tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
@@ -287,8 +287,16 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runArgmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        ops.argmax(logits.address(), ids.address(), n, vocab);
+        CudaBuffer work = scratch.ensure("argmax work", SampleLauncher.argmaxWorkBytes(n));
+        if (work != argmaxWork) { // a new buffer: its row counters start at zero (the kernel leaves them so)
+            work.zero();
+            argmaxWork = work;
+        }
+        ops.argmax(logits.address(), ids.address(), work.address(), n, vocab);
     }
+
+    /** The argmax work buffer cleared last (see {@link #runArgmax}). */
+    private CudaBuffer argmaxWork;
 
     @Override
     protected void runSample(CudaBuffer logits, int row, int vocab, int chunks, double temperature, double u, CudaBuffer work, int index) {

@@ -17,15 +17,25 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  * parameters, so the step's graph replays unchanged.
  */
 final class SampleLauncher {
-    /** argmax.cu's scalars. */
     /** The scalars of sample.cu's three kernels (sample_max and sample_sums do not read chunks). */
     record SampleParams(int vocab, int chunk, int chunks) implements KernelParams {}
 
-    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", 2, ArgmaxParams.class),
+    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", 3, ArgmaxParams.class),
             MAX = new CudaEntry("sample", "sample_max", 2, SampleParams.class),
             SUMS = new CudaEntry("sample", "sample_sums", 4, SampleParams.class),
             PICK = new CudaEntry("sample", "sample_pick", 5, SampleParams.class);
     static final List<CudaEntry> ENTRIES = List.of(ARGMAX, MAX, SUMS, PICK);
+    /**
+     * Blocks per row of argmax.cu (its grid's x): 201088 logits are 64 chunks of 3142, about three 16-byte loads per
+     * thread of a 256-thread block, so the row is read by 64 SMs at once instead of one.
+     */
+    static final int ARGMAX_CHUNKS = 64;
+
+    /** Bytes of argmax.cu's work buffer for {@code rows} rows: per row a counter (and a spare word), then each chunk's pick. */
+    static long argmaxWorkBytes(int rows) {
+        return 4L * rows * (2 + 2 * ARGMAX_CHUNKS);
+    }
+
     /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
     static final int SAMPLE_THREADS = 256;
     /** Where the sampling temperatures and draws (two doubles per sampled row) sit in the step buffer, after the positions. */

@@ -73,6 +73,15 @@ public final class SmallOps<B> {
         run(launcher.launch(argmax).buffer(logits).buffer(ids), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
     }
 
+    /**
+     * {@link #argmax(Object, Object, int, int)} by an argmax kernel that takes a work buffer after {@code ids} (CUDA's
+     * one pass over many blocks per row: each block's pick and a per-row counter in {@code work}, whose size and
+     * initial zeros are the API's to provide).
+     */
+    public void argmax(B logits, B ids, B work, int rows, int vocab) {
+        run(launcher.launch(argmax).buffer(logits).buffer(ids).buffer(work), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
+    }
+
     /** Each token's {@code k} largest of its {@code experts} router logits into {@code ids}, their softmax into {@code weights}. */
     public void topk(B logits, B ids, B weights, int tokens, int experts, int k) {
         run(launcher.launch(topk).buffer(logits).buffer(ids).buffer(weights), new TopKParams(tokens, experts, k), shapes.topk().apply(tokens));
