@@ -75,7 +75,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaLauncher launch;
     final MoeLauncher moe;
     final SampleLauncher sampling;
-    /** rmsnorm, add, argmax and the router's topk_softmax, launched by the device layer as on every API. */
+    /** rmsnorm, add, add_rmsnorm, argmax and the router's topk_softmax, launched by the device layer as on every API. */
     private final SmallOps<Long> ops;
 
     /** A backend on device 0 with the knobs {@code options} set. */
@@ -124,6 +124,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
                     rows -> SmallOps.Shape.of(Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
                     tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD_RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
         } catch (RuntimeException e) {
@@ -226,6 +227,12 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected void runRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
         ops.rmsnorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
+    }
+
+    @Override
+    protected void runAddRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> y,
+                                 BufferTensor<CudaBuffer> sum, BufferTensor<CudaBuffer> out) {
+        ops.addRmsnorm(at(x), at(y), w.tensors.norm(layer, which), at(sum), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     @Override

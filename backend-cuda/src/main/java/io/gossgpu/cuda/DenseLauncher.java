@@ -34,12 +34,13 @@ final class DenseLauncher {
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
 
     static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
+            ADD_RMSNORM = new CudaEntry("rmsnorm", SmallOps.ADD_RMSNORM, 5, io.gossgpu.device.OpParams.NormParams.class),
             ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class);
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
     static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
                     Stream.of(embed(f), matvec(f)),
                     CudaKnobs.DENSE_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.DENSE_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
-            Stream.of(RMSNORM, ADD)).toList();
+            Stream.of(RMSNORM, ADD_RMSNORM, ADD)).toList();
 
     /** The kernels of one element type (F32, F16, BF16, Q8_0). */
     private record Kernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {}
