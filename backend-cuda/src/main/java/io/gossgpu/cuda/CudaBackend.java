@@ -112,7 +112,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         this.modules = new CudaModules(ctx);
         try {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
-            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
+            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
             this.launch = launch;
             rope = new RopeLauncher(launch);
             attention = new CudaAttention(launch, options);
@@ -160,6 +160,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.DENSE_PREFILL_MIN_T.envName(), dense.prefillMinT);
         m.put(CudaKnobs.DENSE_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.DENSE_TILE_R.envName(), dense.tileR);
+        m.put(CudaKnobs.DENSE_MMA.envName(), dense.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
         m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
