@@ -1,62 +1,109 @@
-// Greedy pick on the device (cuda backend, SampleLauncher): the id of each row's largest logit.
+// Greedy pick on the device (cuda backend, SmallOps.argmax): the id of each row's largest logit, in one launch.
 //
-// Reference:
-//   out[t] = argmax_r logits[t, r], ties -> lower id
+// Reference (TemperatureDraw.argmax):
+//   out[t] = argmax_r logits[t, r], ties -> lower id; a NaN is never picked, except at r = 0, where nothing beats it
+//   (the reference keeps id 0 when no later value is larger than it, and nothing is larger than NaN)
 
 #include "common.cuh"
 
-// ---- argmax: one block per row; grid (min(rows, 65535)), block B ---------------------------------
-// Each thread scans its values in ascending order keeping the first of the largest (argmax_pick); the reduction
-// (warp_argmax, then across the warps) keeps the larger value, or on equal values the lower id.
+// ---- argmax: grid (chunks, min(rows, 65535)), block B; one pass over the row --------------------------------------
+// The row is cut into gridDim.x chunks of a multiple of 4 values, one block each, so the whole GPU reads the row at
+// once (one block per row took 101 us of a 201088-id row on the H100, latency-bound). Each block keeps the first of
+// its largest values (argmax_pick, then warp_argmax and across the warps) and writes it to its slot of the row's
+// record in `work`; the block that finishes last (a counter per row, atomicAdd after __threadfence) reduces the
+// record's chunks in chunk order and writes out[t], then sets the counter back to 0 for the next launch (the decode
+// step's graph replays it). work: per row 2 + 2 * chunks unsigned, [counter, unused, (value bits, id) per chunk];
+// its counters are zero before the first launch (the launcher clears the buffer when it gets a new one).
 
 struct ArgmaxParams {
     int rows;
     int vocab; // V
 };
 
-extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restrict__ out, const ArgmaxParams p)
+// The reference's NaN rule as argmax_pick's input: NaN at id 0 is +inf (nothing beats it, ties go to id 0), a NaN
+// elsewhere is left out (never larger than anything, so never the reference's pick).
+__device__ __forceinline__ void argmax_take(float& bv, int& bi, float x, int r)
+{
+    if (x != x) {
+        if (r != 0) {
+            return;
+        }
+        x = INFINITY;
+    }
+    argmax_pick(bv, bi, x, r);
+}
+
+// The block's argmax of every thread's (bv, bi), in thread 0 (sv, si: 32 slots of shared memory).
+__device__ __forceinline__ void block_argmax(float& bv, int& bi, float* sv, int* si)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    warp_argmax(bv, bi);
+    __syncthreads(); // the slots' previous use is over
+    if (lane == 0) {
+        sv[warp] = bv;
+        si[warp] = bi;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        bv = lane < warps ? sv[lane] : -INFINITY;
+        bi = lane < warps ? si[lane] : -1;
+        warp_argmax(bv, bi);
+    }
+}
+
+extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restrict__ out, unsigned* work, const ArgmaxParams p)
 {
     const int rows = p.rows, V = p.vocab;
+    const int chunks = gridDim.x;
+    const int chunk = ((V + 3) / 4 + chunks - 1) / chunks * 4; // values per block, a multiple of 4
+    const int r0 = min(V, (int) blockIdx.x * chunk), r1 = min(V, r0 + chunk);
     __shared__ float sv[32];
     __shared__ int si[32];
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int warps = blockDim.x >> 5;
-    for (int t = blockIdx.x; t < rows; t += gridDim.x) {
+    __shared__ int last;
+    for (int t = blockIdx.y; t < rows; t += gridDim.y) {
         const float* l = logits + (size_t) t * V;
+        unsigned* rec = work + (size_t) t * (2 + 2 * chunks);
         float bv = -INFINITY;
         int bi = -1;
         if ((V & 3) == 0) {
-            // 16-byte loads (the row starts at a multiple of 16 bytes): thread i takes values 4i .. 4i + 3, then
-            // 4(i + B) .., still ascending, with several loads in flight (one block must read the whole row)
+            // 16-byte loads (rows and chunks start at multiples of 16 bytes), each thread's values in ascending order
             const float4* l4 = (const float4*) l;
             GOSS_PRAGMA(unroll 4)
-            for (int r = threadIdx.x; r < V / 4; r += blockDim.x) {
+            for (int r = r0 / 4 + threadIdx.x; r < r1 / 4; r += blockDim.x) {
                 const float4 x = l4[r];
-                argmax_pick(bv, bi, x.x, 4 * r);
-                argmax_pick(bv, bi, x.y, 4 * r + 1);
-                argmax_pick(bv, bi, x.z, 4 * r + 2);
-                argmax_pick(bv, bi, x.w, 4 * r + 3);
+                argmax_take(bv, bi, x.x, 4 * r);
+                argmax_take(bv, bi, x.y, 4 * r + 1);
+                argmax_take(bv, bi, x.z, 4 * r + 2);
+                argmax_take(bv, bi, x.w, 4 * r + 3);
             }
         } else {
-            for (int r = threadIdx.x; r < V; r += blockDim.x) {
-                argmax_pick(bv, bi, l[r], r);
+            for (int r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+                argmax_take(bv, bi, l[r], r);
             }
         }
-        warp_argmax(bv, bi);
-        __syncthreads();
-        if (lane == 0) {
-            sv[warp] = bv;
-            si[warp] = bi;
+        block_argmax(bv, bi, sv, si);
+        if (threadIdx.x == 0) {
+            rec[2 + 2 * blockIdx.x] = __float_as_uint(bv);
+            rec[3 + 2 * blockIdx.x] = (unsigned) bi;
+            __threadfence(); // the slot before the count: the last block sees every slot
+            last = atomicAdd(rec, 1u) == (unsigned) chunks - 1;
+            __threadfence();
         }
         __syncthreads();
-        if (warp == 0) {
-            float v2 = lane < warps ? sv[lane] : -INFINITY;
-            int i2 = lane < warps ? si[lane] : -1;
-            warp_argmax(v2, i2);
-            if (lane == 0) {
-                out[t] = i2 < 0 ? 0 : i2;
+        if (last) {
+            // the chunks' results, each thread its chunks in ascending order (volatile: written by other blocks)
+            const volatile unsigned* slots = rec + 2;
+            bv = -INFINITY;
+            bi = -1;
+            for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+                argmax_pick(bv, bi, __uint_as_float(slots[2 * c]), (int) slots[2 * c + 1]);
+            }
+            block_argmax(bv, bi, sv, si);
+            if (threadIdx.x == 0) {
+                out[t] = bi < 0 ? 0 : bi;
+                rec[0] = 0u; // ready for the next launch
             }
         }
+        __syncthreads(); // `last` and the slots of sv/si are read before the next row's writes
     }
 }

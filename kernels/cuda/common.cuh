@@ -4,6 +4,7 @@
 //   - warp reductions (every lane gets the result), the argmax rule
 //   - dense element types: BF16 / F16 bits -> float, Q8_0 (embed.cu, dense.cu)
 //   - MXFP4: the FP4 table and the E8M0 scale (moe.cu)
+//   - tensor cores: GOSS_MMA, the BF16 types and wmma, bf16_split (moe.cu's and dense.cu's *_mma kernels)
 #ifndef GOSS_COMMON_CUH
 #define GOSS_COMMON_CUH
 
@@ -193,6 +194,37 @@ __device__ __forceinline__ void fp4_table(float* lut)
 __device__ __forceinline__ float mx_scaled(float v, unsigned int scale)
 {
     return scale == 255u ? __int_as_float(0x7fc00000) : ldexpf(v, (int) scale - 127);
+}
+
+// ---- tensor cores: BF16 wmma with FP32 accumulation, compute capability 8.0 and up ------------------------
+// GOSS_MMA is defined where the *_mma kernels have their body (sm_80 and sm_90 PTX, the emulator, which gives the
+// wmma fragment API and __nv_bfloat16 itself); on sm_75 they are stubs that trap (their launchers never pick them
+// there), so moe.cu's and dense.cu's PTX differ per target.
+#ifndef GOSS_CUDA_EMU
+#include <cuda_bf16.h>
+#include <mma.h>
+#endif
+#if defined(GOSS_CUDA_EMU) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
+#define GOSS_MMA 1
+#endif
+
+// x as hi + lo, both BF16, for a product on tensor cores with FP32 sums: hi = x rounded to BF16
+// (|x - hi| <= 2^-8 |x|; cut instead where rounding would give Inf), lo = x - hi rounded to BF16; W.hi + W.lo keeps
+// about 16 of x's 24 mantissa bits (relative error <= 2^-16 per product, 2^-15 where cut). Non-finite x: hi = x,
+// lo = 0 (Inf stays Inf, not Inf - Inf = NaN).
+__device__ __forceinline__ void bf16_split(float x, __nv_bfloat16& hi, __nv_bfloat16& lo)
+{
+    if (!(fabsf(x) <= 3.402823466e38f)) { // Inf or NaN
+        hi = __float2bfloat16(x);
+        lo = __float2bfloat16(0.0f);
+        return;
+    }
+    float h = __bfloat162float(__float2bfloat16(x));
+    if (!(fabsf(h) <= 3.402823466e38f)) {
+        h = __uint_as_float(__float_as_uint(x) & 0xffff0000u); // rounded up to Inf: cut instead
+    }
+    hi = __float2bfloat16(h);     // exact: h is a BF16 value
+    lo = __float2bfloat16(x - h); // x - h exact in FP32, then rounded to BF16
 }
 
 #endif

@@ -12,8 +12,8 @@
 //            written to up to three tensors (a fused [q; k; v] matrix): rows [0, n0) to out0 (T x n0),
 //            [n0, n0 + n1) to out1 (T x n1), the rest to out2; a plain linear has n0 = rows.
 //
-// Each kernel exists once per element type: dense_matvec_bf16, dense_gemm_bf16_32x64, .... Launch shapes per
-// kernel.
+// Each kernel exists once per element type: dense_matvec_bf16, dense_gemm_bf16_32x64, ..., and for BF16 weights
+// dense_gemm_mma_bf16 (the GEMM on tensor cores). Launch shapes per kernel.
 
 #include "common.cuh"
 
@@ -226,6 +226,91 @@ __device__ void gemm(const typename E::T* __restrict__ w, const unsigned short* 
     }
 }
 
+// ---- gemm on tensor cores (prefill, BF16 weights): dense_gemm_mma_bf16 ------------------------------------
+// The gemm above as a BF16 product with FP32 sums (wmma m16n16k16), compute capability 8.0 and up (GOSS_MMA; a
+// trap stub on sm_75, which DenseLauncher never picks): one block per tile of 32 tokens x 128 output rows, grid
+// (ceil(rows / 128), min(ceil(T / 32), 65535)), block 256 threads (8 warps; warp w owns rows 16w .. 16w + 15 and
+// both 16-token halves). Per step of 64 columns: the weights copied as they are (BF16) into a shared tile, the
+// activations split into hi + lo BF16 (bf16_split, common.cuh: about 16 of their 24 mantissa bits, relative error
+// <= 2^-16 per product), two mma per fragment. Rows, tokens and columns past the matrix are zeros in the tiles.
+// Then the FP32 sums go through shared memory (where the weights were) to dense_out, plus the bias.
+// Shared memory: 2 x 32 x 72 BF16 activations + 128 x 72 BF16 weights / 128 x 36 FP32 sums: 27.6 KB.
+#define DENSE_MMA_TM 32
+#define DENSE_MMA_TR 128
+#define DENSE_MMA_KC 64
+#define DENSE_MMA_KP (DENSE_MMA_KC + 8) // BF16 tile pitch: a multiple of 8 elements; +8 spreads rows over banks
+#define DENSE_MMA_OP (DENSE_MMA_TM + 4) // FP32 sums' pitch: a multiple of 4
+#define DENSE_MMA_THREADS 256
+
+struct alignas(32) DenseMmaTiles { // every wmma pointer 32-byte aligned
+    __nv_bfloat16 xhi[DENSE_MMA_TM * DENSE_MMA_KP];
+    __nv_bfloat16 xlo[DENSE_MMA_TM * DENSE_MMA_KP];
+    float wo[DENSE_MMA_TR * DENSE_MMA_OP]; // the BF16 weights [128][KP] during the steps, then the sums [128][OP]
+};
+
+__device__ void gemm_mma_bf16(const unsigned short* __restrict__ w, const float* __restrict__ bias, int hasBias,
+                              const float* __restrict__ x, int T, int cols, int rows, float* out0, int n0, float* out1,
+                              int n1, float* out2)
+{
+#ifdef GOSS_MMA
+    namespace wmma = nvcuda::wmma;
+    static_assert(DENSE_MMA_TR * DENSE_MMA_KP * 2 <= DENSE_MMA_TR * DENSE_MMA_OP * 4, "the weights fit where the sums go");
+    __shared__ DenseMmaTiles t;
+    const int tid = threadIdx.x;
+    const int warp = tid >> 5;
+    const int r0 = blockIdx.x * DENSE_MMA_TR;
+    unsigned short* wbits = reinterpret_cast<unsigned short*>(t.wo); // BF16 weights by their bits
+    const __nv_bfloat16* ws = reinterpret_cast<const __nv_bfloat16*>(t.wo);
+    for (int m0 = blockIdx.y * DENSE_MMA_TM; m0 < T; m0 += gridDim.y * DENSE_MMA_TM) {
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> c[2];
+        wmma::fill_fragment(c[0], 0.0f);
+        wmma::fill_fragment(c[1], 0.0f);
+        const int nt = min(DENSE_MMA_TM, T - m0);
+        for (int k0 = 0; k0 < cols; k0 += DENSE_MMA_KC) {
+            const int kc = min(DENSE_MMA_KC, cols - k0);
+            __syncthreads(); // the previous step's (or tile's) readers are done
+            for (int i = tid; i < DENSE_MMA_TM * DENSE_MMA_KC; i += DENSE_MMA_THREADS) {
+                const int m = i / DENSE_MMA_KC, k = i % DENSE_MMA_KC;
+                const float v = m < nt && k < kc ? x[(size_t) (m0 + m) * cols + k0 + k] : 0.0f;
+                bf16_split(v, t.xhi[m * DENSE_MMA_KP + k], t.xlo[m * DENSE_MMA_KP + k]);
+            }
+            for (int i = tid; i < DENSE_MMA_TR * DENSE_MMA_KC; i += DENSE_MMA_THREADS) {
+                const int n = i / DENSE_MMA_KC, k = i % DENSE_MMA_KC;
+                const int r = r0 + n;
+                wbits[n * DENSE_MMA_KP + k] = r < rows && k < kc ? w[(size_t) r * cols + k0 + k] : (unsigned short) 0;
+            }
+            __syncthreads();
+            for (int kk = 0; kk < kc; kk += 16) { // columns past kc are zeros in both tiles
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+                wmma::load_matrix_sync(a, ws + warp * 16 * DENSE_MMA_KP + kk, DENSE_MMA_KP);
+                for (int j = 0; j < 2; j++) {
+                    if (16 * j < nt) { // the same for the whole warp
+                        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+                        wmma::load_matrix_sync(b, t.xhi + 16 * j * DENSE_MMA_KP + kk, DENSE_MMA_KP);
+                        wmma::mma_sync(c[j], a, b, c[j]);
+                        wmma::load_matrix_sync(b, t.xlo + 16 * j * DENSE_MMA_KP + kk, DENSE_MMA_KP);
+                        wmma::mma_sync(c[j], a, b, c[j]);
+                    }
+                }
+            }
+        }
+        __syncthreads(); // every warp is done with the weights: the sums go where they were
+        wmma::store_matrix_sync(t.wo + warp * 16 * DENSE_MMA_OP, c[0], DENSE_MMA_OP, wmma::mem_row_major);
+        wmma::store_matrix_sync(t.wo + warp * 16 * DENSE_MMA_OP + 16, c[1], DENSE_MMA_OP, wmma::mem_row_major);
+        __syncthreads();
+        for (int i = tid; i < DENSE_MMA_TM * DENSE_MMA_TR; i += DENSE_MMA_THREADS) {
+            const int m = i / DENSE_MMA_TR, n = i % DENSE_MMA_TR; // consecutive threads: consecutive rows of one token
+            const int r = r0 + n;
+            if (m < nt && r < rows) {
+                *dense_out(out0, n0, out1, n1, out2, rows, m0 + m, r) = t.wo[n * DENSE_MMA_OP + m] + (hasBias ? bias[r] : 0.0f);
+            }
+        }
+    }
+#else
+    __trap(); // sm_75: DenseLauncher picks this kernel only on compute capability 8.0 and up
+#endif
+}
+
 // ---- entry points ---------------------------------------------------------------------------------
 // The scalars of every dense_matvec_* and dense_gemm_* kernel (the GEMM does not read split).
 struct DenseParams {
@@ -261,6 +346,11 @@ struct DenseParams {
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x128, E, 64, 128)
 
 DENSE_ENTRIES(bf16, Bf16)
+extern "C" __global__ void dense_gemm_mma_bf16 DENSE_LINEAR_ARGS(Bf16)
+{
+    (void) s; // BF16 has no scales
+    gemm_mma_bf16(w, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2);
+}
 DENSE_ENTRIES(f16, F16)
 DENSE_ENTRIES(f32, F32)
 DENSE_ENTRIES(q8_0, Q8)

@@ -18,16 +18,9 @@
 
 #include "common.cuh"
 
-// Tensor cores (moe_gate_up_mma, moe_down_mma): BF16 wmma with FP32 accumulation, compute capability 8.0 and up.
-// For sm_75 those two entry points are compiled as stubs that trap (MoeLauncher never picks them there); the
-// emulator (test-harness/cuda-emu) gives the wmma fragment API and __nv_bfloat16 itself.
-#ifndef GOSS_CUDA_EMU
-#include <cuda_bf16.h>
-#include <mma.h>
-#endif
-#if defined(GOSS_CUDA_EMU) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
-#define GOSS_MOE_MMA 1
-#endif
+// Tensor cores (moe_gate_up_mma, moe_down_mma): BF16 wmma with FP32 accumulation, compute capability 8.0 and up
+// (GOSS_MMA, common.cuh). For sm_75 those two entry points are compiled as stubs that trap (MoeLauncher never picks
+// them there).
 
 #define MOE_TM 32       // slots per tile
 #define MOE_KC 64       // columns per step (two MXFP4 blocks)
@@ -419,9 +412,7 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
 //     exactly for every scale byte: overflow (scales >= 253 with the larger codes) is Inf in both, scale 255 NaN in
 //     both. The one difference: weights below 2^-126 (scale bytes 0 and 1) are BF16 subnormals, which tensor cores
 //     may flush to zero; such a weight is under 1e-37, far below the tolerance of anything it is summed into.
-//   - activations: x = hi + lo, hi = x rounded to BF16 (|x - hi| <= 2^-8 |x|; cut instead where rounding would give
-//     Inf), lo = x - hi rounded to BF16; W.hi + W.lo keeps about 16 of x's 24 mantissa bits (relative error
-//     <= 2^-16 per product, 2^-15 where cut). Non-finite x: hi = x, lo = 0 (Inf stays Inf, not Inf - Inf = NaN).
+//   - activations: x = hi + lo (bf16_split, common.cuh).
 // Shared memory: the BF16 inputs (hi, lo: 2 x TM x (KC + 8)) and one region that holds the BF16 weights during
 // the steps (128 x (KC + 8)) and the FP32 products after them (128 x (TM + 4)): 27.7 KB in all.
 #define MOE_KP (MOE_KC + 8) // BF16 tile pitch: wmma wants a multiple of 8 elements; +8 spreads rows over banks
@@ -434,26 +425,10 @@ struct alignas(32) MoeMmaTiles { // wmma pointers must be 32-byte aligned: every
     float lut[16];
 };
 
-// x as hi + lo, both BF16 (see above).
-__device__ __forceinline__ void bf16_split(float x, __nv_bfloat16& hi, __nv_bfloat16& lo)
-{
-    if (!(fabsf(x) <= 3.402823466e38f)) { // Inf or NaN
-        hi = __float2bfloat16(x);
-        lo = __float2bfloat16(0.0f);
-        return;
-    }
-    float h = __bfloat162float(__float2bfloat16(x));
-    if (!(fabsf(h) <= 3.402823466e38f)) {
-        h = __uint_as_float(__float_as_uint(x) & 0xffff0000u); // rounded up to Inf: cut instead
-    }
-    hi = __float2bfloat16(h);     // exact: h is a BF16 value
-    lo = __float2bfloat16(x - h); // x - h exact in FP32, then rounded to BF16
-}
-
 __device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
                             int n, int div, float acc[4][4])
 {
-#ifdef GOSS_MOE_MMA
+#ifdef GOSS_MMA
     namespace wmma = nvcuda::wmma;
     static_assert(128 * MOE_KP * 2 <= 128 * MOE_OP * 4, "the weights fit where the products go");
     static_assert(MOE_THREADS == 256 && MOE_TM == 32, "8 warps of 16 rows, two 16-slot halves");

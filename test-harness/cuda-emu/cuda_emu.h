@@ -12,7 +12,9 @@
  *     unsigned; width 1..32) are rendezvous of the lanes named in the mask, the exchange done when all have
  *     arrived. A barrier not reached by every thread, a mask naming a lane that returned or waits elsewhere,
  *     or a source lane outside the mask fails the launch with an error naming the kernel.
- *   - atomicAdd (float, int, unsigned), atomicMax (int, unsigned): real atomics across OS threads.
+ *   - atomicAdd (float, int, unsigned), atomicMax (int, unsigned): real atomics across OS threads;
+ *     __threadfence() a sequentially consistent fence (a block's writes before it are seen by a block that sees a
+ *     later atomic of it: the last-block-done pattern of argmax.cu).
  *   - __ldg, the bit casts, fmaf/expf/ldexpf/fminf/fmaxf/sqrtf (math.h), rsqrtf, min/max, INFINITY.
  *   - __nv_bfloat16 with __float2bfloat16 (round to nearest even) and __bfloat162float (cuda_bf16.h).
  *   - nvcuda::wmma (mma.h) for the one shape the kernels use: m16n16k16, BF16 a/b (row or col major), FP32
@@ -139,6 +141,8 @@ inline unsigned atomicMax(unsigned *p, unsigned v) {
     }
     return old;
 }
+
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // ---- loads, bit casts, math ----
 template <class T> inline T __ldg(const T *p) { return *p; }

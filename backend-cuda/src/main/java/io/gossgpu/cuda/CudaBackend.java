@@ -78,7 +78,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaLauncher launch;
     final MoeLauncher moe;
     final SampleLauncher sampling;
-    /** rmsnorm, add, argmax and the router's topk_softmax, launched by the device layer as on every API. */
+    /** rmsnorm, add, add_rmsnorm, argmax and the router's topk_softmax, launched by the device layer as on every API. */
     private final SmallOps<Long> ops;
 
     /** A backend on device 0 with the knobs {@code options} set. */
@@ -115,7 +115,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         this.modules = new CudaModules(ctx);
         try {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
-            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options);
+            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
             this.launch = launch;
             rope = new RopeOp<>(launch, p -> Grid.of(p.heads(), p.tokens(), Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
             attention = new CudaAttention(launch, options);
@@ -124,9 +124,10 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
             ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
                     n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
-                    rows -> SmallOps.Shape.of(Grid.of(Math.min(rows, 65535), argmaxBlock)),
+                    rows -> SmallOps.Shape.of(Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
                     tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
+            CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD_RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
         } catch (RuntimeException e) {
@@ -162,6 +163,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.DENSE_PREFILL_MIN_T.envName(), dense.prefillMinT);
         m.put(CudaKnobs.DENSE_TILE_T.envName(), dense.tileT);
         m.put(CudaKnobs.DENSE_TILE_R.envName(), dense.tileR);
+        m.put(CudaKnobs.DENSE_MMA.envName(), dense.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.MOE_PREFILL_MIN_T.envName(), moe.pipeline.prefillMinT());
         m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
@@ -232,6 +234,12 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     }
 
     @Override
+    protected void runAddRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> y,
+                                 BufferTensor<CudaBuffer> sum, BufferTensor<CudaBuffer> out) {
+        ops.addRmsnorm(at(x), at(y), w.tensors.norm(layer, which), at(sum), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
+    }
+
+    @Override
     protected void runDense(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
         dense.linear(l.dense(which), l.bias(which), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
@@ -291,8 +299,16 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runArgmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        ops.argmax(logits.address(), ids.address(), n, vocab);
+        CudaBuffer work = scratch.ensure("argmax work", SampleLauncher.argmaxWorkBytes(n));
+        if (work != argmaxWork) { // a new buffer: its row counters start at zero (the kernel leaves them so)
+            work.zero();
+            argmaxWork = work;
+        }
+        ops.argmax(logits.address(), ids.address(), work.address(), n, vocab);
     }
+
+    /** The argmax work buffer cleared last (see {@link #runArgmax}). */
+    private CudaBuffer argmaxWork;
 
     @Override
     protected void runSample(CudaBuffer logits, CudaBuffer draws, CudaBuffer work, SampleParams p) {

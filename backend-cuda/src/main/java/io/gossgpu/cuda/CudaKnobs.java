@@ -49,12 +49,17 @@ final class CudaKnobs {
     static final Knob DENSE_TILE_R = Knob.of(CudaBackend.NAME, "DENSE", "TILE_R", 64, KnobValues.oneOf(64, 128),
             "rows per tile", "output rows per tile of the dense GEMM");
 
+    /** Whether the prefill GEMM of BF16 dense matrices runs on tensor cores (dense_gemm_mma_bf16; compute capability 8.0+). */
+    static final Knob DENSE_MMA = Knob.of(CudaBackend.NAME, "DENSE", "MMA", 1, KnobValues.oneOf(0, 1), "the tensor-core switch",
+            "1 runs the prefill GEMM of BF16 dense matrices on tensor cores (BF16 mma, FP32 sums; activations as two BF16 terms), "
+                    + "0 the FP32 tiled GEMM (dense_gemm_bf16_*)").defaultNote("tensor cores only on compute capability 8.0 and up: 0 in effect below");
+
     /** Whether decode steps run as CUDA graphs (1) or launch their kernels one by one (0). */
     static final Knob GRAPH = Knob.setting(CudaBackend.NAME, "GRAPH", 1, KnobValues.oneOf(0, 1), "the graph switch",
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
     static final List<Knob> ALL = List.of(DENSE, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, DENSE_PREFILL_MIN_T, DENSE_TILE_T, DENSE_TILE_R,
-            MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
+            DENSE_MMA, MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
 
     /** Former names (issue 37: the SPI, kernels and knobs say dense), each with its knob's name now. */
     static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_CUDA_LINEAR_BLOCK", DENSE.envName(),

@@ -34,12 +34,18 @@ final class DenseLauncher {
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
 
     static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
-            ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class);
+            ADD_RMSNORM = new CudaEntry("rmsnorm", SmallOps.ADD_RMSNORM, 5, io.gossgpu.device.OpParams.NormParams.class),
+            ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class),
+            GEMM_MMA = new CudaEntry("dense", "dense_gemm_mma_bf16", 7, DenseParams.class);
+    /** dense_gemm_mma_bf16's tile (tokens × rows) and block: DENSE_MMA_TM, _TR, _THREADS in dense.cu. */
+    static final int MMA_TILE_T = 32, MMA_TILE_R = 128, MMA_THREADS = 256;
+    /** Compute capability from which dense_gemm_mma_bf16 runs (BF16 wmma). */
+    static final int MMA_MIN_CC = 80;
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
     static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
                     Stream.of(embed(f), matvec(f)),
                     CudaKnobs.DENSE_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.DENSE_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
-            Stream.of(RMSNORM, ADD)).toList();
+            Stream.of(RMSNORM, ADD_RMSNORM, ADD, GEMM_MMA)).toList();
 
     /** The kernels of one element type (F32, F16, BF16, Q8_0). */
     private record Kernels(CudaKernel embed, CudaKernel matvec, CudaKernel gemm) {}
@@ -64,8 +70,11 @@ final class DenseLauncher {
     private final int multiprocessors;
     private final Map<WeightFormat, Kernels> dense = new EnumMap<>(WeightFormat.class);
     final int denseBlock, rmsBlock, elementwiseBlock, prefillMinT, tileT, tileR;
+    /** The BF16 prefill GEMM on tensor cores, or null (GOSS_CUDA_DENSE_MMA=0, or compute capability below 8.0). */
+    private final CudaKernel gemmMma;
 
-    DenseLauncher(CudaLauncher launch, int multiprocessors, BackendOptions o) {
+    /** @param computeCapability the device's, e.g. 90: the tensor-core GEMM from {@link #MMA_MIN_CC} */
+    DenseLauncher(CudaLauncher launch, int multiprocessors, BackendOptions o, int computeCapability) {
         this.launch = launch;
         this.multiprocessors = multiprocessors;
         denseBlock = CudaKnobs.DENSE.value(o);
@@ -84,6 +93,14 @@ final class DenseLauncher {
             checkBlock(k.embed(), CudaKnobs.ELEMENTWISE, elementwiseBlock);
             dense.put(f, k);
         }
+        gemmMma = computeCapability >= MMA_MIN_CC && CudaKnobs.DENSE_MMA.value(o) == 1 ? launch.kernel(GEMM_MMA.name()) : null;
+        if (gemmMma != null && gemmMma.maxThreadsPerBlock() < MMA_THREADS)
+            throw new GossException("kernel " + gemmMma.name() + " cannot run " + MMA_THREADS + " threads per block on this device");
+    }
+
+    /** Whether BF16 prefill GEMMs run on tensor cores (the knob's value in effect). */
+    boolean mma() {
+        return gemmMma != null;
     }
 
     /** {@code out[t, :]} = row {@code tokens[t]} of {@code table} as F32, the ids read from the device at {@code ids}. */
@@ -110,17 +127,21 @@ final class DenseLauncher {
 
     /**
      * y = W·x (+ bias) with rows {@code 0..n0−1} of y going to out0 (T × n0), the next n1 to out1 and the rest to
-     * out2 (a fused QKV): matvec for T below {@link #prefillMinT}, else the tiled GEMM.
+     * out2 (a fused QKV): matvec for T below {@link #prefillMinT}, else the tiled GEMM (BF16 weights: on tensor cores
+     * where {@link #mma}).
      */
     void matmul(Dense d, long bias, long x, int T, long out0, int n0, long out1, int n1, long out2) {
         Kernels k = dense.get(d.format());
         int hasBias = bias == 0 ? 0 : 1;
-        boolean gemm = T >= prefillMinT;
-        KernelLaunch<Long> a = launch.launch(gemm ? k.gemm() : k.matvec()).buffer(d.ptr()).buffer(d.scales()).buffer(bias).buffer(x)
+        boolean gemm = T >= prefillMinT, mma = gemm && gemmMma != null && d.format() == WeightFormat.BF16;
+        KernelLaunch<Long> a = launch.launch(mma ? gemmMma : gemm ? k.gemm() : k.matvec()).buffer(d.ptr()).buffer(d.scales()).buffer(bias).buffer(x)
                 .buffer(out0).buffer(out1).buffer(out2);
         if (!gemm) {
             int warps = denseBlock / 32, split = matvecSplit(d.rows(), warps, multiprocessors);
             a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, split, 0, 0), Grid.of(ceilDiv(d.rows(), warps / split), denseBlock));
+        } else if (mma) {
+            a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, 1, 0, 0),
+                    Grid.of(ceilDiv(d.rows(), MMA_TILE_R), Math.min(ceilDiv(T, MMA_TILE_T), 65535), MMA_THREADS));
         } else {
             a.run(new DenseParams(0, hasBias, T, d.cols(), d.rows(), 0, n0, n1, 1, 0, 0), Grid.of(ceilDiv(d.rows(), tileR), ceilDiv(T, tileT), tileT * tileR / 16));
         }

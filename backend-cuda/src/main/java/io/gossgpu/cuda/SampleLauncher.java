@@ -15,11 +15,22 @@ import java.util.List;
  */
 final class SampleLauncher {
     /** The entry points: argmax.cu's, then sample.cu's. */
-    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", 2, ArgmaxParams.class),
+    static final CudaEntry ARGMAX = new CudaEntry("argmax", "argmax", 3, ArgmaxParams.class),
             MAX = new CudaEntry("sample", SamplePipeline.MAX, 2, SampleParams.class),
             SUMS = new CudaEntry("sample", SamplePipeline.SUMS, 3, SampleParams.class),
             PICK = new CudaEntry("sample", SamplePipeline.PICK, 3, SampleParams.class);
     static final List<CudaEntry> ENTRIES = List.of(ARGMAX, MAX, SUMS, PICK);
+    /**
+     * Blocks per row of argmax.cu (its grid's x): 201088 logits are 64 chunks of 3142, about three 16-byte loads per
+     * thread of a 256-thread block, so the row is read by 64 SMs at once instead of one.
+     */
+    static final int ARGMAX_CHUNKS = 64;
+
+    /** Bytes of argmax.cu's work buffer for {@code rows} rows: per row a counter (and a spare word), then each chunk's pick. */
+    static long argmaxWorkBytes(int rows) {
+        return 4L * rows * (2 + 2 * ARGMAX_CHUNKS);
+    }
+
     /** Threads per block of the sampling kernels (SAMPLE_THREADS in sample.cu). */
     static final int SAMPLE_THREADS = 256;
 

@@ -49,17 +49,24 @@ class CudaDenseTest {
     static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {5, 2880}, {20, 1000}, {6, 1001}};
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
-    /** Knob settings, each a backend: the default split (matvec below 9 tokens), every GEMM tile, the matvec up to 33 tokens. */
+    /**
+     * Knob settings, each a backend: the default split (matvec below 9 tokens, then BF16 on tensor cores on the fake
+     * driver's compute capability 9.0), BF16 on tensor cores from 2 tokens (dense_gemm_mma_bf16: tiles of 32 tokens ×
+     * 128 rows, steps of 64 columns, so every shape here has partial tiles and steps), every FP32 GEMM tile, the matvec
+     * up to 33 tokens.
+     */
     static final Map<String, BackendOptions> SETTINGS = Map.of(
             "default", BackendOptions.defaults(),
+            "mma", gemm(32, 64).with(CudaKnobs.DENSE_MMA, 1),
             "gemm32x64", gemm(32, 64),
             "gemm32x128", gemm(32, 128),
             "gemm64x128", gemm(64, 128),
             "matvec", BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 34).with(CudaKnobs.DENSE, 96));
 
-    /** The GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows. */
+    /** The FP32 GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows (BF16 too: not on tensor cores). */
     private static BackendOptions gemm(int t, int r) {
-        return BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 2).with(CudaKnobs.DENSE_TILE_T, t).with(CudaKnobs.DENSE_TILE_R, r);
+        return BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 2).with(CudaKnobs.DENSE_TILE_T, t).with(CudaKnobs.DENSE_TILE_R, r)
+                .with(CudaKnobs.DENSE_MMA, 0);
     }
 
     static void requireDevice() {
@@ -128,9 +135,10 @@ class CudaDenseTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"default", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
+    @ValueSource(strings = {"default", "mma", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
     void linearMatchesTheExactDecodeInEveryFormat(String setting) {
         try (CudaBackend b = backend(SETTINGS.get(setting)); Arena arena = Arena.ofConfined()) {
+            assertEquals(!setting.startsWith("gemm"), b.dense.mma(), setting + ": BF16 GEMMs on tensor cores (compute capability 9.0)");
             for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 for (int[] shape : SHAPES) {
                     int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];

@@ -28,7 +28,7 @@ public final class DeviceKitMain {
         String[] classes = args.length > 0 ? args
                 : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
                 CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName(),
-                CudaMoeMmaTest.class.getName(), CudaDenseTest.class.getName(), CudaGgufTest.class.getName()};
+                CudaMoeMmaTest.class.getName(), CudaDenseTest.class.getName(), CudaGgufTest.class.getName(), CudaArgmaxTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));

@@ -191,6 +191,12 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
+    @Override
+    protected void runAddRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> y, BufferTensor<Buf> sum,
+                                 BufferTensor<Buf> out) {
+        ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
+    }
+
     /** out[t, r] = Σ_c W[r, c]·x[xRow0 + t, c] (+ bias[r]) for {@code T} rows of x. */
     private void matvec(Dense m, Buf bias, Buf x, int xRow0, int T, Buf out) {
         boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory

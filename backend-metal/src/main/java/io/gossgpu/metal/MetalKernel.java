@@ -15,7 +15,9 @@ enum MetalKernel {
     /** One simdgroup per (token, head): its size is fixed. */
     ATTENTION(32, "one simdgroup per (token, head)", "the attention kernel runs one simdgroup (32 threads) per (token, head)"),
     KV_STORE(256), TOPK_SOFTMAX(64), MOE_GATE_UP(256), MOE_DOWN(256), MOE_SORT(64), MOE_GATE_UP_TILED(128),
-    MOE_DOWN_TILED(128), MOE_COMBINE(256), ADD(256), ARGMAX(256);
+    MOE_DOWN_TILED(128), MOE_COMBINE(256), ADD(256), ARGMAX(256),
+    /** Launched in rmsnorm's shape (SmallOps): rmsnorm's threadgroup size and knob. */
+    ADD_RMSNORM(RMSNORM);
 
     /** The function name in the Metal library. */
     final String function;
@@ -38,6 +40,13 @@ enum MetalKernel {
         threadgroup = Knob.of(MetalBackendProvider.NAME, function, "TG", threads, KnobValues.oneOf(threads), "threads per threadgroup",
                 "threads per threadgroup of " + function + ": " + layout + ", fixed");
         this.limit = limit;
+    }
+
+    /** A kernel launched in {@code same}'s shape: its threadgroup knob. */
+    MetalKernel(MetalKernel same) {
+        function = name().toLowerCase(Locale.ROOT);
+        threadgroup = same.threadgroup;
+        limit = "the " + function + " pipeline's maxTotalThreadsPerThreadgroup";
     }
 
     /** Threads per threadgroup in {@code o}, for a pipeline that allows at most {@code maxThreads}. */

@@ -175,6 +175,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                     new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true)); // group memory as __local arguments
             program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
+            program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ADD_RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
                 program.checkWorkGroup((OpenClKernel) attention.kernel(k), OpenClKnobs.ATTENTION_WG, attentionWg);
             for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
@@ -251,6 +252,12 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     @Override
     protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
         ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
+    }
+
+    @Override
+    protected void runAddRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> y, BufferTensor<Long> sum,
+                                 BufferTensor<Long> out) {
+        ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
     /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */

@@ -231,6 +231,25 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
 
     protected abstract void runRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> out);
 
+    /** Every GPU backend runs the fused add + RMSNorm ({@link SmallOps#addRmsnorm}); the rest as {@link Backend#supports}. */
+    @Override
+    public boolean supports(BackendOp op) {
+        return op == BackendOp.ADD_RMS_NORM || Backend.super.supports(op);
+    }
+
+    @Override
+    public final void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        BufferTensor<B> tx = tensor(x), ty = tensor(y), ts = tensor(sum), to = tensor(out);
+        for (BufferTensor<B> t : java.util.List.of(ty, ts, to))
+            if (t.rows() != tx.rows() || t.cols() != tx.cols())
+                throw new GossException("addRmsNorm: a " + t.rows() + "x" + t.cols() + " tensor beside a " + tx.rows() + "x" + tx.cols() + " one");
+        runAddRmsNorm(weights(w), layer, which, tx, ty, ts, to);
+    }
+
+    /** {@code sum = x + y}, {@code out = rmsnorm(sum)} with the norm of {@code (layer, which)} (shapes checked; see {@link Backend#addRmsNorm}). */
+    protected abstract void runAddRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> y, BufferTensor<B> sum,
+                                          BufferTensor<B> out);
+
     @Override
     public final void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
         runDense(weights(w), layer, which, tensor(x), tensor(out));

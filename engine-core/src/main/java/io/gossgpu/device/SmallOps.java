@@ -11,14 +11,14 @@ import java.util.function.LongFunction;
 
 /**
  * The small ops every GPU API runs alike, launched once here over a {@link Launcher}: {@code rmsnorm},
- * {@code add}, {@code argmax} and the router's {@code topk_softmax}, each the same kernel name with the same buffers
+ * {@code add}, their fusion {@code add_rmsnorm}, {@code argmax} and the router's {@code topk_softmax}, each the same kernel name with the same buffers
  * and the same {@link OpParams} record on kernels/cuda, kernels/opencl and kernels/metal. How each API spreads an op
  * over groups comes in as {@link Shapes}.
  *
  * @param <B> the API's buffer argument
  */
 public final class SmallOps<B> {
-    public static final String RMSNORM = "rmsnorm", ADD = "add", ARGMAX = "argmax", TOPK = "topk_softmax";
+    public static final String RMSNORM = "rmsnorm", ADD = "add", ADD_RMSNORM = "add_rmsnorm", ARGMAX = "argmax", TOPK = "topk_softmax";
 
     /** A launch's grid and its dynamic group memory, one size per group-memory argument in order (none: empty). */
     public record Shape(Grid grid, List<Long> locals) {
@@ -28,14 +28,14 @@ public final class SmallOps<B> {
     }
 
     /**
-     * How one API spreads each op over groups, as data: rmsnorm by rows, add by values, argmax by rows, topk_softmax by
-     * tokens.
+     * How one API spreads each op over groups, as data: rmsnorm by rows (add_rmsnorm too, with rmsnorm's group size),
+     * add by values, argmax by rows, topk_softmax by tokens.
      */
     public record Shapes(IntFunction<Shape> rmsnorm, LongFunction<Shape> add, IntFunction<Shape> argmax, IntFunction<Shape> topk) {}
 
     private final Launcher<B> launcher;
     private final Shapes shapes;
-    private final DeviceKernel rmsnorm, add, argmax, topk;
+    private final DeviceKernel rmsnorm, add, addRmsnorm, argmax, topk;
 
     /** The kernels looked up now, so a missing one fails when the backend is made. */
     public SmallOps(Launcher<B> launcher, Shapes shapes) {
@@ -43,6 +43,7 @@ public final class SmallOps<B> {
         this.shapes = shapes;
         rmsnorm = launcher.kernel(RMSNORM);
         add = launcher.kernel(ADD);
+        addRmsnorm = launcher.kernel(ADD_RMSNORM);
         argmax = launcher.kernel(ARGMAX);
         topk = launcher.kernel(TOPK);
     }
@@ -52,6 +53,7 @@ public final class SmallOps<B> {
         return switch (name) {
             case RMSNORM -> rmsnorm;
             case ADD -> add;
+            case ADD_RMSNORM -> addRmsnorm;
             case ARGMAX -> argmax;
             case TOPK -> topk;
             default -> throw new IllegalArgumentException(name + " is not a small op's kernel");
@@ -68,9 +70,27 @@ public final class SmallOps<B> {
         run(launcher.launch(add).buffer(a).buffer(b).buffer(out), new AddParams(n), shapes.add().apply(n));
     }
 
+    /**
+     * {@code sum = x + y}, then {@code out[r, :] = sum[r, :] / rms(sum[r, :]) · scale}, in one launch of rmsnorm's shape
+     * ({@code sum} may be {@code x} or {@code y}, {@code out} may be {@code sum}): {@link #add} then {@link #rmsnorm}.
+     */
+    public void addRmsnorm(B x, B y, B scale, B sum, B out, int rows, int cols, float eps) {
+        run(launcher.launch(addRmsnorm).buffer(x).buffer(y).buffer(scale).buffer(sum).buffer(out), new NormParams(cols, eps),
+                shapes.rmsnorm().apply(rows));
+    }
+
     /** {@code ids[t] = argmax logits[t, :]} for {@code rows} rows of {@code vocab}, ties to the lower id. */
     public void argmax(B logits, B ids, int rows, int vocab) {
         run(launcher.launch(argmax).buffer(logits).buffer(ids), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
+    }
+
+    /**
+     * {@link #argmax(Object, Object, int, int)} by an argmax kernel that takes a work buffer after {@code ids} (CUDA's
+     * one pass over many blocks per row: each block's pick and a per-row counter in {@code work}, whose size and
+     * initial zeros are the API's to provide).
+     */
+    public void argmax(B logits, B ids, B work, int rows, int vocab) {
+        run(launcher.launch(argmax).buffer(logits).buffer(ids).buffer(work), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
     }
 
     /** Each token's {@code k} largest of its {@code experts} router logits into {@code ids}, their softmax into {@code weights}. */

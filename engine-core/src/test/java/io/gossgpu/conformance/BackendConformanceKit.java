@@ -628,26 +628,33 @@ public abstract class BackendConformanceKit {
 
     /**
      * The residual add fused with the norm after it, through {@link DeclinedOps} as the executor calls it (the backend's
-     * own op, or add then rmsNorm where it declines it), in place as the executor uses it (sum into x, norm into t),
-     * against the reference's separate ops: the sum exact, the norm within {@link #opTolerance()}.
+     * own op, or add then rmsNorm where it declines it), against the reference's separate ops: the sum exact, the norm
+     * within {@link #opTolerance()}. Three placements the contract allows: in place as the executor uses it (sum into x,
+     * norm into t), sum into y and the norm over it, both into tensors of their own (NaN before: a value left unwritten
+     * fails). Every GPU backend (the device layer) runs the fused op itself.
      */
     @ParameterizedTest(name = "{0}, T={1}")
     @MethodSource("shapesAndBatches")
     void addRmsNorm(String shape, int T) {
+        if (backend instanceof io.gossgpu.device.DeviceBackend<?, ?>)
+            assertTrue(backend.supports(io.gossgpu.backend.BackendOp.ADD_RMS_NORM), backend.name() + " declines ADD_RMS_NORM");
         Model m = model(shape);
         int h = m.config().hiddenSize();
         SplittableRandom r = new SplittableRandom(650 + T);
-        float[] x = random(r, T * h, 2), y = random(r, T * h, 2);
-        for (NormKind kind : NormKind.values()) {
-            int layer = kind == NormKind.FINAL ? -1 : m.config().numHiddenLayers() - 1;
-            try (Pair a = pair(T, h, x); Pair b = pair(T, h, y); Pair out = pair(T, h, null)) {
-                DeclinedOps.addRmsNorm(backend, m.mine(), layer, kind, a.mine(), b.mine(), a.mine(), out.mine());
-                reference.add(a.ref(), b.ref(), a.ref());
-                reference.rmsNorm(m.ref(), layer, kind, a.ref(), out.ref());
-                compare("addRmsNorm sum " + kind, a, 0);
-                compare("addRmsNorm norm " + kind, out, opTolerance());
+        float[] x = random(r, T * h, 2), y = random(r, T * h, 2), nan = new float[T * h];
+        java.util.Arrays.fill(nan, Float.NaN);
+        for (String place : new String[]{"sum into x", "sum into y, norm over it", "own tensors"})
+            for (NormKind kind : NormKind.values()) {
+                int layer = kind == NormKind.FINAL ? -1 : m.config().numHiddenLayers() - 1;
+                try (Pair a = pair(T, h, x); Pair b = pair(T, h, y); Pair s = pair(T, h, nan); Pair t = pair(T, h, nan)) {
+                    Pair sum = place.startsWith("sum into x") ? a : place.startsWith("sum into y") ? b : s, out = sum == b ? b : t;
+                    DeclinedOps.addRmsNorm(backend, m.mine(), layer, kind, a.mine(), b.mine(), sum.mine(), out.mine());
+                    reference.add(a.ref(), b.ref(), sum.ref());
+                    reference.rmsNorm(m.ref(), layer, kind, sum.ref(), out.ref());
+                    if (out != sum) compare("addRmsNorm sum " + kind + ", " + place, sum, 0);
+                    compare("addRmsNorm norm " + kind + ", " + place, out, opTolerance());
+                }
             }
-        }
     }
 
     @ParameterizedTest(name = "{0}, T={1}")
