@@ -223,7 +223,7 @@ public final class TokenMasker {
                 long[][] perCount = new long[cap + 1][];
                 if (free == p) { // no limits: the count stays 0, and every token the walk takes keeps the string completable
                     long[] taken = new long[words];
-                    patternWalk(free, f, taken, new long[O200kHarmony.NUM_RANKS]);
+                    patternWalk(free, f, taken, null);
                     perCount[0] = distinct.computeIfAbsent(new MaskKey(taken), k -> k.bits);
                     byFrame.put(f, perCount);
                     continue;
@@ -297,26 +297,23 @@ public final class TokenMasker {
      * frame (at the real count) is the same as checking every step.
      */
     private PatternWalk patternWalk(StringPattern free, long start) {
-        long[] taken = new long[words];
-        long[] ends = new long[O200kHarmony.NUM_RANKS];
-        patternWalk(free, start, taken, ends);
-        // group the taken tokens by end frame and characters added, without boxing: a group number per token, then each group's ids
+        Taken taken = new Taken();
+        patternWalk(free, start, null, taken);
+        // group the taken tokens by end frame and characters added: a group number per token, then each group's ids
         java.util.HashMap<Long, Integer> groupOf = new java.util.HashMap<>();
         java.util.ArrayList<Long> endList = new java.util.ArrayList<>();
-        int[] tokenGroup = new int[O200kHarmony.NUM_RANKS], sizes = new int[64];
-        for (int w = 0; w < words; w++)
-            for (long bits = taken[w]; bits != 0; bits &= bits - 1) {
-                int id = w * 64 + Long.numberOfTrailingZeros(bits);
-                long key = ends[id];
-                Integer g = groupOf.get(key);
-                if (g == null) {
-                    groupOf.put(key, g = endList.size());
-                    endList.add(key);
-                    if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
-                }
-                tokenGroup[id] = g;
-                sizes[g]++;
+        int[] tokenGroup = new int[taken.n], sizes = new int[64];
+        for (int i = 0; i < taken.n; i++) {
+            long key = taken.keys[i];
+            Integer g = groupOf.get(key);
+            if (g == null) {
+                groupOf.put(key, g = endList.size());
+                endList.add(key);
+                if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
             }
+            tokenGroup[i] = g;
+            sizes[g]++;
+        }
         int n = endList.size();
         long[] endFrames = new long[n];
         int[] added = new int[n];
@@ -329,12 +326,10 @@ public final class TokenMasker {
             ids[g] = new int[sizes[g]];
             sizes[g] = 0;
         }
-        for (int w = 0; w < words; w++)
-            for (long b = taken[w]; b != 0; b &= b - 1) {
-                int id = w * 64 + Long.numberOfTrailingZeros(b);
-                int g = tokenGroup[id];
-                ids[g][sizes[g]++] = id;
-            }
+        for (int i = 0; i < taken.n; i++) {
+            int g = tokenGroup[i];
+            ids[g][sizes[g]++] = taken.ids[i];
+        }
         for (int g = 0; g < n; g++)
             if (ids[g].length > words) { // or-ing whole words beats setting bits one by one
                 bits[g] = new long[words];
@@ -344,11 +339,29 @@ public final class TokenMasker {
     }
 
     /**
-     * The pattern walk itself: the quote-free trie stepped with {@link PatternFrames#step} (no allocation) from frame
-     * {@code start}; sets the bit of every token taken, and records in {@code endKeys} the frame it ends in, with the
-     * characters it adds above bit 48.
+     * The tokens a pattern walk took, in trie order, each with the frame it ends in and the characters it adds above
+     * bit 48 (a list, not a table over the vocabulary: most walks from inside a character take a few hundred tokens).
      */
-    private void patternWalk(StringPattern free, long start, long[] taken, long[] endKeys) {
+    private static final class Taken {
+        int[] ids = new int[256];
+        long[] keys = new long[256];
+        int n;
+
+        void add(int id, long key) {
+            if (n == ids.length) {
+                ids = java.util.Arrays.copyOf(ids, 2 * n);
+                keys = java.util.Arrays.copyOf(keys, 2 * n);
+            }
+            ids[n] = id;
+            keys[n++] = key;
+        }
+    }
+
+    /**
+     * The pattern walk itself: the quote-free trie stepped with {@link PatternFrames#step} (no allocation) from frame
+     * {@code start}; sets the bit of every token taken in {@code mask} and adds it to {@code taken}, either may be null.
+     */
+    private void patternWalk(StringPattern free, long start, long[] mask, Taken taken) {
         TokenTrie trie = unquoted;
         long[] at = new long[trie.maxDepth + 1];
         int[] added = new int[trie.maxDepth + 1];
@@ -367,8 +380,8 @@ public final class TokenMasker {
             int a = added[d - 1] + (PatternFrames.whole(f) ? 1 : 0);
             int t = tokens[j];
             if (t >= 0) {
-                taken[t >>> 6] |= 1L << t;
-                endKeys[t] = (long) a << 48 | f;
+                if (mask != null) mask[t >>> 6] |= 1L << t;
+                if (taken != null) taken.add(t, (long) a << 48 | f);
             }
             at[d] = f;
             added[d] = a;
