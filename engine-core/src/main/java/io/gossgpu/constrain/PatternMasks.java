@@ -11,8 +11,9 @@ import java.util.Set;
  * The quote-free token masks of one patterned string, precomputed when its schema becomes a matcher
  * ({@link ByteMatcher#json}), so that no token inside the string pays a walk of the vocabulary: per frame between
  * characters or after a backslash ({@link PatternFrames}), one mask per character count the length limits tell apart
- * ({@link StringPattern#lengthCap}; equal masks are shared). Frames inside a multi-byte character, and any left out
- * by the budget, are walked when first met ({@link TokenMasker}). Immutable once built.
+ * ({@link StringPattern#lengthCap}; equal masks are shared). Per state, the tokens that begin with a continuation
+ * byte, from which a frame one byte short of a whole character is put together. Other frames inside a character,
+ * and any left out by the budget, are walked when first met ({@link TokenMasker}). Immutable once built.
  */
 final class PatternMasks {
     private final Map<Long, long[][]> byFrame;
@@ -20,9 +21,12 @@ final class PatternMasks {
     private final boolean bounded;
     /** How many distinct masks are held (25 KB each over the o200k vocabulary). */
     final int distinct;
+    /** Per state, per continuation byte's low bits: the tokens that start with it ({@code TokenMasker.continuationWalks}). */
+    private final TokenMasker.PatternWalk[][] continuation;
 
-    PatternMasks(Map<Long, long[][]> byFrame, StringPattern p, int distinct) {
+    PatternMasks(Map<Long, long[][]> byFrame, StringPattern p, int distinct, TokenMasker.PatternWalk[][] continuation) {
         this.byFrame = Map.copyOf(byFrame);
+        this.continuation = continuation;
         this.cap = p.lengthCap();
         this.bounded = p.maxLength != Integer.MAX_VALUE;
         this.distinct = distinct;
@@ -37,6 +41,12 @@ final class PatternMasks {
             count = cap;
         }
         return perCount[count];
+    }
+
+    /** The tokens that start with a continuation byte of low bits {@code x} ending a character that leads to {@code q}, or null. */
+    TokenMasker.PatternWalk continuation(int q, int x) {
+        TokenMasker.PatternWalk[] w = continuation[q];
+        return w == null ? null : w[x];
     }
 
     /** How many frames have their masks here. */

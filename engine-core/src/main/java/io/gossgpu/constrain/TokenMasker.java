@@ -48,6 +48,8 @@ public final class TokenMasker {
     /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
     private final long[][] plainUpTo;
     private final long[] plainAll;
+    /** Each token's first byte. */
+    private final byte[] firstByte;
 
     private TokenMasker(O200kHarmony tok) {
         int n = O200kHarmony.NUM_RANKS;
@@ -102,6 +104,8 @@ public final class TokenMasker {
         for (int c : chars) longest = Math.max(longest, c);
         plainUpTo = new long[longest + 1][words]; // about 130 sets of 25 KB
         plainAll = new long[words];
+        firstByte = new byte[n];
+        for (int id = 0; id < n; id++) firstByte[id] = text[id][0];
         for (int id = 0; id < n; id++) {
             if (chars[id] < 0) continue;
             plainAll[id >>> 6] |= 1L << id;
@@ -190,7 +194,7 @@ public final class TokenMasker {
         if (inside != null) return inside;
         inside = insidePattern.get(p);
         if (inside == null) {
-            inside = insideByCount(p);
+            inside = pre != null && p.left() == 1 ? insideLastByte(pre, p) : insideByCount(p);
             if (insidePattern.size() >= PATTERN_CACHE) insidePattern.clear();
             insidePattern.put(p, inside);
         }
@@ -223,7 +227,7 @@ public final class TokenMasker {
                 long[][] perCount = new long[cap + 1][];
                 if (free == p) { // no limits: the count stays 0, and every token the walk takes keeps the string completable
                     long[] taken = new long[words];
-                    patternWalk(free, f, taken, null);
+                    patternWalk(free, f, false, taken, null);
                     perCount[0] = distinct.computeIfAbsent(new MaskKey(taken), k -> k.bits);
                     byFrame.put(f, perCount);
                     continue;
@@ -248,7 +252,49 @@ public final class TokenMasker {
                 }
                 byFrame.put(f, perCount);
             }
-        return new PatternMasks(byFrame, p, distinct.size());
+        PatternWalk[][] cont = new PatternWalk[p.states()][];
+        for (int q = 0; q < p.states(); q++) if (free.live(q, 0)) cont[q] = continuationWalks(free, q);
+        return new PatternMasks(byFrame, p, distinct.size(), cont);
+    }
+
+    /**
+     * The quote-free tokens that start with a continuation byte, walked as if that byte ended a character leading to
+     * state {@code q} (limits ignored), and split by that byte's low six bits: what a frame one byte short of a
+     * whole character takes is put together from them ({@link #insideLastByte}) instead of a walk of its own.
+     */
+    private PatternWalk[] continuationWalks(StringPattern free, int q) {
+        Taken all = new Taken();
+        patternWalk(free, (long) q << 32, true, null, all);
+        Taken[] byByte = new Taken[64];
+        for (int i = 0; i < all.n; i++) {
+            int x = firstByte[all.ids[i]] & 0x3f;
+            if (byByte[x] == null) byByte[x] = new Taken();
+            byByte[x].add(all.ids[i], all.keys[i]);
+        }
+        PatternWalk[] out = new PatternWalk[64];
+        for (int x = 0; x < 64; x++) if (byByte[x] != null) out[x] = group(byByte[x]);
+        return out;
+    }
+
+    /**
+     * The quote-free tokens frame {@code p} takes when one continuation byte is due: for each such byte, the
+     * character it completes, the state that character leads to, and that state's {@link #continuationWalks} at
+     * this count. The same as {@link #insideByCount}, which would walk the tokens again.
+     */
+    private long[] insideLastByte(PatternMasks pre, JsonMachine.PatternStr p) {
+        StringPattern pattern = p.node().pattern(), free = pattern.unlimited();
+        int len = p.len();
+        int min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000, max = len == 2 ? 0x7ff : len == 3 ? 0xffff : 0x10ffff;
+        long[] inside = new long[words];
+        for (int x = 0; x < 64; x++) {
+            int cp = p.acc() << 6 | x;
+            if (cp < min || cp > max) continue;
+            int t = free.step(p.q(), cp);
+            if (t < 0 || !free.live(t, 0)) continue;
+            PatternWalk w = pre.continuation(t, x);
+            if (w != null) w.toggle(w.completable(pattern, p.count()), inside); // tokens of different bytes are disjoint
+        }
+        return inside;
     }
 
     /** A mask as a map key, by content. */
@@ -298,7 +344,12 @@ public final class TokenMasker {
      */
     private PatternWalk patternWalk(StringPattern free, long start) {
         Taken taken = new Taken();
-        patternWalk(free, start, null, taken);
+        patternWalk(free, start, false, null, taken);
+        return group(taken);
+    }
+
+    /** The tokens of a walk grouped by the frame each ends in and the characters it adds. */
+    private PatternWalk group(Taken taken) {
         // group the taken tokens by end frame and characters added: a group number per token, then each group's ids
         java.util.HashMap<Long, Integer> groupOf = new java.util.HashMap<>();
         java.util.ArrayList<Long> endList = new java.util.ArrayList<>();
@@ -360,8 +411,10 @@ public final class TokenMasker {
     /**
      * The pattern walk itself: the quote-free trie stepped with {@link PatternFrames#step} (no allocation) from frame
      * {@code start}; sets the bit of every token taken in {@code mask} and adds it to {@code taken}, either may be null.
+     * With {@code continuation}, a token's first byte must be a continuation byte and leads to {@code start} as a whole
+     * character (one added).
      */
-    private void patternWalk(StringPattern free, long start, long[] mask, Taken taken) {
+    private void patternWalk(StringPattern free, long start, boolean continuation, long[] mask, Taken taken) {
         TokenTrie trie = unquoted;
         long[] at = new long[trie.maxDepth + 1];
         int[] added = new int[trie.maxDepth + 1];
@@ -372,7 +425,9 @@ public final class TokenMasker {
         int n = bytes.length;
         for (int j = 0; j < n; ) {
             int d = depths[j];
-            long f = PatternFrames.step(free, 0, at[d - 1], bytes[j] & 0xff);
+            int b = bytes[j] & 0xff;
+            long f = continuation && d == 1 ? ((b & 0xc0) == 0x80 ? start : PatternFrames.DEAD)
+                    : PatternFrames.step(free, 0, at[d - 1], b);
             if (f == PatternFrames.DEAD) {
                 j = ends[j];
                 continue;
@@ -390,7 +445,7 @@ public final class TokenMasker {
     }
 
     /** A frame's walk with the length limits ignored: see {@link #patternWalk}. */
-    private record PatternWalk(long[] ends, int[] added, int[][] ids, long[][] bits) {
+    record PatternWalk(long[] ends, int[] added, int[][] ids, long[][] bits) {
         /** The groups whose end frame is completable when the walk starts after {@code count} characters, as a bitset. */
         long[] completable(StringPattern p, int count) {
             long[] live = new long[(ends.length + 63) >>> 6];

@@ -68,8 +68,11 @@ class PatternWalkTest {
             int top = c.max() == Integer.MAX_VALUE ? c.min() + 10 : c.max();
             for (int q = 0; q < p.states(); q++) {
                 JsonMachine.Stack base = new JsonMachine.Stack(new JsonMachine.PatternStr(node, 0, q, 0, 0, 0, false), null);
-                for (int lead : new int[] {-1, '\\', 0xc3, 0xe2}) {
-                    Object s = lead < 0 ? base : JsonMachine.step(base, lead);
+                // between characters, after a backslash, and inside two-, three- and four-byte characters (one byte
+                // short of whole: put together from the continuation walks; more: walked)
+                for (byte[] lead : new byte[][] {{}, {'\\'}, {(byte) 0xc3}, {(byte) 0xe2}, {(byte) 0xe2, (byte) 0x82},
+                        {(byte) 0xe4, (byte) 0xb8}, {(byte) 0xf0, (byte) 0x9f, (byte) 0x98}}) {
+                    Object s = JsonMachine.step(base, lead);
                     if (!(s instanceof JsonMachine.Stack st)) continue;
                     JsonMachine.PatternStr f = (JsonMachine.PatternStr) st.top();
                     for (int k = 0; k < 3; k++) {
@@ -78,7 +81,7 @@ class PatternWalkTest {
                         boolean pre = p.masks.get(at.frame(), count) != null;
                         if (pre) served++;
                         else walked++;
-                        boolean between = lead < 0 || lead == '\\'; // a whole character or a backslash read
+                        boolean between = lead.length == 0 || lead[0] == '\\'; // a whole character or a backslash read
                         assertEquals(between && PatternFrames.completable(p.unlimited(), 0, at.frame()), pre, c + ": precomputed at " + at);
                         assertArrayEquals(masker.insideExact(new JsonMachine.Stack(at, null)), masker.inside(at), c + " at " + at);
                     }
