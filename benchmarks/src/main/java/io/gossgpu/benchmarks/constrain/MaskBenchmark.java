@@ -43,16 +43,17 @@ import java.util.concurrent.TimeUnit;
 public class MaskBenchmark {
     /**
      * The schemas: a flat record, nested arrays of objects, anyOf of objects, json_object (any object), and strings
-     * with patterns (walked over the whole token trie: no string fast path); GBNF
+     * with patterns (their masks precomputed when the schema becomes a matcher, see {@link #compile}); GBNF
      * grammars: arithmetic with parentheses, key=value lines with quoted values, a small JSON-like language.
      */
     @Param({"person", "nested", "anyOf", "jsonObject", "pattern", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
 
     /**
-     * warm: the per-state caches filled in setup (a reply's later steps); newCount: patterned strings' cached masks
-     * dropped before each mask, keeping what was walked per automaton state (a new character count in a known state);
-     * cold: both dropped (the first mask of a new state). Only the pattern schema has such caches. reply: the
+     * warm: the per-state caches filled in setup (a reply's later steps); newCount: the masker's lazily filled
+     * pattern caches dropped before each mask, keeping what was walked per frame; cold: both dropped. Masks that a
+     * schema's matcher precomputes for its patterns (every frame between characters, at every count) live with the
+     * compiled schema and are not dropped: newCount and cold only reach frames inside a character. reply: the
      * documents setup wrote are replayed token by token, each from a freshly compiled schema or grammar (no cache
      * from earlier replies), timing the mask before every token: the per-token cost of a format's first request.
      */
