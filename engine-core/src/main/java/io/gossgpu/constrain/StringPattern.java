@@ -343,7 +343,46 @@ final class StringPattern {
             }
             boolean[] accepting = new boolean[states.size()];
             for (int i = 0; i < accepting.length; i++) accepting[i] = states.get(i).get(accept);
-            return new StringPattern(source, minLength, maxLength, bounds, table.toArray(int[][]::new), accepting, where);
+            int[][] next = table.toArray(int[][]::new);
+            int[] block = minimalBlocks(next, accepting);
+            int blocks = 0;
+            for (int b : block) blocks = Math.max(blocks, b + 1);
+            int[][] merged = new int[blocks][];
+            boolean[] mergedAccepting = new boolean[blocks];
+            for (int q = 0; q < next.length; q++) {
+                if (merged[block[q]] != null) continue;
+                int[] row = new int[classes];
+                for (int c = 0; c < classes; c++) row[c] = next[q][c] < 0 ? -1 : block[next[q][c]];
+                merged[block[q]] = row;
+                mergedAccepting[block[q]] = accepting[q];
+            }
+            return new StringPattern(source, minLength, maxLength, bounds, merged, mergedAccepting, where);
+        }
+
+        /**
+         * The states of the minimal automaton (Moore's refinement): states that accept the same strings share a block;
+         * blocks are numbered by their first state, so the start state stays 0. Fewer states mean fewer frames for the
+         * masker to precompute.
+         */
+        private static int[] minimalBlocks(int[][] next, boolean[] accepting) {
+            int n = next.length;
+            int[] block = new int[n];
+            for (int q = 0; q < n; q++) block[q] = accepting[q] ? 1 : 0;
+            for (int count = -1; ; ) {
+                Map<List<Integer>, Integer> ids = new HashMap<>();
+                int[] refined = new int[n];
+                for (int q = 0; q < n; q++) {
+                    List<Integer> sig = new ArrayList<>(next[q].length + 1);
+                    sig.add(block[q]);
+                    for (int t : next[q]) sig.add(t < 0 ? -1 : block[t]);
+                    Integer id = ids.get(sig);
+                    if (id == null) ids.put(sig, id = ids.size());
+                    refined[q] = id;
+                }
+                block = refined;
+                if (ids.size() == count) return block;
+                count = ids.size();
+            }
         }
 
         private static int[] intersect(int[] a, int[] b) {

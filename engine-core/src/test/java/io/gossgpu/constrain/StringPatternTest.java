@@ -178,6 +178,14 @@ class StringPatternTest {
             TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
     }
 
+    /** The automaton is minimal (fewer states: fewer frames whose masks a schema's matcher precomputes). */
+    @Test
+    void theAutomatonIsMinimal() {
+        assertEquals(3, StringPattern.compile("ok", 0, Integer.MAX_VALUE, "t").states(), "anything, an o, then anything after ok");
+        assertEquals(1, StringPattern.compile("^(a|b|ab|ba)*$", 0, Integer.MAX_VALUE, "t").states(), "any string of a and b: one state");
+        assertEquals(4, StringPattern.compile("^[0-9]{3}$", 0, Integer.MAX_VALUE, "t").states());
+    }
+
     @Test
     void lengthsCountCodePointsAndThePatternTogether() {
         JsonGrammar g = SchemaCompiler.compile(new Case("^[a-z😀]*$", 2, 3, "").schema());
