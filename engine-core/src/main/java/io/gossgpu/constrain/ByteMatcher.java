@@ -27,8 +27,12 @@ public interface ByteMatcher {
         masker.walk(this, state, mask);
     }
 
-    /** The matcher of a compiled JSON Schema (with the masker's fast path for strings). */
+    /**
+     * The matcher of a compiled JSON Schema (with the masker's fast path for strings). When the schema has strings
+     * with a pattern, their masks are precomputed here ({@link TokenMasker#prepare}), once per compiled schema.
+     */
     static ByteMatcher json(JsonGrammar grammar) {
+        if (grammar != null && !PatternMasks.in(grammar).isEmpty()) TokenMasker.get().prepare(grammar);
         return new ByteMatcher() {
             @Override
             public Object start() {

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 
 import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -24,23 +25,33 @@ public final class GbnfMachine implements ByteMatcher {
     /** Most rule openings for one character: beyond it a grammar is refused as too ambiguous (and recursion stays shallow). */
     static final int MAX_EXPANSIONS = 5_000;
     private static final Object DEAD = new Object();
-    /** At most this many states keep their token mask (25 KB each over the o200k vocabulary). */
-    private static final int MAX_MASKS = 256;
+    /** At most this many states keep their token mask (25 KB each over the o200k vocabulary); the least recently used goes first. */
+    static final int MAX_MASKS = 256;
 
     private final GbnfGrammar g;
     private final boolean mergeUniform;
     private final ConcurrentHashMap<State, State> interned = new ConcurrentHashMap<>();
     private final State start;
-    private final java.util.concurrent.atomic.AtomicInteger masks = new java.util.concurrent.atomic.AtomicInteger();
+    /** The token masks of interned states, least recently used first (guarded by itself). */
+    private final java.util.LinkedHashMap<State, long[]> masks;
 
     GbnfMachine(GbnfGrammar g) {
-        this(g, true);
+        this(g, true, MAX_MASKS);
     }
 
-    /** With {@code mergeUniform} false partial characters always keep their bits: the exact machine tests compare with. */
-    GbnfMachine(GbnfGrammar g, boolean mergeUniform) {
+    /**
+     * With {@code mergeUniform} false partial characters always keep their bits: the exact machine tests compare with.
+     * At most {@code maxMasks} states keep their token mask.
+     */
+    GbnfMachine(GbnfGrammar g, boolean mergeUniform, int maxMasks) {
         this.g = g;
         this.mergeUniform = mergeUniform;
+        this.masks = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<State, long[]> eldest) {
+                return size() > maxMasks;
+            }
+        };
         Set<Stack> stacks = new LinkedHashSet<>();
         int[] budget = {MAX_EXPANSIONS};
         for (int a : g.alternatives[g.root]) expand(new Stack(a, null), stacks, budget);
@@ -98,8 +109,6 @@ public final class GbnfMachine implements ByteMatcher {
         final boolean accepting;
         private final int hash;
         final Object[] next = new Object[256];
-        /** The ordinary tokens this state can take next, once computed (see {@link GbnfMachine#allowed}). */
-        volatile long[] mask;
 
         State(Stack[] stacks, int bits, int need, int min) {
             this(stacks, bits, need, min, false, 0);
@@ -140,18 +149,23 @@ public final class GbnfMachine implements ByteMatcher {
 
     /**
      * The masker's walk, remembered per state: inside a loop such as {@code [^"]*} every character leads back to the
-     * same interned state, so its mask (nearly the whole vocabulary, the costliest walk) is computed once.
+     * same interned state, so its mask (nearly the whole vocabulary, the costliest walk) is computed once while it
+     * stays among the {@link #MAX_MASKS} most recently used.
      */
     @Override
     public void allowed(TokenMasker masker, Object state, long[] mask) {
         State s = (State) state;
-        long[] known = s.mask;
+        long[] known;
+        synchronized (masks) {
+            known = masks.get(s);
+        }
         if (known == null) {
             known = new long[masker.words()];
             masker.walk(this, s, known);
-            if (masks.get() < MAX_MASKS && interned.get(s) == s) {
-                masks.incrementAndGet();
-                s.mask = known;
+            if (interned.get(s) == s) { // a state past the intern cap is not met again as the same object
+                synchronized (masks) {
+                    masks.put(s, known);
+                }
             }
         }
         for (int w = 0; w < mask.length; w++) mask[w] |= known[w];
@@ -162,9 +176,11 @@ public final class GbnfMachine implements ByteMatcher {
         return interned.size();
     }
 
-    /** Whether {@code state}'s token mask is kept (tests). */
-    static boolean maskKept(Object state) {
-        return ((State) state).mask != null;
+    /** Whether {@code state}'s token mask is kept (tests; does not count as a use). */
+    boolean maskKept(Object state) {
+        synchronized (masks) {
+            return masks.containsKey((State) state);
+        }
     }
 
     @Override

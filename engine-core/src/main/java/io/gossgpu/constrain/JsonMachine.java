@@ -348,55 +348,24 @@ public final class JsonMachine {
     }
 
     /**
-     * A string with a {@code pattern} after its opening quote: {@code count} code points read, {@code q} the pattern
-     * automaton's state; inside a character, {@code acc} holds its bits so far ({@code left} UTF-8 continuation bytes
-     * due of {@code len}), or {@code esc} is set after a backslash. Escapes are the short ones ({@code \\" \\\\ \\/ \\b
-     * \\f \\n \\r \\t}); no {@code \\u}. Every byte is taken only when some character it can begin or continue
-     * keeps the pattern and the length limits completable.
+     * A string with a {@code pattern} after its opening quote: {@code count} code points read (kept 0 without length
+     * limits, so that frames repeat and the masker can cache by frame), and where it is between characters as
+     * {@link PatternFrames} describes ({@code q, acc, left, len, esc}), whose step it takes.
      */
     record PatternStr(JsonGrammar.StringNode node, int count, int q, int acc, int left, int len, boolean esc) implements Frame {
-        private static final int[] ESCAPED = {'"', '\\', '/', 8, 12, 10, 13, 9};
-        private static final String ESCAPES = "\"\\/bfnrt";
-
         @Override
         public Object step(int b, Stack rest) {
             StringPattern p = node.pattern();
-            if (esc) {
-                int i = ESCAPES.indexOf(b);
-                return i < 0 ? null : advance(ESCAPED[i], rest);
-            }
-            if (left > 0) {
-                if ((b & 0xc0) != 0x80) return null;
-                return partial(acc << 6 | (b & 0x3f), left - 1, len, rest);
-            }
-            if (b == '"') return p.canEnd(q, count) ? rest : null;
-            if (b == '\\') {
-                for (int cp : ESCAPED) if (p.anyLive(q, count + 1, cp, cp)) return new Stack(new PatternStr(node, count, q, 0, 0, 0, true), rest);
-                return null;
-            }
-            if (b < 0x20) return null;
-            if (b < 0x80) return advance(b, rest);
-            int n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-            if (n == 0) return null;
-            return partial(b & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07), n - 1, n, rest);
+            if (b == '"' && !esc && left == 0) return p.canEnd(q, count) ? rest : null;
+            long f = PatternFrames.step(p, count, frame(), b);
+            if (f == PatternFrames.DEAD) return null;
+            boolean limited = node.minLength() > 0 || node.maxLength() != Integer.MAX_VALUE;
+            return new Stack(of(node, PatternFrames.whole(f) && limited ? count + 1 : count, f), rest);
         }
 
-        /**
-         * Whether this frame can still become a string that the pattern and the length limits accept: the check the
-         * byte that led here passed (a whole character: its state is live at this count; inside a character or
-         * after a backslash: some character it can still become is). A frame that passes it passed every earlier
-         * check on its way, since the limits only bound the count (see TokenMasker's pattern walks).
-         */
+        /** Whether this frame can still become an accepted string ({@link PatternFrames#completable}). */
         boolean completable() {
-            StringPattern p = node.pattern();
-            if (esc) {
-                for (int cp : ESCAPED) if (p.anyLive(q, count + 1, cp, cp)) return true;
-                return false;
-            }
-            if (left == 0) return p.live(q, count);
-            int lo = Math.max(acc << (6 * left), len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000);
-            int hi = Math.min(acc << (6 * left) | ((1 << (6 * left)) - 1), len == 2 ? 0x7ff : len == 3 ? 0xffff : 0x10ffff);
-            return lo <= hi && p.anyLive(q, count + 1, lo, hi);
+            return PatternFrames.completable(node.pattern(), count, frame());
         }
 
         /** This frame with {@code count} code points read. */
@@ -404,24 +373,15 @@ public final class JsonMachine {
             return new PatternStr(node, count, q, acc, left, len, esc);
         }
 
-        /** After a byte of an {@code n}-byte character: its bits {@code a}, {@code l} bytes still due. */
-        private Object partial(int a, int l, int n, Stack rest) {
-            int lo = a << (6 * l), hi = lo | ((1 << (6 * l)) - 1);
-            lo = Math.max(lo, n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000); // no overlong forms
-            hi = Math.min(hi, n == 2 ? 0x7ff : n == 3 ? 0xffff : 0x10ffff);
-            if (lo > hi) return null;
-            if (l == 0) return advance(a, rest); // surrogates belong to no class of the pattern
-            if (!node.pattern().anyLive(q, count + 1, lo, hi)) return null;
-            return new Stack(new PatternStr(node, count, q, a, l, n, false), rest);
+        /** Where it is between characters, packed ({@link PatternFrames}). */
+        long frame() {
+            return PatternFrames.of(q, acc, left, len, esc);
         }
 
-        private Object advance(int cp, Stack rest) {
-            StringPattern p = node.pattern();
-            int t = p.step(q, cp);
-            if (t < 0 || !p.live(t, count + 1)) return null;
-            // without length limits the count decides nothing: kept 0, so that frames repeat (the masker caches by frame)
-            int next = node.minLength() == 0 && node.maxLength() == Integer.MAX_VALUE ? 0 : count + 1;
-            return new Stack(new PatternStr(node, next, t, 0, 0, 0, false), rest);
+        /** The frame of {@code node} at packed {@code f} after {@code count} code points. */
+        static PatternStr of(JsonGrammar.StringNode node, int count, long f) {
+            return new PatternStr(node, count, PatternFrames.q(f), PatternFrames.acc(f), PatternFrames.left(f),
+                    PatternFrames.len(f), PatternFrames.esc(f));
         }
     }
 

@@ -44,6 +44,14 @@ final class StringPattern {
      */
     private final BitSet[] lengths;
     private final int cap;
+    /** {@code ascii[q << 7 | cp]}: {@link #step} for an ASCII code point, without the class search (the masker's walks step millions of these). */
+    private final int[] ascii;
+    /** Without length limits: whether each state can still reach acceptance ({@link #live} at any count), else null. */
+    private final boolean[] reachable;
+    /** This automaton without the length limits, made once. */
+    private volatile StringPattern unlimited;
+    /** The token masks precomputed for this string's frames (see {@link PatternMasks}); null until the masker prepares them. */
+    volatile PatternMasks masks;
 
     private StringPattern(String source, int minLength, int maxLength, int[] bounds, int[][] next, boolean[] accepting, String where) {
         this.source = source;
@@ -57,6 +65,10 @@ final class StringPattern {
         if (work > 200_000_000L)
             throw new GossException("the JSON schema's pattern at " + where + " is too complex together with its length limits for constrained output");
         this.lengths = completionLengths();
+        this.reachable = minLength == 0 && maxLength == Integer.MAX_VALUE ? new boolean[next.length] : null;
+        if (reachable != null) for (int q = 0; q < next.length; q++) reachable[q] = lengths[q].get(0);
+        this.ascii = new int[next.length << 7];
+        for (int q = 0; q < next.length; q++) for (int cp = 0; cp < 128; cp++) ascii[q << 7 | cp] = next[q][classOf(cp)];
     }
 
     /** {@code pattern} (a JSON Schema regex) for strings of {@code minLength..maxLength} code points. */
@@ -76,7 +88,18 @@ final class StringPattern {
      * any completion within the limits implies.
      */
     StringPattern unlimited() {
-        return new StringPattern(source, 0, Integer.MAX_VALUE, bounds, next, accepting, "");
+        StringPattern u = unlimited;
+        if (u == null) unlimited = u = minLength == 0 && maxLength == Integer.MAX_VALUE ? this
+                : new StringPattern(source, 0, Integer.MAX_VALUE, bounds, next, accepting, "");
+        return u;
+    }
+
+    /**
+     * The counts that {@link #live} and {@link #canEnd} can tell apart: with a maxLength, 0..maxLength (nothing is
+     * live past it); without, every count from {@code lengthCap()} on behaves as {@code lengthCap()} does.
+     */
+    int lengthCap() {
+        return cap;
     }
 
     /** How many states the automaton has (numbered from 0, {@link #start()} first). */
@@ -90,7 +113,7 @@ final class StringPattern {
 
     /** The state after code point {@code cp}, or -1. */
     int step(int q, int cp) {
-        return next[q][classOf(cp)];
+        return cp < 128 ? ascii[q << 7 | cp] : next[q][classOf(cp)];
     }
 
     /** Whether a string may end in {@code q} after {@code count} code points. */
@@ -100,6 +123,7 @@ final class StringPattern {
 
     /** Whether a string in {@code q} after {@code count} code points can still be completed within the limits. */
     boolean live(int q, int count) {
+        if (reachable != null) return reachable[q];
         if (count > maxLength) return false;
         int from = Math.max(0, minLength - count);
         int to = maxLength == Integer.MAX_VALUE ? cap : maxLength - count;
@@ -319,7 +343,46 @@ final class StringPattern {
             }
             boolean[] accepting = new boolean[states.size()];
             for (int i = 0; i < accepting.length; i++) accepting[i] = states.get(i).get(accept);
-            return new StringPattern(source, minLength, maxLength, bounds, table.toArray(int[][]::new), accepting, where);
+            int[][] next = table.toArray(int[][]::new);
+            int[] block = minimalBlocks(next, accepting);
+            int blocks = 0;
+            for (int b : block) blocks = Math.max(blocks, b + 1);
+            int[][] merged = new int[blocks][];
+            boolean[] mergedAccepting = new boolean[blocks];
+            for (int q = 0; q < next.length; q++) {
+                if (merged[block[q]] != null) continue;
+                int[] row = new int[classes];
+                for (int c = 0; c < classes; c++) row[c] = next[q][c] < 0 ? -1 : block[next[q][c]];
+                merged[block[q]] = row;
+                mergedAccepting[block[q]] = accepting[q];
+            }
+            return new StringPattern(source, minLength, maxLength, bounds, merged, mergedAccepting, where);
+        }
+
+        /**
+         * The states of the minimal automaton (Moore's refinement): states that accept the same strings share a block;
+         * blocks are numbered by their first state, so the start state stays 0. Fewer states mean fewer frames for the
+         * masker to precompute.
+         */
+        private static int[] minimalBlocks(int[][] next, boolean[] accepting) {
+            int n = next.length;
+            int[] block = new int[n];
+            for (int q = 0; q < n; q++) block[q] = accepting[q] ? 1 : 0;
+            for (int count = -1; ; ) {
+                Map<List<Integer>, Integer> ids = new HashMap<>();
+                int[] refined = new int[n];
+                for (int q = 0; q < n; q++) {
+                    List<Integer> sig = new ArrayList<>(next[q].length + 1);
+                    sig.add(block[q]);
+                    for (int t : next[q]) sig.add(t < 0 ? -1 : block[t]);
+                    Integer id = ids.get(sig);
+                    if (id == null) ids.put(sig, id = ids.size());
+                    refined[q] = id;
+                }
+                block = refined;
+                if (ids.size() == count) return block;
+                count = ids.size();
+            }
         }
 
         private static int[] intersect(int[] a, int[] b) {

@@ -8,8 +8,10 @@ import io.gossgpu.tokenizer.O200kHarmony;
  * a whole subtree at the first byte the matcher refuses. Inside a string (the one state where nearly every token
  * fits) the tokens that are plain text on their own (whole UTF-8 characters, no quote, backslash or control byte)
  * come from precomputed sets by length; the others are grouped by what follows their plain prefix, and only those
- * distinct tails are walked (then checked against the string's length limits token by token). Built once (about a second) and shared;
- * thread-safe.
+ * distinct tails are walked (then checked against the string's length limits token by token). Inside a string with a
+ * pattern the masks are precomputed per automaton frame when the schema becomes a matcher ({@link #prepare}); frames
+ * left out are walked without allocation ({@link PatternFrames}) when first met. Built once (about a second) and
+ * shared; thread-safe.
  */
 public final class TokenMasker {
     private static volatile TokenMasker instance;
@@ -20,12 +22,12 @@ public final class TokenMasker {
     private final TokenTrie all;
     /**
      * The tokens without a quote byte and those with one: inside a patterned string the first never leave the
-     * string, so what they allow depends on the string's frame alone and is cached by frame ({@link #insidePattern});
+     * string, so what they allow depends on the string's frame alone: precomputed ({@link #prepare}) or cached by frame ({@link #insidePattern});
      * the second are walked from the whole state each time.
      */
     private final TokenTrie unquoted, quoted;
     private final java.util.concurrent.ConcurrentHashMap<JsonMachine.PatternStr, long[]> insidePattern = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Per patterned string frame with length limits, at count 0: its walk with the limits ignored ({@link #patternWalk}). */
+    /** Per patterned string frame met that was not precomputed, at count 0: its walk with the limits ignored ({@link #patternWalk}). */
     private final java.util.concurrent.ConcurrentHashMap<JsonMachine.PatternStr, PatternWalk> patternWalks = new java.util.concurrent.ConcurrentHashMap<>();
     /** Most walks {@link #patternWalks} holds (up to about 2.5 MB each) before it starts over. */
     private static final int WALK_CACHE = 32;
@@ -46,6 +48,8 @@ public final class TokenMasker {
     /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
     private final long[][] plainUpTo;
     private final long[] plainAll;
+    /** Each token's first byte. */
+    private final byte[] firstByte;
 
     private TokenMasker(O200kHarmony tok) {
         int n = O200kHarmony.NUM_RANKS;
@@ -100,6 +104,8 @@ public final class TokenMasker {
         for (int c : chars) longest = Math.max(longest, c);
         plainUpTo = new long[longest + 1][words]; // about 130 sets of 25 KB
         plainAll = new long[words];
+        firstByte = new byte[n];
+        for (int id = 0; id < n; id++) firstByte[id] = text[id][0];
         for (int id = 0; id < n; id++) {
             if (chars[id] < 0) continue;
             plainAll[id >>> 6] |= 1L << id;
@@ -140,19 +146,14 @@ public final class TokenMasker {
     /** The ordinary tokens {@code state} can take next, or-ed into {@code mask}. */
     public void allowed(Object state, long[] mask) {
         if (state instanceof JsonMachine.Stack st && st.top() instanceof JsonMachine.PatternStr p) {
-            long[] inside = insidePattern.get(p);
-            if (inside == null) {
-                inside = limited(p.node()) ? insideByCount(st) : insideExact(st);
-                if (insidePattern.size() >= PATTERN_CACHE) insidePattern.clear();
-                insidePattern.put(p, inside);
-            }
+            long[] inside = inside(p);
             for (int w = 0; w < words; w++) mask[w] |= inside[w];
-            walk(JSON_STEPS, quoted, state, mask, null);
+            walk(JSON_STEPS, quoted, state, mask);
             return;
         }
         JsonMachine.Str str = JsonMachine.plainString(state);
         if (str == null) {
-            walk(JSON_STEPS, all, state, mask, null);
+            walk(JSON_STEPS, all, state, mask);
             return;
         }
         long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
@@ -164,7 +165,7 @@ public final class TokenMasker {
         int lo = str.node().minLength() - str.count(), hi = free ? Integer.MAX_VALUE : str.node().maxLength() - str.count();
         Object walkFrom = free ? state : JsonMachine.freeString((JsonMachine.Stack) state);
         long[] groups = new long[(tailGroups.length + 63) >>> 6];
-        walk(JSON_STEPS, tails, walkFrom, groups, null);
+        walk(JSON_STEPS, tails, walkFrom, groups);
         for (int w = 0; w < groups.length; w++)
             for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
                 int grp = w * 64 + Long.numberOfTrailingZeros(bits);
@@ -183,92 +184,203 @@ public final class TokenMasker {
             }
     }
 
-    private static boolean limited(JsonGrammar.StringNode node) {
-        return node.minLength() > 0 || node.maxLength() != Integer.MAX_VALUE;
+    /**
+     * The quote-free tokens patterned-string frame {@code p} takes (they never leave the string, so what is below it
+     * does not matter): precomputed with its schema's matcher ({@link #prepare}), else cached per frame.
+     */
+    long[] inside(JsonMachine.PatternStr p) {
+        PatternMasks pre = p.node().pattern().masks;
+        long[] inside = pre == null ? null : pre.get(p.frame(), p.count());
+        if (inside != null) return inside;
+        inside = insidePattern.get(p);
+        if (inside == null) {
+            inside = pre != null && p.left() == 1 ? insideLastByte(pre, p) : insideByCount(p);
+            if (insidePattern.size() >= PATTERN_CACHE) insidePattern.clear();
+            insidePattern.put(p, inside);
+        }
+        return inside;
     }
 
-    /** The quote-free tokens a patterned string's frame takes: every one tried along the trie. */
+    /**
+     * Precomputes the masks of the patterned strings of {@code grammar} ({@link PatternMasks}), so that a reply never
+     * waits on a walk of the vocabulary inside one: every frame between characters and after a backslash, at every
+     * count, within {@link #PREPARED_MASKS} distinct masks per pattern. Done once per compiled pattern.
+     */
+    void prepare(JsonGrammar grammar) {
+        for (StringPattern p : PatternMasks.in(grammar)) if (p.masks == null) p.masks = precompute(p);
+    }
+
+    /** Most distinct masks {@link #prepare} keeps per pattern (25 KB each); frames past it are walked when met. */
+    static final int PREPARED_MASKS = 512;
+
+    private PatternMasks precompute(StringPattern p) {
+        StringPattern free = p.unlimited();
+        int cap = p.lengthCap();
+        java.util.Map<Long, long[][]> byFrame = new java.util.HashMap<>();
+        java.util.Map<MaskKey, long[]> distinct = new java.util.HashMap<>();
+        frames:
+        for (int q = 0; q < p.states(); q++)
+            for (int esc = 0; esc < 2; esc++) {
+                long f = PatternFrames.of(q, 0, 0, 0, esc == 1);
+                if (!PatternFrames.completable(free, 0, f)) continue; // no string goes on from here
+                if (distinct.size() + cap + 1 > PREPARED_MASKS) break frames;
+                long[][] perCount = new long[cap + 1][];
+                if (free == p) { // no limits: the count stays 0, and every token the walk takes keeps the string completable
+                    long[] taken = new long[words];
+                    patternWalk(free, f, false, taken, null);
+                    perCount[0] = distinct.computeIfAbsent(new MaskKey(taken), k -> k.bits);
+                    byFrame.put(f, perCount);
+                    continue;
+                }
+                PatternWalk w = patternWalk(free, f);
+                long[] sig = null;
+                for (int c = 0; c <= cap; c++) {
+                    long[] now = w.completable(p, c);
+                    if (sig != null && java.util.Arrays.equals(sig, now)) {
+                        perCount[c] = perCount[c - 1];
+                        continue;
+                    }
+                    long[] m;
+                    if (sig == null) m = w.mask(now, words);
+                    else { // the groups are disjoint: toggle those that changed since the last count
+                        m = perCount[c - 1].clone();
+                        for (int i = 0; i < sig.length; i++) sig[i] ^= now[i];
+                        w.toggle(sig, m);
+                    }
+                    sig = now;
+                    perCount[c] = distinct.computeIfAbsent(new MaskKey(m), k -> k.bits);
+                }
+                byFrame.put(f, perCount);
+            }
+        PatternWalk[][] cont = new PatternWalk[p.states()][];
+        for (int q = 0; q < p.states(); q++) if (free.live(q, 0)) cont[q] = continuationWalks(free, q);
+        return new PatternMasks(byFrame, p, distinct.size(), cont);
+    }
+
+    /**
+     * The quote-free tokens that start with a continuation byte, walked as if that byte ended a character leading to
+     * state {@code q} (limits ignored), and split by that byte's low six bits: what a frame one byte short of a
+     * whole character takes is put together from them ({@link #insideLastByte}) instead of a walk of its own.
+     */
+    private PatternWalk[] continuationWalks(StringPattern free, int q) {
+        Taken all = new Taken();
+        patternWalk(free, (long) q << 32, true, null, all);
+        Taken[] byByte = new Taken[64];
+        for (int i = 0; i < all.n; i++) {
+            int x = firstByte[all.ids[i]] & 0x3f;
+            if (byByte[x] == null) byByte[x] = new Taken();
+            byByte[x].add(all.ids[i], all.keys[i]);
+        }
+        PatternWalk[] out = new PatternWalk[64];
+        for (int x = 0; x < 64; x++) if (byByte[x] != null) out[x] = group(byByte[x]);
+        return out;
+    }
+
+    /**
+     * The quote-free tokens frame {@code p} takes when one continuation byte is due: for each such byte, the
+     * character it completes, the state that character leads to, and that state's {@link #continuationWalks} at
+     * this count. The same as {@link #insideByCount}, which would walk the tokens again.
+     */
+    private long[] insideLastByte(PatternMasks pre, JsonMachine.PatternStr p) {
+        StringPattern pattern = p.node().pattern(), free = pattern.unlimited();
+        int len = p.len();
+        int min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000, max = len == 2 ? 0x7ff : len == 3 ? 0xffff : 0x10ffff;
+        long[] inside = new long[words];
+        for (int x = 0; x < 64; x++) {
+            int cp = p.acc() << 6 | x;
+            if (cp < min || cp > max) continue;
+            int t = free.step(p.q(), cp);
+            if (t < 0 || !free.live(t, 0)) continue;
+            PatternWalk w = pre.continuation(t, x);
+            if (w != null) w.toggle(w.completable(pattern, p.count()), inside); // tokens of different bytes are disjoint
+        }
+        return inside;
+    }
+
+    /** A mask as a map key, by content. */
+    private record MaskKey(long[] bits) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof MaskKey k && java.util.Arrays.equals(bits, k.bits);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Arrays.hashCode(bits);
+        }
+    }
+
+    /** The quote-free tokens a patterned string's frame takes: every one tried along the trie by the JSON matcher (tests' reference). */
     long[] insideExact(JsonMachine.Stack state) {
         long[] inside = new long[words];
-        walk(JSON_STEPS, unquoted, state, inside, null);
+        walk(JSON_STEPS, unquoted, state, inside);
         return inside;
     }
 
     /**
-     * The same as {@link #insideExact} from the frame's tokens walked once per count ({@link #patternWalk}): a token
-     * is taken when the frame it ends in, at this count plus the characters it adds, is completable.
+     * The same as {@link #insideExact} from the frame's tokens walked once with the length limits ignored
+     * ({@link #patternWalk}, cached per frame): a token is taken when the frame it ends in, at this count plus the
+     * characters it adds, is completable.
      */
-    long[] insideByCount(JsonMachine.Stack state) {
-        JsonMachine.PatternStr p = (JsonMachine.PatternStr) state.top();
-        PatternWalk pw = patternWalks.get(p.at(0));
+    long[] insideByCount(JsonMachine.PatternStr p) {
+        JsonMachine.PatternStr key = p.at(0);
+        PatternWalk pw = patternWalks.get(key);
         if (pw == null) {
-            pw = patternWalk(p.at(0), state.rest());
+            pw = patternWalk(p.node().pattern().unlimited(), p.frame());
             if (patternWalks.size() >= WALK_CACHE) patternWalks.clear();
-            patternWalks.put(p.at(0), pw);
+            patternWalks.put(key, pw);
         }
-        long[] inside = new long[words];
-        for (int g = 0; g < pw.ends.length; g++) {
-            if (!pw.ends[g].at(p.count() + pw.added[g]).completable()) continue;
-            if (pw.bits[g] != null) {
-                long[] b = pw.bits[g];
-                for (int w = 0; w < words; w++) inside[w] |= b[w];
-            } else for (int id : pw.ids[g]) inside[id >>> 6] |= 1L << id;
-        }
-        return inside;
+        return pw.mask(pw.completable(p.node().pattern(), p.count()), words);
     }
 
     /**
-     * The quote-free tokens a patterned string's frame (at count 0) takes with the length limits ignored, grouped by
-     * the frame each ends in: ends[g] (at count 0) after added[g] characters; a large group also as a bitset. A token
-     * never leaves the string, so the walk from the frame alone is the walk from any state with that frame on top.
-     * Why the limits can wait until the end: a whole character's state is live at a count when some completion fits
-     * between minLength and maxLength; a frame live after k characters has, for every frame on its way there, a
-     * completion k - i characters longer that fits too, so checking the end frame (at the real count) is the same as
-     * checking every step.
+     * The quote-free tokens that frame {@code start} of a patterned string takes with the length limits ignored
+     * ({@code free}: its pattern without them), grouped by the frame each ends in: ends[g] after added[g] characters;
+     * a large group also as a bitset. A token never leaves the string, so the walk from the frame alone is the walk
+     * from any state with that frame on top. Why the limits can wait until the end: a whole character's state is
+     * live at a count when some completion fits between minLength and maxLength; a frame live after k characters
+     * has, for every frame on its way there, a completion k - i characters longer that fits too, so checking the end
+     * frame (at the real count) is the same as checking every step.
      */
-    private PatternWalk patternWalk(JsonMachine.PatternStr frame, JsonMachine.Stack rest) {
-        JsonGrammar.StringNode node = frame.node();
-        JsonGrammar.StringNode free = new JsonGrammar.StringNode(node.minLength(), node.maxLength(), node.pattern().unlimited());
-        JsonMachine.PatternStr start = new JsonMachine.PatternStr(free, 0, frame.q(), frame.acc(), frame.left(), frame.len(), frame.esc());
-        long[] taken = new long[words];
-        long[] ends = new long[O200kHarmony.NUM_RANKS];
-        walk(JSON_STEPS, unquoted, new JsonMachine.Stack(start, rest), taken, ends);
-        // group the taken tokens by end frame without boxing: a group number per token, then each group's ids
+    private PatternWalk patternWalk(StringPattern free, long start) {
+        Taken taken = new Taken();
+        patternWalk(free, start, false, null, taken);
+        return group(taken);
+    }
+
+    /** The tokens of a walk grouped by the frame each ends in and the characters it adds. */
+    private PatternWalk group(Taken taken) {
+        // group the taken tokens by end frame and characters added: a group number per token, then each group's ids
         java.util.HashMap<Long, Integer> groupOf = new java.util.HashMap<>();
         java.util.ArrayList<Long> endList = new java.util.ArrayList<>();
-        int[] tokenGroup = new int[O200kHarmony.NUM_RANKS], sizes = new int[64];
-        for (int w = 0; w < words; w++)
-            for (long bits = taken[w]; bits != 0; bits &= bits - 1) {
-                int id = w * 64 + Long.numberOfTrailingZeros(bits);
-                long key = ends[id];
-                Integer g = groupOf.get(key);
-                if (g == null) {
-                    groupOf.put(key, g = endList.size());
-                    endList.add(key);
-                    if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
-                }
-                tokenGroup[id] = g;
-                sizes[g]++;
+        int[] tokenGroup = new int[taken.n], sizes = new int[64];
+        for (int i = 0; i < taken.n; i++) {
+            long key = taken.keys[i];
+            Integer g = groupOf.get(key);
+            if (g == null) {
+                groupOf.put(key, g = endList.size());
+                endList.add(key);
+                if (g == sizes.length) sizes = java.util.Arrays.copyOf(sizes, 2 * g);
             }
+            tokenGroup[i] = g;
+            sizes[g]++;
+        }
         int n = endList.size();
-        JsonMachine.PatternStr[] endFrames = new JsonMachine.PatternStr[n];
+        long[] endFrames = new long[n];
         int[] added = new int[n];
         int[][] ids = new int[n][];
         long[][] bits = new long[n][];
         for (int g = 0; g < n; g++) {
             long k = endList.get(g);
-            endFrames[g] = new JsonMachine.PatternStr(node, 0, (int) (k >>> 32 & 0xffff), (int) (k >>> 8 & 0xffffff),
-                    (int) (k >>> 5 & 3), (int) (k >>> 1 & 15), (k & 1) != 0);
+            endFrames[g] = k & ((1L << 48) - 1);
             added[g] = (int) (k >>> 48);
             ids[g] = new int[sizes[g]];
             sizes[g] = 0;
         }
-        for (int w = 0; w < words; w++)
-            for (long b = taken[w]; b != 0; b &= b - 1) {
-                int id = w * 64 + Long.numberOfTrailingZeros(b);
-                int g = tokenGroup[id];
-                ids[g][sizes[g]++] = id;
-            }
+        for (int i = 0; i < taken.n; i++) {
+            int g = tokenGroup[i];
+            ids[g][sizes[g]++] = taken.ids[i];
+        }
         for (int g = 0; g < n; g++)
             if (ids[g].length > words) { // or-ing whole words beats setting bits one by one
                 bits[g] = new long[words];
@@ -278,15 +390,89 @@ public final class TokenMasker {
     }
 
     /**
-     * The fields of a frame of one string node, packed: count and q below 2^16 (states stay under MAX_STATES; a token
-     * adds far fewer characters), a partial character's bits below 2^21, left below 4, len at most 4.
+     * The tokens a pattern walk took, in trie order, each with the frame it ends in and the characters it adds above
+     * bit 48 (a list, not a table over the vocabulary: most walks from inside a character take a few hundred tokens).
      */
-    private static long frameKey(JsonMachine.PatternStr f) {
-        return (long) f.count() << 48 | (long) f.q() << 32 | (long) f.acc() << 8 | f.left() << 5 | f.len() << 1 | (f.esc() ? 1 : 0);
+    private static final class Taken {
+        int[] ids = new int[256];
+        long[] keys = new long[256];
+        int n;
+
+        void add(int id, long key) {
+            if (n == ids.length) {
+                ids = java.util.Arrays.copyOf(ids, 2 * n);
+                keys = java.util.Arrays.copyOf(keys, 2 * n);
+            }
+            ids[n] = id;
+            keys[n++] = key;
+        }
+    }
+
+    /**
+     * The pattern walk itself: the quote-free trie stepped with {@link PatternFrames#step} (no allocation) from frame
+     * {@code start}; sets the bit of every token taken in {@code mask} and adds it to {@code taken}, either may be null.
+     * With {@code continuation}, a token's first byte must be a continuation byte and leads to {@code start} as a whole
+     * character (one added).
+     */
+    private void patternWalk(StringPattern free, long start, boolean continuation, long[] mask, Taken taken) {
+        TokenTrie trie = unquoted;
+        long[] at = new long[trie.maxDepth + 1];
+        int[] added = new int[trie.maxDepth + 1];
+        at[0] = start;
+        byte[] bytes = trie.bytes;
+        short[] depths = trie.depths;
+        int[] tokens = trie.tokens, ends = trie.ends;
+        int n = bytes.length;
+        for (int j = 0; j < n; ) {
+            int d = depths[j];
+            int b = bytes[j] & 0xff;
+            long f = continuation && d == 1 ? ((b & 0xc0) == 0x80 ? start : PatternFrames.DEAD)
+                    : PatternFrames.step(free, 0, at[d - 1], b);
+            if (f == PatternFrames.DEAD) {
+                j = ends[j];
+                continue;
+            }
+            int a = added[d - 1] + (PatternFrames.whole(f) ? 1 : 0);
+            int t = tokens[j];
+            if (t >= 0) {
+                if (mask != null) mask[t >>> 6] |= 1L << t;
+                if (taken != null) taken.add(t, (long) a << 48 | f);
+            }
+            at[d] = f;
+            added[d] = a;
+            j++;
+        }
     }
 
     /** A frame's walk with the length limits ignored: see {@link #patternWalk}. */
-    private record PatternWalk(JsonMachine.PatternStr[] ends, int[] added, int[][] ids, long[][] bits) {}
+    record PatternWalk(long[] ends, int[] added, int[][] ids, long[][] bits) {
+        /** The groups whose end frame is completable when the walk starts after {@code count} characters, as a bitset. */
+        long[] completable(StringPattern p, int count) {
+            long[] live = new long[(ends.length + 63) >>> 6];
+            for (int g = 0; g < ends.length; g++)
+                if (PatternFrames.completable(p, count + added[g], ends[g])) live[g >>> 6] |= 1L << g;
+            return live;
+        }
+
+        /** The tokens of the groups in {@code groups}. */
+        long[] mask(long[] groups, int words) {
+            long[] inside = new long[words];
+            toggle(groups, inside);
+            return inside;
+        }
+
+        /** Flips the bits of the tokens of the groups in {@code groups} (each token is in one group). */
+        void toggle(long[] groups, long[] mask) {
+            for (int w = 0; w < groups.length; w++)
+                for (long gb = groups[w]; gb != 0; gb &= gb - 1) {
+                    int g = w * 64 + Long.numberOfTrailingZeros(gb);
+                    if (bits[g] != null) {
+                        long[] b = bits[g];
+                        for (int i = 0; i < mask.length; i++) mask[i] ^= b[i];
+                    } else for (int id : ids[g]) mask[id >>> 6] ^= 1L << id;
+                }
+        }
+    }
 
     /** A new mask of what {@code state} can take next. */
     public long[] allowed(Object state) {
@@ -297,15 +483,15 @@ public final class TokenMasker {
 
     /** The ordinary tokens {@code state} of {@code matcher} can take next, or-ed into {@code mask}: every token tried along the trie. */
     public void walk(ByteMatcher matcher, Object state, long[] mask) {
-        walk(matcher, all, state, mask, null);
+        walk(matcher, all, state, mask);
     }
 
     /**
      * The one trie walk (JSON states, JSON string tails and GBNF states alike): steps {@code matcher} along the trie
      * in preorder from {@code start}, sets the bit of every token whose bytes it takes, and skips a subtree at the
-     * first byte it refuses. With {@code endKeys}, also records there the {@link #frameKey} of the patterned-string frame each taken token ends in (kept as a number: holding 200k states was most of the cost).
+     * first byte it refuses.
      */
-    private static void walk(ByteMatcher matcher, TokenTrie trie, Object start, long[] mask, long[] endKeys) {
+    private static void walk(ByteMatcher matcher, TokenTrie trie, Object start, long[] mask) {
         Object[] at = new Object[trie.maxDepth + 1];
         at[0] = start;
         byte[] bytes = trie.bytes;
@@ -320,10 +506,7 @@ public final class TokenMasker {
                 continue;
             }
             int t = tokens[j];
-            if (t >= 0) {
-                mask[t >>> 6] |= 1L << t;
-                if (endKeys != null) endKeys[t] = frameKey((JsonMachine.PatternStr) ((JsonMachine.Stack) s).top());
-            }
+            if (t >= 0) mask[t >>> 6] |= 1L << t;
             at[d] = s;
             j++;
         }

@@ -167,7 +167,7 @@ class GbnfMachineTest {
         grammars.add(KEY_VALUE);
         for (String gbnf : grammars) {
             GbnfGrammar g = GbnfGrammar.compile(gbnf);
-            GbnfMachine merged = new GbnfMachine(g, true), exact = new GbnfMachine(g, false);
+            GbnfMachine merged = new GbnfMachine(g, true, GbnfMachine.MAX_MASKS), exact = new GbnfMachine(g, false, GbnfMachine.MAX_MASKS);
             for (int k = 0; k < 2; k++) {
                 byte[] text;
                 do text = randomText(exact, rnd, 120); while (text == null);
@@ -208,7 +208,37 @@ class GbnfMachineTest {
             }
         }
         assertTrue(m.internedStates() < 16_384, "intern table full: " + m.internedStates() + " states");
-        for (Object s : seen) assertTrue(GbnfMachine.maskKept(s), "a state of the reply lost its mask");
+        for (Object s : seen) assertTrue(m.maskKept(s), "a state of the reply lost its mask");
+    }
+
+    /**
+     * The per-state mask cache is bounded and evicts the least recently used state: past the bound new states are
+     * still cached (it used to stop caching), and a state used again outlives older ones. Masks stay exact.
+     */
+    @Test
+    void maskCacheKeepsTheMostRecentlyUsedStates() {
+        TokenMasker masker = TokenMasker.get();
+        GbnfMachine m = new GbnfMachine(GbnfGrammar.compile("root ::= [a-z]{0,8}"), true, 4);
+        List<Object> s = new ArrayList<>(); // s.get(k): after k letters, each a state of its own
+        for (Object at = m.start(); s.size() < 7; at = m.step(at, 'a')) s.add(at);
+        long[][] first = new long[7][];
+        for (int k = 0; k < 6; k++) {
+            first[k] = new long[masker.words()];
+            m.allowed(masker, s.get(k), first[k]);
+        }
+        for (int k = 0; k < 6; k++) assertEquals(k >= 2, m.maskKept(s.get(k)), "after 6 states, state " + k + " kept");
+        long[] again = new long[masker.words()];
+        m.allowed(masker, s.get(2), again); // 2 is now the most recently used: 3 goes next
+        assertArrayEquals(first[2], again);
+        m.allowed(masker, s.get(6), new long[masker.words()]);
+        assertTrue(m.maskKept(s.get(2)), "a state used again is kept");
+        assertFalse(m.maskKept(s.get(3)), "the least recently used state is dropped");
+        assertTrue(m.maskKept(s.get(6)), "a new state is cached past the bound");
+        for (int k = 0; k < 6; k++) {
+            long[] now = new long[masker.words()];
+            m.allowed(masker, s.get(k), now);
+            assertArrayEquals(first[k], now, "state " + k + " from the cache or walked again");
+        }
     }
 
     @Test

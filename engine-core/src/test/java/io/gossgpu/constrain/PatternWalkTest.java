@@ -10,7 +10,9 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * Inside a patterned string with length limits, the masker walks each frame once with the limits ignored and checks
  * the limits on each token's end frame ({@link TokenMasker#insideByCount}); that must take exactly what the exact walk
- * from the frame takes ({@link TokenMasker#insideExact}), at any automaton state, count and partial character.
+ * from the frame takes ({@link TokenMasker#insideExact}), at any automaton state, count and partial character. So
+ * must the masks precomputed with a schema's matcher ({@link TokenMasker#prepare}), which serve every frame between
+ * characters or after a backslash at every count without a walk.
  */
 class PatternWalkTest {
     private record Case(String pattern, int min, int max) {}
@@ -41,7 +43,7 @@ class PatternWalkTest {
                     JsonMachine.PatternStr f = (JsonMachine.PatternStr) st.top();
                     for (int k = 0; k < 4; k++) {
                         JsonMachine.Stack at = new JsonMachine.Stack(f.at(rnd.nextInt(top + 1)), null);
-                        long[] exact = masker.insideExact(at), byCount = masker.insideByCount(at);
+                        long[] exact = masker.insideExact(at), byCount = masker.insideByCount((JsonMachine.PatternStr) at.top());
                         assertArrayEquals(exact, byCount, c + " at " + at.top());
                         pairs++;
                         for (long w : exact) if (w != 0) { nonEmpty++; break; }
@@ -50,5 +52,42 @@ class PatternWalkTest {
             }
         }
         assertTrue(pairs >= 500 && nonEmpty >= 200, "pairs " + pairs + ", with tokens " + nonEmpty);
+    }
+
+    @Test
+    void precomputedMasksAreTheExactWalkAtEveryFrameAndCount() {
+        TokenMasker masker = TokenMasker.get();
+        SplittableRandom rnd = new SplittableRandom(7);
+        int served = 0, walked = 0;
+        for (Case c : CASES) {
+            StringPattern p = StringPattern.compile(c.pattern(), c.min(), c.max(), "test");
+            JsonGrammar.StringNode node = new JsonGrammar.StringNode(c.min(), c.max(), p);
+            masker.prepare(node);
+            assertNotNull(p.masks, c + ": nothing precomputed");
+            assertTrue(p.masks.frames() > 0 && p.masks.distinct > 0, c + ": " + p.masks.frames() + " frames");
+            int top = c.max() == Integer.MAX_VALUE ? c.min() + 10 : c.max();
+            for (int q = 0; q < p.states(); q++) {
+                JsonMachine.Stack base = new JsonMachine.Stack(new JsonMachine.PatternStr(node, 0, q, 0, 0, 0, false), null);
+                // between characters, after a backslash, and inside two-, three- and four-byte characters (one byte
+                // short of whole: put together from the continuation walks; more: walked)
+                for (byte[] lead : new byte[][] {{}, {'\\'}, {(byte) 0xc3}, {(byte) 0xe2}, {(byte) 0xe2, (byte) 0x82},
+                        {(byte) 0xe4, (byte) 0xb8}, {(byte) 0xf0, (byte) 0x9f, (byte) 0x98}}) {
+                    Object s = JsonMachine.step(base, lead);
+                    if (!(s instanceof JsonMachine.Stack st)) continue;
+                    JsonMachine.PatternStr f = (JsonMachine.PatternStr) st.top();
+                    for (int k = 0; k < 3; k++) {
+                        int count = k == 0 ? 0 : k == 1 ? top : rnd.nextInt(top + 1);
+                        JsonMachine.PatternStr at = f.at(count);
+                        boolean pre = p.masks.get(at.frame(), count) != null;
+                        if (pre) served++;
+                        else walked++;
+                        boolean between = lead.length == 0 || lead[0] == '\\'; // a whole character or a backslash read
+                        assertEquals(between && PatternFrames.completable(p.unlimited(), 0, at.frame()), pre, c + ": precomputed at " + at);
+                        assertArrayEquals(masker.insideExact(new JsonMachine.Stack(at, null)), masker.inside(at), c + " at " + at);
+                    }
+                }
+            }
+        }
+        assertTrue(served >= 50 && walked >= 20, "served " + served + ", walked " + walked);
     }
 }

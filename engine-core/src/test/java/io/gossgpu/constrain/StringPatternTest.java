@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.*;
 /**
  * JSON Schema {@code pattern} (with minLength/maxLength) against the networknt validator as the oracle: random
  * documents the matcher writes validate; random and mutated strings are accepted by the matcher exactly when the
- * oracle accepts them; masks equal the slow per-token reference on states inside patterned strings; patterns
+ * oracle accepts them; masks equal the slow per-token reference on states inside patterned strings (walked when met,
+ * and precomputed with the schema's matcher); patterns
  * outside the subset are refused with one line naming where.
  */
 class StringPatternTest {
@@ -146,14 +147,19 @@ class StringPatternTest {
         SplittableRandom rnd = new SplittableRandom(42);
         int states = 0;
         for (Case c : CASES) {
-            JsonGrammar g = SchemaCompiler.compile("{\"type\":\"object\",\"properties\":{\"s\":" + c.schema()
-                    + "},\"required\":[\"s\"],\"additionalProperties\":false}");
+            String schema = "{\"type\":\"object\",\"properties\":{\"s\":" + c.schema()
+                    + "},\"required\":[\"s\"],\"additionalProperties\":false}";
+            JsonGrammar g = SchemaCompiler.compile(schema);
+            // the same schema with its pattern masks precomputed, as a request's matcher has them
+            JsonGrammar prepared = SchemaCompiler.compile(schema);
+            ByteMatcher.json(prepared);
             for (int i = 0; i < 3; i++) {
                 byte[] doc = randomDocument(g, c, rnd).getBytes(StandardCharsets.UTF_8);
                 for (int k = 0; k < 3; k++) {
                     int cut = rnd.nextInt(doc.length + 1);
-                    Object s = JsonMachine.step(JsonMachine.start(g), java.util.Arrays.copyOf(doc, cut));
-                    TokenMaskerTest.assertSameMask(s, new String(doc, 0, cut, StandardCharsets.UTF_8));
+                    String where = new String(doc, 0, cut, StandardCharsets.UTF_8);
+                    TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), java.util.Arrays.copyOf(doc, cut)), where);
+                    TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(prepared), java.util.Arrays.copyOf(doc, cut)), where + " (prepared)");
                     states++;
                 }
             }
@@ -170,6 +176,14 @@ class StringPatternTest {
                  "required":["a","b"],"additionalProperties":false}""");
         for (String prefix : List.of("{\"a\":\"ab", "{\"a\":\"x\",\"b\":[\"ab", "{\"a\":\"x y\",\"b\":[\"q\",\"ab"))
             TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+    }
+
+    /** The automaton is minimal (fewer states: fewer frames whose masks a schema's matcher precomputes). */
+    @Test
+    void theAutomatonIsMinimal() {
+        assertEquals(3, StringPattern.compile("ok", 0, Integer.MAX_VALUE, "t").states(), "anything, an o, then anything after ok");
+        assertEquals(1, StringPattern.compile("^(a|b|ab|ba)*$", 0, Integer.MAX_VALUE, "t").states(), "any string of a and b: one state");
+        assertEquals(4, StringPattern.compile("^[0-9]{3}$", 0, Integer.MAX_VALUE, "t").states());
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.gossgpu.tokenizer.O200kHarmony;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -15,6 +16,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.ArrayList;
@@ -28,8 +30,9 @@ import java.util.concurrent.TimeUnit;
  * constraint's state before every token; each benchmark call computes the mask of the next kept state (all of them
  * in turn), so the sample-time percentiles are over the states a reply really passes through. JSON masks are computed
  * from scratch; GBNF grammars ({@code gbnf*}) use their machine's state, transition and per-state mask caches, filled during
- * setup as it is by a format's first replies ({@link #cache} times first masks instead). Run:
- * {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
+ * setup as it is by a format's first replies ({@link #cache} times first masks instead; {@code cache=reply} times
+ * what a first request sees). {@link #compile} times compiling a schema or grammar to its matcher, with whatever the
+ * matcher precomputes. Run: {@code java -jar benchmarks/target/benchmarks.jar MaskBenchmark}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -40,25 +43,35 @@ import java.util.concurrent.TimeUnit;
 public class MaskBenchmark {
     /**
      * The schemas: a flat record, nested arrays of objects, anyOf of objects, json_object (any object), and strings
-     * with patterns (walked over the whole token trie: no string fast path); GBNF
+     * with patterns (their masks precomputed when the schema becomes a matcher, see {@link #compile}); GBNF
      * grammars: arithmetic with parentheses, key=value lines with quoted values, a small JSON-like language.
      */
     @Param({"person", "nested", "anyOf", "jsonObject", "pattern", "gbnfArithmetic", "gbnfKeyValue", "gbnfJsonLike"})
     public String schema;
 
     /**
-     * warm: the per-state caches filled in setup (a reply's later steps); newCount: patterned strings' cached masks
-     * dropped before each mask, keeping what was walked per automaton state (a new character count in a known state);
-     * cold: both dropped (the first mask of a new state). Only the pattern schema has such caches.
+     * warm: the per-state caches filled in setup (a reply's later steps); newCount: the masker's lazily filled
+     * pattern caches dropped before each mask, keeping what was walked per frame; cold: both dropped. Masks that a
+     * schema's matcher precomputes for its patterns (every frame between characters, at every count) live with the
+     * compiled schema and are not dropped: newCount and cold only reach frames inside a character. reply: the
+     * documents setup wrote are replayed token by token, each from a freshly compiled schema or grammar (no cache
+     * from earlier replies), timing the mask before every token: the per-token cost of a format's first request.
      */
-    @Param({"warm"})
+    @Param({"warm", "reply"})
     public String cache;
 
     private final TokenMasker masker = TokenMasker.get();
     private ByteMatcher matcher;
     private List<Object> states;
+    /** The documents setup wrote, as tokens (for cache=reply). */
+    private List<int[]> replies;
     private long[] mask;
     private int next;
+    /** cache=reply: the reply being replayed, the index of its next token, and the state before that token. */
+    private int[] script;
+    private int pos, replyIndex;
+    private ByteMatcher replyMatcher;
+    private Object replyState;
 
     private static ByteMatcher matcher(String name) {
         return switch (name) {
@@ -112,11 +125,13 @@ public class MaskBenchmark {
     public void setup() {
         O200kHarmony tok = O200kHarmony.get();
         states = new ArrayList<>();
+        replies = new ArrayList<>();
         mask = new long[masker.words()];
         SplittableRandom rnd = new SplittableRandom(1);
         matcher = matcher(schema);
         for (int doc = 0; doc < 8 && states.size() < 2000; doc++) {
             Object state = matcher.start();
+            List<Integer> tokens = new ArrayList<>();
             for (int n = 0; n < 120; n++) {
                 long[] m = new long[masker.words()];
                 matcher.allowed(masker, state, m);
@@ -124,9 +139,31 @@ public class MaskBenchmark {
                 states.add(state);
                 int token = pick(m, rnd, n > 60);
                 if (token == O200kHarmony.RETURN) break;
+                tokens.add(token);
                 state = matcher.step(state, tok.tokenBytes(token));
             }
+            replies.add(tokens.stream().mapToInt(Integer::intValue).toArray());
         }
+    }
+
+    /** cache=reply: the state before the next token of the reply being replayed; a new reply from a fresh compile. */
+    @Setup(Level.Invocation)
+    public void replyState() {
+        if (!cache.equals("reply")) return;
+        if (script == null || pos > script.length) {
+            script = replies.get(replyIndex++ % replies.size());
+            pos = 0;
+            replyMatcher = matcher(schema);
+            replyState = replyMatcher.start();
+        }
+    }
+
+    /** cache=reply: takes the token the mask was for (the last mask of a reply is the one that allows the end). */
+    @TearDown(Level.Invocation)
+    public void replyStep() {
+        if (!cache.equals("reply")) return;
+        if (pos < script.length) replyState = replyMatcher.step(replyState, O200kHarmony.get().tokenBytes(script[pos]));
+        pos++;
     }
 
     /** A random allowed token; late in a document the lowest allowed id that is not whitespace-only, to close it. */
@@ -149,11 +186,21 @@ public class MaskBenchmark {
 
     @Benchmark
     public long[] mask() {
+        java.util.Arrays.fill(mask, 0);
+        if (cache.equals("reply")) {
+            replyMatcher.allowed(masker, replyState, mask);
+            return mask;
+        }
         Object state = states.get(next);
         next = next + 1 == states.size() ? 0 : next + 1;
-        java.util.Arrays.fill(mask, 0);
         if (!cache.equals("warm")) masker.forgetPatternCaches(cache.equals("cold"));
         matcher.allowed(masker, state, mask);
         return mask;
+    }
+
+    /** Compiling the schema or grammar to the matcher a request uses (with what it precomputes for its masks). */
+    @Benchmark
+    public ByteMatcher compile() {
+        return matcher(schema);
     }
 }
