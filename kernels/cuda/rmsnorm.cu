@@ -18,6 +18,31 @@ struct NormParams {
     float eps;
 };
 
+// rsqrt(ms + eps) of one row from each thread's partial sum of squares: reduced within the warp, then across the
+// (at most 32) warps of the block. Every thread of the block calls it (it synchronises) and gets the same value.
+__device__ __forceinline__ float block_inv_rms(float ss, int n, float eps)
+{
+    ss = warp_sum(ss);
+    __shared__ float partial[32];
+    __shared__ float inv_rms;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) {
+        partial[warp] = ss;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const int warps = blockDim.x >> 5;
+        float s = lane < warps ? partial[lane] : 0.0f;
+        s = warp_sum(s);
+        if (lane == 0) {
+            inv_rms = rsqrtf(s / (float) n + eps);
+        }
+    }
+    __syncthreads();
+    return inv_rms;
+}
+
 extern "C" __global__ void rmsnorm(const float* x,
                                        const float* __restrict__ scale,
                                        float* y,
@@ -39,27 +64,7 @@ extern "C" __global__ void rmsnorm(const float* x,
         sum = fmaf(v, v, sum);
     }
 
-    // Reduce within the warp, then across the (at most 32) warps of the block.
-    sum = warp_sum(sum);
-    __shared__ float partial[32];
-    __shared__ float inv_rms;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) {
-        partial[warp] = sum;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const int warps = blockDim.x >> 5;
-        float s = lane < warps ? partial[lane] : 0.0f;
-        s = warp_sum(s);
-        if (lane == 0) {
-            inv_rms = rsqrtf(s / (float) n + eps);
-        }
-    }
-    __syncthreads();
-
-    const float r = inv_rms;
+    const float r = block_inv_rms(sum, n, eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         yr[i] = (xr[i] * r) * scale[i];
     }
@@ -98,26 +103,7 @@ extern "C" __global__ void add_rmsnorm(const float* x,
         ss = fmaf(v, v, ss);
     }
 
-    ss = warp_sum(ss);
-    __shared__ float partial[32];
-    __shared__ float inv_rms;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    if (lane == 0) {
-        partial[warp] = ss;
-    }
-    __syncthreads();
-    if (warp == 0) {
-        const int warps = blockDim.x >> 5;
-        float s = lane < warps ? partial[lane] : 0.0f;
-        s = warp_sum(s);
-        if (lane == 0) {
-            inv_rms = rsqrtf(s / (float) n + eps);
-        }
-    }
-    __syncthreads();
-
-    const float r = inv_rms;
+    const float r = block_inv_rms(ss, n, eps);
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         outr[i] = (sr[i] * r) * scale[i];
     }
