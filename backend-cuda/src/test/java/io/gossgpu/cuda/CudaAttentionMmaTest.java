@@ -156,8 +156,8 @@ class CudaAttentionMmaTest {
                             float[] q = gaussian(r, n * c.qDim(), 2), k = gaussian(r, n * c.kvDim(), 1), v = gaussian(r, n * c.kvDim(), 1);
                             float[] want = attend(reference, ref, cr, layer, c, at, n, q, k, v);
                             float[] got = attend(cuda, mine, cm, layer, c, at, n, q, k, v);
-                            String what = cuda.knobs().get("GOSS_CUDA_ATTENTION_MMA") + " attention, hd " + c.headDim() + " group " + c.queriesPerKvHead()
-                                    + " layer " + layer + " positions " + at + ".." + (at + n - 1);
+                            String what = "GOSS_CUDA_ATTENTION_MMA=" + cuda.knobs().get("GOSS_CUDA_ATTENTION_MMA") + ": attention, hd "
+                                    + c.headDim() + " group " + c.queriesPerKvHead() + " layer " + layer + " positions " + at + ".." + (at + n - 1);
                             BackendConformanceKit.assertClose(what, want, got, n, c.qDim(), tol);
                             if (at == start) {
                                 worst = Math.max(worst, error(want, got, n, c.qDim()));
