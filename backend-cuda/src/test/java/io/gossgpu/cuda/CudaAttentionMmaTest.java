@@ -10,6 +10,7 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.device.AttentionParams;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -27,6 +28,7 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -94,6 +96,24 @@ class CudaAttentionMmaTest {
         requireTensorCores();
         assertEquals(1, mma.knobs().get("GOSS_CUDA_ATTENTION_MMA"));
         assertEquals(0, fp32.knobs().get("GOSS_CUDA_ATTENTION_MMA"));
+    }
+
+    /**
+     * Which shapes attention_mma takes (head_dim a multiple of 16 up to 64, at most 64 query heads per KV head), and its
+     * shared memory: within the 48 KiB every kernel keeps to, a multiple of 32 bytes (its wmma tiles' alignment).
+     */
+    @Test
+    void itTakesTheShapesItFits() {
+        assertTrue(CudaAttention.mmaFits(AttentionParams.of(gptOss20bAttention(), 0, 128, 512, 0)));
+        assertTrue(CudaAttention.mmaFits(AttentionParams.of(TestModelPresets.tiny(), 1, 64, 3, 0)));
+        assertFalse(CudaAttention.mmaFits(AttentionParams.of(BackendConformanceKit.odd(), 1, 64, 9, 0)), "head_dim 10");
+        assertFalse(CudaAttention.mmaFits(new AttentionParams(9, 0, 8, 8, 128, 128, 64, 0, 0.1f, 1, 1, 0)), "head_dim 128");
+        assertFalse(CudaAttention.mmaFits(new AttentionParams(9, 0, 128, 128, 64, 64, 64, 0, 0.1f, 1, 1, 0)), "group 128");
+        assertEquals(46080, CudaAttention.mmaSharedBytes(64));
+        for (int hd = 16; hd <= CudaAttention.MMA_HD_MAX; hd += 16) {
+            long bytes = CudaAttention.mmaSharedBytes(hd);
+            assertTrue(bytes <= 48 * 1024 && bytes % 32 == 0, "head_dim " + hd + ": " + bytes + " bytes");
+        }
     }
 
     /** gpt-oss-20b's attention shape: {@code start} positions in the cache, then T rows. */
