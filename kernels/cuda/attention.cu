@@ -17,7 +17,8 @@
 //   Z = sum_j e^(s_j - m) + e^(S[h] - m);  out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_j[d]
 //   kv_store: for i in [first, T): slot = (start + i) % slots; ck[slot] = k[i]; cv[slot] = v[i]
 // Online softmax started from the sink (m = S[h], l = 0), F32 throughout, no fast math. kv_store runs after the
-// attention kernel. `attention` is the plain kernel, one block per (query head, row), for the shapes attention_gqa
+// attention kernel. attention_mma (at the end) is attention_gqa's prefill on tensor cores (compute capability 8.0 and
+// up, GOSS_CUDA_ATTENTION_MMA; products of BF16 hi + lo terms with FP32 sums). `attention` is the plain kernel, one block per (query head, row), for the shapes attention_gqa
 // does not take (head_dim over 128, more than 16 query heads per KV head) and GOSS_CUDA_ATTENTION_PREFILL_MIN_T /
 // GOSS_CUDA_ATTENTION_SPLITS = 0.
 
@@ -339,4 +340,221 @@ extern "C" __global__ void attention_combine(const float* __restrict__ part, con
             out[((size_t) i * heads + h) * hd + d] = a / zsum;
         }
     }
+}
+
+// ---- attention_mma: prefill attention on tensor cores (flash attention), compute capability 8.0 and up ------------
+// The formula at the top, for the same rows and heads as attention_gqa: one block per (KV head g, tile of tq query
+// rows), tq = p.tileQueries = 64 / group rows, so the block's 64 (query row, head) pairs n (row i0 + n / group, head
+// g*group + n % group) are the M of its products: warp w owns pairs 16w .. 16w + 15. Keys and values in tiles of 32
+// over the block's key range [lo of its first row, p of its last]; per tile and warp:
+//   S = Q K^T (16 pairs x 32 keys) on tensor cores; masked to j in [lo_n, p_n]; s = S * scale
+//   m' = max(m, max_j s_j); c = e^(m - m'); P_j = e^(s_j - m'); l = l c + sum_j P_j   (m starts at the sink, l at 0)
+//   O = O c + P V (16 pairs x hd; P V on tensor cores, its sum into O in FP32)
+// and at the end out = O / (l + e^(S[h] - m)). Each product is BF16 with FP32 sums, both operands split into hi + lo
+// BF16 (bf16_split, common.cuh) and three products taken (hi hi + hi lo + lo hi: about 16 of the 24 mantissa bits,
+// relative error about 2^-16 per product). Lane l of a warp owns pair 16w + l/2: its running max and sum (both lanes
+// of a pair hold the same values), keys 16 (l & 1) .. + 15 of each tile's scores and the outputs d = 2c + (l & 1).
+// grid (kvHeads, ceil(T / tq)), block 128 (4 warps), group <= 64, hd a multiple of 16 up to 64; dynamic shared memory
+// 256 (hd + 8) + 256 (max(32, hd) + 4) + 10240 bytes (46080 at hd 64): q, k, v tiles as BF16 hi and lo, a 16-row FP32
+// scratch per warp (S, then P V), P as BF16 hi and lo per warp. A trap stub on sm_75 (CudaAttention never picks it).
+#define AMMA_WARPS 4
+#define AMMA_THREADS (32 * AMMA_WARPS)
+#define AMMA_PAIRS (16 * AMMA_WARPS) // (query row, head) pairs per block
+#define AMMA_KT 32                   // keys per tile
+#define AMMA_HD_MAX 64
+#define AMMA_PP (AMMA_KT + 8)        // pitch of P (BF16)
+
+extern "C" __global__ void attention_mma(const float* __restrict__ q, const float* __restrict__ k,
+                                         const float* __restrict__ v, const float* __restrict__ ck,
+                                         const float* __restrict__ cv, const float* __restrict__ sinks,
+                                         float* __restrict__ out, const int* __restrict__ pos, const AttentionParams p)
+{
+#ifdef GOSS_MMA
+    namespace wmma = nvcuda::wmma;
+    typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> Acc;
+    const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
+              window = p.window, tq = p.tileQueries;
+    const float scale = p.scale;
+    q += (size_t) p.row0 * heads * hd;
+    out += (size_t) p.row0 * heads * hd;
+    k += (size_t) p.row0 * kvDim;
+    v += (size_t) p.row0 * kvDim;
+    const int start = pos[0];
+    const int g = blockIdx.x;
+    const int i0 = blockIdx.y * tq;
+    const int rows = min(tq, T - i0);
+    const int npairs = rows * group;
+    const int qDim = heads * hd;
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int steps = hd / 16;                 // 16-wide steps over hd
+    const int kp = hd + 8;                     // pitch of the BF16 q, k, v tiles: a multiple of 8, rows over banks
+    const int sp = max(AMMA_KT, hd) + 4;       // pitch of a warp's FP32 scratch: a multiple of 4
+    // every array starts at a multiple of 32 bytes (wmma), the launch's size is one too
+    DYNAMIC_SHARED(float, smem);
+    __nv_bfloat16* khi = reinterpret_cast<__nv_bfloat16*>(smem); // AMMA_KT x kp each
+    __nv_bfloat16* klo = khi + AMMA_KT * kp;
+    __nv_bfloat16* vhi = klo + AMMA_KT * kp;
+    __nv_bfloat16* vlo = vhi + AMMA_KT * kp;
+    float* sw = reinterpret_cast<float*>(vlo + AMMA_KT * kp) + warp * 16 * sp;                 // 16 x sp per warp
+    __nv_bfloat16* phi = reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<float*>(vlo + AMMA_KT * kp) + AMMA_WARPS * 16 * sp)
+                         + warp * 2 * 16 * AMMA_PP;                                          // 16 x AMMA_PP, hi then lo
+    __nv_bfloat16* plo = phi + 16 * AMMA_PP;
+    // q as hi + lo over the scratch and P (before the first key tile): AMMA_PAIRS x kp each
+    __nv_bfloat16* qhi = reinterpret_cast<__nv_bfloat16*>(vlo + AMMA_KT * kp);
+    __nv_bfloat16* qlo = qhi + AMMA_PAIRS * kp;
+
+    for (int idx = tid; idx < AMMA_PAIRS * hd; idx += AMMA_THREADS) {
+        const int n = idx / hd, d = idx % hd;
+        const float x = n < npairs ? q[(size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd + d] : 0.0f;
+        bf16_split(x, qhi[n * kp + d], qlo[n * kp + d]);
+    }
+    __syncthreads();
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> qh[AMMA_HD_MAX / 16], ql[AMMA_HD_MAX / 16];
+    GOSS_PRAGMA(unroll)
+    for (int kk = 0; kk < AMMA_HD_MAX / 16; kk++) {
+        if (kk < steps) {
+            wmma::load_matrix_sync(qh[kk], qhi + warp * 16 * kp + 16 * kk, kp);
+            wmma::load_matrix_sync(ql[kk], qlo + warp * 16 * kp + 16 * kk, kp);
+        }
+    }
+
+    // this lane's pair: position, first key, sink; online softmax state; outputs d = 2c + (lane & 1)
+    const int r = lane >> 1;
+    const int n = warp * 16 + r;
+    const bool valid = n < npairs;
+    const int pn = start + i0 + n / group;
+    const int lo = window > 0 ? max(0, pn - window + 1) : 0;
+    const float sink = valid ? sinks[g * group + n % group] : 0.0f;
+    float m = sink, l = 0.0f;
+    float o[AMMA_HD_MAX / 2];
+    GOSS_PRAGMA(unroll)
+    for (int c = 0; c < AMMA_HD_MAX / 2; c++) {
+        o[c] = 0.0f;
+    }
+    // the warp's key range (warp-uniform): from its first pair's first key to its last pair's position
+    const bool active = warp * 16 < npairs;
+    const int wp = start + i0 + (min(warp * 16 + 15, npairs - 1)) / group;
+    const int wlo = window > 0 ? max(0, start + i0 + (warp * 16) / group - window + 1) : 0;
+
+    const int pLast = start + i0 + rows - 1;
+    const int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
+    for (int j0 = jFirst; j0 <= pLast; j0 += AMMA_KT) {
+        __syncthreads(); // q is in fragments / the previous tile's readers are done
+        for (int idx = tid; idx < AMMA_KT * hd; idx += AMMA_THREADS) {
+            const int jj = idx / hd, d = idx % hd;
+            const int j = j0 + jj;
+            float kx = 0.0f, vx = 0.0f;
+            if (j <= pLast) {
+                const size_t off = (size_t) g * hd + d;
+                if (j < start) {
+                    const size_t row = (size_t) (j % slots) * kvDim;
+                    kx = ck[row + off];
+                    vx = cv[row + off];
+                } else {
+                    const size_t row = (size_t) (j - start) * kvDim;
+                    kx = k[row + off];
+                    vx = v[row + off];
+                }
+            }
+            bf16_split(kx, khi[jj * kp + d], klo[jj * kp + d]);
+            bf16_split(vx, vhi[jj * kp + d], vlo[jj * kp + d]);
+        }
+        __syncthreads();
+        if (!active || j0 > wp || j0 + AMMA_KT - 1 < wlo) { // warp-uniform: no key of this tile is the warp's
+            continue;
+        }
+        // S = Q K^T: K's tile read as the column-major B (hd x keys)
+        for (int nf = 0; nf < AMMA_KT / 16; nf++) {
+            Acc s;
+            wmma::fill_fragment(s, 0.0f);
+            GOSS_PRAGMA(unroll)
+            for (int kk = 0; kk < AMMA_HD_MAX / 16; kk++) {
+                if (kk < steps) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+                    wmma::load_matrix_sync(b, klo + nf * 16 * kp + 16 * kk, kp);
+                    wmma::mma_sync(s, qh[kk], b, s);
+                    wmma::load_matrix_sync(b, khi + nf * 16 * kp + 16 * kk, kp);
+                    wmma::mma_sync(s, ql[kk], b, s);
+                    wmma::mma_sync(s, qh[kk], b, s);
+                }
+            }
+            wmma::store_matrix_sync(sw + 16 * nf, s, sp, wmma::mem_row_major);
+        }
+        __syncwarp();
+        // online softmax over this lane's 16 keys, the pair's two lanes combined
+        const int c0 = 16 * (lane & 1);
+        float sv[16];
+        float tmax = -INFINITY;
+        for (int c = 0; c < 16; c++) {
+            const int j = j0 + c0 + c;
+            sv[c] = valid && j >= lo && j <= pn ? sw[r * sp + c0 + c] * scale : -INFINITY;
+            tmax = fmaxf(tmax, sv[c]);
+        }
+        tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
+        const float mNew = fmaxf(m, tmax);
+        const float corr = expf(m - mNew);
+        float sum = 0.0f;
+        for (int c = 0; c < 16; c++) {
+            const float e = expf(sv[c] - mNew); // masked keys: e^-inf = 0 (mNew is finite from the sink on)
+            sum += e;
+            bf16_split(e, phi[r * AMMA_PP + c0 + c], plo[r * AMMA_PP + c0 + c]);
+        }
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        l = l * corr + sum;
+        m = mNew;
+        __syncwarp(); // P is written, S is read
+        // P V for this tile into fresh sums, then O = O corr + P V row by row
+        Acc pv[AMMA_HD_MAX / 16];
+        GOSS_PRAGMA(unroll)
+        for (int nf = 0; nf < AMMA_HD_MAX / 16; nf++) {
+            wmma::fill_fragment(pv[nf], 0.0f);
+        }
+        for (int kk = 0; kk < AMMA_KT / 16; kk++) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> ah, al;
+            wmma::load_matrix_sync(ah, phi + 16 * kk, AMMA_PP);
+            wmma::load_matrix_sync(al, plo + 16 * kk, AMMA_PP);
+            GOSS_PRAGMA(unroll)
+            for (int nf = 0; nf < AMMA_HD_MAX / 16; nf++) {
+                if (nf < steps) {
+                    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b;
+                    wmma::load_matrix_sync(b, vlo + 16 * kk * kp + 16 * nf, kp);
+                    wmma::mma_sync(pv[nf], ah, b, pv[nf]);
+                    wmma::load_matrix_sync(b, vhi + 16 * kk * kp + 16 * nf, kp);
+                    wmma::mma_sync(pv[nf], al, b, pv[nf]);
+                    wmma::mma_sync(pv[nf], ah, b, pv[nf]);
+                }
+            }
+        }
+        GOSS_PRAGMA(unroll)
+        for (int nf = 0; nf < AMMA_HD_MAX / 16; nf++) {
+            if (nf < steps) {
+                wmma::store_matrix_sync(sw + 16 * nf, pv[nf], sp, wmma::mem_row_major);
+            }
+        }
+        __syncwarp();
+        GOSS_PRAGMA(unroll)
+        for (int c = 0; c < AMMA_HD_MAX / 2; c++) {
+            const int d = 2 * c + (lane & 1);
+            if (d < hd) {
+                o[c] = fmaf(o[c], corr, sw[r * sp + d]);
+            }
+        }
+    }
+
+    if (valid) {
+        const float z = l + expf(sink - m);
+        float* orow = out + (size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd;
+        GOSS_PRAGMA(unroll)
+        for (int c = 0; c < AMMA_HD_MAX / 2; c++) {
+            const int d = 2 * c + (lane & 1);
+            if (d < hd) {
+                orow[d] = o[c] / z;
+            }
+        }
+    }
+#else
+    __trap(); // sm_75: CudaAttention picks this kernel only on compute capability 8.0 and up
+#endif
 }

@@ -4,7 +4,8 @@
 //   - warp reductions (every lane gets the result), the argmax rule
 //   - dense element types: BF16 / F16 bits -> float, Q8_0 (embed.cu, dense.cu)
 //   - MXFP4: the FP4 table and the E8M0 scale (moe.cu)
-//   - tensor cores: GOSS_MMA, the BF16 types and wmma, bf16_split (moe.cu's and dense.cu's *_mma kernels)
+//   - tensor cores: GOSS_MMA, the BF16 types and wmma, bf16_split (every *_mma kernel), the k-loop of a weights x
+//     split-activations tile (mma_rows_by_split_tokens: moe.cu's and dense.cu's)
 #ifndef GOSS_COMMON_CUH
 #define GOSS_COMMON_CUH
 
@@ -226,5 +227,32 @@ __device__ __forceinline__ void bf16_split(float x, __nv_bfloat16& hi, __nv_bflo
     hi = __float2bfloat16(h);     // exact: h is a BF16 value
     lo = __float2bfloat16(x - h); // x - h exact in FP32, then rounded to BF16
 }
+
+#ifdef GOSS_MMA
+// One step of a tile product on tensor cores, the activations as hi + lo BF16 (bf16_split): c[j] += W (Xhi + Xlo)^T
+// for the warp's 16 weight rows (w: the first, BF16, row-major) and the tile's tokens 16j .. 16j + 15 (xhi, xlo:
+// token-major), over columns 0 .. kc - 1 in steps of 16 (columns past the data are zeros in both tiles); every tile
+// has `pitch` elements per row. A 16-token half runs only where 16j < n, the tile's tokens (the same for the whole
+// warp). Two mma per fragment. The k-loop of dense.cu's dense_gemm_mma_bf16 and moe.cu's mx_tile_mma.
+__device__ __forceinline__ void mma_rows_by_split_tokens(nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c[2],
+                                                         const __nv_bfloat16* w, const __nv_bfloat16* xhi,
+                                                         const __nv_bfloat16* xlo, int pitch, int kc, int n)
+{
+    namespace wmma = nvcuda::wmma;
+    for (int kk = 0; kk < kc; kk += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+        wmma::load_matrix_sync(a, w + kk, pitch);
+        for (int j = 0; j < 2; j++) {
+            if (16 * j < n) {
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+                wmma::load_matrix_sync(b, xhi + 16 * j * pitch + kk, pitch);
+                wmma::mma_sync(c[j], a, b, c[j]);
+                wmma::load_matrix_sync(b, xlo + 16 * j * pitch + kk, pitch);
+                wmma::mma_sync(c[j], a, b, c[j]);
+            }
+        }
+    }
+}
+#endif
 
 #endif

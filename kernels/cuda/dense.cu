@@ -280,19 +280,7 @@ __device__ void gemm_mma_bf16(const unsigned short* __restrict__ w, const float*
                 wbits[n * DENSE_MMA_KP + k] = r < rows && k < kc ? w[(size_t) r * cols + k0 + k] : (unsigned short) 0;
             }
             __syncthreads();
-            for (int kk = 0; kk < kc; kk += 16) { // columns past kc are zeros in both tiles
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
-                wmma::load_matrix_sync(a, ws + warp * 16 * DENSE_MMA_KP + kk, DENSE_MMA_KP);
-                for (int j = 0; j < 2; j++) {
-                    if (16 * j < nt) { // the same for the whole warp
-                        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
-                        wmma::load_matrix_sync(b, t.xhi + 16 * j * DENSE_MMA_KP + kk, DENSE_MMA_KP);
-                        wmma::mma_sync(c[j], a, b, c[j]);
-                        wmma::load_matrix_sync(b, t.xlo + 16 * j * DENSE_MMA_KP + kk, DENSE_MMA_KP);
-                        wmma::mma_sync(c[j], a, b, c[j]);
-                    }
-                }
-            }
+            mma_rows_by_split_tokens(c, ws + warp * 16 * DENSE_MMA_KP, t.xhi, t.xlo, DENSE_MMA_KP, kc, nt);
         }
         __syncthreads(); // every warp is done with the weights: the sums go where they were
         wmma::store_matrix_sync(t.wo + warp * 16 * DENSE_MMA_OP, c[0], DENSE_MMA_OP, wmma::mem_row_major);

@@ -456,19 +456,7 @@ __device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __
         }
         mx_tile_weights(w, ggml, cols, k0, kc, ws, MOE_KP, t.lut);
         __syncthreads();
-        for (int kk = 0; kk < kc; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
-            wmma::load_matrix_sync(a, ws + warp * 16 * MOE_KP + kk, MOE_KP);
-            for (int j = 0; j < 2; j++) {
-                if (16 * j < n) { // the same for the whole warp
-                    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
-                    wmma::load_matrix_sync(b, t.xhi + 16 * j * MOE_KP + kk, MOE_KP);
-                    wmma::mma_sync(c[j], a, b, c[j]);
-                    wmma::load_matrix_sync(b, t.xlo + 16 * j * MOE_KP + kk, MOE_KP);
-                    wmma::mma_sync(c[j], a, b, c[j]);
-                }
-            }
-        }
+        mma_rows_by_split_tokens(c, ws + warp * 16 * MOE_KP, t.xhi, t.xlo, MOE_KP, kc, n);
     }
     __syncthreads(); // every warp is done with the weights: the products go where they were
     wmma::store_matrix_sync(t.wo + warp * 16 * MOE_OP, c[0], MOE_OP, wmma::mem_row_major);

@@ -5,7 +5,7 @@
 #   backend-cuda/src/test/device/run-session.sh [DIR] [BUDGET_S]        (defaults .cudakit, 480)
 # Phases: the GPU (nvidia-smi), the CUDA kit (run-kit.sh), verify cuda/opencl op by op on the demo model,
 # the 20b-shaped bench on cuda then opencl (run-bench.sh), pp512 with the MoE and dense GEMMs on tensor cores and
-# without (run-mma-ab.sh: GOSS_CUDA_MOE_MMA / GOSS_CUDA_DENSE_MMA 1 1, 1 0, 0 0), tune cuda --quick, the OpenCL kit. OpenCL uses the NVIDIA
+# without (run-mma-ab.sh: GOSS_CUDA_MOE_MMA / _DENSE_MMA / _ATTENTION_MMA 1 1 1, 1 1 0, 1 0 0, 0 0 0), tune cuda --quick, the OpenCL kit. OpenCL uses the NVIDIA
 # driver's ICD alone (a vendors folder naming libnvidia-opencl.so.1); when the machine has no ICD loader,
 # the one stage.sh put in DIR/ocl/ (ocl-icd's libOpenCL.so.1) is used.
 # Logs come back under $OUT (the device tool returns at most 8 files): session.log (the summary),
@@ -62,7 +62,7 @@ cat "$out"/bench-*.md >>"$log" 2>/dev/null
 for f in /tmp/bench.out "$out"/gpu.txt "$out"/bench-*; do [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }; done \
     >"$out/bench.all" 2>/dev/null
 rm -f "$out"/gpu.txt "$out"/bench-*; mv "$out/bench.all" "$out/bench.log"
-phase "pp512 on tensor cores (GOSS_CUDA_MOE_MMA, GOSS_CUDA_DENSE_MMA: 1 1, 1 0, 0 0)" 170 /tmp/mma.out "$here/run-mma-ab.sh" "$dir" 24
+phase "pp512 on tensor cores (GOSS_CUDA_MOE_MMA, _DENSE_MMA, _ATTENTION_MMA: 1 1 1, 1 1 0, 1 0 0, 0 0 0)" 220 /tmp/mma.out "$here/run-mma-ab.sh" "$dir" 24
 grep -E '^== |pp512' "$out/mma-ab.md" >>"$log" 2>/dev/null
 phase "tune cuda --quick" 120 "$out/tune.log" "${java[@]}" -jar "$dir/goss-gpu.jar" tune -b cuda --quick
 tail -15 "$out/tune.log" >>"$log" 2>/dev/null

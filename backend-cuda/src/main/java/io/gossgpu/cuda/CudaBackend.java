@@ -118,7 +118,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
             this.launch = launch;
             rope = new RopeOp<>(launch, p -> Grid.of(p.heads(), p.tokens(), Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
-            attention = new CudaAttention(launch, options);
+            attention = new CudaAttention(launch, options, ctx.device().computeCapability());
             moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, options);
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
@@ -145,6 +145,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         SortedMap<String, Long> m = new TreeMap<>();
         queue.count(m);
         m.put("attention_gqa_calls", attention.pipeline.gqaCalls());
+        m.put("attention_mma_calls", attention.pipeline.mmaCalls());
         m.put("moe_tiled_calls", moe.pipeline.prefillCalls());
         m.put("moe_mma_calls", moe.pipeline.mma() ? moe.pipeline.prefillCalls() : 0);
         return m;
@@ -168,6 +169,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         m.put(CudaKnobs.MOE_MMA.envName(), moe.pipeline.mma() ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.ATTENTION_PREFILL_MIN_T.envName(), attention.prefillMinT);
         m.put(CudaKnobs.ATTENTION_SPLITS.envName(), attention.splits);
+        m.put(CudaKnobs.ATTENTION_MMA.envName(), attention.mma ? 1 : 0); // 0 below compute capability 8.0
         m.put(CudaKnobs.GRAPH.envName(), queue.graphsEnabled() ? 1 : 0);
         return m;
     }

@@ -39,6 +39,10 @@ final class CudaKnobs {
     static final Knob ATTENTION_SPLITS = Knob.of(CudaBackend.NAME, "ATTENTION", "SPLITS", 32, KnobValues.range(0, 1024),
             "a split count", "decode attention: blocks per KV head over the keys (attention_gqa), 0 for the plain attention kernel")
             .tuneValues(0, 4, 8, 16, 32, 64, 128);
+    /** Whether prefill attention runs on tensor cores (attention_mma; compute capability 8.0+, head_dim a multiple of 16 up to 64). */
+    static final Knob ATTENTION_MMA = Knob.of(CudaBackend.NAME, "ATTENTION", "MMA", 1, KnobValues.oneOf(0, 1), "the tensor-core switch",
+            "1 runs prefill attention on tensor cores (attention_mma: BF16 mma, FP32 sums, q, k, v and the probabilities as two BF16 "
+                    + "terms), 0 the FP32 kernel (attention_gqa)").defaultNote("tensor cores only on compute capability 8.0 and up: 0 in effect below");
 
     /** From this many tokens on a dense layer takes the tiled GEMM (below: the matvec, up to 8 tokens per weight load). */
     static final Knob DENSE_PREFILL_MIN_T = Knob.of(CudaBackend.NAME, "DENSE", "PREFILL_MIN_T", 9, KnobValues.range(1, Integer.MAX_VALUE),
@@ -59,7 +63,7 @@ final class CudaKnobs {
             "1 runs each decode step as one CUDA graph, 0 launches its kernels one by one");
 
     static final List<Knob> ALL = List.of(DENSE, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, DENSE_PREFILL_MIN_T, DENSE_TILE_T, DENSE_TILE_R,
-            DENSE_MMA, MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, GRAPH);
+            DENSE_MMA, MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, ATTENTION_MMA, GRAPH);
 
     /** Former names (issue 37: the SPI, kernels and knobs say dense), each with its knob's name now. */
     static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_CUDA_LINEAR_BLOCK", DENSE.envName(),

@@ -49,7 +49,7 @@ class CudaPrefillTest {
     static final double OP_TOL = 1e-4, MODEL_TOL = 1e-3; // the kit's tolerances (BackendConformanceKit)
 
     private final BackendProvider provider = new CudaConformanceTest().provider();
-    private CudaBackend cuda, perSlot;
+    private CudaBackend cuda, perSlot, fp32Attention;
     private Backend reference;
     private final List<Checkpoint> checkpoints = new ArrayList<>();
     private ModelWeights openai, ggml;
@@ -63,6 +63,8 @@ class CudaPrefillTest {
         // decode attention: uneven shares, of two key tiles each at T = 130
         cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.ATTENTION_SPLITS, 3));
         perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
+        // prefill attention on attention_gqa where cuda takes attention_mma (compute capability 8.0+)
+        fp32Attention = (CudaBackend) provider.create(none.with(CudaKnobs.ATTENTION_SPLITS, 3).with(CudaKnobs.ATTENTION_MMA, 0));
         reference = new ReferenceBackend();
         ModelConfig c = TestModelPresets.tiny();
         Checkpoint a = new TestModelGenerator(c, 41).inMemory();
@@ -89,6 +91,9 @@ class CudaPrefillTest {
         }
         if (perSlot != null) {
             perSlot.close();
+        }
+        if (fp32Attention != null) {
+            fp32Attention.close();
         }
         if (reference != null) {
             reference.close();
@@ -166,15 +171,22 @@ class CudaPrefillTest {
      * Attention in three calls on one cache (7 positions, then T, then one decode step) on a sliding and a full
      * layer of tiny (16 heads over 2 KV heads: group 8, hd 16, window 5), odd (group 2, hd 10, window 3) and wide
      * (group 4, hd 64, window 7): query tiles of 2, 8 and 4 rows, key tiles of 32 crossing the window and the
-     * cache/batch boundary.
+     * cache/batch boundary. The prefill calls take attention_mma where it fits (tiny, wide: head_dim a multiple of 16) on
+     * {@code cuda} and attention_gqa on {@code fp32Attention} (GOSS_CUDA_ATTENTION_MMA=0).
      */
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {2, 9, 33, 70, 130})
     void tiledAttentionMatchesTheReference(int T) {
+        tiledAttentionMatchesTheReference(cuda, T);
+        tiledAttentionMatchesTheReference(fp32Attention, T);
+        assertEquals(0, fp32Attention.counters().get("attention_mma_calls"));
+    }
+
+    private void tiledAttentionMatchesTheReference(CudaBackend cuda, int T) {
         for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
                 ModelWeights w = ModelWeights.of(ck);
-                long before = cuda.counters().get("attention_gqa_calls");
+                long before = cuda.counters().get("attention_gqa_calls") + cuda.counters().get("attention_mma_calls");
                 SplittableRandom r = new SplittableRandom(300 + T);
                 try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                     for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
@@ -203,7 +215,8 @@ class CudaPrefillTest {
                         }
                     }
                 }
-                assertEquals(6, cuda.counters().get("attention_gqa_calls") - before, "every call took the tiled kernel (the decode step with its keys in 3 splits)");
+                assertEquals(6, cuda.counters().get("attention_gqa_calls") + cuda.counters().get("attention_mma_calls") - before,
+                        "every call took a tiled kernel (the decode step attention_gqa with its keys in 3 splits)");
             }
         }
     }

@@ -16,7 +16,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
  * a jlink'ed runtime but no JDK or Maven (see src/test/device/README.md). Arguments: fully qualified test
  * class names on the staged class path (the CUDA tests, and OpenClConformanceTest for the NVIDIA driver's OpenCL);
  * none runs CudaBackendProviderTest, CudaDeviceTest, CudaConformanceTest, CudaSmallBlocksConformanceTest,
- * CudaGraphDecodeTest, CudaPrefillTest, CudaMoeMmaTest, CudaDenseTest and CudaGgufTest.
+ * CudaGraphDecodeTest, CudaPrefillTest, CudaMoeMmaTest, CudaDenseTest, CudaAttentionMmaTest and CudaGgufTest.
  * Prints every test's outcome (skipped ones with the reason) and exits 1 on any failure, 2 when nothing
  * passed (everything skipped: no usable device), 0 otherwise.
  */
@@ -28,7 +28,8 @@ public final class DeviceKitMain {
         String[] classes = args.length > 0 ? args
                 : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
                 CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName(),
-                CudaMoeMmaTest.class.getName(), CudaDenseTest.class.getName(), CudaGgufTest.class.getName(), CudaArgmaxTest.class.getName()};
+                CudaMoeMmaTest.class.getName(), CudaDenseTest.class.getName(), CudaAttentionMmaTest.class.getName(), CudaGgufTest.class.getName(),
+                CudaArgmaxTest.class.getName()};
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));

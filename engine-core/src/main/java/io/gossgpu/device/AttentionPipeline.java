@@ -13,6 +13,7 @@ import java.util.function.Function;
  *   <li>{@code attention_gqa}: one group per (KV head, rows) for all the query heads that share it, so each key and
  *       value row is read once per group; with {@code splits > 1} the keys are cut into that many pieces, each written
  *       as a partial softmax state (CUDA, OpenCL).</li>
+ *   <li>{@code attention_mma}: attention_gqa's prefill on tensor cores, without splits (CUDA, compute capability 8.0+).</li>
  *   <li>{@code attention_split}: {@code attention} with its keys cut into {@code splits} pieces (OpenCL).</li>
  *   <li>{@code attention_combine}: merges the partial states of a split call, with the sink (CUDA, OpenCL). The
  *       partials buffer's layout is each API's own, written and read by its own kernels.</li>
@@ -25,11 +26,11 @@ import java.util.function.Function;
  */
 public final class AttentionPipeline<B> {
     public static final String ATTENTION = "attention", GQA = "attention_gqa", SPLIT = "attention_split", COMBINE = "attention_combine",
-            KV_STORE = "kv_store";
+            KV_STORE = "kv_store", MMA = "attention_mma";
     /** The kernels, by name. */
-    public static final List<String> KERNELS = List.of(ATTENTION, GQA, SPLIT, COMBINE, KV_STORE);
+    public static final List<String> KERNELS = List.of(ATTENTION, GQA, SPLIT, COMBINE, KV_STORE, MMA);
     /** Buffers each kernel takes before its {@link AttentionParams}, in {@link #KERNELS}' order. */
-    public static final List<Integer> BUFFERS = List.of(8, 9, 9, 3, 5);
+    public static final List<Integer> BUFFERS = List.of(8, 9, 9, 3, 5, 8);
 
     /** Buffers each kernel {@code name} takes before its params. */
     public static int buffers(String name) {
@@ -46,8 +47,8 @@ public final class AttentionPipeline<B> {
 
     private final Launcher<B> launcher;
     private final AttentionShapes shapes;
-    private final DeviceKernel kAttention, kGqa, kSplit, kCombine, kKvStore;
-    private long gqaCalls;
+    private final DeviceKernel kAttention, kGqa, kSplit, kCombine, kKvStore, kMma;
+    private long gqaCalls, mmaCalls;
 
     /** The kernels the API has looked up now, so a missing one fails when the backend is made. */
     public AttentionPipeline(Launcher<B> launcher, AttentionShapes shapes) {
@@ -58,6 +59,7 @@ public final class AttentionPipeline<B> {
         kSplit = shapes.split() == null ? null : launcher.kernel(SPLIT);
         kCombine = shapes.combine() == null ? null : launcher.kernel(COMBINE);
         kKvStore = launcher.kernel(KV_STORE);
+        kMma = shapes.mma() == null ? null : launcher.kernel(MMA);
     }
 
     /** The kernel {@code name} of this pipeline (for a backend's checks of its group sizes); a failure for one this API lacks. */
@@ -68,6 +70,7 @@ public final class AttentionPipeline<B> {
             case SPLIT -> kSplit;
             case COMBINE -> kCombine;
             case KV_STORE -> kKvStore;
+            case MMA -> kMma;
             default -> throw new IllegalArgumentException(name + " is not an attention kernel");
         };
         if (k == null) throw new IllegalStateException("this API runs no " + name);
@@ -77,6 +80,11 @@ public final class AttentionPipeline<B> {
     /** Calls that took attention_gqa so far. */
     public long gqaCalls() {
         return gqaCalls;
+    }
+
+    /** Calls that took attention_mma so far. */
+    public long mmaCalls() {
+        return mmaCalls;
     }
 
     /** Bytes of the partial softmax states of a call with {@code p.splits()} splits: (m, l, hd sums) per split, row and head. */
@@ -101,6 +109,11 @@ public final class AttentionPipeline<B> {
             case SPLIT -> {
                 if (!split) throw new IllegalStateException(SPLIT + " planned without splits");
                 finish(attend(kernel(SPLIT), b, pos, posOffset).buffer(part), shapes.split(), p);
+            }
+            case MMA -> {
+                if (split) throw new IllegalStateException(MMA + " planned with " + plan.splits() + " splits");
+                mmaCalls++;
+                finish(attend(kernel(MMA), b, pos, posOffset), shapes.mma(), p);
             }
             case ATTENTION -> {
                 if (split) throw new IllegalStateException(ATTENTION + " planned with " + plan.splits() + " splits");

@@ -6,11 +6,18 @@ import java.util.function.Function;
  * How one API runs attention, as data for {@link AttentionPipeline}: which kernel a call takes and with how many key
  * splits ({@link #plan}: each API's thresholds and knobs), and each kernel's grid and dynamic group memory for the
  * call's {@link AttentionParams}. A kernel the API does not have is {@code null} (Metal has only attention and
- * kv_store; attention_split is OpenCL's).
+ * kv_store; attention_split is OpenCL's, attention_mma CUDA's).
  */
 public record AttentionShapes(Planner plan, Function<AttentionParams, Shape> attention, Function<AttentionParams, Shape> gqa,
                               Function<AttentionParams, Shape> split, Function<AttentionParams, Shape> combine,
-                              Function<AttentionParams, Shape> kvStore) {
+                              Function<AttentionParams, Shape> kvStore, Function<AttentionParams, Shape> mma) {
+    /** An API without attention_mma. */
+    public AttentionShapes(Planner plan, Function<AttentionParams, Shape> attention, Function<AttentionParams, Shape> gqa,
+                           Function<AttentionParams, Shape> split, Function<AttentionParams, Shape> combine,
+                           Function<AttentionParams, Shape> kvStore) {
+        this(plan, attention, gqa, split, combine, kvStore, null);
+    }
+
     public AttentionShapes {
         if (plan == null || attention == null || kvStore == null) throw new IllegalArgumentException("attention and kv_store are on every API");
         if ((gqa != null || split != null) && combine == null)
@@ -18,8 +25,8 @@ public record AttentionShapes(Planner plan, Function<AttentionParams, Shape> att
     }
 
     /**
-     * The kernel a call takes ({@link AttentionPipeline#ATTENTION}, {@link AttentionPipeline#GQA} or
-     * {@link AttentionPipeline#SPLIT}), its key splits (1: none; more: attention_combine merges them) and the query
+     * The kernel a call takes ({@link AttentionPipeline#ATTENTION}, {@link AttentionPipeline#GQA},
+     * {@link AttentionPipeline#SPLIT} or {@link AttentionPipeline#MMA}), its key splits (1: none; more: attention_combine merges them) and the query
      * rows per group of attention_gqa.
      */
     public record Plan(String kernel, int splits, int tileQueries) {}

@@ -28,10 +28,12 @@ class AttentionKernelContractTest {
     private static final Path KERNELS = Path.of("..", "kernels").toAbsolutePath().normalize();
     private static final Map<String, String> FILES = Map.of("cuda", "cuda/attention.cu", "opencl", "opencl/attention.cl",
             "metal", "metal/attention.metal");
-    /** Which kernels each API has: attention_split is OpenCL's alone, Metal has neither split kernel. */
+    /** Which kernels each API has: attention_split is OpenCL's alone, attention_mma CUDA's, Metal has neither split kernel. */
     static final Map<String, Set<String>> HAS = Map.of(
-            "cuda", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.COMBINE, AttentionPipeline.KV_STORE),
-            "opencl", Set.copyOf(AttentionPipeline.KERNELS),
+            "cuda", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.COMBINE, AttentionPipeline.KV_STORE,
+                    AttentionPipeline.MMA),
+            "opencl", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.SPLIT, AttentionPipeline.COMBINE,
+                    AttentionPipeline.KV_STORE),
             "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
     private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KERNELS.resolve("cuda/README.md"),
             "opencl", KERNELS.resolve("opencl/README.md"), "metal", KERNELS.resolve("../backend-metal/README.md").normalize());

@@ -38,6 +38,7 @@ class KernelVocabularyTest {
             Map.entry("attention_gqa", new Only(Set.of("cuda", "opencl"), "a block per KV head for all its query heads, keys optionally split (Metal runs attention)")),
             Map.entry("attention_split", new Only(Set.of("opencl"), "attention with its keys split over work-groups (decode on few heads)")),
             Map.entry("attention_combine", new Only(Set.of("cuda", "opencl"), "merges the key splits with the sink")),
+            Map.entry("attention_mma", new Only(Set.of("cuda"), "attention_gqa's prefill on tensor cores (BF16 wmma, compute capability 8.0+, GOSS_CUDA_ATTENTION_MMA)")),
             Map.entry("moe_gate_up_mma", new Only(Set.of("cuda"), "moe_gate_up_tiled on tensor cores (BF16 wmma, compute capability 8.0+, GOSS_CUDA_MOE_MMA)")),
             Map.entry("moe_down_mma", new Only(Set.of("cuda"), "moe_down_tiled on tensor cores (BF16 wmma, compute capability 8.0+, GOSS_CUDA_MOE_MMA)")),
             Map.entry("dense_matvec", new Only(Set.of("cuda"), "decode matvec: a warp (or several, GOSS_CUDA_DENSE_BLOCK) per row, up to 8 tokens per weight load")),
