@@ -1,8 +1,8 @@
 // Greedy pick on the device (cuda backend, SmallOps.argmax): the id of each row's largest logit, in one launch.
 //
 // Reference (TemperatureDraw.argmax):
-//   out[t] = argmax_r logits[t, r], ties -> lower id; a NaN is never picked, except at r = 0, where nothing beats it
-//   (the reference keeps id 0 when no later value is larger than it, and nothing is larger than NaN)
+//   out[t] = argmax_r logits[t, r], ties -> lower id; -1 (TemperatureDraw.NOT_FINITE) when the row holds NaN or an
+//   infinity, so the executor's guard stops generation as it does on non-finite logits read back to the host
 
 #include "common.cuh"
 
@@ -12,23 +12,22 @@
 // its largest values (argmax_pick, then warp_argmax and across the warps) and writes it to its slot of the row's
 // record in `work`; the block that finishes last (a counter per row, atomicAdd after __threadfence) reduces the
 // record's chunks in chunk order and writes out[t], then sets the counter back to 0 for the next launch (the decode
-// step's graph replays it). work: per row 2 + 2 * chunks unsigned, [counter, unused, (value bits, id) per chunk];
-// its counters are zero before the first launch (the launcher clears the buffer when it gets a new one).
+// step's graph replays it). work: per row 2 + 2 * chunks unsigned, [counter, non-finite flag, (value bits, id) per chunk];
+// its counters are zero before the first launch (the launcher clears the buffer when it gets a new one). The word
+// after the counter is the row's non-finite flag: a thread that read NaN/Inf sets it (atomicMax, before its block's
+// count), the last block writes -1 when it is set and clears it with the counter.
 
 struct ArgmaxParams {
     int rows;
     int vocab; // V
 };
 
-// The reference's NaN rule as argmax_pick's input: NaN at id 0 is +inf (nothing beats it, ties go to id 0), a NaN
-// elsewhere is left out (never larger than anything, so never the reference's pick).
-__device__ __forceinline__ void argmax_take(float& bv, int& bi, float x, int r)
+// argmax_pick of the finite values; a NaN or an infinity (|x| <= FLT_MAX fails) marks the row instead.
+__device__ __forceinline__ void argmax_take(float& bv, int& bi, bool& bad, float x, int r)
 {
-    if (x != x) {
-        if (r != 0) {
-            return;
-        }
-        x = INFINITY;
+    if (!(fabsf(x) <= 3.402823466e38f)) {
+        bad = true;
+        return;
     }
     argmax_pick(bv, bi, x, r);
 }
@@ -65,21 +64,25 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restr
         unsigned* rec = work + (size_t) t * (2 + 2 * chunks);
         float bv = -INFINITY;
         int bi = -1;
+        bool bad = false;
         if ((V & 3) == 0) {
             // 16-byte loads (rows and chunks start at multiples of 16 bytes), each thread's values in ascending order
             const float4* l4 = (const float4*) l;
             GOSS_PRAGMA(unroll 4)
             for (int r = r0 / 4 + threadIdx.x; r < r1 / 4; r += blockDim.x) {
                 const float4 x = l4[r];
-                argmax_take(bv, bi, x.x, 4 * r);
-                argmax_take(bv, bi, x.y, 4 * r + 1);
-                argmax_take(bv, bi, x.z, 4 * r + 2);
-                argmax_take(bv, bi, x.w, 4 * r + 3);
+                argmax_take(bv, bi, bad, x.x, 4 * r);
+                argmax_take(bv, bi, bad, x.y, 4 * r + 1);
+                argmax_take(bv, bi, bad, x.z, 4 * r + 2);
+                argmax_take(bv, bi, bad, x.w, 4 * r + 3);
             }
         } else {
             for (int r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
-                argmax_take(bv, bi, l[r], r);
+                argmax_take(bv, bi, bad, l[r], r);
             }
+        }
+        if (bad) {
+            atomicMax(rec + 1, 1u); // before block_argmax's barriers, so before thread 0 counts the block
         }
         block_argmax(bv, bi, sv, si);
         if (threadIdx.x == 0) {
@@ -100,8 +103,9 @@ extern "C" __global__ void argmax(const float* __restrict__ logits, int* __restr
             }
             block_argmax(bv, bi, sv, si);
             if (threadIdx.x == 0) {
-                out[t] = bi < 0 ? 0 : bi;
+                out[t] = ((const volatile unsigned*) rec)[1] != 0u ? -1 : bi < 0 ? 0 : bi;
                 rec[0] = 0u; // ready for the next launch
+                rec[1] = 0u;
             }
         }
         __syncthreads(); // `last` and the slots of sv/si are read before the next row's writes

@@ -5,6 +5,8 @@
 //   e_j = exp((l_j - m) / T)                    (double)
 //   Z   = sum_j e_j
 //   id  = the smallest i with sum_{j<=i} e_j > u * Z; if rounding leaves u * Z uncrossed, the last i with e_i > 0.
+//   id  = -1 (TemperatureDraw.NOT_FINITE) when Z is NaN (a NaN or +inf logit, or no finite one): the executor's guard
+//         then stops generation instead of emitting a token.
 // T (> 0) and u (in [0, 1)) are read from device memory, draws[2*draw] and draws[2*draw + 1] (written on the stream
 // before the step's launches), so a decode step recorded as a CUDA graph replays unchanged with the next token's draw.
 //
@@ -212,6 +214,6 @@ extern "C" __global__ void sample_pick(const float* __restrict__ logits, const d
                 break;
             }
         }
-        out[0] = found ? id : lastId;
+        out[0] = s_target != s_target ? -1 : found ? id : lastId; // Z is NaN: the row held NaN or +inf
     }
 }

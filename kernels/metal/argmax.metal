@@ -1,6 +1,7 @@
 // Greedy pick on the device (MetalBackend.argmax).
 //
-// Reference: out[t] = argmax_r logits[t, r], ties -> lower id
+// Reference: out[t] = argmax_r logits[t, r], ties -> lower id; -1 (TemperatureDraw.NOT_FINITE) when the row holds NaN
+// or an infinity (tested by the exponent bits: fast math may fold isnan away), which the executor's guard reports
 
 #include "common.h"
 
@@ -13,11 +14,15 @@ KERNEL(argmax)(BUF(device const float *, logits, 0), BUF(device int *, out, 1), 
                TG_POS(row), TID(tid), TG_SIZE(nt), SIMD_LANE(lane), SIMD_GROUP(sg)) {
     TG_ARRAY(float, bestV, 32);
     TG_ARRAY(uint, bestI, 32);
+    TG_ARRAY(uint, bad, 1); // any thread read NaN/Inf
+    if (tid == 0) bad[0] = 0;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     float bv = NEG_BIG;
     uint bi = 0xffffffffu;
     for (uint c = tid; c < p.vocab; c += nt) {
         float v = logits[row * p.vocab + c];
-        if (better(v, c, bv, bi)) { bv = v; bi = c; }
+        if ((as_type<uint>(v) & 0x7f800000u) == 0x7f800000u) bad[0] = 1;
+        else if (better(v, c, bv, bi)) { bv = v; bi = c; }
     }
     for (ushort off = 16; off > 0; off /= 2) {
         float ov = simd_shuffle_down(bv, off);
@@ -30,6 +35,6 @@ KERNEL(argmax)(BUF(device const float *, logits, 0), BUF(device int *, out, 1), 
         uint nsg = (nt + 31) / 32;
         for (uint i = 1; i < nsg; i++)
             if (better(bestV[i], bestI[i], bv, bi)) { bv = bestV[i]; bi = bestI[i]; }
-        out[row] = int(bi);
+        out[row] = bad[0] != 0 ? -1 : int(bi);
     }
 }

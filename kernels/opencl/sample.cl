@@ -121,7 +121,7 @@ __kernel void sample_pick(__global const float* logits, __global const double* d
             cum += ej;
             if (crossed && cum > target) id = j;
         }
-        out[0] = id >= 0 ? id : lastId;
+        out[0] = isnan(target) ? -1 : id >= 0 ? id : lastId; /* Z is NaN: the row held NaN or +inf (NOT_FINITE) */
     }
 }
 #endif

@@ -26,7 +26,7 @@ final class SampleLauncher {
      */
     static final int ARGMAX_CHUNKS = 64;
 
-    /** Bytes of argmax.cu's work buffer for {@code rows} rows: per row a counter (and a spare word), then each chunk's pick. */
+    /** Bytes of argmax.cu's work buffer for {@code rows} rows: per row a counter and a non-finite flag, then each chunk's pick. */
     static long argmaxWorkBytes(int rows) {
         return 4L * rows * (2 + 2 * ARGMAX_CHUNKS);
     }

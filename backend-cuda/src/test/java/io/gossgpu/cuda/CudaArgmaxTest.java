@@ -19,11 +19,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * reducing their picks) against {@link TemperatureDraw#argmax}, id for id (no tolerance: the pick is exact), on rows
  * the model cannot produce at will: the 201088-id row and sizes that are not multiples of 4 or are smaller than one
  * value per chunk; the largest value tied at several ids in different chunks, in one thread's 16-byte load and at the
- * row's two ends; NaN at id 0 (the reference keeps 0) and elsewhere (never picked, also where it is the first value a thread reads, which
- * the reductions would otherwise keep), rows of NaN and of −∞; several
+ * row's two ends; rows holding NaN or ±∞ (at id 0, as the first value each thread reads, everywhere), for which the
+ * reference and the kernel return {@link TemperatureDraw#NOT_FINITE}; several
  * rows per launch. The same launch runs twice and then with more and fewer rows (a new work buffer): the per-row
  * counters must be back at zero after each launch. Planted in the kernel, each fails here: a counter not reset
- * (the second launch writes nothing), the NaN rule left out, the last block's chunks reduced from a stale slot.
+ * (the second launch writes nothing), the non-finite flag not set or not cleared, the last block's chunks reduced from a stale slot.
  * Under the emulator (blocks on several OS threads) the last-block-done race is real; scripts/emu-race-check.sh's
  * GOSS_EMU_ORDER / GOSS_EMU_POISON apply. Skipped like {@link CudaConformanceTest}.
  */
@@ -80,17 +80,17 @@ class CudaArgmaxTest {
                     at.add(vocab - 1);
                     for (int i : at) out[o + i] = 50;
                 }
-                case 1 -> { // NaN at id 0: the reference keeps id 0 whatever follows
+                case 1 -> { // NaN at id 0 and +∞ elsewhere: not finite
                     out[o] = Float.NaN;
                     out[o + r.nextInt(vocab)] = Float.POSITIVE_INFINITY;
                 }
-                case 2 -> { // NaNs elsewhere are never picked: here the first value each thread of each block reads
+                case 2 -> { // NaNs where each thread of each block reads first: not finite
                     for (int i = 4; i < vocab; i += 4) out[o + i] = Float.NaN;
                     int top = 4 * r.nextInt((vocab + 3) / 4) + 1 + r.nextInt(3);
                     out[o + Math.min(top, vocab - 1)] = 40;
                 }
-                case 3 -> java.util.Arrays.fill(out, o, o + vocab, Float.NEGATIVE_INFINITY); // all −∞: id 0
-                case 4 -> java.util.Arrays.fill(out, o, o + vocab, Float.NaN); // all NaN: id 0
+                case 3 -> java.util.Arrays.fill(out, o, o + vocab, Float.NEGATIVE_INFINITY); // all −∞: not finite
+                case 4 -> java.util.Arrays.fill(out, o, o + vocab, Float.NaN); // all NaN: not finite
                 default -> { // the largest at id 0 tied at the end
                     out[o] = 60;
                     out[o + vocab - 1] = 60;

@@ -149,7 +149,9 @@ public interface Backend extends AutoCloseable {
 
     /**
      * The argmax over the vocabulary of each row's logits (as {@link #logits} defines them) for rows
-     * {@code fromRow .. T−1}, ties to the lower token id. Lets greedy decoding return one int per step.
+     * {@code fromRow .. T−1}, ties to the lower token id; {@link TemperatureDraw#NOT_FINITE} for a row holding NaN or
+     * an infinity (the executor then fails the step as it does on non-finite logits). Lets greedy decoding return one
+     * int per step. {@link TemperatureDraw#argmax} is the reference.
      */
     int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow);
 
@@ -158,7 +160,7 @@ public interface Backend extends AutoCloseable {
      * its logits (as {@link #argmax}), else plain temperature sampling of its logits (as {@link #logits} defines them)
      * with that temperature and the uniform draw {@code u = draws[i − fromRow] ∈ [0, 1)}: {@link TemperatureDraw#draw},
      * i.e. the smallest id {@code i} with {@code Σ_{j≤i} e_j > u·Z}, {@code e_j = exp((l_j − max)/temperature)}, in
-     * double. Lets a step of greedy and sampling sequences return one int per row. The default is the host path of
+     * double ({@link TemperatureDraw#NOT_FINITE} where {@code Z} is NaN). Lets a step of greedy and sampling sequences return one int per row. The default is the host path of
      * {@link DeclinedOps}: it reads the logits back and picks on the host; a device implementation may sum in another
      * order (it differs only where {@code u·Z} is within rounding of a cumulative sum). Declinable
      * ({@link BackendOp#SAMPLE}).

@@ -12,7 +12,8 @@ public final class TemperatureDraw {
      * {@code i} with {@code Σ_{j≤i} e_j > u·Z}, where {@code e_j = exp((l_j − max)/T)}, {@code Z = Σ_j e_j}, all in
      * double, summed in ascending id order; if rounding leaves {@code u·Z} never crossed, the last id with
      * {@code e_j > 0}. A device summing in another order may differ only when {@code u·Z} lies within rounding of a
-     * cumulative sum.
+     * cumulative sum. {@link #NOT_FINITE} when {@code Z} is NaN: a NaN or +∞ logit, or no finite one (−∞ alone is an
+     * id never drawn, as a mask writes it).
      */
     public static int draw(float[] logits, int offset, int n, double temperature, double u) {
         if (n <= 0) throw new IllegalArgumentException("no logits to sample from");
@@ -20,6 +21,7 @@ public final class TemperatureDraw {
         for (int j = 0; j < n; j++) max = Math.max(max, logits[offset + j]);
         double z = 0;
         for (int j = 0; j < n; j++) z += Math.exp((logits[offset + j] - (double) max) / temperature);
+        if (Double.isNaN(z)) return NOT_FINITE;
         double target = u * z, cum = 0;
         int last = 0;
         for (int j = 0; j < n; j++) {
@@ -32,10 +34,23 @@ public final class TemperatureDraw {
         return last;
     }
 
-    /** The id of the largest of {@code logits[offset .. offset+n−1]}, ties to the lower id (what {@link Backend#argmax} returns). */
+    /**
+     * The id {@link Backend#argmax} returns for a row whose logits are not all finite (NaN or ±infinity): no token is
+     * chosen from such a row, the executor's guard reports it instead ({@code io.gossgpu.graph.NonFinite}).
+     */
+    public static final int NOT_FINITE = -1;
+
+    /**
+     * The id of the largest of {@code logits[offset .. offset+n−1]}, ties to the lower id, or {@link #NOT_FINITE} when
+     * one of them is NaN or infinite (what {@link Backend#argmax} returns).
+     */
     public static int argmax(float[] logits, int offset, int n) {
         int best = 0;
-        for (int r = 1; r < n; r++) if (logits[offset + r] > logits[offset + best]) best = r;
+        for (int r = 0; r < n; r++) {
+            float x = logits[offset + r];
+            if (!Float.isFinite(x)) return NOT_FINITE;
+            if (x > logits[offset + best]) best = r;
+        }
         return best;
     }
 

@@ -4,7 +4,6 @@ import io.gossgpu.GossException;
 
 import java.util.Arrays;
 import java.util.LinkedHashSet;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -32,8 +31,8 @@ public final class GbnfMachine implements ByteMatcher {
     private final boolean mergeUniform;
     private final ConcurrentHashMap<State, State> interned = new ConcurrentHashMap<>();
     private final State start;
-    /** The token masks of interned states, least recently used first (guarded by itself). */
-    private final java.util.LinkedHashMap<State, long[]> masks;
+    /** The token masks of interned states, the {@code maxMasks} most recently used. */
+    private final LruCache<State, long[]> masks;
 
     GbnfMachine(GbnfGrammar g) {
         this(g, true, MAX_MASKS);
@@ -46,12 +45,7 @@ public final class GbnfMachine implements ByteMatcher {
     GbnfMachine(GbnfGrammar g, boolean mergeUniform, int maxMasks) {
         this.g = g;
         this.mergeUniform = mergeUniform;
-        this.masks = new java.util.LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<State, long[]> eldest) {
-                return size() > maxMasks;
-            }
-        };
+        this.masks = new LruCache<>(maxMasks);
         Set<Stack> stacks = new LinkedHashSet<>();
         int[] budget = {MAX_EXPANSIONS};
         for (int a : g.alternatives[g.root]) expand(new Stack(a, null), stacks, budget);
@@ -155,18 +149,11 @@ public final class GbnfMachine implements ByteMatcher {
     @Override
     public void allowed(TokenMasker masker, Object state, long[] mask) {
         State s = (State) state;
-        long[] known;
-        synchronized (masks) {
-            known = masks.get(s);
-        }
+        long[] known = masks.get(s);
         if (known == null) {
             known = new long[masker.words()];
             masker.walk(this, s, known);
-            if (interned.get(s) == s) { // a state past the intern cap is not met again as the same object
-                synchronized (masks) {
-                    masks.put(s, known);
-                }
-            }
+            if (interned.get(s) == s) masks.put(s, known); // a state past the intern cap is not met again as the same object
         }
         for (int w = 0; w < mask.length; w++) mask[w] |= known[w];
     }
@@ -178,9 +165,7 @@ public final class GbnfMachine implements ByteMatcher {
 
     /** Whether {@code state}'s token mask is kept (tests; does not count as a use). */
     boolean maskKept(Object state) {
-        synchronized (masks) {
-            return masks.containsKey((State) state);
-        }
+        return masks.contains((State) state);
     }
 
     @Override

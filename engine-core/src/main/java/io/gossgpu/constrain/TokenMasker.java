@@ -26,12 +26,12 @@ public final class TokenMasker {
      * the second are walked from the whole state each time.
      */
     private final TokenTrie unquoted, quoted;
-    private final java.util.concurrent.ConcurrentHashMap<JsonMachine.PatternStr, long[]> insidePattern = new java.util.concurrent.ConcurrentHashMap<>();
+    private final LruCache<JsonMachine.PatternStr, long[]> insidePattern;
     /** Per patterned string frame met that was not precomputed, at count 0: its walk with the limits ignored ({@link #patternWalk}). */
-    private final java.util.concurrent.ConcurrentHashMap<JsonMachine.PatternStr, PatternWalk> patternWalks = new java.util.concurrent.ConcurrentHashMap<>();
-    /** Most walks {@link #patternWalks} holds (up to about 2.5 MB each) before it starts over. */
+    private final LruCache<JsonMachine.PatternStr, PatternWalk> patternWalks;
+    /** Most walks {@link #patternWalks} keeps (up to about 2.5 MB each), the most recently used. */
     private static final int WALK_CACHE = 32;
-    /** Most frames {@link #insidePattern} holds (25 KB each) before it starts over. */
+    /** Most frames {@link #insidePattern} keeps (25 KB each), the most recently used. */
     private static final int PATTERN_CACHE = 1024;
     /**
      * The tokens that are not plain on their own, by what follows their longest plain prefix (a string takes any
@@ -52,6 +52,13 @@ public final class TokenMasker {
     private final byte[] firstByte;
 
     private TokenMasker(O200kHarmony tok) {
+        this(tok, PATTERN_CACHE, WALK_CACHE);
+    }
+
+    /** With caches of {@code patternCache} frames' masks and {@code walkCache} frames' walks (tests take small ones). */
+    TokenMasker(O200kHarmony tok, int patternCache, int walkCache) {
+        insidePattern = new LruCache<>(patternCache);
+        patternWalks = new LruCache<>(walkCache);
         int n = O200kHarmony.NUM_RANKS;
         words = (tok.vocabSize() + 63) >>> 6;
         byte[][] text = new byte[n][];
@@ -138,6 +145,16 @@ public final class TokenMasker {
         if (walks) patternWalks.clear();
     }
 
+    /** Whether frame {@code p}'s mask is cached (tests; does not count as a use). */
+    boolean insideKept(JsonMachine.PatternStr p) {
+        return insidePattern.contains(p);
+    }
+
+    /** Whether the walk of {@code p}'s frame is cached (tests; does not count as a use). */
+    boolean walkKept(JsonMachine.PatternStr p) {
+        return patternWalks.contains(p.at(0));
+    }
+
     /** Words of a mask over the whole vocabulary (special tokens included, always clear here). */
     public int words() {
         return words;
@@ -195,7 +212,6 @@ public final class TokenMasker {
         inside = insidePattern.get(p);
         if (inside == null) {
             inside = pre != null && p.left() == 1 ? insideLastByte(pre, p) : insideByCount(p);
-            if (insidePattern.size() >= PATTERN_CACHE) insidePattern.clear();
             insidePattern.put(p, inside);
         }
         return inside;
@@ -327,7 +343,6 @@ public final class TokenMasker {
         PatternWalk pw = patternWalks.get(key);
         if (pw == null) {
             pw = patternWalk(p.node().pattern().unlimited(), p.frame());
-            if (patternWalks.size() >= WALK_CACHE) patternWalks.clear();
             patternWalks.put(key, pw);
         }
         return pw.mask(pw.completable(p.node().pattern(), p.count()), words);

@@ -12,6 +12,7 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.CpuMatrix;
@@ -281,11 +282,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         if (argmaxLogits.length < n * vocab) argmaxLogits = new float[n * vocab];
         logitsInto(w, in, fromRow, argmaxLogits);
         int[] out = new int[n];
-        for (int i = 0; i < n; i++) {
-            int best = 0, base = i * vocab;
-            for (int r = 1; r < vocab; r++) if (argmaxLogits[base + r] > argmaxLogits[base + best]) best = r;
-            out[i] = best;
-        }
+        for (int i = 0; i < n; i++) out[i] = TemperatureDraw.argmax(argmaxLogits, i * vocab, vocab);
         return out;
     }
 

@@ -229,7 +229,8 @@ public final class Executor implements AutoCloseable {
         Result[] results = new Result[n];
         for (int s = 0; s < n; s++) results[order[s]] = inOrder[s];
         // The guard, after the step (a read inside it would end a recorded step): each sequence's final hidden state (one
-        // row of H values per token, the final norm's output in t) and any logits, so NaN/Inf never turns into tokens.
+        // row of H values per token, the final norm's output in t), any logits, and any argmax or sampled id (NOT_FINITE where
+        // the logits left on the device held NaN/Inf, e.g. from a damaged unembedding), so NaN/Inf never turns into tokens.
         if (observer == null) guard(scratch, batch, requests, order, results);
         return results;
     }
@@ -261,7 +262,9 @@ public final class Executor implements AutoCloseable {
         for (int s = 0; s < batch.size(); s++) {
             int i = order[s];
             Result r = results[i];
-            boolean finite = NonFinite.none(x, batch.firstRow(s) * h, batch.tokens(s) * h) && (r.logits() == null || NonFinite.none(r.logits(), 0, r.logits().length));
+            boolean finite = NonFinite.none(x, batch.firstRow(s) * h, batch.tokens(s) * h) && (r.logits() == null || NonFinite.none(r.logits(), 0, r.logits().length))
+                    && (r.argmax() == null || NonFinite.none(r.argmax()))
+                    && (requests.get(i).output() != Output.LAST_SAMPLE || r.sampled() != TemperatureDraw.NOT_FINITE);
             if (finite) continue;
             Request q = requests.get(i);
             GossException e = NonFinite.locate(this, q.tokens(), q.start(), q.cache(), q.output() == Output.ALL_LOGITS ? Output.ALL_LOGITS : Output.LAST_LOGITS);

@@ -2,10 +2,11 @@ package io.gossgpu.graph;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.TemperatureDraw;
 
 /**
  * The runtime guard against NaN and infinity: the {@link Executor} checks the final hidden state (and any logits
- * it returns) of every forward pass, and when a value is not finite it runs the pass again with an observer on
+ * or argmax ids it returns) of every forward pass, and when a value is not finite it runs the pass again with an observer on
  * every op, as {@code goss-gpu verify} does, to name the op, layer and position where the first one appeared.
  * Generation then stops with that one line instead of printing tokens chosen from NaN.
  */
@@ -15,6 +16,12 @@ final class NonFinite {
     /** Whether {@code values[from .. from+n−1]} are all finite. */
     static boolean none(float[] values, int from, int n) {
         for (int i = from; i < from + n; i++) if (!Float.isFinite(values[i])) return false;
+        return true;
+    }
+
+    /** Whether no id of an argmax is {@link TemperatureDraw#NOT_FINITE} (the backend saw NaN/Inf in logits it kept). */
+    static boolean none(int[] argmax) {
+        for (int id : argmax) if (id == TemperatureDraw.NOT_FINITE) return false;
         return true;
     }
 

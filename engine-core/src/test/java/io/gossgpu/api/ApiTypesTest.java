@@ -2,10 +2,10 @@ package io.gossgpu.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
+import io.gossgpu.demo.DemoEngine;
 import io.gossgpu.demo.DemoModels;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,17 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ApiTypesTest {
     static final ObjectMapper JSON = new ObjectMapper();
-    static Engine engine;
 
-    @BeforeAll
-    static void open() {
-        engine = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("cpu"));
-    }
-
-    @AfterAll
-    static void close() {
-        if (engine != null) engine.close();
-    }
+    @RegisterExtension
+    static final DemoEngine DEMO = new DemoEngine();
 
     static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS);
 
@@ -47,7 +39,7 @@ class ApiTypesTest {
         int[] highPrompt = c.promptTokens(high), lowPrompt = c.promptTokens(low);
         assertTrue(Tokens.decode(highPrompt).contains("Reasoning: high"), Tokens.decode(highPrompt));
         assertTrue(Tokens.decode(lowPrompt).contains("Reasoning: low"), Tokens.decode(lowPrompt));
-        try (Chat chat = engine.newChat(low)) { // opened with low: the reply's own high must win
+        try (Chat chat = DEMO.engine().newChat(low)) { // opened with low: the reply's own high must win
             Reply r = chat.send(c, high, null);
             assertEquals(highPrompt.length, chat.lastPromptTokens());
             assertTrue(chat.continues(highPrompt), "the cache holds the high-effort prompt");
@@ -67,10 +59,10 @@ class ApiTypesTest {
         String schema = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":3}},\"required\":[\"city\"],"
                 + "\"additionalProperties\":false}";
         Turn ask = new Turn.User("What's the weather in Paris?");
-        try (Chat chat = engine.newChat(GREEDY)) {
-            Reply free = chat.send(Conversation.of(List.of(new Tool("get_weather", "Gets the current weather in a city.", schema)), ask), null);
+        try (Chat chat = DEMO.engine().newChat(GREEDY)) {
+            Reply free = chat.send(Conversation.of(List.of(TestTools.weather(schema, false)), ask), null);
             assertEquals("Paris", JSON.readTree(free.toolCalls().getFirst().arguments()).get("city").asText(), free.toString());
-            Reply strict = chat.send(Conversation.of(List.of(new Tool("get_weather", "Gets the current weather in a city.", schema, true)), ask), null);
+            Reply strict = chat.send(Conversation.of(List.of(TestTools.weather(schema, true)), ask), null);
             assertEquals(1, strict.toolCalls().size(), strict.toString());
             String city = JSON.readTree(strict.toolCalls().getFirst().arguments()).get("city").asText();
             assertTrue(city.length() <= 3, strict.toString());
@@ -93,7 +85,7 @@ class ApiTypesTest {
     @Test
     void samplingCarriesTheLogitBiasAndChecksItsFields() {
         Conversation c = Conversation.of(List.of(), new Turn.User("What is 17 + 25?"));
-        try (Chat chat = engine.newChat(GREEDY)) {
+        try (Chat chat = DEMO.engine().newChat(GREEDY)) {
             Reply plain = chat.send(c, null);
             Map<Integer, Float> bias = new HashMap<>(Map.of(plain.tokens()[0], -100f));
             Reply biased = chat.send(c, GREEDY.withSampling(Sampling.greedy().withLogitBias(bias)), null);
@@ -107,11 +99,11 @@ class ApiTypesTest {
 
     @Test
     void modelInfoAndLoadProgressDescribeTheLoad() throws Exception {
-        ModelInfo info = engine.modelInfo();
+        ModelInfo info = DEMO.engine().modelInfo();
         assertEquals(DemoModels.folder(), info.path());
-        assertEquals(engine.config().numHiddenLayers(), info.layers());
-        assertEquals(engine.config().vocabSize(), info.vocabSize());
-        assertEquals(engine.config().maxContextLength(), info.maxContextLength());
+        assertEquals(DEMO.engine().config().numHiddenLayers(), info.layers());
+        assertEquals(DEMO.engine().config().vocabSize(), info.vocabSize());
+        assertEquals(DEMO.engine().config().maxContextLength(), info.maxContextLength());
         long[] read = new long[2];
         try (Engine e = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("reference").withMmap(false)
                 .withProgress((file, done, total) -> { read[0] = done; read[1] = total; }))) {

@@ -1,10 +1,10 @@
 package io.gossgpu.api;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gossgpu.demo.DemoEngine;
 import io.gossgpu.demo.DemoModels;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +13,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 
+import static io.gossgpu.api.TestTools.ADD;
+import static io.gossgpu.api.TestTools.WEATHER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -26,24 +28,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ChatToolsAndAsyncTest {
     static final ObjectMapper JSON = new ObjectMapper();
-    static final Tool WEATHER = new Tool("get_weather", "Gets the current weather in a city.",
-            "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"}},\"required\":[\"city\"]}");
-    static final Tool ADD = new Tool("add", "Adds two numbers.",
-            "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}");
-    static Engine engine;
 
-    @BeforeAll
-    static void open() {
-        engine = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("cpu"));
-    }
-
-    @AfterAll
-    static void close() {
-        if (engine != null) engine.close();
-    }
+    @RegisterExtension
+    static final DemoEngine DEMO = new DemoEngine();
 
     static Chat greedyChat() {
-        return engine.newChat(ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
+        return DEMO.engine().newChat(ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
     }
 
     @Test

@@ -576,6 +576,33 @@ public abstract class BackendConformanceKit {
         }
     }
 
+    /**
+     * NaN or +∞ at one weight of the unembedding: the final hidden state stays finite, only the logit of that row
+     * is not. Every decode mode stops with the guard's line naming LOGITS, as on the reference, and emits no token:
+     * also greedy decoding and plain temperature sampling, whose logits stay on the device (the argmax and sampling
+     * kernels report {@link io.gossgpu.backend.TemperatureDraw#NOT_FINITE} beside the id; before they did, a token
+     * was chosen from the NaN row).
+     */
+    @ParameterizedTest(name = "bf16 {0}")
+    @org.junit.jupiter.params.provider.ValueSource(shorts = {0x7fc0, 0x7f80})
+    void nonFiniteUnembeddingStopsEveryDecodeMode(short bf16) {
+        ModelConfig c = TestModelPresets.tiny();
+        int row = c.vocabSize() - 3, col = 5;
+        try (Checkpoint ck = new TestModelGenerator(c, 21).inMemory()) {
+            ck.tensor("unembedding.weight").bytes().set(io.gossgpu.quant.LE.I16, 2L * ((long) row * c.hiddenSize() + col), bf16);
+            ModelWeights w = ModelWeights.of(ck);
+            int[] prompt = {1, 2, 3, 4, 5};
+            String expected = "first appears in the output of LOGITS at position 4 (value " + row + ")";
+            for (SamplerConfig sampler : new SamplerConfig[]{SamplerConfig.greedy(), SamplerConfig.of(1f, 7), new SamplerConfig(1f, 5, 0.9f, 0f, 7)})
+                for (Backend b : new Backend[]{reference, backend})
+                    try (LoadedWeights lw = b == reference ? b.loadWeights(referenceWeights(w)) : b.loadWeights(w); Session s = new Session(b, lw, 64)) {
+                        GossException e = assertThrows(GossException.class, () -> s.generate(prompt, new GenerationOptions(4, java.util.Set.of(), sampler),
+                                t -> { throw new AssertionError(b.name() + " " + sampler + ": token " + t + " emitted"); }));
+                        assertTrue(e.getMessage().contains(expected) && e.getMessage().contains("--check-tensors"), b.name() + " " + sampler + ": " + e.getMessage());
+                    }
+        }
+    }
+
     /** Layer 0's MoE of T random rows (seed) on the reference and on the backend, the backend given the reference's routing: {want, got}. */
     private float[][] layer0Moe(ModelWeights w, int T, long seed) {
         int h = w.config().hiddenSize(), k = w.config().expertsPerToken();

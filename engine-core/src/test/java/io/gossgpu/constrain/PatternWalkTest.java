@@ -90,4 +90,34 @@ class PatternWalkTest {
         }
         assertTrue(served >= 50 && walked >= 20, "served " + served + ", walked " + walked);
     }
+    /**
+     * The masker's caches of patterned-string frames (masks by frame and count, walks by frame) keep the most
+     * recently used entries when full instead of starting over (which made a reply that cycles through more frames
+     * than fit walk the vocabulary again for each, even for the frame it had just used); what they serve is the exact
+     * walk's mask either way.
+     */
+    @Test
+    void patternCachesKeepTheMostRecentlyUsedFrames() {
+        TokenMasker masker = new TokenMasker(io.gossgpu.tokenizer.O200kHarmony.get(), 3, 2);
+        StringPattern p = StringPattern.compile("^[a-z]{2,5}-\\d+$", 4, 12, "test");
+        JsonGrammar.StringNode node = new JsonGrammar.StringNode(4, 12, p); // not prepared: every frame is walked
+        assertTrue(p.states() >= 4, "automaton states: " + p.states());
+        JsonMachine.PatternStr[] f = new JsonMachine.PatternStr[4];
+        for (int q = 0; q < 4; q++) f[q] = new JsonMachine.PatternStr(node, 0, q, 0, 0, 0, false).at(2);
+        long[][] exact = new long[4][];
+        for (int q = 0; q < 4; q++) exact[q] = masker.insideExact(new JsonMachine.Stack(f[q], null));
+
+        // walks, two kept: f0, f1, f0 again, then f2 drops f1 (the least recently used), not f0
+        for (int q : new int[]{0, 1, 0, 2}) assertArrayEquals(exact[q], masker.insideByCount(f[q]), "walk of frame " + q);
+        assertTrue(masker.walkKept(f[0]), "the walk used again is kept");
+        assertFalse(masker.walkKept(f[1]), "the least recently used walk is dropped");
+        assertTrue(masker.walkKept(f[2]), "the new walk is kept");
+
+        // masks, three kept: f0, f1, f2, f0 again, then f3 drops f1
+        for (int q : new int[]{0, 1, 2, 0, 3}) assertArrayEquals(exact[q], masker.inside(f[q]), "mask of frame " + q);
+        assertTrue(masker.insideKept(f[0]), "the mask used again is kept");
+        assertFalse(masker.insideKept(f[1]), "the least recently used mask is dropped");
+        assertTrue(masker.insideKept(f[2]) && masker.insideKept(f[3]), "the other masks are kept");
+        for (int q = 0; q < 4; q++) assertArrayEquals(exact[q], masker.inside(f[q]), "frame " + q + " from the cache or walked again");
+    }
 }

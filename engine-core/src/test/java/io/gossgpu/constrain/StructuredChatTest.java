@@ -3,15 +3,12 @@ package io.gossgpu.constrain;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Sampling;
-import io.gossgpu.api.Engine;
-import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.demo.DemoEngine;
 import io.gossgpu.api.StopReason;
 import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
@@ -24,17 +21,8 @@ import static org.junit.jupiter.api.Assertions.*;
  * arrays get a length limit ({@link TestSchemas#bounded}) because this model never means to close a string.
  */
 class StructuredChatTest {
-    private static Engine engine;
-
-    @BeforeAll
-    static void open() {
-        engine = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("cpu"));
-    }
-
-    @AfterAll
-    static void close() {
-        if (engine != null) engine.close();
-    }
+    @RegisterExtension
+    static final DemoEngine DEMO = new DemoEngine();
 
     private static ChatOptions options(long seed) {
         return ChatOptions.defaults().withSampling(Sampling.of(1.0f, seed)).withMaxTokens(700)
@@ -49,7 +37,7 @@ class StructuredChatTest {
         assertEquals(TestSchemas.ALL.size() - 2, schemas.size());
         for (int i = 0; i < schemas.size(); i++) {
             String schema = schemas.get(i);
-            try (Chat chat = engine.newChat(options(100 + i).withJsonSchema(TestSchemas.bounded(schema)))) {
+            try (Chat chat = DEMO.engine().newChat(options(100 + i).withJsonSchema(TestSchemas.bounded(schema)))) {
                 Reply r = chat.send("What is the capital of France?", null);
                 if (r.stopReason() == StopReason.MAX_TOKENS && r.content().isEmpty()) continue; // never left the analysis
                 assertEquals(StopReason.STOP_TOKEN, r.stopReason(), () -> "schema " + schema + ": " + r.content());
@@ -67,15 +55,15 @@ class StructuredChatTest {
     void batchedChatsKeepTheirOwnSchemas() throws Exception {
         String a = TestSchemas.ALL.get(0), b = TestSchemas.ALL.get(7);
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
-        try (Chat ca = engine.newChat(options(7).withJsonSchema(TestSchemas.bounded(a)));
-             Chat cb = engine.newChat(options(8).withJsonSchema(TestSchemas.bounded(b)))) {
-            long before = engine.stepStats().sequences() - engine.stepStats().steps();
+        try (Chat ca = DEMO.engine().newChat(options(7).withJsonSchema(TestSchemas.bounded(a)));
+             Chat cb = DEMO.engine().newChat(options(8).withJsonSchema(TestSchemas.bounded(b)))) {
+            long before = DEMO.engine().stepStats().sequences() - DEMO.engine().stepStats().steps();
             var fa = pool.submit(() -> ca.send("What is the capital of France?", null));
             var fb = pool.submit(() -> cb.send("What is the capital of France?", null));
             Reply ra = fa.get(), rb = fb.get();
             assertTrue(TestSchemas.violations(a, ra.content()).isEmpty(), ra.content());
             assertTrue(TestSchemas.violations(b, rb.content()).isEmpty(), rb.content());
-            long shared = engine.stepStats().sequences() - engine.stepStats().steps() - before;
+            long shared = DEMO.engine().stepStats().sequences() - DEMO.engine().stepStats().steps() - before;
             assertTrue(shared > 0, "no step ran both chats");
         } finally {
             pool.shutdownNow();
@@ -84,7 +72,7 @@ class StructuredChatTest {
 
     @Test
     void jsonObjectAnswersAreObjects() {
-        try (Chat chat = engine.newChat(options(5).withJsonObject())) {
+        try (Chat chat = DEMO.engine().newChat(options(5).withJsonObject())) {
             Reply r = chat.send("Name a colour.", null);
             assertEquals(StopReason.STOP_TOKEN, r.stopReason(), r::content);
             assertTrue(TestSchemas.violations("{\"type\":\"object\"}", r.content()).isEmpty(), r.content());
@@ -95,10 +83,10 @@ class StructuredChatTest {
     void theReasoningIsUntouched() {
         String schema = TestSchemas.bounded(TestSchemas.ALL.get(1));
         Reply free, constrained;
-        try (Chat chat = engine.newChat(options(42))) {
+        try (Chat chat = DEMO.engine().newChat(options(42))) {
             free = chat.send("What is the capital of France?", null);
         }
-        try (Chat chat = engine.newChat(options(42).withJsonSchema(schema))) {
+        try (Chat chat = DEMO.engine().newChat(options(42).withJsonSchema(schema))) {
             constrained = chat.send("What is the capital of France?", null);
         }
         assertFalse(free.reasoning().isBlank());
