@@ -74,6 +74,22 @@ class BoundaryTest {
         assertEquals(Set.of(), stale, "no longer used: remove from NOT_YET");
     }
 
+    /**
+     * The context check is the engine's (Engine.open, issue 37): cli and server had one each, worded apart; neither
+     * compares with the model's maximum itself again.
+     */
+    @Test
+    void theContextCheckIsTheEnginesOnly() throws IOException {
+        for (Path root : List.of(Path.of("src/main/java"), Path.of("../server/src/main/java")))
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                    String code = withoutComments(Files.readString(f));
+                    for (String own : List.of("maxContextLength", "exceeds this model's maximum"))
+                        assertEquals(-1, code.indexOf(own), f + " checks the context itself (" + own + "); Engine.open does");
+                }
+            }
+    }
+
     /** Every engine class named in {@code module}'s main code outside {@code allowed} packages and the api's surface. */
     private static void scan(String module, Path root, Set<String> allowed, Set<String> surface, Map<String, List<String>> outside) throws IOException {
         try (Stream<Path> files = Files.walk(root)) {

@@ -195,7 +195,7 @@ class CommandLineTest {
 
         Run huge = run("", "--context", "3000000", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
         assertEquals(1, huge.code(), huge.out());
-        assertEquals("goss-gpu: --context 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
+        assertEquals("goss-gpu: context length 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
                 huge.err().strip());
         Run zero = run("", "--context", "0", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
         assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());
