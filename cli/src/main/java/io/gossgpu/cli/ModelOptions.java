@@ -8,7 +8,6 @@ import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
-import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.model.LoadOptions;
 import picocli.CommandLine.Option;
 
@@ -69,14 +68,10 @@ final class ModelOptions {
      */
     BackendOptions backendOptions() {
         BackendOptions o = BackendOptions.fromEnvironment();
-        if (device != null) // the device setting of each backend that has one (GOSS_OPENCL_DEVICE)
-            for (var p : Backends.providers()) {
-                var setting = p.deviceSetting();
-                if (setting.isPresent()) o = o.with(setting.get(), device, "--device");
-            }
-        if (threads != null) {
-            if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
-            o = o.with(CpuBackendProvider.THREADS.envName(), threads.toString(), "--threads");
+        if (threads != null && threads <= 0) throw new GossException("--threads must be positive, got " + threads);
+        for (var p : Backends.providers()) { // the setting of each backend that has one (GOSS_OPENCL_DEVICE, GOSS_CPU_THREADS)
+            if (device != null && p.deviceSetting().isPresent()) o = o.with(p.deviceSetting().get(), device, "--device");
+            if (threads != null && p.threadsSetting().isPresent()) o = o.with(p.threadsSetting().get(), threads.toString(), "--threads");
         }
         return o;
     }

@@ -52,9 +52,7 @@ class BoundaryTest {
             "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", "cli io.gossgpu.harmony.Message", // render
             // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
             // itself (GgufVocabCheck); api.Tokens does not hand it out
-            "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony",
-            // --threads sets the cpu backend's knob by name (the SPI has the device setting per provider, not threads)
-            "cli io.gossgpu.cpu.CpuBackendProvider"));
+            "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony"));
 
     private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
 
