@@ -1,0 +1,121 @@
+package io.gossgpu.cli;
+
+import io.gossgpu.cli.CommandLineTest.Run;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The developer commands print the same bytes since their logic moved next to the engine (issue 37): render, info and
+ * make-test-model on test models are compared with golden files written by the cli before the move
+ * (src/test/resources/golden). What depends on the machine or the moment is masked on both sides: the temporary
+ * folder, timings, the list of available backends and the description of the device the placement names.
+ */
+class DeveloperCommandsGoldenTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void renderPrintsTheGoldenTokensAndText() {
+        String in = golden("render-in.jsonl");
+        Run ids = CommandLineTest.run(in, "render");
+        assertEquals(0, ids.code(), ids.err());
+        assertEquals(golden("render-out.jsonl"), ids.out());
+        Run text = CommandLineTest.run(in, "render", "--text");
+        assertEquals(0, text.code(), text.err());
+        assertEquals(golden("render-out.txt"), text.out());
+    }
+
+    @Test
+    void makeTestModelWritesTheGoldenFilesAndInfoDescribesThem() throws IOException {
+        List<List<String>> makes = List.of(
+                List.of("--format", "original", "--out", "orig"),
+                List.of("--format", "hf", "--seed", "2", "--layers", "2", "--bf16-experts", "--shard-bytes", "200000", "--out", "hf"),
+                List.of("--format", "gguf", "--dense-type", "Q8_0", "--out", "q8.gguf"),
+                List.of("--format", "ollama", "--preset", "quant", "--experts", "4", "--out", "ollama.gguf"),
+                List.of("--format", "gguf", "--preset", "demo", "--layers", "1", "--with-vocab", "--out", "vocab.gguf"));
+        StringBuilder err = new StringBuilder();
+        for (List<String> m : makes) {
+            List<String> args = new ArrayList<>(m.subList(0, m.size() - 1));
+            args.add(0, "make-test-model");
+            args.add(dir.resolve(m.getLast()).toString());
+            Run r = CommandLineTest.run("", args.toArray(String[]::new));
+            assertEquals(0, r.code(), r.err());
+            err.append(mask(r.err()));
+        }
+        assertEquals(golden("make-test-model-err.txt"), err.toString());
+        assertEquals(golden("make-test-model-sha256.txt"), sha256s("orig", "hf", "q8.gguf", "ollama.gguf", "vocab.gguf"));
+
+        info("orig", "--model", "orig", "--backend", "reference");
+        info("hf", "--model", "hf", "--backend", "reference", "--tensors", "--context", "100", "--swa-rollback", "0");
+        info("q8", "--model", "q8.gguf", "--backend", "reference", "--no-mmap", "--check-tensors");
+        info("ollama", "--model", "ollama.gguf", "--backend", "reference");
+        info("vocab", "--model", "vocab.gguf", "--backend", "reference");
+    }
+
+    private void info(String name, String... args) {
+        List<String> a = new ArrayList<>(List.of("info"));
+        for (int i = 0; i < args.length; i++) a.add(i > 0 && args[i - 1].equals("--model") ? dir.resolve(args[i]).toString() : args[i]);
+        Run r = CommandLineTest.run("", a.toArray(String[]::new));
+        assertEquals(0, r.code(), r.err());
+        assertEquals("", r.err(), name);
+        assertEquals(golden("info-" + name + ".txt"), mask(r.out()), name);
+    }
+
+    /** What changes from run to run or machine to machine, as the golden files were masked. */
+    private String mask(String s) {
+        return s.lines().map(l -> l.replace(dir.toString(), "$DIR")
+                        .replaceAll("opened in \\d+ ms", "opened in N ms")
+                        .replaceAll("^backends   .*", "backends   (this machine's)")
+                        .replaceAll("^(placement  everything on [a-z]+) \\(.*\\); ", "$1 (this device); ")
+                        .replaceAll(" in \\d+\\.\\d s$", " in N s"))
+                .map(l -> l + "\n").collect(Collectors.joining());
+    }
+
+    /** sha256sum's lines for every file under {@code paths} (relative to the test folder), sorted by path. */
+    private String sha256s(String... paths) throws IOException {
+        List<String> files = new ArrayList<>();
+        for (String p : paths)
+            try (Stream<Path> s = Files.walk(dir.resolve(p))) {
+                s.filter(Files::isRegularFile).forEach(f -> files.add(dir.relativize(f).toString()));
+            }
+        StringBuilder out = new StringBuilder();
+        for (String f : files.stream().sorted().toList()) out.append(sha256(dir.resolve(f))).append("  ").append(f).append('\n');
+        return out.toString();
+    }
+
+    private static String sha256(Path f) throws IOException {
+        try (InputStream in = Files.newInputStream(f)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[1 << 20];
+            for (int n; (n = in.read(buf)) > 0; ) md.update(buf, 0, n);
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    private static String golden(String name) {
+        try (InputStream in = DeveloperCommandsGoldenTest.class.getResourceAsStream("/golden/" + name)) {
+            if (in == null) throw new AssertionError("no golden file " + name);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
