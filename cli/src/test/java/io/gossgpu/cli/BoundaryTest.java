@@ -39,17 +39,14 @@ class BoundaryTest {
             "cli io.gossgpu.bench.Bench", "cli io.gossgpu.bench.BenchReport", "cli io.gossgpu.bench.Tune", // bench, tune
             "cli io.gossgpu.debug.LogitAgreement", "cli io.gossgpu.debug.LogitsDump", "cli io.gossgpu.debug.ScoredSequences",
             "cli io.gossgpu.debug.Verifier", "cli io.gossgpu.debug.VerifyPlan", // verify, logits
-            "cli io.gossgpu.model.DType", "cli io.gossgpu.model.ModelFormat", "cli io.gossgpu.model.ModelLocation",
-            "cli io.gossgpu.model.ModelWeights", "cli io.gossgpu.model.TensorData", // info, verify, logits, model lookup
-            "cli io.gossgpu.model.Checkpoint", "cli io.gossgpu.model.LoadOptions", // info, verify, logits, bench open files themselves
-            "cli io.gossgpu.model.ModelConfig", // info prints every config field; make-test-model and demo build configs
+            "cli io.gossgpu.model.ModelFormat", "cli io.gossgpu.model.ModelConfig", // make-test-model's --format; it and demo build configs
+            "cli io.gossgpu.model.ModelLocation", // the model lookup (ModelLocator)
+            "cli io.gossgpu.model.ModelWeights", "cli io.gossgpu.model.Checkpoint", "cli io.gossgpu.model.LoadOptions", // verify, logits, bench open files themselves
             "cli io.gossgpu.testmodel.GgufWriter", "cli io.gossgpu.testmodel.SafetensorsWriter",
             "cli io.gossgpu.testmodel.TestModelGenerator", "cli io.gossgpu.testmodel.TestModelPresets", // make-test-model, demo, tune
             "cli io.gossgpu.demo.DemoCheckpoint", // demo
-            // info prints the expert placement plan before loading, and the developer commands above open their backend
-            // through the planner so --cpu-moe/--n-cpu-moe apply there too; the api has no plan type yet
+            // verify and logits open their backend through the planner so --cpu-moe/--n-cpu-moe apply there too
             "cli io.gossgpu.placement.PlacementPlanner",
-            "cli io.gossgpu.harmony.ConversationJson", "cli io.gossgpu.harmony.HarmonyRenderer", "cli io.gossgpu.harmony.Message", // render
             // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
             // itself (GgufVocabCheck); api.Tokens does not hand it out
             "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony"));
