@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.bench.Tune;
-import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.api.TestModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -49,7 +49,7 @@ final class TuneCommand implements Runnable {
             model = ModelLocator.require(modelOptions.model);
         } else {
             model = DemoModel.generated(DemoModel.cacheDir().resolve(MODEL_DIR),
-                    TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 32, 32768), 7, "the tuning model");
+                    new TestModel(TestModel.Preset.gpt_oss_20b, 7, 2, 32, 32768), "the tuning model");
         }
         System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
         Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, modelOptions.backendOptions(), model.toString(), knobs,

@@ -39,17 +39,10 @@ class BoundaryTest {
             "cli io.gossgpu.bench.Bench", "cli io.gossgpu.bench.BenchReport", "cli io.gossgpu.bench.Tune", // bench, tune
             "cli io.gossgpu.debug.LogitAgreement", "cli io.gossgpu.debug.LogitsDump", "cli io.gossgpu.debug.ScoredSequences",
             "cli io.gossgpu.debug.Verifier", "cli io.gossgpu.debug.VerifyPlan", // verify, logits
-            "cli io.gossgpu.model.ModelFormat", "cli io.gossgpu.model.ModelConfig", // make-test-model's --format; it and demo build configs
             "cli io.gossgpu.model.ModelLocation", // the model lookup (ModelLocator)
             "cli io.gossgpu.model.ModelWeights", "cli io.gossgpu.model.Checkpoint", "cli io.gossgpu.model.LoadOptions", // verify, logits, bench open files themselves
-            "cli io.gossgpu.testmodel.GgufWriter", "cli io.gossgpu.testmodel.SafetensorsWriter",
-            "cli io.gossgpu.testmodel.TestModelGenerator", "cli io.gossgpu.testmodel.TestModelPresets", // make-test-model, demo, tune
-            "cli io.gossgpu.demo.DemoCheckpoint", // demo
             // verify and logits open their backend through the planner so --cpu-moe/--n-cpu-moe apply there too
-            "cli io.gossgpu.placement.PlacementPlanner",
-            // make-test-model --with-vocab and the vocabulary check compare a GGUF token list with the tokenizer object
-            // itself (GgufVocabCheck); api.Tokens does not hand it out
-            "cli io.gossgpu.tokenizer.GgufVocabCheck", "cli io.gossgpu.tokenizer.O200kHarmony"));
+            "cli io.gossgpu.placement.PlacementPlanner"));
 
     private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
 
