@@ -2,10 +2,7 @@ package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.backend.Backend;
-import io.gossgpu.model.ModelWeights;
 import io.gossgpu.backend.ExpertPlacement;
-import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.model.LoadOptions;
@@ -46,15 +43,6 @@ final class ModelOptions {
     /** Where a GPU runs each layer's experts, {@code auto} leaving room for a KV cache of {@code kvTokens} positions. */
     ExpertPlacement placement(int kvTokens) {
         return placementOptions.placement(kvTokens);
-    }
-
-    /**
-     * The backend these options name, with the experts of {@code weights} placed as {@code --cpu-moe}/{@code --n-cpu-moe}
-     * say (commands that drive a backend themselves: verify, logits).
-     */
-    Backend openBackend(ModelWeights weights) {
-        return PlacementPlanner.open(backend, backendOptions(), weights, placement(ExpertPlacement.DEFAULT_KV_TOKENS),
-                EngineOptions.DEFAULT_PREFILL_CHUNK);
     }
 
     /** Mapping or reading, with a progress bar on a terminal when reading. */

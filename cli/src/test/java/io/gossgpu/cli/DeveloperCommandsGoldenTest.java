@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The developer commands print the same bytes since their logic moved next to the engine (issue 37): render, info and
- * make-test-model on test models are compared with golden files written by the cli before the move
+ * make-test-model, logits and verify (op by op and --kl, on the reference backend) on test models are compared with golden files written by the cli before the move
  * (src/test/resources/golden). What depends on the machine or the moment is masked on both sides: the temporary
  * folder, timings, the list of available backends and the description of the device the placement names.
  */
@@ -68,6 +68,35 @@ class DeveloperCommandsGoldenTest {
         info("vocab", "--model", "vocab.gguf", "--backend", "reference");
     }
 
+    @Test
+    void logitsAndVerifyPrintTheGoldenReports() throws IOException {
+        Path orig = dir.resolve("orig"), demo1 = dir.resolve("demo1"), logits = dir.resolve("logits"), text = dir.resolve("text.txt");
+        assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--out", orig.toString()).code());
+        assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "demo", "--layers", "1", "--out", demo1.toString()).code());
+        Files.writeString(text, golden("verify-kl-text-in.txt"));
+
+        Run l = CommandLineTest.run("", "logits", "--model", orig.toString(), "--backend", "reference", "--tokens", "1,2,3,500", "--out", logits.toString());
+        assertEquals(0, l.code(), l.err());
+        assertEquals(golden("logits-err.txt"), mask(l.err()));
+        // as JSON: the old dump's {id, logit} objects came out in Map.of's order, which changes from JVM to JVM
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        assertEquals(json.readTree(golden("logits.json")), json.readTree(mask(Files.readString(logits.resolve("logits.json")))));
+        assertEquals(golden("logits-f32.sha256"), sha256(logits.resolve("logits.f32")) + "\n");
+
+        verify("verify-ops.txt", "--model", orig.toString(), "--backend", "reference", "--tokens", "5,6,7,8");
+        verify("verify-random.txt", "--model", orig.toString(), "--backend", "reference");
+        verify("verify-kl.txt", "--model", demo1.toString(), "--backend", "reference", "--kl", "--limit", "2");
+        verify("verify-kl-text.txt", "--model", demo1.toString(), "--backend", "reference", "--kl", "--text", text.toString(), "--chunk", "8", "--limit", "2");
+    }
+
+    private void verify(String golden, String... args) {
+        List<String> a = new ArrayList<>(List.of("verify"));
+        a.addAll(List.of(args));
+        Run r = CommandLineTest.run("", a.toArray(String[]::new));
+        assertEquals(0, r.code(), r.err());
+        assertEquals(golden(golden), mask(r.out()), golden);
+    }
+
     private void info(String name, String... args) {
         List<String> a = new ArrayList<>(List.of("info"));
         for (int i = 0; i < args.length; i++) a.add(i > 0 && args[i - 1].equals("--model") ? dir.resolve(args[i]).toString() : args[i]);
@@ -83,7 +112,8 @@ class DeveloperCommandsGoldenTest {
                         .replaceAll("opened in \\d+ ms", "opened in N ms")
                         .replaceAll("^backends   .*", "backends   (this machine's)")
                         .replaceAll("^(placement  everything on [a-z]+) \\(.*\\); ", "$1 (this device); ")
-                        .replaceAll(" in \\d+\\.\\d s$", " in N s"))
+                        .replaceAll(" in \\d+\\.\\d s$", " in N s")
+                        .replaceAll("\\(\\d+ CPUs, used: \\d+\\)", "(N CPUs, used: N)"))
                 .map(l -> l + "\n").collect(Collectors.joining());
     }
 
