@@ -5,7 +5,6 @@ import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
-import io.gossgpu.model.LoadOptions;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -43,11 +42,6 @@ final class ModelOptions {
     /** Where a GPU runs each layer's experts, {@code auto} leaving room for a KV cache of {@code kvTokens} positions. */
     ExpertPlacement placement(int kvTokens) {
         return placementOptions.placement(kvTokens);
-    }
-
-    /** Mapping or reading, with a progress bar on a terminal when reading. */
-    LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors).withFloatExperts(floatExperts);
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.bench.Tune;
+import io.gossgpu.api.Benchmark;
 import io.gossgpu.api.TestModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -43,7 +43,7 @@ final class TuneCommand implements Runnable {
 
     @Override
     public void run() {
-        Tune.plan(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
+        Benchmark.checkTuning(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
         Path model;
         if (modelOptions.model != null) {
             model = ModelLocator.require(modelOptions.model);
@@ -52,9 +52,8 @@ final class TuneCommand implements Runnable {
                     new TestModel(TestModel.Preset.gpt_oss_20b, 7, 2, 32, 32768), "the tuning model");
         }
         System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
-        Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, modelOptions.backendOptions(), model.toString(), knobs,
+        System.out.print(Benchmark.tune(modelOptions.backend, modelOptions.backendOptions(), model, knobs,
                 promptTokens != null ? promptTokens : quick ? 16 : 128, tokens != null ? tokens : quick ? 4 : 32,
-                reps != null ? reps : quick ? 1 : 3, quick, rounds != null ? rounds : quick ? 3 : 5), System.err);
-        System.out.print(r.markdown());
+                reps != null ? reps : quick ? 1 : 3, quick, rounds != null ? rounds : quick ? 3 : 5, System.err));
     }
 }

@@ -35,10 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class BoundaryTest {
     /** Engine classes cli and server still use outside the api: each is work not done, with why it is there. */
     private static final Set<String> NOT_YET = new TreeSet<>(List.of(
-            // cli's developer commands drive engine internals directly and need an api of their own (not done):
-            "cli io.gossgpu.bench.Bench", "cli io.gossgpu.bench.BenchReport", "cli io.gossgpu.bench.Tune", // bench, tune
-            "cli io.gossgpu.model.LoadOptions", // bench opens the files itself
-            "cli io.gossgpu.model.ModelLocation")); // the model lookup (ModelLocator): ollama:NAME:TAG and the not-found message
+            // (empty: cli's developer commands reach the engine through the api's developer facilities since issue 37)
+    ));
 
     private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
 

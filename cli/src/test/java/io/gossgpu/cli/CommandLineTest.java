@@ -169,6 +169,8 @@ class CommandLineTest {
         Run missing = run("", "--model", dir.resolve("nope").toString(), "--prompt", "hi");
         assertEquals(1, missing.code());
         assertEquals("goss-gpu: model not found: " + dir.resolve("nope"), missing.err().strip());
+        Run ollama = run("", "info", "--model", "ollama:a..b:1"); // resolved by api.ModelPath, as the model lookup does
+        assertEquals("goss-gpu: 'ollama:a..b:1' is not an Ollama model name (expected ollama:MODEL:TAG, e.g. ollama:gpt-oss:20b)", ollama.err().strip());
 
         Run tooLong = run("", "--model", model.toString(), "--backend", "reference", "-c", "16", "--prompt", "hi");
         assertEquals(1, tooLong.code());

@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The developer commands print the same bytes since their logic moved next to the engine (issue 37): render, info and
- * make-test-model, logits and verify (op by op and --kl, on the reference backend) on test models are compared with golden files written by the cli before the move
+ * make-test-model, logits, verify (op by op and --kl) and bench (its timings masked), on the reference backend, on test
+ * models, are compared with golden files written by the cli before the move
  * (src/test/resources/golden). What depends on the machine or the moment is masked on both sides: the temporary
  * folder, timings, the list of available backends and the description of the device the placement names.
  */
@@ -87,6 +88,43 @@ class DeveloperCommandsGoldenTest {
         verify("verify-random.txt", "--model", orig.toString(), "--backend", "reference");
         verify("verify-kl.txt", "--model", demo1.toString(), "--backend", "reference", "--kl", "--limit", "2");
         verify("verify-kl-text.txt", "--model", demo1.toString(), "--backend", "reference", "--kl", "--text", text.toString(), "--chunk", "8", "--limit", "2");
+    }
+
+    /** bench's tables and JSON as before, its timings masked (the JSON: every field name, and the values that are no timing). */
+    @Test
+    void benchPrintsTheGoldenTables() throws IOException {
+        Path orig = dir.resolve("orig");
+        assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--out", orig.toString()).code());
+        String[] args = {"bench", "--model", orig.toString(), "--backend", "reference", "-p", "4", "-n", "2", "-r", "1", "-w", "0", "--no-bandwidth-probe"};
+        Run md = CommandLineTest.run("", args);
+        assertEquals(0, md.code(), md.err());
+        assertEquals(golden("bench.md"), maskTimings(md.out()));
+        assertEquals(golden("bench-err.txt"), maskTimings(md.err()));
+        List<String> withJson = new ArrayList<>(List.of(args));
+        withJson.addAll(List.of("-o", "json"));
+        Run json = CommandLineTest.run("", withJson.toArray(String[]::new));
+        assertEquals(0, json.code(), json.err());
+        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        var want = mapper.readTree(golden("bench.json"));
+        var got = mapper.readTree(json.out());
+        assertEquals(fieldNames(want), fieldNames(got));
+        for (String f : List.of("model", "backend", "threads", "bandwidth", "streamProbe", "ceilingGBps", "warmups", "reps"))
+            assertEquals(want.get(f), got.get(f), f);
+        for (int i = 0; i < want.get("rows").size(); i++)
+            for (String f : List.of("test", "nPrompt", "nGen", "depth", "stddev", "bytesPerToken", "percentOfBandwidth", "streams"))
+                assertEquals(want.get("rows").get(i).get(f), got.get("rows").get(i).get(f), "row " + i + " " + f);
+    }
+
+    private static List<String> fieldNames(com.fasterxml.jackson.databind.JsonNode n) {
+        List<String> out = new ArrayList<>();
+        n.fieldNames().forEachRemaining(out::add);
+        n.get("rows").get(0).fieldNames().forEachRemaining(f -> out.add("rows." + f));
+        return out;
+    }
+
+    private String maskTimings(String s) {
+        return mask(s).lines().map(l -> l.replaceAll("^cpu: .*", "cpu: (this machine)").replaceAll("[0-9]+\\.[0-9]+", "N") + "\n")
+                .collect(Collectors.joining());
     }
 
     private void verify(String golden, String... args) {
