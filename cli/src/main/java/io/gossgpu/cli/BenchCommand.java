@@ -1,11 +1,13 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.bench.Bench;
-import io.gossgpu.bench.BenchReport;
+import io.gossgpu.api.Benchmark;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.List;
 
 /** {@code goss-gpu bench}: prefill and decode throughput in llama-bench's style. */
@@ -63,14 +65,18 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        String model = modelOptions.model != null ? ModelLocator.require(modelOptions.model).toString() : "demo";
+        Path model = modelOptions.model != null ? ModelLocator.require(modelOptions.model) : null;
         if (modelOptions.model == null) System.err.println("goss-gpu: no --model given: benchmarking the in-memory random-weight demo model");
-        BenchReport r = Bench.run(options(model), System.err);
+        Benchmark.Report r = Benchmark.run(engineOptions(model), settings(), System.err);
         System.out.print(output == Format.json ? r.json() : r.markdown());
     }
 
-    Bench.Options options(String model) {
-        return new Bench.Options(model, modelOptions.loadOptions(), modelOptions.backend, modelOptions.backendOptions(), pp, tg, depths, reps, warmups,
-                bandwidth, !noProbe, parallel, opTimes, modelOptions.placement(io.gossgpu.backend.ExpertPlacement.DEFAULT_KV_TOKENS));
+    /** How to open {@code model} (null: the in-memory demo), the experts placed for the default KV cache as a plan starts. */
+    EngineOptions engineOptions(Path model) {
+        return modelOptions.engineOptions(model, ExpertPlacement.DEFAULT_KV_TOKENS);
+    }
+
+    Benchmark.Settings settings() {
+        return new Benchmark.Settings(pp, tg, depths, reps, warmups, bandwidth, !noProbe, parallel, opTimes);
     }
 }

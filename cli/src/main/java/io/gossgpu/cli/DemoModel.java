@@ -1,9 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.model.ModelConfig;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.demo.DemoCheckpoint;
-import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.api.TestModel;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,8 +28,8 @@ final class DemoModel {
 
     private static Path ensure(Consumer<String> notice) {
         Path cache = cacheDir();
-        if (!DemoCheckpoint.isUnpacked(cache)) notice.accept("unpacking the demo model to " + DemoCheckpoint.folder(cache) + " ...");
-        return DemoCheckpoint.unpack(cache);
+        if (!io.gossgpu.api.DemoModel.isUnpacked(cache)) notice.accept("unpacking the demo model to " + io.gossgpu.api.DemoModel.folder(cache) + " ...");
+        return io.gossgpu.api.DemoModel.unpack(cache);
     }
 
     private static void toStderr(String notice) {
@@ -40,10 +37,10 @@ final class DemoModel {
     }
 
     /** A generated random-weight model in {@code dir} (original layout), written first if it is not there yet. */
-    static Path generated(Path dir, ModelConfig config, long seed, String what) {
+    static Path generated(Path dir, TestModel model, String what) {
         if (!Files.isRegularFile(dir.resolve("model.safetensors"))) {
             System.err.println("goss-gpu: writing " + what + " to " + dir + " ...");
-            SafetensorsWriter.writeOriginal(new TestModelGenerator(config, seed), dir);
+            model.writeOriginal(dir);
         }
         return dir;
     }
@@ -68,6 +65,6 @@ final class DemoModel {
     /** Whether {@code model} is the demo model's folder (wherever it was unpacked). */
     static boolean isDemo(Path model) {
         Path p = model.toAbsolutePath().normalize();
-        return p.getParent() != null && DemoCheckpoint.folder(p.getParent()).equals(p);
+        return p.getParent() != null && io.gossgpu.api.DemoModel.folder(p.getParent()).equals(p);
     }
 }

@@ -6,7 +6,6 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
-import io.gossgpu.api.ModelInfo;
 import io.gossgpu.api.ReasoningEffort;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.Sampling;
@@ -108,8 +107,7 @@ public final class GossCommand implements Runnable {
             if (jsonSchema != null) throw new GossException("--grammar and --json-schema cannot go together; give one of them");
             options = options.withGrammar(readFile(grammar, "grammar"));
         }
-        try (Engine engine = Engine.open(modelOptions.engineOptions(model, context))) {
-            checkContext(context, engine.modelInfo());
+        try (Engine engine = Engine.open(modelOptions.engineOptions(model, context).withContextLength(context))) {
             if (verbose) {
                 System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
                         engine.kvCacheSpec(context, raw ? 0 : swaRollback).describe());
@@ -120,13 +118,6 @@ public final class GossCommand implements Runnable {
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
         }
-    }
-
-    /** The model's maximum context is known only once its config is read: checked then, before any KV cache is sized. */
-    static void checkContext(int context, ModelInfo model) {
-        if (context > model.maxContextLength())
-            throw new GossException("--context " + context + " exceeds this model's maximum of " + model.maxContextLength()
-                    + " tokens (initial_context_length " + model.initialContextLength() + " × rope_scaling_factor " + model.ropeScalingFactor() + ")");
     }
 
     private static String readFile(Path file, String what) {

@@ -1,9 +1,8 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.backend.Backend;
-import io.gossgpu.debug.LogitsDump;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.ModelWeights;
+import io.gossgpu.api.BackendCheck;
+import io.gossgpu.api.EngineOptions;
+import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -28,12 +27,7 @@ final class LogitsCommand implements Runnable {
 
     @Override
     public void run() {
-        try (Checkpoint ckpt = Checkpoint.open(ModelLocator.require(modelOptions.model), modelOptions.loadOptions());
-             Backend backend = modelOptions.openBackend(ModelWeights.of(ckpt))) {
-            ModelWeights weights = ModelWeights.of(ckpt);
-            int[] ids = TokenIds.parse(tokens, weights.config().vocabSize());
-            LogitsDump.write(out, backend, weights, ids);
-            System.err.printf("wrote %d x %d logits from %s to %s%n", ids.length, weights.config().vocabSize(), backend.name(), out);
-        }
+        EngineOptions options = modelOptions.engineOptions(ModelLocator.require(modelOptions.model), ExpertPlacement.DEFAULT_KV_TOKENS);
+        System.err.println(BackendCheck.writeLogits(options, vocab -> TokenIds.parse(tokens, vocab), out));
     }
 }

@@ -1,14 +1,8 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import io.gossgpu.model.ModelConfig;
-import io.gossgpu.model.ModelFormat;
-import io.gossgpu.testmodel.GgufWriter;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
-import io.gossgpu.tokenizer.GgufVocabCheck;
-import io.gossgpu.tokenizer.O200kHarmony;
+import io.gossgpu.api.TestModel;
+import io.gossgpu.api.Tokens;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -22,10 +16,8 @@ final class MakeTestModelCommand implements Runnable {
     @Mixin
     HelpOption help;
 
-    enum Preset { tiny, demo, quant, gpt_oss_20b }
-
     @Option(names = "--format", required = true, description = "original | hf | gguf | ollama (Ollama's first gptoss GGUF layout)")
-    ModelFormat format;
+    TestModel.Format format;
 
     @Option(names = "--out", required = true, description = "Output folder (original, hf) or .gguf file.")
     Path out;
@@ -35,7 +27,7 @@ final class MakeTestModelCommand implements Runnable {
 
     @Option(names = "--preset", defaultValue = "tiny",
             description = "tiny (unit tests), demo (real vocabulary, ~100 MB), quant (hidden 256: K-quant-sized rows), gpt_oss_20b (gpt-oss-20b widths, 24 layers, ~12 GB). Default: ${DEFAULT-VALUE}.")
-    Preset preset;
+    TestModel.Preset preset;
 
     @Option(names = "--layers", description = "Override the number of layers (e.g. 4 with gpt_oss_20b: ~2.8 GB).")
     Integer layers;
@@ -48,7 +40,7 @@ final class MakeTestModelCommand implements Runnable {
 
     @Option(names = "--dense-type", defaultValue = "BF16",
             description = "GGUF: type of the 2-D dense weights: BF16 (exact), F32, Q8_0 (as in the ggml-org release). Default: ${DEFAULT-VALUE}.")
-    GgufWriter.DenseType denseType;
+    TestModel.DenseType denseType;
 
     @Option(names = "--with-vocab", description = "GGUF: embed the o200k_harmony vocabulary as tokenizer.ggml.tokens (needs the full 201088-token vocabulary).")
     boolean withVocab;
@@ -61,30 +53,12 @@ final class MakeTestModelCommand implements Runnable {
 
     @Override
     public void run() {
-        ModelConfig base = switch (preset) {
-            case tiny -> TestModelPresets.tiny();
-            case demo -> TestModelPresets.demo();
-            case quant -> TestModelPresets.quant();
-            case gpt_oss_20b -> TestModelPresets.gptOss20bWidths(24);
-        };
-        ModelConfig c = TestModelPresets.withOverrides(base, layers, experts, vocab);
-        TestModelGenerator g = new TestModelGenerator(c, seed);
+        TestModel m = new TestModel(preset, seed, layers, experts, vocab);
+        if (withVocab && format == TestModel.Format.GGUF && m.vocabSize() != Tokens.VOCAB_SIZE)
+            throw new GossException("--with-vocab needs the full vocabulary of " + Tokens.VOCAB_SIZE + " tokens, not " + m.vocabSize());
         long t0 = System.nanoTime();
-        switch (format) {
-            case ORIGINAL -> SafetensorsWriter.writeOriginal(g, out);
-            case HF -> SafetensorsWriter.writeHf(g, out, shardBytes, bf16Experts);
-            case OLLAMA -> GgufWriter.write(g, out, GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
-            case GGUF -> {
-                GgufWriter.Options o = GgufWriter.Options.defaults().withDense(denseType);
-                if (withVocab) {
-                    if (c.vocabSize() != O200kHarmony.VOCAB_SIZE)
-                        throw new GossException("--with-vocab needs the full vocabulary of " + O200kHarmony.VOCAB_SIZE + " tokens, not " + c.vocabSize());
-                    o = o.withTokens(GgufVocabCheck.ggufTokenList(O200kHarmony.get()));
-                }
-                GgufWriter.write(g, out, o);
-            }
-        }
+        m.write(format, out, denseType, withVocab, bf16Experts, shardBytes);
         System.err.printf("wrote a %s model with random weights (%s preset, seed %d, %d layers, %d experts, vocab %d) to %s in %.1f s%n",
-                format, preset, seed, c.numHiddenLayers(), c.numExperts(), c.vocabSize(), out, (System.nanoTime() - t0) / 1e9);
+                format, preset, seed, m.layerCount(), m.expertCount(), m.vocabSize(), out, (System.nanoTime() - t0) / 1e9);
     }
 }

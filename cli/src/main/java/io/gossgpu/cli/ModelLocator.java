@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import io.gossgpu.model.ModelLocation;
+import io.gossgpu.api.ModelPath;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -58,12 +58,7 @@ final class ModelLocator {
      * default, else an error saying where it looked.
      */
     static Path require(Path explicit) {
-        if (explicit != null && explicit.toString().startsWith(ModelLocation.OLLAMA_PREFIX) && !Files.exists(explicit))
-            return ModelLocation.ollamaManifest(explicit.toString(), ollamaModels());
-        if (explicit != null) {
-            if (!Files.exists(explicit)) throw ModelLocation.notFound(explicit);
-            return explicit;
-        }
+        if (explicit != null) return ModelPath.resolve(explicit, ollamaModels());
         return findDefault().orElseThrow(() -> new GossException(
                 "no model given and none found; pass --model PATH or set GOSS_MODEL (looked in: "
                         + String.join(", ", candidates().stream().map(Path::toString).toList()) + ")"));

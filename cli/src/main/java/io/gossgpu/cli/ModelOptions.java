@@ -2,14 +2,9 @@ package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.backend.Backend;
-import io.gossgpu.model.ModelWeights;
 import io.gossgpu.backend.ExpertPlacement;
-import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
-import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.model.LoadOptions;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -50,33 +45,15 @@ final class ModelOptions {
     }
 
     /**
-     * The backend these options name, with the experts of {@code weights} placed as {@code --cpu-moe}/{@code --n-cpu-moe}
-     * say (commands that drive a backend themselves: verify, logits).
-     */
-    Backend openBackend(ModelWeights weights) {
-        return PlacementPlanner.open(backend, backendOptions(), weights, placement(ExpertPlacement.DEFAULT_KV_TOKENS),
-                EngineOptions.DEFAULT_PREFILL_CHUNK);
-    }
-
-    /** Mapping or reading, with a progress bar on a terminal when reading. */
-    LoadOptions loadOptions() {
-        return new LoadOptions(!noMmap, ProgressBar.forStderr(), checkTensors).withFloatExperts(floatExperts);
-    }
-
-    /**
      * The backend settings: the environment's and system properties' ({@link BackendOptions#fromEnvironment()}, read
      * here once), then {@code --device} and {@code --threads}, which win.
      */
     BackendOptions backendOptions() {
         BackendOptions o = BackendOptions.fromEnvironment();
-        if (device != null) // the device setting of each backend that has one (GOSS_OPENCL_DEVICE)
-            for (var p : Backends.providers()) {
-                var setting = p.deviceSetting();
-                if (setting.isPresent()) o = o.with(setting.get(), device, "--device");
-            }
-        if (threads != null) {
-            if (threads <= 0) throw new GossException("--threads must be positive, got " + threads);
-            o = o.with(CpuBackendProvider.THREADS.envName(), threads.toString(), "--threads");
+        if (threads != null && threads <= 0) throw new GossException("--threads must be positive, got " + threads);
+        for (var p : Backends.providers()) { // the setting of each backend that has one (GOSS_OPENCL_DEVICE, GOSS_CPU_THREADS)
+            if (device != null && p.deviceSetting().isPresent()) o = o.with(p.deviceSetting().get(), device, "--device");
+            if (threads != null && p.threadsSetting().isPresent()) o = o.with(p.threadsSetting().get(), threads.toString(), "--threads");
         }
         return o;
     }

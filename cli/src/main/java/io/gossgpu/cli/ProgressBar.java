@@ -1,13 +1,12 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.api.LoadProgress;
-import io.gossgpu.model.LoadOptions;
 
 import java.io.PrintStream;
 import java.nio.file.Path;
 
 /** A one-line progress bar on stderr for reading model files and converting tensors at load, drawn only on a terminal. */
-final class ProgressBar implements LoadProgress, LoadOptions.Progress {
+final class ProgressBar implements LoadProgress {
     private static final int WIDTH = 30;
     private final PrintStream err = System.err;
     private final boolean terminal = Terminal.present();
@@ -17,12 +16,6 @@ final class ProgressBar implements LoadProgress, LoadOptions.Progress {
     static LoadProgress forEngine() {
         ProgressBar bar = new ProgressBar();
         return bar.terminal ? bar : LoadProgress.NONE;
-    }
-
-    /** The same for the developer commands that open a checkpoint themselves (info, verify, logits, bench). */
-    static LoadOptions.Progress forStderr() {
-        ProgressBar bar = new ProgressBar();
-        return bar.terminal ? bar : LoadOptions.Progress.NONE;
     }
 
     @Override

@@ -1,15 +1,9 @@
 package io.gossgpu.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
-import io.gossgpu.harmony.ConversationJson;
-import io.gossgpu.harmony.HarmonyRenderer;
-import io.gossgpu.harmony.Message;
-import io.gossgpu.JsonSyntaxErrors;
-import io.gossgpu.api.Tokens;
+import io.gossgpu.api.RenderedTurn;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -19,13 +13,11 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.List;
 
 /** {@code goss-gpu render}: Harmony conversations (JSON lines) → the tokens of their last assistant turn, prompt and completion. */
 @Command(name = "render", header = "Render Harmony conversations to tokens, marking what the assistant writes.",
         description = {"Each stdin line is a conversation ({\"messages\": [...]}: system, developer, user, assistant, tool; see "
-                + "io.gossgpu.harmony.ConversationJson) ending with an assistant turn (a final answer or a tool call). Prints one JSON "
+                + "io.gossgpu.api.RenderedTurn) ending with an assistant turn (a final answer or a tool call). Prints one JSON "
                 + "line per conversation: {\"tokens\": [...], \"prompt\": N}: the prompt goss-gpu renders for that turn, then the "
                 + "tokens the model writes from position N on, ending in <|return|> or <|call|>. This is how the demo model's "
                 + "training data is made (scripts/train-demo)."})
@@ -39,7 +31,6 @@ final class RenderCommand implements Runnable {
     @Override
     public void run() {
         ObjectMapper json = new ObjectMapper();
-        HarmonyRenderer renderer = new HarmonyRenderer();
         PrintStream out = System.out;
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         int lineNo = 0;
@@ -47,19 +38,14 @@ final class RenderCommand implements Runnable {
             for (String line; (line = in.readLine()) != null; ) {
                 lineNo++;
                 if (line.isBlank()) continue;
-                HarmonyRenderer.Turn turn;
+                RenderedTurn turn;
                 try {
-                    JsonNode node = json.readTree(line);
-                    List<Message> messages = ConversationJson.parse(node);
-                    turn = renderer.renderTurn(messages);
-                } catch (JsonProcessingException e) {
-                    throw new GossException("stdin line " + lineNo + ": " + JsonSyntaxErrors.describe(e));
-                } catch (IOException | IllegalArgumentException | java.time.DateTimeException e) {
+                    turn = RenderedTurn.of(line);
+                } catch (IllegalArgumentException e) {
                     throw new GossException("stdin line " + lineNo + ": " + e.getMessage());
                 }
                 if (text) {
-                    int[] t = turn.tokens();
-                    out.println(Tokens.decode(Arrays.copyOf(t, turn.promptLength())) + "|" + Tokens.decode(Arrays.copyOfRange(t, turn.promptLength(), t.length)));
+                    out.println(turn.text());
                 } else {
                     ObjectNode o = json.createObjectNode();
                     var ids = o.putArray("tokens");

@@ -115,7 +115,7 @@ public final class ServeCommand implements Runnable {
         if (!isLoopback(host))
             LoggerFactory.getLogger("goss.server").warn("listening on {}, not loopback: other machines can reach the model{}", host,
                     options.apiKey() == null ? ", and no --api-key is set" : "");
-        EngineOptions engineOptions = modelOptions.engineOptions(model, (int) Math.min(Integer.MAX_VALUE, (long) context * parallel)).withProgress(io.gossgpu.api.LoadProgress.NONE);
+        EngineOptions engineOptions = modelOptions.engineOptions(model, (int) Math.min(Integer.MAX_VALUE, (long) context * parallel)).withContextLength(context).withProgress(io.gossgpu.api.LoadProgress.NONE);
         GossServer server;
         try {
             server = GossServer.start(options, () -> Engine.open(engineOptions));

@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.bench.Tune;
-import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.api.Benchmark;
+import io.gossgpu.api.TestModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -43,18 +43,17 @@ final class TuneCommand implements Runnable {
 
     @Override
     public void run() {
-        Tune.plan(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
+        Benchmark.checkTuning(modelOptions.backend, knobs); // a bad backend or knob name fails before a model is written
         Path model;
         if (modelOptions.model != null) {
             model = ModelLocator.require(modelOptions.model);
         } else {
             model = DemoModel.generated(DemoModel.cacheDir().resolve(MODEL_DIR),
-                    TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 32, 32768), 7, "the tuning model");
+                    new TestModel(TestModel.Preset.gpt_oss_20b, 7, 2, 32, 32768), "the tuning model");
         }
         System.err.println("goss-gpu tune: timing on " + model + (modelOptions.model == null ? " (random weights, gpt-oss-20b widths)" : ""));
-        Tune.Result r = Tune.run(new Tune.Options(modelOptions.backend, modelOptions.backendOptions(), model.toString(), knobs,
+        System.out.print(Benchmark.tune(modelOptions.backend, modelOptions.backendOptions(), model, knobs,
                 promptTokens != null ? promptTokens : quick ? 16 : 128, tokens != null ? tokens : quick ? 4 : 32,
-                reps != null ? reps : quick ? 1 : 3, quick, rounds != null ? rounds : quick ? 3 : 5), System.err);
-        System.out.print(r.markdown());
+                reps != null ? reps : quick ? 1 : 3, quick, rounds != null ? rounds : quick ? 3 : 5, System.err));
     }
 }

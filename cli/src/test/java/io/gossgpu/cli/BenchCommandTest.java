@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.bench.Bench;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.bench.DecodeTraffic;
 import io.gossgpu.graph.OpKind;
@@ -43,23 +42,24 @@ class BenchCommandTest {
 
     @Test
     void depthsPromptsAndGensAreCommaListsAsInLlamaBench() {
-        Bench.Options o = parse("-d", "0,8192", "-p", "64,512", "-n", "32").options("demo");
+        var o = parse("-d", "0,8192", "-p", "64,512", "-n", "32").settings();
         assertEquals(List.of(0, 8192), o.depths());
         assertEquals(List.of(64, 512), o.prompts());
         assertEquals(List.of(32), o.gens());
-        assertEquals(List.of(4096, 0, 100), parse("-d", "4096", "--n-depth", "0,100").options("demo").depths());
-        Bench.Options defaults = parse().options("demo");
+        assertEquals(List.of(4096, 0, 100), parse("-d", "4096", "--n-depth", "0,100").settings().depths());
+        var defaults = parse().settings();
         assertEquals(List.of(0), defaults.depths());
         assertEquals(List.of(512), defaults.prompts());
         assertEquals(List.of(128), defaults.gens());
         assertTrue(defaults.measureBandwidth());
         assertEquals(1, defaults.warmups());
-        assertEquals(3, parse("-w", "3").options("demo").warmups());
-        assertTrue(!parse("--no-bandwidth-probe").options("demo").measureBandwidth());
+        assertEquals(3, parse("-w", "3").settings().warmups());
+        assertTrue(!parse("--no-bandwidth-probe").settings().measureBandwidth());
         // the model options shared with the other commands reach the checkpoint
-        assertTrue(defaults.load().mmap() && !defaults.load().checkTensors());
-        Bench.Options read = parse("--no-mmap", "--check-tensors").options("demo");
-        assertTrue(!read.load().mmap() && read.load().checkTensors());
+        var opened = parse().engineOptions(null);
+        assertTrue(opened.mmap() && !opened.checkTensors());
+        var read = parse("--no-mmap", "--check-tensors").engineOptions(null);
+        assertTrue(!read.mmap() && read.checkTensors());
     }
 
     @Test

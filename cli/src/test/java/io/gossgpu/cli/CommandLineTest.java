@@ -169,6 +169,8 @@ class CommandLineTest {
         Run missing = run("", "--model", dir.resolve("nope").toString(), "--prompt", "hi");
         assertEquals(1, missing.code());
         assertEquals("goss-gpu: model not found: " + dir.resolve("nope"), missing.err().strip());
+        Run ollama = run("", "info", "--model", "ollama:a..b:1"); // resolved by api.ModelPath, as the model lookup does
+        assertEquals("goss-gpu: 'ollama:a..b:1' is not an Ollama model name (expected ollama:MODEL:TAG, e.g. ollama:gpt-oss:20b)", ollama.err().strip());
 
         Run tooLong = run("", "--model", model.toString(), "--backend", "reference", "-c", "16", "--prompt", "hi");
         assertEquals(1, tooLong.code());
@@ -195,7 +197,7 @@ class CommandLineTest {
 
         Run huge = run("", "--context", "3000000", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
         assertEquals(1, huge.code(), huge.out());
-        assertEquals("goss-gpu: --context 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
+        assertEquals("goss-gpu: context length 3000000 exceeds this model's maximum of 131072 tokens (initial_context_length 4096 × rope_scaling_factor 32.0)",
                 huge.err().strip());
         Run zero = run("", "--context", "0", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
         assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());

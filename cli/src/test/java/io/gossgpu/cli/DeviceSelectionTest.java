@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The command line picks and lists devices through the backend SPI ({@link BackendProvider#deviceSetting()},
  * {@link BackendProvider#deviceListing}), naming no backend class: {@code --device} sets each backend's device setting,
- * and {@code info --backends} prints the listing of each backend that has one.
+ * {@code --threads} each backend's threads setting, and {@code info --backends} prints the listing of each backend that has one.
  */
 class DeviceSelectionTest {
     @Test
@@ -27,6 +27,20 @@ class DeviceSelectionTest {
         List<String> settings = Backends.providers().stream().flatMap(p -> p.deviceSetting().stream()).toList();
         assertEquals(List.of(OpenCl.DEVICE), settings, "only opencl offers a choice of device today");
         assertEquals("1", b.get(OpenCl.DEVICE));
+    }
+
+    /** {@code --threads} likewise sets each backend's threads setting ({@link BackendProvider#threadsSetting()}), the cpu backend's today. */
+    @Test
+    void threadsFlagSetsTheThreadsSettingOfEachBackendThatHasOne() {
+        ModelOptions o = new ModelOptions();
+        o.threads = 3; // as --threads 3 sets it
+        BackendOptions b = o.backendOptions();
+        List<String> settings = Backends.providers().stream().flatMap(p -> p.threadsSetting().stream()).toList();
+        assertEquals(List.of("GOSS_CPU_THREADS"), settings, "only cpu runs on a choice of threads today");
+        assertEquals("3", b.get("GOSS_CPU_THREADS"));
+        assertEquals("--threads", b.source("GOSS_CPU_THREADS"));
+        BackendProvider cpu = Backends.providers().stream().filter(p -> p.name().equals("cpu")).findFirst().orElseThrow();
+        assertEquals(3, cpu.knobStates(b).stream().filter(k -> k.knob().envName().equals("GOSS_CPU_THREADS")).findFirst().orElseThrow().value());
     }
 
     @Test

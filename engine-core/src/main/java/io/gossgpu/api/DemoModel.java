@@ -24,4 +24,14 @@ public final class DemoModel {
     public static Path unpack(Path parent) {
         return DemoCheckpoint.unpack(parent);
     }
+
+    /** Where {@link #unpack} puts the demo model under {@code parent} (whether or not it is there yet). */
+    public static Path folder(Path parent) {
+        return DemoCheckpoint.folder(parent);
+    }
+
+    /** Whether the demo model is already unpacked, complete, under {@code parent}. */
+    public static boolean isUnpacked(Path parent) {
+        return DemoCheckpoint.isUnpacked(parent);
+    }
 }

@@ -107,6 +107,7 @@ public final class Engine implements AutoCloseable {
         Backend backend = null;
         try {
             ModelWeights mw = ModelWeights.of(ckpt);
+            checkContextLength(options.contextLength(), mw.config());
             String note = ckpt.conversions().quantizationNote();
             if (note != null) EngineLog.LOG.log(System.Logger.Level.INFO, note);
             List<Candidate> tries = candidates.get();
@@ -140,6 +141,17 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * The one check of a requested context against the model's positions (they end at initial_context_length ×
+     * rope_scaling_factor): made when the config is read, before any weights are uploaded or KV cache sized, and
+     * again for each chat's, completion's and KV cache's own context (an engine opened without stating one).
+     */
+    static void checkContextLength(int contextLength, ModelConfig c) {
+        if (contextLength > c.maxContextLength())
+            throw new GossException("context length " + contextLength + " exceeds this model's maximum of " + c.maxContextLength()
+                    + " tokens (initial_context_length " + c.initialContextLength() + " × rope_scaling_factor " + c.ropeScalingFactor() + ")");
+    }
+
+    /**
      * A read of mapped memory whose file was truncated or rewritten faults (SIGBUS); where the JVM turns that fault
      * into an {@link InternalError} (plain Java reads, bulk copies: the reference backend, and every backend while it
      * uploads), it becomes this one-line error. Vectorized or native code reading the mapping (the cpu backend while
@@ -163,9 +175,11 @@ public final class Engine implements AutoCloseable {
     /**
      * The KV cache a chat of {@code contextLength} tokens holds on this model (its memory, per layer kind), with
      * {@code swaRollback} extra slots on the sliding-window layers ({@link ChatOptions#swaRollback()}); a raw
-     * completion's has none. Servers size their pools with it; {@link KvCacheSpec#describe()} words it.
+     * completion's has none. Servers size their pools with it; {@link KvCacheSpec#describe()} words it. A context
+     * beyond the model's maximum is refused as {@link #open} refuses it.
      */
     public KvCacheSpec kvCacheSpec(int contextLength, int swaRollback) {
+        checkContextLength(contextLength, config());
         return new KvCacheSpec(config(), contextLength, swaRollback);
     }
 
@@ -198,11 +212,13 @@ public final class Engine implements AutoCloseable {
     /** A new Harmony chat with its own KV cache. */
     public Chat newChat(ChatOptions options) {
         requireHarmonyVocabulary();
+        checkContextLength(options.contextLength(), config());
         return track(() -> new Chat(this, options));
     }
 
     /** A new raw text completion session (no Harmony formatting) with its own KV cache. */
     public Completion newCompletion(ChatOptions options) {
+        checkContextLength(options.contextLength(), config());
         return track(() -> new Completion(this, options));
     }
 

@@ -62,6 +62,14 @@ public interface BackendProvider {
     }
 
     /**
+     * The setting that says how many CPU threads this backend runs its work on ({@code GOSS_CPU_THREADS}), which the
+     * command line's {@code --threads} sets; empty where the backend has no such choice.
+     */
+    default java.util.Optional<String> threadsSetting() {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Lines describing this machine's devices for {@code goss-gpu info --backends}, the one {@code options} select
      * marked with {@code *}; empty where the backend is unavailable or has no list to show. Never throws.
      */

@@ -107,6 +107,11 @@ public final class CpuBackendProvider implements BackendProvider {
     }
 
     @Override
+    public java.util.Optional<String> threadsSetting() {
+        return java.util.Optional.of(THREADS.envName());
+    }
+
+    @Override
     public List<Knob> knobs() {
         return List.of(THREADS, KERNELS, DENSE, WARMUP);
     }

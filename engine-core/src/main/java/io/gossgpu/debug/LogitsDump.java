@@ -63,7 +63,12 @@ public final class LogitsDump {
             List<Object> top = new ArrayList<>();
             for (int i = 0; i < tokens.length; i++) {
                 List<Object> row = new ArrayList<>();
-                for (int id : topIds(logits, i * vocab, vocab, 5)) row.add(Map.of("id", id, "logit", logits[i * vocab + id]));
+                for (int id : topIds(logits, i * vocab, vocab, 5)) {
+                    Map<String, Object> entry = new LinkedHashMap<>(); // id first, in every run (Map.of's order is not fixed)
+                    entry.put("id", id);
+                    entry.put("logit", logits[i * vocab + id]);
+                    row.add(entry);
+                }
                 top.add(row);
             }
             json.put("top5", top);

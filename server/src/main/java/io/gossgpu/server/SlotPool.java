@@ -125,16 +125,14 @@ final class SlotPool implements AutoCloseable {
 
     /**
      * @param kvBudget the most bytes the slots' KV caches may take together; 0 for no bound but the device's
-     * @throws io.gossgpu.GossException when the budget cannot hold even one slot's cache
+     * @throws io.gossgpu.GossException when the budget cannot hold even one slot's cache, or the context is beyond the
+     *         model's maximum (the engine's own check, {@link Engine#kvCacheSpec})
      */
     SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength, int swaRollback, long kvBudget) {
         this.engine = engine;
         this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
-        long maxContext = engine.modelInfo().maxContextLength();
-        if (contextLength > maxContext) // the model's positions end there (rope scaling)
-            throw new GossException("--context " + contextLength + " exceeds this model's maximum of " + maxContext + " tokens");
         KvCacheSpec chatSpec = engine.kvCacheSpec(contextLength, swaRollback);
         this.chatBytes = chatSpec.bytes();
         this.completionBytes = engine.kvCacheSpec(contextLength, 0).bytes();
