@@ -148,7 +148,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
         denseWg = OpenClKnobs.value(options, OpenClKnobs.DENSE_WG, gpu, maxWg);
-        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE, gpu, maxWg);
+        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE_T, gpu, maxWg);
         denseVec = OpenClKnobs.value(options, OpenClKnobs.DENSE_VEC, gpu, maxWg);
         rmsWg = OpenClKnobs.value(options, OpenClKnobs.RMSNORM_WG, gpu, maxWg);
         attentionWg = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_WG, gpu, maxWg);
@@ -156,7 +156,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         splitBelow = OpenClKnobs.ATTENTION_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
         gqa = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_GQA, gpu, maxWg);
         moeWg = OpenClKnobs.value(options, OpenClKnobs.MOE_WG, gpu, maxWg);
-        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE, gpu, maxWg);
+        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE_T, gpu, maxWg);
         moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
@@ -207,11 +207,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         m.put(OpenClKnobs.DENSE_WG.envName(), denseWg);
-        m.put(OpenClKnobs.DENSE_TILE.envName(), denseTile);
+        m.put(OpenClKnobs.DENSE_TILE_T.envName(), denseTile);
         m.put(OpenClKnobs.DENSE_VEC.envName(), denseVec);
         m.put(OpenClKnobs.RMSNORM_WG.envName(), rmsWg);
         m.put(OpenClKnobs.MOE_WG.envName(), moeWg);
-        m.put(OpenClKnobs.MOE_TILE.envName(), moeTile);
+        m.put(OpenClKnobs.MOE_TILE_T.envName(), moeTile);
         m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         m.put(OpenClKnobs.ARGMAX_WG.envName(), argmaxWg);
         m.put(OpenClKnobs.ATTENTION_WG.envName(), attentionWg);
