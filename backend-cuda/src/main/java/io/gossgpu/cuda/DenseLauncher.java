@@ -35,10 +35,13 @@ final class DenseLauncher {
     /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
     private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
 
+    /** dense.cu's kernels take the Q8_0 scales and a fused QKV's three outputs (DenseShapes' scales and threeOutputs below). */
+    private static final int DENSE_BUFFERS = DensePipeline.denseBuffers(true, true);
+
     static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
             ADD_RMSNORM = new CudaEntry("rmsnorm", SmallOps.ADD_RMSNORM, 5, io.gossgpu.device.OpParams.NormParams.class),
             ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class),
-            GEMM_MMA = new CudaEntry("dense", "dense_gemm_mma_bf16", 7, DenseParams.class);
+            GEMM_MMA = new CudaEntry(DensePipeline.DENSE, "dense_gemm_mma_bf16", DENSE_BUFFERS, DenseParams.class);
     /** dense_gemm_mma_bf16's tile (tokens × rows) and block: DENSE_MMA_TM, _TR, _THREADS in dense.cu. */
     static final int MMA_TILE_T = 32, MMA_TILE_R = 128, MMA_THREADS = 256;
     /** Compute capability from which dense_gemm_mma_bf16 runs (BF16 wmma). */
@@ -54,15 +57,15 @@ final class DenseLauncher {
     }
 
     static CudaEntry embed(WeightFormat f) {
-        return new CudaEntry(DensePipeline.EMBED, DensePipeline.EMBED + "_" + suffix(f), 4, EmbedParams.class);
+        return new CudaEntry(DensePipeline.EMBED, DensePipeline.EMBED + "_" + suffix(f), DensePipeline.embedBuffers(true), EmbedParams.class);
     }
 
     static CudaEntry matvec(WeightFormat f) {
-        return new CudaEntry(DensePipeline.DENSE, "dense_matvec_" + suffix(f), 7, DenseParams.class);
+        return new CudaEntry(DensePipeline.DENSE, "dense_matvec_" + suffix(f), DENSE_BUFFERS, DenseParams.class);
     }
 
     static CudaEntry gemm(WeightFormat f, int tileT, int tileR) {
-        return new CudaEntry(DensePipeline.DENSE, "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, 7, DenseParams.class);
+        return new CudaEntry(DensePipeline.DENSE, "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, DENSE_BUFFERS, DenseParams.class);
     }
 
     /** Embed and every dense layer, run by the device layer. */

@@ -27,7 +27,6 @@ import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
-import io.gossgpu.metal.MetalWeights.Dense;
 import io.gossgpu.metal.MetalWeights.Experts;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -179,7 +178,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     @Override
     protected void runEmbed(MetalWeights w, int[] tokens, BufferTensor<Buf> out) {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
-        dense.embed(matrix(w.tensors.embedding()), s.buf(), s.offset(), tokens.length, out.buffer());
+        dense.embed(w.tensors.embedding(), s.buf(), s.offset(), tokens.length, out.buffer());
     }
 
     @Override
@@ -193,13 +192,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    private static DensePipeline.Matrix<Buf> matrix(Dense d) {
-        return new DensePipeline.Matrix<>(d.buf(), d.offset(), null, null, d.fmt(), 0, d.rows(), d.cols());
-    }
-
     @Override
     protected void runDense(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        dense.dense(matrix(w.tensors.layer(layer).dense(which)), w.tensors.layer(layer).bias(which), x.buffer(), x.rows(), x.cols(), out.buffer(),
+        dense.dense(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), x.rows(), x.cols(), out.buffer(),
                 out.rows(), out.cols());
     }
 
@@ -241,14 +236,14 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     protected void runRouter(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r) {
         ModelConfig c = w.config();
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
-        dense.run(matrix(w.tensors.layer(layer).dense(DenseKind.ROUTER)), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
+        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
         ops.topk(logits, r.ids(), r.weights(), x.rows(), c.numExperts(), r.k());
     }
 
     @Override
     protected void runMoe(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r, BufferTensor<Buf> out) {
         ModelConfig c = w.config();
-        DeviceWeights.Layer<Buf, Dense, Experts> l = w.tensors.layer(layer);
+        DeviceWeights.Layer<Buf, DensePipeline.Matrix<Buf>, Experts> l = w.tensors.layer(layer);
         // the experts are repacked to OpenAI's layout at upload (ggml 0)
         MoeParams p = new MoeParams(0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit(), 0);
         moe.run(new MoePipeline.Experts<>(l.gate().codes(), l.gate().scales(), l.up().codes(), l.up().scales(), l.gateBias(), l.upBias(),
@@ -275,7 +270,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runLogits(MetalWeights w, BufferTensor<Buf> x, int fromRow, int n, Buf out) {
-        dense.run(matrix(w.tensors.unembedding()), null, x.buffer(), fromRow, n, out);
+        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override

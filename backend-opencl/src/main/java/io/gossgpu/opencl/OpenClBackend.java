@@ -28,7 +28,6 @@ import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.opencl.OpenClWeights.Dense;
 import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
@@ -247,7 +246,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     protected void runEmbed(OpenClWeights w, int[] tokens, BufferTensor<Long> out) {
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
-        dense.embed(matrix(w.tensors.embedding()), ids, 0, tokens.length, out.buffer());
+        dense.embed(w.tensors.embedding(), ids, 0, tokens.length, out.buffer());
     }
 
     @Override
@@ -261,10 +260,6 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    private static DensePipeline.Matrix<Long> matrix(Dense d) {
-        return new DensePipeline.Matrix<>(d.mem(), 0, null, null, d.fmt(), d.rowBytes(), d.rows(), d.cols());
-    }
-
     /** A layer's bias as the dense pipeline takes it: null for none. */
     private static Long bias(OpenClWeights w, int layer, DenseKind which) {
         Long b = w.tensors.layer(layer).bias(which);
@@ -273,7 +268,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runDense(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        dense.dense(matrix(w.tensors.layer(layer).dense(which)), bias(w, layer, which), x.buffer(), x.rows(), x.cols(), out.buffer(), out.rows(),
+        dense.dense(w.tensors.layer(layer).dense(which), bias(w, layer, which), x.buffer(), x.rows(), x.cols(), out.buffer(), out.rows(),
                 out.cols());
     }
 
@@ -351,7 +346,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     protected void runRouter(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r) {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
-        dense.run(matrix(w.tensors.layer(layer).dense(DenseKind.ROUTER)), bias(w, layer, DenseKind.ROUTER), x.buffer(), 0, T, logits);
+        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), bias(w, layer, DenseKind.ROUTER), x.buffer(), 0, T, logits);
         ops.topk(logits, r.ids(), r.weights(), T, e, r.k());
     }
 
@@ -386,7 +381,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runLogits(OpenClWeights w, BufferTensor<Long> x, int fromRow, int n, Long out) {
-        dense.run(matrix(w.tensors.unembedding()), null, x.buffer(), fromRow, n, out);
+        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override

@@ -30,6 +30,16 @@ public final class DensePipeline<B> {
     /** The op's kernel-file names (an API's entry points may add a format and tile: dense_matvec_bf16). */
     public static final String EMBED = "embed", DENSE = "dense";
 
+    /** Buffers a dense kernel takes before its params: the matrix, its scales where taken, the bias, x, one output or three. */
+    public static int denseBuffers(boolean scales, boolean threeOutputs) {
+        return 4 + (scales ? 1 : 0) + (threeOutputs ? 2 : 0);
+    }
+
+    /** Buffers embed takes before its params: the table, its scales where taken, the ids, the output. */
+    public static int embedBuffers(boolean scales) {
+        return 3 + (scales ? 1 : 0);
+    }
+
     /** The ways a dense layer runs. */
     public enum Path { MATVEC, GEMM, MMA }
 
