@@ -31,7 +31,8 @@ import java.util.stream.Stream;
 /**
  * The {@code cuda} backend: the device layer ({@link DeviceBackend}) over one device's primary context and its one
  * stream ({@link CudaDeviceDriver}), and every op of the SPI as CUDA kernels (kernels/cuda, JIT-loaded from the
- * packaged PTX), launched by one launcher per family: {@link DenseLauncher} (embedding, linear layers, RMSNorm, add),
+ * packaged PTX), launched by the device layer's pipelines with this backend's entry points and knobs: {@link DenseLauncher}
+ * (embedding and dense layers by the device layer's {@link io.gossgpu.device.DensePipeline}; RMSNorm, add),
  * the device layer's {@link RopeOp}, {@link CudaAttention} (attention and cache store, run by the device layer's
  * {@link AttentionPipeline}), {@link MoeLauncher} (router top-k, experts) and
  * {@link SampleLauncher} (argmax, temperature sampling). Weights: {@link CudaWeights}.
@@ -216,6 +217,11 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         return t.buffer().address();
     }
 
+    /** A layer's bias as the dense pipeline takes it: null for none (address 0). */
+    private static Long bias(Long address) {
+        return address == null || address == 0 ? null : address;
+    }
+
     @Override
     protected void runEmbed(CudaWeights w, int[] tokens, BufferTensor<CudaBuffer> out) {
         embed(w.tensors.embedding(), tokens, out);
@@ -227,7 +233,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         // a blocking copy on the stream (not the driver's write, which would end a recorded step): after every launched
         // kernel, before this step's recorded ones
         ids.copyFrom(MemorySegment.ofArray(tokens));
-        dense.embed(table, ids.address(), tokens.length, at(out));
+        dense.pipeline.embed(table.matrix(), ids.address(), 0, tokens.length, at(out));
     }
 
     @Override
@@ -244,7 +250,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     @Override
     protected void runDense(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
         var l = w.tensors.layer(layer);
-        dense.linear(l.dense(which), l.bias(which), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
+        dense.pipeline.dense(l.dense(which).matrix(), bias(l.bias(which)), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
 
     /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k, sequence by sequence. */
@@ -255,7 +261,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         int T = x.rows(), hd = c.headDim();
         var l = w.tensors.layer(layer);
         Dense qkv = l.dense(DenseKind.Q).rows(0, c.qDim() + 2 * c.kvDim()); // Q's rows start the fused matrix
-        dense.matmul(qkv, l.bias(DenseKind.Q), at(x), T, at(q), c.qDim(), at(k), c.kvDim(), at(v));
+        dense.pipeline.run(qkv.matrix(), bias(l.bias(DenseKind.Q)), at(x), 0, T, at(q), c.qDim(), at(k), c.kvDim(), at(v));
         long table = w.rope(batch.endPosition()).address();
         for (int s = 0; s < batch.size(); s++) {
             int row0 = batch.firstRow(s), n = batch.tokens(s);
@@ -279,7 +285,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         var l = w.tensors.layer(layer);
         int T = x.rows(), experts = w.config().numExperts();
         CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
-        dense.matmul(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), at(x), T, logits.address());
+        dense.pipeline.run(l.dense(DenseKind.ROUTER).matrix(), bias(l.bias(DenseKind.ROUTER)), at(x), 0, T, logits.address());
         ops.topk(logits.address(), out.ids().address(), out.weights().address(), T, experts, out.k());
     }
 
@@ -296,7 +302,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
 
     @Override
     protected void runLogits(CudaWeights w, BufferTensor<CudaBuffer> x, int fromRow, int n, CudaBuffer out) {
-        dense.matmul(w.tensors.unembedding(), 0L, at(x) + 4L * fromRow * x.cols(), n, out.address());
+        dense.pipeline.run(w.tensors.unembedding().matrix(), null, at(x), fromRow, n, out.address());
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
@@ -37,6 +38,11 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
             return format == WeightFormat.Q8_0
                     ? new Dense(ptr + (long) first * cols, scales + 2L * first * (cols / 32), count, cols, format)
                     : new Dense(ptr + (long) first * format.rowBytes(cols), 0, count, cols, format);
+        }
+
+        /** The matrix as the device layer's {@link DensePipeline} takes it (the format picks the entry point: fmt unread). */
+        DensePipeline.Matrix<Long> matrix() {
+            return new DensePipeline.Matrix<>(ptr, 0, scales, format, 0, 0, rows, cols);
         }
     }
 

@@ -121,9 +121,9 @@ class CudaDenseTest {
         return buffers(t).buffer().address();
     }
 
-    /** {@code out = x·Wᵀ} (+ {@code bias}: a tensor of {@code d.rows()} values, or null) through the dense launcher. */
+    /** {@code out = x·Wᵀ} (+ {@code bias}: a tensor of {@code d.rows()} values, or null) through the device layer's dense pipeline. */
     static void linear(CudaBackend b, CudaWeights.Dense d, DeviceTensor bias, DeviceTensor x, DeviceTensor out) {
-        b.dense.linear(d, bias == null ? 0L : at(bias), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
+        b.dense.pipeline.dense(d.matrix(), bias == null ? null : at(bias), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
 
     static DeviceTensor tensor(CudaBackend b, int rows, int cols, float[] values) {
@@ -211,7 +211,7 @@ class CudaDenseTest {
             CudaWeights.Dense d = upload(b, matrix(arena, WeightFormat.BF16, 4, 8, 1));
             try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
                 GossException e = assertThrows(GossException.class, () -> linear(b, d, null, x, out));
-                assertEquals("linear: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
+                assertEquals("dense: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
         }
     }

@@ -13,22 +13,20 @@ import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
+import io.gossgpu.device.DensePipeline;
+import io.gossgpu.device.DenseShapes;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.DenseParams;
-import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.device.OpParams.RopeParams;
 import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
-import io.gossgpu.metal.MetalWeights.Dense;
 import io.gossgpu.metal.MetalWeights.Experts;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -61,6 +59,8 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final int prefillMinT;
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
+    /** Embed and every dense layer: dense (a simdgroup per row) for decode, dense_tiled for prefill. */
+    private final DensePipeline<Buf> dense;
     private final MoePipeline<Buf> moe;
     private final AttentionPipeline<Buf> attention;
     private final SmallOps<Buf> ops;
@@ -87,6 +87,12 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
+        dense = new DensePipeline<>(launcher, new DenseShapes(java.util.List.of(), f -> DensePipeline.EMBED, f -> DensePipeline.DENSE,
+                f -> "dense_tiled", null, prefillMinT, false, false, 0,
+                (cols, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.EMBED), tokens)),
+                (rows, tokens) -> DenseShapes.Shape.of(simdgroups(kernel(MetalKernel.DENSE), rows)),
+                // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
+                (rows, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.DENSE_TILED), (long) ((rows + 31) / 32) * ((tokens + 7) / 8))), null));
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
         attention = new AttentionPipeline<>(launcher, attentionShapes());
         rope = new RopeOp<>(launcher, p -> Grid.items((long) p.tokens() * p.heads() * (p.headDim() / 2)));
@@ -152,15 +158,6 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     // ---- launches -----------------------------------------------------------------------------------
 
-    /** A launch of {@code kernel}. */
-    private KernelLaunch<Buf> launch(Kernel kernel) {
-        return launcher.launch(kernel);
-    }
-
-    private KernelLaunch<Buf> launch(MetalKernel kernel) {
-        return launcher.launch(launcher.kernel(kernel));
-    }
-
     private Kernel kernel(MetalKernel kernel) {
         return launcher.kernel(kernel);
     }
@@ -181,9 +178,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     @Override
     protected void runEmbed(MetalWeights w, int[] tokens, BufferTensor<Buf> out) {
         MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
-        Dense e = w.tensors.embedding();
-        launch(MetalKernel.EMBED).buffer(e.buf(), e.offset()).buffer(s.buf(), s.offset()).buffer(out.buffer())
-                .run(new EmbedParams(tokens.length, w.config().hiddenSize(), e.fmt()), groups(kernel(MetalKernel.EMBED), tokens.length));
+        dense.embed(w.tensors.embedding(), s.buf(), s.offset(), tokens.length, out.buffer());
     }
 
     @Override
@@ -197,19 +192,10 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    /** out[t, r] = Σ_c W[r, c]·x[xRow0 + t, c] (+ bias[r]) for {@code T} rows of x. */
-    private void matvec(Dense m, Buf bias, Buf x, int xRow0, int T, Buf out) {
-        boolean tiled = T >= prefillMinT; // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
-        Kernel kernel = kernel(tiled ? MetalKernel.DENSE_TILED : MetalKernel.DENSE);
-        KernelLaunch<Buf> d = launch(kernel).buffer(m.buf(), m.offset()).buffer(bias == null ? m.buf() : bias)
-                .buffer(x).buffer(out);
-        DenseParams p = new DenseParams(m.fmt(), bias == null ? 0 : 1, T, m.cols(), m.rows(), xRow0, m.rows(), 0, 1, 0, 0);
-        d.run(p, tiled ? groups(kernel, (long) ((m.rows() + 31) / 32) * ((T + 7) / 8)) : simdgroups(kernel, m.rows()));
-    }
-
     @Override
     protected void runDense(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        matvec(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
+        dense.dense(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), x.rows(), x.cols(), out.buffer(),
+                out.rows(), out.cols());
     }
 
     @Override
@@ -250,14 +236,14 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     protected void runRouter(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r) {
         ModelConfig c = w.config();
         Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
-        matvec(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
+        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
         ops.topk(logits, r.ids(), r.weights(), x.rows(), c.numExperts(), r.k());
     }
 
     @Override
     protected void runMoe(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r, BufferTensor<Buf> out) {
         ModelConfig c = w.config();
-        DeviceWeights.Layer<Buf, Dense, Experts> l = w.tensors.layer(layer);
+        DeviceWeights.Layer<Buf, DensePipeline.Matrix<Buf>, Experts> l = w.tensors.layer(layer);
         // the experts are repacked to OpenAI's layout at upload (ggml 0)
         MoeParams p = new MoeParams(0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit(), 0);
         moe.run(new MoePipeline.Experts<>(l.gate().codes(), l.gate().scales(), l.up().codes(), l.up().scales(), l.gateBias(), l.upBias(),
@@ -284,7 +270,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
 
     @Override
     protected void runLogits(MetalWeights w, BufferTensor<Buf> x, int fromRow, int n, Buf out) {
-        matvec(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
+        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override

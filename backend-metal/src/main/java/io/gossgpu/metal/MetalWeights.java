@@ -2,6 +2,7 @@ package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.device.DensePipeline.Matrix;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.model.ModelConfig;
@@ -18,14 +19,16 @@ import java.lang.foreign.ValueLayout;
  * {@code GOSS_METAL_NO_COPY=0}; vectors as F32; MXFP4 experts (either byte layout) as codes {@code [E][rows][cols/2]}
  * (low nibble = even element) plus E8M0 scales {@code [E][rows][cols/32]}.
  */
-final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.Uploader<Buf, MetalWeights.Dense, MetalWeights.Experts> {
+final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.Uploader<Buf, Matrix<Buf>, MetalWeights.Experts> {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     /**
      * A dense matrix as the kernels read it: fmt 0 = F32, 1 = BF16, row-major {@code rows × cols}, starting at byte
      * {@code offset} of {@code buf} (non-zero when {@code buf} wraps the memory-mapped checkpoint).
      */
-    record Dense(Buf buf, long offset, int fmt, int rows, int cols) {}
+    private static Matrix<Buf> dense(Buf buf, long offset, int fmt, int rows, int cols) {
+        return new Matrix<>(buf, offset, null, null, fmt, 0, rows, cols);
+    }
 
     /** MXFP4 expert weights repacked: codes {@code [E][rows][cols/2]}, scales {@code [E][rows][cols/32]}. */
     record Experts(Buf codes, Buf scales, int experts, int rows, int cols) {}
@@ -34,7 +37,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
     private final boolean noCopy;
     /** Bytes of weights used in place from memory-mapped checkpoints (not copied). */
     long wrappedBytes;
-    final DeviceWeights<Buf, Dense, Experts> tensors;
+    final DeviceWeights<Buf, Matrix<Buf>, Experts> tensors;
 
     MetalWeights(MetalBackend backend, MetalDriver driver, ModelWeights m, boolean noCopy) {
         super(backend, m.config());
@@ -64,10 +67,10 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
     }
 
     @Override
-    public Dense dense(WeightView v) {
+    public Matrix<Buf> dense(WeightView v) {
         if (v.experts() != 1) throw new GossException("metal: " + v.name() + ": expected a matrix");
         int rows = v.rows(), cols = v.cols();
-        Dense mapped = noCopy ? wrapMapped(v) : null;
+        Matrix<Buf> mapped = noCopy ? wrapMapped(v) : null;
         if (mapped != null) return mapped;
         if (v.format() == WeightFormat.BF16) {
             Buf b = allocate(2L * rows * cols, v.name());
@@ -79,7 +82,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
                         b.host.set(ValueLayout.JAVA_SHORT_UNALIGNED, dst + 2L * c,
                                 v.data().get(ValueLayout.JAVA_SHORT_UNALIGNED, src + 2L * c * v.colStride()));
             }
-            return new Dense(b, 0, 1, rows, cols);
+            return dense(b, 0, 1, rows, cols);
         }
         Buf b = allocate(4L * rows * cols, v.name());
         float[] row = new float[cols];
@@ -87,11 +90,11 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
             v.dequantizeRow(0, r, row, 0);
             MemorySegment.copy(row, 0, b.host, F32, 4L * r * cols, cols);
         }
-        return new Dense(b, 0, 0, rows, cols);
+        return dense(b, 0, 0, rows, cols);
     }
 
     /** A contiguous F32/BF16 matrix inside a memory-mapped checkpoint, wrapped without copying, or null to copy it. */
-    private Dense wrapMapped(WeightView v) {
+    private Matrix<Buf> wrapMapped(WeightView v) {
         int fmt = v.format() == WeightFormat.BF16 ? 1 : v.format() == WeightFormat.F32 ? 0 : -1;
         if (fmt < 0 || !v.isContiguous() || !v.data().isNative() || !v.data().isMapped()) return null;
         long addr = v.data().address() + v.rowOffset(0, 0);
@@ -102,7 +105,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
         own(b);
         wrappedBytes += len;
         long base = addr & -io.gossgpu.metal.bindings.goss_metal_h.goss_mtl_page_size();
-        return new Dense(b, addr - base, fmt, v.rows(), v.cols());
+        return dense(b, addr - base, fmt, v.rows(), v.cols());
     }
 
     @Override

@@ -13,15 +13,14 @@ import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.AttentionShapes.Plan;
 import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.BufferTensor;
+import io.gossgpu.device.DensePipeline;
+import io.gossgpu.device.DenseShapes;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.DenseParams;
-import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.device.OpParams.RopeParams;
 import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SampleParams;
@@ -29,7 +28,6 @@ import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.opencl.OpenClWeights.Dense;
 import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
@@ -59,7 +57,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
     private final OpenClLauncher launcher;
-    private final OpenClKernel kEmbed, kDense;
+    /** Embed and every dense layer: dense.cl's one kernel for every format and batch (it tiles tokens per work-group). */
+    private final DensePipeline<Long> dense;
     private final RopeOp<Long> rope;
     private final AttentionPipeline<Long> attention;
     private final MoePipeline<Long> moe;
@@ -148,7 +147,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
         denseWg = OpenClKnobs.value(options, OpenClKnobs.DENSE_WG, gpu, maxWg);
-        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE, gpu, maxWg);
+        denseTile = OpenClKnobs.value(options, OpenClKnobs.DENSE_TILE_T, gpu, maxWg);
         denseVec = OpenClKnobs.value(options, OpenClKnobs.DENSE_VEC, gpu, maxWg);
         rmsWg = OpenClKnobs.value(options, OpenClKnobs.RMSNORM_WG, gpu, maxWg);
         attentionWg = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_WG, gpu, maxWg);
@@ -156,14 +155,16 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         splitBelow = OpenClKnobs.ATTENTION_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
         gqa = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_GQA, gpu, maxWg);
         moeWg = OpenClKnobs.value(options, OpenClKnobs.MOE_WG, gpu, maxWg);
-        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE, gpu, maxWg);
+        moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE_T, gpu, maxWg);
         moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
         launcher = new OpenClLauncher(program, queue);
         try {
-            kEmbed = launcher.kernel("embed");
-            kDense = launcher.kernel("dense");
+            int wg = denseWg, tile = denseTile;
+            dense = new DensePipeline<>(launcher, new DenseShapes(List.of(), f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, null, null, 1, false,
+                    false, denseVec, (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
+                    (rows, tokens) -> DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg), null, null)); // wg_sum's scratch
             rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.heads(), p.tokens()));
             ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
                     n -> SmallOps.Shape.of(Grid.items(n)),
@@ -173,7 +174,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             attention = new AttentionPipeline<>(launcher, attentionShapes());
             sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null : new SamplePipeline<>(launcher,
                     new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true)); // group memory as __local arguments
-            program.checkWorkGroup(kDense, OpenClKnobs.DENSE_WG, denseWg);
+            program.checkWorkGroup((OpenClKernel) dense.kernels(DensePipeline.Path.MATVEC).getFirst(), OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ADD_RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
@@ -205,11 +206,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
         m.put(OpenClKnobs.DENSE_WG.envName(), denseWg);
-        m.put(OpenClKnobs.DENSE_TILE.envName(), denseTile);
+        m.put(OpenClKnobs.DENSE_TILE_T.envName(), denseTile);
         m.put(OpenClKnobs.DENSE_VEC.envName(), denseVec);
         m.put(OpenClKnobs.RMSNORM_WG.envName(), rmsWg);
         m.put(OpenClKnobs.MOE_WG.envName(), moeWg);
-        m.put(OpenClKnobs.MOE_TILE.envName(), moeTile);
+        m.put(OpenClKnobs.MOE_TILE_T.envName(), moeTile);
         m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
         m.put(OpenClKnobs.ARGMAX_WG.envName(), argmaxWg);
         m.put(OpenClKnobs.ATTENTION_WG.envName(), attentionWg);
@@ -217,6 +218,11 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         m.put(OpenClKnobs.ATTENTION_SPLITKEYS.envName(), splitKeys);
         m.put(OpenClKnobs.ATTENTION_SPLITBELOW.envName(), splitBelow);
         return m;
+    }
+
+    /** The built program (for the tests: its kernels are made once per name). */
+    OpenClProgram program() {
+        return program;
     }
 
     /** The device this backend runs on. */
@@ -234,19 +240,13 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClWeights(this, cl, m);
     }
 
-    private KernelLaunch<Long> launch(OpenClKernel kernel) {
-        return launcher.launch(kernel);
-    }
-
     // ---- launchers ----------------------------------------------------------------------------
 
     @Override
     protected void runEmbed(OpenClWeights w, int[] tokens, BufferTensor<Long> out) {
-        int h = w.config().hiddenSize();
         long ids = scratch.ensure("token ids", 4L * tokens.length);
         cl.write(ids, 0, MemorySegment.ofArray(tokens));
-        Dense e = w.tensors.embedding();
-        launch(kEmbed).buffer(e.mem()).buffer(ids).buffer(out.buffer()).run(new EmbedParams(tokens.length, h, e.fmt()), Grid.items(h, tokens.length));
+        dense.embed(w.tensors.embedding(), ids, 0, tokens.length, out.buffer());
     }
 
     @Override
@@ -260,16 +260,16 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
     }
 
-    /** out[t, :] = W·x[xRow0 + t, :] (+ bias; 0: none) for t < T. */
-    private void matmul(Dense d, long bias, long x, int xRow0, int T, long out) {
-        int tiles = (T + denseTile - 1) / denseTile;
-        launch(kDense).buffer(d.mem()).buffer(bias == 0 ? d.mem() : bias).buffer(x).buffer(out).local(4L * denseWg)
-                .run(new DenseParams(d.fmt(), bias == 0 ? 0 : 1, T, d.cols(), d.rows(), xRow0, d.rows(), 0, 1, denseVec, d.rowBytes()), Grid.of(d.rows(), tiles, denseWg));
+    /** A layer's bias as the dense pipeline takes it: null for none. */
+    private static Long bias(OpenClWeights w, int layer, DenseKind which) {
+        Long b = w.tensors.layer(layer).bias(which);
+        return b == null || b == 0 ? null : b;
     }
 
     @Override
     protected void runDense(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        matmul(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), 0, x.rows(), out.buffer());
+        dense.dense(w.tensors.layer(layer).dense(which), bias(w, layer, which), x.buffer(), x.rows(), x.cols(), out.buffer(), out.rows(),
+                out.cols());
     }
 
     @Override
@@ -346,7 +346,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     protected void runRouter(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r) {
         int e = w.config().numExperts(), T = x.rows();
         long logits = scratch.ensure("router logits", 4L * T * e);
-        matmul(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, T, logits);
+        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), bias(w, layer, DenseKind.ROUTER), x.buffer(), 0, T, logits);
         ops.topk(logits, r.ids(), r.weights(), T, e, r.k());
     }
 
@@ -381,7 +381,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
 
     @Override
     protected void runLogits(OpenClWeights w, BufferTensor<Long> x, int fromRow, int n, Long out) {
-        matmul(w.tensors.unembedding(), 0, x.buffer(), fromRow, n, out);
+        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
     }
 
     @Override

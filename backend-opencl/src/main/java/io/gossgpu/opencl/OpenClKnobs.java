@@ -24,8 +24,9 @@ final class OpenClKnobs {
     private static final Integer[] WG_TUNE = {4, 8, 16, 32, 64, 128, 256, 512};
 
     static final Knob DENSE_WG = wg("DENSE", 64, 16, "work-group size of the dense matmul/matvec (dense layers, router logits, logits)");
-    static final Knob DENSE_TILE = cpu(Knob.of(B, "DENSE", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group",
-            "tokens per work-group of the dense matmul (weight reuse in prefill)"), 16);
+    /** Tokens per work-group of dense.cl: tokens per tile, as CUDA's GOSS_CUDA_DENSE_TILE_T. */
+    static final Knob DENSE_TILE_T = cpu(Knob.of(B, "DENSE", "TILE_T", 8, KnobValues.range(1, 16), "tokens per tile",
+            "tokens per work-group of the dense kernel (the weight row read once per tile of tokens)"), 16);
     static final Knob DENSE_VEC = Knob.of(B, "DENSE", "VEC", 1, KnobValues.oneOf(0, 1), "the vector switch",
             "1 reads 4 columns per work item, 0 one");
     static final Knob RMSNORM_WG = wg("RMSNORM", 256, 16, "work-group size of RMSNorm");
@@ -38,20 +39,24 @@ final class OpenClKnobs {
     static final Knob ATTENTION_GQA = Knob.of(B, "ATTENTION", "GQA", 1, KnobValues.oneOf(0, 1), "the GQA switch",
             "1 attends the query heads of a KV head together (K/V read once), 0 one head per work-group");
     static final Knob MOE_WG = wg("MOE", 32, 8, "work-group size of both MXFP4 MoE kernels (each work item takes 32-value blocks)");
-    static final Knob MOE_TILE = Knob.of(B, "MOE", "TILE", 8, KnobValues.range(1, 16), "token-slots per work-group",
+    static final Knob MOE_TILE_T = Knob.of(B, "MOE", "TILE_T", 8, KnobValues.range(1, 16), "token-slots per tile",
             "token-slots per work-group of the expert-grouped prefill MoE");
     static final Knob MOE_PREFILL_MIN_T = Knob.of(B, "MOE", "PREFILL_MIN_T", 2, KnobValues.range(1, Integer.MAX_VALUE), "a token count",
             "batches of at least this many tokens take the MoE grouped by expert (moe_sort, moe_*_tiled)").tuneValues(1, 2, 4, 8, 16, 32);
     static final Knob ARGMAX_WG = wg("ARGMAX", 256, 16, "work-group size of the on-device argmax");
 
-    static final List<Knob> ALL = List.of(DENSE_WG, DENSE_TILE, DENSE_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
-            ATTENTION_SPLITBELOW, MOE_WG, MOE_TILE, MOE_PREFILL_MIN_T, ARGMAX_WG);
+    static final List<Knob> ALL = List.of(DENSE_WG, DENSE_TILE_T, DENSE_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
+            ATTENTION_SPLITBELOW, MOE_WG, MOE_TILE_T, MOE_PREFILL_MIN_T, ARGMAX_WG);
 
-    /** Former names (issue 37: the SPI, kernels and knobs say dense and attention), each with its knob's name now. */
+    /**
+     * Former names (issue 37: the SPI, kernels and knobs say dense and attention; tokens per tile is TILE_T on every
+     * API), each with its knob's name now.
+     */
     static final Map<String, String> RENAMED = Map.of("GOSS_OPENCL_LINEAR_WG", DENSE_WG.envName(), "GOSS_OPENCL_LINEAR_TILE",
-            DENSE_TILE.envName(), "GOSS_OPENCL_LINEAR_VEC", DENSE_VEC.envName(), "GOSS_OPENCL_SDPA_WG", ATTENTION_WG.envName(),
+            DENSE_TILE_T.envName(), "GOSS_OPENCL_LINEAR_VEC", DENSE_VEC.envName(), "GOSS_OPENCL_SDPA_WG", ATTENTION_WG.envName(),
             "GOSS_OPENCL_SDPA_SPLITKEYS", ATTENTION_SPLITKEYS.envName(), "GOSS_OPENCL_SDPA_SPLITBELOW", ATTENTION_SPLITBELOW.envName(),
-            "GOSS_OPENCL_SDPA_GQA", ATTENTION_GQA.envName(), "GOSS_OPENCL_MOE_GROUPMIN", MOE_PREFILL_MIN_T.envName());
+            "GOSS_OPENCL_SDPA_GQA", ATTENTION_GQA.envName(), "GOSS_OPENCL_MOE_GROUPMIN", MOE_PREFILL_MIN_T.envName(),
+            "GOSS_OPENCL_DENSE_TILE", DENSE_TILE_T.envName(), "GOSS_OPENCL_MOE_TILE", MOE_TILE_T.envName());
 
     private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
         return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);

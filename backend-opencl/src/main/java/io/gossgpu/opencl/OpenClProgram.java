@@ -9,20 +9,23 @@ import org.lwjgl.system.MemoryUtil;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
 
 import static io.gossgpu.opencl.OpenCl.check;
 import static org.lwjgl.opencl.CL10.*;
 
 /**
  * The OpenCL kernels (sources in the kernels module, {@code io/gossgpu/kernels/opencl/*.cl}: goss.cl and the files it
- * includes, inlined by {@link KernelSource}) built once for one device, and the kernels made from them, released together.
+ * includes, inlined by {@link KernelSource}) built once for one device, and the kernels made from them, one
+ * {@code cl_kernel} per name however often it is looked up (a launch sets all its arguments, which the enqueue captures),
+ * released together.
  */
 final class OpenClProgram implements AutoCloseable {
     private final OpenCl.DeviceInfo device;
     private final long program;
-    private final List<Long> kernels = new ArrayList<>();
+    /** Each name looked up so far: its kernel, or null when the program lacks it. */
+    private final Map<String, OpenClKernel> kernels = new HashMap<>();
 
     /** Builds the sources for {@code device} with the compiler {@code options}; a one-line error with the build log when it fails. */
     OpenClProgram(long context, OpenCl.DeviceInfo device, String options) {
@@ -69,13 +72,27 @@ final class OpenClProgram implements AutoCloseable {
 
     /** The kernel {@code name}, or null when the program lacks it (compiled only with an optional extension). */
     OpenClKernel optionalKernel(String name) {
+        if (kernels.containsKey(name)) return kernels.get(name);
+        OpenClKernel made = null;
         try (MemoryStack stack = MemoryStack.stackPush()) {
             IntBuffer rc = stack.mallocInt(1);
             long k = clCreateKernel(program, name, rc);
-            if (rc.get(0) != CL_SUCCESS) return null;
-            kernels.add(k);
-            return new OpenClKernel(name, k, (int) Math.min(Integer.MAX_VALUE, workGroupLimit(k)));
+            if (rc.get(0) == CL_SUCCESS) {
+                try {
+                    made = new OpenClKernel(name, k, (int) Math.min(Integer.MAX_VALUE, workGroupLimit(k)));
+                } catch (RuntimeException e) {
+                    clReleaseKernel(k);
+                    throw e;
+                }
+            }
         }
+        kernels.put(name, made);
+        return made;
+    }
+
+    /** How many {@code cl_kernel}s this program has made (one per name found). */
+    int kernelsMade() {
+        return (int) kernels.values().stream().filter(java.util.Objects::nonNull).count();
     }
 
     /** The largest work-group the kernel {@code handle} can run on this device (registers, local memory). */
@@ -96,7 +113,7 @@ final class OpenClProgram implements AutoCloseable {
 
     @Override
     public void close() {
-        for (long k : kernels) clReleaseKernel(k);
+        for (OpenClKernel k : kernels.values()) if (k != null) clReleaseKernel(k.handle());
         kernels.clear();
         clReleaseProgram(program);
     }

@@ -2,6 +2,7 @@ package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
+import io.gossgpu.device.DensePipeline.Matrix;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
@@ -15,18 +16,15 @@ import java.lang.foreign.MemorySegment;
  * strided values decoded to F32), MXFP4 experts in whichever of the two layouts the checkpoint has (OpenAI codes
  * + scales, or ggml blocks), vectors decoded to F32.
  */
-final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights.Uploader<Long, OpenClWeights.Dense, OpenClWeights.Mx> {
+final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights.Uploader<Long, Matrix<Long>, OpenClWeights.Mx> {
     /** Element formats as dense.cl and embed.cl number them. */
     static final int FMT_F32 = 0, FMT_F16 = 1, FMT_BF16 = 2, FMT_Q8_0 = 3;
-
-    /** A dense matrix on the device: {@code rows} rows of {@code rowBytes} in format {@code fmt}. */
-    record Dense(long mem, int fmt, long rowBytes, int rows, int cols) {}
 
     /** MXFP4 expert matrices: OpenAI codes + scales, or ggml blocks ({@code scales} = the codes again, unread). */
     record Mx(long codes, long scales, boolean ggml) {}
 
     private final OpenClDriver driver;
-    final DeviceWeights<Long, Dense, Mx> tensors;
+    final DeviceWeights<Long, Matrix<Long>, Mx> tensors;
 
     OpenClWeights(OpenClBackend backend, OpenClDriver driver, ModelWeights m) {
         super(backend, m.config());
@@ -59,13 +57,13 @@ final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights
     }
 
     @Override
-    public Dense dense(WeightView v) {
+    public Matrix<Long> dense(WeightView v) {
         if (v.experts() != 1) throw new GossException(v.name() + ": a dense matrix with experts is not supported");
         WeightFormat f = v.format();
         if (!f.isDense() && f != WeightFormat.Q8_0)
             throw new GossException(v.name() + ": the opencl backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
         if (f.isDense() && v.colStride() != 1) // strided values: decode to F32 rows
-            return new Dense(upload(v.dequantizeAll(), v.name()), FMT_F32, 4L * v.cols(), v.rows(), v.cols());
+            return matrix(upload(v.dequantizeAll(), v.name()), FMT_F32, 4L * v.cols(), v);
         int fmt = switch (f) {
             case F32 -> FMT_F32;
             case F16 -> FMT_F16;
@@ -74,7 +72,12 @@ final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights
         };
         long rowBytes = v.rowBytes();
         long mem = uploadRows(v.data(), v.rows(), 1, rowBytes, v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
-        return new Dense(mem, fmt, rowBytes, v.rows(), v.cols());
+        return matrix(mem, fmt, rowBytes, v);
+    }
+
+    /** A dense matrix as dense.cl and embed.cl read it: {@code v}'s rows of {@code rowBytes} in format {@code fmt} (no scales). */
+    private static Matrix<Long> matrix(long mem, int fmt, long rowBytes, WeightView v) {
+        return new Matrix<>(mem, 0, null, null, fmt, rowBytes, v.rows(), v.cols());
     }
 
     @Override

@@ -60,10 +60,10 @@ class OpenClInfraTest {
         requireDevice();
         long max = OpenCl.devices().get(0).maxWorkGroupSize();
         for (String[] bad : new String[][]{{"GOSS_OPENCL_DENSE_WG", "3"}, {"GOSS_OPENCL_ATTENTION_WG", "" + (4 * max)},
-                {"GOSS_OPENCL_MOE_WG", "lots"}, {"GOSS_OPENCL_DENSE_TILE", "0"}, {"GOSS_OPENCL_ARGMAX_WG", "0"}}) {
+                {"GOSS_OPENCL_MOE_WG", "lots"}, {"GOSS_OPENCL_DENSE_TILE_T", "0"}, {"GOSS_OPENCL_ARGMAX_WG", "0"}}) {
             GossException e = assertThrows(GossException.class, () -> OpenClBackend.create(BackendOptions.defaults().with(bad[0], bad[1])));
             assertTrue(e.getMessage().startsWith("invalid " + bad[0] + "=" + bad[1] + ": "), e.getMessage());
-            if (!bad[0].endsWith("TILE")) assertTrue(e.getMessage().contains("max work-group size is " + max), e.getMessage());
+            if (!bad[0].endsWith("TILE_T")) assertTrue(e.getMessage().contains("max work-group size is " + max), e.getMessage());
         }
     }
 
@@ -191,7 +191,7 @@ class OpenClInfraTest {
     private static BackendOptions knobs(int wg, int tile, int groupMin) {
         BackendOptions o = BackendOptions.defaults();
         for (io.gossgpu.backend.Knob k : List.of(OpenClKnobs.DENSE_WG, OpenClKnobs.RMSNORM_WG, OpenClKnobs.ATTENTION_WG, OpenClKnobs.MOE_WG, OpenClKnobs.ARGMAX_WG)) o = o.with(k, wg);
-        return o.with(OpenClKnobs.DENSE_TILE, tile).with(OpenClKnobs.MOE_TILE, tile).with(OpenClKnobs.MOE_PREFILL_MIN_T, groupMin);
+        return o.with(OpenClKnobs.DENSE_TILE_T, tile).with(OpenClKnobs.MOE_TILE_T, tile).with(OpenClKnobs.MOE_PREFILL_MIN_T, groupMin);
     }
 
     /** A child JVM with no OpenCL platform (empty ICD directory) or no loadable libOpenCL gets one line, no exception. */

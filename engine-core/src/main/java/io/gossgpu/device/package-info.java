@@ -10,6 +10,11 @@
  *       output in device buffers; {@link io.gossgpu.backend.DeviceKvCache} holds the cache.</li>
  *   <li>{@link io.gossgpu.device.ScratchArena} — grow-only scratch buffers by name.</li>
  *   <li>{@link io.gossgpu.device.UploadedWeights} — a model's device buffers and its RoPE table.</li>
+ *   <li>{@link io.gossgpu.device.Launcher} — one launch interface, each API's driver implements it; the ops written once
+ *       against it: {@link io.gossgpu.device.DensePipeline} (embed, dense), {@link io.gossgpu.device.SmallOps},
+ *       {@link io.gossgpu.device.RopeOp}, {@link io.gossgpu.device.AttentionPipeline},
+ *       {@link io.gossgpu.device.MoePipeline}, {@link io.gossgpu.device.SamplePipeline}; each API's shapes and
+ *       thresholds come in as data.</li>
  * </ul>
  */
 package io.gossgpu.device;

@@ -45,7 +45,7 @@ class KernelVocabularyTest {
             Map.entry("dense_gemm", new Only(Set.of("cuda"), "prefill GEMM in shared-memory tiles (GOSS_CUDA_DENSE_TILE_T × _TILE_R), from GOSS_CUDA_DENSE_PREFILL_MIN_T")),
             Map.entry("dense_gemm_mma", new Only(Set.of("cuda"), "dense_gemm of BF16 weights on tensor cores (BF16 wmma, compute capability 8.0+, GOSS_CUDA_DENSE_MMA)")),
             Map.entry("dense_tiled", new Only(Set.of("metal"), "prefill: 32 rows × 8 tokens per threadgroup, from GOSS_METAL_DENSE_PREFILL_MIN_T")),
-            Map.entry("dense", new Only(Set.of("opencl", "metal"), "one kernel for every format; OpenCL's tiles tokens per work-group (GOSS_OPENCL_DENSE_TILE)")),
+            Map.entry("dense", new Only(Set.of("opencl", "metal"), "one kernel for every format; OpenCL's tiles tokens per work-group (GOSS_OPENCL_DENSE_TILE_T)")),
             Map.entry("sample_max", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")),
             Map.entry("sample_sums", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")),
             Map.entry("sample_pick", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")));
@@ -130,7 +130,7 @@ class KernelVocabularyTest {
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("rmsnorm: params differ: cuda rmsnorm(NormParams [Field[type=int, name=cols]")), lines.toString());
     }
 
-    /** A knob table fails on a retired word, a word of no kernel, a threshold named otherwise (each planted). */
+    /** A knob table fails on a retired word, a word of no kernel, a threshold or a tile named otherwise (each planted). */
     @Test
     void aKnobOutsideTheVocabularyFails() {
         var range = io.gossgpu.backend.KnobValues.range(1, 16);
@@ -139,9 +139,12 @@ class KernelVocabularyTest {
                 io.gossgpu.backend.Knob.of("metal", "prefill", "MIN_T", 1, range, "x", "x"),
                 io.gossgpu.backend.Knob.of("opencl", "GEMV", "WG", 1, range, "x", "x"),
                 io.gossgpu.backend.Knob.of("metal", "dense_tiled", "TG", 1, range, "x", "x"),
+                io.gossgpu.backend.Knob.of("opencl", "DENSE", "TILE", 1, range, "x", "x"), // OpenCL's tokens per work-group as it was
+                io.gossgpu.backend.Knob.of("cuda", "DENSE", "TILE_T", 1, range, "x", "x"),
                 io.gossgpu.backend.Knob.setting("cuda", "GRAPH", 1, range, "x", "x"));
         assertEquals(List.of("GOSS_CUDA_LINEAR_BLOCK: LINEAR is a retired word", "GOSS_METAL_PREFILL_MIN_T: PREFILL is a retired word",
-                "GOSS_METAL_PREFILL_MIN_T: a token threshold is <OP>_PREFILL_MIN_T", "GOSS_OPENCL_GEMV_WG: GEMV is no op or kernel of kernels/"),
+                "GOSS_METAL_PREFILL_MIN_T: a token threshold is <OP>_PREFILL_MIN_T", "GOSS_OPENCL_GEMV_WG: GEMV is no op or kernel of kernels/",
+                "GOSS_OPENCL_DENSE_TILE: a tile's size is <OP>_TILE_T (tokens) or <OP>_TILE_R (rows)"),
                 KnobVocabulary.breaks(knobs));
     }
 }

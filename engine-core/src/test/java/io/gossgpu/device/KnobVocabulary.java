@@ -14,7 +14,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * A backend's knob table speaks the kernels' vocabulary ({@link KernelVocabularyTest}): every knob is
  * {@code GOSS_<API>_<OP>_<KNOB>} where OP is an op's file name or one of its kernels' names (upper case) on any API,
- * a token threshold is {@code <OP>_PREFILL_MIN_T}, and no knob has a name retired for the vocabulary. Each backend's
+ * a token threshold is {@code <OP>_PREFILL_MIN_T}, a tile's size names its dimension ({@code <OP>_TILE_T} tokens,
+ * {@code <OP>_TILE_R} rows: one name on every API for tokens per tile), and no knob has a name retired for the
+ * vocabulary. Each backend's
  * provider test calls {@link #assertSpeaks} with its table.
  */
 public final class KnobVocabulary {
@@ -46,6 +48,7 @@ public final class KnobVocabulary {
             if (k.name().toUpperCase(Locale.ROOT).endsWith("MIN_T") && !k.name().equalsIgnoreCase("PREFILL_MIN_T")
                     && !NOT_AN_OP.containsKey(op))
                 out.add(k.envName() + ": a token threshold is <OP>_PREFILL_MIN_T");
+            if (k.name().equalsIgnoreCase("TILE")) out.add(k.envName() + ": a tile's size is <OP>_TILE_T (tokens) or <OP>_TILE_R (rows)");
         }
         return out;
     }
