@@ -59,14 +59,20 @@ final class MatrixJob implements CpuPool.Body {
         for (int p = 0; p < parts; p++) mats[p] = null;
     }
 
+    /**
+     * A claimed run of items is one call per matrix it covers: each call streams its rows from start to end, where
+     * one call per item stopped the stream (and paid a native call) every {@link #BLOCK_ROWS} rows.
+     */
     @Override
     public void run(int from, int to, int worker) {
         int p = 0;
-        for (int item = from; item < to; item++) {
+        for (int item = from; item < to; ) {
             while (firstItem[p + 1] <= item) p++;
             CpuMatrix m = mats[p];
-            int r0 = (item - firstItem[p]) * BLOCK_ROWS, r1 = Math.min(m.rows(), r0 + BLOCK_ROWS);
+            int last = Math.min(to, firstItem[p + 1]);
+            int r0 = (item - firstItem[p]) * BLOCK_ROWS, r1 = Math.min(m.rows(), (last - firstItem[p]) * BLOCK_ROWS);
             m.gemm(0, r0, r1, input, panelRow0, panelT, outs[p], panelRow0 * outStride[p] + r0, outStride[p], biases[p], 0, worker);
+            item = last;
         }
     }
 }
