@@ -13,7 +13,7 @@ import io.gossgpu.cpu.matmul.MatrixInput;
  */
 final class MatrixJob implements CpuPool.Body {
     static final int PANEL = 64;
-    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); 4 tiles per native call. */
+    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); the smallest claim (the tail of a job). */
     static final int BLOCK_ROWS = 64;
 
     private final CpuPool pool;
@@ -54,7 +54,7 @@ final class MatrixJob implements CpuPool.Body {
         for (int p0 = 0; p0 < T; p0 += PANEL) {
             panelRow0 = p0;
             panelT = Math.min(PANEL, T - p0);
-            pool.run(items, pool.grainFor(items, 16, 1), this);
+            pool.runGuided(items, 1, this);
         }
         for (int p = 0; p < parts; p++) mats[p] = null;
     }
