@@ -2,8 +2,9 @@
 # Issue 42's "Done when" protocol: decode (tg32) on goss-gpu's cpu backend and llama.cpp's llama-bench, on the 4- and
 # 24-layer gpt-oss-20b-width GGUFs, in pooled rounds with the engines taking turns, a plain C streaming-read probe
 # (kernels/cpu/stream_probe.c) before each model of each round, then one `goss-gpu bench --op-times` per model. Prints
-# a markdown table of medians and ratios, each tg32 as a share of the median C probe, the op table's rows of more
-# than 50 MB with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
+# a markdown table of medians and ratios, each tg32 as a share of the median C probe and (a short probe follows every
+# engine run) as the median share of the probes just before and after each run, the op table's rows of more than 50 MB
+# with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
 #
 # usage: scripts/bench/decode-vs-llama.sh [options] [MODEL.gguf ...]
 #   MODEL            GGUFs (default: DIR/gpt-oss-20b-synth-L4-mxfp4.gguf and the L24 one of llama-baseline.sh, those there)
@@ -100,6 +101,14 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
 } > "$out/run.env"
 [ "$(nice)" = 0 ] || say "warning: running under nice $(nice): llama.cpp's spin-waits make its figures meaningless"
 
+# Every probe and engine run in time order (events.tsv), and a short probe after each engine run: this machine's memory
+# can change speed from one minute to the next (shared hosts), so each run is also compared with the probes around it.
+event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
+probe_after() { # probe_after KIND MODEL ROUND
+  local f="$out/around-$1-$(basename "$2")-r$3.txt"
+  "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"
+}
+
 goss() { # goss MODEL ROUND [2: the second jar]
   local j="$jar" kind=goss
   [ "${3:-}" = 2 ] && { j="$jar2"; kind=goss2; }
@@ -107,18 +116,23 @@ goss() { # goss MODEL ROUND [2: the second jar]
   say "round $2: $kind $(basename "$1") tg$gen"
   "$java" -jar "$j" bench --model "$1" --backend cpu --threads "$threads" -p 0 -n "$gen" -r "$reps" -w "$warm" \
     --no-bandwidth-probe -o json > "$base.json" 2> "$base.log" || { tail -3 "$base.log" >&2; rm -f "$base.json"; }
+  event "run $kind $(basename "$1") $2"
+  probe_after "$kind" "$1" "$2"
 }
 llama() { # llama MODEL ROUND
   local base="$out/llama-$(basename "$1")-r$2"
   say "round $2: llama-bench $(basename "$1") tg$gen"
   "$llama_bench" -m "$1" -t "$threads" -p 0 -n "$gen" -r "$reps" -o json > "$base.json" 2> "$base.log" \
     || { tail -3 "$base.log" >&2; rm -f "$base.json"; }
+  event "run llama $(basename "$1") $2"
+  probe_after llama "$1" "$2"
 }
 turn=0
 for ((r = 1; r <= rounds; r++)); do
   for m in "${models[@]}"; do
     say "round $r: C probe ($probe_gib GiB, $threads threads)"
     "$probe" "$threads" "$probe_gib" 8 > "$out/probe-$(basename "$m")-r$r.txt" || say "the C probe failed"
+    event "probe $(cut -d' ' -f1 "$out/probe-$(basename "$m")-r$r.txt")"
     if [ -z "$jar2" ]; then
       if [ $((turn % 2)) = 0 ]; then goss "$m" "$r"; llama "$m" "$r"; else llama "$m" "$r"; goss "$m" "$r"; fi
     else # A, B, llama; then B, llama, A; then llama, A, B: each goes first, second and third in turn

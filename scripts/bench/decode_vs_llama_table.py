@@ -6,7 +6,10 @@ usage: decode_vs_llama_table.py OUT_DIR   (prints markdown; also writes OUT_DIR/
 Reads run.env, probe-<model>-r<k>.txt (the C probe's line), goss-<model>-r<k>.json (goss-gpu bench -o json),
 llama-<model>-r<k>.json (llama-bench -o json) and optimes-<model>.log (goss-gpu bench --op-times). Every round's
 timed repetitions are pooled; the table gives their medians. Shares of bandwidth are against the median of the
-run's C probes; both engines' GB/s use goss-gpu's count of the bytes a token must read.
+run's C probes; both engines' GB/s use goss-gpu's count of the bytes a token must read. With events.tsv (every probe and
+engine run in time order), each run's t/s is also set against the mean of the probes just before and after it ("paired"),
+since a shared host's memory can change speed between one probe per round and the run; a run whose two probes differ by
+more than 20 % is counted as one the memory's speed changed during.
 """
 import json
 import os
@@ -51,6 +54,43 @@ def profile(path, gen):
     return None
 
 
+def paired(out, data):
+    """From events.tsv: per (kind, model), the shares of each run's median t/s × bytes against the mean of the probes
+    around it, and how many runs had their probes differ by more than 20 %."""
+    path = os.path.join(out, "events.tsv")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        events = [line.split() for line in f if line.strip()]
+    shares = {}
+    for i, ev in enumerate(events):
+        if ev[0] != "run":
+            continue
+        kind, model, rnd = ev[1], ev[2], ev[3]
+        before = next((float(e[1]) for e in reversed(events[:i]) if e[0] == "probe"), None)
+        after = next((float(e[1]) for e in events[i + 1:] if e[0] == "probe"), None)
+        name = os.path.join(out, f"{kind}-{model}-r{rnd}.json")
+        d = data.get(model)
+        if before is None or after is None or d is None or not d["bytes"] or not os.path.exists(name):
+            continue
+        with open(name) as f:
+            text = f.read()
+        try:
+            if kind == "llama":
+                ts = [float(x) for r in first_json(text) for x in r["samples_ts"] if int(r["n_prompt"]) == 0]
+            else:
+                ts = [x for r in json.loads(text)["rows"] if r["depth"] == 0 and r.get("streams", 0) == 0 for x in r["samples"]]
+        except (ValueError, KeyError, IndexError):
+            continue
+        if not ts:
+            continue
+        s = shares.setdefault((kind, model), dict(shares=[], flips=0))
+        s["shares"].append(d["bytes"] * statistics.median(ts) / 1e9 / ((before + after) / 2))
+        if abs(before - after) > 0.2 * min(before, after):
+            s["flips"] += 1
+    return shares
+
+
 def main(out):
     env = read_env(os.path.join(out, "run.env"))
     gen = int(env.get("gen", 32))
@@ -78,6 +118,7 @@ def main(out):
             problems.append(f"{name}: unreadable ({e})")
 
     med = lambda xs: statistics.median(xs) if xs else None
+    pairs = paired(out, data)
     lines = [f"## Decode at the memory limit: goss-gpu against llama.cpp, tg{gen}, {env.get('rounds')} rounds pooled", ""]
     lines.append(f"- {env.get('date')} on {env.get('host')}: {env.get('cpu')}, {env.get('cores')} CPUs, {env.get('threads')} threads; "
                  f"flags: {env.get('flags', '').strip()}; transparent huge pages: {env.get('thp')}")
@@ -108,11 +149,22 @@ def main(out):
                          f"{fmt(gb(g2), '{:.1f}')} | {pct(gb(g2))} | #2 / #1: {fmt(g2 / g if g2 and g else None, '{:.3f}×')} | |")
         n = layers(model)
         share = gb(g) / p if gb(g) and p else None
+        pair = {k: pairs.get((k, model)) for k in ("goss", "goss2", "llama")}
+        if any(pair.values()):
+            said = lambda k, who: (f"{who} {100 * med(pair[k]['shares']):.0f} % (runs: "
+                                   + ", ".join(f"{100 * x:.0f}" for x in pair[k]["shares"]) + f"; {pair[k]['flips']} with a speed change)"
+                                   if pair[k] else f"{who} –")
+            lines.append(f"| {model}, paired with the probes around each run | | | | | | "
+                         + " · ".join(said(k, w) for k, w in (("goss", "goss-gpu"), ("goss2", "#2"), ("llama", "llama.cpp")) if pair[k] or k != "goss2")
+                         + " | | | |")
         if n == 4:
             verdicts.append(("4-layer tg%d at least 1.15× llama.cpp" % gen, ratio is not None and ratio >= 1.15, fmt(ratio, "{:.2f}×")))
         if n in (4, 24):
             verdicts.append((f"{n}-layer tg{gen} at least 85 % of the C probe", share is not None and share >= 0.85,
                              f"{100 * share:.0f} %" if share is not None else "–"))
+        if n in (4, 24) and pair["goss"]:
+            ps = med(pair["goss"]["shares"])
+            verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probes around its runs (paired)", ps >= 0.85, f"{100 * ps:.0f} %"))
     for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
         prof2 = profile(os.path.join(out, f"optimes2-{model}.log"), gen)
         if prof2 is not None:

@@ -68,6 +68,12 @@ public final class CpuBackend extends HeapMemoryBackend {
         moe.tileRows = n;
     }
 
+    /** Gate/up rows × tokens one MoE call may cover (tests set one tile: a call per work item). */
+    void moeMergedRows(int n) {
+        if (n <= 0) throw new IllegalArgumentException("MoE merged rows must be positive, got " + n);
+        moe.mergedRows = n;
+    }
+
     /**
      * Turns the profile of the pool's jobs on or off ({@code bench --op-times}; off by default): see {@link CpuPool#profile}.
      * Call between ops, on the thread that runs them.

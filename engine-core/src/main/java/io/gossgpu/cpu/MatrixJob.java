@@ -13,7 +13,7 @@ import io.gossgpu.cpu.matmul.MatrixInput;
  */
 final class MatrixJob implements CpuPool.Body {
     static final int PANEL = 64;
-    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); 4 tiles per native call. */
+    /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); the smallest claim (the tail of a job). */
     static final int BLOCK_ROWS = 64;
 
     private final CpuPool pool;
@@ -54,19 +54,25 @@ final class MatrixJob implements CpuPool.Body {
         for (int p0 = 0; p0 < T; p0 += PANEL) {
             panelRow0 = p0;
             panelT = Math.min(PANEL, T - p0);
-            pool.run(items, pool.grainFor(items, 16, 1), this);
+            pool.runGuided(items, 1, this);
         }
         for (int p = 0; p < parts; p++) mats[p] = null;
     }
 
+    /**
+     * A claimed run of items is one call per matrix it covers: each call streams its rows from start to end, where
+     * one call per item stopped the stream (and paid a native call) every {@link #BLOCK_ROWS} rows.
+     */
     @Override
     public void run(int from, int to, int worker) {
         int p = 0;
-        for (int item = from; item < to; item++) {
+        for (int item = from; item < to; ) {
             while (firstItem[p + 1] <= item) p++;
             CpuMatrix m = mats[p];
-            int r0 = (item - firstItem[p]) * BLOCK_ROWS, r1 = Math.min(m.rows(), r0 + BLOCK_ROWS);
+            int last = Math.min(to, firstItem[p + 1]);
+            int r0 = (item - firstItem[p]) * BLOCK_ROWS, r1 = Math.min(m.rows(), (last - firstItem[p]) * BLOCK_ROWS);
             m.gemm(0, r0, r1, input, panelRow0, panelT, outs[p], panelRow0 * outStride[p] + r0, outStride[p], biases[p], 0, worker);
+            item = last;
         }
     }
 }

@@ -30,6 +30,12 @@ final class MoeJob {
      * the dense matrices ({@code bench --op-times}); 256 rows (~400 KB of MXFP4 per call) reads them near it.
      */
     static final int TILE = 256;
+    /**
+     * Rows × tokens of one call: a thread's claimed run of an expert's tiles goes in one call per matrix up to this
+     * (which bounds the gate/up staging per thread), so a decode step streams each expert's rows without stopping
+     * (and paying a native call) at every tile.
+     */
+    static final int MERGED_ROWS = 4096;
 
     private final CpuPool pool;
     private final KernelSet kernels;
@@ -38,11 +44,15 @@ final class MoeJob {
     int chunkTokens = 512;
     /** Rows per work item, a multiple of the 16-row weight tiles ({@link #TILE}; tests lower it to cover several items per expert). */
     int tileRows = TILE;
+    /** {@link #MERGED_ROWS} (tests lower it to one tile, the calls before merging). */
+    int mergedRows = MERGED_ROWS;
 
     private final MatrixInput xIn = new MatrixInput(), hIn = new MatrixInput();
     private int[] order = new int[0], groupStart = new int[0], active = new int[0], slotRow = new int[0];
     private float[] xs = new float[0], h = new float[0], y = new float[0];
     private float[][] gateOut, upOut;
+    /** Row stride of gateOut/upOut in the current chunk: the rows one gate/up call covers at most. */
+    private int spanRows;
 
     // the current chunk
     private DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> layer;
@@ -104,28 +114,38 @@ final class MoeJob {
         tok0 = t0;
         int maxGroup = 0;
         for (int a = 0; a < na; a++) maxGroup = Math.max(maxGroup, gs[active[a] + 1] - gs[active[a]]);
+        int tilesPerCall = Math.max(1, mergedRows / (maxGroup * tileRows));
+        spanRows = tilesPerCall * tileRows;
         for (int wk = 0; wk < gateOut.length; wk++)
-            if (gateOut[wk].length < maxGroup * tileRows) {
-                gateOut[wk] = new float[maxGroup * tileRows];
-                upOut[wk] = new float[maxGroup * tileRows];
+            if (gateOut[wk].length < maxGroup * spanRows) {
+                gateOut[wk] = new float[maxGroup * spanRows];
+                upOut[wk] = new float[maxGroup * spanRows];
             }
 
         xIn.set(xs, 0, H, n, H);
         xIn.prepare(layer.gate().inputForm(), kernels, pool);
         int upTiles = (I + tileRows - 1) / tileRows, downTiles = (H + tileRows - 1) / tileRows;
         int activeCount = na;
-        // contiguous runs of tiles per claim, so each thread streams neighbouring weight rows (prefetchers follow)
+        // guided claims: long runs of an expert's tiles first (one call each, streamed), the tail shared in single tiles
         int upItems = activeCount * upTiles, downItems = activeCount * downTiles;
         pool.tag(CpuJobTag.MOE_GATE_UP.tag());
-        pool.run(upItems, pool.grainFor(upItems, 16, 1), (from, to, worker) -> {
-            for (int item = from; item < to; item++) upTile(active[item / upTiles], (item % upTiles) * tileRows, worker);
+        pool.runGuided(upItems, 1, (from, to, worker) -> {
+            for (int item = from; item < to; ) {
+                int e = item / upTiles, last = Math.min(Math.min(to, (e + 1) * upTiles), item + tilesPerCall);
+                upRows(active[e], (item % upTiles) * tileRows, Math.min(I, (last - e * upTiles) * tileRows), worker);
+                item = last;
+            }
         });
         pool.tag(CpuJobTag.OTHER.tag());
         hIn.set(h, 0, I, n, I);
         hIn.prepare(layer.down().inputForm(), kernels, pool);
         pool.tag(CpuJobTag.MOE_DOWN.tag());
-        pool.run(downItems, pool.grainFor(downItems, 16, 1), (from, to, worker) -> {
-            for (int item = from; item < to; item++) downTile(active[item / downTiles], (item % downTiles) * tileRows, worker);
+        pool.runGuided(downItems, 1, (from, to, worker) -> {
+            for (int item = from; item < to; ) {
+                int e = item / downTiles, last = Math.min(Math.min(to, (e + 1) * downTiles), item + tilesPerCall);
+                downRows(active[e], (item % downTiles) * tileRows, Math.min(H, (last - e * downTiles) * tileRows), worker);
+                item = last;
+            }
         });
         pool.tag(CpuJobTag.OTHER.tag());
         pool.run(T, Math.max(1, pool.grainFor(T, 2, 1)), (from, to, worker) -> {
@@ -133,18 +153,18 @@ final class MoeJob {
         });
     }
 
-    /** Phase 1: rows u0 .. u0+tileRows of expert e's gate and up for its tokens, then SwiGLU into h. */
-    private void upTile(int e, int u0, int worker) {
-        int g0 = groupStart[e], n = groupStart[e + 1] - g0, u1 = Math.min(I, u0 + tileRows), rows = u1 - u0;
+    /** Phase 1: rows u0 .. u1 (at most {@code spanRows}) of expert e's gate and up for its tokens, then SwiGLU into h. */
+    private void upRows(int e, int u0, int u1, int worker) {
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0, rows = u1 - u0, stride = spanRows;
         float[] a = gateOut[worker], b = upOut[worker];
-        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, tileRows, layer.gateBias(), e * I, worker);
-        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, tileRows, layer.upBias(), e * I, worker);
-        for (int t = 0; t < n; t++) k.swiglu(a, t * tileRows, b, t * tileRows, limit, h, (g0 + t) * I + u0, rows);
+        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, stride, layer.gateBias(), e * I, worker);
+        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, stride, layer.upBias(), e * I, worker);
+        for (int t = 0; t < n; t++) k.swiglu(a, t * stride, b, t * stride, limit, h, (g0 + t) * I + u0, rows);
     }
 
-    /** Phase 2: output rows d0 .. d0+tileRows of expert e's down projection for its tokens, into y. */
-    private void downTile(int e, int d0, int worker) {
-        int g0 = groupStart[e], n = groupStart[e + 1] - g0, d1 = Math.min(H, d0 + tileRows);
+    /** Phase 2: output rows d0 .. d1 of expert e's down projection for its tokens, into y. */
+    private void downRows(int e, int d0, int d1, int worker) {
+        int g0 = groupStart[e], n = groupStart[e + 1] - g0;
         layer.down().gemm(e, d0, d1, hIn, g0, n, y, g0 * H + d0, H, layer.downBias(), e * H, worker);
     }
 

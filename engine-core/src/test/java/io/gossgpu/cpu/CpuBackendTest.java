@@ -25,6 +25,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -170,6 +171,26 @@ class CpuBackendTest {
             cpu.moeChunkTokens(7);
             cpu.moeTileRows(32);
             compareWholeModel(ck, cpu, true);
+        }
+    }
+
+    /**
+     * A thread's claimed run of an expert's tiles is one call per matrix (a decode step streams whole experts): the
+     * same bits as one call per tile, with the runs cut by the staging limit or not, on two threads.
+     */
+    @Test
+    void expertRowsInOneCallGiveTheSameBitsAsOneCallPerTile() {
+        KernelSet set = NativeCpu.unavailableReason() == null ? KernelSet.of(null, CpuKernels.best()) : KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best());
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 34).inMemory();
+             CpuBackend perTile = new CpuBackend(2, set); CpuBackend merged = new CpuBackend(2, set);
+             CpuBackend cut = new CpuBackend(2, set)) {
+            ModelWeights w = ModelWeights.of(ck);
+            for (CpuBackend b : List.of(perTile, merged, cut)) b.moeTileRows(16);
+            perTile.moeMergedRows(16);
+            cut.moeMergedRows(48); // decode: 3 tiles per call, so an expert's run is cut
+            float[] want = logits(perTile, perTile.loadWeights(w), w);
+            assertArrayEquals(want, logits(merged, merged.loadWeights(w), w), "whole runs in one call");
+            assertArrayEquals(want, logits(cut, cut.loadWeights(w), w), "runs cut at 3 tiles");
         }
     }
 

@@ -36,7 +36,9 @@ public final class CpuPool implements AutoCloseable {
     private volatile int generation;
     private volatile boolean shutdown;
     private volatile Body body;
-    private volatile int total, grain, chunks;
+    private volatile int total, grain;
+    /** The current job claims guided chunks ({@link #runGuided}). */
+    private volatile boolean guided;
     private volatile Throwable failure;
     private volatile Thread caller;
     private volatile boolean callerParked;
@@ -73,6 +75,19 @@ public final class CpuPool implements AutoCloseable {
      * done, rethrowing the first failure. Small ranges (one chunk) run on the caller alone.
      */
     public void run(int total, int grain, Body body) {
+        run(total, grain, false, body);
+    }
+
+    /**
+     * As {@link #run}, but each claim takes a share of what is left — {@code remaining / (2·threads)}, at least
+     * {@code minGrain} — so the threads stream long runs of neighbouring indices first and share the tail in small
+     * pieces (guided self-scheduling). For bodies whose result per index does not depend on where a chunk starts.
+     */
+    public void runGuided(int total, int minGrain, Body body) {
+        run(total, minGrain, true, body);
+    }
+
+    private void run(int total, int grain, boolean guided, Body body) {
         if (total <= 0) return;
         grain = Math.max(1, grain);
         boolean timed = profiling;
@@ -91,7 +106,7 @@ public final class CpuPool implements AutoCloseable {
         this.body = body;
         this.total = total;
         this.grain = grain;
-        this.chunks = (total + grain - 1) / grain;
+        this.guided = guided;
         this.failure = null;
         this.caller = Thread.currentThread();
         done.set(0);
@@ -99,7 +114,7 @@ public final class CpuPool implements AutoCloseable {
         generation = gen;
         for (Thread w : workers) LockSupport.unpark(w);
         work(0, gen);
-        int n = chunks;
+        int n = total;
         long spinUntil = System.nanoTime() + SPIN_NANOS;
         while (done.get() != n) {
             if (System.nanoTime() < spinUntil) Thread.onSpinWait();
@@ -187,20 +202,22 @@ public final class CpuPool implements AutoCloseable {
             int from = (int) v;
             int t = total, g = grain;
             if (from >= t) return;
+            if (guided) g = Math.max(g, (t - from) / (2 * threads));
+            int end = Math.min(t, from + g);
             if (!ticket.compareAndSet(v, v + g)) continue;
             // a successful claim means job gen is still running, so body/total/grain are its own
             try {
                 if (failure == null) {
                     if (profiling) {
                         long c0 = System.nanoTime();
-                        body.run(from, Math.min(t, from + g), worker);
+                        body.run(from, end, worker);
                         busy[worker * PAD] += System.nanoTime() - c0; // published to the caller by done's increment
-                    } else body.run(from, Math.min(t, from + g), worker);
+                    } else body.run(from, end, worker);
                 }
             } catch (Throwable e) {
                 if (failure == null) failure = e;
             }
-            if (done.incrementAndGet() == chunks && worker != 0) {
+            if (done.addAndGet(end - from) == t && worker != 0) {
                 Thread c = caller;
                 if (c != null && callerParked) LockSupport.unpark(c);
             }

@@ -3,6 +3,10 @@ package io.gossgpu.cpu.compute;
 import io.gossgpu.GossException;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,6 +25,36 @@ class CpuPoolTest {
                 });
                 for (int i = 0; i < total; i++) assertEquals(1, hits.get(i), "job " + job + " index " + i);
             }
+        }
+    }
+
+    /**
+     * Guided jobs, mixed with plain ones on the same pool: every index once; a claim takes half of what is left over the
+     * threads (at least the minimum grain), so the first chunk of a long job is long and the chunks shrink.
+     */
+    @Test
+    void guidedClaimsCoverEveryIndexOnceInShrinkingChunks() {
+        try (CpuPool pool = new CpuPool(3)) {
+            for (int job = 0; job < 2000; job++) {
+                int total = 1 + job % 211, grain = 1 + job % 4;
+                AtomicIntegerArray hits = new AtomicIntegerArray(total);
+                CpuPool.Body count = (from, to, w) -> {
+                    for (int i = from; i < to; i++) hits.incrementAndGet(i);
+                };
+                if (job % 3 == 0) pool.run(total, grain, count); else pool.runGuided(total, grain, count);
+                for (int i = 0; i < total; i++) assertEquals(1, hits.get(i), "job " + job + " index " + i);
+            }
+            List<int[]> chunks = Collections.synchronizedList(new ArrayList<>());
+            pool.runGuided(600, 2, (from, to, w) -> chunks.add(new int[]{from, to}));
+            chunks.sort(Comparator.comparingInt(c -> c[0]));
+            assertEquals(100, chunks.get(0)[1] - chunks.get(0)[0], "the first claim: 600 / (2·3)");
+            for (int i = 1; i < chunks.size(); i++) {
+                int[] c = chunks.get(i);
+                assertEquals(chunks.get(i - 1)[1], c[0], "chunks follow one another");
+                int left = 600 - c[0];
+                assertEquals(Math.min(left, Math.max(2, left / 6)), c[1] - c[0], "chunk at " + c[0]);
+            }
+            assertEquals(600, chunks.get(chunks.size() - 1)[1]);
         }
     }
 
