@@ -51,6 +51,27 @@ struct AttentionParams {
     int first;       // kv_store: the first row stored
 };
 
+// Element d of query pair n (row i0 + n / group, head g * group + n % group) of a block's tile of pairs.
+__device__ __forceinline__ float pair_q(const float* __restrict__ q, int i0, int n, int group, int g, int qDim, int hd, int d) {
+    return q[(size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd + d];
+}
+
+// Key and value element off (= g * hd + d) of position j: the cache slot j % slots before the batch's first position
+// start, else the batch's own row j - start.
+__device__ __forceinline__ void kv_at(const float* __restrict__ ck, const float* __restrict__ cv, const float* __restrict__ k,
+                                      const float* __restrict__ v, int j, int start, int slots, int kvDim, size_t off,
+                                      float& kx, float& vx) {
+    if (j < start) {
+        const size_t row = (size_t) (j % slots) * kvDim;
+        kx = ck[row + off];
+        vx = cv[row + off];
+    } else {
+        const size_t row = (size_t) (j - start) * kvDim;
+        kx = k[row + off];
+        vx = v[row + off];
+    }
+}
+
 extern "C" __global__ void attention(const float* __restrict__ q, const float* __restrict__ k,
                                     const float* __restrict__ v, const float* __restrict__ ck,
                                     const float* __restrict__ cv, const float* __restrict__ sinks,
@@ -191,7 +212,7 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
         const int d = idx % hd;
         float x = 0.0f;
         if (n < npairs) {
-            x = q[(size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd + d];
+            x = pair_q(q, i0, n, group, g, qDim, hd, d);
         }
         qs[idx] = x;
     }
@@ -232,16 +253,7 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
             const int j = j0 + jj;
             float kx = 0.0f, vx = 0.0f;
             if (j <= pLast) {
-                const size_t off = (size_t) g * hd + d;
-                if (j < start) {
-                    const size_t row = (size_t) (j % slots) * kvDim;
-                    kx = ck[row + off];
-                    vx = cv[row + off];
-                } else {
-                    const size_t row = (size_t) (j - start) * kvDim;
-                    kx = k[row + off];
-                    vx = v[row + off];
-                }
+                kv_at(ck, cv, k, v, j, start, slots, kvDim, (size_t) g * hd + d, kx, vx);
             }
             ks[jj * (hd + 1) + d] = kx;
             vs[jj * hd + d] = vx;
@@ -407,7 +419,7 @@ extern "C" __global__ void attention_mma(const float* __restrict__ q, const floa
 
     for (int idx = tid; idx < AMMA_PAIRS * hd; idx += AMMA_THREADS) {
         const int n = idx / hd, d = idx % hd;
-        const float x = n < npairs ? q[(size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd + d] : 0.0f;
+        const float x = n < npairs ? pair_q(q, i0, n, group, g, qDim, hd, d) : 0.0f;
         bf16_split(x, qhi[n * kp + d], qlo[n * kp + d]);
     }
     __syncthreads();
@@ -447,16 +459,7 @@ extern "C" __global__ void attention_mma(const float* __restrict__ q, const floa
             const int j = j0 + jj;
             float kx = 0.0f, vx = 0.0f;
             if (j <= pLast) {
-                const size_t off = (size_t) g * hd + d;
-                if (j < start) {
-                    const size_t row = (size_t) (j % slots) * kvDim;
-                    kx = ck[row + off];
-                    vx = cv[row + off];
-                } else {
-                    const size_t row = (size_t) (j - start) * kvDim;
-                    kx = k[row + off];
-                    vx = v[row + off];
-                }
+                kv_at(ck, cv, k, v, j, start, slots, kvDim, (size_t) g * hd + d, kx, vx);
             }
             bf16_split(kx, khi[jj * kp + d], klo[jj * kp + d]);
             bf16_split(vx, vhi[jj * kp + d], vlo[jj * kp + d]);
