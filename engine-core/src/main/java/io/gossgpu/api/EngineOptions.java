@@ -31,8 +31,8 @@ import java.nio.file.Path;
 public record EngineOptions(Path model, String backend, boolean mmap, LoadProgress progress, boolean checkTensors,
                             boolean floatExperts, BackendOptions backendOptions, int prefillChunk,
                             ExpertPlacement placement, int contextLength) {
-    /** The default {@link #prefillChunk}: long enough that a prompt's chunk reads each expert for many rows, short enough that a step beside running streams stays short. */
-    public static final int DEFAULT_PREFILL_CHUNK = 256;
+    /** The default {@link #prefillChunk} ({@link io.gossgpu.generate.StepScheduler#DEFAULT_PREFILL_CHUNK}). */
+    public static final int DEFAULT_PREFILL_CHUNK = io.gossgpu.generate.StepScheduler.DEFAULT_PREFILL_CHUNK;
 
     public EngineOptions {
         if (backendOptions == null) throw new NullPointerException("backendOptions");

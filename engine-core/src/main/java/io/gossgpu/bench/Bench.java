@@ -1,7 +1,6 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
-import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.ExpertPlacement;
@@ -184,7 +183,7 @@ public final class Bench {
         List<BenchReport.Row> rows = new ArrayList<>();
         int most = o.parallel.stream().mapToInt(Integer::intValue).max().orElse(1);
         try (Executor ex = new Executor(b, w); var threads = java.util.concurrent.Executors.newFixedThreadPool(most)) {
-            StepScheduler scheduler = new StepScheduler(ex, EngineOptions.DEFAULT_PREFILL_CHUNK);
+            StepScheduler scheduler = new StepScheduler(ex, StepScheduler.DEFAULT_PREFILL_CHUNK);
             List<Session> sessions = new ArrayList<>();
             try {
                 for (int i = 0; i < most; i++) sessions.add(new Session(scheduler, context, rollback, 0));

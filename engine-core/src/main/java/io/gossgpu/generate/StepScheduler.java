@@ -32,6 +32,11 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class StepScheduler {
     /**
+     * The default prefill chunk: long enough that a prompt's chunk reads each expert for many rows, short enough that a
+     * step beside running streams stays short.
+     */
+    public static final int DEFAULT_PREFILL_CHUNK = 256;
+    /**
      * The request was cancelled ({@link #cancel}) before it finished, or its session was closed before it ran
      * ({@link Session#close}); nothing more of it runs.
      */
