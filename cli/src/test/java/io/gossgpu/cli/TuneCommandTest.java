@@ -48,9 +48,9 @@ class TuneCommandTest {
         requireOpenCl();
         List<Knob> knobs = new OpenClBackendProvider().knobs();
         Knob wg = knobs.stream().filter(k -> k.shortName().equals("ATTENTION_WG")).findFirst().orElseThrow();
-        Knob tile = knobs.stream().filter(k -> k.shortName().equals("DENSE_TILE")).findFirst().orElseThrow();
+        Knob tile = knobs.stream().filter(k -> k.shortName().equals("DENSE_TILE_T")).findFirst().orElseThrow();
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--quick",
-                "--knob", "ATTENTION_WG", "--knob", "goss_opencl_dense_tile");
+                "--knob", "ATTENTION_WG", "--knob", "goss_opencl_dense_tile_t");
         assertEquals(0, r.code(), r.err());
         // one progress line per candidate, 3 candidates per knob in quick mode
         assertEquals(6, r.err().lines().filter(l -> l.startsWith("GOSS_OPENCL_")).count(), r.err());
@@ -103,7 +103,7 @@ class TuneCommandTest {
         CommandLineTest.Run r = CommandLineTest.run("", "tune", "--backend", "opencl", "--model", model.toString(), "--knob", "WARP_SPEED");
         assertEquals(1, r.code());
         assertEquals(1, r.err().strip().lines().count(), r.err());
-        assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: DENSE_WG, DENSE_TILE,"), r.err());
+        assertTrue(r.err().startsWith("goss-gpu: unknown knob 'WARP_SPEED' for opencl; valid: DENSE_WG, DENSE_TILE_T,"), r.err());
         assertTrue(r.err().contains("ATTENTION_WG") && r.err().contains("MOE_PREFILL_MIN_T"), r.err());
     }
 
