@@ -52,7 +52,16 @@ public final class DensePipeline<B> {
     public record Matrix<B>(B data, long offset, B scales, WeightFormat format, int fmt, long rowBytes, int rows, int cols) {}
 
     /** One format's kernels (null: the API has no such path for it). */
-    private record Kernels(DeviceKernel embed, DeviceKernel matvec, DeviceKernel gemm, DeviceKernel mma) {}
+    private record Kernels(DeviceKernel embed, DeviceKernel matvec, DeviceKernel gemm, DeviceKernel mma) {
+        /** The kernel of {@code path} (null: embed's). */
+        DeviceKernel of(Path path) {
+            return path == null ? embed : switch (path) {
+                case MATVEC -> matvec;
+                case GEMM -> gemm;
+                case MMA -> mma;
+            };
+        }
+    }
 
     private final Launcher<B> launcher;
     private final DenseShapes shapes;
@@ -89,11 +98,7 @@ public final class DensePipeline<B> {
     public List<DeviceKernel> kernels(Path path) {
         Set<DeviceKernel> out = new LinkedHashSet<>();
         for (Kernels k : any != null ? List.of(any) : new ArrayList<>(byFormat.values())) {
-            DeviceKernel d = path == null ? k.embed() : switch (path) {
-                case MATVEC -> k.matvec();
-                case GEMM -> k.gemm();
-                case MMA -> k.mma();
-            };
+            DeviceKernel d = k.of(path);
             if (d != null) out.add(d);
         }
         return List.copyOf(out);
@@ -141,13 +146,8 @@ public final class DensePipeline<B> {
      */
     public void run(Matrix<B> m, B bias, B x, int xRow0, int tokens, B out0, int n0, B out1, int n1, B out2) {
         if (n0 != m.rows() && !shapes.threeOutputs()) throw new IllegalArgumentException("this API's dense kernels write one output");
-        Kernels k = kernels(m.format());
         Path path = path(m.format(), tokens);
-        DeviceKernel kernel = switch (path) {
-            case MATVEC -> k.matvec();
-            case GEMM -> k.gemm();
-            case MMA -> k.mma();
-        };
+        DeviceKernel kernel = kernels(m.format()).of(path);
         Shape s = (switch (path) {
             case MATVEC -> shapes.matvecShape();
             case GEMM -> shapes.gemmShape();
