@@ -12,7 +12,7 @@
 #      at most BUILD_TIMEOUT s, default 480);
 #   3. the GGUF, written once to /tmp/llama/ by DIR/make_synth_gguf.py with DIR/gguf-py;
 #   4. llama-bench -ngl 99 -fa 1 -p 512 -n 128 -d 0,8192 -r 3: pp512 and tg128, at depth 0 and 8192;
-#   5. when GOSS_KIT (default .cudakit) holds goss-gpu.jar and rt.tgz: goss-gpu bench -b cuda on the same GGUF
+#   5. when GOSS_KIT (default .cudakit) holds goss-gpu.jar and rt.tar.xz: goss-gpu bench -b cuda on the same GGUF
 #      with the same -p/-n/-d/-r;
 #   6. the split of issue 38 (experts of N layers on the CPU): for each N of N_CPU_MOE (default "LAYERS LAYERS/2";
 #      empty: skipped), llama-bench --n-cpu-moe N and goss-gpu bench --n-cpu-moe N, -p 512 -n 64 -r 2 at depth 0.
@@ -44,8 +44,8 @@ if [[ $dry == 1 ]]; then
   echo "build fallback: $here/llama-cuda-build.sh -j \$(nproc) /tmp/llama-cuda/src /tmp/llama-cuda (at most ${BUILD_TIMEOUT:-480} s)"
   echo "model: PYTHONPATH=$dir/gguf-py python3 $dir/make_synth_gguf.py $gguf $layers"
   echo "llama: llama-bench -m $gguf ${bench_args[*]} -o md"
-  [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]] && echo "goss-gpu: bench --backend cuda -m $gguf -p 512 -n 128 -d 0,8192 -r 3" \
-    || echo "goss-gpu: skipped ($kit has no goss-gpu.jar and rt.tgz)"
+  [[ -f $kit/goss-gpu.jar && -f $kit/rt.tar.xz ]] && echo "goss-gpu: bench --backend cuda -m $gguf -p 512 -n 128 -d 0,8192 -r 3" \
+    || echo "goss-gpu: skipped ($kit has no goss-gpu.jar and rt.tar.xz)"
   for n in ${n_cpu_moe}; do echo "split: llama-bench -m $gguf ${split_args[*]} --n-cpu-moe $n; goss-gpu bench --backend cuda --n-cpu-moe $n ${split_args[*]:4}"; done
   exit 0
 fi
@@ -79,7 +79,11 @@ if starts "$bin"; then
 else
   say "building llama-bench here (at most ${BUILD_TIMEOUT:-480} s)"
   mkdir -p /tmp/llama-cuda/src
-  [[ -f /tmp/llama-cuda/src/CMakeLists.txt ]] || tar -xJf "$dir/llama-src.tar.xz" -C /tmp/llama-cuda/src
+  tarball=$dir/llama-src.tar.xz
+  [[ -f $tarball ]] || tarball=$dir-src/llama-src.tar.xz
+  [[ -f /tmp/llama-cuda/src/CMakeLists.txt || -f $tarball ]] \
+      || { say "no llama.cpp source to build from: carry ${dir##*/}-src (llama-cuda-stage.sh put it there)"; exit 1; }
+  [[ -f /tmp/llama-cuda/src/CMakeLists.txt ]] || tar -xJf "$tarball" -C /tmp/llama-cuda/src
   NICE=0 timeout -k 5 "${BUILD_TIMEOUT:-480}" "$here/llama-cuda-build.sh" -j "$(nproc)" /tmp/llama-cuda/src /tmp/llama-cuda \
       2>&1 | tee -a "$log"
   tail -5 /tmp/llama-cuda/build.log >>"$log" 2>/dev/null
@@ -112,16 +116,11 @@ say "llama-bench rc=$rc"
 cat "$out/llama-bench.md" >>"$log"
 
 status=$rc
-if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]]; then
-  # shellcheck source=runtime.sh
-  . "$here/runtime.sh"
-  goss_runtime "$kit" || exit 3
+if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tar.xz ]]; then
   say "goss-gpu bench --backend cuda on the same GGUF"
-  timeout -k 5 "${GOSS_TIMEOUT:-300}" "${java[@]}" -jar "$kit/goss-gpu.jar" bench --backend cuda -m "$gguf" \
-      -p 512 -n 128 -d 0,8192 -r 3 >>"$log" 2>/tmp/goss-gguf.err || status=1
-  tail -5 /tmp/goss-gguf.err >>"$log"
+  "$here/run-gguf-bench.sh" "$kit" "$gguf" >>"$log" 2>&1 || status=1
 else
-  say "goss-gpu skipped: $kit holds no goss-gpu.jar and rt.tgz"
+  say "goss-gpu skipped: $kit holds no goss-gpu.jar and rt.tar.xz (carry it in the next call: run-gguf-bench.sh)"
 fi
 # Issue 38: the experts of N layers on the CPU, llama.cpp's --n-cpu-moe beside goss-gpu's (a failure here leaves the
 # figures above standing).
@@ -130,7 +129,10 @@ for n in $n_cpu_moe; do
   timeout -k 5 "${LLAMA_TIMEOUT:-300}" "$bin" -m "$gguf" "${split_args[@]}" --n-cpu-moe "$n" -o md >"$out/llama-split-$n.md" 2>>"$log" \
     || say "llama-bench --n-cpu-moe $n failed"
   cat "$out/llama-split-$n.md" >>"$log"
-  if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tgz ]]; then
+  if [[ -f $kit/goss-gpu.jar && -f $kit/rt.tar.xz ]]; then
+    # shellcheck source=runtime.sh
+    . "$here/runtime.sh"
+    goss_runtime "$kit" || exit 3
     say "goss-gpu bench --backend cuda --n-cpu-moe $n"
     timeout -k 5 "${GOSS_TIMEOUT:-300}" "${java[@]}" -jar "$kit/goss-gpu.jar" bench --backend cuda --n-cpu-moe "$n" -m "$gguf" \
         "${split_args[@]:4}" >>"$log" 2>/tmp/goss-split.err || say "goss-gpu --n-cpu-moe $n failed"

@@ -40,11 +40,20 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 case $dest in /*) ;; *) grep -qxF "/$dest/" "$exclude" 2>/dev/null || echo "/$dest/" >>"$exclude" ;; esac
 rm -rf "$dest"; mkdir -p "$dest/gguf-py"
+# The source (for the build-there fallback) travels in the kit only when no binary is staged: the checkout plus the
+# binary already use ~65 MB of the 64 MiB carry limit (2026-11-28). Otherwise it waits in DEST-src/ (also excluded),
+# to be carried instead of DEST if the binary ever stops starting there.
+srcdir=$dest
+if [[ -n $bin ]]; then
+  srcdir=$dest-src
+  case $dest in /*) ;; *) grep -qxF "/$dest-src/" "$exclude" 2>/dev/null || echo "/$dest-src/" >>"$exclude" ;; esac
+  rm -rf "$srcdir"; mkdir -p "$srcdir"
+fi
 [[ -n $bin ]] && { mkdir -p "$dest/bin"; cp "$bin" "$dest/bin/"; }
 # Only what a CUDA llama-bench build reads (the top-level CMakeLists adds tests/examples only when asked).
 tar -C "$src" -cf - --exclude=./docs --exclude=./media --exclude=./tests --exclude=./examples --exclude=./pocs \
     --exclude=./benches --exclude=./app --exclude=./ci --exclude=./models --exclude='./tools/server/public*' \
-    --exclude=./tools/ui --exclude=.git . | xz -T2 -6 >"$dest/llama-src.tar.xz"
+    --exclude=./tools/ui --exclude=.git . | xz -T2 -6 >"$srcdir/llama-src.tar.xz"
 cp -r "$src/gguf-py/gguf" "$dest/gguf-py/"
 find "$dest/gguf-py" -name __pycache__ -prune -exec rm -rf {} +
 cp "$synth" "$dest/make_synth_gguf.py"

@@ -51,11 +51,25 @@ else
 fi
 
 # A runtime with the modules the kit needs (measured: the whole ReferenceConformanceTest runs on it;
-# jdeps would add java.desktop/java.sql for Jackson's optional paths, 15 MB more), packed as a .tgz
-# because the working tree plus carried paths may not exceed 64 MiB.
+# jdeps would add java.desktop/java.sql for Jackson's optional paths, 15 MB more), packed with xz because the
+# working tree plus carried paths may not exceed 64 MiB. Modules left uncompressed and libjvm without its debug
+# symbols: xz then packs it into ~15 MB (the zip-compressed image with symbols was 28 MB as a .tgz, 2026-11-28).
 jlink --add-modules java.base,java.logging,java.management,java.xml,jdk.unsupported,jdk.incubator.vector \
-      --strip-debug --no-header-files --no-man-pages --compress=zip-9 --output "$dest/rt"
-tar czf "$dest/rt.tgz" -C "$dest" rt
+      --strip-debug --no-header-files --no-man-pages --compress=zip-0 \
+      --strip-native-debug-symbols=exclude-debuginfo-files --output "$dest/rt"
+XZ_OPT='-9e -T2' tar cJf "$dest/rt.tar.xz" -C "$dest" rt
 rm -rf "$dest/rt"
-du -sh "$dest" "$dest/rt.tgz" "$dest/lib"
+du -sh "$dest" "$dest/rt.tar.xz" "$dest/lib"
 echo "staged in $dest; on the device: backend-cuda/src/test/device/run-kit.sh $dest"
+
+# The "before" side of run-ab.sh / run-gguf-bench.sh: BEFORE_JAR=path/to/previous/goss-gpu.jar keeps all of that
+# build's own classes and PTX (io/gossgpu/**, ~4.4 MB) as DEST/before.jar, put ahead of goss-gpu.jar on the class
+# path there: a whole previous build on the same third-party jars (the CUDA classes alone could miss a changed
+# device layer).
+if [ -n "${BEFORE_JAR:-}" ]; then
+  tmp="$(mktemp -d)"
+  unzip -q "$BEFORE_JAR" 'io/gossgpu/*' -d "$tmp"
+  jar cf "$dest/before.jar" -C "$tmp" .
+  rm -rf "$tmp"
+  du -sh "$dest/before.jar"
+fi
