@@ -1,5 +1,5 @@
-// The MXFP4 mixture of experts of the cuda backend (io.gossgpu.device.MoePipeline; MoeLauncher the router). Decode (moe_gate_up, moe_down): one warp per
-// weight row over an activation row in shared memory, per (token, slot). A batch of tokens (prefill), batched by
+// The MXFP4 mixture of experts of the cuda backend (io.gossgpu.device.MoePipeline; MoeLauncher the router). Decode (moe_gate_up, moe_down): a warp
+// per 8 units or rows of a slot, rows in 16-byte loads, the activations in registers. A batch of tokens (prefill), batched by
 // expert: the T*K (token, slot) pairs are grouped by expert on the device (moe_sort), then each expert's MXFP4
 // rows are decoded once per tile of its slots and used for all of them (moe_gate_up_tiled, moe_down_tiled).
 //
@@ -13,7 +13,8 @@
 // MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts (common.cuh):
 // OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
 // cols/32 bytes per row, own buffer) or ggml block_mxfp4 (17-byte blocks: scale, then 16 bytes whose low
-// nibbles are elements 0..15 and high nibbles 16..31). Byte loads only: a 2880-wide ggml row is 1530 bytes.
+// nibbles are elements 0..15 and high nibbles 16..31). The cuda backend uploads both as OpenAI's (CudaWeights
+// repacks ggml's) and passes p.ggml = 0; the decode kernels read only that layout, the tiled ones still take both.
 // Float32 accumulation, no fast math.
 
 #include "common.cuh"
