@@ -56,6 +56,9 @@ struct MoeParams {
 // barrier in moe_gate_up. Per value: one byte extract, one table load from shared memory, one FMA.
 #define MOE_XB 3    // 16-byte blocks per lane per chunk (32 MOE_XB activations in registers)
 #define MOE_UNITS 8 // moe_gate_up: units (gate + up rows) per warp; moe_down: output rows per block
+// Registers per thread of the two (ptxas 13.0 takes 167 and 168 unbounded, no spills): three 4-warp blocks an SM
+// (3 x 128 x 168 <= 65536), also when the driver's JIT compiles the PTX.
+#define MOE_DECODE_REGS 168
 
 // 2^(s - 127) as a float (exact; s = 0 is the subnormal 2^-127), NaN for s = 255: v * mx_scale(s) == mx_scaled(v, s)
 // bit for bit (one product by a power of two, rounded once), without ldexpf's branches.
@@ -150,7 +153,7 @@ __device__ __forceinline__ void mx_two_rows(const unsigned char* __restrict__ c0
 // mlp1 + SwiGLU for decode: warp w of block (x, y) computes units u0 .. u0 + MOE_UNITS - 1 (u0 = (x W + w) MOE_UNITS,
 // W the block's warps) of slot s = y, y + gridDim.y, .. (its gate and up rows, x_t in registers). hout is (T*K) x I.
 // grid (ceil(I / (W MOE_UNITS)), min(T*K, 65535)), block 32 W, no dynamic shared memory.
-extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                        const float* __restrict__ gBias, const float* __restrict__ uBias,
                                        const float* __restrict__ x, const int* __restrict__ ids,
@@ -203,7 +206,7 @@ extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes,
 // ids[tK + j] against h_{tK + j} in registers, two rows at a time) into shared memory, then thread r sums output r's
 // K slots, j ascending: out[t, d] = sum_j w_j (down_e . h_j + db_e).
 // grid (ceil(H / MOE_UNITS), min(T, 65535)), block 32 W (W <= K), dynamic shared memory 4 K MOE_UNITS bytes. out is T x H.
-extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                     const float* __restrict__ dBias, const float* __restrict__ hin,
                                     const int* __restrict__ ids, const float* __restrict__ weights,
                                     float* __restrict__ out, const MoeParams p)
