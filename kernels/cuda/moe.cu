@@ -51,9 +51,10 @@ struct MoeParams {
 // uint4 (cols is a multiple of 32 and buffers start 256-byte aligned), its scale byte b of the row's cols/32.
 // A warp computes whole rows: lane l owns blocks l, l + 32, .., l + 32 (MOE_XB - 1) of each chunk of 32 MOE_XB
 // blocks (3072 columns: gpt-oss's 2880 are one chunk) and holds their 32 MOE_XB activations in registers, loaded
-// once per chunk (float4, through L1); the warp then streams its rows through the chunk, the loads of two rows (a
-// unit's gate and up, or two down rows) issued before their arithmetic. No shared memory but the FP4 table; no
-// barrier in moe_gate_up. Per value: one byte extract, one table load from shared memory, one FMA.
+// once per chunk (moe_down: float4 loads through L1; moe_gate_up, whose warps share the slot: staged per block in
+// shared memory); the warp then streams its rows through the chunk, the loads of two rows (a unit's gate and up, or
+// two down rows) issued before their arithmetic. Per value: one byte extract, one table load from shared memory,
+// one FMA.
 #define MOE_XB 3    // 16-byte blocks per lane per chunk (32 MOE_XB activations in registers)
 #define MOE_UNITS 8 // moe_gate_up: units (gate + up rows) per warp; moe_down: output rows per block
 // Registers per thread of the two (ptxas 13.0 takes 167 and 168 unbounded, no spills): three 4-warp blocks an SM
@@ -116,6 +117,38 @@ __device__ __forceinline__ void mx_load_x(const float* __restrict__ x, int b0, i
     }
 }
 
+// moe_gate_up's warps share their slot's activations: the block stages chunk b0 (nbc blocks) once into xs, float4 i
+// of block b at xs[8b + (i ^ (b & 7))], so that both the staging stores (8 threads, one block) and each warp's
+// reads (lanes b .. b + 7, one float4 index) touch 8 different 16-byte bank groups: no conflicts. Call between barriers.
+__device__ __forceinline__ void mx_stage_x(const float* __restrict__ x, int b0, int nbc, float4* xs)
+{
+    const float4* src = (const float4*) (x + 32 * (size_t) b0);
+    for (int idx = threadIdx.x; idx < 8 * nbc; idx += blockDim.x) {
+        const int b = idx >> 3;
+        xs[8 * b + ((idx & 7) ^ (b & 7))] = src[idx];
+    }
+}
+
+// The lane's activations of the staged chunk (as mx_load_x gives them from global memory).
+__device__ __forceinline__ void mx_staged_x(const float4* xs, int nbc, int lane, float xr[MOE_XB][32])
+{
+    GOSS_PRAGMA(unroll)
+    for (int k = 0; k < MOE_XB; k++) {
+        const int b = lane + 32 * k;
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < 8; i++) {
+            float4 f = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (b < nbc) {
+                f = xs[8 * b + (i ^ (b & 7))];
+            }
+            xr[k][4 * i] = f.x;
+            xr[k][4 * i + 1] = f.y;
+            xr[k][4 * i + 2] = f.z;
+            xr[k][4 * i + 3] = f.w;
+        }
+    }
+}
+
 // acc[i] += the lane's share of (row row[i] of codes[i], scales[i]) . x over chunk b0 (nbc blocks of nb per row),
 // for i < 2: both rows' loads (2 x MOE_XB x 16 code bytes, and their scale bytes) first, then their sums.
 __device__ __forceinline__ void mx_two_rows(const unsigned char* __restrict__ c0, const unsigned char* __restrict__ s0, size_t r0,
@@ -151,7 +184,8 @@ __device__ __forceinline__ void mx_two_rows(const unsigned char* __restrict__ c0
 }
 
 // mlp1 + SwiGLU for decode: warp w of block (x, y) computes units u0 .. u0 + MOE_UNITS - 1 (u0 = (x W + w) MOE_UNITS,
-// W the block's warps) of slot s = y, y + gridDim.y, .. (its gate and up rows, x_t in registers). hout is (T*K) x I.
+// W the block's warps) of slot s = y, y + gridDim.y, .. (its gate and up rows, x_t in registers, staged once per block
+// through shared memory: one L2 read of x_t per block, not per warp). hout is (T*K) x I.
 // grid (ceil(I / (W MOE_UNITS)), min(T*K, 65535)), block 32 W, no dynamic shared memory.
 extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
@@ -162,13 +196,13 @@ extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsig
     const int T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
     __shared__ float lut[16];
-    fp4_table(lut);
-    __syncthreads();
+    __shared__ float4 xs[32 * MOE_XB * 8]; // one chunk of x_t, staged (mx_stage_x): 12 KiB
+    fp4_table(lut); // visible after the first barrier below
     const int lane = threadIdx.x & 31;
     const int u0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * MOE_UNITS;
-    const int nu = min(MOE_UNITS, I - u0); // the warp's units (none past I)
+    const int nu = min(MOE_UNITS, I - u0); // the warp's units (none past I: it still meets the barriers)
     const int nb = H / 32;
-    for (int s = blockIdx.y; s < T * K && nu > 0; s += gridDim.y) {
+    for (int s = blockIdx.y; s < T * K; s += gridDim.y) {
         const size_t row0 = (size_t) ids[s] * I + u0;
         float ga[MOE_UNITS], ua[MOE_UNITS];
         GOSS_PRAGMA(unroll)
@@ -177,8 +211,11 @@ extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsig
         }
         for (int b0 = 0; b0 < nb; b0 += 32 * MOE_XB) {
             const int nbc = min(32 * MOE_XB, nb - b0);
+            __syncthreads(); // the previous chunk's readers are done
+            mx_stage_x(x + (size_t) (s / K) * H, b0, nbc, xs);
+            __syncthreads();
             float xr[MOE_XB][32];
-            mx_load_x(x + (size_t) (s / K) * H, b0, nbc, lane, xr);
+            mx_staged_x(xs, nbc, lane, xr);
             GOSS_PRAGMA(unroll)
             for (int j = 0; j < MOE_UNITS; j++) {
                 if (j < nu) {
