@@ -27,7 +27,9 @@
 #endif
 
 // GOSS_MAXNREG(168): at most that many registers per thread (nvcc's __maxnreg__, PTX .maxnreg, which also binds the
-// driver's JIT) without capping the block size as __launch_bounds__ would; nothing under the emulator.
+// driver's JIT) without capping the block size as __launch_bounds__ would; nothing under the emulator. Written before
+// __global__ (`extern "C" GOSS_MAXNREG(n) __global__ void name(`), so `__global__ void name(` stays as
+// engine-core's kernel contract tests read it.
 #ifdef GOSS_CUDA_EMU
 #define GOSS_MAXNREG(n)
 #else

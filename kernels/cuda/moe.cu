@@ -187,7 +187,7 @@ __device__ __forceinline__ void mx_two_rows(const unsigned char* __restrict__ c0
 // W the block's warps) of slot s = y, y + gridDim.y, .. (its gate and up rows, x_t in registers, staged once per block
 // through shared memory: one L2 read of x_t per block, not per warp). hout is (T*K) x I.
 // grid (ceil(I / (W MOE_UNITS)), min(T*K, 65535)), block 32 W, no dynamic shared memory.
-extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+extern "C" GOSS_MAXNREG(MOE_DECODE_REGS) __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                        const float* __restrict__ gBias, const float* __restrict__ uBias,
                                        const float* __restrict__ x, const int* __restrict__ ids,
@@ -243,7 +243,7 @@ extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_gate_up(const unsig
 // ids[tK + j] against h_{tK + j} in registers, two rows at a time) into shared memory, then thread r sums output r's
 // K slots, j ascending: out[t, d] = sum_j w_j (down_e . h_j + db_e).
 // grid (ceil(H / MOE_UNITS), min(T, 65535)), block 32 W (W <= K), dynamic shared memory 4 K MOE_UNITS bytes. out is T x H.
-extern "C" __global__ void GOSS_MAXNREG(MOE_DECODE_REGS) moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+extern "C" GOSS_MAXNREG(MOE_DECODE_REGS) __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                     const float* __restrict__ dBias, const float* __restrict__ hin,
                                     const int* __restrict__ ids, const float* __restrict__ weights,
                                     float* __restrict__ out, const MoeParams p)
