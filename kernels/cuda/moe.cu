@@ -33,7 +33,7 @@ __device__ __forceinline__ float min_keep_nan(float x, float hi) { return x > hi
 __device__ __forceinline__ float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 // The scalars of every MoE kernel, the same struct in moe.cl and moe.metal (io.gossgpu.device.MoeParams; the
-// down kernels do not read limit; slotsPerPass only moe_down).
+// down kernels do not read limit; no kernel reads slotsPerPass now, the cuda backend passes ggml = 0).
 struct MoeParams {
     int ggml;         // 1: the scales in ggml's layout
     int tokens;       // T
@@ -42,7 +42,7 @@ struct MoeParams {
     int inter;        // I: intermediate size
     int experts;      // E
     float limit;      // SwiGLU limit
-    int slotsPerPass; // moe_down: slots whose activations shared memory holds at once (1..K)
+    int slotsPerPass; // unread (moe_down held this many slots' activations in shared memory before it kept them in registers)
 };
 
 // ---- decode (moe_gate_up, moe_down): rows streamed in 16-byte loads, the activations in registers -----------
