@@ -26,6 +26,16 @@
 #define GOSS_PRAGMA(x) _Pragma(#x)
 #endif
 
+// GOSS_MAXNREG(168): at most that many registers per thread (nvcc's __maxnreg__, PTX .maxnreg, which also binds the
+// driver's JIT) without capping the block size as __launch_bounds__ would; nothing under the emulator. Written before
+// __global__ (`extern "C" GOSS_MAXNREG(n) __global__ void name(`), so `__global__ void name(` stays as
+// engine-core's kernel contract tests read it.
+#ifdef GOSS_CUDA_EMU
+#define GOSS_MAXNREG(n)
+#else
+#define GOSS_MAXNREG(n) __maxnreg__(n)
+#endif
+
 // CUDA's 16-byte vector types (dense.cu loads weights and activations as uint4 / float4). Aligned to 16 as on
 // the GPU, where a misaligned vector load faults: the emulator is built with -fsanitize=alignment, so such a
 // load stops the test run there too instead of silently working on x86.

@@ -1,5 +1,5 @@
-// The MXFP4 mixture of experts of the cuda backend (io.gossgpu.device.MoePipeline; MoeLauncher the router). Decode (moe_gate_up, moe_down): one warp per
-// weight row over an activation row in shared memory, per (token, slot). A batch of tokens (prefill), batched by
+// The MXFP4 mixture of experts of the cuda backend (io.gossgpu.device.MoePipeline; MoeLauncher the router). Decode (moe_gate_up, moe_down): a warp
+// per 8 units or rows of a slot, rows in 16-byte loads, the activations in registers. A batch of tokens (prefill), batched by
 // expert: the T*K (token, slot) pairs are grouped by expert on the device (moe_sort), then each expert's MXFP4
 // rows are decoded once per tile of its slots and used for all of them (moe_gate_up_tiled, moe_down_tiled).
 //
@@ -13,7 +13,8 @@
 // MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts (common.cuh):
 // OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
 // cols/32 bytes per row, own buffer) or ggml block_mxfp4 (17-byte blocks: scale, then 16 bytes whose low
-// nibbles are elements 0..15 and high nibbles 16..31). Byte loads only: a 2880-wide ggml row is 1530 bytes.
+// nibbles are elements 0..15 and high nibbles 16..31). The cuda backend uploads both as OpenAI's (CudaWeights
+// repacks ggml's) and passes p.ggml = 0; the decode kernels read only that layout, the tiled ones still take both.
 // Float32 accumulation, no fast math.
 
 #include "common.cuh"
@@ -31,90 +32,8 @@
 __device__ __forceinline__ float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
 __device__ __forceinline__ float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-// The 8 products of one quarter block (4 code bytes) with their activations, before the block's scale.
-__device__ __forceinline__ float mx_quarter_openai(unsigned int w, const float* xq, const float* lut)
-{
-    const float4 xa = *(const float4*) xq;
-    const float4 xb = *(const float4*) (xq + 4);
-    float v = lut[w & 15u] * xa.x;
-    v = fmaf(lut[(w >> 4) & 15u], xa.y, v);
-    v = fmaf(lut[(w >> 8) & 15u], xa.z, v);
-    v = fmaf(lut[(w >> 12) & 15u], xa.w, v);
-    v = fmaf(lut[(w >> 16) & 15u], xb.x, v);
-    v = fmaf(lut[(w >> 20) & 15u], xb.y, v);
-    v = fmaf(lut[(w >> 24) & 15u], xb.z, v);
-    return fmaf(lut[w >> 28], xb.w, v);
-}
-
-__device__ __forceinline__ float mx_quarter_ggml(const unsigned char* c, const float* xlo, const float* xhi, const float* lut)
-{
-    const float4 xa = *(const float4*) xlo;
-    const float4 xb = *(const float4*) xhi;
-    const unsigned int b0 = c[0], b1 = c[1], b2 = c[2], b3 = c[3];
-    float v = lut[b0 & 15u] * xa.x;
-    v = fmaf(lut[b1 & 15u], xa.y, v);
-    v = fmaf(lut[b2 & 15u], xa.z, v);
-    v = fmaf(lut[b3 & 15u], xa.w, v);
-    v = fmaf(lut[b0 >> 4], xb.x, v);
-    v = fmaf(lut[b1 >> 4], xb.y, v);
-    v = fmaf(lut[b2 >> 4], xb.z, v);
-    return fmaf(lut[b3 >> 4], xb.w, v);
-}
-
-// One row's share of a warp's dot products: row `row` of a cols-wide MXFP4 matrix (codes, scales) against xs.
-struct MxRow {
-    const unsigned char* codes;
-    const unsigned char* scales;
-    size_t row;
-    const float* xs; // in shared memory, 16-byte aligned
-};
-
-// out[i] = dot(r[i]) for i < n (n <= N) by one warp, every lane gets the sums. The N rows go through the columns
-// together, so their loads are in flight at once (gate and up share x; moe_down's K slots each have their own).
-// The warp takes 8 blocks per step: lane 4i + q reads the quarter q of block b + i, 4 code bytes (8 elements) in
-// one load for the OpenAI layout (a row is cols/2 bytes, a multiple of 16, so the load is aligned), so a row's
-// warp load is 128 consecutive code bytes. OpenAI byte k of the quarter holds elements 8q + 2k (low nibble) and
-// 8q + 2k + 1 (high); ggml byte 4q + k holds elements 4q + k (low) and 16 + 4q + k (high), read byte by byte
-// (its 17-byte blocks are not aligned).
-template <int N>
-__device__ __forceinline__ void mx_dots_warp(const MxRow* r, int n, int ggml, int cols, const float* lut, float* out)
-{
-    const int lane = threadIdx.x & 31;
-    const int q = lane & 3;
-    const int nb = cols / 32;
-    float acc[N];
-    GOSS_PRAGMA(unroll)
-    for (int i = 0; i < N; i++) {
-        acc[i] = 0.0f;
-    }
-    GOSS_PRAGMA(unroll 2)
-    for (int b = lane >> 2; b < nb; b += 8) {
-        GOSS_PRAGMA(unroll)
-        for (int i = 0; i < N; i++) {
-            if (i < n) {
-                if (ggml) {
-                    const unsigned char* blk = r[i].codes + (r[i].row * (size_t) nb + b) * 17;
-                    const float* x = r[i].xs + b * 32 + 4 * q;
-                    acc[i] += mx_scaled(mx_quarter_ggml(blk + 1 + 4 * q, x, x + 16, lut), blk[0]);
-                } else {
-                    const unsigned int w = ((const unsigned int*) (r[i].codes + r[i].row * (size_t) (cols / 2)))[b * 4 + q];
-                    const float v = mx_quarter_openai(w, r[i].xs + b * 32 + 8 * q, lut);
-                    acc[i] += mx_scaled(v, r[i].scales[r[i].row * (size_t) nb + b]);
-                }
-            }
-        }
-    }
-    GOSS_PRAGMA(unroll)
-    for (int i = 0; i < N; i++) {
-        out[i] = warp_sum(acc[i]);
-    }
-}
-
-// mlp1 + SwiGLU for decode: one block per (token-slot s = t*K + j, W units u0 ..) with W the block's warps, x_t in
-// shared memory, one warp per unit (its gate and up rows). Expert ids read from device memory.
-// grid (min(T*K, 65535), ceil(I / W)), block B = 32 W; dynamic shared memory 4*H bytes. hout is (T*K) x I.
 // The scalars of every MoE kernel, the same struct in moe.cl and moe.metal (io.gossgpu.device.MoeParams; the
-// down kernels do not read limit; slotsPerPass only moe_down).
+// down kernels do not read limit; no kernel reads slotsPerPass now, the cuda backend passes ggml = 0).
 struct MoeParams {
     int ggml;         // 1: the scales in ggml's layout
     int tokens;       // T
@@ -123,95 +42,262 @@ struct MoeParams {
     int inter;        // I: intermediate size
     int experts;      // E
     float limit;      // SwiGLU limit
-    int slotsPerPass; // moe_down: slots whose activations shared memory holds at once (1..K)
+    int slotsPerPass; // unread (moe_down held this many slots' activations in shared memory before it kept them in registers)
 };
 
-extern "C" __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
+// ---- decode (moe_gate_up, moe_down): rows streamed in 16-byte loads, the activations in registers -----------
+// On CUDA the experts are in OpenAI's layout whatever the checkpoint's (CudaWeights repacks ggml's block_mxfp4 at
+// upload; p.ggml is 0): a row's codes are cols/2 bytes, 16 per 32-value block, so block b of a row is one aligned
+// uint4 (cols is a multiple of 32 and buffers start 256-byte aligned), its scale byte b of the row's cols/32.
+// A warp computes whole rows: lane l owns blocks l, l + 32, .., l + 32 (MOE_XB - 1) of each chunk of 32 MOE_XB
+// blocks (3072 columns: gpt-oss's 2880 are one chunk) and holds their 32 MOE_XB activations in registers, loaded
+// once per chunk (moe_down: float4 loads through L1; moe_gate_up, whose warps share the slot: staged per block in
+// shared memory); the warp then streams its rows through the chunk, the loads of two rows (a unit's gate and up, or
+// two down rows) issued before their arithmetic. Per value: one byte extract, one table load from shared memory,
+// one FMA.
+#define MOE_XB 3    // 16-byte blocks per lane per chunk (32 MOE_XB activations in registers)
+#define MOE_UNITS 8 // moe_gate_up: units (gate + up rows) per warp; moe_down: output rows per block
+// Registers per thread of the two (ptxas 13.0 takes 167 and 168 unbounded, no spills): three 4-warp blocks an SM
+// (3 x 128 x 168 <= 65536), also when the driver's JIT compiles the PTX.
+#define MOE_DECODE_REGS 168
+
+// 2^(s - 127) as a float (exact; s = 0 is the subnormal 2^-127), NaN for s = 255: v * mx_scale(s) == mx_scaled(v, s)
+// bit for bit (one product by a power of two, rounded once), without ldexpf's branches.
+__device__ __forceinline__ float mx_scale(unsigned int s)
+{
+    return s == 255u ? __int_as_float(0x7fc00000) : __int_as_float(s == 0u ? 0x00400000 : (int) (s << 23));
+}
+
+// The FP4 value at byte offset `off` (4 * code) of the table in shared memory.
+__device__ __forceinline__ float lut_at(const float* lut, unsigned int off)
+{
+    return *(const float*) ((const char*) lut + off);
+}
+
+// sum_{v < 32} FP4[code_v] * x[v] over one block (before its scale): word i of q holds values 8i .. 8i + 7, value
+// 8i + n in nibble n. The table's byte offsets of four codes come out of one shift and one mask, each then one
+// byte extract (prmt).
+__device__ __forceinline__ float mx_block_dot(uint4 q, const float* x, const float* lut)
+{
+    const unsigned int u[4] = {q.x, q.y, q.z, q.w};
+    float even = 0.0f, odd = 0.0f;
+    GOSS_PRAGMA(unroll)
+    for (int i = 0; i < 4; i++) {
+        const unsigned int lo = (u[i] << 2) & 0x3c3c3c3cu; // byte k: 4 * code of value 8i + 2k
+        const unsigned int hi = (u[i] >> 2) & 0x3c3c3c3cu; // byte k: 4 * code of value 8i + 2k + 1
+        GOSS_PRAGMA(unroll)
+        for (int k = 0; k < 4; k++) {
+            // byte k, zero-extended: one prmt each
+            even = fmaf(lut_at(lut, __byte_perm(lo, 0u, 0x4440u + k)), x[8 * i + 2 * k], even);
+            odd = fmaf(lut_at(lut, __byte_perm(hi, 0u, 0x4440u + k)), x[8 * i + 2 * k + 1], odd);
+        }
+    }
+    return even + odd;
+}
+
+// The lane's activations of chunk b0 (nbc blocks): xr[k] = x[32 (b0 + b) ..] for its block b = lane + 32k, zeros
+// past the chunk.
+__device__ __forceinline__ void mx_load_x(const float* __restrict__ x, int b0, int nbc, int lane, float xr[MOE_XB][32])
+{
+    GOSS_PRAGMA(unroll)
+    for (int k = 0; k < MOE_XB; k++) {
+        const int b = lane + 32 * k;
+        const float4* src = (const float4*) (x + 32 * (size_t) (b0 + b));
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < 8; i++) {
+            float4 f = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (b < nbc) {
+                f = src[i];
+            }
+            xr[k][4 * i] = f.x;
+            xr[k][4 * i + 1] = f.y;
+            xr[k][4 * i + 2] = f.z;
+            xr[k][4 * i + 3] = f.w;
+        }
+    }
+}
+
+// moe_gate_up's warps share their slot's activations: the block stages chunk b0 (nbc blocks) once into xs, float4 i
+// of block b at xs[8b + (i ^ (b & 7))], so that both the staging stores (8 threads, one block) and each warp's
+// reads (lanes b .. b + 7, one float4 index) touch 8 different 16-byte bank groups: no conflicts. Call between barriers.
+__device__ __forceinline__ void mx_stage_x(const float* __restrict__ x, int b0, int nbc, float4* xs)
+{
+    const float4* src = (const float4*) (x + 32 * (size_t) b0);
+    for (int idx = threadIdx.x; idx < 8 * nbc; idx += blockDim.x) {
+        const int b = idx >> 3;
+        xs[8 * b + ((idx & 7) ^ (b & 7))] = src[idx];
+    }
+}
+
+// The lane's activations of the staged chunk (as mx_load_x gives them from global memory).
+__device__ __forceinline__ void mx_staged_x(const float4* xs, int nbc, int lane, float xr[MOE_XB][32])
+{
+    GOSS_PRAGMA(unroll)
+    for (int k = 0; k < MOE_XB; k++) {
+        const int b = lane + 32 * k;
+        GOSS_PRAGMA(unroll)
+        for (int i = 0; i < 8; i++) {
+            float4 f = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (b < nbc) {
+                f = xs[8 * b + (i ^ (b & 7))];
+            }
+            xr[k][4 * i] = f.x;
+            xr[k][4 * i + 1] = f.y;
+            xr[k][4 * i + 2] = f.z;
+            xr[k][4 * i + 3] = f.w;
+        }
+    }
+}
+
+// acc[i] += the lane's share of (row row[i] of codes[i], scales[i]) . x over chunk b0 (nbc blocks of nb per row),
+// for i < 2: both rows' loads (2 x MOE_XB x 16 code bytes, and their scale bytes) first, then their sums.
+__device__ __forceinline__ void mx_two_rows(const unsigned char* __restrict__ c0, const unsigned char* __restrict__ s0, size_t r0,
+                                            const unsigned char* __restrict__ c1, const unsigned char* __restrict__ s1, size_t r1,
+                                            int nb, int b0, int nbc, int lane, const float xr[MOE_XB][32], const float* lut,
+                                            float& acc0, float& acc1)
+{
+    const uint4* q0 = (const uint4*) (c0 + r0 * (size_t) nb * 16) + b0;
+    const uint4* q1 = (const uint4*) (c1 + r1 * (size_t) nb * 16) + b0;
+    const unsigned char* e0 = s0 + r0 * (size_t) nb + b0;
+    const unsigned char* e1 = s1 + r1 * (size_t) nb + b0;
+    uint4 w0[MOE_XB], w1[MOE_XB];
+    unsigned int x0[MOE_XB], x1[MOE_XB];
+    GOSS_PRAGMA(unroll)
+    for (int k = 0; k < MOE_XB; k++) {
+        const int b = lane + 32 * k;
+        w0[k] = w1[k] = uint4{0u, 0u, 0u, 0u};
+        x0[k] = x1[k] = 127u;
+        if (b < nbc) {
+            w0[k] = q0[b];
+            w1[k] = q1[b];
+            x0[k] = e0[b];
+            x1[k] = e1[b];
+        }
+    }
+    GOSS_PRAGMA(unroll)
+    for (int k = 0; k < MOE_XB; k++) {
+        if (lane + 32 * k < nbc) {
+            acc0 += mx_block_dot(w0[k], xr[k], lut) * mx_scale(x0[k]);
+            acc1 += mx_block_dot(w1[k], xr[k], lut) * mx_scale(x1[k]);
+        }
+    }
+}
+
+// mlp1 + SwiGLU for decode: warp w of block (x, y) computes units u0 .. u0 + MOE_UNITS - 1 (u0 = (x W + w) MOE_UNITS,
+// W the block's warps) of slot s = y, y + gridDim.y, .. (its gate and up rows, x_t in registers, staged once per block
+// through shared memory: one L2 read of x_t per block, not per warp). hout is (T*K) x I.
+// grid (ceil(I / (W MOE_UNITS)), min(T*K, 65535)), block 32 W, no dynamic shared memory.
+extern "C" GOSS_MAXNREG(MOE_DECODE_REGS) __global__ void moe_gate_up(const unsigned char* __restrict__ gCodes, const unsigned char* __restrict__ gScales,
                                        const unsigned char* __restrict__ uCodes, const unsigned char* __restrict__ uScales,
                                        const float* __restrict__ gBias, const float* __restrict__ uBias,
                                        const float* __restrict__ x, const int* __restrict__ ids,
                                        float* __restrict__ hout, const MoeParams p)
 {
-    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
+    const int T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
-    DYNAMIC_SHARED(float, xs); // H
     __shared__ float lut[16];
-    fp4_table(lut);
+    __shared__ float4 xs[32 * MOE_XB * 8]; // one chunk of x_t, staged (mx_stage_x): 12 KiB
+    fp4_table(lut); // visible after the first barrier below
     const int lane = threadIdx.x & 31;
-    const int u = blockIdx.y * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    for (int s = blockIdx.x; s < T * K; s += gridDim.x) {
-        const int t = s / K;
-        const int e = ids[s];
-        __syncthreads(); // the previous slot's readers are done
-        for (int c = threadIdx.x; c < H; c += blockDim.x) {
-            xs[c] = x[(size_t) t * H + c];
+    const int u0 = (blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * MOE_UNITS;
+    const int nu = min(MOE_UNITS, I - u0); // the warp's units (none past I: it still meets the barriers)
+    const int nb = H / 32;
+    for (int s = blockIdx.y; s < T * K; s += gridDim.y) {
+        const size_t row0 = (size_t) ids[s] * I + u0;
+        float ga[MOE_UNITS], ua[MOE_UNITS];
+        GOSS_PRAGMA(unroll)
+        for (int j = 0; j < MOE_UNITS; j++) {
+            ga[j] = ua[j] = 0.0f;
         }
-        __syncthreads();
-        if (u < I) {
-            const size_t row = (size_t) e * I + u;
-            const MxRow rows[2] = {{gCodes, gScales, row, xs}, {uCodes, uScales, row, xs}};
-            float dots[2];
-            mx_dots_warp<2>(rows, 2, ggml, H, lut, dots);
-            if (lane == 0) {
-                float a = dots[0] + gBias[row];
-                float b = dots[1] + uBias[row];
+        for (int b0 = 0; b0 < nb; b0 += 32 * MOE_XB) {
+            const int nbc = min(32 * MOE_XB, nb - b0);
+            __syncthreads(); // the previous chunk's readers are done
+            mx_stage_x(x + (size_t) (s / K) * H, b0, nbc, xs);
+            __syncthreads();
+            float xr[MOE_XB][32];
+            mx_staged_x(xs, nbc, lane, xr);
+            GOSS_PRAGMA(unroll)
+            for (int j = 0; j < MOE_UNITS; j++) {
+                if (j < nu) {
+                    mx_two_rows(gCodes, gScales, row0 + j, uCodes, uScales, row0 + j, nb, b0, nbc, lane, xr, lut, ga[j], ua[j]);
+                }
+            }
+        }
+        GOSS_PRAGMA(unroll)
+        for (int j = 0; j < MOE_UNITS; j++) {
+            const float gs = warp_sum(ga[j]);
+            const float us = warp_sum(ua[j]);
+            if (lane == j && j < nu) {
+                float a = gs + gBias[row0 + j];
+                float b = us + uBias[row0 + j];
                 a = min_keep_nan(a, limit);
                 b = clamp_keep_nan(b, -limit, limit);
-                hout[(size_t) s * I + u] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
+                hout[(size_t) s * I + u0 + j] = a / (1.0f + expf(-1.702f * a)) * (b + 1.0f);
             }
         }
     }
 }
 
-// mlp2 + bias + weighted sum over the K slots for decode: one block per (token t, W outputs d0 ..) with W the
-// block's warps, one warp per output; the activations of slotsPerPass slots at a time in shared memory (all K of
-// gpt-oss's: 4 x 2880 floats), so a warp's K row dots run back to back between two barriers.
-// out[t, d] = sum_j w_j (down_e . h_j + db_e), j ascending.
-// grid (min(T, 65535), ceil(H / W)), block B = 32 W; dynamic shared memory 4*I*slotsPerPass bytes. out is T x H.
-extern "C" __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
+// mlp2 + bias + weighted sum over the K slots for decode: block (x, y) computes outputs d0 .. d0 + MOE_UNITS - 1
+// (d0 = x MOE_UNITS) of token t = y, y + gridDim.y, ..; its warp w takes slots j = w, w + W, .. (down rows of expert
+// ids[tK + j] against h_{tK + j} in registers, two rows at a time) into shared memory, then thread r sums output r's
+// K slots, j ascending: out[t, d] = sum_j w_j (down_e . h_j + db_e).
+// grid (ceil(H / MOE_UNITS), min(T, 65535)), block 32 W (W <= K), dynamic shared memory 4 K MOE_UNITS bytes. out is T x H.
+extern "C" GOSS_MAXNREG(MOE_DECODE_REGS) __global__ void moe_down(const unsigned char* __restrict__ dCodes, const unsigned char* __restrict__ dScales,
                                     const float* __restrict__ dBias, const float* __restrict__ hin,
                                     const int* __restrict__ ids, const float* __restrict__ weights,
                                     float* __restrict__ out, const MoeParams p)
 {
-    const int ggml = p.ggml, T = p.tokens, K = p.k, H = p.hidden, I = p.inter, P = p.slotsPerPass;
-    DYNAMIC_SHARED(float, hs); // P x I
+    const int T = p.tokens, K = p.k, H = p.hidden, I = p.inter;
+    DYNAMIC_SHARED(float, ys); // K x MOE_UNITS: slot j's sums, bias added
     __shared__ float lut[16];
-    fp4_table(lut);
+    fp4_table(lut); // visible after the first barrier below
     const int lane = threadIdx.x & 31;
-    const int d = blockIdx.y * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    for (int t = blockIdx.x; t < T; t += gridDim.x) {
-        float acc = 0.0f;
-        for (int j0 = 0; j0 < K; j0 += P) {
-            const int n = min(P, K - j0);
-            __syncthreads(); // the previous pass's readers are done
-            for (int c = threadIdx.x; c < n * I; c += blockDim.x) {
-                hs[c] = hin[((size_t) t * K + j0) * I + c];
+    const int warp = threadIdx.x >> 5;
+    const int W = blockDim.x >> 5;
+    const int d0 = blockIdx.x * MOE_UNITS;
+    const int nd = min(MOE_UNITS, H - d0);
+    const int nb = I / 32;
+    for (int t = blockIdx.y; t < T; t += gridDim.y) {
+        __syncthreads(); // the table is there; the previous token's readers of ys are done
+        for (int j = warp; j < K; j += W) {
+            const size_t s = (size_t) t * K + j;
+            const size_t row0 = (size_t) ids[s] * H + d0;
+            float acc[MOE_UNITS];
+            GOSS_PRAGMA(unroll)
+            for (int r = 0; r < MOE_UNITS; r++) {
+                acc[r] = 0.0f;
             }
-            __syncthreads();
-            if (d < H) {
-                for (int j = j0; j < j0 + n; j += 4) { // up to 4 slots' rows at once
-                    const int m = min(4, j0 + n - j);
-                    MxRow rows[4];
-                    GOSS_PRAGMA(unroll)
-                    for (int i = 0; i < 4; i++) {
-                        const int ji = j + min(i, m - 1); // rows past m repeat the last one (not summed)
-                        rows[i] = {dCodes, dScales, (size_t) ids[(size_t) t * K + ji] * H + d, hs + (ji - j0) * I};
-                    }
-                    float y[4];
-                    mx_dots_warp<4>(rows, m, ggml, I, lut, y);
-                    GOSS_PRAGMA(unroll)
-                    for (int i = 0; i < 4; i++) { // constant indices keep y and rows in registers
-                        if (i < m) {
-                            const size_t s = (size_t) t * K + j + i;
-                            const float v = y[i] + dBias[rows[i].row];
-                            acc = j + i == 0 ? weights[s] * v : fmaf(weights[s], v, acc);
-                        }
+            for (int b0 = 0; b0 < nb; b0 += 32 * MOE_XB) {
+                const int nbc = min(32 * MOE_XB, nb - b0);
+                float xr[MOE_XB][32];
+                mx_load_x(hin + s * I, b0, nbc, lane, xr);
+                GOSS_PRAGMA(unroll)
+                for (int r = 0; r < MOE_UNITS; r += 2) {
+                    if (r < nd) { // rows past nd repeat row nd - 1 (not kept)
+                        mx_two_rows(dCodes, dScales, row0 + r, dCodes, dScales, row0 + min(r + 1, nd - 1), nb, b0, nbc, lane, xr,
+                                    lut, acc[r], acc[r + 1]);
                     }
                 }
             }
+            GOSS_PRAGMA(unroll)
+            for (int r = 0; r < MOE_UNITS; r++) {
+                const float v = warp_sum(acc[r]);
+                if (lane == r && r < nd) {
+                    ys[j * MOE_UNITS + r] = v + dBias[row0 + r];
+                }
+            }
         }
-        if (d < H && lane == 0) {
-            out[(size_t) t * H + d] = acc;
+        __syncthreads();
+        if ((int) threadIdx.x < nd) {
+            const int r = threadIdx.x;
+            float acc = 0.0f;
+            for (int j = 0; j < K; j++) {
+                const size_t s = (size_t) t * K + j;
+                const float v = ys[j * MOE_UNITS + r];
+                acc = j == 0 ? weights[s] * v : fmaf(weights[s], v, acc);
+            }
+            out[(size_t) t * H + d0 + r] = acc;
         }
     }
 }

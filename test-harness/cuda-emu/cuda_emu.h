@@ -15,7 +15,7 @@
  *   - atomicAdd (float, int, unsigned), atomicMax (int, unsigned): real atomics across OS threads;
  *     __threadfence() a sequentially consistent fence (a block's writes before it are seen by a block that sees a
  *     later atomic of it: the last-block-done pattern of argmax.cu).
- *   - __ldg, the bit casts, fmaf/expf/ldexpf/fminf/fmaxf/sqrtf (math.h), rsqrtf, min/max, INFINITY.
+ *   - __ldg, __byte_perm, the bit casts, fmaf/expf/ldexpf/fminf/fmaxf/sqrtf (math.h), rsqrtf, min/max, INFINITY.
  *   - __nv_bfloat16 with __float2bfloat16 (round to nearest even) and __bfloat162float (cuda_bf16.h).
  *   - nvcuda::wmma (mma.h) for the one shape the kernels use: m16n16k16, BF16 a/b (row or col major), FP32
  *     accumulator; fill_fragment, load_matrix_sync, mma_sync, store_matrix_sync. A scalar twin: the layout of a
@@ -146,6 +146,19 @@ inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 // ---- loads, bit casts, math ----
 template <class T> inline T __ldg(const T *p) { return *p; }
+// __byte_perm(a, b, s): result byte i is byte (s >> 4i) & 7 of the 8 bytes b:a (a's bytes 0-3); with bit 3 of that
+// selector nibble set, the chosen byte's sign bit repeated instead (prmt.b32's default mode).
+inline unsigned __byte_perm(unsigned a, unsigned b, unsigned s) {
+    const uint64_t bytes = (uint64_t) b << 32 | a;
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++) {
+        const unsigned n = (s >> (4 * i)) & 15u;
+        unsigned v = (unsigned) (bytes >> (8 * (n & 7u))) & 0xffu;
+        if (n & 8u) v = (v & 0x80u) ? 0xffu : 0u;
+        r |= v << (8 * i);
+    }
+    return r;
+}
 inline unsigned __float_as_uint(float f) { return cuemu::bits(f); }
 inline float __uint_as_float(unsigned u) { return cuemu::from<float>(u); }
 inline int __float_as_int(float f) { return cuemu::from<int>(cuemu::bits(f)); }

@@ -81,6 +81,15 @@ static void checkSemantics(const char *mode) {
         }
 
     std::string e;
+    // __byte_perm: bytes 0-3 of a (0x21, 0x43, 0x65, 0x87), 4-7 of b (0x98, 0xba, 0xdc, 0xfe); a selector nibble
+    // with bit 3 set repeats the sign of the byte its low 3 bits pick (0x87 and 0x98 negative, 0x21 positive)
+    std::vector<unsigned> sel = {0x3210u, 0x7654u, 0x0123u, 0x4440u, 0x4443u, 0x7650u, 0x8880u, 0x000bu, 0x0008u},
+                          want = {0x87654321u, 0xfedcba98u, 0x21436587u, 0x98989821u, 0x98989887u, 0xfedcba21u,
+                                  0x00000021u, 0x212121ffu, 0x21212100u},
+                          perm(sel.size());
+    CHECK(launch("emu_test_byte_perm", 1, (unsigned) sel.size(), 0, {sel.data(), perm.data()}) == 0, "byte_perm: %s",
+          goss_cuemu_last_error());
+    for (size_t i = 0; i < sel.size(); i++) CHECK(perm[i] == want[i], "__byte_perm selector %04x: %08x, want %08x", sel[i], perm[i], want[i]);
     CHECK(launch("emu_test_divergent_barrier", 2, 64, 0, {out.data()}) != 0, "a divergent __syncthreads passed");
     e = goss_cuemu_last_error();
     CHECK(e.find("deadlock") != std::string::npos && e.find("emu_test_divergent_barrier") != std::string::npos, "%s", e.c_str());

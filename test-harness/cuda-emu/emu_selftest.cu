@@ -155,3 +155,9 @@ extern "C" __global__ void emu_test_wmma_lane_pointers(float* out)
     wmma::load_matrix_sync(fa, t.a + 16 * (threadIdx.x & 1), 32);
     out[threadIdx.x] = __bfloat162float(fa.x[0]);
 }
+
+// out[i] = __byte_perm(0x87654321, 0xfedcba98, sel[i]) for the selectors cuda_emu_selftest.cpp lists (prmt.b32).
+extern "C" __global__ void emu_test_byte_perm(const unsigned* sel, unsigned* out)
+{
+    out[threadIdx.x] = __byte_perm(0x87654321u, 0xfedcba98u, sel[threadIdx.x]);
+}

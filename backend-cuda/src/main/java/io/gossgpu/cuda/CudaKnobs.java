@@ -19,7 +19,8 @@ final class CudaKnobs {
     static final Knob DENSE = block("DENSE", 256, "the dense matvec (dense layers, router logits, logits)");
     static final Knob RMSNORM = block("RMSNORM", 256, "RMSNorm");
     static final Knob ATTENTION = block("ATTENTION", 128, "attention");
-    static final Knob MOE = block("MOE", 256, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
+    /** 128: four warps of 167-168 registers, three blocks an SM (moe.cu decode kernels; moe_down uses min(warps, K) of them). */
+    static final Knob MOE = block("MOE", 128, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
     static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
     static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
 

@@ -9,6 +9,7 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.LE;
+import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.quant.Q8_0;
 
 import java.lang.foreign.Arena;
@@ -24,8 +25,8 @@ import java.util.function.BiFunction;
  * bytes per value). Q, K and V become one {@code [q; k; v]} matrix (and bias) per layer, so decode runs one linear for
  * the three; the layer's Q, K and V are its row ranges. The kernels of dense.cu decode every value exactly, so this is
  * lossless. Parts of different formats, or a dense view whose values are not adjacent, are decoded to F32 rows.
- * Vectors (biases, norms, sinks) become F32 (a handle is its device address); MXFP4 experts keep the checkpoint's own
- * layout (OpenAI codes + scales, or ggml {@code block_mxfp4}), decoded by the MoE kernels.
+ * Vectors (biases, norms, sinks) become F32 (a handle is its device address); MXFP4 experts are held in OpenAI's
+ * layout (codes + scales apart; ggml {@code block_mxfp4} repacked at upload, same bytes), decoded by the MoE kernels.
  */
 final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWeights.Uploader<Long, CudaWeights.Dense, CudaWeights.Mx> {
     /**
@@ -46,10 +47,13 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
         }
     }
 
-    /** MXFP4 experts: OpenAI codes + scales, or ggml blocks ({@code scales} then null). */
-    record Mx(CudaBuffer codes, CudaBuffer scales, boolean ggml) {
+    /**
+     * MXFP4 experts in OpenAI's layout, whatever the checkpoint's: codes (cols/2 bytes per row, 16 per block) and
+     * scales (cols/32 bytes per row) in their own buffers, so the kernels load a block as one aligned 16-byte word.
+     */
+    record Mx(CudaBuffer codes, CudaBuffer scales) {
         long scalesPtr() {
-            return scales == null ? codes.address() : scales.address();
+            return scales.address();
         }
     }
 
@@ -105,14 +109,38 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
         if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML)
             throw new GossException(v.name() + ": the cuda backend takes MoE experts as MXFP4, not " + f);
         if (v.cols() % 32 != 0) throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
-        long rowBytes = v.rowBytes();
-        CudaBuffer codes = allocate(rowBytes * v.rows() * v.experts(), v.name());
-        copyRows(codes, 0, v.data(), v.rows(), v.experts(), rowBytes, v::rowOffset);
-        if (f == WeightFormat.MXFP4_GGML) return new Mx(codes, null, true);
-        long sRow = v.cols() / 32;
-        CudaBuffer scales = allocate(sRow * v.rows() * v.experts(), v.name() + " scales");
-        copyRows(scales, 0, v.scales(), v.rows(), v.experts(), sRow, v::scaleRowOffset);
-        return new Mx(codes, scales, false);
+        int blocks = v.cols() / 32;
+        long rows = (long) v.rows() * v.experts();
+        CudaBuffer codes = allocate(16L * blocks * rows, v.name());
+        CudaBuffer scales = allocate((long) blocks * rows, v.name() + " scales");
+        if (f == WeightFormat.MXFP4_GGML) {
+            uploadGgmlAsOpenAi(codes, scales, v);
+            return new Mx(codes, scales);
+        }
+        copyRows(codes, 0, v.data(), v.rows(), v.experts(), v.rowBytes(), v::rowOffset);
+        copyRows(scales, 0, v.scales(), v.rows(), v.experts(), blocks, v::scaleRowOffset);
+        return new Mx(codes, scales);
+    }
+
+    /**
+     * ggml {@code block_mxfp4} rows of {@code v} repacked into OpenAI's layout ({@link Mxfp4#ggmlToOpenAi}), in pieces
+     * of at most 4 MiB of codes: the device holds the same bytes as the file, the host a piece at a time.
+     */
+    private static void uploadGgmlAsOpenAi(CudaBuffer codes, CudaBuffer scales, WeightView v) {
+        int blocks = v.cols() / 32;
+        int pieceRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / (16L * blocks)));
+        byte[] c = new byte[pieceRows * 16 * blocks], sc = new byte[pieceRows * blocks];
+        long row = 0;
+        for (int e = 0; e < v.experts(); e++) {
+            for (int r0 = 0; r0 < v.rows(); r0 += pieceRows) {
+                int n = Math.min(pieceRows, v.rows() - r0);
+                for (int r = 0; r < n; r++)
+                    Mxfp4.ggmlToOpenAi(v.data(), v.rowOffset(e, r0 + r), blocks, c, r * 16 * blocks, sc, r * blocks);
+                codes.copyFrom(MemorySegment.ofArray(c).asSlice(0, 16L * n * blocks), 16L * blocks * row);
+                scales.copyFrom(MemorySegment.ofArray(sc).asSlice(0, (long) n * blocks), (long) blocks * row);
+                row += n;
+            }
+        }
     }
 
     /**
@@ -208,7 +236,7 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
 
     /**
      * What the upload allocates for {@code m}: dense matrices in their {@link #deviceFormat}, vectors as F32, MXFP4 as
-     * stored.
+     * codes + scales (17 bytes per 32 values in either layout).
      */
     static long deviceBytes(ModelWeights m) {
         long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + DeviceWeights.f32Bytes(m.finalNorm());

@@ -23,14 +23,14 @@ import static io.gossgpu.device.Grid.ceilDiv;
 /**
  * The router's top-k entry (router.cu's topk_softmax, launched by the device layer's SmallOps), and the MXFP4 mixture of experts of moe.cu run by the device layer's
  * {@link MoePipeline}: this class gives it how moe.cu's kernels spread their work ({@link MoeShapes}): for decode a
- * block per (slot, warps of rows) with the activation row in shared memory; batched by expert for batches of at least
+ * warp per {@link #UNITS} rows (or units) of a slot, the activations in registers; batched by expert for batches of at least
  * {@code GOSS_CUDA_MOE_PREFILL_MIN_T} tokens: blocks per (64 or 128 rows, tile of 32 slots), each MXFP4 row decoded
  * once per tile. The two tiled expert GEMMs run on tensor cores (moe_gate_up_mma, moe_down_mma) on compute capability
  * 8.0 and up unless {@code GOSS_CUDA_MOE_MMA=0}. Expert ids stay on the device between the router and the MoE.
  */
 final class MoeLauncher {
-    /** Floats of one activation row the decode kernels' shared memory holds (48 KiB, less their 64-byte FP4 table). */
-    static final int MAX_ROW = 12000;
+    /** Units (moe_gate_up: gate and up rows) per warp, output rows (moe_down) per block of moe.cu's decode kernels (MOE_UNITS). */
+    static final int UNITS = 8;
 
     static final CudaEntry TOPK = new CudaEntry("router", "topk_softmax", 3, TopKParams.class);
     /** The entry points: topk_softmax, then MoePipeline's kernels with its buffer counts and params, then the tensor-core twins. */
@@ -75,12 +75,9 @@ final class MoeLauncher {
 
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
         int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
-        if (h > MAX_ROW || inter > MAX_ROW) // the decode kernels hold an activation row in 48 KiB of shared memory, beside their table
-            throw new GossException("moe: hidden " + h + " / intermediate " + inter + " above " + MAX_ROW + " is not supported by the cuda kernels");
         Mx g = l.gate(), u = l.up(), d = l.down();
-        if (g.ggml() != d.ggml() || u.ggml() != d.ggml()) throw new GossException("moe: a layer mixes MXFP4 layouts");
-        // moe_down holds as many slots' activations as 48 KiB of shared memory takes
-        MoeParams p = new MoeParams(g.ggml() ? 1 : 0, T, k, h, inter, c.numExperts(), c.swigluLimit(), Math.min(k, MAX_ROW / inter));
+        // the experts are in OpenAI's layout on this device (CudaWeights.experts); slotsPerPass is not read here
+        MoeParams p = new MoeParams(0, T, k, h, inter, c.numExperts(), c.swigluLimit(), k);
         pipeline.run(new MoePipeline.Experts<>(g.codes().address(), g.scalesPtr(), u.codes().address(), u.scalesPtr(), l.gateBias(),
                 l.upBias(), d.codes().address(), d.scalesPtr(), l.downBias()), p, x, r.ids().address(), r.weights().address(), out,
                 (name, bytes) -> scratch.ensure(name, bytes).address());
@@ -94,9 +91,11 @@ final class MoeLauncher {
     /** How moe.cu's kernels spread their work over blocks (the mma kernels as the tiled ones they replace). */
     private MoeShapes shapes(boolean mma) {
         int warps = moeBlock / 32, tiled = TILED_THREADS;
-        return new MoeShapes( // decode: one warp per weight row, a block per (slot or token, warps of rows); the activations in shared memory
-                p -> new Shape(Grid.of(Math.min(p.slots(), 65535), ceilDiv(p.inter(), warps), moeBlock), 4L * p.hidden()),
-                p -> new Shape(Grid.of(Math.min(p.tokens(), 65535), ceilDiv(p.hidden(), warps), moeBlock), 4L * p.inter() * p.slotsPerPass()),
+        // decode: moe_gate_up a warp per UNITS units of a slot; moe_down a block per (UNITS outputs, token), a warp per slot
+        return new MoeShapes(
+                p -> Shape.of(Grid.of(ceilDiv(p.inter(), warps * UNITS), Math.min(p.slots(), 65535), moeBlock)),
+                p -> new Shape(Grid.of(ceilDiv(p.hidden(), UNITS), Math.min(p.tokens(), 65535), 32 * Math.min(warps, p.k())),
+                        4L * p.k() * UNITS),
                 p -> Shape.of(Grid.of(1, Math.min(1024, ceilDiv(p.experts(), 32) * 32))), // moe_sort: one block
                 p -> Shape.of(Grid.of(ceilDiv(p.inter(), 64), maxTiles(p), tiled)), // 64 rows × a tile of slots
                 p -> Shape.of(Grid.of(ceilDiv(p.hidden(), 128), maxTiles(p), tiled)), // 128 rows × a tile of slots

@@ -12,7 +12,8 @@ package io.gossgpu.device;
  * @param inter        I, the experts' intermediate size
  * @param experts      E, experts per layer
  * @param limit        the SwiGLU clamp
- * @param slotsPerPass moe_down on CUDA: slots whose activations its shared memory holds at once; 0 where unused
+ * @param slotsPerPass read by no kernel now (CUDA's moe_down held this many slots' activations in shared memory
+ *                     before it kept them in registers); the cuda backend passes K, the others 0
  */
 public record MoeParams(int ggml, int tokens, int k, int hidden, int inter, int experts, float limit, int slotsPerPass)
         implements KernelParams {

@@ -104,6 +104,29 @@ public final class Mxfp4 {
         }
     }
 
+    /**
+     * Rewrites {@code blocks} ggml {@code block_mxfp4}s from {@code src} at {@code srcOffset} in OpenAI's layout: 16
+     * code bytes per block to {@code codes} from {@code codesAt} (byte j: element 2j low, 2j+1 high), the scale bytes
+     * to {@code scales} from {@code scalesAt}.
+     */
+    public static void ggmlToOpenAi(MemorySegment src, long srcOffset, int blocks, byte[] codes, int codesAt, byte[] scales, int scalesAt) {
+        byte[] in = new byte[GGML_BLOCK_BYTES];
+        for (int b = 0; b < blocks; b++) {
+            MemorySegment.copy(src, LE.U8, srcOffset + (long) b * GGML_BLOCK_BYTES, in, 0, GGML_BLOCK_BYTES);
+            scales[scalesAt + b] = in[0];
+            for (int j = 0; j < BLOCK / 2; j++) {
+                int e = 2 * j; // elements e and e + 1: ggml keeps element i < 16 in byte i's low nibble, i >= 16 in byte i - 16's high
+                codes[codesAt + b * (BLOCK / 2) + j] = (byte) (nibbleOfGgml(in, e) | nibbleOfGgml(in, e + 1) << 4);
+            }
+        }
+    }
+
+    /** Code of element {@code e} of a ggml block held in {@code block} (scale at 0). */
+    private static int nibbleOfGgml(byte[] block, int e) {
+        int packed = block[1 + e % (BLOCK / 2)] & 0xff;
+        return e < BLOCK / 2 ? packed & 0xf : packed >>> 4;
+    }
+
     /** Code of element {@code e} of an Ollama-layout block held in {@code block} (scale at 0). */
     private static int nibbleOfOpenAi(byte[] block, int e) {
         int packed = block[1 + e / 2] & 0xff;

@@ -106,4 +106,23 @@ class Mxfp4Test {
             for (int i = 0; i < n; i++) assertEquals(Float.floatToRawIntBits(a[i]), Float.floatToRawIntBits(b[i]), "element " + i);
         }
     }
+
+    /** The CUDA backend's upload repack: ggml blocks give exactly OpenAI's codes and scale planes. */
+    @Test
+    void ggmlRepacksToOpenAiBytes() {
+        java.util.SplittableRandom rnd = new java.util.SplittableRandom(8);
+        int n = 96;
+        byte[] codes = new byte[n];
+        byte[] scales = new byte[n / 32];
+        for (int i = 0; i < n; i++) codes[i] = (byte) rnd.nextInt(16);
+        for (int g = 0; g < scales.length; g++) scales[g] = (byte) rnd.nextInt(256);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment gg = arena.allocate(1 + n / 32 * 17);
+            MemorySegment.copy(Mxfp4.packGgml(codes, scales), 0, gg, LE.U8, 1, n / 32 * 17); // at an odd offset, as in a file
+            byte[] c = new byte[2 + n / 2], s = new byte[1 + n / 32];
+            Mxfp4.ggmlToOpenAi(gg, 1, n / 32, c, 2, s, 1);
+            assertArrayEquals(Mxfp4.packOpenAi(codes), java.util.Arrays.copyOfRange(c, 2, c.length));
+            assertArrayEquals(scales, java.util.Arrays.copyOfRange(s, 1, s.length));
+        }
+    }
 }
