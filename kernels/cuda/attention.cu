@@ -179,7 +179,8 @@ extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __
 // splits = 1: out as the formula says. splits > 1: the block's keys are split z of the block's key range cut
 // into `splits` pieces of equal length (a multiple of 32); it writes (m, l, acc[hd]) of its online softmax
 // (started from the sink, l without the sink's term) to part[((z*T + i)*heads + h)*(hd + 2) ...] for
-// attention_combine; a split without keys writes (S[h], 0, 0...).
+// attention_combine; a split without keys writes (S[h], 0) and returns before loading q (attention_combine skips
+// splits with l = 0 without reading their acc). A pair without keys in a split that has keys writes (S[h], 0, 0...).
 extern "C" __global__ void attention_gqa(const float* __restrict__ q, const float* __restrict__ k,
                                           const float* __restrict__ v, const float* __restrict__ ck,
                                           const float* __restrict__ cv, const float* __restrict__ sinks,
@@ -206,6 +207,24 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
     const int tid = threadIdx.x;
     const int lane = tid & 31;
     const int warp = tid >> 5;
+
+    int pLast = start + i0 + rows - 1;
+    int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
+    if (gridDim.z > 1) {
+        const int keys = pLast - jFirst + 1;
+        const int per = (keys + (int) gridDim.z * ATTN_TK - 1) / ((int) gridDim.z * ATTN_TK) * ATTN_TK;
+        jFirst += (int) blockIdx.z * per;
+        pLast = min(pLast, jFirst + per - 1); // pairs keep their own p: keys past pLast are not in this split
+        if (jFirst > pLast) { // no keys (short contexts leave most of the fixed grid's splits empty): (S[h], 0) only
+            for (int n = tid; n < npairs; n += blockDim.x) {
+                const int hn = g * group + n % group;
+                float* pt = part + (((size_t) blockIdx.z * T + i0 + n / group) * heads + hn) * (hd + 2);
+                pt[0] = sinks[hn];
+                pt[1] = 0.0f;
+            }
+            return;
+        }
+    }
 
     for (int idx = tid; idx < ATTN_PAIRS * hd; idx += blockDim.x) {
         const int n = idx / hd;
@@ -237,14 +256,6 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
         }
     }
 
-    int pLast = start + i0 + rows - 1;
-    int jFirst = window > 0 ? max(0, start + i0 - window + 1) : 0;
-    if (gridDim.z > 1) {
-        const int keys = pLast - jFirst + 1;
-        const int per = (keys + (int) gridDim.z * ATTN_TK - 1) / ((int) gridDim.z * ATTN_TK) * ATTN_TK;
-        jFirst += (int) blockIdx.z * per;
-        pLast = min(pLast, jFirst + per - 1); // pairs keep their own p: keys past pLast are not in this split
-    }
     for (int j0 = jFirst; j0 <= pLast; j0 += ATTN_TK) {
         __syncthreads(); // q loaded / the previous tile's readers are done
         for (int idx = tid; idx < ATTN_TK * hd; idx += blockDim.x) {
@@ -324,32 +335,83 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
     }
 }
 
-// ---- attention_combine: grid (heads, min(T, 65535)), block B ----------------------------------------------------
-// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_gqa, z ascending:
-// M = max_z m_z; Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z.
+// ---- attention_combine: grid (heads, min(T, 65535)), block B (a multiple of 32, >= 32), dynamic shared memory
+// 8 * splits bytes ----------------------------------------------------------------------------------------------
+// Merges the `splits` partial states (m_z, l_z, acc_z) of row i, head h written by attention_gqa:
+// M = max(S[h], max_z m_z); Z = sum_z l_z e^(m_z - M) + e^(S[h] - M); out[i, h*hd + d] = sum_z acc_z[d] e^(m_z - M) / Z,
+// the sum over d in z ascending order. Warp 0 takes the splits in parallel (lane t: splits t, t + 32, ...): a warp
+// max, then e_z = e^(m_z - M) once per split, Z as a warp sum, and the splits with l_z != 0 listed in z order in
+// shared memory (z, e_z). A split with l_z = 0 adds nothing (it has m_z = S[h] and acc_z = 0: m_z rises above the
+// sink only with a key whose term e^0 = 1 enters l_z), so it is skipped and its acc_z never read: attention_gqa
+// writes only (S[h], 0) for a split without keys. Thread d then sums acc_z[d] e_z over the listed splits: loads
+// with addresses known up front, no expf.
 extern "C" __global__ void attention_combine(const float* __restrict__ part, const float* __restrict__ sinks,
                                             float* __restrict__ out, const AttentionParams p)
 {
     const int T = p.tokens, heads = p.heads, hd = p.headDim, splits = p.splits;
     out += (size_t) p.row0 * heads * hd;
+    DYNAMIC_SHARED(float, smem);
+    float* ez = smem;                        // e^(m_z - M) of the listed splits
+    int* zs = (int*) (smem + splits);        // their z, ascending
+    __shared__ int listed;
+    __shared__ float zsum;
     const int h = blockIdx.x;
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const float sink = sinks[h];
     const size_t stride = (size_t) T * heads * (hd + 2);
     for (int i = blockIdx.y; i < T; i += gridDim.y) {
         const float* p0 = part + ((size_t) i * heads + h) * (hd + 2);
-        float mx = sinks[h];
-        for (int z = 0; z < splits; z++) {
-            mx = fmaxf(mx, p0[z * stride]);
-        }
-        float zsum = expf(sinks[h] - mx);
-        for (int z = 0; z < splits; z++) {
-            zsum = fmaf(p0[z * stride + 1], expf(p0[z * stride] - mx), zsum);
-        }
-        for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-            float a = 0.0f;
-            for (int z = 0; z < splits; z++) {
-                a = fmaf(p0[z * stride + 2 + d], expf(p0[z * stride] - mx), a);
+        __syncthreads(); // the previous row's readers of the list are done
+        if (tid < 32) {
+            float mx = sink;
+            for (int z = lane; z < splits; z += 32) {
+                mx = fmaxf(mx, p0[z * stride]);
             }
-            out[((size_t) i * heads + h) * hd + d] = a / zsum;
+            mx = warp_max(mx);
+            float zs_lane = 0.0f;
+            int n = 0;
+            for (int z0 = 0; z0 < splits; z0 += 32) {
+                const int z = z0 + lane;
+                float l = 0.0f, e = 0.0f;
+                if (z < splits) {
+                    l = p0[z * stride + 1];
+                    if (l != 0.0f) {
+                        e = expf(p0[z * stride] - mx);
+                    }
+                }
+                const int keys = l != 0.0f ? 1 : 0;
+                zs_lane = fmaf(l, e, zs_lane);
+                int c = keys; // inclusive count of listed splits over lanes <= lane
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int t = __shfl_up_sync(0xffffffffu, c, o);
+                    if (lane >= o) {
+                        c += t;
+                    }
+                }
+                if (keys) {
+                    zs[n + c - 1] = z;
+                    ez[n + c - 1] = e;
+                }
+                n += __shfl_sync(0xffffffffu, c, 31);
+            }
+            const float s = warp_sum(zs_lane) + expf(sink - mx);
+            if (lane == 0) {
+                listed = n;
+                zsum = s;
+            }
+        }
+        __syncthreads();
+        const int n = listed;
+        const float zt = zsum;
+        for (int d = tid; d < hd; d += blockDim.x) {
+            const float* pd = p0 + 2 + d;
+            float a = 0.0f;
+            GOSS_PRAGMA(unroll 8)
+            for (int u = 0; u < n; u++) {
+                a = fmaf(pd[zs[u] * stride], ez[u], a);
+            }
+            out[((size_t) i * heads + h) * hd + d] = a / zt;
         }
     }
 }

@@ -31,11 +31,13 @@ __device__ __forceinline__ float* dense_out(float* out0, int n0, float* out1, in
 }
 
 // ---- matvec (decode, small T): `split` warps per output row r ----------------------------------------
-// grid (ceil(rows / (B/32/split))), block B, split a power of two dividing B/32 (more than 1 for matrices
+// grid (ceil(rows / (B/32/split)), Y), block B, split a power of two dividing B/32 (more than 1 for matrices
 // with few rows, so that their rows are read by more warps at once). The warps of a row read its weights
 // once per MAXT tokens and keep MAXT sums per lane: with T <= MAXT every weight byte is read once. Lanes
 // take 16-byte pieces of the row (VEC values) when cols is a multiple of VEC and w, x are 16-byte aligned
 // (then every row is); otherwise single values. x rows are read through the cache (every warp reads them).
+// Block row y takes the chunks of MAXT tokens y, y + Y, ... (Y = ceil(T / MAXT) up to 65535: a matrix of few rows,
+// the router, over a prefill batch fills the card instead of looping over the tokens in a few blocks).
 // Each warp's sums go through a shuffle tree; with split > 1 the split partial sums are added in shared
 // memory by the row's first warp, in warp order.
 #define DENSE_MATVEC_MAXT 8
@@ -53,7 +55,7 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
     const bool live = r < rows;     // no early return: every warp reaches the barriers
     const bool vec = cols % E::VEC == 0 && ((size_t) w & 15) == 0 && ((size_t) x & 15) == 0;
     const float b = hasBias && live ? bias[r] : 0.0f;
-    for (int t0 = 0; t0 < T; t0 += DENSE_MATVEC_MAXT) {
+    for (int t0 = blockIdx.y * DENSE_MATVEC_MAXT; t0 < T; t0 += gridDim.y * DENSE_MATVEC_MAXT) {
         const int nt = min(DENSE_MATVEC_MAXT, T - t0);
         const float* xb = x + (size_t) t0 * cols;
         float acc[DENSE_MATVEC_MAXT];

@@ -5,7 +5,8 @@
 //     ms      = (1/n) * sum_{j<n} x[r,j]^2          (float accumulation)
 //     y[r,i]  = (x[r,i] * rsqrt(ms + eps)) * scale[i]
 //
-// Launch: grid = (rows, 1, 1), one block per row.
+// Launch: grid = (rows, 1, 1), one block per row; rows of up to 16 * B columns (a multiple of 4) held in registers
+// between the sum of squares and the scaling (see norm_in_registers).
 //         block = (B, 1, 1) with B a multiple of 32 and 32 <= B <= 1024 (tuning knob
 //         GOSS_CUDA_RMSNORM_BLOCK); no dynamic shared memory.
 // x and y may be the same buffer (in-place); scale has n elements.
@@ -43,6 +44,17 @@ __device__ __forceinline__ float block_inv_rms(float ss, int n, float eps)
     return inv_rms;
 }
 
+// Which row path a block takes: in registers when n is a multiple of 4 of at most NORM_CHUNKS float4 per thread and
+// every pointer is 16-byte aligned (one read and one write of each element), else two passes over memory. Both paths
+// give thread t the float4 chunks c = t, t + B, t + 2B, ... (columns 4c .. 4c + 3) and sum their squares in that
+// order, so the result does not depend on the path, and rmsnorm and add_rmsnorm agree bit for bit.
+#define NORM_CHUNKS 4 // n <= 16 * B in registers: 4096 columns at B = 256 (gpt-oss: 2880)
+
+__device__ __forceinline__ bool norm_in_registers(int n, size_t addresses)
+{
+    return (n & 3) == 0 && n <= 4 * NORM_CHUNKS * (int) blockDim.x && (addresses & 15) == 0;
+}
+
 extern "C" __global__ void rmsnorm(const float* x,
                                        const float* __restrict__ scale,
                                        float* y,
@@ -56,17 +68,55 @@ extern "C" __global__ void rmsnorm(const float* x,
     const size_t row = blockIdx.x;
     const float* xr = x + row * (size_t) n;
     float* yr = y + row * (size_t) n;
+    const int B = blockDim.x;
+    const int tid = threadIdx.x;
 
-    // Each thread sums the squares of a strided slice of the row.
+    if (norm_in_registers(n, (size_t) xr | (size_t) yr | (size_t) scale)) {
+        const int n4 = n >> 2;
+        float4 v[NORM_CHUNKS] = {}, s[NORM_CHUNKS] = {};
+        for (int u = 0; u < NORM_CHUNKS; u++) { // all loads first: in flight together
+            const int c = tid + u * B;
+            if (c < n4) {
+                v[u] = reinterpret_cast<const float4*>(xr)[c];
+                s[u] = reinterpret_cast<const float4*>(scale)[c];
+            }
+        }
+        float sum = 0.0f;
+        for (int u = 0; u < NORM_CHUNKS; u++) {
+            sum = fmaf(v[u].x, v[u].x, sum);
+            sum = fmaf(v[u].y, v[u].y, sum);
+            sum = fmaf(v[u].z, v[u].z, sum);
+            sum = fmaf(v[u].w, v[u].w, sum); // chunks past the row are zeros: fmaf(0, 0, sum) = sum
+        }
+        const float r = block_inv_rms(sum, n, eps);
+        for (int u = 0; u < NORM_CHUNKS; u++) {
+            const int c = tid + u * B;
+            if (c < n4) {
+                float4 o;
+                o.x = (v[u].x * r) * s[u].x;
+                o.y = (v[u].y * r) * s[u].y;
+                o.z = (v[u].z * r) * s[u].z;
+                o.w = (v[u].w * r) * s[u].w;
+                reinterpret_cast<float4*>(yr)[c] = o;
+            }
+        }
+        return;
+    }
+
+    // Each thread sums the squares of its chunks of the row.
     float sum = 0.0f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float v = xr[i];
-        sum = fmaf(v, v, sum);
+    for (int c = tid; 4 * c < n; c += B) {
+        for (int i = 4 * c; i < min(4 * c + 4, n); i++) {
+            const float v = xr[i];
+            sum = fmaf(v, v, sum);
+        }
     }
 
     const float r = block_inv_rms(sum, n, eps);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        yr[i] = (xr[i] * r) * scale[i];
+    for (int c = tid; 4 * c < n; c += B) {
+        for (int i = 4 * c; i < min(4 * c + 4, n); i++) {
+            yr[i] = (xr[i] * r) * scale[i];
+        }
     }
 }
 
@@ -95,16 +145,62 @@ extern "C" __global__ void add_rmsnorm(const float* x,
     const float* yr = y + row * (size_t) n;
     float* sr = sum + row * (size_t) n;
     float* outr = out + row * (size_t) n;
+    const int B = blockDim.x;
+    const int tid = threadIdx.x;
+
+    if (norm_in_registers(n, (size_t) xr | (size_t) yr | (size_t) sr | (size_t) outr | (size_t) scale)) {
+        const int n4 = n >> 2;
+        float4 v[NORM_CHUNKS] = {}, w[NORM_CHUNKS] = {}, s[NORM_CHUNKS] = {};
+        for (int u = 0; u < NORM_CHUNKS; u++) { // all loads before the first store (which may alias them): in flight together
+            const int c = tid + u * B;
+            if (c < n4) {
+                v[u] = reinterpret_cast<const float4*>(xr)[c];
+                w[u] = reinterpret_cast<const float4*>(yr)[c];
+                s[u] = reinterpret_cast<const float4*>(scale)[c];
+            }
+        }
+        float ss = 0.0f;
+        for (int u = 0; u < NORM_CHUNKS; u++) {
+            v[u].x += w[u].x;
+            v[u].y += w[u].y;
+            v[u].z += w[u].z;
+            v[u].w += w[u].w;
+            ss = fmaf(v[u].x, v[u].x, ss);
+            ss = fmaf(v[u].y, v[u].y, ss);
+            ss = fmaf(v[u].z, v[u].z, ss);
+            ss = fmaf(v[u].w, v[u].w, ss); // chunks past the row are zeros: fmaf(0, 0, ss) = ss
+            if (tid + u * B < n4) {
+                reinterpret_cast<float4*>(sr)[tid + u * B] = v[u];
+            }
+        }
+        const float r = block_inv_rms(ss, n, eps);
+        for (int u = 0; u < NORM_CHUNKS; u++) {
+            const int c = tid + u * B;
+            if (c < n4) {
+                float4 o;
+                o.x = (v[u].x * r) * s[u].x;
+                o.y = (v[u].y * r) * s[u].y;
+                o.z = (v[u].z * r) * s[u].z;
+                o.w = (v[u].w * r) * s[u].w;
+                reinterpret_cast<float4*>(outr)[c] = o;
+            }
+        }
+        return;
+    }
 
     float ss = 0.0f;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float v = xr[i] + yr[i];
-        sr[i] = v;
-        ss = fmaf(v, v, ss);
+    for (int c = tid; 4 * c < n; c += B) {
+        for (int i = 4 * c; i < min(4 * c + 4, n); i++) {
+            const float v = xr[i] + yr[i];
+            sr[i] = v;
+            ss = fmaf(v, v, ss);
+        }
     }
 
     const float r = block_inv_rms(ss, n, eps);
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        outr[i] = (sr[i] * r) * scale[i];
+    for (int c = tid; 4 * c < n; c += B) {
+        for (int i = 4 * c; i < min(4 * c + 4, n); i++) {
+            outr[i] = (sr[i] * r) * scale[i];
+        }
     }
 }

@@ -19,14 +19,13 @@ struct RopeParams {
     int row0;    // the first row rotated
 };
 
-extern "C" __global__ void rope(float* x, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
+// Rows of head h of x (cols values per row), rotated at positions start + t.
+__device__ __forceinline__ void rope_head(float* x, const float* __restrict__ table, int start, int h, int hd, int cols, int row0,
+                                          int T)
 {
-    const int T = p.tokens, cols = p.cols, hd = p.headDim;
-    const int start = pos[0];
-    const int h = blockIdx.x;
     const int half = hd / 2;
     for (int t = blockIdx.y; t < T; t += gridDim.y) {
-        float* b = x + (size_t) (p.row0 + t) * cols + (size_t) h * hd;
+        float* b = x + (size_t) (row0 + t) * cols + (size_t) h * hd;
         const float* cs = table + (size_t) (start + t) * hd;
         for (int j = threadIdx.x; j < half; j += blockDim.x) {
             const float c = cs[2 * j];
@@ -36,5 +35,33 @@ extern "C" __global__ void rope(float* x, const float* __restrict__ table, const
             b[j] = fmaf(x1, c, -x2 * s);
             b[half + j] = fmaf(x2, c, x1 * s);
         }
+    }
+}
+
+extern "C" __global__ void rope(float* x, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
+{
+    rope_head(x, table, pos[0], blockIdx.x, p.headDim, p.cols, p.row0, p.tokens);
+}
+
+// ---- rope_qk: the query and the key heads in one launch (CudaBackend's QKV step), as rope on each -------------------
+// grid (qHeads + kHeads, min(T, 65535)), block as rope; q rows have qHeads * hd values, k rows kHeads * hd. Block x < qHeads
+// rotates query head x, the others key head x - qHeads.
+struct RopeQkParams {
+    int tokens;  // T
+    int qHeads;  // query heads per row of q
+    int kHeads;  // key heads per row of k
+    int headDim; // hd
+    int row0;    // the first row rotated
+};
+
+extern "C" __global__ void rope_qk(float* q, float* k, const float* __restrict__ table, const int* __restrict__ pos,
+                                   const RopeQkParams p)
+{
+    const int hd = p.headDim;
+    const int h = blockIdx.x;
+    if (h < p.qHeads) {
+        rope_head(q, table, pos[0], h, hd, p.qHeads * hd, p.row0, p.tokens);
+    } else {
+        rope_head(k, table, pos[0], h - p.qHeads, hd, p.kHeads * hd, p.row0, p.tokens);
     }
 }

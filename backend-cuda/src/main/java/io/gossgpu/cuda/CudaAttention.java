@@ -97,7 +97,7 @@ final class CudaAttention {
                 p -> new Shape(Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), p.splits(), GQA_THREADS),
                         4L * (GQA_PAIRS * p.headDim() + 32 * (p.headDim() + 1) + 32 * p.headDim())), // q pairs, a tile of keys, of values
                 null,
-                p -> new Shape(Grid.of(p.heads(), p.tokens(), Math.max(32, ceilDiv(p.headDim(), 32) * 32))),
+                p -> new Shape(Grid.of(p.heads(), p.tokens(), Math.max(32, ceilDiv(p.headDim(), 32) * 32)), 8L * p.splits()), // (z, e_z) of each split
                 p -> new Shape(Grid.of(ceilDiv(p.kvDim(), elementwiseBlock), p.tokens() - p.first(), elementwiseBlock)),
                 p -> new Shape(Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), MMA_THREADS), mmaSharedBytes(p.headDim())));
     }

@@ -56,10 +56,18 @@ import java.util.stream.Stream;
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public static final String NAME = "cuda";
 
-    /** rope.cu's kernel, run by the device layer's {@link RopeOp}. */
-    static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 3, RopeParams.class);
+    /**
+     * rope.cu's kernels: rope (the device layer's {@link RopeOp} contract: one tensor) and rope_qk, q and k in one launch,
+     * which the QKV step takes.
+     */
+    static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 3, RopeParams.class),
+            ROPE_QK = new CudaEntry("rope", "rope_qk", 4, RopeQkParams.class);
+
+    /** rope_qk's scalars: q rows hold {@code qHeads · headDim} values, k rows {@code kHeads · headDim}. */
+    record RopeQkParams(int tokens, int qHeads, int kHeads, int headDim, int row0) implements io.gossgpu.device.KernelParams {}
+
     /** Every kernel entry point the launchers run. */
-    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
+    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE, ROPE_QK), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
             SampleLauncher.ENTRIES).flatMap(List::stream).toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
@@ -74,7 +82,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
     final DenseLauncher dense;
-    final RopeOp<Long> rope;
+    /** rope_qk (runQkvRope). */
+    private final io.gossgpu.device.DeviceKernel ropeQk;
     final CudaAttention attention;
     private final CudaLauncher launch;
     final MoeLauncher moe;
@@ -118,7 +127,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
             this.launch = launch;
-            rope = new RopeOp<>(launch, p -> Grid.of(p.heads(), p.tokens(), Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
+            ropeQk = launch.kernel(ROPE_QK.name());
             attention = new CudaAttention(launch, options, ctx.device().computeCapability());
             moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, options);
@@ -253,7 +262,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         dense.pipeline.dense(l.dense(which).matrix(), bias(l.bias(which)), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
 
-    /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k, sequence by sequence. */
+    /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k (one launch), sequence by sequence. */
     @Override
     protected void runQkvRope(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, Batch batch, BufferTensor<CudaBuffer> q,
                               BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v) {
@@ -266,8 +275,9 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         for (int s = 0; s < batch.size(); s++) {
             int row0 = batch.firstRow(s), n = batch.tokens(s);
             long pos = launch.position(s, batch.start(s));
-            rope.run(at(q), table, pos, 0, new RopeParams(n, c.numAttentionHeads(), hd, c.qDim(), row0));
-            rope.run(at(k), table, pos, 0, new RopeParams(n, c.numKeyValueHeads(), hd, c.kvDim(), row0));
+            int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads();
+            launch.launch(ropeQk).buffer(at(q)).buffer(at(k)).buffer(table).buffer(pos, 0).run(new RopeQkParams(n, heads, kvHeads, hd, row0),
+                    Grid.of(heads + kvHeads, Math.min(n, 65535), Math.max(32, Math.min(1024, Grid.ceilDiv(hd / 2, 32) * 32))));
         }
     }
 

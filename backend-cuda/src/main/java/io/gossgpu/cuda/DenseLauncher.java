@@ -27,7 +27,8 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  *
  * <p>A dense layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
  * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
- * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T}, else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
+ * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T} or the matrix has fewer than {@link #GEMM_MIN_ROWS} rows (the router; the
+ * matvec's grid has a block row per 8 tokens), else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
  * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA), BF16 weights on tensor cores ({@code dense_gemm_mma_bf16})
  * from compute capability 8.0 unless {@code GOSS_CUDA_DENSE_MMA=0}.
  */
@@ -44,6 +45,14 @@ final class DenseLauncher {
             GEMM_MMA = new CudaEntry(DensePipeline.DENSE, "dense_gemm_mma_bf16", DENSE_BUFFERS, DenseParams.class);
     /** dense_gemm_mma_bf16's tile (tokens × rows) and block: DENSE_MMA_TM, _TR, _THREADS in dense.cu. */
     static final int MMA_TILE_T = 32, MMA_TILE_R = 128, MMA_THREADS = 256;
+    /** Tokens per weight load of the matvec (DENSE_MATVEC_MAXT in dense.cu): its grid's y blocks take 8 tokens each. */
+    static final int MATVEC_MAXT = 8;
+    /**
+     * Matrices of fewer rows take the matvec at every batch size: the smallest GEMM tile has 64 rows, so their GEMM grid
+     * is ceil(T / TILE_T) blocks (the router's 32 rows at pp512: 8 blocks on 132 multiprocessors), where the matvec's is
+     * ceil(rows / rows per block) × ceil(T / 8).
+     */
+    static final int GEMM_MIN_ROWS = 64;
     /** Compute capability from which dense_gemm_mma_bf16 runs (BF16 wmma). */
     static final int MMA_MIN_CC = 80;
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
@@ -84,11 +93,12 @@ final class DenseLauncher {
         mma = computeCapability >= MMA_MIN_CC && CudaKnobs.DENSE_MMA.value(o) == 1;
         int warps = denseBlock / 32, block = elementwiseBlock, t = tileT, r = tileR;
         pipeline = new DensePipeline<>(launch, new DenseShapes(FORMATS, f -> embed(f).name(), f -> matvec(f).name(), f -> gemm(f, t, r).name(),
-                mma ? f -> f == WeightFormat.BF16 ? GEMM_MMA.name() : null : null, prefillMinT, true, true, 0,
+                mma ? f -> f == WeightFormat.BF16 ? GEMM_MMA.name() : null : null, prefillMinT, GEMM_MIN_ROWS, true, true, 0,
                 (cols, tokens) -> Shape.of(Grid.of(Math.min(tokens, 65535), block)),
                 (rows, tokens) -> {
-                    int split = matvecSplit(rows, warps, multiprocessors);
-                    return new Shape(Grid.of(ceilDiv(rows, warps / split), denseBlock), List.of(), split);
+                    int chunks = Math.min(ceilDiv(tokens, MATVEC_MAXT), 65535); // block rows of the grid, 8 tokens each
+                    int split = matvecSplit((long) rows * chunks, warps, multiprocessors);
+                    return new Shape(Grid.of(ceilDiv(rows, warps / split), chunks, denseBlock), List.of(), split);
                 },
                 (rows, tokens) -> Shape.of(Grid.of(ceilDiv(rows, r), ceilDiv(tokens, t), t * r / 16)),
                 mma ? (rows, tokens) -> Shape.of(Grid.of(ceilDiv(rows, MMA_TILE_R), Math.min(ceilDiv(tokens, MMA_TILE_T), 65535), MMA_THREADS)) : null));
@@ -112,9 +122,10 @@ final class DenseLauncher {
     /**
      * Warps per row of the matvec: 1, or for a matrix with too few rows to give each multiprocessor 16 warps (the
      * router), the power of two (dividing the warps of a block) that comes closest without passing it, so that
-     * its rows are read by more warps at once.
+     * its rows are read by more warps at once. {@code rows} counts each row once per block row of the grid (8 tokens),
+     * so a prefill batch of the router, whose grid is already wide, keeps one warp per row (and x in L1 for the block's rows).
      */
-    static int matvecSplit(int rows, int warpsPerBlock, int multiprocessors) {
+    static int matvecSplit(long rows, int warpsPerBlock, int multiprocessors) {
         long target = 16L * Math.max(1, multiprocessors);
         int split = 1;
         while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target) split *= 2;

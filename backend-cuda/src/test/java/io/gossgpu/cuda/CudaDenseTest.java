@@ -216,6 +216,44 @@ class CudaDenseTest {
         }
     }
 
+    /**
+     * gpt-oss's router at prefill: 32 rows, fewer than {@link DenseLauncher#GEMM_MIN_ROWS}, take the matvec at 512 tokens
+     * with a block row per 8 tokens (64), one warp per row; the output against the exact decode at 1e-4.
+     */
+    @Test
+    void aRouterOfFewRowsTakesTheMatvecOverATokenGridAtPrefill() {
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+            int rows = 32, cols = 2880, T = 512;
+            WeightView w = matrix(arena, WeightFormat.F32, rows, cols, 77);
+            CudaWeights.Dense d = upload(b, w);
+            assertEquals(io.gossgpu.device.DensePipeline.Path.MATVEC, b.dense.pipeline.path(WeightFormat.F32, rows, T));
+            assertEquals(io.gossgpu.device.DensePipeline.Path.GEMM, b.dense.pipeline.path(WeightFormat.F32, DenseLauncher.GEMM_MIN_ROWS, T));
+            float[][] wr = new float[rows][cols];
+            for (int i = 0; i < rows; i++) {
+                w.dequantizeRow(0, i, wr[i], 0);
+            }
+            SplittableRandom r = new SplittableRandom(78);
+            float[] x = new float[T * cols];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = (float) r.nextGaussian();
+            }
+            float[] want = new float[T * rows];
+            for (int t = 0; t < T; t++) {
+                for (int i = 0; i < rows; i++) {
+                    double s = 0;
+                    for (int c = 0; c < cols; c++) {
+                        s += (double) wr[i][c] * x[t * cols + c];
+                    }
+                    want[t * rows + i] = (float) s;
+                }
+            }
+            try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null)) {
+                linear(b, d, null, xt, out);
+                BackendConformanceKit.assertClose("router 32x2880, T=512", want, b.read(out), T, rows, 1e-4);
+            }
+        }
+    }
+
     @Test
     void fewRowsAreSplitOverTheWarpsOfABlock() {
         assertEquals(8, DenseLauncher.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
@@ -225,6 +263,7 @@ class CudaDenseTest {
         assertEquals(2, DenseLauncher.matvecSplit(20, 8, 4));
         assertEquals(8, DenseLauncher.matvecSplit(5, 8, 4));
         assertEquals(1, DenseLauncher.matvecSplit(33, 8, 4));
+        assertEquals(1, DenseLauncher.matvecSplit(32L * 64, 8, 132)); // the router over 512 tokens: 64 block rows of 8 tokens
     }
 
     @Test

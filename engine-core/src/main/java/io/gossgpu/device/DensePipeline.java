@@ -17,7 +17,8 @@ import java.util.function.Function;
 /**
  * The dense op and the embedding, written once over a {@link Launcher} for every GPU API: {@code out[t, r] =
  * Σ_c W[r, c] · x[xRow0 + t, c] (+ bias[r])} by the API's matvec (decode) or, from {@link DenseShapes#prefillMinT}
- * tokens on, its prefill GEMM (on tensor cores where the API has one for the format); and {@code out[t, :]} = row
+ * tokens on, its prefill GEMM (on tensor cores where the API has one for the format) unless the matrix has fewer than
+ * {@link DenseShapes#gemmMinRows} rows; and {@code out[t, :]} = row
  * {@code ids[t]} of a table. Every dense kernel (kernels/cuda/dense.cu, kernels/opencl/dense.cl,
  * kernels/metal/dense.metal) takes the matrix, its block scales where {@link DenseShapes#scales}, the bias (the matrix
  * again, unread, without one), x, the output (three where {@link DenseShapes#threeOutputs}), then {@link DenseParams};
@@ -109,10 +110,10 @@ public final class DensePipeline<B> {
         return shapes.prefillMinT();
     }
 
-    /** The path a layer of {@code format} takes for {@code tokens} tokens. */
-    public Path path(WeightFormat format, int tokens) {
+    /** The path a layer of {@code format} with {@code rows} output rows takes for {@code tokens} tokens. */
+    public Path path(WeightFormat format, int rows, int tokens) {
         Kernels k = kernels(format);
-        if (k.gemm() == null || tokens < shapes.prefillMinT()) return Path.MATVEC;
+        if (k.gemm() == null || tokens < shapes.prefillMinT() || rows < shapes.gemmMinRows()) return Path.MATVEC;
         return k.mma() != null ? Path.MMA : Path.GEMM;
     }
 
@@ -146,7 +147,7 @@ public final class DensePipeline<B> {
      */
     public void run(Matrix<B> m, B bias, B x, int xRow0, int tokens, B out0, int n0, B out1, int n1, B out2) {
         if (n0 != m.rows() && !shapes.threeOutputs()) throw new IllegalArgumentException("this API's dense kernels write one output");
-        Path path = path(m.format(), tokens);
+        Path path = path(m.format(), m.rows(), tokens);
         DeviceKernel kernel = kernels(m.format()).of(path);
         Shape s = (switch (path) {
             case MATVEC -> shapes.matvecShape();

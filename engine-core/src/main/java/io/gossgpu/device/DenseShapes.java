@@ -19,6 +19,9 @@ import java.util.function.Function;
  * @param mma          the prefill GEMM on tensor cores for a format, or null (the function, or its value for a format
  *                     without one): CUDA's {@code dense_gemm_mma_bf16} from compute capability 8.0
  * @param prefillMinT  batches of at least this many tokens take {@code gemm} (or {@code mma})
+ * @param gemmMinRows  matrices of fewer rows take the matvec at every batch size (CUDA: fewer than a GEMM tile's rows,
+ *                     such as the router's 32, whose GEMM grid would be a handful of blocks); 0 where every matrix
+ *                     takes the GEMM from {@code prefillMinT} on
  * @param scales       whether the kernels take the matrix's block scales after its values (CUDA's Q8_0)
  * @param threeOutputs whether the dense kernels write three outputs (CUDA's fused QKV: rows {@code 0 .. n0 − 1} to the
  *                     first, the next {@code n1} to the second, the rest to the third)
@@ -29,8 +32,16 @@ import java.util.function.Function;
  * @param mmaShape     the tensor-core GEMM's (null without one)
  */
 public record DenseShapes(List<WeightFormat> formats, Function<WeightFormat, String> embed, Function<WeightFormat, String> matvec,
-                          Function<WeightFormat, String> gemm, Function<WeightFormat, String> mma, int prefillMinT, boolean scales,
-                          boolean threeOutputs, int vec, Sizer embedShape, Sizer matvecShape, Sizer gemmShape, Sizer mmaShape) {
+                          Function<WeightFormat, String> gemm, Function<WeightFormat, String> mma, int prefillMinT, int gemmMinRows,
+                          boolean scales, boolean threeOutputs, int vec, Sizer embedShape, Sizer matvecShape, Sizer gemmShape,
+                          Sizer mmaShape) {
+    /** Every matrix takes the GEMM from {@code prefillMinT} tokens on ({@code gemmMinRows} 0). */
+    public DenseShapes(List<WeightFormat> formats, Function<WeightFormat, String> embed, Function<WeightFormat, String> matvec,
+                       Function<WeightFormat, String> gemm, Function<WeightFormat, String> mma, int prefillMinT, boolean scales,
+                       boolean threeOutputs, int vec, Sizer embedShape, Sizer matvecShape, Sizer gemmShape, Sizer mmaShape) {
+        this(formats, embed, matvec, gemm, mma, prefillMinT, 0, scales, threeOutputs, vec, embedShape, matvecShape, gemmShape, mmaShape);
+    }
+
     public DenseShapes {
         formats = List.copyOf(formats);
         if (embed == null || matvec == null || embedShape == null || matvecShape == null)
@@ -39,6 +50,7 @@ public record DenseShapes(List<WeightFormat> formats, Function<WeightFormat, Str
             throw new IllegalArgumentException("a prefill kernel needs its name and its shape");
         if (mma != null && gemm == null) throw new IllegalArgumentException("a tensor-core GEMM beside no GEMM");
         if (prefillMinT < 1) throw new IllegalArgumentException("prefillMinT must be ≥ 1, got " + prefillMinT);
+        if (gemmMinRows < 0) throw new IllegalArgumentException("gemmMinRows must be ≥ 0, got " + gemmMinRows);
     }
 
     /** A kernel's grid for a matrix of {@code rows} (embed: {@code cols}) over {@code tokens} tokens. */

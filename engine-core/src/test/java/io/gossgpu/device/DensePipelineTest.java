@@ -101,10 +101,30 @@ class DensePipelineTest {
             assertEquals(t < 9 ? "dense_matvec_f32" : "dense_gemm_f32_64x64", r.last().kernel(), "F32, T=" + t);
             p.run(bf16, "b", "x", 0, t, "out");
             assertEquals(t < 9 ? "dense_matvec_bf16" : "dense_gemm_mma_bf16", r.last().kernel(), "BF16, T=" + t);
-            assertEquals(t < 9 ? Path.MATVEC : Path.MMA, p.path(WeightFormat.BF16, t));
+            assertEquals(t < 9 ? Path.MATVEC : Path.MMA, p.path(WeightFormat.BF16, 16, t));
         }
         assertEquals(List.of("dense_gemm_mma_bf16"), p.kernels(Path.MMA).stream().map(DeviceKernel::name).toList());
         assertThrows(GossException.class, () -> p.run(new Matrix<>("w", 0, "s", WeightFormat.Q8_0, 0, 0, 4, 32), null, "x", 0, 1, "out"));
+    }
+
+    /** Like CUDA with its GEMM-tile threshold: a matrix of fewer than 64 rows (the router) takes the matvec at every T. */
+    @Test
+    void matricesOfFewerRowsThanGemmMinRowsTakeTheMatvecAtEveryBatch() {
+        Recorder r = new Recorder();
+        DenseShapes d = perFormat();
+        DensePipeline<String> p = new DensePipeline<>(r, new DenseShapes(d.formats(), d.embed(), d.matvec(), d.gemm(), d.mma(), 9, 64, true, true,
+                0, d.embedShape(), (rows, tokens) -> Shape.of(Grid.of(rows, (tokens + 7) / 8, 256)), d.gemmShape(), d.mmaShape()));
+        for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.BF16}) {
+            String name = f.name().toLowerCase(java.util.Locale.ROOT);
+            p.run(new Matrix<>("w", 0, "s", f, 0, 0, 32, 64), null, "x", 0, 512, "out");
+            assertEquals("dense_matvec_" + name, r.last().kernel(), "32 rows, " + f);
+            assertEquals(Grid.of(32, 64, 256), r.last().grid(), "the matvec's grid for 512 tokens");
+            assertEquals(Path.MATVEC, p.path(f, 63, 512));
+            p.run(new Matrix<>("w", 0, "s", f, 0, 0, 64, 64), null, "x", 0, 512, "out");
+            assertEquals(f == WeightFormat.BF16 ? "dense_gemm_mma_bf16" : "dense_gemm_f32_64x64", r.last().kernel(), "64 rows, " + f);
+        }
+        assertThrows(IllegalArgumentException.class, () -> new DenseShapes(d.formats(), d.embed(), d.matvec(), d.gemm(), d.mma(), 9, -1, true,
+                true, 0, d.embedShape(), d.matvecShape(), d.gemmShape(), d.mmaShape()));
     }
 
     @Test
@@ -126,7 +146,7 @@ class DensePipelineTest {
         assertEquals(List.of("u@0", "u@0", "x@0", "logits@0"), l.buffers());
         assertEquals(List.of(256L), l.locals());
         assertEquals(new DenseParams(3, 0, 3, 32, 50, 5, 50, 0, 1, 1, 66), l.params());
-        assertEquals(Path.MATVEC, ocl.path(null, 1000), "no GEMM: the one kernel takes every batch");
+        assertEquals(Path.MATVEC, ocl.path(null, 50, 1000), "no GEMM: the one kernel takes every batch");
         assertThrows(IllegalArgumentException.class, () -> ocl.run(unembedding, null, "x", 0, 1, "a", 10, "b", 10, "c"));
 
         ocl.embed(new Matrix<>("table", 16, null, null, 2, 64, 100, 32), "ids", 8, 4, "out");

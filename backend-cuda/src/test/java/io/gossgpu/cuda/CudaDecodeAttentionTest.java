@@ -1,0 +1,102 @@
+package io.gossgpu.cuda;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.BackendProvider;
+import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Decode attention with its keys split over GOSS_CUDA_ATTENTION_SPLITS blocks per KV head (attention_gqa) and merged
+ * by attention_combine, against the reference at the kit's tolerance 1e-4: a prefill of n0 tokens fills the cache,
+ * then two decode steps, on a sliding (window) and a full layer of tiny (hd 16, 32-thread combine) and wide (hd 64).
+ * n0 = 7: one split with keys, the rest empty; 100: four splits of 32 keys (3 of 3 splits); 1100: keys in 35 of 40
+ * splits, so the listed splits of attention_combine pass the warp's first 32. Skipped like {@link CudaConformanceTest}.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CudaDecodeAttentionTest {
+    static final double OP_TOL = 1e-4;
+
+    private final BackendProvider provider = new CudaConformanceTest().provider();
+    private final Backend reference = new ReferenceBackend();
+
+    @BeforeEach
+    void skipWhenUnavailable() {
+        BackendConformanceKit.requireAvailable(provider);
+    }
+
+    @AfterAll
+    void tearDown() {
+        reference.close();
+    }
+
+    @ParameterizedTest(name = "splits={0}")
+    @ValueSource(ints = {3, 32, 40})
+    void splitDecodeAttentionMatchesTheReference(int splits) {
+        try (CudaBackend cuda = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.ATTENTION_SPLITS, splits))) {
+            for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.wide()}) {
+                for (int n0 : new int[]{7, 100, 1100}) {
+                    decodeMatches(cuda, c, n0);
+                }
+            }
+        }
+    }
+
+    private void decodeMatches(CudaBackend cuda, ModelConfig c, int n0) {
+        try (Checkpoint ck = new TestModelGenerator(c, 44).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            SplittableRandom r = new SplittableRandom(500 + n0);
+            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+                for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
+                    KvCacheSpec spec = new KvCacheSpec(c, n0 + 2);
+                    try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
+                        int start = 0;
+                        for (int n : new int[]{n0, 1, 1}) {
+                            float[] q = CudaPrefillTest.random(r, n * c.qDim()), k = CudaPrefillTest.random(r, n * c.kvDim()),
+                                    v = CudaPrefillTest.random(r, n * c.kvDim());
+                            try (DeviceTensor qm = cuda.allocate(n, c.qDim()); DeviceTensor km = cuda.allocate(n, c.kvDim());
+                                 DeviceTensor vm = cuda.allocate(n, c.kvDim()); DeviceTensor om = cuda.allocate(n, c.qDim());
+                                 DeviceTensor qr = reference.allocate(n, c.qDim()); DeviceTensor kr = reference.allocate(n, c.kvDim());
+                                 DeviceTensor vr = reference.allocate(n, c.kvDim()); DeviceTensor or = reference.allocate(n, c.qDim())) {
+                                cuda.write(qm, q);
+                                cuda.write(km, k);
+                                cuda.write(vm, v);
+                                reference.write(qr, q);
+                                reference.write(kr, k);
+                                reference.write(vr, v);
+                                long before = cuda.counters().get("attention_gqa_calls");
+                                cuda.attention(mine, layer, qm, km, vm, Batch.of(cm, start, n), om);
+                                reference.attention(ref, layer, qr, kr, vr, Batch.of(cr, start, n), or);
+                                if (n == 1) {
+                                    assertEquals(1, cuda.counters().get("attention_gqa_calls") - before, "a decode step takes attention_gqa");
+                                    BackendConformanceKit.assertClose("decode attention, splits " + cuda.attention.splits + ", hd " + c.headDim()
+                                                    + " layer " + layer + " position " + start, reference.read(or), cuda.read(om), 1, c.qDim(), OP_TOL);
+                                }
+                            }
+                            start += n;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
