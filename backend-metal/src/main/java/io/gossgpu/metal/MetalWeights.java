@@ -9,6 +9,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.Mxfp4;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -116,7 +117,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
                     + "; the Metal MoE kernels take MXFP4 (OpenAI or GGML layout) only so far");
         Buf codes = allocate((long) e * rows * (cols / 2), v.name() + " codes");
         Buf scales = allocate((long) e * rows * groups, v.name() + " scales");
-        byte[] block = new byte[16];
+        byte[] rowCodes = new byte[cols / 2], rowScales = new byte[groups];
         for (int x = 0; x < e; x++)
             for (int r = 0; r < rows; r++) {
                 long dstRow = ((long) x * rows + r);
@@ -125,24 +126,11 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
                     MemorySegment.copy(v.data(), src, codes.host, dstRow * (cols / 2), cols / 2);
                     MemorySegment.copy(v.scales(), v.scaleRowOffset(x, r), scales.host, dstRow * groups, groups);
                 } else {
-                    // ggml block_mxfp4: scale byte, then byte j holds element j (low) and j + 16 (high)
-                    for (int g = 0; g < groups; g++) {
-                        long b0 = src + 17L * g;
-                        scales.host.set(ValueLayout.JAVA_BYTE, dstRow * groups + g, v.data().get(ValueLayout.JAVA_BYTE, b0));
-                        for (int m = 0; m < 16; m++) {
-                            int lo = code(v.data(), b0 + 1, 2 * m), hi = code(v.data(), b0 + 1, 2 * m + 1);
-                            block[m] = (byte) (lo | (hi << 4));
-                        }
-                        MemorySegment.copy(block, 0, codes.host, ValueLayout.JAVA_BYTE, dstRow * (cols / 2) + 16L * g, 16);
-                    }
+                    Mxfp4.ggmlToOpenAi(v.data(), src, groups, rowCodes, 0, rowScales, 0);
+                    MemorySegment.copy(rowCodes, 0, codes.host, ValueLayout.JAVA_BYTE, dstRow * (cols / 2), cols / 2);
+                    MemorySegment.copy(rowScales, 0, scales.host, ValueLayout.JAVA_BYTE, dstRow * groups, groups);
                 }
             }
         return new Experts(codes, scales, e, rows, cols);
-    }
-
-    /** Element {@code i} (0..31) of a ggml block's 16 code bytes at {@code at}. */
-    private static int code(MemorySegment data, long at, int i) {
-        int b = data.get(ValueLayout.JAVA_BYTE, at + (i & 15)) & 0xff;
-        return i < 16 ? b & 0xf : b >>> 4;
     }
 }
