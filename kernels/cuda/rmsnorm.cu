@@ -55,6 +55,31 @@ __device__ __forceinline__ bool norm_in_registers(int n, size_t addresses)
     return (n & 3) == 0 && n <= 4 * NORM_CHUNKS * (int) blockDim.x && (addresses & 15) == 0;
 }
 
+// ss + v.x^2 + v.y^2 + v.z^2 + v.w^2, in that order (the order of both paths and both kernels).
+__device__ __forceinline__ float add_squares(float4 v, float ss)
+{
+    ss = fmaf(v.x, v.x, ss);
+    ss = fmaf(v.y, v.y, ss);
+    ss = fmaf(v.z, v.z, ss);
+    return fmaf(v.w, v.w, ss);
+}
+
+// The register path's output: chunk c = t + u B of the row (c < n4) is (v[u] * r) * s[u].
+__device__ __forceinline__ void norm_store(const float4* v, const float4* s, float r, float* out, int n4)
+{
+    for (int u = 0; u < NORM_CHUNKS; u++) {
+        const int c = threadIdx.x + u * blockDim.x;
+        if (c < n4) {
+            float4 o;
+            o.x = (v[u].x * r) * s[u].x;
+            o.y = (v[u].y * r) * s[u].y;
+            o.z = (v[u].z * r) * s[u].z;
+            o.w = (v[u].w * r) * s[u].w;
+            reinterpret_cast<float4*>(out)[c] = o;
+        }
+    }
+}
+
 extern "C" __global__ void rmsnorm(const float* x,
                                        const float* __restrict__ scale,
                                        float* y,
@@ -83,23 +108,9 @@ extern "C" __global__ void rmsnorm(const float* x,
         }
         float sum = 0.0f;
         for (int u = 0; u < NORM_CHUNKS; u++) {
-            sum = fmaf(v[u].x, v[u].x, sum);
-            sum = fmaf(v[u].y, v[u].y, sum);
-            sum = fmaf(v[u].z, v[u].z, sum);
-            sum = fmaf(v[u].w, v[u].w, sum); // chunks past the row are zeros: fmaf(0, 0, sum) = sum
+            sum = add_squares(v[u], sum); // chunks past the row are zeros: fmaf(0, 0, sum) = sum
         }
-        const float r = block_inv_rms(sum, n, eps);
-        for (int u = 0; u < NORM_CHUNKS; u++) {
-            const int c = tid + u * B;
-            if (c < n4) {
-                float4 o;
-                o.x = (v[u].x * r) * s[u].x;
-                o.y = (v[u].y * r) * s[u].y;
-                o.z = (v[u].z * r) * s[u].z;
-                o.w = (v[u].w * r) * s[u].w;
-                reinterpret_cast<float4*>(yr)[c] = o;
-            }
-        }
+        norm_store(v, s, block_inv_rms(sum, n, eps), yr, n4);
         return;
     }
 
@@ -165,26 +176,12 @@ extern "C" __global__ void add_rmsnorm(const float* x,
             v[u].y += w[u].y;
             v[u].z += w[u].z;
             v[u].w += w[u].w;
-            ss = fmaf(v[u].x, v[u].x, ss);
-            ss = fmaf(v[u].y, v[u].y, ss);
-            ss = fmaf(v[u].z, v[u].z, ss);
-            ss = fmaf(v[u].w, v[u].w, ss); // chunks past the row are zeros: fmaf(0, 0, ss) = ss
+            ss = add_squares(v[u], ss); // chunks past the row are zeros: fmaf(0, 0, ss) = ss
             if (tid + u * B < n4) {
                 reinterpret_cast<float4*>(sr)[tid + u * B] = v[u];
             }
         }
-        const float r = block_inv_rms(ss, n, eps);
-        for (int u = 0; u < NORM_CHUNKS; u++) {
-            const int c = tid + u * B;
-            if (c < n4) {
-                float4 o;
-                o.x = (v[u].x * r) * s[u].x;
-                o.y = (v[u].y * r) * s[u].y;
-                o.z = (v[u].z * r) * s[u].z;
-                o.w = (v[u].w * r) * s[u].w;
-                reinterpret_cast<float4*>(outr)[c] = o;
-            }
-        }
+        norm_store(v, s, block_inv_rms(ss, n, eps), outr, n4);
         return;
     }
 
