@@ -1,8 +1,8 @@
 /*
  * goss_cpu.h — the C ABI of the cpu backend's native kernels (libgoss_cpu), bound from Java by
  * io.gossgpu.cpu.bindings.goss_cpu_h. Every kernel is a leaf: it works on the rows/tokens it is given on
- * the calling thread; the Java side (CpuPool) splits work across threads. Nothing here allocates, keeps
- * state, or reads the environment.
+ * the calling thread; the Java side (CpuPool) splits work across threads. Apart from the memory functions and
+ * the bandwidth probe, nothing here allocates, keeps state, or reads the environment.
  *
  * Kernels that depend on the instruction set are compiled once per ISA and exported with the ISA in the
  * name: goss_avx2_<kernel> (AVX2 + FMA + F16C), goss_avxvnni_<kernel> (the same plus AVX-VNNI) and
@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define GOSS_CPU_ABI_VERSION 3
+#define GOSS_CPU_ABI_VERSION 4
 
 /* goss_cpu_features() bits */
 #define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
@@ -53,6 +53,13 @@ void goss_cpu_release(const void *p, int64_t bytes);
  * second, or a negative number when the buffer or the threads cannot be had. *method: 1 for 256-bit AVX2 loads,
  * 0 for 64-bit words. */
 double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int32_t *method);
+/* The same probe kept open, for measuring between other work (a decode token's neighbours): the buffer is allocated
+ * and written once by open (NULL when it cannot be had), each goss_cpu_probe_pass reads it `passes` times (1 to 64)
+ * with fresh threads and returns the best pass in GB/s (negative when a thread cannot start). */
+typedef struct goss_stream_probe goss_stream_probe;
+goss_stream_probe *goss_cpu_probe_open(int32_t threads, int64_t bytes);
+double goss_cpu_probe_pass(goss_stream_probe *probe, int32_t passes);
+void goss_cpu_probe_close(goss_stream_probe *probe);
 
 /* ---- repacking (ISA-independent): groups g0..g1-1 of one expert's matrix ------------------------ */
 

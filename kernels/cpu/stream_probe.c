@@ -21,10 +21,16 @@
 
 #define MAX_PASSES 64
 
+struct goss_stream_probe {
+    uint8_t *buf;
+    int64_t slice;
+    int32_t threads, avx2;
+};
+
 typedef struct {
     const uint8_t *buf;
     int64_t slice;
-    int32_t passes, avx2;
+    int32_t passes, avx2, write;
     pthread_barrier_t *barrier;
     int64_t start[MAX_PASSES], end[MAX_PASSES];
     uint64_t sum;
@@ -66,7 +72,7 @@ static uint64_t sum_words(const uint8_t *p, int64_t n) {
 
 static void *probe_run(void *arg) {
     probe_thread *t = arg;
-    memset((void *)t->buf, 0x5A, (size_t)t->slice);
+    if (t->write) memset((void *)t->buf, 0x5A, (size_t)t->slice);
     uint64_t s = 0;
     for (int p = 0; p < t->passes; p++) {
         pthread_barrier_wait(t->barrier);
@@ -78,14 +84,11 @@ static void *probe_run(void *arg) {
     return 0;
 }
 
-double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int32_t *method) {
-    if (threads < 1 || threads > 1024 || passes < 1 || passes > MAX_PASSES) return -1;
-    int64_t slice = bytes / threads / 4096 * 4096; /* whole pages, a multiple of the 128-byte step */
-    if (slice < 4096) return -1;
-    uint8_t *buf = goss_cpu_alloc(slice * threads);
-    if (!buf) return -2;
-    int avx2 = __builtin_cpu_supports("avx2");
-    if (method) *method = avx2 ? 1 : 0;
+/* Every thread (the caller is thread 0) writes its slice first when `write`, then reads it `passes` times, all
+ * released together by a barrier each pass; returns the best pass in GB/s (0 without passes), or −4 when a thread
+ * could not start. */
+static double run_threads(const goss_stream_probe *pr, int32_t passes, int write) {
+    int threads = pr->threads;
     probe_thread *ts = calloc((size_t)threads, sizeof *ts);
     pthread_t *ids = calloc((size_t)threads, sizeof *ids);
     pthread_barrier_t barrier;
@@ -93,7 +96,8 @@ double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int
     if (!ts || !ids || pthread_barrier_init(&barrier, 0, (unsigned)threads) != 0) goto out;
     int started = 0;
     for (int i = 0; i < threads; i++) {
-        ts[i] = (probe_thread){.buf = buf + i * slice, .slice = slice, .passes = passes, .avx2 = avx2, .barrier = &barrier};
+        ts[i] = (probe_thread){.buf = pr->buf + i * pr->slice, .slice = pr->slice, .passes = passes, .avx2 = pr->avx2,
+                               .write = write, .barrier = &barrier};
         if (i > 0 && pthread_create(&ids[i], 0, probe_run, &ts[i]) != 0) break;
         started++;
     }
@@ -119,11 +123,47 @@ double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int
         }
         if (last - first < fastest) fastest = last - first;
     }
-    best = (double)(slice * threads) / (double)(fastest > 0 ? fastest : 1);
+    best = passes == 0 ? 0 : (double)(pr->slice * threads) / (double)(fastest > 0 ? fastest : 1);
 out:
     free(ts);
     free(ids);
-    if (best > -4) goss_cpu_free(buf, slice * threads);
+    return best;
+}
+
+goss_stream_probe *goss_cpu_probe_open(int32_t threads, int64_t bytes) {
+    if (threads < 1 || threads > 1024) return 0;
+    int64_t slice = bytes / threads / 4096 * 4096; /* whole pages, a multiple of the 128-byte step */
+    if (slice < 4096) return 0;
+    goss_stream_probe *pr = calloc(1, sizeof *pr);
+    if (!pr) return 0;
+    *pr = (goss_stream_probe){.buf = goss_cpu_alloc(slice * threads), .slice = slice, .threads = threads,
+                              .avx2 = __builtin_cpu_supports("avx2")};
+    if (!pr->buf) {
+        free(pr);
+        return 0;
+    }
+    if (run_threads(pr, 0, 1) < 0) return 0; /* a thread did not start: the buffer stays with the waiting threads */
+    return pr;
+}
+
+double goss_cpu_probe_pass(goss_stream_probe *pr, int32_t passes) {
+    if (!pr || passes < 1 || passes > MAX_PASSES) return -1;
+    return run_threads(pr, passes, 0);
+}
+
+void goss_cpu_probe_close(goss_stream_probe *pr) {
+    if (!pr) return;
+    goss_cpu_free(pr->buf, pr->slice * pr->threads);
+    free(pr);
+}
+
+double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int32_t *method) {
+    if (threads < 1 || threads > 1024 || passes < 1 || passes > MAX_PASSES) return -1;
+    goss_stream_probe *pr = goss_cpu_probe_open(threads, bytes);
+    if (!pr) return -2;
+    if (method) *method = pr->avx2 ? 1 : 0;
+    double best = goss_cpu_probe_pass(pr, passes);
+    if (best > -4) goss_cpu_probe_close(pr);
     return best;
 }
 

@@ -20,10 +20,11 @@ import sys
 from cpu_vs_llama_table import first_json, read_env  # the same run.env and llama-bench JSON as cpu-vs-llama.sh
 
 ROUND_FILE = re.compile(r"^(goss2|goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
-PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\))?:$")
+PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\)"
+                          r"| \(GB/s against the C probe passes around each token: ([0-9.]+-[0-9.]+) GB/s; .*\))?:$")
 # "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
 PROFILE_ROW = re.compile(r"^  (\S+(?: (?:gate_up|down|other))?)\s+([0-9.]+)\s+([0-9.]+)%(?:\s+([0-9.]+)\s+([0-9.]+)%)?"
-                         r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9]+)%)?$")
+                         r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9]+)%)?(?:\s+([0-9.]+))?$")
 
 
 def layers(model):
@@ -49,8 +50,9 @@ def profile(path, gen):
             m = PROFILE_ROW.match(row)
             if m:
                 rows.append(dict(op=m.group(1), ms=float(m.group(2)), mb=float(m.group(6)), gbps=float(m.group(7)),
-                                 pct=float(m.group(8)) if m.group(8) else None))
-        return block, float(h.group(3)) if h.group(3) else None, rows
+                                 pct=float(m.group(8)) if m.group(8) else None, probe=float(m.group(9)) if m.group(9) else None))
+        # the probe it was taken against: one figure, or the range of the passes between its tokens
+        return block, h.group(3) or h.group(4), rows
     return None
 
 
@@ -168,12 +170,19 @@ def main(out):
     for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
         prof2 = profile(os.path.join(out, f"optimes2-{model}.log"), gen)
         if prof2 is not None:
-            lines += ["", f"### {model}: `bench --op-times` of goss-gpu #2, tg{gen} (against its own C probe, {prof2[1]} GB/s)", "", "```"] + prof2[0] + ["```"]
+            lines += ["", f"### {model}: `bench --op-times` of goss-gpu #2, tg{gen} (C probe {prof2[1]} GB/s)", "", "```"] + prof2[0] + ["```"]
         prof = profile(os.path.join(out, f"optimes-{model}.log"), gen)
         if prof is None:
             continue
         block, probe, rows = prof
-        lines += ["", f"### {model}: `bench --op-times`, tg{gen} (against its own C probe, {probe} GB/s)", "", "```"] + block + ["```"]
+        between = any(r["probe"] is not None for r in rows)
+        against = f"against the C probe passes between its tokens, {probe} GB/s" if between else f"against its own C probe, {probe} GB/s"
+        lines += ["", f"### {model}: `bench --op-times`, tg{gen} ({against})", "", "```"] + block + ["```"]
+        step = next((r for r in rows if r["op"] == "step"), None)
+        n = layers(model)
+        if between and step is not None and step["pct"] is not None and n in (4, 24):
+            verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probe passes between its tokens (op table's step row)",
+                             step["pct"] >= 85, f"{step['pct']:.0f} %"))
         big = [r for r in rows if r["op"] != "step" and r["mb"] > 50]
         low = [r for r in big if r["pct"] is None or r["pct"] < 80]
         verdicts.append((f"{model}: no op over 50 MB below 80 % of the probe", not low and bool(big),

@@ -55,7 +55,8 @@ final class BenchCommand implements Runnable {
     List<Integer> parallel = List.of();
 
     @Option(names = "--op-times", description = "Also print where each test's time goes, op kind by op kind (summed over the layers), "
-            + "with each op's bytes and GB/s for decode: a profile of the step. On a GPU each op is waited for before it is timed.")
+            + "with each op's bytes and GB/s for decode: a profile of the step. On the cpu backend the decode profile is one more "
+            + "run with a C probe pass between tokens, each op set against the probes around it. On a GPU each op is waited for before it is timed.")
     boolean opTimes;
 
     @Option(names = {"-o", "--output"}, paramLabel = "md|json", defaultValue = "md", description = "md (default) or json.")

@@ -39,7 +39,10 @@ import java.util.TreeSet;
  * <p>For decode it reports the bytes a token reads ({@link DecodeTraffic}, averaged over the run's positions)
  * and the GB/s that makes; on the cpu backend it first measures the machine's read bandwidth
  * twice, with the backend's thread count: a Java loop ({@link ReadBandwidth}) and a plain C streaming read
- * ({@link StreamProbe}, what the hardware gives), and reports decode as a percentage of the C probe.
+ * ({@link StreamProbe}, what the hardware gives), and reports decode as a percentage of the C probe. With
+ * {@code --op-times} there, decode's op table comes from one more, untimed run of the test with a C probe pass between
+ * every two tokens, each op set against the passes around its tokens ({@link OpTimes}): a shared host's memory can
+ * change speed between one probe per run and the run.
  *
  * <p>With {@code parallel} stream counts ({@code -np 1,2,4}), each decode test also runs as N streams at once: N
  * sessions, each on a thread of its own, decoding through one {@link StepScheduler} (continuous batching, as the
@@ -144,9 +147,11 @@ public final class Bench {
             SplittableRandom rnd = new SplittableRandom(42);
             // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
             OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
-            Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times);
+            // decode's op table on the cpu backend: a C probe pass between every two tokens, where the probe ran
+            StreamProbe.Open between = times != null && stream != null ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES) : null;
+            Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times, between);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
-            try {
+            try (between) {
                 try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
                     if (times != null) s.executor().observer(times);
                     int filled = 0;
@@ -220,7 +225,8 @@ public final class Bench {
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelWeights mw, LoadedWeights held, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times) {
+    private record Runner(ModelWeights mw, LoadedWeights held, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times,
+                          StreamProbe.Open between) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
             for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(mw.config().vocabSize());
@@ -240,11 +246,30 @@ public final class Bench {
                 int token = first;
                 for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
             });
+            if (times != null && between != null) profileBetweenProbes(s, depth, tg, first);
             if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg, ceiling);
             long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
                     t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0, 0);
+        }
+
+        /**
+         * The op table of one more run of the decode test, untimed, with a pass of the {@link #between} probe before
+         * each token and after the last: each token's ops are set against the passes around it ({@link OpTimes#tokenProbed}).
+         */
+        private void profileBetweenProbes(Session s, int depth, int tg, int first) {
+            times.reset();
+            rewind(s, depth);
+            int token = first;
+            double before = between.pass();
+            for (int i = 0; i < tg; i++) {
+                times.resume();
+                token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
+                double after = between.pass();
+                times.tokenProbed(before, after);
+                before = after;
+            }
         }
 
         /**

@@ -91,6 +91,52 @@ class OpTimesTest {
     }
 
     @Test
+    void pairedWithProbesEachRowIsSetAgainstTheTimeWeightedProbesAroundItsTokens() {
+        long[] now = {1_000_000};
+        FakePool pool = new FakePool();
+        OpTimes t = new OpTimes(null, () -> now[0], pool::stats);
+        try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 3).inMemory()) {
+            ModelWeights w = ModelWeights.of(ck);
+            t.reset();
+            // probes 10, 20, 30, 30 GB/s between the tokens: token 0 runs at 15 (a speed change), 1 at 25, 2 at 30;
+            // token 0 alone is slow (logits twice as long): its rows weigh its probe by their time
+            double[] probes = {10, 20, 30, 30};
+            for (int token = 0; token < 3; token++) {
+                now[0] += 1_000_000_000; // the probe pass: not counted after resume
+                t.resume();
+                step(t, now, pool, OpKind.EMBED, -1);
+                for (int l = 0; l < 3; l++)
+                    for (OpKind k : List.of(OpKind.ATTN_NORM, OpKind.QKV_ROPE, OpKind.ATTENTION, OpKind.ATTN_OUT, OpKind.ATTN_RESIDUAL,
+                            OpKind.MLP_NORM, OpKind.ROUTER, OpKind.MOE, OpKind.MOE_RESIDUAL)) step(t, now, pool, k, l);
+                step(t, now, pool, OpKind.FINAL_NORM, -1);
+                step(t, now, pool, OpKind.LOGITS, -1);
+                if (token == 0) {
+                    now[0] += 4000;
+                    t.onOp(new GraphOp(OpKind.LOGITS, -1), 0, 1, 1, null);
+                }
+                t.tokenProbed(probes[token], probes[token + 1]);
+            }
+            assertEquals(3, t.pairedTokens());
+            assertEquals(2, t.unsteadyTokens(), "10 → 20 and 20 → 30 differ by more than 20 %; 30 → 30 does not");
+            Map<String, OpTimes.Row> by = t.rows(w, null, 10, 3, 99).stream().collect(Collectors.toMap(OpTimes.Row::op, Function.identity()));
+            // an op as long in every token: the plain mean of 15, 25 and 30
+            assertEquals((15 + 25 + 30) / 3.0, by.get("qkv_rope").probe(), 1e-9);
+            assertEquals((15 + 25 + 30) / 3.0, by.get("moe gate_up").probe(), 1e-9, "job wall time weighs the MoE phases");
+            assertEquals((15 + 25 + 30) / 3.0, by.get("moe other").probe(), 1e-9);
+            // logits: 8000 ns in token 0, 4000 in the others
+            assertEquals((8000 * 15 + 4000 * 25 + 4000 * 30) / 16000.0, by.get("logits").probe(), 1e-9);
+            OpTimes.Row logits = by.get("logits");
+            assertEquals(logits.gbPerSecond() / logits.probe(), logits.ofProbe(), 1e-12);
+            long step = 100 + 3 * (10 + 400 + 200 + 150 + 5 + 10 + 30 + 1000 + 5) + 10 + 4000;
+            assertEquals(((step + 4000) * 15 + step * 25 + step * 30) / (3.0 * step + 4000), by.get("step").probe(), 1e-9);
+            assertEquals(16000e-6 / 3, logits.ms(), 1e-12, "the probe passes between tokens are not counted");
+            // reset forgets the pairing: the run's probe again
+            t.reset();
+            assertEquals(0, t.pairedTokens());
+        }
+    }
+
+    @Test
     void offTheCpuBackendTheMoeIsOneRowAndNoJobsAreShown() {
         long[] now = {0};
         OpTimes t = new OpTimes(null, () -> now[0], null);

@@ -24,6 +24,21 @@ class StreamProbeTest {
     }
 
     @Test
+    void anOpenProbeMeasuresPassAfterPassUntilClosed() {
+        assumeTrue(NativeCpu.unavailableReason() == null, "the native cpu kernels cannot run here: " + NativeCpu.unavailableReason());
+        StreamProbe.Open p = StreamProbe.open(2, 8 << 20);
+        try (p) {
+            for (int i = 0; i < 3; i++) {
+                double gbps = p.pass();
+                assertTrue(gbps > 0 && Double.isFinite(gbps), "pass " + i + ": " + gbps);
+            }
+        }
+        assertThrows(IllegalStateException.class, p::pass, "closed: its buffer is freed");
+        p.close(); // twice is harmless
+        assertThrows(IllegalArgumentException.class, () -> StreamProbe.open(2, 4096));
+    }
+
+    @Test
     void theBufferIsFourGibOrAQuarterOfTheFreeMemory() {
         assertEquals(4L << 30, StreamProbe.bytesFor(64L << 30));
         assertEquals(2L << 30, StreamProbe.bytesFor(8L << 30));

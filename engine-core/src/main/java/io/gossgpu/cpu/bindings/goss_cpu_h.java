@@ -24,7 +24,7 @@ import java.nio.file.Path;
 public final class goss_cpu_h {
     private goss_cpu_h() {}
 
-    public static final int GOSS_CPU_ABI_VERSION = 3;
+    public static final int GOSS_CPU_ABI_VERSION = 4;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
     public static final int GOSS_CPU_AVXVNNI = 4;
@@ -79,6 +79,9 @@ public final class goss_cpu_h {
     private static final MethodHandle release = bind("goss_cpu_release", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle stream_probe = bind("goss_cpu_stream_probe",
             FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, I, L, I, P), false);
+    private static final MethodHandle probe_open = bind("goss_cpu_probe_open", FunctionDescriptor.of(P, I, L), false);
+    private static final MethodHandle probe_pass = bind("goss_cpu_probe_pass", FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, P, I), false);
+    private static final MethodHandle probe_close = bind("goss_cpu_probe_close", FunctionDescriptor.ofVoid(P), false);
     private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
             FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
     private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
@@ -167,6 +170,30 @@ public final class goss_cpu_h {
     public static double goss_cpu_stream_probe(int threads, long bytes, int passes, MemorySegment method) {
         try {
             return (double) stream_probe.invokeExact(threads, bytes, passes, method);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static MemorySegment goss_cpu_probe_open(int threads, long bytes) {
+        try {
+            return (MemorySegment) probe_open.invokeExact(threads, bytes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static double goss_cpu_probe_pass(MemorySegment probe, int passes) {
+        try {
+            return (double) probe_pass.invokeExact(probe, passes);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    public static void goss_cpu_probe_close(MemorySegment probe) {
+        try {
+            probe_close.invokeExact(probe);
         } catch (Throwable t) {
             throw rethrow(t);
         }
