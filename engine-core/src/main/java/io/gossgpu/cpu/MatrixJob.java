@@ -15,6 +15,11 @@ final class MatrixJob implements CpuPool.Body {
     static final int PANEL = 64;
     /** Rows per work item: a multiple of every matrix's row grain (16 for tiles); the smallest claim (the tail of a job). */
     static final int BLOCK_ROWS = 64;
+    /**
+     * Rows per work item of a job too small to give every thread a {@link #BLOCK_ROWS} item: the router's 32 rows were
+     * one item, on the caller alone while the other cores waited (0.7 ms of a 24-layer decode token).
+     */
+    static final int SMALL_BLOCK_ROWS = 16;
 
     private final CpuPool pool;
     private final KernelSet kernels;
@@ -22,7 +27,7 @@ final class MatrixJob implements CpuPool.Body {
     private final CpuMatrix[] mats = new CpuMatrix[3];
     private final float[][] biases = new float[3][], outs = new float[3][];
     private final int[] outStride = new int[3], firstItem = new int[4];
-    private int parts, panelRow0, panelT;
+    private int parts, panelRow0, panelT, blockRows;
 
     MatrixJob(CpuPool pool, KernelSet kernels) {
         this.pool = pool;
@@ -33,7 +38,6 @@ final class MatrixJob implements CpuPool.Body {
     MatrixJob begin(float[] x, int off, int T, int cols) {
         input.set(x, off, cols, T, cols);
         parts = 0;
-        firstItem[0] = 0;
         return this;
     }
 
@@ -43,14 +47,23 @@ final class MatrixJob implements CpuPool.Body {
         biases[parts] = bias;
         outs[parts] = out;
         outStride[parts] = stride;
-        firstItem[parts + 1] = firstItem[parts] + (m.rows() + BLOCK_ROWS - 1) / BLOCK_ROWS;
         parts++;
         return this;
     }
 
+    /** The work items of the matrices added: their rows in blocks of {@link #blockRows}. */
+    int items() {
+        int rows = 0;
+        for (int p = 0; p < parts; p++) rows += mats[p].rows();
+        blockRows = rows < pool.threads() * BLOCK_ROWS ? SMALL_BLOCK_ROWS : BLOCK_ROWS;
+        firstItem[0] = 0;
+        for (int p = 0; p < parts; p++) firstItem[p + 1] = firstItem[p] + (mats[p].rows() + blockRows - 1) / blockRows;
+        return firstItem[parts];
+    }
+
     void run() {
         for (int p = 0; p < parts; p++) input.prepare(mats[p].inputForm(), kernels, pool);
-        int items = firstItem[parts], T = input.rows();
+        int items = items(), T = input.rows();
         for (int p0 = 0; p0 < T; p0 += PANEL) {
             panelRow0 = p0;
             panelT = Math.min(PANEL, T - p0);
@@ -70,7 +83,7 @@ final class MatrixJob implements CpuPool.Body {
             while (firstItem[p + 1] <= item) p++;
             CpuMatrix m = mats[p];
             int last = Math.min(to, firstItem[p + 1]);
-            int r0 = (item - firstItem[p]) * BLOCK_ROWS, r1 = Math.min(m.rows(), (last - firstItem[p]) * BLOCK_ROWS);
+            int r0 = (item - firstItem[p]) * blockRows, r1 = Math.min(m.rows(), (last - firstItem[p]) * blockRows);
             m.gemm(0, r0, r1, input, panelRow0, panelT, outs[p], panelRow0 * outStride[p] + r0, outStride[p], biases[p], 0, worker);
             item = last;
         }
