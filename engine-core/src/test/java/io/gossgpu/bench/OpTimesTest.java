@@ -53,14 +53,7 @@ class OpTimesTest {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 3).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             t.reset();
-            for (int token = 0; token < 2; token++) {
-                step(t, now, pool, OpKind.EMBED, -1);
-                for (int l = 0; l < 3; l++)
-                    for (OpKind k : List.of(OpKind.ATTN_NORM, OpKind.QKV_ROPE, OpKind.ATTENTION, OpKind.ATTN_OUT, OpKind.ATTN_RESIDUAL,
-                            OpKind.MLP_NORM, OpKind.ROUTER, OpKind.MOE, OpKind.MOE_RESIDUAL)) step(t, now, pool, k, l);
-                step(t, now, pool, OpKind.FINAL_NORM, -1);
-                step(t, now, pool, OpKind.LOGITS, -1);
-            }
+            for (int token = 0; token < 2; token++) token(t, now, pool);
             double probe = 10.0; // GB/s
             List<OpTimes.Row> rows = t.rows(w, null, 10, 2, probe);
             assertEquals(List.of("embed", "attn_norm", "qkv_rope", "attention", "attn_out", "attn_residual", "mlp_norm", "router",
@@ -104,12 +97,7 @@ class OpTimesTest {
             for (int token = 0; token < 3; token++) {
                 now[0] += 1_000_000_000; // the probe pass: not counted after resume
                 t.resume();
-                step(t, now, pool, OpKind.EMBED, -1);
-                for (int l = 0; l < 3; l++)
-                    for (OpKind k : List.of(OpKind.ATTN_NORM, OpKind.QKV_ROPE, OpKind.ATTENTION, OpKind.ATTN_OUT, OpKind.ATTN_RESIDUAL,
-                            OpKind.MLP_NORM, OpKind.ROUTER, OpKind.MOE, OpKind.MOE_RESIDUAL)) step(t, now, pool, k, l);
-                step(t, now, pool, OpKind.FINAL_NORM, -1);
-                step(t, now, pool, OpKind.LOGITS, -1);
+                token(t, now, pool);
                 if (token == 0) {
                     now[0] += 4000;
                     t.onOp(new GraphOp(OpKind.LOGITS, -1), 0, 1, 1, null);
@@ -157,6 +145,16 @@ class OpTimesTest {
             // a prefill profile has no bytes
             assertEquals(-1, t.rows(w, null, -1, 0, 0).get(0).bytes());
         }
+    }
+
+    /** One decode token of the 3-layer preset: every op of every layer, as the executor reports them. */
+    private static void token(OpTimes t, long[] now, FakePool pool) {
+        step(t, now, pool, OpKind.EMBED, -1);
+        for (int l = 0; l < 3; l++)
+            for (OpKind k : List.of(OpKind.ATTN_NORM, OpKind.QKV_ROPE, OpKind.ATTENTION, OpKind.ATTN_OUT, OpKind.ATTN_RESIDUAL,
+                    OpKind.MLP_NORM, OpKind.ROUTER, OpKind.MOE, OpKind.MOE_RESIDUAL)) step(t, now, pool, k, l);
+        step(t, now, pool, OpKind.FINAL_NORM, -1);
+        step(t, now, pool, OpKind.LOGITS, -1);
     }
 
     /** Advances the clock by the op's time, with the pool jobs the made-up op ran. */
