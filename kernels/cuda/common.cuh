@@ -182,11 +182,9 @@ struct Q8 {
 };
 
 // ---- MXFP4 ------------------------------------------------------------------------------------
-// value = FP4[code] * 2^(scale - 127). OpenAI layout (ggml == 0): codes row-contiguous, cols/2 bytes per row,
-// byte b holds element 2b in the low nibble and 2b+1 in the high nibble; scales in their own buffer, cols/32
-// bytes per row. ggml block_mxfp4 (ggml != 0): 17-byte blocks per 32 values: scale byte, then 16 bytes whose low
-// nibbles are elements 0..15 and high nibbles 16..31. Byte loads only (a 2880-wide ggml row is 1530
-// bytes: no alignment assumed). Rows of expert e start at row e * rowsPerExpert.
+// value = FP4[code] * 2^(scale - 127). OpenAI layout (GGUF's ggml block_mxfp4 is repacked to it at upload): codes
+// row-contiguous, cols/2 bytes per row, byte b holds element 2b in the low nibble and 2b+1 in the high nibble;
+// scales in their own buffer, cols/32 bytes per row. Rows of expert e start at row e * rowsPerExpert.
 __constant__ float FP4_VALUES[16] = {
     0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
     -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};

@@ -10,11 +10,9 @@
 //   y_s = down_e . h_s + db_e                                  (moe_down_tiled, H values per slot)
 //   out[t] = sum_{j = 0..K-1} w[t*K + j] * y_{t*K + j}         (moe_combine, j ascending: no float atomics;
 //                                                               moe_down sums them itself)
-// MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}. Layouts (common.cuh):
-// OpenAI (codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
-// cols/32 bytes per row, own buffer) or ggml block_mxfp4 (17-byte blocks: scale, then 16 bytes whose low
-// nibbles are elements 0..15 and high nibbles 16..31). The cuda backend uploads both as OpenAI's (CudaWeights
-// repacks ggml's) and passes p.ggml = 0; the decode kernels read only that layout, the tiled ones still take both.
+// MXFP4 value = FP4[code] * 2^(scale - 127), FP4 = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, -.5, ..., -6}, in OpenAI's
+// layout (common.cuh): codes cols/2 bytes per row, byte b = elements 2b (low nibble) and 2b+1 (high); scales
+// cols/32 bytes per row, own buffer. GGUF's ggml block_mxfp4 is repacked to it at upload (Mxfp4Repack).
 // Float32 accumulation, no fast math.
 
 #include "common.cuh"
@@ -33,22 +31,20 @@ __device__ __forceinline__ float min_keep_nan(float x, float hi) { return x > hi
 __device__ __forceinline__ float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 // The scalars of every MoE kernel, the same struct in moe.cl and moe.metal (io.gossgpu.device.MoeParams; the
-// down kernels do not read limit; no kernel reads slotsPerPass now, the cuda backend passes ggml = 0).
+// down kernels do not read limit).
 struct MoeParams {
-    int ggml;         // 1: the scales in ggml's layout
     int tokens;       // T
     int k;            // K: experts per token
     int hidden;       // H
     int inter;        // I: intermediate size
     int experts;      // E
     float limit;      // SwiGLU limit
-    int slotsPerPass; // unread (moe_down held this many slots' activations in shared memory before it kept them in registers)
 };
 
 // ---- decode (moe_gate_up, moe_down): rows streamed in 16-byte loads, the activations in registers -----------
-// On CUDA the experts are in OpenAI's layout whatever the checkpoint's (CudaWeights repacks ggml's block_mxfp4 at
-// upload; p.ggml is 0): a row's codes are cols/2 bytes, 16 per 32-value block, so block b of a row is one aligned
-// uint4 (cols is a multiple of 32 and buffers start 256-byte aligned), its scale byte b of the row's cols/32.
+// The experts are in OpenAI's layout whatever the checkpoint's (ggml's block_mxfp4 is repacked at upload): a
+// row's codes are cols/2 bytes, 16 per 32-value block, so block b of a row is one aligned uint4 (cols is a
+// multiple of 32 and buffers start 256-byte aligned), its scale byte b of the row's cols/32.
 // A warp computes whole rows: lane l owns blocks l, l + 32, .., l + 32 (MOE_XB - 1) of each chunk of 32 MOE_XB
 // blocks (3072 columns: gpt-oss's 2880 are one chunk) and holds their 32 MOE_XB activations in registers, loaded
 // once per chunk (moe_down: float4 loads through L1; moe_gate_up, whose warps share the slot: staged per block in
@@ -386,24 +382,14 @@ __device__ __forceinline__ void tile_put(__nv_bfloat16& d, float v)
 // one address at a time).
 template <class T>
 __device__ void mx_decode_half(const unsigned char* __restrict__ codes, const unsigned char* __restrict__ scales,
-                               int ggml, size_t row, int cols, int blk, int half, T* dst, const float* lut)
+                               size_t row, int cols, int blk, int half, T* dst, const float* lut)
 {
-    const int nb = cols / 32;
-    if (ggml) {
-        const unsigned char* b = codes + row * (size_t) nb * 17 + (size_t) blk * 17;
-        const unsigned int e = b[0];
-        for (int q = 0; q < 16; q++) {
-            const unsigned int byte = b[1 + q];
-            tile_put(dst[16 * half + q], mx_scaled(lut[half ? byte >> 4 : byte & 15u], e));
-        }
-    } else {
-        const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
-        const unsigned int e = scales[row * (size_t) nb + blk];
-        for (int q = 8 * half; q < 8 * half + 8; q++) {
-            const unsigned int byte = b[q];
-            tile_put(dst[2 * q], mx_scaled(lut[byte & 15u], e));
-            tile_put(dst[2 * q + 1], mx_scaled(lut[byte >> 4], e));
-        }
+    const unsigned char* b = codes + row * (size_t) (cols / 2) + (size_t) blk * 16;
+    const unsigned int e = scales[row * (size_t) (cols / 32) + blk];
+    for (int q = 8 * half; q < 8 * half + 8; q++) {
+        const unsigned int byte = b[q];
+        tile_put(dst[2 * q], mx_scaled(lut[byte & 15u], e));
+        tile_put(dst[2 * q + 1], mx_scaled(lut[byte >> 4], e));
     }
 }
 
@@ -422,7 +408,7 @@ struct MxRows {
 // One step's 128 x KC weights of w (columns k0 .. k0 + kc - 1) decoded into ws (row r at ws + r * pitch, as float or
 // BF16), missing rows and columns past kc as 0: 128 rows x 2 blocks x 2 halves = 512 tasks, two per thread.
 template <class T>
-__device__ __forceinline__ void mx_tile_weights(const MxRows& w, int ggml, int cols, int k0, int kc, T* ws, int pitch, const float* lut)
+__device__ __forceinline__ void mx_tile_weights(const MxRows& w, int cols, int k0, int kc, T* ws, int pitch, const float* lut)
 {
     for (int task = threadIdx.x; task < 512; task += MOE_THREADS) {
         const int r = task >> 2;
@@ -437,7 +423,7 @@ __device__ __forceinline__ void mx_tile_weights(const MxRows& w, int ggml, int c
             const unsigned char* c = g == 0 ? w.codes[0] : g == 1 ? w.codes[1] : g == 2 ? w.codes[2] : w.codes[3];
             const unsigned char* sc = g == 0 ? w.scales[0] : g == 1 ? w.scales[1] : g == 2 ? w.scales[2] : w.scales[3];
             const size_t row = g == 0 ? w.row[0] : g == 1 ? w.row[1] : g == 2 ? w.row[2] : w.row[3];
-            mx_decode_half(c, sc, ggml, row + rr, cols, k0 / 32 + b, half, dst, lut);
+            mx_decode_half(c, sc, row + rr, cols, k0 / 32 + b, half, dst, lut);
         } else {
             for (int q = 0; q < 16; q++) {
                 tile_put(dst[16 * half + q], 0.0f);
@@ -446,7 +432,7 @@ __device__ __forceinline__ void mx_tile_weights(const MxRows& w, int ggml, int c
     }
 }
 
-__device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
+__device__ void mx_tile(const MxRows& w, int cols, const float* __restrict__ in, const int* __restrict__ slots,
                         int n, int div, float acc[4][4])
 {
     __shared__ float xs[MOE_TM][MOE_KC];
@@ -470,7 +456,7 @@ __device__ void mx_tile(const MxRows& w, int ggml, int cols, const float* __rest
             }
             xs[m][k] = v;
         }
-        mx_tile_weights(w, ggml, cols, k0, kc, &ws[0][0], MOE_KC + 1, lut);
+        mx_tile_weights(w, cols, k0, kc, &ws[0][0], MOE_KC + 1, lut);
         __syncthreads();
         for (int k = 0; k < kc; k++) {
             float wv[4], xv[4];
@@ -511,7 +497,7 @@ struct alignas(32) MoeMmaTiles { // wmma pointers must be 32-byte aligned: every
     float lut[16];
 };
 
-__device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __restrict__ in, const int* __restrict__ slots,
+__device__ void mx_tile_mma(const MxRows& w, int cols, const float* __restrict__ in, const int* __restrict__ slots,
                             int n, int div, float acc[4][4])
 {
 #ifdef GOSS_MMA
@@ -540,7 +526,7 @@ __device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __
             }
             bf16_split(v, t.xhi[m * MOE_KP + k], t.xlo[m * MOE_KP + k]);
         }
-        mx_tile_weights(w, ggml, cols, k0, kc, ws, MOE_KP, t.lut);
+        mx_tile_weights(w, cols, k0, kc, ws, MOE_KP, t.lut);
         __syncthreads();
         mma_rows_by_split_tokens(c, ws + warp * 16 * MOE_KP, t.xhi, t.xlo, MOE_KP, kc, n);
     }
@@ -562,13 +548,13 @@ __device__ void mx_tile_mma(const MxRows& w, int ggml, int cols, const float* __
 
 // The tile of a work tile: on CUDA cores (FP32) or on tensor cores.
 template <bool MMA>
-__device__ __forceinline__ void mx_tile_of(const MxRows& w, int ggml, int cols, const float* __restrict__ in,
+__device__ __forceinline__ void mx_tile_of(const MxRows& w, int cols, const float* __restrict__ in,
                                            const int* __restrict__ slots, int n, int div, float acc[4][4])
 {
     if (MMA) {
-        mx_tile_mma(w, ggml, cols, in, slots, n, div, acc);
+        mx_tile_mma(w, cols, in, slots, n, div, acc);
     } else {
-        mx_tile(w, ggml, cols, in, slots, n, div, acc);
+        mx_tile(w, cols, in, slots, n, div, acc);
     }
 }
 
@@ -587,7 +573,7 @@ __device__ __forceinline__ void moe_gate_up_tiles(const unsigned char* __restric
     const int* __restrict__ order = g.order;
     const int* __restrict__ tiles = g.tiles;
     const int* __restrict__ ntiles = g.ntiles;
-    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    const int K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
     if ((int) blockIdx.y >= ntiles[0]) {
         return; // the whole block: no barrier is skipped by part of it
@@ -602,7 +588,7 @@ __device__ __forceinline__ void moe_gate_up_tiles(const unsigned char* __restric
     const MxRows w = {{gCodes, uCodes, gCodes, uCodes}, {gScales, uScales, gScales, uScales},
                       {row0, row0, row0 + 32, row0 + 32}, {nu[0], nu[0], nu[1], nu[1]}};
     float acc[4][4] = {};
-    mx_tile_of<MMA>(w, ggml, H, x, order + p0, n, K, acc);
+    mx_tile_of<MMA>(w, H, x, order + p0, n, K, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
     for (int h = 0; h < 2; h++) {
@@ -654,7 +640,7 @@ __device__ __forceinline__ void moe_down_tiles(const unsigned char* __restrict__
     const int* __restrict__ order = g.order;
     const int* __restrict__ tiles = g.tiles;
     const int* __restrict__ ntiles = g.ntiles;
-    const int ggml = p.ggml, H = p.hidden, I = p.inter;
+    const int H = p.hidden, I = p.inter;
     if ((int) blockIdx.y >= ntiles[0]) {
         return;
     }
@@ -671,7 +657,7 @@ __device__ __forceinline__ void moe_down_tiles(const unsigned char* __restrict__
         w.nrow[r] = max(0, min(32, H - d0 - 32 * r));
     }
     float acc[4][4] = {};
-    mx_tile_of<MMA>(w, ggml, I, hin, order + p0, n, 1, acc);
+    mx_tile_of<MMA>(w, I, hin, order + p0, n, 1, acc);
     const int tx = threadIdx.x & 31;
     const int ty = threadIdx.x >> 5;
     for (int r = 0; r < 4; r++) {

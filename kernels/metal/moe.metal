@@ -28,9 +28,9 @@ inline float mxfp4_dot_part(device const uchar *codes, device const uchar *scale
 inline float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
 inline float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-// The scalars of every MoE kernel, the same struct in moe.cu and moe.cl (io.gossgpu.device.MoeParams). The weights are
-// repacked to the layout above at upload, so ggml is 0 here; slotsPerPass is CUDA's.
-struct MoeParams { uint ggml; uint tokens; uint k; uint hidden; uint inter; uint experts; float limit; uint slotsPerPass; };
+// The scalars of every MoE kernel, the same struct in moe.cu and moe.cl (io.gossgpu.device.MoeParams). GGUF's ggml
+// block_mxfp4 is repacked to the layout above at upload.
+struct MoeParams { uint tokens; uint k; uint hidden; uint inter; uint experts; float limit; };
 
 // act[t, j, u] = swiglu(gate_e[u]·x_t + gb, up_e[u]·x_t + ub) for expert e = experts[t, j]; one simdgroup each.
 KERNEL(moe_gate_up)(BUF(device const uchar *, gcodes, 0), BUF(device const uchar *, gscales, 1), BUF(device const uchar *, ucodes, 2),

@@ -8,10 +8,8 @@
  *   Q8_0 : per 32 values an F16 scale d then 32 int8 q: value = d * q   (34-byte blocks)
  *   MXFP4: value = FP4[code] * 2^(scale - 127), FP4 = {0,.5,1,1.5,2,3,4,6, -0,-.5,-1,-1.5,-2,-3,-4,-6};
  *          scale byte 255 is NaN for the whole block (mx_scaled)
- *          OpenAI layout: codes n/2 bytes per row (low nibble = even element), scales separate;
- *          ggml block_mxfp4: 17-byte blocks, scale byte then 16 bytes (low nibbles elements 0..15,
- *          high nibbles 16..31). Rows are read byte by byte: a 2880-wide ggml row is 1530 bytes,
- *          not a multiple of 4, so no wider loads are assumed aligned.
+ *          OpenAI layout: codes n/2 bytes per row (low nibble = even element), scales separate
+ *          (GGUF's ggml block_mxfp4 is repacked to it at upload)
  *
  * Accumulation is float32 everywhere (no cl_khr_fp64 needed): each work item sums a strided slice,
  * then work-groups reduce in a tree, which keeps the rounding error near log2(n) ulps of the sum of

@@ -5,65 +5,41 @@
  *   a = min(a, L),  b = clamp(b, -L, L)                    (L = swiglu_limit)
  *   h = a * sigmoid(1.702 a) * (b + 1)
  *   y = down_e . h + downBias_e;     out[t] = sum_j w_j * y_j
- * Weights are MXFP4: value = FP4[code] * 2^(scale - 127), in either layout (ggml != 0: ggml
- * block_mxfp4, 17-byte blocks with the scale inline; else OpenAI: codes row-contiguous, scales in
- * their own buffer). Row r of a matrix: OpenAI codes at r*cols/2, scales at r*cols/32; ggml blocks at
- * r*(cols/32)*17. ggml blocks are read byte by byte: no alignment beyond 1 is assumed (a 2880-wide ggml
- * row is 1530 bytes). OpenAI code rows are 16·(cols/32) bytes, so each 16-byte block is one aligned uint4
- * (buffers are allocated aligned; the little-endian byte order of a uint is the file's byte order).
+ * Weights are MXFP4: value = FP4[code] * 2^(scale - 127), in OpenAI's layout (GGUF's ggml block_mxfp4
+ * is repacked to it at upload, io.gossgpu.device.Mxfp4Repack): codes row-contiguous, scales in their own
+ * buffer. Row r of a matrix: codes at r*cols/2, scales at r*cols/32. Code rows are 16·(cols/32) bytes, so
+ * each 16-byte block is one aligned uint4 (buffers are allocated aligned; the little-endian byte order of a
+ * uint is the file's byte order).
  * Each work item takes whole 32-value blocks; the block's partial sum is scaled once with ldexp.
  * Local size = GOSS_OPENCL_MOE_WG.
  */
 
 /* sum over this work item's blocks of row `row` (cols values) times x. */
-inline float mx_dot_part(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols,
+inline float mx_dot_part(__global const uchar* codes, __global const uchar* scales, long row, int cols,
                          __global const float* x, int lid, int wg) {
     int nb = cols / 32;
     float acc = 0.0f;
-    if (ggml) {
-        /* 17-byte blocks: no alignment beyond 1, so byte loads */
-        __global const uchar* r = codes + row * (long) nb * 17;
-        for (int b = lid; b < nb; b += wg) {
-            __global const uchar* blk = r + b * 17;
-            __global const float4* xb = (__global const float4*) (x + b * 32);
-            float s = 0.0f;
-            for (int q = 0; q < 4; q++) {
-                float4 lo = xb[q], hi = xb[q + 4];
-                uint b0 = blk[1 + 4 * q], b1 = blk[2 + 4 * q], b2 = blk[3 + 4 * q], b3 = blk[4 + 4 * q];
-                s = fma(FP4_VALUES[b0 & 15u], lo.x, s);
-                s = fma(FP4_VALUES[b1 & 15u], lo.y, s);
-                s = fma(FP4_VALUES[b2 & 15u], lo.z, s);
-                s = fma(FP4_VALUES[b3 & 15u], lo.w, s);
-                s = fma(FP4_VALUES[b0 >> 4], hi.x, s);
-                s = fma(FP4_VALUES[b1 >> 4], hi.y, s);
-                s = fma(FP4_VALUES[b2 >> 4], hi.z, s);
-                s = fma(FP4_VALUES[b3 >> 4], hi.w, s);
-            }
-            acc += mx_scaled(s, blk[0]);
+    /* OpenAI rows are cols/2 = 16·nb bytes: every block is 16-byte aligned, one uint4 load */
+    __global const uint4* r = (__global const uint4*) (codes + row * (long) (cols / 2));
+    __global const uchar* sc = scales + row * (long) nb;
+    for (int b = lid; b < nb; b += wg) {
+        uint4 w = r[b];
+        uint words[4] = {w.x, w.y, w.z, w.w};
+        __global const float4* xb = (__global const float4*) (x + b * 32);
+        float s = 0.0f;
+        for (int q = 0; q < 4; q++) {
+            uint wd = words[q]; /* bytes 4q..4q+3 = elements 8q..8q+7, low nibble first */
+            float4 xa = xb[2 * q], xc = xb[2 * q + 1];
+            s = fma(FP4_VALUES[wd & 15u], xa.x, s);
+            s = fma(FP4_VALUES[(wd >> 4) & 15u], xa.y, s);
+            s = fma(FP4_VALUES[(wd >> 8) & 15u], xa.z, s);
+            s = fma(FP4_VALUES[(wd >> 12) & 15u], xa.w, s);
+            s = fma(FP4_VALUES[(wd >> 16) & 15u], xc.x, s);
+            s = fma(FP4_VALUES[(wd >> 20) & 15u], xc.y, s);
+            s = fma(FP4_VALUES[(wd >> 24) & 15u], xc.z, s);
+            s = fma(FP4_VALUES[wd >> 28], xc.w, s);
         }
-    } else {
-        /* OpenAI rows are cols/2 = 16·nb bytes: every block is 16-byte aligned, one uint4 load */
-        __global const uint4* r = (__global const uint4*) (codes + row * (long) (cols / 2));
-        __global const uchar* sc = scales + row * (long) nb;
-        for (int b = lid; b < nb; b += wg) {
-            uint4 w = r[b];
-            uint words[4] = {w.x, w.y, w.z, w.w};
-            __global const float4* xb = (__global const float4*) (x + b * 32);
-            float s = 0.0f;
-            for (int q = 0; q < 4; q++) {
-                uint wd = words[q]; /* bytes 4q..4q+3 = elements 8q..8q+7, low nibble first */
-                float4 xa = xb[2 * q], xc = xb[2 * q + 1];
-                s = fma(FP4_VALUES[wd & 15u], xa.x, s);
-                s = fma(FP4_VALUES[(wd >> 4) & 15u], xa.y, s);
-                s = fma(FP4_VALUES[(wd >> 8) & 15u], xa.z, s);
-                s = fma(FP4_VALUES[(wd >> 12) & 15u], xa.w, s);
-                s = fma(FP4_VALUES[(wd >> 16) & 15u], xc.x, s);
-                s = fma(FP4_VALUES[(wd >> 20) & 15u], xc.y, s);
-                s = fma(FP4_VALUES[(wd >> 24) & 15u], xc.z, s);
-                s = fma(FP4_VALUES[wd >> 28], xc.w, s);
-            }
-            acc += mx_scaled(s, sc[b]);
-        }
+        acc += mx_scaled(s, sc[b]);
     }
     return acc;
 }
@@ -74,8 +50,8 @@ inline float min_keep_nan(float x, float hi) { return x > hi ? hi : x; }
 inline float clamp_keep_nan(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 /* The scalars of every MoE kernel, the same struct in moe.cu and moe.metal (io.gossgpu.device.MoeParams; the down
- * kernels do not read limit, none here slotsPerPass). */
-typedef struct { int ggml; int tokens; int k; int hidden; int inter; int experts; float limit; int slotsPerPass; } MoeParams;
+ * kernels do not read limit). */
+typedef struct { int tokens; int k; int hidden; int inter; int experts; float limit; } MoeParams;
 
 /*
  * mlp1 + SwiGLU. One work-group per (unit u, token-slot t*K + j). hout is (T*K) x I.
@@ -86,15 +62,15 @@ __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gS
                           __global const float* gBias, __global const float* uBias,
                           __global const float* x, __global const int* ids,
                           __global float* hout, __local float* scratch, const MoeParams p) {
-    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    const int K = p.k, H = p.hidden, I = p.inter;
     const float limit = p.limit;
     int u = get_group_id(0), tj = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     int t = tj / K, e = ids[tj];
     long row = (long) e * I + u;
     __global const float* xt = x + (long) t * H;
-    float pa = mx_dot_part(gCodes, gScales, ggml, row, H, xt, lid, wg);
-    float pb = mx_dot_part(uCodes, uScales, ggml, row, H, xt, lid, wg);
+    float pa = mx_dot_part(gCodes, gScales, row, H, xt, lid, wg);
+    float pb = mx_dot_part(uCodes, uScales, row, H, xt, lid, wg);
     float a = wg_sum(scratch, pa);
     float b = wg_sum(scratch, pb);
     if (lid == 0) {
@@ -112,14 +88,14 @@ __kernel void moe_gate_up(__global const uchar* gCodes, __global const uchar* gS
 __kernel void moe_down(__global const uchar* dCodes, __global const uchar* dScales,
                        __global const float* dBias, __global const float* hin, __global const int* ids,
                        __global const float* weights, __global float* out, __local float* scratch, const MoeParams p) {
-    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    const int K = p.k, H = p.hidden, I = p.inter;
     int d = get_group_id(0), t = get_group_id(1);
     int lid = get_local_id(0), wg = get_local_size(0);
     float acc = 0.0f;
     for (int j = 0; j < K; j++) {
         int e = ids[(long) t * K + j];
         float w = weights[(long) t * K + j];
-        acc = fma(w, mx_dot_part(dCodes, dScales, ggml, (long) e * H + d, I, hin + ((long) t * K + j) * I, lid, wg), acc);
+        acc = fma(w, mx_dot_part(dCodes, dScales, (long) e * H + d, I, hin + ((long) t * K + j) * I, lid, wg), acc);
     }
     float total = wg_sum(scratch, acc);
     if (lid == 0) {
@@ -162,18 +138,9 @@ __kernel void moe_sort(__global const int* ids, __global int* groups, const MoeP
 }
 
 /* Decodes block b of row `row` into out[32] as FP4 values (unscaled); returns the scale byte. */
-inline int mx_block(__global const uchar* codes, __global const uchar* scales, int ggml, long row, int cols, int b,
+inline int mx_block(__global const uchar* codes, __global const uchar* scales, long row, int cols, int b,
                     float* out) {
     int nb = cols / 32;
-    if (ggml) {
-        __global const uchar* blk = codes + row * (long) nb * 17 + b * 17;
-        for (int j = 0; j < 16; j++) {
-            uint byte = blk[1 + j];
-            out[j] = FP4_VALUES[byte & 15u];
-            out[j + 16] = FP4_VALUES[byte >> 4];
-        }
-        return blk[0];
-    }
     __global const uchar* blk = codes + row * (long) (cols / 2) + b * 16;
     for (int j = 0; j < 16; j++) {
         uint byte = blk[j];
@@ -189,7 +156,7 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
                                 __global const float* gBias, __global const float* uBias,
                                 __global const float* x, __global const int* groups,
                                 __global float* hout, __local float* scratch, const MoeParams p) {
-    const int ggml = p.ggml, K = p.k, H = p.hidden, I = p.inter;
+    const int K = p.k, H = p.hidden, I = p.inter;
     __global const int* offsets = groups;
     __global const int* list = groups + 2 * p.experts + 1;
     const float limit = p.limit;
@@ -203,8 +170,8 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
         float pa[MOE_TILE], pb[MOE_TILE];
         for (int q = 0; q < MOE_TILE; q++) pa[q] = pb[q] = 0.0f;
         for (int b = lid; b < H / 32; b += wg) {
-            int gs = mx_block(gCodes, gScales, ggml, row, H, b, gw);
-            int us = mx_block(uCodes, uScales, ggml, row, H, b, uw);
+            int gs = mx_block(gCodes, gScales, row, H, b, gw);
+            int us = mx_block(uCodes, uScales, row, H, b, uw);
             for (int q = 0; q < MOE_TILE; q++) {
                 if (q >= n) break;
                 __global const float* xb = x + (long) (list[s0 + q] / K) * H + b * 32;
@@ -236,7 +203,7 @@ __kernel void moe_gate_up_tiled(__global const uchar* gCodes, __global const uch
 __kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar* dScales,
                              __global const float* dBias, __global const float* hin, __global const int* groups,
                              __global float* y, __local float* scratch, const MoeParams params) {
-    const int ggml = params.ggml, H = params.hidden, I = params.inter;
+    const int H = params.hidden, I = params.inter;
     __global const int* offsets = groups;
     __global const int* list = groups + 2 * params.experts + 1;
     int d = get_group_id(0), e = get_group_id(1);
@@ -249,7 +216,7 @@ __kernel void moe_down_tiled(__global const uchar* dCodes, __global const uchar*
         float p[MOE_TILE];
         for (int q = 0; q < MOE_TILE; q++) p[q] = 0.0f;
         for (int b = lid; b < I / 32; b += wg) {
-            int ds = mx_block(dCodes, dScales, ggml, row, I, b, dw);
+            int ds = mx_block(dCodes, dScales, row, I, b, dw);
             for (int q = 0; q < MOE_TILE; q++) {
                 if (q >= n) break;
                 __global const float* hb = hin + (long) list[s0 + q] * I + b * 32;

@@ -22,7 +22,7 @@ module io.gossgpu.core {
     // what a backend provider needs besides the SPI: device buffers and kernels, the model's tensors, quant formats
     exports io.gossgpu.device to io.gossgpu.cuda, io.gossgpu.opencl, io.gossgpu.metal;
     exports io.gossgpu.model to io.gossgpu.cuda, io.gossgpu.opencl, io.gossgpu.metal, io.gossgpu.cli, io.gossgpu.benchmarks;
-    exports io.gossgpu.quant to io.gossgpu.cuda, io.gossgpu.metal; // cuda and metal repack MXFP4 blocks
+    exports io.gossgpu.quant to io.gossgpu.cuda; // cuda splits Q8_0 blocks
     // render shows a conversation file as the Harmony messages and tokens the model sees
     exports io.gossgpu.harmony to io.gossgpu.cli;
     // cli's developer commands (bench, tune, verify, logits, make-test-model, demo) drive engine internals directly

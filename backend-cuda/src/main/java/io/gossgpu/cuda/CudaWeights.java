@@ -3,13 +3,13 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline;
+import io.gossgpu.device.Mxfp4Repack;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.LE;
-import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.quant.Q8_0;
 
 import java.lang.foreign.Arena;
@@ -114,33 +114,15 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
         CudaBuffer codes = allocate(16L * blocks * rows, v.name());
         CudaBuffer scales = allocate((long) blocks * rows, v.name() + " scales");
         if (f == WeightFormat.MXFP4_GGML) {
-            uploadGgmlAsOpenAi(codes, scales, v);
+            Mxfp4Repack.ggmlExperts(v, (c, cAt, s, sAt) -> {
+                codes.copyFrom(c, cAt);
+                scales.copyFrom(s, sAt);
+            });
             return new Mx(codes, scales);
         }
         copyRows(codes, 0, v.data(), v.rows(), v.experts(), v.rowBytes(), v::rowOffset);
         copyRows(scales, 0, v.scales(), v.rows(), v.experts(), blocks, v::scaleRowOffset);
         return new Mx(codes, scales);
-    }
-
-    /**
-     * ggml {@code block_mxfp4} rows of {@code v} repacked into OpenAI's layout ({@link Mxfp4#ggmlToOpenAi}), in pieces
-     * of at most 4 MiB of codes: the device holds the same bytes as the file, the host a piece at a time.
-     */
-    private static void uploadGgmlAsOpenAi(CudaBuffer codes, CudaBuffer scales, WeightView v) {
-        int blocks = v.cols() / 32;
-        int pieceRows = (int) Math.max(1, Math.min(v.rows(), (4L << 20) / (16L * blocks)));
-        byte[] c = new byte[pieceRows * 16 * blocks], sc = new byte[pieceRows * blocks];
-        long row = 0;
-        for (int e = 0; e < v.experts(); e++) {
-            for (int r0 = 0; r0 < v.rows(); r0 += pieceRows) {
-                int n = Math.min(pieceRows, v.rows() - r0);
-                for (int r = 0; r < n; r++)
-                    Mxfp4.ggmlToOpenAi(v.data(), v.rowOffset(e, r0 + r), blocks, c, r * 16 * blocks, sc, r * blocks);
-                codes.copyFrom(MemorySegment.ofArray(c).asSlice(0, 16L * n * blocks), 16L * blocks * row);
-                scales.copyFrom(MemorySegment.ofArray(sc).asSlice(0, (long) n * blocks), (long) blocks * row);
-                row += n;
-            }
-        }
     }
 
     /**

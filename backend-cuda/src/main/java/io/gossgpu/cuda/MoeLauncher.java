@@ -76,8 +76,7 @@ final class MoeLauncher {
     void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
         int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
         Mx g = l.gate(), u = l.up(), d = l.down();
-        // the experts are in OpenAI's layout on this device (CudaWeights.experts); slotsPerPass is not read here
-        MoeParams p = new MoeParams(0, T, k, h, inter, c.numExperts(), c.swigluLimit(), k);
+        MoeParams p = new MoeParams(T, k, h, inter, c.numExperts(), c.swigluLimit());
         pipeline.run(new MoePipeline.Experts<>(g.codes().address(), g.scalesPtr(), u.codes().address(), u.scalesPtr(), l.gateBias(),
                 l.upBias(), d.codes().address(), d.scalesPtr(), l.downBias()), p, x, r.ids().address(), r.weights().address(), out,
                 (name, bytes) -> scratch.ensure(name, bytes).address());

@@ -244,8 +244,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     protected void runMoe(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r, BufferTensor<Buf> out) {
         ModelConfig c = w.config();
         DeviceWeights.Layer<Buf, DensePipeline.Matrix<Buf>, Experts> l = w.tensors.layer(layer);
-        // the experts are repacked to OpenAI's layout at upload (ggml 0)
-        MoeParams p = new MoeParams(0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit(), 0);
+        MoeParams p = new MoeParams(x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit());
         moe.run(new MoePipeline.Experts<>(l.gate().codes(), l.gate().scales(), l.up().codes(), l.up().scales(), l.gateBias(), l.upBias(),
                 l.down().codes(), l.down().scales(), l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }

@@ -3,13 +3,13 @@ package io.gossgpu.metal;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline.Matrix;
+import io.gossgpu.device.Mxfp4Repack;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-import io.gossgpu.quant.Mxfp4;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -117,19 +117,18 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
                     + "; the Metal MoE kernels take MXFP4 (OpenAI or GGML layout) only so far");
         Buf codes = allocate((long) e * rows * (cols / 2), v.name() + " codes");
         Buf scales = allocate((long) e * rows * groups, v.name() + " scales");
-        byte[] rowCodes = new byte[cols / 2], rowScales = new byte[groups];
+        if (v.format() == WeightFormat.MXFP4_GGML) {
+            Mxfp4Repack.ggmlExperts(v, (c, cAt, s, sAt) -> {
+                MemorySegment.copy(c, 0, codes.host, cAt, c.byteSize());
+                MemorySegment.copy(s, 0, scales.host, sAt, s.byteSize());
+            });
+            return new Experts(codes, scales, e, rows, cols);
+        }
         for (int x = 0; x < e; x++)
             for (int r = 0; r < rows; r++) {
                 long dstRow = ((long) x * rows + r);
-                long src = v.rowOffset(x, r);
-                if (v.format() == WeightFormat.MXFP4_OPENAI) {
-                    MemorySegment.copy(v.data(), src, codes.host, dstRow * (cols / 2), cols / 2);
-                    MemorySegment.copy(v.scales(), v.scaleRowOffset(x, r), scales.host, dstRow * groups, groups);
-                } else {
-                    Mxfp4.ggmlToOpenAi(v.data(), src, groups, rowCodes, 0, rowScales, 0);
-                    MemorySegment.copy(rowCodes, 0, codes.host, ValueLayout.JAVA_BYTE, dstRow * (cols / 2), cols / 2);
-                    MemorySegment.copy(rowScales, 0, scales.host, ValueLayout.JAVA_BYTE, dstRow * groups, groups);
-                }
+                MemorySegment.copy(v.data(), v.rowOffset(x, r), codes.host, dstRow * (cols / 2), cols / 2);
+                MemorySegment.copy(v.scales(), v.scaleRowOffset(x, r), scales.host, dstRow * groups, groups);
             }
         return new Experts(codes, scales, e, rows, cols);
     }

@@ -355,9 +355,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         ModelConfig c = w.config();
         var l = w.tensors.layer(layer);
         Mx g = l.gate(), u = l.up(), d = l.down();
-        if (g.ggml() != d.ggml() || u.ggml() != d.ggml()) throw new GossException("moe: layer " + layer + " mixes MXFP4 layouts");
-        MoeParams p = new MoeParams(g.ggml() ? 1 : 0, x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(),
-                c.swigluLimit(), 0);
+        MoeParams p = new MoeParams(x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit());
         moe.run(new MoePipeline.Experts<>(g.codes(), g.scales(), u.codes(), u.scales(), l.gateBias(), l.upBias(), d.codes(), d.scales(),
                 l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }

@@ -3,6 +3,7 @@ package io.gossgpu.opencl;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline.Matrix;
+import io.gossgpu.device.Mxfp4Repack;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
@@ -13,15 +14,15 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A model on an OpenCL device: dense matrices in their file format (F32/F16/BF16/Q8_0 rows, gathered contiguous;
- * strided values decoded to F32), MXFP4 experts in whichever of the two layouts the checkpoint has (OpenAI codes
- * + scales, or ggml blocks), vectors decoded to F32.
+ * strided values decoded to F32), MXFP4 experts as OpenAI's codes + scales (ggml
+ * blocks repacked at upload by {@link Mxfp4Repack}), vectors decoded to F32.
  */
 final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights.Uploader<Long, Matrix<Long>, OpenClWeights.Mx> {
     /** Element formats as dense.cl and embed.cl number them. */
     static final int FMT_F32 = 0, FMT_F16 = 1, FMT_BF16 = 2, FMT_Q8_0 = 3;
 
-    /** MXFP4 expert matrices: OpenAI codes + scales, or ggml blocks ({@code scales} = the codes again, unread). */
-    record Mx(long codes, long scales, boolean ggml) {}
+    /** MXFP4 expert matrices in OpenAI's layout: codes {@code [E][rows][cols/2]}, scales {@code [E][rows][cols/32]}. */
+    record Mx(long codes, long scales) {}
 
     private final OpenClDriver driver;
     final DeviceWeights<Long, Matrix<Long>, Mx> tensors;
@@ -85,13 +86,22 @@ final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights
         WeightFormat f = v.format();
         if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML)
             throw new GossException(v.name() + ": the opencl backend takes MoE experts as MXFP4, not " + f);
-        long codes = uploadRows(v.data(), v.rows(), v.experts(), v.rowBytes(), v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
-        if (f == WeightFormat.MXFP4_GGML) return new Mx(codes, codes, true);
+        if (v.cols() % 32 != 0) throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
         long sRow = v.cols() / 32;
+        if (f == WeightFormat.MXFP4_GGML) {
+            long rows = (long) v.rows() * v.experts();
+            long codes = allocate(16 * sRow * rows, v.name()), scales = allocate(sRow * rows, v.name() + " scales");
+            Mxfp4Repack.ggmlExperts(v, (c, cAt, s, sAt) -> {
+                driver.write(codes, cAt, c);
+                driver.write(scales, sAt, s);
+            });
+            return new Mx(codes, scales);
+        }
+        long codes = uploadRows(v.data(), v.rows(), v.experts(), v.rowBytes(), v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
         boolean contiguous = v.scaleRowStride() == sRow && (v.experts() == 1 || v.scaleExpertStride() == sRow * v.rows());
         long scales = uploadRows(v.scales(), v.rows(), v.experts(), sRow, v::scaleRowOffset, v.name() + " scales",
                 contiguous ? v.scaleOffset() : -1);
-        return new Mx(codes, scales, false);
+        return new Mx(codes, scales);
     }
 
     interface RowOffset {

@@ -30,7 +30,7 @@ public final class MoePipeline<B> {
     /** Buffers each kernel takes before its {@link MoeParams}, in {@link #KERNELS}' order. */
     public static final List<Integer> BUFFERS = List.of(9, 7, 2, 9, 6, 4);
 
-    /** One layer's experts as the kernels take them (biases F32; codes and scales in the {@link MoeParams#ggml} layout). */
+    /** One layer's experts as the kernels take them (biases F32; MXFP4 codes and scales in OpenAI's layout, {@link Mxfp4Repack}). */
     public record Experts<B>(B gateCodes, B gateScales, B upCodes, B upScales, B gateBias, B upBias, B downCodes, B downScales,
                              B downBias) {}
 
