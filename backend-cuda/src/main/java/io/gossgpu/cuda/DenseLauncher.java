@@ -26,7 +26,8 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  * given to the device layer's {@link DensePipeline} (which runs embed and every dense layer).
  *
  * <p>A dense layer over T tokens runs {@code dense_matvec_*} (one warp per output row, or several for a matrix
- * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load) when T is below
+ * with few rows such as the router; 16-byte weight loads, up to 8 tokens per weight load; Q8_0 at one token its own
+ * path and launch, {@link #q8DecodeShape}) when T is below
  * {@code GOSS_CUDA_DENSE_PREFILL_MIN_T} or the matrix has fewer than {@link #GEMM_MIN_ROWS} rows (the router; the
  * matvec's grid has a block row per 8 tokens), else {@code dense_gemm_*} (shared-memory tiles of {@code TILE_T} tokens ×
  * {@code TILE_R} rows, 4×4 outputs per thread, F32 FMA), BF16 weights on tensor cores ({@code dense_gemm_mma_bf16})
