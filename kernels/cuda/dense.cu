@@ -134,8 +134,9 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
 
 // ---- Q8_0 matvec for one token (decode): dense_matvec_q8_0 with T = 1 and cols <= DENSE_Q8_T1_MAXK -------
 //   y[r] = sum_c (s[r, c/32] * q[r, c]) * x[c] + b[r]        (each product s * q exact, as Q8::at decodes it)
-// Launch (DenseLauncher.q8Decode): grid (min(ceil(rows / (W / S)), G), 1), block 32 W, S = p.split warps per row (a
-// power of two dividing W), dynamic shared memory 4 cols + 16 ceil(W / 4) bytes (x, then the warps' partial sums).
+// Launch (DenseLauncher.q8DecodeShape): grid (min(ceil(rows / (W / S)), G), 1), G the blocks the multiprocessors keep
+// resident, block 32 W, S = p.split warps per row (a power of two dividing W), dynamic shared memory
+// 4 cols + 16 ceil(W / 4) bytes (x, then the warps' partial sums).
 // Built to keep many weight bytes in flight: no per-token sums (matvec above keeps 8), x staged once per block in
 // shared memory (the block then takes row groups g = blockIdx.x, g + gridDim.x, .. of W / S rows: warp w takes row
 // g (W / S) + w / S, its piece w % S), and a row's codes read as 16-byte chunks (16 values, half a 32-value block),
