@@ -386,6 +386,26 @@ class CudaDenseTest {
                 && !DenseLauncher.q8Decode(WeightFormat.BF16, 2880, 1));
     }
 
+    /** The {@code #define} NAME's integer value in kernels/cuda. */
+    static int define(String sources, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^#define " + name + " +(\\d+)").matcher(sources);
+        assertTrue(m.find(), name + " in kernels/cuda");
+        return Integer.parseInt(m.group(1));
+    }
+
+    /**
+     * DenseLauncher's copies of dense.cu's numbers: the widest staged x (the kernel and the launch must pick the same
+     * path), tokens per weight load, and the warps an SM keeps of dense_matvec_q8_0 at its register cap (three blocks
+     * of 8 warps: 65536 registers / (DENSE_Q8_REGS · 256)).
+     */
+    @Test
+    void theLauncherMirrorsDenseCu() throws java.io.IOException {
+        String cu = CudaKernelSignaturesTest.sources();
+        assertEquals(define(cu, "DENSE_Q8_T1_MAXK"), DenseLauncher.Q8_DECODE_MAX_COLS);
+        assertEquals(define(cu, "DENSE_MATVEC_MAXT"), DenseLauncher.MATVEC_MAXT);
+        assertEquals(8 * (65536 / (define(cu, "DENSE_Q8_REGS") * 256)), DenseLauncher.Q8_DECODE_WARPS_PER_SM);
+    }
+
     @Test
     void fewRowsAreSplitOverTheWarpsOfABlock() {
         assertEquals(8, DenseLauncher.matvecSplit(32, 8, 132)); // gpt-oss-20b's router on an H100
