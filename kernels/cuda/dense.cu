@@ -132,6 +132,154 @@ __device__ void matvec(const typename E::T* __restrict__ w, const unsigned short
     }
 }
 
+// ---- Q8_0 matvec for one token (decode): dense_matvec_q8_0 with T = 1 and cols <= DENSE_Q8_T1_MAXK -------
+//   y[r] = sum_c (s[r, c/32] * q[r, c]) * x[c] + b[r]        (each product s * q exact, as Q8::at decodes it)
+// Launch (DenseLauncher.q8DecodeShape): grid (min(ceil(rows / (W / S)), G), 1), G the blocks the multiprocessors keep
+// resident, block 32 W, S = p.split warps per row (a power of two dividing W), dynamic shared memory
+// 4 cols + 16 ceil(W / 4) bytes (x, then the warps' partial sums).
+// Built to keep many weight bytes in flight: no per-token sums (matvec above keeps 8), x staged once per block in
+// shared memory (the block then takes row groups g = blockIdx.x, g + gridDim.x, .. of W / S rows: warp w takes row
+// g (W / S) + w / S, its piece w % S), and a row's codes read as 16-byte chunks (16 values, half a 32-value block),
+// lane l of piece p taking chunks p 32 + l + 32 S k; DENSE_Q8_NL chunks per step, their codes and scales loaded
+// before any of their arithmetic. The first step's loads are issued before x is staged. A code byte decodes without
+// I2F: byte ^ 0x80 put under the exponent of 2^23 (one prmt) gives 2^23 + 128 + q, minus 2^23 + 128 is q exactly.
+// Lane l reads its chunk's four float4 of x rotated by (l >> 1) & 3, so the 8 lanes of a shared-memory phase touch
+// 8 different 16-byte bank groups. Each lane sums in a fixed order, the warp by its shuffle tree, the S pieces of
+// a row by the row's first warp in piece order: the same result every run.
+#define DENSE_Q8_NL 4         // chunks (16 bytes of codes each) per lane per step
+#define DENSE_Q8_T1_MAXK 8192 // widest x staged (32 KiB; gpt-oss: 2880, 4096); wider take matvec<Q8> (DenseLauncher mirrors it)
+#define DENSE_Q8_REGS 80       // registers per thread of dense_matvec_q8_0, both paths (see the entry point)
+
+// acc += the 16 products of chunk c of the row (codes q, scale d) with x, x's float4 read in rotated order.
+__device__ __forceinline__ float q8_chunk_dot(uint4 q, float d, const float4* __restrict__ x4, int c, int rot, float acc)
+{
+    unsigned int u0 = q.x, u1 = q.y, u2 = q.z, u3 = q.w; // word j: values 4j .. 4j + 3
+    if (rot & 1) { // words rotated by rot: u_j = word (j + rot) & 3
+        const unsigned int t = u0;
+        u0 = u1; u1 = u2; u2 = u3; u3 = t;
+    }
+    if (rot & 2) {
+        unsigned int t = u0;
+        u0 = u2; u2 = t;
+        t = u1; u1 = u3; u3 = t;
+    }
+    const unsigned int u[4] = {u0 ^ 0x80808080u, u1 ^ 0x80808080u, u2 ^ 0x80808080u, u3 ^ 0x80808080u};
+    GOSS_PRAGMA(unroll)
+    for (int j = 0; j < 4; j++) {
+        const float4 xv = x4[4 * c + ((j + rot) & 3)];
+        const float xs[4] = {xv.x, xv.y, xv.z, xv.w};
+        GOSS_PRAGMA(unroll)
+        for (int k = 0; k < 4; k++) {
+            const float qf = __uint_as_float(__byte_perm(u[j], 0x4b000000u, 0x7440u + k)) - 8388736.0f; // q, exact
+            acc = fmaf(d * qf, xs[k], acc);
+        }
+    }
+    return acc;
+}
+
+// The lane's chunks c[j] = c0 + 32 S j (j < DENSE_Q8_NL, those below n16) of row r: codes and scales (F16 bits).
+// Unaligned codes (never from CudaWeights' upload) are gathered byte by byte into the same words.
+__device__ __forceinline__ void q8_load(const signed char* __restrict__ w, const unsigned short* __restrict__ s, size_t r, int n16,
+                                        int c0, int stride, bool aligned, uint4 q[DENSE_Q8_NL], unsigned short e[DENSE_Q8_NL])
+{
+    const signed char* row = w + r * (size_t) n16 * 16;
+    GOSS_PRAGMA(unroll)
+    for (int j = 0; j < DENSE_Q8_NL; j++) {
+        const int c = c0 + stride * j;
+        q[j] = uint4{0u, 0u, 0u, 0u};
+        e[j] = 0;
+        if (c < n16) {
+            if (aligned) {
+                q[j] = reinterpret_cast<const uint4*>(row)[c];
+            } else {
+                unsigned int v[4] = {0u, 0u, 0u, 0u};
+                for (int b = 0; b < 16; b++) {
+                    v[b >> 2] |= (unsigned int) (unsigned char) row[16 * c + b] << (8 * (b & 3));
+                }
+                q[j] = uint4{v[0], v[1], v[2], v[3]};
+            }
+            e[j] = s[r * (size_t) (n16 / 2) + c / 2];
+        }
+    }
+}
+
+__device__ void matvec_q8_t1(const signed char* __restrict__ w, const unsigned short* __restrict__ s, const float* __restrict__ bias,
+                             int hasBias, const float* __restrict__ x, int cols, int rows, float* out0, int n0, float* out1, int n1,
+                             float* out2, int split)
+{
+    DYNAMIC_SHARED(float4, xs4); // cols / 4 float4 of x, then one partial sum per warp
+    float* part = reinterpret_cast<float*>(xs4 + cols / 4);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int rowsPerBlock = (blockDim.x >> 5) / split;
+    const int piece = warp % split;
+    const int n16 = cols / 16;          // chunks per row (Q8_0: cols is a multiple of 32)
+    const int stride = 32 * split;      // between a lane's chunks
+    const int c0 = piece * 32 + lane;   // the lane's first chunk
+    const int rot = (lane >> 1) & 3;
+    const bool aligned = ((size_t) w & 15) == 0;
+    uint4 q[DENSE_Q8_NL];
+    unsigned short e[DENSE_Q8_NL];
+    int r = blockIdx.x * rowsPerBlock + warp / split;
+    if (r < rows) { // the first step's loads, in flight while x is staged
+        q8_load(w, s, r, n16, c0, stride, aligned, q, e);
+    }
+    if (((size_t) x & 15) == 0) {
+        const float4* x4 = reinterpret_cast<const float4*>(x);
+        for (int i = threadIdx.x; i < cols / 4; i += blockDim.x) {
+            xs4[i] = x4[i];
+        }
+    } else {
+        float* xs = reinterpret_cast<float*>(xs4);
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            xs[i] = x[i];
+        }
+    }
+    __syncthreads();
+    bool first = true; // q, e hold the first step of row r
+    // Every warp of the block takes the same row groups (barriers below); rows past the matrix only wait.
+    for (int g = blockIdx.x; g * rowsPerBlock < rows; g += gridDim.x) {
+        r = g * rowsPerBlock + warp / split;
+        const bool live = r < rows;
+        float acc = 0.0f;
+        for (int base = 0; base < n16; base += stride * DENSE_Q8_NL) { // steps: the same count in every thread
+            const int cs = base + c0;
+            if (!first && live) {
+                q8_load(w, s, r, n16, cs, stride, aligned, q, e);
+            }
+            first = false;
+            if (live) {
+                GOSS_PRAGMA(unroll)
+                for (int j = 0; j < DENSE_Q8_NL; j++) {
+                    if (cs + stride * j < n16) {
+                        acc = q8_chunk_dot(q[j], f16_to_float(e[j]), xs4, cs + stride * j, rot, acc);
+                    }
+                }
+            }
+        }
+        acc = warp_sum(acc);
+        const float b = hasBias && live ? bias[r] : 0.0f;
+        if (split == 1) {
+            if (live && lane == 0) {
+                *dense_out(out0, n0, out1, n1, out2, rows, 0, r) = acc + b;
+            }
+        } else {
+            if (lane == 0) {
+                part[warp] = acc;
+            }
+            __syncthreads();
+            if (live && piece == 0 && lane == 0) {
+                float sum = 0.0f;
+                for (int p = 0; p < split; p++) {
+                    sum += part[warp + p];
+                }
+                *dense_out(out0, n0, out1, n1, out2, rows, 0, r) = sum + b;
+            }
+            __syncthreads(); // part is refilled by the next row group
+        }
+    }
+}
+
 // ---- gemm (prefill): one block per tile of TM tokens x TR output rows -----------------------------
 // grid (ceil(rows / TR), min(ceil(T / TM), 65535)), block TM*TR/16 threads, each computing 4 tokens x
 // 4 rows. The tile's x and W slices go through shared memory KB columns at a time (W decoded to float
@@ -325,22 +473,40 @@ struct DenseParams {
     {                                                                                                         \
         gemm<E, TM, TR>(w, s, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2);   \
     }
-#define DENSE_ENTRIES(suffix, E)                                                                              \
+#define DENSE_MATVEC_ENTRY(suffix, E)                                                                         \
     extern "C" __global__ void dense_matvec_##suffix DENSE_LINEAR_ARGS(E)                                     \
     {                                                                                                         \
         matvec<E>(w, s, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2, p.split); \
-    }                                                                                                         \
+    }
+#define DENSE_GEMM_ENTRIES(suffix, E)                                                                         \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x64, E, 32, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x64, E, 64, 64)                                                  \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_32x128, E, 32, 128)                                                \
     DENSE_GEMM_ENTRY(dense_gemm_##suffix##_64x128, E, 64, 128)
 
-DENSE_ENTRIES(bf16, Bf16)
+DENSE_MATVEC_ENTRY(bf16, Bf16)
+DENSE_GEMM_ENTRIES(bf16, Bf16)
 extern "C" __global__ void dense_gemm_mma_bf16 DENSE_LINEAR_ARGS(Bf16)
 {
     (void) s; // BF16 has no scales
     gemm_mma_bf16(w, bias, p.hasBias, x + (size_t) p.xRow0 * p.cols, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2);
 }
-DENSE_ENTRIES(f16, F16)
-DENSE_ENTRIES(f32, F32)
-DENSE_ENTRIES(q8_0, Q8)
+DENSE_MATVEC_ENTRY(f16, F16)
+DENSE_GEMM_ENTRIES(f16, F16)
+DENSE_MATVEC_ENTRY(f32, F32)
+DENSE_GEMM_ENTRIES(f32, F32)
+
+// Q8_0: one token (decode) takes matvec_q8_t1 (DenseLauncher gives it its grid, split and shared memory), more
+// tokens or wider rows matvec<Q8>. Registers capped at DENSE_Q8_REGS (ptxas 13.0: matvec<Q8> alone takes 72,
+// matvec_q8_t1 alone 78, together 96 unbounded; 80 spills nothing on sm_75/80/90, 72 spills 8 bytes on sm_90):
+// three 8-warp blocks an SM (3 x 256 x 80 <= 65536), 24 warps, as before; also when the driver's JIT compiles it.
+extern "C" GOSS_MAXNREG(DENSE_Q8_REGS) __global__ void dense_matvec_q8_0 DENSE_LINEAR_ARGS(Q8)
+{
+    const float* xr = x + (size_t) p.xRow0 * p.cols;
+    if (p.tokens == 1 && p.cols <= DENSE_Q8_T1_MAXK) {
+        matvec_q8_t1(w, s, bias, p.hasBias, xr, p.cols, p.rows, out0, p.n0, out1, p.n1, out2, p.split);
+    } else {
+        matvec<Q8>(w, s, bias, p.hasBias, xr, p.tokens, p.cols, p.rows, out0, p.n0, out1, p.n1, out2, p.split);
+    }
+}
+DENSE_GEMM_ENTRIES(q8_0, Q8)

@@ -6,6 +6,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.device.BufferTensor;
+import io.gossgpu.device.DenseShapes;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
@@ -182,6 +183,117 @@ class CudaDenseTest {
         }
     }
 
+    /** {@code want[t, r] = Σ_c wr[r][c] · x[t, c] (+ bias[r])} in double. */
+    static float[] exact(float[][] wr, float[] bias, float[] x, int T) {
+        int rows = wr.length, cols = wr[0].length;
+        float[] want = new float[T * rows];
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < rows; i++) {
+                double s = bias != null ? bias[i] : 0;
+                for (int c = 0; c < cols; c++) {
+                    s += (double) wr[i][c] * x[t * cols + c];
+                }
+                want[t * rows + i] = (float) s;
+            }
+        }
+        return want;
+    }
+
+    static float[] gaussian(SplittableRandom r, int n) {
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) v[i] = (float) r.nextGaussian();
+        return v;
+    }
+
+    /**
+     * rows × cols of the Q8_0 decode matvec (dense.cu's matvec_q8_t1 at T = 1; on the fake driver's 4 multiprocessors
+     * with 8-warp blocks it aims at 96 warps): 5 × 2880 splits a row over 8 warps (one step, lanes with no chunk), 20 × 96
+     * over 4 (6 chunks for 128 lanes), 37 × 4096 over 2 (rows not a multiple of the block's 4, one whole step of 4
+     * chunks a lane), 300 × 2880 one warp a row, 38 row groups over 12 blocks (the blocks loop) and two steps, the second
+     * partial, 131 × 8192 the widest staged (four steps), 9 × 8224 wider (matvec&lt;Q8&gt; at T = 1).
+     */
+    static final int[][] Q8_SHAPES = {{5, 2880}, {20, 96}, {37, 4096}, {300, 2880}, {131, 8192}, {9, 8224}};
+
+    /**
+     * The Q8_0 matvec at 1 to 8 tokens (T = 1 the decode path, 2 .. 8 the tokens-per-load one) against the exact decode
+     * with double sums at 1e-4 of each token's largest output, with 8-warp blocks, 3-warp ones (no split; its 300 rows
+     * loop over 32 blocks of 3) and 16-warp ones (one block a multiprocessor: split rows loop too, 5 × 2880 over 16
+     * warps in 4 blocks), a bias at odd T; and a fused three-output matrix reading x from row 2 (QKV, the last rows'
+     * logits).
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {256, 96, 512})
+    void q8MatvecMatchesTheExactDecodeOnEveryPath(int block) {
+        try (CudaBackend b = backend(BackendOptions.defaults().with(CudaKnobs.DENSE, block)); Arena arena = Arena.ofConfined()) {
+            for (int[] shape : Q8_SHAPES) {
+                int rows = shape[0], cols = shape[1];
+                assertEquals(cols <= DenseLauncher.Q8_DECODE_MAX_COLS, DenseLauncher.q8Decode(WeightFormat.Q8_0, cols, 1));
+                WeightView w = matrix(arena, WeightFormat.Q8_0, rows, cols, 13L * rows + cols);
+                CudaWeights.Dense d = upload(b, w);
+                float[][] wr = new float[rows][cols];
+                for (int i = 0; i < rows; i++) w.dequantizeRow(0, i, wr[i], 0);
+                SplittableRandom r = new SplittableRandom(rows * 5L + cols);
+                float[] bias = gaussian(r, rows);
+                for (int T = 1; T <= DenseLauncher.MATVEC_MAXT; T++) {
+                    float[] x = gaussian(r, T * cols);
+                    boolean withBias = T % 2 == 1;
+                    try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
+                         DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                        linear(b, d, withBias ? bt : null, xt, out);
+                        BackendConformanceKit.assertClose("block " + block + " Q8_0 " + rows + "x" + cols + " T=" + T,
+                                exact(wr, withBias ? bias : null, x, T), b.read(out), T, rows, 1e-4);
+                    }
+                }
+                // three outputs (rows n0 | n1 | the rest), x from its row 2: one token
+                int n0 = rows / 2, n1 = (rows - n0) / 2, n2 = rows - n0 - n1;
+                float[] x = gaussian(r, 3 * cols);
+                float[] want = exact(wr, bias, java.util.Arrays.copyOfRange(x, 2 * cols, 3 * cols), 1);
+                try (DeviceTensor xt = tensor(b, 3, cols, x); DeviceTensor o0 = tensor(b, 1, Math.max(1, n0), null);
+                     DeviceTensor o1 = tensor(b, 1, Math.max(1, n1), null); DeviceTensor o2 = tensor(b, 1, n2, null);
+                     DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                    b.dense.pipeline.run(d.matrix(), at(bt), at(xt), 2, 1, at(o0), n0, at(o1), n1, at(o2));
+                    float[] got = new float[rows];
+                    System.arraycopy(b.read(o0), 0, got, 0, n0);
+                    System.arraycopy(b.read(o1), 0, got, n0, n1);
+                    System.arraycopy(b.read(o2), 0, got, n0 + n1, n2);
+                    BackendConformanceKit.assertClose("block " + block + " Q8_0 " + rows + "x" + cols + " three outputs, x row 2", want, got, 1, rows, 1e-4);
+                }
+            }
+        }
+    }
+
+    /**
+     * The decode path's byte loads: a Q8_0 matrix whose codes start one byte past a 16-byte boundary (never from
+     * {@link CudaWeights}' upload; the kernel gathers such codes byte by byte): the uploaded codes read from byte 1 as
+     * rows − 1 rows, against the exact decode of the same bytes.
+     */
+    @Test
+    void q8DecodeReadsUnalignedCodes() {
+        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+            int rows = 41, cols = 2880;
+            WeightView w = matrix(arena, WeightFormat.Q8_0, rows, cols, 99);
+            CudaWeights.Dense d = upload(b, w);
+            byte[] codes = new byte[rows * cols];
+            float[][] scale = new float[rows][cols / 32];
+            for (int i = 0; i < rows; i++) {
+                MemorySegment row = w.data().asSlice(i * w.rowStride(), WeightFormat.Q8_0.rowBytes(cols));
+                for (int g = 0; g < cols / 32; g++) {
+                    scale[i][g] = F16.toFloat(row.get(LE.I16, (long) g * Q8_0.BLOCK_BYTES));
+                    for (int k = 0; k < 32; k++) codes[i * cols + 32 * g + k] = row.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) g * Q8_0.BLOCK_BYTES + 2 + k);
+                }
+            }
+            float[][] wr = new float[rows - 1][cols];
+            for (int i = 0; i < rows - 1; i++)
+                for (int c = 0; c < cols; c++) wr[i][c] = scale[i][c / 32] * codes[i * cols + c + 1];
+            CudaWeights.Dense shifted = new CudaWeights.Dense(d.ptr() + 1, d.scales(), rows - 1, cols, WeightFormat.Q8_0);
+            float[] x = gaussian(new SplittableRandom(100), cols);
+            try (DeviceTensor xt = tensor(b, 1, cols, x); DeviceTensor out = tensor(b, 1, rows - 1, null)) {
+                linear(b, shifted, null, xt, out);
+                BackendConformanceKit.assertClose("Q8_0 codes from byte 1", exact(wr, null, x, 1), b.read(out), 1, rows - 1, 1e-4);
+            }
+        }
+    }
+
     @Test
     void embeddingRowsDecodeBitExactly() {
         try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
@@ -252,6 +364,46 @@ class CudaDenseTest {
                 BackendConformanceKit.assertClose("router 32x2880, T=512", want, b.read(out), T, rows, 1e-4);
             }
         }
+    }
+
+    /** The Q8_0 decode launch: warps per row, blocks (at most 3 of 8 warps per multiprocessor), shared memory. */
+    @Test
+    void q8DecodeSplitsFewRowsAndCapsItsGrid() {
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(360, 1, 256), List.of(4L * 2880 + 32), 1),
+                DenseLauncher.q8DecodeShape(2880, 2880, 8, 132)); // gpt-oss-20b's attention output on an H200: 2880 warps of 3168
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
+                DenseLauncher.q8DecodeShape(5120, 2880, 8, 132)); // QKV: 640 groups over the 396 resident blocks
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
+                DenseLauncher.q8DecodeShape(201088, 2880, 8, 132)); // logits
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(250, 1, 256), List.of(4L * 4096 + 32), 2),
+                DenseLauncher.q8DecodeShape(1000, 4096, 8, 132));
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(5, 1, 256), List.of(4L * 2880 + 32), 8),
+                DenseLauncher.q8DecodeShape(5, 2880, 8, 4));
+        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(32, 1, 96), List.of(4L * 2880 + 16), 1),
+                DenseLauncher.q8DecodeShape(300, 2880, 3, 4));
+        assertTrue(DenseLauncher.q8Decode(WeightFormat.Q8_0, 8192, 1));
+        assertTrue(!DenseLauncher.q8Decode(WeightFormat.Q8_0, 8224, 1) && !DenseLauncher.q8Decode(WeightFormat.Q8_0, 2880, 2)
+                && !DenseLauncher.q8Decode(WeightFormat.BF16, 2880, 1));
+    }
+
+    /** The {@code #define} NAME's integer value in kernels/cuda. */
+    static int define(String sources, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^#define " + name + " +(\\d+)").matcher(sources);
+        assertTrue(m.find(), name + " in kernels/cuda");
+        return Integer.parseInt(m.group(1));
+    }
+
+    /**
+     * DenseLauncher's copies of dense.cu's numbers: the widest staged x (the kernel and the launch must pick the same
+     * path), tokens per weight load, and the warps an SM keeps of dense_matvec_q8_0 at its register cap (three blocks
+     * of 8 warps: 65536 registers / (DENSE_Q8_REGS · 256)).
+     */
+    @Test
+    void theLauncherMirrorsDenseCu() throws java.io.IOException {
+        String cu = CudaKernelSignaturesTest.sources();
+        assertEquals(define(cu, "DENSE_Q8_T1_MAXK"), DenseLauncher.Q8_DECODE_MAX_COLS);
+        assertEquals(define(cu, "DENSE_MATVEC_MAXT"), DenseLauncher.MATVEC_MAXT);
+        assertEquals(8 * (65536 / (define(cu, "DENSE_Q8_REGS") * 256)), DenseLauncher.Q8_DECODE_WARPS_PER_SM);
     }
 
     @Test

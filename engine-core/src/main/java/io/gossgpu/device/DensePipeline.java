@@ -153,7 +153,7 @@ public final class DensePipeline<B> {
             case MATVEC -> shapes.matvecShape();
             case GEMM -> shapes.gemmShape();
             case MMA -> shapes.mmaShape();
-        }).of(m.rows(), tokens);
+        }).of(m.format(), m.rows(), m.cols(), tokens);
         KernelLaunch<B> l = launcher.launch(kernel).buffer(m.data(), m.offset());
         if (shapes.scales()) l.buffer(m.scales());
         l.buffer(bias == null ? m.data() : bias).buffer(x).buffer(out0);

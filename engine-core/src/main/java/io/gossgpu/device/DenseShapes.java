@@ -57,6 +57,14 @@ public record DenseShapes(List<WeightFormat> formats, Function<WeightFormat, Str
     @FunctionalInterface
     public interface Sizer {
         Shape of(int rows, int tokens);
+
+        /**
+         * The grid for a dense layer of a {@code rows × cols} matrix in {@code format}: {@link #of(int, int)} unless the
+         * API spreads a format its own way (CUDA's Q8_0 decode matvec).
+         */
+        default Shape of(WeightFormat format, int rows, int cols, int tokens) {
+            return of(rows, tokens);
+        }
     }
 
     /**
