@@ -1,4 +1,5 @@
-// RoPE, half-split pairs, in place on the query and key heads of rows row0 .. row0 + T - 1 (io.gossgpu.device.RopeOp;
+// RoPE, half-split pairs, in place on the query and key heads of rows row0 .. row0 + T - 1, in one launch
+// (io.gossgpu.device.RopeOp;
 // the same buffers and RopeParams in rope.cl and rope.metal).
 //
 // Reference: per row row0 + t (position p = start + t), head h, j < hd/2:
@@ -10,12 +11,13 @@
 
 #include "common.cuh"
 
-// ---- rope: grid (heads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -------------------
+// ---- rope: grid (qHeads + kHeads, min(T, 65535)), block 32..1024 (threads loop over j < hd/2) -----------------------
+// Block x < qHeads rotates query head x of q (rows of qHeads * hd values), the others key head x - qHeads of k.
 struct RopeParams {
     int tokens;  // T: rows to rotate
-    int heads;   // heads per row (the grid's x here)
+    int qHeads;  // query heads per row of q
+    int kHeads;  // key heads per row of k
     int headDim; // hd
-    int cols;    // values per row of x
     int row0;    // the first row rotated
 };
 
@@ -38,24 +40,7 @@ __device__ __forceinline__ void rope_head(float* x, const float* __restrict__ ta
     }
 }
 
-extern "C" __global__ void rope(float* x, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
-{
-    rope_head(x, table, pos[0], blockIdx.x, p.headDim, p.cols, p.row0, p.tokens);
-}
-
-// ---- rope_qk: the query and the key heads in one launch (CudaBackend's QKV step), as rope on each -------------------
-// grid (qHeads + kHeads, min(T, 65535)), block as rope; q rows have qHeads * hd values, k rows kHeads * hd. Block x < qHeads
-// rotates query head x, the others key head x - qHeads.
-struct RopeQkParams {
-    int tokens;  // T
-    int qHeads;  // query heads per row of q
-    int kHeads;  // key heads per row of k
-    int headDim; // hd
-    int row0;    // the first row rotated
-};
-
-extern "C" __global__ void rope_qk(float* q, float* k, const float* __restrict__ table, const int* __restrict__ pos,
-                                   const RopeQkParams p)
+extern "C" __global__ void rope(float* q, float* k, const float* __restrict__ table, const int* __restrict__ pos, const RopeParams p)
 {
     const int hd = p.headDim;
     const int h = blockIdx.x;

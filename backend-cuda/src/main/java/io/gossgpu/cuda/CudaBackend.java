@@ -56,18 +56,11 @@ import java.util.stream.Stream;
 public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     public static final String NAME = "cuda";
 
-    /**
-     * rope.cu's kernels: rope (the device layer's {@link RopeOp} contract: one tensor) and rope_qk, q and k in one launch,
-     * which the QKV step takes.
-     */
-    static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 3, RopeParams.class),
-            ROPE_QK = new CudaEntry("rope", "rope_qk", 4, RopeQkParams.class);
-
-    /** rope_qk's scalars: q rows hold {@code qHeads · headDim} values, k rows {@code kHeads · headDim}. */
-    record RopeQkParams(int tokens, int qHeads, int kHeads, int headDim, int row0) implements io.gossgpu.device.KernelParams {}
+    /** rope.cu's kernel: the device layer's {@link RopeOp} (q and k in one launch). */
+    static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 4, RopeParams.class);
 
     /** Every kernel entry point the launchers run. */
-    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE, ROPE_QK), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
+    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
             SampleLauncher.ENTRIES).flatMap(List::stream).toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
@@ -82,8 +75,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
     final DenseLauncher dense;
-    /** rope_qk (runQkvRope). */
-    private final io.gossgpu.device.DeviceKernel ropeQk;
+    private final RopeOp<Long> rope;
     final CudaAttention attention;
     private final CudaLauncher launch;
     final MoeLauncher moe;
@@ -127,7 +119,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
             this.launch = launch;
-            ropeQk = launch.kernel(ROPE_QK.name());
+            rope = new RopeOp<>(launch, p -> Grid.of(p.qHeads() + p.kHeads(), Math.min(p.tokens(), 65535),
+                    Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
             attention = new CudaAttention(launch, options, ctx.device().computeCapability());
             moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, options);
@@ -275,9 +268,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         for (int s = 0; s < batch.size(); s++) {
             int row0 = batch.firstRow(s), n = batch.tokens(s);
             long pos = launch.position(s, batch.start(s));
-            int heads = c.numAttentionHeads(), kvHeads = c.numKeyValueHeads();
-            launch.launch(ropeQk).buffer(at(q)).buffer(at(k)).buffer(table).buffer(pos, 0).run(new RopeQkParams(n, heads, kvHeads, hd, row0),
-                    Grid.of(heads + kvHeads, Math.min(n, 65535), Math.max(32, Math.min(1024, Grid.ceilDiv(hd / 2, 32) * 32))));
+            rope.run(at(q), at(k), table, pos, 0, new RopeParams(n, c.numAttentionHeads(), c.numKeyValueHeads(), hd, row0));
         }
     }
 

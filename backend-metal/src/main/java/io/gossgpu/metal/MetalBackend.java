@@ -95,7 +95,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                 (rows, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.DENSE_TILED), (long) ((rows + 31) / 32) * ((tokens + 7) / 8))), null));
         moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
         attention = new AttentionPipeline<>(launcher, attentionShapes());
-        rope = new RopeOp<>(launcher, p -> Grid.items((long) p.tokens() * p.heads() * (p.headDim() / 2)));
+        rope = new RopeOp<>(launcher, p -> Grid.items((long) p.tokens() * (p.qHeads() + p.kHeads()) * (p.headDim() / 2)));
         ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
                 n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
                 tokens -> SmallOps.Shape.of(Grid.items(tokens))));
@@ -209,8 +209,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         for (int s = 0; s < batch.size(); s++) {
             int T = batch.tokens(s), row0 = batch.firstRow(s);
             MetalDriver.Staged pos = metal.stage(new int[]{batch.start(s)}); // staged for the kernels (no commit)
-            rope.run(q.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numAttentionHeads(), c.headDim(), c.qDim(), row0));
-            rope.run(k.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numKeyValueHeads(), c.headDim(), c.kvDim(), row0));
+            rope.run(q.buffer(), k.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim(), row0));
         }
     }
 

@@ -165,7 +165,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
             dense = new DensePipeline<>(launcher, new DenseShapes(List.of(), f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, null, null, 1, false,
                     false, denseVec, (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
                     (rows, tokens) -> DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg), null, null)); // wg_sum's scratch
-            rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.heads(), p.tokens()));
+            rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.qHeads() + p.kHeads(), p.tokens()));
             ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
                     n -> SmallOps.Shape.of(Grid.items(n)),
                     rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
@@ -284,8 +284,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         for (int s = 0; s < batch.size(); s++) {
             int T = batch.tokens(s), row0 = batch.firstRow(s);
             long pos = position(batch.start(s));
-            rope.run(q.buffer(), table, pos, 0, new RopeParams(T, c.numAttentionHeads(), hd, c.qDim(), row0));
-            rope.run(k.buffer(), table, pos, 0, new RopeParams(T, c.numKeyValueHeads(), hd, c.kvDim(), row0));
+            rope.run(q.buffer(), k.buffer(), table, pos, 0, new RopeParams(T, c.numAttentionHeads(), c.numKeyValueHeads(), hd, row0));
         }
     }
 

@@ -23,11 +23,11 @@ public final class OpParams {
     public record NormParams(int cols, float eps) implements KernelParams {}
 
     /**
-     * rope: RoPE in place on {@code heads} heads of {@code headDim} values in each of rows {@code row0 .. row0 + tokens − 1}
-     * of a tensor of {@code cols} values per row, the first at the position the kernel reads from its {@code pos} buffer
+     * RoPE: rows {@code row0 .. row0 + tokens − 1} of the query rows ({@code qHeads · headDim} values each) and of the
+     * key rows ({@code kHeads · headDim}), the first at the position the kernel reads from its {@code pos} buffer
      * ({@link RopeOp}).
      */
-    public record RopeParams(int tokens, int heads, int headDim, int cols, int row0) implements KernelParams {}
+    public record RopeParams(int tokens, int qHeads, int kHeads, int headDim, int row0) implements KernelParams {}
 
     /** add: {@code out = a + b} over {@code n} values. */
     public record AddParams(long n) implements KernelParams {}

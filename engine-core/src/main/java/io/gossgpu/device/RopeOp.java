@@ -5,11 +5,12 @@ import io.gossgpu.device.OpParams.RopeParams;
 import java.util.function.Function;
 
 /**
- * RoPE of one sequence's rows, launched once here for every GPU API: {@code rope} (kernels/cuda/rope.cu,
- * kernels/opencl/rope.cl, kernels/metal/rope.metal) takes the rows {@code x} (rotated in place), the cos/sin
- * {@code table} ({@link RopeTable}) and {@code pos}, whose first int is the position of row {@link RopeParams#row0}
- * (read from device memory on every API, as the attention kernels read it, so a CUDA graph of a decode step replays
- * unchanged), then {@link RopeParams}. How each API spreads the rows and heads over groups comes in as a grid.
+ * RoPE of one sequence's query and key rows, in one launch per sequence for every GPU API: {@code rope}
+ * (kernels/cuda/rope.cu, kernels/opencl/rope.cl, kernels/metal/rope.metal) takes the query rows {@code q} and the key
+ * rows {@code k} (both rotated in place), the cos/sin {@code table} ({@link RopeTable}) and {@code pos}, whose first int
+ * is the position of row {@link RopeParams#row0} (read from device memory on every API, as the attention kernels read
+ * it, so a CUDA graph of a decode step replays unchanged), then {@link RopeParams}. The grid spans the query heads and
+ * then the key heads; how each API spreads heads, pairs and rows over groups comes in as a grid.
  *
  * @param <B> the API's buffer argument
  */
@@ -32,8 +33,11 @@ public final class RopeOp<B> {
         return rope;
     }
 
-    /** Queues RoPE on rows {@code p.row0() ..} of {@code x}, at positions from {@code pos[0]} (read at byte {@code posOffset}) on. */
-    public void run(B x, B table, B pos, long posOffset, RopeParams p) {
-        launcher.launch(rope).buffer(x).buffer(table).buffer(pos, posOffset).run(p, grid.apply(p));
+    /**
+     * Queues RoPE on rows {@code p.row0() ..} of {@code q} and {@code k}, at positions from {@code pos[0]} (read at byte
+     * {@code posOffset}) on.
+     */
+    public void run(B q, B k, B table, B pos, long posOffset, RopeParams p) {
+        launcher.launch(rope).buffer(q).buffer(k).buffer(table).buffer(pos, posOffset).run(p, grid.apply(p));
     }
 }

@@ -44,7 +44,6 @@ class KernelVocabularyTest {
             Map.entry("dense_matvec", new Only(Set.of("cuda"), "decode matvec: a warp (or several, GOSS_CUDA_DENSE_BLOCK) per row, up to 8 tokens per weight load")),
             Map.entry("dense_gemm", new Only(Set.of("cuda"), "prefill GEMM in shared-memory tiles (GOSS_CUDA_DENSE_TILE_T × _TILE_R), from GOSS_CUDA_DENSE_PREFILL_MIN_T")),
             Map.entry("dense_gemm_mma", new Only(Set.of("cuda"), "dense_gemm of BF16 weights on tensor cores (BF16 wmma, compute capability 8.0+, GOSS_CUDA_DENSE_MMA)")),
-            Map.entry("rope_qk", new Only(Set.of("cuda"), "rope of q and k in one launch per layer (OpenCL and Metal launch rope twice)")),
             Map.entry("dense_tiled", new Only(Set.of("metal"), "prefill: 32 rows × 8 tokens per threadgroup, from GOSS_METAL_DENSE_PREFILL_MIN_T")),
             Map.entry("dense", new Only(Set.of("opencl", "metal"), "one kernel for every format; OpenCL's tiles tokens per work-group (GOSS_OPENCL_DENSE_TILE_T)")),
             Map.entry("sample_max", new Only(Set.of("cuda", "opencl"), "on-device sampling; Metal declines SAMPLE (the host samples)")),
