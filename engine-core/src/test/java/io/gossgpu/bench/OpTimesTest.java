@@ -45,11 +45,13 @@ class OpTimesTest {
         }
     }
 
+    /** The made-up clock, pool and profile of a test (JUnit makes them anew for each). */
+    private final long[] now = {1_000_000};
+    private final FakePool pool = new FakePool();
+    private final OpTimes t = new OpTimes(null, () -> now[0], pool::stats);
+
     @Test
     void decodeRowsGiveEachOpItsBytesTimeBandwidthShareOfTheProbeAndIdleCoreTime() {
-        long[] now = {1_000_000};
-        FakePool pool = new FakePool();
-        OpTimes t = new OpTimes(null, () -> now[0], pool::stats);
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 3).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             t.reset();
@@ -85,9 +87,6 @@ class OpTimesTest {
 
     @Test
     void pairedWithProbesEachRowIsSetAgainstTheTimeWeightedProbesAroundItsTokens() {
-        long[] now = {1_000_000};
-        FakePool pool = new FakePool();
-        OpTimes t = new OpTimes(null, () -> now[0], pool::stats);
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 3).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             t.reset();
@@ -126,16 +125,15 @@ class OpTimesTest {
 
     @Test
     void offTheCpuBackendTheMoeIsOneRowAndNoJobsAreShown() {
-        long[] now = {0};
-        OpTimes t = new OpTimes(null, () -> now[0], null);
+        OpTimes gpu = new OpTimes(null, () -> now[0], null); // no pool: a GPU backend's profile
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 3).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            t.reset();
+            gpu.reset();
             for (OpKind k : OpKind.values()) {
                 now[0] += 1000;
-                t.onOp(new GraphOp(k, 0), 0, 1, 1, null);
+                gpu.onOp(new GraphOp(k, 0), 0, 1, 1, null);
             }
-            List<OpTimes.Row> rows = t.rows(w, null, 0, 1, 0);
+            List<OpTimes.Row> rows = gpu.rows(w, null, 0, 1, 0);
             assertEquals(OpKind.values().length + 1, rows.size());
             OpTimes.Row moe = rows.get(OpKind.MOE.ordinal());
             assertEquals("moe", moe.op());
@@ -143,7 +141,7 @@ class OpTimesTest {
             assertEquals(-1, moe.jobMs());
             assertEquals(0, moe.ofProbe(), "no probe, no share");
             // a prefill profile has no bytes
-            assertEquals(-1, t.rows(w, null, -1, 0, 0).get(0).bytes());
+            assertEquals(-1, gpu.rows(w, null, -1, 0, 0).get(0).bytes());
         }
     }
 
