@@ -87,4 +87,40 @@ class SamplerTest {
         float[] offset = {9f, 0f, 0f, 5f}; // the range [1, 3): ids are relative to the offset
         assertEquals(1, TemperatureDraw.draw(offset, 1, 2, 1, 0.75));
     }
+
+    /**
+     * The draw keeps each e_j from the sum for the cumulative pass: the same ids as computing them twice, over shapes
+     * that grow and shrink on one thread (so a longer earlier draw leaves values past {@code n} in the kept array),
+     * with masked (−∞) ids and an offset.
+     */
+    @Test
+    void drawGivesTheIdsOfComputingEachWeightTwice() {
+        java.util.SplittableRandom r = new java.util.SplittableRandom(11);
+        for (int k = 0; k < 3000; k++) {
+            int n = 1 + r.nextInt(k % 3 == 0 ? 5000 : 40), off = r.nextInt(3);
+            float[] l = new float[off + n];
+            for (int i = 0; i < l.length; i++) l[i] = r.nextInt(9) == 0 ? Float.NEGATIVE_INFINITY : (float) (r.nextGaussian() * 4);
+            double t = new double[]{0.2, 0.7, 1, 1.9}[k % 4], u = k % 50 == 0 ? Math.nextDown(1.0) : r.nextDouble();
+            assertEquals(twoPassDraw(l, off, n, t, u), TemperatureDraw.draw(l, off, n, t, u), "draw " + k + ": n " + n + ", T " + t + ", u " + u);
+        }
+    }
+
+    /** TemperatureDraw.draw as it was, each e_j computed in both passes. */
+    private static int twoPassDraw(float[] logits, int offset, int n, double temperature, double u) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (int j = 0; j < n; j++) max = Math.max(max, logits[offset + j]);
+        double z = 0;
+        for (int j = 0; j < n; j++) z += Math.exp((logits[offset + j] - (double) max) / temperature);
+        if (Double.isNaN(z)) return TemperatureDraw.NOT_FINITE;
+        double target = u * z, cum = 0;
+        int last = 0;
+        for (int j = 0; j < n; j++) {
+            double e = Math.exp((logits[offset + j] - (double) max) / temperature);
+            if (e == 0) continue;
+            last = j;
+            cum += e;
+            if (cum > target) return j;
+        }
+        return last;
+    }
 }
