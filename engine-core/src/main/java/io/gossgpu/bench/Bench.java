@@ -147,8 +147,10 @@ public final class Bench {
             SplittableRandom rnd = new SplittableRandom(42);
             // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
             OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
-            // decode's op table on the cpu backend: a C probe pass between every two tokens, where the probe ran
-            StreamProbe.Open between = times != null && stream != null ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES) : null;
+            // decode's op table on the cpu backend: a C probe pass between every two tokens, where the probe ran and a
+            // decode test will (its 512 MiB are held until the tests end)
+            boolean decodes = o.gens.stream().anyMatch(tg -> tg > 0);
+            StreamProbe.Open between = times != null && stream != null && decodes ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES) : null;
             Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times, between);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try (between) {
@@ -161,7 +163,7 @@ public final class Bench {
                         for (int tg : o.gens) if (tg > 0) rows.add(run.decode(s, depth, tg, ceiling));
                     }
                 }
-                if (!o.parallel.isEmpty() && o.gens.stream().anyMatch(tg -> tg > 0))
+                if (!o.parallel.isEmpty() && decodes)
                     rows.addAll(streams(b, w, o, run, maxDepth + longest + 1, longest + 1, rnd, log));
             } finally {
                 w.close();
@@ -244,7 +246,7 @@ public final class Bench {
             Timed t = repeat(BenchReport.testName(0, tg, depth), tg, () -> {
                 rewind(s, depth);
                 int token = first;
-                for (int i = 0; i < tg; i++) token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
+                for (int i = 0; i < tg; i++) token = greedyStep(s, token);
             });
             if (times != null && between != null) profileBetweenProbes(s, depth, tg, first);
             if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg, ceiling);
@@ -265,11 +267,16 @@ public final class Bench {
             double before = between.pass();
             for (int i = 0; i < tg; i++) {
                 times.resume();
-                token = s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
+                token = greedyStep(s, token);
                 double after = between.pass();
                 times.tokenProbed(before, after);
                 before = after;
             }
+        }
+
+        /** One decode step of {@code token}: the argmax of its logits, the next token fed back. */
+        private static int greedyStep(Session s, int token) {
+            return s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
         }
 
         /**
