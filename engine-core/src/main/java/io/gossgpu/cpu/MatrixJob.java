@@ -67,7 +67,7 @@ final class MatrixJob implements CpuPool.Body {
         for (int p0 = 0; p0 < T; p0 += PANEL) {
             panelRow0 = p0;
             panelT = Math.min(PANEL, T - p0);
-            pool.runGuided(items, 1, this);
+            pool.runInShares(items, 1, this);
         }
         for (int p = 0; p < parts; p++) mats[p] = null;
     }

@@ -126,10 +126,10 @@ final class MoeJob {
         xIn.prepare(layer.gate().inputForm(), kernels, pool);
         int upTiles = (I + tileRows - 1) / tileRows, downTiles = (H + tileRows - 1) / tileRows;
         int activeCount = na;
-        // guided claims: long runs of an expert's tiles first (one call each, streamed), the tail shared in single tiles
+        // in shares: each thread streams its own run of experts' tiles, a call per claimed piece of one expert
         int upItems = activeCount * upTiles, downItems = activeCount * downTiles;
         pool.tag(CpuJobTag.MOE_GATE_UP.tag());
-        pool.runGuided(upItems, 1, (from, to, worker) -> {
+        pool.runInShares(upItems, 1, (from, to, worker) -> {
             for (int item = from; item < to; ) {
                 int e = item / upTiles, last = Math.min(Math.min(to, (e + 1) * upTiles), item + tilesPerCall);
                 upRows(active[e], (item % upTiles) * tileRows, Math.min(I, (last - e * upTiles) * tileRows), worker);
@@ -140,7 +140,7 @@ final class MoeJob {
         hIn.set(h, 0, I, n, I);
         hIn.prepare(layer.down().inputForm(), kernels, pool);
         pool.tag(CpuJobTag.MOE_DOWN.tag());
-        pool.runGuided(downItems, 1, (from, to, worker) -> {
+        pool.runInShares(downItems, 1, (from, to, worker) -> {
             for (int item = from; item < to; ) {
                 int e = item / downTiles, last = Math.min(Math.min(to, (e + 1) * downTiles), item + tilesPerCall);
                 downRows(active[e], (item % downTiles) * tileRows, Math.min(H, (last - e * downTiles) * tileRows), worker);

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -37,8 +38,18 @@ public final class CpuPool implements AutoCloseable {
     private volatile boolean shutdown;
     private volatile Body body;
     private volatile int total, grain;
-    /** The current job claims guided chunks ({@link #runGuided}). */
-    private volatile boolean guided;
+    /** The current job is split in shares ({@link #runInShares}), not claimed from {@link #ticket}. */
+    private volatile boolean inShares;
+    /**
+     * Per participant, at {@code participant · SHARE_PAD}, the unclaimed part {@code [lo, hi)} of its share of a
+     * {@link #runInShares} job, tagged with the job's generation: {@code gen:24 | lo:20 | hi:20}. The tag makes a late
+     * participant's claim on another job's share fail (it would take 2^24 jobs to wrap).
+     */
+    private final AtomicLongArray shares;
+    private static final int SHARE_PAD = 8, ITEM_BITS = 20;
+    private static final long ITEM_MASK = (1L << ITEM_BITS) - 1, GEN_BITS = ((1L << 24) - 1) << (2 * ITEM_BITS);
+    /** {@link #runInShares} takes fewer items than this. */
+    public static final int MAX_SHARED_ITEMS = 1 << ITEM_BITS;
     private volatile Throwable failure;
     private volatile Thread caller;
     private volatile boolean callerParked;
@@ -56,6 +67,7 @@ public final class CpuPool implements AutoCloseable {
         if (threads < 1) throw new GossException("thread count must be at least 1, got " + threads);
         this.threads = threads;
         busy = new long[threads * PAD];
+        shares = new AtomicLongArray(threads * SHARE_PAD);
         workers = new Thread[threads - 1];
         for (int i = 0; i < workers.length; i++) {
             int id = i + 1;
@@ -79,15 +91,24 @@ public final class CpuPool implements AutoCloseable {
     }
 
     /**
-     * As {@link #run}, but each claim takes a share of what is left — {@code remaining / (2·threads)}, at least
-     * {@code minGrain} — so the threads stream long runs of neighbouring indices first and share the tail in small
-     * pieces (guided self-scheduling). For bodies whose result per index does not depend on where a chunk starts.
+     * As {@link #run}, for bodies that stream memory in index order: participant {@code p} owns the contiguous share
+     * {@code [p·total/threads, (p+1)·total/threads)} and claims it from its start in pieces of a quarter of what it has
+     * left (at least {@code minGrain}), so its claims follow one another in memory and the hardware prefetchers see one
+     * stream. A participant whose share runs out takes the upper half of the largest share still unclaimed, so a
+     * descheduled thread still never holds up the job. For bodies whose result per index does not depend on where a
+     * chunk starts; {@code total < }{@link #MAX_SHARED_ITEMS}.
+     *
+     * <p>Why not one shared counter ({@link #run}'s claims, or guided self-scheduling off it): then a thread's
+     * successive claims lie apart, each one a new stream. On a Zen 4 decode's 8.8 MB jobs read 83 % of a fast (55-70
+     * GB/s) C probe with guided claims off one counter, 89 % with each thread on its own half.
      */
-    public void runGuided(int total, int minGrain, Body body) {
+    public void runInShares(int total, int minGrain, Body body) {
+        if (total >= MAX_SHARED_ITEMS)
+            throw new IllegalArgumentException("runInShares takes fewer than " + MAX_SHARED_ITEMS + " items, got " + total);
         run(total, minGrain, true, body);
     }
 
-    private void run(int total, int grain, boolean guided, Body body) {
+    private void run(int total, int grain, boolean inShares, Body body) {
         if (total <= 0) return;
         grain = Math.max(1, grain);
         boolean timed = profiling;
@@ -106,14 +127,19 @@ public final class CpuPool implements AutoCloseable {
         this.body = body;
         this.total = total;
         this.grain = grain;
-        this.guided = guided;
+        this.inShares = inShares;
         this.failure = null;
         this.caller = Thread.currentThread();
         done.set(0);
-        ticket.set((long) gen << 32); // opens the job; publishes the fields above
+        if (inShares) {
+            long tag = shareTag(gen);
+            for (int p = 0; p < threads; p++)
+                shares.set(p * SHARE_PAD, share(tag, (int) ((long) p * total / threads), (int) ((long) (p + 1) * total / threads)));
+        } else ticket.set((long) gen << 32); // opens the job; publishes the fields above
         generation = gen;
         for (Thread w : workers) LockSupport.unpark(w);
-        work(0, gen);
+        if (inShares) workShares(0, gen);
+        else work(0, gen);
         int n = total;
         long spinUntil = System.nanoTime() + SPIN_NANOS;
         while (done.get() != n) {
@@ -202,25 +228,88 @@ public final class CpuPool implements AutoCloseable {
             int from = (int) v;
             int t = total, g = grain;
             if (from >= t) return;
-            if (guided) g = Math.max(g, (t - from) / (2 * threads));
             int end = Math.min(t, from + g);
             if (!ticket.compareAndSet(v, v + g)) continue;
-            // a successful claim means job gen is still running, so body/total/grain are its own
-            try {
-                if (failure == null) {
-                    if (profiling) {
-                        long c0 = System.nanoTime();
-                        body.run(from, end, worker);
-                        busy[worker * PAD] += System.nanoTime() - c0; // published to the caller by done's increment
-                    } else body.run(from, end, worker);
+            runClaimed(from, end, worker, t);
+        }
+    }
+
+    /** {@link #work} for a job in shares: this participant's share in shrinking pieces, then what it can take. */
+    private void workShares(int worker, int gen) {
+        long tag = shareTag(gen);
+        int me = worker * SHARE_PAD;
+        while (true) {
+            long v = shares.get(me);
+            if ((v & GEN_BITS) != tag) return;
+            int lo = lo(v), hi = hi(v);
+            if (lo < hi) {
+                int end = Math.min(hi, lo + Math.max(grain, (hi - lo) / 4));
+                if (shares.compareAndSet(me, v, share(tag, end, hi))) runClaimed(lo, end, worker, total);
+            } else if (!takeHalf(worker, tag)) return;
+        }
+    }
+
+    /**
+     * Moves the upper half of the largest unclaimed share of another participant into {@code worker}'s (empty) share;
+     * false when there is none left (or a later job has started).
+     */
+    private boolean takeHalf(int worker, long tag) {
+        while (true) {
+            int victim = -1, most = 0;
+            long seen = 0;
+            for (int p = 0; p < threads; p++) {
+                if (p == worker) continue;
+                long v = shares.get(p * SHARE_PAD);
+                if ((v & GEN_BITS) != tag) return false;
+                if (hi(v) - lo(v) > most) {
+                    most = hi(v) - lo(v);
+                    victim = p;
+                    seen = v;
                 }
-            } catch (Throwable e) {
-                if (failure == null) failure = e;
             }
-            if (done.addAndGet(end - from) == t && worker != 0) {
-                Thread c = caller;
-                if (c != null && callerParked) LockSupport.unpark(c);
+            if (victim < 0) return false;
+            int lo = lo(seen), hi = hi(seen), mid = lo + most / 2;
+            // nobody else writes an empty share, so the plain set cannot lose a claim
+            if (shares.compareAndSet(victim * SHARE_PAD, seen, share(tag, lo, mid))) {
+                shares.set(worker * SHARE_PAD, share(tag, mid, hi));
+                return true;
             }
+        }
+    }
+
+    private static long shareTag(int gen) {
+        return ((long) gen << (2 * ITEM_BITS)) & GEN_BITS;
+    }
+
+    private static long share(long tag, int lo, int hi) {
+        return tag | (long) lo << ITEM_BITS | hi;
+    }
+
+    private static int lo(long share) {
+        return (int) (share >>> ITEM_BITS & ITEM_MASK);
+    }
+
+    private static int hi(long share) {
+        return (int) (share & ITEM_MASK);
+    }
+
+    /** Runs the claimed chunk {@code [from, end)} of a job of {@code total} items and counts it done. */
+    private void runClaimed(int from, int end, int worker, int total) {
+        // a successful claim means the job is still running, so body is its own
+        try {
+            if (failure == null) {
+                if (profiling) {
+                    long c0 = System.nanoTime();
+                    body.run(from, end, worker);
+                    busy[worker * PAD] += System.nanoTime() - c0; // published to the caller by done's increment
+                } else body.run(from, end, worker);
+            }
+        } catch (Throwable e) {
+            if (failure == null) failure = e;
+        }
+        if (done.addAndGet(end - from) == total && worker != 0) {
+            Thread c = caller;
+            if (c != null && callerParked) LockSupport.unpark(c);
         }
     }
 
@@ -235,7 +324,8 @@ public final class CpuPool implements AutoCloseable {
             }
             if (shutdown) return;
             seen = g;
-            work(id, g);
+            if (inShares) workShares(id, g);
+            else work(id, g);
         }
     }
 

@@ -5,8 +5,9 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -28,33 +29,81 @@ class CpuPoolTest {
         }
     }
 
-    /**
-     * Guided jobs, mixed with plain ones on the same pool: every index once; a claim takes half of what is left over the
-     * threads (at least the minimum grain), so the first chunk of a long job is long and the chunks shrink.
-     */
+    /** Jobs in shares, mixed with plain ones on the same pool, with uneven chunk times: every index exactly once. */
     @Test
-    void guidedClaimsCoverEveryIndexOnceInShrinkingChunks() {
+    void jobsInSharesRunEveryIndexOnce() {
         try (CpuPool pool = new CpuPool(3)) {
-            for (int job = 0; job < 2000; job++) {
+            for (int job = 0; job < 3000; job++) {
                 int total = 1 + job % 211, grain = 1 + job % 4;
                 AtomicIntegerArray hits = new AtomicIntegerArray(total);
+                int slow = job % 7;
                 CpuPool.Body count = (from, to, w) -> {
                     for (int i = from; i < to; i++) hits.incrementAndGet(i);
+                    if (w == slow) spin(2_000); // one participant lags, so the others take from its share
                 };
-                if (job % 3 == 0) pool.run(total, grain, count); else pool.runGuided(total, grain, count);
+                if (job % 3 == 0) pool.run(total, grain, count); else pool.runInShares(total, grain, count);
                 for (int i = 0; i < total; i++) assertEquals(1, hits.get(i), "job " + job + " index " + i);
             }
-            List<int[]> chunks = Collections.synchronizedList(new ArrayList<>());
-            pool.runGuided(600, 2, (from, to, w) -> chunks.add(new int[]{from, to}));
-            chunks.sort(Comparator.comparingInt(c -> c[0]));
-            assertEquals(100, chunks.get(0)[1] - chunks.get(0)[0], "the first claim: 600 / (2·3)");
-            for (int i = 1; i < chunks.size(); i++) {
-                int[] c = chunks.get(i);
-                assertEquals(chunks.get(i - 1)[1], c[0], "chunks follow one another");
-                int left = 600 - c[0];
-                assertEquals(Math.min(left, Math.max(2, left / 6)), c[1] - c[0], "chunk at " + c[0]);
+            assertThrows(IllegalArgumentException.class, () -> pool.runInShares(CpuPool.MAX_SHARED_ITEMS, 1, (f, t, w) -> {}));
+        }
+    }
+
+    /**
+     * A job in shares where the worker holds its first piece until the caller has run everything else: the caller
+     * streams its own half from index 0 in pieces of a quarter of what it has left, each piece starting where the last
+     * ended; then it takes the upper half of what the worker left unclaimed, again and again, so each run it takes ends
+     * where the one before began.
+     */
+    @Test
+    void aParticipantStreamsItsShareThenTakesUpperHalvesOfTheOthers() throws Exception {
+        int total = 400, grain = 2;
+        try (CpuPool pool = new CpuPool(2)) {
+            List<int[]> callerChunks = Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch workerClaimed = new CountDownLatch(1);
+            AtomicInteger callerItems = new AtomicInteger();
+            int[] workerFirst = new int[2];
+            pool.runInShares(total, grain, (from, to, w) -> {
+                if (w == 0) {
+                    callerChunks.add(new int[]{from, to});
+                    await(workerClaimed);
+                    callerItems.addAndGet(to - from);
+                } else if (workerClaimed.getCount() > 0) {
+                    workerFirst[0] = from;
+                    workerFirst[1] = to;
+                    workerClaimed.countDown();
+                    while (callerItems.get() < total - (to - from)) Thread.onSpinWait();
+                }
+            });
+            assertEquals(200, workerFirst[0], "the worker starts on its own half");
+            assertEquals(250, workerFirst[1], "its first piece: a quarter of its 200");
+            int i = 0, at = 0;
+            for (; at < 200; i++) {
+                int[] c = callerChunks.get(i);
+                assertEquals(at, c[0], "the caller's own half, piece " + i);
+                assertEquals(Math.min(200 - at, Math.max(grain, (200 - at) / 4)), c[1] - c[0], "piece " + i);
+                at = c[1];
             }
-            assertEquals(600, chunks.get(chunks.size() - 1)[1]);
+            int runEnd = total, left = total - workerFirst[1]; // the worker's unclaimed [250, 400)
+            while (left > 0) {
+                int start = runEnd - (left - left / 2); // the upper half of what is left
+                for (int pos = start; pos < runEnd; i++) {
+                    int[] c = callerChunks.get(i);
+                    assertEquals(pos, c[0], "a taken run streams from its start, chunk " + i);
+                    assertEquals(Math.min(runEnd - pos, Math.max(grain, (runEnd - pos) / 4)), c[1] - c[0], "chunk " + i);
+                    pos = c[1];
+                }
+                left -= runEnd - start;
+                runEnd = start;
+            }
+            assertEquals(callerChunks.size(), i, "nothing else ran on the caller");
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
         }
     }
 
