@@ -2,6 +2,7 @@ package io.gossgpu.cpu.compute;
 
 import io.gossgpu.GossException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,6 +32,7 @@ class CpuPoolTest {
 
     /** Jobs in shares, mixed with plain ones on the same pool, with uneven chunk times: every index exactly once. */
     @Test
+    @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a claim run twice leaves the done count past the total, and the caller waiting for ever
     void jobsInSharesRunEveryIndexOnce() {
         try (CpuPool pool = new CpuPool(3)) {
             for (int job = 0; job < 3000; job++) {
@@ -55,6 +57,7 @@ class CpuPoolTest {
      * where the one before began.
      */
     @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aParticipantStreamsItsShareThenTakesUpperHalvesOfTheOthers() throws Exception {
         int total = 400, grain = 2;
         try (CpuPool pool = new CpuPool(2)) {
