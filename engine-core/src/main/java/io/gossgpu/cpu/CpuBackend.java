@@ -12,7 +12,6 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
-import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.CpuMatrix;
@@ -288,7 +287,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         if (argmaxLogits.length < n * vocab) argmaxLogits = new float[n * vocab];
         logitsInto(w, in, fromRow, argmaxLogits);
         int[] out = new int[n];
-        for (int i = 0; i < n; i++) out[i] = TemperatureDraw.argmax(argmaxLogits, i * vocab, vocab);
+        for (int i = 0; i < n; i++) out[i] = k.argmax(argmaxLogits, i * vocab, vocab);
         return out;
     }
 
