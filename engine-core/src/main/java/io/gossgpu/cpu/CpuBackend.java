@@ -70,6 +70,11 @@ public final class CpuBackend extends HeapMemoryBackend {
         moe.tileRows = n;
     }
 
+    /** Whether the MoE of one token reads its row in place (tests turn it off: the rows copied per slot). */
+    void moeOneTokenInPlace(boolean on) {
+        moe.oneTokenInPlace = on;
+    }
+
     /** Gate/up rows × tokens one MoE call may cover (tests set one tile: a call per work item). */
     void moeMergedRows(int n) {
         if (n <= 0) throw new IllegalArgumentException("MoE merged rows must be positive, got " + n);
