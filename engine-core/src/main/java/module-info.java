@@ -37,6 +37,7 @@ module io.gossgpu.core {
     // benchmarks measure the kernels and the constrained decoder one by one
     exports io.gossgpu.graph to io.gossgpu.benchmarks;
     exports io.gossgpu.constrain to io.gossgpu.benchmarks;
+    exports io.gossgpu.cpu.compute to io.gossgpu.benchmarks; // ArgmaxBenchmark times the cpu kernel against the reference
 
     uses io.gossgpu.backend.BackendProvider;
     uses io.gossgpu.model.CheckpointReader;

@@ -36,7 +36,8 @@ public final class CpuBackend extends HeapMemoryBackend {
     private final MatrixJob mat;
     private final MoeJob moe;
     private final AttentionJob attn;
-    private float[] routerLogits = new float[0], argmaxLogits = new float[0];
+    private final PooledDraw draw;
+    private float[] routerLogits = new float[0], idLogits = new float[0];
 
     public CpuBackend(int threads, KernelSet kernels) {
         this.threads = threads;
@@ -47,6 +48,7 @@ public final class CpuBackend extends HeapMemoryBackend {
         this.mat = new MatrixJob(pool, kernels);
         this.moe = new MoeJob(pool, kernels, threads);
         this.attn = new AttentionJob(pool, kernels, threads);
+        this.draw = new PooledDraw(pool);
     }
 
     public KernelSet kernels() {
@@ -66,6 +68,11 @@ public final class CpuBackend extends HeapMemoryBackend {
     void moeTileRows(int n) {
         if (n <= 0 || n % 16 != 0) throw new IllegalArgumentException("MoE tile rows must be a positive multiple of 16, got " + n);
         moe.tileRows = n;
+    }
+
+    /** Whether the MoE of one token reads its row in place (tests turn it off: the rows copied per slot). */
+    void moeOneTokenInPlace(boolean on) {
+        moe.oneTokenInPlace = on;
     }
 
     /** Gate/up rows × tokens one MoE call may cover (tests set one tile: a call per work item). */
@@ -285,11 +292,36 @@ public final class CpuBackend extends HeapMemoryBackend {
         CpuWeights w = (CpuWeights) lw;
         Tensor in = (Tensor) x;
         int vocab = w.config.vocabSize(), n = in.rows - fromRow;
-        if (argmaxLogits.length < n * vocab) argmaxLogits = new float[n * vocab];
-        logitsInto(w, in, fromRow, argmaxLogits);
+        float[] l = pickLogits(w, in, fromRow);
         int[] out = new int[n];
-        for (int i = 0; i < n; i++) out[i] = TemperatureDraw.argmax(argmaxLogits, i * vocab, vocab);
+        for (int i = 0; i < n; i++) out[i] = k.argmax(l, i * vocab, vocab);
         return out;
+    }
+
+    /**
+     * The host path's ids ({@link io.gossgpu.backend.DeclinedOps}) without its copy of the logits: the argmax kernel for
+     * greedy rows, the exponentials of sampled rows on the pool ({@link PooledDraw}, the same ids as
+     * {@link TemperatureDraw#draw}).
+     */
+    @Override
+    public int[] sample(LoadedWeights lw, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+        CpuWeights w = (CpuWeights) lw;
+        Tensor in = (Tensor) x;
+        int vocab = w.config.vocabSize(), n = in.rows - fromRow;
+        TemperatureDraw.check(n, temperatures, draws);
+        float[] l = pickLogits(w, in, fromRow);
+        int[] out = new int[n];
+        for (int i = 0; i < n; i++)
+            out[i] = temperatures[i] == 0 ? k.argmax(l, i * vocab, vocab) : draw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
+        return out;
+    }
+
+    /** The logits of rows {@code fromRow ..} into the backend's reused buffer, for ops that return only ids. */
+    private float[] pickLogits(CpuWeights w, Tensor in, int fromRow) {
+        int size = Math.multiplyExact(in.rows - fromRow, w.config.vocabSize());
+        if (idLogits.length < size) idLogits = new float[size];
+        logitsInto(w, in, fromRow, idLogits);
+        return idLogits;
     }
 
     @Override

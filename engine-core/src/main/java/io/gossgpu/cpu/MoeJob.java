@@ -12,7 +12,7 @@ import java.util.Arrays;
 
 /**
  * The MoE of a batch, tokens grouped by expert so each expert's weight rows are read once for all the
- * tokens that chose it (decode: one token, its k experts). Three phases on the pool:
+ * tokens that chose it (decode: one token, its k experts, which read its row in place). Three phases on the pool:
  * <ol>
  *   <li>for (active expert, tile of {@link #TILE} intermediate rows): gate and up products of the expert's
  *       tokens, then SwiGLU into {@code h};</li>
@@ -46,6 +46,11 @@ final class MoeJob {
     int tileRows = TILE;
     /** {@link #MERGED_ROWS} (tests lower it to one tile, the calls before merging). */
     int mergedRows = MERGED_ROWS;
+    /**
+     * Whether a chunk of one token reads its row of {@code x} in place ({@link #chunk}); tests turn it off to compare
+     * with the rows copied per slot.
+     */
+    boolean oneTokenInPlace = true;
 
     private final MatrixInput xIn = new MatrixInput(), hIn = new MatrixInput();
     private int[] order = new int[0], groupStart = new int[0], active = new int[0], slotRow = new int[0];
@@ -58,6 +63,8 @@ final class MoeJob {
     private DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> layer;
     private int H, I, K, tok0;
     private float limit;
+    /** Every (token, slot) row of the current chunk is input row 0: one token, read in place. */
+    private boolean oneRow;
     private float[] out, weights;
 
     MoeJob(CpuPool pool, KernelSet kernels, int threads) {
@@ -104,16 +111,23 @@ final class MoeJob {
         int na = 0;
         for (int e = 0; e < E; e++) if (gs[e + 1] > gs[e]) active[na++] = e;
         for (int row = 0; row < n; row++) slotRow[order[row]] = row;
-        int[] ord = order;
-        float[] staged = xs;
-        CpuPool.Body gather = (from, to, worker) -> {
-            for (int row = from; row < to; row++) System.arraycopy(x, (t0 + ord[row] / K) * H, staged, row * H, H);
-        };
-        if (n < 16) gather.run(0, n, 0);
-        else pool.run(n, pool.grainFor(n, 4, 4), gather);
         tok0 = t0;
         int maxGroup = 0;
         for (int a = 0; a < na; a++) maxGroup = Math.max(maxGroup, gs[active[a] + 1] - gs[active[a]]);
+        // one token (decode) whose slots chose distinct experts: each expert's input is that token's row, so the
+        // experts read it in place, and its q8 or permuted form is made once instead of once per slot
+        oneRow = oneTokenInPlace && T == 1 && maxGroup == 1;
+        if (oneRow) xIn.set(x, t0 * H, H, 1, H);
+        else {
+            int[] ord = order;
+            float[] staged = xs;
+            CpuPool.Body gather = (from, to, worker) -> {
+                for (int row = from; row < to; row++) System.arraycopy(x, (t0 + ord[row] / K) * H, staged, row * H, H);
+            };
+            if (n < 16) gather.run(0, n, 0);
+            else pool.run(n, pool.grainFor(n, 4, 4), gather);
+            xIn.set(xs, 0, H, n, H);
+        }
         int tilesPerCall = Math.max(1, mergedRows / (maxGroup * tileRows));
         spanRows = tilesPerCall * tileRows;
         for (int wk = 0; wk < gateOut.length; wk++)
@@ -122,7 +136,6 @@ final class MoeJob {
                 upOut[wk] = new float[maxGroup * spanRows];
             }
 
-        xIn.set(xs, 0, H, n, H);
         xIn.prepare(layer.gate().inputForm(), kernels, pool);
         int upTiles = (I + tileRows - 1) / tileRows, downTiles = (H + tileRows - 1) / tileRows;
         int activeCount = na;
@@ -157,8 +170,9 @@ final class MoeJob {
     private void upRows(int e, int u0, int u1, int worker) {
         int g0 = groupStart[e], n = groupStart[e + 1] - g0, rows = u1 - u0, stride = spanRows;
         float[] a = gateOut[worker], b = upOut[worker];
-        layer.gate().gemm(e, u0, u1, xIn, g0, n, a, 0, stride, layer.gateBias(), e * I, worker);
-        layer.up().gemm(e, u0, u1, xIn, g0, n, b, 0, stride, layer.upBias(), e * I, worker);
+        int x0 = oneRow ? 0 : g0;
+        layer.gate().gemm(e, u0, u1, xIn, x0, n, a, 0, stride, layer.gateBias(), e * I, worker);
+        layer.up().gemm(e, u0, u1, xIn, x0, n, b, 0, stride, layer.upBias(), e * I, worker);
         for (int t = 0; t < n; t++) k.swiglu(a, t * stride, b, t * stride, limit, h, (g0 + t) * I + u0, rows);
     }
 

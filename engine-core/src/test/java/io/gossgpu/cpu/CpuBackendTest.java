@@ -194,6 +194,26 @@ class CpuBackendTest {
         }
     }
 
+    /**
+     * The MoE of one token (decode steps, and a last prefill chunk of one token after a longer one) reads the token's
+     * row in place and makes its q8/permuted form once: the same bits as the rows copied per slot, on the Java kernels
+     * and on the native ones where they run.
+     */
+    @Test
+    void oneTokenMoeInPlaceGivesTheSameBitsAsCopiedRows() {
+        List<KernelSet> sets = new java.util.ArrayList<>(List.of(KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best())));
+        if (NativeCpu.unavailableReason() == null) sets.add(KernelSet.of(null, CpuKernels.best()));
+        for (KernelSet set : sets)
+            try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 35).inMemory();
+                 CpuBackend copied = new CpuBackend(2, set); CpuBackend inPlace = new CpuBackend(2, set)) {
+                ModelWeights w = ModelWeights.of(ck);
+                copied.moeOneTokenInPlace(false);
+                for (CpuBackend b : List.of(copied, inPlace)) b.moeChunkTokens(19); // the 20-token prefill: 19, then 1
+                float[] want = logits(copied, copied.loadWeights(w), w);
+                assertArrayEquals(want, logits(inPlace, inPlace.loadWeights(w), w), set.describe());
+            }
+    }
+
     @Test
     void vectorKernelsAreUsedWhenTheModuleIsPresent() {
         assertTrue(CpuKernels.vectorApiPresent(), "tests run with --add-modules jdk.incubator.vector");

@@ -106,6 +106,15 @@ public interface CpuKernels {
         return max;
     }
 
+    /**
+     * The id of the largest of {@code x[off .. off+n−1]}, ties to the lower id, or
+     * {@link io.gossgpu.backend.TemperatureDraw#NOT_FINITE} when one of them is NaN or infinite: exactly
+     * {@link io.gossgpu.backend.TemperatureDraw#argmax}, the reference this default runs.
+     */
+    default int argmax(float[] x, int off, int n) {
+        return io.gossgpu.backend.TemperatureDraw.argmax(x, off, n);
+    }
+
     /** {@code out[i] = a[i] + b[i]}. */
     void add(float[] a, int aOff, float[] b, int bOff, float[] out, int oOff, int n);
 

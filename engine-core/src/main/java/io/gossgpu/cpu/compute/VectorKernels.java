@@ -429,6 +429,61 @@ final class VectorKernels implements CpuKernels {
         return max;
     }
 
+    /** Elements per block of {@link #argmax}: a block's maximum is kept, so only the winning block is read twice. */
+    static final int ARGMAX_BLOCK = 2048;
+
+    /**
+     * One pass keeps each block's maximum (four lane-wise max accumulators) and {@code Σ x·0}, which turns NaN (and stays NaN) at the
+     * first NaN or ±∞; the first block whose maximum beats all earlier ones (strictly, so ties stay with the lower id)
+     * is then searched for the first element equal to the maximum: the same id as the scalar loop, because that loop
+     * moves only on a strictly greater value. ±0 compare equal in both.
+     */
+    @Override
+    public int argmax(float[] x, int off, int n) {
+        if (n <= 0) return 0;
+        FloatVector lowest = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
+        FloatVector bad0 = FloatVector.zero(F), bad1 = bad0;
+        float best = Float.NEGATIVE_INFINITY;
+        int bestFrom = off, end = off + n;
+        for (int b = off; b < end; b += ARGMAX_BLOCK) {
+            int e = Math.min(end, b + ARGMAX_BLOCK), i = b;
+            FloatVector m0 = lowest, m1 = lowest, m2 = lowest, m3 = lowest;
+            for (; i + 4 * L <= e; i += 4 * L) {
+                FloatVector v0 = FloatVector.fromArray(F, x, i), v1 = FloatVector.fromArray(F, x, i + L);
+                FloatVector v2 = FloatVector.fromArray(F, x, i + 2 * L), v3 = FloatVector.fromArray(F, x, i + 3 * L);
+                m0 = m0.max(v0);
+                m1 = m1.max(v1);
+                m2 = m2.max(v2);
+                m3 = m3.max(v3);
+                bad0 = bad0.add(v0.mul(0f).add(v1.mul(0f)));
+                bad1 = bad1.add(v2.mul(0f).add(v3.mul(0f)));
+            }
+            for (; i + L <= e; i += L) {
+                FloatVector v = FloatVector.fromArray(F, x, i);
+                m0 = m0.max(v);
+                bad0 = bad0.add(v.mul(0f));
+            }
+            float bm = m0.max(m1).max(m2.max(m3)).reduceLanes(VectorOperators.MAX);
+            for (; i < e; i++) {
+                float v = x[i];
+                if (!Float.isFinite(v)) return io.gossgpu.backend.TemperatureDraw.NOT_FINITE;
+                if (v > bm) bm = v;
+            }
+            if (bm > best) {
+                best = bm;
+                bestFrom = b;
+            }
+        }
+        if (Float.isNaN(sum(bad0.add(bad1)))) return io.gossgpu.backend.TemperatureDraw.NOT_FINITE;
+        int e = Math.min(end, bestFrom + ARGMAX_BLOCK), i = bestFrom;
+        for (; i + L <= e; i += L) {
+            VectorMask<Float> hit = FloatVector.fromArray(F, x, i).eq(best);
+            if (hit.anyTrue()) return i + hit.firstTrue() - off;
+        }
+        for (; i < e; i++) if (x[i] == best) return i - off;
+        throw new IllegalStateException("argmax: the maximum " + best + " is not in its block"); // unreachable
+    }
+
     @Override
     public void swiglu(float[] a, int aOff, float[] b, int bOff, float limit, float[] out, int oOff, int n) {
         int i = 0;
