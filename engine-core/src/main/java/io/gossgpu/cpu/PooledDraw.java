@@ -7,10 +7,8 @@ import io.gossgpu.cpu.compute.CpuPool;
  * {@link TemperatureDraw#draw} with the maximum and the exponentials on a {@link CpuPool}, returning the same id
  * bit for bit. The maximum is taken per chunk and the chunks' maxima combined ({@link Math#max} is associative and
  * commutative, NaN and ±0 included). Each {@code e_j = exp((l_j − max)/T)} is the same double expression on any thread.
- * {@code Z} is then summed on the caller in ascending id order, as the reference does, but each partial sum is written
- * over its {@code e_j}: those are exactly the reference's cumulative sums (adding a zero {@code e_j} changes nothing),
- * and they never decrease ({@code e_j ≥ 0}), so the id — the first partial sum above {@code u·Z} — is a binary search
- * instead of a second pass. Not thread-safe: one caller at a time, as the backend's ops.
+ * The id then comes from the reference's own second half, {@link TemperatureDraw#idOfWeights}, on the caller (its sum
+ * of {@code Z} in id order is serial). Not thread-safe: one caller at a time, as the backend's ops.
  */
 public final class PooledDraw {
     /** Logits per chunk of a pool job: a few chunks per thread over gpt-oss's 201088. */
@@ -26,7 +24,7 @@ public final class PooledDraw {
 
     /** {@link TemperatureDraw#draw}{@code (logits, offset, n, temperature, u)}, the same id for every input. */
     public int draw(float[] logits, int offset, int n, double temperature, double u) {
-        if (n <= 0 || !(u >= 0)) return TemperatureDraw.draw(logits, offset, n, temperature, u); // its error, its rule
+        if (n <= 0) return TemperatureDraw.draw(logits, offset, n, temperature, u); // its error
         int chunks = (n + GRAIN - 1) / GRAIN;
         if (maxima.length < chunks) maxima = new float[chunks];
         if (sums.length < n) sums = new double[n];
@@ -46,23 +44,6 @@ public final class PooledDraw {
             for (int j = from * GRAIN, end = Math.min(n, to * GRAIN); j < end; j++)
                 e[j] = Math.exp((logits[offset + j] - dmax) / temperature);
         });
-        double z = 0;
-        int last = 0;
-        for (int j = 0; j < n; j++) {
-            double v = e[j];
-            z += v;
-            e[j] = z;
-            last = v != 0 ? j : last;
-        }
-        if (Double.isNaN(z)) return TemperatureDraw.NOT_FINITE;
-        double target = u * z;
-        // the first j with e[j] > target (u ≥ 0 makes target ≥ 0, so that e_j is not 0), else the last e_j ≠ 0
-        int lo = 0, hi = n;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (e[mid] > target) hi = mid;
-            else lo = mid + 1;
-        }
-        return lo < n ? lo : last;
+        return TemperatureDraw.idOfWeights(e, n, u);
     }
 }

@@ -101,6 +101,9 @@ class SamplerTest {
             float[] l = new float[off + n];
             for (int i = 0; i < l.length; i++) l[i] = r.nextInt(9) == 0 ? Float.NEGATIVE_INFINITY : (float) (r.nextGaussian() * 4);
             double t = new double[]{0.2, 0.7, 1, 1.9}[k % 4], u = k % 50 == 0 ? Math.nextDown(1.0) : r.nextDouble();
+            // draw takes any u: outside [0, 1) too (the first nonzero weight below 0, the last one for NaN or past 1)
+            if (k % 7 == 3) u = new double[]{-0.3, -0.0, 0.0, 1.0, 1.5, Double.NaN}[k % 6];
+            if (k % 11 == 5) l[off] = Float.NEGATIVE_INFINITY; // a zero weight first: where u below 0 would go wrong
             assertEquals(twoPassDraw(l, off, n, t, u), TemperatureDraw.draw(l, off, n, t, u), "draw " + k + ": n " + n + ", T " + t + ", u " + u);
         }
     }
