@@ -140,8 +140,7 @@ public final class CpuPool implements AutoCloseable {
         } else ticket.set((long) gen << 32); // opens the job; publishes the fields above
         generation = gen;
         for (Thread w : workers) LockSupport.unpark(w);
-        if (inShares) workShares(0, gen);
-        else work(0, gen);
+        participate(0, gen);
         int n = total;
         long spinUntil = System.nanoTime() + SPIN_NANOS;
         while (done.get() != n) {
@@ -222,7 +221,13 @@ public final class CpuPool implements AutoCloseable {
         return Math.max(min, (total + threads * chunksPerThread - 1) / (threads * chunksPerThread));
     }
 
-    /** Claims and runs chunks of job {@code gen} until none is left (or a later job has started). */
+    /** Runs chunks of job {@code gen}, as its kind claims them, until none is left (or a later job has started). */
+    private void participate(int worker, int gen) {
+        if (inShares) workShares(worker, gen);
+        else work(worker, gen);
+    }
+
+    /** {@link #participate} for a job claimed from {@link #ticket}. */
     private void work(int worker, int gen) {
         while (true) {
             long v = ticket.get();
@@ -236,7 +241,7 @@ public final class CpuPool implements AutoCloseable {
         }
     }
 
-    /** {@link #work} for a job in shares: this participant's share in shrinking pieces, then what it can take. */
+    /** {@link #participate} for a job in shares: this participant's share in shrinking pieces, then what it can take. */
     private void workShares(int worker, int gen) {
         long tag = shareTag(gen);
         int me = worker * SHARE_PAD;
@@ -326,8 +331,7 @@ public final class CpuPool implements AutoCloseable {
             }
             if (shutdown) return;
             seen = g;
-            if (inShares) workShares(id, g);
-            else work(id, g);
+            participate(id, g);
         }
     }
 
