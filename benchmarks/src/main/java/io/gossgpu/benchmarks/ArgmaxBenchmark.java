@@ -13,7 +13,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,9 +34,7 @@ public class ArgmaxBenchmark {
 
     @Setup
     public void setup() {
-        SplittableRandom r = new SplittableRandom(1);
-        logits = new float[VOCAB];
-        for (int i = 0; i < VOCAB; i++) logits[i] = (float) (r.nextGaussian() * 3);
+        logits = SamplingBenchmark.gaussianLogits();
         kernels = CpuKernels.best();
         if (kernels.argmax(logits, 0, VOCAB) != TemperatureDraw.argmax(logits, 0, VOCAB))
             throw new IllegalStateException("the kernel's argmax differs from the reference");

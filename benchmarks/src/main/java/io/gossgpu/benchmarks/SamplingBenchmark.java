@@ -38,11 +38,17 @@ public class SamplingBenchmark {
     CpuPool pool;
     PooledDraw pooled;
 
+    /** A row of {@link #VOCAB} logits, normal with σ = 3 (seeded, the same in every run). */
+    static float[] gaussianLogits() {
+        SplittableRandom r = new SplittableRandom(1);
+        float[] l = new float[VOCAB];
+        for (int i = 0; i < VOCAB; i++) l[i] = (float) (r.nextGaussian() * 3);
+        return l;
+    }
+
     @Setup
     public void setup() {
-        SplittableRandom r = new SplittableRandom(1);
-        logits = new float[VOCAB];
-        for (int i = 0; i < VOCAB; i++) logits[i] = (float) (r.nextGaussian() * 3);
+        logits = gaussianLogits();
         pool = new CpuPool(Runtime.getRuntime().availableProcessors());
         pooled = new PooledDraw(pool);
     }
