@@ -31,6 +31,10 @@ enum { MX4 = 0, Q8 = 1 };
 #ifndef PREFETCH
 #define PREFETCH 4096
 #endif
+/* 1: the AVX-512 kernel prefetches for one token too (for scripts/bench/kernel-stream, which builds both). */
+#ifndef PREFETCH_ONE_TOKEN
+#define PREFETCH_ONE_TOKEN 0
+#endif
 INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
     const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
     if (PREFETCH == 0) return;
@@ -67,8 +71,10 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
         /* One token (decode) streams faster on the hardware prefetchers alone: on a Zen 4 (2 threads, 1-2 GiB of
          * weights, medians of ~20 runs against a C probe read just before and after each) this prefetch made q8 read
          * 85 % of a 55-70 GB/s probe against 95 % without it, and mx4 92 % against 95 %; against a 30-37 GB/s probe
-         * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). */
-        if (nt > 1) prefetch_block(fmt, wt, b);
+         * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). On a Zen 5 the
+         * kernel alone streams better with it (scripts/bench/kernel-stream: mx4 68 → 73 %, q8 78 → 84 % of a ~70 GB/s
+         * probe), but the engine did not (decode-vs-llama A/B, same run: 4-layer 0.89×, 24-layer 0.98× of without). */
+        if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")

@@ -1,0 +1,128 @@
+/*
+ * stream_gemm.c — how fast one token's tile_gemm (kernels/cpu/tile_gemm.c) streams its weights, against the C probe
+ * (kernels/cpu/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
+ * probe a kernel reaches over a buffer far larger than the caches is the ceiling of `bench --op-times`' rows for it.
+ *
+ *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS]
+ *
+ * FORMAT mx4 (the experts' tiles) or q8 (the dense Q8_0 tiles); GIB of weights at gpt-oss's width (2880 columns);
+ * JOB_MB 0: each of 2 threads reads its half in one call; else jobs of about JOB_MB (an expert's matrix is ~4.4 MB)
+ * split in halves with a spin barrier after each, as the engine's pool runs them. Each sample is the best of 2 passes
+ * with a probe pass just before and after; it is marked "drift" when those two differ by more than 10 % (this VM's
+ * memory changes speed every few tens of seconds). REPS > 1 reads the buffer that many times per pass: with a buffer
+ * that fits in the caches, the kernel's compute rate. run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
+ * takes the turns.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "goss_cpu.h"
+
+#define CAT3(a, b, c) a##b##c
+#define CAT(a, b, c) CAT3(a, b, c)
+#define KERNEL(name) CAT(goss_, GOSS_ISA, _##name)
+#define THREADS 2
+#define BLOCKS 90 /* 2880 columns */
+
+static int mx4, reps = 1;
+static int64_t groups, job_groups;
+static uint8_t *codes, *scales;
+static int8_t q[32 * BLOCKS];
+static float d[BLOCKS], out[THREADS][1 << 20];
+static int32_t s[BLOCKS];
+static atomic_int arrived;
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int64_t code_bytes(void) { return mx4 ? 256 : 512; }  /* per group and block */
+static int64_t scale_bytes(void) { return mx4 ? 16 : 32; }
+
+/* groups lo..hi-1 of the job whose matrix starts at group a0 */
+static void gemm(int64_t a0, int64_t lo, int64_t hi, float *o) {
+    const uint8_t *c = codes + a0 * BLOCKS * code_bytes(), *sc = scales + a0 * BLOCKS * scale_bytes();
+    if (mx4) KERNEL(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+    else KERNEL(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+}
+
+static void *reader(void *arg) {
+    int id = (int)(intptr_t)arg;
+    int64_t jobs = (groups + job_groups - 1) / job_groups;
+    for (int r = 0; r < reps; r++)
+        for (int64_t j = 0; j < jobs; j++) {
+            int64_t a0 = j * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups, n = a1 - a0;
+            gemm(a0, a0 + n * id / THREADS, a0 + n * (id + 1) / THREADS, out[id]);
+            if (jobs > 1) {
+                int target = (int)((r * jobs + j + 1) * THREADS);
+                atomic_fetch_add(&arrived, 1);
+                while (atomic_load(&arrived) < target) __builtin_ia32_pause();
+            }
+        }
+    return NULL;
+}
+
+static double pass(void) {
+    pthread_t t[THREADS];
+    atomic_store(&arrived, 0);
+    double t0 = seconds();
+    for (int i = 1; i < THREADS; i++) pthread_create(&t[i], NULL, reader, (void *)(intptr_t)i);
+    reader(0);
+    for (int i = 1; i < THREADS; i++) pthread_join(t[i], NULL);
+    return seconds() - t0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5 || (strcmp(argv[1], "mx4") && strcmp(argv[1], "q8"))) {
+        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS]\n");
+        return 2;
+    }
+    mx4 = strcmp(argv[1], "mx4") == 0;
+    double gib = atof(argv[2]), job_mb = atof(argv[3]);
+    int samples = atoi(argv[4]);
+    if (argc > 5) reps = atoi(argv[5]);
+    int64_t group_bytes = BLOCKS * (code_bytes() + scale_bytes());
+    groups = (int64_t)(gib * (1 << 30)) / group_bytes;
+    job_groups = job_mb > 0 ? (int64_t)(job_mb * 1e6 / group_bytes) : groups;
+    if (groups < 2 * THREADS || job_groups < THREADS || samples < 1 || reps < 1) {
+        fprintf(stderr, "stream_gemm: GIB, JOB_MB, SAMPLES or REPS too small\n");
+        return 2;
+    }
+    codes = goss_cpu_alloc(groups * BLOCKS * code_bytes());
+    scales = goss_cpu_alloc(groups * BLOCKS * scale_bytes());
+    goss_stream_probe *probe = goss_cpu_probe_open(THREADS, (int64_t)512 << 20);
+    if (!codes || !scales || !probe) {
+        fprintf(stderr, "stream_gemm: no memory for the weights or the probe\n");
+        return 1;
+    }
+    uint64_t x = 88172645463325252ull;  /* xorshift codes; finite scales (E8M0 near 1, F16 0.25) */
+    for (int64_t i = 0; i < groups * BLOCKS * code_bytes() / 8; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(codes + 8 * i, &x, 8);
+    }
+    for (int64_t i = 0; i < groups * BLOCKS * scale_bytes(); i++) scales[i] = mx4 ? 120 + i % 10 : (i & 1 ? 0x34 : 0);
+    for (int i = 0; i < 32 * BLOCKS; i++) q[i] = (int8_t)(i * 37 % 101 - 50);
+    for (int b = 0; b < BLOCKS; b++) d[b] = 0.01f;  /* s (the quads' sums) only shifts the result: zeros do */
+
+    double bytes = (double)reps * groups * group_bytes;
+    for (int k = 0; k < samples; k++) {
+        double before = goss_cpu_probe_pass(probe, 2), best = 1e30;
+        for (int r = 0; r < 2; r++) {
+            double t = pass();
+            if (t < best) best = t;
+        }
+        double after = goss_cpu_probe_pass(probe, 2), gbs = bytes / best / 1e9;
+        double drift = before > after ? before / after : after / before;
+        printf("%s %s job=%g %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, gbs, before, after,
+               200 * gbs / (before + after), drift < 1.10 ? "ok" : "drift");
+        fflush(stdout);
+    }
+    goss_cpu_probe_close(probe);
+    return 0;
+}
