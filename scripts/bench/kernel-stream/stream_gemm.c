@@ -3,14 +3,15 @@
  * (kernels/cpu/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
  * probe a kernel reaches over a buffer far larger than the caches is the ceiling of `bench --op-times`' rows for it.
  *
- *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS]
+ *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER]]
  *
  * FORMAT mx4 (the experts' tiles) or q8 (the dense Q8_0 tiles); GIB of weights at gpt-oss's width (2880 columns);
  * JOB_MB 0: each of 2 threads reads its half in one call; else jobs of about JOB_MB (an expert's matrix is ~4.4 MB)
  * split in halves with a spin barrier after each, as the engine's pool runs them. Each sample is the best of 2 passes
  * with a probe pass just before and after; it is marked "drift" when those two differ by more than 10 % (this VM's
  * memory changes speed every few tens of seconds). REPS > 1 reads the buffer that many times per pass: with a buffer
- * that fits in the caches, the kernel's compute rate. run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
+ * that fits in the caches, the kernel's compute rate. ORDER "shuffled" runs the jobs in a random order (the same for
+ * every pass), as decode picks its experts, instead of in memory order. run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
  * takes the turns.
  */
 #define _GNU_SOURCE
@@ -29,6 +30,7 @@
 #define BLOCKS 90 /* 2880 columns */
 
 static int mx4, reps = 1;
+static int64_t *job_order; /* job j of a pass is job_order[j] */
 static int64_t groups, job_groups;
 static uint8_t *codes, *scales;
 static int8_t q[32 * BLOCKS];
@@ -57,7 +59,7 @@ static void *reader(void *arg) {
     int64_t jobs = (groups + job_groups - 1) / job_groups;
     for (int r = 0; r < reps; r++)
         for (int64_t j = 0; j < jobs; j++) {
-            int64_t a0 = j * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups, n = a1 - a0;
+            int64_t a0 = job_order[j] * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups, n = a1 - a0;
             gemm(a0, a0 + n * id / THREADS, a0 + n * (id + 1) / THREADS, out[id]);
             if (jobs > 1) {
                 int target = (int)((r * jobs + j + 1) * THREADS);
@@ -87,12 +89,21 @@ int main(int argc, char **argv) {
     double gib = atof(argv[2]), job_mb = atof(argv[3]);
     int samples = atoi(argv[4]);
     if (argc > 5) reps = atoi(argv[5]);
+    int shuffled = argc > 6 && strcmp(argv[6], "shuffled") == 0;
     int64_t group_bytes = BLOCKS * (code_bytes() + scale_bytes());
     groups = (int64_t)(gib * (1 << 30)) / group_bytes;
     job_groups = job_mb > 0 ? (int64_t)(job_mb * 1e6 / group_bytes) : groups;
     if (groups < 2 * THREADS || job_groups < THREADS || samples < 1 || reps < 1) {
         fprintf(stderr, "stream_gemm: GIB, JOB_MB, SAMPLES or REPS too small\n");
         return 2;
+    }
+    int64_t jobs = (groups + job_groups - 1) / job_groups;
+    job_order = malloc(jobs * sizeof *job_order);
+    for (int64_t j = 0; j < jobs; j++) job_order[j] = j;
+    srand(42);
+    for (int64_t j = jobs - 1; shuffled && j > 0; j--) {
+        int64_t i = rand() % (j + 1), t = job_order[i];
+        job_order[i] = job_order[j], job_order[j] = t;
     }
     codes = goss_cpu_alloc(groups * BLOCKS * code_bytes());
     scales = goss_cpu_alloc(groups * BLOCKS * scale_bytes());
@@ -119,7 +130,7 @@ int main(int argc, char **argv) {
         }
         double after = goss_cpu_probe_pass(probe, 2), gbs = bytes / best / 1e9;
         double drift = before > after ? before / after : after / before;
-        printf("%s %s job=%g %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, gbs, before, after,
+        printf("%s %s job=%g%s %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, shuffled ? ",shuffled" : "", gbs, before, after,
                200 * gbs / (before + after), drift < 1.10 ? "ok" : "drift");
         fflush(stdout);
     }
