@@ -72,8 +72,9 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * weights, medians of ~20 runs against a C probe read just before and after each) this prefetch made q8 read
          * 85 % of a 55-70 GB/s probe against 95 % without it, and mx4 92 % against 95 %; against a 30-37 GB/s probe
          * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). On a Zen 5 the
-         * kernel alone streams better with it (scripts/bench/kernel-stream: mx4 68 → 73 %, q8 78 → 84 % of a ~70 GB/s
-         * probe), but the engine did not (decode-vs-llama A/B, same run: 4-layer 0.89×, 24-layer 0.98× of without). */
+         * kernel alone streamed better with it (the harness of scripts/bench/kernel-stream, fast memory: mx4 68 → 73 %,
+         * q8 78 → 84 % of a ~70 GB/s probe) but the engine did not (decode-vs-llama A/B, same run: 4-layer 0.89×,
+         * 24-layer 0.98× the t/s without), so it stays off everywhere until the difference is understood. */
         if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
