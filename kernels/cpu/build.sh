@@ -14,10 +14,11 @@ trap 'rm -rf "$obj"' EXIT
 common=(-std=c11 -O2 -fPIC -Wall -Wextra -Werror -Wno-maybe-uninitialized -fno-strict-aliasing -I"$here")
 isa_files=(quantize_q8.c tile_gemm.c dense_gemm.c attention.c)
 for f in cpu_features.c repack.c memory.c stream_probe.c; do "$cc" "${common[@]}" -c "$here/$f" -o "$obj/${f%.c}.o"; done
+. "$here/isa_flags.sh"
 for f in "${isa_files[@]}"; do
-  "$cc" "${common[@]}" -DGOSS_ISA=avx2 -mavx2 -mfma -mf16c -c "$here/$f" -o "$obj/${f%.c}.avx2.o"
-  "$cc" "${common[@]}" -DGOSS_ISA=avxvnni -mavx2 -mfma -mf16c -mavxvnni -c "$here/$f" -o "$obj/${f%.c}.avxvnni.o"
-  "$cc" "${common[@]}" -DGOSS_ISA=avx512 -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni \
-        -c "$here/$f" -o "$obj/${f%.c}.avx512.o"
+  for isa in avx2 avxvnni avx512; do
+    # shellcheck disable=SC2046
+    "$cc" "${common[@]}" -DGOSS_ISA=$isa $(goss_isa_flags $isa) -c "$here/$f" -o "$obj/${f%.c}.$isa.o"
+  done
 done
 "$cc" -shared -pthread -o "$out/libgoss_cpu.so" "$obj"/*.o

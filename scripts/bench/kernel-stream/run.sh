@@ -42,14 +42,8 @@ done
 [ ${#variants[@]} -gt 0 ] || die "name at least one variant, e.g. base: (see --help)"
 for f in $formats; do [[ "$f" =~ ^(mx4|q8)$ ]] || die "--formats takes mx4 and/or q8, got '$f'"; done
 if [ -z "$isa" ]; then grep -qw avx512_vnni /proc/cpuinfo && isa=avx512 || { grep -qw avx_vnni /proc/cpuinfo && isa=avxvnni || isa=avx2; }; fi
-isa_flags() {
-  case "$1" in
-    avx512) echo "-mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni" ;;
-    avxvnni) echo "-mavx2 -mfma -mf16c -mavxvnni" ;;
-    avx2) echo "-mavx2 -mfma -mf16c" ;;
-    *) die "a kernel family is avx512, avxvnni or avx2, got '$1'" ;;
-  esac
-}
+. "$kernels/isa_flags.sh"
+isa_flags() { goss_isa_flags "$1" || die "a kernel family is avx512, avxvnni or avx2, got '$1'"; }
 isa_flags "$isa" > /dev/null
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
@@ -81,6 +75,7 @@ for r in rows:
     if r[10] != "ok": continue
     mode = "fast" if (float(r[6]) + float(r[7])) / 2 >= 0.8 * fastest else "slow"
     cells[(r[1] + " " + r[2], mode, r[0])].append(float(r[9].rstrip("%")))
+if not cells: print("\nno steady samples: the probes before and after every sample differed by more than 10 % (a busy machine?)")
 print(f"\nmedian share of the probe around each sample (fastest probe {fastest:.1f} GB/s; 'slow': under 80 % of it):")
 for (fmt, mode, name), v in sorted(cells.items()):
     print(f"  {fmt:14} {mode:4} {name:12} {statistics.median(v):4.0f} %  (n={len(v)}: {' '.join(f'{x:.0f}' for x in sorted(v))})")
