@@ -34,7 +34,7 @@ static int64_t *job_order; /* job j of a pass is job_order[j] */
 static int64_t groups, job_groups;
 static uint8_t *codes, *scales;
 static int8_t q[32 * BLOCKS];
-static float d[BLOCKS], out[THREADS][1 << 20];
+static float d[BLOCKS], *out[THREADS]; /* a thread's rows of its largest call */
 static int32_t s[BLOCKS];
 static atomic_int arrived;
 
@@ -105,10 +105,11 @@ int main(int argc, char **argv) {
         int64_t i = rand() % (j + 1), t = job_order[i];
         job_order[i] = job_order[j], job_order[j] = t;
     }
+    for (int i = 0; i < THREADS; i++) out[i] = malloc((job_groups + THREADS - 1) / THREADS * 16 * sizeof(float));
     codes = goss_cpu_alloc(groups * BLOCKS * code_bytes());
     scales = goss_cpu_alloc(groups * BLOCKS * scale_bytes());
     goss_stream_probe *probe = goss_cpu_probe_open(THREADS, (int64_t)512 << 20);
-    if (!codes || !scales || !probe) {
+    if (!codes || !scales || !probe || !out[0] || !out[THREADS - 1]) {
         fprintf(stderr, "stream_gemm: no memory for the weights or the probe\n");
         return 1;
     }
