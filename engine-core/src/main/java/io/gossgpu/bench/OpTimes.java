@@ -50,6 +50,8 @@ final class OpTimes implements OpObserver {
     private final long[][] jobs = new long[OpKind.values().length][TAGS], wall = new long[OpKind.values().length][TAGS],
             busy = new long[OpKind.values().length][TAGS];
     private int threads = 1;
+    /** Jobs a worker joined from a park, and the nanoseconds from their opening to its waking ({@link CpuPool.Stats#wakes}). */
+    private long wakes, wakeNanos;
     private long last;
     private CpuPool.Stats lastStats;
     /** Tokens the timed steps processed (EMBED's rows). */
@@ -96,6 +98,7 @@ final class OpTimes implements OpObserver {
         for (long[][] a : List.of(jobs, wall, busy, pendingWall)) for (long[] r : a) Arrays.fill(r, 0);
         for (double[] r : probedWall) Arrays.fill(r, 0);
         tokens = 0;
+        wakes = wakeNanos = 0;
         pairedTokens = unsteadyTokens = 0;
         probeLow = Double.POSITIVE_INFINITY;
         probeHigh = 0;
@@ -122,6 +125,8 @@ final class OpTimes implements OpObserver {
             if (lastStats != null) {
                 CpuPool.Stats d = s.minus(lastStats);
                 threads = d.threads();
+                wakes += d.wakes();
+                wakeNanos += d.wakeNanos();
                 for (int t = 0; t < TAGS; t++) {
                     jobs[k][t] += d.jobs()[t];
                     wall[k][t] += d.wallNanos()[t];
@@ -241,6 +246,16 @@ final class OpTimes implements OpObserver {
         return tokens == 0 ? 0 : n / (double) tokens;
     }
 
+    /** How many times per token a worker joined a job from a park instead of its spin (0 off the cpu backend). */
+    double wakesPerToken() {
+        return tokens == 0 ? 0 : wakes / (double) tokens;
+    }
+
+    /** Microseconds from a job's opening to a parked worker's waking, on average over {@link #wakesPerToken} (0 if none). */
+    double meanWakeMicros() {
+        return wakes == 0 ? 0 : wakeNanos / 1e3 / wakes;
+    }
+
     /**
      * Prints the rows ({@link #rows}): ms per token and share of the step; on the cpu backend the time inside pool jobs
      * and the idle share of their core time; for decode the MB each reads per token, GB/s and share of {@code probeGBps}.
@@ -268,6 +283,8 @@ final class OpTimes implements OpObserver {
             Row step = rows.get(rows.size() - 1);
             log.printf(Locale.ROOT, "  pool: %.0f jobs per token (fork/join); %.3f ms/token outside jobs (the calling thread alone: "
                     + "between ops, top-k, argmax, short ops); idle: core time in jobs no thread read in%n", jobsPerToken(), step.ms - step.jobMs);
+            log.printf(Locale.ROOT, "  pool: a worker joined %.1f jobs per token from a park (its spin had run out), %.0f µs on average "
+                    + "after the job opened%n", wakesPerToken(), meanWakeMicros());
         }
     }
 }

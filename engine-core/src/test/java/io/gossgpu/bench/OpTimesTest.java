@@ -33,6 +33,7 @@ class OpTimesTest {
     /** A 2-thread pool whose counts the test moves by hand. */
     static final class FakePool {
         final long[] jobs = new long[CpuPool.TAGS], wall = new long[CpuPool.TAGS], busy = new long[CpuPool.TAGS];
+        long wakes, wakeNanos;
 
         void job(CpuJobTag tag, long wallNanos, long busyNanos) {
             jobs[tag.tag()]++;
@@ -41,7 +42,7 @@ class OpTimesTest {
         }
 
         CpuPool.Stats stats() {
-            return new CpuPool.Stats(2, jobs.clone(), wall.clone(), busy.clone());
+            return new CpuPool.Stats(2, jobs.clone(), wall.clone(), busy.clone(), wakes, wakeNanos);
         }
     }
 
@@ -76,6 +77,8 @@ class OpTimesTest {
             assertRow(by.get("attention"), 3 * 200e-6, 3 * 16 * 2 + (DecodeTrafficTest.kv(10) + DecodeTrafficTest.kv(11)) / 2, probe, 0, 0);
             long stepNanos = 100 + 3 * (10 + 400 + 200 + 150 + 5 + 10 + 30 + 1000 + 5) + 10 + 4000;
             long stepJobs = 3 * (300 + 300 + 200 + 50) + 3000, stepBusy = 3 * (450 + 500 + 400 + 50) + 5000;
+            assertEquals(3.0, t.wakesPerToken(), 1e-12, "one wake-up per layer");
+            assertEquals(40.0, t.meanWakeMicros(), 1e-9);
             assertRow(by.get("step"), stepNanos / 1e6, DecodeTraffic.meanBytesPerToken(w, null, 10, 2), probe, stepJobs / 1e6,
                     (2.0 * stepJobs - stepBusy) / (2.0 * stepJobs));
             assertEquals(1.0, rows.stream().filter(r -> !r.op().equals("step")).mapToDouble(OpTimes.Row::share).sum(), 1e-12);
@@ -158,7 +161,12 @@ class OpTimesTest {
     /** Advances the clock by the op's time, with the pool jobs the made-up op ran. */
     private static void step(OpTimes t, long[] now, FakePool pool, OpKind k, int layer) {
         switch (k) {
-            case QKV_ROPE -> pool.job(CpuJobTag.OTHER, 300, 450);
+            case QKV_ROPE -> {
+                pool.job(CpuJobTag.OTHER, 300, 450);
+                // the first job of each layer found the worker parked, 40 µs to wake
+                pool.wakes++;
+                pool.wakeNanos += 40_000;
+            }
             case MOE -> {
                 pool.job(CpuJobTag.MOE_GATE_UP, 300, 500);
                 pool.job(CpuJobTag.MOE_DOWN, 200, 400);

@@ -19,7 +19,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>With {@link #profile} on ({@code bench --op-times}), each job's wall time and each participant's time inside the
  * body are added up per {@linkplain #tag tag}: threads × wall − busy is core time that read nothing (workers waking,
- * the wait for the last chunk, a job of one chunk on the caller alone). Off, it costs one field read per chunk.
+ * the wait for the last chunk, a job of one chunk on the caller alone). Off, it costs one field read per chunk. It also
+ * counts the jobs a worker joined from a park rather than from its spin, and how long after the job opened it got there:
+ * what a wake-up costs depends on the machine (on a 2-vCPU VM, issue 42: a median of 85-170 µs, against a microsecond
+ * from the spin).
  */
 public final class CpuPool implements AutoCloseable {
     /** A parallel body: process indices {@code [from, to)} as participant {@code worker} (0 = the caller). */
@@ -59,6 +62,13 @@ public final class CpuPool implements AutoCloseable {
     /** Per participant, busy nanoseconds per tag of the current job, a cache line apart (written by that thread only). */
     private static final int PAD = 16;
     private final long[] busy;
+    /**
+     * Per worker, a cache line apart (written by that worker only, read by {@link #stats}): the jobs it joined from a park
+     * while profiling, and the nanoseconds from their opening ({@link #openedAt}) to its waking.
+     */
+    private final long[] wakes, wakeNanos;
+    /** When the current job was opened (set while profiling). */
+    private volatile long openedAt;
     private final long[] jobs = new long[TAGS], wall = new long[TAGS], busyDone = new long[TAGS];
     private boolean profiling;
     private int tag;
@@ -67,6 +77,8 @@ public final class CpuPool implements AutoCloseable {
         if (threads < 1) throw new GossException("thread count must be at least 1, got " + threads);
         this.threads = threads;
         busy = new long[threads * PAD];
+        wakes = new long[threads * PAD];
+        wakeNanos = new long[threads * PAD];
         shares = new AtomicLongArray(threads * SHARE_PAD);
         workers = new Thread[threads - 1];
         for (int i = 0; i < workers.length; i++) {
@@ -138,6 +150,7 @@ public final class CpuPool implements AutoCloseable {
             for (int p = 0; p < threads; p++)
                 shares.set(p * SHARE_PAD, share(tag, (int) ((long) p * total / threads), (int) ((long) (p + 1) * total / threads)));
         } else ticket.set((long) gen << 32); // opens the job; publishes the fields above
+        if (timed) openedAt = System.nanoTime();
         generation = gen;
         for (Thread w : workers) LockSupport.unpark(w);
         participate(0, gen);
@@ -191,9 +204,10 @@ public final class CpuPool implements AutoCloseable {
 
     /**
      * What the profiled jobs took so far, per tag: how many, their wall time, and the time the threads spent in their
-     * bodies; {@code threads} to turn wall time into core time.
+     * bodies; {@code threads} to turn wall time into core time. Over all tags: {@code wakes}, how many times a worker
+     * joined a job from a park, and {@code wakeNanos}, their delays from the job's opening.
      */
-    public record Stats(int threads, long[] jobs, long[] wallNanos, long[] busyNanos) {
+    public record Stats(int threads, long[] jobs, long[] wallNanos, long[] busyNanos, long wakes, long wakeNanos) {
         /** Core time in jobs of {@code tag} that read nothing: threads × wall − busy. */
         public long idleNanos(int tag) {
             return Math.max(0, threads * wallNanos[tag] - busyNanos[tag]);
@@ -207,13 +221,21 @@ public final class CpuPool implements AutoCloseable {
                 w[t] -= earlier.wallNanos[t];
                 b[t] -= earlier.busyNanos[t];
             }
-            return new Stats(threads, j, w, b);
+            return new Stats(threads, j, w, b, wakes - earlier.wakes, wakeNanos - earlier.wakeNanos);
         }
     }
 
-    /** A copy of the counts so far (call on the jobs' caller's thread, between jobs). */
+    /**
+     * A copy of the counts so far (call on the jobs' caller's thread, between jobs). A worker waking as this is called
+     * may be counted by the next call instead.
+     */
     public Stats stats() {
-        return new Stats(threads, jobs.clone(), wall.clone(), busyDone.clone());
+        long n = 0, nanos = 0;
+        for (int w = 1; w < threads; w++) {
+            n += wakes[w * PAD];
+            nanos += wakeNanos[w * PAD];
+        }
+        return new Stats(threads, jobs.clone(), wall.clone(), busyDone.clone(), n, nanos);
     }
 
     /** Chooses a grain giving each thread about {@code chunksPerThread} chunks, at least {@code min}. */
@@ -325,11 +347,20 @@ public final class CpuPool implements AutoCloseable {
         while (!shutdown) {
             long spinUntil = System.nanoTime() + SPIN_NANOS;
             int g;
+            boolean parked = false;
             while ((g = generation) == seen && !shutdown) {
                 if (System.nanoTime() < spinUntil) Thread.onSpinWait();
-                else LockSupport.park(this);
+                else {
+                    parked = true;
+                    LockSupport.park(this);
+                }
             }
             if (shutdown) return;
+            // profiling and openedAt were written before the job's generation, which this thread has just read
+            if (parked && profiling) {
+                wakes[id * PAD]++;
+                wakeNanos[id * PAD] += System.nanoTime() - openedAt;
+            }
             seen = g;
             participate(id, g);
         }

@@ -137,6 +137,44 @@ class CpuPoolTest {
         }
     }
 
+    /**
+     * After a pause far longer than its spin, the worker is parked: a profiled job it joins (each of its two chunks waits
+     * for the other, so both threads run one) counts a wake-up whose delay lies within the job. A pause can in rare cases
+     * find the worker not yet parked (descheduled through it), so up to 5 tries; unprofiled jobs count none.
+     */
+    @Test
+    @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aWorkerJoiningAJobFromAParkIsCountedWithItsDelay() throws Exception {
+        try (CpuPool pool = new CpuPool(2)) {
+            CpuPool.Body bothThreads = (from, to, w) -> {
+                // each job's two chunks meet: the caller cannot take the worker's chunk while it waits in its own
+                int seen = arrived.incrementAndGet();
+                long end = System.nanoTime() + 10_000_000_000L;
+                while (arrived.get() < (seen + 1) / 2 * 2 && System.nanoTime() < end) Thread.onSpinWait();
+            };
+            arrived.set(0);
+            Thread.sleep(20);
+            pool.run(2, 1, bothThreads); // not profiled
+            assertEquals(0, pool.stats().wakes());
+            pool.profile(true);
+            CpuPool.Stats before = pool.stats();
+            long wall = 0;
+            int jobs = 0;
+            while (jobs < 5 && pool.stats().minus(before).wakes() == 0) {
+                Thread.sleep(20);
+                long t0 = System.nanoTime();
+                pool.run(2, 1, bothThreads);
+                wall += System.nanoTime() - t0;
+                jobs++;
+            }
+            CpuPool.Stats s = pool.stats().minus(before);
+            assertTrue(s.wakes() >= 1 && s.wakes() <= jobs, "wakes " + s.wakes() + " in " + jobs + " jobs");
+            assertTrue(s.wakeNanos() > 0 && s.wakeNanos() <= wall, "wake delays " + s.wakeNanos() + " ns, jobs' wall " + wall + " ns");
+        }
+    }
+
+    private static final AtomicInteger arrived = new AtomicInteger();
+
     private static void spin(long nanos) {
         long end = System.nanoTime() + nanos;
         while (System.nanoTime() < end) Thread.onSpinWait();
