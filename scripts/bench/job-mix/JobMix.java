@@ -18,6 +18,7 @@
  * then down as a second job. scripts/bench/README.md says how to read it.
  */
 import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
@@ -57,7 +58,7 @@ public class JobMix {
         return p.reinterpret(bytes);
     }
 
-    static KernelSet.Isa isa;
+    static KernelSet kernels;
     static CpuPool pool;
     // one token's q8 activations (up to 4096 columns), as MatrixInput holds them: on the heap
     static final byte[] q = new byte[4096];
@@ -71,21 +72,7 @@ public class JobMix {
         MemorySegment c = t.codes.asSlice(e * t.codeBytes()), s = t.scales.asSlice(e * t.scaleBytes());
         MemorySegment qs = MemorySegment.ofArray(q), ds = MemorySegment.ofArray(d), ss = MemorySegment.ofArray(sums);
         MemorySegment o = MemorySegment.ofArray(out[w]);
-        long g0 = r0 / 16, g1 = (r1 + 15) / 16;
-        switch (isa) {
-            case AVX512 -> {
-                if (t.mx4) goss_cpu_h.goss_avx512_mx4_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-                else goss_cpu_h.goss_avx512_q8_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-            }
-            case AVXVNNI -> {
-                if (t.mx4) goss_cpu_h.goss_avxvnni_mx4_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-                else goss_cpu_h.goss_avxvnni_q8_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-            }
-            default -> {
-                if (t.mx4) goss_cpu_h.goss_avx2_mx4_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-                else goss_cpu_h.goss_avx2_q8_gemm(c, s, t.blocks, r1, g0, g1, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
-            }
-        }
+        kernels.tileGemm(t.mx4, c, s, t.blocks, r1, r0 / 16, (r1 + 15) / 16, qs, ds, ss, 1, o, 0, MemorySegment.NULL);
     }
 
     /** As MatrixJob: the matrices' rows in 64-row items, one job; a claimed run is one call per matrix it covers. */
@@ -121,8 +108,8 @@ public class JobMix {
         int layers = args.length > 0 ? Integer.parseInt(args[0]) : 24, tokens = args.length > 1 ? Integer.parseInt(args[1]) : 32;
         boolean contiguous = args.length > 2 && args[2].equals("contiguous");
         if (layers < 1 || tokens < 1) throw new IllegalArgumentException("LAYERS and TOKENS must be at least 1");
-        isa = NativeCpu.best(); // loads libgoss_cpu
-        if (isa == KernelSet.Isa.JAVA) throw new IllegalStateException("no native kernels here: " + NativeCpu.unavailableReason());
+        kernels = KernelSet.of(null, CpuKernels.best()); // the family NativeCpu picks; loads libgoss_cpu
+        if (kernels.isa() == KernelSet.Isa.JAVA) throw new IllegalStateException("no native kernels here: " + NativeCpu.unavailableReason());
         for (int i = 0; i < q.length; i++) q[i] = (byte) (i * 37 % 101 - 50);
         java.util.Arrays.fill(d, 0.01f);
         Tiles[][] layer = new Tiles[layers][];
@@ -195,7 +182,7 @@ public class JobMix {
         goss_cpu_h.goss_cpu_probe_close(probe);
         pool.close();
         System.out.printf(Locale.ROOT, "job-mix: %s kernels, %d threads, %d layers, experts %s; %d tokens kept, %d left out "
-                + "(their probes differed by more than 20 %%)%n", isa.knobValue(), threads, layers, contiguous ? "0-3" : "at random", kept, unsteady);
+                + "(their probes differed by more than 20 %%)%n", kernels.isa().knobValue(), threads, layers, contiguous ? "0-3" : "at random", kept, unsteady);
         if (kept == 0) return;
         long allBytes = 0, allNanos = 0;
         double allProbed = 0;

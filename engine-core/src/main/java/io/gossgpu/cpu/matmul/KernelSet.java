@@ -153,7 +153,11 @@ public final class KernelSet {
         }
     }
 
-    void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
+    /**
+     * {@code goss_<isa>_mx4_gemm} or {@code _q8_gemm} of this set (goss_cpu.h): row groups {@code g0 .. g1−1} of a tiled
+     * matrix times {@code T} q8 activation rows. Public for scripts/bench/job-mix, which calls the kernels without a model.
+     */
+    public void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
                   MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
                   MemorySegment bias) {
         switch (isa) {
