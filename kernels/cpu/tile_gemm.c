@@ -74,7 +74,10 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). On a Zen 5 the
          * kernel alone streamed better with it (the harness of scripts/bench/kernel-stream, fast memory: mx4 68 → 73 %,
          * q8 78 → 84 % of a ~70 GB/s probe) but the engine did not (decode-vs-llama A/B, same run: 4-layer 0.89×,
-         * 24-layer 0.98× the t/s without), so it stays off everywhere until the difference is understood. */
+         * 24-layer 0.98× the t/s without). Alternated token by token in one process (a throw-away build, 15 runs of 24
+         * layers), prefetching 2048 B ahead with T1 read +1.8 points of the probe per step on average, spread ~5; 3072 B
+         * with T1 +5 in the one set of 4 runs that had it; T0 at 4096 B, T2, NTA, the scales prefetched too: no better.
+         * Nothing there clears the noise, so it stays off everywhere. */
         if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;

@@ -82,7 +82,7 @@ static double pass(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5 || (strcmp(argv[1], "mx4") && strcmp(argv[1], "q8"))) {
-        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS]\n");
+        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [shuffled]]\n");
         return 2;
     }
     mx4 = strcmp(argv[1], "mx4") == 0;
