@@ -13,6 +13,11 @@
  * that fits in the caches, the kernel's compute rate. ORDER "shuffled" runs the jobs in a random order (the same for
  * every pass), as decode picks its experts, instead of in memory order. run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
  * takes the turns.
+ *
+ * Built with -DPAIR_ISA=NAME -DLABEL_B=... beside a second build of tile_gemm.c whose GOSS_ISA is NAME, it holds two
+ * variants and each sample runs both, A and B in turns (ABBA across samples), between the same two probe passes:
+ * on a VM whose memory changes speed every few seconds, a difference of a few points shows here long before it
+ * shows between processes.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -26,10 +31,14 @@
 #define CAT3(a, b, c) a##b##c
 #define CAT(a, b, c) CAT3(a, b, c)
 #define KERNEL(name) CAT(goss_, GOSS_ISA, _##name)
+#ifdef PAIR_ISA
+GOSS_CPU_DECLARE_ISA(PAIR_ISA)
+#define KERNEL_B(name) CAT(goss_, PAIR_ISA, _##name)
+#endif
 #define THREADS 2
 #define BLOCKS 90 /* 2880 columns */
 
-static int mx4, reps = 1;
+static int mx4, reps = 1, variant; /* variant 1: the PAIR_ISA build */
 static int64_t *job_order; /* job j of a pass is job_order[j] */
 static int64_t groups, job_groups;
 static uint8_t *codes, *scales;
@@ -50,6 +59,13 @@ static int64_t scale_bytes(void) { return mx4 ? 16 : 32; }
 /* groups lo..hi-1 of the job whose matrix starts at group a0 */
 static void gemm(int64_t a0, int64_t lo, int64_t hi, float *o) {
     const uint8_t *c = codes + a0 * BLOCKS * code_bytes(), *sc = scales + a0 * BLOCKS * scale_bytes();
+#ifdef PAIR_ISA
+    if (variant) {
+        if (mx4) KERNEL_B(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+        else KERNEL_B(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+        return;
+    }
+#endif
     if (mx4) KERNEL(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
     else KERNEL(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
 }
@@ -124,15 +140,30 @@ int main(int argc, char **argv) {
 
     double bytes = (double)reps * groups * group_bytes;
     for (int k = 0; k < samples; k++) {
-        double before = goss_cpu_probe_pass(probe, 2), best = 1e30;
+        double before = goss_cpu_probe_pass(probe, 2), gbs[2];
+#ifdef PAIR_ISA
+        for (int i = 0; i < 2; i++) {
+            variant = i ^ (k & 1);  /* A B, then B A: neither always runs first */
+            gbs[variant] = bytes / pass() / 1e9;
+        }
+#else
+        double best = 1e30;
         for (int r = 0; r < 2; r++) {
             double t = pass();
             if (t < best) best = t;
         }
-        double after = goss_cpu_probe_pass(probe, 2), gbs = bytes / best / 1e9;
-        double drift = before > after ? before / after : after / before;
-        printf("%s %s job=%g%s %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, shuffled ? ",shuffled" : "", gbs, before, after,
-               200 * gbs / (before + after), drift < 1.10 ? "ok" : "drift");
+        gbs[0] = bytes / best / 1e9;
+#endif
+        double after = goss_cpu_probe_pass(probe, 2), probe_gbs = (before + after) / 2;
+        const char *steady = (before > after ? before / after : after / before) < 1.10 ? "ok" : "drift";
+#ifdef PAIR_ISA
+        printf("%s/%s %s job=%g%s %.1f %.1f GB/s pair-probe %.1f %.1f share %.0f%% %.0f%% diff %+.1f %s\n", LABEL, LABEL_B,
+               argv[1], job_mb, shuffled ? ",shuffled" : "", gbs[0], gbs[1], before, after, 100 * gbs[0] / probe_gbs,
+               100 * gbs[1] / probe_gbs, 100 * (gbs[1] - gbs[0]) / probe_gbs, steady);
+#else
+        printf("%s %s job=%g%s %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, shuffled ? ",shuffled" : "", gbs[0], before, after,
+               100 * gbs[0] / probe_gbs, steady);
+#endif
         fflush(stdout);
     }
     goss_cpu_probe_close(probe);
