@@ -979,6 +979,7 @@ public abstract class BackendConformanceKit {
      */
     @Test
     void sequencesBatchedTogetherMatchEachRunAlone() {
+        assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
         int v = m.config().vocabSize();
         Run[] alone = runSequences(m, false, Executor.Output.LAST_LOGITS), together = runSequences(m, true, Executor.Output.LAST_LOGITS);
@@ -993,6 +994,7 @@ public abstract class BackendConformanceKit {
     /** The same with the ids picked on the device: greedy (argmax of several rows at once), and draws beside argmax rows. */
     @Test
     void sequencesBatchedTogetherPickTheIdsTheyPickAlone() {
+        assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
         for (Executor.Output out : new Executor.Output[]{Executor.Output.LAST_ARGMAX, Executor.Output.LAST_SAMPLE}) {
             Run[] alone = runSequences(m, false, out), together = runSequences(m, true, out);
@@ -1057,6 +1059,7 @@ public abstract class BackendConformanceKit {
      */
     @Test
     void sampledGenerationMatchesHostSamplingOfTheSameLogits() {
+        assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
         int[] prompt = sequence(7, m.config().vocabSize(), 8);
         for (float temperature : new float[]{0.7f, 1f}) {
@@ -1136,6 +1139,22 @@ public abstract class BackendConformanceKit {
     /** False in the knob-variant kits of an emulated device, where the demo model's prefix would only repeat the default kit's at minutes' cost. */
     protected boolean runsEmulatedDemo() {
         return true;
+    }
+
+    /**
+     * False in the split suite's placements but one ({@link SplitConformanceSuite}): on an emulated device the batching
+     * and sampling generations (the sequencesBatchedTogether and sampledGeneration tests) run in one placement only.
+     * What they check, batching sequences and sampling on the device, is the GPU backend's, which the plain kit runs on
+     * the same device, and a split model's batched steps have their own test; in all four placements they took about
+     * 2 of the 10 minutes of CI's emulated CUDA stage.
+     */
+    protected boolean runsEmulatedGenerations() {
+        return true;
+    }
+
+    private void assumeEmulatedGenerationsRunHere() {
+        Assumptions.assumeTrue(!onEmulatedDevice() || runsEmulatedGenerations(), "on an emulated device the split suite runs "
+                + "the batching and sampling generations in one placement (EveryOtherLayerOnCpu); the plain kit runs them too");
     }
 
     /** True where this kit's device is a CPU emulation of a GPU (emulated Metal, CUDA behind the fake driver). */

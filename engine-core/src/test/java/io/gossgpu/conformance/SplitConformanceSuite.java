@@ -20,6 +20,7 @@ public abstract class SplitConformanceSuite {
         @Override protected BackendProvider gpu() { return SplitConformanceSuite.this.gpu(); }
         @Override protected boolean onEmulatedDevice() { return emulated(); }
         @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
+        @Override protected boolean runsEmulatedGenerations() { return false; } // and these
     }
 
     @Nested
@@ -31,6 +32,7 @@ public abstract class SplitConformanceSuite {
     class EveryOtherLayerOnCpu extends On {
         @Override protected Placement placement() { return Placement.EVERY_OTHER; }
         @Override protected boolean runsEmulatedDemo() { return true; }
+        @Override protected boolean runsEmulatedGenerations() { return true; }
     }
 
     @Nested
