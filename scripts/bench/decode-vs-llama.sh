@@ -88,9 +88,13 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
   echo "nice=$(nice)"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)"
-  c="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && c="$c+uncommitted changes"
-  echo "commit=$c (jar built $(date -u -r "$jar" +%Y-%m-%dT%H:%M:%SZ))"
+  if [ "$(readlink -f "$jar")" = "$(readlink -f "$root/cli/target/goss-gpu.jar")" ]; then
+    c="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && c="$c+uncommitted changes"
+    echo "commit=$c (jar built $(date -u -r "$jar" +%Y-%m-%dT%H:%M:%SZ))"
+  else  # a jar from elsewhere: this checkout's commit says nothing about it
+    echo "commit=unknown ($jar, built $(date -u -r "$jar" +%Y-%m-%dT%H:%M:%SZ))"
+  fi
   if [ -n "$jar2" ]; then
     r2="$(git -C "$(dirname "$jar2")" rev-parse --show-toplevel 2>/dev/null || true)"
     c2="$( [ -n "$r2" ] && git -C "$r2" rev-parse --short HEAD || echo unknown)"
