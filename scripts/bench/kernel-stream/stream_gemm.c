@@ -3,7 +3,7 @@
  * (kernels/cpu/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
  * probe a kernel reaches over a buffer far larger than the caches is the ceiling of `bench --op-times`' rows for it.
  *
- *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER]]
+ *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER [TOKENS]]]
  *
  * FORMAT mx4 (the experts' tiles) or q8 (the dense Q8_0 tiles); GIB of weights at gpt-oss's width (2880 columns);
  * JOB_MB 0: each of 2 threads reads its half in one call; else jobs of about JOB_MB (an expert's matrix is ~4.4 MB)
@@ -42,9 +42,11 @@ static int mx4, reps = 1, variant; /* variant 1: the PAIR_ISA build */
 static int64_t *job_order; /* job j of a pass is job_order[j] */
 static int64_t groups, job_groups;
 static uint8_t *codes, *scales;
-static int8_t q[32 * BLOCKS];
-static float d[BLOCKS], *out[THREADS]; /* a thread's rows of its largest call */
-static int32_t s[BLOCKS];
+#define MAX_TOKENS 8
+static int tokens = 1; /* activation rows per call: 1 is decode, more a batch of sequences or a prefill chunk */
+static int8_t q[MAX_TOKENS * 32 * BLOCKS];
+static float d[MAX_TOKENS * BLOCKS], *out[THREADS]; /* a thread's rows of its largest call, for every token */
+static int32_t s[MAX_TOKENS * BLOCKS];
 static atomic_int arrived;
 
 static double seconds(void) {
@@ -61,13 +63,13 @@ static void gemm(int64_t a0, int64_t lo, int64_t hi, float *o) {
     const uint8_t *c = codes + a0 * BLOCKS * code_bytes(), *sc = scales + a0 * BLOCKS * scale_bytes();
 #ifdef PAIR_ISA
     if (variant) {
-        if (mx4) KERNEL_B(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
-        else KERNEL_B(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+        if (mx4) KERNEL_B(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
+        else KERNEL_B(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
         return;
     }
 #endif
-    if (mx4) KERNEL(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
-    else KERNEL(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, 1, o, 0, NULL);
+    if (mx4) KERNEL(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
+    else KERNEL(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
 }
 
 static void *reader(void *arg) {
@@ -98,7 +100,7 @@ static double pass(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5 || (strcmp(argv[1], "mx4") && strcmp(argv[1], "q8"))) {
-        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [shuffled]]\n");
+        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [shuffled|memory [TOKENS]]]\n");
         return 2;
     }
     mx4 = strcmp(argv[1], "mx4") == 0;
@@ -106,6 +108,11 @@ int main(int argc, char **argv) {
     int samples = atoi(argv[4]);
     if (argc > 5) reps = atoi(argv[5]);
     int shuffled = argc > 6 && strcmp(argv[6], "shuffled") == 0;
+    if (argc > 7) tokens = atoi(argv[7]);
+    if (tokens < 1 || tokens > MAX_TOKENS) {
+        fprintf(stderr, "stream_gemm: TOKENS is 1 to %d\n", MAX_TOKENS);
+        return 2;
+    }
     int64_t group_bytes = BLOCKS * (code_bytes() + scale_bytes());
     groups = (int64_t)(gib * (1 << 30)) / group_bytes;
     job_groups = job_mb > 0 ? (int64_t)(job_mb * 1e6 / group_bytes) : groups;
@@ -121,7 +128,7 @@ int main(int argc, char **argv) {
         int64_t i = rand() % (j + 1), t = job_order[i];
         job_order[i] = job_order[j], job_order[j] = t;
     }
-    for (int i = 0; i < THREADS; i++) out[i] = malloc((job_groups + THREADS - 1) / THREADS * 16 * sizeof(float));
+    for (int i = 0; i < THREADS; i++) out[i] = malloc((job_groups + THREADS - 1) / THREADS * 16 * tokens * sizeof(float));
     codes = goss_cpu_alloc(groups * BLOCKS * code_bytes());
     scales = goss_cpu_alloc(groups * BLOCKS * scale_bytes());
     goss_stream_probe *probe = goss_cpu_probe_open(THREADS, (int64_t)512 << 20);
@@ -135,10 +142,13 @@ int main(int argc, char **argv) {
         memcpy(codes + 8 * i, &x, 8);
     }
     for (int64_t i = 0; i < groups * BLOCKS * scale_bytes(); i++) scales[i] = mx4 ? 120 + i % 10 : (i & 1 ? 0x34 : 0);
-    for (int i = 0; i < 32 * BLOCKS; i++) q[i] = (int8_t)(i * 37 % 101 - 50);
-    for (int b = 0; b < BLOCKS; b++) d[b] = 0.01f;  /* s (the quads' sums) only shifts the result: zeros do */
+    for (int i = 0; i < MAX_TOKENS * 32 * BLOCKS; i++) q[i] = (int8_t)(i * 37 % 101 - 50);
+    for (int b = 0; b < MAX_TOKENS * BLOCKS; b++) d[b] = 0.01f;  /* s (the quads' sums) only shifts the result: zeros do */
 
     double bytes = (double)reps * groups * group_bytes;
+    char shape[64]; /* the job's shape, one word: job=MB[,shuffled][,T<tokens>] */
+    snprintf(shape, sizeof shape, "job=%g%s", job_mb, shuffled ? ",shuffled" : "");
+    if (tokens > 1) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",T%d", tokens);
     for (int k = 0; k < samples; k++) {
         double before = goss_cpu_probe_pass(probe, 2), gbs[2];
 #ifdef PAIR_ISA
@@ -157,11 +167,11 @@ int main(int argc, char **argv) {
         double after = goss_cpu_probe_pass(probe, 2), probe_gbs = (before + after) / 2;
         const char *steady = (before > after ? before / after : after / before) < 1.10 ? "ok" : "drift";
 #ifdef PAIR_ISA
-        printf("%s/%s %s job=%g%s %.1f %.1f GB/s pair-probe %.1f %.1f share %.0f%% %.0f%% diff %+.1f %s\n", LABEL, LABEL_B,
-               argv[1], job_mb, shuffled ? ",shuffled" : "", gbs[0], gbs[1], before, after, 100 * gbs[0] / probe_gbs,
+        printf("%s/%s %s %s %.1f %.1f GB/s pair-probe %.1f %.1f share %.0f%% %.0f%% diff %+.1f %s\n", LABEL, LABEL_B,
+               argv[1], shape, gbs[0], gbs[1], before, after, 100 * gbs[0] / probe_gbs,
                100 * gbs[1] / probe_gbs, 100 * (gbs[1] - gbs[0]) / probe_gbs, steady);
 #else
-        printf("%s %s job=%g%s %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], job_mb, shuffled ? ",shuffled" : "", gbs[0], before, after,
+        printf("%s %s %s %.1f GB/s probe %.1f %.1f share %.0f%% %s\n", LABEL, argv[1], shape, gbs[0], before, after,
                100 * gbs[0] / probe_gbs, steady);
 #endif
         fflush(stdout);
