@@ -43,14 +43,16 @@ INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
         if (fmt == Q8 || i < 4) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
 }
 
-/* The hardware prefetchers follow a stream within a 4 KiB page only: when a one-token stream enters the next page,
- * its first lines come from memory at the demand loads' pace before the prefetchers pick it up again. Asking for the
- * first two lines of the next page as a block starts a page (a page, 16 mx4 or 8 q8 blocks, ahead) keeps them going.
- * On a Zen 5 (2 threads, 1 GiB of weights in expert-sized jobs, scripts/bench/kernel-stream --paired: the builds with
- * and without it taking turns in one process, shares of the C probe): AVX-512 mx4 68 → 92 %, q8 70 → 97 % (105 of 105
- * samples ahead); on top of the AVX2 kernels' own prefetch (prefetch_block) +15 points for both formats with AVX2,
- * +23 (mx4) and +15 (q8) with AVX-VNNI. One line, four lines, or two pages ahead read no more than two lines one page
- * ahead. PAGE_PREFETCH=0 leaves it out (for kernel-stream). */
+/* The hardware prefetchers follow a stream within a 4 KiB page only: when the weight stream enters the next page, its
+ * first lines come from memory at the demand loads' pace before the prefetchers pick it up again. Asking for the first
+ * two lines of the next page as a block starts a page (a page, 16 mx4 or 8 q8 blocks, ahead) keeps them going. On a
+ * Zen 5 (2 threads, 1 GiB of weights in expert-sized jobs, scripts/bench/kernel-stream --paired: the builds with and
+ * without it taking turns in one process, shares of the C probe), one token: AVX-512 mx4 68 → 92 %, q8 70 → 97 % (105
+ * of 105 samples ahead); on top of the AVX2 kernels' own prefetch (prefetch_block) +15 points for both formats with
+ * AVX2, +23 (mx4) and +15 (q8) with AVX-VNNI. Two tokens, on top of prefetch_block: +23/+9 (AVX-512), +5/+19 (AVX2),
+ * +8/+18 (AVX-VNNI); eight tokens (bound by the arithmetic): +0.5/+1. One line, four lines, or two pages ahead read no
+ * more than two lines one page ahead; in place of prefetch_block for several tokens it read less. PAGE_PREFETCH=0
+ * leaves it out (for kernel-stream). */
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 1
 #endif
@@ -98,7 +100,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * with T1 +5 in the one set of 4 runs that had it; T0 at 4096 B, T2, NTA, the scales prefetched too: no better.
          * Nothing there clears the noise, so it stays off everywhere. */
         if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
-        else prefetch_next_page(wt + b * (fmt == MX4 ? 256 : 512), fmt == MX4 ? 256 : 512);
+        prefetch_next_page(wt + b * (fmt == MX4 ? 256 : 512), fmt == MX4 ? 256 : 512);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
@@ -229,7 +231,10 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     _Pragma("GCC unroll 8")
     for (int t = 0; t < nt; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        if (half == 0) prefetch_block(fmt, wt, b);  /* whole lines: the second half's pass finds them too */
+        if (half == 0) {  /* whole lines: the second half's pass finds them too */
+            prefetch_block(fmt, wt, b);
+            prefetch_next_page(wt + b * (fmt == MX4 ? 256 : 512), fmt == MX4 ? 256 : 512);
+        }
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             __m256i w[8];
