@@ -15,7 +15,7 @@
  * takes the turns.
  *
  * Built with -DPAIR_ISA=NAME -DLABEL_B=... beside a second build of tile_gemm.c whose GOSS_ISA is NAME, it holds two
- * variants and each sample runs both, A and B in turns (ABBA across samples), between the same two probe passes:
+ * variants and each sample runs both, one pass each, A and B in turns (ABBA across samples), between the same two probe passes:
  * on a VM whose memory changes speed every few seconds, a difference of a few points shows here long before it
  * shows between processes.
  */
@@ -32,13 +32,22 @@
 #define CAT(a, b, c) CAT3(a, b, c)
 #define KERNEL(name) CAT(goss_, GOSS_ISA, _##name)
 #ifdef PAIR_ISA
-GOSS_CPU_DECLARE_ISA(PAIR_ISA)
-#define KERNEL_B(name) CAT(goss_, PAIR_ISA, _##name)
+#define DECLARE(isa) GOSS_CPU_DECLARE_ISA(isa) /* one more step, so PAIR_ISA expands before the header's ## */
+DECLARE(PAIR_ISA)
+#define KERNEL_B(name) , CAT(goss_, PAIR_ISA, _##name)
+#else
+#define KERNEL_B(name)
 #endif
 #define THREADS 2
 #define BLOCKS 90 /* 2880 columns */
 
-static int mx4, reps = 1, variant; /* variant 1: the PAIR_ISA build */
+static int mx4, reps = 1, variant; /* which build's kernels run: 1 is the PAIR_ISA one */
+static void (*const mx4_gemm_of[])(const uint8_t *, const uint8_t *, int64_t, int64_t, int64_t, int64_t, const int8_t *,
+                                   const float *, const int32_t *, int64_t, float *, int64_t, const float *) =
+    {KERNEL(mx4_gemm) KERNEL_B(mx4_gemm)};
+static void (*const q8_gemm_of[])(const int8_t *, const uint16_t *, int64_t, int64_t, int64_t, int64_t, const int8_t *,
+                                  const float *, const int32_t *, int64_t, float *, int64_t, const float *) =
+    {KERNEL(q8_gemm) KERNEL_B(q8_gemm)};
 static int64_t *job_order; /* job j of a pass is job_order[j] */
 static int64_t groups, job_groups;
 static uint8_t *codes, *scales;
@@ -61,15 +70,8 @@ static int64_t scale_bytes(void) { return mx4 ? 16 : 32; }
 /* groups lo..hi-1 of the job whose matrix starts at group a0 */
 static void gemm(int64_t a0, int64_t lo, int64_t hi, float *o) {
     const uint8_t *c = codes + a0 * BLOCKS * code_bytes(), *sc = scales + a0 * BLOCKS * scale_bytes();
-#ifdef PAIR_ISA
-    if (variant) {
-        if (mx4) KERNEL_B(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
-        else KERNEL_B(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
-        return;
-    }
-#endif
-    if (mx4) KERNEL(mx4_gemm)(c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
-    else KERNEL(q8_gemm)((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
+    if (mx4) mx4_gemm_of[variant](c, sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
+    else q8_gemm_of[variant]((const int8_t *)c, (const uint16_t *)sc, BLOCKS, (hi - a0) * 16, lo - a0, hi - a0, q, d, s, tokens, o, (hi - lo) * 16, NULL);
 }
 
 static void *reader(void *arg) {
