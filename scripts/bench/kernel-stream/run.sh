@@ -70,7 +70,7 @@ done
 link() {  # program, its GOSS_ISA, -D definitions, objects...
   local prog="$1" fn="$2" defs="$3"; shift 3
   # shellcheck disable=SC2086
-  gcc -std=c11 -O2 -I"$kernels" -DGOSS_ISA="$fn" $defs "$here/stream_gemm.c" "$@" "$kernels/memory.c" \
+  gcc -std=c11 -O2 -Werror=implicit-function-declaration -I"$kernels" -DGOSS_ISA="$fn" $defs "$here/stream_gemm.c" "$@" "$kernels/memory.c" \
       "$kernels/stream_probe.c" -pthread -o "$build/$prog"
 }
 if [ "$paired" = 1 ]; then
