@@ -35,8 +35,11 @@ enum { MX4 = 0, Q8 = 1 };
 #ifndef PREFETCH_ONE_TOKEN
 #define PREFETCH_ONE_TOKEN 0
 #endif
+/* Bytes of one block of a 16-row group's tile: 32 columns of 16 rows, 4-bit codes or int8. */
+INLINE int64_t block_bytes(int fmt) { return fmt == MX4 ? 256 : 512; }
+
 INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
-    const char *p = (const char *)wt + b * (fmt == MX4 ? 256 : 512) + PREFETCH;
+    const char *p = (const char *)wt + b * block_bytes(fmt) + PREFETCH;
     if (PREFETCH == 0) return;
     _Pragma("GCC unroll 8")
     for (int i = 0; i < 8; i++)
@@ -56,9 +59,9 @@ INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 1
 #endif
-INLINE void prefetch_next_page(const uint8_t *block, int block_bytes) {
-    uintptr_t a = (uintptr_t)block;
-    if (!PAGE_PREFETCH || (a & 4095) >= (uintptr_t)block_bytes) return;  /* not the first block starting in its page */
+INLINE void prefetch_next_page(int fmt, const uint8_t *wt, int64_t b) {
+    uintptr_t a = (uintptr_t)(wt + b * block_bytes(fmt));
+    if (!PAGE_PREFETCH || (a & 4095) >= (uintptr_t)block_bytes(fmt)) return;  /* not the first block starting in its page */
     const char *next = (const char *)((a & ~(uintptr_t)4095) + 4096);
     _mm_prefetch(next, _MM_HINT_T0);
     _mm_prefetch(next + 64, _MM_HINT_T0);
@@ -100,7 +103,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * with T1 +5 in the one set of 4 runs that had it; T0 at 4096 B, T2, NTA, the scales prefetched too: no better.
          * Nothing there clears the noise, so it stays off everywhere. */
         if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
-        prefetch_next_page(wt + b * (fmt == MX4 ? 256 : 512), fmt == MX4 ? 256 : 512);
+        prefetch_next_page(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
             _Pragma("GCC unroll 8")
@@ -233,7 +236,7 @@ INLINE void half_tokens(int fmt, const uint8_t *wt, const void *scales, int half
     for (int64_t b = 0; b < nb; b++) {
         if (half == 0) {  /* whole lines: the second half's pass finds them too */
             prefetch_block(fmt, wt, b);
-            prefetch_next_page(wt + b * (fmt == MX4 ? 256 : 512), fmt == MX4 ? 256 : 512);
+            prefetch_next_page(fmt, wt, b);
         }
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
@@ -320,7 +323,7 @@ INLINE void mx4_group_1(const uint8_t *wt, const uint8_t *scales, int64_t nb, co
         const uint8_t *c = wt + b * 256;
         const int8_t *qa = q + 32 * b;
         prefetch_block(MX4, wt, b);
-        prefetch_next_page(c, 256);
+        prefetch_next_page(MX4, wt, b);
         __m256i i0 = _mm256_set1_epi32(-12 * s[b]), i1 = i0;
         _Pragma("GCC unroll 2")
         for (int L = 0; L < 4; L += 2) {  /* two 64-byte lines: quads 2L..2L+3 of all 16 rows */
@@ -351,7 +354,7 @@ INLINE void q8_group_1(const uint8_t *wt, const uint16_t *scales, int64_t nb, co
         const uint8_t *c = wt + b * 512;
         const int8_t *qa = q + 32 * b;
         prefetch_block(Q8, wt, b);
-        prefetch_next_page(c, 512);
+        prefetch_next_page(Q8, wt, b);
 #ifdef __AVXVNNI__
         /* w + 128 as unsigned bytes, corrected by −128·s */
         const __m256i flip = _mm256_set1_epi8((char)0x80);

@@ -158,8 +158,8 @@ public final class KernelSet {
      * matrix times {@code T} q8 activation rows. Public for scripts/bench/job-mix, which calls the kernels without a model.
      */
     public void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                  MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
-                  MemorySegment bias) {
+                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
+                         MemorySegment bias) {
         switch (isa) {
             case AVX512 -> {
                 if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
