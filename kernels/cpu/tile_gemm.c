@@ -27,13 +27,14 @@ enum { MX4 = 0, Q8 = 1 };
  * 18 → 26-30 GB/s with this), and even one token's stream stops at every 4 KiB page (measured with one token, AVX2,
  * 2 threads, medians of 5 interleaved runs: q8 37 → 44 GB/s, the MoE's pattern of 4 random experts 33 → 35 GB/s).
  * Each block asks for the lines PREFETCH bytes ahead of it (past a group's end: the next group's, which follows in
- * memory). The AVX-512 kernel leaves it out for one token, where it measured slower (group_tokens). */
+ * memory). The AVX-512 kernel leaves it out for one token of q8, where it measured slower (group_tokens). */
 #ifndef PREFETCH
 #define PREFETCH 4096
 #endif
-/* 1: the AVX-512 kernel prefetches for one token too (for scripts/bench/kernel-stream, which builds both). */
+/* The formats for which the AVX-512 kernel prefetches a block ahead for one token too, a bit per format (1 << MX4,
+ * 1 << Q8): mx4 only (see group_tokens); 0 or 3 for scripts/bench/kernel-stream's variants. */
 #ifndef PREFETCH_ONE_TOKEN
-#define PREFETCH_ONE_TOKEN 0
+#define PREFETCH_ONE_TOKEN 1
 #endif
 /* Bytes of one block of a 16-row group's tile: 32 columns of 16 rows, 4-bit codes or int8. */
 INLINE int64_t block_bytes(int fmt) { return fmt == MX4 ? 256 : 512; }
@@ -92,7 +93,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
     for (int64_t b = 0; b < nb; b++) {
         __m512i w[8];
         __m512 dw;
-        /* One token (decode) streams faster on the hardware prefetchers alone: on a Zen 4 (2 threads, 1-2 GiB of
+        /* One token (decode) of q8 streams faster on the hardware prefetchers alone: on a Zen 4 (2 threads, 1-2 GiB of
          * weights, medians of ~20 runs against a C probe read just before and after each) this prefetch made q8 read
          * 85 % of a 55-70 GB/s probe against 95 % without it, and mx4 92 % against 95 %; against a 30-37 GB/s probe
          * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). On a Zen 5 the
@@ -101,8 +102,11 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * 24-layer 0.98× the t/s without). Alternated token by token in one process (a throw-away build, 15 runs of 24
          * layers), prefetching 2048 B ahead with T1 read +1.8 points of the probe per step on average, spread ~5; 3072 B
          * with T1 +5 in the one set of 4 runs that had it; T0 at 4096 B, T2, NTA, the scales prefetched too: no better.
-         * Nothing there clears the noise, so it stays off everywhere. */
-        if (nt > 1 || PREFETCH_ONE_TOKEN) prefetch_block(fmt, wt, b);
+         * With the next page's lines asked for (prefetch_next_page), it pays for mx4, whose blocks take twice the
+         * arithmetic per byte of q8's: paired in kernel-stream (Zen 5, 2 threads, expert-sized jobs in a random order,
+         * a ~65 GB/s probe) mx4 +7 to +10 points at 4096 B (2048 B +4, 3072 B +6, 6144 B +8), and q8 −8; against a
+         * ~40 GB/s probe mx4 −2 at 4096 B, −8 at 8192 B. So mx4 takes it and q8 goes without. */
+        if (nt > 1 || (PREFETCH_ONE_TOKEN >> fmt & 1)) prefetch_block(fmt, wt, b);
         prefetch_next_page(fmt, wt, b);
         if (fmt == MX4) {
             const uint8_t *c = wt + b * 256;
