@@ -4,8 +4,8 @@
 # variant and memory speed. For finding where a decode op's bytes stop flowing without the engine around the kernel.
 #
 # usage: scripts/bench/kernel-stream/run.sh [options] NAME[:CFLAGS] ...
-#   NAME:CFLAGS     a build of the kernel with these extra compiler flags, e.g. base:  or  pf:-DPREFETCH_ONE_TOKEN=1
-#                   or  pf8k:"-DPREFETCH_ONE_TOKEN=1 -DPREFETCH=8192" (quote flags with spaces); NAME@ISA:CFLAGS
+#   NAME:CFLAGS     a build of the kernel with these extra compiler flags, e.g. base:  or  pf:-DPREFETCH_ONE_TOKEN=3
+#                   or  pf8k:"-DPREFETCH_ONE_TOKEN=3 -DPREFETCH=8192" (quote flags with spaces); NAME@ISA:CFLAGS
 #                   builds that variant for another kernel family (e.g. vnni@avxvnni: beside base: in the same turns)
 #   --isa ISA       avx512 (default when the CPU has it), avxvnni or avx2: the kernel family of variants without @ISA
 #   --formats F     mx4, q8 or "mx4 q8" (default)
@@ -21,7 +21,7 @@
 #                   by sample; use many samples (e.g. --rounds 2 --samples 20). Small effects show here first.
 # Needs gcc. A sample whose probes before and after differ by more than 10 % is left out of the medians; "fast" and
 # "slow" split the samples at 80 % of the fastest probe seen (some VMs' memory changes speed every few seconds).
-# Dry run: scripts/bench/kernel-stream/run.sh --gib 0.05 --rounds 1 --samples 1 base: pf:-DPREFETCH_ONE_TOKEN=1
+# Dry run: scripts/bench/kernel-stream/run.sh --gib 0.05 --rounds 1 --samples 1 base: pf:-DPREFETCH_ONE_TOKEN=3
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kernels="$(cd "$here/../../../kernels/cpu" && pwd)"
