@@ -6,12 +6,15 @@
  * shares match the engine's op table, the loss is in the jobs themselves (their sizes, their order, the pool, the JVM),
  * not in the ops between them (attention, norms, the router, quantizing the activations).
  *
- *     java --enable-native-access=ALL-UNNAMED -cp goss-gpu.jar scripts/bench/job-mix/JobMix.java [LAYERS [TOKENS [contiguous]]]
+ *     java --enable-native-access=ALL-UNNAMED -cp goss-gpu.jar scripts/bench/job-mix/JobMix.java [LAYERS [TOKENS [EXPERTS]]]
  *
  * LAYERS (24) of q/k/v and attn_out (q8 tiles: 4096 + 512 + 512 rows of 2880 columns; 2880 rows of 4096) and 32
  * experts of gate, up and down (mx4 tiles, 2880 × 2880 each), and the 201088-row q8 unembedding: 11.3 GB at 24
  * layers (LAYERS × 450 MB + 615 MB), allocated and written before the first token. TOKENS (32) timed after 4 untimed;
- * each layer's 4 experts drawn at random (the same draw every run) or, with "contiguous", experts 0-3.
+ * each layer's 4 experts drawn at random (the same draw every run) or, with EXPERTS "contiguous", experts 0-3. EXPERTS
+ * "paired" (or "paired=5,13,22,29") makes the tokens take turns, A B B A ..., between experts drawn at random and a fixed
+ * set (0-3, or the four given), and prints the MoE's share of the probe for each and fixed − random per pair of tokens:
+ * what reading the experts the token before last read gains over fresh ones, with the memory's speed the same for both.
  *
  * What it mirrors (keep in step with the engine): MatrixJob's 64-row items with one kernel call per matrix a claimed
  * run covers; MoeJob's 256-row items per expert merged into calls of up to 4096 rows, gate then up per claimed run,
@@ -104,10 +107,45 @@ public class JobMix {
         });
     }
 
+    static void fail(String message) {
+        System.err.println("job-mix: " + message);
+        System.exit(2);
+    }
+
+    /** The paired mode's line: each set's median MoE share, and fixed − random over pairs of kept tokens (0 = left out). */
+    static void printPaired(int[] fixed, boolean[] fixedToken, double[] share) {
+        java.util.List<Double> random = new java.util.ArrayList<>(), same = new java.util.ArrayList<>(), diff = new java.util.ArrayList<>();
+        for (int t = 0; t < share.length; t++) if (share[t] > 0) (fixedToken[t] ? same : random).add(share[t]);
+        for (int t = 0; t + 1 < share.length; t += 2)
+            if (share[t] > 0 && share[t + 1] > 0) diff.add(fixedToken[t + 1] ? share[t + 1] - share[t] : share[t] - share[t + 1]);
+        long ahead = diff.stream().filter(x -> x > 0).count();
+        System.out.printf(Locale.ROOT, "  experts paired (MoE, share of the probe): at random %.0f %% (%d tokens), fixed %s %.0f %% (%d tokens); "
+                        + "fixed − random per pair of tokens: median %+.1f points, fixed ahead in %d of %d%n",
+                median(random), random.size(), java.util.Arrays.toString(fixed), median(same), same.size(), median(diff), ahead, diff.size());
+    }
+
+    static double median(java.util.List<Double> v) {
+        double[] x = v.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return x.length == 0 ? Double.NaN : x.length % 2 == 1 ? x[x.length / 2] : (x[x.length / 2 - 1] + x[x.length / 2]) / 2;
+    }
+
     public static void main(String[] args) {
         int layers = args.length > 0 ? Integer.parseInt(args[0]) : 24, tokens = args.length > 1 ? Integer.parseInt(args[1]) : 32;
-        boolean contiguous = args.length > 2 && args[2].equals("contiguous");
-        if (layers < 1 || tokens < 1) throw new IllegalArgumentException("LAYERS and TOKENS must be at least 1");
+        String mode = args.length > 2 ? args[2] : "random";
+        boolean contiguous = mode.equals("contiguous"), paired = mode.equals("paired") || mode.startsWith("paired=");
+        if (!contiguous && !paired && !mode.equals("random"))
+            fail("EXPERTS is random, contiguous, paired or paired=E1,E2,E3,E4, got " + mode);
+        int[] fixed = {0, 1, 2, 3};
+        if (mode.startsWith("paired="))
+            try {
+                fixed = java.util.Arrays.stream(mode.substring(7).split(",")).mapToInt(Integer::parseInt).toArray();
+            } catch (NumberFormatException e) {
+                fail("paired= takes experts as numbers, got " + mode);
+            }
+        if (fixed.length != ACTIVE || java.util.Arrays.stream(fixed).distinct().count() != ACTIVE
+                || java.util.Arrays.stream(fixed).anyMatch(e -> e < 0 || e >= EXPERTS))
+            fail("paired= takes " + ACTIVE + " distinct experts from 0 to " + (EXPERTS - 1) + ", got " + mode);
+        if (layers < 1 || tokens < 1) fail("LAYERS and TOKENS must be at least 1");
         kernels = KernelSet.of(null, CpuKernels.best()); // the family NativeCpu picks; loads libgoss_cpu
         if (kernels.isa() == KernelSet.Isa.JAVA) throw new IllegalStateException("no native kernels here: " + NativeCpu.unavailableReason());
         for (int i = 0; i < q.length; i++) q[i] = (byte) (i * 37 % 101 - 50);
@@ -133,6 +171,9 @@ public class JobMix {
         if (probe.equals(MemorySegment.NULL)) throw new IllegalStateException("no memory for the probe");
         Random draw = new Random(42);
         long[] nanos = new long[OPS.length];
+        // paired: per timed token, whether it read the fixed set, and its MoE's share of the probe passes around it
+        boolean[] fixedToken = new boolean[tokens];
+        double[] moeShare = new double[tokens];
         double[] probed = new double[OPS.length];
         int kept = 0, unsteady = 0;
         double before = goss_cpu_h.goss_cpu_probe_pass(probe, 2);
@@ -143,8 +184,9 @@ public class JobMix {
                 start = pool.stats();
             }
             int[][] experts = new int[layers][];
+            boolean useFixed = contiguous || paired && ((t + 1) / 2) % 2 == 1; // paired: A B B A ... from the first timed token
             for (int l = 0; l < layers; l++)
-                experts[l] = contiguous ? new int[]{0, 1, 2, 3} : draw.ints(0, EXPERTS).distinct().limit(ACTIVE).toArray();
+                experts[l] = useFixed ? fixed : draw.ints(0, EXPERTS).distinct().limit(ACTIVE).toArray();
             long[] tn = new long[OPS.length];
             for (int l = 0; l < layers; l++) {
                 Tiles[] m = layer[l];
@@ -170,6 +212,8 @@ public class JobMix {
                 if (Math.abs(after - before) > 0.2 * Math.min(before, after)) unsteady++;
                 else {
                     kept++;
+                    fixedToken[t] = useFixed;
+                    moeShare[t] = 100.0 * (bytes[2] + bytes[3]) / (tn[2] + tn[3]) / mean;
                     for (int i = 0; i < OPS.length; i++) {
                         nanos[i] += tn[i];
                         probed[i] += tn[i] * mean;
@@ -182,7 +226,7 @@ public class JobMix {
         goss_cpu_h.goss_cpu_probe_close(probe);
         pool.close();
         System.out.printf(Locale.ROOT, "job-mix: %s kernels, %d threads, %d layers, experts %s; %d tokens kept, %d left out "
-                + "(their probes differed by more than 20 %%)%n", kernels.isa().knobValue(), threads, layers, contiguous ? "0-3" : "at random", kept, unsteady);
+                + "(their probes differed by more than 20 %%)%n", kernels.isa().knobValue(), threads, layers, contiguous ? "0-3" : paired ? "at random and fixed, in turns" : "at random", kept, unsteady);
         if (kept == 0) return;
         long allBytes = 0, allNanos = 0;
         double allProbed = 0;
@@ -206,5 +250,6 @@ public class JobMix {
                         + "from a park, %.0f µs on average after the job opened (every token, its unsteady ones too)%n",
                 jobs / (double) (kept + unsteady), 100.0 * Math.max(0, threads * wall - busy) / (threads * wall),
                 s.wakes() / (double) (kept + unsteady), s.wakes() == 0 ? 0 : s.wakeNanos() / 1e3 / s.wakes());
+        if (paired) printPaired(fixed, fixedToken, moeShare);
     }
 }
