@@ -1,4 +1,4 @@
-# The compiler flags of each kernel family (isa.h): sourced by build.sh and scripts/bench/kernel-stream/run.sh.
+# The compiler flags of each kernel family (isa.h): sourced by build.sh and scripts/bench/{kernel-stream,engine-pair}.
 # goss_isa_flags ISA prints them; an unknown ISA returns 1.
 goss_isa_flags() {
   case "$1" in
@@ -7,4 +7,12 @@ goss_isa_flags() {
     avx512) echo "-mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni" ;;
     *) return 1 ;;
   esac
+}
+# goss_best_isa prints the family this CPU runs best, in the engine's order (AVX-512 VNNI, AVX-VNNI, AVX2).
+goss_best_isa() {
+  if grep -qw avx512_vnni /proc/cpuinfo; then echo avx512; elif grep -qw avx_vnni /proc/cpuinfo; then echo avxvnni; else echo avx2; fi
+}
+# goss_cpu_flags prints the CPU flags that decide the kernel family, for a benchmark's header.
+goss_cpu_flags() {
+  grep -m1 -o -wE 'avx2|fma|f16c|avx512f|avx512_vnni|avx_vnni|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' '
 }

@@ -43,13 +43,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$given" = 2 ] || die "give both builds' flags, --a and --b (\"\" for none; see --help)"
-flags=("$a" "$b")
 [ ${#models[@]} -gt 0 ] || die "name a model with --model (see --help)"
 for m in "${models[@]}"; do [ -f "$m" ] || die "no model file at $m"; done
 [[ "$gen" =~ ^[0-9]+$ ]] && [ "$gen" -ge 4 ] || die "-n must be at least 4, got '$gen'"
 [[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -ge 1 ] || die "--runs must be at least 1, got '$runs'"
 . "$root/kernels/cpu/isa_flags.sh"
-if [ -z "$isa" ]; then grep -qw avx512_vnni /proc/cpuinfo && isa=avx512 || { grep -qw avx_vnni /proc/cpuinfo && isa=avxvnni || isa=avx2; }; fi
+[ -n "$isa" ] || isa="$(goss_best_isa)"
 goss_isa_flags "$isa" > /dev/null || die "--isa takes avx512, avxvnni or avx2, got '$isa'"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
 out="${out:-$(mktemp /tmp/engine-pair.XXXXXX.txt)}"
@@ -62,13 +61,13 @@ git -C "$root" worktree add -q --detach "$wt" HEAD
 git -C "$root" diff HEAD --binary > "$tmp/local.diff"
 [ ! -s "$tmp/local.diff" ] || git -C "$wt" apply "$tmp/local.diff" || die "this checkout's uncommitted changes did not apply to HEAD"
 git -C "$wt" apply "$here/pair.patch" || die "pair.patch no longer applies to this checkout: remake it (see --help)"
-echo "engine-pair: building A (${flags[0]:-no flags}) and B (${flags[1]:-no flags}) of the $isa tile kernels in $wt" >&2
-(cd "$wt" && GOSS_PAIR_ISA="$isa" GOSS_PAIR_A_FLAGS="${flags[0]}" GOSS_PAIR_B_FLAGS="${flags[1]}" ./gossw build) > "$tmp/build.log" 2>&1 \
+echo "engine-pair: building A (${a:-no flags}) and B (${b:-no flags}) of the $isa tile kernels in $wt" >&2
+(cd "$wt" && GOSS_PAIR_ISA="$isa" GOSS_PAIR_A_FLAGS="$a" GOSS_PAIR_B_FLAGS="$b" ./gossw build) > "$tmp/build.log" 2>&1 \
   || { tail -20 "$tmp/build.log" >&2; die "the paired build failed (log above)"; }
 
-{ echo "# engine-pair $(date -u +%FT%TZ) on $(hostname): A = '${flags[0]}', B = '${flags[1]}', $isa, $threads threads, tg$gen"
+{ echo "# engine-pair $(date -u +%FT%TZ) on $(hostname): A = '$a', B = '$b', $isa, $threads threads, tg$gen"
   echo "# commit $(git -C "$root" rev-parse --short HEAD)$( [ -s "$tmp/local.diff" ] && echo ' with uncommitted changes')"
-  echo "# cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w 'avx2\|fma\|f16c\|avx512f\|avx512_vnni\|avx_vnni\|avx512_bf16\|amx_tile' | sort -u | tr '\n' ' ')"; } > "$out"
+  echo "# cpu flags: $(goss_cpu_flags)"; } > "$out"
 for r in $(seq 1 "$runs"); do
   for m in "${models[@]}"; do
     echo "engine-pair: run $r of $runs, $(basename "$m")" >&2

@@ -48,8 +48,8 @@ done
 [ ${#variants[@]} -gt 0 ] || die "name at least one variant, e.g. base: (see --help)"
 [ "$paired" = 0 ] || [ ${#variants[@]} = 2 ] || die "--paired takes exactly two variants, A and B"
 for f in $formats; do [[ "$f" =~ ^(mx4|q8)$ ]] || die "--formats takes mx4 and/or q8, got '$f'"; done
-if [ -z "$isa" ]; then grep -qw avx512_vnni /proc/cpuinfo && isa=avx512 || { grep -qw avx_vnni /proc/cpuinfo && isa=avxvnni || isa=avx2; }; fi
 . "$kernels/isa_flags.sh"
+[ -n "$isa" ] || isa="$(goss_best_isa)"
 isa_flags() { goss_isa_flags "$1" || die "a kernel family is avx512, avxvnni or avx2, got '$1'"; }
 isa_flags "$isa" > /dev/null
 build="$(mktemp -d)"
@@ -79,7 +79,7 @@ if [ "$paired" = 1 ]; then
 else
   for i in "${!names[@]}"; do link "${names[$i]}" "${isas[$i]}" "-DLABEL=\"${names[$i]}\"" "$build/${names[$i]}.o"; done
 fi
-echo "kernel-stream: $isa kernels (unless @ISA), $(nproc) CPUs; flags: $(grep -m1 -o -wE 'avx2|fma|f16c|avx512f|avx512_vnni|avx_vnni|avx512_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')" | tee "$out" >&2
+echo "kernel-stream: $isa kernels (unless @ISA), $(nproc) CPUs; flags: $(goss_cpu_flags)" | tee "$out" >&2
 for r in $(seq "$rounds"); do
   for name in "${names[@]}"; do
     for f in $formats; do "$build/$name" "$f" "$gib" "$job" "$samples" "$reps" "$order" "$tokens" | tee -a "$out"; done
