@@ -13,6 +13,9 @@
 #   --job MB        0: each thread one call over its half; else jobs of MB split in halves (default 4.4, an expert)
 #   --rounds N      rounds of turns (default 4); --samples N samples per process (default 4)
 #   --shuffled      jobs in a random order (as decode picks experts), not in memory order
+#   --fresh SPAN    each pass reads --gib of jobs drawn at random anew out of SPAN GiB of weights (a model's size, e.g.
+#                   10), as decode reads experts it has not read for a while: on a VM that maps guest memory in small
+#                   pages this costs address translations that reading the same gigabyte again does not
 #   --tokens N      activation rows per call (default 1, decode; 2-8: a batch of sequences, the multi-token kernels)
 #   --reps N        reads of the buffer per pass (default 1; with --gib 0.004, the kernel's rate from the caches)
 #   --out FILE      where the samples go (default: a new file under /tmp)
@@ -25,7 +28,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kernels="$(cd "$here/../../../kernels/cpu" && pwd)"
-isa="" formats="mx4 q8" gib=1 job=4.4 rounds=4 samples=4 reps=1 order=memory tokens=1 out="" paired=0 variants=()
+isa="" formats="mx4 q8" gib=1 job=4.4 rounds=4 samples=4 reps=1 order=memory span=0 tokens=1 out="" paired=0 variants=()
 die() { echo "kernel-stream: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --samples) samples="${2:?}"; shift 2 ;;
     --reps) reps="${2:?}"; shift 2 ;;
     --shuffled) order=shuffled; shift ;;
+    --fresh) order=fresh; span="${2:?--fresh needs the GiB of weights to draw from}"; shift 2 ;;
     --tokens) tokens="${2:?}"; shift 2 ;;
     --paired) paired=1; shift ;;
     --out) out="${2:?}"; shift 2 ;;
@@ -82,7 +86,7 @@ fi
 echo "kernel-stream: $isa kernels (unless @ISA), $(nproc) CPUs; flags: $(goss_cpu_flags)" | tee "$out" >&2
 for r in $(seq "$rounds"); do
   for name in "${names[@]}"; do
-    for f in $formats; do "$build/$name" "$f" "$gib" "$job" "$samples" "$reps" "$order" "$tokens" | tee -a "$out"; done
+    for f in $formats; do "$build/$name" "$f" "$gib" "$job" "$samples" "$reps" "$order" "$tokens" "$span" | tee -a "$out"; done
   done
 done
 python3 - "$out" <<'PY'

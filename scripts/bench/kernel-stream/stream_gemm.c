@@ -3,7 +3,7 @@
  * (kernels/cpu/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
  * probe a kernel reaches over a buffer far larger than the caches is the ceiling of `bench --op-times`' rows for it.
  *
- *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER [TOKENS]]]
+ *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER [TOKENS [SPAN_GIB]]]]
  *
  * FORMAT mx4 (the experts' tiles) or q8 (the dense Q8_0 tiles); GIB of weights at gpt-oss's width (2880 columns);
  * JOB_MB 0: each of 2 threads reads its half in one call; else jobs of about JOB_MB (an expert's matrix is ~4.4 MB)
@@ -11,7 +11,9 @@
  * with a probe pass just before and after; it is marked "drift" when those two differ by more than 10 % (this VM's
  * memory changes speed every few tens of seconds). REPS > 1 reads the buffer that many times per pass: with a buffer
  * that fits in the caches, the kernel's compute rate. ORDER "shuffled" runs the jobs in a random order (the same for
- * every pass), as decode picks its experts, instead of in memory order. run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
+ * every pass), as decode picks its experts, instead of in memory order; ORDER "fresh" draws each pass's GIB of jobs at
+ * random anew out of SPAN_GIB of weights, as decode reads a model larger than the caches of address translation hold
+ * (on this machine kind, reading the same gigabyte again is faster than reading a fresh one). run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
  * takes the turns.
  *
  * Built with -DPAIR_ISA=NAME -DLABEL_B=... beside a second build of tile_gemm.c whose GOSS_ISA is NAME, it holds two
@@ -49,7 +51,7 @@ static void (*const q8_gemm_of[])(const int8_t *, const uint16_t *, int64_t, int
                                   const float *, const int32_t *, int64_t, float *, int64_t, const float *) =
     {KERNEL(q8_gemm) KERNEL_B(q8_gemm)};
 static int64_t *job_order; /* job j of a pass is job_order[j] */
-static int64_t groups, job_groups;
+static int64_t groups, job_groups, pass_jobs; /* groups of the buffer, of a job; jobs a pass reads */
 static uint8_t *codes, *scales;
 #define MAX_TOKENS 8
 static int tokens = 1; /* activation rows per call: 1 is decode, more a batch of sequences or a prefill chunk */
@@ -76,7 +78,7 @@ static void gemm(int64_t a0, int64_t lo, int64_t hi, float *o) {
 
 static void *reader(void *arg) {
     int id = (int)(intptr_t)arg;
-    int64_t jobs = (groups + job_groups - 1) / job_groups;
+    int64_t jobs = pass_jobs;
     for (int r = 0; r < reps; r++)
         for (int64_t j = 0; j < jobs; j++) {
             int64_t a0 = job_order[j] * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups, n = a1 - a0;
@@ -90,8 +92,19 @@ static void *reader(void *arg) {
     return NULL;
 }
 
+/* ORDER fresh: the first pass_jobs entries of job_order become distinct jobs drawn at random (a partial shuffle) */
+static int fresh;
+static void draw_jobs(void) {
+    int64_t all = groups / job_groups;
+    for (int64_t j = 0; fresh && j < pass_jobs; j++) {
+        int64_t i = j + rand() % (all - j), t = job_order[i];
+        job_order[i] = job_order[j], job_order[j] = t;
+    }
+}
+
 static double pass(void) {
     pthread_t t[THREADS];
+    draw_jobs();
     atomic_store(&arrived, 0);
     double t0 = seconds();
     for (int i = 1; i < THREADS; i++) pthread_create(&t[i], NULL, reader, (void *)(intptr_t)i);
@@ -102,7 +115,7 @@ static double pass(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5 || (strcmp(argv[1], "mx4") && strcmp(argv[1], "q8"))) {
-        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [shuffled|memory [TOKENS]]]\n");
+        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [memory|shuffled|fresh [TOKENS [SPAN_GIB]]]]\n");
         return 2;
     }
     mx4 = strcmp(argv[1], "mx4") == 0;
@@ -110,15 +123,26 @@ int main(int argc, char **argv) {
     int samples = atoi(argv[4]);
     if (argc > 5) reps = atoi(argv[5]);
     int shuffled = argc > 6 && strcmp(argv[6], "shuffled") == 0;
+    fresh = argc > 6 && strcmp(argv[6], "fresh") == 0;
+    if (argc > 6 && !shuffled && !fresh && strcmp(argv[6], "memory")) {
+        fprintf(stderr, "stream_gemm: ORDER is memory, shuffled or fresh, not '%s'\n", argv[6]);
+        return 2;
+    }
     if (argc > 7) tokens = atoi(argv[7]);
+    double span = argc > 8 ? atof(argv[8]) : 0;
+    if (fresh && (span < gib || job_mb <= 0)) {
+        fprintf(stderr, "stream_gemm: fresh jobs need JOB_MB > 0 and SPAN_GIB >= GIB\n");
+        return 2;
+    }
     if (tokens < 1 || tokens > MAX_TOKENS) {
         fprintf(stderr, "stream_gemm: TOKENS is 1 to %d\n", MAX_TOKENS);
         return 2;
     }
     int64_t group_bytes = BLOCKS * (code_bytes() + scale_bytes());
-    groups = (int64_t)(gib * (1 << 30)) / group_bytes;
+    groups = (int64_t)((fresh ? span : gib) * (1 << 30)) / group_bytes;
     job_groups = job_mb > 0 ? (int64_t)(job_mb * 1e6 / group_bytes) : groups;
-    if (groups < 2 * THREADS || job_groups < THREADS || samples < 1 || reps < 1) {
+    pass_jobs = fresh ? (int64_t)(gib * (1 << 30)) / group_bytes / job_groups : (groups + job_groups - 1) / job_groups;
+    if (groups < 2 * THREADS || job_groups < THREADS || pass_jobs < 1 || samples < 1 || reps < 1) {
         fprintf(stderr, "stream_gemm: GIB, JOB_MB, SAMPLES or REPS too small\n");
         return 2;
     }
@@ -147,9 +171,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < MAX_TOKENS * 32 * BLOCKS; i++) q[i] = (int8_t)(i * 37 % 101 - 50);
     for (int b = 0; b < MAX_TOKENS * BLOCKS; b++) d[b] = 0.01f;  /* s (the quads' sums) only shifts the result: zeros do */
 
-    double bytes = (double)reps * groups * group_bytes;
-    char shape[64]; /* the job's shape, one word: job=MB[,shuffled][,T<tokens>] */
+    double bytes = (double)reps * (fresh ? pass_jobs * job_groups : groups) * group_bytes;
+    char shape[64]; /* the job's shape, one word: job=MB[,shuffled|,fresh<SPAN>][,T<tokens>] */
     snprintf(shape, sizeof shape, "job=%g%s", job_mb, shuffled ? ",shuffled" : "");
+    if (fresh) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",fresh%g", span);
     if (tokens > 1) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",T%d", tokens);
     for (int k = 0; k < samples; k++) {
         double before = goss_cpu_probe_pass(probe, 2), gbs[2];
