@@ -9,7 +9,10 @@
  *
  * Built into libgoss_cpu (bench calls it through FFM), and on its own as a command:
  *   gcc -O2 -DGOSS_STREAM_PROBE_MAIN kernels/cpu/stream_probe.c kernels/cpu/memory.c -Ikernels/cpu -pthread -o stream_probe
- *   ./stream_probe [THREADS [GIB [PASSES]]]
+ *   ./stream_probe [THREADS [GIB [PASSES [SPAN_GIB]]]]
+ * With SPAN_GIB (larger than GIB), each pass reads GIB twice, in turns: the buffer's first GIB again (what the probe
+ * reads), then GIB in 4 MiB chunks drawn at random anew out of SPAN_GIB (as decode reads experts out of a large model),
+ * and prints both: how much of a fresh read's cost is the machine's, apart from any kernel.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -170,15 +173,88 @@ double goss_cpu_stream_probe(int32_t threads, int64_t bytes, int32_t passes, int
 #ifdef GOSS_STREAM_PROBE_MAIN
 #include <stdio.h>
 #include <unistd.h>
+
+#define CHUNK ((int64_t)4 << 20)
+typedef struct {
+    const uint8_t *buf;
+    const int64_t *chunks; /* the pass's chunks; thread i of n reads chunks i, i + n, ... */
+    int64_t count;
+    int32_t first, step, avx2;
+    uint64_t sum;
+} chunk_reader;
+
+static void *read_chunks(void *arg) {
+    chunk_reader *r = arg;
+    for (int64_t j = r->first; j < r->count; j += r->step) {
+        const uint8_t *p = r->buf + r->chunks[j] * CHUNK;
+        r->sum += r->avx2 ? sum_avx2(p, CHUNK) : sum_words(p, CHUNK);
+    }
+    return 0;
+}
+
+/* GB/s of one pass over `count` chunks on `threads` threads (the caller is thread 0); −1 when a thread did not start */
+static double chunk_pass(const uint8_t *buf, const int64_t *chunks, int64_t count, int threads, int avx2) {
+    chunk_reader r[64];
+    pthread_t ids[64];
+    int64_t t0 = now_ns();
+    int started = 1;
+    for (int i = 0; i < threads; i++) r[i] = (chunk_reader){buf, chunks, count, i, threads, avx2, 0};
+    for (int i = 1; i < threads && pthread_create(&ids[i], 0, read_chunks, &r[i]) == 0; i++) started++;
+    read_chunks(&r[0]);
+    for (int i = 1; i < started; i++) pthread_join(ids[i], 0);
+    for (int i = 0; i < threads; i++) sink += r[i].sum;
+    return started < threads ? -1 : (double)(count * CHUNK) / (double)(now_ns() - t0);
+}
+
+static int fresh_against_again(int threads, double gib, int passes, double span_gib) {
+    int64_t count = (int64_t)(gib * (1 << 30)) / CHUNK, all = (int64_t)(span_gib * (1 << 30)) / CHUNK;
+    if (threads > 64 || count < threads || all <= count) {
+        fprintf(stderr, "stream_probe: SPAN_GIB must exceed GIB, GIB hold a 4 MiB chunk per thread, THREADS at most 64\n");
+        return 2;
+    }
+    uint8_t *buf = goss_cpu_alloc(all * CHUNK);
+    int64_t *order = malloc((size_t)all * sizeof *order);
+    if (!buf || !order) {
+        fprintf(stderr, "stream_probe: cannot allocate %.1f GiB\n", span_gib);
+        return 1;
+    }
+    memset(buf, 0x5A, (size_t)(all * CHUNK)); /* committed memory, not the shared zero page */
+    int avx2 = __builtin_cpu_supports("avx2");
+    double again = 0, fresh = 0;
+    srand(42);
+    for (int p = 0; p < passes; p++) {
+        for (int64_t j = 0; j < all; j++) order[j] = j;
+        double a = chunk_pass(buf, order, count, threads, avx2);  /* the first GIB, in memory order, as every pass */
+        for (int64_t j = 0; j < count; j++) {  /* a partial shuffle: count distinct chunks at random */
+            int64_t i = j + rand() % (all - j), t = order[i];
+            order[i] = order[j], order[j] = t;
+        }
+        double f = chunk_pass(buf, order, count, threads, avx2);
+        if (a < 0 || f < 0) {
+            fprintf(stderr, "stream_probe: cannot start %d threads\n", threads);
+            return 1;
+        }
+        printf("pass %d: the same %.1f GiB again %.1f GB/s, fresh chunks %.1f GB/s\n", p + 1, gib, a, f);
+        again += a, fresh += f;
+    }
+    printf("%.1f GB/s fresh against %.1f GB/s again (%.0f %%; C streaming probe: %d thread%s, %.1f GiB per pass in "
+           "4 MiB chunks, fresh ones drawn out of %.1f GiB, means of %d passes)\n", fresh / passes, again / passes,
+           100 * fresh / again, threads, threads == 1 ? "" : "s", gib, span_gib, passes);
+    goss_cpu_free(buf, all * CHUNK);
+    free(order);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = argc > 1 ? atoi(argv[1]) : (int)(cpus > 0 ? cpus : 1);
     double gib = argc > 2 ? atof(argv[2]) : 4;
     int passes = argc > 3 ? atoi(argv[3]) : 8;
     if (threads < 1 || gib <= 0 || passes < 1 || passes > MAX_PASSES) {
-        fprintf(stderr, "usage: stream_probe [THREADS [GIB [PASSES (1-%d)]]]\n", MAX_PASSES);
+        fprintf(stderr, "usage: stream_probe [THREADS [GIB [PASSES (1-%d) [SPAN_GIB]]]]\n", MAX_PASSES);
         return 2;
     }
+    if (argc > 4) return fresh_against_again(threads, gib, passes, atof(argv[4]));
     int32_t method = 0;
     double gbps = goss_cpu_stream_probe(threads, (int64_t)(gib * (1 << 30)), passes, &method);
     if (gbps < 0) {
