@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 42's "Done when" protocol: decode (tg32) on goss-gpu's cpu backend and llama.cpp's llama-bench, on the 4- and
 # 24-layer gpt-oss-20b-width GGUFs, in pooled rounds with the engines taking turns, a plain C streaming-read probe
-# (kernels/cpu/stream_probe.c) before each model of each round, then one `goss-gpu bench --op-times` per model. Prints
+# (kernels/cpu/stream_probe.c) before each model of each round and a fresh-memory read after each run, then one `goss-gpu bench --op-times` per model. Prints
 # a markdown table of medians and ratios, each tg32 as a share of the median C probe and (a short probe follows every
 # engine run) as the median share of the probes just before and after each run, the op table's rows of more than 50 MB
 # with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
@@ -108,9 +108,12 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
 # Every probe and engine run in time order (events.tsv), and a short probe after each engine run: this machine's memory
 # can change speed from one minute to the next (shared hosts), so each run is also compared with the probes around it.
 event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
+# Then fresh memory against the same memory again, over the model's size: some hosts (this project's VMs) slow reads of
+# memory not touched lately to a fraction for tens of seconds at a time, and a model's experts are such memory.
 probe_after() { # probe_after KIND MODEL ROUND
-  local f="$out/around-$1-$(basename "$2")-r$3.txt"
+  local f="$out/around-$1-$(basename "$2")-r$3.txt" span=$(( ($(stat -c %s "$2") >> 30) + 2 ))
   "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"
+  "$probe" "$threads" 1 4 "$span" 2> /dev/null | tail -1 > "$out/fresh-$1-$(basename "$2")-r$3.txt" || say "the fresh-memory probe failed"
 }
 
 goss() { # goss MODEL ROUND [2: the second jar]

@@ -3,7 +3,8 @@
 
 usage: decode_vs_llama_table.py OUT_DIR   (prints markdown; also writes OUT_DIR/table.md)
 
-Reads run.env, probe-<model>-r<k>.txt (the C probe's line), goss-<model>-r<k>.json (goss-gpu bench -o json),
+Reads run.env, probe-<model>-r<k>.txt (the C probe's line), fresh-<kind>-<model>-r<k>.txt (after each run, the probe's fresh
+read against the same read again, over the model's size), goss-<model>-r<k>.json (goss-gpu bench -o json),
 llama-<model>-r<k>.json (llama-bench -o json) and optimes-<model>.log (goss-gpu bench --op-times). Every round's
 timed repetitions are pooled; the table gives their medians. Shares of bandwidth are against the median of the
 run's C probes; both engines' GB/s use goss-gpu's count of the bytes a token must read. With events.tsv (every probe and
@@ -20,6 +21,8 @@ import sys
 from cpu_vs_llama_table import first_json, read_env  # the same run.env and llama-bench JSON as cpu-vs-llama.sh
 
 ROUND_FILE = re.compile(r"^(goss2|goss|llama|probe)-(.+)-r(\d+)\.(json|txt)$")
+FRESH_FILE = re.compile(r"^fresh-(goss2|goss|llama)-(.+)-r(\d+)\.txt$")
+FRESH_LINE = re.compile(r"\(([0-9]+) %; C streaming probe: .* drawn out of ([0-9.]+) GiB")
 PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\)"
                           r"| \(GB/s against the C probe passes around each token: ([0-9.]+-[0-9.]+) GB/s; .*\))?:$")
 # "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
@@ -167,6 +170,20 @@ def main(out):
         if n in (4, 24) and pair["goss"]:
             ps = med(pair["goss"]["shares"])
             verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probes around its runs (paired)", ps >= 0.85, f"{100 * ps:.0f} %"))
+    fresh = {}  # model -> [(round, kind, share, span)]
+    for name in sorted(os.listdir(out)):
+        m = FRESH_FILE.match(name)
+        f = m and FRESH_LINE.search(open(os.path.join(out, name)).read())
+        if f:
+            fresh.setdefault(m.group(2), []).append((int(m.group(3)), m.group(1), int(f.group(1)), f.group(2)))
+    if fresh:
+        lines.append("")
+        lines.append("Fresh memory just after each run (the C probe reading 4 MiB chunks drawn at random out of the model's size "
+                     "against the same GiB again; far under 100 %: the host was slowing reads of memory not touched lately, "
+                     "as a model's experts are, and a run near it may have been slowed with them):")
+        for model, rs in sorted(fresh.items(), key=lambda kv: (layers(kv[0]) or 0, kv[0])):
+            rs.sort()
+            lines.append(f"- {model} (out of {rs[0][3]} GiB): " + ", ".join(f"{k} r{r} {x} %" for r, k, x, _ in rs))
     for model in sorted(data, key=lambda m: (layers(m) or 0, m)):
         prof2 = profile(os.path.join(out, f"optimes2-{model}.log"), gen)
         if prof2 is not None:
