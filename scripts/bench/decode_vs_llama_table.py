@@ -179,8 +179,8 @@ def main(out):
     if fresh:
         lines.append("")
         lines.append("Fresh memory just after each run (the C probe reading 4 MiB chunks drawn at random out of the model's size "
-                     "against the same GiB again; far under 100 %: the host was slowing reads of memory not touched lately, "
-                     "as a model's experts are, and a run near it may have been slowed with them):")
+                     "against the same GiB again; far under 100 %: the host was slowing reads of memory allocated lately and not "
+                     "read since, as a model's experts are, and a run near it may have been slowed with them):")
         for model, rs in sorted(fresh.items(), key=lambda kv: (layers(kv[0]) or 0, kv[0])):
             rs.sort()
             lines.append(f"- {model} (out of {rs[0][3]} GiB): " + ", ".join(f"{k} r{r} {x} %" for r, k, x, _ in rs))
