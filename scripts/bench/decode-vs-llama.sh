@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 42's "Done when" protocol: decode (tg32) on goss-gpu's cpu backend and llama.cpp's llama-bench, on the 4- and
 # 24-layer gpt-oss-20b-width GGUFs, in pooled rounds with the engines taking turns, a plain C streaming-read probe
-# (kernels/cpu/stream_probe.c) before each model of each round and a fresh-memory read after each run, then one `goss-gpu bench --op-times` per model. Prints
+# (kernels/cpu/stream_probe.c) before each model of each round, then one `goss-gpu bench --op-times` per model. Prints
 # a markdown table of medians and ratios, each tg32 as a share of the median C probe and (a short probe follows every
 # engine run) as the median share of the probes just before and after each run, the op table's rows of more than 50 MB
 # with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
@@ -20,6 +20,8 @@
 #   -t N             threads of both engines and of the probe (default: the number of CPUs)
 #   --probe-gib G    the C probe's buffer (default: 4)
 #   --no-op-times    skip the closing `bench --op-times` runs
+#   --fresh-probe    after every engine run, also read fresh memory against the same memory again over the model's
+#                    size (a diagnosis of slow rounds; each allocates that much, which on a VM may itself stir the host)
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
 # Run it on a quiet machine, not under nice: llama.cpp's threads spin-wait for each other, so other processes on the
 # cores slow it far more than goss-gpu. The table shows the load average before and after.
@@ -28,7 +30,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 out=""
+rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 fresh_probe=0 out=""
 jar="$root/cli/target/goss-gpu.jar" jar2="" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
 models=()
 die() { echo "decode-vs-llama: $*" >&2; exit 2; }
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     -t) threads="${2:?-t needs a number}"; shift 2 ;;
     --probe-gib) probe_gib="${2:?--probe-gib needs a number}"; shift 2 ;;
     --no-op-times) op_times=0; shift ;;
+    --fresh-probe) fresh_probe=1; shift ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -108,13 +111,14 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
 # Every probe and engine run in time order (events.tsv), and a short probe after each engine run: this machine's memory
 # can change speed from one minute to the next (shared hosts), so each run is also compared with the probes around it.
 event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
-# Then fresh memory against the same memory again, over the model's size: on some hosts (this project's VMs) memory a
+# With --fresh-probe, then fresh memory against the same memory again, over the model's size: on some hosts (this project's VMs) memory a
 # process has just allocated reads at a fraction of the speed for a while, the parts not read lately the longest, as a
 # model's experts are (scripts/bench/README.md, section 4).
 probe_after() { # probe_after KIND MODEL ROUND
   local f="$out/around-$1-$(basename "$2")-r$3.txt" span=$(( ($(stat -c %s "$2") >> 30) + 2 ))
   "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"
-  "$probe" "$threads" 1 4 "$span" 2> /dev/null | tail -1 > "$out/fresh-$1-$(basename "$2")-r$3.txt" || say "the fresh-memory probe failed"
+  [ "$fresh_probe" = 0 ] || "$probe" "$threads" 1 4 "$span" 2> /dev/null | tail -1 > "$out/fresh-$1-$(basename "$2")-r$3.txt" \
+    || say "the fresh-memory probe failed"
 }
 
 goss() { # goss MODEL ROUND [2: the second jar]
