@@ -111,9 +111,9 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
 # Every probe and engine run in time order (events.tsv), and a short probe after each engine run: this machine's memory
 # can change speed from one minute to the next (shared hosts), so each run is also compared with the probes around it.
 event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
-# With --fresh-probe, then fresh memory against the same memory again, over the model's size: on some hosts (this project's VMs) memory a
-# process has just allocated reads at a fraction of the speed for a while, the parts not read lately the longest, as a
-# model's experts are (scripts/bench/README.md, section 4).
+# With --fresh-probe, then fresh memory against the same memory again, over the model's size: on some hosts (this
+# project's VMs) memory a process has just allocated reads at a fraction of the speed for a while, the parts not read
+# lately the longest, as a model's experts are (scripts/bench/README.md, section 4).
 probe_after() { # probe_after KIND MODEL ROUND
   local f="$out/around-$1-$(basename "$2")-r$3.txt" span=$(( ($(stat -c %s "$2") >> 30) + 2 ))
   "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"

@@ -14,8 +14,8 @@
 #   --rounds N      rounds of turns (default 4); --samples N samples per process (default 4)
 #   --shuffled      jobs in a random order (as decode picks experts), not in memory order
 #   --fresh SPAN    each pass reads --gib of jobs drawn at random anew out of SPAN GiB of weights (a model's size, e.g.
-#                   10), as decode reads experts it has not read for a while: on a VM that maps guest memory in small
-#                   pages this costs address translations that reading the same gigabyte again does not
+#                   10), as decode reads experts it has not read for a while; on this project's VMs that reads slower
+#                   than the same gigabyte again (address translation the likely cost; scripts/bench/README.md)
 #   --tokens N      activation rows per call (default 1, decode; 2-8: a batch of sequences, the multi-token kernels)
 #   --reps N        reads of the buffer per pass (default 1; with --gib 0.004, the kernel's rate from the caches)
 #   --out FILE      where the samples go (default: a new file under /tmp)
