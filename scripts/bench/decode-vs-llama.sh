@@ -20,6 +20,8 @@
 #   -t N             threads of both engines and of the probe (default: the number of CPUs)
 #   --probe-gib G    the C probe's buffer (default: 4)
 #   --no-op-times    skip the closing `bench --op-times` runs
+#   --llama-no-mmap  llama-bench -mmp 0: llama.cpp reads the model into memory it allocates, as goss-gpu's repacked
+#                    weights are, instead of mapping the file (whose pages stay cached from run to run)
 #   --fresh-probe    after every engine run, also read fresh memory against the same memory again over the model's
 #                    size (a diagnosis of slow rounds; each allocates that much, which on a VM may itself stir the host)
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
@@ -30,7 +32,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 
-rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 fresh_probe=0 out=""
+rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 fresh_probe=0 llama_mmap=1 out=""
 jar="$root/cli/target/goss-gpu.jar" jar2="" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
 models=()
 die() { echo "decode-vs-llama: $*" >&2; exit 2; }
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --probe-gib) probe_gib="${2:?--probe-gib needs a number}"; shift 2 ;;
     --no-op-times) op_times=0; shift ;;
     --fresh-probe) fresh_probe=1; shift ;;
+    --llama-no-mmap) llama_mmap=0; shift ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (see --help)" ;;
@@ -104,6 +107,7 @@ have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2
     echo "commit2=$c2 ($jar2, built $(date -u -r "$jar2" +%Y-%m-%dT%H:%M:%SZ))"
   fi
   echo "llama_bench=$llama_bench"
+  echo "llama_mmap=$llama_mmap"
   echo "llama_commit=$(cat "$(dirname "$llama_bench")/../../.commit" 2>/dev/null || echo unknown)"
 } > "$out/run.env"
 [ "$(nice)" = 0 ] || say "warning: running under nice $(nice): llama.cpp's spin-waits make its figures meaningless"
@@ -134,7 +138,7 @@ goss() { # goss MODEL ROUND [2: the second jar]
 llama() { # llama MODEL ROUND
   local base="$out/llama-$(basename "$1")-r$2"
   say "round $2: llama-bench $(basename "$1") tg$gen"
-  "$llama_bench" -m "$1" -t "$threads" -p 0 -n "$gen" -r "$reps" -o json > "$base.json" 2> "$base.log" \
+  "$llama_bench" -m "$1" -t "$threads" -p 0 -n "$gen" -r "$reps" -mmp "$llama_mmap" -o json > "$base.json" 2> "$base.log" \
     || { tail -3 "$base.log" >&2; rm -f "$base.json"; }
   event "run llama $(basename "$1") $2"
   probe_after llama "$1" "$2"

@@ -130,7 +130,8 @@ def main(out):
     lines.append(f"- load average before {env.get('load_before')}, after {env.get('load_after')}; nice {env.get('nice')}")
     if env.get("commit2"):
         lines.append(f"- goss-gpu #2 (the second jar, the B of an A/B): {env.get('commit2')}")
-    lines.append(f"- goss-gpu {env.get('commit')}; llama.cpp {env.get('llama_commit')} ({env.get('llama_bench')})")
+    mmap = "" if env.get("llama_mmap", "1") == "1" else ", -mmp 0: the model read into memory it allocates, not mapped"
+    lines.append(f"- goss-gpu {env.get('commit')}; llama.cpp {env.get('llama_commit')} ({env.get('llama_bench')}{mmap})")
     lines.append(f"- {env.get('reps')} timed repetitions per engine per round, the engines taking turns; medians of the pooled repetitions; "
                  "GB/s = goss-gpu's bytes per token × t/s for both engines; shares against the median of the C probes "
                  "(kernels/cpu/stream_probe.c, one before each model in each round)")
