@@ -119,10 +119,11 @@ event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
 # project's VMs) memory a process has just allocated reads at a fraction of the speed for a while, the parts not read
 # lately the longest, as a model's experts are (scripts/bench/README.md, section 4).
 probe_after() { # probe_after KIND MODEL ROUND
-  local f="$out/around-$1-$(basename "$2")-r$3.txt" span=$(( ($(stat -c %s "$2") >> 30) + 2 ))
+  local f="$out/around-$1-$(basename "$2")-r$3.txt"
   "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"
-  [ "$fresh_probe" = 0 ] || "$probe" "$threads" 1 4 "$span" 2> /dev/null | tail -1 > "$out/fresh-$1-$(basename "$2")-r$3.txt" \
-    || say "the fresh-memory probe failed"
+  [ "$fresh_probe" = 1 ] || return 0
+  local span=$(( ($(stat -c %s "$2") >> 30) + 2 ))  # GiB: the model's file and 2 more
+  "$probe" "$threads" 1 4 "$span" 2> /dev/null | tail -1 > "$out/fresh-$1-$(basename "$2")-r$3.txt" || say "the fresh-memory probe failed"
 }
 
 goss() { # goss MODEL ROUND [2: the second jar]
