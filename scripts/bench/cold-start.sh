@@ -14,6 +14,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
 runs=5 threads="" prompt="Hello! In one sentence, what can you do?" jar="$root/cli/target/goss-gpu.jar" jar2="" env2=() model=""
 die() { echo "cold-start: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -68,8 +69,6 @@ for i, name in enumerate(names):
     med[i] = m[0]
     print(f"| {name} | {m[0]:.0f} ({b[0]}) | {m[1]:.0f} ({b[1]}) | {m[2]:.0f} ({b[2]}) | {m[0] / med[0]:.2f} |")
 EOF
-flags=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 echo
-echo "$runs runs each, taking turns; $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, flags:$(for f in avx2 fma f16c avx512f avx512_vnni avx_vnni avx512_bf16 amx_tile amx_int8 amx_bf16 asimddp i8mm sve; do
-  [[ "$flags" == *" $f "* ]] && printf ' %s' "$f"; done); load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$runs runs each, taking turns; $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores, flags: $(goss_cpu_flags); load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -rf "$out"

@@ -33,6 +33,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
 
 depth_only=0 rounds=1 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
 llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
@@ -89,9 +90,7 @@ mkdir -p "$out"
   echo "rounds=$rounds"
   echo "warm=$warm"
   echo "cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
-  have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
-  echo "flags=$(for f in avx2 fma f16c avx512f avx512_vnni avx_vnni avx512_bf16 amx_tile amx_int8 amx_bf16 asimddp i8mm sve; do
-    [[ "$have" == *" $f "* ]] && printf '%s ' "$f"; done)"
+  echo "flags=$(goss_cpu_flags)"
   [ -z "$isa" ] || echo "isa=AVX2 only: goss-gpu with GOSS_CPU_KERNELS=avx2 and -XX:UseAVX=2; llama.cpp as built ($llama_bench)"
   echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
   echo "llama_bench=$llama_bench"

@@ -31,6 +31,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
 
 rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 fresh_probe=0 llama_mmap=1 out=""
 jar="$root/cli/target/goss-gpu.jar" jar2="" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
@@ -80,13 +81,12 @@ probe="$out/stream_probe"
 gcc -std=c11 -O2 -DGOSS_STREAM_PROBE_MAIN -I"$root/kernels/cpu" "$root/kernels/cpu/stream_probe.c" "$root/kernels/cpu/memory.c" \
   -pthread -o "$probe" || die "cannot build the C probe"
 
-have=" $(grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 {
   echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host=$(hostname)"
   echo "cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
   echo "cores=$(nproc)"
-  echo "flags=$(for f in avx2 fma f16c avx512f avx512_vnni avx_vnni avx512_bf16 amx_tile; do [[ "$have" == *" $f "* ]] && printf '%s ' "$f"; done)"
+  echo "flags=$(goss_cpu_flags)"
   echo "threads=$threads"
   echo "rounds=$rounds"
   echo "gen=$gen"
