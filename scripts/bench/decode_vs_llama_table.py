@@ -25,9 +25,9 @@ FRESH_FILE = re.compile(r"^fresh-(goss2|goss|llama)-(.+)-r(\d+)\.txt$")
 FRESH_LINE = re.compile(r"\(([0-9]+) %; C streaming probe: .* drawn out of ([0-9.]+) GiB")
 PROFILE_HEAD = re.compile(r"^(tg\d+), time per op kind over (\d+) tokens(?: \(GB/s against the probe's ([0-9.]+) GB/s\)"
                           r"| \(GB/s against the C probe passes around each token: ([0-9.]+-[0-9.]+) GB/s; .*\))?:$")
-# "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1      78%"
+# "  moe gate_up     1.234  40.0%    1.200   3.1%     120.00     50.1    78.2%" (older logs: a whole percent)
 PROFILE_ROW = re.compile(r"^  (\S+(?: (?:gate_up|down|other))?)\s+([0-9.]+)\s+([0-9.]+)%(?:\s+([0-9.]+)\s+([0-9.]+)%)?"
-                         r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9]+)%)?(?:\s+([0-9.]+))?$")
+                         r"\s+([0-9.]+)\s+([0-9.]+)(?:\s+([0-9.]+)%)?(?:\s+([0-9.]+))?$")
 
 
 def layers(model):
@@ -52,8 +52,10 @@ def profile(path, gen):
             block.append(row)
             m = PROFILE_ROW.match(row)
             if m:
-                rows.append(dict(op=m.group(1), ms=float(m.group(2)), mb=float(m.group(6)), gbps=float(m.group(7)),
-                                 pct=float(m.group(8)) if m.group(8) else None, probe=float(m.group(9)) if m.group(9) else None))
+                gbps, pct, around = float(m.group(7)), m.group(8), float(m.group(9)) if m.group(9) else None
+                # older logs print a whole percent; there GB/s over the row's probe is the nearer figure
+                share = 100 * gbps / around if pct and "." not in pct and around else float(pct) if pct else None
+                rows.append(dict(op=m.group(1), ms=float(m.group(2)), mb=float(m.group(6)), gbps=gbps, pct=share, probe=around))
         # the probe it was taken against: one figure, or the range of the passes between its tokens
         return block, h.group(3) or h.group(4), rows
     return None
@@ -167,10 +169,10 @@ def main(out):
             verdicts.append(("4-layer tg%d at least 1.15× llama.cpp" % gen, ratio is not None and ratio >= 1.15, fmt(ratio, "{:.2f}×")))
         if n in (4, 24):
             verdicts.append((f"{n}-layer tg{gen} at least 85 % of the C probe", share is not None and share >= 0.85,
-                             f"{100 * share:.0f} %" if share is not None else "–"))
+                             f"{100 * share:.1f} %" if share is not None else "–"))
         if n in (4, 24) and pair["goss"]:
             ps = med(pair["goss"]["shares"])
-            verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probes around its runs (paired)", ps >= 0.85, f"{100 * ps:.0f} %"))
+            verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probes around its runs (paired)", ps >= 0.85, f"{100 * ps:.1f} %"))
     fresh = {}  # model -> [(round, kind, share, span)]
     for name in sorted(os.listdir(out)):
         m = FRESH_FILE.match(name)
@@ -200,11 +202,11 @@ def main(out):
         n = layers(model)
         if between and step is not None and step["pct"] is not None and n in (4, 24):
             verdicts.append((f"{n}-layer tg{gen} at least 85 % of the probe passes between its tokens (op table's step row)",
-                             step["pct"] >= 85, f"{step['pct']:.0f} %"))
+                             step["pct"] >= 85, f"{step['pct']:.1f} %"))
         big = [r for r in rows if r["op"] != "step" and r["mb"] > 50]
         low = [r for r in big if r["pct"] is None or r["pct"] < 80]
         verdicts.append((f"{model}: no op over 50 MB below 80 % of the probe", not low and bool(big),
-                         ", ".join(f"{r['op']} {r['mb']:.0f} MB at {r['gbps']:.1f} GB/s ({r['pct']:.0f} %)" for r in big) or "no op over 50 MB found"))
+                         ", ".join(f"{r['op']} {r['mb']:.0f} MB at {r['gbps']:.1f} GB/s ({r['pct']:.1f} %)" for r in big) or "no op over 50 MB found"))
     if verdicts:
         lines += ["", "### Done when (issue 42)", ""]
         lines += [f"- {'yes' if ok else 'NO'}: {what} ({got})" for what, ok, got in verdicts]
