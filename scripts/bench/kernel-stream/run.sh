@@ -15,7 +15,10 @@
 #   --shuffled      jobs in a random order (as decode picks experts), not in memory order
 #   --fresh SPAN    each pass reads --gib of jobs drawn at random anew out of SPAN GiB of weights (a model's size, e.g.
 #                   10), as decode reads experts it has not read for a while; on this project's VMs that reads slower
-#                   than the same gigabyte again (address translation the likely cost; scripts/bench/README.md)
+#                   than the same gigabyte again (scripts/bench/README.md)
+#   --touch-b       with --fresh and --paired: a load from every 4 KiB page of B's jobs before each of B's passes
+#                   (untimed); with two builds alike (base: touched:), B − A is what reading each page once before
+#                   the kernel does saves it
 #   --tokens N      activation rows per call (default 1, decode; 2-8: a batch of sequences, the multi-token kernels)
 #   --reps N        reads of the buffer per pass (default 1; with --gib 0.004, the kernel's rate from the caches)
 #   --out FILE      where the samples go (default: a new file under /tmp)
@@ -28,7 +31,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kernels="$(cd "$here/../../../kernels/cpu" && pwd)"
-isa="" formats="mx4 q8" gib=1 job=4.4 rounds=4 samples=4 reps=1 order=memory span=0 tokens=1 out="" paired=0 variants=()
+isa="" formats="mx4 q8" gib=1 job=4.4 rounds=4 samples=4 reps=1 order=memory span=0 tokens=1 out="" paired=0 touch_b=0 variants=()
 die() { echo "kernel-stream: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --shuffled) order=shuffled; shift ;;
     --fresh) order=fresh; span="${2:?--fresh needs the GiB of weights to draw from}"; shift 2 ;;
     --tokens) tokens="${2:?}"; shift 2 ;;
+    --touch-b) touch_b=1; shift ;;
     --paired) paired=1; shift ;;
     --out) out="${2:?}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -51,6 +55,10 @@ while [ $# -gt 0 ]; do
 done
 [ ${#variants[@]} -gt 0 ] || die "name at least one variant, e.g. base: (see --help)"
 [ "$paired" = 0 ] || [ ${#variants[@]} = 2 ] || die "--paired takes exactly two variants, A and B"
+if [ "$touch_b" = 1 ]; then
+  [ "$paired" = 1 ] && [ "$order" = fresh ] || die "--touch-b needs --paired and --fresh SPAN"
+  order=fresh-touch-b
+fi
 for f in $formats; do [[ "$f" =~ ^(mx4|q8)$ ]] || die "--formats takes mx4 and/or q8, got '$f'"; done
 . "$kernels/isa_flags.sh"
 [ -n "$isa" ] || isa="$(goss_best_isa)"

@@ -12,9 +12,11 @@
  * memory changes speed every few tens of seconds). REPS > 1 reads the buffer that many times per pass: with a buffer
  * that fits in the caches, the kernel's compute rate. ORDER "shuffled" runs the jobs in a random order (the same for
  * every pass), as decode picks its experts, instead of in memory order; ORDER "fresh" draws each pass's GIB of jobs at
- * random anew out of SPAN_GIB of weights, as decode reads a model larger than the caches of address translation hold
- * (on this machine kind, reading the same gigabyte again is faster than reading a fresh one). run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and
- * takes the turns.
+ * random anew out of SPAN_GIB of weights, as decode reads the experts of a model of several GiB
+ * (on this machine kind, reading the same gigabyte again is faster than reading a fresh one); ORDER "fresh-touch-b", in
+ * a paired build, draws as "fresh" and has one load per 4 KiB page of B's jobs run before each of B's passes, outside
+ * its time: with two builds alike, B − A is what reading each page once beforehand saves the kernel (on this machine
+ * kind, nearly all of the fresh jobs' loss). run.sh builds it (LABEL, the ISA, tile_gemm.c's macros) and takes the turns.
  *
  * Built with -DPAIR_ISA=NAME -DLABEL_B=... beside a second build of tile_gemm.c whose GOSS_ISA is NAME, it holds two
  * variants and each sample runs both, one pass each, A and B in turns (ABBA across samples), between the same two probe passes:
@@ -93,7 +95,7 @@ static void *reader(void *arg) {
 }
 
 /* ORDER fresh: the first pass_jobs entries of job_order become distinct jobs drawn at random (a partial shuffle) */
-static int fresh;
+static int fresh, touch_b;
 static void draw_jobs(void) {
     int64_t all = groups / job_groups;
     for (int64_t j = 0; fresh && j < pass_jobs; j++) {
@@ -102,9 +104,22 @@ static void draw_jobs(void) {
     }
 }
 
+/* ORDER fresh-touch-b: a load from every 4 KiB page of the pass's jobs, codes and scales (a prefetch does not do it) */
+static volatile uint8_t touched;
+static void touch_pages(void) {
+    uint8_t sum = 0;
+    for (int64_t j = 0; j < pass_jobs; j++) {
+        int64_t a0 = job_order[j] * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups;
+        for (int64_t o = a0 * BLOCKS * code_bytes(); o < a1 * BLOCKS * code_bytes(); o += 4096) sum += *(volatile uint8_t *)(codes + o);
+        for (int64_t o = a0 * BLOCKS * scale_bytes(); o < a1 * BLOCKS * scale_bytes(); o += 4096) sum += *(volatile uint8_t *)(scales + o);
+    }
+    touched = sum;
+}
+
 static double pass(void) {
     pthread_t t[THREADS];
     draw_jobs();
+    if (touch_b && variant == 1) touch_pages();
     atomic_store(&arrived, 0);
     double t0 = seconds();
     for (int i = 1; i < THREADS; i++) pthread_create(&t[i], NULL, reader, (void *)(intptr_t)i);
@@ -115,7 +130,7 @@ static double pass(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5 || (strcmp(argv[1], "mx4") && strcmp(argv[1], "q8"))) {
-        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [memory|shuffled|fresh [TOKENS [SPAN_GIB]]]]\n");
+        fprintf(stderr, "usage: stream_gemm mx4|q8 GIB JOB_MB SAMPLES [REPS [memory|shuffled|fresh|fresh-touch-b [TOKENS [SPAN_GIB]]]]\n");
         return 2;
     }
     mx4 = strcmp(argv[1], "mx4") == 0;
@@ -123,11 +138,18 @@ int main(int argc, char **argv) {
     int samples = atoi(argv[4]);
     if (argc > 5) reps = atoi(argv[5]);
     int shuffled = argc > 6 && strcmp(argv[6], "shuffled") == 0;
-    fresh = argc > 6 && strcmp(argv[6], "fresh") == 0;
+    touch_b = argc > 6 && strcmp(argv[6], "fresh-touch-b") == 0;
+    fresh = touch_b || (argc > 6 && strcmp(argv[6], "fresh") == 0);
     if (argc > 6 && !shuffled && !fresh && strcmp(argv[6], "memory")) {
-        fprintf(stderr, "stream_gemm: ORDER is memory, shuffled or fresh, not '%s'\n", argv[6]);
+        fprintf(stderr, "stream_gemm: ORDER is memory, shuffled, fresh or fresh-touch-b, not '%s'\n", argv[6]);
         return 2;
     }
+#ifndef PAIR_ISA
+    if (touch_b) {
+        fprintf(stderr, "stream_gemm: fresh-touch-b needs a paired build (B's passes are the touched ones)\n");
+        return 2;
+    }
+#endif
     if (argc > 7) tokens = atoi(argv[7]);
     double span = argc > 8 ? atof(argv[8]) : 0;
     if (fresh && (span < gib || job_mb <= 0)) {
@@ -172,9 +194,9 @@ int main(int argc, char **argv) {
     for (int b = 0; b < MAX_TOKENS * BLOCKS; b++) d[b] = 0.01f;  /* s (the quads' sums) only shifts the result: zeros do */
 
     double bytes = (double)reps * (fresh ? pass_jobs * job_groups : groups) * group_bytes;
-    char shape[64]; /* the job's shape, one word: job=MB[,shuffled|,fresh<SPAN>][,T<tokens>] */
+    char shape[64]; /* the job's shape, one word: job=MB[,shuffled|,fresh<SPAN>[,touchB]][,T<tokens>] */
     snprintf(shape, sizeof shape, "job=%g%s", job_mb, shuffled ? ",shuffled" : "");
-    if (fresh) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",fresh%g", span);
+    if (fresh) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",fresh%g%s", span, touch_b ? ",touchB" : "");
     if (tokens > 1) snprintf(shape + strlen(shape), sizeof shape - strlen(shape), ",T%d", tokens);
     for (int k = 0; k < samples; k++) {
         double before = goss_cpu_probe_pass(probe, 2), gbs[2];
