@@ -60,14 +60,14 @@ INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
 #ifndef PAGE_PREFETCH
 #define PAGE_PREFETCH 1
 #endif
-/* Each new 4 KiB page of the stream needs its address translated, and on a VM whose host maps guest memory in small
- * pages the walk is long, its host page-table lines seldom cached once a model is larger than a few GiB: one suspect
- * for why this machine kind's kernels read expert-sized jobs drawn fresh out of 10 GiB 15-20 points of the C probe
- * slower than the same gigabyte read again (no PMU here to confirm it), and not the whole of it: touching every page
- * of a call's rows just before the call (a prefetch or a load per 4 KiB, translating them all up front) read 8 points
- * less, paired (48-51 samples), where walks as the whole cost would have paid for it. The AVX-512 kernel asks for one line FAR_PAGES
- * pages ahead as a page starts, so the walk for that page is under way long before the stream gets there. Zen 5 VM, 2 threads, AVX-512, paired (scripts/bench/kernel-stream
- * --paired --fresh 10, points of the C probe, fast memory): mx4 +5.0, +3.5 (16 pages), +4.5 (12), +3.0, +2.4, −0.8 at
+/* On this project's VMs a page the process has not read for a while costs the first load that reaches it a wait that
+ * a prefetch does not take off it: with one load per 4 KiB page of the jobs done beforehand (untimed,
+ * scripts/bench/kernel-stream --touch-b), the kernel reads expert-sized jobs drawn fresh out of 10 GiB 15 (mx4) and 11
+ * (q8) points of the C probe faster, as fast as the same gigabyte read again; a prefetch per page instead gains
+ * nothing, and loads in line (2, 4, 8 pages ahead) or over each call's pages just before it cost more than they save
+ * (−0.5 to −8 points). Address translation is the obvious suspect (no PMU here to tell). The AVX-512 kernel asks
+ * for one line FAR_PAGES pages ahead as a page starts, which narrows the gap a little. Zen 5 VM, 2 threads, AVX-512,
+ * paired (scripts/bench/kernel-stream --paired --fresh 10, points of the C probe, fast memory): mx4 +5.0, +3.5 (16 pages), +4.5 (12), +3.0, +2.4, −0.8 at
  * 8 pages (2 pages ahead: less), q8 +6.1, +1.9; jobs reshuffled out of 1 GiB (--fresh 1) mx4 +10.4, +5.8. In the
  * engine, paired token by token (scripts/bench/engine-pair): 24 layers +1.0, +1.5, +1.6, +1.8, +1.9, −1.3 points of
  * the whole step, 4 layers +0.0, +3.8, +5.2. The AVX2 and AVX-VNNI kernels, whose prefetch_block asks for every
