@@ -274,8 +274,9 @@ final class OpTimes implements OpObserver {
                         paired ? String.format(Locale.ROOT, " %6s", "probe") : "") : "");
         for (Row r : rows) {
             String jobs = jobsShown ? String.format(Locale.ROOT, " %8.3f %5.1f%%", r.jobMs, 100 * r.idle) : "";
+            // the share with a decimal: one just under a line (79.6 %) must not print as on it
             String traffic = decode ? String.format(Locale.ROOT, " %10.2f %8.1f%s%s", r.bytes / 1e6, r.gbPerSecond,
-                    probe ? String.format(Locale.ROOT, " %7.1f%%", 100 * r.ofProbe) : "", // a decimal: a share just under a line (79.6 %) must not print as on it
+                    probe ? String.format(Locale.ROOT, " %7.1f%%", 100 * r.ofProbe) : "",
                     paired ? String.format(Locale.ROOT, " %6.1f", r.probe) : "") : "";
             log.printf(Locale.ROOT, "  %-13s %9.3f %5.1f%%%s%s%n", r.op, r.ms, 100 * r.share, jobs, traffic);
         }
