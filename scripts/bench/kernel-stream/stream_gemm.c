@@ -110,8 +110,9 @@ static void touch_pages(void) {
     uint8_t sum = 0;
     for (int64_t j = 0; j < pass_jobs; j++) {
         int64_t a0 = job_order[j] * job_groups, a1 = a0 + job_groups < groups ? a0 + job_groups : groups;
-        for (int64_t o = a0 * BLOCKS * code_bytes(); o < a1 * BLOCKS * code_bytes(); o += 4096) sum += *(volatile uint8_t *)(codes + o);
-        for (int64_t o = a0 * BLOCKS * scale_bytes(); o < a1 * BLOCKS * scale_bytes(); o += 4096) sum += *(volatile uint8_t *)(scales + o);
+        /* from the page the job starts in (the buffers start on a page): every page the job overlaps */
+        for (int64_t o = a0 * BLOCKS * code_bytes() & ~4095; o < a1 * BLOCKS * code_bytes(); o += 4096) sum += *(volatile uint8_t *)(codes + o);
+        for (int64_t o = a0 * BLOCKS * scale_bytes() & ~4095; o < a1 * BLOCKS * scale_bytes(); o += 4096) sum += *(volatile uint8_t *)(scales + o);
     }
     touched = sum;
 }
