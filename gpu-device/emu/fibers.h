@@ -1,5 +1,5 @@
 /*
- * fibers.h — the fiber scheduler shared by the emulated GPUs (test-harness/metal-emu for Metal, test-harness/cuda-emu for
+ * fibers.h — the fiber scheduler shared by the emulated GPUs (backend-metal/emu for Metal, backend-cuda/emu/cuda-emu for
  * CUDA). One workgroup (Metal threadgroup, CUDA block) runs on one OS thread; each of its threads is a ucontext
  * fiber with its own stack. A fiber runs until it returns or blocks at a group barrier or a warp operation
  * (32-wide warps/simdgroups; lane = linear thread index % 32). When nothing is runnable the scheduler first
