@@ -1,6 +1,6 @@
 // Self-test of the emulated CUDA device: runs the kernels of emu_selftest.cu through goss_cuemu_launch and checks
 // every result against what a GPU gives, and that misuse fails the launch with a message naming the kernel.
-// Built and run by test-harness/fake-driver/build.sh; exit status 1 on any failure.
+// Built and run by backend-cuda/emu/fake-driver/build.sh; exit status 1 on any failure.
 #include "cuda_emu_abi.h"
 
 #include <algorithm>

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Builds the fake CUDA driver (fakecuda.c) with the CUDA emulator (../cuda-emu on ../gpu-emu) into OUT_DIR:
-# OUT_DIR/libcuda.so.1, and runs the emulator's self-test. The real kernels/cuda sources are compiled for the host
+# Builds the fake CUDA driver (fakecuda.c) with the CUDA emulator (../cuda-emu on gpu-device/emu) into OUT_DIR:
+# OUT_DIR/libcuda.so.1, and runs the emulator's self-test. The real backend-cuda/kernels sources are compiled for the host
 # as C++, so launches through this driver run the actual kernels on the CPU.
-#   test-harness/fake-driver/build.sh OUT_DIR
+#   backend-cuda/emu/fake-driver/build.sh OUT_DIR
 # Needs g++ and the CUDA toolkit's cuda.h (CUDA_HOME, default /usr/local/cuda); without cuda.h it says so and builds
 # nothing (the CUDA tests then skip for lack of a driver, saying why). Sources older than the library: nothing to do.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-harness="$(cd "$here/.." && pwd)"
-root="$(cd "$harness/.." && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+emu="$root/backend-cuda/emu/cuda-emu"
+gpu_emu="$root/gpu-device/emu"
+kernels="$root/backend-cuda/kernels"
 out="${1:?usage: build.sh OUT_DIR}"
 cuda_include="${CUDA_HOME:-/usr/local/cuda}/include"
 if [ ! -f "$cuda_include/cuda.h" ]; then
@@ -17,26 +19,25 @@ if [ ! -f "$cuda_include/cuda.h" ]; then
 fi
 mkdir -p "$out"
 lib="$out/libcuda.so.1"
-. "$harness/up-to-date.sh"
-if up_to_date "$lib" "$harness/cuda-emu" "$harness/gpu-emu" "$harness/up-to-date.sh" "$here" "$root/kernels/cuda"; then
+. "$gpu_emu/up-to-date.sh"
+if up_to_date "$lib" "$emu" "$gpu_emu" "$here" "$kernels"; then
     echo "fake CUDA driver: up to date ($lib)"
     exit 0
 fi
-emu="$harness/cuda-emu"
 # -fsanitize=alignment: a misaligned load (e.g. a uint4 weight load from an odd row offset) aborts the run, as it
 # would fault on a GPU, instead of silently working on x86.
 cxxflags=(-std=c++20 -O2 -fPIC -Wall -Wextra -Werror -fvisibility=hidden -fsanitize=alignment -fno-sanitize-recover=alignment
           -Wno-maybe-uninitialized
-          -I"$emu" -I"$harness/gpu-emu" -I"$root/kernels/cuda")
-# The kernel sources and their entry points, for cuda_kernels.cpp: every kernels/cuda/*.cu, and every name that
+          -I"$emu" -I"$gpu_emu" -I"$kernels")
+# The kernel sources and their entry points, for cuda_kernels.cpp: every backend-cuda/kernels/*.cu, and every name that
 # follows a __global__ once the preprocessor has run (so entry points made by macros are found too).
-for cu in "$root"/kernels/cuda/*.cu; do echo "#include \"$(basename "$cu")\""; done > "$out/cuda_kernel_sources.inc"
+for cu in "$kernels"/*.cu; do echo "#include \"$(basename "$cu")\""; done > "$out/cuda_kernel_sources.inc"
 g++ "${cxxflags[@]}" -I"$out" -DGOSS_CUDA_EMU_LIST -E "$emu/cuda_kernels.cpp" \
     | grep -oE 'CUDA_EMU_ENTRY void [A-Za-z_][A-Za-z_0-9]*' | sed -E 's/^CUDA_EMU_ENTRY void (.*)$/CUDA_EMU_KERNEL(\1)/' \
     > "$out/cuda_kernel_registry.inc"
-echo "emulated CUDA kernels: $(wc -l < "$out/cuda_kernel_registry.inc") entry points from $(ls "$root"/kernels/cuda/*.cu | wc -l) files"
+echo "emulated CUDA kernels: $(wc -l < "$out/cuda_kernel_registry.inc") entry points from $(ls "$kernels"/*.cu | wc -l) files"
 pids=()
-for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$harness/gpu-emu/fibers.cpp"; do
+for src in "$emu/cuda_emu_runtime.cpp" "$emu/cuda_kernels.cpp" "$gpu_emu/fibers.cpp"; do
     rm -f "$out/$(basename "$src" .cpp).o"
     g++ "${cxxflags[@]}" -I"$out" -c -o "$out/$(basename "$src" .cpp).o" "$src" &
     pids+=($!)

@@ -1,5 +1,5 @@
 // common.cuh — what the kernels of this folder share, included by every .cu file. The CUDA emulator compiles all
-// of them as one unit (test-harness/cuda-emu), so a helper lives here once, under one name, behind the include guard.
+// of them as one unit (backend-cuda/emu/cuda-emu), so a helper lives here once, under one name, behind the include guard.
 //   - spellings that differ between nvcc and g++ under the emulator (cuda_emu.h defines GOSS_CUDA_EMU)
 //   - warp reductions (every lane gets the result), the argmax rule
 //   - dense element types: BF16 / F16 bits -> float, Q8_0 (embed.cu, dense.cu)

@@ -1,12 +1,12 @@
 /*
  * A fake CUDA driver for testing goss-gpu on a machine without a GPU: "device" memory is host memory,
  * streams run everything at once, PTX is checked for the entry point but not compiled. cuLaunchKernel
- * (and cuGraphLaunch, replaying captured launches) runs the REAL kernel source of kernels/cuda, compiled
- * for the host as C++ under the CUDA emulator (test-harness/cuda-emu: fibers per thread, real __syncthreads
+ * (and cuGraphLaunch, replaying captured launches) runs the REAL kernel source of backend-cuda/kernels, compiled
+ * for the host as C++ under the CUDA emulator (backend-cuda/emu/cuda-emu: fibers per thread, real __syncthreads
  * and warp-shuffle rendezvous); a kernel the emulator reports (divergent barrier, bad shuffle mask)
  * fails the launch with CUDA_ERROR_LAUNCH_FAILED and a message on stderr. It checks what it is given
  * (launch dimensions, JIT option values, kernel names and parameter sizes) and fails like the driver would.
- * A kernel's parameters are its buffers (8-byte pointers) and one params struct by value (kernels/cuda/README.md);
+ * A kernel's parameters are its buffers (8-byte pointers) and one params struct by value (backend-cuda/kernels/README.md);
  * each launch copies them, at the sizes the emulator's registry gives, into its node (MAX_PARAM_BYTES a parameter).
  *
  * It is compiled against the toolkit's own cuda.h, so the C compiler checks every prototype, and the
@@ -14,8 +14,8 @@
  * (cuMemAlloc -> cuMemAlloc_v2, cuEventElapsedTime -> cuEventElapsedTime_v2, ...). What the Java
  * bindings pass therefore goes through the same symbols and C types as with the real driver.
  *
- * Built by build.sh (the test-harness module runs it); run the CUDA tests against it with
- * test-harness/fake-driver/test-with-fake-driver.sh. GOSS_EMU_PROFILE=1 prints, at exit, each kernel's launches and
+ * Built by build.sh (the cuda-emu module runs it); run the CUDA tests against it with
+ * backend-cuda/emu/fake-driver/test-with-fake-driver.sh. GOSS_EMU_PROFILE=1 prints, at exit, each kernel's launches and
  * emulated seconds (where a slow emulated test spends its time).
  */
 #include <cuda.h>
@@ -234,7 +234,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     int nparams;
     size_t sizes[GOSS_CUEMU_MAX_PARAMS];
     if (goss_cuemu_kernel(name, &nparams, sizes) != 0) {
-        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (test-harness/cuda-emu/cuda_kernels.cpp: is its file in kernels/cuda?)\n", name);
+        fprintf(stderr, "fake CUDA driver: kernel %s is in the PTX but not compiled into the emulator (backend-cuda/emu/cuda-emu/cuda_kernels.cpp: is its file in backend-cuda/kernels?)\n", name);
         return CUDA_ERROR_NOT_FOUND;
     }
     if (nparams > MAX_PARAMS) return CUDA_ERROR_NOT_FOUND;
@@ -246,7 +246,7 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
     for (int i = 0; i < nparams; i++) {
         if (sizes[i] == 0 || sizes[i] > MAX_PARAM_BYTES || at + sizes[i] > NODE_PARAM_BYTES) {
             fprintf(stderr, "fake CUDA driver: kernel %s: parameter %d is %zu bytes (%zu before it); this fake takes parameters "
-                    "of 1..%d bytes, %d in all (test-harness/fake-driver/fakecuda.c: MAX_PARAM_BYTES, NODE_PARAM_BYTES)\n",
+                    "of 1..%d bytes, %d in all (backend-cuda/emu/fake-driver/fakecuda.c: MAX_PARAM_BYTES, NODE_PARAM_BYTES)\n",
                     name, i, sizes[i], at, MAX_PARAM_BYTES, NODE_PARAM_BYTES);
             free(f);
             return CUDA_ERROR_INVALID_VALUE;

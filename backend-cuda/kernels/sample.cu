@@ -23,7 +23,7 @@
 //                    one), the last id with e_j > 0 of that chunk / piece is taken: the result then differs from
 //                    the host's sequential sum only where u*Z is within rounding (~(V+2) ulp of Z) of a
 //                    cumulative sum.
-// The same kernels, buffers and SampleParams as kernels/opencl/sample.cl (io.gossgpu.device.SamplePipeline).
+// The same kernels, buffers and SampleParams as backend-opencl/kernels/sample.cl (io.gossgpu.device.SamplePipeline).
 
 #include <math.h>
 

@@ -1,5 +1,5 @@
 // Kernels that test the emulated CUDA device itself (barrier, shuffles, atomics, shared memory, indices, and
-// that misuse is reported); compiled into the fake driver next to kernels/cuda and run by cuda_emu_selftest.cpp.
+// that misuse is reported); compiled into the fake driver next to backend-cuda/kernels and run by cuda_emu_selftest.cpp.
 // CUDA C++ as for nvcc; only compiled by the emulator.
 #include "common.cuh"
 

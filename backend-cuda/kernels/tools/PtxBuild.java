@@ -1,5 +1,5 @@
 /*
- * Builds the CUDA kernels of goss-gpu: every kernels/cuda/*.cu becomes one PTX file per target
+ * Builds the CUDA kernels of goss-gpu: every backend-cuda/kernels/*.cu becomes one PTX file per target
  * architecture, and ptxas compiles every PTX file so that invalid PTX fails the build.
  *
  * Each PTX file is written at the lowest PTX ISA version that ptxas accepts for it, so that older drivers can
@@ -10,12 +10,12 @@
  * support .target sm_80"). The versions tried start at the lowest that ptxas accepts for the target at all
  * (found once per target with an empty module) and rise until the kernel assembles.
  *
- * Run by the kernels module's pom (exec-maven-plugin, phase process-resources) with the Java source
+ * Run by the kernels-cuda module's pom (exec-maven-plugin, phase process-resources) with the Java source
  * launcher, so it needs nothing but the JDK that runs Maven:
  *
- *   java kernels/tools/PtxBuild.java --src DIR --out DIR --prebuilt DIR --work DIR --archs 80,90
+ *   java backend-cuda/kernels/tools/PtxBuild.java --src DIR --out DIR --prebuilt DIR --work DIR --archs 80,90
  *                                    [--nvcc PATH|auto|none] [--update-prebuilt true|false]
- *   java kernels/tools/PtxBuild.java --src DIR --prebuilt DIR --check-prebuilt true
+ *   java backend-cuda/kernels/tools/PtxBuild.java --src DIR --prebuilt DIR --check-prebuilt true
  *                                    (exits 1, naming them, when committed PTX is missing or older than its source)
  *
  * --nvcc none (-Dkernels.nvcc=none) builds as if there were no nvcc: prebuilt PTX or nothing.
@@ -74,7 +74,7 @@ public final class PtxBuild {
             List<String> stale = stalePrebuilt(src, sources, prebuilt);
             if (!stale.isEmpty()) {
                 fail("the committed PTX in " + prebuilt + " is missing or older than its source for " + String.join(", ", stale)
-                        + ": rebuild it with nvcc (./gossw mvn -pl kernels process-resources -Dkernels.updatePrebuilt=true) and commit it");
+                        + ": rebuild it with nvcc (./gossw mvn -pl backend-cuda/kernels process-resources -Dkernels.updatePrebuilt=true) and commit it");
             }
             System.out.println(TAG + "committed PTX matches its sources: " + sources.size() + " kernel file(s)");
             return;
@@ -183,7 +183,7 @@ public final class PtxBuild {
         }
         try (var w = Files.newBufferedWriter(out.resolve("kernels.properties"), StandardCharsets.UTF_8)) {
             // Properties.store writes a date comment; write by hand so the file is reproducible.
-            w.write("# CUDA kernels packaged with goss-gpu (written by kernels/tools/PtxBuild.java)\n");
+            w.write("# CUDA kernels packaged with goss-gpu (written by backend-cuda/kernels/tools/PtxBuild.java)\n");
             for (Map.Entry<String, String> e : new TreeMap<>(toMap(manifest)).entrySet()) {
                 w.write(e.getKey() + "=" + e.getValue() + "\n");
             }
@@ -334,7 +334,7 @@ public final class PtxBuild {
                 }
             }
         }
-        Path self = src.toAbsolutePath().getParent().resolve("tools").resolve("PtxBuild.java");
+        Path self = src.toAbsolutePath().resolve("tools").resolve("PtxBuild.java");
         if (Files.isRegularFile(self)) {
             newest = Math.max(newest, Files.getLastModifiedTime(self).toMillis());
         }
@@ -464,7 +464,7 @@ public final class PtxBuild {
                                        String release) throws IOException {
         Files.createDirectories(prebuilt);
         StringBuilder sb = new StringBuilder();
-        sb.append("# What the PTX files here were built from, written by kernels/tools/PtxBuild.java with\n");
+        sb.append("# What the PTX files here were built from, written by backend-cuda/kernels/tools/PtxBuild.java with\n");
         sb.append("# -Dkernels.updatePrebuilt=true and used only when nvcc is absent: NAME.cu = sha256 of the .cu file and every\n");
         sb.append("# header of the folder; NAME.ptx is the PTX of the first target, NAME.isa.sm_XX the .version of each target's;\n");
         sb.append("# NAME.sm_XX.ptx, where present, that target's own PTX (it differs beyond .version/.target), also for the ones above.\n");

@@ -1,11 +1,11 @@
 /*
- * cuda_emu.h — the subset of CUDA C++ that goss-gpu's kernels (the .cu files of kernels/cuda) use, for compiling them
+ * cuda_emu.h — the subset of CUDA C++ that goss-gpu's kernels (the .cu files of backend-cuda/kernels) use, for compiling them
  * as host C++ (g++) into the emulated CUDA device behind the fake driver
- * (test-harness/fake-driver). See test-harness/cuda-emu/README.md.
+ * (backend-cuda/emu/fake-driver). See backend-cuda/emu/cuda-emu/README.md.
  *
  *   - __global__/__device__/__host__/__constant__ are empty, __forceinline__ is inline (one flat address space).
  *   - __shared__ is `static thread_local`: a block's threads are fibers on one OS thread and share it; blocks
- *     running in parallel are on different OS threads. Dynamic shared memory: DYNAMIC_SHARED (kernels/cuda/common.cuh).
+ *     running in parallel are on different OS threads. Dynamic shared memory: DYNAMIC_SHARED (backend-cuda/kernels/common.cuh).
  *   - threadIdx/blockIdx/blockDim/gridDim come from the running fiber (uint3, x fastest; warps are 32
  *     consecutive linear thread indices).
  *   - __syncthreads() is a block-wide rendezvous; __syncwarp and __shfl_sync/_up/_down/_xor (float, int,

@@ -1,5 +1,5 @@
 /* cuda_emu_abi.h — the C interface of the emulated CUDA device, called by the fake driver
- * (test-harness/fake-driver/fakecuda.c) and by the emulator's self-test. */
+ * (backend-cuda/emu/fake-driver/fakecuda.c) and by the emulator's self-test. */
 #ifndef GOSS_CUDA_EMU_ABI_H
 #define GOSS_CUDA_EMU_ABI_H
 

@@ -1,6 +1,6 @@
 /*
- * The emulated CUDA device: runs a launch of a kernel compiled from kernels/cuda through cuda_emu.h (see
- * cuda_kernels.cpp) on the fiber scheduler shared with the Metal emulator (test-harness/gpu-emu/fibers.h). Blocks are
+ * The emulated CUDA device: runs a launch of a kernel compiled from backend-cuda/kernels through cuda_emu.h (see
+ * cuda_kernels.cpp) on the fiber scheduler shared with the Metal emulator (gpu-device/emu/fibers.h). Blocks are
  * spread over a few OS threads (GOSS_EMU_THREADS, default: CPUs, at most 4); inside a block every thread is a
  * fiber. This file adds the CUDA side: the registry, thread/block indices, dynamic shared memory (sized exactly,
  * a PROT_NONE guard page right behind it, so an overrun faults instead of reading a neighbour's data) and the
