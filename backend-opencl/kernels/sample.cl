@@ -1,6 +1,6 @@
 /*
  * Plain temperature sampling of one row of logits l[row*V .. row*V + V-1] on the device (Backend.sample; the same
- * algorithm as kernels/cuda/sample.cu). Reference formula (io.gossgpu.generate.Sampler.sampleTemperature):
+ * algorithm as backend-cuda/kernels/sample.cu). Reference formula (io.gossgpu.generate.Sampler.sampleTemperature):
  *   m = max_j l_j,  e_j = exp((l_j - m) / T) (double),  Z = sum_j e_j,
  *   id = the smallest i with sum_{j<=i} e_j > u*Z; if rounding leaves u*Z uncrossed, the last i with e_i > 0.
  * Chunks b of C consecutive ids, G = number of work-groups of the first two kernels, local size WG (a power of two):
@@ -11,7 +11,7 @@
  *                (where a finer sum no longer crosses: the last id with e_j > 0 of that chunk / piece).
  * work (one buffer per sampled row): bsum[0 .. G-1] (double), then bmax[0 .. G-1] (float), then the id (int).
  * T and u are read from draws[2*draw] and draws[2*draw + 1]. The same kernels, buffers and SampleParams as
- * kernels/cuda/sample.cu (io.gossgpu.device.SamplePipeline); the group memory comes as __local arguments after the buffers.
+ * backend-cuda/kernels/sample.cu (io.gossgpu.device.SamplePipeline); the group memory comes as __local arguments after the buffers.
  * Deterministic, no atomics; differs from the host's sequential sum only where u*Z is within rounding of a
  * cumulative sum. Needs cl_khr_fp64: without it these kernels are absent and the backend samples on the host.
  */
