@@ -1,5 +1,5 @@
 /*
- * Checks native/metal/goss_metal.m against Apple's Metal API without a Mac. Input: clang's AST dump (-Xclang -ast-dump)
+ * Checks backend-metal/shim/goss_metal.m against Apple's Metal API without a Mac. Input: clang's AST dump (-Xclang -ast-dump)
  * of the shim compiled against the stand-in header include/Metal/Metal.h, and metal-api.txt (facts from Apple's
  * metal-cpp, written by ExtractMetalApi.java). It fails (exit 1) when:
  *   - the shim sends a message to a Metal object whose class (or a parent class) has no such selector in metal-cpp,

@@ -1,4 +1,4 @@
-// A stand-in for Apple's <Metal/Metal.h>, for checking native/metal/goss_metal.m on Linux (native/metal-check/check.sh):
+// A stand-in for Apple's <Metal/Metal.h>, for checking backend-metal/shim/goss_metal.m on Linux (backend-metal/check/check.sh):
 // the Metal protocols, classes, enums and functions the shim uses, declared in Objective-C with the selectors, types
 // and values of Apple's API. Every declaration here is compared with metal-api.txt (facts from Apple's metal-cpp) by
 // MetalApiCheck.java, so a wrong selector or type here fails the check as one in the shim does. Declarations only:

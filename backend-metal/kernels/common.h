@@ -1,6 +1,6 @@
 // common.h — what every kernel file of this folder includes: the macro convention below, NEG_BIG, the dense
 // weight decode and the MXFP4 table. Each file is valid Metal and is ALSO compiled as C++ (g++ -DGOSS_METAL_EMU,
-// test-harness/metal-emu/metal_emu.h) into the emulated Metal device that CI uses. To keep both true, kernels follow a
+// backend-metal/emu/metal_emu.h) into the emulated Metal device that CI uses. To keep both true, kernels follow a
 // thin macro convention instead of writing Metal's attribute syntax directly:
 //
 //   KERNEL(name)(args...)            kernel void name(args...)
@@ -13,7 +13,7 @@
 //   TG_ARRAY(type, name, n)          threadgroup type name[n]
 //
 // A line that starts with "KERNEL(" declares a kernel: the emulator's build registers each such line's kernel by
-// name (test-harness/metal-emu/build.sh), and checks at library creation that it compiled every one of them. Only 1-D grids, scalar types, threadgroup_barrier and simd_sum/simd_max/
+// name (backend-metal/emu/build.sh), and checks at library creation that it compiled every one of them. Only 1-D grids, scalar types, threadgroup_barrier and simd_sum/simd_max/
 // simd_shuffle_down are used: the emulator implements exactly those and refuses to compile the rest.
 // Sizes and offsets are element indices in uint (gpt-oss-120b's largest tensor has < 2^32 elements).
 #ifndef GOSS_METAL_COMMON_H

@@ -1,9 +1,9 @@
 /*
  * The emulated Metal device: goss_metal.h implemented on the CPU for Linux CI.
  *
- * Kernels are the kernels/metal sources compiled as C++ through metal_emu.h (see emu_kernels.cpp) and
+ * Kernels are the backend-metal/kernels sources compiled as C++ through metal_emu.h (see emu_kernels.cpp) and
  * registered by name. A dispatch runs its threadgroups one after another on the calling thread, each on the
- * fiber scheduler shared with the CUDA emulator (test-harness/gpu-emu/fibers.h: every thread a ucontext fiber;
+ * fiber scheduler shared with the CUDA emulator (gpu-device/emu/fibers.h: every thread a ucontext fiber;
  * threadgroup barriers and simdgroup functions are rendezvous; a divergent barrier or simdgroup call fails
  * the dispatch with an error that names the kernel). This file adds the Metal side: bindings, threadgroup
  * memory, thread positions and the simdgroup reductions/shuffles done at the rendezvous. GOSS_EMU_ORDER and
@@ -94,7 +94,7 @@ struct goss_mtl_cmd {
     double seconds = 0;
 };
 
-// ---- dispatches on the shared fiber scheduler (test-harness/gpu-emu/fibers.h) ------------------------------
+// ---- dispatches on the shared fiber scheduler (gpu-device/emu/fibers.h) ------------------------------
 namespace {
 /* Per OS thread: the dispatch now running (bindings, threadgroup memory, the threads' positions). */
 struct Exec {
@@ -244,7 +244,7 @@ goss_mtl_library *goss_mtl_library_from_source(goss_mtl_device *dev, const char 
         std::string name = s.substr(pos, end - pos);
         if (!registry().count(name)) {
             setError("emulated Metal: kernel '" + name + "' is in the source but was not compiled into the emulator "
-                     "(rebuild native/ so the emulator matches kernels/metal)");
+                     "(rebuild backend-metal/emu so the emulator matches backend-metal/kernels)");
             return nullptr;
         }
         found++;

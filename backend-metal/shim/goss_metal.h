@@ -2,8 +2,8 @@
  * goss_metal.h — the plain C ABI between goss-gpu's Java Metal backend (Panama FFM) and Metal.
  *
  * Two implementations exist:
- *   native/metal/goss_metal.m        the real one, Objective-C on macOS (libgoss_metal.dylib)
- *   test-harness/metal-emu/goss_metal_emu.cpp  an emulated device for Linux CI (libgoss_metal_emu.so) that runs
+ *   backend-metal/shim/goss_metal.m        the real one, Objective-C on macOS (libgoss_metal.dylib)
+ *   backend-metal/emu/goss_metal_emu.cpp  an emulated device for Linux CI (libgoss_metal_emu.so) that runs
  *                                    the .metal kernels compiled as C++ on the CPU
  *
  * Conventions:

@@ -1,6 +1,6 @@
 /*
  * metal_emu.h — the subset of the Metal Shading Language that goss-gpu's kernels use, for compiling
- * the kernels/metal sources as C++ (g++ -DGOSS_METAL_EMU) into the emulated Metal device.
+ * the backend-metal/kernels sources as C++ (g++ -DGOSS_METAL_EMU) into the emulated Metal device.
  *
  * What is emulated, and how:
  *   - Address spaces: `device`, `constant` and `thread` are empty macros (one flat CPU address space).

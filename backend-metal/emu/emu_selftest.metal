@@ -1,6 +1,6 @@
 // Kernels that test the emulated Metal device itself (barriers, simdgroup functions, threadgroup memory,
-// error reporting); compiled into libgoss_metal_emu.so next to kernels/metal and run by backend-metal's
-// MetalEmulatorTest. Same macro convention as kernels/metal/goss.metal (which defines it for real Metal).
+// error reporting); compiled into libgoss_metal_emu.so next to backend-metal/kernels and run by backend-metal's
+// MetalEmulatorTest. Same macro convention as backend-metal/kernels/goss.metal (which defines it for real Metal).
 
 // out[tid] = in[n - 1 - tid] through a static threadgroup array: only right if the barrier really waits.
 KERNEL(emu_test_reverse)(BUF(device const float *, in, 0), BUF(device float *, out, 1), TID(tid), TG_SIZE(nt)) {

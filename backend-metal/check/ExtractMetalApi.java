@@ -9,7 +9,7 @@
  * and Metal/MTLHeaderBridge.hpp names each selector: _MTL_PRIVATE_DEF_SEL(newBufferWithLength_options_, "newBufferWithLength:options:").
  *
  * Run by hand when the shim starts using another class or enum (the file is committed; CI does not need metal-cpp):
- *   java native/metal-check/ExtractMetalApi.java METAL_CPP_DIR "EDITION" > native/metal-check/metal-api.txt
+ *   java backend-metal/check/ExtractMetalApi.java METAL_CPP_DIR "EDITION" > backend-metal/check/metal-api.txt
  * where METAL_CPP_DIR holds Metal/*.hpp and EDITION names the metal-cpp release (e.g. "macOS 26 / iOS 26").
  */
 
@@ -58,7 +58,7 @@ public final class ExtractMetalApi {
         }
 
         List<String> out = new ArrayList<>();
-        out.add("# Metal API facts for native/metal/goss_metal.m, from Apple's metal-cpp (" + args[1] + "): for each class the");
+        out.add("# Metal API facts for backend-metal/shim/goss_metal.m, from Apple's metal-cpp (" + args[1] + "): for each class the");
         out.add("# shim uses, its parent and every method (Objective-C selector from Metal/MTLHeaderBridge.hpp, C++ return and");
         out.add("# parameter types), and the enums' values. Names, selectors and types only. Written by ExtractMetalApi.java.");
         out.add("# class <ObjC name> <parent>   method|classmethod <class> <selector> <return type> <parameter types, comma-separated>");

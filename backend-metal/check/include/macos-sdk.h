@@ -1,5 +1,5 @@
-// What macOS's SDK declares for native/metal/goss_metal.m that GNUstep Foundation and glibc do not, with Apple's
-// signatures, so that the shim compiles unchanged on Linux for the check (native/metal-check/check.sh). Included
+// What macOS's SDK declares for backend-metal/shim/goss_metal.m that GNUstep Foundation and glibc do not, with Apple's
+// signatures, so that the shim compiles unchanged on Linux for the check (backend-metal/check/check.sh). Included
 // before the shim (clang -include); declarations only, nothing links against them.
 #include <stddef.h>
 

@@ -1,12 +1,12 @@
 // goss_metal.m — goss_metal.h on Apple's Metal (macOS, Objective-C with ARC).
 //
-// Built by the native module's macOS profile:
+// Built by the metal-shim module's macOS profile:
 //   clang -fobjc-arc -O2 -dynamiclib -framework Metal -framework Foundation -o libgoss_metal.dylib goss_metal.m
 // Handles are Objective-C objects handed to C as retained pointers (CFBridgingRetain) and released by
 // the matching *_release (CFBridgingRelease). Every entry point runs in its own @autoreleasepool because
 // the callers are Java threads without a run loop. It cannot be built on Linux (no Metal there): the emulated device
-// in test-harness/metal-emu implements the same header for CI, and CI compiles this file with clang against GNUstep's
-// Foundation and a stand-in Metal header checked against Apple's API (native/metal-check/check.sh).
+// in backend-metal/emu implements the same header for CI, and CI compiles this file with clang against GNUstep's
+// Foundation and a stand-in Metal header checked against Apple's API (backend-metal/check/check.sh).
 #import <Foundation/Foundation.h>
 #import <Metal/Metal.h>
 #include <string.h>
