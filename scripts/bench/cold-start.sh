@@ -14,7 +14,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
+. "$root/backend-cpu/kernels/isa_flags.sh"  # goss_cpu_flags
 runs=5 threads="" prompt="Hello! In one sentence, what can you do?" jar="$root/cli/target/goss-gpu.jar" jar2="" env2=() model=""
 die() { echo "cold-start: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do

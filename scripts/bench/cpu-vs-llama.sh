@@ -33,7 +33,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
+. "$root/backend-cpu/kernels/isa_flags.sh"  # goss_cpu_flags
 
 depth_only=0 rounds=1 threads=2 reps=3 depth=8192 warm=2 jar="$root/cli/target/goss-gpu.jar" jar2="" out="" isa=""
 llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"

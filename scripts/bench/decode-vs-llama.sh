@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 42's "Done when" protocol: decode (tg32) on goss-gpu's cpu backend and llama.cpp's llama-bench, on the 4- and
 # 24-layer gpt-oss-20b-width GGUFs, in pooled rounds with the engines taking turns, a plain C streaming-read probe
-# (kernels/cpu/stream_probe.c) before each model of each round, then one `goss-gpu bench --op-times` per model. Prints
+# (backend-cpu/kernels/stream_probe.c) before each model of each round, then one `goss-gpu bench --op-times` per model. Prints
 # a markdown table of medians and ratios, each tg32 as a share of the median C probe and (a short probe follows every
 # engine run) as the median share of the probes just before and after each run, the op table's rows of more than 50 MB
 # with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
@@ -31,7 +31,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-. "$root/kernels/cpu/isa_flags.sh"  # goss_cpu_flags
+. "$root/backend-cpu/kernels/isa_flags.sh"  # goss_cpu_flags
 
 rounds=3 gen=32 reps=3 warm=2 threads="$(nproc 2>/dev/null || echo 2)" probe_gib=4 op_times=1 fresh_probe=0 llama_mmap=1 out=""
 jar="$root/cli/target/goss-gpu.jar" jar2="" llama_dir="${LLAMA_DIR:-/tmp/llama}" llama_bench="${LLAMA_BENCH:-}"
@@ -78,7 +78,7 @@ mkdir -p "$out"
 
 # The probe: the same C file bench binds, built as a command of its own.
 probe="$out/stream_probe"
-gcc -std=c11 -O2 -DGOSS_STREAM_PROBE_MAIN -I"$root/kernels/cpu" "$root/kernels/cpu/stream_probe.c" "$root/kernels/cpu/memory.c" \
+gcc -std=c11 -O2 -DGOSS_STREAM_PROBE_MAIN -I"$root/backend-cpu/kernels" "$root/backend-cpu/kernels/stream_probe.c" "$root/backend-cpu/kernels/memory.c" \
   -pthread -o "$probe" || die "cannot build the C probe"
 
 {

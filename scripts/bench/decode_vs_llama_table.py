@@ -136,7 +136,7 @@ def main(out):
     lines.append(f"- goss-gpu {env.get('commit')}; llama.cpp {env.get('llama_commit')} ({env.get('llama_bench')}{mmap})")
     lines.append(f"- {env.get('reps')} timed repetitions per engine per round, the engines taking turns; medians of the pooled repetitions; "
                  "GB/s = goss-gpu's bytes per token × t/s for both engines; shares against the median of the C probes "
-                 "(kernels/cpu/stream_probe.c, one before each model in each round)")
+                 "(backend-cpu/kernels/stream_probe.c, one before each model in each round)")
     lines.append("")
     lines.append("| model | bytes/token | C probe GB/s (rounds) | goss-gpu t/s | llama.cpp t/s | ratio | goss-gpu GB/s | of probe | llama.cpp GB/s | of probe |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine's decode with two builds of the tile kernels (kernels/cpu/tile_gemm.c), A and B, taking turns token by
+# The engine's decode with two builds of the tile kernels (backend-cpu/kernels/tile_gemm.c), A and B, taking turns token by
 # token in one process: a small change to a kernel, measured where it counts (the whole decode step, every op around
 # the kernel), with the VM's memory speed the same for both. Between processes this machine kind's memory moves decode
 # by 10-30 %; token by token, A and B see the same memory, and each token is set against the C probe passes around it.
@@ -47,7 +47,7 @@ done
 for m in "${models[@]}"; do [ -f "$m" ] || die "no model file at $m"; done
 [[ "$gen" =~ ^[0-9]+$ ]] && [ "$gen" -ge 4 ] || die "-n must be at least 4, got '$gen'"
 [[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -ge 1 ] || die "--runs must be at least 1, got '$runs'"
-. "$root/kernels/cpu/isa_flags.sh"
+. "$root/backend-cpu/kernels/isa_flags.sh"
 [ -n "$isa" ] || isa="$(goss_best_isa)"
 goss_isa_flags "$isa" > /dev/null || die "--isa takes avx512, avxvnni or avx2, got '$isa'"
 java="$("$root/scripts/find-jdk.sh")/bin/java"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One token's tile_gemm streaming its weights, against the C probe in the same process (stream_gemm.c), for variants
-# of kernels/cpu/tile_gemm.c built with other macros, taking turns; prints every sample and the medians per format,
+# of backend-cpu/kernels/tile_gemm.c built with other macros, taking turns; prints every sample and the medians per format,
 # variant and memory speed. For finding where a decode op's bytes stop flowing without the engine around the kernel.
 #
 # usage: scripts/bench/kernel-stream/run.sh [options] NAME[:CFLAGS] ...
@@ -30,7 +30,7 @@
 # Dry run: scripts/bench/kernel-stream/run.sh --gib 0.05 --rounds 1 --samples 1 base: pf:-DPREFETCH_ONE_TOKEN=3
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-kernels="$(cd "$here/../../../kernels/cpu" && pwd)"
+kernels="$(cd "$here/../../../backend-cpu/kernels" && pwd)"
 isa="" formats="mx4 q8" gib=1 job=4.4 rounds=4 samples=4 reps=1 order=memory span=0 tokens=1 out="" paired=0 touch_b=0 variants=()
 die() { echo "kernel-stream: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do

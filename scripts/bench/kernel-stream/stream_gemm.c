@@ -1,6 +1,6 @@
 /*
- * stream_gemm.c — how fast one token's tile_gemm (kernels/cpu/tile_gemm.c) streams its weights, against the C probe
- * (kernels/cpu/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
+ * stream_gemm.c — how fast one token's tile_gemm (backend-cpu/kernels/tile_gemm.c) streams its weights, against the C probe
+ * (backend-cpu/kernels/stream_probe.c) in the same process. Decode reads every weight once per token, so the share of the
  * probe a kernel reaches over a buffer far larger than the caches is the ceiling of `bench --op-times`' rows for it.
  *
  *     stream_gemm FORMAT GIB JOB_MB SAMPLES [REPS [ORDER [TOKENS [SPAN_GIB]]]]

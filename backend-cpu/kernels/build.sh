@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds libgoss_cpu.so (the cpu backend's native kernels) into OUT_DIR with the system C compiler:
 # ISA-independent files once, per-ISA kernel files once per instruction set (see isa.h).
-#   kernels/cpu/build.sh OUT_DIR [CC]
+#   backend-cpu/kernels/build.sh OUT_DIR [CC]
 # Linux x86-64 only; elsewhere the cpu backend runs its Java (Vector API) kernels.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

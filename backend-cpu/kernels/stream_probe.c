@@ -8,7 +8,7 @@
  * 256-bit AVX2 loads (four independent sums) where the CPU has AVX2, else 64-bit words (four sums).
  *
  * Built into libgoss_cpu (bench calls it through FFM), and on its own as a command:
- *   gcc -O2 -DGOSS_STREAM_PROBE_MAIN kernels/cpu/stream_probe.c kernels/cpu/memory.c -Ikernels/cpu -pthread -o stream_probe
+ *   gcc -O2 -DGOSS_STREAM_PROBE_MAIN backend-cpu/kernels/stream_probe.c backend-cpu/kernels/memory.c -Ibackend-cpu/kernels -pthread -o stream_probe
  *   ./stream_probe [THREADS [GIB [PASSES [SPAN_GIB]]]]
  * With SPAN_GIB (larger than GIB), each pass reads GIB twice, in turns: the buffer's first GIB again (what the probe
  * reads), then GIB in 4 MiB chunks drawn at random anew out of SPAN_GIB (as decode reads experts out of a large model),
