@@ -16,6 +16,11 @@ import io.gossgpu.conformance.BackendConformanceKit;
  * {@code GOSS_CUDA_FAKE_OPS=0} skips the kit under the fake driver instead.
  */
 class CudaConformanceTest extends BackendConformanceKit {
+    @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
     static final String FAKE_DRIVER_DEVICE = "goss-gpu fake CUDA driver";
 
     @Override

@@ -2,7 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.generate.GenerationOptions;

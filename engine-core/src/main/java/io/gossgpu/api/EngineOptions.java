@@ -81,7 +81,8 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadProgre
         return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n, placement, contextLength);
     }
 
-    LoadOptions loadOptions() {
+    /** The model reader's view of these options: mapping, progress, tensor checks, float experts. */
+    public LoadOptions loadOptions() {
         LoadProgress p = progress;
         LoadOptions.Progress toLoader = p == LoadProgress.NONE ? LoadOptions.Progress.NONE : new LoadOptions.Progress() {
             @Override
