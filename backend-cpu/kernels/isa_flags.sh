@@ -1,4 +1,4 @@
-# The compiler flags of each kernel family (isa.h): sourced by build.sh and the scripts under scripts/bench.
+# The compiler flags of each kernel family (isa.h): sourced by build.sh and the scripts under benchmarks/scripts.
 # goss_isa_flags ISA prints them; an unknown ISA returns 1.
 goss_isa_flags() {
   case "$1" in

@@ -1,6 +1,6 @@
 /*
  * stream_probe.c — what this machine's memory gives a plain streaming read, the yardstick decode is measured
- * against (`goss-gpu bench`, scripts/bench/decode-vs-llama.sh). No JVM, no pool, no kernel: `threads` POSIX threads
+ * against (`goss-gpu bench`, benchmarks/scripts/decode-vs-llama.sh). No JVM, no pool, no kernel: `threads` POSIX threads
  * each sum their own slice of one buffer far larger than any cache (allocated as the repacked weights are, by
  * goss_cpu_alloc: 2 MiB aligned, huge pages advised), all released together by a barrier, pass after pass; a pass
  * runs from the first thread's start to the last one's end, and the best pass counts, as STREAM reports it. Every

@@ -32,7 +32,7 @@ enum { MX4 = 0, Q8 = 1 };
 #define PREFETCH 4096
 #endif
 /* The formats for which the AVX-512 kernel prefetches a block ahead for one token too, a bit per format (1 << MX4,
- * 1 << Q8): mx4 only (see group_tokens); 0 or 3 for scripts/bench/kernel-stream's variants. */
+ * 1 << Q8): mx4 only (see group_tokens); 0 or 3 for benchmarks/scripts/kernel-stream's variants. */
 #ifndef PREFETCH_ONE_TOKEN
 #define PREFETCH_ONE_TOKEN 1
 #endif
@@ -50,7 +50,7 @@ INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
 /* The hardware prefetchers follow a stream within a 4 KiB page only: when the weight stream enters the next page, its
  * first lines come from memory at the demand loads' pace before the prefetchers pick it up again. Asking for the first
  * two lines of the next page as a block starts a page (a page, 16 mx4 or 8 q8 blocks, ahead) keeps them going. On a
- * Zen 5 (2 threads, 1 GiB of weights in expert-sized jobs, scripts/bench/kernel-stream --paired: the builds with and
+ * Zen 5 (2 threads, 1 GiB of weights in expert-sized jobs, benchmarks/scripts/kernel-stream --paired: the builds with and
  * without it taking turns in one process, shares of the C probe), one token: AVX-512 mx4 68 → 92 %, q8 70 → 97 % (105
  * of 105 samples ahead); on top of the AVX2 kernels' own prefetch (prefetch_block) +15 points for both formats with
  * AVX2, +23 (mx4) and +15 (q8) with AVX-VNNI. Two tokens, on top of prefetch_block: +23/+9 (AVX-512), +5/+19 (AVX2),
@@ -62,14 +62,14 @@ INLINE void prefetch_block(int fmt, const uint8_t *wt, int64_t b) {
 #endif
 /* On this project's VMs a page the process has not read for a while costs the first load that reaches it a wait that
  * a prefetch does not take off it: with one load per 4 KiB page of the jobs done beforehand (untimed,
- * scripts/bench/kernel-stream --touch-b), the kernel reads expert-sized jobs drawn fresh out of 10 GiB 15 (mx4) and 11
+ * benchmarks/scripts/kernel-stream --touch-b), the kernel reads expert-sized jobs drawn fresh out of 10 GiB 15 (mx4) and 11
  * (q8) points of the C probe faster, as fast as the same gigabyte read again; a prefetch per page instead gains
  * nothing, and loads in line (2, 4, 8 pages ahead) or over each call's pages just before it cost more than they save
  * (−0.5 to −8 points). Address translation is the obvious suspect (no PMU here to tell). The AVX-512 kernel asks
  * for one line FAR_PAGES pages ahead as a page starts, which narrows the gap a little. Zen 5 VM, 2 threads, AVX-512,
- * paired (scripts/bench/kernel-stream --paired --fresh 10, points of the C probe, fast memory): mx4 +5.0, +3.5 (16 pages), +4.5 (12), +3.0, +2.4, −0.8 at
+ * paired (benchmarks/scripts/kernel-stream --paired --fresh 10, points of the C probe, fast memory): mx4 +5.0, +3.5 (16 pages), +4.5 (12), +3.0, +2.4, −0.8 at
  * 8 pages (2 pages ahead: less), q8 +6.1, +1.9; jobs reshuffled out of 1 GiB (--fresh 1) mx4 +10.4, +5.8. In the
- * engine, paired token by token (scripts/bench/engine-pair): 24 layers +1.0, +1.5, +1.6, +1.8, +1.9, −1.3 points of
+ * engine, paired token by token (the engine-pair harness of commit b299d06): 24 layers +1.0, +1.5, +1.6, +1.8, +1.9, −1.3 points of
  * the whole step, 4 layers +0.0, +3.8, +5.2. The AVX2 and AVX-VNNI kernels, whose prefetch_block asks for every
  * block 4 KiB ahead already, read no more with it (mx4 −1.9, +1.0; AVX-VNNI −5.0, −0.2) and leave it out.
  * FAR_PAGES=0 leaves it out everywhere (for kernel-stream). */
@@ -118,7 +118,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * weights, medians of ~20 runs against a C probe read just before and after each) this prefetch made q8 read
          * 85 % of a 55-70 GB/s probe against 95 % without it, and mx4 92 % against 95 %; against a 30-37 GB/s probe
          * q8 96 % against 99 %, mx4 100 % against 98 %. Several tokens keep it (see prefetch_block). On a Zen 5 the
-         * kernel alone streamed better with it (the harness of scripts/bench/kernel-stream, fast memory: mx4 68 → 73 %,
+         * kernel alone streamed better with it (the harness of benchmarks/scripts/kernel-stream, fast memory: mx4 68 → 73 %,
          * q8 78 → 84 % of a ~70 GB/s probe) but the engine did not (decode-vs-llama A/B, same run: 4-layer 0.89×,
          * 24-layer 0.98× the t/s without). Alternated token by token in one process (a throw-away build, 15 runs of 24
          * layers), prefetching 2048 B ahead with T1 read +1.8 points of the probe per step on average, spread ~5; 3072 B
@@ -126,7 +126,7 @@ INLINE void group_tokens(int fmt, const uint8_t *wt, const void *scales, int64_t
          * With the next page's lines asked for (prefetch_next_page), it pays for mx4, whose blocks take twice the
          * arithmetic per byte of q8's: paired in kernel-stream (Zen 5, 2 threads, expert-sized jobs in a random order,
          * a ~65 GB/s probe) mx4 +7 to +10 points at 4096 B (2048 B +4, 3072 B +6, 6144 B +8), and q8 −8; against a
-         * ~40 GB/s probe mx4 −2 at 4096 B, −8 at 8192 B. In the engine, paired token by token (scripts/bench/engine-pair,
+         * ~40 GB/s probe mx4 −2 at 4096 B, −8 at 8192 B. In the engine, paired token by token (the engine-pair harness of commit b299d06,
          * 24 layers): +3.5 to +6 points of the whole step's share of a 60-75 GB/s probe, −0.3 of a 42 GB/s one. So mx4
          * takes it and q8 goes without. */
         if (nt > 1 || (PREFETCH_ONE_TOKEN >> fmt & 1)) prefetch_block(fmt, wt, b);

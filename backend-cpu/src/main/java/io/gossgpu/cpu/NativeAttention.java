@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
- * The work items of {@link AttentionJob} on the native kernels ({@code kernels/cpu/attention.c}): an online
+ * The work items of {@link AttentionJob} on the native kernels ({@code backend-cpu/kernels/attention.c}): an online
  * softmax per (sequence, KV head, block of {@link #TOKENS} query tokens), over the sequence's cached keys (at most two
  * runs of ring slots) and then its own keys in the batch. Short sequences (≤ {@link #TOKENS} tokens, decode) also split
  * the keys into chunks of {@link #CHUNK} positions, so that every thread streams part of a long cache; the chunks'

@@ -8,7 +8,7 @@ import io.gossgpu.model.ModelWeights;
 
 /**
  * The conformance kit for the cpu backend's native integer kernels, whose MXFP4 and Q8_0 products multiply
- * activations quantized to int8 blocks of 32 ({@code kernels/cpu/quantize_q8.c}), and which quantize float dense
+ * activations quantized to int8 blocks of 32 ({@code backend-cpu/kernels/quantize_q8.c}), and which quantize float dense
  * weights to Q8_0 at load ({@code GOSS_CPU_DENSE=q8}, the default; the routers stay float). The reference runs the same
  * model with those weights replaced by their Q8_0 ({@link QuantizedDense}, the same bits as the tiles), so what is
  * compared is the arithmetic on the quantized weights. The kernels are exact for the quantized activations

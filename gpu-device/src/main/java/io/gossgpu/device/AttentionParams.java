@@ -4,8 +4,8 @@ import io.gossgpu.model.ModelConfig;
 
 /**
  * The one params struct of every attention kernel ({@link AttentionPipeline}: attention, attention_gqa,
- * attention_split, attention_combine, kv_store), declared as {@code AttentionParams} in kernels/cuda/attention.cu,
- * kernels/opencl/attention.cl and kernels/metal/attention.metal with these fields in this order
+ * attention_split, attention_combine, kv_store), declared as {@code AttentionParams} in backend-cuda/kernels/attention.cu,
+ * backend-opencl/kernels/attention.cl and backend-metal/kernels/attention.metal with these fields in this order
  * (AttentionKernelContractTest checks all three). The sequence's first position is not here: every kernel reads it
  * from its {@code pos} buffer, so that a CUDA graph of a decode step replays unchanged at the next position.
  *

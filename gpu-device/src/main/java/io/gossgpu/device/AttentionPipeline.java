@@ -5,8 +5,8 @@ import java.util.function.Function;
 
 /**
  * Attention with sinks (causal, sliding window, GQA) of one sequence of a step, then its rows stored in the KV cache,
- * written once over a {@link Launcher} for every GPU API. The kernels (kernels/cuda/attention.cu,
- * kernels/opencl/attention.cl, kernels/metal/attention.metal) take the buffers listed at their launch below, in that
+ * written once over a {@link Launcher} for every GPU API. The kernels (backend-cuda/kernels/attention.cu,
+ * backend-opencl/kernels/attention.cl, backend-metal/kernels/attention.metal) take the buffers listed at their launch below, in that
  * order, then {@link AttentionParams}; each reads the sequence's first position from {@code pos[0]}.
  * <ul>
  *   <li>{@code attention}: one group per (query head, row) over all its keys (every API).</li>

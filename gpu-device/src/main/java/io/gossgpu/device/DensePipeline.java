@@ -19,8 +19,8 @@ import java.util.function.Function;
  * Σ_c W[r, c] · x[xRow0 + t, c] (+ bias[r])} by the API's matvec (decode) or, from {@link DenseShapes#prefillMinT}
  * tokens on, its prefill GEMM (on tensor cores where the API has one for the format) unless the matrix has fewer than
  * {@link DenseShapes#gemmMinRows} rows; and {@code out[t, :]} = row
- * {@code ids[t]} of a table. Every dense kernel (kernels/cuda/dense.cu, kernels/opencl/dense.cl,
- * kernels/metal/dense.metal) takes the matrix, its block scales where {@link DenseShapes#scales}, the bias (the matrix
+ * {@code ids[t]} of a table. Every dense kernel (backend-cuda/kernels/dense.cu, backend-opencl/kernels/dense.cl,
+ * backend-metal/kernels/dense.metal) takes the matrix, its block scales where {@link DenseShapes#scales}, the bias (the matrix
  * again, unread, without one), x, the output (three where {@link DenseShapes#threeOutputs}), then {@link DenseParams};
  * embed takes the table (and its scales), the ids and the output, then {@link EmbedParams}. The kernels' names per
  * format, the thresholds and the grids are each API's ({@link DenseShapes}).

@@ -2,8 +2,8 @@ package io.gossgpu.device;
 
 /**
  * The one params struct of every MoE kernel ({@link MoePipeline}: moe_gate_up, moe_down, moe_sort, moe_gate_up_tiled,
- * moe_down_tiled, moe_combine), declared as {@code struct MoeParams} in kernels/cuda/moe.cu, kernels/opencl/moe.cl and
- * kernels/metal/moe.metal with these fields in this order (MoeKernelContractTest checks all three). The experts'
+ * moe_down_tiled, moe_combine), declared as {@code struct MoeParams} in backend-cuda/kernels/moe.cu, backend-opencl/kernels/moe.cl and
+ * backend-metal/kernels/moe.metal with these fields in this order (MoeKernelContractTest checks all three). The experts'
  * MXFP4 weights are in OpenAI's layout, codes and scales apart, on every API ({@link Mxfp4Repack} repacks GGUF's).
  *
  * @param tokens  T, the batch's tokens

@@ -14,7 +14,7 @@ import java.util.List;
  *       slots, {@code moe_combine} sums each token's K weighted slot outputs in slot order (no float atomics).</li>
  * </ul>
  * Every kernel takes the buffers listed at its launch below, in that order, then {@link MoeParams}; the same in
- * kernels/cuda, kernels/opencl and kernels/metal. How each API spreads the work over groups comes in as
+ * backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels. How each API spreads the work over groups comes in as
  * {@link MoeShapes}, and with it whether the device has the tensor-core twins of the two tiled kernels
  * ({@link MoeShapes#mma}: {@link #GATE_UP_MMA}, {@link #DOWN_MMA}, CUDA only), which then run in their place.
  *

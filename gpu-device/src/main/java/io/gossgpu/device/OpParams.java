@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * The params structs of the ops that every GPU API has beside the MoE and attention (embed, rmsnorm, dense, rope, add,
  * argmax, the router's topk_softmax), one record each, shared by all three: {@code struct NormParams} etc. are declared with these fields
- * in this order in kernels/cuda, kernels/opencl and kernels/metal (KernelVocabularyTest compares the three folders,
+ * in this order in backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels (KernelVocabularyTest compares the three folders,
  * each backend's params test its own against these records). A kernel may leave a field unread (said at its struct).
  */
 public final class OpParams {

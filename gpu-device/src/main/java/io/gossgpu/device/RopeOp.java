@@ -6,7 +6,7 @@ import java.util.function.Function;
 
 /**
  * RoPE of one sequence's query and key rows, in one launch per sequence for every GPU API: {@code rope}
- * (kernels/cuda/rope.cu, kernels/opencl/rope.cl, kernels/metal/rope.metal) takes the query rows {@code q} and the key
+ * (backend-cuda/kernels/rope.cu, backend-opencl/kernels/rope.cl, backend-metal/kernels/rope.metal) takes the query rows {@code q} and the key
  * rows {@code k} (both rotated in place), the cos/sin {@code table} ({@link RopeTable}) and {@code pos}, whose first int
  * is the position of row {@link RopeParams#row0} (read from device memory on every API, as the attention kernels read
  * it, so a CUDA graph of a decode step replays unchanged), then {@link RopeParams}. The grid spans the query heads and

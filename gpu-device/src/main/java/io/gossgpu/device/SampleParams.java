@@ -1,8 +1,8 @@
 package io.gossgpu.device;
 
 /**
- * The params struct of the sampling kernels ({@code struct SampleParams} in kernels/cuda/sample.cu and
- * kernels/opencl/sample.cl, the same fields in this order), run by {@link SamplePipeline}.
+ * The params struct of the sampling kernels ({@code struct SampleParams} in backend-cuda/kernels/sample.cu and
+ * backend-opencl/kernels/sample.cl, the same fields in this order), run by {@link SamplePipeline}.
  *
  * @param row    the row of the logits buffer sampled
  * @param vocab  ids per row

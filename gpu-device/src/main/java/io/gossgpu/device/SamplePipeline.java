@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Plain temperature sampling of one logits row on the device, written once over a {@link Launcher} for every API that
- * has the sampling kernels (kernels/cuda/sample.cu, kernels/opencl/sample.cl; Metal declines
+ * has the sampling kernels (backend-cuda/kernels/sample.cu, backend-opencl/kernels/sample.cl; Metal declines
  * {@link io.gossgpu.backend.BackendOp#SAMPLE} and the host samples). With {@code G} chunks of the row:
  * {@code sample_max} (G groups: each chunk's max), {@code sample_sums} (G groups: each chunk's sum of
  * {@code exp((l − max)/T)} in double), {@code sample_pick} (one group: the crossing chunk, piece and id). Each takes the

@@ -12,7 +12,7 @@ import java.util.function.LongFunction;
 /**
  * The small ops every GPU API runs alike, launched once here over a {@link Launcher}: {@code rmsnorm},
  * {@code add}, their fusion {@code add_rmsnorm}, {@code argmax} and the router's {@code topk_softmax}, each the same kernel name with the same buffers
- * and the same {@link OpParams} record on kernels/cuda, kernels/opencl and kernels/metal. How each API spreads an op
+ * and the same {@link OpParams} record on backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels. How each API spreads an op
  * over groups comes in as {@link Shapes}.
  *
  * @param <B> the API's buffer argument

@@ -25,9 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code _SDPA_}. Reads the sources, needs no device.
  */
 class AttentionKernelContractTest {
-    private static final Path KERNELS = Path.of("..", "kernels").toAbsolutePath().normalize();
-    private static final Map<String, String> FILES = Map.of("cuda", "cuda/attention.cu", "opencl", "opencl/attention.cl",
-            "metal", "metal/attention.metal");
+    private static final Map<String, String> FILES = Map.of("cuda", "backend-cuda/kernels/attention.cu",
+            "opencl", "backend-opencl/kernels/attention.cl", "metal", "backend-metal/kernels/attention.metal");
     /** Which kernels each API has: attention_split is OpenCL's alone, attention_mma CUDA's, Metal has neither split kernel. */
     static final Map<String, Set<String>> HAS = Map.of(
             "cuda", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.COMBINE, AttentionPipeline.KV_STORE,
@@ -35,8 +34,8 @@ class AttentionKernelContractTest {
             "opencl", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.SPLIT, AttentionPipeline.COMBINE,
                     AttentionPipeline.KV_STORE),
             "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
-    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KERNELS.resolve("cuda/README.md"),
-            "opencl", KERNELS.resolve("opencl/README.md"), "metal", KERNELS.resolve("../backend-metal/README.md").normalize());
+    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KernelSources.dir("cuda").resolve("README.md"),
+            "opencl", KernelSources.dir("opencl").resolve("README.md"), "metal", KernelSources.ROOT.resolve("backend-metal/README.md"));
     private static final Map<String, Pattern> DECLARATION = Map.of("cuda", Pattern.compile("extern \"C\" __global__ void (\\w+)\\("),
             "opencl", Pattern.compile("__kernel void (\\w+)\\("), "metal", Pattern.compile("KERNEL\\((\\w+)\\)"));
 
@@ -89,7 +88,7 @@ class AttentionKernelContractTest {
 
     /** An API's attention file, comments removed. */
     private static String source(String api) throws IOException {
-        String s = Files.readString(KERNELS.resolve(FILES.get(api)));
+        String s = Files.readString(KernelSources.ROOT.resolve(FILES.get(api)));
         return s.replaceAll("//[^\n]*", "").replaceAll("(?s)/\\*.*?\\*/", "");
     }
 }

@@ -16,11 +16,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The kernel sources of kernels/cuda, kernels/opencl and kernels/metal as the contract tests read them: the kernels
+ * The kernel sources of backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels as the contract tests read them: the kernels
  * of one op's file with the params struct each takes, and a kernel's parameter list. Reads text; needs no device.
  */
 final class KernelSources {
-    static final Path KERNELS = Path.of("..", "kernels").toAbsolutePath().normalize();
+    /** The repository root: tests run in their module's folder. */
+    static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+    /** An API's kernel sources: backend-API/kernels. */
+    static Path dir(String api) {
+        return ROOT.resolve("backend-" + api).resolve("kernels");
+    }
     /** The APIs, each with the suffix of its one file per op and its shared headers. */
     static final Map<String, String> OP_SUFFIX = Map.of("cuda", ".cu", "opencl", ".cl", "metal", ".metal");
     private static final Map<String, List<String>> SUFFIXES = Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"),
@@ -56,20 +62,20 @@ final class KernelSources {
 
     /** Every source file of an API's kernel folder, comments removed. */
     static String source(String api) {
-        try (Stream<Path> files = Files.list(KERNELS.resolve(api))) {
+        try (Stream<Path> files = Files.list(dir(api))) {
             StringBuilder sb = new StringBuilder();
             for (Path f : files.filter(p -> SUFFIXES.get(api).stream().anyMatch(s -> p.toString().endsWith(s))).sorted().toList())
                 sb.append(Files.readString(f)).append('\n');
-            assertTrue(sb.length() > 0, "no kernel sources in " + KERNELS.resolve(api));
+            assertTrue(sb.length() > 0, "no kernel sources in " + dir(api));
             return uncomment(sb.toString());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    /** The source of {@code op}'s file on {@code api} ({@code kernels/cuda/rmsnorm.cu}), comments removed; null when there is none. */
+    /** The source of {@code op}'s file on {@code api} ({@code backend-cuda/kernels/rmsnorm.cu}), comments removed; null when there is none. */
     static String opSource(String api, String op) {
-        Path f = KERNELS.resolve(api).resolve(op + OP_SUFFIX.get(api));
+        Path f = dir(api).resolve(op + OP_SUFFIX.get(api));
         try {
             return Files.exists(f) ? uncomment(Files.readString(f)) : null;
         } catch (IOException e) {
@@ -79,7 +85,7 @@ final class KernelSources {
 
     /** The ops with a file in an API's folder (file names without suffix), the shared headers and includers left out. */
     static List<String> opFiles(String api) {
-        try (Stream<Path> files = Files.list(KERNELS.resolve(api))) {
+        try (Stream<Path> files = Files.list(dir(api))) {
             return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(OP_SUFFIX.get(api)))
                     .map(n -> n.substring(0, n.length() - OP_SUFFIX.get(api).length()))
                     .filter(n -> !n.equals("goss") && !n.equals("common")).sorted().toList();
@@ -118,7 +124,7 @@ final class KernelSources {
 
     private static String ptx(String op) {
         try {
-            return Files.readString(KERNELS.resolve("cuda/prebuilt/" + op + ".ptx"));
+            return Files.readString(dir("cuda").resolve("prebuilt/" + op + ".ptx"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

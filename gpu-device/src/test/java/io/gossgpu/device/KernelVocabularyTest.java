@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * One vocabulary over kernels/cuda, kernels/opencl and kernels/metal: an op's file has the same name on every API
+ * One vocabulary over backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels: an op's file has the same name on every API
  * that has the op, a kernel that more than one API has takes the same params struct (same name, same fields in the
  * same order) on each, and a kernel that only some APIs have is listed in {@link #ONLY} with what it adds. The
  * differences not yet removed are listed in {@link #NOT_YET}, which only shrinks: an entry whose kernels agree

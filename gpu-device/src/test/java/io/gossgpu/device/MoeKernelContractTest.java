@@ -13,19 +13,18 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The MoE kernels are one contract on every API ({@link MoePipeline}): kernels/cuda, kernels/opencl and kernels/metal
+ * The MoE kernels are one contract on every API ({@link MoePipeline}): backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels
  * each declare {@code struct MoeParams} as the record {@link MoeParams} has it, and each of
  * {@link MoePipeline#KERNELS} takes {@link MoePipeline#BUFFERS} buffers and then a {@code MoeParams} (OpenCL's
  * {@code __local} arguments, dynamic group memory, aside); the knob tables name the prefill threshold
  * {@code GOSS_<API>_MOE_PREFILL_MIN_T}, and none the names it replaced. Reads the sources, needs no device.
  */
 class MoeKernelContractTest {
-    private static final Path KERNELS = KernelSources.KERNELS;
     /** Per API: its kernel folder, source suffixes and the documents whose knob table names its knobs. */
     private static final Map<String, List<String>> SOURCES = Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"),
             "metal", List.of(".metal", ".h"));
-    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KERNELS.resolve("cuda/README.md"),
-            "opencl", KERNELS.resolve("opencl/README.md"), "metal", KERNELS.resolve("../backend-metal/README.md").normalize());
+    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KernelSources.dir("cuda").resolve("README.md"),
+            "opencl", KernelSources.dir("opencl").resolve("README.md"), "metal", KernelSources.ROOT.resolve("backend-metal/README.md"));
 
     @Test
     void everyApiDeclaresTheOneMoeParamsStruct() throws IOException {

@@ -12,7 +12,7 @@ import java.lang.management.ManagementFactory;
 import java.util.Locale;
 
 /**
- * What this machine's memory gives a plain streaming read: {@code kernels/cpu/stream_probe.c} through FFM (POSIX
+ * What this machine's memory gives a plain streaming read: {@code backend-cpu/kernels/stream_probe.c} through FFM (POSIX
  * threads summing their slices of a buffer of several GiB with AVX2 loads, best of a few passes; no JVM in the
  * loop). Decode's share of bandwidth is taken against this figure, so that it says how close a token comes to the
  * machine, not to a Java loop ({@link ReadBandwidth}, printed beside it). The same C file builds a command of its

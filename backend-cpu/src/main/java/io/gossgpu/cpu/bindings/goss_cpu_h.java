@@ -10,7 +10,7 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * FFM bindings to {@code kernels/cpu/goss_cpu.h}, in the style jextract generates (one class per header, C
+ * FFM bindings to {@code backend-cpu/kernels/goss_cpu.h}, in the style jextract generates (one class per header, C
  * names, a {@link FunctionDescriptor} and a downcall handle per function, pointers as {@link MemorySegment}).
  * Written by hand because jextract is not part of the build; keep it in step with the header
  * ({@link #GOSS_CPU_ABI_VERSION} is checked when the library is bound).

@@ -1,7 +1,7 @@
 package io.gossgpu.cpu.compute;
 
 /**
- * e^x in float by the polynomial of {@code kernels/cpu/vexp.h}, the same operations in the same order (Java's
+ * e^x in float by the polynomial of {@code backend-cpu/kernels/vexp.h}, the same operations in the same order (Java's
  * float arithmetic and {@link Math#fma} are exact IEEE operations in every JIT tier), so scalar tails, the Vector
  * API kernels ({@link VectorKernels#exp}) and the native kernels agree bit for bit and never depend on which
  * compiler tier ran. {@code Math.exp} and the Vector API's {@code EXP} are not used on hot paths: the JIT may

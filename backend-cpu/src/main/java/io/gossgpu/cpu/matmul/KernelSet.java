@@ -155,7 +155,7 @@ public final class KernelSet {
 
     /**
      * {@code goss_<isa>_mx4_gemm} or {@code _q8_gemm} of this set (goss_cpu.h): row groups {@code g0 .. g1−1} of a tiled
-     * matrix times {@code T} q8 activation rows. Public for scripts/bench/job-mix, which calls the kernels without a model.
+     * matrix times {@code T} q8 activation rows. Public for benchmarks/scripts/job-mix, which calls the kernels without a model.
      */
     public void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
@@ -185,7 +185,7 @@ public final class KernelSet {
         }
     }
 
-    // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys, kernels/cpu/attention.c ----
+    // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys, backend-cpu/kernels/attention.c ----
 
     /** Whether this set has native attention kernels. */
     public boolean nativeAttention() {

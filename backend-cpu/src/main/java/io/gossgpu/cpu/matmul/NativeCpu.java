@@ -12,7 +12,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.Locale;
 
 /**
- * Finds libgoss_cpu (built from {@code kernels/cpu} by the kernels module into
+ * Finds libgoss_cpu (built from {@code backend-cpu/kernels} by the kernels module into
  * {@code io/gossgpu/kernels/cpu/<os>-<arch>/}), binds it once per JVM, and says which instruction sets this
  * CPU can run. When there is no library for this platform, native access is denied, or the CPU lacks AVX2,
  * {@link #unavailableReason()} says why in one line and the cpu backend runs its Java kernels.

@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A quantized weight (MXFP4 in either layout, or Q8_0) repacked at load into the 16-row tiles of
- * {@code kernels/cpu/goss_cpu.h} and multiplied by the native integer kernels. Both MXFP4 layouts become
+ * {@code backend-cpu/kernels/goss_cpu.h} and multiplied by the native integer kernels. Both MXFP4 layouts become
  * the same tiles (natural column order), so one kernel serves OpenAI's and ggml's files and activations
  * are never permuted. A float (F32/F16/BF16) weight becomes q8 tiles too, quantized by Q8_0's rule
  * ({@link KernelSet#quantizesDense}). Costs one copy of the weight in native memory; the file's pages are then unused.

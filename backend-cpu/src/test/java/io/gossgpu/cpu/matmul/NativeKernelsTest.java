@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * The native matrix kernels (kernels/cpu) of each instruction set this CPU runs, against sums in double:
+ * The native matrix kernels (backend-cpu/kernels) of each instruction set this CPU runs, against sums in double:
  * <ul>
  *   <li>activation quantization: {@code d = max|x|/127}, {@code |d·q − x| ≤ d/2}, {@code s = Σq};</li>
  *   <li>MXFP4 (both layouts) and Q8_0 tiles: {@code out = Σ W·(d·q) + bias} with the file's weights decoded by

@@ -4,7 +4,7 @@
 # relaunch, load, prefill, one token, exit), the model load and the first token as goss-gpu reports them,
 # median and best, and each variant's ratio to the first.
 #
-# usage: scripts/bench/cold-start.sh [options] MODEL
+# usage: benchmarks/scripts/cold-start.sh [options] MODEL
 #   -r N          runs of each variant (default: 5)
 #   -t N          cpu threads (default: all)
 #   --prompt P    the prompt (default: "Hello! In one sentence, what can you do?")

@@ -3,7 +3,7 @@
 # of backend-cpu/kernels/tile_gemm.c built with other macros, taking turns; prints every sample and the medians per format,
 # variant and memory speed. For finding where a decode op's bytes stop flowing without the engine around the kernel.
 #
-# usage: scripts/bench/kernel-stream/run.sh [options] NAME[:CFLAGS] ...
+# usage: benchmarks/scripts/kernel-stream/run.sh [options] NAME[:CFLAGS] ...
 #   NAME:CFLAGS     a build of the kernel with these extra compiler flags, e.g. base:  or  pf:-DPREFETCH_ONE_TOKEN=3
 #                   or  pf8k:"-DPREFETCH_ONE_TOKEN=3 -DPREFETCH=8192" (quote flags with spaces); NAME@ISA:CFLAGS
 #                   builds that variant for another kernel family (e.g. vnni@avxvnni: beside base: in the same turns)
@@ -15,7 +15,7 @@
 #   --shuffled      jobs in a random order (as decode picks experts), not in memory order
 #   --fresh SPAN    each pass reads --gib of jobs drawn at random anew out of SPAN GiB of weights (a model's size, e.g.
 #                   10), as decode reads experts it has not read for a while; on this project's VMs that reads slower
-#                   than the same gigabyte again (scripts/bench/README.md)
+#                   than the same gigabyte again (benchmarks/scripts/README.md)
 #   --touch-b       with --fresh and --paired: a load from every 4 KiB page of B's jobs before each of B's passes
 #                   (untimed); with two builds alike (base: touched:), B − A is what reading each page once before
 #                   the kernel does saves it
@@ -27,7 +27,7 @@
 #                   by sample; use many samples (e.g. --rounds 2 --samples 20). Small effects show here first.
 # Needs gcc. A sample whose probes before and after differ by more than 10 % is left out of the medians; "fast" and
 # "slow" split the samples at 80 % of the fastest probe seen (some VMs' memory changes speed every few seconds).
-# Dry run: scripts/bench/kernel-stream/run.sh --gib 0.05 --rounds 1 --samples 1 base: pf:-DPREFETCH_ONE_TOKEN=3
+# Dry run: benchmarks/scripts/kernel-stream/run.sh --gib 0.05 --rounds 1 --samples 1 base: pf:-DPREFETCH_ONE_TOKEN=3
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 kernels="$(cd "$here/../../../backend-cpu/kernels" && pwd)"

@@ -44,7 +44,7 @@ def post(port, path, body, timeout=600):
 
 def start(args, n, port):
     if args.engine == "goss":
-        java = os.path.join(subprocess.check_output([os.path.join(os.path.dirname(__file__), "..", "find-jdk.sh")],
+        java = os.path.join(subprocess.check_output([os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "find-jdk.sh")],
                                                     text=True).strip(), "bin", "java")
         cmd = [java, "-jar", args.jar, "serve", "--model", args.model, "--backend", "cpu", "--threads", str(args.threads),
                "--parallel", str(n), "-c", str(args.ctx), "--port", str(port)]

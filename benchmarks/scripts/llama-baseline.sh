@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The llama.cpp side of scripts/bench/cpu-vs-llama.sh: fetches llama.cpp's source at a pinned commit, builds its
+# The llama.cpp side of benchmarks/scripts/cpu-vs-llama.sh: fetches llama.cpp's source at a pinned commit, builds its
 # llama-bench for this CPU, and writes the synthetic gpt-oss-20b-shaped GGUFs both engines are timed on.
 # Nothing of llama.cpp is part of goss-gpu or committed here; it all goes under DIR.
 #
-# usage: scripts/bench/llama-baseline.sh [options]
+# usage: benchmarks/scripts/llama-baseline.sh [options]
 #   --dir DIR       where everything goes (default: $LLAMA_DIR or /tmp/llama): DIR/src (the source), DIR/src/build (llama-bench),
 #                   DIR/gpt-oss-20b-synth-L4-mxfp4.gguf (and L24 with --full)
 #   --source SRC    a git URL or a local git directory (a clone, its .git, or a bare mirror) to take llama.cpp from
@@ -11,7 +11,7 @@
 #   --ref REF       the tag, branch or commit to build (default: b9994, commit 14d3ba45f3369e75a308212399cfada5d349883b,
 #                   July 2026); the commit built is printed and kept in DIR/src/.commit
 #   --full          also write the 24-layer file (about 11 GiB; the 4-layer one is about 2.8 GiB)
-#   --server        also build llama-server (for scripts/bench/server-np.py)
+#   --server        also build llama-server (for benchmarks/scripts/server-np.py)
 #   --avx2          also build llama-bench for AVX2-only CPUs, into DIR/src/build-avx2 (for cpu-vs-llama.sh --isa avx2)
 #   --jobs N        build jobs (default: the number of CPUs)
 # Needs git, cmake, a C and C++ compiler, and python3 with numpy (Debian: apt-get install git cmake g++ python3-numpy).
@@ -91,7 +91,7 @@ if [ $avx2 = 1 ]; then
     -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AVX_VNNI=OFF
 fi
 
-# 3. The models, written with this checkout's gguf-py (scripts/bench/synth_gguf.py says what is in them).
+# 3. The models, written with this checkout's gguf-py (benchmarks/scripts/synth_gguf.py says what is in them).
 layers=(4)
 [ $full = 1 ] && layers+=(24)
 for n in "${layers[@]}"; do
@@ -101,5 +101,5 @@ for n in "${layers[@]}"; do
   PYTHONPATH="$src/gguf-py" python3 "$here/synth_gguf.py" "$f.part" "$n" && mv "$f.part" "$f"
 done
 
-say "done. Compare the engines with: scripts/bench/cpu-vs-llama.sh --llama-dir $dir"
+say "done. Compare the engines with: benchmarks/scripts/cpu-vs-llama.sh --llama-dir $dir"
 ls -la "$src/build/bin/llama-bench" "$dir"/*.gguf >&2

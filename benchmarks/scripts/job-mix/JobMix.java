@@ -6,7 +6,7 @@
  * shares match the engine's op table, the loss is in the jobs themselves (their sizes, their order, the pool, the JVM),
  * not in the ops between them (attention, norms, the router, quantizing the activations).
  *
- *     java --enable-native-access=ALL-UNNAMED -cp goss-gpu.jar scripts/bench/job-mix/JobMix.java [LAYERS [TOKENS [EXPERTS]]]
+ *     java --enable-native-access=ALL-UNNAMED -cp goss-gpu.jar benchmarks/scripts/job-mix/JobMix.java [LAYERS [TOKENS [EXPERTS]]]
  *
  * LAYERS (24) of q/k/v and attn_out (q8 tiles: 4096 + 512 + 512 rows of 2880 columns; 2880 rows of 4096) and 32
  * experts of gate, up and down (mx4 tiles, 2880 × 2880 each), and the 201088-row q8 unembedding: 11.3 GB at 24
@@ -18,7 +18,7 @@
  *
  * What it mirrors (keep in step with the engine): MatrixJob's 64-row items with one kernel call per matrix a claimed
  * run covers; MoeJob's 256-row items per expert merged into calls of up to 4096 rows, gate then up per claimed run,
- * then down as a second job. scripts/bench/README.md says how to read it.
+ * then down as a second job. benchmarks/scripts/README.md says how to read it.
  */
 import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.cpu.compute.CpuKernels;

@@ -6,9 +6,9 @@
 # engine run) as the median share of the probes just before and after each run, the op table's rows of more than 50 MB
 # with their share of that run's probe, and the verdicts, under the CPU's flags and the load averages.
 #
-# usage: scripts/bench/decode-vs-llama.sh [options] [MODEL.gguf ...]
+# usage: benchmarks/scripts/decode-vs-llama.sh [options] [MODEL.gguf ...]
 #   MODEL            GGUFs (default: DIR/gpt-oss-20b-synth-L4-mxfp4.gguf and the L24 one of llama-baseline.sh, those there)
-#   --llama-dir DIR  where scripts/bench/llama-baseline.sh put llama.cpp and the GGUFs (default: $LLAMA_DIR or /tmp/llama)
+#   --llama-dir DIR  where benchmarks/scripts/llama-baseline.sh put llama.cpp and the GGUFs (default: $LLAMA_DIR or /tmp/llama)
 #   --llama-bench B  llama-bench built for the CPU (default: $LLAMA_BENCH or DIR/src/build/bin/llama-bench)
 #   --jar JAR        the goss-gpu jar (default: cli/target/goss-gpu.jar of this checkout)
 #   --jar2 JAR       a second goss-gpu build (after a change) timed in the same rounds, the three taking turns: the table
@@ -27,7 +27,7 @@
 #   --out DIR        where the raw outputs go (default: a new folder under /tmp)
 # Run it on a quiet machine, not under nice: llama.cpp's threads spin-wait for each other, so other processes on the
 # cores slow it far more than goss-gpu. The table shows the load average before and after.
-# Dry run: scripts/bench/decode-vs-llama.sh --rounds 1 -n 4 -r 1 -w 1 --probe-gib 1 MODEL.gguf
+# Dry run: benchmarks/scripts/decode-vs-llama.sh --rounds 1 -n 4 -r 1 -w 1 --probe-gib 1 MODEL.gguf
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -65,12 +65,12 @@ for n in "$rounds" "$gen" "$reps" "$warm" "$threads"; do [[ "$n" =~ ^[0-9]+$ ]] 
 llama_bench="${llama_bench:-$llama_dir/src/build/bin/llama-bench}"
 if [ ${#models[@]} -eq 0 ]; then
   for f in "$llama_dir"/gpt-oss-20b-synth-L4-mxfp4.gguf "$llama_dir"/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
-  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in $llama_dir: run scripts/bench/llama-baseline.sh --full"
+  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in $llama_dir: run benchmarks/scripts/llama-baseline.sh --full"
 fi
 for m in "${models[@]}"; do [[ "$m" == *.gguf && -f "$m" ]] || die "not a GGUF file: $m"; done
 [ -f "$jar" ] || die "no such jar: $jar (build it: ./gossw mvn -q -B -pl cli -am -DskipTests package)"
 [ -z "$jar2" ] || [ -f "$jar2" ] || die "no such jar: $jar2"
-[ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench (build it with scripts/bench/llama-baseline.sh)"
+[ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench (build it with benchmarks/scripts/llama-baseline.sh)"
 command -v gcc > /dev/null || die "needs gcc for the C probe"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
 out="${out:-$(mktemp -d /tmp/decode-vs-llama.XXXXXX)}"
@@ -117,7 +117,7 @@ gcc -std=c11 -O2 -DGOSS_STREAM_PROBE_MAIN -I"$root/backend-cpu/kernels" "$root/b
 event() { printf '%s\n' "$*" >> "$out/events.tsv"; }
 # With --fresh-probe, then fresh memory against the same memory again, over the model's size: on some hosts (this
 # project's VMs) memory a process has just allocated reads at a fraction of the speed for a while, the parts not read
-# lately the longest, as a model's experts are (scripts/bench/README.md, section 4).
+# lately the longest, as a model's experts are (benchmarks/scripts/README.md, section 4).
 probe_after() { # probe_after KIND MODEL ROUND
   local f="$out/around-$1-$(basename "$2")-r$3.txt"
   "$probe" "$threads" 1 4 > "$f" && event "probe $(cut -d' ' -f1 "$f")"

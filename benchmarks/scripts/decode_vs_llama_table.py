@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The table of scripts/bench/decode-vs-llama.sh (issue 42's "Done when"), from the raw outputs it left in OUT_DIR.
+"""The table of benchmarks/scripts/decode-vs-llama.sh (issue 42's "Done when"), from the raw outputs it left in OUT_DIR.
 
 usage: decode_vs_llama_table.py OUT_DIR   (prints markdown; also writes OUT_DIR/table.md)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A GGUF of gpt-oss-20b's shape with random weights, which llama.cpp and goss-gpu both load, for timing them.
 
-usage: PYTHONPATH=LLAMA_SRC/gguf-py python3 scripts/bench/synth_gguf.py OUT.gguf LAYERS [--seed N]
+usage: PYTHONPATH=LLAMA_SRC/gguf-py python3 benchmarks/scripts/synth_gguf.py OUT.gguf LAYERS [--seed N]
 
 Written with gguf-py, the GGUF library of the llama.cpp checkout that llama-baseline.sh builds, so the file is laid
 out as llama.cpp expects it: architecture "gpt-oss", MXFP4 experts (as ggml-org's published gpt-oss GGUFs), Q8_0

@@ -3,10 +3,10 @@
 # on this machine in one sitting, the engines taking turns. Prints one markdown table (goss-gpu t/s,
 # llama.cpp t/s, ratio) under the CPU's flags, the measured read bandwidth and the git commit.
 #
-# llama.cpp is not part of goss-gpu: scripts/bench/llama-baseline.sh fetches it at a pinned commit, builds its
-# llama-bench and writes the synthetic GGUFs (see scripts/bench/README.md). Nothing of it is committed here.
+# llama.cpp is not part of goss-gpu: benchmarks/scripts/llama-baseline.sh fetches it at a pinned commit, builds its
+# llama-bench and writes the synthetic GGUFs (see benchmarks/scripts/README.md). Nothing of it is committed here.
 #
-# usage: scripts/bench/cpu-vs-llama.sh [options] [MODEL ...]
+# usage: benchmarks/scripts/cpu-vs-llama.sh [options] [MODEL ...]
 #   MODEL            GGUF files (default: the recipe's DIR/gpt-oss-20b-synth-L4-mxfp4.gguf and the L24 one, those that
 #                    exist). A model that is not a .gguf (an original/ folder) runs on goss-gpu only.
 #   --llama-dir DIR  where llama-baseline.sh put llama.cpp and the GGUFs (default: $LLAMA_DIR or /tmp/llama)
@@ -64,14 +64,14 @@ for n in "$threads" "$reps" "$depth" "$warm" "$rounds"; do [[ "$n" =~ ^[0-9]+$ ]
 llama_bench="${llama_bench:-$llama_dir/src/build/bin/llama-bench}"
 if [ ${#models[@]} -eq 0 ]; then
   for f in "$llama_dir"/gpt-oss-20b-synth-L4-mxfp4.gguf "$llama_dir"/gpt-oss-20b-synth-L24-mxfp4.gguf; do [ -e "$f" ] && models+=("$f"); done
-  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in $llama_dir: run scripts/bench/llama-baseline.sh (see scripts/bench/README.md)"
+  [ ${#models[@]} -gt 0 ] || die "no model given and none of the recipe's GGUFs in $llama_dir: run benchmarks/scripts/llama-baseline.sh (see benchmarks/scripts/README.md)"
 fi
 for m in "${models[@]}"; do [ -e "$m" ] || die "no such model: $m"; done
 jars=("$jar"); [ -n "$jar2" ] && jars+=("$jar2")
 for j in "${jars[@]}"; do [ -f "$j" ] || die "no such jar: $j (build it with ./gossw build)"; done
 need_llama=0
 for m in "${models[@]}"; do [[ "$m" == *.gguf ]] && need_llama=1; done
-[ $need_llama = 0 ] || [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench: build it with scripts/bench/llama-baseline.sh (see scripts/bench/README.md)"
+[ $need_llama = 0 ] || [ -x "$llama_bench" ] || die "llama-bench not found at $llama_bench: build it with benchmarks/scripts/llama-baseline.sh (see benchmarks/scripts/README.md)"
 java="$("$root/scripts/find-jdk.sh")/bin/java"
 if [ "$isa" = avx2 ]; then # read by the java launcher, so the relaunched JVM gets it too
   export GOSS_CPU_KERNELS=avx2 JDK_JAVA_OPTIONS="${JDK_JAVA_OPTIONS:+$JDK_JAVA_OPTIONS }-XX:UseAVX=2"
