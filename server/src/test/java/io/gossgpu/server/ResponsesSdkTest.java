@@ -1,5 +1,6 @@
 package io.gossgpu.server;
 
+import io.gossgpu.ReasoningEffort;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
