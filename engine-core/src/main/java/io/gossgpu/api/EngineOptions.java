@@ -81,8 +81,7 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadProgre
         return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n, placement, contextLength);
     }
 
-    /** The model reader's view of these options: mapping, progress, tensor checks, float experts. */
-    public LoadOptions loadOptions() {
+    LoadOptions loadOptions() {
         LoadProgress p = progress;
         LoadOptions.Progress toLoader = p == LoadProgress.NONE ? LoadOptions.Progress.NONE : new LoadOptions.Progress() {
             @Override

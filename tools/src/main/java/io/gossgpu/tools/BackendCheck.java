@@ -18,7 +18,7 @@ public final class BackendCheck {
     private BackendCheck() {}
 
     private static BackendChecks of(EngineOptions o) {
-        return new BackendChecks(o.model(), o.loadOptions(), o.backend(), o.backendOptions(), o.placement(), o.prefillChunk());
+        return new BackendChecks(o.model(), Loading.of(o), o.backend(), o.backendOptions(), o.placement(), o.prefillChunk());
     }
 
     /**

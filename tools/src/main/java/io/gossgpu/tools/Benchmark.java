@@ -49,7 +49,7 @@ public final class Benchmark {
      * {@link EngineOptions#backend()}, read, set and placed as the options say; progress goes to {@code log}.
      */
     public static Report run(EngineOptions options, Settings s, PrintStream log) {
-        Bench.Options o = new Bench.Options(options.model() == null ? "demo" : options.model().toString(), options.loadOptions(),
+        Bench.Options o = new Bench.Options(options.model() == null ? "demo" : options.model().toString(), Loading.of(options),
                 options.backend(), options.backendOptions(), s.prompts(), s.gens(), s.depths(), s.reps(), s.warmups(), s.bandwidthGBps(),
                 s.measureBandwidth(), s.parallel(), s.opTimes(), options.placement());
         return new Report(Bench.run(o, log));

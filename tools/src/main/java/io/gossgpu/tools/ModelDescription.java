@@ -23,7 +23,7 @@ public final class ModelDescription {
      *                                  lines before it are out by then)
      */
     public static void print(EngineOptions options, int contextLength, int swaRollback, boolean listTensors, Consumer<String> out) {
-        ModelReport.print(options.model(), options.loadOptions(), options.backend(), options.backendOptions(), options.placement(),
+        ModelReport.print(options.model(), Loading.of(options), options.backend(), options.backendOptions(), options.placement(),
                 options.prefillChunk(), contextLength, swaRollback, listTensors, out);
     }
 }
