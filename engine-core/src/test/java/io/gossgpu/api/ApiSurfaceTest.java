@@ -1,7 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.ReasoningEffort;
-import io.gossgpu.Timings;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

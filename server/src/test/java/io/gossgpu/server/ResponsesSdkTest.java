@@ -1,6 +1,5 @@
 package io.gossgpu.server;
 
-import io.gossgpu.ReasoningEffort;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
