@@ -54,11 +54,6 @@ public final class CudaBackendProvider implements BackendProvider {
         return CudaKnobs.ALL;
     }
 
-    @Override
-    public java.util.Map<String, String> renamedSettings() {
-        return CudaKnobs.RENAMED;
-    }
-
     /** The driver library's path, and the switch of the tests under the fake driver (CudaConformanceTest). */
     @Override
     public java.util.List<String> settingNames() {

@@ -11,7 +11,7 @@ import java.util.List;
  * kernel's registers allow fewer on the device); and the dense layers' split between matvec and GEMM and
  * the GEMM's tile ({@code GOSS_CUDA_DENSE_PREFILL_MIN_T}, {@code _TILE_T}, {@code _TILE_R}); and {@code GOSS_CUDA_GRAPH}.
  * Knobs are named {@code GOSS_<API>_<OP>_<KNOB>} with the op's kernel-file name, the same on every API
- * ({@code KernelVocabularyTest}); {@link #RENAMED} keeps the former names for their warning.
+ * ({@code KernelVocabularyTest}).
  */
 final class CudaKnobs {
     private CudaKnobs() {}
@@ -66,12 +66,6 @@ final class CudaKnobs {
     static final List<Knob> ALL = List.of(DENSE, RMSNORM, ATTENTION, MOE, ARGMAX, ELEMENTWISE, DENSE_PREFILL_MIN_T, DENSE_TILE_T, DENSE_TILE_R,
             DENSE_MMA, MOE_PREFILL_MIN_T, MOE_MMA, ATTENTION_PREFILL_MIN_T, ATTENTION_SPLITS, ATTENTION_MMA, GRAPH);
 
-    /** Former names (issue 37: the SPI, kernels and knobs say dense), each with its knob's name now. */
-    static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_CUDA_LINEAR_BLOCK", DENSE.envName(),
-            "GOSS_CUDA_LINEAR_GEMM_T", DENSE_PREFILL_MIN_T.envName(), "GOSS_CUDA_LINEAR_TILE_T", DENSE_TILE_T.envName(),
-            "GOSS_CUDA_LINEAR_TILE_R", DENSE_TILE_R.envName(), "GOSS_CUDA_SDPA_BLOCK", ATTENTION.envName(),
-            "GOSS_CUDA_SDPA_TILED_MIN_T", ATTENTION_PREFILL_MIN_T.envName(), "GOSS_CUDA_SDPA_SPLITS", ATTENTION_SPLITS.envName(),
-            "GOSS_CUDA_MOE_TILED_MIN_T", MOE_PREFILL_MIN_T.envName());
 
     private static Knob block(String kernel, int def, String of) {
         return Knob.of(CudaBackend.NAME, kernel, "BLOCK", def, KnobValues.multipleOf(32, 32, 1024), "threads per block",

@@ -229,7 +229,7 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
                 total += DeviceWeights.f32Bytes(v);
             }
             for (WeightView v : new WeightView[]{l.gate(), l.up(), l.down()}) {
-                if (v == null) continue; // experts another backend runs (io.gossgpu.placement.SplitModel)
+                if (v == null) continue; // experts another backend runs (io.gossgpu.device.SplitModel)
                 long rows = (long) v.experts() * v.rows();
                 total += rows * v.rowBytes() + (v.format() == WeightFormat.MXFP4_OPENAI ? rows * (v.cols() / 32) : 0);
             }
@@ -249,7 +249,7 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
     }
 
     private static long denseBytes(WeightView... parts) {
-        if (parts[0] == null) return 0; // left out: one layer's experts streamed (io.gossgpu.placement.SplitModel.expertsOf)
+        if (parts[0] == null) return 0; // left out: one layer's experts streamed (io.gossgpu.device.SplitModel.expertsOf)
         long bytes = 0;
         for (WeightView v : parts) bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
         return bytes;

@@ -23,7 +23,7 @@ import java.util.Map;
  *
  * <p>Any other reason to wait for the stream (a read, a copy, a buffer freed) must call {@link #flush}
  * first: it launches what is pending one by one, and the step is no longer recorded. A host crossing inside a step (a
- * split model's CPU experts, io.gossgpu.placement) calls {@link #endSegment} instead: what is recorded so far runs as one
+ * split model's CPU experts, io.gossgpu.device) calls {@link #endSegment} instead: what is recorded so far runs as one
  * graph and the step goes on recording, so a step split by {@code n} crossings is {@code n + 1} graphs, each cached
  * under its place in the step (the launches of a segment differ from layer to layer).
  */

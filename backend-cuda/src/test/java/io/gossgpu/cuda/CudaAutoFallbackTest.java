@@ -45,7 +45,7 @@ class CudaAutoFallbackTest {
             }
         });
         String line = log.stream().filter(l -> l.startsWith("INFO cuda: ")).findFirst().orElseThrow(() -> new AssertionError(log));
-        // the expert placement (auto) finds that not even the model without its experts fits (io.gossgpu.placement)
+        // the expert placement (auto) finds that not even the model without its experts fits (io.gossgpu.device)
         assertTrue(line.matches("INFO cuda: even with every layer's experts on the CPU, the rest of the model \\([0-9.]+ [KM]iB\\) and a KV "
                 + "cache for 4096 positions \\([0-9.]+ [KM]iB\\) with [0-9.]+ [KM]iB scratch need [0-9.]+ [KM]iB on goss-gpu fake CUDA driver, "
                 + "which has 1000 B free; choose a shorter context or another backend; auto loads the model on cpu instead"), line);

@@ -101,12 +101,9 @@ class CudaKernelSignaturesTest {
         }
     }
 
-    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    /** The knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary. */
     @Test
     void knobsSpeakTheKernelVocabulary() {
         io.gossgpu.device.KnobVocabulary.assertSpeaks(CudaKnobs.ALL);
-        var names = CudaKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
-        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(CudaKnobs.RENAMED.values()) && CudaKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
-                CudaKnobs.RENAMED.toString());
     }
 }

@@ -11,8 +11,8 @@ import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.ExpertPlan;
-import io.gossgpu.placement.SplitBackend;
+import io.gossgpu.device.ExpertPlan;
+import io.gossgpu.device.SplitBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import org.junit.jupiter.api.Test;
 

@@ -11,8 +11,8 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.backend.ExpertPlacement;
-import io.gossgpu.placement.ExpertPlan;
-import io.gossgpu.placement.PlacementPlanner;
+import io.gossgpu.device.ExpertPlan;
+import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -65,7 +65,7 @@ class CudaSplitMemoryTest {
             PlacementPlanner.MemoryPlan p = PlacementPlanner.plan(gpu, mw, auto, EngineOptions.DEFAULT_PREFILL_CHUNK);
             assertEquals(ExpertPlan.firstOnCpu(layers, layers - 1), p.plan(), p.describe().toString());
             assertTrue(p.gpuWeightBytes() + p.kvBytes() + p.scratchBytes() <= free, p.describe().toString());
-            assertEquals(p.gpuWeightBytes(), gpu.deviceBytes(io.gossgpu.placement.SplitModel.gpuPart(mw, p.plan())));
+            assertEquals(p.gpuWeightBytes(), gpu.deviceBytes(io.gossgpu.device.SplitModel.gpuPart(mw, p.plan())));
         }
 
         try (Engine e = Engine.open(EngineOptions.of(model).withBackend("cuda").withPlacement(auto))) {

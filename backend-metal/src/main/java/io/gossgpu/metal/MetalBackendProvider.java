@@ -59,11 +59,6 @@ public final class MetalBackendProvider implements BackendProvider {
     }
 
     @Override
-    public java.util.Map<String, String> renamedSettings() {
-        return MetalKnobs.RENAMED;
-    }
-
-    @Override
     public java.util.List<String> settingNames() {
         return java.util.List.of(MetalKnobs.NO_COPY.envName(), "GOSS_METAL_LIBRARY", "GOSS_METAL_EMULATOR");
     }

@@ -33,6 +33,4 @@ final class MetalKnobs {
     /** Every kernel's threadgroup knob, then the two thresholds. */
     static final List<Knob> ALL = Stream.concat(Arrays.stream(MetalKernel.values()).map(k -> k.threadgroup).distinct(), Stream.of(DENSE_PREFILL_MIN_T, MOE_PREFILL_MIN_T)).toList();
 
-    /** Former names (issue 37: one threshold name per op, GOSS_<API>_<OP>_PREFILL_MIN_T), each with its knob's name now. */
-    static final java.util.Map<String, String> RENAMED = java.util.Map.of("GOSS_METAL_PREFILL_MIN_T", DENSE_PREFILL_MIN_T.envName());
 }

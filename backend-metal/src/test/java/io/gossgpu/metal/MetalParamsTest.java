@@ -18,12 +18,9 @@ class MetalParamsTest {
         KernelParamsCheck.assertMirrors(KernelSource.inlined("metal", "goss.metal"), records);
     }
 
-    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    /** The knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary. */
     @Test
     void knobsSpeakTheKernelVocabulary() {
         io.gossgpu.device.KnobVocabulary.assertSpeaks(MetalKnobs.ALL);
-        var names = MetalKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
-        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(MetalKnobs.RENAMED.values()) && MetalKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
-                MetalKnobs.RENAMED.toString());
     }
 }

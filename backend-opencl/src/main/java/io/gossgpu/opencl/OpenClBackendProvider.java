@@ -47,11 +47,6 @@ public final class OpenClBackendProvider implements BackendProvider {
         return OpenClKnobs.ALL;
     }
 
-    @Override
-    public java.util.Map<String, String> renamedSettings() {
-        return OpenClKnobs.RENAMED;
-    }
-
     /** On the device {@code options} select: its work-group limit, and the defaults of a GPU or a CPU device. */
     @Override
     public List<KnobState> knobStates(BackendOptions options) {

@@ -48,15 +48,6 @@ final class OpenClKnobs {
     static final List<Knob> ALL = List.of(DENSE_WG, DENSE_TILE_T, DENSE_VEC, RMSNORM_WG, ATTENTION_WG, ATTENTION_GQA, ATTENTION_SPLITKEYS,
             ATTENTION_SPLITBELOW, MOE_WG, MOE_TILE_T, MOE_PREFILL_MIN_T, ARGMAX_WG);
 
-    /**
-     * Former names (issue 37: the SPI, kernels and knobs say dense and attention; tokens per tile is TILE_T on every
-     * API), each with its knob's name now.
-     */
-    static final Map<String, String> RENAMED = Map.of("GOSS_OPENCL_LINEAR_WG", DENSE_WG.envName(), "GOSS_OPENCL_LINEAR_TILE",
-            DENSE_TILE_T.envName(), "GOSS_OPENCL_LINEAR_VEC", DENSE_VEC.envName(), "GOSS_OPENCL_SDPA_WG", ATTENTION_WG.envName(),
-            "GOSS_OPENCL_SDPA_SPLITKEYS", ATTENTION_SPLITKEYS.envName(), "GOSS_OPENCL_SDPA_SPLITBELOW", ATTENTION_SPLITBELOW.envName(),
-            "GOSS_OPENCL_SDPA_GQA", ATTENTION_GQA.envName(), "GOSS_OPENCL_MOE_GROUPMIN", MOE_PREFILL_MIN_T.envName(),
-            "GOSS_OPENCL_DENSE_TILE", DENSE_TILE_T.envName(), "GOSS_OPENCL_MOE_TILE", MOE_TILE_T.envName());
 
     private static Knob wg(String kernel, int gpuDefault, int cpuDefault, String description) {
         return cpu(Knob.of(B, kernel, "WG", gpuDefault, WG, "work-group size", description).tuneValues(WG_TUNE), cpuDefault);

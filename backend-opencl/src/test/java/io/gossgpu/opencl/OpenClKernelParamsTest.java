@@ -20,12 +20,9 @@ class OpenClKernelParamsTest {
         KernelParamsCheck.assertMirrors(KernelSource.inlined("opencl", "goss.cl"), records);
     }
 
-    /** Issue 37: the knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary; each former name maps to a knob. */
+    /** The knob table is GOSS_<API>_<OP>_<KNOB> in the kernels' vocabulary. */
     @Test
     void knobsSpeakTheKernelVocabulary() {
         io.gossgpu.device.KnobVocabulary.assertSpeaks(OpenClKnobs.ALL);
-        var names = OpenClKnobs.ALL.stream().map(io.gossgpu.backend.Knob::envName).toList();
-        org.junit.jupiter.api.Assertions.assertTrue(names.containsAll(OpenClKnobs.RENAMED.values()) && OpenClKnobs.RENAMED.keySet().stream().noneMatch(names::contains),
-                OpenClKnobs.RENAMED.toString());
     }
 }

@@ -6,7 +6,7 @@ import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
-import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.backend.KnobState;

@@ -201,7 +201,7 @@ public final class Chat implements AutoCloseable {
     }
 
     private static Message systemMessage(ChatOptions options) {
-        return Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort().harmony()));
+        return Message.system(SystemContent.defaults(options.currentDate(), options.reasoningEffort()));
     }
 
     /**

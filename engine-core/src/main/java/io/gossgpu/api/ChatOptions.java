@@ -1,5 +1,6 @@
 package io.gossgpu.api;
 
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 

@@ -1,5 +1,6 @@
 package io.gossgpu.api;
 
+import io.gossgpu.Timings;
 import io.gossgpu.generate.GenerationResult;
 
 import java.util.List;
@@ -17,6 +18,6 @@ public record Reply(String content, String reasoning, List<ToolCall> toolCalls, 
 
     /** The reply to a generation's {@code r} (where the api meets io.gossgpu.generate's result). */
     static Reply of(String content, String reasoning, List<ToolCall> toolCalls, GenerationResult r) {
-        return new Reply(content, reasoning, List.copyOf(toolCalls), r.tokens(), StopReason.of(r.stopReason()), Timings.of(r.timings()));
+        return new Reply(content, reasoning, List.copyOf(toolCalls), r.tokens(), StopReason.of(r.stopReason()), r.timings());
     }
 }

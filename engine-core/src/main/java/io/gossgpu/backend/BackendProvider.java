@@ -45,15 +45,6 @@ public interface BackendProvider {
     }
 
     /**
-     * Former names of this backend's knobs, each with its new name ({@code GOSS_CUDA_LINEAR_BLOCK} →
-     * {@code GOSS_CUDA_DENSE_BLOCK}): a setting under an old name gets a one-line warning that says the new one
-     * ({@link SettingNames#unknown}) instead of "unknown setting". The old name is not read.
-     */
-    default java.util.Map<String, String> renamedSettings() {
-        return java.util.Map.of();
-    }
-
-    /**
      * The setting that picks one of this machine's devices ({@code GOSS_OPENCL_DEVICE}), which the command line's
      * {@code --device} sets; empty where the backend has no choice to offer.
      */

@@ -65,7 +65,7 @@ public final class DeviceWeights<V, D, M> {
 
     /**
      * Uploads every tensor of {@code m} through {@code up}, in model order. A tensor that is null in {@code m} is not
-     * uploaded and its handle is null: a split model ({@link io.gossgpu.placement.SplitModel}) leaves out the experts
+     * uploaded and its handle is null: a split model ({@link io.gossgpu.device.SplitModel}) leaves out the experts
      * another backend runs, or everything but them.
      */
     public DeviceWeights(ModelWeights m, Uploader<V, D, M> up) {

@@ -46,34 +46,15 @@ public final class SettingNames {
         return out;
     }
 
-    /** The former names of the knobs of every backend on the class path, each with its new name. */
-    public static SortedMap<String, String> renamed() {
-        SortedMap<String, String> out = new TreeMap<>();
-        for (BackendProvider p : Backends.unordered()) out.putAll(p.renamedSettings());
-        return out;
-    }
 
     /**
      * One line for each of {@code names} (as written → environment-variable name) that is not {@code known}:
-     * {@code unknown setting GOSS_OPENCL_DENSE_WGG (did you mean GOSS_OPENCL_DENSE_WG?)}, or for a former name of a
-     * knob ({@link #renamed}) {@code GOSS_OPENCL_LINEAR_WG was renamed GOSS_OPENCL_DENSE_WG: set that instead (the old
-     * name is not read)}.
+     * {@code unknown setting GOSS_OPENCL_DENSE_WGG (did you mean GOSS_OPENCL_DENSE_WG?)}.
      */
     public static List<String> unknown(Map<String, String> names, Collection<String> known) {
-        return unknown(names, known, renamed());
-    }
-
-    /** {@link #unknown(Map, Collection)} with the former names {@code renamed} (old → new environment-variable name). */
-    public static List<String> unknown(Map<String, String> names, Collection<String> known, Map<String, String> renamed) {
         List<String> out = new ArrayList<>();
         names.forEach((written, env) -> {
             if (known.contains(env)) return;
-            String now = renamed.get(env);
-            if (now != null) {
-                out.add(written + " was renamed " + (written.startsWith("-D") ? "-D" + now.toLowerCase(java.util.Locale.ROOT).replace('_', '.') : now)
-                        + ": set that instead (the old name is not read)");
-                return;
-            }
             String near = nearest(env, known);
             out.add("unknown setting " + written + (near != null ? " (did you mean " + near + "?)"
                     : " (no known setting has a similar name; 'goss-gpu info --backends' lists the knobs)"));

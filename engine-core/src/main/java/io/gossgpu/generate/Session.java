@@ -1,5 +1,6 @@
 package io.gossgpu.generate;
 
+import io.gossgpu.Timings;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.KvCache;

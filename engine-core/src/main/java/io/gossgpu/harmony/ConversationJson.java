@@ -1,5 +1,6 @@
 package io.gossgpu.harmony;
 
+import io.gossgpu.ReasoningEffort;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.time.LocalDate;

@@ -1,5 +1,6 @@
 package io.gossgpu.harmony;
 
+import io.gossgpu.ReasoningEffort;
 import java.time.LocalDate;
 import java.util.List;
 

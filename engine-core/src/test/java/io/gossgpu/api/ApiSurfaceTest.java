@@ -66,10 +66,10 @@ class ApiSurfaceTest {
             this((io.gossgpu.model.ModelConfig) null);
         }
 
-        public static io.gossgpu.harmony.ReasoningEffort field;
-        private static io.gossgpu.harmony.ReasoningEffort hidden;
+        public static io.gossgpu.harmony.Role field;
+        private static io.gossgpu.harmony.Role hidden;
 
-        public io.gossgpu.generate.Timings method(io.gossgpu.generate.SamplerConfig s) {
+        public io.gossgpu.generate.Sampler method(io.gossgpu.generate.SamplerConfig s) {
             return null;
         }
 

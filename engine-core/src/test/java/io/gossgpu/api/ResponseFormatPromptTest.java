@@ -3,7 +3,7 @@ package io.gossgpu.api;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.harmony.SystemContent;
 import org.junit.jupiter.api.Test;
 

@@ -23,16 +23,6 @@ class SettingNamesTest {
         assertEquals(List.of(), SettingNames.unknown(KNOWN, KNOWN));
     }
 
-    /** Issue 37: a knob renamed to the one vocabulary (LINEAR → DENSE) says its new name, not "unknown setting". */
-    @Test
-    void aFormerKnobNameSaysItsNewName() {
-        var renamed = Map.of("GOSS_OPENCL_LINEAR_WG", "GOSS_OPENCL_DENSE_WG");
-        var names = new TreeMap<>(Map.of("GOSS_OPENCL_LINEAR_WG", "GOSS_OPENCL_LINEAR_WG", "-Dgoss.opencl.linear.wg", "GOSS_OPENCL_LINEAR_WG"));
-        assertEquals(List.of("-Dgoss.opencl.linear.wg was renamed -Dgoss.opencl.dense.wg: set that instead (the old name is not read)",
-                "GOSS_OPENCL_LINEAR_WG was renamed GOSS_OPENCL_DENSE_WG: set that instead (the old name is not read)"),
-                SettingNames.unknown(names, KNOWN, renamed));
-    }
-
     @Test
     void distanceCountsEditsAndSwapsOfNeighbours() {
         assertEquals(0, SettingNames.distance("GOSS_X", "GOSS_X"));

@@ -1,5 +1,6 @@
 package io.gossgpu.harmony;
 
+import io.gossgpu.ReasoningEffort;
 import static org.junit.jupiter.api.Assertions.*;
 
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,5 +1,7 @@
 package io.gossgpu.api;
 
+import io.gossgpu.ReasoningEffort;
+import io.gossgpu.Timings;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.demo.DemoEngine;

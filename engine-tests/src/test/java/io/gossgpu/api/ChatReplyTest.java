@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.harmony.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.harmony.SystemContent;
 import io.gossgpu.harmony.ToolDescription;
 import io.gossgpu.testmodel.SafetensorsWriter;

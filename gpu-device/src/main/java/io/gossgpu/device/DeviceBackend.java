@@ -16,7 +16,6 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.PlacementPlanner;
 
 import java.lang.foreign.MemorySegment;
 
@@ -197,7 +196,7 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         return upload(weights);
     }
 
-    /** The device's free memory now, in bytes (a placement plan weighs what fits: io.gossgpu.placement). */
+    /** The device's free memory now, in bytes (a placement plan weighs what fits: io.gossgpu.device). */
     public final long freeBytes() {
         return driver.freeBytes();
     }

@@ -10,7 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The host round trip of a split model's offloaded MoE inside a step ({@code io.gossgpu.placement.SplitBackend}): the
+ * The host round trip of a split model's offloaded MoE inside a step ({@code io.gossgpu.device.SplitBackend}): the
  * GPU's input rows and routing copied out in one wait ({@link #toHost}), the CPU's result copied back without one
  * ({@link #fromHost}). The copies go through staging memory from the device ({@link DeviceDriver#allocateHost}: pinned on
  * CUDA, a host-mapped buffer on OpenCL), owned by one shared arena, grown to the largest batch seen and freed by

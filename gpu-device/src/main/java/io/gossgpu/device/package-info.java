@@ -15,6 +15,10 @@
  *       {@link io.gossgpu.device.RopeOp}, {@link io.gossgpu.device.AttentionPipeline},
  *       {@link io.gossgpu.device.MoePipeline}, {@link io.gossgpu.device.SamplePipeline}; each API's shapes and
  *       thresholds come in as data.</li>
+ *   <li>{@link io.gossgpu.device.PlacementPlanner} — where each layer's MoE experts run when the GPU cannot hold the
+ *       whole model ({@link io.gossgpu.device.ExpertPlan}), the two halves each backend loads
+ *       ({@link io.gossgpu.device.SplitModel}) and the backend that runs them together
+ *       ({@link io.gossgpu.device.SplitBackend}); written once here, so every GPU backend splits alike.</li>
  * </ul>
  */
 package io.gossgpu.device;

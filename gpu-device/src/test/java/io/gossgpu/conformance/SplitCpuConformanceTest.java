@@ -5,8 +5,8 @@ import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
 
 /**
- * The split kit with the cpu backend (Java kernels) in the GPU's place: checks {@link io.gossgpu.placement.SplitBackend}
- * and {@link io.gossgpu.placement.SplitModel} on every machine; the GPU modules run the same kit on their devices.
+ * The split kit with the cpu backend (Java kernels) in the GPU's place: checks {@link io.gossgpu.device.SplitBackend}
+ * and {@link io.gossgpu.device.SplitModel} on every machine; the GPU modules run the same kit on their devices.
  */
 class SplitCpuConformanceTest extends SplitConformanceKit {
     @Override

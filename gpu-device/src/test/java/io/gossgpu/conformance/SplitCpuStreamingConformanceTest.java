@@ -6,7 +6,7 @@ import io.gossgpu.cpu.matmul.KernelSet;
 
 /**
  * The split kit with streaming forced on (steps of 2+ tokens stream a CPU layer's experts to the "GPU", here the cpu
- * backend in its place): checks the streaming path of {@link io.gossgpu.placement.SplitBackend} on every machine.
+ * backend in its place): checks the streaming path of {@link io.gossgpu.device.SplitBackend} on every machine.
  */
 class SplitCpuStreamingConformanceTest extends SplitConformanceKit {
     @Override

@@ -1,6 +1,6 @@
 package io.gossgpu.server;
 
-import io.gossgpu.api.Timings;
+import io.gossgpu.Timings;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.RequestLog;
 import org.eclipse.jetty.server.Response;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.ChatOptions;
-import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.TokenLogprob;

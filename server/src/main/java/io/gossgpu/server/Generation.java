@@ -11,7 +11,7 @@ import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
-import io.gossgpu.api.Timings;
+import io.gossgpu.Timings;
 import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tool;
 

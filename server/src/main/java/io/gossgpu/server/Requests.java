@@ -1,7 +1,7 @@
 package io.gossgpu.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Sampling;
 
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.TokenLogprob;
-import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Tool;
 import io.javalin.http.Context;
 

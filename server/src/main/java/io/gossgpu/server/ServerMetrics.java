@@ -1,7 +1,7 @@
 package io.gossgpu.server;
 
 import io.gossgpu.api.StepStats;
-import io.gossgpu.api.Timings;
+import io.gossgpu.Timings;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;

@@ -4,7 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.ExpertPlacement;
-import io.gossgpu.placement.PlacementPlanner;
+import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.generate.GenerationOptions;

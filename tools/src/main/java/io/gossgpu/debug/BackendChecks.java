@@ -8,7 +8,7 @@ import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.PlacementPlanner;
+import io.gossgpu.device.PlacementPlanner;
 
 import java.io.IOException;
 import java.nio.file.Files;

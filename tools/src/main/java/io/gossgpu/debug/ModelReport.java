@@ -12,7 +12,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
-import io.gossgpu.placement.PlacementPlanner;
+import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.tokenizer.GgufVocabCheck;
 
 import java.nio.file.Path;

@@ -5,7 +5,7 @@ import io.gossgpu.cpu.CpuBackend;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.QuantizedDense;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.SplitBackend;
+import io.gossgpu.device.SplitBackend;
 
 /**
  * What {@code goss-gpu verify} compares a backend with, and how closely: the reference on the weights the backend

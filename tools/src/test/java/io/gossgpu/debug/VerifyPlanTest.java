@@ -79,11 +79,11 @@ class VerifyPlanTest {
         assumeTrue(NativeCpu.best() != KernelSet.Isa.JAVA, "this machine runs no native cpu kernel set: the cpu backend here is the float path");
         try (Checkpoint ck = Checkpoint.open(DemoModels.folder(), LoadOptions.defaults()); Backend ref = new ReferenceBackend();
              // the cpu backend's float kernels in the GPU's place (the reference loads no split model: it reads ModelWeights itself)
-             Backend split = new io.gossgpu.placement.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
+             Backend split = new io.gossgpu.device.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
                      new CpuBackendProvider().create(BackendOptions.defaults()),
-                     n -> io.gossgpu.placement.ExpertPlan.firstOnCpu(n, n / 2));
-             Backend floatSplit = new io.gossgpu.placement.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
-                     CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()), io.gossgpu.placement.ExpertPlan::allOnCpu)) {
+                     n -> io.gossgpu.device.ExpertPlan.firstOnCpu(n, n / 2));
+             Backend floatSplit = new io.gossgpu.device.SplitBackend(CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()),
+                     CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(BackendOptions.defaults()), io.gossgpu.device.ExpertPlan::allOnCpu)) {
             ModelWeights w = ModelWeights.of(ck);
             VerifyPlan plan = VerifyPlan.of(split, w, null);
             assertEquals(VerifyPlan.INT8_TOLERANCE, plan.tolerance());

@@ -3,7 +3,7 @@ package io.gossgpu.springai.autoconfigure;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.api.ReasoningEffort;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Sampling;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 

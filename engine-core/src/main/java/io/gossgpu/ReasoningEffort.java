@@ -1,4 +1,4 @@
-package io.gossgpu.api;
+package io.gossgpu;
 
 import java.util.Locale;
 
@@ -18,10 +18,5 @@ public enum ReasoningEffort {
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalArgumentException("reasoning effort must be low, medium or high, got '" + s + "'");
         }
-    }
-
-    /** The Harmony system message's level (internal: where the api meets io.gossgpu.harmony). */
-    io.gossgpu.harmony.ReasoningEffort harmony() {
-        return io.gossgpu.harmony.ReasoningEffort.valueOf(name());
     }
 }

@@ -1,4 +1,4 @@
-package io.gossgpu.placement;
+package io.gossgpu.device;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.ExpertPlacement;

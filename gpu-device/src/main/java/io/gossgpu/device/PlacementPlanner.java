@@ -1,4 +1,4 @@
-package io.gossgpu.placement;
+package io.gossgpu.device;
 
 import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.Backend;
@@ -6,7 +6,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;

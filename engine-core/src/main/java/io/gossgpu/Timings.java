@@ -1,10 +1,10 @@
-package io.gossgpu.api;
+package io.gossgpu;
 
 /**
  * Wall-clock numbers of one reply. {@code timeToFirstTokenMs} runs from the start of the prefill to the first sampled
  * token; decode rates count the tokens after the first.
  *
- * @param loadMs             the engine's load time ({@link Engine#loadMs()})
+ * @param loadMs             the engine's load time ({@code Engine.loadMs()})
  * @param promptTokens       prompt tokens this reply prefilled (those taken from the KV cache not counted)
  * @param prefillMs          time spent prefilling them
  * @param timeToFirstTokenMs from the start of the prefill to the first generated token
@@ -19,10 +19,6 @@ public record Timings(double loadMs, int promptTokens, double prefillMs, double 
 
     public double decodeTokensPerSecond() {
         return decodeMs > 0 ? decodedTokens * 1000.0 / decodeMs : 0;
-    }
-
-    static Timings of(io.gossgpu.generate.Timings t) {
-        return new Timings(t.loadMs(), t.promptTokens(), t.prefillMs(), t.timeToFirstTokenMs(), t.decodedTokens(), t.decodeMs());
     }
 
     @Override

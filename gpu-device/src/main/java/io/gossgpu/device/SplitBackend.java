@@ -1,4 +1,4 @@
-package io.gossgpu.placement;
+package io.gossgpu.device;
 
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.Backend;
@@ -11,8 +11,6 @@ import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
-import io.gossgpu.device.DeviceBackend;
-import io.gossgpu.device.HostCrossing;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;

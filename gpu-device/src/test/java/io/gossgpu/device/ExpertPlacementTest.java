@@ -1,4 +1,4 @@
-package io.gossgpu.placement;
+package io.gossgpu.device;
 
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.backend.ExpertPlacement;
