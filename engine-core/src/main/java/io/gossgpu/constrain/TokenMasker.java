@@ -168,6 +168,10 @@ public final class TokenMasker {
             walk(JSON_STEPS, quoted, state, mask);
             return;
         }
+        if (state instanceof JsonMachine.Stack st && st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0) {
+            freeKey(st, k, mask);
+            return;
+        }
         JsonMachine.Str str = JsonMachine.plainString(state);
         if (str == null) {
             walk(JSON_STEPS, all, state, mask);
@@ -198,6 +202,23 @@ public final class TokenMasker {
                     int total = pc[i] + t;
                     if (total <= hi && (!closes || total >= lo)) mask[ids[i] >>> 6] |= 1L << ids[i];
                 }
+            }
+    }
+
+    /**
+     * What a free key at a plain stretch takes: the plain tokens, and the others as a free string's tails take them,
+     * but each token that closes the key stepped from the key itself, which refuses a key the object already has.
+     */
+    private void freeKey(JsonMachine.Stack state, JsonMachine.FreeKey key, long[] mask) {
+        for (int w = 0; w < words; w++) mask[w] |= plainAll[w];
+        long[] groups = new long[(tailGroups.length + 63) >>> 6];
+        walk(JSON_STEPS, tails, key.asString(state.rest()), groups);
+        O200kHarmony tok = O200kHarmony.get();
+        for (int w = 0; w < groups.length; w++)
+            for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
+                int grp = w * 64 + Long.numberOfTrailingZeros(bits);
+                for (int id : tailGroups[grp])
+                    if (!tailCloses[grp] || JsonMachine.step(state, tok.tokenBytes(id)) != null) mask[id >>> 6] |= 1L << id;
             }
     }
 
