@@ -84,6 +84,23 @@ public final class HarmonyConstraint implements TokenConstraint {
     }
 
     @Override
+    public int[] prefixes() {
+        return masker.prefixes();
+    }
+
+    @Override
+    public int closer() {
+        return headers == null && matcher != null && !done ? masker.closer(state) : -1;
+    }
+
+    @Override
+    public int[] endTokens() {
+        return ENDS;
+    }
+
+    private static final int[] ENDS = {O200kHarmony.RETURN, O200kHarmony.CALL, O200kHarmony.END};
+
+    @Override
     public void accept(int token) {
         parser.accept(token);
         if (done) return;

@@ -50,6 +50,8 @@ public final class TokenMasker {
     private final long[] plainAll;
     /** Each token's first byte. */
     private final byte[] firstByte;
+    /** Per ordinary token, its longest proper prefix that is a token, or -1. */
+    private final int[] prefixes;
 
     private TokenMasker(O200kHarmony tok) {
         this(tok, PATTERN_CACHE, WALK_CACHE);
@@ -111,6 +113,7 @@ public final class TokenMasker {
         for (int c : chars) longest = Math.max(longest, c);
         plainUpTo = new long[longest + 1][words]; // about 130 sets of 25 KB
         plainAll = new long[words];
+        prefixes = prefixes(all, n);
         firstByte = new byte[n];
         for (int id = 0; id < n; id++) firstByte[id] = text[id][0];
         for (int id = 0; id < n; id++) {
@@ -118,6 +121,38 @@ public final class TokenMasker {
             plainAll[id >>> 6] |= 1L << id;
             for (int k = chars[id]; k <= longest; k++) plainUpTo[k][id >>> 6] |= 1L << id;
         }
+    }
+
+    /** Each of the {@code n} tokens' longest proper prefix in {@code trie} that is a token, or -1: by one preorder pass. */
+    private static int[] prefixes(TokenTrie trie, int n) {
+        int[] out = new int[n];
+        java.util.Arrays.fill(out, -1);
+        int[] nearest = new int[trie.maxDepth + 1]; // the deepest token on the path down to each depth
+        nearest[0] = -1;
+        for (int j = 0; j < trie.bytes.length; j++) {
+            int d = trie.depths[j], t = trie.tokens[j];
+            if (t >= 0) out[t] = nearest[d - 1];
+            nearest[d] = t >= 0 ? t : nearest[d - 1];
+        }
+        return out;
+    }
+
+    /** Per ordinary token, the longest token that is a proper byte-prefix of it, or -1 (shared; do not change). */
+    public int[] prefixes() {
+        return prefixes;
+    }
+
+    private final int quote = O200kHarmony.get().encode("\"")[0];
+
+    /**
+     * The closing quote's id when {@code state} is inside a JSON string between characters (where a model that means
+     * to stop has left a string open), else -1.
+     */
+    public int closer(Object state) {
+        if (!(state instanceof JsonMachine.Stack st)) return -1;
+        boolean open = JsonMachine.plainString(state) != null || st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0
+                || st.top() instanceof JsonMachine.PatternStr p && p.left() == 0 && !p.esc();
+        return open ? quote : -1;
     }
 
     private static boolean hasQuote(byte[] b) {

@@ -77,4 +77,13 @@ class JsonBlanksAndKeysTest {
             assertNotEquals(0, fresh[t >>> 6] & 1L << t, "closing a new key");
         }
     }
+
+    @Test
+    void theLongestPrefixOfAClosingTokenIsTheQuote() {
+        O200kHarmony tok = O200kHarmony.get();
+        int[] closing = tok.encode("\"}"), quote = tok.encode("\"");
+        assertEquals(1, closing.length);
+        assertEquals(quote[0], TokenMasker.get().prefixes()[closing[0]]);
+        assertEquals(-1, TokenMasker.get().prefixes()[quote[0]]);
+    }
 }
