@@ -123,7 +123,7 @@ public final class TokenMasker {
         }
     }
 
-    /** Each of the {@code n} tokens' longest proper prefix in {@code trie} that is a token, or -1: by one preorder pass. */
+    /** Each of the {@code n} tokens' longest proper prefix in {@code trie} that is a token, or -1 (one pass). */
     private static int[] prefixes(TokenTrie trie, int n) {
         int[] out = new int[n];
         java.util.Arrays.fill(out, -1);
@@ -150,7 +150,8 @@ public final class TokenMasker {
      */
     public int closer(Object state) {
         if (!(state instanceof JsonMachine.Stack st)) return -1;
-        boolean open = JsonMachine.plainString(state) != null || st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0
+        boolean open = JsonMachine.plainString(state) != null
+                || st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0
                 || st.top() instanceof JsonMachine.PatternStr p && p.left() == 0 && !p.esc();
         return open ? quote : -1;
     }
@@ -253,7 +254,8 @@ public final class TokenMasker {
             for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
                 int grp = w * 64 + Long.numberOfTrailingZeros(bits);
                 for (int id : tailGroups[grp])
-                    if (!tailCloses[grp] || JsonMachine.step(state, tok.tokenBytes(id)) != null) mask[id >>> 6] |= 1L << id;
+                    if (!tailCloses[grp] || JsonMachine.step(state, tok.tokenBytes(id)) != null)
+                        mask[id >>> 6] |= 1L << id;
             }
     }
 

@@ -53,7 +53,8 @@ class HarmonyConstraintTest {
                 + " to=functions.get_weather <|constrain|>json<|message|>"));
         assertNotEquals(-1, feed(constraint(Set.of()), ANALYSIS + "<|start|>assistant to=functions.get_weather"
                 + "<|channel|>commentary json<|message|>"));
-        assertNotEquals(-1, feed(constraint(Set.of("add")), "<|channel|>commentary to=functions.get_weather<|message|>"));
+        assertNotEquals(-1, feed(constraint(Set.of("add")),
+                "<|channel|>commentary to=functions.get_weather<|message|>"));
         // a commentary message to no one would show as content beside the answer
         assertNotEquals(-1, feed(constraint(Set.of("add")), "<|channel|>commentary<|message|>"));
     }

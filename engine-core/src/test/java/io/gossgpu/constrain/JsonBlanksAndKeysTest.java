@@ -13,9 +13,9 @@ import static org.junit.jupiter.api.Assertions.*;
  */
 class JsonBlanksAndKeysTest {
     private static final ByteMatcher OBJECT = ByteMatcher.json(SchemaCompiler.anyObject());
-    private static final ByteMatcher META = ByteMatcher.json(SchemaCompiler.compile("{\"type\":\"object\",\"properties\":"
-            + "{\"meta\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}}},\"required\":[\"meta\"],"
-            + "\"additionalProperties\":false}"));
+    private static final ByteMatcher META = ByteMatcher.json(SchemaCompiler.compile(
+            "{\"type\":\"object\",\"properties\":{\"meta\":{\"type\":\"object\",\"additionalProperties\":"
+                    + "{\"type\":\"integer\"}}},\"required\":[\"meta\"],\"additionalProperties\":false}"));
 
     private static Object run(ByteMatcher m, String text) {
         return m.step(m.start(), text.getBytes(StandardCharsets.UTF_8));
@@ -71,7 +71,8 @@ class JsonBlanksAndKeysTest {
         }
         int quote = tok.encode("\"")[0], quoteColon = tok.encode("\":")[0];
         assertEquals(1, tok.encode("\":").length);
-        long[] repeat = masker.allowed(run(OBJECT, "{\"name\":1,\"name")), fresh = masker.allowed(run(OBJECT, "{\"name\":1,\"nam"));
+        long[] repeat = masker.allowed(run(OBJECT, "{\"name\":1,\"name"));
+        long[] fresh = masker.allowed(run(OBJECT, "{\"name\":1,\"nam"));
         for (int t : new int[]{quote, quoteColon}) {
             assertEquals(0, repeat[t >>> 6] & 1L << t, "closing a repeated key");
             assertNotEquals(0, fresh[t >>> 6] & 1L << t, "closing a new key");

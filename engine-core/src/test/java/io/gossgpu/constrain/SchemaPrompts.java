@@ -68,7 +68,8 @@ final class SchemaPrompts {
     }
 
     static Conversation conversation(Item item) {
-        return new Conversation(null, item.tools() ? List.of(ADD, WEATHER) : List.of(), List.of(new Turn.User(item.prompt())));
+        List<Tool> tools = item.tools() ? List.of(ADD, WEATHER) : List.of();
+        return new Conversation(null, tools, List.of(new Turn.User(item.prompt())));
     }
 
     /** {@code item}'s reply in a chat of its own. */

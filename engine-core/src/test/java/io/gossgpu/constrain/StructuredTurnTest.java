@@ -25,8 +25,9 @@ class StructuredTurnTest {
     @RegisterExtension
     static final DemoEngine DEMO = new DemoEngine();
 
-    private static final String NESTED = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\",\"properties\":"
-            + "{\"b\":{\"type\":\"object\",\"properties\":{\"c\":{\"type\":\"string\"}},\"required\":[\"c\"],"
+    private static final String NESTED = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"object\","
+            + "\"properties\":{\"b\":{\"type\":\"object\",\"properties\":{\"c\":{\"type\":\"string\"}},"
+            + "\"required\":[\"c\"],"
             + "\"additionalProperties\":false}},\"required\":[\"b\"],\"additionalProperties\":false}},"
             + "\"required\":[\"a\"],\"additionalProperties\":false}";
 
@@ -74,7 +75,8 @@ class StructuredTurnTest {
         List<SchemaPrompts.Outcome> outcomes = new ArrayList<>();
         List<SchemaPrompts.Item> items = SchemaPrompts.items();
         for (int i = 0; i < items.size(); i += 2) {
-            Sampling s = i % 4 == 0 ? Sampling.of(0.9f, i).withTopK(20) : Sampling.of(1.2f, i).withTopP(0.9f).withMinP(0.02f);
+            Sampling s = i % 4 == 0 ? Sampling.of(0.9f, i).withTopK(20)
+                    : Sampling.of(1.2f, i).withTopP(0.9f).withMinP(0.02f);
             outcomes.add(SchemaPrompts.run(DEMO.engine(), items.get(i), s, 192));
         }
         assertNoneInvalid(outcomes);
