@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The library as a user's project gets it, checked end to end (CI runs this after ./gossw test):
-#   1. engine-core, the opencl backend and the LangChain4j / Spring AI modules with the starter (with kernels, the
-#      parent pom and the BOM) are built with -Drelease and installed into a PRIVATE local repository, target/ci-m2
+#   1. engine-core, the opencl backend and the LangChain4j / Spring AI modules with the starter (with their kernels
+#      artifacts, the parent pom and the BOM) are built with -Drelease and installed into a PRIVATE local repository,
+#      target/ci-m2
 #      (never ~/.m2: scripts/private-m2-settings.xml reads third-party artifacts from ~/.m2 as a read-only remote),
 #      signed with a throwaway gpg key; nothing else of the reactor (cli, server, test harness) is built;
 #   2. each installed artifact has what Maven Central asks for: a sources jar, a javadoc jar, a .asc signature
@@ -31,16 +32,17 @@ fail() { echo "examples test: $*" >&2; exit 1; }
 command -v gpg >/dev/null || fail "gpg is needed to check the signed release layout (apt-get install gnupg)"
 gpg --batch --quiet --passphrase '' --quick-gen-key 'goss-gpu CI throwaway <ci@example.invalid>' ed25519 sign 1d 2>/dev/null
 
-# After ./gossw test or build, the kernels module's native outputs (libgoss_cpu.so, PTX) are in kernels/target/classes:
-# reuse them instead of building them again (cpu/build.sh always recompiles, and that makes engine-core recompile).
+# After ./gossw test or build, the kernels modules' native outputs (libgoss_cpu.so, PTX) are in
+# backend-*/kernels/target/classes: reuse them instead of building them again (backend-cpu/kernels/build.sh always
+# recompiles, and that makes the modules that depend on it recompile).
 reuse=()
-[ -d kernels/target/classes/io/gossgpu/kernels ] && reuse=(-Dexec.skip -Dgoss.cuda.skipKernels)
+[ -d backend-cpu/kernels/target/classes/io/gossgpu/kernels ] && reuse=(-Dexec.skip -Dgoss.cuda.skipKernels)
 modules=engine-core,backend-opencl,goss-gpu-langchain4j,goss-gpu-spring-ai,goss-gpu-spring-boot-starter
-echo "examples test: installing the bom, kernels and $modules into $repo (-Drelease${reuse:+, reusing the kernels built before})"
+echo "examples test: installing the bom, kernels-cpu, kernels-opencl and $modules into $repo (-Drelease${reuse:+, reusing the kernels built before})"
 mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-opencl,langchain4j,spring-ai,spring-boot-starter -am install
 
 v=0.1.0-SNAPSHOT
-for a in kernels ${modules//,/ }; do
+for a in kernels-cpu kernels-opencl ${modules//,/ }; do
   d="$repo/io/gossgpu/$a/$v"
   for f in "$a-$v.jar" "$a-$v-sources.jar" "$a-$v-javadoc.jar" "$a-$v.pom"; do
     [ -s "$d/$f" ] || fail "$a: $f was not installed"

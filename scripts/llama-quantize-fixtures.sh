@@ -6,7 +6,7 @@
 # Run once from the repository root, with a built llama.cpp:
 #   LLAMA_QUANTIZE=llama.cpp/build/bin/llama-quantize PYTHONPATH=llama.cpp/gguf-py scripts/llama-quantize-fixtures.sh
 set -euo pipefail
-out=engine-core/src/test/resources/llama-quantize
+out=engine-tests/src/test/resources/llama-quantize
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what native/metal-check/check.sh needs to compile the Metal shim (native/metal/goss_metal.m) on Linux:
+# Installs what backend-metal/check/check.sh needs to compile the Metal shim (backend-metal/shim/goss_metal.m) on Linux:
 # clang, the GNU Objective-C runtime's headers (gobjc) and GNUstep's Foundation (libgnustep-base-dev), from
 # Debian/Ubuntu with apt-get. Idempotent and quiet when everything is there (a few file tests, no apt call).
 #

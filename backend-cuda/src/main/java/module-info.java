@@ -4,6 +4,7 @@
  */
 module io.gossgpu.cuda {
     requires io.gossgpu.core;
+    requires io.gossgpu.device;
 
     provides io.gossgpu.backend.BackendProvider with io.gossgpu.cuda.CudaBackendProvider;
 }

@@ -11,7 +11,7 @@
 #   llama-cuda-stage.sh [-n] SRC BUILD [DEST]
 # SRC: the llama.cpp source tree the binary was built from (BUILD/src when llama-cuda-build.sh checked it out)
 # BUILD: llama-cuda-build.sh's OUT folder (may lack bin/llama-bench: then the device builds)
-# SYNTH: make_synth_gguf.py (default: scripts/bench/make_synth_gguf.py or ../shared/bench/make_synth_gguf.py)
+# SYNTH: make_synth_gguf.py (default: benchmarks/scripts/make_synth_gguf.py or ../shared/bench/make_synth_gguf.py)
 # -n: say what would be staged and stop.
 # Then (device tool): run(command="backend-cuda/src/test/device/llama-cuda-bench.sh .llamakit", carry=[".llamakit"])
 set -euo pipefail
@@ -26,7 +26,7 @@ cd "$root"
 dest=${3:-.llamakit}
 synth=${SYNTH:-}
 if [[ -z $synth ]]; then
-  for s in scripts/bench/make_synth_gguf.py ../shared/bench/make_synth_gguf.py /work/shared/bench/make_synth_gguf.py; do
+  for s in benchmarks/scripts/make_synth_gguf.py ../shared/bench/make_synth_gguf.py /work/shared/bench/make_synth_gguf.py; do
     [[ -f $s ]] && { synth=$s; break; }
   done
 fi

@@ -14,9 +14,9 @@ mkdir -p "$(dirname "$exclude")"
 case "$dest" in /*) ;; *) grep -qxF "/$dest/" "$exclude" 2>/dev/null || echo "/$dest/" >> "$exclude" ;; esac
 JAVA_HOME="$("$root/scripts/find-jdk.sh")"; export JAVA_HOME; export PATH="$JAVA_HOME/bin:$PATH"
 
-# Jars of kernels (with the PTX), engine-core (+ its test-jar: the kit), backend-cuda and backend-opencl (its kit
-# runs on the NVIDIA driver's OpenCL); test classes compiled.
-mvn -B -q -Dstyle.color=never -pl kernels,engine-core,backend-cuda,backend-opencl -am package -DskipTests \
+# Jars of kernels-cuda (with the PTX), kernels-opencl, engine-core (+ its test-jar: the kit), backend-cuda and
+# backend-opencl (its kit runs on the NVIDIA driver's OpenCL); test classes compiled.
+mvn -B -q -Dstyle.color=never -pl backend-cuda/kernels,backend-opencl/kernels,engine-core,backend-cuda,backend-opencl -am package -DskipTests \
     dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
 rm -rf "$dest"; mkdir -p "$dest/lib"
 for m in backend-cuda backend-opencl; do

@@ -5,6 +5,7 @@
  */
 module io.gossgpu.metal {
     requires io.gossgpu.core;
+    requires io.gossgpu.device;
 
     provides io.gossgpu.backend.BackendProvider with io.gossgpu.metal.MetalBackendProvider;
 }

@@ -4,6 +4,7 @@
  */
 module io.gossgpu.opencl {
     requires io.gossgpu.core;
+    requires io.gossgpu.device;
     requires org.lwjgl;
     requires org.lwjgl.opencl;
 

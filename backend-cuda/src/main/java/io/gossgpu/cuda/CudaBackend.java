@@ -30,7 +30,7 @@ import java.util.stream.Stream;
 
 /**
  * The {@code cuda} backend: the device layer ({@link DeviceBackend}) over one device's primary context and its one
- * stream ({@link CudaDeviceDriver}), and every op of the SPI as CUDA kernels (kernels/cuda, JIT-loaded from the
+ * stream ({@link CudaDeviceDriver}), and every op of the SPI as CUDA kernels (backend-cuda/kernels, JIT-loaded from the
  * packaged PTX), launched by the device layer's pipelines with this backend's entry points and knobs: {@link DenseLauncher}
  * (embedding and dense layers by the device layer's {@link io.gossgpu.device.DensePipeline}; RMSNorm, add),
  * the device layer's {@link RopeOp}, {@link CudaAttention} (attention and cache store, run by the device layer's

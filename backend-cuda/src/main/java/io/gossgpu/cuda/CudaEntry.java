@@ -3,9 +3,9 @@ package io.gossgpu.cuda;
 import io.gossgpu.device.KernelParams;
 
 /**
- * A kernel entry point, declared once by the launcher that runs it: the kernel file it is in ({@code kernels/cuda/FILE.cu},
+ * A kernel entry point, declared once by the launcher that runs it: the kernel file it is in ({@code backend-cuda/kernels/FILE.cu},
  * packaged as {@code FILE.sm_XX.ptx}), its {@code extern "C"} name, and its parameters as every kernel there takes them
- * (kernels/cuda/README.md): {@code buffers} device pointers first, then one params struct by value, mirrored by the
+ * (backend-cuda/kernels/README.md): {@code buffers} device pointers first, then one params struct by value, mirrored by the
  * record {@code params} (the struct's name, fields and C layout). The launch packs them in that order
  * ({@link KernelArgs#ptr} per buffer, then {@link KernelArgs#params} with a {@code params} value) and
  * {@link CudaKernel#launch} refuses any other shape; CudaKernelSignaturesTest checks every declared entry against the

@@ -13,8 +13,8 @@ import java.util.Properties;
 import java.util.TreeMap;
 
 /**
- * The PTX the kernels module packages: {@code io/gossgpu/kernels/cuda/NAME.sm_XX.ptx} and the
- * {@code kernels.properties} that the build writes next to them (see kernels/tools/PtxBuild.java).
+ * The PTX the kernels-cuda module packages: {@code io/gossgpu/kernels/cuda/NAME.sm_XX.ptx} and the
+ * {@code kernels.properties} that the build writes next to them (see backend-cuda/kernels/tools/PtxBuild.java).
  */
 public final class CudaKernels {
 
@@ -23,7 +23,7 @@ public final class CudaKernels {
     public static final String MANIFEST = RESOURCE_DIR + "kernels.properties";
     /** Reason given when the build had no nvcc and no prebuilt PTX. */
     public static final String NOT_BUILT = "CUDA unavailable: CUDA kernels were not built "
-            + "(nvcc was not found when goss-gpu was built; see kernels/cuda/README.md)";
+            + "(nvcc was not found when goss-gpu was built; see backend-cuda/kernels/README.md)";
 
     private CudaKernels() {
     }

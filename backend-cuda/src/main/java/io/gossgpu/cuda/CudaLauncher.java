@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The CUDA {@link Launcher}: kernels by name from the declared entry points ({@link CudaEntry}: which kernels/cuda file
+ * The CUDA {@link Launcher}: kernels by name from the declared entry points ({@link CudaEntry}: which backend-cuda/kernels file
  * each is in, loaded on first use by {@link CudaModules}), launched through the backend's {@link LaunchQueue} (which
  * may record the step for a CUDA graph). A buffer argument is a device address; the launch's
  * {@link KernelLaunch#local} sizes add up to its dynamic shared memory; grid y is capped at 65535 (the kernels stride

@@ -12,9 +12,9 @@ import java.util.Objects;
  * The {@code void **kernelParams} array of {@code cuLaunchKernel}, built once and refilled per launch
  * without allocating: {@code args.clear().ptr(x).ptr(scale).ptr(y).params(new NormParams(cols, eps))}.
  *
- * <p>A kernel of {@code kernels/cuda} takes its buffers (device pointers, {@link #ptr}) first, then one params struct
+ * <p>A kernel of {@code backend-cuda/kernels} takes its buffers (device pointers, {@link #ptr}) first, then one params struct
  * of all its scalars by value, last ({@link #params}: a {@link KernelParams} record mirroring the struct; see
- * kernels/cuda/README.md). The values sit in 8-byte, 8-aligned slots: a pointer or a single scalar takes one slot,
+ * backend-cuda/kernels/README.md). The values sit in 8-byte, 8-aligned slots: a pointer or a single scalar takes one slot,
  * a struct as many consecutive slots as its C size needs (its bytes written there in C layout), and
  * {@code kernelParams[i]} points at the first slot of argument i. The driver reads as many bytes there as the
  * kernel's parameter has, so the Java type must match the kernel's C type: any pointer → {@link #ptr}, a params

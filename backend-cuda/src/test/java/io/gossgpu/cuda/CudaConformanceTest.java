@@ -8,14 +8,19 @@ import io.gossgpu.conformance.BackendConformanceKit;
 
 /**
  * The whole conformance kit on CUDA device 0. Without libcuda, a device or the PTX every test is skipped
- * with the reason. Under the fake driver (test-harness/fake-driver/test-with-fake-driver.sh) the
- * kit runs against CudaBackend with the real kernels/cuda source compiled for the CPU under the CUDA
- * emulator (test-harness/cuda-emu: fibers per thread, real __syncthreads and warp-shuffle rendezvous): that checks
+ * with the reason. Under the fake driver (backend-cuda/emu/fake-driver/test-with-fake-driver.sh) the
+ * kit runs against CudaBackend with the real backend-cuda/kernels source compiled for the CPU under the CUDA
+ * emulator (backend-cuda/emu/cuda-emu: fibers per thread, real __syncthreads and warp-shuffle rendezvous): that checks
  * the Java side (uploads and layouts, argument order, launch shapes, offsets, KV ring) and the kernels'
  * logic; PTX code generation, timing and memory-ordering races still need a real GPU (src/test/device/README.md).
  * {@code GOSS_CUDA_FAKE_OPS=0} skips the kit under the fake driver instead.
  */
 class CudaConformanceTest extends BackendConformanceKit {
+    @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
     static final String FAKE_DRIVER_DEVICE = "goss-gpu fake CUDA driver";
 
     @Override

@@ -9,7 +9,7 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;

@@ -386,10 +386,10 @@ class CudaDenseTest {
                 && !DenseLauncher.q8Decode(WeightFormat.BF16, 2880, 1));
     }
 
-    /** The {@code #define} NAME's integer value in kernels/cuda. */
+    /** The {@code #define} NAME's integer value in backend-cuda/kernels. */
     static int define(String sources, String name) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^#define " + name + " +(\\d+)").matcher(sources);
-        assertTrue(m.find(), name + " in kernels/cuda");
+        assertTrue(m.find(), name + " in backend-cuda/kernels");
         return Integer.parseInt(m.group(1));
     }
 

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * one.
  */
 class CudaKernelSignaturesTest {
-    private static final Path SOURCES = PtxBuildTool.KERNELS.resolve("cuda");
+    private static final Path SOURCES = PtxBuildTool.KERNELS;
 
     /** The parameters of {@code entry} in {@code ptx}: p per pointer, L / i / f per other scalar, {size,align} per struct. */
     static String signature(String ptx, String entry) {
@@ -90,7 +90,7 @@ class CudaKernelSignaturesTest {
                 CudaBackend.ENTRIES.stream().map(CudaEntry::params).collect(Collectors.toSet()));
     }
 
-    /** Every kernel source and header of kernels/cuda, concatenated. */
+    /** Every kernel source and header of backend-cuda/kernels, concatenated. */
     static String sources() throws IOException {
         try (Stream<Path> files = Files.list(SOURCES)) {
             StringBuilder sb = new StringBuilder();

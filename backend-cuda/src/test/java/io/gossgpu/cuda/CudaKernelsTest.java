@@ -25,7 +25,7 @@ class CudaKernelsTest {
     static final CudaKernels.Manifest BUILT = new CudaKernels.Manifest("nvcc", "13.0", KERNELS, ARCHS,
             java.util.Map.of("sm_75", "6.3", "sm_80", "7.0", "sm_90", "7.8"));
 
-    /** Whether this machine has nvcc where kernels/tools/PtxBuild.java looks (then the build must have packaged PTX). */
+    /** Whether this machine has nvcc where backend-cuda/kernels/tools/PtxBuild.java looks (then the build must have packaged PTX). */
     static boolean nvccPresent() {
         List<Path> candidates = new ArrayList<>();
         for (String var : List.of("CUDA_HOME", "CUDA_PATH")) {

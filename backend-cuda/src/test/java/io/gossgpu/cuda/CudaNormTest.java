@@ -7,7 +7,7 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;

@@ -2,7 +2,7 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.generate.GenerationOptions;
@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Older drivers and GPU generations, as the fake driver reports them ({@code goss_fake_cuda_configure} in
  * fakecuda.c): its cuDriverGetVersion and compute capability change, and its module loads refuse PTX of an ISA
  * newer than that driver's CUDA version, and PTX for a newer target, as a real driver does. Runs only under the fake
- * driver (test-harness/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
+ * driver (backend-cuda/emu/fake-driver/test-with-fake-driver.sh); elsewhere every test is skipped with why.
  */
 @ExtendWith(FakeCudaDriver.class)
 class CudaOlderDriversTest {

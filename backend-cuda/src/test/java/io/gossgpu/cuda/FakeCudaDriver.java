@@ -16,13 +16,13 @@ import java.util.Optional;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The fake CUDA driver's in-process controls (test-harness/fake-driver/fakecuda.c), found only when the tests run
+ * The fake CUDA driver's in-process controls (backend-cuda/emu/fake-driver/fakecuda.c), found only when the tests run
  * under it (test-with-fake-driver.sh); {@link #present()} is false elsewhere. As a JUnit extension
  * ({@code @ExtendWith(FakeCudaDriver.class)}) it skips each test of a class that needs the driver, saying why, unless
  * the driver is there, and puts the driver back to its defaults after each.
  */
 final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
-    static final String NEEDED = "needs the fake CUDA driver (test-harness/fake-driver/test-with-fake-driver.sh)";
+    static final String NEEDED = "needs the fake CUDA driver (backend-cuda/emu/fake-driver/test-with-fake-driver.sh)";
 
     private static final Optional<SymbolLookup> LIBRARY = library();
     private static final MethodHandle CONFIGURE = handle("goss_fake_cuda_configure",

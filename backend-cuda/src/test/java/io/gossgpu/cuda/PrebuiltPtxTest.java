@@ -12,12 +12,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The PTX committed in kernels/cuda/prebuilt (what a build without nvcc packages) was built from the kernel sources
+ * The PTX committed in kernels/prebuilt (what a build without nvcc packages) was built from the kernel sources
  * as they are: a .cu file or a header changed without refreshing it
- * ({@code ./gossw mvn -pl kernels process-resources -Dgoss.cuda.updatePrebuilt=true}) fails here, nvcc or not.
+ * ({@code ./gossw mvn -pl backend-cuda/kernels process-resources -Dkernels.updatePrebuilt=true}) fails here, nvcc or not.
  */
 class PrebuiltPtxTest {
-    private static final Path CUDA = PtxBuildTool.KERNELS.resolve("cuda");
+    private static final Path CUDA = PtxBuildTool.KERNELS;
 
     private static PtxBuildTool.Result check(Path cuda) throws Exception {
         return PtxBuildTool.run("--src", cuda.toString(), "--prebuilt", cuda.resolve("prebuilt").toString(), "--check-prebuilt", "true");
@@ -44,11 +44,13 @@ class PrebuiltPtxTest {
         assertTrue(r.log().contains("add.cu, argmax.cu, attention.cu"), r.log());
     }
 
-    /** kernels/cuda with its prebuilt folder, copied to {@code to}. */
+    /** kernels/ (the sources with their prebuilt folder, not the module's target/), copied to {@code to}. */
     private static Path copy(Path to) throws IOException {
         try (Stream<Path> files = Files.walk(CUDA)) {
             for (Path p : (Iterable<Path>) files::iterator) {
-                Path dest = to.resolve(CUDA.relativize(p).toString());
+                Path rel = CUDA.relativize(p);
+                if (rel.getNameCount() > 0 && rel.getName(0).toString().equals("target")) continue;
+                Path dest = to.resolve(rel.toString());
                 if (Files.isDirectory(p)) {
                     Files.createDirectories(dest);
                 } else {

@@ -9,10 +9,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** kernels/tools/PtxBuild.java run as the kernels module's build runs it (the Java source launcher), for tests. */
+/** backend-cuda/kernels/tools/PtxBuild.java run as the kernels-cuda module's build runs it (the Java source launcher), for tests. */
 final class PtxBuildTool {
-    /** The kernels module's folder, seen from backend-cuda (where Maven runs its tests). */
-    static final Path KERNELS = Path.of("..", "kernels").toAbsolutePath().normalize();
+    /** The kernels-cuda module's folder (backend-cuda/kernels), seen from backend-cuda (where Maven runs its tests). */
+    static final Path KERNELS = Path.of("kernels").toAbsolutePath().normalize();
 
     record Result(int exitCode, String log) {
     }

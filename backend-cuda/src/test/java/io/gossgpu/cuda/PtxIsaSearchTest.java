@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * kernels/tools/PtxBuild.java writes each PTX file at the lowest ISA that ptxas accepts, and that is found, not
+ * backend-cuda/kernels/tools/PtxBuild.java writes each PTX file at the lowest ISA that ptxas accepts, and that is found, not
  * assumed: a kernel using ldmatrix (PTX ISA 6.5, sm_75) is written at 6.5 for sm_75, above the 6.3 that Turing's
  * plain kernels get, and at 7.0 for sm_80, where the target itself needs 7.0. Needs nvcc (CI has it).
  */

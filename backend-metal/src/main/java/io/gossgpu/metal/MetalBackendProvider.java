@@ -10,7 +10,7 @@ import java.util.Locale;
 /**
  * The {@code metal} backend (priority 100). On macOS it loads the Objective-C shim ({@code libgoss_metal.dylib});
  * anywhere, with {@code GOSS_METAL_EMULATOR=1} or {@code -Dgoss.metal.emulator=true}, the emulated Metal device
- * ({@code libgoss_metal_emu.so}, built on Linux by the test-harness module and named by {@code GOSS_METAL_LIBRARY}) that
+ * ({@code libgoss_metal_emu.so}, built on Linux by the metal-emu module and named by {@code GOSS_METAL_LIBRARY}) that
  * runs the same kernels on the CPU — for tests, not for use. {@code GOSS_METAL_LIBRARY} / {@code goss.metal.library}
  * names the native library explicitly.
  */

@@ -7,7 +7,7 @@ import io.gossgpu.backend.KnobValues;
 import java.util.Locale;
 
 /**
- * The kernels of {@code kernels/metal} that the backend dispatches, each with its threadgroup-size knob
+ * The kernels of {@code backend-metal/kernels} that the backend dispatches, each with its threadgroup-size knob
  * ({@code GOSS_METAL_<KERNEL>_TG}): a kernel's name is written here once and in its {@code KERNEL(name)} line once.
  */
 enum MetalKernel {

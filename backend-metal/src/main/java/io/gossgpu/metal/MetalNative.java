@@ -65,11 +65,11 @@ final class MetalNative {
             return p;
         }
         if (emulator)
-            throw new GossException("the emulated Metal device is a test harness, not part of goss-gpu: build the test-harness module "
-                    + "(Linux, g++) and set GOSS_METAL_LIBRARY to its target/lib/libgoss_metal_emu.so");
+            throw new GossException("the emulated Metal device is a test harness, not part of goss-gpu: build the metal-emu module "
+                    + "(backend-metal/emu, Linux, g++) and set GOSS_METAL_LIBRARY to its target/lib/libgoss_metal_emu.so");
         String file = "libgoss_metal.dylib";
         URL url = MetalNative.class.getResource(RESOURCE_DIR + file);
-        if (url == null) throw new GossException(file + " is not in this build (the Metal shim is built on macOS by the native module)");
+        if (url == null) throw new GossException(file + " is not in this build (the Metal shim is built on macOS by the metal-shim module)");
         try {
             if (url.getProtocol().equals("file")) return Path.of(url.toURI());
             Path tmp = Files.createTempFile("goss-metal-", "-" + file);

@@ -16,6 +16,11 @@ import java.util.SplittableRandom;
  */
 class MetalConformanceTest extends BackendConformanceKit {
     @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
+    @Override
     protected BackendProvider provider() {
         return new MetalBackendProvider();
     }

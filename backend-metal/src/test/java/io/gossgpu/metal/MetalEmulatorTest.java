@@ -44,7 +44,7 @@ class MetalEmulatorTest {
         dev = goss_mtl_device_create();
         assertEquals(1, goss_mtl_device_is_emulated(dev));
         queue = goss_mtl_queue_create(dev);
-        String src = Files.readString(Path.of("../test-harness/metal-emu/emu_selftest.metal"));
+        String src = Files.readString(Path.of("emu/emu_selftest.metal"));
         lib = goss_mtl_library_from_source(dev, arena.allocateFrom(src));
         assertNotEquals(MemorySegment.NULL, lib, () -> MetalNative.lastError());
     }

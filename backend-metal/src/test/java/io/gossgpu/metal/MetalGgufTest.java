@@ -4,7 +4,7 @@ import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;

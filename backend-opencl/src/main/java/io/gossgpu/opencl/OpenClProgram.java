@@ -16,7 +16,7 @@ import static io.gossgpu.opencl.OpenCl.check;
 import static org.lwjgl.opencl.CL10.*;
 
 /**
- * The OpenCL kernels (sources in the kernels module, {@code io/gossgpu/kernels/opencl/*.cl}: goss.cl and the files it
+ * The OpenCL kernels (sources in the kernels-opencl module, {@code io/gossgpu/kernels/opencl/*.cl}: goss.cl and the files it
  * includes, inlined by {@link KernelSource}) built once for one device, and the kernels made from them, one
  * {@code cl_kernel} per name however often it is looked up (a launch sets all its arguments, which the enqueue captures),
  * released together.

@@ -14,6 +14,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
 class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
+    @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
     static final BackendOptions KNOBS = BackendOptions.defaults()
             .with(OpenClKnobs.ATTENTION_SPLITKEYS, 2)
             .with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)

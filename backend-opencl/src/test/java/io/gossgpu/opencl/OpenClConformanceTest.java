@@ -11,6 +11,11 @@ import io.gossgpu.conformance.BackendConformanceKit;
  */
 class OpenClConformanceTest extends BackendConformanceKit {
     @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
+    @Override
     protected BackendProvider provider() {
         return new OpenClBackendProvider();
     }

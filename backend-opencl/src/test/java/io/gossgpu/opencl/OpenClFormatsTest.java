@@ -7,7 +7,7 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;

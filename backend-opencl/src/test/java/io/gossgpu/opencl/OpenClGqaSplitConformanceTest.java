@@ -13,6 +13,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
     @Override
+    protected boolean requiresFusedAddRmsNorm() {
+        return true;
+    }
+
+    @Override
     protected BackendProvider provider() {
         return new OpenClBackendProvider();
     }

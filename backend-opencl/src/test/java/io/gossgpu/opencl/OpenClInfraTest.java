@@ -6,7 +6,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.cpu.ReferenceBackend;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The params records the OpenCL backend passes (the device layer's, shared by every API; none of its own) mirror the
- * params structs of kernels/opencl (goss.cl with its includes inlined, the program the backend builds): the same names, fields, order and types, and no struct without
+ * params structs of backend-opencl/kernels (goss.cl with its includes inlined, the program the backend builds): the same names, fields, order and types, and no struct without
  * its record. Needs no OpenCL device: a mismatch here would otherwise show only as wrong numbers on one.
  */
 class OpenClKernelParamsTest {

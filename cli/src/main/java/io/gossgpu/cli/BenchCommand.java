@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.api.Benchmark;
+import io.gossgpu.tools.Benchmark;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Command;

@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.api.TestModel;
+import io.gossgpu.tools.TestModel;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

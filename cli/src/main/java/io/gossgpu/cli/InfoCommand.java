@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.api.ModelDescription;
+import io.gossgpu.tools.ModelDescription;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.KvCacheSpec;

@@ -19,7 +19,7 @@ final class KnownSettings {
     /** Read by the command line itself. */
     static final List<String> COMMAND_LINE = List.of("GOSS_MODEL", "GOSS_BACKEND", "GOSS_DEBUG", "GOSS_NO_RELAUNCH", "GOSS_API_KEY",
             Arguments.ENV, BackendOptions.envName(Launcher.RELAUNCHED), BackendOptions.envName(Launcher.HELD_STDERR));
-    /** Read by scripts/find-jdk.sh, scripts/setup-pocl.sh, the tests and the emulated GPU devices (native/). */
+    /** Read by scripts/find-jdk.sh, scripts/setup-pocl.sh, the tests and the emulated GPUs (backend-{cuda,metal}/emu). */
     static final List<String> TOOLS = List.of("GOSS_JAVA_HOME", "GOSS_SKIP_POCL", "GOSS_REQUIRE_OPENCL", "GOSS_REQUIRE_METAL",
             "GOSS_REQUIRE_CUDA", "GOSS_EMU_ORDER", "GOSS_EMU_POISON", "GOSS_EMU_THREADS");
 

@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.api.BackendCheck;
+import io.gossgpu.tools.BackendCheck;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Command;

@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import io.gossgpu.api.TestModel;
+import io.gossgpu.tools.TestModel;
 import io.gossgpu.api.Tokens;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

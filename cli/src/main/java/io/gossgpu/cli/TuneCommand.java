@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.api.Benchmark;
-import io.gossgpu.api.TestModel;
+import io.gossgpu.tools.Benchmark;
+import io.gossgpu.tools.TestModel;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;

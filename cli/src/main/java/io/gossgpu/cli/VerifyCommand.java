@@ -1,7 +1,7 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import io.gossgpu.api.BackendCheck;
+import io.gossgpu.tools.BackendCheck;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.ExpertPlacement;
 import picocli.CommandLine.Command;

@@ -7,7 +7,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.bench.DecodeTraffic;
-import io.gossgpu.graph.OpKind;
+import io.gossgpu.forward.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;

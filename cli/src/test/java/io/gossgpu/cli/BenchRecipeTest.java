@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Issue 36: the README sent users to {@code ../shared/bench} for the llama.cpp baseline, a folder outside the
- * repository that they do not have. The recipe is the repository's own now (scripts/bench/llama-baseline.sh and its
+ * repository that they do not have. The recipe is the repository's own now (benchmarks/scripts/llama-baseline.sh and its
  * README), and the documents name nothing outside the repository. Building llama.cpp takes minutes and a network, so
  * what runs here is the scripts' argument handling, not the build.
  */
@@ -26,33 +26,33 @@ class BenchRecipeTest {
 
     @Test
     void theReadmesNameNoFolderOutsideTheRepositoryAndTheirScriptsExist() throws Exception {
-        for (Path doc : List.of(ROOT.resolve("README.md"), ROOT.resolve("scripts/bench/README.md"))) {
+        for (Path doc : List.of(ROOT.resolve("README.md"), ROOT.resolve("benchmarks/scripts/README.md"))) {
             String text = Files.readString(doc);
             assertFalse(text.contains("../shared") || text.contains("/work/shared"), doc + " points outside the repository");
-            Matcher m = Pattern.compile("scripts/bench/[A-Za-z0-9_.-]+").matcher(text);
+            Matcher m = Pattern.compile("benchmarks/scripts/[A-Za-z0-9_.-]+").matcher(text);
             while (m.find()) assertTrue(Files.exists(ROOT.resolve(m.group())), doc + " names " + m.group() + ", which is missing");
         }
         String readme = Files.readString(ROOT.resolve("README.md"));
-        assertTrue(readme.contains("scripts/bench/llama-baseline.sh"), "the README names the recipe");
+        assertTrue(readme.contains("benchmarks/scripts/llama-baseline.sh"), "the README names the recipe");
         for (String script : List.of("cpu-vs-llama.sh", "llama-baseline.sh"))
-            assertFalse(Files.readString(ROOT.resolve("scripts/bench").resolve(script)).contains("shared/bench"), script);
+            assertFalse(Files.readString(ROOT.resolve("benchmarks/scripts").resolve(script)).contains("shared/bench"), script);
     }
 
     @Test
     void theRecipeSaysWhatItFetchesAndTheComparisonSaysWhereTheRecipeIs() throws Exception {
-        Run help = bash("scripts/bench/llama-baseline.sh", "--help");
+        Run help = bash("benchmarks/scripts/llama-baseline.sh", "--help");
         assertEquals(0, help.code(), help.err());
         assertTrue(help.out().contains("https://github.com/ggml-org/llama.cpp.git") && help.out().contains("14d3ba45f3369e75a308212399cfada5d349883b"),
                 help.out());
-        Run bad = bash("scripts/bench/llama-baseline.sh", "--frobnicate");
+        Run bad = bash("benchmarks/scripts/llama-baseline.sh", "--frobnicate");
         assertEquals(2, bad.code());
         assertEquals("llama-baseline: unknown argument --frobnicate (see --help)", bad.err().strip());
 
         Path none = Files.createTempDirectory("no-llama");
-        Run missing = bash("scripts/bench/cpu-vs-llama.sh", "--llama-dir", none.toString());
+        Run missing = bash("benchmarks/scripts/cpu-vs-llama.sh", "--llama-dir", none.toString());
         assertEquals(2, missing.code());
         assertEquals("cpu-vs-llama: no model given and none of the recipe's GGUFs in " + none
-                + ": run scripts/bench/llama-baseline.sh (see scripts/bench/README.md)", missing.err().strip());
+                + ": run benchmarks/scripts/llama-baseline.sh (see benchmarks/scripts/README.md)", missing.err().strip());
         Files.delete(none);
     }
 

@@ -10,11 +10,10 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
 import io.gossgpu.generate.StepScheduler;
-import io.gossgpu.graph.Executor;
+import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.placement.PlacementPlanner;
 import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.lang.reflect.InvocationTargetException;
@@ -71,7 +70,7 @@ public final class Engine implements AutoCloseable {
     /**
      * Opens the model, validates it, chooses the backend and uploads the weights. On a GPU backend the MoE experts are
      * placed as {@link EngineOptions#placement()} says (by default all on the GPU when they fit, else the first layers'
-     * on the cpu backend: {@link io.gossgpu.placement.PlacementPlanner}). With {@code auto} a GPU whose free memory
+     * on the cpu backend: {@link io.gossgpu.backend.Backend#placeExperts}). With {@code auto} a GPU whose free memory
      * cannot hold even the model without its experts ({@link DeviceMemoryException}) is closed again and the next
      * available backend (by {@link Backends#auto()}'s order) takes the model; a message on {@link EngineLog} says so.
      */
@@ -119,7 +118,7 @@ public final class Engine implements AutoCloseable {
                     VocabularySizeCheck.warnIfDifferent(ckpt.metadata());
                 }
                 try {
-                    backend = PlacementPlanner.place(backend, mw, options.placement(), options.prefillChunk(),
+                    backend = backend.placeExperts(mw, options.placement(), options.prefillChunk(),
                             () -> Backends.open("cpu", options.backendOptions()));
                     lw = backend.loadWeights(mw);
                 } catch (DeviceMemoryException e) {

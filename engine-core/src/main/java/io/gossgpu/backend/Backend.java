@@ -9,10 +9,10 @@ import io.gossgpu.model.ModelWeights;
  * {@code T × width} {@link DeviceTensor}s whose row {@code i} is one token of one sequence ({@link Batch}).
  *
  * <p>The math of each op is stated in its Javadoc and is the contract; the {@code reference} backend
- * ({@link io.gossgpu.cpu.ReferenceBackend}) implements it literally with float32 storage and double
+ * ({@link io.gossgpu.reference.ReferenceBackend}) implements it literally with float32 storage and double
  * accumulation. A backend may fuse neighbouring ops internally but must produce what the separate ops
  * would. Output tensors never alias inputs unless an op says so. Shapes are checked by the caller
- * ({@link io.gossgpu.graph.Executor}); a backend may assume them.
+ * ({@link io.gossgpu.forward.Executor}); a backend may assume them.
  *
  * <p>Ops may be queued asynchronously; {@link #read}, {@link #readRouting}, {@link #logits} and {@link #argmax}
  * return only when the work they depend on is done. Not thread-safe: one thread drives a backend. Closing
@@ -214,6 +214,17 @@ public interface Backend extends AutoCloseable {
      */
     default java.util.SortedMap<String, Long> counters() {
         return java.util.Collections.emptySortedMap();
+    }
+
+    /**
+     * This backend with the experts of {@code model} placed as {@code request} says. A host-memory backend holds them all
+     * and returns itself; a GPU backend (the device layer) returns itself when they fit, else a split over itself and a
+     * cpu backend made by {@code cpu} (only then). On a failure this backend is left to the caller to close.
+     */
+    default Backend placeExperts(ModelWeights model, ExpertPlacement request, int prefillChunk,
+                                 java.util.function.Supplier<Backend> cpu) {
+        request.checkLayers(model.layers().size());
+        return this;
     }
 
     @Override

@@ -5,7 +5,7 @@ import io.gossgpu.GossException;
 /**
  * The one place where a declinable op ({@link BackendOp#declinable}) runs: on the backend when it
  * {@link Backend#supports supports} the op, otherwise its decomposition into existing ops, or the host path (read what
- * the backend returns, compute on the host). The {@link io.gossgpu.graph.Executor} calls its ops through here, so a
+ * the backend returns, compute on the host). The {@link io.gossgpu.forward.Executor} calls its ops through here, so a
  * backend that declines an op still runs every model; the SPI's default methods of a declinable op run the fallback
  * too, so a direct call works on every backend.
  */

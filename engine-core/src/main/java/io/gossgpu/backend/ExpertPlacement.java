@@ -93,4 +93,10 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
         };
         return streamMinTokens > 0 ? m + " --stream-experts-min-t " + streamMinTokens : m;
     }
+
+    /** Fails with a clear message when {@code --n-cpu-moe} names more layers than {@code layers}, on every backend. */
+    public void checkLayers(int layers) {
+        if (mode == Mode.FIRST_N && (cpuLayers < 0 || cpuLayers > layers))
+            throw new io.gossgpu.GossException("--n-cpu-moe must be between 0 and the model's " + layers + " layers, got " + cpuLayers);
+    }
 }

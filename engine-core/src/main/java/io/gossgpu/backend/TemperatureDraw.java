@@ -63,7 +63,7 @@ public final class TemperatureDraw {
 
     /**
      * The id {@link Backend#argmax} returns for a row whose logits are not all finite (NaN or ±infinity): no token is
-     * chosen from such a row, the executor's guard reports it instead ({@code io.gossgpu.graph.NonFinite}).
+     * chosen from such a row, the executor's guard reports it instead ({@code io.gossgpu.forward.NonFinite}).
      */
     public static final int NOT_FINITE = -1;
 

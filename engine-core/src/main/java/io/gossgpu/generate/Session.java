@@ -5,7 +5,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.graph.Executor;
+import io.gossgpu.forward.Executor;
 
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;

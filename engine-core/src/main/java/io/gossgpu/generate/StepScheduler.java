@@ -1,7 +1,7 @@
 package io.gossgpu.generate;
 
 import io.gossgpu.GossException;
-import io.gossgpu.graph.Executor;
+import io.gossgpu.forward.Executor;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;

@@ -35,7 +35,7 @@ class JvmFlagsTest {
 
     /**
      * On the module path (issue 41) engine-core is module io.gossgpu.core: it resolves with its requires (jackson,
-     * jtokkit, jdk.incubator.vector, so that flag is not missing there) and names the modules native access is for.
+     * jtokkit; the vector module added as a user of the cpu backend adds it) and names the modules native access is for.
      */
     @Test
     void onTheModulePathTheWarningNamesTheModules() throws Exception {
@@ -49,7 +49,7 @@ class JvmFlagsTest {
         }
         List<String> cmd = List.of(ProcessHandle.current().info().command().orElseThrow(),
                 "--module-path", String.join(File.pathSeparator, modulePath), "-cp", String.join(File.pathSeparator, classPath),
-                "--patch-module", "io.gossgpu.core=" + tests, "--add-modules", "java.logging", "--add-reads", "io.gossgpu.core=java.logging",
+                "--patch-module", "io.gossgpu.core=" + tests, "--add-modules", "java.logging,jdk.incubator.vector", "--add-reads", "io.gossgpu.core=java.logging",
                 "-m", "io.gossgpu.core/" + Probe.class.getName());
         Process p = new ProcessBuilder(cmd).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

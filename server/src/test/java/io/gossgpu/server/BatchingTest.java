@@ -124,7 +124,7 @@ class BatchingTest {
     @Test
     void aKvBudgetBelowOneCacheFailsTheLoadAndReleasesTheModel() throws Exception {
         AtomicBoolean backendClosed = new AtomicBoolean();
-        io.gossgpu.backend.ForwardingBackend backend = new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.cpu.ReferenceBackend()) {
+        io.gossgpu.backend.ForwardingBackend backend = new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
             @Override
             public void close() {
                 backendClosed.set(true);

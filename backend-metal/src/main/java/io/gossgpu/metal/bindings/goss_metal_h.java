@@ -11,7 +11,7 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 
 /**
- * FFM bindings to {@code native/metal/goss_metal.h}, in the style jextract generates (one class per header,
+ * FFM bindings to {@code backend-metal/shim/goss_metal.h}, in the style jextract generates (one class per header,
  * C names, a downcall handle and a {@link FunctionDescriptor} per function, pointers as
  * {@link MemorySegment}). Written by hand because jextract is not part of the build; keep it in step with
  * the header ({@link #GOSS_MTL_ABI_VERSION} is checked at {@link #load}).

@@ -3,7 +3,7 @@ package io.gossgpu.benchmarks.ops;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.TemperatureDraw;
-import io.gossgpu.graph.Executor;
+import io.gossgpu.forward.Executor;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -3,7 +3,6 @@ package io.gossgpu.springai.autoconfigure;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.api.ReasoningEffort;
 import io.gossgpu.api.Sampling;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -61,7 +60,7 @@ public class GossProperties {
             throw new GossStartupException("goss.model is not set: give the path of a gpt-oss checkpoint folder or .gguf file");
         BackendOptions backendOptions = BackendOptions.fromEnvironment();
         if (threads != null)
-            backendOptions = backendOptions.with(CpuBackendProvider.THREADS.envName(), threads.toString(), "goss.threads");
+            backendOptions = backendOptions.with("GOSS_CPU_THREADS", threads.toString(), "goss.threads");
         for (var k : knobs.entrySet())
             backendOptions = backendOptions.with(knobName(k.getKey()), k.getValue(), "goss.knobs");
         return EngineOptions.of(model).withBackend(backend).withMmap(mmap).withCheckTensors(checkTensors)

@@ -1,0 +1,86 @@
+package io.gossgpu.cpu;
+
+import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.cpu.matmul.NativeCpu;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.SplittableRandom;
+
+/**
+ * Attention of the cpu backend at contexts the conformance kit does not reach: a prefill of 1100 positions in
+ * two batches (query blocks, the ring of the sliding layers wrapped many times), then decode steps at depth
+ * 2100 to 2500, where the native kernels split the keys into chunks of 1024 and merge them. Every output
+ * against the reference backend at the kit's float tolerance (1e-4 of the row's largest value): attention is
+ * float on every kernel set.
+ */
+class LongContextAttentionTest {
+    @ParameterizedTest
+    @EnumSource(KernelSet.Isa.class)
+    void longContextMatchesTheReference(KernelSet.Isa isa) {
+        Assumptions.assumeTrue(NativeCpu.supports(isa), () -> isa + " kernels cannot run here: " + NativeCpu.unavailableReason());
+        ModelConfig c = TestModelPresets.tiny();
+        int ctx = 2600;
+        try (Checkpoint ck = new TestModelGenerator(c, 44).inMemory();
+             Backend cpu = CpuBackendProvider.withKernels(isa).create(io.gossgpu.backend.BackendOptions.defaults()); Backend ref = new ReferenceBackend()) {
+            ModelWeights w = ModelWeights.of(ck);
+            try (LoadedWeights lc = cpu.loadWeights(w); LoadedWeights lr = ref.loadWeights(w);
+                 KvCache kc = cpu.createKvCache(new KvCacheSpec(c, ctx)); KvCache kr = ref.createKvCache(new KvCacheSpec(c, ctx))) {
+                SplittableRandom r = new SplittableRandom(5);
+                int[][] steps = {{0, 700}, {700, 400}, {1100, 1000}, {2100, 1}, {2101, 3}, {2104, 1}, {2499, 1}};
+                int at = 0;
+                for (int[] step : steps) {
+                    int start = step[0], T = step[1];
+                    if (start > at) { // positions at .. start−1: fill both caches with one batch
+                        run(cpu, ref, lc, lr, kc, kr, c, at, start - at, r, false);
+                    }
+                    run(cpu, ref, lc, lr, kc, kr, c, start, T, r, true);
+                    at = start + T;
+                }
+            }
+        }
+    }
+
+    private static void run(Backend cpu, Backend ref, LoadedWeights lc, LoadedWeights lr, KvCache kc, KvCache kr,
+                            ModelConfig c, int start, int T, SplittableRandom r, boolean check) {
+        float[] q = random(r, T * c.qDim()), k = random(r, T * c.kvDim()), v = random(r, T * c.kvDim());
+        for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
+            float[] got = attention(cpu, lc, kc, c, layer, start, T, q, k, v), want = attention(ref, lr, kr, c, layer, start, T, q, k, v);
+            if (check)
+                BackendConformanceKit.assertClose("attention layer " + layer + " positions " + start + ".." + (start + T - 1),
+                        want, got, T, c.qDim(), 1e-4);
+        }
+    }
+
+    private static float[] attention(Backend b, LoadedWeights w, KvCache cache, ModelConfig c, int layer, int start, int T,
+                                     float[] q, float[] k, float[] v) {
+        try (DeviceTensor tq = b.allocate(T, c.qDim()); DeviceTensor tk = b.allocate(T, c.kvDim());
+             DeviceTensor tv = b.allocate(T, c.kvDim()); DeviceTensor out = b.allocate(T, c.qDim())) {
+            b.write(tq, q);
+            b.write(tk, k);
+            b.write(tv, v);
+            b.attention(w, layer, tq, tk, tv, Batch.of(cache, start, T), out);
+            return b.read(out);
+        }
+    }
+
+    private static float[] random(SplittableRandom r, int n) {
+        float[] f = new float[n];
+        for (int i = 0; i < n; i++) f[i] = (float) r.nextGaussian();
+        return f;
+    }
+}

@@ -1,0 +1,498 @@
+package io.gossgpu.device;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
+import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.DenseKind;
+import io.gossgpu.backend.DeviceKvCache;
+import io.gossgpu.backend.DeviceMemoryException;
+import io.gossgpu.backend.DeviceRouting;
+import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.backend.NormKind;
+import io.gossgpu.backend.Routing;
+import io.gossgpu.backend.TemperatureDraw;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.placement.PlacementPlanner;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The device layer: the part of a GPU backend that is the same on every device, written once over the device's
+ * buffer handle {@code B} (in the spirit of ggml's split between a backend's buffers and its compute). It owns
+ * activations ({@link BufferTensor}), router output ({@link BufferRouting}), KV caches ({@link DeviceKvCache}), one
+ * {@link ScratchArena}, the RoPE table ({@link UploadedWeights#rope}); it checks what must hold before device memory
+ * is touched (token ids inside the vocabulary, positions inside the context, sizes that fit the device) and runs the
+ * result pipeline: logits, their argmax or a temperature sample, read back once per step.
+ *
+ * <p>A GPU backend extends it with a {@link DeviceDriver} and its launchers: the protected {@code run…} methods,
+ * each one op as kernels, given typed handles (its own weights {@code W}, tensors of its own buffers).
+ *
+ * @param <B> the device's buffer handle
+ * @param <W> the backend's weights
+ */
+public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements Backend {
+    /** The device. */
+    protected final DeviceDriver<B> driver;
+    /** Scratch buffers by name. */
+    protected final ScratchArena<B> scratch;
+    private final Class<W> weightsClass;
+    /** The longest context of a KV cache created: the RoPE table is sized for it at once. */
+    private int ropeHint;
+    private boolean closed;
+
+    protected DeviceBackend(DeviceDriver<B> driver, Class<W> weightsClass) {
+        this.driver = driver;
+        this.weightsClass = weightsClass;
+        this.scratch = new ScratchArena<>(driver);
+    }
+
+    /**
+     * The launch knobs in effect on this device, by environment-variable name: the options' values after device
+     * defaults (work-group sizes, thresholds), as the kernels are launched. From the thread that drives the backend.
+     */
+    public abstract java.util.SortedMap<String, Integer> knobs();
+
+    // ---- typed handles ------------------------------------------------------------------------
+
+    /** {@code t} as this backend's tensor; a {@link GossException} for a tensor of another backend. */
+    @SuppressWarnings("unchecked")
+    protected final BufferTensor<B> tensor(DeviceTensor t) {
+        if (t instanceof BufferTensor<?> b && b.owner() == this) return (BufferTensor<B>) b;
+        throw new GossException(name() + ": a tensor of another backend (" + t.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code r} as this backend's routing. */
+    @SuppressWarnings("unchecked")
+    protected final BufferRouting<B> routing(DeviceRouting r) {
+        if (r instanceof BufferRouting<?> b && b.owner() == this) return (BufferRouting<B>) b;
+        throw new GossException(name() + ": a routing of another backend (" + r.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code w} as this backend's weights. */
+    protected final W weights(LoadedWeights w) {
+        if (weightsClass.isInstance(w)) return weightsClass.cast(w);
+        throw new GossException(name() + ": weights loaded by another backend (" + w.getClass().getSimpleName() + ")");
+    }
+
+    /** {@code c} as a cache of this backend's buffers. */
+    @SuppressWarnings("unchecked")
+    protected final DeviceKvCache<B> cache(KvCache c) {
+        if (c instanceof DeviceKvCache<?> d && d.allocatedBy(cacheMemory)) return (DeviceKvCache<B>) d;
+        throw new GossException(name() + ": a KV cache of another backend (" + c.getClass().getSimpleName() + ")");
+    }
+
+    /** Releases {@code b} through the driver, unless the backend is closed (closing released the device). */
+    final void release(B b) {
+        if (!closed) driver.release(b);
+    }
+
+    final int ropeHint() {
+        return ropeHint;
+    }
+
+    // ---- memory -------------------------------------------------------------------------------
+
+    /** A zero-filled buffer (what the SPI promises for tensors, routing and caches). */
+    private B zeroed(long bytes, String what) {
+        B b = driver.allocate(bytes, what);
+        driver.zero(b, bytes);
+        return b;
+    }
+
+    /** The experts placed by {@link PlacementPlanner}: all on the device when they fit, else a split with the cpu. */
+    @Override
+    public Backend placeExperts(ModelWeights model, io.gossgpu.backend.ExpertPlacement request, int prefillChunk,
+                                java.util.function.Supplier<Backend> cpu) {
+        return PlacementPlanner.place(this, model, request, prefillChunk, cpu);
+    }
+
+    @Override
+    public final DeviceTensor allocate(int rows, int cols) {
+        if (rows <= 0 || cols <= 0) throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
+        return new BufferTensor<>(this, rows, cols, zeroed(4L * rows * cols, "a " + rows + "x" + cols + " activation"));
+    }
+
+    @Override
+    public final void write(DeviceTensor dst, float[] src) {
+        BufferTensor<B> t = tensor(dst);
+        if (src.length != (long) t.rows() * t.cols())
+            throw new GossException("write: " + src.length + " values into a " + t.rows() + "x" + t.cols() + " tensor");
+        driver.write(t.buffer(), 0, MemorySegment.ofArray(src));
+    }
+
+    @Override
+    public final float[] read(DeviceTensor src) {
+        BufferTensor<B> t = tensor(src);
+        float[] out = new float[Math.multiplyExact(t.rows(), t.cols())];
+        driver.read(t.buffer(), 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Override
+    public final DeviceRouting allocateRouting(int rows, int k) {
+        if (rows <= 0 || k <= 0) throw new GossException("routing shape must be positive, got " + rows + "x" + k);
+        B ids = zeroed(4L * rows * k, "router ids"), weights;
+        try {
+            weights = zeroed(4L * rows * k, "router weights");
+        } catch (RuntimeException e) {
+            driver.release(ids);
+            throw e;
+        }
+        return new BufferRouting<>(this, rows, k, ids, weights);
+    }
+
+    @Override
+    public final void writeRouting(DeviceRouting dst, Routing src) {
+        BufferRouting<B> r = routing(dst);
+        if (src.rows() != r.rows() || src.k() != r.k())
+            throw new GossException("writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows() + "x" + r.k());
+        driver.write(r.ids(), 0, MemorySegment.ofArray(src.experts()));
+        driver.write(r.weights(), 0, MemorySegment.ofArray(src.weights()));
+    }
+
+    @Override
+    public final Routing readRouting(DeviceRouting src) {
+        BufferRouting<B> r = routing(src);
+        int[] ids = new int[r.rows() * r.k()];
+        float[] w = new float[r.rows() * r.k()];
+        driver.read(r.ids(), 0, MemorySegment.ofArray(ids));
+        driver.read(r.weights(), 0, MemorySegment.ofArray(w));
+        return new Routing(r.rows(), r.k(), ids, w);
+    }
+
+    /** Zero-filled cache buffers from the driver, released through it (not at all once the backend is closed). */
+    private final DeviceKvCache.Memory<B> cacheMemory = new DeviceKvCache.Memory<>() {
+        @Override
+        public B allocate(long bytes, String what) {
+            return zeroed(bytes, what);
+        }
+
+        @Override
+        public void release(B buffer, long bytes) {
+            DeviceBackend.this.release(buffer);
+        }
+    };
+
+    @Override
+    public final KvCache createKvCache(KvCacheSpec spec) {
+        long free = driver.freeBytes();
+        if (spec.bytes() > free)
+            throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " (" + KvCacheSpec.humanBytes(Math.max(0, free))
+                    + " free); choose a shorter context");
+        DeviceKvCache<B> c = new DeviceKvCache<>(spec, cacheMemory);
+        ropeHint = Math.max(ropeHint, spec.contextLength());
+        return c;
+    }
+
+    @Override
+    public final LoadedWeights loadWeights(ModelWeights weights) {
+        long need = weightBytes(weights), free = driver.freeBytes();
+        if (need > free)
+            throw new DeviceMemoryException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
+                    + driver.deviceName() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free");
+        return upload(weights);
+    }
+
+    /** The device's free memory now, in bytes (a placement plan weighs what fits: io.gossgpu.placement). */
+    public final long freeBytes() {
+        return driver.freeBytes();
+    }
+
+    /** The device bytes {@link #loadWeights} would allocate for {@code m}, without allocating any. */
+    public final long deviceBytes(ModelWeights m) {
+        return weightBytes(m);
+    }
+
+    /** The device's name as its driver reports it. */
+    public final String deviceName() {
+        return driver.deviceName();
+    }
+
+    /** The device bytes {@link #upload} will allocate for {@code m} (checked against the free memory first). */
+    protected abstract long weightBytes(ModelWeights m);
+
+    /** Uploads every weight of {@code m}; on failure releases what it allocated and rethrows. */
+    protected abstract W upload(ModelWeights m);
+
+    // ---- ops: checks and typed handles, then the backend's launchers ----------------------------
+
+    @Override
+    public final void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
+        W w = weights(lw);
+        int vocab = w.config().vocabSize();
+        for (int id : tokens)
+            if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+        runEmbed(w, tokens, tensor(out));
+    }
+
+    /** {@code out[i, :] = embedding[tokens[i], :]} (ids checked). */
+    protected abstract void runEmbed(W w, int[] tokens, BufferTensor<B> out);
+
+    @Override
+    public final void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        runRmsNorm(weights(w), layer, which, tensor(x), tensor(out));
+    }
+
+    protected abstract void runRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> out);
+
+    /** Every GPU backend runs the fused add + RMSNorm ({@link SmallOps#addRmsnorm}); the rest as {@link Backend#supports}. */
+    @Override
+    public boolean supports(BackendOp op) {
+        return op == BackendOp.ADD_RMS_NORM || Backend.super.supports(op);
+    }
+
+    @Override
+    public final void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+        BufferTensor<B> tx = tensor(x), ty = tensor(y), ts = tensor(sum), to = tensor(out);
+        for (BufferTensor<B> t : java.util.List.of(ty, ts, to))
+            if (t.rows() != tx.rows() || t.cols() != tx.cols())
+                throw new GossException("addRmsNorm: a " + t.rows() + "x" + t.cols() + " tensor beside a " + tx.rows() + "x" + tx.cols() + " one");
+        runAddRmsNorm(weights(w), layer, which, tx, ty, ts, to);
+    }
+
+    /** {@code sum = x + y}, {@code out = rmsnorm(sum)} with the norm of {@code (layer, which)} (shapes checked; see {@link Backend#addRmsNorm}). */
+    protected abstract void runAddRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> y, BufferTensor<B> sum,
+                                          BufferTensor<B> out);
+
+    @Override
+    public final void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        runDense(weights(w), layer, which, tensor(x), tensor(out));
+    }
+
+    protected abstract void runDense(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
+
+    @Override
+    public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        runQkvRope(weights(w), layer, tensor(x), batch, tensor(q), tensor(k), tensor(v));
+    }
+
+    /** Q, K, V and RoPE: row {@code i} at {@code batch.position(i)}; sequence {@code s}'s rows are one run of positions. */
+    protected abstract void runQkvRope(W w, int layer, BufferTensor<B> x, Batch batch, BufferTensor<B> q, BufferTensor<B> k,
+                                       BufferTensor<B> v);
+
+    @Override
+    public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+        for (int s = 0; s < batch.size(); s++) cache(batch.cache(s)); // every cache this backend's, before anything runs
+        W w = weights(lw);
+        BufferTensor<B> tq = tensor(q), tk = tensor(k), tv = tensor(v), to = tensor(out);
+        for (int s = 0; s < batch.size(); s++)
+            runAttention(w, layer, tq, tk, tv, new Span<>(s, cache(batch.cache(s)), batch.start(s), batch.firstRow(s), batch.tokens(s)), to);
+    }
+
+    /**
+     * One sequence of a step's batch: the {@code index}-th, its cache, its first position, and its rows
+     * {@code row0 .. row0 + rows − 1} of the batch's tensors.
+     */
+    protected record Span<B>(int index, DeviceKvCache<B> cache, int start, int row0, int rows) {}
+
+    /**
+     * Attention of one sequence ({@link Span}) of the batch, rows {@code span.row0() ..} of q, k, v and out, then its
+     * cache store; positions were checked against its context when the batch was made.
+     */
+    protected abstract void runAttention(W w, int layer, BufferTensor<B> q, BufferTensor<B> k, BufferTensor<B> v, Span<B> span,
+                                         BufferTensor<B> out);
+
+    @Override
+    public final void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
+        W w = weights(lw);
+        BufferRouting<B> r = routing(out);
+        int e = w.config().numExperts();
+        if (r.k() > 32 || r.k() > e) throw new GossException("router: top-" + r.k() + " of " + e + " experts is not supported (k ≤ 32)");
+        runRouter(w, layer, tensor(x), r);
+    }
+
+    protected abstract void runRouter(W w, int layer, BufferTensor<B> x, BufferRouting<B> out);
+
+    @Override
+    public final void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        runMoe(weights(w), layer, tensor(x), routing(routing), tensor(out));
+    }
+
+    protected abstract void runMoe(W w, int layer, BufferTensor<B> x, BufferRouting<B> routing, BufferTensor<B> out);
+
+    @Override
+    public final void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
+        runAdd(tensor(a), tensor(b), tensor(out));
+    }
+
+    protected abstract void runAdd(BufferTensor<B> a, BufferTensor<B> b, BufferTensor<B> out);
+
+    // ---- the result of a step -----------------------------------------------------------------
+
+    /** Queues the logits of rows {@code fromRow ..} of {@code x} into the "logits" scratch buffer; returns that buffer. */
+    private B logitsOnDevice(W w, BufferTensor<B> x, int fromRow) {
+        int n = x.rows() - fromRow;
+        if (fromRow < 0 || n <= 0) throw new GossException("logits: from row " + fromRow + " of " + x.rows() + " rows");
+        B out = scratch.ensure("logits", 4L * n * w.config().vocabSize());
+        runLogits(w, x, fromRow, n, out);
+        return out;
+    }
+
+    /** {@code out[i, :] = U · x[fromRow + i, :]} for {@code i < n}: the unembedding, no bias. */
+    protected abstract void runLogits(W w, BufferTensor<B> x, int fromRow, int n, B out);
+
+    @Override
+    public final float[] logits(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        W w = weights(lw);
+        BufferTensor<B> in = tensor(x);
+        B logits = logitsOnDevice(w, in, fromRow);
+        float[] out = new float[Math.multiplyExact(in.rows() - fromRow, w.config().vocabSize())];
+        driver.submit();
+        driver.read(logits, 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    @Override
+    public final int[] argmax(LoadedWeights lw, DeviceTensor x, int fromRow) {
+        W w = weights(lw);
+        BufferTensor<B> in = tensor(x);
+        B logits = logitsOnDevice(w, in, fromRow);
+        int n = in.rows() - fromRow;
+        B ids = scratch.ensure("argmax ids", 4L * n);
+        runArgmax(logits, n, w.config().vocabSize(), ids);
+        int[] out = new int[n];
+        driver.submit();
+        driver.read(ids, 0, MemorySegment.ofArray(out));
+        return out;
+    }
+
+    /** {@code ids[i] = argmax_j logits[i, j]} for {@code i < n}, ties to the lower id. */
+    protected abstract void runArgmax(B logits, int n, int vocab, B ids);
+
+    /**
+     * Argmax and temperature sampling on the device ({@link #runArgmax}, {@link #runSample}) when the backend
+     * {@link #supports} {@link BackendOp#SAMPLE}: only the ids come back; otherwise the host picks from the logits
+     * ({@link Backend#sample}'s default, the fallback of {@link io.gossgpu.backend.DeclinedOps}).
+     */
+    @Override
+    public final int[] sample(LoadedWeights lw, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+        BufferTensor<B> in = tensor(x);
+        int n = in.rows() - fromRow;
+        TemperatureDraw.check(n, temperatures, draws);
+        if (!supports(BackendOp.SAMPLE)) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
+        W w = weights(lw);
+        int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
+        B logits = logitsOnDevice(w, in, fromRow);
+        B ids = null;
+        int sampled = 0;
+        for (double t : temperatures)
+            if (t == 0) {
+                if (ids == null) {
+                    ids = scratch.ensure("argmax ids", 4L * n);
+                    runArgmax(logits, n, vocab, ids);
+                }
+            } else {
+                sampled++;
+            }
+        B pairs = sampled == 0 ? null : scratch.ensure("sampling draws", 16L * sampled);
+        int drawn = 0;
+        for (int i = 0; i < n; i++)
+            if (temperatures[i] != 0) {
+                writeDraw(pairs, drawn, temperatures[i], draws[i]);
+                runSample(logits, pairs, sampleWork(drawn, chunks), SamplePipeline.params(i, vocab, chunks, drawn));
+                drawn++;
+            }
+        int[] out = new int[n];
+        driver.submit();
+        if (ids != null) driver.read(ids, 0, MemorySegment.ofArray(out));
+        int[] one = new int[1];
+        drawn = 0;
+        for (int i = 0; i < n; i++)
+            if (temperatures[i] != 0) {
+                driver.read(sampleWork(drawn++, chunks), SamplePipeline.idOffset(chunks), MemorySegment.ofArray(one));
+                out[i] = one[0];
+            }
+        return out;
+    }
+
+    /** Queues the {@code index}-th pair of {@code draws}: the temperature, then the draw (two doubles, little-endian words). */
+    private void writeDraw(B draws, int index, double temperature, double u) {
+        long t = Double.doubleToRawLongBits(temperature), d = Double.doubleToRawLongBits(u), at = 16L * index;
+        driver.writeWord(draws, at, (int) t);
+        driver.writeWord(draws, at + 4, (int) (t >>> 32));
+        driver.writeWord(draws, at + 8, (int) d);
+        driver.writeWord(draws, at + 12, (int) (d >>> 32));
+    }
+
+    private String[] sampleWorkNames = new String[0];
+
+    /** The work buffer of the {@code index}-th sampled row of a step ({@link SamplePipeline}'s). */
+    private B sampleWork(int index, int chunks) {
+        if (index >= sampleWorkNames.length) {
+            sampleWorkNames = java.util.Arrays.copyOf(sampleWorkNames, index + 1);
+            for (int i = 0; i < sampleWorkNames.length; i++)
+                if (sampleWorkNames[i] == null) sampleWorkNames[i] = "sampling scratch " + i;
+        }
+        return scratch.ensure(sampleWorkNames[index], SamplePipeline.workBytes(chunks));
+    }
+
+    /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
+    protected final int sampleLogits(B logits, int vocab, double temperature, double u) {
+        int chunks = sampleChunks(vocab);
+        B work = sampleWork(0, chunks), pairs = scratch.ensure("sampling draws", 16);
+        writeDraw(pairs, 0, temperature, u);
+        runSample(logits, pairs, work, SamplePipeline.params(0, vocab, chunks, 0));
+        int[] id = new int[1];
+        driver.submit();
+        driver.read(work, SamplePipeline.idOffset(chunks), MemorySegment.ofArray(id));
+        return id[0];
+    }
+
+    /**
+     * An id drawn at {@code temperature} with draw {@code u} from one row of logits already on this device, by the
+     * device's sampling kernels (as {@link #sample} draws from the logits it computes); −1 when this device samples on
+     * the host (it declines {@link BackendOp#SAMPLE}). For an application that makes its own logits, and for the kernels' tests.
+     */
+    public final int sampleRow(DeviceTensor logits, double temperature, double u) {
+        if (!supports(BackendOp.SAMPLE)) return -1;
+        if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
+        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
+    }
+
+    /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (the pick adds them up on one thread). */
+    public static int sampleChunks(int vocab) {
+        return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
+    }
+
+    /**
+     * Queues the backend's {@link SamplePipeline} on row {@code p.row()} of {@code logits}, its temperature and draw in
+     * {@code draws} (pair {@code p.draw()}, queued there already), into {@code work} (one buffer per sampled row of a
+     * step). Called only when the backend {@link #supports} {@link BackendOp#SAMPLE}; a backend without sampling
+     * kernels declines it and leaves this alone.
+     */
+    protected void runSample(B logits, B draws, B work, SampleParams p) {
+        throw new IllegalStateException(name() + " says it samples on the device but has no runSample");
+    }
+
+    // ---- lifetime -----------------------------------------------------------------------------
+
+    @Override
+    public void synchronize() {
+        driver.synchronize();
+    }
+
+    /** Waits for the device, releases the scratch arena, then the device ({@link #closeDevice}); once. */
+    @Override
+    public final void close() {
+        if (closed) return;
+        try {
+            driver.synchronize();
+            scratch.close();
+        } finally {
+            closed = true;
+            closeDevice();
+        }
+    }
+
+    /** Releases the kernels, queues and context (and whatever buffers are still open, where the API needs that). */
+    protected abstract void closeDevice();
+
+    /** Whether {@link #close} ran. */
+    protected final boolean closed() {
+        return closed;
+    }
+}
