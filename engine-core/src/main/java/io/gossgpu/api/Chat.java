@@ -281,7 +281,7 @@ public final class Chat implements AutoCloseable {
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
         GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampling.samplerConfig(),
-                l.topLogprobs(), constraint(format, toolArguments), sampling.adjustments());
+                l.topLogprobs(), constraint(format, toolArguments, declared), sampling.adjustments());
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, declared, l, content, reasoning, calls);
@@ -300,12 +300,16 @@ public final class Chat implements AutoCloseable {
         return HarmonyRenderer.withResponseFormat(conversation, format == null ? null : format.section());
     }
 
-    /** The structured-output constraint of one reply, or null when nothing is constrained. */
-    private static HarmonyConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments) {
+    /**
+     * The structured-output constraint of one reply, or null when nothing is constrained: it holds the whole turn, so
+     * that its headers lead only to the final answer or to a call of one of the {@code declared} functions.
+     */
+    private static HarmonyConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments,
+                                                Set<String> declared) {
         if (format == null && toolArguments.isEmpty()) return null;
         Map<String, ByteMatcher> tools = new HashMap<>();
         toolArguments.forEach((name, f) -> tools.put("functions." + name, f.matcher()));
-        return new HarmonyConstraint(format == null ? null : format.matcher(), tools);
+        return new HarmonyConstraint(format == null ? null : format.matcher(), tools, declared);
     }
 
     /** The function tools the conversation's developer message offers: the only calls a reply reports as calls. */

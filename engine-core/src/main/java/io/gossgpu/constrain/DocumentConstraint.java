@@ -35,6 +35,21 @@ public final class DocumentConstraint implements TokenConstraint {
     }
 
     @Override
+    public int[] prefixes() {
+        return masker.prefixes();
+    }
+
+    @Override
+    public int closer() {
+        return state == null ? -1 : masker.closer(state);
+    }
+
+    @Override
+    public int[] endTokens() {
+        return new int[]{endToken};
+    }
+
+    @Override
     public void accept(int token) {
         if (state == null) return;
         state = token == endToken || token >= O200kHarmony.NUM_RANKS ? null : matcher.step(state, tok.tokenBytes(token));

@@ -10,11 +10,14 @@ import java.util.List;
  *
  * <p>A state is an immutable {@link Stack} of frames (records, so states compare by value and can key a cache), or a
  * {@code List<Stack>} while {@code anyOf} alternatives are followed side by side. Stepping never changes a state.
- * The matcher writes valid UTF-8 only, numbers of at most {@link #MAX_DIGITS} digits per part, and at most
- * {@link #MAX_WS} whitespace bytes in a row between tokens (so that a model cannot spend its budget on blanks).
+ * The matcher writes valid UTF-8 only, numbers of at most {@link #MAX_DIGITS} digits per part, and bounded
+ * whitespace, so that a model cannot spend its budget on blanks: none before or after the document, and between two
+ * tokens nothing, one space, or one newline followed by at most {@link #INDENT} spaces per enclosing object or array
+ * (enough for two- and four-space pretty printing). An object with free keys ({@code json_object}, or
+ * {@code additionalProperties} without declared properties) takes each key once.
  */
 public final class JsonMachine {
-    static final int MAX_WS = 16;
+    static final int INDENT = 4;
     static final int MAX_DIGITS = 15;
     static final JsonGrammar.StringNode FREE_STRING = new JsonGrammar.StringNode(0, Integer.MAX_VALUE);
     static final JsonGrammar.NumberNode NUMBER = new JsonGrammar.NumberNode(false);
@@ -94,7 +97,19 @@ public final class JsonMachine {
     }
 
     static boolean isWs(int b) {
-        return b == ' ' || b == '\n' || b == '\t';
+        return b == ' ' || b == '\n' || b == '\t' || b == '\r';
+    }
+
+    /**
+     * The whitespace count after blank {@code b} in a container frame whose count is {@code ws} (0: none yet, 1: one
+     * space, 2 + k: a newline and k spaces), with {@code rest} below that frame; -1 when {@code b} may not come.
+     */
+    static int blank(int ws, int b, Stack rest) {
+        if (ws == 0) return b == ' ' ? 1 : b == '\n' ? 2 : -1;
+        if (ws == 1 || b != ' ') return -1;
+        int depth = 1;
+        for (Stack s = rest; s != null; s = s.rest) if (s.top instanceof Obj || s.top instanceof Arr) depth++;
+        return ws - 1 <= INDENT * depth ? ws + 1 : -1;
     }
 
     private static boolean isDigit(int b) {
@@ -153,12 +168,11 @@ public final class JsonMachine {
         return rest.top.step(b, rest.rest);
     }
 
-    /** The whole document: whitespace, the value, whitespace. */
+    /** The whole document: the value alone ({@code ws} is always 0). */
     record Root(JsonGrammar grammar, boolean done, int ws) implements Frame {
         @Override
         public Object step(int b, Stack rest) {
-            if (isWs(b)) return ws < MAX_WS ? new Stack(new Root(grammar, done, ws + 1), rest) : null;
-            if (done) return null;
+            if (done || isWs(b)) return null;
             return startValue(grammar, b, new Stack(new Root(grammar, true, 0), rest));
         }
 
@@ -169,35 +183,66 @@ public final class JsonMachine {
     }
 
     /** An object: {@code index} is the next property that may come (OPEN, KEY, AFTER) or the one being read (COLON, VALUE). */
-    record Obj(JsonGrammar.ObjectNode node, int phase, int index, int ws) implements Frame {
+    record Obj(JsonGrammar.ObjectNode node, int phase, int index, int ws, List<String> keys) implements Frame {
         static final int OPEN = 0, KEY = 1, COLON = 2, VALUE = 3, AFTER = 4;
+
+        Obj(JsonGrammar.ObjectNode node, int phase, int index, int ws) {
+            this(node, phase, index, ws, List.of());
+        }
 
         @Override
         public Object step(int b, Stack rest) {
-            if (isWs(b)) return ws < MAX_WS ? new Stack(new Obj(node, phase, index, ws + 1), rest) : null;
+            if (isWs(b)) {
+                int w = blank(ws, b, rest);
+                return w < 0 ? null : new Stack(new Obj(node, phase, index, w, keys), rest);
+            }
             boolean free = node.properties().isEmpty();
             int n = node.properties().size();
             switch (phase) {
                 case OPEN, KEY -> {
                     if (b == '}' && phase == OPEN) return node.nextRequired(0) == n ? rest : null;
                     if (b != '"') return null;
-                    if (free) return node.extra() == null ? null
-                            : new Stack(new Str(FREE_STRING, 0, 0), new Stack(new Obj(node, COLON, 0, 0), rest));
+                    if (free) return node.extra() == null ? null : new Stack(new FreeKey(node, keys, "", 0), rest);
                     return index < n ? new Stack(new Key(node, index, 0), rest) : null;
                 }
                 case COLON -> {
-                    return b == ':' ? new Stack(new Obj(node, VALUE, index, 0), rest) : null;
+                    return b == ':' ? new Stack(new Obj(node, VALUE, index, 0, keys), rest) : null;
                 }
                 case VALUE -> {
                     JsonGrammar value = free ? node.extra() : node.properties().get(index).value();
-                    return startValue(value, b, new Stack(new Obj(node, AFTER, free ? 0 : index + 1, 0), rest));
+                    return startValue(value, b, new Stack(new Obj(node, AFTER, free ? 0 : index + 1, 0, keys), rest));
                 }
                 default -> {
-                    if (b == ',') return free || index < n ? new Stack(new Obj(node, KEY, index, 0), rest) : null;
+                    if (b == ',') return free || index < n ? new Stack(new Obj(node, KEY, index, 0, keys), rest) : null;
                     if (b == '}') return free || node.nextRequired(index) == n ? rest : null;
                     return null;
                 }
             }
+        }
+    }
+
+    /**
+     * A free key after its opening quote: the bytes read so far ({@code text}, one char per byte) and the keys the
+     * object already has; the closing quote is refused when it would repeat one (keys compare as written, so
+     * {@code "a"} and {@code "\u0061"} count as two). {@code pending} as in {@link Str}.
+     */
+    record FreeKey(JsonGrammar.ObjectNode node, List<String> keys, String text, int pending) implements Frame {
+        @Override
+        public Object step(int b, Stack rest) {
+            if (pending == 0 && b == '"') {
+                if (keys.contains(text)) return null;
+                List<String> more = new ArrayList<>(keys);
+                more.add(text);
+                return new Stack(new Obj(node, Obj.COLON, 0, 0, List.copyOf(more)), rest);
+            }
+            Object s = new Str(FREE_STRING, 0, pending).step(b, rest);
+            if (s == null) return null;
+            return new Stack(new FreeKey(node, keys, text + (char) b, ((Str) ((Stack) s).top).pending), rest);
+        }
+
+        /** The same key read as a free string whose close goes where this one's would with no key repeated. */
+        Stack asString(Stack rest) {
+            return new Stack(new Str(FREE_STRING, 0, 0), new Stack(new Obj(node, Obj.COLON, 0, 0, keys), rest));
         }
     }
 
@@ -221,7 +266,10 @@ public final class JsonMachine {
 
         @Override
         public Object step(int b, Stack rest) {
-            if (isWs(b)) return ws < MAX_WS ? new Stack(new Arr(node, phase, count, ws + 1), rest) : null;
+            if (isWs(b)) {
+                int w = blank(ws, b, rest);
+                return w < 0 ? null : new Stack(new Arr(node, phase, count, w), rest);
+            }
             if (phase == AFTER) {
                 if (b == ',') return count < node.maxItems() ? new Stack(new Arr(node, NEXT, count, 0), rest) : null;
                 if (b == ']') return count >= node.minItems() ? rest : null;

@@ -50,6 +50,8 @@ public final class TokenMasker {
     private final long[] plainAll;
     /** Each token's first byte. */
     private final byte[] firstByte;
+    /** Per ordinary token, its longest proper prefix that is a token, or -1. */
+    private final int[] prefixes;
 
     private TokenMasker(O200kHarmony tok) {
         this(tok, PATTERN_CACHE, WALK_CACHE);
@@ -111,6 +113,7 @@ public final class TokenMasker {
         for (int c : chars) longest = Math.max(longest, c);
         plainUpTo = new long[longest + 1][words]; // about 130 sets of 25 KB
         plainAll = new long[words];
+        prefixes = prefixes(all, n);
         firstByte = new byte[n];
         for (int id = 0; id < n; id++) firstByte[id] = text[id][0];
         for (int id = 0; id < n; id++) {
@@ -118,6 +121,39 @@ public final class TokenMasker {
             plainAll[id >>> 6] |= 1L << id;
             for (int k = chars[id]; k <= longest; k++) plainUpTo[k][id >>> 6] |= 1L << id;
         }
+    }
+
+    /** Each of the {@code n} tokens' longest proper prefix in {@code trie} that is a token, or -1 (one pass). */
+    private static int[] prefixes(TokenTrie trie, int n) {
+        int[] out = new int[n];
+        java.util.Arrays.fill(out, -1);
+        int[] nearest = new int[trie.maxDepth + 1]; // the deepest token on the path down to each depth
+        nearest[0] = -1;
+        for (int j = 0; j < trie.bytes.length; j++) {
+            int d = trie.depths[j], t = trie.tokens[j];
+            if (t >= 0) out[t] = nearest[d - 1];
+            nearest[d] = t >= 0 ? t : nearest[d - 1];
+        }
+        return out;
+    }
+
+    /** Per ordinary token, the longest token that is a proper byte-prefix of it, or -1 (shared; do not change). */
+    public int[] prefixes() {
+        return prefixes;
+    }
+
+    private final int quote = O200kHarmony.get().encode("\"")[0];
+
+    /**
+     * The closing quote's id when {@code state} is inside a JSON string between characters (where a model that means
+     * to stop has left a string open), else -1.
+     */
+    public int closer(Object state) {
+        if (!(state instanceof JsonMachine.Stack st)) return -1;
+        boolean open = JsonMachine.plainString(state) != null
+                || st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0
+                || st.top() instanceof JsonMachine.PatternStr p && p.left() == 0 && !p.esc();
+        return open ? quote : -1;
     }
 
     private static boolean hasQuote(byte[] b) {
@@ -168,6 +204,10 @@ public final class TokenMasker {
             walk(JSON_STEPS, quoted, state, mask);
             return;
         }
+        if (state instanceof JsonMachine.Stack st && st.top() instanceof JsonMachine.FreeKey k && k.pending() == 0) {
+            freeKey(st, k, mask);
+            return;
+        }
         JsonMachine.Str str = JsonMachine.plainString(state);
         if (str == null) {
             walk(JSON_STEPS, all, state, mask);
@@ -198,6 +238,24 @@ public final class TokenMasker {
                     int total = pc[i] + t;
                     if (total <= hi && (!closes || total >= lo)) mask[ids[i] >>> 6] |= 1L << ids[i];
                 }
+            }
+    }
+
+    /**
+     * What a free key at a plain stretch takes: the plain tokens, and the others as a free string's tails take them,
+     * but each token that closes the key stepped from the key itself, which refuses a key the object already has.
+     */
+    private void freeKey(JsonMachine.Stack state, JsonMachine.FreeKey key, long[] mask) {
+        for (int w = 0; w < words; w++) mask[w] |= plainAll[w];
+        long[] groups = new long[(tailGroups.length + 63) >>> 6];
+        walk(JSON_STEPS, tails, key.asString(state.rest()), groups);
+        O200kHarmony tok = O200kHarmony.get();
+        for (int w = 0; w < groups.length; w++)
+            for (long bits = groups[w]; bits != 0; bits &= bits - 1) {
+                int grp = w * 64 + Long.numberOfTrailingZeros(bits);
+                for (int id : tailGroups[grp])
+                    if (!tailCloses[grp] || JsonMachine.step(state, tok.tokenBytes(id)) != null)
+                        mask[id >>> 6] |= 1L << id;
             }
     }
 

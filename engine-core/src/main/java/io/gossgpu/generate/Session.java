@@ -322,6 +322,8 @@ public final class Session implements AutoCloseable {
         if (allowed == null && adjust == null) return l;
         if (l == logits) l = logits.clone(); // the result's logits also feed the log probabilities
         if (adjust != null) adjust.apply(l, counts);
+        if (allowed != null && constraint.prefixes() != null)
+            PrefixMass.transfer(l, allowed, constraint.prefixes(), constraint.endTokens(), constraint.closer());
         if (allowed != null) TokenConstraint.apply(allowed, l);
         return l;
     }

@@ -15,6 +15,28 @@ public interface TokenConstraint {
     /** {@code token} was chosen (it was allowed). */
     void accept(int token);
 
+    /**
+     * Per id, the id of the longest token whose bytes are a proper prefix of its bytes (−1 when none), or null: then
+     * forbidden tokens keep their mass to themselves. When given, a forbidden token's probability goes to its longest
+     * allowed prefix before the mask applies ({@link PrefixMass}).
+     */
+    default int[] prefixes() {
+        return null;
+    }
+
+    /**
+     * The token that brings the document nearest to its end when the model would end the message now but may not (a
+     * string's closing quote), or −1: the mass of the forbidden ids of {@link #endTokens} goes to it.
+     */
+    default int closer() {
+        return -1;
+    }
+
+    /** The ids that end a message (their mass goes to {@link #closer} while they are forbidden). */
+    default int[] endTokens() {
+        return new int[0];
+    }
+
     /** Sets every logit whose id {@code allowed} leaves out to −∞ (so that no sampling rule can pick it). */
     static void apply(long[] allowed, float[] logits) {
         int n = logits.length;
