@@ -4,6 +4,7 @@
  * the GPU device layer (gpu-device) and the GPU backends are modules of their own, found through {@code
  * BackendProvider}. The qualified exports name the project's own named modules that build on the core.
  */
+@SuppressWarnings("module") // the qualified exports name modules built after this one
 module io.gossgpu.core {
     requires transitive com.fasterxml.jackson.databind; // config.json, safetensors headers, harmony JSON, schemas
     requires jtokkit;                                   // o200k_harmony tokenizer (an automatic module)
