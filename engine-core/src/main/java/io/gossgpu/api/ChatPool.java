@@ -89,22 +89,21 @@ public final class ChatPool implements AutoCloseable {
         lock.lock();
         try {
             long deadline = timeout == null ? 0 : System.nanoTime() + timeout.toNanos();
-            waiting++;
+            boolean counted = false;
             try {
                 while (true) {
                     if (closed) throw new GossException("the chat pool is closed");
                     PoolSlot s = pick(prompt);
                     if (s != null) return lease(s);
-                    if (timeout == null) {
-                        freed.await();
-                    } else {
-                        long left = deadline - System.nanoTime();
-                        if (left <= 0) return null;
-                        freed.awaitNanos(left);
-                    }
+                    long left = timeout == null ? Long.MAX_VALUE : deadline - System.nanoTime();
+                    if (left <= 0) return null;
+                    if (!counted) waiting++;
+                    counted = true;
+                    if (timeout == null) freed.await();
+                    else freed.awaitNanos(left);
                 }
             } finally {
-                waiting--;
+                if (counted) waiting--;
             }
         } finally {
             lock.unlock();
