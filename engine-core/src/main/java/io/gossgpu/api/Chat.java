@@ -125,6 +125,11 @@ public final class Chat implements AutoCloseable {
         return cachedPrompt;
     }
 
+    /** Tokens this chat's KV cache holds for the next reply to reuse. */
+    int cachedTokens() {
+        return cached.length;
+    }
+
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
     public int lastPrefillTokens() {
         return lastPrefill;
