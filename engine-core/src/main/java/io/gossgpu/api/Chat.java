@@ -1,7 +1,5 @@
 package io.gossgpu.api;
 
-import io.gossgpu.constrain.ByteMatcher;
-import io.gossgpu.constrain.HarmonyConstraint;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.Session;
@@ -18,10 +16,8 @@ import io.gossgpu.tokenizer.O200kHarmony;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
@@ -52,6 +48,8 @@ public final class Chat implements AutoCloseable {
     /** Length of the prompt the last reply was generated from (a prefix of {@code cached}). */
     private int cachedPrompt;
     private int lastPrefill;
+    /** The tools {@link #offerTools} offered: {@link #send(String, ChatListener)}'s replies are held to their rules. */
+    private List<Tool> offered = List.of();
     private final OneReplyAtATime use = new OneReplyAtATime("chat");
 
     Chat(Engine engine, ChatOptions options) {
@@ -69,19 +67,24 @@ public final class Chat implements AutoCloseable {
         return List.copyOf(conversation);
     }
 
-    /** Sends a user message and generates the assistant's reply, streaming it to {@code listener}. */
+    /**
+     * Sends a user message and generates the assistant's reply, streaming it to {@code listener}. A tool choice in
+     * this chat's options that names no tool {@link #offerTools offered} fails with a GossException.
+     */
     public Reply send(String userText, ChatListener listener) {
         return exclusively(() -> {
+            ReplyRules rules = ownRules();
             conversation.add(Message.user(userText));
-            return respond(listener);
+            return respond(listener, rules);
         });
     }
 
     /** Gives the result of a tool call back to the model and generates what it says next. */
     public Reply sendToolResult(String functionName, String output, ChatListener listener) {
         return exclusively(() -> {
+            ReplyRules rules = ownRules();
             conversation.add(Message.toolResult(functionName, output));
-            return respond(listener);
+            return respond(listener, rules);
         });
     }
 
@@ -95,7 +98,7 @@ public final class Chat implements AutoCloseable {
         return exclusively(() -> {
             conversation.clear();
             conversation.addAll(messages);
-            return respond(listener, maxTokens, sampling, null, Map.of());
+            return respond(listener, maxTokens, sampling, ReplyRules.FREE);
         });
     }
 
@@ -123,6 +126,11 @@ public final class Chat implements AutoCloseable {
     /** Tokens of the last reply's whole prompt, cached and prefilled (frameworks report it as input token usage). */
     public int lastPromptTokens() {
         return cachedPrompt;
+    }
+
+    /** Tokens this chat's KV cache holds for the next reply to reuse. */
+    int cachedTokens() {
+        return cached.length;
     }
 
     /** Tokens the last reply had to prefill (the rest of its prompt came from the cache). */
@@ -153,6 +161,7 @@ public final class Chat implements AutoCloseable {
             if (had && developer != null) conversation.set(1, developer);
             else if (had) conversation.remove(1);
             else if (developer != null) conversation.add(1, developer);
+            offered = List.copyOf(tools);
             return null;
         });
     }
@@ -172,16 +181,16 @@ public final class Chat implements AutoCloseable {
      * bias and penalties), response format, and the system message's reasoning effort and date; {@code reply}'s
      * instructions stand where {@code c} has none. The context length and sliding-window slack stay as the chat was
      * opened with. The prompt is {@link Conversation#promptTokens}{@code (reply)}; the arguments of calls to a
-     * {@link Tool#strict() strict} tool follow its schema.
+     * {@link Tool#strict() strict} tool follow its schema, and {@code reply}'s {@link ToolChoice} may insist on a call
+     * (one naming a tool that {@code c} does not offer fails with a GossException).
      */
     public Reply send(Conversation c, ChatOptions reply, ChatListener listener) {
         List<Message> messages = messages(c, reply);
-        Map<String, ResponseFormat> toolArguments = new HashMap<>();
-        for (Tool t : c.tools()) if (t.strict()) toolArguments.put(t.name(), t.argumentsFormat());
+        ReplyRules rules = ReplyRules.of(reply.responseFormat(), c.tools(), reply.toolChoice());
         return exclusively(() -> {
             conversation.clear();
             conversation.addAll(messages);
-            return respond(listener, reply.maxTokens(), reply.sampling(), reply.responseFormat(), toolArguments);
+            return respond(listener, reply.maxTokens(), reply.sampling(), rules);
         });
     }
 
@@ -255,15 +264,19 @@ public final class Chat implements AutoCloseable {
         }
     }
 
-    /** The reply with this chat's own token limit, sampling and response format. */
-    private Reply respond(ChatListener listener) {
-        return respond(listener, options.maxTokens(), options.sampling(), options.responseFormat(), Map.of());
+    /** The rules of a reply with this chat's own response format and tool choice, over the tools it offers. */
+    private ReplyRules ownRules() {
+        return ReplyRules.of(options.responseFormat(), offered, options.toolChoice());
     }
 
-    private Reply respond(ChatListener listener, int maxTokens, Sampling sampling, ResponseFormat format,
-                          Map<String, ResponseFormat> toolArguments) {
+    /** The reply with this chat's own token limit and sampling. */
+    private Reply respond(ChatListener listener, ReplyRules rules) {
+        return respond(listener, options.maxTokens(), options.sampling(), rules);
+    }
+
+    private Reply respond(ChatListener listener, int maxTokens, Sampling sampling, ReplyRules rules) {
         ChatListener l = listener != null ? listener : new ChatListener() {};
-        int[] prompt = render(conversation, format);
+        int[] prompt = render(conversation, rules.format());
         // Keep the cache up to where the prompt leaves it (at least the last prompt token runs again, for its
         // logits); going back past what the sliding-window rings still hold means starting over.
         int reuse = cachedPrefixLength(prompt);
@@ -280,8 +293,8 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL), sampling.samplerConfig(),
-                l.topLogprobs(), constraint(format, toolArguments, declared), sampling.adjustments());
+        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL),
+                sampling.samplerConfig(), l.topLogprobs(), rules.constraint(declared), sampling.adjustments());
         GenerationResult r = session.generate(fresh, gen, token -> {
             l.onToken(token);
             for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, declared, l, content, reasoning, calls);
@@ -298,18 +311,6 @@ public final class Chat implements AutoCloseable {
     /** The messages a reply's prompt renders: {@code conversation} with {@code format}'s schema shown to the model. */
     static List<Message> promptMessages(List<Message> conversation, ResponseFormat format) {
         return HarmonyRenderer.withResponseFormat(conversation, format == null ? null : format.section());
-    }
-
-    /**
-     * The structured-output constraint of one reply, or null when nothing is constrained: it holds the whole turn, so
-     * that its headers lead only to the final answer or to a call of one of the {@code declared} functions.
-     */
-    private static HarmonyConstraint constraint(ResponseFormat format, Map<String, ResponseFormat> toolArguments,
-                                                Set<String> declared) {
-        if (format == null && toolArguments.isEmpty()) return null;
-        Map<String, ByteMatcher> tools = new HashMap<>();
-        toolArguments.forEach((name, f) -> tools.put("functions." + name, f.matcher()));
-        return new HarmonyConstraint(format == null ? null : format.matcher(), tools, declared);
     }
 
     /** The function tools the conversation's developer message offers: the only calls a reply reports as calls. */

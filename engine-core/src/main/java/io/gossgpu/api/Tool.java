@@ -42,6 +42,20 @@ public record Tool(String name, String description, String parametersJson, boole
         return strict ? ResponseFormat.jsonSchema(name, null, parametersJson) : null;
     }
 
+    /**
+     * The format a forced call's arguments are held to (internal, see {@link ToolChoice}): the parameters schema,
+     * strict or not, or any JSON object where there is none or the engine cannot enforce it.
+     */
+    ResponseFormat callFormat() {
+        if (strict) return argumentsFormat();
+        if (parametersJson == null) return ResponseFormat.jsonObject();
+        try {
+            return ResponseFormat.jsonSchema(name, null, parametersJson);
+        } catch (io.gossgpu.GossException e) { // a free tool's schema may use what the compiler does not support
+            return ResponseFormat.jsonObject();
+        }
+    }
+
     /** The Harmony description the developer message renders. */
     ToolDescription toDescription() {
         return new ToolDescription(name, description, parametersJson == null ? null : schema(name, parametersJson));

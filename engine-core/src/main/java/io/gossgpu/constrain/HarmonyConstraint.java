@@ -16,7 +16,8 @@ import java.util.Set;
  * offered. The final answer follows {@code answer} (free text when null) and ends with {@code <|return|>}; a call's
  * arguments follow the function's matcher in {@code tools} (keyed by recipient such as {@code functions.get_weather};
  * free text when it has none) and end with {@code <|call|>}. Inside a document every token must keep it valid (a
- * JSON Schema's or a GBNF grammar's {@link ByteMatcher}), and the end token may come once it is complete. One per
+ * JSON Schema's or a GBNF grammar's {@link ByteMatcher}), and the end token may come once it is complete. A turn
+ * that must call ({@link #call}) has no final channel: after the analysis its one way on is a call. One per
  * generation; the prompt must end with {@code <|start|>assistant}.
  */
 public final class HarmonyConstraint implements TokenConstraint {
@@ -43,13 +44,30 @@ public final class HarmonyConstraint implements TokenConstraint {
      * @param functions the declared functions (names) a reply may call: those in {@code tools} and any others
      */
     public HarmonyConstraint(ByteMatcher answer, Map<String, ByteMatcher> tools, Set<String> functions) {
+        this(answer, tools, functions, true);
+    }
+
+    /**
+     * A turn whose reply must be a call to one of {@code functions} (a tool choice that insists): the analysis stays
+     * free, then the only header is such a call, its arguments following {@code tools}' matcher for it (keyed by
+     * recipient, as above; free text where there is none), and {@code <|call|>} ends the turn.
+     */
+    public static HarmonyConstraint call(Map<String, ByteMatcher> tools, Set<String> functions) {
+        if (functions.isEmpty()) throw new IllegalArgumentException("a turn that must call needs a function to call");
+        return new HarmonyConstraint(null, tools, functions, false);
+    }
+
+    private HarmonyConstraint(ByteMatcher answer, Map<String, ByteMatcher> tools, Set<String> functions,
+                              boolean mayAnswer) {
         this.answer = answer;
         this.tools = Map.copyOf(tools);
         this.mask = new long[masker.words()];
         Set<String> names = new HashSet<>(functions);
-        for (String r : tools.keySet()) if (r.startsWith("functions.")) names.add(r.substring("functions.".length()));
-        this.headers = new HarmonyHeaders(false, names);
-        this.afterEnd = new HarmonyHeaders(true, names);
+        if (mayAnswer) // a strict tool is declared; a turn that must call reaches only the functions it names
+            for (String r : tools.keySet())
+                if (r.startsWith("functions.")) names.add(r.substring("functions.".length()));
+        this.headers = new HarmonyHeaders(false, mayAnswer, names);
+        this.afterEnd = new HarmonyHeaders(true, mayAnswer, names);
     }
 
     public HarmonyConstraint(ByteMatcher answer, Map<String, ByteMatcher> tools) {

@@ -11,10 +11,11 @@ import java.util.Set;
 
 /**
  * The assistant headers a constrained turn may write, as a byte trie whose states are its nodes: the analysis
- * channel (first message only), the final channel, and {@code functions.NAME} for each declared function, with the
- * recipient before or after the channel and the content types the model writes ({@code json},
- * {@code <|constrain|>json}, {@code <|constrain|> json}). The header's special tokens are single bytes that no
- * ordinary token may stand for (UTF-8 never uses 0xF8..0xFB), so {@code <|channel|>} spelled in plain text is refused.
+ * channel (first message only), the final channel (unless the turn must call), and {@code functions.NAME} for each
+ * declared function, with the recipient before or after the channel and the content types the model writes
+ * ({@code json}, {@code <|constrain|>json}, {@code <|constrain|> json}). The header's special tokens are single
+ * bytes that no ordinary token may stand for (UTF-8 never uses 0xF8..0xFB), so {@code <|channel|>} spelled in plain
+ * text is refused.
  */
 final class HarmonyHeaders {
     static final int CHANNEL = 0xf8, CONSTRAIN = 0xf9, MESSAGE = 0xfa, START = 0xfb;
@@ -48,16 +49,17 @@ final class HarmonyHeaders {
     /**
      * @param afterEnd   whether the header starts with {@code <|start|>assistant} (a message ended before it); else
      *                   the prompt has written those and the analysis channel may still come
+     * @param answer     whether the final channel may come (else only calls)
      * @param functions  the declared functions a header may address
      */
-    HarmonyHeaders(boolean afterEnd, Set<String> functions) {
+    HarmonyHeaders(boolean afterEnd, boolean answer, Set<String> functions) {
         List<String> headers = new ArrayList<>();
         String head = afterEnd ? (char) START + "assistant" : "";
         String ch = String.valueOf((char) CHANNEL), msg = String.valueOf((char) MESSAGE);
         if (!afterEnd) headers.add(head + ch + "analysis" + msg);
         for (String type : CONTENT_TYPES) {
             String t = type.replace('\u00f9', (char) CONSTRAIN);
-            headers.add(head + ch + "final" + t + msg);
+            if (answer) headers.add(head + ch + "final" + t + msg);
             for (String f : functions) {
                 headers.add(head + ch + "commentary to=functions." + f + t + msg);
                 headers.add(head + " to=functions." + f + ch + "commentary" + t + msg);

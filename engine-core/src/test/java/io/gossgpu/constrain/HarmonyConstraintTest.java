@@ -103,4 +103,42 @@ class HarmonyConstraintTest {
         assertFalse(allowed(c, text[0]));
         assertTrue(allowed(c, O200kHarmony.CHANNEL));
     }
+
+    private static final ByteMatcher CITY = ByteMatcher.json(SchemaCompiler.compile("{\"type\":\"object\","
+            + "\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],"
+            + "\"additionalProperties\":false}"));
+
+    private static HarmonyConstraint mustCall(String... functions) {
+        return HarmonyConstraint.call(Map.of("functions.get_weather", CITY), Set.of(functions));
+    }
+
+    @Test
+    void aTurnThatMustCallHasNoFinalAnswer() {
+        assertNotEquals(-1, feed(mustCall("get_weather"), ANALYSIS + "<|start|>assistant<|channel|>final<|message|>"));
+        assertNotEquals(-1, feed(mustCall("get_weather"), "<|channel|>final<|message|>"));
+        HarmonyConstraint c = mustCall("get_weather");
+        assertEquals(-1, feed(c, ANALYSIS + "<|start|>assistant<|channel|>commentary to=functions.get_weather"
+                + " <|constrain|>json<|message|>{\"city\":\"Paris\"}"));
+        assertTrue(allowed(c, O200kHarmony.CALL));
+        assertFalse(allowed(c, O200kHarmony.RETURN));
+        assertFalse(allowed(c, O200kHarmony.END));
+    }
+
+    @Test
+    void aTurnThatMustCallReachesOnlyTheFunctionsItNames() {
+        assertNotEquals(-1, feed(mustCall("get_weather"), ANALYSIS + "<|start|>assistant<|channel|>commentary"
+                + " to=functions.add json<|message|>"));
+        assertNotEquals(-1, feed(mustCall("add"), "<|channel|>commentary to=functions.get_weather json<|message|>"));
+        HarmonyConstraint either = mustCall("add", "get_weather");
+        assertEquals(-1, feed(either, " to=functions.add<|channel|>commentary json<|message|>{\"a\":1}"));
+        assertTrue(allowed(either, O200kHarmony.CALL));
+    }
+
+    @Test
+    void aForcedCallsArgumentsFollowTheToolsMatcher() {
+        HarmonyConstraint c = mustCall("get_weather");
+        assertEquals(-1, feed(c, "<|channel|>commentary to=functions.get_weather json<|message|>{\""));
+        assertNotEquals(-1, feed(c, "days"));
+        assertFalse(allowed(c, O200kHarmony.CALL));
+    }
 }

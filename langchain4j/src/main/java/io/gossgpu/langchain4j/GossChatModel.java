@@ -8,6 +8,7 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
@@ -22,14 +23,15 @@ import java.util.Set;
  * (temperature, top-p, top-k, maximum output tokens, frequency and presence penalties, stop sequences, response format,
  * tools) apply to that request;
  * what it leaves unset is the {@link ChatOptions}' ({@link RequestOptions}). Thread-safe: concurrent requests each
- * get a chat of their own.
+ * get a chat of their own ({@link ChatPool}, {@value ModelChats#SLOTS} at once; more wait), and a conversation's
+ * next request goes to the chat that holds its history.
  */
 public final class GossChatModel implements ChatModel, AutoCloseable {
-    private final ChatPool chats;
+    private final ModelChats chats;
 
     /** Replies with {@code engine} (which the caller keeps and closes) and these chat options. */
     public GossChatModel(Engine engine, ChatOptions options) {
-        this.chats = new ChatPool(engine, false, options);
+        this.chats = new ModelChats(engine, false, options);
     }
 
     /** Replies with {@code engine} (which the caller keeps and closes) and {@link ChatOptions#defaults()}. */
@@ -39,10 +41,10 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
 
     /** Opens the model {@code engineOptions} names; {@link #close()} closes it. */
     public static GossChatModel open(EngineOptions engineOptions, ChatOptions options) {
-        return new GossChatModel(new ChatPool(Engine.open(engineOptions), true, options));
+        return new GossChatModel(new ModelChats(Engine.open(engineOptions), true, options));
     }
 
-    private GossChatModel(ChatPool chats) {
+    private GossChatModel(ModelChats chats) {
         this.chats = chats;
     }
 
@@ -56,8 +58,8 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
         var conversation = Messages.conversation(request.messages(), request.toolSpecifications());
         ChatOptions options = RequestOptions.apply(chats.options(), request.parameters());
         StopSequences stop = new StopSequences(request.stopSequences());
-        Chat chat = chats.take();
-        try {
+        try (ChatPool.Lease lease = chats.take(conversation.promptTokens(options))) {
+            Chat chat = lease.chat();
             Reply reply = chat.send(conversation, options, new ChatListener() {
                 @Override public void onContent(String delta) {
                     stop.accept(delta);
@@ -65,8 +67,6 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
                 }
             });
             return Responses.response(reply, List.of(), chat.lastPromptTokens(), stop);
-        } finally {
-            chats.give(chat);
         }
     }
 

@@ -11,6 +11,7 @@ import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
@@ -25,11 +26,11 @@ import java.util.List;
  * that may begin a stop sequence is held back until it is clear it does not. Thread-safe, as {@link GossChatModel}.
  */
 public final class GossStreamingChatModel implements StreamingChatModel, AutoCloseable {
-    private final ChatPool chats;
+    private final ModelChats chats;
 
     /** Replies with {@code engine} (which the caller keeps and closes) and these chat options. */
     public GossStreamingChatModel(Engine engine, ChatOptions options) {
-        this.chats = new ChatPool(engine, false, options);
+        this.chats = new ModelChats(engine, false, options);
     }
 
     /** Replies with {@code engine} (which the caller keeps and closes) and {@link ChatOptions#defaults()}. */
@@ -39,10 +40,10 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
 
     /** Opens the model {@code engineOptions} names; {@link #close()} closes it. */
     public static GossStreamingChatModel open(EngineOptions engineOptions, ChatOptions options) {
-        return new GossStreamingChatModel(new ChatPool(Engine.open(engineOptions), true, options));
+        return new GossStreamingChatModel(new ModelChats(Engine.open(engineOptions), true, options));
     }
 
-    private GossStreamingChatModel(ChatPool chats) {
+    private GossStreamingChatModel(ModelChats chats) {
         this.chats = chats;
     }
 
@@ -55,12 +56,20 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
     public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
         Conversation conversation;
         ChatOptions options;
+        ChatPool.Lease lease;
         Chat chat;
         try {
             conversation = Messages.conversation(request.messages(), request.toolSpecifications());
             options = RequestOptions.apply(chats.options(), request.parameters());
-            chat = chats.take();
+            lease = chats.take(conversation.promptTokens(options));
         } catch (RuntimeException e) {
+            handler.onError(e);
+            return;
+        }
+        try {
+            chat = lease.chat();
+        } catch (RuntimeException e) {
+            lease.close();
             handler.onError(e);
             return;
         }
@@ -87,7 +96,7 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
         };
         chat.sendAsync(conversation, options, toHandler).whenComplete((reply, error) -> {
             int promptTokens = chat.lastPromptTokens();
-            chats.give(chat);
+            lease.close();
             if (error != null) {
                 handler.onError(error);
                 return;

@@ -8,7 +8,6 @@ import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.TokenLogprob;
-import io.gossgpu.api.Tool;
 import io.javalin.http.Context;
 
 import java.io.IOException;
@@ -39,15 +38,15 @@ final class ChatCompletionsApi {
 
         Conversation conv = new Conversation();
         readMessages(body.get("messages"), conv);
-        List<Tool> tools = Conversation.applyToolChoice(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
-        tools.forEach(conv::tool);
+        ToolChoiceField tools = ToolChoiceField.of(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
+        tools.tools().forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
         ResponseFormat format = StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
         Prepared p = prepare(conv.build(), effort, format, max, maxField, Requests.sampling(body), Requests.stops(body), topLogprobs);
-        Generation.Limits limits = p.limits().declaring(tools);
+        Generation.Limits limits = p.limits().declaring(tools.tools(), tools.choice());
 
         String id = Requests.id("chatcmpl-");
         long created = System.currentTimeMillis() / 1000;

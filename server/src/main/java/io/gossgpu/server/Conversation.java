@@ -109,24 +109,4 @@ final class Conversation {
             throw ApiError.badRequest("tools", e.getMessage());
         }
     }
-
-    /**
-     * {@code tool_choice}: "none" hides the tools; "auto", "required" and a named function offer them (a named
-     * function offers only that one). The model is not forced to call.
-     */
-    static List<Tool> applyToolChoice(JsonNode choice, List<Tool> tools) {
-        if (choice == null || choice.isNull()) return tools;
-        if (choice.isTextual()) {
-            return switch (choice.asText()) {
-                case "none" -> List.of();
-                case "auto", "required" -> tools;
-                default -> throw ApiError.badRequest("tool_choice", "'tool_choice' must be none, auto, required or a function");
-            };
-        }
-        String name = choice.path("function").path("name").asText(choice.path("name").asText(null));
-        if (name == null) throw ApiError.badRequest("tool_choice", "'tool_choice' names no function");
-        List<Tool> only = tools.stream().filter(t -> t.name().equals(name)).toList();
-        if (only.isEmpty()) throw ApiError.badRequest("tool_choice", "'tool_choice' names '" + name + "', which is not among the tools");
-        return only;
-    }
 }

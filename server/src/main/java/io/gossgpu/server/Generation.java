@@ -14,6 +14,7 @@ import io.gossgpu.api.StopReason;
 import io.gossgpu.Timings;
 import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tool;
+import io.gossgpu.api.ToolChoice;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -71,27 +72,33 @@ final class Generation {
     /**
      * What a request asks of the generation besides the prompt. {@code sampling}: with the logit bias and penalties;
      * {@code format}: the answer's structured-output format (null: free text); {@code tools}: the names of the function
-     * tools the request declared (strict ones hold their arguments themselves, {@link Tool#strict()}).
+     * tools the request declared (strict ones hold their arguments themselves, {@link Tool#strict()});
+     * {@code choice}: whether the reply must call one of them (null: the model decides).
      */
-    record Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs, ResponseFormat format, Set<String> tools) {
+    record Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs, ResponseFormat format,
+                  Set<String> tools, ToolChoice choice) {
         Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs) {
-            this(maxTokens, sampling, stops, topLogprobs, null, Set.of());
+            this(maxTokens, sampling, stops, topLogprobs, null, Set.of(), null);
         }
 
         Limits structured(ResponseFormat format) {
-            return new Limits(maxTokens, sampling, stops, topLogprobs, format, tools);
+            return new Limits(maxTokens, sampling, stops, topLogprobs, format, tools, choice);
         }
 
-        /** The function tools the request declared (after tool_choice): a call to any other is not a tool call. */
-        Limits declaring(List<Tool> declared) {
+        /**
+         * The function tools the request declared (after tool_choice): a call to any other is not a tool call; and
+         * whether the reply must call one.
+         */
+        Limits declaring(List<Tool> declared, ToolChoice choice) {
             Set<String> names = new HashSet<>();
             for (Tool t : declared) names.add(t.name());
-            return new Limits(maxTokens, sampling, stops, topLogprobs, format, Set.copyOf(names));
+            return new Limits(maxTokens, sampling, stops, topLogprobs, format, Set.copyOf(names), choice);
         }
 
-        /** {@code base} (the reply's reasoning effort and date) with this request's token limit, sampling and format. */
+        /** {@code base} (the reply's reasoning effort and date) with this request's limit, sampling, format, choice. */
         ChatOptions reply(ChatOptions base) {
-            return base.withMaxTokens(maxTokens).withSampling(sampling).withResponseFormat(format);
+            return base.withMaxTokens(maxTokens).withSampling(sampling).withResponseFormat(format)
+                    .withToolChoice(choice);
         }
     }
 

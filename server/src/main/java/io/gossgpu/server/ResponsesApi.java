@@ -83,8 +83,8 @@ final class ResponsesApi {
         String instructions = Requests.optText(body, "instructions");
         conv.instruction(instructions);
         readItems(items, conv);
-        List<Tool> tools = Conversation.applyToolChoice(body.get("tool_choice"), tools(body.get("tools")));
-        tools.forEach(conv::tool);
+        ToolChoiceField tools = ToolChoiceField.of(body.get("tool_choice"), tools(body.get("tools")));
+        tools.tools().forEach(conv::tool);
         JsonNode reasoning = body.get("reasoning");
         ReasoningEffort effort = reasoning != null && reasoning.isObject()
                 ? Requests.effort(Requests.optText(reasoning, "effort"), "reasoning.effort") : null;
@@ -94,7 +94,7 @@ final class ResponsesApi {
             throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
         ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.build(), effort, format, max,
                 "max_output_tokens", Requests.sampling(body), List.of(), -1);
-        Generation.Limits limits = p.limits().declaring(tools);
+        Generation.Limits limits = p.limits().declaring(tools.tools(), tools.choice());
 
         String id = Requests.id("resp_");
         long created = System.currentTimeMillis() / 1000;

@@ -3,6 +3,7 @@ package io.gossgpu.server;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.backend.KvCacheSpec;
@@ -66,12 +67,12 @@ final class SlotPool implements AutoCloseable {
         }
 
         /**
-         * Tokens of {@code prompt} this slot's cache would serve, counted only when the prompt continues the slot's
-         * conversation ({@link Chat#continues}): a prefix shared with another client's conversation (the same system
-         * message) is reused once the request lands here, but is no reason to evict that conversation.
+         * Tokens of {@code prompt} this slot's cache would serve, by the api pool's rule ({@link
+         * ChatPool#reusableTokens}): a prefix shared with another client's conversation (the same system message) is
+         * reused once the request lands here, but is no reason to evict that conversation.
          */
         int reusable(int[] prompt) {
-            return prompt == null || chat == null || !chat.continues(prompt) ? 0 : chat.cachedPrefixLength(prompt);
+            return ChatPool.reusableTokens(chat, prompt);
         }
 
         /** Runs {@code work} (a generation on this slot) on a platform thread, see {@link SlotPool#onPlatformThread}. */

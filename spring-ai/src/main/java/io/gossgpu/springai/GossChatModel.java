@@ -1,9 +1,11 @@
 package io.gossgpu.springai;
 
+import io.gossgpu.GossException;
 import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
+import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
@@ -28,16 +30,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code ChatClient}'s {@code ToolCallingAdvisor} runs them and sends the results back (a caller of this model
  * alone runs them itself, with a {@code ToolCallingManager} or by hand).
  *
- * <p>Thread-safe: concurrent requests each get a chat of their own. {@link #stream} generates on a thread of its
- * own; cancelling the subscription stops the reply.
+ * <p>Thread-safe: concurrent requests each get a chat of their own ({@link ChatPool}, {@value #SLOTS} at once;
+ * more wait), and a conversation's next request goes to the chat that holds its history. {@link #stream}
+ * generates on a thread of its own; cancelling the subscription stops the reply.
  */
 public final class GossChatModel implements ChatModel, AutoCloseable {
+    /** Chats the model keeps: as many requests run at once, and the next ones wait. */
+    static final int SLOTS = 4;
+
     private final ChatPool chats;
     private final ChatOptions options;
+    /** The engine when this model opened it, else null. */
+    private final Engine ownedEngine;
 
     /** Replies with {@code engine} (which the caller keeps and closes) and these chat options as each request's defaults. */
     public GossChatModel(Engine engine, ChatOptions options) {
-        this(new ChatPool(engine, false), options);
+        this(engine, options, false);
     }
 
     /** Replies with {@code engine} (which the caller keeps and closes) and {@link ChatOptions#defaults()}. */
@@ -47,12 +55,28 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
 
     /** Opens the model {@code engineOptions} names; {@link #close()} closes it. */
     public static GossChatModel open(EngineOptions engineOptions, ChatOptions options) {
-        return new GossChatModel(new ChatPool(Engine.open(engineOptions), true), options);
+        return new GossChatModel(Engine.open(engineOptions), options, true);
     }
 
-    private GossChatModel(ChatPool chats, ChatOptions options) {
-        this.chats = chats;
+    private GossChatModel(Engine engine, ChatOptions options, boolean ownsEngine) {
+        try {
+            this.chats = new ChatPool(engine, options, SLOTS);
+        } catch (RuntimeException e) {
+            if (ownsEngine) engine.close();
+            throw e;
+        }
         this.options = options;
+        this.ownedEngine = ownsEngine ? engine : null;
+    }
+
+    /** The slot for a request with {@code prompt}, waiting while all are busy. */
+    private ChatPool.Lease take(int[] prompt) {
+        try {
+            return chats.take(prompt);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new GossException("interrupted while waiting for a free chat", e);
+        }
     }
 
     @Override
@@ -64,8 +88,8 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     public ChatResponse call(Prompt prompt) {
         RequestOptions req = RequestOptions.of(options, prompt.getOptions());
         Conversation conversation = Messages.conversation(prompt.getInstructions(), req.tools());
-        Chat chat = chats.take(req.chat());
-        try {
+        try (ChatPool.Lease lease = take(conversation.promptTokens(req.chat()))) {
+            Chat chat = lease.chat();
             StopSequences stops = new StopSequences(req.stopSequences());
             ChatListener watch = new ChatListener() {
                 @Override public void onContent(String delta) {
@@ -78,8 +102,6 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             StopSequences cut = new StopSequences(req.stopSequences());
             String content = cut.cut(reply.content());
             return Responses.whole(reply, content, cut.stopped(), chat.lastPromptTokens());
-        } finally {
-            chats.give(req.chat(), chat);
         }
     }
 
@@ -93,20 +115,26 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
         return Flux.create(sink -> {
             RequestOptions req;
             Conversation conversation;
-            Chat chat;
+            ChatPool.Lease lease;
             try {
                 req = RequestOptions.of(options, prompt.getOptions());
                 conversation = Messages.conversation(prompt.getInstructions(), req.tools());
-                chat = chats.take(req.chat());
+                lease = take(conversation.promptTokens(req.chat()));
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;
             }
-            generate(sink, req, conversation, chat);
+            try {
+                generate(sink, req, conversation, lease, lease.chat());
+            } catch (RuntimeException e) {
+                lease.close();
+                sink.error(e);
+            }
         }, FluxSink.OverflowStrategy.BUFFER);
     }
 
-    private void generate(FluxSink<ChatResponse> sink, RequestOptions req, Conversation conversation, Chat chat) {
+    private void generate(FluxSink<ChatResponse> sink, RequestOptions req, Conversation conversation,
+                          ChatPool.Lease lease, Chat chat) {
         StopSequences stops = new StopSequences(req.stopSequences());
         AtomicBoolean stopped = new AtomicBoolean(); // the subscriber cancelled, or a stop sequence ended the answer
         sink.onDispose(() -> {
@@ -131,7 +159,7 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             // the pool, where the next request's reply would start cancelled and come back empty.
             stopped.set(true);
             int promptTokens = chat.lastPromptTokens();
-            chats.give(req.chat(), chat);
+            lease.close();
             if (error != null) {
                 sink.error(error);
                 return;
@@ -147,5 +175,6 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
     @Override
     public void close() {
         chats.close();
+        if (ownedEngine != null) ownedEngine.close();
     }
 }

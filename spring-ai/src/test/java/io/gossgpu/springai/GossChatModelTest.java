@@ -136,7 +136,7 @@ class GossChatModelTest {
             // each cancelled reply ended before its chat went back: the next requests are served, on those chats
             String answer = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
             assertTrue(answer.contains("42"), answer);
-            assertTrue(engine.openSessions() <= ChatPool.MAX_FREE, "chats kept: " + engine.openSessions());
+            assertTrue(engine.openSessions() <= GossChatModel.SLOTS, "chats kept: " + engine.openSessions());
         }
         assertEquals(0, engine.openSessions(), "closing the model closed its chats");
     }
