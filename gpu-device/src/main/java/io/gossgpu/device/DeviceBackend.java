@@ -43,6 +43,7 @@ public abstract class DeviceBackend<B, A> implements Backend {
     /** Scratch buffers by name. */
     protected final ScratchArena<B> scratch;
     private final Class<? extends UploadedWeights<B, A>> weightsClass;
+    private final DeviceSampling<B, A> sampling;
     /** The longest context of a KV cache created: the RoPE table is sized for it at once. */
     private int ropeHint;
     private boolean closed;
@@ -51,6 +52,7 @@ public abstract class DeviceBackend<B, A> implements Backend {
         this.driver = driver;
         this.weightsClass = weightsClass;
         this.scratch = new ScratchArena<>(driver);
+        this.sampling = new DeviceSampling<>(driver, scratch, this::pipelines);
     }
 
     /**
@@ -414,27 +416,13 @@ public abstract class DeviceBackend<B, A> implements Backend {
         return out;
     }
 
-    /** The argmax work buffer zeroed last ({@link Pipelines#argmaxWork}). */
-    private B argmaxWork;
-
     /** Queues {@code ids[i] = argmax_j logits[i, j]} for {@code i < n}, ties to the lower id. */
     protected final void queueArgmax(B logits, int n, int vocab, B ids) {
-        Pipelines<B, A> p = pipelines();
-        if (p.argmaxWork() == null) {
-            p.ops().argmax(arg(logits), arg(ids), n, vocab);
-            return;
-        }
-        long bytes = p.argmaxWork().applyAsLong(n);
-        B work = scratch.ensure("argmax work", bytes);
-        if (work != argmaxWork) { // a new buffer (by identity): the kernel's counters start at zero
-            driver.zero(work, bytes);
-            argmaxWork = work;
-        }
-        p.ops().argmax(arg(logits), arg(ids), arg(work), n, vocab);
+        sampling.argmax(logits, n, vocab, ids);
     }
 
     /**
-     * Argmax and temperature sampling on the device ({@link #queueArgmax}, {@link Pipelines#sampler}) when the backend
+     * Argmax and temperature sampling on the device ({@link DeviceSampling}) when the backend
      * {@link #supports} {@link BackendOp#SAMPLE}: only the ids come back; otherwise the host picks from the logits
      * ({@link Backend#sample}'s default, the fallback of {@link io.gossgpu.backend.DeclinedOps}).
      */
@@ -445,71 +433,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
         TemperatureDraw.check(n, temperatures, draws);
         if (!supports(BackendOp.SAMPLE)) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
         UploadedWeights<B, A> w = weights(lw);
-        int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
         B logits = logitsOnDevice(w, in, fromRow);
-        B ids = null;
-        int sampled = 0;
-        for (double t : temperatures)
-            if (t == 0) {
-                if (ids == null) {
-                    ids = scratch.ensure("argmax ids", 4L * n);
-                    queueArgmax(logits, n, vocab, ids);
-                }
-            } else {
-                sampled++;
-            }
-        B pairs = sampled == 0 ? null : scratch.ensure("sampling draws", 16L * sampled);
-        int drawn = 0;
-        for (int i = 0; i < n; i++)
-            if (temperatures[i] != 0) {
-                writeDraw(pairs, drawn, temperatures[i], draws[i]);
-                runSample(logits, pairs, sampleWork(drawn, chunks), SamplePipeline.params(i, vocab, chunks, drawn));
-                drawn++;
-            }
-        int[] out = new int[n];
-        driver.submit();
-        if (ids != null) driver.read(ids, 0, MemorySegment.ofArray(out));
-        int[] one = new int[1];
-        drawn = 0;
-        for (int i = 0; i < n; i++)
-            if (temperatures[i] != 0) {
-                driver.read(sampleWork(drawn++, chunks), SamplePipeline.idOffset(chunks), MemorySegment.ofArray(one));
-                out[i] = one[0];
-            }
-        return out;
-    }
-
-    /** Queues the {@code index}-th pair of {@code draws}: the temperature, then the draw (two doubles, little-endian words). */
-    private void writeDraw(B draws, int index, double temperature, double u) {
-        long t = Double.doubleToRawLongBits(temperature), d = Double.doubleToRawLongBits(u), at = 16L * index;
-        driver.writeWord(draws, at, (int) t);
-        driver.writeWord(draws, at + 4, (int) (t >>> 32));
-        driver.writeWord(draws, at + 8, (int) d);
-        driver.writeWord(draws, at + 12, (int) (d >>> 32));
-    }
-
-    private String[] sampleWorkNames = new String[0];
-
-    /** The work buffer of the {@code index}-th sampled row of a step ({@link SamplePipeline}'s). */
-    private B sampleWork(int index, int chunks) {
-        if (index >= sampleWorkNames.length) {
-            sampleWorkNames = java.util.Arrays.copyOf(sampleWorkNames, index + 1);
-            for (int i = 0; i < sampleWorkNames.length; i++)
-                if (sampleWorkNames[i] == null) sampleWorkNames[i] = "sampling scratch " + i;
-        }
-        return scratch.ensure(sampleWorkNames[index], SamplePipeline.workBytes(chunks));
-    }
-
-    /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
-    private int sampleLogits(B logits, int vocab, double temperature, double u) {
-        int chunks = sampleChunks(vocab);
-        B work = sampleWork(0, chunks), pairs = scratch.ensure("sampling draws", 16);
-        writeDraw(pairs, 0, temperature, u);
-        runSample(logits, pairs, work, SamplePipeline.params(0, vocab, chunks, 0));
-        int[] id = new int[1];
-        driver.submit();
-        driver.read(work, SamplePipeline.idOffset(chunks), MemorySegment.ofArray(id));
-        return id[0];
+        return sampling.pick(logits, n, w.config().vocabSize(), temperatures, draws);
     }
 
     /**
@@ -520,17 +445,12 @@ public abstract class DeviceBackend<B, A> implements Backend {
     public final int sampleRow(DeviceTensor logits, double temperature, double u) {
         if (!supports(BackendOp.SAMPLE)) return -1;
         if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
-        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
+        return sampling.draw(tensor(logits).buffer(), logits.cols(), temperature, u);
     }
 
     /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (the pick adds them up on one thread). */
     public static int sampleChunks(int vocab) {
         return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
-    }
-
-    /** Queues the sampler on row {@code p.row()} of {@code logits}, its draw in {@code draws}, into {@code work}. */
-    private void runSample(B logits, B draws, B work, SampleParams p) {
-        pipelines().sampler().run(arg(logits), arg(draws), arg(work), p);
     }
 
     // ---- lifetime -----------------------------------------------------------------------------
