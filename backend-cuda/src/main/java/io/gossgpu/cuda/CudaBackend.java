@@ -3,26 +3,15 @@ package io.gossgpu.cuda;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DenseKind;
-import io.gossgpu.backend.DeviceKvCache;
-import io.gossgpu.backend.DeviceWeights;
-import io.gossgpu.backend.NormKind;
-import io.gossgpu.cuda.CudaWeights.Dense;
-import io.gossgpu.cuda.CudaWeights.Mx;
-import io.gossgpu.device.AttentionParams;
 import io.gossgpu.device.AttentionPipeline;
-import io.gossgpu.device.BufferRouting;
-import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.Pipelines;
 import io.gossgpu.device.RopeOp;
-import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SmallOps;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
-import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -53,7 +42,7 @@ import java.util.stream.Stream;
  * {@code GOSS_CUDA_MOE_PREFILL_MIN_T}, {@code GOSS_CUDA_ATTENTION_TILED_MIN_T}, {@code GOSS_CUDA_ATTENTION_SPLITS} (see the
  * launchers); {@code GOSS_CUDA_GRAPH} (1 or 0).
  */
-public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
+public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
     public static final String NAME = "cuda";
 
     /** rope.cu's kernel: the device layer's {@link RopeOp} (q and k in one launch). */
@@ -75,13 +64,11 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
     final DenseLauncher dense;
-    private final RopeOp<Long> rope;
     final CudaAttention attention;
-    private final CudaLauncher launch;
     final MoeLauncher moe;
     final SampleLauncher sampling;
-    /** rmsnorm, add, add_rmsnorm, argmax and the router's topk_softmax, launched by the device layer as on every API. */
-    private final SmallOps<Long> ops;
+    /** The pipelines as the device layer runs them: a buffer is passed as its device address. */
+    private final Pipelines<CudaBuffer, Long> pipelines;
 
     /** A backend on device 0 with the knobs {@code options} set. */
     public static CudaBackend create(BackendOptions options) {
@@ -118,21 +105,25 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         try {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
             dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
-            this.launch = launch;
-            rope = new RopeOp<>(launch, p -> Grid.of(p.qHeads() + p.kHeads(), Math.min(p.tokens(), 65535),
+            RopeOp<Long> rope = new RopeOp<>(launch, p -> Grid.of(p.qHeads() + p.kHeads(), Math.min(p.tokens(), 65535),
                     Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
             attention = new CudaAttention(launch, options, ctx.device().computeCapability());
-            moe = new MoeLauncher(launch, scratch, options, ctx.device().computeCapability());
+            moe = new MoeLauncher(launch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, options);
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
-            ops = new SmallOps<>(launch, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
-                    n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)), // grid-stride
+            // rmsnorm, add, add_rmsnorm, argmax and the router's topk_softmax, as on every API
+            SmallOps<Long> ops = new SmallOps<>(launch, new SmallOps.Shapes(
+                    rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
+                    // grid-stride
+                    n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)),
                     rows -> SmallOps.Shape.of(Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
                     tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD_RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
+            pipelines = new Pipelines<>(CudaBuffer::address, new CudaStaging(launch, scratch), dense.pipeline, ops,
+                    rope, attention.pipeline, moe.pipeline, sampling.pipeline, SampleLauncher::argmaxWorkBytes);
         } catch (RuntimeException e) {
             modules.close();
             throw e;
@@ -213,115 +204,14 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, CudaWeights> {
         device.synchronize();
     }
 
-    // ---- launchers ------------------------------------------------------------------------------
-
-    private static long at(BufferTensor<CudaBuffer> t) {
-        return t.buffer().address();
-    }
-
-    /** A layer's bias as the dense pipeline takes it: null for none (address 0). */
-    private static Long bias(Long address) {
-        return address == null || address == 0 ? null : address;
-    }
-
     @Override
-    protected void runEmbed(CudaWeights w, int[] tokens, BufferTensor<CudaBuffer> out) {
-        embed(w.tensors.embedding(), tokens, out);
+    protected Pipelines<CudaBuffer, Long> pipelines() {
+        return pipelines;
     }
 
-    /** Rows {@code tokens} of {@code table} into {@code out}. */
-    void embed(Dense table, int[] tokens, BufferTensor<CudaBuffer> out) {
-        CudaBuffer ids = scratch.ensure("token ids", 4L * tokens.length);
-        // a blocking copy on the stream (not the driver's write, which would end a recorded step): after every launched
-        // kernel, before this step's recorded ones
-        ids.copyFrom(MemorySegment.ofArray(tokens));
-        dense.pipeline.embed(table.matrix(), ids.address(), 0, tokens.length, at(out));
-    }
-
-    @Override
-    protected void runRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
-        ops.rmsnorm(at(x), w.tensors.norm(layer, which), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    @Override
-    protected void runAddRmsNorm(CudaWeights w, int layer, NormKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> y,
-                                 BufferTensor<CudaBuffer> sum, BufferTensor<CudaBuffer> out) {
-        ops.addRmsnorm(at(x), at(y), w.tensors.norm(layer, which), at(sum), at(out), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    @Override
-    protected void runDense(CudaWeights w, int layer, DenseKind which, BufferTensor<CudaBuffer> x, BufferTensor<CudaBuffer> out) {
-        var l = w.tensors.layer(layer);
-        dense.pipeline.dense(l.dense(which).matrix(), bias(l.bias(which)), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
-    }
-
-    /** Q, K and V as one linear over the layer's {@code [q; k; v]} matrix, then RoPE on q and k (one launch), sequence by sequence. */
-    @Override
-    protected void runQkvRope(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, Batch batch, BufferTensor<CudaBuffer> q,
-                              BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v) {
-        ModelConfig c = w.config();
-        int T = x.rows(), hd = c.headDim();
-        var l = w.tensors.layer(layer);
-        Dense qkv = l.dense(DenseKind.Q).rows(0, c.qDim() + 2 * c.kvDim()); // Q's rows start the fused matrix
-        dense.pipeline.run(qkv.matrix(), bias(l.bias(DenseKind.Q)), at(x), 0, T, at(q), c.qDim(), at(k), c.kvDim(), at(v));
-        long table = w.rope(batch.endPosition()).address();
-        for (int s = 0; s < batch.size(); s++) {
-            int row0 = batch.firstRow(s), n = batch.tokens(s);
-            long pos = launch.position(s, batch.start(s));
-            rope.run(at(q), at(k), table, pos, 0, new RopeParams(n, c.numAttentionHeads(), c.numKeyValueHeads(), hd, row0));
-        }
-    }
-
-    @Override
-    protected void runAttention(CudaWeights w, int layer, BufferTensor<CudaBuffer> q, BufferTensor<CudaBuffer> k, BufferTensor<CudaBuffer> v,
-                                Span<CudaBuffer> span, BufferTensor<CudaBuffer> out) {
-        DeviceKvCache<CudaBuffer> cache = span.cache();
-        attention.pipeline.run(new AttentionPipeline.Buffers<>(at(q), at(k), at(v), cache.keys(layer).address(), cache.values(layer).address(),
-                        w.tensors.layer(layer).sinks(), at(out)), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
-                span.start(), launch.position(span.index(), span.start()), 0, (name, bytes) -> scratch.ensure(name, bytes).address());
-    }
-
-    @Override
-    protected void runRouter(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, BufferRouting<CudaBuffer> out) {
-        var l = w.tensors.layer(layer);
-        int T = x.rows(), experts = w.config().numExperts();
-        CudaBuffer logits = scratch.ensure("router logits", 4L * T * experts);
-        dense.pipeline.run(l.dense(DenseKind.ROUTER).matrix(), bias(l.bias(DenseKind.ROUTER)), at(x), 0, T, logits.address());
-        ops.topk(logits.address(), out.ids().address(), out.weights().address(), T, experts, out.k());
-    }
-
-    @Override
-    protected void runMoe(CudaWeights w, int layer, BufferTensor<CudaBuffer> x, BufferRouting<CudaBuffer> r, BufferTensor<CudaBuffer> out) {
-        DeviceWeights.Layer<Long, Dense, Mx> l = w.tensors.layer(layer);
-        moe.moe(w.config(), l, at(x), x.rows(), r, at(out));
-    }
-
-    @Override
-    protected void runAdd(BufferTensor<CudaBuffer> a, BufferTensor<CudaBuffer> b, BufferTensor<CudaBuffer> out) {
-        ops.add(at(a), at(b), at(out), (long) a.rows() * a.cols());
-    }
-
-    @Override
-    protected void runLogits(CudaWeights w, BufferTensor<CudaBuffer> x, int fromRow, int n, CudaBuffer out) {
-        dense.pipeline.run(w.tensors.unembedding().matrix(), null, at(x), fromRow, n, out.address());
-    }
-
-    @Override
-    protected void runArgmax(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
-        CudaBuffer work = scratch.ensure("argmax work", SampleLauncher.argmaxWorkBytes(n));
-        if (work != argmaxWork) { // a new buffer: its row counters start at zero (the kernel leaves them so)
-            work.zero();
-            argmaxWork = work;
-        }
-        ops.argmax(logits.address(), ids.address(), work.address(), n, vocab);
-    }
-
-    /** The argmax work buffer cleared last (see {@link #runArgmax}). */
-    private CudaBuffer argmaxWork;
-
-    @Override
-    protected void runSample(CudaBuffer logits, CudaBuffer draws, CudaBuffer work, SampleParams p) {
-        sampling.pipeline.run(logits.address(), draws.address(), work.address(), p);
+    /** Queues argmax.cu on {@code n} rows of {@code vocab} logits (for the kernel's test). */
+    void argmaxRows(CudaBuffer logits, int n, int vocab, CudaBuffer ids) {
+        queueArgmax(logits, n, vocab, ids);
     }
 
     @Override

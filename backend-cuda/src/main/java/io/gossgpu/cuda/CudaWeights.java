@@ -1,9 +1,11 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
+import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.Mxfp4Repack;
+import io.gossgpu.device.PipelineWeights;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
@@ -28,7 +30,8 @@ import java.util.function.BiFunction;
  * Vectors (biases, norms, sinks) become F32 (a handle is its device address); MXFP4 experts are held in OpenAI's
  * layout (codes + scales apart; ggml {@code block_mxfp4} repacked at upload, same bytes), decoded by the MoE kernels.
  */
-final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWeights.Uploader<Long, CudaWeights.Dense, CudaWeights.Mx> {
+final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
+        implements DeviceWeights.Uploader<Long, CudaWeights.Dense, CudaWeights.Mx> {
     /**
      * {@code rows} contiguous rows from device address {@code ptr}, {@code format} F32, F16, BF16 or Q8_0; for
      * Q8_0, {@code ptr} holds the signed bytes and {@code scales} one F16 scale per 32 values (else 0).
@@ -58,10 +61,24 @@ final class CudaWeights extends UploadedWeights<CudaBuffer> implements DeviceWei
     }
 
     final DeviceWeights<Long, Dense, Mx> tensors;
+    private final PipelineWeights<Long, Dense, Mx> forPipelines;
 
     CudaWeights(CudaBackend backend, ModelWeights m) {
         super(backend, m.config());
         tensors = uploadAll(m, this);
+        int qkvRows = m.config().qDim() + 2 * m.config().kvDim();
+        forPipelines = new PipelineWeights<>(tensors, Dense::matrix, x -> x.codes().address(), Mx::scalesPtr) {
+            /** Q's rows start the fused {@code [q; k; v]} matrix. */
+            @Override
+            public DensePipeline.Matrix<Long> qkv(int layer) {
+                return tensors().layer(layer).dense(DenseKind.Q).rows(0, qkvRows).matrix();
+            }
+        };
+    }
+
+    @Override
+    public PipelineWeights<Long, Dense, Mx> forPipelines() {
+        return forPipelines;
     }
 
     @Override

@@ -2,18 +2,12 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.DeviceWeights;
-import io.gossgpu.cuda.CudaWeights.Dense;
-import io.gossgpu.cuda.CudaWeights.Mx;
-import io.gossgpu.device.BufferRouting;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.OpParams.TopKParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.ScratchArena;
-import io.gossgpu.model.ModelConfig;
 
 import java.util.List;
 
@@ -46,15 +40,11 @@ final class MoeLauncher {
     /** Threads per block of moe.cu's tiled kernels. */
     static final int TILED_THREADS = 256;
 
-    private final CudaLauncher launch;
-    private final ScratchArena<CudaBuffer> scratch;
     final MoePipeline<Long> pipeline;
     final int moeBlock, elementwiseBlock;
 
     /** @param computeCapability the device's, e.g. 90: the tensor-core kernels from {@link #MMA_MIN_CC} */
-    MoeLauncher(CudaLauncher launch, ScratchArena<CudaBuffer> scratch, BackendOptions o, int computeCapability) {
-        this.launch = launch;
-        this.scratch = scratch;
+    MoeLauncher(CudaLauncher launch, BackendOptions o, int computeCapability) {
         moeBlock = CudaKnobs.MOE.value(o);
         elementwiseBlock = CudaKnobs.ELEMENTWISE.value(o);
         boolean mma = computeCapability >= MMA_MIN_CC && CudaKnobs.MOE_MMA.value(o) == 1;
@@ -71,15 +61,6 @@ final class MoeLauncher {
 
     private CudaKernel kernel(String name) {
         return (CudaKernel) pipeline.kernel(name);
-    }
-
-    void moe(ModelConfig c, DeviceWeights.Layer<Long, Dense, Mx> l, long x, int T, BufferRouting<CudaBuffer> r, long out) {
-        int k = r.k(), h = c.hiddenSize(), inter = c.intermediateSize();
-        Mx g = l.gate(), u = l.up(), d = l.down();
-        MoeParams p = new MoeParams(T, k, h, inter, c.numExperts(), c.swigluLimit());
-        pipeline.run(new MoePipeline.Experts<>(g.codes().address(), g.scalesPtr(), u.codes().address(), u.scalesPtr(), l.gateBias(),
-                l.upBias(), d.codes().address(), d.scalesPtr(), l.downBias()), p, x, r.ids().address(), r.weights().address(), out,
-                (name, bytes) -> scratch.ensure(name, bytes).address());
     }
 
     /** Work tiles of at most {@link #TILE} slots of one expert: at most this many (grid y of the tiled kernels). */

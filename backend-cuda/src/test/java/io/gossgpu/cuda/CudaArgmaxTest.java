@@ -53,7 +53,7 @@ class CudaArgmaxTest {
             int[] poison = new int[rows];
             java.util.Arrays.fill(poison, -7);
             c.device.write(ids, 0, MemorySegment.ofArray(poison));
-            c.runArgmax(l, rows, vocab, ids);
+            c.argmaxRows(l, rows, vocab, ids);
             int[] got = new int[rows];
             c.device.read(ids, 0, MemorySegment.ofArray(got));
             for (int t = 0; t < rows; t++)

@@ -306,8 +306,10 @@ class CudaDenseTest {
                 for (int t = 0; t < tokens.length; t++) {
                     w.dequantizeRow(0, tokens[t], want, t * cols);
                 }
+                CudaBuffer ids = b.device.allocate(4L * tokens.length, "test ids");
                 try (DeviceTensor out = tensor(b, tokens.length, cols, null)) {
-                    b.embed(d, tokens, buffers(out));
+                    ids.copyFrom(MemorySegment.ofArray(tokens));
+                    b.dense.pipeline.embed(d.matrix(), ids.address(), 0, tokens.length, at(out));
                     float[] got = b.read(out);
                     for (int i = 0; i < want.length; i++) {
                         assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), f + " value " + i);

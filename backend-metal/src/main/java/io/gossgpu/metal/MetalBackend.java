@@ -1,18 +1,10 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.GossException;
-import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DenseKind;
-import io.gossgpu.backend.DeviceKvCache;
-import io.gossgpu.backend.DeviceWeights;
-import io.gossgpu.backend.NormKind;
-import io.gossgpu.device.AttentionParams;
 import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
-import io.gossgpu.device.BufferRouting;
-import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.DenseShapes;
 import io.gossgpu.device.DeviceBackend;
@@ -21,14 +13,12 @@ import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.Pipelines;
 import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
-import io.gossgpu.metal.MetalWeights.Experts;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
 import java.lang.foreign.Arena;
@@ -48,7 +38,7 @@ import static io.gossgpu.metal.bindings.goss_metal_h.*;
  * command buffer of its own ({@link #beginStep} commits what came before) and is committed at its result read, so a
  * decode step is one command buffer; {@link #endStep} commits anything left. Weights: {@link MetalWeights}.
  */
-final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
+final class MetalBackend extends DeviceBackend<Buf, Buf> {
     private final MetalDriver metal;
     private final MemorySegment dev, queue, lib;
     private final String description;
@@ -59,12 +49,11 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
     private final int prefillMinT;
     /** Batches of at least this many tokens take the MoE grouped by expert (knob {@code GOSS_METAL_MOE_PREFILL_MIN_T}). */
     private final int moePrefillMinT;
-    /** Embed and every dense layer: dense (a simdgroup per row) for decode, dense_tiled for prefill. */
-    private final DensePipeline<Buf> dense;
-    private final MoePipeline<Buf> moe;
-    private final AttentionPipeline<Buf> attention;
-    private final SmallOps<Buf> ops;
-    private final RopeOp<Buf> rope;
+    /**
+     * The pipelines as the device layer runs them: a buffer is its own kernel argument; host values go through the
+     * driver's staging ring (no commit); goss.metal has no sampling kernels yet, so the host samples.
+     */
+    private final Pipelines<Buf, Buf> pipelines;
     /** Wrap F32/BF16 matrices of memory-mapped checkpoints instead of copying them ({@code GOSS_METAL_NO_COPY}, default on). */
     private final boolean noCopy;
 
@@ -87,18 +76,24 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
         if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
-        dense = new DensePipeline<>(launcher, new DenseShapes(java.util.List.of(), f -> DensePipeline.EMBED, f -> DensePipeline.DENSE,
-                f -> "dense_tiled", null, prefillMinT, false, false, 0,
+        // embed and every dense layer: dense (a simdgroup per row) for decode, dense_tiled for prefill
+        DensePipeline<Buf> dense = new DensePipeline<>(launcher, new DenseShapes(java.util.List.of(),
+                f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, f -> "dense_tiled", null, prefillMinT, false,
+                false, 0,
                 (cols, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.EMBED), tokens)),
                 (rows, tokens) -> DenseShapes.Shape.of(simdgroups(kernel(MetalKernel.DENSE), rows)),
                 // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
-                (rows, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.DENSE_TILED), (long) ((rows + 31) / 32) * ((tokens + 7) / 8))), null));
-        moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
-        attention = new AttentionPipeline<>(launcher, attentionShapes());
-        rope = new RopeOp<>(launcher, p -> Grid.items((long) p.tokens() * (p.qHeads() + p.kHeads()) * (p.headDim() / 2)));
-        ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
+                (rows, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.DENSE_TILED),
+                        (long) ((rows + 31) / 32) * ((tokens + 7) / 8))), null));
+        MoePipeline<Buf> moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
+        AttentionPipeline<Buf> attention = new AttentionPipeline<>(launcher, attentionShapes());
+        RopeOp<Buf> rope = new RopeOp<>(launcher,
+                p -> Grid.items((long) p.tokens() * (p.qHeads() + p.kHeads()) * (p.headDim() / 2)));
+        SmallOps<Buf> ops = new SmallOps<>(launcher, new SmallOps.Shapes(
+                rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
                 n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
                 tokens -> SmallOps.Shape.of(Grid.items(tokens))));
+        pipelines = new Pipelines<>(b -> b, metal, dense, ops, rope, attention, moe, null, null);
     }
 
     /** The device and its queue (the native library loaded first). */
@@ -125,7 +120,7 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         SortedMap<String, Integer> m = new TreeMap<>();
         for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
         m.put(MetalKnobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
-        m.put(MetalKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(MetalKnobs.MOE_PREFILL_MIN_T.envName(), pipelines.moe().prefillMinT());
         return m;
     }
 
@@ -173,55 +168,9 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         return Grid.of(groups, k.threads());
     }
 
-    // ---- launchers ---------------------------------------------------------------------------------
-
     @Override
-    protected void runEmbed(MetalWeights w, int[] tokens, BufferTensor<Buf> out) {
-        MetalDriver.Staged s = metal.stage(tokens); // not a write through the driver: that would commit the step
-        dense.embed(w.tensors.embedding(), s.buf(), s.offset(), tokens.length, out.buffer());
-    }
-
-    @Override
-    protected void runRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    @Override
-    protected void runAddRmsNorm(MetalWeights w, int layer, NormKind which, BufferTensor<Buf> x, BufferTensor<Buf> y, BufferTensor<Buf> sum,
-                                 BufferTensor<Buf> out) {
-        ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    @Override
-    protected void runDense(MetalWeights w, int layer, DenseKind which, BufferTensor<Buf> x, BufferTensor<Buf> out) {
-        dense.dense(w.tensors.layer(layer).dense(which), w.tensors.layer(layer).bias(which), x.buffer(), x.rows(), x.cols(), out.buffer(),
-                out.rows(), out.cols());
-    }
-
-    @Override
-    protected void runQkvRope(MetalWeights w, int layer, BufferTensor<Buf> x, Batch batch, BufferTensor<Buf> q, BufferTensor<Buf> k,
-                              BufferTensor<Buf> v) {
-        ModelConfig c = w.config();
-        Buf table = w.rope(batch.endPosition()); // may commit: before this op's dispatches
-        runDense(w, layer, DenseKind.Q, x, q);
-        runDense(w, layer, DenseKind.K, x, k);
-        runDense(w, layer, DenseKind.V, x, v);
-        for (int s = 0; s < batch.size(); s++) {
-            int T = batch.tokens(s), row0 = batch.firstRow(s);
-            MetalDriver.Staged pos = metal.stage(new int[]{batch.start(s)}); // staged for the kernels (no commit)
-            rope.run(q.buffer(), k.buffer(), table, pos.buf(), pos.offset(), new RopeParams(T, c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim(), row0));
-        }
-    }
-
-    /** One sequence of the batch over its cache; its position is staged for the kernels (no commit). */
-    @Override
-    protected void runAttention(MetalWeights w, int layer, BufferTensor<Buf> q, BufferTensor<Buf> k, BufferTensor<Buf> v,
-                                Span<Buf> span, BufferTensor<Buf> out) {
-        DeviceKvCache<Buf> cache = span.cache();
-        MetalDriver.Staged pos = metal.stage(new int[]{span.start()});
-        attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
-                        w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
-                span.start(), pos.buf(), pos.offset(), scratch::ensure);
+    protected Pipelines<Buf, Buf> pipelines() {
+        return pipelines;
     }
 
     /** How attention.metal runs: one simdgroup per (row, head) over all its keys (no split kernels), then kv_store. */
@@ -229,23 +178,6 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
         return new AttentionShapes((p, start) -> new AttentionShapes.Plan(AttentionPipeline.ATTENTION, 1, 1),
                 p -> new AttentionShapes.Shape(Grid.of((long) p.tokens() * p.heads(), 32)), null, null, null,
                 p -> new AttentionShapes.Shape(Grid.items((long) (p.tokens() - p.first()) * p.kvDim())));
-    }
-
-    @Override
-    protected void runRouter(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r) {
-        ModelConfig c = w.config();
-        Buf logits = scratch.ensure("router logits", 4L * x.rows() * c.numExperts());
-        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), w.tensors.layer(layer).bias(DenseKind.ROUTER), x.buffer(), 0, x.rows(), logits);
-        ops.topk(logits, r.ids(), r.weights(), x.rows(), c.numExperts(), r.k());
-    }
-
-    @Override
-    protected void runMoe(MetalWeights w, int layer, BufferTensor<Buf> x, BufferRouting<Buf> r, BufferTensor<Buf> out) {
-        ModelConfig c = w.config();
-        DeviceWeights.Layer<Buf, DensePipeline.Matrix<Buf>, Experts> l = w.tensors.layer(layer);
-        MoeParams p = new MoeParams(x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit());
-        moe.run(new MoePipeline.Experts<>(l.gate().codes(), l.gate().scales(), l.up().codes(), l.up().scales(), l.gateBias(), l.upBias(),
-                l.down().codes(), l.down().scales(), l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
     }
 
     /** How moe.metal spreads the MoE: a simdgroup per output for decode; tiles of 32 rows × 8 pairs of one expert for prefill. */
@@ -259,27 +191,6 @@ final class MetalBackend extends DeviceBackend<Buf, MetalWeights> {
                 p -> Shape.of(groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles.applyAsLong(p) * ((p.hidden() + 31) / 32))),
                 p -> Shape.of(Grid.items((long) p.tokens() * p.hidden())), // moe_combine
                 p -> true);
-    }
-
-    @Override
-    protected void runAdd(BufferTensor<Buf> a, BufferTensor<Buf> b, BufferTensor<Buf> out) {
-        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) out.rows() * out.cols());
-    }
-
-    @Override
-    protected void runLogits(MetalWeights w, BufferTensor<Buf> x, int fromRow, int n, Buf out) {
-        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
-    }
-
-    @Override
-    protected void runArgmax(Buf logits, int n, int vocab, Buf ids) {
-        ops.argmax(logits, ids, n, vocab);
-    }
-
-    /** goss.metal has no sampling kernels yet: SAMPLE is declined and the host samples the logits. */
-    @Override
-    public boolean supports(BackendOp op) {
-        return op != BackendOp.SAMPLE && super.supports(op);
     }
 
     @Override

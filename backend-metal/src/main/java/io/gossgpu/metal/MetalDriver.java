@@ -3,6 +3,7 @@ package io.gossgpu.metal;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.device.DeviceDriver;
+import io.gossgpu.device.HostStaging;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,10 +17,11 @@ import static io.gossgpu.metal.bindings.goss_metal_h.*;
 /**
  * The Metal device under the device layer: shared buffers (Apple Silicon's unified memory, so the host reads and
  * writes them in place) and the one pending command buffer that dispatches are encoded into ({@link #commandBuffer}),
- * committed by {@link #flush} when the host needs a result or rewrites memory the pending work may use. Memory is
- * counted against the device's recommended working set.
+ * committed by {@link #flush} when the host needs a result or rewrites memory the pending work may use; host values
+ * for the kernels (token ids, positions) go through a staging ring instead, without a commit. Memory is counted
+ * against the device's recommended working set.
  */
-final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
+final class MetalDriver implements DeviceDriver<MetalDriver.Buf>, HostStaging<MetalDriver.Buf> {
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
     private static final long STAGING_BYTES = 1 << 20;
 
@@ -44,9 +46,6 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
             goss_mtl_buffer_release(handle);
         }
     }
-
-    /** Host bytes staged for pending work: a piece of the staging ring, or a one-off buffer released after the commit. */
-    record Staged(Buf buf, long offset) {}
 
     private final MemorySegment dev, queue;
     private final String name;
@@ -131,20 +130,35 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf> {
         MemorySegment.copy(src.host, offset, dst, 0, dst.byteSize());
     }
 
-    /** Copies {@code values} to device memory that the pending work may read, without committing it: the staging ring. */
-    Staged stage(int[] values) {
+    /** Token ids staged (not a write through the driver: that would commit the step). */
+    @Override
+    public At<Buf> ids(int[] tokens) {
+        return stage(tokens);
+    }
+
+    /** A sequence's first position staged (no commit). */
+    @Override
+    public At<Buf> position(int sequence, int start) {
+        return stage(new int[]{start});
+    }
+
+    /**
+     * Copies {@code values} to device memory that the pending work may read, without committing it: a piece of the
+     * staging ring, or a one-off buffer released after the commit.
+     */
+    private At<Buf> stage(int[] values) {
         long bytes = 4L * values.length, aligned = (bytes + 255) & ~255L;
-        Staged s;
+        At<Buf> s;
         if (aligned > STAGING_BYTES) {
             Buf b = allocate(bytes, "staged upload");
             releaseAfterFlush.add(b);
-            s = new Staged(b, 0);
+            s = new At<>(b, 0);
         } else {
             if (stagingUsed + aligned > STAGING_BYTES) flush();
-            s = new Staged(staging, stagingUsed);
+            s = new At<>(staging, stagingUsed);
             stagingUsed += aligned;
         }
-        MemorySegment.copy(values, 0, s.buf().host, I32, s.offset(), values.length);
+        MemorySegment.copy(values, 0, s.buffer().host, I32, s.offset(), values.length);
         return s;
     }
 

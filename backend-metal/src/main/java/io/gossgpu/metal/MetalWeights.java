@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline.Matrix;
 import io.gossgpu.device.Mxfp4Repack;
+import io.gossgpu.device.PipelineWeights;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.metal.MetalDriver.Buf;
 import io.gossgpu.model.ModelConfig;
@@ -20,7 +21,8 @@ import java.lang.foreign.ValueLayout;
  * {@code GOSS_METAL_NO_COPY=0}; vectors as F32; MXFP4 experts (either byte layout) as codes {@code [E][rows][cols/2]}
  * (low nibble = even element) plus E8M0 scales {@code [E][rows][cols/32]}.
  */
-final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.Uploader<Buf, Matrix<Buf>, MetalWeights.Experts> {
+final class MetalWeights extends UploadedWeights<Buf, Buf>
+        implements DeviceWeights.Uploader<Buf, Matrix<Buf>, MetalWeights.Experts> {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
     /**
@@ -39,6 +41,7 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
     /** Bytes of weights used in place from memory-mapped checkpoints (not copied). */
     long wrappedBytes;
     final DeviceWeights<Buf, Matrix<Buf>, Experts> tensors;
+    private final PipelineWeights<Buf, Matrix<Buf>, Experts> forPipelines;
 
     MetalWeights(MetalBackend backend, MetalDriver driver, ModelWeights m, boolean noCopy) {
         super(backend, m.config());
@@ -49,6 +52,12 @@ final class MetalWeights extends UploadedWeights<Buf> implements DeviceWeights.U
         if (c.expertsPerToken() > c.numExperts()) throw new GossException("metal: experts_per_token exceeds num_experts");
         if (c.headDim() > 256 || c.headDim() % 2 != 0) throw new GossException("metal: head_dim must be even and at most 256, got " + c.headDim());
         tensors = uploadAll(m, this);
+        forPipelines = new PipelineWeights<>(tensors, d -> d, Experts::codes, Experts::scales);
+    }
+
+    @Override
+    public PipelineWeights<Buf, Matrix<Buf>, Experts> forPipelines() {
+        return forPipelines;
     }
 
     /** The bytes the upload allocates at most (matrices wrapped in place take their pages instead of a copy). */

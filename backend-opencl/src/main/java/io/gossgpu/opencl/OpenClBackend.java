@@ -1,38 +1,26 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.GossException;
-import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DenseKind;
-import io.gossgpu.backend.DeviceKvCache;
-import io.gossgpu.backend.NormKind;
-import io.gossgpu.device.AttentionParams;
 import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.AttentionShapes.Plan;
-import io.gossgpu.device.BufferRouting;
-import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.DenseShapes;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
 import io.gossgpu.device.MoeShapes.Shape;
-import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.device.Pipelines;
+import io.gossgpu.device.QueuedStaging;
 import io.gossgpu.device.RopeOp;
-import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.opencl.OpenClWeights.Mx;
 import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.IntBuffer;
 import java.util.List;
 import java.util.SortedMap;
@@ -49,22 +37,15 @@ import static org.lwjgl.opencl.CL10.*;
  * <p>Create with {@link #create(BackendOptions)} (the device the options select, {@link OpenCl#DEVICE}) or
  * {@link #wrap(long, long, BackendOptions)} with an application's own context and queue.
  */
-public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
+public final class OpenClBackend extends DeviceBackend<Long, Long> {
     public static final String NAME = "opencl";
 
     private final OpenClDriver cl;
     private final long context, queue;
     private final OpenCl.DeviceInfo device;
     private final OpenClProgram program;
-    private final OpenClLauncher launcher;
-    /** Embed and every dense layer: dense.cl's one kernel for every format and batch (it tiles tokens per work-group). */
-    private final DensePipeline<Long> dense;
-    private final RopeOp<Long> rope;
-    private final AttentionPipeline<Long> attention;
-    private final MoePipeline<Long> moe;
-    private final SmallOps<Long> ops;
-    /** sample.cl's kernels (a power-of-two work-group, at most 256); null when the device lacks cl_khr_fp64 (then the host samples). */
-    private final SamplePipeline<Long> sampler;
+    /** The pipelines as the device layer runs them; a cl_mem is its own kernel argument. */
+    private final Pipelines<Long, Long> pipelines;
     private final int denseWg, denseTile, denseVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
             moePrefillMinT, argmaxWg;
 
@@ -159,21 +140,31 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
         program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
-        launcher = new OpenClLauncher(program, queue);
+        OpenClLauncher launcher = new OpenClLauncher(program, queue);
         try {
             int wg = denseWg, tile = denseTile;
-            dense = new DensePipeline<>(launcher, new DenseShapes(List.of(), f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, null, null, 1, false,
-                    false, denseVec, (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
-                    (rows, tokens) -> DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg), null, null)); // wg_sum's scratch
-            rope = new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.qHeads() + p.kHeads(), p.tokens()));
-            ops = new SmallOps<>(launcher, new SmallOps.Shapes(rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
+            // embed and every dense layer: dense.cl's one kernel for every format and batch (tokens tiled per group)
+            DensePipeline<Long> dense = new DensePipeline<>(launcher, new DenseShapes(List.of(),
+                    f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, null, null, 1, false, false, denseVec,
+                    (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
+                    // wg_sum's scratch
+                    (rows, tokens) -> DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg),
+                    null, null));
+            RopeOp<Long> rope = new RopeOp<>(launcher,
+                    p -> Grid.items(p.headDim() / 2, p.qHeads() + p.kHeads(), p.tokens()));
+            SmallOps<Long> ops = new SmallOps<>(launcher, new SmallOps.Shapes(
+                    rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
                     n -> SmallOps.Shape.of(Grid.items(n)),
                     rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
                     tokens -> SmallOps.Shape.of(Grid.items(tokens))));
-            moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
-            attention = new AttentionPipeline<>(launcher, attentionShapes());
-            sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null : new SamplePipeline<>(launcher,
-                    new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true)); // group memory as __local arguments
+            MoePipeline<Long> moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
+            AttentionPipeline<Long> attention = new AttentionPipeline<>(launcher, attentionShapes());
+            // sample.cl needs cl_khr_fp64 (sums in double): without it the host samples
+            SamplePipeline<Long> sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null
+                    : new SamplePipeline<>(launcher, // group memory as __local arguments
+                    new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true));
+            pipelines = new Pipelines<>(b -> b, new QueuedStaging<>(cl, scratch), dense, ops, rope, attention, moe,
+                    sampler, null);
             program.checkWorkGroup((OpenClKernel) dense.kernels(DensePipeline.Path.MATVEC).getFirst(), OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ADD_RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
@@ -211,7 +202,7 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         m.put(OpenClKnobs.RMSNORM_WG.envName(), rmsWg);
         m.put(OpenClKnobs.MOE_WG.envName(), moeWg);
         m.put(OpenClKnobs.MOE_TILE_T.envName(), moeTile);
-        m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), moe.prefillMinT());
+        m.put(OpenClKnobs.MOE_PREFILL_MIN_T.envName(), pipelines.moe().prefillMinT());
         m.put(OpenClKnobs.ARGMAX_WG.envName(), argmaxWg);
         m.put(OpenClKnobs.ATTENTION_WG.envName(), attentionWg);
         m.put(OpenClKnobs.ATTENTION_GQA.envName(), gqa);
@@ -240,82 +231,6 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
         return new OpenClWeights(this, cl, m);
     }
 
-    // ---- launchers ----------------------------------------------------------------------------
-
-    @Override
-    protected void runEmbed(OpenClWeights w, int[] tokens, BufferTensor<Long> out) {
-        long ids = scratch.ensure("token ids", 4L * tokens.length);
-        cl.write(ids, 0, MemorySegment.ofArray(tokens));
-        dense.embed(w.tensors.embedding(), ids, 0, tokens.length, out.buffer());
-    }
-
-    @Override
-    protected void runRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        ops.rmsnorm(x.buffer(), w.tensors.norm(layer, which), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    @Override
-    protected void runAddRmsNorm(OpenClWeights w, int layer, NormKind which, BufferTensor<Long> x, BufferTensor<Long> y, BufferTensor<Long> sum,
-                                 BufferTensor<Long> out) {
-        ops.addRmsnorm(x.buffer(), y.buffer(), w.tensors.norm(layer, which), sum.buffer(), out.buffer(), x.rows(), x.cols(), w.config().rmsNormEps());
-    }
-
-    /** A layer's bias as the dense pipeline takes it: null for none. */
-    private static Long bias(OpenClWeights w, int layer, DenseKind which) {
-        Long b = w.tensors.layer(layer).bias(which);
-        return b == null || b == 0 ? null : b;
-    }
-
-    @Override
-    protected void runDense(OpenClWeights w, int layer, DenseKind which, BufferTensor<Long> x, BufferTensor<Long> out) {
-        dense.dense(w.tensors.layer(layer).dense(which), bias(w, layer, which), x.buffer(), x.rows(), x.cols(), out.buffer(), out.rows(),
-                out.cols());
-    }
-
-    @Override
-    protected void runQkvRope(OpenClWeights w, int layer, BufferTensor<Long> x, Batch batch, BufferTensor<Long> q, BufferTensor<Long> k,
-                              BufferTensor<Long> v) {
-        ModelConfig c = w.config();
-        runDense(w, layer, DenseKind.Q, x, q);
-        runDense(w, layer, DenseKind.K, x, k);
-        runDense(w, layer, DenseKind.V, x, v);
-        int hd = c.headDim();
-        long table = w.rope(batch.endPosition());
-        for (int s = 0; s < batch.size(); s++) {
-            int T = batch.tokens(s), row0 = batch.firstRow(s);
-            long pos = position(batch.start(s));
-            rope.run(q.buffer(), k.buffer(), table, pos, 0, new RopeParams(T, c.numAttentionHeads(), c.numKeyValueHeads(), hd, row0));
-        }
-    }
-
-    /** The position buffer's handle and the value last queued into it. */
-    private long positionBuffer, positionValue = -1;
-
-    /**
-     * A 4-byte buffer that holds {@code start} for the kernels launched next (rope, attention): a fill queued in order,
-     * no wait, and none when it holds that value already.
-     */
-    private long position(int start) {
-        long pos = scratch.ensure("position", 4);
-        if (pos != positionBuffer || start != positionValue) {
-            cl.writeWord(pos, 0, start);
-            positionBuffer = pos;
-            positionValue = start;
-        }
-        return pos;
-    }
-
-    /** One sequence of the batch: its position is read by the kernels from {@link #position}. */
-    @Override
-    protected void runAttention(OpenClWeights w, int layer, BufferTensor<Long> q, BufferTensor<Long> k, BufferTensor<Long> v,
-                                Span<Long> span, BufferTensor<Long> out) {
-        DeviceKvCache<Long> cache = span.cache();
-        long pos = position(span.start());
-        attention.run(new AttentionPipeline.Buffers<>(q.buffer(), k.buffer(), v.buffer(), cache.keys(layer), cache.values(layer),
-                        w.tensors.layer(layer).sinks(), out.buffer()), AttentionParams.of(w.config(), layer, cache.spec().slots(layer), span.rows(), span.row0()),
-                span.start(), pos, 0, scratch::ensure);
-    }
-
     /**
      * How attention.cl runs: attention_gqa (the query heads of a KV head in one work-group) where its local memory fits
      * and GOSS_OPENCL_ATTENTION_GQA is 1; keys split when there are fewer work-groups than GOSS_OPENCL_ATTENTION_SPLITBELOW
@@ -341,24 +256,6 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
                 p -> new AttentionShapes.Shape(Grid.items(p.kvDim(), p.tokens() - p.first())));
     }
 
-    @Override
-    protected void runRouter(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r) {
-        int e = w.config().numExperts(), T = x.rows();
-        long logits = scratch.ensure("router logits", 4L * T * e);
-        dense.run(w.tensors.layer(layer).dense(DenseKind.ROUTER), bias(w, layer, DenseKind.ROUTER), x.buffer(), 0, T, logits);
-        ops.topk(logits, r.ids(), r.weights(), T, e, r.k());
-    }
-
-    @Override
-    protected void runMoe(OpenClWeights w, int layer, BufferTensor<Long> x, BufferRouting<Long> r, BufferTensor<Long> out) {
-        ModelConfig c = w.config();
-        var l = w.tensors.layer(layer);
-        Mx g = l.gate(), u = l.up(), d = l.down();
-        MoeParams p = new MoeParams(x.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit());
-        moe.run(new MoePipeline.Experts<>(g.codes(), g.scales(), u.codes(), u.scales(), l.gateBias(), l.upBias(), d.codes(), d.scales(),
-                l.downBias()), p, x.buffer(), r.ids(), r.weights(), out.buffer(), scratch::ensure);
-    }
-
     /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */
     private MoeShapes moeShapes() {
         long local = 4L * moeWg; // wg_sum's scratch
@@ -372,29 +269,8 @@ public final class OpenClBackend extends DeviceBackend<Long, OpenClWeights> {
     }
 
     @Override
-    protected void runAdd(BufferTensor<Long> a, BufferTensor<Long> b, BufferTensor<Long> out) {
-        ops.add(a.buffer(), b.buffer(), out.buffer(), (long) a.rows() * a.cols());
-    }
-
-    @Override
-    protected void runLogits(OpenClWeights w, BufferTensor<Long> x, int fromRow, int n, Long out) {
-        dense.run(w.tensors.unembedding(), null, x.buffer(), fromRow, n, out);
-    }
-
-    @Override
-    protected void runArgmax(Long logits, int n, int vocab, Long ids) {
-        ops.argmax(logits, ids, n, vocab);
-    }
-
-    /** sample.cl needs cl_khr_fp64 (sums in double); without it SAMPLE is declined and the host samples. */
-    @Override
-    public boolean supports(BackendOp op) {
-        return op == BackendOp.SAMPLE ? sampler != null : super.supports(op);
-    }
-
-    @Override
-    protected void runSample(Long logits, Long draws, Long work, SampleParams p) {
-        sampler.run(logits, draws, work, p);
+    protected Pipelines<Long, Long> pipelines() {
+        return pipelines;
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.device.DensePipeline.Matrix;
 import io.gossgpu.device.Mxfp4Repack;
+import io.gossgpu.device.PipelineWeights;
 import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
@@ -17,7 +18,8 @@ import java.lang.foreign.MemorySegment;
  * strided values decoded to F32), MXFP4 experts as OpenAI's codes + scales (ggml
  * blocks repacked at upload by {@link Mxfp4Repack}), vectors decoded to F32.
  */
-final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights.Uploader<Long, Matrix<Long>, OpenClWeights.Mx> {
+final class OpenClWeights extends UploadedWeights<Long, Long>
+        implements DeviceWeights.Uploader<Long, Matrix<Long>, OpenClWeights.Mx> {
     /** Element formats as dense.cl and embed.cl number them. */
     static final int FMT_F32 = 0, FMT_F16 = 1, FMT_BF16 = 2, FMT_Q8_0 = 3;
 
@@ -26,11 +28,18 @@ final class OpenClWeights extends UploadedWeights<Long> implements DeviceWeights
 
     private final OpenClDriver driver;
     final DeviceWeights<Long, Matrix<Long>, Mx> tensors;
+    private final PipelineWeights<Long, Matrix<Long>, Mx> forPipelines;
 
     OpenClWeights(OpenClBackend backend, OpenClDriver driver, ModelWeights m) {
         super(backend, m.config());
         this.driver = driver;
         tensors = uploadAll(m, this);
+        forPipelines = new PipelineWeights<>(tensors, d -> d, Mx::codes, Mx::scales);
+    }
+
+    @Override
+    public PipelineWeights<Long, Matrix<Long>, Mx> forPipelines() {
+        return forPipelines;
     }
 
     /** What the upload allocates for {@code m}: matrices in their format, vectors as F32. */

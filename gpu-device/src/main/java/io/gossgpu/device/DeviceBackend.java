@@ -15,6 +15,8 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.backend.TemperatureDraw;
+import io.gossgpu.device.OpParams.RopeParams;
+import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 
 import java.lang.foreign.MemorySegment;
@@ -27,26 +29,29 @@ import java.lang.foreign.MemorySegment;
  * is touched (token ids inside the vocabulary, positions inside the context, sizes that fit the device) and runs the
  * result pipeline: logits, their argmax or a temperature sample, read back once per step.
  *
- * <p>A GPU backend extends it with a {@link DeviceDriver} and its launchers: the protected {@code run…} methods,
- * each one op as kernels, given typed handles (its own weights {@code W}, tensors of its own buffers).
+ * <p>It runs every op through the shared pipelines. A GPU backend extends it with what differs between APIs: a
+ * {@link DeviceDriver}, its {@link Pipelines} (built over its {@link Launcher} with its shapes and knobs, with its
+ * {@link HostStaging}) and its weights' upload and layout ({@link UploadedWeights}).
  *
  * @param <B> the device's buffer handle
- * @param <W> the backend's weights
+ * @param <A> the API's buffer argument (a CUDA device address; elsewhere {@code B})
  */
-public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements Backend {
+public abstract class DeviceBackend<B, A> implements Backend {
     /** The device. */
     protected final DeviceDriver<B> driver;
     /** Scratch buffers by name. */
     protected final ScratchArena<B> scratch;
-    private final Class<W> weightsClass;
+    private final Class<? extends UploadedWeights<B, A>> weightsClass;
+    private final DeviceSampling<B, A> sampling;
     /** The longest context of a KV cache created: the RoPE table is sized for it at once. */
     private int ropeHint;
     private boolean closed;
 
-    protected DeviceBackend(DeviceDriver<B> driver, Class<W> weightsClass) {
+    protected DeviceBackend(DeviceDriver<B> driver, Class<? extends UploadedWeights<B, A>> weightsClass) {
         this.driver = driver;
         this.weightsClass = weightsClass;
         this.scratch = new ScratchArena<>(driver);
+        this.sampling = new DeviceSampling<>(driver, scratch, this::pipelines);
     }
 
     /**
@@ -72,7 +77,7 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     }
 
     /** {@code w} as this backend's weights. */
-    protected final W weights(LoadedWeights w) {
+    protected final UploadedWeights<B, A> weights(LoadedWeights w) {
         if (weightsClass.isInstance(w)) return weightsClass.cast(w);
         throw new GossException(name() + ": weights loaded by another backend (" + w.getClass().getSimpleName() + ")");
     }
@@ -215,128 +220,179 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     protected abstract long weightBytes(ModelWeights m);
 
     /** Uploads every weight of {@code m}; on failure releases what it allocated and rethrows. */
-    protected abstract W upload(ModelWeights m);
+    protected abstract UploadedWeights<B, A> upload(ModelWeights m);
 
-    // ---- ops: checks and typed handles, then the backend's launchers ----------------------------
+    // ---- ops: checks and typed handles, then the backend's pipelines ---------------------------
+
+    /**
+     * The backend's pipelines, its buffer arguments and its host staging: what differs between GPU APIs (made once,
+     * when the backend is).
+     */
+    protected abstract Pipelines<B, A> pipelines();
+
+    private A arg(B b) {
+        return pipelines().arg().apply(b);
+    }
+
+    private A arg(BufferTensor<B> t) {
+        return arg(t.buffer());
+    }
+
+    /** A scratch buffer as a kernel argument (the pipelines' {@link MoePipeline.Scratch}). */
+    private A scratchArg(String name, long bytes) {
+        return arg(scratch.ensure(name, bytes));
+    }
 
     @Override
     public final void embed(LoadedWeights lw, int[] tokens, DeviceTensor out) {
-        W w = weights(lw);
+        UploadedWeights<B, A> w = weights(lw);
         int vocab = w.config().vocabSize();
         for (int id : tokens)
             if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
-        runEmbed(w, tokens, tensor(out));
+        BufferTensor<B> o = tensor(out);
+        HostStaging.At<A> ids = pipelines().staging().ids(tokens);
+        pipelines().dense().embed(w.forPipelines().embedding(), ids.buffer(), ids.offset(), tokens.length, arg(o));
     }
-
-    /** {@code out[i, :] = embedding[tokens[i], :]} (ids checked). */
-    protected abstract void runEmbed(W w, int[] tokens, BufferTensor<B> out);
 
     @Override
-    public final void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
-        runRmsNorm(weights(w), layer, which, tensor(x), tensor(out));
+    public final void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        UploadedWeights<B, A> w = weights(lw);
+        BufferTensor<B> tx = tensor(x), to = tensor(out);
+        pipelines().ops().rmsnorm(arg(tx), w.forPipelines().norm(layer, which), arg(to), tx.rows(), tx.cols(),
+                w.config().rmsNormEps());
     }
 
-    protected abstract void runRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> out);
-
-    /** Every GPU backend runs the fused add + RMSNorm ({@link SmallOps#addRmsnorm}); the rest as {@link Backend#supports}. */
+    /** Every GPU backend runs the fused add + RMSNorm ({@link SmallOps#addRmsnorm}); samples where it has a sampler. */
     @Override
     public boolean supports(BackendOp op) {
+        if (op == BackendOp.SAMPLE) return pipelines().sampler() != null;
         return op == BackendOp.ADD_RMS_NORM || Backend.super.supports(op);
     }
 
     @Override
-    public final void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+    public final void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y,
+                                 DeviceTensor sum, DeviceTensor out) {
         BufferTensor<B> tx = tensor(x), ty = tensor(y), ts = tensor(sum), to = tensor(out);
         for (BufferTensor<B> t : java.util.List.of(ty, ts, to))
             if (t.rows() != tx.rows() || t.cols() != tx.cols())
                 throw new GossException("addRmsNorm: a " + t.rows() + "x" + t.cols() + " tensor beside a " + tx.rows() + "x" + tx.cols() + " one");
-        runAddRmsNorm(weights(w), layer, which, tx, ty, ts, to);
+        UploadedWeights<B, A> w = weights(lw);
+        pipelines().ops().addRmsnorm(arg(tx), arg(ty), w.forPipelines().norm(layer, which), arg(ts), arg(to), tx.rows(),
+                tx.cols(), w.config().rmsNormEps());
     }
-
-    /** {@code sum = x + y}, {@code out = rmsnorm(sum)} with the norm of {@code (layer, which)} (shapes checked; see {@link Backend#addRmsNorm}). */
-    protected abstract void runAddRmsNorm(W w, int layer, NormKind which, BufferTensor<B> x, BufferTensor<B> y, BufferTensor<B> sum,
-                                          BufferTensor<B> out);
 
     @Override
-    public final void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
-        runDense(weights(w), layer, which, tensor(x), tensor(out));
+    public final void dense(LoadedWeights lw, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        UploadedWeights<B, A> w = weights(lw);
+        runDense(w.forPipelines(), layer, which, tensor(x), tensor(out));
     }
 
-    protected abstract void runDense(W w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out);
+    private void runDense(PipelineWeights<A, ?, ?> w, int layer, DenseKind which, BufferTensor<B> x,
+                          BufferTensor<B> out) {
+        pipelines().dense().dense(w.dense(layer, which), w.bias(layer, which), arg(x), x.rows(), x.cols(), arg(out),
+                out.rows(), out.cols());
+    }
 
+    /**
+     * Q, K and V (one launch where the weights hold them as one matrix), then RoPE on q and k, one launch per sequence:
+     * row {@code i} at {@code batch.position(i)}; sequence {@code s}'s rows are one run of positions.
+     */
     @Override
-    public final void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
-        runQkvRope(weights(w), layer, tensor(x), batch, tensor(q), tensor(k), tensor(v));
+    public final void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k,
+                              DeviceTensor v) {
+        UploadedWeights<B, A> w = weights(lw);
+        BufferTensor<B> tx = tensor(x), tq = tensor(q), tk = tensor(k), tv = tensor(v);
+        ModelConfig c = w.config();
+        PipelineWeights<A, ?, ?> pw = w.forPipelines();
+        Pipelines<B, A> p = pipelines();
+        A table = arg(w.rope(batch.endPosition())); // a new table is written by the driver: before this op's launches
+        DensePipeline.Matrix<A> qkv = pw.qkv(layer);
+        if (qkv != null) {
+            p.dense().run(qkv, pw.bias(layer, DenseKind.Q), arg(tx), 0, tx.rows(), arg(tq), c.qDim(), arg(tk),
+                    c.kvDim(), arg(tv));
+        } else {
+            runDense(pw, layer, DenseKind.Q, tx, tq);
+            runDense(pw, layer, DenseKind.K, tx, tk);
+            runDense(pw, layer, DenseKind.V, tx, tv);
+        }
+        for (int s = 0; s < batch.size(); s++) {
+            HostStaging.At<A> pos = p.staging().position(s, batch.start(s));
+            p.rope().run(arg(tq), arg(tk), table, pos.buffer(), pos.offset(), new RopeParams(batch.tokens(s),
+                    c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim(), batch.firstRow(s)));
+        }
     }
 
-    /** Q, K, V and RoPE: row {@code i} at {@code batch.position(i)}; sequence {@code s}'s rows are one run of positions. */
-    protected abstract void runQkvRope(W w, int layer, BufferTensor<B> x, Batch batch, BufferTensor<B> q, BufferTensor<B> k,
-                                       BufferTensor<B> v);
-
+    /**
+     * Attention of each sequence of the batch over its cache, then its rows stored there; positions were checked
+     * against each context when the batch was made.
+     */
     @Override
     public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
         for (int s = 0; s < batch.size(); s++) cache(batch.cache(s)); // every cache this backend's, before anything runs
-        W w = weights(lw);
+        UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> tq = tensor(q), tk = tensor(k), tv = tensor(v), to = tensor(out);
-        for (int s = 0; s < batch.size(); s++)
-            runAttention(w, layer, tq, tk, tv, new Span<>(s, cache(batch.cache(s)), batch.start(s), batch.firstRow(s), batch.tokens(s)), to);
+        Pipelines<B, A> p = pipelines();
+        A sinks = w.forPipelines().sinks(layer);
+        for (int s = 0; s < batch.size(); s++) {
+            DeviceKvCache<B> cache = cache(batch.cache(s));
+            int start = batch.start(s);
+            HostStaging.At<A> pos = p.staging().position(s, start);
+            AttentionParams params = AttentionParams.of(w.config(), layer, cache.spec().slots(layer), batch.tokens(s),
+                    batch.firstRow(s));
+            var buffers = new AttentionPipeline.Buffers<>(arg(tq), arg(tk), arg(tv), arg(cache.keys(layer)),
+                    arg(cache.values(layer)), sinks, arg(to));
+            p.attention().run(buffers, params, start, pos.buffer(), pos.offset(), this::scratchArg);
+        }
     }
-
-    /**
-     * One sequence of a step's batch: the {@code index}-th, its cache, its first position, and its rows
-     * {@code row0 .. row0 + rows − 1} of the batch's tensors.
-     */
-    protected record Span<B>(int index, DeviceKvCache<B> cache, int start, int row0, int rows) {}
-
-    /**
-     * Attention of one sequence ({@link Span}) of the batch, rows {@code span.row0() ..} of q, k, v and out, then its
-     * cache store; positions were checked against its context when the batch was made.
-     */
-    protected abstract void runAttention(W w, int layer, BufferTensor<B> q, BufferTensor<B> k, BufferTensor<B> v, Span<B> span,
-                                         BufferTensor<B> out);
 
     @Override
     public final void router(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting out) {
-        W w = weights(lw);
+        UploadedWeights<B, A> w = weights(lw);
         BufferRouting<B> r = routing(out);
         int e = w.config().numExperts();
         if (r.k() > 32 || r.k() > e) throw new GossException("router: top-" + r.k() + " of " + e + " experts is not supported (k ≤ 32)");
-        runRouter(w, layer, tensor(x), r);
+        BufferTensor<B> tx = tensor(x);
+        PipelineWeights<A, ?, ?> pw = w.forPipelines();
+        int T = tx.rows();
+        A logits = scratchArg("router logits", 4L * T * e);
+        pipelines().dense().run(pw.dense(layer, DenseKind.ROUTER), pw.bias(layer, DenseKind.ROUTER), arg(tx), 0, T,
+                logits);
+        pipelines().ops().topk(logits, arg(r.ids()), arg(r.weights()), T, e, r.k());
     }
-
-    protected abstract void runRouter(W w, int layer, BufferTensor<B> x, BufferRouting<B> out);
 
     @Override
-    public final void moe(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
-        runMoe(weights(w), layer, tensor(x), routing(routing), tensor(out));
+    public final void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
+        UploadedWeights<B, A> w = weights(lw);
+        BufferTensor<B> tx = tensor(x);
+        BufferRouting<B> r = routing(routing);
+        BufferTensor<B> to = tensor(out);
+        ModelConfig c = w.config();
+        MoeParams p = new MoeParams(tx.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(),
+                c.swigluLimit());
+        pipelines().moe().run(w.forPipelines().experts(layer), p, arg(tx), arg(r.ids()), arg(r.weights()), arg(to),
+                this::scratchArg);
     }
-
-    protected abstract void runMoe(W w, int layer, BufferTensor<B> x, BufferRouting<B> routing, BufferTensor<B> out);
 
     @Override
     public final void add(DeviceTensor a, DeviceTensor b, DeviceTensor out) {
-        runAdd(tensor(a), tensor(b), tensor(out));
+        BufferTensor<B> ta = tensor(a), tb = tensor(b), to = tensor(out);
+        pipelines().ops().add(arg(ta), arg(tb), arg(to), (long) ta.rows() * ta.cols());
     }
-
-    protected abstract void runAdd(BufferTensor<B> a, BufferTensor<B> b, BufferTensor<B> out);
 
     // ---- the result of a step -----------------------------------------------------------------
 
     /** Queues the logits of rows {@code fromRow ..} of {@code x} into the "logits" scratch buffer; returns that buffer. */
-    private B logitsOnDevice(W w, BufferTensor<B> x, int fromRow) {
+    private B logitsOnDevice(UploadedWeights<B, A> w, BufferTensor<B> x, int fromRow) {
         int n = x.rows() - fromRow;
         if (fromRow < 0 || n <= 0) throw new GossException("logits: from row " + fromRow + " of " + x.rows() + " rows");
         B out = scratch.ensure("logits", 4L * n * w.config().vocabSize());
-        runLogits(w, x, fromRow, n, out);
+        pipelines().dense().run(w.forPipelines().unembedding(), null, arg(x), fromRow, n, arg(out));
         return out;
     }
 
-    /** {@code out[i, :] = U · x[fromRow + i, :]} for {@code i < n}: the unembedding, no bias. */
-    protected abstract void runLogits(W w, BufferTensor<B> x, int fromRow, int n, B out);
-
     @Override
     public final float[] logits(LoadedWeights lw, DeviceTensor x, int fromRow) {
-        W w = weights(lw);
+        UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> in = tensor(x);
         B logits = logitsOnDevice(w, in, fromRow);
         float[] out = new float[Math.multiplyExact(in.rows() - fromRow, w.config().vocabSize())];
@@ -347,23 +403,25 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
 
     @Override
     public final int[] argmax(LoadedWeights lw, DeviceTensor x, int fromRow) {
-        W w = weights(lw);
+        UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> in = tensor(x);
         B logits = logitsOnDevice(w, in, fromRow);
         int n = in.rows() - fromRow;
         B ids = scratch.ensure("argmax ids", 4L * n);
-        runArgmax(logits, n, w.config().vocabSize(), ids);
+        queueArgmax(logits, n, w.config().vocabSize(), ids);
         int[] out = new int[n];
         driver.submit();
         driver.read(ids, 0, MemorySegment.ofArray(out));
         return out;
     }
 
-    /** {@code ids[i] = argmax_j logits[i, j]} for {@code i < n}, ties to the lower id. */
-    protected abstract void runArgmax(B logits, int n, int vocab, B ids);
+    /** Queues {@code ids[i] = argmax_j logits[i, j]} for {@code i < n}, ties to the lower id. */
+    protected final void queueArgmax(B logits, int n, int vocab, B ids) {
+        sampling.argmax(logits, n, vocab, ids);
+    }
 
     /**
-     * Argmax and temperature sampling on the device ({@link #runArgmax}, {@link #runSample}) when the backend
+     * Argmax and temperature sampling on the device ({@link DeviceSampling}) when the backend
      * {@link #supports} {@link BackendOp#SAMPLE}: only the ids come back; otherwise the host picks from the logits
      * ({@link Backend#sample}'s default, the fallback of {@link io.gossgpu.backend.DeclinedOps}).
      */
@@ -373,72 +431,9 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
         int n = in.rows() - fromRow;
         TemperatureDraw.check(n, temperatures, draws);
         if (!supports(BackendOp.SAMPLE)) return Backend.super.sample(lw, x, fromRow, temperatures, draws);
-        W w = weights(lw);
-        int vocab = w.config().vocabSize(), chunks = sampleChunks(vocab);
+        UploadedWeights<B, A> w = weights(lw);
         B logits = logitsOnDevice(w, in, fromRow);
-        B ids = null;
-        int sampled = 0;
-        for (double t : temperatures)
-            if (t == 0) {
-                if (ids == null) {
-                    ids = scratch.ensure("argmax ids", 4L * n);
-                    runArgmax(logits, n, vocab, ids);
-                }
-            } else {
-                sampled++;
-            }
-        B pairs = sampled == 0 ? null : scratch.ensure("sampling draws", 16L * sampled);
-        int drawn = 0;
-        for (int i = 0; i < n; i++)
-            if (temperatures[i] != 0) {
-                writeDraw(pairs, drawn, temperatures[i], draws[i]);
-                runSample(logits, pairs, sampleWork(drawn, chunks), SamplePipeline.params(i, vocab, chunks, drawn));
-                drawn++;
-            }
-        int[] out = new int[n];
-        driver.submit();
-        if (ids != null) driver.read(ids, 0, MemorySegment.ofArray(out));
-        int[] one = new int[1];
-        drawn = 0;
-        for (int i = 0; i < n; i++)
-            if (temperatures[i] != 0) {
-                driver.read(sampleWork(drawn++, chunks), SamplePipeline.idOffset(chunks), MemorySegment.ofArray(one));
-                out[i] = one[0];
-            }
-        return out;
-    }
-
-    /** Queues the {@code index}-th pair of {@code draws}: the temperature, then the draw (two doubles, little-endian words). */
-    private void writeDraw(B draws, int index, double temperature, double u) {
-        long t = Double.doubleToRawLongBits(temperature), d = Double.doubleToRawLongBits(u), at = 16L * index;
-        driver.writeWord(draws, at, (int) t);
-        driver.writeWord(draws, at + 4, (int) (t >>> 32));
-        driver.writeWord(draws, at + 8, (int) d);
-        driver.writeWord(draws, at + 12, (int) (d >>> 32));
-    }
-
-    private String[] sampleWorkNames = new String[0];
-
-    /** The work buffer of the {@code index}-th sampled row of a step ({@link SamplePipeline}'s). */
-    private B sampleWork(int index, int chunks) {
-        if (index >= sampleWorkNames.length) {
-            sampleWorkNames = java.util.Arrays.copyOf(sampleWorkNames, index + 1);
-            for (int i = 0; i < sampleWorkNames.length; i++)
-                if (sampleWorkNames[i] == null) sampleWorkNames[i] = "sampling scratch " + i;
-        }
-        return scratch.ensure(sampleWorkNames[index], SamplePipeline.workBytes(chunks));
-    }
-
-    /** The id drawn from the {@code vocab} logits in {@code logits} (the result read of a step). */
-    protected final int sampleLogits(B logits, int vocab, double temperature, double u) {
-        int chunks = sampleChunks(vocab);
-        B work = sampleWork(0, chunks), pairs = scratch.ensure("sampling draws", 16);
-        writeDraw(pairs, 0, temperature, u);
-        runSample(logits, pairs, work, SamplePipeline.params(0, vocab, chunks, 0));
-        int[] id = new int[1];
-        driver.submit();
-        driver.read(work, SamplePipeline.idOffset(chunks), MemorySegment.ofArray(id));
-        return id[0];
+        return sampling.pick(logits, n, w.config().vocabSize(), temperatures, draws);
     }
 
     /**
@@ -449,22 +444,12 @@ public abstract class DeviceBackend<B, W extends UploadedWeights<B>> implements 
     public final int sampleRow(DeviceTensor logits, double temperature, double u) {
         if (!supports(BackendOp.SAMPLE)) return -1;
         if (logits.rows() != 1) throw new GossException("sampleRow takes one row, got " + logits.rows());
-        return sampleLogits(tensor(logits).buffer(), logits.cols(), temperature, u);
+        return sampling.draw(tensor(logits).buffer(), logits.cols(), temperature, u);
     }
 
     /** Chunks of the sampling kernels: about 2048 ids each, at most 1024 (the pick adds them up on one thread). */
     public static int sampleChunks(int vocab) {
         return Math.max(1, Math.min(1024, (vocab + 2047) / 2048));
-    }
-
-    /**
-     * Queues the backend's {@link SamplePipeline} on row {@code p.row()} of {@code logits}, its temperature and draw in
-     * {@code draws} (pair {@code p.draw()}, queued there already), into {@code work} (one buffer per sampled row of a
-     * step). Called only when the backend {@link #supports} {@link BackendOp#SAMPLE}; a backend without sampling
-     * kernels declines it and leaves this alone.
-     */
-    protected void runSample(B logits, B draws, B work, SampleParams p) {
-        throw new IllegalStateException(name() + " says it samples on the device but has no runSample");
     }
 
     // ---- lifetime -----------------------------------------------------------------------------

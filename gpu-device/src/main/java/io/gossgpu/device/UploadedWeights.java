@@ -11,11 +11,12 @@ import java.util.List;
 /**
  * A model's weights on a {@link DeviceBackend}: the device buffers its upload allocated (released on close) and the
  * RoPE table. A backend's weights extend it with its own layout of the tensors (usually a
- * {@link io.gossgpu.backend.DeviceWeights}).
+ * {@link io.gossgpu.backend.DeviceWeights}) and say how the pipelines read it ({@link #forPipelines}).
  *
  * @param <B> the device's buffer handle
+ * @param <A> the API's buffer argument
  */
-public abstract class UploadedWeights<B> implements LoadedWeights {
+public abstract class UploadedWeights<B, A> implements LoadedWeights {
     private final DeviceBackend<B, ?> backend;
     private final ModelConfig config;
     private final List<B> owned = new ArrayList<>();
@@ -55,6 +56,9 @@ public abstract class UploadedWeights<B> implements LoadedWeights {
         owned.add(b);
         return b;
     }
+
+    /** The tensors as the pipelines take them. */
+    public abstract PipelineWeights<A, ?, ?> forPipelines();
 
     /** The RoPE table covering positions {@code 0 .. positions − 1}. */
     public B rope(int positions) {

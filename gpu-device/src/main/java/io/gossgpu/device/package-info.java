@@ -3,13 +3,15 @@
  *
  * <ul>
  *   <li>{@link io.gossgpu.device.DeviceBackend} — implements the {@link io.gossgpu.backend.Backend} SPI's memory,
- *       checks and result pipeline, and hands each op to the backend's launchers with typed handles.</li>
+ *       checks and result pipeline, and runs each op through the pipelines a backend supplies
+ *       ({@link io.gossgpu.device.Pipelines}: shapes, knobs, {@link io.gossgpu.device.HostStaging}).</li>
  *   <li>{@link io.gossgpu.device.DeviceDriver} — what a backend's device provides: allocate, zero, release, copy,
  *       submit a step, synchronise, free memory, name.</li>
  *   <li>{@link io.gossgpu.device.BufferTensor}, {@link io.gossgpu.device.BufferRouting} — activations and router
  *       output in device buffers; {@link io.gossgpu.backend.DeviceKvCache} holds the cache.</li>
  *   <li>{@link io.gossgpu.device.ScratchArena} — grow-only scratch buffers by name.</li>
- *   <li>{@link io.gossgpu.device.UploadedWeights} — a model's device buffers and its RoPE table.</li>
+ *   <li>{@link io.gossgpu.device.UploadedWeights} — a model's device buffers and its RoPE table;
+ *       {@link io.gossgpu.device.PipelineWeights} — its tensors as the pipelines take them.</li>
  *   <li>{@link io.gossgpu.device.Launcher} — one launch interface, each API's driver implements it; the ops written once
  *       against it: {@link io.gossgpu.device.DensePipeline} (embed, dense), {@link io.gossgpu.device.SmallOps},
  *       {@link io.gossgpu.device.RopeOp}, {@link io.gossgpu.device.AttentionPipeline},
