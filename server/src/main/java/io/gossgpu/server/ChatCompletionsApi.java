@@ -144,13 +144,7 @@ final class ChatCompletionsApi {
 
     private ObjectNode completion(String id, long created, Generation.Outcome o, boolean logprobs) {
         ObjectNode r = Json.object();
-        r.put("id", id);
-        r.put("object", "chat.completion");
-        r.put("created", created);
-        r.put("model", server.options.modelId());
-        ArrayNode choices = r.putArray("choices");
-        ObjectNode c = choices.addObject();
-        c.put("index", 0);
+        ObjectNode c = Json.completionChoice(r, id, "chat.completion", created, server.options.modelId());
         ObjectNode msg = c.putObject("message");
         msg.put("role", "assistant");
         if (o.content().isEmpty() && !o.toolCalls().isEmpty()) msg.putNull("content");
@@ -201,12 +195,7 @@ final class ChatCompletionsApi {
 
         ObjectNode chunk() {
             ObjectNode r = Json.object();
-            r.put("id", id);
-            r.put("object", "chat.completion.chunk");
-            r.put("created", created);
-            r.put("model", server.options.modelId());
-            ObjectNode c = r.putArray("choices").addObject();
-            c.put("index", 0);
+            ObjectNode c = Json.completionChoice(r, id, "chat.completion.chunk", created, server.options.modelId());
             c.putNull("logprobs");
             c.putNull("finish_reason");
             return r;

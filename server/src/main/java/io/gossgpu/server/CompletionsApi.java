@@ -97,12 +97,7 @@ final class CompletionsApi {
 
     private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage, ObjectNode logprobs) {
         ObjectNode r = Json.object();
-        r.put("id", id);
-        r.put("object", "text_completion");
-        r.put("created", created);
-        r.put("model", server.options.modelId());
-        ObjectNode c = r.putArray("choices").addObject();
-        c.put("index", 0);
+        ObjectNode c = Json.completionChoice(r, id, "text_completion", created, server.options.modelId());
         c.put("text", text);
         if (logprobs != null) c.set("logprobs", logprobs);
         else c.putNull("logprobs");
