@@ -1,8 +1,6 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.BackendConformanceKit;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,12 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * chunks (ATTENTION_WG 4: many online-softmax rescalings), the expert-grouped MoE even for decode, odd tiles.
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
-class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
-    @Override
-    protected boolean requiresFusedAddRmsNorm() {
-        return true;
-    }
-
+class OpenClAlternatePathsConformanceTest extends OpenClConformanceTest {
     static final BackendOptions KNOBS = BackendOptions.defaults()
             .with(OpenClKnobs.ATTENTION_SPLITKEYS, 2)
             .with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
@@ -32,11 +25,6 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
             .with(OpenClKnobs.DENSE_WG, 8)
             .with(OpenClKnobs.ARGMAX_WG, 4)
             .with(OpenClKnobs.RMSNORM_WG, 2);
-
-    @Override
-    protected BackendProvider provider() {
-        return new OpenClBackendProvider();
-    }
 
     @Override
     protected BackendOptions options() {

@@ -1,8 +1,6 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.BackendConformanceKit;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -11,17 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * The whole conformance kit with the GQA-shared attention kernel in split-K mode (3 keys per split, always
  * split) and small chunks: the decode path GPUs take by default, which PoCL's defaults (no split) do not.
  */
-class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
-    @Override
-    protected boolean requiresFusedAddRmsNorm() {
-        return true;
-    }
-
-    @Override
-    protected BackendProvider provider() {
-        return new OpenClBackendProvider();
-    }
-
+class OpenClGqaSplitConformanceTest extends OpenClConformanceTest {
     @Override
     protected BackendOptions options() {
         return BackendOptions.defaults().with(OpenClKnobs.ATTENTION_SPLITKEYS, 3).with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
