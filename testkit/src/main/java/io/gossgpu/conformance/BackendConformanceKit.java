@@ -774,8 +774,7 @@ public abstract class BackendConformanceKit {
      */
     @Test
     void closingTheEngineMidStepEndsTheReplyCancelledAfterTheStep(@TempDir Path dir) throws Exception {
-        Path folder = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 21), folder);
+        Path folder = SafetensorsWriter.writeTinyOriginal(dir, 21);
         int maxTokens = 64, heldStep = 3; // prefill, two decode steps, then the held one: the reply is under way
         StepHoldingBackend holding = new StepHoldingBackend(provider().create(options()), heldStep);
         Engine engine = Engine.open(EngineOptions.of(folder), () -> holding);

@@ -32,6 +32,13 @@ public final class SafetensorsWriter {
 
     private SafetensorsWriter() {}
 
+    /** The tiny model of {@code seed} in OpenAI's layout in {@code dir}/m, which is returned. */
+    public static Path writeTinyOriginal(Path dir, long seed) {
+        Path folder = dir.resolve("m");
+        writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), seed), folder);
+        return folder;
+    }
+
     /** {@code dir}/config.json (OpenAI's keys) and {@code dir}/model.safetensors. */
     public static void writeOriginal(TestModelGenerator g, Path dir) {
         createDirectories(dir);
