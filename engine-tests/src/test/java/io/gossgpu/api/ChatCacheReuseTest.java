@@ -53,7 +53,7 @@ class ChatCacheReuseTest {
     @Test
     void secondTurnPrefillsOnlyWhatWasAdded() {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 9), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 9), model);
         O200kHarmony tok = O200kHarmony.get();
         ChatOptions options = ChatOptions.defaults().withMaxTokens(20).withContextLength(512).withSampling(Sampling.greedy());
         Scripted scripted = new Scripted();

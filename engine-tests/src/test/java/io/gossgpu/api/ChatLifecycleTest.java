@@ -42,7 +42,7 @@ class ChatLifecycleTest {
     @BeforeAll
     static void writeModel() {
         model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 23), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 23), model);
     }
 
     private static ChatOptions options() {

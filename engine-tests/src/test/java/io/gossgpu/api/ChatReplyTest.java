@@ -37,7 +37,7 @@ class ChatReplyTest {
     @Test
     void conversationFromMessagesReusesTheCacheAcrossAToolCall() throws Exception {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 11), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 11), model);
         O200kHarmony tok = O200kHarmony.get();
         HarmonyRenderer renderer = new HarmonyRenderer(tok);
         ToolDescription weather = ToolDescription.fromOpenAiTool(new ObjectMapper().readTree(

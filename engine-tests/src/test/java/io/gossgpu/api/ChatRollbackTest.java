@@ -64,7 +64,7 @@ class ChatRollbackTest {
     @Test
     void turnsAfterAReplyWithReasoningPrefillOnlyTheNewTokensAndReplyAsAFullPrefill() {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 5), model);
         O200kHarmony tok = O200kHarmony.get();
         // window 16 + slack 48 = rings of 64 slots, wrapped by the ~130-token system prompt alone
         ChatOptions base = ChatOptions.defaults().withMaxTokens(12 + FREE_TOKENS + 20).withContextLength(1024)

@@ -40,7 +40,7 @@ class ChatsBatchedTest {
     @Test
     void chatsOnThreadsShareStepsAndReplyAsAlone() throws Exception {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 23), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 23), model);
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
              ExecutorService threads = Executors.newFixedThreadPool(QUESTIONS.length)) {
             List<int[]> alone = new ArrayList<>();

@@ -27,7 +27,7 @@ class TwoEnginesWithDifferentKnobsTest {
     @Test
     void twoEnginesWithDifferentKnobsRunSideBySide() throws Exception {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 5), model);
         EngineOptions base = EngineOptions.of(model).withBackend("cpu");
         try (Engine one = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 1)));
              Engine two = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 2)))) {
