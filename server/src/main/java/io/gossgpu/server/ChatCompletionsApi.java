@@ -31,9 +31,7 @@ final class ChatCompletionsApi {
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
         server.checkModel(body);
-        JsonNode n = body.get("n");
-        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
-            throw ApiError.badRequest("n", "only n = 1 is supported");
+        Requests.requireOneChoice(body);
         boolean stream = Requests.optBool(body, "stream", false);
         boolean includeUsage = Requests.includeUsage(body, stream);
 

@@ -21,9 +21,7 @@ final class CompletionsApi {
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
         server.checkModel(body);
-        JsonNode n = body.get("n");
-        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
-            throw ApiError.badRequest("n", "only n = 1 is supported");
+        Requests.requireOneChoice(body);
         if (Requests.optBool(body, "echo", false)) throw ApiError.badRequest("echo", "'echo' is not supported");
         if (Requests.optText(body, "suffix") != null) throw ApiError.badRequest("suffix", "'suffix' is not supported");
         String prompt = prompt(body.get("prompt"));
