@@ -35,6 +35,6 @@ class OpenClAlternatePathsConformanceTest extends OpenClConformanceTest {
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
         assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
-        KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
+        assertOptionsInEffect(b.knobs());
     }
 }

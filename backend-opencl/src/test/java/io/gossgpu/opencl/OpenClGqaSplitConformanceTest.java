@@ -3,8 +3,6 @@ package io.gossgpu.opencl;
 import io.gossgpu.backend.BackendOptions;
 import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 /**
  * The whole conformance kit with the GQA-shared attention kernel in split-K mode (3 keys per split, always
  * split) and small chunks: the decode path GPUs take by default, which PoCL's defaults (no split) do not.
@@ -18,9 +16,6 @@ class OpenClGqaSplitConformanceTest extends OpenClConformanceTest {
 
     @Test
     void theKnobsAreApplied() {
-        OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(3, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
-        assertEquals(1, b.knobs().get("GOSS_OPENCL_ATTENTION_GQA"));
-        assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_WG"));
+        assertOptionsInEffect(((OpenClBackend) backend).knobs());
     }
 }
