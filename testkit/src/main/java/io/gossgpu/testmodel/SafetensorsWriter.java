@@ -34,8 +34,13 @@ public final class SafetensorsWriter {
 
     /** The tiny model of {@code seed} in OpenAI's layout in {@code dir}/m, which is returned. */
     public static Path writeTinyOriginal(Path dir, long seed) {
+        return writeOriginalIn(dir, TestModelPresets.tiny(), seed);
+    }
+
+    /** A model of {@code shape} and {@code seed} in OpenAI's layout in {@code dir}/m, which is returned. */
+    public static Path writeOriginalIn(Path dir, ModelConfig shape, long seed) {
         Path folder = dir.resolve("m");
-        writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), seed), folder);
+        writeOriginal(new TestModelGenerator(shape, seed), folder);
         return folder;
     }
 
