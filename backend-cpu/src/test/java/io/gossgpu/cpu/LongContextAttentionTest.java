@@ -56,7 +56,8 @@ class LongContextAttentionTest {
 
     private static void run(Backend cpu, Backend ref, LoadedWeights lc, LoadedWeights lr, KvCache kc, KvCache kr,
                             ModelConfig c, int start, int T, SplittableRandom r, boolean check) {
-        float[] q = OpRuns.gaussian(r, T * c.qDim()), k = OpRuns.gaussian(r, T * c.kvDim()), v = OpRuns.gaussian(r, T * c.kvDim());
+        float[] q = OpRuns.gaussian(r, T * c.qDim()), k = OpRuns.gaussian(r, T * c.kvDim()),
+                v = OpRuns.gaussian(r, T * c.kvDim());
         for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
             float[] got = OpRuns.attention(cpu, lc, layer, kc, start, T, c, q, k, v);
             float[] want = OpRuns.attention(ref, lr, layer, kr, start, T, c, q, k, v);

@@ -59,8 +59,8 @@ class CudaDecodeAttentionTest extends CudaAgainstReference {
                                 assertEquals(1, cuda.counters().get("attention_gqa_calls") - before,
                                         "a decode step takes attention_gqa");
                                 BackendConformanceKit.assertClose("decode attention, splits " + cuda.attention.splits
-                                        + ", hd " + c.headDim() + " layer " + layer + " position " + start, want, got, 1,
-                                        c.qDim(), OP_TOL);
+                                                + ", hd " + c.headDim() + " layer " + layer + " position " + start,
+                                        want, got, 1, c.qDim(), OP_TOL);
                             }
                             start += n;
                         }

@@ -179,7 +179,8 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
     @Test
     void opsOutsideAStepAreNotRecorded() {
         ModelConfig c = SMALL;
-        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) provider.create(graphs("1"));
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory();
+             CudaBackend b = (CudaBackend) provider.create(graphs("1"));
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
              var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
             b.embed(w, new int[]{3}, x);
@@ -211,7 +212,8 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
             int[][] tokens = new int[2][];
             SortedMap<String, Long> stats = null;
             for (String graph : new String[]{"1", "0"}) {
-                try (Backend b = provider.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
+                try (Backend b = provider.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w);
+                     Session s = new Session(b, lw, 64)) {
                     tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
                         stats = ((CudaBackend) b).counters();

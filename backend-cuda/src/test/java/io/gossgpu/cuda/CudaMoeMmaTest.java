@@ -82,8 +82,8 @@ class CudaMoeMmaTest extends CudaAgainstReference {
                     Routing routing = OpRuns.routing(reference, wr, layer, x, T, h, k);
                     float[] want = OpRuns.moe(exact, we, layer, x, T, h, routing);
                     float[] got = OpRuns.moe(mma, wm, layer, x, T, h, routing);
-                    BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " mma vs FP32 MoE, layer " + layer
-                            + ", T=" + T, want, got, T, h, TOL);
+                    String what = w.layers().get(0).gate().format() + " mma vs FP32 MoE, layer " + layer + ", T=" + T;
+                    BackendConformanceKit.assertClose(what, want, got, T, h, TOL);
                 }
             }
             assertEquals(c.numHiddenLayers(), mma.counters().get("moe_mma_calls") - mmaBefore, "the mma kernels ran in every layer");

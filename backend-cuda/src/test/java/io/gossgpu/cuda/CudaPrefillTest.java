@@ -46,7 +46,8 @@ class CudaPrefillTest extends CudaAgainstReference {
         BackendOptions none = BackendOptions.defaults();
         // decode attention: uneven shares, of two key tiles each at T = 130
         cuda = openCuda(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.ATTENTION_SPLITS, 3));
-        perSlot = openCuda(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
+        // the MoE kernels for decode at every T
+        perSlot = openCuda(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE));
         // prefill attention on attention_gqa where cuda takes attention_mma (compute capability 8.0+)
         fp32Attention = openCuda(none.with(CudaKnobs.ATTENTION_SPLITS, 3).with(CudaKnobs.ATTENTION_MMA, 0));
         layouts = closeAfterAll(new Mxfp4Layouts(TestModelPresets.tiny(), 41, 42, dir));
@@ -90,9 +91,9 @@ class CudaPrefillTest extends CudaAgainstReference {
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                     Routing want = OpRuns.routing(reference, ref, layer, x, T, h, k);
-                    BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T,
-                            OpRuns.moe(reference, ref, layer, x, T, h, want), OpRuns.moe(cuda, mine, layer, x, T, h, want),
-                            T, h, OP_TOL);
+                    String what = w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T;
+                    BackendConformanceKit.assertClose(what, OpRuns.moe(reference, ref, layer, x, T, h, want),
+                            OpRuns.moe(cuda, mine, layer, x, T, h, want), T, h, OP_TOL);
                 }
             }
             assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.counters().get("moe_tiled_calls") - before,
@@ -129,11 +130,12 @@ class CudaPrefillTest extends CudaAgainstReference {
                             for (int n : new int[]{7, T, 1}) {
                                 float[] q = OpRuns.gaussian(r, n * c.qDim()), k = OpRuns.gaussian(r, n * c.kvDim()),
                                         v = OpRuns.gaussian(r, n * c.kvDim());
-                                BackendConformanceKit.assertClose("attention, hd " + c.headDim() + " group "
-                                                + c.queriesPerKvHead() + " layer " + layer + " positions " + start + ".."
-                                                + (start + n - 1),
+                                String what = "attention, hd " + c.headDim() + " group " + c.queriesPerKvHead()
+                                        + " layer " + layer + " positions " + start + ".." + (start + n - 1);
+                                BackendConformanceKit.assertClose(what,
                                         OpRuns.attention(reference, ref, layer, cr, start, n, c, q, k, v),
-                                        OpRuns.attention(cuda, mine, layer, cm, start, n, c, q, k, v), n, c.qDim(), OP_TOL);
+                                        OpRuns.attention(cuda, mine, layer, cm, start, n, c, q, k, v),
+                                        n, c.qDim(), OP_TOL);
                                 start += n;
                             }
                         }

@@ -42,8 +42,9 @@ class MetalConformanceTest extends BackendConformanceKit {
             for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * 30);
             int h = c.hiddenSize();
             Routing want = OpRuns.routing(reference, m.ref(), 1, x, T, h, k);
-            assertClose("moe (prefill) with clamped activations, " + shape, OpRuns.moe(reference, m.ref(), 1, x, T, h, want),
-                    OpRuns.moe(backend, m.mine(), 1, x, T, h, want), T, h, opTolerance());
+            assertClose("moe (prefill) with clamped activations, " + shape,
+                    OpRuns.moe(reference, m.ref(), 1, x, T, h, want), OpRuns.moe(backend, m.mine(), 1, x, T, h, want),
+                    T, h, opTolerance());
         }
     }
 }

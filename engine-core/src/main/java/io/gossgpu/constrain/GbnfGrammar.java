@@ -204,8 +204,8 @@ public final class GbnfGrammar {
         }
 
         /**
-         * The rules with an alternative for which {@code holds(alt, found)} is true, where {@code found} marks the rules
-         * found so far: grown until no rule is added.
+         * The rules with an alternative for which {@code holds(alt, found)} is true, where {@code found} marks the
+         * rules found so far: grown until no rule is added.
          */
         private boolean[] rulesWithAnAlternative(int n, BiPredicate<List<Integer>, boolean[]> holds) {
             boolean[] found = new boolean[n];

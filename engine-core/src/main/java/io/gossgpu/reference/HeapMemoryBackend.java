@@ -128,7 +128,8 @@ public abstract class HeapMemoryBackend implements Backend {
                     + " free); choose a shorter context or raise -Xmx");
         for (int l = 0; l < spec.config().numHiddenLayers(); l++)
             if ((long) (spec.slots(l) + paddingSlots) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
-                throw new GossException(spec.describe() + ": a layer exceeds the " + name() + " backend's 2^31-float arrays");
+                throw new GossException(
+                        spec.describe() + ": a layer exceeds the " + name() + " backend's 2^31-float arrays");
         try {
             return allocate.apply(spec);
         } catch (OutOfMemoryError e) {

@@ -124,14 +124,15 @@ final class TestServers {
     /** A started server, model loaded. */
     static GossServer start(ServerOptions options, Scripted backend) throws InterruptedException {
         Path m = model();
-        return loaded(GossServer.start(options, () -> Engine.open(EngineOptions.of(m).withBackend("reference"), () -> backend)),
-                "the test model");
+        EngineOptions engine = EngineOptions.of(m).withBackend("reference");
+        return loaded(GossServer.start(options, () -> Engine.open(engine, () -> backend)), "the test model");
     }
 
     /** A started server over the shipped demo model (trained, nothing scripted) on the cpu backend, model loaded. */
     static GossServer startDemo() throws InterruptedException {
         Path m = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
-        return loaded(GossServer.start(options(), () -> Engine.open(EngineOptions.of(m).withBackend("cpu"))), "the demo model");
+        EngineOptions engine = EngineOptions.of(m).withBackend("cpu");
+        return loaded(GossServer.start(options(), () -> Engine.open(engine)), "the demo model");
     }
 
     private static GossServer loaded(GossServer s, String model) throws InterruptedException {

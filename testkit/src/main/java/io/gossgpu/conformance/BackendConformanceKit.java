@@ -99,7 +99,7 @@ public abstract class BackendConformanceKit {
         return BackendOptions.defaults();
     }
 
-    /** Every knob {@link #options()} sets is in effect: {@code inEffect}, the backend's knobs by name, holds its value. */
+    /** Every knob {@link #options()} sets is in effect: {@code inEffect}, the backend's knobs by name, holds it. */
     protected void assertOptionsInEffect(Map<String, Integer> inEffect) {
         options().asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), inEffect.get(name), name));
     }
@@ -614,7 +614,8 @@ public abstract class BackendConformanceKit {
         float[] x = random(new SplittableRandom(seed), T * h, 1.0);
         try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
             Routing routing = OpRuns.routing(reference, ref, 0, x, T, h, k);
-            return new float[][]{OpRuns.moe(reference, ref, 0, x, T, h, routing), OpRuns.moe(backend, mine, 0, x, T, h, routing)};
+            return new float[][]{OpRuns.moe(reference, ref, 0, x, T, h, routing),
+                    OpRuns.moe(backend, mine, 0, x, T, h, routing)};
         }
     }
 

@@ -45,8 +45,8 @@ public final class OpRuns {
     }
 
     /** Attention of {@code n} new positions from {@code start} on, their keys and values appended to {@code cache}. */
-    public static float[] attention(Backend b, LoadedWeights w, int layer, KvCache cache, int start, int n, ModelConfig c,
-                             float[] q, float[] k, float[] v) {
+    public static float[] attention(Backend b, LoadedWeights w, int layer, KvCache cache, int start, int n,
+                                    ModelConfig c, float[] q, float[] k, float[] v) {
         try (DeviceTensor qb = b.allocate(n, c.qDim()); DeviceTensor kb = b.allocate(n, c.kvDim());
              DeviceTensor vb = b.allocate(n, c.kvDim()); DeviceTensor out = b.allocate(n, c.qDim())) {
             b.write(qb, q);

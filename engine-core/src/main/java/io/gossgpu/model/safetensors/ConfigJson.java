@@ -131,7 +131,8 @@ public final class ConfigJson {
         JsonNode v = c.get(key);
         if (v == null) throw new ModelFormatException(file, "config has no " + prefix + key);
         if (!v.isNumber())
-            throw new ModelFormatException(file, prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
+            throw new ModelFormatException(file,
+                    prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
         return v;
     }
 

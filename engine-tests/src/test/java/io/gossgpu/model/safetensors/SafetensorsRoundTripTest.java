@@ -134,7 +134,8 @@ class SafetensorsRoundTripTest {
         SafetensorsWriter.writeOriginal(g, dir);
         Files.delete(dir.resolve("model.safetensors"));
         return g.originalTensors().stream()
-                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
+                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg)))
+                .toList();
     }
 
     @Test
