@@ -38,7 +38,7 @@ class PublicApiExampleTest {
     static void writeModel() {
         // A random-weight model with the real 201088-token vocabulary, so Harmony prompts fit; 2 layers keep it quick.
         model = dir.resolve("model");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 5), model);
     }
 
     @Test

@@ -2,7 +2,6 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.reference.HeapMemoryBackend;
-import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
@@ -127,19 +126,7 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public KvCache createKvCache(KvCacheSpec spec) {
-        Runtime rt = Runtime.getRuntime();
-        long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
-        if (spec.bytes() > free)
-            throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
-                    + " free); choose a shorter context or raise -Xmx");
-        for (int l = 0; l < spec.config().numHiddenLayers(); l++)
-            if ((long) (spec.slots(l) + 16) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
-                throw new GossException(spec.describe() + ": a layer exceeds the cpu backend's 2^31-float arrays");
-        try {
-            return new CpuKvCache(spec);
-        } catch (OutOfMemoryError e) {
-            throw new GossException(spec.describe() + " could not be allocated in the Java heap; choose a shorter context or raise -Xmx");
-        }
+        return heapKvCache(spec, 16, CpuKvCache::new);
     }
 
     // ---- ops ------------------------------------------------------------------------------------

@@ -2,12 +2,11 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
 import io.gossgpu.model.Checkpoint;
@@ -57,30 +56,15 @@ class LongContextAttentionTest {
 
     private static void run(Backend cpu, Backend ref, LoadedWeights lc, LoadedWeights lr, KvCache kc, KvCache kr,
                             ModelConfig c, int start, int T, SplittableRandom r, boolean check) {
-        float[] q = random(r, T * c.qDim()), k = random(r, T * c.kvDim()), v = random(r, T * c.kvDim());
+        float[] q = OpRuns.gaussian(r, T * c.qDim()), k = OpRuns.gaussian(r, T * c.kvDim()),
+                v = OpRuns.gaussian(r, T * c.kvDim());
         for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
-            float[] got = attention(cpu, lc, kc, c, layer, start, T, q, k, v), want = attention(ref, lr, kr, c, layer, start, T, q, k, v);
+            float[] got = OpRuns.attention(cpu, lc, layer, kc, start, T, c, q, k, v);
+            float[] want = OpRuns.attention(ref, lr, layer, kr, start, T, c, q, k, v);
             if (check)
                 BackendConformanceKit.assertClose("attention layer " + layer + " positions " + start + ".." + (start + T - 1),
                         want, got, T, c.qDim(), 1e-4);
         }
     }
 
-    private static float[] attention(Backend b, LoadedWeights w, KvCache cache, ModelConfig c, int layer, int start, int T,
-                                     float[] q, float[] k, float[] v) {
-        try (DeviceTensor tq = b.allocate(T, c.qDim()); DeviceTensor tk = b.allocate(T, c.kvDim());
-             DeviceTensor tv = b.allocate(T, c.kvDim()); DeviceTensor out = b.allocate(T, c.qDim())) {
-            b.write(tq, q);
-            b.write(tk, k);
-            b.write(tv, v);
-            b.attention(w, layer, tq, tk, tv, Batch.of(cache, start, T), out);
-            return b.read(out);
-        }
-    }
-
-    private static float[] random(SplittableRandom r, int n) {
-        float[] f = new float[n];
-        for (int i = 0; i < n; i++) f[i] = (float) r.nextGaussian();
-        return f;
-    }
 }

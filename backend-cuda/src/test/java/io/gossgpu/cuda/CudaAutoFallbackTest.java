@@ -5,8 +5,6 @@ import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,8 +28,7 @@ class CudaAutoFallbackTest {
 
     @Test
     void autoLoadsAModelTooBigForTheGpuOnTheCpu() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         EngineOptions auto = EngineOptions.of(model).withBackend("auto");
 
         try (Engine e = Engine.open(auto)) { // it fits: auto takes the GPU

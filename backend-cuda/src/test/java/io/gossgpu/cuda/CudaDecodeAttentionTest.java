@@ -1,23 +1,16 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -32,22 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * n0 = 7: one split with keys, the rest empty; 100: four splits of 32 keys (3 of 3 splits); 1100: keys in 35 of 40
  * splits, so the listed splits of attention_combine pass the warp's first 32. Skipped like {@link CudaConformanceTest}.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaDecodeAttentionTest {
+class CudaDecodeAttentionTest extends CudaAgainstReference {
     static final double OP_TOL = 1e-4;
-
-    private final BackendProvider provider = new CudaConformanceTest().provider();
-    private final Backend reference = new ReferenceBackend();
-
-    @BeforeEach
-    void skipWhenUnavailable() {
-        BackendConformanceKit.requireAvailable(provider);
-    }
-
-    @AfterAll
-    void tearDown() {
-        reference.close();
-    }
 
     @ParameterizedTest(name = "splits={0}")
     @ValueSource(ints = {3, 32, 40})
@@ -71,26 +50,17 @@ class CudaDecodeAttentionTest {
                     try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
                         int start = 0;
                         for (int n : new int[]{n0, 1, 1}) {
-                            float[] q = CudaPrefillTest.random(r, n * c.qDim()), k = CudaPrefillTest.random(r, n * c.kvDim()),
-                                    v = CudaPrefillTest.random(r, n * c.kvDim());
-                            try (DeviceTensor qm = cuda.allocate(n, c.qDim()); DeviceTensor km = cuda.allocate(n, c.kvDim());
-                                 DeviceTensor vm = cuda.allocate(n, c.kvDim()); DeviceTensor om = cuda.allocate(n, c.qDim());
-                                 DeviceTensor qr = reference.allocate(n, c.qDim()); DeviceTensor kr = reference.allocate(n, c.kvDim());
-                                 DeviceTensor vr = reference.allocate(n, c.kvDim()); DeviceTensor or = reference.allocate(n, c.qDim())) {
-                                cuda.write(qm, q);
-                                cuda.write(km, k);
-                                cuda.write(vm, v);
-                                reference.write(qr, q);
-                                reference.write(kr, k);
-                                reference.write(vr, v);
-                                long before = cuda.counters().get("attention_gqa_calls");
-                                cuda.attention(mine, layer, qm, km, vm, Batch.of(cm, start, n), om);
-                                reference.attention(ref, layer, qr, kr, vr, Batch.of(cr, start, n), or);
-                                if (n == 1) {
-                                    assertEquals(1, cuda.counters().get("attention_gqa_calls") - before, "a decode step takes attention_gqa");
-                                    BackendConformanceKit.assertClose("decode attention, splits " + cuda.attention.splits + ", hd " + c.headDim()
-                                                    + " layer " + layer + " position " + start, reference.read(or), cuda.read(om), 1, c.qDim(), OP_TOL);
-                                }
+                            float[] q = OpRuns.gaussian(r, n * c.qDim()), k = OpRuns.gaussian(r, n * c.kvDim()),
+                                    v = OpRuns.gaussian(r, n * c.kvDim());
+                            long before = cuda.counters().get("attention_gqa_calls");
+                            float[] got = OpRuns.attention(cuda, mine, layer, cm, start, n, c, q, k, v);
+                            float[] want = OpRuns.attention(reference, ref, layer, cr, start, n, c, q, k, v);
+                            if (n == 1) {
+                                assertEquals(1, cuda.counters().get("attention_gqa_calls") - before,
+                                        "a decode step takes attention_gqa");
+                                BackendConformanceKit.assertClose("decode attention, splits " + cuda.attention.splits
+                                                + ", hd " + c.headDim() + " layer " + layer + " position " + start,
+                                        want, got, 1, c.qDim(), OP_TOL);
                             }
                             start += n;
                         }

@@ -4,7 +4,6 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Batch;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.generate.Session;
 import io.gossgpu.forward.Executor;
 import io.gossgpu.backend.LoadedWeights;
@@ -29,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * reference backend, and really ran as graphs (two captures, one per output mode, and one graph launch
  * per step). Skipped like {@link CudaConformanceTest} when the backend is unavailable.
  */
-class CudaGraphDecodeTest {
+class CudaGraphDecodeTest extends CudaAgainstReference {
     static final int PROMPT = 5, STEPS = 36;
     /** Small (2 layers, hidden 64, window 3 < the positions decoded) so that it is quick under the CUDA emulator too. */
     static final ModelConfig SMALL = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
@@ -80,42 +79,44 @@ class CudaGraphDecodeTest {
         return io.gossgpu.backend.BackendOptions.defaults().with(CudaKnobs.GRAPH.envName(), onOrOff);
     }
 
+    /** The prompt every decode of {@link #SMALL} here starts from. */
+    static int[] prompt() {
+        return new SplittableRandom(8).ints(PROMPT, 0, SMALL.vocabSize()).toArray();
+    }
+
+    /**
+     * A decode with graphs gives the tokens and logits of the same decode launched kernel by kernel, bit for bit, and
+     * the reference's: its logits within the kit's model tolerance, its argmax steps' tokens.
+     */
+    static void assertGraphsMatch(Run graphs, Run eager, Run ref, String what) {
+        assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off" + what);
+        for (int i = 0; i < STEPS; i++) {
+            if (mode(i) == Executor.Output.LAST_LOGITS) {
+                assertArrayEquals(eager.logits().get(i), graphs.logits().get(i),
+                        "logits of step " + i + ", graphs on vs off (bit for bit)" + what);
+                BackendConformanceKit.assertClose("logits of decode step " + i + what, ref.logits().get(i),
+                        graphs.logits().get(i), 1, SMALL.vocabSize(), 1e-3);
+            } else {
+                // SMALL's logits are spread wide: no near-ties
+                assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i + what);
+            }
+        }
+    }
+
     @Test
     void greedyDecodeAsGraphsEqualsEagerLaunchesAndTheReference() {
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = SMALL;
-        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
+        try (Checkpoint ck = new TestModelGenerator(SMALL, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
-            Run graphs = cuda(p, "1", w, prompt);
-            Run eager = cuda(p, "0", w, prompt);
+            int[] prompt = prompt();
+            Run graphs = cuda(provider, "1", w, prompt);
+            Run eager = cuda(provider, "0", w, prompt);
 
             assertEquals(2, graphs.stats().get("graph_captures"), "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
             assertEquals(STEPS, graphs.stats().get("graph_launches"), "every decode step one graph launch: " + graphs.stats());
             assertEquals(0, eager.stats().get("graph_captures") + eager.stats().get("graph_launches"), "GOSS_CUDA_GRAPH=0: " + eager.stats());
             assertTrue(eager.stats().get("kernel_launches") > 10 * graphs.stats().get("kernel_launches"),
                     "graphs launch only the prefill's kernels one by one: " + graphs.stats() + " vs " + eager.stats());
-
-            assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off");
-            for (int i = 0; i < STEPS; i++) {
-                if (mode(i) == Executor.Output.LAST_LOGITS) {
-                    assertArrayEquals(eager.logits().get(i), graphs.logits().get(i), "logits of step " + i + ", graphs on vs off (bit for bit)");
-                }
-            }
-
-            Run ref;
-            try (Backend r = new ReferenceBackend()) {
-                ref = decode(r, w, prompt, graphs.inputs());
-            }
-            for (int i = 0; i < STEPS; i++) {
-                if (mode(i) == Executor.Output.LAST_LOGITS) {
-                    BackendConformanceKit.assertClose("logits of decode step " + i, ref.logits().get(i), graphs.logits().get(i), 1,
-                            c.vocabSize(), 1e-3);
-                } else {
-                    assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i); // tiny's logits are spread wide: no near-ties
-                }
-            }
+            assertGraphsMatch(graphs, eager, decode(reference, w, prompt, graphs.inputs()), "");
         }
     }
 
@@ -127,12 +128,10 @@ class CudaGraphDecodeTest {
      */
     @Test
     void batchedDecodeStepsRunAsOneGraphPerBatchShape() {
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
         ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 32).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            int[][] on = batched(p, "1", w, c), off = batched(p, "0", w, c);
+            int[][] on = batched(provider, "1", w, c), off = batched(provider, "0", w, c);
             for (int i = 0; i < on.length; i++) assertArrayEquals(off[i], on[i], "ids of sequence " + i + ", graphs on vs off");
         }
     }
@@ -179,10 +178,9 @@ class CudaGraphDecodeTest {
     /** Only a step (the executor's {@code beginStep} of one token) is recorded: the same ops called outside one launch directly. */
     @Test
     void opsOutsideAStepAreNotRecorded() {
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
         ModelConfig c = SMALL;
-        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory(); CudaBackend b = (CudaBackend) p.create(graphs("1"));
+        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory();
+             CudaBackend b = (CudaBackend) provider.create(graphs("1"));
              LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
              var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
             b.embed(w, new int[]{3}, x);
@@ -205,18 +203,17 @@ class CudaGraphDecodeTest {
      */
     @Test
     void sampledDecodeReplaysOneGraph() {
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
         ModelConfig c = SMALL;
         io.gossgpu.generate.SamplerConfig sc = io.gossgpu.generate.SamplerConfig.of(1f, 99);
         var options = new io.gossgpu.generate.GenerationOptions(40, java.util.Set.of(), sc);
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
+            int[] prompt = prompt();
             int[][] tokens = new int[2][];
             SortedMap<String, Long> stats = null;
             for (String graph : new String[]{"1", "0"}) {
-                try (Backend b = p.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, 64)) {
+                try (Backend b = provider.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w);
+                     Session s = new Session(b, lw, 64)) {
                     tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
                         stats = ((CudaBackend) b).counters();

@@ -1,24 +1,13 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.DeviceRouting;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.WeightFormat;
-import io.gossgpu.testmodel.GgufWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,80 +30,40 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * <p>Tolerance: {@link #TOL} of each output row's largest value, the kit's op tolerance: float32 sums of 3104 or
  * 3136 products in another order differ by about 1e-6 of that.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaMoeDecodeTest {
+class CudaMoeDecodeTest extends CudaAgainstReference {
     static final double TOL = 1e-4;
     /** One layer; hidden 3136 = 98 blocks, intermediate 3104 = 97 blocks; 5 experts, top 3; small attention and vocabulary. */
     static final ModelConfig SHAPE = new ModelConfig(1, 5, 3, 67, 3136, 3104, 7.0f, 64, 2, 1, 4, 4096,
             150000f, 32f, 1f, 32f, 1e-5f);
 
-    private final BackendProvider provider = new CudaConformanceTest().provider();
     private final List<CudaBackend> backends = new ArrayList<>();
-    private ReferenceBackend reference;
-    private final List<Checkpoint> checkpoints = new ArrayList<>();
-    private ModelWeights openai, ggml;
+    private Mxfp4Layouts layouts;
 
     @BeforeAll
     void setUp(@TempDir Path dir) {
-        if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
+        if (!available()) {
             return;
         }
         for (int block : new int[]{128, 96, 64}) {
-            backends.add((CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.MOE, block)));
+            backends.add(openCuda(BackendOptions.defaults().with(CudaKnobs.MOE, block)));
         }
-        reference = new ReferenceBackend();
-        Checkpoint a = new TestModelGenerator(SHAPE, 61).inMemory();
-        checkpoints.add(a);
-        openai = ModelWeights.of(a);
-        Path file = dir.resolve("decode.gguf");
-        GgufWriter.write(new TestModelGenerator(SHAPE, 62), file, GgufWriter.Options.defaults());
-        Checkpoint g = Checkpoint.open(file, LoadOptions.defaults());
-        checkpoints.add(g);
-        ggml = ModelWeights.of(g);
-        assertEquals(WeightFormat.MXFP4_GGML, ggml.layers().get(0).gate().format());
-        assertEquals(WeightFormat.MXFP4_OPENAI, openai.layers().get(0).gate().format());
-    }
-
-    @BeforeEach
-    void skipWhenUnavailable() {
-        BackendConformanceKit.requireAvailable(provider);
-    }
-
-    @AfterAll
-    void tearDown() {
-        backends.forEach(CudaBackend::close);
-        if (reference != null) {
-            reference.close();
-        }
-        checkpoints.forEach(Checkpoint::close);
+        layouts = closeAfterAll(new Mxfp4Layouts(SHAPE, 61, 62, dir));
     }
 
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 2, 3})
     void decodeMoeMatchesTheReference(int T) {
-        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+        for (ModelWeights w : layouts.both()) {
             int k = SHAPE.expertsPerToken(), h = SHAPE.hiddenSize();
-            SplittableRandom r = new SplittableRandom(900 + T);
-            float[] x = new float[T * h];
-            for (int i = 0; i < x.length; i++) {
-                x[i] = (float) r.nextGaussian();
-            }
-            try (LoadedWeights wr = reference.loadWeights(w); DeviceTensor xr = reference.allocate(T, h); DeviceTensor or = reference.allocate(T, h);
-                 DeviceRouting rr = reference.allocateRouting(T, k)) {
-                reference.write(xr, x);
-                reference.router(wr, 0, xr, rr);
-                Routing routing = reference.readRouting(rr);
-                reference.moe(wr, 0, xr, rr, or);
-                float[] want = reference.read(or);
+            float[] x = OpRuns.gaussian(new SplittableRandom(900 + T), T * h);
+            try (LoadedWeights wr = reference.loadWeights(w)) {
+                Routing routing = OpRuns.routing(reference, wr, 0, x, T, h, k);
+                float[] want = OpRuns.moe(reference, wr, 0, x, T, h, routing);
                 for (CudaBackend b : backends) {
                     long tiled = b.counters().get("moe_tiled_calls");
                     float[] got;
-                    try (LoadedWeights wm = b.loadWeights(w); DeviceTensor xm = b.allocate(T, h); DeviceTensor om = b.allocate(T, h);
-                         DeviceRouting rm = b.allocateRouting(T, k)) {
-                        b.write(xm, x);
-                        b.writeRouting(rm, routing);
-                        b.moe(wm, 0, xm, rm, om);
-                        got = b.read(om);
+                    try (LoadedWeights wm = b.loadWeights(w)) {
+                        got = OpRuns.moe(b, wm, 0, x, T, h, routing);
                     }
                     assertEquals(tiled, b.counters().get("moe_tiled_calls"), "T=" + T + " takes the decode kernels");
                     BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " decode MoE, GOSS_CUDA_MOE_BLOCK="

@@ -1,32 +1,20 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.DeviceRouting;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.testmodel.GgufWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,50 +34,22 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * with the low BF16 term left out, or a tile's k offset wrong, it fails (both planted in the kernel). The reference comparison of the default (mma) path is CudaPrefillTest's and the
  * conformance kit's; this test isolates the kernels' difference. Skipped like {@link CudaConformanceTest}.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaMoeMmaTest {
+class CudaMoeMmaTest extends CudaAgainstReference {
     /** Of each output row's largest magnitude: the mma MoE against the FP32 one. */
     static final double TOL = 5e-5;
 
-    private final BackendProvider provider = new CudaConformanceTest().provider();
     private CudaBackend mma, exact;
-    private ReferenceBackend reference;
-    private final List<Checkpoint> checkpoints = new ArrayList<>();
-    private ModelWeights openai, ggml;
+    private Mxfp4Layouts layouts;
 
     @BeforeAll
     void setUp(@TempDir Path dir) {
-        if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
+        if (!available()) {
             return;
         }
         BackendOptions batched = BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1);
-        mma = (CudaBackend) provider.create(batched);
-        exact = (CudaBackend) provider.create(batched.with(CudaKnobs.MOE_MMA, 0));
-        reference = new ReferenceBackend();
-        ModelConfig c = TestModelPresets.tiny();
-        Checkpoint a = new TestModelGenerator(c, 51).inMemory();
-        checkpoints.add(a);
-        openai = ModelWeights.of(a);
-        Path file = dir.resolve("tiny.gguf");
-        GgufWriter.write(new TestModelGenerator(c, 52), file, GgufWriter.Options.defaults());
-        Checkpoint g = Checkpoint.open(file, LoadOptions.defaults());
-        checkpoints.add(g);
-        ggml = ModelWeights.of(g);
-    }
-
-    @BeforeEach
-    void skipWhenUnavailable() {
-        BackendConformanceKit.requireAvailable(provider);
-    }
-
-    @AfterAll
-    void tearDown() {
-        for (io.gossgpu.backend.Backend b : new io.gossgpu.backend.Backend[]{mma, exact, reference}) {
-            if (b != null) {
-                b.close();
-            }
-        }
-        checkpoints.forEach(Checkpoint::close);
+        mma = openCuda(batched);
+        exact = openCuda(batched.with(CudaKnobs.MOE_MMA, 0));
+        layouts = closeAfterAll(new Mxfp4Layouts(TestModelPresets.tiny(), 51, 52, dir));
     }
 
     /** On a real device below compute capability 8.0 there is nothing to compare (turingKeepsTheFp32Kernels covers it). */
@@ -108,7 +68,7 @@ class CudaMoeMmaTest {
     @ValueSource(ints = {1, 9, 33, 70, 130})
     void mmaMoeMatchesTheFp32Kernels(int T) {
         requireTensorCores();
-        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+        for (ModelWeights w : layouts.both()) {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
             SplittableRandom r = new SplittableRandom(700 + T);
@@ -119,30 +79,16 @@ class CudaMoeMmaTest {
             long mmaBefore = mma.counters().get("moe_mma_calls"), exactBefore = exact.counters().get("moe_tiled_calls");
             try (LoadedWeights wm = mma.loadWeights(w); LoadedWeights we = exact.loadWeights(w); LoadedWeights wr = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
-                    try (DeviceTensor xr = reference.allocate(T, h); DeviceRouting rr = reference.allocateRouting(T, k)) {
-                        reference.write(xr, x);
-                        reference.router(wr, layer, xr, rr);
-                        Routing routing = reference.readRouting(rr);
-                        float[] want = moe(exact, we, layer, x, T, h, routing);
-                        float[] got = moe(mma, wm, layer, x, T, h, routing);
-                        BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " mma vs FP32 MoE, layer " + layer + ", T=" + T,
-                                want, got, T, h, TOL);
-                    }
+                    Routing routing = OpRuns.routing(reference, wr, layer, x, T, h, k);
+                    float[] want = OpRuns.moe(exact, we, layer, x, T, h, routing);
+                    float[] got = OpRuns.moe(mma, wm, layer, x, T, h, routing);
+                    String what = w.layers().get(0).gate().format() + " mma vs FP32 MoE, layer " + layer + ", T=" + T;
+                    BackendConformanceKit.assertClose(what, want, got, T, h, TOL);
                 }
             }
             assertEquals(c.numHiddenLayers(), mma.counters().get("moe_mma_calls") - mmaBefore, "the mma kernels ran in every layer");
             assertEquals(c.numHiddenLayers(), exact.counters().get("moe_tiled_calls") - exactBefore, "the FP32 tiled kernels ran");
             assertEquals(0, exact.counters().get("moe_mma_calls"), "GOSS_CUDA_MOE_MMA=0 never takes the mma kernels");
-        }
-    }
-
-    private static float[] moe(CudaBackend b, LoadedWeights w, int layer, float[] x, int T, int h, Routing routing) {
-        int k = routing.k();
-        try (DeviceTensor xm = b.allocate(T, h); DeviceTensor om = b.allocate(T, h); DeviceRouting rm = b.allocateRouting(T, k)) {
-            b.write(xm, x);
-            b.writeRouting(rm, routing);
-            b.moe(w, layer, xm, rm, om);
-            return b.read(om);
         }
     }
 
@@ -154,19 +100,15 @@ class CudaMoeMmaTest {
         try (CudaBackend turing = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1))) {
             assertEquals(0, turing.knobs().get("GOSS_CUDA_MOE_MMA"));
             assertTrue(turing.deviceDescription().contains("sm_75"), turing.deviceDescription());
+            ModelWeights openai = layouts.openai;
             ModelConfig c = openai.config();
             int T = 9;
-            float[] x = new float[T * c.hiddenSize()];
-            SplittableRandom r = new SplittableRandom(5);
-            for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
+            float[] x = OpRuns.gaussian(new SplittableRandom(5), T * c.hiddenSize());
             try (LoadedWeights wt = turing.loadWeights(openai); LoadedWeights we = exact.loadWeights(openai);
-                 LoadedWeights wr = reference.loadWeights(openai);
-                 DeviceTensor xr = reference.allocate(T, c.hiddenSize()); DeviceRouting rr = reference.allocateRouting(T, c.expertsPerToken())) {
-                reference.write(xr, x);
-                reference.router(wr, 0, xr, rr);
-                Routing routing = reference.readRouting(rr);
-                float[] got = moe(turing, wt, 0, x, T, c.hiddenSize(), routing);
-                float[] want = moe(exact, we, 0, x, T, c.hiddenSize(), routing);
+                 LoadedWeights wr = reference.loadWeights(openai)) {
+                Routing routing = OpRuns.routing(reference, wr, 0, x, T, c.hiddenSize(), c.expertsPerToken());
+                float[] got = OpRuns.moe(turing, wt, 0, x, T, c.hiddenSize(), routing);
+                float[] want = OpRuns.moe(exact, we, 0, x, T, c.hiddenSize(), routing);
                 assertEquals(1, turing.counters().get("moe_tiled_calls"));
                 assertEquals(0, turing.counters().get("moe_mma_calls"));
                 BackendConformanceKit.assertClose("sm_75 MoE", want, got, T, c.hiddenSize(), 0.0);

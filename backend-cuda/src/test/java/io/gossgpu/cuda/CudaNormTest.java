@@ -1,20 +1,15 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -28,30 +23,16 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
  * tolerance 1e-4; add_rmsnorm in place (sum into x, norm into sum) and into tensors of its own, its sum exact and its
  * norm bit for bit the CUDA add then rmsnorm. Skipped like {@link CudaConformanceTest}.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaNormTest {
+class CudaNormTest extends CudaAgainstReference {
     static final double OP_TOL = 1e-4;
     static final int T = 3;
-
-    private final BackendProvider provider = new CudaConformanceTest().provider();
-    private final Backend reference = new ReferenceBackend();
-
-    @BeforeEach
-    void skipWhenUnavailable() {
-        BackendConformanceKit.requireAvailable(provider);
-    }
-
-    @AfterAll
-    void tearDown() {
-        reference.close();
-    }
 
     @ParameterizedTest(name = "n={0}, block={1}")
     @CsvSource({"2880, 256", "4096, 256", "4128, 256", "2880, 32", "96, 32"})
     void normsMatchTheReference(int n, int block) {
         ModelConfig c = new ModelConfig(1, 2, 1, 64, n, 32, 7.0f, 16, 2, 1, 5, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
         SplittableRandom r = new SplittableRandom(900 + n + block);
-        float[] x = CudaPrefillTest.random(r, T * n), y = CudaPrefillTest.random(r, T * n);
+        float[] x = OpRuns.gaussian(r, T * n), y = OpRuns.gaussian(r, T * n);
         try (CudaBackend cuda = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.RMSNORM, block));
              Checkpoint ck = new TestModelGenerator(c, 45).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);

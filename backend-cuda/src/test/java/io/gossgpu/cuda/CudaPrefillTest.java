@@ -1,36 +1,24 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DeviceRouting;
-import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.model.WeightFormat;
-import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,69 +32,25 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * logits of 70 tokens (sliding window 5) against the reference; decode attention with its keys split over 3
  * blocks per KV head. Skipped like {@link CudaConformanceTest}.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaPrefillTest {
+class CudaPrefillTest extends CudaAgainstReference {
     static final double OP_TOL = 1e-4, MODEL_TOL = 1e-3; // the kit's tolerances (BackendConformanceKit)
 
-    private final BackendProvider provider = new CudaConformanceTest().provider();
     private CudaBackend cuda, perSlot, fp32Attention;
-    private Backend reference;
-    private final List<Checkpoint> checkpoints = new ArrayList<>();
-    private ModelWeights openai, ggml;
+    private Mxfp4Layouts layouts;
 
     @BeforeAll
     void setUp(@TempDir Path dir) {
-        if (!io.gossgpu.backend.Backends.safeAvailability(provider).available()) {
+        if (!available()) {
             return;
         }
-        io.gossgpu.backend.BackendOptions none = io.gossgpu.backend.BackendOptions.defaults();
+        BackendOptions none = BackendOptions.defaults();
         // decode attention: uneven shares, of two key tiles each at T = 130
-        cuda = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.ATTENTION_SPLITS, 3));
-        perSlot = (CudaBackend) provider.create(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE)); // the MoE kernels for decode at every T
+        cuda = openCuda(none.with(CudaKnobs.MOE_PREFILL_MIN_T, 1).with(CudaKnobs.ATTENTION_SPLITS, 3));
+        // the MoE kernels for decode at every T
+        perSlot = openCuda(none.with(CudaKnobs.MOE_PREFILL_MIN_T, Integer.MAX_VALUE));
         // prefill attention on attention_gqa where cuda takes attention_mma (compute capability 8.0+)
-        fp32Attention = (CudaBackend) provider.create(none.with(CudaKnobs.ATTENTION_SPLITS, 3).with(CudaKnobs.ATTENTION_MMA, 0));
-        reference = new ReferenceBackend();
-        ModelConfig c = TestModelPresets.tiny();
-        Checkpoint a = new TestModelGenerator(c, 41).inMemory();
-        checkpoints.add(a);
-        openai = ModelWeights.of(a);
-        Path file = dir.resolve("tiny.gguf");
-        GgufWriter.write(new TestModelGenerator(c, 42), file, GgufWriter.Options.defaults());
-        Checkpoint g = Checkpoint.open(file, LoadOptions.defaults());
-        checkpoints.add(g);
-        ggml = ModelWeights.of(g);
-        assertEquals(WeightFormat.MXFP4_OPENAI, openai.layers().get(0).gate().format());
-        assertEquals(WeightFormat.MXFP4_GGML, ggml.layers().get(0).gate().format());
-    }
-
-    @BeforeEach
-    void skipWhenUnavailable() {
-        BackendConformanceKit.requireAvailable(provider);
-    }
-
-    @AfterAll
-    void tearDown() {
-        if (cuda != null) {
-            cuda.close();
-        }
-        if (perSlot != null) {
-            perSlot.close();
-        }
-        if (fp32Attention != null) {
-            fp32Attention.close();
-        }
-        if (reference != null) {
-            reference.close();
-        }
-        checkpoints.forEach(Checkpoint::close);
-    }
-
-    static float[] random(SplittableRandom r, int n) {
-        float[] f = new float[n];
-        for (int i = 0; i < n; i++) {
-            f[i] = (float) r.nextGaussian();
-        }
-        return f;
+        fp32Attention = openCuda(none.with(CudaKnobs.ATTENTION_SPLITS, 3).with(CudaKnobs.ATTENTION_MMA, 0));
+        layouts = closeAfterAll(new Mxfp4Layouts(TestModelPresets.tiny(), 41, 42, dir));
     }
 
     /**
@@ -116,13 +60,13 @@ class CudaPrefillTest {
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 2, 9, 33, 70})
     void moeBatchedByExpertMatchesTheReference(int T) {
-        moeMatchesTheReference(cuda, T, true, openai, ggml);
+        moeMatchesTheReference(cuda, T, true, layouts.both());
     }
 
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {1, 3, 70})
     void moePerSlotMatchesTheReference(int T) {
-        moeMatchesTheReference(perSlot, T, false, openai, ggml);
+        moeMatchesTheReference(perSlot, T, false, layouts.both());
     }
 
     /**
@@ -133,10 +77,8 @@ class CudaPrefillTest {
     @ValueSource(ints = {1, 3})
     void moePerSlotInPassesMatchesTheReference(int T, @TempDir Path dir) {
         ModelConfig c = new ModelConfig(1, 4, 3, 64, 64, 4032, 7.0f, 16, 4, 2, 5, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
-        Path file = dir.resolve("long-rows.gguf");
-        GgufWriter.write(new TestModelGenerator(c, 45), file, GgufWriter.Options.defaults());
-        try (Checkpoint a = new TestModelGenerator(c, 44).inMemory(); Checkpoint g = Checkpoint.open(file, LoadOptions.defaults())) {
-            moeMatchesTheReference(perSlot, T, false, ModelWeights.of(a), ModelWeights.of(g));
+        try (Mxfp4Layouts longRows = new Mxfp4Layouts(c, 44, 45, dir)) {
+            moeMatchesTheReference(perSlot, T, false, longRows.both());
         }
     }
 
@@ -144,26 +86,18 @@ class CudaPrefillTest {
         for (ModelWeights w : layouts) {
             ModelConfig c = w.config();
             int k = c.expertsPerToken(), h = c.hiddenSize();
-            float[] x = random(new SplittableRandom(900 + T), T * h);
+            float[] x = OpRuns.gaussian(new SplittableRandom(900 + T), T * h);
             long before = cuda.counters().get("moe_tiled_calls");
             try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
-                    try (DeviceTensor xm = cuda.allocate(T, h); DeviceTensor xr = reference.allocate(T, h);
-                         DeviceTensor om = cuda.allocate(T, h); DeviceTensor or = reference.allocate(T, h);
-                         DeviceRouting rm = cuda.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-                        cuda.write(xm, x);
-                        reference.write(xr, x);
-                        reference.router(ref, layer, xr, rr);
-                        Routing want = reference.readRouting(rr);
-                        cuda.writeRouting(rm, want);
-                        cuda.moe(mine, layer, xm, rm, om);
-                        reference.moe(ref, layer, xr, rr, or);
-                        BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T,
-                                reference.read(or), cuda.read(om), T, h, OP_TOL);
-                    }
+                    Routing want = OpRuns.routing(reference, ref, layer, x, T, h, k);
+                    String what = w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T;
+                    BackendConformanceKit.assertClose(what, OpRuns.moe(reference, ref, layer, x, T, h, want),
+                            OpRuns.moe(cuda, mine, layer, x, T, h, want), T, h, OP_TOL);
                 }
             }
-            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.counters().get("moe_tiled_calls") - before, "MoE batched by expert in every layer, or in none");
+            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.counters().get("moe_tiled_calls") - before,
+                    "MoE batched by expert in every layer, or in none");
         }
     }
 
@@ -194,22 +128,14 @@ class CudaPrefillTest {
                         try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
                             int start = 0;
                             for (int n : new int[]{7, T, 1}) {
-                                float[] q = random(r, n * c.qDim()), k = random(r, n * c.kvDim()), v = random(r, n * c.kvDim());
-                                try (DeviceTensor qm = cuda.allocate(n, c.qDim()); DeviceTensor km = cuda.allocate(n, c.kvDim());
-                                     DeviceTensor vm = cuda.allocate(n, c.kvDim()); DeviceTensor om = cuda.allocate(n, c.qDim());
-                                     DeviceTensor qr = reference.allocate(n, c.qDim()); DeviceTensor kr = reference.allocate(n, c.kvDim());
-                                     DeviceTensor vr = reference.allocate(n, c.kvDim()); DeviceTensor or = reference.allocate(n, c.qDim())) {
-                                    cuda.write(qm, q);
-                                    cuda.write(km, k);
-                                    cuda.write(vm, v);
-                                    reference.write(qr, q);
-                                    reference.write(kr, k);
-                                    reference.write(vr, v);
-                                    cuda.attention(mine, layer, qm, km, vm, Batch.of(cm, start, n), om);
-                                    reference.attention(ref, layer, qr, kr, vr, Batch.of(cr, start, n), or);
-                                    BackendConformanceKit.assertClose("attention, hd " + c.headDim() + " group " + c.queriesPerKvHead() + " layer "
-                                            + layer + " positions " + start + ".." + (start + n - 1), reference.read(or), cuda.read(om), n, c.qDim(), OP_TOL);
-                                }
+                                float[] q = OpRuns.gaussian(r, n * c.qDim()), k = OpRuns.gaussian(r, n * c.kvDim()),
+                                        v = OpRuns.gaussian(r, n * c.kvDim());
+                                String what = "attention, hd " + c.headDim() + " group " + c.queriesPerKvHead()
+                                        + " layer " + layer + " positions " + start + ".." + (start + n - 1);
+                                BackendConformanceKit.assertClose(what,
+                                        OpRuns.attention(reference, ref, layer, cr, start, n, c, q, k, v),
+                                        OpRuns.attention(cuda, mine, layer, cm, start, n, c, q, k, v),
+                                        n, c.qDim(), OP_TOL);
                                 start += n;
                             }
                         }
@@ -225,7 +151,7 @@ class CudaPrefillTest {
     @ParameterizedTest(name = "T={0}")
     @ValueSource(ints = {70})
     void wholeModelPrefillLogitsMatchTheReference(int T) {
-        for (ModelWeights w : new ModelWeights[]{openai, ggml}) {
+        for (ModelWeights w : layouts.both()) {
             ModelConfig c = w.config();
             assertTrue(c.slidingWindow() < T);
             int[] toks = new SplittableRandom(17).ints(T, 0, c.vocabSize()).toArray();

@@ -3,8 +3,6 @@ package io.gossgpu.cuda;
 import io.gossgpu.backend.BackendOptions;
 import org.junit.jupiter.api.Test;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 /**
  * The whole conformance kit again with every block at its smallest (32 threads) and DENSE at 96, and the
  * smallest GEMM tile (32 tokens × 64 rows) from 2 tokens on (the default kit takes the matvec up to 8): attention
@@ -42,7 +40,6 @@ class CudaSmallBlocksConformanceTest extends CudaConformanceTest {
 
     @Test
     void theKnobsAreApplied() {
-        CudaBackend b = (CudaBackend) backend;
-        KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
+        assertOptionsInEffect(((CudaBackend) backend).knobs());
     }
 }

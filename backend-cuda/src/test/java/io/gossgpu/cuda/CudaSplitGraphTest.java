@@ -3,13 +3,9 @@ package io.gossgpu.cuda;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.cpu.matmul.KernelSet;
-import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.device.ExpertPlan;
 import io.gossgpu.device.SplitBackend;
@@ -17,12 +13,9 @@ import io.gossgpu.testmodel.TestModelGenerator;
 import org.junit.jupiter.api.Test;
 
 import java.util.SortedMap;
-import java.util.SplittableRandom;
 
-import static io.gossgpu.cuda.CudaGraphDecodeTest.PROMPT;
 import static io.gossgpu.cuda.CudaGraphDecodeTest.SMALL;
 import static io.gossgpu.cuda.CudaGraphDecodeTest.STEPS;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -33,7 +26,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * experts on the CPU (2 segments) and with both layers' (3 segments). Skipped like {@link CudaConformanceTest} when the
  * backend is unavailable; the pinned-memory counts need the fake driver.
  */
-class CudaSplitGraphTest {
+class CudaSplitGraphTest extends CudaAgainstReference {
     static final ExpertPlan[] PLANS = {ExpertPlan.layersOnCpu(2, 0), ExpertPlan.allOnCpu(2)};
 
     static Backend split(BackendProvider p, String graph, ExpertPlan plan) {
@@ -49,22 +42,16 @@ class CudaSplitGraphTest {
      */
     @Test
     void splitDecodeRunsOneGraphPerGpuSegment() {
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = SMALL;
-        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
+        try (Checkpoint ck = new TestModelGenerator(SMALL, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
+            int[] prompt = CudaGraphDecodeTest.prompt();
             for (ExpertPlan plan : PLANS) {
-                CudaGraphDecodeTest.Run graphs, eager, ref;
-                try (Backend b = split(p, "1", plan)) {
+                CudaGraphDecodeTest.Run graphs, eager;
+                try (Backend b = split(provider, "1", plan)) {
                     graphs = CudaGraphDecodeTest.decode(b, w, prompt, null);
                 }
-                try (Backend b = split(p, "0", plan)) {
+                try (Backend b = split(provider, "0", plan)) {
                     eager = CudaGraphDecodeTest.decode(b, w, prompt, null);
-                }
-                try (Backend r = new ReferenceBackend()) {
-                    ref = CudaGraphDecodeTest.decode(r, w, prompt, graphs.inputs());
                 }
                 int segments = plan.cpuLayers() + 1;
                 SortedMap<String, Long> g = graphs.stats(), e = eager.stats();
@@ -73,17 +60,8 @@ class CudaSplitGraphTest {
                 assertEquals((long) segments * STEPS, g.get("graph_launches"), "every decode step one graph per segment: " + what);
                 assertEquals((long) plan.cpuLayers() * (STEPS + 1), g.get("split_cpu_moe"), "the CPU's layers in the prefill and every step: " + what);
                 assertEquals(0, e.get("graph_captures") + e.get("graph_launches"), "GOSS_CUDA_GRAPH=0: " + e);
-
-                assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off, " + plan);
-                for (int i = 0; i < STEPS; i++) {
-                    if (CudaGraphDecodeTest.mode(i) == Executor.Output.LAST_LOGITS) {
-                        assertArrayEquals(eager.logits().get(i), graphs.logits().get(i), "logits of step " + i + ", graphs on vs off, " + plan);
-                        BackendConformanceKit.assertClose("logits of decode step " + i + ", " + plan, ref.logits().get(i), graphs.logits().get(i),
-                                1, c.vocabSize(), 1e-3);
-                    } else {
-                        assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i + ", " + plan);
-                    }
-                }
+                CudaGraphDecodeTest.assertGraphsMatch(graphs, eager,
+                        CudaGraphDecodeTest.decode(reference, w, prompt, graphs.inputs()), ", " + plan);
             }
         }
     }
@@ -96,16 +74,13 @@ class CudaSplitGraphTest {
     @Test
     void crossingsCopyThroughPinnedMemoryFreedOnClose() {
         assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
-        BackendProvider p = new CudaConformanceTest().provider();
-        BackendConformanceKit.requireAvailable(p);
-        ModelConfig c = SMALL;
-        try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory()) {
+        try (Checkpoint ck = new TestModelGenerator(SMALL, 31).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            int[] prompt = new SplittableRandom(8).ints(PROMPT, 0, c.vocabSize()).toArray();
+            int[] prompt = CudaGraphDecodeTest.prompt();
             int allocations = FakeCudaDriver.hostAllocations();
             long copies = FakeCudaDriver.pinnedCopies();
             long offloaded;
-            try (Backend b = split(p, "1", PLANS[1])) {
+            try (Backend b = split(provider, "1", PLANS[1])) {
                 offloaded = CudaGraphDecodeTest.decode(b, w, prompt, null).stats().get("split_cpu_moe");
                 assertEquals(allocations + 1, FakeCudaDriver.hostAllocations(), "one pinned staging buffer while open");
             }

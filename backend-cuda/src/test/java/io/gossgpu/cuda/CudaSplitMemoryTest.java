@@ -14,8 +14,6 @@ import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.device.ExpertPlan;
 import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,8 +39,7 @@ class CudaSplitMemoryTest {
 
     @Test
     void autoPlanFitsTheFreeMemoryLoadsAndAnswers() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         int kvTokens = 4096;
         ExpertPlacement auto = ExpertPlacement.auto(kvTokens);
         PlacementPlanner.MemoryPlan whole;
@@ -102,8 +99,7 @@ class CudaSplitMemoryTest {
      */
     @Test
     void streamingCountsOneLayersScratchAndRuns() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         int kvTokens = 4096;
         ExpertPlacement auto = ExpertPlacement.auto(kvTokens), streaming = auto.withStreamMinTokens(2);
         int layers;

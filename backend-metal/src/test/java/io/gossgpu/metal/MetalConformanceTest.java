@@ -1,9 +1,9 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
 import org.junit.jupiter.api.Test;
 
@@ -40,16 +40,11 @@ class MetalConformanceTest extends BackendConformanceKit {
             SplittableRandom r = new SplittableRandom(78);
             float[] x = new float[T * c.hiddenSize()];
             for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * 30);
-            try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
-                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-                reference.router(m.ref(), 1, in.ref(), rr);
-                Routing want = reference.readRouting(rr);
-                backend.writeRouting(rm, want);
-                backend.moe(m.mine(), 1, in.mine(), rm, out.mine());
-                reference.moe(m.ref(), 1, in.ref(), rr, out.ref());
-                assertClose("moe (prefill) with clamped activations, " + shape, reference.read(out.ref()), backend.read(out.mine()),
-                        T, c.hiddenSize(), opTolerance());
-            }
+            int h = c.hiddenSize();
+            Routing want = OpRuns.routing(reference, m.ref(), 1, x, T, h, k);
+            assertClose("moe (prefill) with clamped activations, " + shape,
+                    OpRuns.moe(reference, m.ref(), 1, x, T, h, want), OpRuns.moe(backend, m.mine(), 1, x, T, h, want),
+                    T, h, opTolerance());
         }
     }
 }

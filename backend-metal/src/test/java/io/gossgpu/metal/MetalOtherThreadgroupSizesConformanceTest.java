@@ -5,8 +5,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.Map;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 /**
  * The whole conformance kit again with other threadgroup sizes (every kernel must be correct at any allowed size,
  * including partial tiles and several simdgroups per threadgroup) and the tiled prefill path from T = 2 (the default
@@ -36,10 +34,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
 
     @Test
     void theKnobsAreApplied() {
-        MetalBackend b = (MetalBackend) backend;
-        SIZES.forEach((kernel, size) -> assertEquals(size, b.knobs().get(kernel.threadgroup.envName()), kernel.function));
-        assertEquals(2, b.knobs().get("GOSS_METAL_DENSE_PREFILL_MIN_T"), "GOSS_METAL_DENSE_PREFILL_MIN_T");
-        assertEquals(2, b.knobs().get("GOSS_METAL_MOE_PREFILL_MIN_T"), "GOSS_METAL_MOE_PREFILL_MIN_T");
+        assertOptionsInEffect(((MetalBackend) backend).knobs());
     }
 
     /** On the emulator the demo model's prefix runs once, in {@link MetalConformanceTest} (default sizes). */

@@ -1,8 +1,6 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.BackendConformanceKit;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,12 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * chunks (ATTENTION_WG 4: many online-softmax rescalings), the expert-grouped MoE even for decode, odd tiles.
  * (On a GPU the defaults already take the split and grouped paths for decode and prefill respectively.)
  */
-class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
-    @Override
-    protected boolean requiresFusedAddRmsNorm() {
-        return true;
-    }
-
+class OpenClAlternatePathsConformanceTest extends OpenClConformanceTest {
     static final BackendOptions KNOBS = BackendOptions.defaults()
             .with(OpenClKnobs.ATTENTION_SPLITKEYS, 2)
             .with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
@@ -34,11 +27,6 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
             .with(OpenClKnobs.RMSNORM_WG, 2);
 
     @Override
-    protected BackendProvider provider() {
-        return new OpenClBackendProvider();
-    }
-
-    @Override
     protected BackendOptions options() {
         return KNOBS;
     }
@@ -47,6 +35,6 @@ class OpenClAlternatePathsConformanceTest extends BackendConformanceKit {
     void theKnobsAreApplied() {
         OpenClBackend b = (OpenClBackend) backend;
         assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
-        KNOBS.asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), b.knobs().get(name), name));
+        assertOptionsInEffect(b.knobs());
     }
 }

@@ -1,27 +1,13 @@
 package io.gossgpu.opencl;
 
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.BackendProvider;
-import io.gossgpu.conformance.BackendConformanceKit;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The whole conformance kit with the GQA-shared attention kernel in split-K mode (3 keys per split, always
  * split) and small chunks: the decode path GPUs take by default, which PoCL's defaults (no split) do not.
  */
-class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
-    @Override
-    protected boolean requiresFusedAddRmsNorm() {
-        return true;
-    }
-
-    @Override
-    protected BackendProvider provider() {
-        return new OpenClBackendProvider();
-    }
-
+class OpenClGqaSplitConformanceTest extends OpenClConformanceTest {
     @Override
     protected BackendOptions options() {
         return BackendOptions.defaults().with(OpenClKnobs.ATTENTION_SPLITKEYS, 3).with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
@@ -30,9 +16,6 @@ class OpenClGqaSplitConformanceTest extends BackendConformanceKit {
 
     @Test
     void theKnobsAreApplied() {
-        OpenClBackend b = (OpenClBackend) backend;
-        assertEquals(3, b.knobs().get("GOSS_OPENCL_ATTENTION_SPLITKEYS"));
-        assertEquals(1, b.knobs().get("GOSS_OPENCL_ATTENTION_GQA"));
-        assertEquals(2, b.knobs().get("GOSS_OPENCL_ATTENTION_WG"));
+        assertOptionsInEffect(((OpenClBackend) backend).knobs());
     }
 }

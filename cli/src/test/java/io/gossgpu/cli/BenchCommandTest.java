@@ -11,29 +11,17 @@ import io.gossgpu.forward.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.util.ArrayList;
-import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code goss-gpu bench}'s options, and one short run on the tiny model (its names and byte counts; no speed is asserted). */
-class BenchCommandTest {
-    @TempDir
-    static Path dir;
-    static Path model;
-
-    @BeforeAll
-    static void makeModel() {
-        model = CommandLineTest.tinyModel(dir);
-    }
-
+class BenchCommandTest extends TinyModelTest {
     static BenchCommand parse(String... args) {
         BenchCommand c = new BenchCommand();
         new CommandLine(c).parseArgs(args);

@@ -10,11 +10,8 @@ import io.gossgpu.opencl.OpenCl;
 import io.gossgpu.opencl.OpenClBackend;
 import io.gossgpu.opencl.OpenClBackendProvider;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,16 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code goss-gpu tune} end to end: on opencl (PoCL in CI) with --quick on the tiny model, and its one-line errors. */
-class TuneCommandTest {
-    @TempDir
-    static Path dir;
-    static Path model;
-
-    @BeforeAll
-    static void makeModel() {
-        model = CommandLineTest.tinyModel(dir);
-    }
-
+class TuneCommandTest extends TinyModelTest {
     /** PoCL (scripts/setup-pocl.sh) makes opencl available in CI; elsewhere these tests are skipped with the reason. */
     static void requireOpenCl() {
         var a = Backends.safeAvailability(new OpenClBackendProvider());

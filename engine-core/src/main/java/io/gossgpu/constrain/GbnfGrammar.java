@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiPredicate;
 
 /**
  * A GBNF grammar compiled for {@link GbnfMachine}: every rule is a list of alternatives, each a sequence of symbols
@@ -199,20 +200,28 @@ public final class GbnfGrammar {
         }
 
         private boolean[] productive(int n) {
-            boolean[] p = new boolean[n];
+            return rulesWithAnAlternative(n, this::finishes);
+        }
+
+        /**
+         * The rules with an alternative for which {@code holds(alt, found)} is true, where {@code found} marks the
+         * rules found so far: grown until no rule is added.
+         */
+        private boolean[] rulesWithAnAlternative(int n, BiPredicate<List<Integer>, boolean[]> holds) {
+            boolean[] found = new boolean[n];
             for (boolean changed = true; changed; ) {
                 changed = false;
                 for (int r = 0; r < n; r++) {
-                    if (p[r]) continue;
+                    if (found[r]) continue;
                     for (List<Integer> alt : bodies.get(r)) {
-                        if (finishes(alt, p)) {
-                            p[r] = changed = true;
+                        if (holds.test(alt, found)) {
+                            found[r] = changed = true;
                             break;
                         }
                     }
                 }
             }
-            return p;
+            return found;
         }
 
         private List<Integer> reachable(int root) {
@@ -231,21 +240,11 @@ public final class GbnfGrammar {
 
         /** A rule that can reach itself without reading a character would send the matcher round forever. */
         private void checkLeftRecursion(int n) {
-            boolean[] nullable = new boolean[n];
-            for (boolean changed = true; changed; ) {
-                changed = false;
-                for (int r = 0; r < n; r++) {
-                    if (nullable[r]) continue;
-                    for (List<Integer> alt : bodies.get(r)) {
-                        boolean all = true;
-                        for (int s : alt) all &= s < 0 && nullable[-s - 1];
-                        if (all) {
-                            nullable[r] = changed = true;
-                            break;
-                        }
-                    }
-                }
-            }
+            boolean[] nullable = rulesWithAnAlternative(n, (alt, found) -> {
+                boolean all = true;
+                for (int s : alt) all &= s < 0 && found[-s - 1];
+                return all;
+            });
             List<List<Integer>> first = new ArrayList<>(); // rules each rule can start with, before any character
             for (int r = 0; r < n; r++) {
                 List<Integer> f = new ArrayList<>();

@@ -43,13 +43,18 @@ public final class Json {
     /** Decodes {@code bytes} as UTF-8, rejecting malformed input. */
     public static String utf8(Path file, byte[] bytes, String what) {
         try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
+            return strictUtf8(bytes);
         } catch (CharacterCodingException e) {
             throw new ModelFormatException(file, what + " is not valid UTF-8");
         }
+    }
+
+    /** {@code bytes} as UTF-8, where a malformed sequence throws instead of turning into U+FFFD. */
+    public static String strictUtf8(byte[] bytes) throws CharacterCodingException {
+        return StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT)
+                .decode(ByteBuffer.wrap(bytes)).toString();
     }
 
     /** Parses {@code text}; any syntax error is one line naming {@code file}. */

@@ -39,11 +39,26 @@ abstract class TensorNames {
         return w;
     }
 
-    abstract WeightView embedding(Lookup t);
+    private final String embedding, finalNorm, unembedding;
 
-    abstract WeightView finalNorm(Lookup t);
+    /** The names of the tensors every layout holds once: the embedding, the final norm's scale, the unembedding. */
+    TensorNames(String embedding, String finalNorm, String unembedding) {
+        this.embedding = embedding;
+        this.finalNorm = finalNorm;
+        this.unembedding = unembedding;
+    }
 
-    abstract WeightView unembedding(Lookup t);
+    private WeightView embedding(Lookup t) {
+        return t.view(embedding, t.d.vocab(), t.d.hidden());
+    }
+
+    private WeightView finalNorm(Lookup t) {
+        return t.view(finalNorm, t.d.hidden());
+    }
+
+    private WeightView unembedding(Lookup t) {
+        return t.view(unembedding, t.d.vocab(), t.d.hidden());
+    }
 
     abstract LayerWeights layer(Lookup t, ModelConfig c, int n);
 
@@ -123,11 +138,9 @@ abstract class TensorNames {
 
     /** OpenAI's original/ layout: fused QKV, row-interleaved mlp1 (gate, linear, gate, linear, …). */
     static final class Original extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("embedding.weight", t.d.vocab(), t.d.hidden()); }
-
-        WeightView finalNorm(Lookup t) { return t.view("norm.scale", t.d.hidden()); }
-
-        WeightView unembedding(Lookup t) { return t.view("unembedding.weight", t.d.vocab(), t.d.hidden()); }
+        Original() {
+            super("embedding.weight", "norm.scale", "unembedding.weight");
+        }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "block." + n + ".";
@@ -151,11 +164,9 @@ abstract class TensorNames {
 
     /** Hugging Face transformers layout: separate q/k/v, gate_up_proj interleaved like OpenAI's mlp1. */
     static final class HuggingFace extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("model.embed_tokens.weight", t.d.vocab(), t.d.hidden()); }
-
-        WeightView finalNorm(Lookup t) { return t.view("model.norm.weight", t.d.hidden()); }
-
-        WeightView unembedding(Lookup t) { return t.view("lm_head.weight", t.d.vocab(), t.d.hidden()); }
+        HuggingFace() {
+            super("model.embed_tokens.weight", "model.norm.weight", "lm_head.weight");
+        }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "model.layers." + n + ".";
@@ -188,11 +199,9 @@ abstract class TensorNames {
      * {@code ffn_gate_up_exps}, {@code attn_out}, {@code attn_sinks}, {@code ffn_norm}; later ones mix the two).
      */
     static final class Gguf extends TensorNames {
-        WeightView embedding(Lookup t) { return t.view("token_embd.weight", t.d.vocab(), t.d.hidden()); }
-
-        WeightView finalNorm(Lookup t) { return t.view("output_norm.weight", t.d.hidden()); }
-
-        WeightView unembedding(Lookup t) { return t.view("output.weight", t.d.vocab(), t.d.hidden()); }
+        Gguf() {
+            super("token_embd.weight", "output_norm.weight", "output.weight");
+        }
 
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "blk." + n + ".";

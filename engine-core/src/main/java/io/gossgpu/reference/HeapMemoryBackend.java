@@ -4,8 +4,12 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.model.ModelWeights;
+
+import java.util.function.Function;
 
 /**
  * The memory half of a backend whose "device" is the Java heap: activations are {@code float[]} and the
@@ -110,5 +114,27 @@ public abstract class HeapMemoryBackend implements Backend {
     public Routing readRouting(DeviceRouting src) {
         RoutingBuf r = (RoutingBuf) src;
         return new Routing(r.rows, r.k, r.experts.clone(), r.weights.clone());
+    }
+
+    /**
+     * A KV cache of Java arrays, made by {@code allocate} once the heap can hold it; else a GossException that says
+     * why: too little free heap, or a layer's {@code slots + paddingSlots} rows past a Java array's 2^31 floats.
+     */
+    protected <C extends KvCache> C heapKvCache(KvCacheSpec spec, int paddingSlots, Function<KvCacheSpec, C> allocate) {
+        Runtime rt = Runtime.getRuntime();
+        long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+        if (spec.bytes() > free)
+            throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
+                    + " free); choose a shorter context or raise -Xmx");
+        for (int l = 0; l < spec.config().numHiddenLayers(); l++)
+            if ((long) (spec.slots(l) + paddingSlots) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
+                throw new GossException(
+                        spec.describe() + ": a layer exceeds the " + name() + " backend's 2^31-float arrays");
+        try {
+            return allocate.apply(spec);
+        } catch (OutOfMemoryError e) {
+            throw new GossException(spec.describe()
+                    + " could not be allocated in the Java heap; choose a shorter context or raise -Xmx");
+        }
     }
 }

@@ -1,6 +1,5 @@
 package io.gossgpu.reference;
 
-import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
@@ -131,19 +130,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     @Override
     public KvCache createKvCache(KvCacheSpec spec) {
-        Runtime rt = Runtime.getRuntime();
-        long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
-        if (spec.bytes() > free)
-            throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
-                    + " free); choose a shorter context or raise -Xmx");
-        for (int l = 0; l < spec.config().numHiddenLayers(); l++)
-            if ((long) spec.slots(l) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
-                throw new GossException(spec.describe() + ": a layer exceeds the reference backend's 2^31-float arrays");
-        try {
-            return new Cache(spec);
-        } catch (OutOfMemoryError e) {
-            throw new GossException(spec.describe() + " could not be allocated in the Java heap; choose a shorter context or raise -Xmx");
-        }
+        return heapKvCache(spec, 0, Cache::new);
     }
 
     // ---- ops ----------------------------------------------------------------------------------

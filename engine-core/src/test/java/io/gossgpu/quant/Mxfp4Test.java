@@ -91,10 +91,7 @@ class Mxfp4Test {
     void bothLayoutsDecodeTheSameNumbers() {
         java.util.SplittableRandom rnd = new java.util.SplittableRandom(7);
         int n = 96;
-        byte[] codes = new byte[n];
-        byte[] scales = new byte[n / 32];
-        for (int i = 0; i < n; i++) codes[i] = (byte) rnd.nextInt(16);
-        for (int g = 0; g < scales.length; g++) scales[g] = (byte) rnd.nextInt(256);
+        byte[] codes = randomBytes(rnd, n, 16), scales = randomBytes(rnd, n / 32, 256);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment oa = arena.allocate(n / 2), os = arena.allocate(scales.length), gg = arena.allocate(n / 32 * 17);
             MemorySegment.copy(Mxfp4.packOpenAi(codes), 0, oa, LE.U8, 0, n / 2);
@@ -107,15 +104,19 @@ class Mxfp4Test {
         }
     }
 
+    /** {@code n} values drawn from 0 until {@code bound}, as bytes. */
+    private static byte[] randomBytes(java.util.SplittableRandom rnd, int n, int bound) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) b[i] = (byte) rnd.nextInt(bound);
+        return b;
+    }
+
     /** The CUDA backend's upload repack: ggml blocks give exactly OpenAI's codes and scale planes. */
     @Test
     void ggmlRepacksToOpenAiBytes() {
         java.util.SplittableRandom rnd = new java.util.SplittableRandom(8);
         int n = 96;
-        byte[] codes = new byte[n];
-        byte[] scales = new byte[n / 32];
-        for (int i = 0; i < n; i++) codes[i] = (byte) rnd.nextInt(16);
-        for (int g = 0; g < scales.length; g++) scales[g] = (byte) rnd.nextInt(256);
+        byte[] codes = randomBytes(rnd, n, 16), scales = randomBytes(rnd, n / 32, 256);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment gg = arena.allocate(1 + n / 32 * 17);
             MemorySegment.copy(Mxfp4.packGgml(codes, scales), 0, gg, LE.U8, 1, n / 32 * 17); // at an odd offset, as in a file

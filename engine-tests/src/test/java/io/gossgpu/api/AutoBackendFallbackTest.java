@@ -8,8 +8,6 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,8 +37,7 @@ class AutoBackendFallbackTest {
 
     @BeforeEach
     void writeModel() {
-        model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        model = SafetensorsWriter.writeTinyOriginal(dir, 1);
     }
 
     /** A backend named {@code name} that fails loading with {@code failure} (none: loads on the reference backend). */

@@ -6,7 +6,6 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
 import org.junit.jupiter.api.Test;
@@ -52,8 +51,7 @@ class ChatCacheReuseTest {
 
     @Test
     void secondTurnPrefillsOnlyWhatWasAdded() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 9), model);
+        Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 9);
         O200kHarmony tok = O200kHarmony.get();
         ChatOptions options = ChatOptions.defaults().withMaxTokens(20).withContextLength(512).withSampling(Sampling.greedy());
         Scripted scripted = new Scripted();

@@ -4,7 +4,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.Role;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,8 +40,7 @@ class ChatLifecycleTest {
 
     @BeforeAll
     static void writeModel() {
-        model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 23), model);
+        model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 23);
     }
 
     private static ChatOptions options() {

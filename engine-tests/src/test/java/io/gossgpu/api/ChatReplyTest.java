@@ -8,7 +8,6 @@ import io.gossgpu.ReasoningEffort;
 import io.gossgpu.harmony.SystemContent;
 import io.gossgpu.harmony.ToolDescription;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
 import org.junit.jupiter.api.Test;
@@ -36,8 +35,7 @@ class ChatReplyTest {
 
     @Test
     void conversationFromMessagesReusesTheCacheAcrossAToolCall() throws Exception {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 11), model);
+        Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 11);
         O200kHarmony tok = O200kHarmony.get();
         HarmonyRenderer renderer = new HarmonyRenderer(tok);
         ToolDescription weather = ToolDescription.fromOpenAiTool(new ObjectMapper().readTree(

@@ -3,7 +3,6 @@ package io.gossgpu.api;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
 import org.junit.jupiter.api.Test;
@@ -63,8 +62,7 @@ class ChatRollbackTest {
 
     @Test
     void turnsAfterAReplyWithReasoningPrefillOnlyTheNewTokensAndReplyAsAFullPrefill() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 5);
         O200kHarmony tok = O200kHarmony.get();
         // window 16 + slack 48 = rings of 64 slots, wrapped by the ~130-token system prompt alone
         ChatOptions base = ChatOptions.defaults().withMaxTokens(12 + FREE_TOKENS + 20).withContextLength(1024)

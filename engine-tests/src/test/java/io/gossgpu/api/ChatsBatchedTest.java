@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,8 +38,7 @@ class ChatsBatchedTest {
 
     @Test
     void chatsOnThreadsShareStepsAndReplyAsAlone() throws Exception {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 23), model);
+        Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 23);
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
              ExecutorService threads = Executors.newFixedThreadPool(QUESTIONS.length)) {
             List<int[]> alone = new ArrayList<>();

@@ -3,8 +3,6 @@ package io.gossgpu.api;
 import io.gossgpu.GossException;
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,9 +25,7 @@ class ContextLengthCheckTest {
     Path dir;
 
     private Path model() {
-        Path m = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), m);
-        return m;
+        return SafetensorsWriter.writeTinyOriginal(dir, 1);
     }
 
     @Test

@@ -2,8 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.GossException;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,9 +25,7 @@ class MappedFileChangeTest {
     Path dir;
 
     private Path model() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 4), model);
-        return model;
+        return SafetensorsWriter.writeTinyOriginal(dir, 4);
     }
 
     private static Completion completion(Engine engine) {

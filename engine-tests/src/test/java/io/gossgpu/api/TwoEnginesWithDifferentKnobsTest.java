@@ -3,7 +3,6 @@ package io.gossgpu.api;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,8 +25,7 @@ class TwoEnginesWithDifferentKnobsTest {
 
     @Test
     void twoEnginesWithDifferentKnobsRunSideBySide() throws Exception {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 5);
         EngineOptions base = EngineOptions.of(model).withBackend("cpu");
         try (Engine one = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 1)));
              Engine two = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 2)))) {

@@ -34,7 +34,7 @@ class UndeclaredToolCallTest {
     private Reply reply(List<Tool> tools, String script, List<String> events) {
         Path model = dir.resolve("m");
         if (!model.toFile().exists())
-            SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+            SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 5), model);
         ChatCacheReuseTest.Scripted scripted = new ChatCacheReuseTest.Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted);
              Chat chat = engine.newChat(ChatOptions.defaults().withMaxTokens(40).withContextLength(512).withSampling(Sampling.greedy()))) {

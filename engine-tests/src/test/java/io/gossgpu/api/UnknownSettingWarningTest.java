@@ -2,8 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,8 +23,7 @@ class UnknownSettingWarningTest {
 
     @Test
     void engineOpenWarnsOnceAboutANameNoBackendReads() {
-        Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 1), model);
+        Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         BackendOptions typo = BackendOptions.defaults().with("GOSS_CPU_THREDS", "2").with("GOSS_CPU_THREADS", "1");
         EngineOptions options = EngineOptions.of(model).withBackend("cpu").withBackendOptions(typo);
         List<List<String>> log = new ArrayList<>();

@@ -74,7 +74,8 @@ class GrammarChatTest {
         int finished = 0, runs = 0;
         for (int model = 0; model < 2; model++) {
             Path folder = dir.resolve("m" + model);
-            SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 50 + model), folder);
+            SafetensorsWriter.writeOriginal(
+                    new TestModelGenerator(TestModelPresets.twoLayerDemo(), 50 + model), folder);
             try (Engine engine = Engine.open(EngineOptions.of(folder).withBackend("cpu"))) {
                 for (int i = 0; i < TestGrammars.ALL.size(); i++) {
                     TestGrammars.Case c = TestGrammars.ALL.get(i);

@@ -2,8 +2,6 @@ package io.gossgpu.reference;
 
 import io.gossgpu.reference.HeapMemoryBackend;
 import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.Batch;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
@@ -15,6 +13,7 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
+import io.gossgpu.conformance.OpRuns;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -188,22 +187,14 @@ class ReferenceBackendTest {
             v[j * kvDim + d] = 1;
             v[j * kvDim + hd + d] = 2;
         }
-        try (DeviceTensor qt = backend.allocate(T, C.qDim()); DeviceTensor kt = backend.allocate(T, kvDim);
-             DeviceTensor vt = backend.allocate(T, kvDim); DeviceTensor out = backend.allocate(T, C.qDim());
-             KvCache cache = backend.createKvCache(new KvCacheSpec(C, 8))) {
-            backend.write(qt, q);
-            backend.write(kt, k);
-            backend.write(vt, v);
-            backend.attention(loaded, layer, qt, kt, vt, Batch.of(cache, 0, T), out);
-            float[] o = backend.read(out);
-            for (int i = 0; i < T; i++)
-                for (int h = 0; h < heads; h++) {
-                    int n = i + 1; // keys 0..i, each e^0
-                    double weightSum = n / (n + Math.exp(sinks[h])); // the sink takes its share and is dropped
-                    double value = h / (heads / C.numKeyValueHeads()) == 0 ? 1 : 2; // h / 8, never h % 2
-                    assertEquals(weightSum * value, o[i * C.qDim() + h * hd + 3], 1e-6, "row " + i + " head " + h);
-                }
-        }
+        float[] o = attention(layer, T, q, k, v);
+        for (int i = 0; i < T; i++)
+            for (int h = 0; h < heads; h++) {
+                int n = i + 1; // keys 0..i, each e^0
+                double weightSum = n / (n + Math.exp(sinks[h])); // the sink takes its share and is dropped
+                double value = h / (heads / C.numKeyValueHeads()) == 0 ? 1 : 2; // h / 8, never h % 2
+                assertEquals(weightSum * value, o[i * C.qDim() + h * hd + 3], 1e-6, "row " + i + " head " + h);
+            }
     }
 
     @Test
@@ -214,16 +205,15 @@ class ReferenceBackendTest {
         float[] sinks = weights.layers().get(layer).sinks().dequantizeAll();
         Arrays.fill(v, 1);
         for (int d = 0; d < kvDim; d++) v[2 * kvDim + d] = 1e6f;
-        try (DeviceTensor qt = backend.allocate(T, C.qDim()); DeviceTensor kt = backend.allocate(T, kvDim);
-             DeviceTensor vt = backend.allocate(T, kvDim); DeviceTensor out = backend.allocate(T, C.qDim());
-             KvCache cache = backend.createKvCache(new KvCacheSpec(C, 8))) {
-            backend.write(qt, q);
-            backend.write(kt, k);
-            backend.write(vt, v);
-            backend.attention(loaded, layer, qt, kt, vt, Batch.of(cache, 0, T), out);
-            float[] o = backend.read(out);
-            assertEquals(5 / (5 + Math.exp(sinks[0])), o[7 * C.qDim()], 1e-6); // exactly 5 keys, all value 1
-            assertTrue(o[6 * C.qDim()] > 1e4); // position 6 still sees key 2 (6 − 5 < 2)
+        float[] o = attention(layer, T, q, k, v);
+        assertEquals(5 / (5 + Math.exp(sinks[0])), o[7 * C.qDim()], 1e-6); // exactly 5 keys, all value 1
+        assertTrue(o[6 * C.qDim()] > 1e4); // position 6 still sees key 2 (6 − 5 < 2)
+    }
+
+    /** Attention of {@code T} positions from 0 on over a new cache, which they fill. */
+    private float[] attention(int layer, int T, float[] q, float[] k, float[] v) {
+        try (KvCache cache = backend.createKvCache(new KvCacheSpec(C, 8))) {
+            return OpRuns.attention(backend, loaded, layer, cache, 0, T, C, q, k, v);
         }
     }
 

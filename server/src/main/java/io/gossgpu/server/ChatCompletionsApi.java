@@ -30,9 +30,7 @@ final class ChatCompletionsApi {
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
         server.checkModel(body);
-        JsonNode n = body.get("n");
-        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
-            throw ApiError.badRequest("n", "only n = 1 is supported");
+        Requests.requireOneChoice(body);
         boolean stream = Requests.optBool(body, "stream", false);
         boolean includeUsage = Requests.includeUsage(body, stream);
 
@@ -143,13 +141,7 @@ final class ChatCompletionsApi {
 
     private ObjectNode completion(String id, long created, Generation.Outcome o, boolean logprobs) {
         ObjectNode r = Json.object();
-        r.put("id", id);
-        r.put("object", "chat.completion");
-        r.put("created", created);
-        r.put("model", server.options.modelId());
-        ArrayNode choices = r.putArray("choices");
-        ObjectNode c = choices.addObject();
-        c.put("index", 0);
+        ObjectNode c = Json.completionChoice(r, id, "chat.completion", created, server.options.modelId());
         ObjectNode msg = c.putObject("message");
         msg.put("role", "assistant");
         if (o.content().isEmpty() && !o.toolCalls().isEmpty()) msg.putNull("content");
@@ -200,12 +192,7 @@ final class ChatCompletionsApi {
 
         ObjectNode chunk() {
             ObjectNode r = Json.object();
-            r.put("id", id);
-            r.put("object", "chat.completion.chunk");
-            r.put("created", created);
-            r.put("model", server.options.modelId());
-            ObjectNode c = r.putArray("choices").addObject();
-            c.put("index", 0);
+            ObjectNode c = Json.completionChoice(r, id, "chat.completion.chunk", created, server.options.modelId());
             c.putNull("logprobs");
             c.putNull("finish_reason");
             return r;

@@ -21,9 +21,7 @@ final class CompletionsApi {
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
         server.checkModel(body);
-        JsonNode n = body.get("n");
-        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
-            throw ApiError.badRequest("n", "only n = 1 is supported");
+        Requests.requireOneChoice(body);
         if (Requests.optBool(body, "echo", false)) throw ApiError.badRequest("echo", "'echo' is not supported");
         if (Requests.optText(body, "suffix") != null) throw ApiError.badRequest("suffix", "'suffix' is not supported");
         String prompt = prompt(body.get("prompt"));
@@ -97,12 +95,7 @@ final class CompletionsApi {
 
     private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage, ObjectNode logprobs) {
         ObjectNode r = Json.object();
-        r.put("id", id);
-        r.put("object", "text_completion");
-        r.put("created", created);
-        r.put("model", server.options.modelId());
-        ObjectNode c = r.putArray("choices").addObject();
-        c.put("index", 0);
+        ObjectNode c = Json.completionChoice(r, id, "text_completion", created, server.options.modelId());
         c.put("text", text);
         if (logprobs != null) c.set("logprobs", logprobs);
         else c.putNull("logprobs");

@@ -18,6 +18,20 @@ final class Json {
         return MAPPER.createArrayNode();
     }
 
+    /**
+     * Fills {@code response} with what every (chat) completion and chunk starts with, {@code id}, {@code object},
+     * {@code created} and {@code model}, and returns its one choice, at index 0, for the caller to fill.
+     */
+    static ObjectNode completionChoice(ObjectNode response, String id, String object, long created, String model) {
+        response.put("id", id);
+        response.put("object", object);
+        response.put("created", created);
+        response.put("model", model);
+        ObjectNode choice = response.putArray("choices").addObject();
+        choice.put("index", 0);
+        return choice;
+    }
+
     static String write(Object node) {
         try {
             return MAPPER.writeValueAsString(node);

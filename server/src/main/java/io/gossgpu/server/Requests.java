@@ -19,6 +19,13 @@ final class Requests {
         return v.asText();
     }
 
+    /** {@code n}, where given, must be 1: one choice per request. */
+    static void requireOneChoice(JsonNode body) {
+        JsonNode n = body.get("n");
+        if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1))
+            throw ApiError.badRequest("n", "only n = 1 is supported");
+    }
+
     static boolean optBool(JsonNode body, String field, boolean dflt) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) return dflt;

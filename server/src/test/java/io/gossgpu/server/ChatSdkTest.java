@@ -1,7 +1,5 @@
 package io.gossgpu.server;
 
-import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
 import com.openai.core.http.StreamResponse;
 import com.openai.models.FunctionDefinition;
@@ -17,9 +15,7 @@ import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionChoice;
 import com.openai.models.completions.CompletionCreateParams;
 import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -34,30 +30,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The official OpenAI Java SDK against the server: chat completions (plain, streaming, tool round trip, stop
  * sequences) and raw completions. The random-weight model's greedy choices are scripted so it writes Harmony.
  */
-class ChatSdkTest {
+class ChatSdkTest extends ScriptedSdkTest {
     static final String ANSWER = "<|channel|>analysis<|message|>User greets.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.<|return|>";
     static final String CALL = " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
-    static TestServers.Scripted backend;
-    static GossServer server;
-    static OpenAIClient client;
 
-    @BeforeAll
-    static void start() throws Exception {
-        backend = new TestServers.Scripted();
-        server = TestServers.start(TestServers.options().withApiKey("sk-test"), backend);
-        client = OpenAIOkHttpClient.builder().baseUrl("http://127.0.0.1:" + server.port() + "/v1").apiKey("sk-test")
-                .maxRetries(0).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (client != null) client.close();
-        if (server != null) server.close();
+    @Override
+    ServerOptions options() {
+        return TestServers.options().withApiKey("sk-test");
     }
 
     @AfterEach
     void idle() {
-        backend.script.clear();
         GossServer.Stats s = server.stats();
         assertEquals(0, s.busySlots(), s.toString());
         assertEquals(0, s.queued(), s.toString());

@@ -16,15 +16,10 @@ import com.openai.models.chat.completions.ChatCompletionToolMessageParam;
 import com.openai.models.responses.Response;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.ResponseOutputItem;
-import io.gossgpu.api.Engine;
-import io.gossgpu.api.EngineOptions;
-import io.gossgpu.demo.DemoCheckpoint;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,9 +40,7 @@ class DemoModelSdkTest {
 
     @BeforeAll
     static void start() throws InterruptedException {
-        Path model = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
-        server = GossServer.start(TestServers.options(), () -> Engine.open(EngineOptions.of(model).withBackend("cpu")));
-        assertTrue(server.awaitReady(Duration.ofMinutes(2)), "the demo model did not load");
+        server = TestServers.startDemo();
         client = OpenAIOkHttpClient.builder().baseUrl("http://127.0.0.1:" + server.port() + "/v1").apiKey("unused").maxRetries(0).build();
     }
 

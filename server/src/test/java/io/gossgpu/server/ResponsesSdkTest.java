@@ -1,7 +1,5 @@
 package io.gossgpu.server;
 
-import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.JsonValue;
 import com.openai.core.http.StreamResponse;
 import com.openai.models.Reasoning;
@@ -15,9 +13,7 @@ import com.openai.models.responses.ResponseOutputItem;
 import com.openai.models.responses.ResponseStatus;
 import com.openai.models.responses.ResponseStreamEvent;
 import com.openai.models.responses.Tool;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -28,28 +24,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The Responses API through the official SDK: output items, reasoning, previous_response_id, tools, streaming events. */
-class ResponsesSdkTest {
-    static TestServers.Scripted backend;
-    static GossServer server;
-    static OpenAIClient client;
+class ResponsesSdkTest extends ScriptedSdkTest {
 
-    @BeforeAll
-    static void start() throws Exception {
-        backend = new TestServers.Scripted();
-        server = TestServers.start(TestServers.options(), backend);
-        client = OpenAIOkHttpClient.builder().baseUrl("http://127.0.0.1:" + server.port() + "/v1").apiKey("unused")
-                .maxRetries(0).build();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (client != null) client.close();
-        if (server != null) server.close();
+    @Override
+    ServerOptions options() {
+        return TestServers.options();
     }
 
     @AfterEach
     void idle() {
-        backend.script.clear();
         assertEquals(0, server.stats().busySlots());
     }
 

@@ -5,9 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.networknt.schema.InputFormat;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
-import io.gossgpu.api.Engine;
-import io.gossgpu.api.EngineOptions;
-import io.gossgpu.demo.DemoCheckpoint;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,7 +13,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -38,9 +34,7 @@ class StructuredOutputServerTest {
 
     @BeforeAll
     static void start() throws InterruptedException {
-        Path model = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
-        server = GossServer.start(TestServers.options(), () -> Engine.open(EngineOptions.of(model).withBackend("cpu")));
-        assertTrue(server.awaitReady(Duration.ofMinutes(2)), "the demo model did not load");
+        server = TestServers.startDemo();
     }
 
     @AfterAll

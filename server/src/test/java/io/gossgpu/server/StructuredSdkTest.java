@@ -1,14 +1,9 @@
 package io.gossgpu.server;
 
-import com.openai.client.OpenAIClient;
-import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.StructuredChatCompletion;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.StructuredResponse;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -22,10 +17,7 @@ import static org.junit.jupiter.api.Assertions.*;
  * parses the answer back into the class. The random-weight model is scripted (boosted logits, so the constrained
  * steps follow the script too); a scripted answer the schema did not allow would come out changed.
  */
-class StructuredSdkTest {
-    static TestServers.Scripted backend;
-    static GossServer server;
-    static OpenAIClient client;
+class StructuredSdkTest extends ScriptedSdkTest {
 
     /** Fields in alphabetical order, as declared: the constrained answer writes them in the schema's order. */
     public static class City {
@@ -44,36 +36,30 @@ class StructuredSdkTest {
         public List<Stop> stops;
     }
 
-    @BeforeAll
-    static void start() throws Exception {
-        backend = new TestServers.Scripted();
+    StructuredSdkTest() {
         backend.boosted = true;
-        server = TestServers.start(TestServers.options().withContextLength(2048), backend);
-        client = OpenAIOkHttpClient.builder().baseUrl("http://127.0.0.1:" + server.port() + "/v1").apiKey("sk-test")
-                .maxRetries(0).build();
     }
 
-    @AfterAll
-    static void stop() {
-        if (client != null) client.close();
-        if (server != null) server.close();
-    }
-
-    @AfterEach
-    void idle() {
-        backend.script.clear();
+    @Override
+    ServerOptions options() {
+        return TestServers.options().withContextLength(2048);
     }
 
     static String answer(String json) {
         return "<|channel|>analysis<|message|>Give the facts.<|end|><|start|>assistant<|channel|>final<|message|>" + json + "<|return|>";
     }
 
+    /** A greedy chat completion of at most {@code maxTokens} whose answer the SDK parses into a {@link City}. */
+    private StructuredChatCompletion<City> askAboutParis(long maxTokens) {
+        return client.chat().completions().create(ChatCompletionCreateParams.builder()
+                .model("gpt-oss").addUserMessage("Tell me about the capital of France.").temperature(0)
+                .maxCompletionTokens(maxTokens).responseFormat(City.class).build());
+    }
+
     @Test
     void chatCompletionsParseIntoTheClass() {
         backend.say(answer("{\"city\":\"Paris\",\"population\":2100000,\"tags\":[\"capital\",\"old\"]}"));
-        StructuredChatCompletion<City> c = client.chat().completions().create(ChatCompletionCreateParams.builder()
-                .model("gpt-oss").addUserMessage("Tell me about the capital of France.").temperature(0).maxCompletionTokens(200)
-                .responseFormat(City.class).build());
+        StructuredChatCompletion<City> c = askAboutParis(200);
         City city = c.choices().get(0).message().content().orElseThrow();
         assertEquals("Paris", city.city);
         assertEquals(2_100_000L, city.population);
@@ -103,9 +89,7 @@ class StructuredSdkTest {
     @Test
     void aScriptedAnswerOutsideTheSchemaIsHeldToIt() {
         backend.say(answer("{\"town\":\"Paris\"}"));
-        StructuredChatCompletion<City> c = client.chat().completions().create(ChatCompletionCreateParams.builder()
-                .model("gpt-oss").addUserMessage("Tell me about the capital of France.").temperature(0).maxCompletionTokens(300)
-                .responseFormat(City.class).build());
+        StructuredChatCompletion<City> c = askAboutParis(300);
         var choice = c.choices().get(0);
         String raw = choice.message().rawMessage().content().orElseThrow();
         assertTrue(raw.startsWith("{\"c") && !raw.contains("town"), raw);

@@ -6,6 +6,7 @@ import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.demo.DemoCheckpoint;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
@@ -31,8 +32,7 @@ final class TestServers {
             try {
                 Path dir = Files.createTempDirectory("goss-server-test");
                 Path m = dir.resolve("model");
-                SafetensorsWriter.writeOriginal(new TestModelGenerator(
-                        TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 7), m);
+                SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 7), m);
                 Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(dir)));
                 model = m;
             } catch (IOException e) {
@@ -124,10 +124,21 @@ final class TestServers {
     /** A started server, model loaded. */
     static GossServer start(ServerOptions options, Scripted backend) throws InterruptedException {
         Path m = model();
-        GossServer s = GossServer.start(options, () -> Engine.open(EngineOptions.of(m).withBackend("reference"), () -> backend));
+        EngineOptions engine = EngineOptions.of(m).withBackend("reference");
+        return loaded(GossServer.start(options, () -> Engine.open(engine, () -> backend)), "the test model");
+    }
+
+    /** A started server over the shipped demo model (trained, nothing scripted) on the cpu backend, model loaded. */
+    static GossServer startDemo() throws InterruptedException {
+        Path m = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
+        EngineOptions engine = EngineOptions.of(m).withBackend("cpu");
+        return loaded(GossServer.start(options(), () -> Engine.open(engine)), "the demo model");
+    }
+
+    private static GossServer loaded(GossServer s, String model) throws InterruptedException {
         if (!s.awaitReady(Duration.ofMinutes(2))) {
             s.close();
-            throw new IllegalStateException("the test model did not load");
+            throw new IllegalStateException(model + " did not load");
         }
         return s;
     }

@@ -53,6 +53,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -96,6 +97,11 @@ public abstract class BackendConformanceKit {
      */
     protected BackendOptions options() {
         return BackendOptions.defaults();
+    }
+
+    /** Every knob {@link #options()} sets is in effect: {@code inEffect}, the backend's knobs by name, holds it. */
+    protected void assertOptionsInEffect(Map<String, Integer> inEffect) {
+        options().asMap().forEach((name, value) -> assertEquals(Integer.parseInt(value), inEffect.get(name), name));
     }
 
     /**
@@ -540,17 +546,11 @@ public abstract class BackendConformanceKit {
         // (measured on layer 0: 40% of gate values above 7, 80% of up values outside ±7)
         Model m = model("tiny");
         ModelConfig c = m.config();
-        int T = 3, k = c.expertsPerToken();
-        float[] x = random(new SplittableRandom(77), T * c.hiddenSize(), 30.0);
-        try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
-             DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-            reference.router(m.ref(), 0, in.ref(), rr);
-            Routing want = reference.readRouting(rr);
-            backend.writeRouting(rm, want);
-            backend.moe(m.mine(), 0, in.mine(), rm, out.mine());
-            reference.moe(m.ref(), 0, in.ref(), rr, out.ref());
-            compare("moe with clamped activations", out, moeTolerance());
-        }
+        int T = 3, k = c.expertsPerToken(), h = c.hiddenSize();
+        float[] x = random(new SplittableRandom(77), T * h, 30.0);
+        Routing want = OpRuns.routing(reference, m.ref(), 0, x, T, h, k);
+        assertClose("moe with clamped activations", OpRuns.moe(reference, m.ref(), 0, x, T, h, want),
+                OpRuns.moe(backend, m.mine(), 0, x, T, h, want), T, h, moeTolerance());
     }
 
     /**
@@ -612,14 +612,10 @@ public abstract class BackendConformanceKit {
     private float[][] layer0Moe(ModelWeights w, int T, long seed) {
         int h = w.config().hiddenSize(), k = w.config().expertsPerToken();
         float[] x = random(new SplittableRandom(seed), T * h, 1.0);
-        try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w);
-             Pair in = pair(T, h, x); Pair out = pair(T, h, null);
-             DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
-            reference.router(ref, 0, in.ref(), rr);
-            backend.writeRouting(rm, reference.readRouting(rr));
-            backend.moe(mine, 0, in.mine(), rm, out.mine());
-            reference.moe(ref, 0, in.ref(), rr, out.ref());
-            return new float[][]{reference.read(out.ref()), backend.read(out.mine())};
+        try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+            Routing routing = OpRuns.routing(reference, ref, 0, x, T, h, k);
+            return new float[][]{OpRuns.moe(reference, ref, 0, x, T, h, routing),
+                    OpRuns.moe(backend, mine, 0, x, T, h, routing)};
         }
     }
 
@@ -774,8 +770,7 @@ public abstract class BackendConformanceKit {
      */
     @Test
     void closingTheEngineMidStepEndsTheReplyCancelledAfterTheStep(@TempDir Path dir) throws Exception {
-        Path folder = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 21), folder);
+        Path folder = SafetensorsWriter.writeTinyOriginal(dir, 21);
         int maxTokens = 64, heldStep = 3; // prefill, two decode steps, then the held one: the reply is under way
         StepHoldingBackend holding = new StepHoldingBackend(provider().create(options()), heldStep);
         Engine engine = Engine.open(EngineOptions.of(folder), () -> holding);

@@ -32,6 +32,18 @@ public final class SafetensorsWriter {
 
     private SafetensorsWriter() {}
 
+    /** The tiny model of {@code seed} in OpenAI's layout in {@code dir}/m, which is returned. */
+    public static Path writeTinyOriginal(Path dir, long seed) {
+        return writeOriginalIn(dir, TestModelPresets.tiny(), seed);
+    }
+
+    /** A model of {@code shape} and {@code seed} in OpenAI's layout in {@code dir}/m, which is returned. */
+    public static Path writeOriginalIn(Path dir, ModelConfig shape, long seed) {
+        Path folder = dir.resolve("m");
+        writeOriginal(new TestModelGenerator(shape, seed), folder);
+        return folder;
+    }
+
     /** {@code dir}/config.json (OpenAI's keys) and {@code dir}/model.safetensors. */
     public static void writeOriginal(TestModelGenerator g, Path dir) {
         createDirectories(dir);
@@ -125,15 +137,7 @@ public final class SafetensorsWriter {
         o.put("num_hidden_layers", c.numHiddenLayers());
         o.put("num_experts", c.numExperts());
         o.put("experts_per_token", c.expertsPerToken());
-        o.put("vocab_size", c.vocabSize());
-        o.put("hidden_size", c.hiddenSize());
-        o.put("intermediate_size", c.intermediateSize());
-        o.put("swiglu_limit", num(c.swigluLimit()));
-        o.put("head_dim", c.headDim());
-        o.put("num_attention_heads", c.numAttentionHeads());
-        o.put("num_key_value_heads", c.numKeyValueHeads());
-        o.put("sliding_window", c.slidingWindow());
-        o.put("initial_context_length", c.initialContextLength());
+        putWidths(o, c);
         o.put("rope_theta", num(c.ropeTheta()));
         o.put("rope_scaling_factor", num(c.ropeScalingFactor()));
         o.put("rope_ntk_alpha", num(c.ropeNtkAlpha()));
@@ -152,15 +156,7 @@ public final class SafetensorsWriter {
         o.put("num_local_experts", c.numExperts());
         o.put("num_experts_per_tok", c.expertsPerToken());
         o.put("experts_per_token", c.expertsPerToken());
-        o.put("vocab_size", c.vocabSize());
-        o.put("hidden_size", c.hiddenSize());
-        o.put("intermediate_size", c.intermediateSize());
-        o.put("swiglu_limit", num(c.swigluLimit()));
-        o.put("head_dim", c.headDim());
-        o.put("num_attention_heads", c.numAttentionHeads());
-        o.put("num_key_value_heads", c.numKeyValueHeads());
-        o.put("sliding_window", c.slidingWindow());
-        o.put("initial_context_length", c.initialContextLength());
+        putWidths(o, c);
         o.put("max_position_embeddings", (long) Math.round(c.initialContextLength() * (double) c.ropeScalingFactor()));
         o.put("rope_theta", num(c.ropeTheta()));
         o.put("rms_norm_eps", num(c.rmsNormEps()));
@@ -176,6 +172,19 @@ public final class SafetensorsWriter {
         o.putObject("quantization_config").put("quant_method", "mxfp4");
         o.put("tie_word_embeddings", false);
         return o;
+    }
+
+    /** The keys both config.json files share, under the same names. */
+    private static void putWidths(ObjectNode o, ModelConfig c) {
+        o.put("vocab_size", c.vocabSize());
+        o.put("hidden_size", c.hiddenSize());
+        o.put("intermediate_size", c.intermediateSize());
+        o.put("swiglu_limit", num(c.swigluLimit()));
+        o.put("head_dim", c.headDim());
+        o.put("num_attention_heads", c.numAttentionHeads());
+        o.put("num_key_value_heads", c.numKeyValueHeads());
+        o.put("sliding_window", c.slidingWindow());
+        o.put("initial_context_length", c.initialContextLength());
     }
 
     /** The shortest decimal that reads back as exactly {@code f}. */

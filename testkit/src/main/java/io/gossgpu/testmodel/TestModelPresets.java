@@ -38,6 +38,11 @@ public final class TestModelPresets {
                 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
+    /** {@link #demo()} with 2 layers: the real vocabulary, quicker to generate and run. */
+    public static ModelConfig twoLayerDemo() {
+        return withOverrides(demo(), 2, null, null);
+    }
+
     /** gpt-oss-20b's exact widths with {@code layers} layers (24 is the real model). */
     public static ModelConfig gptOss20bWidths(int layers) {
         return withOverrides(ModelConfig.gptOss20b(), layers, null, null);

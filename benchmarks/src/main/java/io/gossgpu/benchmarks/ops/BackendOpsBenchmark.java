@@ -7,20 +7,10 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * Each Backend SPI op of one layer through the {@link io.gossgpu.backend.Backend} interface, on any backend,
@@ -35,16 +25,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code logits}: the unembedding, logits back to the host; {@code argmax}: the same with one id per row back.</li>
  * </ul>
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 2, time = 1)
-@Measurement(iterations = 3, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
-public class BackendOpsBenchmark {
-    @Param({"cpu", "opencl", "cuda", "metal"})
-    public String backend;
-
+public class BackendOpsBenchmark extends BackendBenchmark {
     @Param({"1", "128"})
     public int tokens;
 

@@ -5,21 +5,13 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.forward.Executor;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
 import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One decode step (embed → every layer → final norm → logits → {@code output}) at
@@ -29,16 +21,8 @@ import java.util.concurrent.TimeUnit;
  * the device, {@link io.gossgpu.backend.Backend#sample}, one int back), {@code logits} (the same temperature
  * sampling as the host did before: all logits back, then {@link io.gossgpu.backend.TemperatureDraw#draw}).
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MILLISECONDS)
-@Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector"})
-public class DecodeStepBenchmark {
-    @Param({"cpu", "opencl", "cuda", "metal"})
-    public String backend;
-
+public class DecodeStepBenchmark extends BackendBenchmark {
     @Param({"2"})
     public int layers;
 

@@ -1,13 +1,11 @@
 package io.gossgpu.model.gguf;
 
+import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.quant.LE;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
@@ -123,10 +121,7 @@ final class GgufCursor {
         long p = take(len, what);
         byte[] bytes = data.asSlice(p, len).toArray(LE.U8);
         try {
-            return StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
+            return Json.strictUtf8(bytes);
         } catch (CharacterCodingException e) {
             throw fail(what + " at offset " + p + " is not valid UTF-8");
         }

@@ -121,11 +121,19 @@ public final class ConfigJson {
     }
 
     private static int integer(Path file, JsonNode c, String prefix, String key) {
-        JsonNode v = c.get(key);
-        if (v == null) throw new ModelFormatException(file, "config has no " + prefix + key);
-        if (!v.isNumber()) throw new ModelFormatException(file, prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
+        JsonNode v = numberAt(file, c, prefix, key);
         if (v.isIntegralNumber() ? v.canConvertToInt() : isIntegral(v.doubleValue())) return v.intValue();
         throw new ModelFormatException(file, prefix + key + " must be an integer in int range, got " + SafetensorsHeader.safe(v.toString()));
+    }
+
+    /** The number at {@code key}, which the config must have. */
+    private static JsonNode numberAt(Path file, JsonNode c, String prefix, String key) {
+        JsonNode v = c.get(key);
+        if (v == null) throw new ModelFormatException(file, "config has no " + prefix + key);
+        if (!v.isNumber())
+            throw new ModelFormatException(file,
+                    prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
+        return v;
     }
 
     private static boolean isIntegral(double x) {
@@ -137,9 +145,7 @@ public final class ConfigJson {
     }
 
     private static float number(Path file, JsonNode c, String prefix, String key) {
-        JsonNode v = c.get(key);
-        if (v == null) throw new ModelFormatException(file, "config has no " + prefix + key);
-        if (!v.isNumber()) throw new ModelFormatException(file, prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
+        JsonNode v = numberAt(file, c, prefix, key);
         float f = (float) v.doubleValue();
         if (!Float.isFinite(f)) throw new ModelFormatException(file, prefix + key + " is out of float range: " + SafetensorsHeader.safe(v.toString()));
         return f;

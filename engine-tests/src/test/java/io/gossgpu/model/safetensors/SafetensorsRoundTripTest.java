@@ -128,14 +128,21 @@ class SafetensorsRoundTripTest {
         }
     }
 
+    /** {@code g}'s original/ layout in {@code dir} without model.safetensors, and the tensors it held, to shard. */
+    private static List<SafetensorsFileWriter.Tensor> originalWithoutItsTensorFile(TestModelGenerator g, Path dir)
+            throws IOException {
+        SafetensorsWriter.writeOriginal(g, dir);
+        Files.delete(dir.resolve("model.safetensors"));
+        return g.originalTensors().stream()
+                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg)))
+                .toList();
+    }
+
     @Test
     void originalSplitOverSeveralFilesIsReadInNameOrder() throws IOException {
         TestModelGenerator g = new TestModelGenerator(TINY, SEED);
         Path dir = tmp.resolve("split");
-        SafetensorsWriter.writeOriginal(g, dir);
-        Files.delete(dir.resolve("model.safetensors"));
-        List<SafetensorsFileWriter.Tensor> all = g.originalTensors().stream()
-                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
+        List<SafetensorsFileWriter.Tensor> all = originalWithoutItsTensorFile(g, dir);
         SafetensorsFileWriter.write(dir.resolve("b.safetensors"), all.subList(20, all.size()), Map.of());
         SafetensorsFileWriter.write(dir.resolve("a.safetensors"), all.subList(0, 20), Map.of());
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
@@ -154,10 +161,7 @@ class SafetensorsRoundTripTest {
         // gpt-oss-120b's original/ holds model--0000N-of-00007.safetensors (no model.safetensors)
         TestModelGenerator g = new TestModelGenerator(TINY, SEED);
         Path dir = tmp.resolve("original");
-        SafetensorsWriter.writeOriginal(g, dir);
-        Files.delete(dir.resolve("model.safetensors"));
-        List<SafetensorsFileWriter.Tensor> all = g.originalTensors().stream()
-                .map(t -> new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), seg -> g.fill(t, seg))).toList();
+        List<SafetensorsFileWriter.Tensor> all = originalWithoutItsTensorFile(g, dir);
         var index = Json.MAPPER.createObjectNode();
         var map = index.putObject("weight_map");
         for (int s = 0; s < 2; s++) {

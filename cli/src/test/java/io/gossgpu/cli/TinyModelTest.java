@@ -1,0 +1,18 @@
+package io.gossgpu.cli;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+
+/** Tests that run commands on the tiny test model, made once per class by {@code make-test-model}. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class TinyModelTest {
+    Path model;
+
+    @BeforeAll
+    void makeModel(@TempDir Path dir) {
+        model = CommandLineTest.tinyModel(dir);
+    }
+}
