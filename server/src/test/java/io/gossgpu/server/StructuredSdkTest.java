@@ -38,6 +38,7 @@ class StructuredSdkTest extends ScriptedSdkTest {
 
     StructuredSdkTest() {
         backend.boosted = true;
+        backend.boost = 40;
     }
 
     @Override

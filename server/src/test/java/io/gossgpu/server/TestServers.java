@@ -57,6 +57,11 @@ final class TestServers {
         volatile long stepMillis;
         /** The script also steers steps that return logits (requests for logprobs): its token becomes the argmax. */
         volatile boolean boosted;
+        /**
+         * How far above the row's largest logit a scripted token is set. Under a constraint the mass of masked tokens moves
+         * to their longest allowed prefix (PrefixMass), which on this flat random model can outweigh a small boost.
+         */
+        volatile float boost = 4;
 
         /**
          * While {@link #recordLogits} is set, the last row of every logits read (as returned, scripted boost included),
@@ -86,7 +91,7 @@ final class TestServers {
                 int vocab = O200kHarmony.VOCAB_SIZE, from = logits.length - vocab;
                 float max = Float.NEGATIVE_INFINITY;
                 for (int i = from; i < logits.length; i++) max = Math.max(max, logits[i]);
-                logits[from + next] = max + 4;
+                logits[from + next] = max + boost;
             }
             if (recordLogits) logitRows.add(java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
             return logits;
