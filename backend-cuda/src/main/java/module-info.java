@@ -1,5 +1,5 @@
 /**
- * The CUDA backend (issue 41): found by ServiceLoader through {@code BackendProvider}; it exports nothing. Its classes
+ * The CUDA backend: found by ServiceLoader through {@code BackendProvider}; it exports nothing. Its classes
  * call the driver through FFM, so on the module path it runs with {@code --enable-native-access=io.gossgpu.cuda}.
  */
 module io.gossgpu.cuda {

@@ -1,5 +1,5 @@
 /**
- * The Metal backend (issue 41): found by ServiceLoader through {@code BackendProvider}; it exports nothing. Its classes
+ * The Metal backend: found by ServiceLoader through {@code BackendProvider}; it exports nothing. Its classes
  * call the Objective-C runtime through FFM, so on the module path it runs with
  * {@code --enable-native-access=io.gossgpu.metal}.
  */

@@ -1,5 +1,5 @@
 /**
- * The OpenCL backend (issue 41): found by ServiceLoader through {@code BackendProvider}; it exports nothing. OpenCL is
+ * The OpenCL backend: found by ServiceLoader through {@code BackendProvider}; it exports nothing. OpenCL is
  * reached through LWJGL, whose native calls need {@code --enable-native-access=org.lwjgl} on the module path.
  */
 module io.gossgpu.opencl {

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 20, finding 4: the cpu backend's choices (threads, and the int8 native versus float Java kernels) are knobs
+ * The cpu backend's choices (threads, and the int8 native versus float Java kernels) are knobs
  * that info, --verbose and tune see, with this machine's defaults and ranges.
  */
 class CpuKnobsTest {

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 20, finding 4: what {@code info --backends}, {@code --verbose} and {@code tune} show for the OpenCL knobs
+ * What {@code info --backends}, {@code --verbose} and {@code tune} show for the OpenCL knobs
  * (the provider's {@link OpenClBackendProvider#knobStates}, computed without creating a backend) is what a backend
  * created with the same options runs, and the ranges are the device's.
  */

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: the module descriptors of engine-core and the backends, as built, read from wherever the class path found
+ * The module descriptors of engine-core and the backends, as built, read from wherever the class path found
  * each backend provider (target/classes or a jar). Each backend is a named module that exports nothing and provides
  * the BackendProvider the class path found, so ServiceLoader finds the same backends on the module path. engine-core's
  * qualified exports name only the project's modules: javac only warns (and engine-core suppresses the warning, since

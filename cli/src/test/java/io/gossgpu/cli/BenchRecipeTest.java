@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: the README sent users to {@code ../shared/bench} for the llama.cpp baseline, a folder outside the
+ * The README sent users to {@code ../shared/bench} for the llama.cpp baseline, a folder outside the
  * repository that they do not have. The recipe is the repository's own now (benchmarks/scripts/llama-baseline.sh and its
  * README), and the documents name nothing outside the repository. Building llama.cpp takes minutes and a network, so
  * what runs here is the scripts' argument handling, not the build.

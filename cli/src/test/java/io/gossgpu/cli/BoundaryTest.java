@@ -25,7 +25,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The boundary of the applications (issue 37): cli and server use the engine through the api package
+ * The boundary of the applications: cli and server use the engine through the api package
  * ({@code io.gossgpu.api}) and the backend SPI ({@code io.gossgpu.backend}) only, plus the types the api itself hands
  * out in its public signatures (api and SPI types only). cli may also use the server module's public entry
  * ({@code io.gossgpu.server}) and, for its developer commands, the tools module's ({@code io.gossgpu.tools}). Every other engine class named in their main code (import or
@@ -57,7 +57,7 @@ class BoundaryTest {
     }
 
     /**
-     * The context check is the engine's (Engine.open, issue 37): cli and server had one each, worded apart; neither
+     * The context check is the engine's (Engine.open): cli and server had one each, worded apart; neither
      * compares with the model's maximum itself again.
      */
     @Test

@@ -108,7 +108,7 @@ class CommandLineTest {
         assertTrue(r.err().contains("sliding layers keep 2064 positions: window 16 + rollback 2048"), r.err());
     }
 
-    /** Issue 20, finding 4: --verbose names the knobs in effect and where each value came from. */
+    /** --verbose names the knobs in effect and where each value came from. */
     @Test
     void verboseListsTheKnobsInEffect() {
         Run r = run("", "--model", model.toString(), "--backend", "cpu", "--threads", "1", "--raw", "--prompt", "a", "-n", "1", "-v");
@@ -117,7 +117,7 @@ class CommandLineTest {
                 + " (device default: the fastest this machine runs), GOSS_CPU_DENSE=q8 (default), GOSS_CPU_WARMUP=1 (default)\n"), r.err());
     }
 
-    /** Issue 20, finding 3: a random model's gibberish streams to stdout rather than arriving at the end as a notice. */
+    /** A random model's gibberish streams to stdout rather than arriving at the end as a notice. */
     @Test
     void outputThatIsNotHarmonyStillStreamsAndIsNamedOnce() {
         Run r = run("Hello\n", "--model", model.toString(), "--backend", "reference", "-n", "40", "--seed", "2", "--temperature", "1");
@@ -188,7 +188,7 @@ class CommandLineTest {
         assertEquals(2, unknownOption.code());
     }
 
-    /** Issue 36: a negative temperature and a context beyond the model's maximum (here 4096 × 32) were accepted. */
+    /** A negative temperature and a context beyond the model's maximum (here 4096 × 32) were accepted. */
     @Test
     void negativeTemperatureAndContextBeyondTheModelAreRefused() {
         Run cold = run("", "--temperature", "-1", "--model", model.toString(), "--backend", "reference", "--prompt", "hi", "-n", "1");
@@ -203,7 +203,7 @@ class CommandLineTest {
         assertEquals("goss-gpu: --context must be positive, got 0", zero.err().strip());
     }
 
-    /** Issue 36: JSON read from the user (render's conversations) is named by line and column, without Jackson's internals. */
+    /** JSON read from the user (render's conversations) is named by line and column, without Jackson's internals. */
     @Test
     void badJsonOnStdinIsOneLineWithoutJacksonInternals() {
         Run syntax = run("{\"messages\": [\n", "render");

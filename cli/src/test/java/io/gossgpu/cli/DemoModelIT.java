@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 19, the README's first command on a fresh machine: {@code goss-gpu --prompt "What is 17 + 25?" -n 64} with no
+ * The README's first command on a fresh machine: {@code goss-gpu --prompt "What is 17 + 25?" -n 64} with no
  * model anywhere (an empty home and cache) unpacks the demo model from the jar into $XDG_CACHE_HOME/goss-gpu, prints
  * the reasoning, then the answer 42, and says what the model is. A second run uses what the first unpacked. Runs after
  * {@code package} (failsafe), on the jar just built.

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * The developer commands print the same bytes since their logic moved next to the engine (issue 37): render, info and
+ * The developer commands print the same bytes since their logic moved next to the engine: render, info and
  * make-test-model, logits, verify (op by op and --kl) and bench (its timings masked), on the reference backend, on test
  * models, are compared with golden files written by the cli before the move
  * (src/test/resources/golden). What depends on the machine or the moment is masked on both sides: the temporary

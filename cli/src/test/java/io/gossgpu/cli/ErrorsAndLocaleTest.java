@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Java errors as one line (issue 17, finding 4) and UTF-8 text whatever the locale (finding 5). */
+/** Java errors as one line and UTF-8 text whatever the locale. */
 class ErrorsAndLocaleTest {
     @TempDir
     Path dir;

@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: the first {@code ./gossw run} printed Maven's build lines and an escape code (ESC[0m, which Maven 3.8's
+ * The first {@code ./gossw run} printed Maven's build lines and an escape code (ESC[0m, which Maven 3.8's
  * console library writes even in batch mode) on stdout, ahead of the answer. The real gossw runs here in a copy of
  * the checkout's layout whose {@code mvn} and {@code java} are stand-ins: the stand-in Maven writes what Maven writes,
  * on both streams, and the stand-in java prints the answer.

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Help that reads whole and one version string from the build (issue 20, finding 5). */
+/** Help that reads whole and one version string from the build. */
 class HelpTextTest {
     private static final List<String> SUBCOMMANDS = List.of("info", "make-test-model", "tokenize", "detokenize", "logits", "verify",
             "bench", "tune", "serve");

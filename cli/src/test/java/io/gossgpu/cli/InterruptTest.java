@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Ctrl-C as a shell treats it (issue 20, finding 1); the tmux-driven .ci/interrupt-test.sh covers the terminal. */
+/** Ctrl-C as a shell treats it; the tmux-driven .ci/interrupt-test.sh covers the terminal. */
 class InterruptTest {
     private final List<Integer> exits = new CopyOnWriteArrayList<>();
     private final Interrupt interrupt = new Interrupt(exits::add);
@@ -36,7 +36,7 @@ class InterruptTest {
         }
     }
 
-    /** The crash of issue 20: after a reply, Ctrl-C at the prompt did nothing and the next reply failed. */
+    /** A crash once seen: after a reply, Ctrl-C at the prompt did nothing and the next reply failed. */
     @Test
     void afterAReplyCtrlCAtThePromptQuitsAndTheNextReplyIsStoppableAgain() {
         AtomicInteger cancels = new AtomicInteger();

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: {@code java -jar goss-gpu.jar -V} and {@code help} printed the JDK's "WARNING: Using incubator modules",
+ * {@code java -jar goss-gpu.jar -V} and {@code help} printed the JDK's "WARNING: Using incubator modules",
  * which only the relaunch with {@code --add-modules jdk.incubator.vector} causes and which these need not do. Runs
  * after {@code package} (failsafe), on the jar just built.
  */

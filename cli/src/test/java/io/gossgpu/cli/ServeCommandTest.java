@@ -24,7 +24,7 @@ class ServeCommandTest {
     }
 
     /**
-     * Issue 36: the README's server example sent {@code "model":"gpt-oss-20b"} to the server its own command started,
+     * The README's server example sent {@code "model":"gpt-oss-20b"} to the server its own command started,
      * the demo model's, which answered 404 (it served {@code demo-model-HASH}). The id in the README's curl is now the
      * one the demo is served as. (ServeProcessIT sends that very request to a demo server.)
      */

@@ -70,7 +70,7 @@ class ServeProcessIT {
                 assertTrue(server.waitFor(60, TimeUnit.SECONDS), "the server did not stop");
                 System.out.printf("stream ended %.1f s after SIGTERM (drain 8 s); exit %d%n", s, server.exitValue());
                 assertTrue(log(server).contains("shutting down: 2 running requests"), "both were running at SIGTERM: " + log(server));
-                // Issue 36: the short request in flight at SIGTERM finishes whole within the drain ...
+                // The short request in flight at SIGTERM finishes whole within the drain ...
                 assertTrue(shortRest.matches("(?s).*\"finish_reason\":\"(length|stop)\".*data: \\[DONE]\n\n.*"), shortRest + "\n" + log(server));
                 assertFalse(shortRest.contains("shutting_down"), shortRest);
                 // ... the long one is cut visibly once the drain time is up, not before it and not much after.
@@ -87,7 +87,7 @@ class ServeProcessIT {
     }
 
     /**
-     * Issue 36: the second signal reached the JVM's default handler (ServeCommand put it back before draining), so the
+     * The second signal reached the JVM's default handler (ServeCommand put it back before draining), so the
      * running requests ran on to the end of the drain and the process exited 143. Now it ends them at once and exits 0.
      */
     @Test
@@ -121,7 +121,7 @@ class ServeProcessIT {
     }
 
     /**
-     * Issue 36, three items on the demo model: with {@code --log-format json} every line on stderr is JSON, from the
+     * Three items on the demo model: with {@code --log-format json} every line on stderr is JSON, from the
      * JVM's incubator warning (written before main) and the demo notice on; and the README's server example (its
      * {@code serve} line has no {@code --model}: the demo) answers the README's own curl body with 200.
      */

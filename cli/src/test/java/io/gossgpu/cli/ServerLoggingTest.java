@@ -16,8 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * serve's two log formats, which the command line owns since the server module logs through the SLF4J API only
- * (issue 41): an access event with key-values and an error with an exception, as text and as JSON lines; and the
+ * serve's two log formats, which the command line owns since the server module logs through the SLF4J API only:
+ * an access event with key-values and an error with an exception, as text and as JSON lines; and the
  * library's System.Logger messages joining the same log ({@link LibraryMessages#toSlf4j}).
  */
 class ServerLoggingTest {

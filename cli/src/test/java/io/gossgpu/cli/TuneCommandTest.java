@@ -72,7 +72,7 @@ class TuneCommandTest extends TinyModelTest {
         }
     }
 
-    /** Issue 36: the load average at start and end, and a verdict with its rule (or nothing to change). */
+    /** The load average at start and end, and a verdict with its rule (or nothing to change). */
     static void assertLoadAverageAndVerdict(CommandLineTest.Run r) {
         assertTrue(r.err().contains("tune: load average ") && r.err().contains(" at start") && r.err().contains(" at end"), r.err());
         assertTrue(r.out().matches("(?s).*\nload average: \\S+ at start, \\S+ at end \\(\\d+ CPUs\\)\n.*"), r.out());
@@ -105,7 +105,7 @@ class TuneCommandTest extends TinyModelTest {
         assertTrue(none.err().startsWith("goss-gpu: unknown backend 'quantum'") && none.err().strip().lines().count() == 1, none.err());
     }
 
-    /** Issue 20, finding 4: tune said the cpu backend had no knobs; its threads and kernel family are swept now. */
+    /** Tune said the cpu backend had no knobs; its threads and kernel family are swept now. */
     @Test
     void quickTuneOnCpuSweepsThreadsAndTheKernelFamily() {
         List<KnobState> states = new CpuBackendProvider().knobStates(BackendOptions.defaults());
@@ -123,14 +123,14 @@ class TuneCommandTest extends TinyModelTest {
             assertTrue(timed.contains(s.text()) && expected.containsAll(timed) && timed.size() == Math.min(3, expected.size()),
                     s.knob().envName() + " timed " + timed + " of " + expected + ": " + r.err());
             Matcher m = Pattern.compile("(?m)^export " + s.knob().envName() + "=(\\S+)$").matcher(r.out());
-            // exported only when the tuned values beat those in effect in the alternating rounds (issue 36)
+            // exported only when the tuned values beat those in effect in the alternating rounds
             assertEquals(r.out().contains("verdict: the tuned values win"), m.find(), r.out());
             if (r.out().contains("verdict: the tuned values win")) assertTrue(timed.contains(m.group(1)), m.group(1) + " " + timed);
         }
         assertLoadAverageAndVerdict(r);
     }
 
-    /** Issue 20, finding 4: info showed declared defaults, host ranges and "33 (set)" unflagged; now the device's. */
+    /** Info showed declared defaults, host ranges and "33 (set)" unflagged; now the device's. */
     @Test
     void infoShowsEachKnobsValueInEffectOnThisDeviceWhereItCameFromAndTheDevicesRange() throws Exception {
         requireOpenCl();

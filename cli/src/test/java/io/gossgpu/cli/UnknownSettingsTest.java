@@ -9,7 +9,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * Issue 20, finding 4: a misspelled {@code GOSS_OPENCL_DENSE_WGG} was silently ignored. The command line names every
+ * A misspelled {@code GOSS_OPENCL_DENSE_WGG} was silently ignored. The command line names every
  * {@code GOSS_*} variable nothing reads, once, with the nearest known name, and goes on.
  */
 class UnknownSettingsTest {

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: what an application compiles against is {@code io.gossgpu.api} (and the exception type every call may
+ * What an application compiles against is {@code io.gossgpu.api} (and the exception type every call may
  * throw); the engine's internal packages (generate, harmony, model, cpu, graph, ...) must not leak through it. Every
  * public type of the package is read by reflection: the signatures of its public and protected constructors,
  * methods and fields, its record components, supertypes and type parameters, each down to type arguments, bounds

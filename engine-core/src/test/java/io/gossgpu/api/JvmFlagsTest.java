@@ -11,7 +11,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A library user without the JVM flags is told once, in one line, which flag fixes it (issue 20, finding 2). */
+/** A library user without the JVM flags is told once, in one line, which flag fixes it. */
 class JvmFlagsTest {
     /** Surefire runs with both flags (see the parent pom): nothing to say. */
     @Test
@@ -34,7 +34,7 @@ class JvmFlagsTest {
     }
 
     /**
-     * On the module path (issue 41) engine-core is module io.gossgpu.core: it resolves with its requires (jackson,
+     * On the module path engine-core is module io.gossgpu.core: it resolves with its requires (jackson,
      * jtokkit; the vector module added as a user of the cpu backend adds it) and names the modules native access is for.
      */
     @Test

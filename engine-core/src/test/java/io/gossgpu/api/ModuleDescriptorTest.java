@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: engine-core's built module descriptor (module-info.class in target/classes or the jar) exports, to every
+ * Engine-core's built module descriptor (module-info.class in target/classes or the jar) exports, to every
  * module, exactly the packages {@link ApiSurfaceTest#EXPORTED} allows in the API's signatures; the internal packages go
  * to named modules only. Its {@code provides} agree with META-INF/services, so a backend or checkpoint reader found on
  * the class path is found on the module path too.

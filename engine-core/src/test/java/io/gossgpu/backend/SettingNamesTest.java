@@ -9,7 +9,7 @@ import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Issue 20, finding 4: a misspelled knob was ignored without a word; now it is named with the nearest known name. */
+/** A misspelled knob was ignored without a word; now it is named with the nearest known name. */
 class SettingNamesTest {
     static final List<String> KNOWN = List.of("GOSS_OPENCL_DENSE_WG", "GOSS_OPENCL_DENSE_TILE", "GOSS_OPENCL_DEVICE", "GOSS_CPU_THREADS",
             "GOSS_MODEL");

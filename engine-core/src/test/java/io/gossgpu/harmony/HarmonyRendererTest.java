@@ -208,7 +208,7 @@ class HarmonyRendererTest {
         assertEquals("# Tools\n\n## functions\n\nnamespace functions {\n\ntype ping = (_: {\n}) => any;\n\n} // namespace functions", sec);
     }
 
-    /** Issue 19: a turn as training data: the prompt the engine renders, then what the model writes, ending in <|return|> or <|call|>. */
+    /** A turn as training data: the prompt the engine renders, then what the model writes, ending in <|return|> or <|call|>. */
     @Test
     void turnIsThePromptThenTheCompletionEndingInReturnOrCall() {
         String conv = """

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: the api's own types where internal ones used to show (Sampling, ReasoningEffort, StopReason, Timings,
+ * The api's own types where internal ones used to show (Sampling, ReasoningEffort, StopReason, Timings,
  * ModelInfo, LoadProgress, strict tools, commentary turns) do what they say, on the demo model (cpu backend, greedy).
  */
 class ApiTypesTest {

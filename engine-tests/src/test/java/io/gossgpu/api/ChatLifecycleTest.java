@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: a chat used from a second thread while it replies, and a chat or engine closed while a reply is under way
+ * A chat used from a second thread while it replies, and a chat or engine closed while a reply is under way
  * (between its steps: the reply's thread is in a listener). Closing mid-step, on every backend, is the conformance
  * kit's {@code closingTheEngineMidStepEndsTheReplyCancelledAfterTheStep}.
  */

@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41, the core API on the demo model (cpu backend, greedy): tools declared with {@link Tool} and their calls and
+ * The core API on the demo model (cpu backend, greedy): tools declared with {@link Tool} and their calls and
  * results as API types (no Harmony message in sight), {@link Chat#sendAsync} giving what {@link Chat#send} gives,
  * {@link Chat#stream}'s events adding up to the reply, and a cancelled future stopping the reply.
  */

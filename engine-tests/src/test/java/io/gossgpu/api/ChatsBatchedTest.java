@@ -47,7 +47,7 @@ class ChatsBatchedTest {
                     alone.add(c.send(q, null).tokens());
                 }
             // Replies that differ make the comparison below mean something: were they all alike, a batch that handed one
-            // chat's row to another would still pass (issue 36).
+            // chat's row to another would still pass.
             assertEquals(QUESTIONS.length, alone.stream().map(Arrays::toString).distinct().count(),
                     () -> "the solo replies must differ: " + alone.stream().map(Arrays::toString).toList());
             StepStats before = engine.stepStats();

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * The one check of a requested context against the model's maximum (initial_context_length × rope_scaling_factor,
- * 4096 × 32 on the tiny model) lives in the engine (issue 37; cli and server each had their own, worded differently):
+ * 4096 × 32 on the tiny model) lives in the engine (cli and server each had their own, worded differently):
  * {@link Engine#open} refuses a stated {@link EngineOptions#contextLength()} before any backend is made, and a chat,
  * completion or KV cache asked for beyond it gets the same message.
  */

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A model file changed while mapped is one clear error, not a SIGBUS or an InternalError trace (issue 17, finding 4). */
+/** A model file changed while mapped is one clear error, not a SIGBUS or an InternalError trace. */
 class MappedFileChangeTest {
     @TempDir
     Path dir;

@@ -12,9 +12,9 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
- * Issue 20, finding 4: a misspelled knob in an engine's {@link BackendOptions} (from the environment through
+ * A misspelled knob in an engine's {@link BackendOptions} (from the environment through
  * {@link EngineOptions#of}, or set in code) used to be ignored without a word; {@link Engine#open} names it once, as a
- * warning on the {@code io.gossgpu.backend} System.Logger and not on System.err (issue 41: the library logs, the
+ * warning on the {@code io.gossgpu.backend} System.Logger and not on System.err (the library logs, the
  * command line prints).
  */
 class UnknownSettingWarningTest {

@@ -14,7 +14,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The model's vocabulary size is checked against the tokenizer's at load (issue 17, finding 3). */
+/** The model's vocabulary size is checked against the tokenizer's at load. */
 class VocabularySizeCheckTest {
     @Test
     void aLargerVocabularyIsOneWarningLine() {
@@ -26,7 +26,7 @@ class VocabularySizeCheckTest {
 
     /**
      * A GGUF whose own token list disagrees with the o200k_harmony tokenizer is one warning when the engine opens it
-     * (issue 41: the engine says so on its System.Logger, where the command line used to print it itself).
+     * (the engine says so on its System.Logger, where the command line used to print it itself).
      */
     @Test
     void aGgufVocabularyThatDisagreesIsOneWarningWhenTheEngineOpens(@TempDir Path dir) {

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 19: the shipped demo model answers held-out questions (new phrasings, new instructions, new sums, new word
+ * The shipped demo model answers held-out questions (new phrasings, new instructions, new sums, new word
  * lists; see scripts/train-demo/README.md) correctly: greedy accuracy of at least {@link HeldOut#GOAL} in every task
  * family on the cpu backend, over every held-out item (20 per family), and the reference backend writes the same tokens on the first
  * {@code goss.demo.referenceItems} items of each family (default 2; the reference backend is slow).

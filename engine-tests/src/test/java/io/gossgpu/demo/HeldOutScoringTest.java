@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: held-out replies were scored with {@code contains(answer)}, so "There are 12 words." passed for an item
+ * Held-out replies were scored with {@code contains(answer)}, so "There are 12 words." passed for an item
  * whose answer is "2 word", and "151 + 99 = 250." for "150"... the reply must be the item's final text.
  */
 class HeldOutScoringTest {

@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * NaN and infinity in the weights stop generation with one line naming the op, layer and position where the first
  * non-finite value appeared, instead of printing tokens chosen from NaN; {@code --check-tensors} names the tensor at
- * load (issue 17, finding 2).
+ * load.
  */
 class NonFiniteGuardTest {
     private static final int[] PROMPT = {1, 2, 3, 4, 5};
@@ -47,7 +47,7 @@ class NonFiniteGuardTest {
             new Damage("norm.scale", b -> b.set(LE.I16, 2L * 4, BF16_INF), "first appears in the output of FINAL_NORM at position 0 (value 4)"),
             // E8M0 scale byte 255 is NaN: every MXFP4 scale of layer 0's first expert matrix.
             new Damage("block.0.mlp.mlp1_weight.scales", b -> b.fill((byte) 255), "first appears in the output of MOE[layer 0] at position 0"),
-            // dense (BF16) weights, which the cpu backend's default path quantizes to Q8_0 at load (issue 36)
+            // dense (BF16) weights, which the cpu backend's default path quantizes to Q8_0 at load
             new Damage("block.0.attn.qkv.weight", b -> b.set(LE.I16, 2L * (10L * TestModelPresets.tiny().hiddenSize() + 3), BF16_NAN),
                     "NaN first appears in the output of QKV_ROPE[layer 0] at position 0"),
             new Damage("block.1.attn.out.weight", b -> b.set(LE.I16, 2L * 40, BF16_INF), "first appears in the output of ATTN_OUT[layer 1] at position 0"),
@@ -85,7 +85,7 @@ class NonFiniteGuardTest {
                 .with(CpuBackendProvider.DENSE.envName(), "float")));
     }
 
-    /** A NaN in a dense weight stops the default cpu path with the very line the reference prints (issue 36). */
+    /** A NaN in a dense weight stops the default cpu path with the very line the reference prints. */
     @ParameterizedTest
     @ValueSource(ints = {5, 7})
     void cpuStopsWithTheReferenceLine(int which) {

@@ -18,8 +18,7 @@ import java.util.Set;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A model vocabulary larger than the tokenizer's: ids the tokenizer cannot decode are never sampled (issue 17,
- * finding 3). Here the last 31 of 1031 rows stand for gpt-oss's rows past 201088, made 50 times larger so that
+ * A model vocabulary larger than the tokenizer's: ids the tokenizer cannot decode are never sampled. Here the last 31 of 1031 rows stand for gpt-oss's rows past 201088, made 50 times larger so that
  * unmasked sampling picks them nearly every time.
  */
 class DecodableVocabularyTest {

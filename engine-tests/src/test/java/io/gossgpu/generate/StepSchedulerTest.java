@@ -86,7 +86,7 @@ class StepSchedulerTest {
 
     /**
      * The sessions' solo replies differ from each other, so that comparing the batched replies with them shows a batch
-     * that hands one session's row to another: with replies all alike it would pass (issue 36).
+     * that hands one session's row to another: with replies all alike it would pass.
      */
     private static void assertAllDiffer(int[]... replies) {
         List<String> each = Arrays.stream(replies).map(Arrays::toString).toList();

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Every download layout opens by pointing at its top folder (issue 17, finding 1). */
+/** Every download layout opens by pointing at its top folder. */
 class ModelLocationTest {
     @TempDir
     Path tmp;
@@ -156,7 +156,7 @@ class ModelLocationTest {
         assertTrue(e.getMessage().contains("holds 2 GGUF models") && e.getMessage().contains("a.gguf, b.gguf"), e.getMessage());
     }
 
-    /** An original/ folder and a .gguf side by side (issue 36): refused, naming both, not one picked silently. */
+    /** An original/ folder and a .gguf side by side: refused, naming both, not one picked silently. */
     @Test
     void folderWithAnOriginalFolderAndAGgufNamesBoth() {
         Path folder = tmp.resolve("two");
@@ -169,7 +169,7 @@ class ModelLocationTest {
         assertOpensAs(folder.resolve("original"), ModelFormat.ORIGINAL, folder.resolve("original"));
     }
 
-    /** A link to itself, or two links to each other (issue 36): the error says loop, not "not found". */
+    /** A link to itself, or two links to each other: the error says loop, not "not found". */
     @Test
     void symbolicLinkLoopIsCalledALoop() throws IOException {
         Path self = tmp.resolve("self");

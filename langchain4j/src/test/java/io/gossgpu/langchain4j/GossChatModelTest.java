@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: goss-gpu through LangChain4j 1.19 on the demo model (cpu backend, greedy): a chat with its thinking,
+ * Goss-gpu through LangChain4j 1.19 on the demo model (cpu backend, greedy): a chat with its thinking,
  * usage and finish reason; the same chat streamed; and a tool call through AiServices with a {@code @Tool} method.
  */
 class GossChatModelTest {

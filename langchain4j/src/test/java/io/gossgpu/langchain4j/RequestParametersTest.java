@@ -38,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: a ChatRequest's own parameters apply to that request, over the model's ChatOptions (demo model, cpu
+ * A ChatRequest's own parameters apply to that request, over the model's ChatOptions (demo model, cpu
  * backend, greedy): its output token limit, its stop sequences (plain and streamed), its JSON schema response format,
  * its sampler settings, and its frequency and presence penalties (as the server applies them).
  */

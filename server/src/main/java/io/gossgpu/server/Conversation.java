@@ -90,7 +90,7 @@ final class Conversation {
     /**
      * One function tool (chat's {@code {type, function: {...}}} or the Responses API's flat form); its
      * {@code parameters}, when given, must be a JSON Schema object, as OpenAI requires. With {@code strict: true} the
-     * arguments are held to that schema (issue 40), and a schema the engine cannot enforce is a 400.
+     * arguments are held to that schema, and a schema the engine cannot enforce is a 400.
      */
     static Tool functionTool(JsonNode t) {
         JsonNode f = t.has("function") ? t.get("function") : t;

@@ -5,7 +5,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.api.ResponseFormat;
 
 /**
- * The structured-output fields of a request (issue 40): chat {@code response_format}, Responses {@code text.format}
+ * The structured-output fields of a request: chat {@code response_format}, Responses {@code text.format}
  * and llama-server's {@code grammar} (function tools with {@code strict: true} become strict {@link io.gossgpu.api.Tool}s
  * in {@link Conversation#functionTool}). A schema the engine cannot honour is a 400 naming the field when
  * {@code strict} is true; with {@code strict} false (best effort, as OpenAI defines it) the answer is then only held

@@ -100,7 +100,7 @@ class ApiFieldsTest {
     }
 
     /**
-     * Issue 36: the checks above hold for any greedy reply (the chosen token leads its own list by construction).
+     * The checks above hold for any greedy reply (the chosen token leads its own list by construction).
      * Here every reported number is compared with the log-softmax, in doubles, of the logits the backend returned
      * for the same prefix: the chosen token's logprob and the top 3 alternatives' tokens and logprobs, to 1e-4.
      * {@code skip}: the generated tokens before the first content token (the Harmony header).
@@ -211,7 +211,7 @@ class ApiFieldsTest {
         backend.script.clear();
     }
 
-    /** Issue 36: each of these was answered 200 where OpenAI answers 400. */
+    /** Each of these was answered 200 where OpenAI answers 400. */
     @Test
     void requestsOpenAiRefusesAre400() throws Exception {
         String[][] cases = { // body, param
@@ -250,7 +250,7 @@ class ApiFieldsTest {
         String m = error(send("POST", "/v1/chat/completions", "{\"model\": "), 400).get("message").asText();
         assertFalse(m.contains("StreamReadFeature") || m.contains("Source:") || m.contains("REDACTED"), m);
         assertEquals("invalid JSON at line 1 column 11: unexpected end of input within/between Object entries", m);
-        // Issue 36: Jackson's wording leaked ("(code 125)", "was expecting (JSON String, Number, ...)", class names).
+        // Jackson's wording leaked ("(code 125)", "was expecting (JSON String, Number, ...)", class names).
         String[][] malformed = {
                 {"{\"model\":}", "invalid JSON at line 1 column 10: unexpected character ('}'): expected a value"},
                 {"{\"model\": nope}", "invalid JSON at line 1 column 16: unrecognized token 'nope'"},

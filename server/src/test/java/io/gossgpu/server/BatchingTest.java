@@ -48,7 +48,7 @@ class BatchingTest {
              ExecutorService clients = Executors.newFixedThreadPool(prompts.length)) {
             List<String> alone = new ArrayList<>();
             for (String p : prompts) alone.add(complete(s, p));
-            // Issue 36: were every reply the same (a model that ignored its prompt, a batch that read one row for all),
+            // Were every reply the same (a model that ignored its prompt, a batch that read one row for all),
             // the comparison below would pass all the same. The prompts' solo replies differ, so it cannot.
             assertEquals(prompts.length, new java.util.HashSet<>(alone).size(), "the solo replies must differ: " + alone);
             StepStats before = s.engine().stepStats();

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 19: the OpenAI SDK against the server running the shipped demo model (trained, nothing scripted): real tool
+ * The OpenAI SDK against the server running the shipped demo model (trained, nothing scripted): real tool
  * calls with JSON arguments, an answer after the tool's result, reasoning in {@code reasoning_content} and in the
  * Responses API's reasoning items, tool-call arguments streamed in pieces. The tools are declared as the model was
  * trained to see them (scripts/train-demo/data.py).

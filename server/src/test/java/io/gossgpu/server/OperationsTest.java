@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What an operator sees: the access and error log (finding 5), /metrics and the probes, and the drain on shutdown. */
+/** What an operator sees: the access and error log, /metrics and the probes, and the drain on shutdown. */
 class OperationsTest {
     static final ObjectMapper JSON = new ObjectMapper();
     static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -82,7 +82,7 @@ class OperationsTest {
     }
 
     /**
-     * Issue 36: a stream whose client vanished at 0.5 s was logged "200" and its line had no {@code client}. Now it is
+     * A stream whose client vanished at 0.5 s was logged "200" and its line had no {@code client}. Now it is
      * logged 499 with {@code client_gone} and the client's address, as every other line.
      */
     @Test

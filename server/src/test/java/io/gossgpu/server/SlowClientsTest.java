@@ -71,7 +71,7 @@ class SlowClientsTest {
             String r = new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             double ms = (System.nanoTime() - t0) / 1e6;
             assertTrue(ms >= 400 && ms < 5000, "closed after " + ms + " ms");
-            // Issue 36: the connection was closed with 0 bytes (this assertion only ran when something came back).
+            // The connection was closed with 0 bytes (this assertion only ran when something came back).
             assertEquals(408, RawHttp.status(r), r);
             assertTrue(r.contains("application/json") && r.contains("\"code\":\"request_timeout\""), r);
         }

@@ -19,7 +19,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.*;
 
 /**
- * Issue 40 over HTTP on the demo model: chat {@code response_format} json_schema and json_object, Responses
+ * Chat {@code response_format} json_schema and json_object, Responses
  * {@code text.format}, and a strict function tool's arguments all validate against their schemas (networknt is the
  * oracle). Strings carry a maxLength because the demo model, which knows no JSON, never closes a string by itself.
  */

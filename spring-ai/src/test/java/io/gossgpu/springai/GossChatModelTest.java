@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: goss-gpu through Spring AI 2.0.1 on the demo model (cpu backend, greedy): a call with its reasoning,
+ * Goss-gpu through Spring AI 2.0.1 on the demo model (cpu backend, greedy): a call with its reasoning,
  * usage and finish reason; the same request streamed; per-request options; and a tool call through ChatClient with
  * a {@code @Tool} method, executed by Spring AI's ToolCallingAdvisor.
  */

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: a Spring AI request's frequencyPenalty and presencePenalty apply to its reply as the server's
+ * A Spring AI request's frequencyPenalty and presencePenalty apply to its reply as the server's
  * frequency_penalty and presence_penalty do. The server hands them to the engine in the reply's {@link Sampling}
  * ({@link Sampling#withPenalties}); on the demo model, greedy, the Spring model's reply (called and streamed) is that reply
  * token for token. The penalties are chosen so that they change the reply, and so that swapping them changes it

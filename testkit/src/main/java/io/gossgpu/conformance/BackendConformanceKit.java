@@ -762,7 +762,7 @@ public abstract class BackendConformanceKit {
     }
 
     /**
-     * Issue 36: closing the engine while a reply is generating, in the middle of a step (its KV cache and weights in
+     * Closing the engine while a reply is generating, in the middle of a step (its KV cache and weights in
      * use), ends the reply cancelled, waits for that step, and only then frees the backend's memory; the reply's
      * thread and the closing thread both return normally, and the closed engine and completion say so in a
      * {@link GossException}. Before the fix close freed the memory under the running step: a SIGSEGV in the cpu
@@ -1082,7 +1082,7 @@ public abstract class BackendConformanceKit {
     }
 
     /**
-     * Issue 19: the shipped demo model (trained, the real vocabulary, head_dim 64, window 64, YaRN) answers held-out
+     * The shipped demo model (trained, the real vocabulary, head_dim 64, window 64, YaRN) answers held-out
      * questions with the same tokens as the reference backend, tool calls and the answers after tool results included:
      * the first N of each task family ({@code -Dgoss.demo.perFamily=N}, default 1). Prints how many of them this backend answered
      * correctly per family; with 10 or more per family ({@code -Dgoss.demo.perFamily=20}: every held-out item) it also

@@ -41,7 +41,7 @@ public final class HeldOut {
     public record Outcome(Item item, boolean correct, int[] tokens, String transcript) {}
 
     /**
-     * Issue 19's goal, which the shipped model is held to: at least 90 % of every family's held-out items answered
+     * The goal the shipped model is held to: at least 90 % of every family's held-out items answered
      * right. The model in the jar (scripts/train-demo/train.log) answers 19 or 20 of 20 in every family.
      */
     public static final double GOAL = 0.9;

@@ -94,7 +94,7 @@ class TuneTest {
     }
 
     /**
-     * Issue 36: the sweep's one run of 128 was lucky (150 t/s), every later run of it is slower than 64 in effect. The
+     * The sweep's one run of 128 was lucky (150 t/s), every later run of it is slower than 64 in effect. The
      * rounds time 64 and 128 in turns, and nothing is exported. Without the rounds, tune exported 128.
      */
     @Test

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The rule that keeps or drops tune's pick (issue 36), on made-up scores: nothing here is timed. */
+/** The rule that keeps or drops tune's pick, on made-up scores: nothing here is timed. */
 class TuneVerdictTest {
     @Test
     void aConsistentGainWellAboveTheNoiseIsKept() {
@@ -17,7 +17,7 @@ class TuneVerdictTest {
         assertEquals(5, v.faster());
     }
 
-    /** The runs issue 36 reported: the pick measured 0.63-0.75x of the defaults in tune's own check. */
+    /** Runs once reported: the pick measured 0.63-0.75x of the defaults in tune's own check. */
     @Test
     void aPickThatIsSlowerInTheRoundsIsDropped() {
         TuneVerdict v = TuneVerdict.decide(new double[] {100, 100, 100}, new double[] {63, 75, 70});

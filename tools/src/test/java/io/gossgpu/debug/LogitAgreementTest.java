@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** {@code verify --kl}'s figures, and the budget the cpu backend's default (int8) path is held to (issue 36). */
+/** {@code verify --kl}'s figures, and the budget the cpu backend's default (int8) path is held to. */
 class LogitAgreementTest {
     /**
      * The cpu default path on {@link #SEQUENCES} of the demo model's held-out conversations (spread over the families).

@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * {@code verify --backend cpu} on the demo model with the defaults (issue 36): the int8 path is compared with the
+ * {@code verify --backend cpu} on the demo model with the defaults: the int8 path is compared with the
  * reference on the same Q8_0 dense weights within its stated tolerance, and still names an op that is wrong by more.
  */
 class VerifyPlanTest {

@@ -21,7 +21,7 @@ import java.util.concurrent.locks.LockSupport;
  * body are added up per {@linkplain #tag tag}: threads × wall − busy is core time that read nothing (workers waking,
  * the wait for the last chunk, a job of one chunk on the caller alone). Off, it costs one field read per chunk. It also
  * counts the jobs a worker joined from a park rather than from its spin, and how long after the job opened it got there:
- * what a wake-up costs depends on the machine (on a 2-vCPU VM, issue 42: a median of 85-170 µs, against a microsecond
+ * what a wake-up costs depends on the machine (on a 2-vCPU VM: a median of 85-170 µs, against a microsecond
  * from the spin).
  */
 public final class CpuPool implements AutoCloseable {
@@ -114,7 +114,7 @@ public final class CpuPool implements AutoCloseable {
      * successive claims lie apart, each one a new stream. In a C harness of the one-token mx4 kernel on a Zen 4, jobs
      * of 8.8 MB read 83 % of a fast (55-70 GB/s) C probe with guided claims off one counter, 89 % with each thread on
      * its own half (in quarter pieces or in one call). The engine's op tables did not show the difference beyond
-     * their noise (issue 42's notes).
+     * their noise.
      */
     public void runInShares(int total, int minGrain, Body body) {
         if (total >= MAX_SHARED_ITEMS)

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 36: packaged in a jar, libgoss_cpu is copied to a temporary file to be loaded; that file must not outlive the
+ * Packaged in a jar, libgoss_cpu is copied to a temporary file to be loaded; that file must not outlive the
  * process even when the process crashes (before: {@code deleteOnExit} only, so every crash left a
  * {@code /tmp/goss-cpu-*.so}). A fresh JVM with the library in a jar ahead of the build's copy loads and runs the
  * kernels, then halts as a crash does ({@link LoadKernelsThenHalt}); its temporary directory must hold no goss-cpu file.

@@ -211,7 +211,7 @@ class NativeKernelsTest {
      * Float rows become, bit for bit, the tiles of their Q8_0 quantization (ggml's rule, as {@link Q8_0#quantizeRow}
      * writes a GGUF): random rows, plus blocks that test the edges: all zeros (d = 0), values so small that d is an F16
      * subnormal, and halves (d = 1, x = ±0.5, ±2.5), which round up as Java's {@code Math.round} does; and NaN and
-     * ±Inf, which must come out as a NaN or infinite scale (the non-finite guard's issue 36 finding).
+     * ±Inf, which must come out as a NaN or infinite scale (what the non-finite guard relies on).
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("floatFormats")
@@ -235,7 +235,7 @@ class NativeKernelsTest {
         for (int c = 96; c < cols; c++) edge[c] = (float) r.nextGaussian();
         put.accept(5, edge);
         put.accept(ROWS + 20, edge);
-        // non-finite weights (issue 36): NaN in block 0, +Inf in block 1, −Inf and NaN in block 2 must stay non-finite
+        // non-finite weights: NaN in block 0, +Inf in block 1, −Inf and NaN in block 2 must stay non-finite
         float[] bad = new float[cols];
         for (int c = 0; c < cols; c++) bad[c] = (float) r.nextGaussian();
         bad[3] = Float.NaN;

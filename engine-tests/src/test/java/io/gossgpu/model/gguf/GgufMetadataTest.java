@@ -91,7 +91,7 @@ class GgufMetadataTest {
         assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "201k-entry arrays took too long");
     }
 
-    /** A 250 MB metadata array used to take 40x its size in heap and a minute (issue 17, finding 4): now a view. */
+    /** A 250 MB metadata array used to take 40x its size in heap and a minute: now a view. */
     @Test
     void hugeMetadataArraysAreReadInPlace() throws Exception {
         Path f = dir.resolve("huge.gguf");

@@ -218,7 +218,7 @@ class GgufValidationTest {
                 + "num_attention_heads 4·head_dim 8, hidden_size 96");
     }
 
-    /** Issue 17: a transposed matrix said "invalid view (…)" with no file and no expected shape. */
+    /** A transposed matrix said "invalid view (…)" with no file and no expected shape. */
     @Test
     void aTransposedTensorNamesTheFileTheTensorAndBothShapes() throws Exception {
         byte[] b = micro();
@@ -230,7 +230,7 @@ class GgufValidationTest {
                 + "num_attention_heads 4·head_dim 8, hidden_size 64");
     }
 
-    /** Issue 17: without attention.key_length, head_dim was guessed (embedding_length / head_count) and the error named the guess. */
+    /** Without attention.key_length, head_dim was guessed (embedding_length / head_count) and the error named the guess. */
     @Test
     void missingHeadMetadataIsNamedNotGuessed() throws Exception {
         for (String key : new String[]{"gpt-oss.attention.key_length", "gpt-oss.attention.head_count_kv"}) {

@@ -347,7 +347,7 @@ class SafetensorsValidationTest {
         fails(dir, "'block.2.");
     }
 
-    /** Issue 17: a transposed matrix said "invalid view (rows 0+256) of 1x96x320", with no file and no expected shape. */
+    /** A transposed matrix said "invalid view (rows 0+256) of 1x96x320", with no file and no expected shape. */
     @Test
     void aTransposedTensorNamesItsFileTheTensorAndBothShapes() {
         Path dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.0.attn.qkv.weight", DType.BF16, 96, 320)));

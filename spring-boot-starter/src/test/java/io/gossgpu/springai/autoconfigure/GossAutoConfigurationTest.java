@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Issue 41: the starter opens the engine once from goss.* (the demo model on the cpu backend), exposes it and the
+ * The starter opens the engine once from goss.* (the demo model on the cpu backend), exposes it and the
  * Spring AI ChatModel on it, closes it with the context, backs off for the application's own beans, and fails the
  * start with one line when goss.model is wrong.
  */
