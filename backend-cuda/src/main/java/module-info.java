@@ -6,5 +6,6 @@ module io.gossgpu.cuda {
     requires io.gossgpu.core;
     requires io.gossgpu.device;
 
-    provides io.gossgpu.backend.BackendProvider with io.gossgpu.cuda.CudaBackendProvider;
+    provides io.gossgpu.backend.BackendProvider with
+            io.gossgpu.cuda.CudaBackendProvider;
 }

@@ -7,5 +7,6 @@ module io.gossgpu.metal {
     requires io.gossgpu.core;
     requires io.gossgpu.device;
 
-    provides io.gossgpu.backend.BackendProvider with io.gossgpu.metal.MetalBackendProvider;
+    provides io.gossgpu.backend.BackendProvider with
+            io.gossgpu.metal.MetalBackendProvider;
 }

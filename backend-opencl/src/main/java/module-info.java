@@ -8,5 +8,6 @@ module io.gossgpu.opencl {
     requires org.lwjgl;
     requires org.lwjgl.opencl;
 
-    provides io.gossgpu.backend.BackendProvider with io.gossgpu.opencl.OpenClBackendProvider;
+    provides io.gossgpu.backend.BackendProvider with
+            io.gossgpu.opencl.OpenClBackendProvider;
 }

@@ -6,5 +6,8 @@
 module io.gossgpu.device {
     requires transitive io.gossgpu.core;
 
-    exports io.gossgpu.device to io.gossgpu.cuda, io.gossgpu.opencl, io.gossgpu.metal;
+    exports io.gossgpu.device to
+            io.gossgpu.cuda,
+            io.gossgpu.opencl,
+            io.gossgpu.metal;
 }

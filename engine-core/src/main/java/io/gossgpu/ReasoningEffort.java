@@ -4,7 +4,9 @@ import java.util.Locale;
 
 /** How much the model reasons before it answers (the {@code Reasoning:} line of gpt-oss's system message). */
 public enum ReasoningEffort {
-    LOW, MEDIUM, HIGH;
+    LOW,
+    MEDIUM,
+    HIGH;
 
     /** {@code low}, {@code medium} or {@code high}, as OpenAI's {@code reasoning_effort} writes it. */
     public String wire() {

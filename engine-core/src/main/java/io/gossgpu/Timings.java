@@ -11,8 +11,13 @@ package io.gossgpu;
  * @param decodedTokens      tokens generated after the first
  * @param decodeMs           time spent generating them
  */
-public record Timings(double loadMs, int promptTokens, double prefillMs, double timeToFirstTokenMs,
-                     int decodedTokens, double decodeMs) {
+public record Timings(
+        double loadMs,
+        int promptTokens,
+        double prefillMs,
+        double timeToFirstTokenMs,
+        int decodedTokens,
+        double decodeMs) {
     public double prefillTokensPerSecond() {
         return prefillMs > 0 ? promptTokens * 1000.0 / prefillMs : 0;
     }
@@ -23,7 +28,13 @@ public record Timings(double loadMs, int promptTokens, double prefillMs, double 
 
     @Override
     public String toString() {
-        return String.format("load %.0f ms, prefill %d tok at %.1f tok/s, first token %.0f ms, decode %d tok at %.1f tok/s",
-                loadMs, promptTokens, prefillTokensPerSecond(), timeToFirstTokenMs, decodedTokens, decodeTokensPerSecond());
+        return String.format(
+                "load %.0f ms, prefill %d tok at %.1f tok/s, first token %.0f ms, decode %d tok at %.1f tok/s",
+                loadMs,
+                promptTokens,
+                prefillTokensPerSecond(),
+                timeToFirstTokenMs,
+                decodedTokens,
+                decodeTokensPerSecond());
     }
 }

@@ -1,6 +1,7 @@
 package io.gossgpu;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -19,9 +20,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.spi.ToolProvider;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * No two packages of engine-core depend on each other, directly or through others: the package graph that the JDK's
@@ -29,19 +28,31 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class PackageCyclesTest {
     private static final Path CLASSES = Path.of("target", "classes");
-    private static final Pattern EDGE = Pattern.compile("^\\s+(io\\.gossgpu[\\w.]*)\\s+->\\s+(io\\.gossgpu[\\w.]*)\\s", Pattern.MULTILINE);
+    private static final Pattern EDGE =
+            Pattern.compile("^\\s+(io\\.gossgpu[\\w.]*)\\s+->\\s+(io\\.gossgpu[\\w.]*)\\s", Pattern.MULTILINE);
 
     /** Package → the io.gossgpu packages its classes use, as {@code jdeps -verbose:package} reports them. */
     static Map<String, Set<String>> packageGraph(Path classes) {
-        ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow(() -> new AssertionError("this JDK has no jdeps"));
+        ToolProvider jdeps =
+                ToolProvider.findFirst("jdeps").orElseThrow(() -> new AssertionError("this JDK has no jdeps"));
         ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
-        // The classes are a named module (module-info): jdeps resolves its requires from the module path, here the test's
+        // The classes are a named module (module-info): jdeps resolves its requires from the module path, here the
+        // test's
         // class-path jars (jtokkit, Jackson), reading multi-release jars as this JDK does.
-        String modulePath = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
-                .filter(p -> p.endsWith(".jar")).collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
-        int rc = jdeps.run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                "--multi-release", Integer.toString(Runtime.version().feature()), "--module-path", modulePath,
-                "-verbose:package", "-filter:none", classes.toString());
+        String modulePath = java.util.Arrays.stream(
+                        System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+                .filter(p -> p.endsWith(".jar"))
+                .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+        int rc = jdeps.run(
+                new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8),
+                "--multi-release",
+                Integer.toString(Runtime.version().feature()),
+                "--module-path",
+                modulePath,
+                "-verbose:package",
+                "-filter:none",
+                classes.toString());
         assertEquals(0, rc, err.toString(StandardCharsets.UTF_8) + out.toString(StandardCharsets.UTF_8));
         Map<String, Set<String>> graph = new TreeMap<>();
         Matcher m = EDGE.matcher(out.toString(StandardCharsets.UTF_8));
@@ -61,8 +72,13 @@ class PackageCyclesTest {
         return out;
     }
 
-    private static void connect(String v, Map<String, Set<String>> graph, Map<String, Integer> index, Map<String, Integer> low,
-                                Deque<String> stack, List<Set<String>> out) {
+    private static void connect(
+            String v,
+            Map<String, Set<String>> graph,
+            Map<String, Integer> index,
+            Map<String, Integer> low,
+            Deque<String> stack,
+            List<Set<String>> out) {
         index.put(v, index.size());
         low.put(v, index.get(v));
         stack.push(v);
@@ -89,11 +105,16 @@ class PackageCyclesTest {
     void engineCoreHasNoPackageCycle() {
         assertTrue(Files.isDirectory(CLASSES), "run from engine-core after compiling: " + CLASSES.toAbsolutePath());
         Map<String, Set<String>> graph = packageGraph(CLASSES);
-        assertTrue(graph.containsKey("io.gossgpu.model") && graph.containsKey("io.gossgpu.api"), graph.keySet().toString());
+        assertTrue(
+                graph.containsKey("io.gossgpu.model") && graph.containsKey("io.gossgpu.api"),
+                graph.keySet().toString());
         List<Set<String>> cycles = cycles(graph);
         StringBuilder why = new StringBuilder();
         for (Set<String> c : cycles)
-            for (String a : c) for (String b : graph.get(a)) if (c.contains(b)) why.append("\n  ").append(a).append(" -> ").append(b);
+            for (String a : c)
+                for (String b : graph.get(a))
+                    if (c.contains(b))
+                        why.append("\n  ").append(a).append(" -> ").append(b);
         assertTrue(cycles.isEmpty(), "package cycles " + cycles + ":" + why);
     }
 

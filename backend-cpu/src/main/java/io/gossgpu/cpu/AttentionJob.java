@@ -5,7 +5,6 @@ import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.compute.ExpF;
 import io.gossgpu.model.ModelConfig;
-
 import java.util.Arrays;
 
 /**
@@ -174,8 +173,20 @@ final class AttentionJob implements CpuPool.Body {
                 }
                 int jb0 = Math.max(lo, start);
                 if (jb0 <= p) {
-                    k.keyScores(q, qo, hd, c.kBatchT, kvDim, g * hd, sq.slot0 + jb0 - start, sq.slot0 + i + 1, batchScores[worker]);
-                    max = Math.max(max, k.scaleCopyMax(batchScores[worker], sq.slot0 + jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
+                    k.keyScores(
+                            q,
+                            qo,
+                            hd,
+                            c.kBatchT,
+                            kvDim,
+                            g * hd,
+                            sq.slot0 + jb0 - start,
+                            sq.slot0 + i + 1,
+                            batchScores[worker]);
+                    max = Math.max(
+                            max,
+                            k.scaleCopyMax(
+                                    batchScores[worker], sq.slot0 + jb0 - start, s, jb0 - lo, p - jb0 + 1, scale));
                 }
                 float z = k.expSub(s, 0, n, max) + ExpF.exp(sinks[h] - max);
                 Arrays.fill(out, qo, qo + hd, 0f);
@@ -185,7 +196,17 @@ final class AttentionJob implements CpuPool.Body {
                     k.weightedRows(s, 0, first, cv, sA * kvDim + g * hd, kvDim, out, qo, hd);
                     if (first < count) k.weightedRows(s, first, count - first, cv, g * hd, kvDim, out, qo, hd);
                 }
-                if (jb0 <= p) k.weightedRows(s, jb0 - lo, p - jb0 + 1, vB, (sq.slot0 + jb0 - start) * kvDim + g * hd, kvDim, out, qo, hd);
+                if (jb0 <= p)
+                    k.weightedRows(
+                            s,
+                            jb0 - lo,
+                            p - jb0 + 1,
+                            vB,
+                            (sq.slot0 + jb0 - start) * kvDim + g * hd,
+                            kvDim,
+                            out,
+                            qo,
+                            hd);
                 k.scale(1 / z, out, qo, hd);
             }
         }

@@ -1,7 +1,5 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.reference.HeapMemoryBackend;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
@@ -19,8 +17,9 @@ import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.JavaMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;
-import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.HeapMemoryBackend;
+import io.gossgpu.reference.ReferenceBackend;
 
 /**
  * The {@code cpu} backend: the ops of {@link Backend} on a {@link KernelSet} (native integer kernels for
@@ -67,7 +66,8 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     /** Rows per MoE work item, a multiple of 16 (tests lower it so that each expert is several items). */
     void moeTileRows(int n) {
-        if (n <= 0 || n % 16 != 0) throw new IllegalArgumentException("MoE tile rows must be a positive multiple of 16, got " + n);
+        if (n <= 0 || n % 16 != 0)
+            throw new IllegalArgumentException("MoE tile rows must be a positive multiple of 16, got " + n);
         moe.tileRows = n;
     }
 
@@ -107,8 +107,8 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public String deviceDescription() {
-        return "CPU, " + threads + " thread" + (threads == 1 ? "" : "s") + " of " + Runtime.getRuntime().availableProcessors()
-                + ", " + kernels.describe();
+        return "CPU, " + threads + " thread" + (threads == 1 ? "" : "s") + " of "
+                + Runtime.getRuntime().availableProcessors() + ", " + kernels.describe();
     }
 
     // ---- memory -------------------------------------------------------------------------------
@@ -166,11 +166,14 @@ public final class CpuBackend extends HeapMemoryBackend {
         CpuWeights w = (CpuWeights) lw;
         Tensor in = (Tensor) x, o = (Tensor) out;
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);
-        mat.begin(in.data, 0, in.rows, in.cols).add(l.dense(which), l.bias(which), o.data, o.cols).run();
+        mat.begin(in.data, 0, in.rows, in.cols)
+                .add(l.dense(which), l.bias(which), o.data, o.cols)
+                .run();
     }
 
     @Override
-    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor kk, DeviceTensor v) {
+    public void qkvRope(
+            LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor kk, DeviceTensor v) {
         CpuWeights w = (CpuWeights) lw;
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);
         Tensor in = (Tensor) x, tq = (Tensor) q, tk = (Tensor) kk, tv = (Tensor) v;
@@ -206,9 +209,23 @@ public final class CpuBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void attention(LoadedWeights lw, int layer, DeviceTensor qT, DeviceTensor kT, DeviceTensor vT, Batch batch, DeviceTensor out) {
+    public void attention(
+            LoadedWeights lw,
+            int layer,
+            DeviceTensor qT,
+            DeviceTensor kT,
+            DeviceTensor vT,
+            Batch batch,
+            DeviceTensor out) {
         CpuWeights w = (CpuWeights) lw;
-        attn.run(w.config, layer, ((Tensor) qT).data, ((Tensor) kT).data, ((Tensor) vT).data, batch, w.m.layer(layer).sinks(),
+        attn.run(
+                w.config,
+                layer,
+                ((Tensor) qT).data,
+                ((Tensor) kT).data,
+                ((Tensor) vT).data,
+                batch,
+                w.m.layer(layer).sinks(),
                 ((Tensor) out).data);
     }
 
@@ -220,8 +237,11 @@ public final class CpuBackend extends HeapMemoryBackend {
         int e = w.config.numExperts();
         if (routerLogits.length < in.rows * e) routerLogits = new float[in.rows * e];
         DeviceWeights.Layer<float[], CpuMatrix, CpuMatrix> l = w.m.layer(layer);
-        mat.begin(in.data, 0, in.rows, in.cols).add(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), routerLogits, e).run();
-        for (int i = 0; i < in.rows; i++) ReferenceBackend.topK(routerLogits, i * e, e, r.k, r.experts, r.weights, i * r.k);
+        mat.begin(in.data, 0, in.rows, in.cols)
+                .add(l.dense(DenseKind.ROUTER), l.bias(DenseKind.ROUTER), routerLogits, e)
+                .run();
+        for (int i = 0; i < in.rows; i++)
+            ReferenceBackend.topK(routerLogits, i * e, e, r.k, r.experts, r.weights, i * r.k);
     }
 
     @Override
@@ -241,7 +261,14 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     /** Fused: each row's sum is normed while it is still in cache, one pass over the rows for both. */
     @Override
-    public void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+    public void addRmsNorm(
+            LoadedWeights lw,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         CpuWeights w = (CpuWeights) lw;
         float[] scale = w.m.norm(layer, which);
         float[] a = ((Tensor) x).data, b = ((Tensor) y).data;
@@ -264,7 +291,9 @@ public final class CpuBackend extends HeapMemoryBackend {
     }
 
     private void logitsInto(CpuWeights w, Tensor in, int fromRow, float[] dst) {
-        mat.begin(in.data, fromRow * in.cols, in.rows - fromRow, in.cols).add(w.m.unembedding(), null, dst, w.config.vocabSize()).run();
+        mat.begin(in.data, fromRow * in.cols, in.rows - fromRow, in.cols)
+                .add(w.m.unembedding(), null, dst, w.config.vocabSize())
+                .run();
     }
 
     @Override
@@ -301,7 +330,9 @@ public final class CpuBackend extends HeapMemoryBackend {
         float[] l = pickLogits(w, in, fromRow);
         int[] out = new int[n];
         for (int i = 0; i < n; i++)
-            out[i] = temperatures[i] == 0 ? k.argmax(l, i * vocab, vocab) : draw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
+            out[i] = temperatures[i] == 0
+                    ? k.argmax(l, i * vocab, vocab)
+                    : draw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
         return out;
     }
 

@@ -10,7 +10,6 @@ import io.gossgpu.backend.KnobValues;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -30,26 +29,43 @@ public final class CpuBackendProvider implements BackendProvider {
     /** The most threads accepted. */
     public static final int MAX_THREADS = 1024;
     /** Threads of the pool; unset: every available processor. */
-    public static final Knob THREADS = Knob.setting(NAME, "THREADS", 1, KnobValues.range(1, MAX_THREADS), "threads",
-            "threads of the cpu backend").defaultNote("every available processor");
+    public static final Knob THREADS = Knob.setting(
+                    NAME, "THREADS", 1, KnobValues.range(1, MAX_THREADS), "threads", "threads of the cpu backend")
+            .defaultNote("every available processor");
     /** Warm the JIT up on a tiny model in the background when the first backend is created (1, default) or not (0). */
-    public static final Knob WARMUP = Knob.setting(NAME, "WARMUP", 1, KnobValues.oneOf(0, 1), "warm-up",
-            "compile the cpu backend's code on a tiny generated model in the background while the model loads, for a fast first reply")
+    public static final Knob WARMUP = Knob.setting(
+                    NAME,
+                    "WARMUP",
+                    1,
+                    KnobValues.oneOf(0, 1),
+                    "warm-up",
+                    "compile the cpu backend's code on a tiny generated model in the background while the model loads, for a fast first reply")
             .tuneValues(1); // nothing to time: it changes the first reply, not the speed
     /**
      * The kernel family: {@code auto}, {@code java} (float kernels), {@code avx2}, {@code avxvnni} or {@code avx512}
      * (int8 kernels); a CPU allows the families up to the best it runs (the names are in that order). Unset: the best.
      */
-    public static final Knob KERNELS = Knob.setting(NAME, "KERNELS", 0, KnobValues.named("auto", "java", "avx2", "avxvnni", "avx512"),
-                    "the kernel family", "matrix kernels: java (Vector API, float) or native int8 ones (avx2, avxvnni, avx512)")
-            .defaultNote("the fastest this machine runs").tuneValues(1, 2, 3, 4);
+    public static final Knob KERNELS = Knob.setting(
+                    NAME,
+                    "KERNELS",
+                    0,
+                    KnobValues.named("auto", "java", "avx2", "avxvnni", "avx512"),
+                    "the kernel family",
+                    "matrix kernels: java (Vector API, float) or native int8 ones (avx2, avxvnni, avx512)")
+            .defaultNote("the fastest this machine runs")
+            .tuneValues(1, 2, 3, 4);
 
     /**
      * Float dense weights (F32/F16/BF16: OpenAI's attention and unembedding matrices) on the native kernels: {@code q8}
      * (default: quantized to Q8_0 at load, int8 products, half the bytes of BF16 per token) or {@code float} (read in
      * place, float products). The {@code java} kernels always multiply in float.
      */
-    public static final Knob DENSE = Knob.setting(NAME, "DENSE", 0, KnobValues.named("q8", "float"), "float dense weights",
+    public static final Knob DENSE = Knob.setting(
+                    NAME,
+                    "DENSE",
+                    0,
+                    KnobValues.named("q8", "float"),
+                    "float dense weights",
                     "float (BF16/F16/F32) dense weights on the native kernels: q8 (quantized to Q8_0 at load) or float (read in place)")
             .tuneValues(0); // a choice of numerics, not of speed: tune keeps the default
 
@@ -90,11 +106,14 @@ public final class CpuBackendProvider implements BackendProvider {
                     + (why != null ? why : "this CPU lacks the instructions"));
         }
         String nativeReason = NativeCpu.unavailableReason();
-        String kernels = nativeReason == null ? "native " + NativeCpu.best().knobValue() + " kernels"
+        String kernels = nativeReason == null
+                ? "native " + NativeCpu.best().knobValue() + " kernels"
                 : "Java kernels (" + nativeReason + ")";
-        return Availability.yes(kernels + ", " + (CpuKernels.vectorApiPresent()
-                ? "Java Vector API, " + Runtime.getRuntime().availableProcessors() + " CPUs"
-                : "scalar fallback: jdk.incubator.vector is not in the boot layer (add --add-modules jdk.incubator.vector)"));
+        return Availability.yes(
+                kernels + ", "
+                        + (CpuKernels.vectorApiPresent()
+                                ? "Java Vector API, " + Runtime.getRuntime().availableProcessors() + " CPUs"
+                                : "scalar fallback: jdk.incubator.vector is not in the boot layer (add --add-modules jdk.incubator.vector)"));
     }
 
     @Override
@@ -120,14 +139,19 @@ public final class CpuBackendProvider implements BackendProvider {
     @Override
     public List<KnobState> knobStates(BackendOptions options) {
         BackendOptions o = kernelsFixed
-                ? options.with(KERNELS.envName(), fixedKernels == null ? "auto" : fixedKernels.knobValue(), "CpuBackendProvider.withKernels")
+                ? options.with(
+                        KERNELS.envName(),
+                        fixedKernels == null ? "auto" : fixedKernels.knobValue(),
+                        "CpuBackendProvider.withKernels")
                 : options;
         int cpus = deviceThreads();
         List<Integer> threads = new ArrayList<>();
         for (int t = 1; t < cpus; t *= 2) threads.add(t);
         threads.add(cpus);
-        return List.of(THREADS.state(o, cpus, MAX_THREADS, null).withCandidates(threads),
-                KERNELS.state(o, bestKernels(), bestKernels(), kernelsLimit()).withCandidates(runnableKernels()), DENSE.state(o),
+        return List.of(
+                THREADS.state(o, cpus, MAX_THREADS, null).withCandidates(threads),
+                KERNELS.state(o, bestKernels(), bestKernels(), kernelsLimit()).withCandidates(runnableKernels()),
+                DENSE.state(o),
                 WARMUP.state(o));
     }
 
@@ -165,8 +189,7 @@ public final class CpuBackendProvider implements BackendProvider {
      */
     private static List<Integer> runnableKernels() {
         List<Integer> out = new ArrayList<>();
-        for (KernelSet.Isa isa : KernelSet.Isa.values())
-            if (NativeCpu.supports(isa)) out.add(kernelsIndex(isa));
+        for (KernelSet.Isa isa : KernelSet.Isa.values()) if (NativeCpu.supports(isa)) out.add(kernelsIndex(isa));
         return out;
     }
 
@@ -176,7 +199,8 @@ public final class CpuBackendProvider implements BackendProvider {
             case AVX512 -> null;
             case AVXVNNI -> "this CPU lacks AVX-512 (F, BW, VL, DQ, VNNI)";
             case AVX2 -> "this CPU lacks AVX-VNNI and AVX-512 (F, BW, VL, DQ, VNNI)";
-            case JAVA -> NativeCpu.unavailableReason() != null ? NativeCpu.unavailableReason() : "this CPU lacks AVX2 and FMA";
+            case JAVA ->
+                NativeCpu.unavailableReason() != null ? NativeCpu.unavailableReason() : "this CPU lacks AVX2 and FMA";
         };
     }
 }

@@ -20,7 +20,8 @@ final class CpuKvCache implements KvCache {
         values = new float[layers][];
         for (int l = 0; l < layers; l++) {
             int slots = spec.slots(l);
-            keys[l] = new float[Math.multiplyExact((slots + 15) & ~15, spec.config().kvDim())];
+            keys[l] = new float
+                    [Math.multiplyExact((slots + 15) & ~15, spec.config().kvDim())];
             values[l] = new float[Math.multiplyExact(slots, spec.config().kvDim())];
         }
     }

@@ -7,7 +7,6 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -35,12 +34,13 @@ final class CpuWarmUp {
 
     static void run(KernelSet kernels) {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 1).inMemory();
-             CpuBackend b = new CpuBackend(1, kernels)) {
+                CpuBackend b = new CpuBackend(1, kernels)) {
             ModelWeights w = ModelWeights.of(ck);
             int vocab = w.config().vocabSize();
             int[] prompt = new int[PROMPT];
             for (int i = 0; i < PROMPT; i++) prompt[i] = (i * 7919) % vocab;
-            try (LoadedWeights lw = b.loadWeights(w); Session s = new Session(b, lw, PROMPT + STEPS + 1)) {
+            try (LoadedWeights lw = b.loadWeights(w);
+                    Session s = new Session(b, lw, PROMPT + STEPS + 1)) {
                 for (int round = 0; round < ROUNDS; round++) {
                     s.reset();
                     s.prefill(prompt);

@@ -14,7 +14,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -38,6 +37,7 @@ final class CpuWeights implements LoadedWeights {
     private final List<CpuMatrix> matrices = new ArrayList<>();
     /** The float weights held as Q8_0 tiles (by identity). */
     private final Set<WeightView> quantized = Collections.newSetFromMap(new IdentityHashMap<>());
+
     float[] rope = new float[0]; // cos/sin table rows for positions [0, ropePositions)
     int ropePositions;
 
@@ -89,9 +89,15 @@ final class CpuWeights implements LoadedWeights {
     private CpuMatrix keep(CpuMatrix x, WeightView source, boolean releaseSource) {
         matrices.add(x);
         if (releaseSource && x.ownedBytes() > 0) {
-            release(source.data(), source.rowOffset(0, 0), source.rowOffset(source.experts() - 1, source.rows() - 1) + source.rowBytes());
+            release(
+                    source.data(),
+                    source.rowOffset(0, 0),
+                    source.rowOffset(source.experts() - 1, source.rows() - 1) + source.rowBytes());
             if (source.format() == WeightFormat.MXFP4_OPENAI)
-                release(source.scales(), source.scaleRowOffset(0, 0), source.scaleRowOffset(source.experts() - 1, source.rows() - 1) + source.cols() / 32);
+                release(
+                        source.scales(),
+                        source.scaleRowOffset(0, 0),
+                        source.scaleRowOffset(source.experts() - 1, source.rows() - 1) + source.cols() / 32);
         }
         return x;
     }
@@ -104,7 +110,10 @@ final class CpuWeights implements LoadedWeights {
     /** Native bytes the matrices of {@code w} would take under {@code kernels} (repacked copies). */
     static long repackBytes(ModelWeights w, KernelSet kernels) {
         if (kernels.isa() == KernelSet.Isa.JAVA) return 0;
-        return DeviceWeights.bytes(w, v -> 0, v -> v == w.embedding() && v != w.unembedding() ? 0 : tileBytes(v, kernelsFor(v, w, kernels)),
+        return DeviceWeights.bytes(
+                w,
+                v -> 0,
+                v -> v == w.embedding() && v != w.unembedding() ? 0 : tileBytes(v, kernelsFor(v, w, kernels)),
                 v -> tileBytes(v, kernels));
     }
 

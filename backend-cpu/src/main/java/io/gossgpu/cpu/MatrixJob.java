@@ -84,7 +84,19 @@ final class MatrixJob implements CpuPool.Body {
             CpuMatrix m = mats[p];
             int last = Math.min(to, firstItem[p + 1]);
             int r0 = (item - firstItem[p]) * blockRows, r1 = Math.min(m.rows(), (last - firstItem[p]) * blockRows);
-            m.gemm(0, r0, r1, input, panelRow0, panelT, outs[p], panelRow0 * outStride[p] + r0, outStride[p], biases[p], 0, worker);
+            m.gemm(
+                    0,
+                    r0,
+                    r1,
+                    input,
+                    panelRow0,
+                    panelT,
+                    outs[p],
+                    panelRow0 * outStride[p] + r0,
+                    outStride[p],
+                    biases[p],
+                    0,
+                    worker);
             item = last;
         }
     }

@@ -26,7 +26,8 @@ public final class MemInfo {
     /** The transparent huge page mode ("always [madvise] never"), or "unknown". */
     public static String hugePageMode() {
         try {
-            return Files.readString(Path.of("/sys/kernel/mm/transparent_hugepage/enabled")).trim();
+            return Files.readString(Path.of("/sys/kernel/mm/transparent_hugepage/enabled"))
+                    .trim();
         } catch (IOException | RuntimeException e) {
             return "unknown";
         }

@@ -7,7 +7,6 @@ import io.gossgpu.cpu.matmul.CpuMatrix;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.MatrixInput;
 import io.gossgpu.model.ModelConfig;
-
 import java.util.Arrays;
 
 /**
@@ -65,6 +64,7 @@ final class MoeJob {
     private float limit;
     /** Every (token, slot) row of the current chunk is input row 0: one token, read in place. */
     private boolean oneRow;
+
     private float[] out, weights;
 
     MoeJob(CpuPool pool, KernelSet kernels, int threads) {
@@ -76,7 +76,8 @@ final class MoeJob {
     }
 
     /** {@code out[t] = Σ_j ω_{t,j}·expert_{e_{t,j}}(x[t])} for the T rows of {@code x}. */
-    void run(CpuWeights w, int layerIndex, float[] x, int T, int[] experts, float[] routingWeights, int k, float[] out) {
+    void run(
+            CpuWeights w, int layerIndex, float[] x, int T, int[] experts, float[] routingWeights, int k, float[] out) {
         ModelConfig c = w.config;
         layer = w.m.layer(layerIndex);
         H = c.hiddenSize();
@@ -85,7 +86,8 @@ final class MoeJob {
         limit = c.swigluLimit();
         this.out = out;
         this.weights = routingWeights;
-        for (int t0 = 0; t0 < T; t0 += chunkTokens) chunk(x, experts, t0, Math.min(chunkTokens, T - t0), c.numExperts());
+        for (int t0 = 0; t0 < T; t0 += chunkTokens)
+            chunk(x, experts, t0, Math.min(chunkTokens, T - t0), c.numExperts());
         layer = null;
         this.out = null;
         this.weights = null;
@@ -156,7 +158,11 @@ final class MoeJob {
         pool.runInShares(downItems, 1, (from, to, worker) -> {
             for (int item = from; item < to; ) {
                 int e = item / downTiles, last = Math.min(Math.min(to, (e + 1) * downTiles), item + tilesPerCall);
-                downRows(active[e], (item % downTiles) * tileRows, Math.min(H, (last - e * downTiles) * tileRows), worker);
+                downRows(
+                        active[e],
+                        (item % downTiles) * tileRows,
+                        Math.min(H, (last - e * downTiles) * tileRows),
+                        worker);
                 item = last;
             }
         });

@@ -2,7 +2,6 @@ package io.gossgpu.cpu;
 
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.KernelSet;
-
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
@@ -72,8 +71,15 @@ final class NativeAttention implements CpuPool.Body {
                 for (int b = 0; b < blocks[s]; b++) {
                     int first = stateItem[s] + (g * blocks[s] + b) * chunks[s];
                     for (int ch = 1; ch < chunks[s]; ch++)
-                        kernels.attnMerge(rows[s], c.hd, seg(m, first * stride), seg(l, first * stride), seg(acc, (long) first * stride * c.hd),
-                                seg(m, (first + ch) * stride), seg(l, (first + ch) * stride), seg(acc, (long) (first + ch) * stride * c.hd));
+                        kernels.attnMerge(
+                                rows[s],
+                                c.hd,
+                                seg(m, first * stride),
+                                seg(l, first * stride),
+                                seg(acc, (long) first * stride * c.hd),
+                                seg(m, (first + ch) * stride),
+                                seg(l, (first + ch) * stride),
+                                seg(acc, (long) (first + ch) * stride * c.hd));
                     finish(c.seqs[s], g, b, first * stride, m, l, acc);
                 }
         }
@@ -130,7 +136,16 @@ final class NativeAttention implements CpuPool.Body {
     }
 
     /** Extends the state with the keys item (sequence q, g, block b, chunk ch) sees: cached positions, then the batch's. */
-    private void keys(AttentionJob.Seq s, int lo0, int chunks, int g, int b, int ch, MemorySegment sm, MemorySegment sl, MemorySegment sacc) {
+    private void keys(
+            AttentionJob.Seq s,
+            int lo0,
+            int chunks,
+            int g,
+            int b,
+            int ch,
+            MemorySegment sm,
+            MemorySegment sl,
+            MemorySegment sacc) {
         int t0 = b * TOKENS, nt = Math.min(TOKENS, s.T - t0);
         int pFirst = s.start + t0, pLast = pFirst + nt - 1;
         int lo = c.sliding ? Math.max(0, pFirst - c.window + 1) : 0, hi = pLast + 1; // key positions lo .. hi−1
@@ -147,21 +162,63 @@ final class NativeAttention implements CpuPool.Body {
             int pos = lo;
             while (pos < cachedEnd) {
                 int slot = pos % s.slots, count = Math.min(cachedEnd - pos, s.slots - slot);
-                kernels.attnUpdate(q, c.qDim, nt, c.group, c.hd, pFirst, window, kt, (long) c.kvDim * 16, v, c.kvDim,
-                        slot, count, pos, c.scale, sm, sl, sacc);
+                kernels.attnUpdate(
+                        q,
+                        c.qDim,
+                        nt,
+                        c.group,
+                        c.hd,
+                        pFirst,
+                        window,
+                        kt,
+                        (long) c.kvDim * 16,
+                        v,
+                        c.kvDim,
+                        slot,
+                        count,
+                        pos,
+                        c.scale,
+                        sm,
+                        sl,
+                        sacc);
                 pos += count;
             }
         }
         // the sequence's own positions max(lo, start) .. hi−1, at batch slots slot0 + pos − start
         int b0 = Math.max(lo, s.start);
         if (b0 < hi)
-            kernels.attnUpdate(q, c.qDim, nt, c.group, c.hd, pFirst, window, seg(c.kBatchT, (long) g * c.hd * 16),
-                    (long) c.kvDim * 16, seg(c.vBatch, (long) g * c.hd), c.kvDim, s.slot0 + b0 - s.start, hi - b0, b0, c.scale, sm, sl, sacc);
+            kernels.attnUpdate(
+                    q,
+                    c.qDim,
+                    nt,
+                    c.group,
+                    c.hd,
+                    pFirst,
+                    window,
+                    seg(c.kBatchT, (long) g * c.hd * 16),
+                    (long) c.kvDim * 16,
+                    seg(c.vBatch, (long) g * c.hd),
+                    c.kvDim,
+                    s.slot0 + b0 - s.start,
+                    hi - b0,
+                    b0,
+                    c.scale,
+                    sm,
+                    sl,
+                    sacc);
     }
 
     private void finish(AttentionJob.Seq s, int g, int b, int off, float[] sm, float[] sl, float[] sacc) {
         int t0 = b * TOKENS, nt = Math.min(TOKENS, s.T - t0);
-        kernels.attnFinish(nt, c.group, c.hd, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd),
-                seg(c.sinks, (long) g * c.group), seg(c.out, (long) (s.row0 + t0) * c.qDim + (long) g * c.group * c.hd), c.qDim);
+        kernels.attnFinish(
+                nt,
+                c.group,
+                c.hd,
+                seg(sm, off),
+                seg(sl, off),
+                seg(sacc, (long) off * c.hd),
+                seg(c.sinks, (long) g * c.group),
+                seg(c.out, (long) (s.row0 + t0) * c.qDim + (long) g * c.group * c.hd),
+                c.qDim);
     }
 }

@@ -33,7 +33,8 @@ public final class PooledDraw {
         pool.run(chunks, 1, (from, to, worker) -> {
             for (int c = from; c < to; c++) {
                 float max = Float.NEGATIVE_INFINITY;
-                for (int j = c * GRAIN, end = Math.min(n, j + GRAIN); j < end; j++) max = Math.max(max, logits[offset + j]);
+                for (int j = c * GRAIN, end = Math.min(n, j + GRAIN); j < end; j++)
+                    max = Math.max(max, logits[offset + j]);
                 m[c] = max;
             }
         });

@@ -1,13 +1,17 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.cpu.compute.CpuKernels;
-import io.gossgpu.cpu.compute.ScalarKernels;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.ScalarKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
 import io.gossgpu.generate.Session;
@@ -16,23 +20,18 @@ import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** What the conformance kit (OpenAI layout, BF16 dense) does not reach: GGUF layouts, long prefills, scalar kernels, knobs. */
 class CpuBackendTest {
@@ -65,7 +64,13 @@ class CpuBackendTest {
         ModelConfig c = w.config();
         Backend ref = new ReferenceBackend();
         // int8: the reference runs the dense weights the native kernels quantize in their Q8_0, as they compute with
-        LoadedWeights lr = ref.loadWeights(int8 ? io.gossgpu.cpu.matmul.QuantizedDense.of(w, KernelSet.of(null, CpuKernels.best())) : w),
+        LoadedWeights
+                lr =
+                        ref.loadWeights(
+                                int8
+                                        ? io.gossgpu.cpu.matmul.QuantizedDense.of(
+                                                w, KernelSet.of(null, CpuKernels.best()))
+                                        : w),
                 lc = cpu.loadWeights(w);
         int v = c.vocabSize();
         int[] toks = tokens(75, v, 9);
@@ -94,11 +99,14 @@ class CpuBackendTest {
     @EnumSource(GgufWriter.DenseType.class)
     void ggufLayoutsMatchTheReference(GgufWriter.DenseType dense) {
         Path f = dir.resolve("m-" + dense + ".gguf");
-        GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 31), f, GgufWriter.Options.defaults().withDense(dense));
+        GgufWriter.write(
+                new TestModelGenerator(TestModelPresets.tiny(), 31),
+                f,
+                GgufWriter.Options.defaults().withDense(dense));
         for (KernelSet.Isa isa : KernelSet.Isa.values()) {
             if (!NativeCpu.supports(isa)) continue; // the native sets have their own skipped kits saying why
             try (Checkpoint ck = Checkpoint.open(f, LoadOptions.defaults());
-                 Backend cpu = CpuBackendProvider.withKernels(isa).create(BackendOptions.defaults())) {
+                    Backend cpu = CpuBackendProvider.withKernels(isa).create(BackendOptions.defaults())) {
                 ModelWeights w = ModelWeights.of(ck);
                 assertEquals(WeightFormat.MXFP4_GGML, w.layers().get(0).gate().format());
                 compareWholeModel(ck, cpu, isa != KernelSet.Isa.JAVA);
@@ -113,15 +121,21 @@ class CpuBackendTest {
      */
     @Test
     void droppingTheFilePagesOfRepackedMatricesChangesNoBits() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
         Path gguf = dir.resolve("m.gguf"), original = dir.resolve("original");
-        GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 34), gguf, GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.Q8_0));
-        io.gossgpu.testmodel.SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.tiny(), 34), original);
-        for (Path model : new Path[]{gguf, original}) {
+        GgufWriter.write(
+                new TestModelGenerator(TestModelPresets.tiny(), 34),
+                gguf,
+                GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.Q8_0));
+        io.gossgpu.testmodel.SafetensorsWriter.writeOriginal(
+                new TestModelGenerator(TestModelPresets.tiny(), 34), original);
+        for (Path model : new Path[] {gguf, original}) {
             try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
-                 CpuBackend cpu = new CpuBackend(2, KernelSet.of(null, CpuKernels.best()))) {
+                    CpuBackend cpu = new CpuBackend(2, KernelSet.of(null, CpuKernels.best()))) {
                 ModelWeights w = ModelWeights.of(ck);
-                float[] kept = logits(cpu, cpu.loadWeights(w, Long.MAX_VALUE), w), dropped = logits(cpu, cpu.loadWeights(w, 1), w);
+                float[] kept = logits(cpu, cpu.loadWeights(w, Long.MAX_VALUE), w),
+                        dropped = logits(cpu, cpu.loadWeights(w, 1), w);
                 assertArrayEquals(kept, dropped, model.toString());
             }
         }
@@ -138,7 +152,8 @@ class CpuBackendTest {
         int v = w.config().vocabSize();
         int[] toks = tokens(23, v, 5);
         float[] out = new float[toks.length * v];
-        try (lw; Session s = new Session(b, lw, 32)) {
+        try (lw;
+                Session s = new Session(b, lw, 32)) {
             System.arraycopy(s.prefillAllLogits(Arrays.copyOf(toks, 20)), 0, out, 0, 20 * v);
             for (int i = 20; i < toks.length; i++) System.arraycopy(s.decode(toks[i]), 0, out, i * v, v);
         }
@@ -148,7 +163,7 @@ class CpuBackendTest {
     @Test
     void openAiLayoutLongPrefillWithScalarKernelsAndThreeThreads() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 32).inMemory();
-             Backend cpu = new CpuBackend(3, KernelSet.of(KernelSet.Isa.JAVA, new ScalarKernels("test")))) {
+                Backend cpu = new CpuBackend(3, KernelSet.of(KernelSet.Isa.JAVA, new ScalarKernels("test")))) {
             compareWholeModel(ck, cpu);
         }
     }
@@ -156,9 +171,9 @@ class CpuBackendTest {
     @Test
     void openAiLayoutLongPrefillOneThreadMoeInChunks() {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
-             CpuBackend cpu = new CpuBackend(1, KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best()))) {
+                CpuBackend cpu = new CpuBackend(1, KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best()))) {
             cpu.moeChunkTokens(7); // the MoE of a long batch in several passes
-            cpu.moeTileRows(16);   // and each expert's rows in several work items
+            cpu.moeTileRows(16); // and each expert's rows in several work items
             compareWholeModel(ck, cpu);
         }
     }
@@ -166,9 +181,10 @@ class CpuBackendTest {
     /** The native kernels on a long prefill: token chunks of the tile kernels, MoE in several passes, one thread. */
     @Test
     void nativeKernelsLongPrefillOneThreadMoeInChunks() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                NativeCpu.unavailableReason() == null, NativeCpu::unavailableReason);
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 33).inMemory();
-             CpuBackend cpu = new CpuBackend(1, KernelSet.of(null, CpuKernels.best()))) {
+                CpuBackend cpu = new CpuBackend(1, KernelSet.of(null, CpuKernels.best()))) {
             cpu.moeChunkTokens(7);
             cpu.moeTileRows(32);
             compareWholeModel(ck, cpu, true);
@@ -181,10 +197,13 @@ class CpuBackendTest {
      */
     @Test
     void expertRowsInOneCallGiveTheSameBitsAsOneCallPerTile() {
-        KernelSet set = NativeCpu.unavailableReason() == null ? KernelSet.of(null, CpuKernels.best()) : KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best());
+        KernelSet set = NativeCpu.unavailableReason() == null
+                ? KernelSet.of(null, CpuKernels.best())
+                : KernelSet.of(KernelSet.Isa.JAVA, CpuKernels.best());
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 34).inMemory();
-             CpuBackend perTile = new CpuBackend(2, set); CpuBackend merged = new CpuBackend(2, set);
-             CpuBackend cut = new CpuBackend(2, set)) {
+                CpuBackend perTile = new CpuBackend(2, set);
+                CpuBackend merged = new CpuBackend(2, set);
+                CpuBackend cut = new CpuBackend(2, set)) {
             ModelWeights w = ModelWeights.of(ck);
             for (CpuBackend b : List.of(perTile, merged, cut)) b.moeTileRows(16);
             perTile.moeMergedRows(16);
@@ -206,7 +225,8 @@ class CpuBackendTest {
         if (NativeCpu.unavailableReason() == null) sets.add(KernelSet.of(null, CpuKernels.best()));
         for (KernelSet set : sets)
             try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 35).inMemory();
-                 CpuBackend copied = new CpuBackend(2, set); CpuBackend inPlace = new CpuBackend(2, set)) {
+                    CpuBackend copied = new CpuBackend(2, set);
+                    CpuBackend inPlace = new CpuBackend(2, set)) {
                 ModelWeights w = ModelWeights.of(ck);
                 copied.moeOneTokenInPlace(false);
                 for (CpuBackend b : List.of(copied, inPlace)) b.moeChunkTokens(19); // the 20-token prefill: 19, then 1
@@ -227,15 +247,18 @@ class CpuBackendTest {
     void threadKnobIsValidated() {
         BackendOptions none = BackendOptions.defaults();
         assertEquals(4, CpuBackendProvider.threads(none.with("GOSS_CPU_THREADS", " 4 ")));
-        for (String bad : new String[]{"0", "-2", "two", "1025"}) {
-            GossException e = assertThrows(GossException.class, () -> CpuBackendProvider.threads(none.with("GOSS_CPU_THREADS", bad)));
-            assertEquals("invalid GOSS_CPU_THREADS=" + bad + ": threads must be an integer from 1 to 1024", e.getMessage());
+        for (String bad : new String[] {"0", "-2", "two", "1025"}) {
+            GossException e = assertThrows(
+                    GossException.class, () -> CpuBackendProvider.threads(none.with("GOSS_CPU_THREADS", bad)));
+            assertEquals(
+                    "invalid GOSS_CPU_THREADS=" + bad + ": threads must be an integer from 1 to 1024", e.getMessage());
         }
         assertEquals(Math.min(1024, Runtime.getRuntime().availableProcessors()), CpuBackendProvider.threads(none));
         try (CpuBackend b = (CpuBackend) new CpuBackendProvider().create(none.with(CpuBackendProvider.THREADS, 3))) {
             assertEquals(3, b.threads());
         }
-        assertThrows(GossException.class, () -> new CpuBackendProvider().create(none.with(CpuBackendProvider.THREADS, 0)));
+        assertThrows(
+                GossException.class, () -> new CpuBackendProvider().create(none.with(CpuBackendProvider.THREADS, 0)));
     }
 
     @Test
@@ -247,7 +270,7 @@ class CpuBackendTest {
             a[i] = (float) (r.nextGaussian() * 20);
             b[i] = (float) (r.nextGaussian() * 20);
         }
-        for (CpuKernels k : new CpuKernels[]{CpuKernels.best(), new ScalarKernels("test")}) {
+        for (CpuKernels k : new CpuKernels[] {CpuKernels.best(), new ScalarKernels("test")}) {
             k.swiglu(a, 0, b, 0, 7f, out, 0, n);
             for (int i = 0; i < n; i++) {
                 float want = ReferenceBackend.swiglu(a[i], b[i], 7f);

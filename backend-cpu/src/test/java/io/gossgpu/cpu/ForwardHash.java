@@ -1,15 +1,14 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -26,13 +25,14 @@ public final class ForwardHash {
         int threads = Integer.parseInt(args[1]);
         MessageDigest sha = MessageDigest.getInstance("SHA-256");
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 77).inMemory();
-             Backend cpu = new CpuBackend(threads, KernelSet.of(isa, CpuKernels.best()))) {
+                Backend cpu = new CpuBackend(threads, KernelSet.of(isa, CpuKernels.best()))) {
             ModelWeights w = ModelWeights.of(ck);
             int v = w.config().vocabSize();
             SplittableRandom r = new SplittableRandom(3);
             int[] prompt = new int[20];
             for (int i = 0; i < prompt.length; i++) prompt[i] = r.nextInt(v);
-            try (LoadedWeights lw = cpu.loadWeights(w); Session s = new Session(cpu, lw, 64)) {
+            try (LoadedWeights lw = cpu.loadWeights(w);
+                    Session s = new Session(cpu, lw, 64)) {
                 digest(sha, s.prefillAllLogits(prompt));
                 for (int i = 0; i < 3; i++) digest(sha, s.decode(r.nextInt(v)));
             }

@@ -1,14 +1,13 @@
 package io.gossgpu.cpu;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.conformance.SamplingCheck;
 import io.gossgpu.cpu.compute.CpuPool;
-import org.junit.jupiter.api.Test;
-
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The cpu backend's pooled temperature draw returns exactly {@link TemperatureDraw#draw}'s id — not "within rounding",
@@ -35,7 +34,8 @@ class PooledDrawTest {
                         float[] l = new float[off + n + 1];
                         System.arraycopy(row, 0, l, off, n);
                         l[off + n] = 1e9f; // past the row: never read
-                        if (kind.equals("holes")) for (int j = 0; j < n; j += 3) l[off + j] = Float.NEGATIVE_INFINITY; // a mask
+                        if (kind.equals("holes"))
+                            for (int j = 0; j < n; j += 3) l[off + j] = Float.NEGATIVE_INFINITY; // a mask
                         double t = TEMPERATURES[r.nextInt(TEMPERATURES.length)];
                         for (double u : SamplingCheck.draws(l, off, n, t, r, 12)) {
                             check(draw, l, off, n, t, u);
@@ -63,11 +63,11 @@ class PooledDrawTest {
         try (CpuPool pool = new CpuPool(2)) {
             PooledDraw draw = new PooledDraw(pool);
             for (int n : LENGTHS)
-                for (float bad : new float[]{Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY})
-                    for (int where : new int[]{0, n - 1, n / 2}) {
+                for (float bad : new float[] {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY})
+                    for (int where : new int[] {0, n - 1, n / 2}) {
                         float[] l = SamplingCheck.logits("gaussian", n, r);
                         l[where] = bad;
-                        for (double u : new double[]{0, 0.5, Math.nextDown(1.0)}) check(draw, l, 0, n, 1.0, u);
+                        for (double u : new double[] {0, 0.5, Math.nextDown(1.0)}) check(draw, l, 0, n, 1.0, u);
                     }
             for (int n : LENGTHS) { // every id masked: no finite logit
                 float[] l = new float[n];
@@ -77,7 +77,8 @@ class PooledDrawTest {
             float[] one = new float[20_000]; // all masked but one id, in the last chunk
             java.util.Arrays.fill(one, Float.NEGATIVE_INFINITY);
             one[19_999] = 3f;
-            for (double u : new double[]{0, 0.3, Math.nextDown(1.0)}) assertEquals(19_999, draw.draw(one, 0, one.length, 0.8, u));
+            for (double u : new double[] {0, 0.3, Math.nextDown(1.0)})
+                assertEquals(19_999, draw.draw(one, 0, one.length, 0.8, u));
         }
     }
 

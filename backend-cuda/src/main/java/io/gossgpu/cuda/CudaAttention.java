@@ -1,5 +1,13 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
+import static io.gossgpu.device.AttentionPipeline.ATTENTION;
+import static io.gossgpu.device.AttentionPipeline.COMBINE;
+import static io.gossgpu.device.AttentionPipeline.GQA;
+import static io.gossgpu.device.AttentionPipeline.KV_STORE;
+import static io.gossgpu.device.AttentionPipeline.MMA;
+import static io.gossgpu.device.Grid.ceilDiv;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.AttentionParams;
@@ -8,16 +16,7 @@ import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.AttentionShapes.Plan;
 import io.gossgpu.device.AttentionShapes.Shape;
 import io.gossgpu.device.Grid;
-
 import java.util.List;
-
-import static io.gossgpu.cuda.CudaLauncher.checkBlock;
-import static io.gossgpu.device.AttentionPipeline.ATTENTION;
-import static io.gossgpu.device.AttentionPipeline.COMBINE;
-import static io.gossgpu.device.AttentionPipeline.GQA;
-import static io.gossgpu.device.AttentionPipeline.KV_STORE;
-import static io.gossgpu.device.AttentionPipeline.MMA;
-import static io.gossgpu.device.Grid.ceilDiv;
 
 /**
  * attention.cu run by the device layer's {@link AttentionPipeline}: its knobs, and how its kernels spread the work
@@ -31,7 +30,8 @@ import static io.gossgpu.device.Grid.ceilDiv;
 final class CudaAttention {
     /** attention.cu's entry points (CUDA has no attention_split). */
     static final List<CudaEntry> ENTRIES = java.util.stream.Stream.of(ATTENTION, GQA, COMBINE, KV_STORE, MMA)
-            .map(n -> new CudaEntry("attention", n, AttentionPipeline.buffers(n), AttentionParams.class)).toList();
+            .map(n -> new CudaEntry("attention", n, AttentionPipeline.buffers(n), AttentionParams.class))
+            .toList();
     /** Block size of attention_gqa; (query row, head) pairs per block. */
     static final int GQA_THREADS = 256, GQA_PAIRS = 16;
     /** attention_mma's block, its (query row, head) pairs, keys per tile and largest head_dim: AMMA_* in attention.cu. */
@@ -42,6 +42,7 @@ final class CudaAttention {
     final int block, elementwiseBlock, prefillMinT, splits;
     /** Whether prefill batches take attention_mma where it fits (GOSS_CUDA_ATTENTION_MMA on compute capability 8.0+). */
     final boolean mma;
+
     final AttentionPipeline<Long> pipeline;
 
     /** @param computeCapability the device's, e.g. 90: attention_mma from {@link #MMA_MIN_CC} */
@@ -55,9 +56,11 @@ final class CudaAttention {
         checkBlock((CudaKernel) pipeline.kernel(ATTENTION), CudaKnobs.ATTENTION, block);
         checkBlock((CudaKernel) pipeline.kernel(KV_STORE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
         if (pipeline.kernel(GQA).maxThreads() < GQA_THREADS)
-            throw new GossException("kernel " + GQA + " cannot run " + GQA_THREADS + " threads per block on this device");
+            throw new GossException(
+                    "kernel " + GQA + " cannot run " + GQA_THREADS + " threads per block on this device");
         if (mma && pipeline.kernel(MMA).maxThreads() < MMA_THREADS)
-            throw new GossException("kernel " + MMA + " cannot run " + MMA_THREADS + " threads per block on this device");
+            throw new GossException(
+                    "kernel " + MMA + " cannot run " + MMA_THREADS + " threads per block on this device");
     }
 
     /**
@@ -66,12 +69,16 @@ final class CudaAttention {
      */
     static long mmaSharedBytes(int hd) {
         int warps = MMA_THREADS / 32;
-        return 2L * 2 * 2 * MMA_KEYS * (hd + 8) + 4L * warps * 16 * (Math.max(MMA_KEYS, hd) + 4) + 2L * 2 * warps * 16 * (MMA_KEYS + 8);
+        return 2L * 2 * 2 * MMA_KEYS * (hd + 8)
+                + 4L * warps * 16 * (Math.max(MMA_KEYS, hd) + 4)
+                + 2L * 2 * warps * 16 * (MMA_KEYS + 8);
     }
 
     /** Whether attention_mma takes a call of this shape: head_dim a multiple of 16 up to 64, at most 64 query heads per KV head. */
     static boolean mmaFits(AttentionParams p) {
-        return p.headDim() % 16 == 0 && p.headDim() <= MMA_HD_MAX && p.group() <= MMA_PAIRS
+        return p.headDim() % 16 == 0
+                && p.headDim() <= MMA_HD_MAX
+                && p.group() <= MMA_PAIRS
                 && ceilDiv(p.tokens(), MMA_PAIRS / p.group()) <= 65535;
     }
 
@@ -82,8 +89,8 @@ final class CudaAttention {
     private Plan plan(AttentionParams p) {
         int hd = p.headDim(), T = p.tokens(), shared = 4 * (2 * hd + block);
         if (shared > 48 * 1024)
-            throw new GossException("attention: head_dim " + hd + " needs " + shared + " bytes of shared memory per block (48 KiB at most); lower "
-                    + CudaKnobs.ATTENTION.envName());
+            throw new GossException("attention: head_dim " + hd + " needs " + shared
+                    + " bytes of shared memory per block (48 KiB at most); lower " + CudaKnobs.ATTENTION.envName());
         int tq = Math.max(1, GQA_PAIRS / p.group());
         boolean fits = hd <= 128 && p.group() <= GQA_PAIRS && ceilDiv(T, tq) <= 65535;
         if (mma && T > 1 && T >= prefillMinT && mmaFits(p)) return new Plan(MMA, 1, MMA_PAIRS / p.group());
@@ -92,13 +99,24 @@ final class CudaAttention {
     }
 
     private AttentionShapes shapes() {
-        return new AttentionShapes((p, start) -> plan(p),
-                p -> new Shape(Grid.of(p.heads(), p.tokens(), block), 4L * (2 * p.headDim() + block)), // a block per (head, row)
-                p -> new Shape(Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), p.splits(), GQA_THREADS),
-                        4L * (GQA_PAIRS * p.headDim() + 32 * (p.headDim() + 1) + 32 * p.headDim())), // q pairs, a tile of keys, of values
+        return new AttentionShapes(
+                (p, start) -> plan(p),
+                p -> new Shape(
+                        Grid.of(p.heads(), p.tokens(), block),
+                        4L * (2 * p.headDim() + block)), // a block per (head, row)
+                p -> new Shape(
+                        Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), p.splits(), GQA_THREADS),
+                        4L
+                                * (GQA_PAIRS * p.headDim()
+                                        + 32 * (p.headDim() + 1)
+                                        + 32 * p.headDim())), // q pairs, a tile of keys, of values
                 null,
-                p -> new Shape(Grid.of(p.heads(), p.tokens(), Math.max(32, ceilDiv(p.headDim(), 32) * 32)), 8L * p.splits()), // (z, e_z) of each split
+                p -> new Shape(
+                        Grid.of(p.heads(), p.tokens(), Math.max(32, ceilDiv(p.headDim(), 32) * 32)),
+                        8L * p.splits()), // (z, e_z) of each split
                 p -> new Shape(Grid.of(ceilDiv(p.kvDim(), elementwiseBlock), p.tokens() - p.first(), elementwiseBlock)),
-                p -> new Shape(Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), MMA_THREADS), mmaSharedBytes(p.headDim())));
+                p -> new Shape(
+                        Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), MMA_THREADS),
+                        mmaSharedBytes(p.headDim())));
     }
 }

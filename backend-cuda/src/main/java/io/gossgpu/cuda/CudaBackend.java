@@ -11,7 +11,6 @@ import io.gossgpu.device.Pipelines;
 import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -49,8 +48,14 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
     static final CudaEntry ROPE = new CudaEntry("rope", RopeOp.ROPE, 4, RopeParams.class);
 
     /** Every kernel entry point the launchers run. */
-    static final List<CudaEntry> ENTRIES = Stream.of(DenseLauncher.ENTRIES, List.of(ROPE), CudaAttention.ENTRIES, MoeLauncher.ENTRIES,
-            SampleLauncher.ENTRIES).flatMap(List::stream).toList();
+    static final List<CudaEntry> ENTRIES = Stream.of(
+                    DenseLauncher.ENTRIES,
+                    List.of(ROPE),
+                    CudaAttention.ENTRIES,
+                    MoeLauncher.ENTRIES,
+                    SampleLauncher.ENTRIES)
+            .flatMap(List::stream)
+            .toList();
 
     /** Sequences a step may hold: each has a position slot (int) in the step buffer. */
     static final int STEP_SEQUENCES = 1024;
@@ -60,6 +65,7 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
     private final CudaContext ctx;
     /** The device's memory (package-private: the launchers' tests upload their matrices through it). */
     final CudaDeviceDriver device;
+
     private final LaunchQueue queue;
     private final CudaBuffer stepBuf;
     private final CudaModules modules;
@@ -83,7 +89,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
         CudaContext ctx = CudaContext.open(ordinal);
         try {
             CudaBuffer step = ctx.allocate(STEP_BYTES);
-            LaunchQueue queue = new LaunchQueue(ctx.stream(), step, STEP_SEQUENCES, CudaKnobs.GRAPH.value(options) == 1);
+            LaunchQueue queue =
+                    new LaunchQueue(ctx.stream(), step, STEP_SEQUENCES, CudaKnobs.GRAPH.value(options) == 1);
             return new CudaBackend(ctx, queue, step, options);
         } catch (RuntimeException e) {
             ctx.close(); // frees whatever was allocated in it
@@ -95,7 +102,8 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
         this(ctx, queue, step, new CudaDeviceDriver(ctx, queue), options);
     }
 
-    private CudaBackend(CudaContext ctx, LaunchQueue queue, CudaBuffer step, CudaDeviceDriver device, BackendOptions options) {
+    private CudaBackend(
+            CudaContext ctx, LaunchQueue queue, CudaBuffer step, CudaDeviceDriver device, BackendOptions options) {
         super(device, CudaWeights.class);
         this.ctx = ctx;
         this.device = device;
@@ -104,26 +112,46 @@ public final class CudaBackend extends DeviceBackend<CudaBuffer, Long> {
         this.modules = new CudaModules(ctx);
         try {
             CudaLauncher launch = new CudaLauncher(queue, modules, ENTRIES);
-            dense = new DenseLauncher(launch, ctx.device().multiprocessors(), options, ctx.device().computeCapability());
-            RopeOp<Long> rope = new RopeOp<>(launch, p -> Grid.of(p.qHeads() + p.kHeads(), Math.min(p.tokens(), 65535),
-                    Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
+            dense = new DenseLauncher(
+                    launch,
+                    ctx.device().multiprocessors(),
+                    options,
+                    ctx.device().computeCapability());
+            RopeOp<Long> rope = new RopeOp<>(
+                    launch,
+                    p -> Grid.of(
+                            p.qHeads() + p.kHeads(),
+                            Math.min(p.tokens(), 65535),
+                            Math.max(32, Math.min(1024, Grid.ceilDiv(p.headDim() / 2, 32) * 32))));
             attention = new CudaAttention(launch, options, ctx.device().computeCapability());
             moe = new MoeLauncher(launch, options, ctx.device().computeCapability());
             sampling = new SampleLauncher(launch, options);
             int rmsBlock = dense.rmsBlock, addBlock = dense.elementwiseBlock, argmaxBlock = sampling.argmaxBlock;
             // rmsnorm, add, add_rmsnorm, argmax and the router's topk_softmax, as on every API
-            SmallOps<Long> ops = new SmallOps<>(launch, new SmallOps.Shapes(
-                    rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
-                    // grid-stride
-                    n -> SmallOps.Shape.of(Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)),
-                    rows -> SmallOps.Shape.of(Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
-                    tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
+            SmallOps<Long> ops = new SmallOps<>(
+                    launch,
+                    new SmallOps.Shapes(
+                            rows -> SmallOps.Shape.of(Grid.of(rows, rmsBlock)), // grid x: up to 2^31 − 1 rows
+                            // grid-stride
+                            n -> SmallOps.Shape.of(
+                                    Grid.of((int) Math.min(Grid.ceilDiv(n, addBlock), 65535L * 4), addBlock)),
+                            rows -> SmallOps.Shape.of(
+                                    Grid.of(SampleLauncher.ARGMAX_CHUNKS, Math.min(rows, 65535), argmaxBlock)),
+                            tokens -> SmallOps.Shape.of(Grid.of(Grid.ceilDiv(tokens, 2), 64)))); // a warp per token
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD_RMSNORM), CudaKnobs.RMSNORM, rmsBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ADD), CudaKnobs.ELEMENTWISE, addBlock);
             CudaLauncher.checkBlock((CudaKernel) ops.kernel(SmallOps.ARGMAX), CudaKnobs.ARGMAX, argmaxBlock);
-            pipelines = new Pipelines<>(CudaBuffer::address, new CudaStaging(launch, scratch), dense.pipeline, ops,
-                    rope, attention.pipeline, moe.pipeline, sampling.pipeline, SampleLauncher::argmaxWorkBytes);
+            pipelines = new Pipelines<>(
+                    CudaBuffer::address,
+                    new CudaStaging(launch, scratch),
+                    dense.pipeline,
+                    ops,
+                    rope,
+                    attention.pipeline,
+                    moe.pipeline,
+                    sampling.pipeline,
+                    SampleLauncher::argmaxWorkBytes);
         } catch (RuntimeException e) {
             modules.close();
             throw e;

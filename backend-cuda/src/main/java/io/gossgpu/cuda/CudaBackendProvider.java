@@ -34,9 +34,12 @@ public final class CudaBackendProvider implements BackendProvider {
             return Availability.no(driver.reason());
         }
         CudaDevice d = CudaDriver.device(0);
-        String arch = CudaKernels.archFor(d.computeCapability(), CudaKernels.manifest().orElseThrow().archs());
-        return Availability.yes(driver.deviceCount() + " CUDA device(s), driver CUDA " + CudaDriver.versionString(driver.driverVersion())
-                + ": " + CudaKernels.loadable(driver.driverVersion()) + "; device 0 (" + d.name() + ", compute capability "
+        String arch = CudaKernels.archFor(
+                d.computeCapability(), CudaKernels.manifest().orElseThrow().archs());
+        return Availability.yes(driver.deviceCount() + " CUDA device(s), driver CUDA "
+                + CudaDriver.versionString(driver.driverVersion())
+                + ": " + CudaKernels.loadable(driver.driverVersion()) + "; device 0 (" + d.name()
+                + ", compute capability "
                 + d.major() + "." + d.minor() + ") runs the " + arch + " PTX");
     }
 

@@ -1,12 +1,11 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * A device allocation ({@code cuMemAlloc_v2}). Copies are ordered on the context's stream, so a
@@ -34,8 +33,13 @@ public final class CudaBuffer implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(Cuda.CUdeviceptr);
             int rc = Cuda.cuMemAlloc_v2(out, byteSize);
-            check("cuMemAlloc_v2", rc, rc == Cuda.CUDA_ERROR_OUT_OF_MEMORY ? "allocating " + humanBytes(byteSize)
-                    + " on " + context.device().name() : null);
+            check(
+                    "cuMemAlloc_v2",
+                    rc,
+                    rc == Cuda.CUDA_ERROR_OUT_OF_MEMORY
+                            ? "allocating " + humanBytes(byteSize) + " on "
+                                    + context.device().name()
+                            : null);
             address = out.get(Cuda.CUdeviceptr, 0);
         }
     }
@@ -83,7 +87,9 @@ public final class CudaBuffer implements AutoCloseable {
             for (long done = 0; done < n; done += staging.byteSize()) {
                 long len = Math.min(staging.byteSize(), n - done);
                 MemorySegment.copy(src, done, staging, 0, len);
-                check("cuMemcpyHtoDAsync_v2", Cuda.cuMemcpyHtoDAsync_v2(address() + dstOffset + done, staging, len, s.handle()));
+                check(
+                        "cuMemcpyHtoDAsync_v2",
+                        Cuda.cuMemcpyHtoDAsync_v2(address() + dstOffset + done, staging, len, s.handle()));
                 s.synchronize();
             }
         }
@@ -109,7 +115,9 @@ public final class CudaBuffer implements AutoCloseable {
             MemorySegment staging = arena.allocate(Math.min(n, STAGING_CHUNK), 64);
             for (long done = 0; done < n; done += staging.byteSize()) {
                 long len = Math.min(staging.byteSize(), n - done);
-                check("cuMemcpyDtoHAsync_v2", Cuda.cuMemcpyDtoHAsync_v2(staging, address() + srcOffset + done, len, s.handle()));
+                check(
+                        "cuMemcpyDtoHAsync_v2",
+                        Cuda.cuMemcpyDtoHAsync_v2(staging, address() + srcOffset + done, len, s.handle()));
                 s.synchronize();
                 MemorySegment.copy(staging, 0, dst, done, len);
             }
@@ -121,7 +129,9 @@ public final class CudaBuffer implements AutoCloseable {
         requireNative(src);
         checkRange(dstOffset, src.byteSize(), "upload");
         context.makeCurrent();
-        check("cuMemcpyHtoDAsync_v2", Cuda.cuMemcpyHtoDAsync_v2(address() + dstOffset, src, src.byteSize(), stream.handle()));
+        check(
+                "cuMemcpyHtoDAsync_v2",
+                Cuda.cuMemcpyHtoDAsync_v2(address() + dstOffset, src, src.byteSize(), stream.handle()));
     }
 
     /** Queues a download into native (ideally pinned) memory; read {@code dst} only after synchronising the stream. */
@@ -129,7 +139,9 @@ public final class CudaBuffer implements AutoCloseable {
         requireNative(dst);
         checkRange(srcOffset, dst.byteSize(), "download");
         context.makeCurrent();
-        check("cuMemcpyDtoHAsync_v2", Cuda.cuMemcpyDtoHAsync_v2(dst, address() + srcOffset, dst.byteSize(), stream.handle()));
+        check(
+                "cuMemcpyDtoHAsync_v2",
+                Cuda.cuMemcpyDtoHAsync_v2(dst, address() + srcOffset, dst.byteSize(), stream.handle()));
     }
 
     /** Queues a device-to-device copy of {@code bytes} from {@code src} at {@code srcOffset} to this buffer at {@code dstOffset}. */
@@ -137,32 +149,45 @@ public final class CudaBuffer implements AutoCloseable {
         src.checkRange(srcOffset, bytes, "device copy source");
         checkRange(dstOffset, bytes, "device copy");
         context.makeCurrent();
-        check("cuMemcpyDtoDAsync_v2", Cuda.cuMemcpyDtoDAsync_v2(address() + dstOffset, src.address() + srcOffset, bytes, stream.handle()));
+        check(
+                "cuMemcpyDtoDAsync_v2",
+                Cuda.cuMemcpyDtoDAsync_v2(address() + dstOffset, src.address() + srcOffset, bytes, stream.handle()));
     }
 
     /** Queues setting every 32-bit word to {@code value} (the buffer size must be a multiple of 4). */
     public void fill32(int value) {
         if (byteSize % 4 != 0) {
-            throw new IllegalArgumentException("fill32 needs a size that is a multiple of 4 bytes, buffer has " + byteSize);
+            throw new IllegalArgumentException(
+                    "fill32 needs a size that is a multiple of 4 bytes, buffer has " + byteSize);
         }
         context.makeCurrent();
-        check("cuMemsetD32Async", Cuda.cuMemsetD32Async(address(), value, byteSize / 4, context.stream().handle()));
+        check(
+                "cuMemsetD32Async",
+                Cuda.cuMemsetD32Async(
+                        address(), value, byteSize / 4, context.stream().handle()));
     }
 
     /** Queues writing the 32-bit word {@code value} at {@code byteOffset} (a multiple of 4) on the context's stream. */
     public void set32(long byteOffset, int value) {
         if (byteOffset % 4 != 0) {
-            throw new IllegalArgumentException("set32 needs an offset that is a multiple of 4 bytes, got " + byteOffset);
+            throw new IllegalArgumentException(
+                    "set32 needs an offset that is a multiple of 4 bytes, got " + byteOffset);
         }
         checkRange(byteOffset, 4, "set32");
         context.makeCurrent();
-        check("cuMemsetD32Async", Cuda.cuMemsetD32Async(address() + byteOffset, value, 1, context.stream().handle()));
+        check(
+                "cuMemsetD32Async",
+                Cuda.cuMemsetD32Async(
+                        address() + byteOffset, value, 1, context.stream().handle()));
     }
 
     /** Queues setting every byte to zero. */
     public void zero() {
         context.makeCurrent();
-        check("cuMemsetD8Async", Cuda.cuMemsetD8Async(address(), (byte) 0, byteSize, context.stream().handle()));
+        check(
+                "cuMemsetD8Async",
+                Cuda.cuMemsetD8Async(
+                        address(), (byte) 0, byteSize, context.stream().handle()));
     }
 
     private void checkRange(long offset, long length, String what) {
@@ -174,7 +199,8 @@ public final class CudaBuffer implements AutoCloseable {
 
     private static void requireNative(MemorySegment s) {
         if (!s.isNative()) {
-            throw new IllegalArgumentException("asynchronous CUDA copies need native memory (a CudaHostBuffer), not a heap segment");
+            throw new IllegalArgumentException(
+                    "asynchronous CUDA copies need native memory (a CudaHostBuffer), not a heap segment");
         }
     }
 

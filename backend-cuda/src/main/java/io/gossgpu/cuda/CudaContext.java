@@ -1,12 +1,11 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.bindings.CudaException.check;
+
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * One device's primary context (retained on open, released on close) and a stream for the work of

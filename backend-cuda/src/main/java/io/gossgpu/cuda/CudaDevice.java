@@ -1,12 +1,11 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * What {@code goss-gpu info} and the tuning defaults need to know about one CUDA device.
@@ -25,9 +24,20 @@ import static io.gossgpu.cuda.bindings.CudaException.check;
  * @param l2CacheBytes       L2 size
  * @param warpSize           32 on every NVIDIA GPU so far
  */
-public record CudaDevice(int ordinal, String name, int major, int minor, int multiprocessors, long totalMemory,
-                         int memoryClockKHz, int memoryBusWidthBits, int clockKHz, int maxThreadsPerBlock,
-                         int maxSharedPerBlockOptin, int l2CacheBytes, int warpSize) {
+public record CudaDevice(
+        int ordinal,
+        String name,
+        int major,
+        int minor,
+        int multiprocessors,
+        long totalMemory,
+        int memoryClockKHz,
+        int memoryBusWidthBits,
+        int clockKHz,
+        int maxThreadsPerBlock,
+        int maxSharedPerBlockOptin,
+        int l2CacheBytes,
+        int warpSize) {
 
     /** Reads everything from the driver. CUDA must be initialised ({@link CudaDriver#availability()}). */
     static CudaDevice query(int ordinal) {
@@ -40,7 +50,9 @@ public record CudaDevice(int ordinal, String name, int major, int minor, int mul
             String name = nameBuf.getString(0, StandardCharsets.UTF_8);
             MemorySegment bytes = arena.allocate(Cuda.size_t);
             check("cuDeviceTotalMem_v2", Cuda.cuDeviceTotalMem_v2(bytes, dev));
-            return new CudaDevice(ordinal, name,
+            return new CudaDevice(
+                    ordinal,
+                    name,
                     attribute(out, dev, Cuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                     attribute(out, dev, Cuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
                     attribute(out, dev, Cuda.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
@@ -90,8 +102,15 @@ public record CudaDevice(int ordinal, String name, int major, int minor, int mul
     /** One line for {@code goss-gpu info}. */
     public String describe() {
         double bw = memoryBandwidthGBs();
-        return String.format(java.util.Locale.ROOT, "CUDA device %d: %s, compute capability %d.%d, %d SMs, %.1f GiB%s",
-                ordinal, name, major, minor, multiprocessors, totalMemory / (1024.0 * 1024 * 1024),
+        return String.format(
+                java.util.Locale.ROOT,
+                "CUDA device %d: %s, compute capability %d.%d, %d SMs, %.1f GiB%s",
+                ordinal,
+                name,
+                major,
+                minor,
+                multiprocessors,
+                totalMemory / (1024.0 * 1024 * 1024),
                 bw > 0 ? String.format(java.util.Locale.ROOT, ", %.0f GB/s peak memory bandwidth", bw) : "");
     }
 }

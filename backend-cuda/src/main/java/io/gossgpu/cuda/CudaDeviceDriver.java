@@ -4,7 +4,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.cuda.bindings.CudaException;
 import io.gossgpu.device.DeviceDriver;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -32,8 +31,11 @@ final class CudaDeviceDriver implements DeviceDriver<CudaBuffer> {
         try {
             return ctx.allocate(n);
         } catch (CudaException e) {
-            throw new GossException(what + ": allocating " + KvCacheSpec.humanBytes(n) + " on " + ctx.device().name()
-                    + " failed (" + KvCacheSpec.humanBytes(freeBytes()) + " free): " + e.getMessage(), e);
+            throw new GossException(
+                    what + ": allocating " + KvCacheSpec.humanBytes(n) + " on "
+                            + ctx.device().name() + " failed (" + KvCacheSpec.humanBytes(freeBytes()) + " free): "
+                            + e.getMessage(),
+                    e);
         }
     }
 

@@ -1,15 +1,14 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.bindings.CudaException.check;
+
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * Entry point to the CUDA driver: whether it can be used here, its version, and its devices.
@@ -17,8 +16,7 @@ import static io.gossgpu.cuda.bindings.CudaException.check;
  */
 public final class CudaDriver {
 
-    private CudaDriver() {
-    }
+    private CudaDriver() {}
 
     /**
      * Whether CUDA can be used, and if not, why, in one line starting with {@code "CUDA unavailable: "}.
@@ -75,12 +73,14 @@ public final class CudaDriver {
         Optional<String> problem = CudaKernels.unavailableReason();
         if (problem.isEmpty() && ordinal >= 0 && ordinal < a.deviceCount()) {
             try {
-                problem = CudaKernels.driverTooOld(a.driverVersion(), CudaDevice.query(ordinal).computeCapability());
+                problem = CudaKernels.driverTooOld(
+                        a.driverVersion(), CudaDevice.query(ordinal).computeCapability());
             } catch (CudaException e) {
                 problem = Optional.of("CUDA unavailable: " + e.getMessage());
             }
         }
-        return problem.map(r -> new Availability(false, r, a.driverVersion(), a.deviceCount())).orElse(a);
+        return problem.map(r -> new Availability(false, r, a.driverVersion(), a.deviceCount()))
+                .orElse(a);
     }
 
     /** Throws a {@link CudaException} with the one-line reason when CUDA is not available. */
@@ -103,7 +103,8 @@ public final class CudaDriver {
                 return Availability.no("CUDA unavailable: no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)");
             }
             if (rc != Cuda.CUDA_SUCCESS) {
-                return Availability.no("CUDA unavailable: " + CudaException.message("cuInit", rc, Cuda.errorName(rc), Cuda.errorString(rc)));
+                return Availability.no("CUDA unavailable: "
+                        + CudaException.message("cuInit", rc, Cuda.errorName(rc), Cuda.errorString(rc)));
             }
             MemorySegment out = arena.allocate(Cuda.C_INT);
             check("cuDriverGetVersion", Cuda.cuDriverGetVersion(out));
@@ -115,7 +116,10 @@ public final class CudaDriver {
             }
             return new Availability(true, "available", version, count);
         } catch (CudaException e) {
-            return Availability.no(e.getMessage().startsWith("CUDA unavailable: ") ? e.getMessage() : "CUDA unavailable: " + e.getMessage());
+            return Availability.no(
+                    e.getMessage().startsWith("CUDA unavailable: ")
+                            ? e.getMessage()
+                            : "CUDA unavailable: " + e.getMessage());
         }
     }
 

@@ -23,8 +23,11 @@ record CudaEntry(String file, String name, int buffers, Class<? extends KernelPa
     /** Throws unless {@code args} are this entry's buffers and then a {@link #params} struct. */
     void check(KernelArgs args) {
         if (args.count() != buffers + 1 || args.paramsType() != params)
-            throw new IllegalArgumentException("CUDA kernel " + name + " takes " + buffers + " buffers and a " + params.getSimpleName()
-                    + "; the launch passed " + args.count() + " arguments"
-                    + (args.paramsType() == null ? " and no params struct" : ", the struct a " + args.paramsType().getSimpleName()));
+            throw new IllegalArgumentException(
+                    "CUDA kernel " + name + " takes " + buffers + " buffers and a " + params.getSimpleName()
+                            + "; the launch passed " + args.count() + " arguments"
+                            + (args.paramsType() == null
+                                    ? " and no params struct"
+                                    : ", the struct a " + args.paramsType().getSimpleName()));
     }
 }

@@ -1,11 +1,10 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /**
  * A captured and instantiated CUDA graph: the kernels queued on a stream by {@code work}, replayed
@@ -28,7 +27,9 @@ public final class CudaGraph implements AutoCloseable {
     public static CudaGraph capture(CudaStream stream, Runnable work) {
         CudaContext context = stream.context();
         context.makeCurrent();
-        check("cuStreamBeginCapture_v2", Cuda.cuStreamBeginCapture_v2(stream.handle(), Cuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+        check(
+                "cuStreamBeginCapture_v2",
+                Cuda.cuStreamBeginCapture_v2(stream.handle(), Cuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment pGraph = arena.allocate(Cuda.CUgraph);
             RuntimeException failure = null;

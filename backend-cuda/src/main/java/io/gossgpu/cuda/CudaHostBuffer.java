@@ -1,11 +1,10 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** Page-locked host memory ({@code cuMemHostAlloc}) for asynchronous copies, e.g. the logits read back per token. */
 public final class CudaHostBuffer implements AutoCloseable {
@@ -22,7 +21,12 @@ public final class CudaHostBuffer implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(Cuda.C_POINTER);
             int rc = Cuda.cuMemHostAlloc(out, bytes, Cuda.CU_MEMHOSTALLOC_PORTABLE);
-            check("cuMemHostAlloc", rc, rc == Cuda.CUDA_ERROR_OUT_OF_MEMORY ? "allocating " + CudaBuffer.humanBytes(bytes) + " of pinned host memory" : null);
+            check(
+                    "cuMemHostAlloc",
+                    rc,
+                    rc == Cuda.CUDA_ERROR_OUT_OF_MEMORY
+                            ? "allocating " + CudaBuffer.humanBytes(bytes) + " of pinned host memory"
+                            : null);
             segment = out.get(Cuda.C_POINTER, 0).reinterpret(bytes);
         }
     }

@@ -1,11 +1,10 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** One kernel of a {@link CudaModule}, and its launch ({@code cuLaunchKernel}). */
 public final class CudaKernel implements io.gossgpu.device.DeviceKernel {
@@ -53,8 +52,20 @@ public final class CudaKernel implements io.gossgpu.device.DeviceKernel {
         validate(grid, block, sharedBytes);
         if (entry != null) entry.check(args);
         module.context().makeCurrent();
-        check("cuLaunchKernel(" + name + ")", Cuda.cuLaunchKernel(function, grid.x(), grid.y(), grid.z(),
-                block.x(), block.y(), block.z(), sharedBytes, stream.handle(), args.kernelParams(), MemorySegment.NULL));
+        check(
+                "cuLaunchKernel(" + name + ")",
+                Cuda.cuLaunchKernel(
+                        function,
+                        grid.x(),
+                        grid.y(),
+                        grid.z(),
+                        block.x(),
+                        block.y(),
+                        block.z(),
+                        sharedBytes,
+                        stream.handle(),
+                        args.kernelParams(),
+                        MemorySegment.NULL));
     }
 
     /** 1-D launch on the context's stream without dynamic shared memory. */
@@ -90,15 +101,16 @@ public final class CudaKernel implements io.gossgpu.device.DeviceKernel {
     /** Allows more than 48 KiB of dynamic shared memory (up to the device's opt-in maximum). */
     public void setMaxDynamicSharedBytes(int bytes) {
         module.context().makeCurrent();
-        check("cuFuncSetAttribute(" + name + ")",
+        check(
+                "cuFuncSetAttribute(" + name + ")",
                 Cuda.cuFuncSetAttribute(function, Cuda.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
     }
 
     private void validate(Dim3 grid, Dim3 block, int sharedBytes) {
         long threads = (long) block.x() * block.y() * block.z();
         if (grid.x() < 1 || grid.y() < 1 || grid.z() < 1 || grid.y() > 65535 || grid.z() > 65535) {
-            throw new IllegalArgumentException("CUDA kernel " + name + ": grid " + grid
-                    + " is invalid (x in 1..2147483647, y and z in 1..65535)");
+            throw new IllegalArgumentException(
+                    "CUDA kernel " + name + ": grid " + grid + " is invalid (x in 1..2147483647, y and z in 1..65535)");
         }
         if (block.x() < 1 || block.y() < 1 || block.z() < 1 || block.z() > 64 || threads > 1024) {
             throw new IllegalArgumentException("CUDA kernel " + name + ": block " + block

@@ -1,7 +1,6 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.cuda.bindings.CudaException;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -20,13 +19,13 @@ public final class CudaKernels {
 
     /** Class-path folder of the PTX resources. */
     public static final String RESOURCE_DIR = "io/gossgpu/kernels/cuda/";
+
     public static final String MANIFEST = RESOURCE_DIR + "kernels.properties";
     /** Reason given when the build had no nvcc and no prebuilt PTX. */
     public static final String NOT_BUILT = "CUDA unavailable: CUDA kernels were not built "
             + "(nvcc was not found when goss-gpu was built; see backend-cuda/kernels/README.md)";
 
-    private CudaKernels() {
-    }
+    private CudaKernels() {}
 
     /**
      * What was built.
@@ -38,7 +37,8 @@ public final class CudaKernels {
      * @param isa         each target's PTX ISA version (the highest of its files), e.g. sm_80 → "7.0"; a target
      *                    missing here (a manifest from before the build lowered the ISA) has nvcc's own
      */
-    public record Manifest(String source, String cudaRelease, List<String> kernels, List<String> archs, Map<String, String> isa) {
+    public record Manifest(
+            String source, String cudaRelease, List<String> kernels, List<String> archs, Map<String, String> isa) {
         /** The PTX ISA of a target's files, e.g. "7.0". */
         public String isaOf(String arch) {
             return isa.getOrDefault(arch, "of CUDA " + cudaRelease);
@@ -59,7 +59,8 @@ public final class CudaKernels {
             Properties p = new Properties();
             p.load(in);
             List<String> archs = split(p.getProperty("archs", "")).stream()
-                    .sorted((a, b) -> Integer.compare(archNumber(a), archNumber(b))).toList();
+                    .sorted((a, b) -> Integer.compare(archNumber(a), archNumber(b)))
+                    .toList();
             Map<String, String> isa = new TreeMap<>();
             for (String a : archs) {
                 String v = p.getProperty("ptx.isa." + a);
@@ -67,8 +68,12 @@ public final class CudaKernels {
                     isa.put(a, v.strip());
                 }
             }
-            return Optional.of(new Manifest(p.getProperty("source", "?"), p.getProperty("cuda.release", "?"),
-                    split(p.getProperty("kernels", "")), archs, Map.copyOf(isa)));
+            return Optional.of(new Manifest(
+                    p.getProperty("source", "?"),
+                    p.getProperty("cuda.release", "?"),
+                    split(p.getProperty("kernels", "")),
+                    archs,
+                    Map.copyOf(isa)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + MANIFEST, e);
         }
@@ -100,13 +105,15 @@ public final class CudaKernels {
         if (driverVersion >= Math.max(ptx, api)) {
             return Optional.empty();
         }
-        String gpu = "this GPU (compute capability " + computeCapability / 10 + "." + computeCapability % 10 + ") runs the "
-                + arch + " PTX (ISA " + m.isaOf(arch) + ")";
-        return Optional.of("CUDA unavailable: the NVIDIA driver supports CUDA " + CudaDriver.versionString(driverVersion) + "; "
-                + (ptx >= api ? gpu + ", which needs " + CudaVersions.describeCuda(ptx)
-                   : "goss-gpu's driver calls (CUDA graphs) need " + CudaVersions.describeCuda(api) + " (" + gpu
-                     + ", which loads from CUDA " + CudaDriver.versionString(ptx) + ")")
-                + ": update the NVIDIA driver");
+        String gpu = "this GPU (compute capability " + computeCapability / 10 + "." + computeCapability % 10
+                + ") runs the " + arch + " PTX (ISA " + m.isaOf(arch) + ")";
+        return Optional.of(
+                "CUDA unavailable: the NVIDIA driver supports CUDA " + CudaDriver.versionString(driverVersion) + "; "
+                        + (ptx >= api
+                                ? gpu + ", which needs " + CudaVersions.describeCuda(ptx)
+                                : "goss-gpu's driver calls (CUDA graphs) need " + CudaVersions.describeCuda(api) + " ("
+                                        + gpu + ", which loads from CUDA " + CudaDriver.versionString(ptx) + ")")
+                        + ": update the NVIDIA driver");
     }
 
     /**
@@ -155,9 +162,11 @@ public final class CudaKernels {
             }
         }
         if (best == null) {
-            throw new CudaException("CUDA device with compute capability " + computeCapability / 10 + "." + computeCapability % 10
-                    + " is not supported: the kernels are built for " + String.join(", ", archs)
-                    + " (compute capability " + archNumber(archs.get(0)) / 10 + "." + archNumber(archs.get(0)) % 10 + " or newer)");
+            throw new CudaException(
+                    "CUDA device with compute capability " + computeCapability / 10 + "." + computeCapability % 10
+                            + " is not supported: the kernels are built for " + String.join(", ", archs)
+                            + " (compute capability " + archNumber(archs.get(0)) / 10 + "."
+                            + archNumber(archs.get(0)) % 10 + " or newer)");
         }
         return best;
     }
@@ -172,8 +181,11 @@ public final class CudaKernels {
         String name = resourceName(kernel, arch);
         try (InputStream in = loader().getResourceAsStream(name)) {
             if (in == null) {
-                throw new CudaException(manifest().isEmpty() ? NOT_BUILT
-                        : "CUDA kernel " + kernel + " for " + arch + " is not packaged (" + name + " missing from the class path)");
+                throw new CudaException(
+                        manifest().isEmpty()
+                                ? NOT_BUILT
+                                : "CUDA kernel " + kernel + " for " + arch + " is not packaged (" + name
+                                        + " missing from the class path)");
             }
             return in.readAllBytes();
         } catch (IOException e) {
@@ -190,7 +202,10 @@ public final class CudaKernels {
     }
 
     private static List<String> split(String s) {
-        return Arrays.stream(s.split(",")).map(String::strip).filter(x -> !x.isEmpty()).toList();
+        return Arrays.stream(s.split(","))
+                .map(String::strip)
+                .filter(x -> !x.isEmpty())
+                .toList();
     }
 
     private static ClassLoader loader() {

@@ -7,7 +7,6 @@ import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.Launcher;
-
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,11 +69,16 @@ final class CudaLauncher implements Launcher<Long> {
 
         @Override
         public void run(KernelParams params, Grid grid) {
-            if (grid.apiGroups()) throw new IllegalArgumentException("CUDA kernel " + kernel.name() + ": a launch needs its block size");
+            if (grid.apiGroups())
+                throw new IllegalArgumentException("CUDA kernel " + kernel.name() + ": a launch needs its block size");
             if (grid.empty()) return;
             args.params(params);
-            queue.launch(kernel, new Dim3(Math.toIntExact(grid.x()), (int) Math.min(grid.y(), 65535), Math.toIntExact(grid.z())),
-                    Dim3.of(grid.threads()), Math.toIntExact(shared), args);
+            queue.launch(
+                    kernel,
+                    new Dim3(Math.toIntExact(grid.x()), (int) Math.min(grid.y(), 65535), Math.toIntExact(grid.z())),
+                    Dim3.of(grid.threads()),
+                    Math.toIntExact(shared),
+                    args);
         }
     }
 
@@ -92,6 +96,7 @@ final class CudaLauncher implements Launcher<Long> {
     /** A block size above what {@code k} can launch on this device (registers) is the knob's error, not a launch failure. */
     static void checkBlock(CudaKernel k, io.gossgpu.backend.Knob knob, int block) {
         int max = k.maxThreadsPerBlock();
-        if (block > max) throw knob.invalid(Integer.toString(block), max, "kernel " + k.name() + "'s limit on this device");
+        if (block > max)
+            throw knob.invalid(Integer.toString(block), max, "kernel " + k.name() + "'s limit on this device");
     }
 }

@@ -2,7 +2,6 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -29,7 +28,8 @@ public final class CudaModule implements AutoCloseable {
      * for it says which CUDA version and driver branch it needs.
      */
     public static CudaModule load(CudaContext context, String kernel) {
-        CudaKernels.Manifest manifest = CudaKernels.manifest().orElseThrow(() -> new CudaException(CudaKernels.NOT_BUILT));
+        CudaKernels.Manifest manifest =
+                CudaKernels.manifest().orElseThrow(() -> new CudaException(CudaKernels.NOT_BUILT));
         int cc = context.device().computeCapability();
         String arch = CudaKernels.archFor(cc, manifest.archs());
         byte[] ptx = CudaKernels.ptx(kernel, arch);
@@ -39,9 +39,17 @@ public final class CudaModule implements AutoCloseable {
         } catch (CudaException e) {
             int driver = CudaDriver.driverVersionNow();
             String tooOld = e.result() == Cuda.CUDA_ERROR_UNSUPPORTED_PTX_VERSION
-                    ? CudaKernels.driverTooOld(driver, cc).map(r -> r.replaceFirst("^CUDA unavailable: ", "")).orElse(null) : null;
-            throw new CudaException(e.getMessage() + "; " + (tooOld != null ? tooOld
-                    : "driver CUDA " + CudaDriver.versionString(driver) + ", " + label + " is PTX ISA " + manifest.isaOf(arch)), e.result());
+                    ? CudaKernels.driverTooOld(driver, cc)
+                            .map(r -> r.replaceFirst("^CUDA unavailable: ", ""))
+                            .orElse(null)
+                    : null;
+            throw new CudaException(
+                    e.getMessage() + "; "
+                            + (tooOld != null
+                                    ? tooOld
+                                    : "driver CUDA " + CudaDriver.versionString(driver) + ", " + label + " is PTX ISA "
+                                            + manifest.isaOf(arch)),
+                    e.result());
         }
     }
 
@@ -57,8 +65,12 @@ public final class CudaModule implements AutoCloseable {
             image.set(ValueLayout.JAVA_BYTE, ptx.length, (byte) 0);
             MemorySegment errorLog = arena.allocate(LOG_BYTES);
             MemorySegment infoLog = arena.allocate(LOG_BYTES);
-            int[] keys = {Cuda.CU_JIT_ERROR_LOG_BUFFER, Cuda.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                    Cuda.CU_JIT_INFO_LOG_BUFFER, Cuda.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+            int[] keys = {
+                Cuda.CU_JIT_ERROR_LOG_BUFFER,
+                Cuda.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                Cuda.CU_JIT_INFO_LOG_BUFFER,
+                Cuda.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES
+            };
             MemorySegment options = arena.allocateFrom(Cuda.CUjit_option, keys);
             MemorySegment values = arena.allocate(ValueLayout.ADDRESS, keys.length);
             // Pointer options point at the buffers; size options are integers stored in the void* itself.

@@ -2,7 +2,6 @@ package io.gossgpu.cuda;
 
 import io.gossgpu.device.HostStaging;
 import io.gossgpu.device.ScratchArena;
-
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -1,11 +1,10 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
+import static io.gossgpu.cuda.bindings.CudaException.check;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static io.gossgpu.cuda.bindings.CudaException.check;
 
 /** A CUDA stream ({@code CU_STREAM_NON_BLOCKING}: it does not synchronise with the legacy NULL stream). */
 public final class CudaStream implements AutoCloseable {

@@ -13,7 +13,6 @@ import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Q8_0;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -67,13 +66,18 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
         super(backend, m.config());
         tensors = uploadAll(m, this);
         int qkvRows = m.config().qDim() + 2 * m.config().kvDim();
-        forPipelines = new PipelineWeights<>(tensors, Dense::matrix, x -> x.codes().address(), Mx::scalesPtr) {
-            /** Q's rows start the fused {@code [q; k; v]} matrix. */
-            @Override
-            public DensePipeline.Matrix<Long> qkv(int layer) {
-                return tensors().layer(layer).dense(DenseKind.Q).rows(0, qkvRows).matrix();
-            }
-        };
+        forPipelines =
+                new PipelineWeights<>(tensors, Dense::matrix, x -> x.codes().address(), Mx::scalesPtr) {
+                    /** Q's rows start the fused {@code [q; k; v]} matrix. */
+                    @Override
+                    public DensePipeline.Matrix<Long> qkv(int layer) {
+                        return tensors()
+                                .layer(layer)
+                                .dense(DenseKind.Q)
+                                .rows(0, qkvRows)
+                                .matrix();
+                    }
+                };
     }
 
     @Override
@@ -125,7 +129,8 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
         WeightFormat f = v.format();
         if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML)
             throw new GossException(v.name() + ": the cuda backend takes MoE experts as MXFP4, not " + f);
-        if (v.cols() % 32 != 0) throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
+        if (v.cols() % 32 != 0)
+            throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
         int blocks = v.cols() / 32;
         long rows = (long) v.rows() * v.experts();
         CudaBuffer codes = allocate(16L * blocks * rows, v.name());
@@ -153,8 +158,11 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
             if (v.experts() != 1) throw new GossException(v.name() + ": a dense matrix with experts is not supported");
             WeightFormat f = v.format();
             if (!f.isDense() && f != WeightFormat.Q8_0)
-                throw new GossException(v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
-            if (v.cols() != cols) throw new GossException(v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
+                throw new GossException(
+                        v.name() + ": the cuda backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+            if (v.cols() != cols)
+                throw new GossException(
+                        v.name() + ": " + v.cols() + " columns where " + parts[0].name() + " has " + cols);
             rows = Math.addExact(rows, v.rows());
         }
         WeightFormat f = deviceFormat(parts);
@@ -212,7 +220,8 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
     }
 
     /** Copies {@code experts × rows} rows of {@code rowBytes} to {@code b} from byte {@code at} on, in pieces of about 64 MiB. */
-    private static void copyRows(CudaBuffer b, long at, MemorySegment src, int rows, int experts, long rowBytes, RowOffset off) {
+    private static void copyRows(
+            CudaBuffer b, long at, MemorySegment src, int rows, int experts, long rowBytes, RowOffset off) {
         long total = rowBytes * rows * experts;
         try (Arena arena = Arena.ofConfined()) {
             long pieceRows = Math.max(1, (64L << 20) / Math.max(1, rowBytes));
@@ -241,11 +250,22 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
         long total = denseBytes(m.embedding()) + denseBytes(m.unembedding()) + DeviceWeights.f32Bytes(m.finalNorm());
         for (LayerWeights l : m.layers()) {
             total += denseBytes(l.q(), l.k(), l.v()) + denseBytes(l.out()) + denseBytes(l.router());
-            for (WeightView v : new WeightView[]{l.attnNorm(), l.mlpNorm(), l.sinks(),
-                    l.qBias(), l.kBias(), l.vBias(), l.outBias(), l.routerBias(), l.gateBias(), l.upBias(), l.downBias()}) {
+            for (WeightView v : new WeightView[] {
+                l.attnNorm(),
+                l.mlpNorm(),
+                l.sinks(),
+                l.qBias(),
+                l.kBias(),
+                l.vBias(),
+                l.outBias(),
+                l.routerBias(),
+                l.gateBias(),
+                l.upBias(),
+                l.downBias()
+            }) {
                 total += DeviceWeights.f32Bytes(v);
             }
-            for (WeightView v : new WeightView[]{l.gate(), l.up(), l.down()}) {
+            for (WeightView v : new WeightView[] {l.gate(), l.up(), l.down()}) {
                 if (v == null) continue; // experts another backend runs (io.gossgpu.device.SplitModel)
                 long rows = (long) v.experts() * v.rows();
                 total += rows * v.rowBytes() + (v.format() == WeightFormat.MXFP4_OPENAI ? rows * (v.cols() / 32) : 0);
@@ -261,14 +281,17 @@ final class CudaWeights extends UploadedWeights<CudaBuffer, Long>
     static WeightFormat deviceFormat(WeightView... parts) {
         WeightFormat f = parts[0].format();
         for (WeightView v : parts)
-            if (v.format() != f || !(f == WeightFormat.Q8_0 || f.isDense() && v.colStride() == 1)) return WeightFormat.F32;
+            if (v.format() != f || !(f == WeightFormat.Q8_0 || f.isDense() && v.colStride() == 1))
+                return WeightFormat.F32;
         return f;
     }
 
     private static long denseBytes(WeightView... parts) {
-        if (parts[0] == null) return 0; // left out: one layer's experts streamed (io.gossgpu.device.SplitModel.expertsOf)
+        if (parts[0] == null)
+            return 0; // left out: one layer's experts streamed (io.gossgpu.device.SplitModel.expertsOf)
         long bytes = 0;
-        for (WeightView v : parts) bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
+        for (WeightView v : parts)
+            bytes += (long) v.experts() * v.rows() * deviceFormat(parts).rowBytes(v.cols());
         return bytes;
     }
 }

@@ -1,24 +1,23 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.CudaLauncher.checkBlock;
+import static io.gossgpu.device.Grid.ceilDiv;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.device.DenseShapes;
-import io.gossgpu.device.DenseShapes.Shape;
 import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.DensePipeline.Path;
+import io.gossgpu.device.DenseShapes;
+import io.gossgpu.device.DenseShapes.Shape;
 import io.gossgpu.device.DeviceKernel;
 import io.gossgpu.device.Grid;
-import io.gossgpu.device.SmallOps;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
+import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.WeightFormat;
-
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
-
-import static io.gossgpu.device.Grid.ceilDiv;
-import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 
 /**
  * The CUDA side of the dense op and the elementwise ops between them: the entry points of embed.cu and dense.cu (one per
@@ -35,13 +34,16 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
  */
 final class DenseLauncher {
     /** The dense formats the kernels take, each with its own entry points (name suffix: the format in lower case). */
-    private static final List<WeightFormat> FORMATS = List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
+    private static final List<WeightFormat> FORMATS =
+            List.of(WeightFormat.F32, WeightFormat.F16, WeightFormat.BF16, WeightFormat.Q8_0);
 
     /** dense.cu's kernels take the Q8_0 scales and a fused QKV's three outputs (DenseShapes' scales and threeOutputs below). */
     private static final int DENSE_BUFFERS = DensePipeline.denseBuffers(true, true);
 
-    static final CudaEntry RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
-            ADD_RMSNORM = new CudaEntry("rmsnorm", SmallOps.ADD_RMSNORM, 5, io.gossgpu.device.OpParams.NormParams.class),
+    static final CudaEntry
+            RMSNORM = new CudaEntry("rmsnorm", SmallOps.RMSNORM, 3, io.gossgpu.device.OpParams.NormParams.class),
+            ADD_RMSNORM =
+                    new CudaEntry("rmsnorm", SmallOps.ADD_RMSNORM, 5, io.gossgpu.device.OpParams.NormParams.class),
             ADD = new CudaEntry("add", SmallOps.ADD, 3, io.gossgpu.device.OpParams.AddParams.class),
             GEMM_MMA = new CudaEntry(DensePipeline.DENSE, "dense_gemm_mma_bf16", DENSE_BUFFERS, DenseParams.class);
     /** dense_gemm_mma_bf16's tile (tokens × rows) and block: DENSE_MMA_TM, _TR, _THREADS in dense.cu. */
@@ -64,17 +66,26 @@ final class DenseLauncher {
     /** Compute capability from which dense_gemm_mma_bf16 runs (BF16 wmma). */
     static final int MMA_MIN_CC = 80;
     /** Every entry point: per format its embed, matvec and each GEMM tile ({@code GOSS_CUDA_DENSE_TILE_T} × {@code _TILE_R}). */
-    static final List<CudaEntry> ENTRIES = Stream.concat(FORMATS.stream().flatMap(f -> Stream.concat(
-                    Stream.of(embed(f), matvec(f)),
-                    CudaKnobs.DENSE_TILE_T.allowed().oneOf().stream().flatMap(t -> CudaKnobs.DENSE_TILE_R.allowed().oneOf().stream().map(r -> gemm(f, t, r))))),
-            Stream.of(RMSNORM, ADD_RMSNORM, ADD, GEMM_MMA)).toList();
+    static final List<CudaEntry> ENTRIES = Stream.concat(
+                    FORMATS.stream()
+                            .flatMap(f -> Stream.concat(
+                                    Stream.of(embed(f), matvec(f)),
+                                    CudaKnobs.DENSE_TILE_T.allowed().oneOf().stream()
+                                            .flatMap(t -> CudaKnobs.DENSE_TILE_R.allowed().oneOf().stream()
+                                                    .map(r -> gemm(f, t, r))))),
+                    Stream.of(RMSNORM, ADD_RMSNORM, ADD, GEMM_MMA))
+            .toList();
 
     private static String suffix(WeightFormat f) {
         return f.name().toLowerCase(Locale.ROOT);
     }
 
     static CudaEntry embed(WeightFormat f) {
-        return new CudaEntry(DensePipeline.EMBED, DensePipeline.EMBED + "_" + suffix(f), DensePipeline.embedBuffers(true), EmbedParams.class);
+        return new CudaEntry(
+                DensePipeline.EMBED,
+                DensePipeline.EMBED + "_" + suffix(f),
+                DensePipeline.embedBuffers(true),
+                EmbedParams.class);
     }
 
     static CudaEntry matvec(WeightFormat f) {
@@ -82,11 +93,16 @@ final class DenseLauncher {
     }
 
     static CudaEntry gemm(WeightFormat f, int tileT, int tileR) {
-        return new CudaEntry(DensePipeline.DENSE, "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR, DENSE_BUFFERS, DenseParams.class);
+        return new CudaEntry(
+                DensePipeline.DENSE,
+                "dense_gemm_" + suffix(f) + "_" + tileT + "x" + tileR,
+                DENSE_BUFFERS,
+                DenseParams.class);
     }
 
     /** Embed and every dense layer, run by the device layer. */
     final DensePipeline<Long> pipeline;
+
     final int denseBlock, rmsBlock, elementwiseBlock, prefillMinT, tileT, tileR;
     private final boolean mma;
 
@@ -100,22 +116,42 @@ final class DenseLauncher {
         tileR = CudaKnobs.DENSE_TILE_R.value(o);
         mma = computeCapability >= MMA_MIN_CC && CudaKnobs.DENSE_MMA.value(o) == 1;
         int warps = denseBlock / 32, block = elementwiseBlock, t = tileT, r = tileR;
-        pipeline = new DensePipeline<>(launch, new DenseShapes(FORMATS, f -> embed(f).name(), f -> matvec(f).name(), f -> gemm(f, t, r).name(),
-                mma ? f -> f == WeightFormat.BF16 ? GEMM_MMA.name() : null : null, prefillMinT, GEMM_MIN_ROWS, true, true, 0,
-                (cols, tokens) -> Shape.of(Grid.of(Math.min(tokens, 65535), block)),
-                new MatvecGrid(warps, multiprocessors),
-                (rows, tokens) -> Shape.of(Grid.of(ceilDiv(rows, r), ceilDiv(tokens, t), t * r / 16)),
-                mma ? (rows, tokens) -> Shape.of(Grid.of(ceilDiv(rows, MMA_TILE_R), Math.min(ceilDiv(tokens, MMA_TILE_T), 65535), MMA_THREADS)) : null));
+        pipeline = new DensePipeline<>(
+                launch,
+                new DenseShapes(
+                        FORMATS,
+                        f -> embed(f).name(),
+                        f -> matvec(f).name(),
+                        f -> gemm(f, t, r).name(),
+                        mma ? f -> f == WeightFormat.BF16 ? GEMM_MMA.name() : null : null,
+                        prefillMinT,
+                        GEMM_MIN_ROWS,
+                        true,
+                        true,
+                        0,
+                        (cols, tokens) -> Shape.of(Grid.of(Math.min(tokens, 65535), block)),
+                        new MatvecGrid(warps, multiprocessors),
+                        (rows, tokens) -> Shape.of(Grid.of(ceilDiv(rows, r), ceilDiv(tokens, t), t * r / 16)),
+                        mma
+                                ? (rows, tokens) -> Shape.of(Grid.of(
+                                        ceilDiv(rows, MMA_TILE_R),
+                                        Math.min(ceilDiv(tokens, MMA_TILE_T), 65535),
+                                        MMA_THREADS))
+                                : null));
         for (DeviceKernel k : pipeline.kernels(Path.MATVEC)) checkBlock((CudaKernel) k, CudaKnobs.DENSE, denseBlock);
-        for (DeviceKernel k : pipeline.kernels(null)) checkBlock((CudaKernel) k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
+        for (DeviceKernel k : pipeline.kernels(null))
+            checkBlock((CudaKernel) k, CudaKnobs.ELEMENTWISE, elementwiseBlock);
         for (DeviceKernel k : pipeline.kernels(Path.GEMM))
             if (k.maxThreads() < tileT * tileR / 16)
-                throw CudaKnobs.DENSE_TILE_R.invalid(Integer.toString(tileR), "smaller with " + CudaKnobs.DENSE_TILE_T.envName() + "="
-                        + tileT + ": kernel " + k.name() + " takes at most " + k.maxThreads()
-                        + " threads per block on this device, the tile needs " + tileT * tileR / 16);
+                throw CudaKnobs.DENSE_TILE_R.invalid(
+                        Integer.toString(tileR),
+                        "smaller with " + CudaKnobs.DENSE_TILE_T.envName() + "="
+                                + tileT + ": kernel " + k.name() + " takes at most " + k.maxThreads()
+                                + " threads per block on this device, the tile needs " + tileT * tileR / 16);
         for (DeviceKernel k : pipeline.kernels(Path.MMA))
             if (k.maxThreads() < MMA_THREADS)
-                throw new GossException("kernel " + k.name() + " cannot run " + MMA_THREADS + " threads per block on this device");
+                throw new GossException(
+                        "kernel " + k.name() + " cannot run " + MMA_THREADS + " threads per block on this device");
     }
 
     /**
@@ -139,7 +175,9 @@ final class DenseLauncher {
 
         @Override
         public Shape of(WeightFormat format, int rows, int cols, int tokens) {
-            return q8Decode(format, cols, tokens) ? q8DecodeShape(rows, cols, warps, multiprocessors) : of(rows, tokens);
+            return q8Decode(format, cols, tokens)
+                    ? q8DecodeShape(rows, cols, warps, multiprocessors)
+                    : of(rows, tokens);
         }
     }
 
@@ -159,7 +197,10 @@ final class DenseLauncher {
         int split = split(rows, warps, (long) Q8_DECODE_WARPS_PER_SM * Math.max(1, multiprocessors));
         int groups = ceilDiv(rows, warps / split);
         int resident = Math.max(1, multiprocessors) * Math.max(1, Q8_DECODE_WARPS_PER_SM / warps);
-        return new Shape(Grid.of(Math.min(groups, resident), 1, 32 * warps), List.of(4L * cols + 16L * ceilDiv(warps, 4)), split);
+        return new Shape(
+                Grid.of(Math.min(groups, resident), 1, 32 * warps),
+                List.of(4L * cols + 16L * ceilDiv(warps, 4)),
+                split);
     }
 
     /** Whether BF16 prefill GEMMs run on tensor cores (the knob's value in effect). */
@@ -180,7 +221,8 @@ final class DenseLauncher {
     /** The largest power of two dividing {@code warpsPerBlock} with {@code rows × split} at most {@code target} (at least 1). */
     private static int split(long rows, int warpsPerBlock, long target) {
         int split = 1;
-        while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target) split *= 2;
+        while (2 * split <= warpsPerBlock && warpsPerBlock % (2 * split) == 0 && (long) rows * 2 * split <= target)
+            split *= 2;
         return split;
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.device.KernelParams;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -29,6 +28,7 @@ public final class KernelArgs {
     public static final int MAX_ARGS = 32;
     /** Most bytes of argument values one launch can take (each argument from a multiple of 8). */
     public static final int MAX_BYTES = 512;
+
     private static final long SLOT = 8;
     private static final int SLOTS = (int) (MAX_BYTES / SLOT);
 
@@ -38,6 +38,7 @@ public final class KernelArgs {
     private final MemorySegment[] from = new MemorySegment[SLOTS];
     /** The first slot of each argument. */
     private final int[] starts = new int[MAX_ARGS];
+
     private int count, used;
     /** The record of the last struct appended (null: none), for the launch's check against its kernel's entry. */
     private Class<? extends KernelParams> paramsType;
@@ -116,8 +117,10 @@ public final class KernelArgs {
                 case Double d -> f64(d);
                 case KernelParams p -> params(p);
                 case null -> throw new IllegalArgumentException("kernel argument " + count + " is null");
-                default -> throw new IllegalArgumentException("kernel argument " + count + " has unsupported type "
-                        + a.getClass().getName() + " (use CudaBuffer, Integer, Long, Float, Double or a KernelParams record)");
+                default ->
+                    throw new IllegalArgumentException("kernel argument " + count + " has unsupported type "
+                            + a.getClass().getName()
+                            + " (use CudaBuffer, Integer, Long, Float, Double or a KernelParams record)");
             }
         }
         return this;
@@ -142,7 +145,9 @@ public final class KernelArgs {
     record Saved(long[] slots, int[] starts, Class<? extends KernelParams> paramsType) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof Saved s && Arrays.equals(slots, s.slots) && Arrays.equals(starts, s.starts)
+            return o instanceof Saved s
+                    && Arrays.equals(slots, s.slots)
+                    && Arrays.equals(starts, s.starts)
                     && paramsType == s.paramsType;
         }
 
@@ -153,7 +158,8 @@ public final class KernelArgs {
 
         @Override
         public String toString() {
-            return "Saved[slots=" + Arrays.toString(slots) + ", starts=" + Arrays.toString(starts) + ", params=" + paramsType + "]";
+            return "Saved[slots=" + Arrays.toString(slots) + ", starts=" + Arrays.toString(starts) + ", params="
+                    + paramsType + "]";
         }
     }
 
@@ -171,7 +177,8 @@ public final class KernelArgs {
         long[] slots = saved.slots();
         int[] at = saved.starts();
         if (at.length > MAX_ARGS || slots.length > SLOTS) {
-            throw new IllegalArgumentException("a CUDA kernel launch takes at most " + MAX_ARGS + " arguments of " + MAX_BYTES + " bytes in all");
+            throw new IllegalArgumentException(
+                    "a CUDA kernel launch takes at most " + MAX_ARGS + " arguments of " + MAX_BYTES + " bytes in all");
         }
         for (int i = 0; i < slots.length; i++) {
             values.setAtIndex(ValueLayout.JAVA_LONG, i, slots[i]);
@@ -195,7 +202,8 @@ public final class KernelArgs {
     /** Takes the next {@code n} slots, zeroed, for a new argument; returns the first. */
     private int slots(int n) {
         if (count >= MAX_ARGS || used + n > SLOTS) {
-            throw new IllegalArgumentException("a CUDA kernel launch takes at most " + MAX_ARGS + " arguments of " + MAX_BYTES + " bytes in all");
+            throw new IllegalArgumentException(
+                    "a CUDA kernel launch takes at most " + MAX_ARGS + " arguments of " + MAX_BYTES + " bytes in all");
         }
         int start = used;
         for (int i = 0; i < n; i++) {

@@ -1,7 +1,6 @@
 package io.gossgpu.cuda;
 
 import io.gossgpu.cuda.CudaKernel.Dim3;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,13 +36,15 @@ final class LaunchQueue implements AutoCloseable {
     /** One recorded launch; {@code params} are the arguments of {@link KernelArgs} (their 8-byte slots, a struct's several). */
     record Launch(CudaKernel kernel, Dim3 grid, Dim3 block, int shared, KernelArgs.Saved params) {
         boolean same(Launch o) {
-            return kernel == o.kernel && grid.equals(o.grid) && block.equals(o.block) && shared == o.shared
+            return kernel == o.kernel
+                    && grid.equals(o.grid)
+                    && block.equals(o.block)
+                    && shared == o.shared
                     && params.equals(o.params);
         }
     }
 
-    private record Cached(List<Launch> launches, CudaGraph graph) {
-    }
+    private record Cached(List<Launch> launches, CudaGraph graph) {}
 
     private final CudaStream stream;
     private final boolean graphs;
@@ -52,6 +53,7 @@ final class LaunchQueue implements AutoCloseable {
     private final List<Launch> pending = new ArrayList<>();
     /** Cached graphs by segment of the step (0: the step up to its first crossing, or the whole step), most recent first. */
     private final List<List<Cached>> cache = new ArrayList<>();
+
     private boolean recording;
     /** Which segment of the recorded step the pending launches are. */
     private int segment;
@@ -59,6 +61,7 @@ final class LaunchQueue implements AutoCloseable {
     private final int[] queued;
     /** Per position slot: the value the recorded launches need (−1: none yet). */
     private final int[] recorded;
+
     private long captures, graphLaunches, kernelLaunches;
 
     /** {@code step}: a device buffer whose first {@code slots} ints are the positions the kernels read. */

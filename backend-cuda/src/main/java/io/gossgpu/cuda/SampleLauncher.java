@@ -4,7 +4,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.OpParams.ArgmaxParams;
 import io.gossgpu.device.SampleParams;
 import io.gossgpu.device.SamplePipeline;
-
 import java.util.List;
 
 /**
@@ -19,6 +18,7 @@ final class SampleLauncher {
             MAX = new CudaEntry("sample", SamplePipeline.MAX, 2, SampleParams.class),
             SUMS = new CudaEntry("sample", SamplePipeline.SUMS, 3, SampleParams.class),
             PICK = new CudaEntry("sample", SamplePipeline.PICK, 3, SampleParams.class);
+
     static final List<CudaEntry> ENTRIES = List.of(ARGMAX, MAX, SUMS, PICK);
     /**
      * Blocks per row of argmax.cu (its grid's x): 201088 logits are 64 chunks of 3142, about three 16-byte loads per

@@ -5,12 +5,11 @@ import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.reference.ReferenceBackend;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInstance;
-
-import java.util.ArrayDeque;
-import java.util.Deque;
 
 /**
  * The fixture of tests that hold CUDA backends with their own knobs next to the reference backend: the provider of

@@ -1,18 +1,17 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.conformance.BackendConformanceKit;
-import org.junit.jupiter.api.Test;
-
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
 
 /**
  * argmax.cu's one-pass argmax (a row cut into {@link SampleLauncher#ARGMAX_CHUNKS} blocks, the last block to finish
@@ -36,8 +35,8 @@ class CudaArgmaxTest {
             CudaBackend c = (CudaBackend) b;
             SplittableRandom r = new SplittableRandom(39);
             int checked = 0;
-            for (int vocab : new int[]{201088, 1000, 1003, 5, 257})
-                for (int rows : new int[]{1, 6, 2}) { // 2 after 6: a smaller launch on the buffer of the larger
+            for (int vocab : new int[] {201088, 1000, 1003, 5, 257})
+                for (int rows : new int[] {1, 6, 2}) { // 2 after 6: a smaller launch on the buffer of the larger
                     float[] logits = rows(r, rows, vocab);
                     for (int repeat = 0; repeat < 2; repeat++) checked += check(c, logits, rows, vocab);
                 }
@@ -47,7 +46,8 @@ class CudaArgmaxTest {
 
     /** Runs the device argmax over {@code rows} rows of {@code vocab} and compares each id; returns the rows checked. */
     private static int check(CudaBackend c, float[] logits, int rows, int vocab) {
-        CudaBuffer l = c.device.allocate(4L * logits.length, "test logits"), ids = c.device.allocate(4L * rows, "test ids");
+        CudaBuffer l = c.device.allocate(4L * logits.length, "test logits"),
+                ids = c.device.allocate(4L * rows, "test ids");
         try {
             c.device.write(l, 0, MemorySegment.ofArray(logits));
             int[] poison = new int[rows];
@@ -57,7 +57,10 @@ class CudaArgmaxTest {
             int[] got = new int[rows];
             c.device.read(ids, 0, MemorySegment.ofArray(got));
             for (int t = 0; t < rows; t++)
-                assertEquals(TemperatureDraw.argmax(logits, t * vocab, vocab), got[t], "row " + t + " of " + rows + ", vocab " + vocab);
+                assertEquals(
+                        TemperatureDraw.argmax(logits, t * vocab, vocab),
+                        got[t],
+                        "row " + t + " of " + rows + ", vocab " + vocab);
             return rows;
         } finally {
             c.device.release(l);
@@ -76,7 +79,10 @@ class CudaArgmaxTest {
                 case 0 -> { // the top value at several ids: random ones, one load's neighbours, the last id
                     for (int k = 0; k < 4; k++) at.add(r.nextInt(vocab));
                     int q = r.nextInt(vocab) & ~3;
-                    if (q + 1 < vocab) { at.add(q + 1); at.add(q); }
+                    if (q + 1 < vocab) {
+                        at.add(q + 1);
+                        at.add(q);
+                    }
                     at.add(vocab - 1);
                     for (int i : at) out[o + i] = 50;
                 }

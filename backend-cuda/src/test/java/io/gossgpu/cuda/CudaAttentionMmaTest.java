@@ -1,5 +1,10 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
@@ -9,13 +14,15 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.device.AttentionParams;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
+import java.util.Arrays;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,14 +30,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-
-import java.util.Arrays;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * attention.cu's prefill attention on tensor cores (attention_mma: q, k, v and the probabilities as two BF16 terms,
@@ -79,7 +78,7 @@ class CudaAttentionMmaTest {
 
     @AfterAll
     void tearDown() {
-        for (Backend b : new Backend[]{mma, fp32, reference}) {
+        for (Backend b : new Backend[] {mma, fp32, reference}) {
             if (b != null) {
                 b.close();
             }
@@ -107,8 +106,10 @@ class CudaAttentionMmaTest {
         assertTrue(CudaAttention.mmaFits(AttentionParams.of(gptOss20bAttention(), 0, 128, 512, 0)));
         assertTrue(CudaAttention.mmaFits(AttentionParams.of(TestModelPresets.tiny(), 1, 64, 3, 0)));
         assertFalse(CudaAttention.mmaFits(AttentionParams.of(BackendConformanceKit.odd(), 1, 64, 9, 0)), "head_dim 10");
-        assertFalse(CudaAttention.mmaFits(new AttentionParams(9, 0, 8, 8, 128, 128, 64, 0, 0.1f, 1, 1, 0)), "head_dim 128");
-        assertFalse(CudaAttention.mmaFits(new AttentionParams(9, 0, 128, 128, 64, 64, 64, 0, 0.1f, 1, 1, 0)), "group 128");
+        assertFalse(
+                CudaAttention.mmaFits(new AttentionParams(9, 0, 8, 8, 128, 128, 64, 0, 0.1f, 1, 1, 0)), "head_dim 128");
+        assertFalse(
+                CudaAttention.mmaFits(new AttentionParams(9, 0, 128, 128, 64, 64, 64, 0, 0.1f, 1, 1, 0)), "group 128");
         assertEquals(46080, CudaAttention.mmaSharedBytes(64));
         for (int hd = 16; hd <= CudaAttention.MMA_HD_MAX; hd += 16) {
             long bytes = CudaAttention.mmaSharedBytes(hd);
@@ -122,7 +123,8 @@ class CudaAttentionMmaTest {
     void gptOss20bShapeMatchesTheReference(int start, int T) {
         requireTensorCores();
         double worst = attentionMatchesTheReference(mma, gptOss20bAttention(), start, T, TOL);
-        System.out.printf("attention_mma, 20b shape, start %d, T %d: largest error %.2e of the row scale%n", start, T, worst);
+        System.out.printf(
+                "attention_mma, 20b shape, start %d, T %d: largest error %.2e of the row scale%n", start, T, worst);
     }
 
     /** tiny (group 8, head_dim 16, window 5) and wide (group 4, head_dim 64, window 7): windows well inside a key tile. */
@@ -130,7 +132,7 @@ class CudaAttentionMmaTest {
     @CsvSource({"0, 19", "7, 70", "40, 33"})
     void smallShapesMatchTheReference(int start, int T) {
         requireTensorCores();
-        for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.wide()}) {
+        for (ModelConfig c : new ModelConfig[] {TestModelPresets.tiny(), BackendConformanceKit.wide()}) {
             attentionMatchesTheReference(mma, c, start, T, TOL);
         }
     }
@@ -139,7 +141,9 @@ class CudaAttentionMmaTest {
     @Test
     void theFp32KernelOnTheSameCalls() {
         double worst = attentionMatchesTheReference(fp32, gptOss20bAttention(), 150, 45, TOL);
-        System.out.printf("attention_gqa (GOSS_CUDA_ATTENTION_MMA=0), 20b shape, start 150, T 45: largest error %.2e of the row scale%n", worst);
+        System.out.printf(
+                "attention_gqa (GOSS_CUDA_ATTENTION_MMA=0), 20b shape, start 150, T 45: largest error %.2e of the row scale%n",
+                worst);
     }
 
     /** Below compute capability 8.0 (sm_75 PTX, where attention_mma is a stub) attention_gqa runs, whatever the knob. */
@@ -166,24 +170,31 @@ class CudaAttentionMmaTest {
         SplittableRandom r = new SplittableRandom(31L * start + T);
         try (Checkpoint ck = new TestModelGenerator(c, 47).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+            try (LoadedWeights mine = cuda.loadWeights(w);
+                    LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < 2; layer++) {
                     KvCacheSpec spec = new KvCacheSpec(c, start + T + 5);
-                    try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
+                    try (KvCache cm = cuda.createKvCache(spec);
+                            KvCache cr = reference.createKvCache(spec)) {
                         int at = 0;
-                        for (int n : start > 0 ? new int[]{start, T} : new int[]{T}) {
+                        for (int n : start > 0 ? new int[] {start, T} : new int[] {T}) {
                             long before = cuda.counters().get("attention_mma_calls");
-                            float[] q = gaussian(r, n * c.qDim(), 2), k = gaussian(r, n * c.kvDim(), 1), v = gaussian(r, n * c.kvDim(), 1);
+                            float[] q = gaussian(r, n * c.qDim(), 2),
+                                    k = gaussian(r, n * c.kvDim(), 1),
+                                    v = gaussian(r, n * c.kvDim(), 1);
                             float[] want = attend(reference, ref, cr, layer, c, at, n, q, k, v);
                             float[] got = attend(cuda, mine, cm, layer, c, at, n, q, k, v);
-                            String what = "GOSS_CUDA_ATTENTION_MMA=" + cuda.knobs().get("GOSS_CUDA_ATTENTION_MMA") + ": attention, hd "
-                                    + c.headDim() + " group " + c.queriesPerKvHead() + " layer " + layer + " positions " + at + ".." + (at + n - 1);
+                            String what =
+                                    "GOSS_CUDA_ATTENTION_MMA=" + cuda.knobs().get("GOSS_CUDA_ATTENTION_MMA")
+                                            + ": attention, hd " + c.headDim() + " group " + c.queriesPerKvHead()
+                                            + " layer " + layer + " positions " + at + ".." + (at + n - 1);
                             BackendConformanceKit.assertClose(what, want, got, n, c.qDim(), tol);
                             if (at == start) {
                                 worst = Math.max(worst, error(want, got, n, c.qDim()));
                             }
                             long mmaCalls = cuda.counters().get("attention_mma_calls") - before;
-                            assertEquals(cuda.attention.mma && n > 1 ? 1 : 0, mmaCalls, what + ": calls of attention_mma");
+                            assertEquals(
+                                    cuda.attention.mma && n > 1 ? 1 : 0, mmaCalls, what + ": calls of attention_mma");
                             at += n;
                         }
                     }
@@ -194,10 +205,21 @@ class CudaAttentionMmaTest {
     }
 
     /** Attention of n rows at positions {@code at ..} on backend b, its output buffer NaN before the call. */
-    private static float[] attend(Backend b, LoadedWeights w, KvCache cache, int layer, ModelConfig c, int at, int n, float[] q, float[] k,
-                                  float[] v) {
-        try (DeviceTensor qb = b.allocate(n, c.qDim()); DeviceTensor kb = b.allocate(n, c.kvDim()); DeviceTensor vb = b.allocate(n, c.kvDim());
-             DeviceTensor ob = b.allocate(n, c.qDim())) {
+    private static float[] attend(
+            Backend b,
+            LoadedWeights w,
+            KvCache cache,
+            int layer,
+            ModelConfig c,
+            int at,
+            int n,
+            float[] q,
+            float[] k,
+            float[] v) {
+        try (DeviceTensor qb = b.allocate(n, c.qDim());
+                DeviceTensor kb = b.allocate(n, c.kvDim());
+                DeviceTensor vb = b.allocate(n, c.kvDim());
+                DeviceTensor ob = b.allocate(n, c.qDim())) {
             b.write(qb, q);
             b.write(kb, k);
             b.write(vb, v);

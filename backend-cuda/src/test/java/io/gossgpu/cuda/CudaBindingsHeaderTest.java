@@ -1,8 +1,11 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.abort;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.io.IOException;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.FunctionDescriptor;
@@ -19,11 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.abort;
+import org.junit.jupiter.api.Test;
 
 /**
  * Checks the hand-written bindings against the CUDA toolkit's own cuda.h, where a toolkit is
@@ -47,7 +46,10 @@ class CudaBindingsHeaderTest {
                 Path nvcc = Path.of(dir, "nvcc");
                 if (!dir.isBlank() && Files.isExecutable(nvcc)) {
                     try {
-                        candidates.add(nvcc.toRealPath().getParent().resolveSibling("include").resolve("cuda.h"));
+                        candidates.add(nvcc.toRealPath()
+                                .getParent()
+                                .resolveSibling("include")
+                                .resolve("cuda.h"));
                     } catch (IOException e) {
                         // ignore this candidate
                     }
@@ -62,13 +64,16 @@ class CudaBindingsHeaderTest {
     void descriptorsMatchCudaH() throws Exception {
         Path header = findHeader();
         if (header == null) {
-            abort("no CUDA toolkit here (cuda.h not found); the bindings are checked against it where one is installed");
+            abort(
+                    "no CUDA toolkit here (cuda.h not found); the bindings are checked against it where one is installed");
         }
         String text = Files.readString(header, StandardCharsets.ISO_8859_1);
 
-        // #define cuMemAlloc cuMemAlloc_v2, #define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2): versioned symbol -> API name
+        // #define cuMemAlloc cuMemAlloc_v2, #define cuMemcpyHtoD __CUDA_API_PTDS(cuMemcpyHtoD_v2): versioned symbol ->
+        // API name
         Map<String, String> apiName = new HashMap<>();
-        Matcher d = Pattern.compile("(?m)^\\s*#define\\s+(cu\\w+)\\s+(?:__CUDA_API_PT(?:DS|SZ)\\()?(cu\\w+)\\)?\\s*$").matcher(text);
+        Matcher d = Pattern.compile("(?m)^\\s*#define\\s+(cu\\w+)\\s+(?:__CUDA_API_PT(?:DS|SZ)\\()?(cu\\w+)\\)?\\s*$")
+                .matcher(text);
         while (d.find()) {
             apiName.putIfAbsent(d.group(2), d.group(1));
         }
@@ -76,7 +81,9 @@ class CudaBindingsHeaderTest {
         List<String> problems = new ArrayList<>();
         int checked = 0;
         for (Method m : Cuda.class.getDeclaredMethods()) {
-            if (!Modifier.isPublic(m.getModifiers()) || !m.getName().startsWith("cu") || m.getReturnType() != int.class) {
+            if (!Modifier.isPublic(m.getModifiers())
+                    || !m.getName().startsWith("cu")
+                    || m.getReturnType() != int.class) {
                 continue;
             }
             String symbol = m.getName();
@@ -86,7 +93,8 @@ class CudaBindingsHeaderTest {
             FunctionDescriptor desc = (FunctionDescriptor) f.get(null);
 
             String declared = apiName.getOrDefault(symbol, symbol);
-            Matcher p = Pattern.compile("CUresult\\s+CUDAAPI\\s+" + Pattern.quote(declared) + "\\s*\\(([^;]*?)\\)\\s*;").matcher(text);
+            Matcher p = Pattern.compile("CUresult\\s+CUDAAPI\\s+" + Pattern.quote(declared) + "\\s*\\(([^;]*?)\\)\\s*;")
+                    .matcher(text);
             if (!p.find()) {
                 problems.add(symbol + ": no prototype of " + declared + " in " + header);
                 continue;
@@ -98,10 +106,12 @@ class CudaBindingsHeaderTest {
                     kinds.add(cKind(param.strip()));
                 }
             }
-            List<String> javaKinds = desc.argumentLayouts().stream().map(CudaBindingsHeaderTest::javaKind).toList();
+            List<String> javaKinds = desc.argumentLayouts().stream()
+                    .map(CudaBindingsHeaderTest::javaKind)
+                    .toList();
             if (!kinds.equals(javaKinds)) {
-                problems.add(symbol + " (declared as " + declared + "): cuda.h has " + kinds + ", binding has " + javaKinds
-                        + " [" + params.replaceAll("\\s+", " ") + "]");
+                problems.add(symbol + " (declared as " + declared + "): cuda.h has " + kinds + ", binding has "
+                        + javaKinds + " [" + params.replaceAll("\\s+", " ") + "]");
             }
             assertEquals(4, desc.returnLayout().orElseThrow().byteSize(), symbol + " returns CUresult");
             checked++;
@@ -122,8 +132,14 @@ class CudaBindingsHeaderTest {
             case "CUcontext", "CUmodule", "CUfunction", "CUstream", "CUevent", "CUgraph", "CUgraphExec" -> "ptr";
             case "CUdeviceptr", "size_t", "unsigned long long", "cuuint64_t" -> "i64";
             case "unsigned char" -> "i8";
-            case "int", "unsigned int", "CUdevice", "CUresult", "CUdevice_attribute", "CUfunction_attribute",
-                 "CUstreamCaptureMode", "CUjit_option" -> "i32";
+            case "int",
+                    "unsigned int",
+                    "CUdevice",
+                    "CUresult",
+                    "CUdevice_attribute",
+                    "CUfunction_attribute",
+                    "CUstreamCaptureMode",
+                    "CUjit_option" -> "i32";
             default -> "unknown C type '" + type + "'";
         };
     }

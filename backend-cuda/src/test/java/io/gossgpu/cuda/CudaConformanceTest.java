@@ -5,7 +5,6 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
 
-
 /**
  * The whole conformance kit on CUDA device 0. Without libcuda, a device or the PTX every test is skipped
  * with the reason. Under the fake driver (backend-cuda/emu/fake-driver/test-with-fake-driver.sh) the
@@ -40,7 +39,8 @@ class CudaConformanceTest extends BackendConformanceKit {
             @Override
             public Availability availability() {
                 Availability a = p.availability();
-                if (a.available() && "0".equals(System.getenv("GOSS_CUDA_FAKE_OPS"))
+                if (a.available()
+                        && "0".equals(System.getenv("GOSS_CUDA_FAKE_OPS"))
                         && CudaDriver.devices().stream().anyMatch(d -> d.name().equals(FAKE_DRIVER_DEVICE))) {
                     return Availability.no("GOSS_CUDA_FAKE_OPS=0: the kit is skipped under the fake CUDA driver");
                 }

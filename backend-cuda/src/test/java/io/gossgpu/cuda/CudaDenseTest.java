@@ -1,10 +1,14 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.conformance.RequiredBackends;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.device.BufferTensor;
 import io.gossgpu.device.DenseShapes;
 import io.gossgpu.model.Checkpoint;
@@ -18,20 +22,14 @@ import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Q8_0;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The dense.cu kernels where the conformance kit does not reach: every device format (BF16, F16, F32, Q8_0),
@@ -47,7 +45,10 @@ class CudaDenseTest {
      * fake driver's 4 multiprocessors the matvec splits rows wide enough for every warp of the split to have a
      * share: 5 and 6 rows over 8 warps, 20 over 2. Q8_0 rounds cols up to whole 32-value blocks.
      */
-    static final int[][] SHAPES = {{130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {5, 2880}, {20, 1000}, {6, 1001}};
+    static final int[][] SHAPES = {
+        {130, 72}, {67, 61}, {5, 8}, {33, 100}, {70, 96}, {40, 2880}, {5, 2880}, {20, 1000}, {6, 1001}
+    };
+
     static final int[] TOKENS = {1, 7, 8, 9, 31, 32, 33, 63, 64, 65, 131};
 
     /**
@@ -62,11 +63,17 @@ class CudaDenseTest {
             "gemm32x64", gemm(32, 64),
             "gemm32x128", gemm(32, 128),
             "gemm64x128", gemm(64, 128),
-            "matvec", BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 34).with(CudaKnobs.DENSE, 96));
+            "matvec",
+                    BackendOptions.defaults()
+                            .with(CudaKnobs.DENSE_PREFILL_MIN_T, 34)
+                            .with(CudaKnobs.DENSE, 96));
 
     /** The FP32 GEMM from 2 tokens on with a tile of {@code t} tokens × {@code r} rows (BF16 too: not on tensor cores). */
     private static BackendOptions gemm(int t, int r) {
-        return BackendOptions.defaults().with(CudaKnobs.DENSE_PREFILL_MIN_T, 2).with(CudaKnobs.DENSE_TILE_T, t).with(CudaKnobs.DENSE_TILE_R, r)
+        return BackendOptions.defaults()
+                .with(CudaKnobs.DENSE_PREFILL_MIN_T, 2)
+                .with(CudaKnobs.DENSE_TILE_T, t)
+                .with(CudaKnobs.DENSE_TILE_R, r)
                 .with(CudaKnobs.DENSE_MMA, 0);
     }
 
@@ -95,12 +102,15 @@ class CudaDenseTest {
                     for (int c = 0; c < cols; c++) m.set(LE.F32, at + 4L * c, v[c]);
                 }
                 case BF16 -> {
-                    for (int c = 0; c < cols; c++) m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x8003 : Bf16.fromFloat(v[c])); // a subnormal
+                    for (int c = 0; c < cols; c++)
+                        m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x8003 : Bf16.fromFloat(v[c])); // a subnormal
                 }
                 case F16 -> {
-                    for (int c = 0; c < cols; c++) m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x83ff : F16.fromFloat(v[c])); // a subnormal
+                    for (int c = 0; c < cols; c++)
+                        m.set(LE.I16, at + 2L * c, c == 3 ? (short) 0x83ff : F16.fromFloat(v[c])); // a subnormal
                 }
-                case Q8_0 -> MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(v, 0, cols)), 0, m, at, rowBytes);
+                case Q8_0 ->
+                    MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(v, 0, cols)), 0, m, at, rowBytes);
                 default -> throw new IllegalArgumentException(f.toString());
             }
         }
@@ -124,7 +134,8 @@ class CudaDenseTest {
 
     /** {@code out = x·Wᵀ} (+ {@code bias}: a tensor of {@code d.rows()} values, or null) through the device layer's dense pipeline. */
     static void linear(CudaBackend b, CudaWeights.Dense d, DeviceTensor bias, DeviceTensor x, DeviceTensor out) {
-        b.dense.pipeline.dense(d.matrix(), bias == null ? null : at(bias), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
+        b.dense.pipeline.dense(
+                d.matrix(), bias == null ? null : at(bias), at(x), x.rows(), x.cols(), at(out), out.rows(), out.cols());
     }
 
     static DeviceTensor tensor(CudaBackend b, int rows, int cols, float[] values) {
@@ -138,9 +149,14 @@ class CudaDenseTest {
     @ParameterizedTest
     @ValueSource(strings = {"default", "mma", "gemm32x64", "gemm32x128", "gemm64x128", "matvec"})
     void linearMatchesTheExactDecodeInEveryFormat(String setting) {
-        try (CudaBackend b = backend(SETTINGS.get(setting)); Arena arena = Arena.ofConfined()) {
-            assertEquals(!setting.startsWith("gemm"), b.dense.mma(), setting + ": BF16 GEMMs on tensor cores (compute capability 9.0)");
-            for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
+        try (CudaBackend b = backend(SETTINGS.get(setting));
+                Arena arena = Arena.ofConfined()) {
+            assertEquals(
+                    !setting.startsWith("gemm"),
+                    b.dense.mma(),
+                    setting + ": BF16 GEMMs on tensor cores (compute capability 9.0)");
+            for (WeightFormat f :
+                    new WeightFormat[] {WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 for (int[] shape : SHAPES) {
                     int rows = shape[0], cols = f == WeightFormat.Q8_0 ? (shape[1] + 31) / 32 * 32 : shape[1];
                     WeightView w = matrix(arena, f, rows, cols, 31L * rows + cols);
@@ -171,11 +187,17 @@ class CudaDenseTest {
                                 want[t * rows + i] = (float) s;
                             }
                         }
-                        try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
-                             DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                        try (DeviceTensor xt = tensor(b, T, cols, x);
+                                DeviceTensor out = tensor(b, T, rows, null);
+                                DeviceTensor bt = tensor(b, 1, rows, bias)) {
                             linear(b, d, withBias ? bt : null, xt, out);
-                            BackendConformanceKit.assertClose(setting + " " + f + " " + rows + "x" + cols + " T=" + T,
-                                    want, b.read(out), T, rows, 1e-4);
+                            BackendConformanceKit.assertClose(
+                                    setting + " " + f + " " + rows + "x" + cols + " T=" + T,
+                                    want,
+                                    b.read(out),
+                                    T,
+                                    rows,
+                                    1e-4);
                         }
                     }
                 }
@@ -224,10 +246,12 @@ class CudaDenseTest {
     @ParameterizedTest
     @ValueSource(ints = {256, 96, 512})
     void q8MatvecMatchesTheExactDecodeOnEveryPath(int block) {
-        try (CudaBackend b = backend(BackendOptions.defaults().with(CudaKnobs.DENSE, block)); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults().with(CudaKnobs.DENSE, block));
+                Arena arena = Arena.ofConfined()) {
             for (int[] shape : Q8_SHAPES) {
                 int rows = shape[0], cols = shape[1];
-                assertEquals(cols <= DenseLauncher.Q8_DECODE_MAX_COLS, DenseLauncher.q8Decode(WeightFormat.Q8_0, cols, 1));
+                assertEquals(
+                        cols <= DenseLauncher.Q8_DECODE_MAX_COLS, DenseLauncher.q8Decode(WeightFormat.Q8_0, cols, 1));
                 WeightView w = matrix(arena, WeightFormat.Q8_0, rows, cols, 13L * rows + cols);
                 CudaWeights.Dense d = upload(b, w);
                 float[][] wr = new float[rows][cols];
@@ -237,26 +261,40 @@ class CudaDenseTest {
                 for (int T = 1; T <= DenseLauncher.MATVEC_MAXT; T++) {
                     float[] x = gaussian(r, T * cols);
                     boolean withBias = T % 2 == 1;
-                    try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null);
-                         DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                    try (DeviceTensor xt = tensor(b, T, cols, x);
+                            DeviceTensor out = tensor(b, T, rows, null);
+                            DeviceTensor bt = tensor(b, 1, rows, bias)) {
                         linear(b, d, withBias ? bt : null, xt, out);
-                        BackendConformanceKit.assertClose("block " + block + " Q8_0 " + rows + "x" + cols + " T=" + T,
-                                exact(wr, withBias ? bias : null, x, T), b.read(out), T, rows, 1e-4);
+                        BackendConformanceKit.assertClose(
+                                "block " + block + " Q8_0 " + rows + "x" + cols + " T=" + T,
+                                exact(wr, withBias ? bias : null, x, T),
+                                b.read(out),
+                                T,
+                                rows,
+                                1e-4);
                     }
                 }
                 // three outputs (rows n0 | n1 | the rest), x from its row 2: one token
                 int n0 = rows / 2, n1 = (rows - n0) / 2, n2 = rows - n0 - n1;
                 float[] x = gaussian(r, 3 * cols);
                 float[] want = exact(wr, bias, java.util.Arrays.copyOfRange(x, 2 * cols, 3 * cols), 1);
-                try (DeviceTensor xt = tensor(b, 3, cols, x); DeviceTensor o0 = tensor(b, 1, Math.max(1, n0), null);
-                     DeviceTensor o1 = tensor(b, 1, Math.max(1, n1), null); DeviceTensor o2 = tensor(b, 1, n2, null);
-                     DeviceTensor bt = tensor(b, 1, rows, bias)) {
+                try (DeviceTensor xt = tensor(b, 3, cols, x);
+                        DeviceTensor o0 = tensor(b, 1, Math.max(1, n0), null);
+                        DeviceTensor o1 = tensor(b, 1, Math.max(1, n1), null);
+                        DeviceTensor o2 = tensor(b, 1, n2, null);
+                        DeviceTensor bt = tensor(b, 1, rows, bias)) {
                     b.dense.pipeline.run(d.matrix(), at(bt), at(xt), 2, 1, at(o0), n0, at(o1), n1, at(o2));
                     float[] got = new float[rows];
                     System.arraycopy(b.read(o0), 0, got, 0, n0);
                     System.arraycopy(b.read(o1), 0, got, n0, n1);
                     System.arraycopy(b.read(o2), 0, got, n0 + n1, n2);
-                    BackendConformanceKit.assertClose("block " + block + " Q8_0 " + rows + "x" + cols + " three outputs, x row 2", want, got, 1, rows, 1e-4);
+                    BackendConformanceKit.assertClose(
+                            "block " + block + " Q8_0 " + rows + "x" + cols + " three outputs, x row 2",
+                            want,
+                            got,
+                            1,
+                            rows,
+                            1e-4);
                 }
             }
         }
@@ -269,7 +307,8 @@ class CudaDenseTest {
      */
     @Test
     void q8DecodeReadsUnalignedCodes() {
-        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults());
+                Arena arena = Arena.ofConfined()) {
             int rows = 41, cols = 2880;
             WeightView w = matrix(arena, WeightFormat.Q8_0, rows, cols, 99);
             CudaWeights.Dense d = upload(b, w);
@@ -279,25 +318,32 @@ class CudaDenseTest {
                 MemorySegment row = w.data().asSlice(i * w.rowStride(), WeightFormat.Q8_0.rowBytes(cols));
                 for (int g = 0; g < cols / 32; g++) {
                     scale[i][g] = F16.toFloat(row.get(LE.I16, (long) g * Q8_0.BLOCK_BYTES));
-                    for (int k = 0; k < 32; k++) codes[i * cols + 32 * g + k] = row.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) g * Q8_0.BLOCK_BYTES + 2 + k);
+                    for (int k = 0; k < 32; k++)
+                        codes[i * cols + 32 * g + k] =
+                                row.get(java.lang.foreign.ValueLayout.JAVA_BYTE, (long) g * Q8_0.BLOCK_BYTES + 2 + k);
                 }
             }
             float[][] wr = new float[rows - 1][cols];
             for (int i = 0; i < rows - 1; i++)
                 for (int c = 0; c < cols; c++) wr[i][c] = scale[i][c / 32] * codes[i * cols + c + 1];
-            CudaWeights.Dense shifted = new CudaWeights.Dense(d.ptr() + 1, d.scales(), rows - 1, cols, WeightFormat.Q8_0);
+            CudaWeights.Dense shifted =
+                    new CudaWeights.Dense(d.ptr() + 1, d.scales(), rows - 1, cols, WeightFormat.Q8_0);
             float[] x = gaussian(new SplittableRandom(100), cols);
-            try (DeviceTensor xt = tensor(b, 1, cols, x); DeviceTensor out = tensor(b, 1, rows - 1, null)) {
+            try (DeviceTensor xt = tensor(b, 1, cols, x);
+                    DeviceTensor out = tensor(b, 1, rows - 1, null)) {
                 linear(b, shifted, null, xt, out);
-                BackendConformanceKit.assertClose("Q8_0 codes from byte 1", exact(wr, null, x, 1), b.read(out), 1, rows - 1, 1e-4);
+                BackendConformanceKit.assertClose(
+                        "Q8_0 codes from byte 1", exact(wr, null, x, 1), b.read(out), 1, rows - 1, 1e-4);
             }
         }
     }
 
     @Test
     void embeddingRowsDecodeBitExactly() {
-        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
-            for (WeightFormat f : new WeightFormat[]{WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
+        try (CudaBackend b = backend(BackendOptions.defaults());
+                Arena arena = Arena.ofConfined()) {
+            for (WeightFormat f :
+                    new WeightFormat[] {WeightFormat.BF16, WeightFormat.F16, WeightFormat.F32, WeightFormat.Q8_0}) {
                 int rows = 37, cols = f == WeightFormat.Q8_0 ? 64 : 61;
                 WeightView w = matrix(arena, f, rows, cols, 5);
                 CudaWeights.Dense d = upload(b, w);
@@ -312,7 +358,8 @@ class CudaDenseTest {
                     b.dense.pipeline.embed(d.matrix(), ids.address(), 0, tokens.length, at(out));
                     float[] got = b.read(out);
                     for (int i = 0; i < want.length; i++) {
-                        assertEquals(Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), f + " value " + i);
+                        assertEquals(
+                                Float.floatToRawIntBits(want[i]), Float.floatToRawIntBits(got[i]), f + " value " + i);
                     }
                 }
             }
@@ -321,9 +368,11 @@ class CudaDenseTest {
 
     @Test
     void aLinearOfTheWrongShapeIsAGossException() {
-        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults());
+                Arena arena = Arena.ofConfined()) {
             CudaWeights.Dense d = upload(b, matrix(arena, WeightFormat.BF16, 4, 8, 1));
-            try (DeviceTensor x = tensor(b, 2, 9, null); DeviceTensor out = tensor(b, 2, 4, null)) {
+            try (DeviceTensor x = tensor(b, 2, 9, null);
+                    DeviceTensor out = tensor(b, 2, 4, null)) {
                 GossException e = assertThrows(GossException.class, () -> linear(b, d, null, x, out));
                 assertEquals("dense: 2x9 times a 4x8 matrix into 2x4", e.getMessage());
             }
@@ -336,12 +385,15 @@ class CudaDenseTest {
      */
     @Test
     void aRouterOfFewRowsTakesTheMatvecOverATokenGridAtPrefill() {
-        try (CudaBackend b = backend(BackendOptions.defaults()); Arena arena = Arena.ofConfined()) {
+        try (CudaBackend b = backend(BackendOptions.defaults());
+                Arena arena = Arena.ofConfined()) {
             int rows = 32, cols = 2880, T = 512;
             WeightView w = matrix(arena, WeightFormat.F32, rows, cols, 77);
             CudaWeights.Dense d = upload(b, w);
             assertEquals(io.gossgpu.device.DensePipeline.Path.MATVEC, b.dense.pipeline.path(WeightFormat.F32, rows, T));
-            assertEquals(io.gossgpu.device.DensePipeline.Path.GEMM, b.dense.pipeline.path(WeightFormat.F32, DenseLauncher.GEMM_MIN_ROWS, T));
+            assertEquals(
+                    io.gossgpu.device.DensePipeline.Path.GEMM,
+                    b.dense.pipeline.path(WeightFormat.F32, DenseLauncher.GEMM_MIN_ROWS, T));
             float[][] wr = new float[rows][cols];
             for (int i = 0; i < rows; i++) {
                 w.dequantizeRow(0, i, wr[i], 0);
@@ -361,7 +413,8 @@ class CudaDenseTest {
                     want[t * rows + i] = (float) s;
                 }
             }
-            try (DeviceTensor xt = tensor(b, T, cols, x); DeviceTensor out = tensor(b, T, rows, null)) {
+            try (DeviceTensor xt = tensor(b, T, cols, x);
+                    DeviceTensor out = tensor(b, T, rows, null)) {
                 linear(b, d, null, xt, out);
                 BackendConformanceKit.assertClose("router 32x2880, T=512", want, b.read(out), T, rows, 1e-4);
             }
@@ -371,26 +424,35 @@ class CudaDenseTest {
     /** The Q8_0 decode launch: warps per row, blocks (at most 3 of 8 warps per multiprocessor), shared memory. */
     @Test
     void q8DecodeSplitsFewRowsAndCapsItsGrid() {
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(360, 1, 256), List.of(4L * 2880 + 32), 1),
-                DenseLauncher.q8DecodeShape(2880, 2880, 8, 132)); // gpt-oss-20b's attention output on an H200: 2880 warps of 3168
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(360, 1, 256), List.of(4L * 2880 + 32), 1),
+                DenseLauncher.q8DecodeShape(
+                        2880, 2880, 8, 132)); // gpt-oss-20b's attention output on an H200: 2880 warps of 3168
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
                 DenseLauncher.q8DecodeShape(5120, 2880, 8, 132)); // QKV: 640 groups over the 396 resident blocks
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(396, 1, 256), List.of(4L * 2880 + 32), 1),
                 DenseLauncher.q8DecodeShape(201088, 2880, 8, 132)); // logits
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(250, 1, 256), List.of(4L * 4096 + 32), 2),
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(250, 1, 256), List.of(4L * 4096 + 32), 2),
                 DenseLauncher.q8DecodeShape(1000, 4096, 8, 132));
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(5, 1, 256), List.of(4L * 2880 + 32), 8),
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(5, 1, 256), List.of(4L * 2880 + 32), 8),
                 DenseLauncher.q8DecodeShape(5, 2880, 8, 4));
-        assertEquals(new DenseShapes.Shape(io.gossgpu.device.Grid.of(32, 1, 96), List.of(4L * 2880 + 16), 1),
+        assertEquals(
+                new DenseShapes.Shape(io.gossgpu.device.Grid.of(32, 1, 96), List.of(4L * 2880 + 16), 1),
                 DenseLauncher.q8DecodeShape(300, 2880, 3, 4));
         assertTrue(DenseLauncher.q8Decode(WeightFormat.Q8_0, 8192, 1));
-        assertTrue(!DenseLauncher.q8Decode(WeightFormat.Q8_0, 8224, 1) && !DenseLauncher.q8Decode(WeightFormat.Q8_0, 2880, 2)
+        assertTrue(!DenseLauncher.q8Decode(WeightFormat.Q8_0, 8224, 1)
+                && !DenseLauncher.q8Decode(WeightFormat.Q8_0, 2880, 2)
                 && !DenseLauncher.q8Decode(WeightFormat.BF16, 2880, 1));
     }
 
     /** The {@code #define} NAME's integer value in backend-cuda/kernels. */
     static int define(String sources, String name) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^#define " + name + " +(\\d+)").matcher(sources);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^#define " + name + " +(\\d+)")
+                .matcher(sources);
         assertTrue(m.find(), name + " in backend-cuda/kernels");
         return Integer.parseInt(m.group(1));
     }
@@ -417,7 +479,9 @@ class CudaDenseTest {
         assertEquals(2, DenseLauncher.matvecSplit(20, 8, 4));
         assertEquals(8, DenseLauncher.matvecSplit(5, 8, 4));
         assertEquals(1, DenseLauncher.matvecSplit(33, 8, 4));
-        assertEquals(1, DenseLauncher.matvecSplit(32L * 64, 8, 132)); // the router over 512 tokens: 64 block rows of 8 tokens
+        assertEquals(
+                1,
+                DenseLauncher.matvecSplit(32L * 64, 8, 132)); // the router over 512 tokens: 64 block rows of 8 tokens
     }
 
     @Test
@@ -426,16 +490,24 @@ class CudaDenseTest {
         assertEquals("GOSS_CUDA_DENSE_TILE_T", CudaKnobs.DENSE_TILE_T.envName());
         assertEquals(9, CudaKnobs.DENSE_PREFILL_MIN_T.defaultValue());
         assertEquals(128, CudaKnobs.DENSE_TILE_R.parse("128", Integer.MAX_VALUE, null));
-        Object[][] bad = {{CudaKnobs.DENSE_TILE_T, "48", "one of 32, 64"}, {CudaKnobs.DENSE_TILE_T, "128", "one of 32, 64"},
-                {CudaKnobs.DENSE_TILE_R, "32", "one of 64, 128"}, {CudaKnobs.DENSE_PREFILL_MIN_T, "0", "an integer of at least 1"},
-                {CudaKnobs.DENSE_PREFILL_MIN_T, "x", "an integer of at least 1"}};
+        Object[][] bad = {
+            {CudaKnobs.DENSE_TILE_T, "48", "one of 32, 64"},
+            {CudaKnobs.DENSE_TILE_T, "128", "one of 32, 64"},
+            {CudaKnobs.DENSE_TILE_R, "32", "one of 64, 128"},
+            {CudaKnobs.DENSE_PREFILL_MIN_T, "0", "an integer of at least 1"},
+            {CudaKnobs.DENSE_PREFILL_MIN_T, "x", "an integer of at least 1"}
+        };
         for (Object[] k : bad) {
             io.gossgpu.backend.Knob knob = (io.gossgpu.backend.Knob) k[0];
-            GossException e = assertThrows(GossException.class, () -> knob.parse((String) k[1], Integer.MAX_VALUE, null));
-            assertTrue(e.getMessage().startsWith("invalid " + knob.envName() + "=" + k[1] + ": ")
-                    && e.getMessage().endsWith(" must be " + k[2]), e.getMessage());
+            GossException e =
+                    assertThrows(GossException.class, () -> knob.parse((String) k[1], Integer.MAX_VALUE, null));
+            assertTrue(
+                    e.getMessage().startsWith("invalid " + knob.envName() + "=" + k[1] + ": ")
+                            && e.getMessage().endsWith(" must be " + k[2]),
+                    e.getMessage());
         }
-        assertTrue(CudaKnobs.ALL.containsAll(java.util.List.of(CudaKnobs.DENSE_PREFILL_MIN_T, CudaKnobs.DENSE_TILE_T, CudaKnobs.DENSE_TILE_R)));
+        assertTrue(CudaKnobs.ALL.containsAll(
+                java.util.List.of(CudaKnobs.DENSE_PREFILL_MIN_T, CudaKnobs.DENSE_TILE_T, CudaKnobs.DENSE_TILE_R)));
     }
 
     @Test
@@ -443,9 +515,15 @@ class CudaDenseTest {
         ModelConfig c = TestModelPresets.tiny();
         try (Checkpoint ck = new TestModelGenerator(c, 1).inMemory()) {
             long h = c.hiddenSize(), q = c.qDim(), kv = c.kvDim(), e = c.numExperts(), i = c.intermediateSize();
-            long dense = 2 * (2L * c.vocabSize() * h + c.numHiddenLayers() * ((q + 2 * kv) * h + h * q + e * h)); // BF16
-            long vectors = 4 * (h + c.numHiddenLayers() * (2 * h + c.numAttentionHeads() + q + 2 * kv + h + e + e * 2 * i + e * h));
-            long experts = c.numHiddenLayers() * e * (2 * i * h / 2 + 2 * i * h / 32 + h * i / 2 + h * i / 32); // codes + scales
+            long dense =
+                    2 * (2L * c.vocabSize() * h + c.numHiddenLayers() * ((q + 2 * kv) * h + h * q + e * h)); // BF16
+            long vectors = 4
+                    * (h
+                            + c.numHiddenLayers()
+                                    * (2 * h + c.numAttentionHeads() + q + 2 * kv + h + e + e * 2 * i + e * h));
+            long experts = c.numHiddenLayers()
+                    * e
+                    * (2 * i * h / 2 + 2 * i * h / 32 + h * i / 2 + h * i / 32); // codes + scales
             assertEquals(dense + vectors + experts, CudaWeights.deviceBytes(ModelWeights.of(ck)));
         }
     }

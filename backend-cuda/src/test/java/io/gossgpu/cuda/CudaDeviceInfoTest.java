@@ -1,8 +1,8 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
 
 class CudaDeviceInfoTest {
 
@@ -18,10 +18,23 @@ class CudaDeviceInfoTest {
 
     @Test
     void describeIsOneLine() {
-        CudaDevice d = new CudaDevice(0, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85_045_870_592L, 2_619_000, 5120,
-                1_980_000, 1024, 232_448, 52_428_800, 32);
+        CudaDevice d = new CudaDevice(
+                0,
+                "NVIDIA H100 80GB HBM3",
+                9,
+                0,
+                132,
+                85_045_870_592L,
+                2_619_000,
+                5120,
+                1_980_000,
+                1024,
+                232_448,
+                52_428_800,
+                32);
         assertEquals(90, d.computeCapability());
-        assertEquals("CUDA device 0: NVIDIA H100 80GB HBM3, compute capability 9.0, 132 SMs, 79.2 GiB, 3352 GB/s peak memory bandwidth",
+        assertEquals(
+                "CUDA device 0: NVIDIA H100 80GB HBM3, compute capability 9.0, 132 SMs, 79.2 GiB, 3352 GB/s peak memory bandwidth",
                 d.describe());
         CudaDevice noClock = new CudaDevice(1, "X", 8, 6, 10, 1L << 30, 0, 0, 0, 1024, 0, 0, 32);
         assertEquals("CUDA device 1: X, compute capability 8.6, 10 SMs, 1.0 GiB", noClock.describe());

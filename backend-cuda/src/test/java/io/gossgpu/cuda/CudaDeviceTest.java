@@ -1,24 +1,23 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.conformance.RequiredBackends;
-import io.gossgpu.cuda.bindings.CudaException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
-import java.util.Random;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+
+import io.gossgpu.conformance.RequiredBackends;
+import io.gossgpu.cuda.bindings.CudaException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Tests that need a CUDA device. Without one every test here is skipped with the driver's one-line
@@ -33,7 +32,8 @@ class CudaDeviceTest {
         CudaDriver.Availability a = CudaDriver.backendAvailability();
         if (a.available()) {
             ctx = CudaContext.open(0);
-            System.out.println(ctx.device().describe() + ", driver CUDA " + CudaDriver.versionString(a.driverVersion()));
+            System.out.println(
+                    ctx.device().describe() + ", driver CUDA " + CudaDriver.versionString(a.driverVersion()));
         }
     }
 
@@ -59,13 +59,15 @@ class CudaDeviceTest {
         assertEquals(32, d.warpSize());
         long[] mem = ctx.memoryInfo();
         assertTrue(mem[0] > 0 && mem[0] <= mem[1], "free " + mem[0] + " total " + mem[1]);
-        assertEquals(CudaDriver.availability().deviceCount(), CudaDriver.devices().size());
+        assertEquals(
+                CudaDriver.availability().deviceCount(), CudaDriver.devices().size());
     }
 
     @Test
     void uploadDownloadRoundTrip() {
         Random rnd = new Random(1);
-        try (Arena arena = Arena.ofConfined(); CudaBuffer buf = ctx.allocate(1_000_003)) {
+        try (Arena arena = Arena.ofConfined();
+                CudaBuffer buf = ctx.allocate(1_000_003)) {
             MemorySegment src = arena.allocate(1_000_003);
             for (long i = 0; i < src.byteSize(); i++) {
                 src.set(ValueLayout.JAVA_BYTE, i, (byte) rnd.nextInt());
@@ -86,13 +88,17 @@ class CudaDeviceTest {
             assertArrayEquals(heap, back);
             assertEquals(src.get(ValueLayout.JAVA_BYTE, 11), readByte(buf, 11), "byte before the range is untouched");
 
-            assertThrows(IndexOutOfBoundsException.class, () -> buf.copyFrom(MemorySegment.ofArray(new byte[16]), 1_000_000));
+            assertThrows(
+                    IndexOutOfBoundsException.class,
+                    () -> buf.copyFrom(MemorySegment.ofArray(new byte[16]), 1_000_000));
         }
     }
 
     @Test
     void fillZeroAndDeviceCopy() {
-        try (Arena arena = Arena.ofConfined(); CudaBuffer a = ctx.allocate(4 * 1001); CudaBuffer b = ctx.allocate(4 * 1001)) {
+        try (Arena arena = Arena.ofConfined();
+                CudaBuffer a = ctx.allocate(4 * 1001);
+                CudaBuffer b = ctx.allocate(4 * 1001)) {
             a.fill32(Float.floatToRawIntBits(1.5f));
             b.zero();
             b.copyFrom(a, 4 * 10, 4 * 20, 4 * 5, ctx.stream());
@@ -107,7 +113,8 @@ class CudaDeviceTest {
 
     @Test
     void pinnedAsyncCopies() {
-        try (CudaHostBuffer pinned = new CudaHostBuffer(ctx, 4096); CudaBuffer buf = ctx.allocate(4096)) {
+        try (CudaHostBuffer pinned = new CudaHostBuffer(ctx, 4096);
+                CudaBuffer buf = ctx.allocate(4096)) {
             MemorySegment p = pinned.segment();
             for (int i = 0; i < 1024; i++) {
                 p.setAtIndex(ValueLayout.JAVA_INT, i, i * 7);
@@ -142,11 +149,19 @@ class CudaDeviceTest {
                     }
                     float eps = 1e-5f;
                     float[] y = new float[x.length];
-                    try (CudaBuffer dx = ctx.allocate(4L * x.length); CudaBuffer ds = ctx.allocate(4L * n);
-                         CudaBuffer dy = ctx.allocate(4L * x.length)) {
+                    try (CudaBuffer dx = ctx.allocate(4L * x.length);
+                            CudaBuffer ds = ctx.allocate(4L * n);
+                            CudaBuffer dy = ctx.allocate(4L * x.length)) {
                         dx.copyFrom(MemorySegment.ofArray(x));
                         ds.copyFrom(MemorySegment.ofArray(scale));
-                        kernel.launch(rows, block, args.clear().ptr(dx).ptr(ds).ptr(dy).params(new io.gossgpu.device.OpParams.NormParams(n, eps)));
+                        kernel.launch(
+                                rows,
+                                block,
+                                args.clear()
+                                        .ptr(dx)
+                                        .ptr(ds)
+                                        .ptr(dy)
+                                        .params(new io.gossgpu.device.OpParams.NormParams(n, eps)));
                         dy.copyTo(MemorySegment.ofArray(y));
                     }
                     for (int r = 0; r < rows; r++) {
@@ -159,8 +174,8 @@ class CudaDeviceTest {
                             double ref = x[r * n + i] * inv * scale[i];
                             double got = y[r * n + i];
                             if (Math.abs(got - ref) > 1e-5 * Math.abs(ref) + 1e-30) {
-                                fail("rmsnorm n=" + n + " block=" + block + " row " + r + " element " + i
-                                        + ": got " + got + ", expected " + ref);
+                                fail("rmsnorm n=" + n + " block=" + block + " row " + r + " element " + i + ": got "
+                                        + got + ", expected " + ref);
                             }
                         }
                     }
@@ -179,7 +194,9 @@ class CudaDeviceTest {
             a[i] = (float) rnd.nextGaussian();
             b[i] = (float) rnd.nextGaussian();
         }
-        try (CudaModule module = ctx.loadModule("add"); CudaBuffer da = ctx.allocate(4L * n); CudaBuffer db = ctx.allocate(4L * n)) {
+        try (CudaModule module = ctx.loadModule("add");
+                CudaBuffer da = ctx.allocate(4L * n);
+                CudaBuffer db = ctx.allocate(4L * n)) {
             CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
@@ -203,13 +220,17 @@ class CudaDeviceTest {
             a[i] = i * 0.25f;
             b[i] = 1f / (i + 1);
         }
-        try (CudaModule module = ctx.loadModule("add"); CudaBuffer da = ctx.allocate(4L * n); CudaBuffer db = ctx.allocate(4L * n)) {
+        try (CudaModule module = ctx.loadModule("add");
+                CudaBuffer da = ctx.allocate(4L * n);
+                CudaBuffer db = ctx.allocate(4L * n)) {
             CudaKernel add = module.function("add");
             da.copyFrom(MemorySegment.ofArray(a));
             db.copyFrom(MemorySegment.ofArray(b));
-            KernelArgs args = new KernelArgs().ptr(da).ptr(db).ptr(da).params(new io.gossgpu.device.OpParams.AddParams(n));
-            try (CudaGraph graph = CudaGraph.capture(ctx.stream(), () -> add.launch(ctx.stream(),
-                    CudaKernel.Dim3.of(17), CudaKernel.Dim3.of(256), 0, args))) {
+            KernelArgs args =
+                    new KernelArgs().ptr(da).ptr(db).ptr(da).params(new io.gossgpu.device.OpParams.AddParams(n));
+            try (CudaGraph graph = CudaGraph.capture(
+                    ctx.stream(),
+                    () -> add.launch(ctx.stream(), CudaKernel.Dim3.of(17), CudaKernel.Dim3.of(256), 0, args))) {
                 graph.launch(ctx.stream());
                 graph.launch(ctx.stream());
             }
@@ -223,7 +244,9 @@ class CudaDeviceTest {
 
     @Test
     void eventsTimeWork() {
-        try (CudaEvent start = new CudaEvent(ctx); CudaEvent end = new CudaEvent(ctx); CudaBuffer buf = ctx.allocate(1 << 24)) {
+        try (CudaEvent start = new CudaEvent(ctx);
+                CudaEvent end = new CudaEvent(ctx);
+                CudaBuffer buf = ctx.allocate(1 << 24)) {
             start.record(ctx.stream());
             buf.zero();
             end.record(ctx.stream());
@@ -234,10 +257,13 @@ class CudaDeviceTest {
 
     @Test
     void invalidPtxReportsTheJitLogOnOneLine() {
-        String ptx = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry broken() {\n  this is not ptx;\n}\n";
-        CudaException e = assertThrows(CudaException.class,
-                () -> CudaModule.loadPtx(ctx, "broken.ptx", ptx.getBytes(StandardCharsets.UTF_8)));
-        assertTrue(e.getMessage().startsWith("cuModuleLoadDataEx(broken.ptx) failed: CUDA_ERROR_INVALID_PTX"), e.getMessage());
+        String ptx =
+                ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry broken() {\n  this is not ptx;\n}\n";
+        CudaException e = assertThrows(
+                CudaException.class, () -> CudaModule.loadPtx(ctx, "broken.ptx", ptx.getBytes(StandardCharsets.UTF_8)));
+        assertTrue(
+                e.getMessage().startsWith("cuModuleLoadDataEx(broken.ptx) failed: CUDA_ERROR_INVALID_PTX"),
+                e.getMessage());
         assertTrue(e.getMessage().contains("JIT log: "), e.getMessage());
         assertFalse(e.getMessage().contains("\n"), e.getMessage());
     }
@@ -249,7 +275,10 @@ class CudaDeviceTest {
             assertTrue(e.getMessage().startsWith("no CUDA kernel nope in add.sm_"), e.getMessage());
         }
         CudaException e = assertThrows(CudaException.class, () -> ctx.allocate(1L << 50));
-        assertTrue(e.getMessage().startsWith("cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory): allocating 1024.0 TiB"),
+        assertTrue(
+                e.getMessage()
+                        .startsWith(
+                                "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory): allocating 1024.0 TiB"),
                 e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ctx.allocate(0));
     }

@@ -1,9 +1,14 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.cuda.bindings.Cuda;
 import io.gossgpu.cuda.bindings.CudaException;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,13 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
 
 /** The driver-less path: runs everywhere, and asserts the exact reason where libcuda.so.1 is absent. */
 class CudaDriverTest {
@@ -29,9 +28,18 @@ class CudaDriverTest {
         if (System.getenv("GOSS_CUDA_LIBRARY") != null || System.getProperty("goss.cuda.library") != null) {
             return true;
         }
-        List<String> dirs = new ArrayList<>(List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-                "/usr/lib", "/lib/x86_64-linux-gnu", "/lib64", "/usr/lib/wsl/lib", "/usr/local/nvidia/lib64",
-                "/usr/local/nvidia/lib", "/usr/local/cuda/compat", "/usr/local/cuda/lib64"));
+        List<String> dirs = new ArrayList<>(List.of(
+                "/usr/lib/x86_64-linux-gnu",
+                "/usr/lib/aarch64-linux-gnu",
+                "/usr/lib64",
+                "/usr/lib",
+                "/lib/x86_64-linux-gnu",
+                "/lib64",
+                "/usr/lib/wsl/lib",
+                "/usr/local/nvidia/lib64",
+                "/usr/local/nvidia/lib",
+                "/usr/local/cuda/compat",
+                "/usr/local/cuda/lib64"));
         String ld = System.getenv("LD_LIBRARY_PATH");
         if (ld != null) {
             dirs.addAll(List.of(ld.split(":")));
@@ -44,7 +52,9 @@ class CudaDriverTest {
         for (String ldconfig : List.of("/sbin/ldconfig", "/usr/sbin/ldconfig")) {
             if (Files.isExecutable(Path.of(ldconfig))) {
                 try {
-                    Process p = new ProcessBuilder(ldconfig, "-p").redirectErrorStream(true).start();
+                    Process p = new ProcessBuilder(ldconfig, "-p")
+                            .redirectErrorStream(true)
+                            .start();
                     String out = new String(p.getInputStream().readAllBytes());
                     p.waitFor(10, TimeUnit.SECONDS);
                     if (out.contains("libcuda.so.1 ")) {
@@ -111,7 +121,8 @@ class CudaDriverTest {
     @Test
     void loadingTheBindingClassTouchesNothingNative() throws Exception {
         // Class initialisation must not open the library (holder classes do that lazily).
-        Class<?> c = Class.forName("io.gossgpu.cuda.bindings.Cuda", true, getClass().getClassLoader());
+        Class<?> c =
+                Class.forName("io.gossgpu.cuda.bindings.Cuda", true, getClass().getClassLoader());
         assertEquals("Cuda", c.getSimpleName());
         assertEquals(0, Cuda.CUDA_SUCCESS);
     }

@@ -1,26 +1,25 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Batch;
-import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.generate.Session;
-import io.gossgpu.forward.Executor;
 import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.conformance.BackendConformanceKit;
+import io.gossgpu.forward.Executor;
+import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Decode steps as CUDA graphs: a greedy decode of 36 steps (logits output, then argmax, then logits again)
@@ -31,7 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CudaGraphDecodeTest extends CudaAgainstReference {
     static final int PROMPT = 5, STEPS = 36;
     /** Small (2 layers, hidden 64, window 3 < the positions decoded) so that it is quick under the CUDA emulator too. */
-    static final ModelConfig SMALL = new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+    static final ModelConfig SMALL =
+            new ModelConfig(2, 4, 2, 50, 64, 32, 7.0f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
 
     /** Output mode of decode step {@code i}: logits, then argmax, then logits again (a cached graph comes back). */
     static Executor.Output mode(int i) {
@@ -39,18 +39,18 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
     }
 
     /** What one decode run returned: logits per step (null on argmax steps), the token chosen at each step, and the launch counts. */
-    record Run(List<float[]> logits, int[] inputs, int[] tokens, SortedMap<String, Long> stats) {
-    }
+    record Run(List<float[]> logits, int[] inputs, int[] tokens, SortedMap<String, Long> stats) {}
 
     static Run decode(Backend b, ModelWeights weights, int[] prompt, int[] forced) {
         List<float[]> logits = new ArrayList<>();
         int[] tokens = new int[STEPS], inputs = new int[STEPS];
-        try (LoadedWeights w = b.loadWeights(weights); Session s = new Session(b, w, PROMPT + STEPS + 3)) {
+        try (LoadedWeights w = b.loadWeights(weights);
+                Session s = new Session(b, w, PROMPT + STEPS + 3)) {
             int token = argmax(s.forward(prompt, Executor.Output.LAST_LOGITS).logits());
             for (int i = 0; i < STEPS; i++) {
                 int in = forced != null ? forced[i] : token;
                 inputs[i] = in;
-                Executor.Result r = s.forward(new int[]{in}, mode(i));
+                Executor.Result r = s.forward(new int[] {in}, mode(i));
                 logits.add(r.logits());
                 token = r.logits() != null ? argmax(r.logits()) : r.argmax()[0];
                 tokens[i] = token;
@@ -92,10 +92,17 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
         assertArrayEquals(eager.tokens(), graphs.tokens(), "greedy tokens, graphs on vs off" + what);
         for (int i = 0; i < STEPS; i++) {
             if (mode(i) == Executor.Output.LAST_LOGITS) {
-                assertArrayEquals(eager.logits().get(i), graphs.logits().get(i),
+                assertArrayEquals(
+                        eager.logits().get(i),
+                        graphs.logits().get(i),
                         "logits of step " + i + ", graphs on vs off (bit for bit)" + what);
-                BackendConformanceKit.assertClose("logits of decode step " + i + what, ref.logits().get(i),
-                        graphs.logits().get(i), 1, SMALL.vocabSize(), 1e-3);
+                BackendConformanceKit.assertClose(
+                        "logits of decode step " + i + what,
+                        ref.logits().get(i),
+                        graphs.logits().get(i),
+                        1,
+                        SMALL.vocabSize(),
+                        1e-3);
             } else {
                 // SMALL's logits are spread wide: no near-ties
                 assertEquals(ref.tokens()[i], graphs.tokens()[i], "argmax of decode step " + i + what);
@@ -111,10 +118,20 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
             Run graphs = cuda(provider, "1", w, prompt);
             Run eager = cuda(provider, "0", w, prompt);
 
-            assertEquals(2, graphs.stats().get("graph_captures"), "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
-            assertEquals(STEPS, graphs.stats().get("graph_launches"), "every decode step one graph launch: " + graphs.stats());
-            assertEquals(0, eager.stats().get("graph_captures") + eager.stats().get("graph_launches"), "GOSS_CUDA_GRAPH=0: " + eager.stats());
-            assertTrue(eager.stats().get("kernel_launches") > 10 * graphs.stats().get("kernel_launches"),
+            assertEquals(
+                    2,
+                    graphs.stats().get("graph_captures"),
+                    "one capture per output mode (logits, argmax); back to logits reuses the first: " + graphs.stats());
+            assertEquals(
+                    STEPS,
+                    graphs.stats().get("graph_launches"),
+                    "every decode step one graph launch: " + graphs.stats());
+            assertEquals(
+                    0,
+                    eager.stats().get("graph_captures") + eager.stats().get("graph_launches"),
+                    "GOSS_CUDA_GRAPH=0: " + eager.stats());
+            assertTrue(
+                    eager.stats().get("kernel_launches") > 10 * graphs.stats().get("kernel_launches"),
                     "graphs launch only the prefill's kernels one by one: " + graphs.stats() + " vs " + eager.stats());
             assertGraphsMatch(graphs, eager, decode(reference, w, prompt, graphs.inputs()), "");
         }
@@ -132,7 +149,8 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
         try (Checkpoint ck = new TestModelGenerator(c, 32).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
             int[][] on = batched(provider, "1", w, c), off = batched(provider, "0", w, c);
-            for (int i = 0; i < on.length; i++) assertArrayEquals(off[i], on[i], "ids of sequence " + i + ", graphs on vs off");
+            for (int i = 0; i < on.length; i++)
+                assertArrayEquals(off[i], on[i], "ids of sequence " + i + ", graphs on vs off");
         }
     }
 
@@ -141,13 +159,18 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
         int n = 3;
         int[][] ids = new int[n][37];
         int[] count = new int[n], pos = new int[n], token = new int[n];
-        try (CudaBackend b = (CudaBackend) p.create(graphs(graph)); LoadedWeights w = b.loadWeights(weights); Executor ex = new Executor(b, w)) {
+        try (CudaBackend b = (CudaBackend) p.create(graphs(graph));
+                LoadedWeights w = b.loadWeights(weights);
+                Executor ex = new Executor(b, w)) {
             io.gossgpu.backend.KvCache[] caches = new io.gossgpu.backend.KvCache[n];
             try {
                 for (int i = 0; i < n; i++) {
                     caches[i] = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 48));
-                    int[] prompt = new SplittableRandom(40 + i).ints(3 + i, 0, c.vocabSize()).toArray();
-                    token[i] = ex.forward(prompt, 0, caches[i], Executor.Output.LAST_ARGMAX).argmax()[0];
+                    int[] prompt = new SplittableRandom(40 + i)
+                            .ints(3 + i, 0, c.vocabSize())
+                            .toArray();
+                    token[i] = ex.forward(prompt, 0, caches[i], Executor.Output.LAST_ARGMAX)
+                            .argmax()[0];
                     pos[i] = prompt.length;
                 }
                 SortedMap<String, Long> before = null;
@@ -155,7 +178,9 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
                     if (step == 0) before = b.counters();
                     int seqs = step >= 12 && step < 24 || step < 0 ? 3 : 2;
                     List<Executor.Request> rq = new ArrayList<>();
-                    for (int i = 0; i < seqs; i++) rq.add(new Executor.Request(new int[]{token[i]}, caches[i], pos[i], Executor.Output.LAST_ARGMAX));
+                    for (int i = 0; i < seqs; i++)
+                        rq.add(new Executor.Request(
+                                new int[] {token[i]}, caches[i], pos[i], Executor.Output.LAST_ARGMAX));
                     Executor.Result[] r = ex.step(rq);
                     for (int i = 0; i < seqs; i++) {
                         token[i] = r[i].argmax()[0];
@@ -165,8 +190,14 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
                 }
                 SortedMap<String, Long> after = b.counters();
                 if (graph.equals("1")) {
-                    assertEquals(2, after.get("graph_captures") - before.get("graph_captures"), "one capture per batch shape (2 and 3 sequences): " + after);
-                    assertEquals(36, after.get("graph_launches") - before.get("graph_launches"), "every step one graph launch: " + after);
+                    assertEquals(
+                            2,
+                            after.get("graph_captures") - before.get("graph_captures"),
+                            "one capture per batch shape (2 and 3 sequences): " + after);
+                    assertEquals(
+                            36,
+                            after.get("graph_launches") - before.get("graph_launches"),
+                            "every step one graph launch: " + after);
                 }
             } finally {
                 for (var k : caches) if (k != null) k.close();
@@ -180,14 +211,18 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
     void opsOutsideAStepAreNotRecorded() {
         ModelConfig c = SMALL;
         try (Checkpoint ck = new TestModelGenerator(c, 31).inMemory();
-             CudaBackend b = (CudaBackend) provider.create(graphs("1"));
-             LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); var x = b.allocate(1, c.hiddenSize());
-             var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
-            b.embed(w, new int[]{3}, x);
+                CudaBackend b = (CudaBackend) provider.create(graphs("1"));
+                LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
+                var x = b.allocate(1, c.hiddenSize());
+                var cache = b.createKvCache(new io.gossgpu.backend.KvCacheSpec(c, 4))) {
+            b.embed(w, new int[] {3}, x);
             int eager = b.argmax(w, x, 0)[0];
-            assertEquals(0, b.counters().get("graph_captures") + b.counters().get("graph_launches"), "outside a step: " + b.counters());
+            assertEquals(
+                    0,
+                    b.counters().get("graph_captures") + b.counters().get("graph_launches"),
+                    "outside a step: " + b.counters());
             b.beginStep(Batch.of(cache, 0, 1));
-            b.embed(w, new int[]{3}, x);
+            b.embed(w, new int[] {3}, x);
             assertEquals(eager, b.argmax(w, x, 0)[0]);
             b.endStep();
             assertEquals(1, b.counters().get("graph_captures"), "the step ran as a graph: " + b.counters());
@@ -211,10 +246,12 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
             int[] prompt = prompt();
             int[][] tokens = new int[2][];
             SortedMap<String, Long> stats = null;
-            for (String graph : new String[]{"1", "0"}) {
-                try (Backend b = provider.create(graphs(graph)); LoadedWeights lw = b.loadWeights(w);
-                     Session s = new Session(b, lw, 64)) {
-                    tokens[graph.equals("1") ? 0 : 1] = s.generate(prompt, options, null).tokens();
+            for (String graph : new String[] {"1", "0"}) {
+                try (Backend b = provider.create(graphs(graph));
+                        LoadedWeights lw = b.loadWeights(w);
+                        Session s = new Session(b, lw, 64)) {
+                    tokens[graph.equals("1") ? 0 : 1] =
+                            s.generate(prompt, options, null).tokens();
                     if (graph.equals("1")) {
                         stats = ((CudaBackend) b).counters();
                     }
@@ -229,7 +266,8 @@ class CudaGraphDecodeTest extends CudaAgainstReference {
                                 logits = s.decode(want[i]);
                             }
                         }
-                        assertArrayEquals(want, tokens[1], "device sampling vs the host sampler over the same backend's logits");
+                        assertArrayEquals(
+                                want, tokens[1], "device sampling vs the host sampler over the same backend's logits");
                     }
                 }
             }

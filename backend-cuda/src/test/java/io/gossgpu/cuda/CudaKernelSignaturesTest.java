@@ -1,9 +1,10 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.KernelParamsCheck;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,9 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Every entry point the launchers declare ({@link CudaBackend#ENTRIES}) is in its packaged PTX file with the parameters
@@ -30,34 +29,44 @@ class CudaKernelSignaturesTest {
 
     /** The parameters of {@code entry} in {@code ptx}: p per pointer, L / i / f per other scalar, {size,align} per struct. */
     static String signature(String ptx, String entry) {
-        Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL).matcher(ptx);
+        Matcher m = Pattern.compile("\\.entry " + entry + "\\((.*?)\\)", Pattern.DOTALL)
+                .matcher(ptx);
         assertTrue(m.find(), "no .entry " + entry);
         StringBuilder sb = new StringBuilder();
-        Matcher p = Pattern.compile("\\.param (?:\\.align (\\d+) \\.b8 \\w+\\[(\\d+)]|\\.(\\w+))").matcher(m.group(1));
+        Matcher p = Pattern.compile("\\.param (?:\\.align (\\d+) \\.b8 \\w+\\[(\\d+)]|\\.(\\w+))")
+                .matcher(m.group(1));
         while (p.find()) {
             if (p.group(1) != null) {
                 sb.append('{').append(p.group(2)).append(',').append(p.group(1)).append('}');
                 continue;
             }
-            sb.append(switch (p.group(3)) {
-                case "u64" -> "p";
-                case "u32", "s32" -> "i";
-                case "f32" -> "f";
-                case "s64" -> "L";
-                default -> "?" + p.group(3);
-            });
+            sb.append(
+                    switch (p.group(3)) {
+                        case "u64" -> "p";
+                        case "u32", "s32" -> "i";
+                        case "f32" -> "f";
+                        case "s64" -> "L";
+                        default -> "?" + p.group(3);
+                    });
         }
         return sb.toString();
     }
 
     @Test
     void everyDeclaredEntryIsPackagedWithTheParametersItsLauncherPasses() {
-        CudaKernels.Manifest manifest = CudaKernelsTest.packagedManifest(); // no PTX: fails where it must exist, else skips
-        assertEquals(47, CudaBackend.ENTRIES.size(), "entries " + CudaBackend.ENTRIES); // 42 + moe_gate_up_mma, moe_down_mma, add_rmsnorm, dense_gemm_mma_bf16, attention_mma
+        CudaKernels.Manifest manifest =
+                CudaKernelsTest.packagedManifest(); // no PTX: fails where it must exist, else skips
+        assertEquals(
+                47,
+                CudaBackend.ENTRIES.size(),
+                "entries "
+                        + CudaBackend.ENTRIES); // 42 + moe_gate_up_mma, moe_down_mma, add_rmsnorm, dense_gemm_mma_bf16,
+        // attention_mma
         for (String arch : manifest.archs()) {
             for (CudaEntry e : CudaBackend.ENTRIES) {
                 String ptx = new String(CudaKernels.ptx(e.file(), arch), StandardCharsets.UTF_8);
-                assertEquals(e.signature(), signature(ptx, e.name()), e.name() + " in " + e.file() + "." + arch + ".ptx");
+                assertEquals(
+                        e.signature(), signature(ptx, e.name()), e.name() + " in " + e.file() + "." + arch + ".ptx");
             }
         }
     }
@@ -79,14 +88,17 @@ class CudaKernelSignaturesTest {
 
     @Test
     void theParamsRecordsMirrorTheStructsOfTheKernelSources() throws IOException {
-        List<Class<? extends KernelParams>> records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(CudaBackend.class));
-        records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
+        List<Class<? extends KernelParams>> records =
+                new java.util.ArrayList<>(KernelParamsCheck.recordsIn(CudaBackend.class));
+        records.add(
+                io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         records.add(io.gossgpu.device.SampleParams.class); // the sampling kernels', shared with OpenCL
         KernelParamsCheck.assertMirrors(sources(), records);
         // each record is some entry's, and each entry's record is among them
-        assertEquals(records.stream().collect(Collectors.toSet()),
+        assertEquals(
+                records.stream().collect(Collectors.toSet()),
                 CudaBackend.ENTRIES.stream().map(CudaEntry::params).collect(Collectors.toSet()));
     }
 
@@ -94,8 +106,10 @@ class CudaKernelSignaturesTest {
     static String sources() throws IOException {
         try (Stream<Path> files = Files.list(SOURCES)) {
             StringBuilder sb = new StringBuilder();
-            for (Path f : files.filter(p -> p.toString().endsWith(".cu") || p.toString().endsWith(".cuh")).sorted().toList())
-                sb.append(Files.readString(f)).append('\n');
+            for (Path f : files.filter(
+                            p -> p.toString().endsWith(".cu") || p.toString().endsWith(".cuh"))
+                    .sorted()
+                    .toList()) sb.append(Files.readString(f)).append('\n');
             assertTrue(sb.indexOf("__global__") >= 0, "no kernels in " + SOURCES);
             return sb.toString();
         }

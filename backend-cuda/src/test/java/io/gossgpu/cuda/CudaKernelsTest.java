@@ -1,20 +1,19 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.conformance.RequiredBackends;
-import io.gossgpu.cuda.bindings.CudaException;
-import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.abort;
+
+import io.gossgpu.conformance.RequiredBackends;
+import io.gossgpu.cuda.bindings.CudaException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** The packaged PTX, checked without a GPU. */
 class CudaKernelsTest {
@@ -22,8 +21,8 @@ class CudaKernelsTest {
     static final List<String> KERNELS = List.of("rmsnorm", "add");
     static final List<String> ARCHS = List.of("sm_75", "sm_80", "sm_90");
     /** A manifest as the build writes it today: each target at the lowest ISA ptxas accepts. */
-    static final CudaKernels.Manifest BUILT = new CudaKernels.Manifest("nvcc", "13.0", KERNELS, ARCHS,
-            java.util.Map.of("sm_75", "6.3", "sm_80", "7.0", "sm_90", "7.8"));
+    static final CudaKernels.Manifest BUILT = new CudaKernels.Manifest(
+            "nvcc", "13.0", KERNELS, ARCHS, java.util.Map.of("sm_75", "6.3", "sm_80", "7.0", "sm_90", "7.8"));
 
     /** Whether this machine has nvcc where backend-cuda/kernels/tools/PtxBuild.java looks (then the build must have packaged PTX). */
     static boolean nvccPresent() {
@@ -53,9 +52,12 @@ class CudaKernelsTest {
     static CudaKernels.Manifest packagedManifest() {
         var manifest = CudaKernels.manifest();
         if (manifest.isPresent()) return manifest.get();
-        if (nvccPresent()) fail("nvcc is installed here but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST + " missing)");
+        if (nvccPresent())
+            fail("nvcc is installed here but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST
+                    + " missing)");
         if (RequiredBackends.required("cuda"))
-            fail(RequiredBackends.variable("cuda") + "=1 but the build packaged no CUDA kernels (" + CudaKernels.MANIFEST + " missing)");
+            fail(RequiredBackends.variable("cuda") + "=1 but the build packaged no CUDA kernels ("
+                    + CudaKernels.MANIFEST + " missing)");
         assertEquals(CudaKernels.NOT_BUILT, CudaKernels.unavailableReason().orElseThrow());
         return abort(CudaKernels.NOT_BUILT);
     }
@@ -71,7 +73,8 @@ class CudaKernelsTest {
             for (String arch : ARCHS) {
                 String ptx = new String(CudaKernels.ptx(kernel, arch), StandardCharsets.UTF_8);
                 assertTrue(ptx.contains("\n.target " + arch), kernel + "." + arch + " targets " + arch);
-                assertTrue(ptx.contains(".visible .entry " + kernel + "("), kernel + "." + arch + " has entry " + kernel);
+                assertTrue(
+                        ptx.contains(".visible .entry " + kernel + "("), kernel + "." + arch + " has entry " + kernel);
             }
         }
         // every packaged file declares at most its target's ISA, and one of them exactly that
@@ -81,18 +84,23 @@ class CudaKernelsTest {
             boolean reached = false;
             for (String kernel : manifest.kernels()) {
                 String v = ptxVersion(new String(CudaKernels.ptx(kernel, arch), StandardCharsets.UTF_8));
-                assertTrue(Double.parseDouble(v) <= Double.parseDouble(isa), kernel + "." + arch + " is ISA " + v + ", above " + isa);
+                assertTrue(
+                        Double.parseDouble(v) <= Double.parseDouble(isa),
+                        kernel + "." + arch + " is ISA " + v + ", above " + isa);
                 reached |= v.equals(isa);
             }
             assertTrue(reached, arch + ": no file at ISA " + isa);
-            assertTrue(CudaVersions.cudaForIsa(isa).isPresent(), "ISA " + isa + " of " + arch + " is not in CudaVersions' table");
+            assertTrue(
+                    CudaVersions.cudaForIsa(isa).isPresent(),
+                    "ISA " + isa + " of " + arch + " is not in CudaVersions' table");
         }
         // PTX ISA 9.0 (what nvcc 13 writes) would need a CUDA 13 driver: the build lowered every target below it
         assertTrue(manifest.archs().stream().allMatch(a -> manifest.cudaNeeded(a) < 13000), manifest.toString());
     }
 
     static String ptxVersion(String ptx) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\.version (\\d+\\.\\d+)$").matcher(ptx);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\.version (\\d+\\.\\d+)$")
+                .matcher(ptx);
         assertTrue(m.find(), "PTX without .version");
         return m.group(1);
     }
@@ -100,9 +108,13 @@ class CudaKernelsTest {
     @Test
     void missingKernelIsAClearError() {
         CudaException e = assertThrows(CudaException.class, () -> CudaKernels.ptx("no_such_kernel", "sm_80"));
-        assertTrue(e.getMessage().equals(CudaKernels.NOT_BUILT)
-                || e.getMessage().equals("CUDA kernel no_such_kernel for sm_80 is not packaged "
-                        + "(io/gossgpu/kernels/cuda/no_such_kernel.sm_80.ptx missing from the class path)"), e.getMessage());
+        assertTrue(
+                e.getMessage().equals(CudaKernels.NOT_BUILT)
+                        || e.getMessage()
+                                .equals(
+                                        "CUDA kernel no_such_kernel for sm_80 is not packaged "
+                                                + "(io/gossgpu/kernels/cuda/no_such_kernel.sm_80.ptx missing from the class path)"),
+                e.getMessage());
     }
 
     @Test
@@ -115,8 +127,10 @@ class CudaKernelsTest {
         assertEquals("sm_90", CudaKernels.archFor(100, ARCHS));
         assertEquals("sm_90", CudaKernels.archFor(120, ARCHS));
         CudaException e = assertThrows(CudaException.class, () -> CudaKernels.archFor(70, ARCHS));
-        assertEquals("CUDA device with compute capability 7.0 is not supported: the kernels are built for sm_75, sm_80, sm_90 "
-                + "(compute capability 7.5 or newer)", e.getMessage());
+        assertEquals(
+                "CUDA device with compute capability 7.0 is not supported: the kernels are built for sm_75, sm_80, sm_90 "
+                        + "(compute capability 7.5 or newer)",
+                e.getMessage());
     }
 
     @Test
@@ -124,30 +138,42 @@ class CudaKernelsTest {
         // Turing and Ampere: the PTX loads from CUDA 10.0 / 11.0, the CUDA graph calls need 11.4
         assertTrue(CudaKernels.driverTooOld(BUILT, 11040, 75).isEmpty());
         assertTrue(CudaKernels.driverTooOld(BUILT, 11040, 86).isEmpty());
-        assertEquals("CUDA unavailable: the NVIDIA driver supports CUDA 11.2; goss-gpu's driver calls (CUDA graphs) need CUDA 11.4 "
-                + "(Linux driver R470 or newer) (this GPU (compute capability 7.5) runs the sm_75 PTX (ISA 6.3), which loads from "
-                + "CUDA 10.0): update the NVIDIA driver", CudaKernels.driverTooOld(BUILT, 11020, 75).orElseThrow());
+        assertEquals(
+                "CUDA unavailable: the NVIDIA driver supports CUDA 11.2; goss-gpu's driver calls (CUDA graphs) need CUDA 11.4 "
+                        + "(Linux driver R470 or newer) (this GPU (compute capability 7.5) runs the sm_75 PTX (ISA 6.3), which loads from "
+                        + "CUDA 10.0): update the NVIDIA driver",
+                CudaKernels.driverTooOld(BUILT, 11020, 75).orElseThrow());
         // Hopper and Blackwell run the sm_90 PTX, ISA 7.8: CUDA 11.8 (an R535, R550 or R570 driver is plenty)
         assertTrue(CudaKernels.driverTooOld(BUILT, 11080, 90).isEmpty());
         assertTrue(CudaKernels.driverTooOld(BUILT, 12020, 100).isEmpty());
-        assertEquals("CUDA unavailable: the NVIDIA driver supports CUDA 11.7; this GPU (compute capability 9.0) runs the sm_90 PTX "
-                + "(ISA 7.8), which needs CUDA 11.8 (Linux driver R520 or newer): update the NVIDIA driver",
+        assertEquals(
+                "CUDA unavailable: the NVIDIA driver supports CUDA 11.7; this GPU (compute capability 9.0) runs the sm_90 PTX "
+                        + "(ISA 7.8), which needs CUDA 11.8 (Linux driver R520 or newer): update the NVIDIA driver",
                 CudaKernels.driverTooOld(BUILT, 11070, 90).orElseThrow());
-        assertEquals("CUDA unavailable: CUDA device with compute capability 6.1 is not supported: the kernels are built for "
-                + "sm_75, sm_80, sm_90 (compute capability 7.5 or newer)", CudaKernels.driverTooOld(BUILT, 13000, 61).orElseThrow());
+        assertEquals(
+                "CUDA unavailable: CUDA device with compute capability 6.1 is not supported: the kernels are built for "
+                        + "sm_75, sm_80, sm_90 (compute capability 7.5 or newer)",
+                CudaKernels.driverTooOld(BUILT, 13000, 61).orElseThrow());
         // a manifest from before the ISA was lowered: its PTX needs nvcc's own release
         var old = new CudaKernels.Manifest("nvcc", "13.0", KERNELS, List.of("sm_80", "sm_90"), java.util.Map.of());
         assertEquals(13000, old.cudaNeeded("sm_80"));
-        assertTrue(CudaKernels.driverTooOld(old, 12080, 80).orElseThrow().contains("needs CUDA 13.0 (Linux driver R580 or newer)"));
+        assertTrue(CudaKernels.driverTooOld(old, 12080, 80)
+                .orElseThrow()
+                .contains("needs CUDA 13.0 (Linux driver R580 or newer)"));
     }
 
     @Test
     void whichPtxADriverLoads() {
-        assertEquals("loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0), sm_90 (ISA 7.8)", CudaKernels.loadable(BUILT, 12040));
-        assertEquals("loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0); not for sm_90 (ISA 7.8 needs CUDA 11.8)",
+        assertEquals(
+                "loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0), sm_90 (ISA 7.8)",
+                CudaKernels.loadable(BUILT, 12040));
+        assertEquals(
+                "loads the PTX for sm_75 (ISA 6.3), sm_80 (ISA 7.0); not for sm_90 (ISA 7.8 needs CUDA 11.8)",
                 CudaKernels.loadable(BUILT, 11040));
-        assertEquals("loads none of the packaged PTX; not for sm_75 (ISA 6.3 needs CUDA 10.0), sm_80 (ISA 7.0 needs CUDA 11.0), "
-                + "sm_90 (ISA 7.8 needs CUDA 11.8)", CudaKernels.loadable(BUILT, 9020));
+        assertEquals(
+                "loads none of the packaged PTX; not for sm_75 (ISA 6.3 needs CUDA 10.0), sm_80 (ISA 7.0 needs CUDA 11.0), "
+                        + "sm_90 (ISA 7.8 needs CUDA 11.8)",
+                CudaKernels.loadable(BUILT, 9020));
     }
 
     @Test

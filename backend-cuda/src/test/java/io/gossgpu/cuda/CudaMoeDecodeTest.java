@@ -1,5 +1,7 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
@@ -7,17 +9,14 @@ import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * moe.cu's decode kernels (moe_gate_up, moe_down: rows in 16-byte loads, a lane's activations of a 3072-column chunk
@@ -33,8 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class CudaMoeDecodeTest extends CudaAgainstReference {
     static final double TOL = 1e-4;
     /** One layer; hidden 3136 = 98 blocks, intermediate 3104 = 97 blocks; 5 experts, top 3; small attention and vocabulary. */
-    static final ModelConfig SHAPE = new ModelConfig(1, 5, 3, 67, 3136, 3104, 7.0f, 64, 2, 1, 4, 4096,
-            150000f, 32f, 1f, 32f, 1e-5f);
+    static final ModelConfig SHAPE =
+            new ModelConfig(1, 5, 3, 67, 3136, 3104, 7.0f, 64, 2, 1, 4, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
 
     private final List<CudaBackend> backends = new ArrayList<>();
     private Mxfp4Layouts layouts;
@@ -44,7 +43,7 @@ class CudaMoeDecodeTest extends CudaAgainstReference {
         if (!available()) {
             return;
         }
-        for (int block : new int[]{128, 96, 64}) {
+        for (int block : new int[] {128, 96, 64}) {
             backends.add(openCuda(BackendOptions.defaults().with(CudaKnobs.MOE, block)));
         }
         layouts = closeAfterAll(new Mxfp4Layouts(SHAPE, 61, 62, dir));
@@ -66,8 +65,14 @@ class CudaMoeDecodeTest extends CudaAgainstReference {
                         got = OpRuns.moe(b, wm, 0, x, T, h, routing);
                     }
                     assertEquals(tiled, b.counters().get("moe_tiled_calls"), "T=" + T + " takes the decode kernels");
-                    BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " decode MoE, GOSS_CUDA_MOE_BLOCK="
-                            + b.knobs().get("GOSS_CUDA_MOE_BLOCK") + ", T=" + T, want, got, T, h, TOL);
+                    BackendConformanceKit.assertClose(
+                            w.layers().get(0).gate().format() + " decode MoE, GOSS_CUDA_MOE_BLOCK="
+                                    + b.knobs().get("GOSS_CUDA_MOE_BLOCK") + ", T=" + T,
+                            want,
+                            got,
+                            T,
+                            h,
+                            TOL);
                 }
             }
         }

@@ -1,5 +1,9 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
@@ -8,18 +12,13 @@ import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelPresets;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import java.nio.file.Path;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * moe.cu's tensor-core expert GEMMs (moe_gate_up_mma, moe_down_mma: MXFP4 weights as BF16 tiles, activations as two
@@ -76,8 +75,11 @@ class CudaMoeMmaTest extends CudaAgainstReference {
             for (int i = 0; i < x.length; i++) {
                 x[i] = (float) (r.nextGaussian() * Math.scalb(1.0, r.nextInt(-8, 9)));
             }
-            long mmaBefore = mma.counters().get("moe_mma_calls"), exactBefore = exact.counters().get("moe_tiled_calls");
-            try (LoadedWeights wm = mma.loadWeights(w); LoadedWeights we = exact.loadWeights(w); LoadedWeights wr = reference.loadWeights(w)) {
+            long mmaBefore = mma.counters().get("moe_mma_calls"),
+                    exactBefore = exact.counters().get("moe_tiled_calls");
+            try (LoadedWeights wm = mma.loadWeights(w);
+                    LoadedWeights we = exact.loadWeights(w);
+                    LoadedWeights wr = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                     Routing routing = OpRuns.routing(reference, wr, layer, x, T, h, k);
                     float[] want = OpRuns.moe(exact, we, layer, x, T, h, routing);
@@ -86,8 +88,14 @@ class CudaMoeMmaTest extends CudaAgainstReference {
                     BackendConformanceKit.assertClose(what, want, got, T, h, TOL);
                 }
             }
-            assertEquals(c.numHiddenLayers(), mma.counters().get("moe_mma_calls") - mmaBefore, "the mma kernels ran in every layer");
-            assertEquals(c.numHiddenLayers(), exact.counters().get("moe_tiled_calls") - exactBefore, "the FP32 tiled kernels ran");
+            assertEquals(
+                    c.numHiddenLayers(),
+                    mma.counters().get("moe_mma_calls") - mmaBefore,
+                    "the mma kernels ran in every layer");
+            assertEquals(
+                    c.numHiddenLayers(),
+                    exact.counters().get("moe_tiled_calls") - exactBefore,
+                    "the FP32 tiled kernels ran");
             assertEquals(0, exact.counters().get("moe_mma_calls"), "GOSS_CUDA_MOE_MMA=0 never takes the mma kernels");
         }
     }
@@ -97,15 +105,17 @@ class CudaMoeMmaTest extends CudaAgainstReference {
     void turingKeepsTheFp32Kernels() {
         assumeTrue(FakeCudaDriver.present(), FakeCudaDriver.NEEDED);
         FakeCudaDriver.configure(13000, 75);
-        try (CudaBackend turing = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1))) {
+        try (CudaBackend turing =
+                (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.MOE_PREFILL_MIN_T, 1))) {
             assertEquals(0, turing.knobs().get("GOSS_CUDA_MOE_MMA"));
             assertTrue(turing.deviceDescription().contains("sm_75"), turing.deviceDescription());
             ModelWeights openai = layouts.openai;
             ModelConfig c = openai.config();
             int T = 9;
             float[] x = OpRuns.gaussian(new SplittableRandom(5), T * c.hiddenSize());
-            try (LoadedWeights wt = turing.loadWeights(openai); LoadedWeights we = exact.loadWeights(openai);
-                 LoadedWeights wr = reference.loadWeights(openai)) {
+            try (LoadedWeights wt = turing.loadWeights(openai);
+                    LoadedWeights we = exact.loadWeights(openai);
+                    LoadedWeights wr = reference.loadWeights(openai)) {
                 Routing routing = OpRuns.routing(reference, wr, 0, x, T, c.hiddenSize(), c.expertsPerToken());
                 float[] got = OpRuns.moe(turing, wt, 0, x, T, c.hiddenSize(), routing);
                 float[] want = OpRuns.moe(exact, we, 0, x, T, c.hiddenSize(), routing);

@@ -1,5 +1,7 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
@@ -10,12 +12,9 @@ import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
+import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 /**
  * rmsnorm and add_rmsnorm (rmsnorm.cu) on rows held in registers (n a multiple of 4 up to 16 × block: 2880 at block
@@ -33,18 +32,23 @@ class CudaNormTest extends CudaAgainstReference {
         ModelConfig c = new ModelConfig(1, 2, 1, 64, n, 32, 7.0f, 16, 2, 1, 5, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
         SplittableRandom r = new SplittableRandom(900 + n + block);
         float[] x = OpRuns.gaussian(r, T * n), y = OpRuns.gaussian(r, T * n);
-        try (CudaBackend cuda = (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.RMSNORM, block));
-             Checkpoint ck = new TestModelGenerator(c, 45).inMemory()) {
+        try (CudaBackend cuda =
+                        (CudaBackend) provider.create(BackendOptions.defaults().with(CudaKnobs.RMSNORM, block));
+                Checkpoint ck = new TestModelGenerator(c, 45).inMemory()) {
             ModelWeights w = ModelWeights.of(ck);
-            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+            try (LoadedWeights mine = cuda.loadWeights(w);
+                    LoadedWeights ref = reference.loadWeights(w)) {
                 String what = "n " + n + ", block " + block;
-                try (DeviceTensor in = cuda.allocate(T, n); DeviceTensor out = cuda.allocate(T, n);
-                     DeviceTensor rin = reference.allocate(T, n); DeviceTensor rout = reference.allocate(T, n)) {
+                try (DeviceTensor in = cuda.allocate(T, n);
+                        DeviceTensor out = cuda.allocate(T, n);
+                        DeviceTensor rin = reference.allocate(T, n);
+                        DeviceTensor rout = reference.allocate(T, n)) {
                     cuda.write(in, x);
                     reference.write(rin, x);
                     cuda.rmsNorm(mine, 0, NormKind.MLP, in, out);
                     reference.rmsNorm(ref, 0, NormKind.MLP, rin, rout);
-                    BackendConformanceKit.assertClose("rmsNorm, " + what, reference.read(rout), cuda.read(out), T, n, OP_TOL);
+                    BackendConformanceKit.assertClose(
+                            "rmsNorm, " + what, reference.read(rout), cuda.read(out), T, n, OP_TOL);
 
                     // the fused op's reference: the reference's add, then its rmsNorm
                     reference.write(rout, y);
@@ -66,13 +70,18 @@ class CudaNormTest extends CudaAgainstReference {
                     DeviceTensor sum = cuda.allocate(T, n);
                     cuda.addRmsNorm(mine, 0, NormKind.MLP, in, cy, sum, out);
                     assertArrayEquals(want, cuda.read(sum), "addRmsNorm sum, own tensors, " + what);
-                    BackendConformanceKit.assertClose("addRmsNorm norm, own tensors, " + what, wantNorm, cuda.read(out), T, n, OP_TOL);
-                    assertArrayEquals(separate, cuda.read(out), "addRmsNorm = add then rmsNorm bit for bit, own tensors, " + what);
+                    BackendConformanceKit.assertClose(
+                            "addRmsNorm norm, own tensors, " + what, wantNorm, cuda.read(out), T, n, OP_TOL);
+                    assertArrayEquals(
+                            separate,
+                            cuda.read(out),
+                            "addRmsNorm = add then rmsNorm bit for bit, own tensors, " + what);
 
                     // in place as the executor runs it: sum into x, the norm over it into the sum as well
                     cuda.write(in, x);
                     cuda.addRmsNorm(mine, 0, NormKind.MLP, in, cy, in, in);
-                    assertArrayEquals(separate, cuda.read(in), "addRmsNorm = add then rmsNorm bit for bit, in place, " + what);
+                    assertArrayEquals(
+                            separate, cuda.read(in), "addRmsNorm = add then rmsNorm bit for bit, in place, " + what);
                     sum.close();
                     cy.close();
                     sep.close();

@@ -1,5 +1,8 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
@@ -13,16 +16,12 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
-import java.nio.file.Path;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The prefill kernels at batch sizes around their tiles, which the conformance kit (batches of 1, 3, 17 and
@@ -34,7 +33,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CudaPrefillTest extends CudaAgainstReference {
     static final double OP_TOL = 1e-4, MODEL_TOL = 1e-3; // the kit's tolerances (BackendConformanceKit)
-
     private CudaBackend cuda, perSlot, fp32Attention;
     private Mxfp4Layouts layouts;
 
@@ -88,15 +86,23 @@ class CudaPrefillTest extends CudaAgainstReference {
             int k = c.expertsPerToken(), h = c.hiddenSize();
             float[] x = OpRuns.gaussian(new SplittableRandom(900 + T), T * h);
             long before = cuda.counters().get("moe_tiled_calls");
-            try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+            try (LoadedWeights mine = cuda.loadWeights(w);
+                    LoadedWeights ref = reference.loadWeights(w)) {
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                     Routing want = OpRuns.routing(reference, ref, layer, x, T, h, k);
                     String what = w.layers().get(0).gate().format() + " moe layer " + layer + ", T=" + T;
-                    BackendConformanceKit.assertClose(what, OpRuns.moe(reference, ref, layer, x, T, h, want),
-                            OpRuns.moe(cuda, mine, layer, x, T, h, want), T, h, OP_TOL);
+                    BackendConformanceKit.assertClose(
+                            what,
+                            OpRuns.moe(reference, ref, layer, x, T, h, want),
+                            OpRuns.moe(cuda, mine, layer, x, T, h, want),
+                            T,
+                            h,
+                            OP_TOL);
                 }
             }
-            assertEquals(tiled ? c.numHiddenLayers() : 0, cuda.counters().get("moe_tiled_calls") - before,
+            assertEquals(
+                    tiled ? c.numHiddenLayers() : 0,
+                    cuda.counters().get("moe_tiled_calls") - before,
                     "MoE batched by expert in every layer, or in none");
         }
     }
@@ -117,31 +123,44 @@ class CudaPrefillTest extends CudaAgainstReference {
     }
 
     private void tiledAttentionMatchesTheReference(CudaBackend cuda, int T) {
-        for (ModelConfig c : new ModelConfig[]{TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()}) {
+        for (ModelConfig c :
+                new ModelConfig[] {TestModelPresets.tiny(), BackendConformanceKit.odd(), BackendConformanceKit.wide()
+                }) {
             try (Checkpoint ck = new TestModelGenerator(c, 43).inMemory()) {
                 ModelWeights w = ModelWeights.of(ck);
-                long before = cuda.counters().get("attention_gqa_calls") + cuda.counters().get("attention_mma_calls");
+                long before = cuda.counters().get("attention_gqa_calls")
+                        + cuda.counters().get("attention_mma_calls");
                 SplittableRandom r = new SplittableRandom(300 + T);
-                try (LoadedWeights mine = cuda.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+                try (LoadedWeights mine = cuda.loadWeights(w);
+                        LoadedWeights ref = reference.loadWeights(w)) {
                     for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
                         KvCacheSpec spec = new KvCacheSpec(c, 7 + T + 1 + 3);
-                        try (KvCache cm = cuda.createKvCache(spec); KvCache cr = reference.createKvCache(spec)) {
+                        try (KvCache cm = cuda.createKvCache(spec);
+                                KvCache cr = reference.createKvCache(spec)) {
                             int start = 0;
-                            for (int n : new int[]{7, T, 1}) {
-                                float[] q = OpRuns.gaussian(r, n * c.qDim()), k = OpRuns.gaussian(r, n * c.kvDim()),
+                            for (int n : new int[] {7, T, 1}) {
+                                float[] q = OpRuns.gaussian(r, n * c.qDim()),
+                                        k = OpRuns.gaussian(r, n * c.kvDim()),
                                         v = OpRuns.gaussian(r, n * c.kvDim());
                                 String what = "attention, hd " + c.headDim() + " group " + c.queriesPerKvHead()
                                         + " layer " + layer + " positions " + start + ".." + (start + n - 1);
-                                BackendConformanceKit.assertClose(what,
+                                BackendConformanceKit.assertClose(
+                                        what,
                                         OpRuns.attention(reference, ref, layer, cr, start, n, c, q, k, v),
                                         OpRuns.attention(cuda, mine, layer, cm, start, n, c, q, k, v),
-                                        n, c.qDim(), OP_TOL);
+                                        n,
+                                        c.qDim(),
+                                        OP_TOL);
                                 start += n;
                             }
                         }
                     }
                 }
-                assertEquals(6, cuda.counters().get("attention_gqa_calls") + cuda.counters().get("attention_mma_calls") - before,
+                assertEquals(
+                        6,
+                        cuda.counters().get("attention_gqa_calls")
+                                + cuda.counters().get("attention_mma_calls")
+                                - before,
                         "every call took a tiled kernel (the decode step attention_gqa with its keys in 3 splits)");
             }
         }
@@ -156,13 +175,16 @@ class CudaPrefillTest extends CudaAgainstReference {
             assertTrue(c.slidingWindow() < T);
             int[] toks = new SplittableRandom(17).ints(T, 0, c.vocabSize()).toArray();
             float[] want, got;
-            try (LoadedWeights ref = reference.loadWeights(w); Session s = new Session(reference, ref, T + 4)) {
+            try (LoadedWeights ref = reference.loadWeights(w);
+                    Session s = new Session(reference, ref, T + 4)) {
                 want = s.prefillAllLogits(toks);
             }
-            try (LoadedWeights mine = cuda.loadWeights(w); Session s = new Session(cuda, mine, T + 4)) {
+            try (LoadedWeights mine = cuda.loadWeights(w);
+                    Session s = new Session(cuda, mine, T + 4)) {
                 got = s.prefillAllLogits(toks);
             }
-            BackendConformanceKit.assertClose(w.layers().get(0).gate().format() + " prefill logits", want, got, T, c.vocabSize(), MODEL_TOL);
+            BackendConformanceKit.assertClose(
+                    w.layers().get(0).gate().format() + " prefill logits", want, got, T, c.vocabSize(), MODEL_TOL);
         }
     }
 }

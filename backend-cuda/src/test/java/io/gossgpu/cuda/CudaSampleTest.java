@@ -1,12 +1,12 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.conformance.SamplingCheck;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * sample.cu against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits, for logit vectors
@@ -22,7 +22,8 @@ class CudaSampleTest {
             CudaBackend c = (CudaBackend) b;
             int[] n = SamplingCheck.checkDeviceSampler(b, c::sampleRow);
             assertTrue(n[1] * 4 <= n[0], n[1] + " of " + n[0] + " draws differ from the host (boundary draws only)");
-            System.out.println("CudaSampleTest: " + n[0] + " draws, " + n[1] + " boundary draws differ from the host within rounding");
+            System.out.println("CudaSampleTest: " + n[0] + " draws, " + n[1]
+                    + " boundary draws differ from the host within rounding");
         }
     }
 }

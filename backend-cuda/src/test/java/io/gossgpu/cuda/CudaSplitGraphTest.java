@@ -1,23 +1,22 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.CudaGraphDecodeTest.SMALL;
+import static io.gossgpu.cuda.CudaGraphDecodeTest.STEPS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.ModelWeights;
 import io.gossgpu.device.ExpertPlan;
 import io.gossgpu.device.SplitBackend;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
-import org.junit.jupiter.api.Test;
-
 import java.util.SortedMap;
-
-import static io.gossgpu.cuda.CudaGraphDecodeTest.SMALL;
-import static io.gossgpu.cuda.CudaGraphDecodeTest.STEPS;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Decode steps of a split model ({@link SplitBackend}: some layers' experts on the cpu backend) as CUDA graphs, one per
@@ -31,7 +30,8 @@ class CudaSplitGraphTest extends CudaAgainstReference {
 
     static Backend split(BackendProvider p, String graph, ExpertPlan plan) {
         BackendOptions o = CudaGraphDecodeTest.graphs(graph);
-        return new SplitBackend(p.create(o), CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(o), plan);
+        return new SplitBackend(
+                p.create(o), CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(o), plan);
     }
 
     /**
@@ -56,12 +56,19 @@ class CudaSplitGraphTest extends CudaAgainstReference {
                 int segments = plan.cpuLayers() + 1;
                 SortedMap<String, Long> g = graphs.stats(), e = eager.stats();
                 String what = plan + ": " + g;
-                assertEquals(segments + 1, g.get("graph_captures"), "each segment once, the last again for argmax: " + what);
-                assertEquals((long) segments * STEPS, g.get("graph_launches"), "every decode step one graph per segment: " + what);
-                assertEquals((long) plan.cpuLayers() * (STEPS + 1), g.get("split_cpu_moe"), "the CPU's layers in the prefill and every step: " + what);
+                assertEquals(
+                        segments + 1, g.get("graph_captures"), "each segment once, the last again for argmax: " + what);
+                assertEquals(
+                        (long) segments * STEPS,
+                        g.get("graph_launches"),
+                        "every decode step one graph per segment: " + what);
+                assertEquals(
+                        (long) plan.cpuLayers() * (STEPS + 1),
+                        g.get("split_cpu_moe"),
+                        "the CPU's layers in the prefill and every step: " + what);
                 assertEquals(0, e.get("graph_captures") + e.get("graph_launches"), "GOSS_CUDA_GRAPH=0: " + e);
-                CudaGraphDecodeTest.assertGraphsMatch(graphs, eager,
-                        CudaGraphDecodeTest.decode(reference, w, prompt, graphs.inputs()), ", " + plan);
+                CudaGraphDecodeTest.assertGraphsMatch(
+                        graphs, eager, CudaGraphDecodeTest.decode(reference, w, prompt, graphs.inputs()), ", " + plan);
             }
         }
     }
@@ -81,11 +88,16 @@ class CudaSplitGraphTest extends CudaAgainstReference {
             long copies = FakeCudaDriver.pinnedCopies();
             long offloaded;
             try (Backend b = split(provider, "1", PLANS[1])) {
-                offloaded = CudaGraphDecodeTest.decode(b, w, prompt, null).stats().get("split_cpu_moe");
+                offloaded =
+                        CudaGraphDecodeTest.decode(b, w, prompt, null).stats().get("split_cpu_moe");
                 assertEquals(allocations + 1, FakeCudaDriver.hostAllocations(), "one pinned staging buffer while open");
             }
-            assertEquals(4 * offloaded, FakeCudaDriver.pinnedCopies() - copies, "four pinned copies per crossing, " + offloaded + " crossings");
-            assertEquals(allocations, FakeCudaDriver.hostAllocations(), "closing the split backend freed its pinned memory");
+            assertEquals(
+                    4 * offloaded,
+                    FakeCudaDriver.pinnedCopies() - copies,
+                    "four pinned copies per crossing, " + offloaded + " crossings");
+            assertEquals(
+                    allocations, FakeCudaDriver.hostAllocations(), "closing the split backend freed its pinned memory");
         }
     }
 }

@@ -1,17 +1,16 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.cuda.bindings.Cuda;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gossgpu.cuda.bindings.Cuda;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** The driver-version facts stay true for the bindings as they are. */
 class CudaVersionsTest {
@@ -31,13 +30,16 @@ class CudaVersionsTest {
     void everyBoundDriverFunctionHasAKnownFirstRelease() {
         List<String> unknown = new ArrayList<>();
         for (String f : boundFunctions()) {
-            boolean old = CudaVersions.OLDER_THAN_CUDA_10.contains(f), dated = CudaVersions.DRIVER_API_SINCE.containsKey(f);
+            boolean old = CudaVersions.OLDER_THAN_CUDA_10.contains(f),
+                    dated = CudaVersions.DRIVER_API_SINCE.containsKey(f);
             if (old == dated) {
                 unknown.add(f);
             }
         }
-        assertTrue(unknown.isEmpty(), "put each of these in exactly one of CudaVersions.DRIVER_API_SINCE and OLDER_THAN_CUDA_10 "
-                + "(with the CUDA release that added it): " + unknown);
+        assertTrue(
+                unknown.isEmpty(),
+                "put each of these in exactly one of CudaVersions.DRIVER_API_SINCE and OLDER_THAN_CUDA_10 "
+                        + "(with the CUDA release that added it): " + unknown);
         assertTrue(boundFunctions().size() >= 50, boundFunctions().toString());
         // nothing listed that the bindings no longer call
         Set<String> listed = new TreeSet<>(CudaVersions.OLDER_THAN_CUDA_10);

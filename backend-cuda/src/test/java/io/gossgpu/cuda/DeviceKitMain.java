@@ -1,15 +1,14 @@
 package io.gossgpu.cuda;
 
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import java.io.PrintWriter;
 import org.junit.platform.launcher.Launcher;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
-
-import java.io.PrintWriter;
-
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 /**
  * Runs test classes with the JUnit Platform launcher, without Maven: for a lent GPU machine that has
@@ -21,15 +20,24 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
  * passed (everything skipped: no usable device), 0 otherwise.
  */
 public final class DeviceKitMain {
-    private DeviceKitMain() {
-    }
+    private DeviceKitMain() {}
 
     public static void main(String[] args) throws Exception {
-        String[] classes = args.length > 0 ? args
-                : new String[]{CudaBackendProviderTest.class.getName(), CudaDeviceTest.class.getName(), CudaConformanceTest.class.getName(),
-                CudaSmallBlocksConformanceTest.class.getName(), CudaGraphDecodeTest.class.getName(), CudaPrefillTest.class.getName(),
-                CudaMoeMmaTest.class.getName(), CudaDenseTest.class.getName(), CudaAttentionMmaTest.class.getName(), CudaGgufTest.class.getName(),
-                CudaArgmaxTest.class.getName()};
+        String[] classes = args.length > 0
+                ? args
+                : new String[] {
+                    CudaBackendProviderTest.class.getName(),
+                    CudaDeviceTest.class.getName(),
+                    CudaConformanceTest.class.getName(),
+                    CudaSmallBlocksConformanceTest.class.getName(),
+                    CudaGraphDecodeTest.class.getName(),
+                    CudaPrefillTest.class.getName(),
+                    CudaMoeMmaTest.class.getName(),
+                    CudaDenseTest.class.getName(),
+                    CudaAttentionMmaTest.class.getName(),
+                    CudaGgufTest.class.getName(),
+                    CudaArgmaxTest.class.getName()
+                };
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request();
         for (String c : classes) {
             b.selectors(selectClass(Class.forName(c)));
@@ -46,8 +54,9 @@ public final class DeviceKitMain {
             }
 
             @Override
-            public void executionFinished(org.junit.platform.launcher.TestIdentifier id,
-                                          org.junit.platform.engine.TestExecutionResult result) {
+            public void executionFinished(
+                    org.junit.platform.launcher.TestIdentifier id,
+                    org.junit.platform.engine.TestExecutionResult result) {
                 if (!id.isTest()) {
                     return;
                 }

@@ -1,8 +1,6 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.extension.AfterEachCallback;
-import org.junit.jupiter.api.extension.BeforeEachCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -12,8 +10,9 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Optional;
-
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The fake CUDA driver's in-process controls (backend-cuda/emu/fake-driver/fakecuda.c), found only when the tests run
@@ -25,12 +24,14 @@ final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
     static final String NEEDED = "needs the fake CUDA driver (backend-cuda/emu/fake-driver/test-with-fake-driver.sh)";
 
     private static final Optional<SymbolLookup> LIBRARY = library();
-    private static final MethodHandle CONFIGURE = handle("goss_fake_cuda_configure",
-            FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    private static final MethodHandle SET_FREE_MEMORY = handle("goss_fake_cuda_set_free_memory",
-            FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG));
-    private static final MethodHandle HOST_ALLOCATIONS = handle("goss_fake_cuda_host_allocations", FunctionDescriptor.of(ValueLayout.JAVA_INT));
-    private static final MethodHandle PINNED_COPIES = handle("goss_fake_cuda_pinned_copies", FunctionDescriptor.of(ValueLayout.JAVA_LONG));
+    private static final MethodHandle CONFIGURE =
+            handle("goss_fake_cuda_configure", FunctionDescriptor.ofVoid(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle SET_FREE_MEMORY =
+            handle("goss_fake_cuda_set_free_memory", FunctionDescriptor.ofVoid(ValueLayout.JAVA_LONG));
+    private static final MethodHandle HOST_ALLOCATIONS =
+            handle("goss_fake_cuda_host_allocations", FunctionDescriptor.of(ValueLayout.JAVA_INT));
+    private static final MethodHandle PINNED_COPIES =
+            handle("goss_fake_cuda_pinned_copies", FunctionDescriptor.of(ValueLayout.JAVA_LONG));
     /** What the fake driver reports as free until a test changes it. */
     static final long DEFAULT_FREE_MEMORY = 1L << 29;
 
@@ -88,7 +89,9 @@ final class FakeCudaDriver implements BeforeEachCallback, AfterEachCallback {
     }
 
     private static MethodHandle handle(String name, FunctionDescriptor d) {
-        return LIBRARY.flatMap(l -> l.find(name)).map(a -> Linker.nativeLinker().downcallHandle(a, d)).orElse(null);
+        return LIBRARY.flatMap(l -> l.find(name))
+                .map(a -> Linker.nativeLinker().downcallHandle(a, d))
+                .orElse(null);
     }
 
     private static void invoke(MethodHandle h, Object... args) {

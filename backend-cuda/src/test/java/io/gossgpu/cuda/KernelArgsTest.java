@@ -1,26 +1,42 @@
 package io.gossgpu.cuda;
 
-import io.gossgpu.device.KernelParams;
-import org.junit.jupiter.api.Test;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gossgpu.device.KernelParams;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.Test;
+
 /** The kernelParams packing, checked without a GPU: kernelParams[i] must point at argument i's value. */
 class KernelArgsTest {
     /** 32 bytes in C: a at 0, b at 8 (after 4 bytes of padding), c at 16, d at 20, e at 24, then 4 bytes of padding. */
     record WideParams(int a, long b, float c, int d, float e) implements KernelParams {}
+
     record SmallParams(int n) implements KernelParams {}
     /** 128 bytes: 16 slots. */
-    record BigParams(long a0, long a1, long a2, long a3, long a4, long a5, long a6, long a7,
-                     long a8, long a9, long a10, long a11, long a12, long a13, long a14, long a15) implements KernelParams {
+    record BigParams(
+            long a0,
+            long a1,
+            long a2,
+            long a3,
+            long a4,
+            long a5,
+            long a6,
+            long a7,
+            long a8,
+            long a9,
+            long a10,
+            long a11,
+            long a12,
+            long a13,
+            long a14,
+            long a15)
+            implements KernelParams {
         BigParams(long v) {
             this(v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
         }
@@ -47,7 +63,8 @@ class KernelArgsTest {
         assertEquals(0, base % 8, "slot alignment");
         assertEquals(base + 8, pointer(args, 1), "the struct starts in the slot after the pointer");
         assertEquals(base + 8 + 32, pointer(args, 2), "the next argument after the struct's 4 slots");
-        for (int i = 0; i < 3; i++) assertEquals(args.valueSlot(i).address(), pointer(args, i), "kernelParams[" + i + "]");
+        for (int i = 0; i < 3; i++)
+            assertEquals(args.valueSlot(i).address(), pointer(args, i), "kernelParams[" + i + "]");
         assertEquals(0x1000L, args.valueSlot(0).get(ValueLayout.JAVA_LONG, 0));
         assertArrayEquals(bytes(w), args.valueSlot(1).toArray(ValueLayout.JAVA_BYTE), "the struct's bytes in C layout");
         MemorySegment s = args.valueSlot(1);
@@ -73,19 +90,44 @@ class KernelArgsTest {
     void savedArgumentsWithAStructComeBackWithTheirPointers() {
         KernelArgs args = new KernelArgs().ptr(0xabcL).ptr(0xdefL).params(new WideParams(1, 2L, 3f, 4, 5f));
         KernelArgs.Saved saved = args.save();
-        assertEquals(saved, new KernelArgs().ptr(0xabcL).ptr(0xdefL).params(new WideParams(1, 2L, 3f, 4, 5f)).save());
-        assertNotEquals(saved, new KernelArgs().ptr(0xabcL).ptr(0xdefL).params(new WideParams(1, 2L, 3f, 4, 6f)).save());
-        assertNotEquals(saved, new KernelArgs().ptr(0xabcL).ptr(0xdefL).i32(1).i64(2L).f32(3f).i32(4).f32(5f).save(),
+        assertEquals(
+                saved,
+                new KernelArgs()
+                        .ptr(0xabcL)
+                        .ptr(0xdefL)
+                        .params(new WideParams(1, 2L, 3f, 4, 5f))
+                        .save());
+        assertNotEquals(
+                saved,
+                new KernelArgs()
+                        .ptr(0xabcL)
+                        .ptr(0xdefL)
+                        .params(new WideParams(1, 2L, 3f, 4, 6f))
+                        .save());
+        assertNotEquals(
+                saved,
+                new KernelArgs()
+                        .ptr(0xabcL)
+                        .ptr(0xdefL)
+                        .i32(1)
+                        .i64(2L)
+                        .f32(3f)
+                        .i32(4)
+                        .f32(5f)
+                        .save(),
                 "the same bytes as separate arguments are another launch");
 
-        KernelArgs replay = new KernelArgs().params(new SmallParams(9)).ptr(1L).ptr(2L).ptr(3L);
+        KernelArgs replay =
+                new KernelArgs().params(new SmallParams(9)).ptr(1L).ptr(2L).ptr(3L);
         replay.restore(saved);
         assertEquals(3, replay.count());
         assertEquals(WideParams.class, replay.paramsType());
-        for (int i = 0; i < 3; i++) assertEquals(replay.valueSlot(i).address(), pointer(replay, i), "kernelParams[" + i + "]");
+        for (int i = 0; i < 3; i++)
+            assertEquals(replay.valueSlot(i).address(), pointer(replay, i), "kernelParams[" + i + "]");
         assertEquals(pointer(replay, 0) + 16, pointer(replay, 2));
         assertEquals(0xdefL, replay.valueSlot(1).get(ValueLayout.JAVA_LONG, 0));
-        assertArrayEquals(bytes(new WideParams(1, 2L, 3f, 4, 5f)), replay.valueSlot(2).toArray(ValueLayout.JAVA_BYTE));
+        assertArrayEquals(
+                bytes(new WideParams(1, 2L, 3f, 4, 5f)), replay.valueSlot(2).toArray(ValueLayout.JAVA_BYTE));
         assertEquals(saved, replay.save());
     }
 
@@ -94,27 +136,44 @@ class KernelArgsTest {
         KernelArgs args = new KernelArgs();
         for (int i = 0; i < KernelArgs.MAX_BYTES / 128; i++) args.params(new BigParams(i));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> args.ptr(0L));
-        assertEquals("a CUDA kernel launch takes at most " + KernelArgs.MAX_ARGS + " arguments of " + KernelArgs.MAX_BYTES
-                + " bytes in all", e.getMessage());
+        assertEquals(
+                "a CUDA kernel launch takes at most " + KernelArgs.MAX_ARGS + " arguments of " + KernelArgs.MAX_BYTES
+                        + " bytes in all",
+                e.getMessage());
     }
 
     @Test
     void aLaunchIsCheckedAgainstItsEntry() {
         CudaEntry rms = DenseLauncher.RMSNORM;
-        rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new io.gossgpu.device.OpParams.NormParams(2880, 1e-5f)));
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).i32(2880).f32(1e-5f)));
-        assertEquals("CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 5 arguments and no params struct",
+        rms.check(new KernelArgs()
+                .ptr(1L)
+                .ptr(2L)
+                .ptr(3L)
+                .params(new io.gossgpu.device.OpParams.NormParams(2880, 1e-5f)));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> rms.check(
+                        new KernelArgs().ptr(1L).ptr(2L).ptr(3L).i32(2880).f32(1e-5f)));
+        assertEquals(
+                "CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 5 arguments and no params struct",
                 e.getMessage());
-        e = assertThrows(IllegalArgumentException.class,
-                () -> rms.check(new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new io.gossgpu.device.OpParams.AddParams(5))));
-        assertEquals("CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 4 arguments, the struct a AddParams",
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> rms.check(
+                        new KernelArgs().ptr(1L).ptr(2L).ptr(3L).params(new io.gossgpu.device.OpParams.AddParams(5))));
+        assertEquals(
+                "CUDA kernel rmsnorm takes 3 buffers and a NormParams; the launch passed 4 arguments, the struct a AddParams",
                 e.getMessage());
     }
 
     @Test
     void eachArgumentHasItsOwnSlotAndPointer() {
-        KernelArgs args = new KernelArgs().ptr(0x7f00_1234_5678L).i32(-7).f32(1e-5f).i64(1L << 40).f64(Math.PI);
+        KernelArgs args = new KernelArgs()
+                .ptr(0x7f00_1234_5678L)
+                .i32(-7)
+                .f32(1e-5f)
+                .i64(1L << 40)
+                .f64(Math.PI);
         assertEquals(5, args.count());
         MemorySegment params = args.kernelParams();
         for (int i = 0; i < args.count(); i++) {
@@ -158,7 +217,9 @@ class KernelArgsTest {
             args.i32(i);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> args.i32(0));
-        assertEquals("a CUDA kernel launch takes at most " + KernelArgs.MAX_ARGS + " arguments of " + KernelArgs.MAX_BYTES
-                + " bytes in all", e.getMessage());
+        assertEquals(
+                "a CUDA kernel launch takes at most " + KernelArgs.MAX_ARGS + " arguments of " + KernelArgs.MAX_BYTES
+                        + " bytes in all",
+                e.getMessage());
     }
 }

@@ -1,5 +1,7 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
@@ -7,10 +9,7 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
-
 import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * One model shape in both MXFP4 layouts: an OpenAI-layout checkpoint in memory and a GGUF file (block_mxfp4, repacked
@@ -32,7 +31,7 @@ final class Mxfp4Layouts implements AutoCloseable {
     }
 
     ModelWeights[] both() {
-        return new ModelWeights[]{openai, ggml};
+        return new ModelWeights[] {openai, ggml};
     }
 
     @Override

@@ -1,15 +1,14 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The PTX committed in kernels/prebuilt (what a build without nvcc packages) was built from the kernel sources
@@ -20,7 +19,13 @@ class PrebuiltPtxTest {
     private static final Path CUDA = PtxBuildTool.KERNELS;
 
     private static PtxBuildTool.Result check(Path cuda) throws Exception {
-        return PtxBuildTool.run("--src", cuda.toString(), "--prebuilt", cuda.resolve("prebuilt").toString(), "--check-prebuilt", "true");
+        return PtxBuildTool.run(
+                "--src",
+                cuda.toString(),
+                "--prebuilt",
+                cuda.resolve("prebuilt").toString(),
+                "--check-prebuilt",
+                "true");
     }
 
     @Test

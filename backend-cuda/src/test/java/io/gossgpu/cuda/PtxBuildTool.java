@@ -1,5 +1,7 @@
 package io.gossgpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -7,21 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /** backend-cuda/kernels/tools/PtxBuild.java run as the kernels-cuda module's build runs it (the Java source launcher), for tests. */
 final class PtxBuildTool {
     /** The kernels-cuda module's folder (backend-cuda/kernels), seen from backend-cuda (where Maven runs its tests). */
     static final Path KERNELS = Path.of("kernels").toAbsolutePath().normalize();
 
-    record Result(int exitCode, String log) {
-    }
+    record Result(int exitCode, String log) {}
 
-    private PtxBuildTool() {
-    }
+    private PtxBuildTool() {}
 
     static Result run(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 KERNELS.resolve("tools").resolve("PtxBuild.java").toString()));
         command.addAll(List.of(args));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();

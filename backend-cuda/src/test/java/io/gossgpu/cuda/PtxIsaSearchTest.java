@@ -1,16 +1,15 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * backend-cuda/kernels/tools/PtxBuild.java writes each PTX file at the lowest ISA that ptxas accepts, and that is found, not
@@ -21,7 +20,9 @@ class PtxIsaSearchTest {
 
     @Test
     void aKernelThatNeedsANewerIsaGetsIt(@TempDir Path dir) throws Exception {
-        assumeTrue(CudaKernelsTest.nvccPresent(), "no nvcc here: the PTX build is checked where the CUDA toolkit is installed");
+        assumeTrue(
+                CudaKernelsTest.nvccPresent(),
+                "no nvcc here: the PTX build is checked where the CUDA toolkit is installed");
         Path src = Files.createDirectories(dir.resolve("src"));
         Files.writeString(src.resolve("ldm.cu"), """
                 extern "C" __global__ void ldm(unsigned *out) {
@@ -34,8 +35,19 @@ class PtxIsaSearchTest {
                 }
                 """, StandardCharsets.UTF_8);
         Path out = dir.resolve("out");
-        PtxBuildTool.Result r = PtxBuildTool.run("--src", src.toString(), "--out", out.toString(), "--prebuilt",
-                dir.resolve("prebuilt").toString(), "--work", dir.resolve("work").toString(), "--archs", "75,80", "--nvcc", "auto");
+        PtxBuildTool.Result r = PtxBuildTool.run(
+                "--src",
+                src.toString(),
+                "--out",
+                out.toString(),
+                "--prebuilt",
+                dir.resolve("prebuilt").toString(),
+                "--work",
+                dir.resolve("work").toString(),
+                "--archs",
+                "75,80",
+                "--nvcc",
+                "auto");
         String log = r.log();
         assertEquals(0, r.exitCode(), log);
         Properties m = new Properties();

@@ -1,6 +1,8 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,10 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The README's table of drivers by GPU generation says what the packaged PTX and the bindings need: for each row's
@@ -37,7 +36,8 @@ class ReadmeDriverTableTest {
             String[] cells = row.split("\\|");
             int cc = Math.round(Float.parseFloat(cells[2].strip().split(",")[0]) * 10);
             String arch = CudaKernels.archFor(cc, manifest.get().archs());
-            Matcher ptx = Pattern.compile("^(sm_\\d+) \\((?:PTX )?ISA (\\d+\\.\\d+)").matcher(cells[4].strip());
+            Matcher ptx =
+                    Pattern.compile("^(sm_\\d+) \\((?:PTX )?ISA (\\d+\\.\\d+)").matcher(cells[4].strip());
             assertTrue(ptx.find(), row);
             assertEquals(arch, ptx.group(1), row);
             assertEquals(manifest.get().isaOf(arch), ptx.group(2), row);
@@ -51,7 +51,9 @@ class ReadmeDriverTableTest {
                 assertEquals(needed, stated, row);
             }
             assertTrue(CudaKernels.driverTooOld(manifest.get(), stated, cc).isEmpty(), row);
-            assertTrue(cells[5].contains(CudaVersions.describeCuda(stated).replaceAll(".*Linux driver (R\\d+).*", "$1")), row);
+            assertTrue(
+                    cells[5].contains(CudaVersions.describeCuda(stated).replaceAll(".*Linux driver (R\\d+).*", "$1")),
+                    row);
         }
     }
 }

@@ -1,6 +1,8 @@
 package io.gossgpu.cuda;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,10 +12,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The README's GPU table against llama.cpp is the newest dated same-card table of the device notes
@@ -25,12 +24,14 @@ class ReadmeGpuTableTest {
 
     /** The same-card table's header, in NOTES.md and in the README alike. */
     static final String HEADER = "| test | llama.cpp t/s | goss-gpu cuda t/s | goss-gpu / llama.cpp |";
+
     private static final Pattern SECTION = Pattern.compile("^## (\\d{4}-\\d{2}-\\d{2}), (\\S+) ");
     private static final Pattern NUMBER = Pattern.compile("\\d+(?:\\.\\d+)?");
 
     @Test
     void theReadmeCarriesTheNewestSameCardTableOfTheNotes() throws Exception {
-        check(Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8),
+        check(
+                Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8),
                 Files.readString(Path.of("src", "test", "device", "NOTES.md"), StandardCharsets.UTF_8));
     }
 
@@ -51,7 +52,10 @@ class ReadmeGpuTableTest {
             double goss = Double.parseDouble(numbers(row[2]).getFirst());
             String ratio = numbers(row[3]).getFirst();
             int places = ratio.contains(".") ? ratio.length() - ratio.indexOf('.') - 1 : 0;
-            assertEquals(goss / llama, Double.parseDouble(ratio), 0.5 * Math.pow(10, -places) + 1e-9,
+            assertEquals(
+                    goss / llama,
+                    Double.parseDouble(ratio),
+                    0.5 * Math.pow(10, -places) + 1e-9,
                     "NOTES.md's ratio for " + row[0] + " is not goss-gpu / llama.cpp (" + goss + " / " + llama + ")");
         }
 
@@ -60,14 +64,20 @@ class ReadmeGpuTableTest {
         assertTrue(at >= 0, "README.md has no table headed " + HEADER);
         assertEquals(at, lines.lastIndexOf(HEADER), "README.md has two tables headed " + HEADER);
         List<String[]> actual = rows(lines.subList(at, lines.size()), "README.md");
-        assertEquals(expected.size(), actual.size(), "README.md's GPU table has " + actual.size()
-                + " rows, NOTES.md's newest (" + newest.heading() + ") " + expected.size());
+        assertEquals(
+                expected.size(),
+                actual.size(),
+                "README.md's GPU table has " + actual.size() + " rows, NOTES.md's newest (" + newest.heading() + ") "
+                        + expected.size());
         for (int i = 0; i < expected.size(); i++) {
             String[] want = expected.get(i), got = actual.get(i);
             assertEquals(want[0], got[0], "README.md's GPU table, row " + (i + 1) + ": the test");
             for (int c = 1; c < want.length; c++) {
-                assertEquals(numbers(want[c]), numbers(got[c]), "README.md's GPU table, " + want[0] + ", column "
-                        + (c + 1) + ": '" + got[c] + "' where NOTES.md's " + newest.date() + " table has '" + want[c] + "'");
+                assertEquals(
+                        numbers(want[c]),
+                        numbers(got[c]),
+                        "README.md's GPU table, " + want[0] + ", column " + (c + 1) + ": '" + got[c]
+                                + "' where NOTES.md's " + newest.date() + " table has '" + want[c] + "'");
             }
         }
 
@@ -81,24 +91,34 @@ class ReadmeGpuTableTest {
             start--;
         }
         String intro = String.join(" ", lines.subList(start, end));
-        List<String> facts = List.of(newest.date(), newest.card(),
+        List<String> facts = List.of(
+                newest.date(),
+                newest.card(),
                 "driver " + newest.find("driver ([0-9.]+)", "driver version"),
                 "CUDA " + newest.find("CUDA (\\d+\\.\\d+)", "CUDA version"),
                 newest.find("(?:main|commit) ([0-9a-f]{7,40})\\b", "commit"),
                 "llama.cpp " + newest.find("llama\\.cpp (b\\d+)", "llama.cpp build"));
         for (String fact : facts) {
-            assertTrue(intro.contains(fact), "the paragraph above README.md's GPU table does not say '" + fact
-                    + "' (NOTES.md: " + newest.heading() + "): " + intro);
+            assertTrue(
+                    intro.contains(fact),
+                    "the paragraph above README.md's GPU table does not say '" + fact + "' (NOTES.md: "
+                            + newest.heading() + "): " + intro);
         }
 
         // The driver table's row for that card says it has run there.
-        String row = lines.stream().filter(l -> l.startsWith("| ") && l.split("\\|").length > 6
-                        && List.of(l.split("\\|")[3].split("[,;]")).stream().map(String::strip)
-                        .anyMatch(newest.card()::equals))
-                .findFirst().orElseThrow(() -> new AssertionError("README.md's driver table has no row naming " + newest.card()));
+        String row = lines.stream()
+                .filter(l -> l.startsWith("| ")
+                        && l.split("\\|").length > 6
+                        && List.of(l.split("\\|")[3].split("[,;]")).stream()
+                                .map(String::strip)
+                                .anyMatch(newest.card()::equals))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("README.md's driver table has no row naming " + newest.card()));
         String ran = row.split("\\|")[6].strip();
-        assertTrue(ran.startsWith("yes") && ran.contains(newest.card()) && ran.contains(newest.date()),
-                "README.md's driver table row for " + newest.card() + " does not say it ran there on " + newest.date() + ": " + row);
+        assertTrue(
+                ran.startsWith("yes") && ran.contains(newest.card()) && ran.contains(newest.date()),
+                "README.md's driver table row for " + newest.card() + " does not say it ran there on " + newest.date()
+                        + ": " + row);
     }
 
     /** The dated section of NOTES.md with a same-card table whose date is the latest. */
@@ -110,7 +130,10 @@ class ReadmeGpuTableTest {
             if (line.startsWith("## ")) {
                 if (heading != null && body.contains(HEADER)) {
                     Matcher m = SECTION.matcher(heading);
-                    assertTrue(m.find(), "NOTES.md's same-card table sits under a heading without '## YYYY-MM-DD, CARD ': " + heading);
+                    assertTrue(
+                            m.find(),
+                            "NOTES.md's same-card table sits under a heading without '## YYYY-MM-DD, CARD ': "
+                                    + heading);
                     sections.add(new Section(m.group(1), m.group(2), heading.substring(3), List.copyOf(body)));
                 }
                 heading = line;
@@ -132,13 +155,16 @@ class ReadmeGpuTableTest {
     /** The rows of the table whose header is the first line of {@code from} equal to HEADER, split into cells. */
     static List<String[]> rows(List<String> from, String where) {
         int at = from.indexOf(HEADER);
-        assertTrue(at >= 0 && at + 1 < from.size() && from.get(at + 1).startsWith("|---"), where + ": no table headed " + HEADER);
+        assertTrue(
+                at >= 0 && at + 1 < from.size() && from.get(at + 1).startsWith("|---"),
+                where + ": no table headed " + HEADER);
         List<String[]> rows = new ArrayList<>();
         for (String line : from.subList(at + 2, from.size())) {
             if (!line.startsWith("|")) {
                 break;
             }
-            String[] cells = line.substring(1, line.length() - (line.endsWith("|") ? 1 : 0)).split("\\|", -1);
+            String[] cells = line.substring(1, line.length() - (line.endsWith("|") ? 1 : 0))
+                    .split("\\|", -1);
             assertEquals(4, cells.length, where + ": not 4 cells: " + line);
             for (int c = 0; c < cells.length; c++) {
                 cells[c] = cells[c].strip();

@@ -1,5 +1,7 @@
 package io.gossgpu.metal;
 
+import static io.gossgpu.metal.bindings.goss_metal_h.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
@@ -9,6 +11,7 @@ import io.gossgpu.device.DensePipeline;
 import io.gossgpu.device.DenseShapes;
 import io.gossgpu.device.DeviceBackend;
 import io.gossgpu.device.Grid;
+import io.gossgpu.device.KernelSource;
 import io.gossgpu.device.MoeParams;
 import io.gossgpu.device.MoePipeline;
 import io.gossgpu.device.MoeShapes;
@@ -16,19 +19,15 @@ import io.gossgpu.device.MoeShapes.Shape;
 import io.gossgpu.device.Pipelines;
 import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SmallOps;
-import io.gossgpu.metal.MetalLauncher.Kernel;
-import io.gossgpu.device.KernelSource;
 import io.gossgpu.metal.MetalDriver.Buf;
+import io.gossgpu.metal.MetalLauncher.Kernel;
 import io.gossgpu.model.ModelWeights;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
-
-import static io.gossgpu.metal.bindings.goss_metal_h.*;
 
 /**
  * The Metal backend: the device layer ({@link DeviceBackend}) over shared Metal buffers ({@link MetalDriver}) and
@@ -72,27 +71,42 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
         moePrefillMinT = MetalKnobs.MOE_PREFILL_MIN_T.value(options);
         noCopy = MetalKnobs.NO_COPY.value(options) == 1;
         Path metallib = emulator ? null : MetalNative.metallib();
-        lib = metallib != null ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
+        lib = metallib != null
+                ? goss_mtl_library_from_file(dev, arena.allocateFrom(metallib.toString()))
                 : goss_mtl_library_from_source(dev, arena.allocateFrom(KernelSource.inlined("metal", "goss.metal")));
-        if (lib.equals(MemorySegment.NULL)) throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
+        if (lib.equals(MemorySegment.NULL))
+            throw new GossException("metal: cannot build the kernel library: " + MetalNative.lastError());
         launcher = new MetalLauncher(metal, lib, options);
         // embed and every dense layer: dense (a simdgroup per row) for decode, dense_tiled for prefill
-        DensePipeline<Buf> dense = new DensePipeline<>(launcher, new DenseShapes(java.util.List.of(),
-                f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, f -> "dense_tiled", null, prefillMinT, false,
-                false, 0,
-                (cols, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.EMBED), tokens)),
-                (rows, tokens) -> DenseShapes.Shape.of(simdgroups(kernel(MetalKernel.DENSE), rows)),
-                // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
-                (rows, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.DENSE_TILED),
-                        (long) ((rows + 31) / 32) * ((tokens + 7) / 8))), null));
+        DensePipeline<Buf> dense = new DensePipeline<>(
+                launcher,
+                new DenseShapes(
+                        java.util.List.of(),
+                        f -> DensePipeline.EMBED,
+                        f -> DensePipeline.DENSE,
+                        f -> "dense_tiled",
+                        null,
+                        prefillMinT,
+                        false,
+                        false,
+                        0,
+                        (cols, tokens) -> DenseShapes.Shape.of(groups(kernel(MetalKernel.EMBED), tokens)),
+                        (rows, tokens) -> DenseShapes.Shape.of(simdgroups(kernel(MetalKernel.DENSE), rows)),
+                        // prefill: 32 rows × 8 tokens per threadgroup, staged through threadgroup memory
+                        (rows, tokens) -> DenseShapes.Shape.of(groups(
+                                kernel(MetalKernel.DENSE_TILED), (long) ((rows + 31) / 32) * ((tokens + 7) / 8))),
+                        null));
         MoePipeline<Buf> moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
         AttentionPipeline<Buf> attention = new AttentionPipeline<>(launcher, attentionShapes());
-        RopeOp<Buf> rope = new RopeOp<>(launcher,
-                p -> Grid.items((long) p.tokens() * (p.qHeads() + p.kHeads()) * (p.headDim() / 2)));
-        SmallOps<Buf> ops = new SmallOps<>(launcher, new SmallOps.Shapes(
-                rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
-                n -> SmallOps.Shape.of(Grid.items(n)), rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
-                tokens -> SmallOps.Shape.of(Grid.items(tokens))));
+        RopeOp<Buf> rope = new RopeOp<>(
+                launcher, p -> Grid.items((long) p.tokens() * (p.qHeads() + p.kHeads()) * (p.headDim() / 2)));
+        SmallOps<Buf> ops = new SmallOps<>(
+                launcher,
+                new SmallOps.Shapes(
+                        rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.RMSNORM), rows)),
+                        n -> SmallOps.Shape.of(Grid.items(n)),
+                        rows -> SmallOps.Shape.of(groups(kernel(MetalKernel.ARGMAX), rows)),
+                        tokens -> SmallOps.Shape.of(Grid.items(tokens))));
         pipelines = new Pipelines<>(b -> b, metal, dense, ops, rope, attention, moe, null, null);
     }
 
@@ -118,7 +132,8 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
     @Override
     public SortedMap<String, Integer> knobs() {
         SortedMap<String, Integer> m = new TreeMap<>();
-        for (MetalKernel k : MetalKernel.values()) m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
+        for (MetalKernel k : MetalKernel.values())
+            m.put(k.threadgroup.envName(), launcher.kernel(k).threads());
         m.put(MetalKnobs.DENSE_PREFILL_MIN_T.envName(), prefillMinT);
         m.put(MetalKnobs.MOE_PREFILL_MIN_T.envName(), pipelines.moe().prefillMinT());
         return m;
@@ -127,7 +142,8 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
     /** Command buffers committed, and the GPU time they took (microseconds), since this backend was created. */
     @Override
     public SortedMap<String, Long> counters() {
-        return new TreeMap<>(Map.of("command_buffers", metal.commits(), "gpu_microseconds", Math.round(metal.gpuSeconds() * 1e6)));
+        return new TreeMap<>(
+                Map.of("command_buffers", metal.commits(), "gpu_microseconds", Math.round(metal.gpuSeconds() * 1e6)));
     }
 
     @Override
@@ -175,8 +191,12 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
 
     /** How attention.metal runs: one simdgroup per (row, head) over all its keys (no split kernels), then kv_store. */
     private static AttentionShapes attentionShapes() {
-        return new AttentionShapes((p, start) -> new AttentionShapes.Plan(AttentionPipeline.ATTENTION, 1, 1),
-                p -> new AttentionShapes.Shape(Grid.of((long) p.tokens() * p.heads(), 32)), null, null, null,
+        return new AttentionShapes(
+                (p, start) -> new AttentionShapes.Plan(AttentionPipeline.ATTENTION, 1, 1),
+                p -> new AttentionShapes.Shape(Grid.of((long) p.tokens() * p.heads(), 32)),
+                null,
+                null,
+                null,
                 p -> new AttentionShapes.Shape(Grid.items((long) (p.tokens() - p.first()) * p.kvDim())));
     }
 
@@ -184,11 +204,14 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
     private MoeShapes moeShapes() {
         // segments are padded to 8 pairs: at most this many tiles of pairs
         java.util.function.ToLongFunction<MoeParams> pairTiles = p -> (p.slots() + 7) / 8 + p.experts();
-        return new MoeShapes(p -> Shape.of(simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) p.slots() * p.inter())),
+        return new MoeShapes(
+                p -> Shape.of(simdgroups(kernel(MetalKernel.MOE_GATE_UP), (long) p.slots() * p.inter())),
                 p -> Shape.of(simdgroups(kernel(MetalKernel.MOE_DOWN), (long) p.tokens() * p.hidden())),
                 p -> Shape.of(Grid.items(p.experts())), // moe_sort: a thread per expert
-                p -> Shape.of(groups(kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles.applyAsLong(p) * ((p.inter() + 31) / 32))),
-                p -> Shape.of(groups(kernel(MetalKernel.MOE_DOWN_TILED), pairTiles.applyAsLong(p) * ((p.hidden() + 31) / 32))),
+                p -> Shape.of(groups(
+                        kernel(MetalKernel.MOE_GATE_UP_TILED), pairTiles.applyAsLong(p) * ((p.inter() + 31) / 32))),
+                p -> Shape.of(groups(
+                        kernel(MetalKernel.MOE_DOWN_TILED), pairTiles.applyAsLong(p) * ((p.hidden() + 31) / 32))),
                 p -> Shape.of(Grid.items((long) p.tokens() * p.hidden())), // moe_combine
                 p -> true);
     }

@@ -4,7 +4,6 @@ import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
-
 import java.util.Locale;
 
 /**

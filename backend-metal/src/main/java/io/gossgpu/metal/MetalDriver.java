@@ -1,18 +1,17 @@
 package io.gossgpu.metal;
 
+import static io.gossgpu.metal.bindings.goss_metal_h.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.device.DeviceDriver;
 import io.gossgpu.device.HostStaging;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-
-import static io.gossgpu.metal.bindings.goss_metal_h.*;
 
 /**
  * The Metal device under the device layer: shared buffers (Apple Silicon's unified memory, so the host reads and
@@ -83,7 +82,8 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf>, HostStaging<Me
                     + KvCacheSpec.humanBytes(deviceMemory) + " working set is left");
         MemorySegment h = goss_mtl_buffer_new(dev, n, GOSS_MTL_STORAGE_SHARED);
         if (h.equals(MemorySegment.NULL))
-            throw new GossException("metal: cannot allocate " + KvCacheSpec.humanBytes(n) + " for " + what + ": " + MetalNative.lastError());
+            throw new GossException("metal: cannot allocate " + KvCacheSpec.humanBytes(n) + " for " + what + ": "
+                    + MetalNative.lastError());
         return track(new Buf(h, n));
     }
 
@@ -139,7 +139,7 @@ final class MetalDriver implements DeviceDriver<MetalDriver.Buf>, HostStaging<Me
     /** A sequence's first position staged (no commit). */
     @Override
     public At<Buf> position(int sequence, int start) {
-        return stage(new int[]{start});
+        return stage(new int[] {start});
     }
 
     /**

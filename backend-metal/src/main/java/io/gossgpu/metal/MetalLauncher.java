@@ -1,5 +1,7 @@
 package io.gossgpu.metal;
 
+import static io.gossgpu.metal.bindings.goss_metal_h.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.DeviceKernel;
@@ -8,14 +10,11 @@ import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.Launcher;
 import io.gossgpu.metal.MetalDriver.Buf;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
-
-import static io.gossgpu.metal.bindings.goss_metal_h.*;
 
 /**
  * The Metal {@link Launcher}: compute pipelines of the kernel library by function name ({@link MetalKernel}, each with
@@ -59,7 +58,8 @@ final class MetalLauncher implements Launcher<Buf>, AutoCloseable {
         if (k != null) return k;
         String name = kernel.function;
         MemorySegment p = goss_mtl_pipeline_create(lib, arena.allocateFrom(name));
-        if (p.equals(MemorySegment.NULL)) throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
+        if (p.equals(MemorySegment.NULL))
+            throw new GossException("metal: kernel " + name + ": " + MetalNative.lastError());
         int max = goss_mtl_pipeline_max_threads(p);
         k = new Kernel(name, p, max, kernel.threads(options, max));
         kernels.put(kernel, k);

@@ -1,8 +1,9 @@
 package io.gossgpu.metal;
 
+import static io.gossgpu.metal.bindings.goss_metal_h.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.metal.bindings.goss_metal_h;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -11,8 +12,6 @@ import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-
-import static io.gossgpu.metal.bindings.goss_metal_h.*;
 
 /** Finds and binds the native library behind goss_metal.h, and reads settings. */
 final class MetalNative {
@@ -65,11 +64,14 @@ final class MetalNative {
             return p;
         }
         if (emulator)
-            throw new GossException("the emulated Metal device is a test harness, not part of goss-gpu: build the metal-emu module "
-                    + "(backend-metal/emu, Linux, g++) and set GOSS_METAL_LIBRARY to its target/lib/libgoss_metal_emu.so");
+            throw new GossException(
+                    "the emulated Metal device is a test harness, not part of goss-gpu: build the metal-emu module "
+                            + "(backend-metal/emu, Linux, g++) and set GOSS_METAL_LIBRARY to its target/lib/libgoss_metal_emu.so");
         String file = "libgoss_metal.dylib";
         URL url = MetalNative.class.getResource(RESOURCE_DIR + file);
-        if (url == null) throw new GossException(file + " is not in this build (the Metal shim is built on macOS by the metal-shim module)");
+        if (url == null)
+            throw new GossException(
+                    file + " is not in this build (the Metal shim is built on macOS by the metal-shim module)");
         try {
             if (url.getProtocol().equals("file")) return Path.of(url.toURI());
             Path tmp = Files.createTempFile("goss-metal-", "-" + file);
@@ -99,5 +101,4 @@ final class MetalNative {
             return null;
         }
     }
-
 }

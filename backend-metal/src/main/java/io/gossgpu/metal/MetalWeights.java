@@ -11,7 +11,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -40,6 +39,7 @@ final class MetalWeights extends UploadedWeights<Buf, Buf>
     private final boolean noCopy;
     /** Bytes of weights used in place from memory-mapped checkpoints (not copied). */
     long wrappedBytes;
+
     final DeviceWeights<Buf, Matrix<Buf>, Experts> tensors;
     private final PipelineWeights<Buf, Matrix<Buf>, Experts> forPipelines;
 
@@ -48,9 +48,12 @@ final class MetalWeights extends UploadedWeights<Buf, Buf>
         this.driver = driver;
         this.noCopy = noCopy;
         ModelConfig c = m.config();
-        if (c.numExperts() > 256) throw new GossException("metal: at most 256 experts are supported, the model has " + c.numExperts());
-        if (c.expertsPerToken() > c.numExperts()) throw new GossException("metal: experts_per_token exceeds num_experts");
-        if (c.headDim() > 256 || c.headDim() % 2 != 0) throw new GossException("metal: head_dim must be even and at most 256, got " + c.headDim());
+        if (c.numExperts() > 256)
+            throw new GossException("metal: at most 256 experts are supported, the model has " + c.numExperts());
+        if (c.expertsPerToken() > c.numExperts())
+            throw new GossException("metal: experts_per_token exceeds num_experts");
+        if (c.headDim() > 256 || c.headDim() % 2 != 0)
+            throw new GossException("metal: head_dim must be even and at most 256, got " + c.headDim());
         tensors = uploadAll(m, this);
         forPipelines = new PipelineWeights<>(tensors, d -> d, Experts::codes, Experts::scales);
     }
@@ -62,7 +65,9 @@ final class MetalWeights extends UploadedWeights<Buf, Buf>
 
     /** The bytes the upload allocates at most (matrices wrapped in place take their pages instead of a copy). */
     static long deviceBytes(ModelWeights m) {
-        return DeviceWeights.bytes(m, DeviceWeights::f32Bytes,
+        return DeviceWeights.bytes(
+                m,
+                DeviceWeights::f32Bytes,
                 v -> (v.format() == WeightFormat.BF16 ? 2L : 4L) * v.rows() * v.cols(),
                 v -> (long) v.experts() * v.rows() * (v.cols() / 2 + v.cols() / 32));
     }
@@ -89,7 +94,9 @@ final class MetalWeights extends UploadedWeights<Buf, Buf>
                 if (v.colStride() == 1) MemorySegment.copy(v.data(), src, b.host, dst, 2L * cols);
                 else
                     for (int c = 0; c < cols; c++)
-                        b.host.set(ValueLayout.JAVA_SHORT_UNALIGNED, dst + 2L * c,
+                        b.host.set(
+                                ValueLayout.JAVA_SHORT_UNALIGNED,
+                                dst + 2L * c,
                                 v.data().get(ValueLayout.JAVA_SHORT_UNALIGNED, src + 2L * c * v.colStride()));
             }
             return dense(b, 0, 1, rows, cols);

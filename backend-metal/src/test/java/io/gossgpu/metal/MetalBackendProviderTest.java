@@ -1,15 +1,15 @@
 package io.gossgpu.metal;
 
-import io.gossgpu.conformance.RequiredBackends;
-import io.gossgpu.GossException;
-import io.gossgpu.backend.Availability;
-import io.gossgpu.backend.Backend;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.Availability;
+import io.gossgpu.backend.Backend;
+import io.gossgpu.conformance.RequiredBackends;
+import org.junit.jupiter.api.Test;
 
 class MetalBackendProviderTest {
     @Test
@@ -28,8 +28,12 @@ class MetalBackendProviderTest {
 
     @Test
     void knobOutsideThePipelineLimitIsAClearError() {
-        GossException e = assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("2048", 1024, null));
-        assertTrue(e.getMessage().contains("GOSS_METAL_DENSE_TG=2048") && e.getMessage().contains("1024"), e.getMessage());
+        GossException e =
+                assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("2048", 1024, null));
+        assertTrue(
+                e.getMessage().contains("GOSS_METAL_DENSE_TG=2048")
+                        && e.getMessage().contains("1024"),
+                e.getMessage());
         assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("48", 1024, null));
         assertThrows(GossException.class, () -> MetalKernel.DENSE.threadgroup.parse("abc", 1024, null));
         assertEquals(128, MetalKernel.DENSE.threadgroup.parse("128", 1024, null));
@@ -50,8 +54,11 @@ class MetalBackendProviderTest {
         }
         // the device layer's SmallOps looks its kernels up when the backend is made (as MoePipeline does): a bad
         // threadgroup knob of add fails there, not at the first add
-        GossException e = assertThrows(GossException.class,
-                () -> new MetalBackendProvider().create(none.with(MetalKernel.ADD.threadgroup, 4096)).close());
+        GossException e = assertThrows(
+                GossException.class,
+                () -> new MetalBackendProvider()
+                        .create(none.with(MetalKernel.ADD.threadgroup, 4096))
+                        .close());
         assertTrue(e.getMessage().contains("GOSS_METAL_ADD_TG=4096"), e.getMessage());
     }
 }

@@ -5,9 +5,8 @@ import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.model.ModelConfig;
-import org.junit.jupiter.api.Test;
-
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 
 /**
  * The conformance kit on the Metal backend: on Linux against the emulated Metal device (the build sets
@@ -33,7 +32,7 @@ class MetalConformanceTest extends BackendConformanceKit {
 
     @Test
     void moeClampsInThePrefillPath() {
-        for (String shape : new String[]{"tiny", "odd", "wide"}) {
+        for (String shape : new String[] {"tiny", "odd", "wide"}) {
             Model m = model(shape);
             ModelConfig c = m.config();
             int T = 17, k = c.expertsPerToken();
@@ -42,9 +41,13 @@ class MetalConformanceTest extends BackendConformanceKit {
             for (int i = 0; i < x.length; i++) x[i] = (float) (r.nextGaussian() * 30);
             int h = c.hiddenSize();
             Routing want = OpRuns.routing(reference, m.ref(), 1, x, T, h, k);
-            assertClose("moe (prefill) with clamped activations, " + shape,
-                    OpRuns.moe(reference, m.ref(), 1, x, T, h, want), OpRuns.moe(backend, m.mine(), 1, x, T, h, want),
-                    T, h, opTolerance());
+            assertClose(
+                    "moe (prefill) with clamped activations, " + shape,
+                    OpRuns.moe(reference, m.ref(), 1, x, T, h, want),
+                    OpRuns.moe(backend, m.mine(), 1, x, T, h, want),
+                    T,
+                    h,
+                    opTolerance());
         }
     }
 }

@@ -1,13 +1,13 @@
 package io.gossgpu.metal;
 
+import static io.gossgpu.metal.bindings.goss_metal_h.*;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.conformance.RequiredBackends;
 import io.gossgpu.metal.bindings.goss_metal_h;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -17,12 +17,11 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
-import static io.gossgpu.metal.bindings.goss_metal_h.*;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * The emulated Metal device itself, through the C ABI: barriers really synchronise, simdgroup functions
@@ -38,7 +37,9 @@ class MetalEmulatorTest {
 
     @BeforeAll
     void open() throws IOException {
-        Assumptions.assumeTrue(MetalBackendProvider.emulatorRequested(), "the emulated Metal device is not requested (GOSS_METAL_EMULATOR)");
+        Assumptions.assumeTrue(
+                MetalBackendProvider.emulatorRequested(),
+                "the emulated Metal device is not requested (GOSS_METAL_EMULATOR)");
         RequiredBackends.requireAvailable(new MetalBackendProvider());
         MetalNative.ensureLoaded(true);
         dev = goss_mtl_device_create();
@@ -126,9 +127,11 @@ class MetalEmulatorTest {
             assertEquals(1f, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 2), "simd_min, thread " + t);
             float down = lane + 3 < width ? lane + 3 : lane; // lanes past the end keep their own value
             assertEquals(down, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 3), "simd_shuffle_down, thread " + t);
-            assertEquals((float) sg * width, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 4), "simd_sum(int), thread " + t);
+            assertEquals(
+                    (float) sg * width, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 4), "simd_sum(int), thread " + t);
             float down1 = lane + 1 < width ? (lane + 1) * 10 : lane * 10;
-            assertEquals(down1, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 5), "simd_shuffle_down(uint), thread " + t);
+            assertEquals(
+                    down1, h.getAtIndex(ValueLayout.JAVA_FLOAT, t * 6 + 5), "simd_shuffle_down(uint), thread " + t);
         }
         goss_mtl_buffer_release(out);
     }
@@ -168,7 +171,8 @@ class MetalEmulatorTest {
     void unknownKernelAndBadSourceAreErrors() {
         assertEquals(MemorySegment.NULL, goss_mtl_pipeline_create(lib, arena.allocateFrom("no_such_kernel")));
         assertTrue(MetalNative.lastError().contains("no_such_kernel"));
-        MemorySegment bad = goss_mtl_library_from_source(dev, arena.allocateFrom("// x\nKERNEL(not_compiled_in)(BUF(device float *, o, 0)) {}\n"));
+        MemorySegment bad = goss_mtl_library_from_source(
+                dev, arena.allocateFrom("// x\nKERNEL(not_compiled_in)(BUF(device float *, o, 0)) {}\n"));
         assertEquals(MemorySegment.NULL, bad);
         assertTrue(MetalNative.lastError().contains("not_compiled_in"), MetalNative.lastError());
     }
@@ -197,12 +201,15 @@ class MetalEmulatorTest {
         Linker linker = Linker.nativeLinker();
         try (Arena a = Arena.ofConfined()) {
             if (value == null) {
-                MethodHandle unset = linker.downcallHandle(linker.defaultLookup().find("unsetenv").orElseThrow(),
+                MethodHandle unset = linker.downcallHandle(
+                        linker.defaultLookup().find("unsetenv").orElseThrow(),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
                 assertEquals(0, (int) unset.invokeExact(a.allocateFrom(name)));
             } else {
-                MethodHandle set = linker.downcallHandle(linker.defaultLookup().find("setenv").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+                MethodHandle set = linker.downcallHandle(
+                        linker.defaultLookup().find("setenv").orElseThrow(),
+                        FunctionDescriptor.of(
+                                ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
                 assertEquals(0, (int) set.invokeExact(a.allocateFrom(name), a.allocateFrom(value), 1));
             }
         } catch (Throwable t) {
@@ -235,10 +242,13 @@ class MetalEmulatorTest {
     @Test
     void orderOptionExposesAMissingBarrier() {
         assertArrayEquals(new int[] {127, 0}, missingBarrier("forward", "1", 100), "forward order hides it");
-        assertArrayEquals(new int[] {0, 127}, missingBarrier("reverse", "1", 100), "reverse order reads unwritten slots");
+        assertArrayEquals(
+                new int[] {0, 127}, missingBarrier("reverse", "1", 100), "reverse order reads unwritten slots");
         assertArrayEquals(new int[] {0, 0}, missingBarrier("reverse", "0", 1000), "without poisoning: stale values");
         int[] shuffled = missingBarrier("shuffle:42", "1", 100);
-        assertTrue(shuffled[0] > 0 && shuffled[1] > 0 && shuffled[0] + shuffled[1] == 127, () -> java.util.Arrays.toString(shuffled));
+        assertTrue(
+                shuffled[0] > 0 && shuffled[1] > 0 && shuffled[0] + shuffled[1] == 127,
+                () -> java.util.Arrays.toString(shuffled));
         assertArrayEquals(shuffled, missingBarrier("shuffle:42", "1", 100), "shuffle reproduces with the same seed");
     }
 
@@ -267,7 +277,8 @@ class MetalEmulatorTest {
                 emuEnv("forward", poison);
                 assertEquals(null, run("emu_test_unwritten_threadgroup", groups, nt, 0, out));
                 for (int g = 0; g < groups; g++) {
-                    for (int t = 0; t < nt - 1; t++) assertEquals(1f, host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, g * nt + t));
+                    for (int t = 0; t < nt - 1; t++)
+                        assertEquals(1f, host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, g * nt + t));
                     float last = host(out, n).getAtIndex(ValueLayout.JAVA_FLOAT, g * nt + nt - 1);
                     if (poison.equals("1")) assertTrue(Float.isNaN(last), "threadgroup " + g + " read " + last);
                     else if (g > 0) assertEquals(0f, last, "threadgroup " + g + ": the previous threadgroup's value");

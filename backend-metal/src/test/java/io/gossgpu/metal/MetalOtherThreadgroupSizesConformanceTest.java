@@ -1,9 +1,8 @@
 package io.gossgpu.metal;
 
 import io.gossgpu.backend.BackendOptions;
-import org.junit.jupiter.api.Test;
-
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /**
  * The whole conformance kit again with other threadgroup sizes (every kernel must be correct at any allowed size,
@@ -12,17 +11,28 @@ import java.util.Map;
  */
 class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
     static final Map<MetalKernel, Integer> SIZES = Map.ofEntries(
-            Map.entry(MetalKernel.EMBED, 32), Map.entry(MetalKernel.RMSNORM, 32), Map.entry(MetalKernel.DENSE, 32),
-            Map.entry(MetalKernel.DENSE_TILED, 32), Map.entry(MetalKernel.ROPE, 32), Map.entry(MetalKernel.KV_STORE, 32),
-            Map.entry(MetalKernel.TOPK_SOFTMAX, 32), Map.entry(MetalKernel.MOE_GATE_UP, 32), Map.entry(MetalKernel.MOE_DOWN, 64),
-            Map.entry(MetalKernel.MOE_SORT, 32), Map.entry(MetalKernel.MOE_GATE_UP_TILED, 1024),
-            Map.entry(MetalKernel.MOE_DOWN_TILED, 96), Map.entry(MetalKernel.MOE_COMBINE, 1024), Map.entry(MetalKernel.ADD, 32),
+            Map.entry(MetalKernel.EMBED, 32),
+            Map.entry(MetalKernel.RMSNORM, 32),
+            Map.entry(MetalKernel.DENSE, 32),
+            Map.entry(MetalKernel.DENSE_TILED, 32),
+            Map.entry(MetalKernel.ROPE, 32),
+            Map.entry(MetalKernel.KV_STORE, 32),
+            Map.entry(MetalKernel.TOPK_SOFTMAX, 32),
+            Map.entry(MetalKernel.MOE_GATE_UP, 32),
+            Map.entry(MetalKernel.MOE_DOWN, 64),
+            Map.entry(MetalKernel.MOE_SORT, 32),
+            Map.entry(MetalKernel.MOE_GATE_UP_TILED, 1024),
+            Map.entry(MetalKernel.MOE_DOWN_TILED, 96),
+            Map.entry(MetalKernel.MOE_COMBINE, 1024),
+            Map.entry(MetalKernel.ADD, 32),
             Map.entry(MetalKernel.ARGMAX, 64));
 
     static final BackendOptions KNOBS = knobs();
 
     private static BackendOptions knobs() {
-        BackendOptions o = BackendOptions.defaults().with(MetalKnobs.DENSE_PREFILL_MIN_T, 2).with(MetalKnobs.MOE_PREFILL_MIN_T, 2);
+        BackendOptions o = BackendOptions.defaults()
+                .with(MetalKnobs.DENSE_PREFILL_MIN_T, 2)
+                .with(MetalKnobs.MOE_PREFILL_MIN_T, 2);
         for (var e : SIZES.entrySet()) o = o.with(e.getKey().threadgroup, e.getValue());
         return o;
     }

@@ -1,13 +1,10 @@
 package io.gossgpu.opencl;
 
+import static org.lwjgl.opencl.CL10.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.KvCacheSpec;
-import org.lwjgl.PointerBuffer;
-import org.lwjgl.opencl.CL;
-import org.lwjgl.system.Configuration;
-import org.lwjgl.system.MemoryStack;
-
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
@@ -15,8 +12,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-
-import static org.lwjgl.opencl.CL10.*;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.opencl.CL;
+import org.lwjgl.system.Configuration;
+import org.lwjgl.system.MemoryStack;
 
 /**
  * OpenCL discovery through LWJGL: loading the bindings lazily and safely, listing platforms and devices,
@@ -43,9 +42,22 @@ public final class OpenCl {
     private static String loadError;
 
     /** One OpenCL device, as listed for users. {@code index} numbers devices across all platforms. */
-    public record DeviceInfo(int index, long platform, long device, String platformName, String name, String vendor,
-                             String version, String driver, String type, int computeUnits, long globalMemBytes,
-                             long maxAllocBytes, long localMemBytes, long maxWorkGroupSize, boolean fp64) {
+    public record DeviceInfo(
+            int index,
+            long platform,
+            long device,
+            String platformName,
+            String name,
+            String vendor,
+            String version,
+            String driver,
+            String type,
+            int computeUnits,
+            long globalMemBytes,
+            long maxAllocBytes,
+            long localMemBytes,
+            long maxWorkGroupSize,
+            boolean fp64) {
         public boolean isGpu() {
             return type.contains("GPU");
         }
@@ -74,7 +86,8 @@ public final class OpenCl {
             loadError = m.contains("OpenCL") ? NO_PLATFORM : "LWJGL natives failed to load: " + oneLine(m);
         } catch (Throwable t) {
             String m = String.valueOf(t.getMessage());
-            loadError = m.contains("OpenCL") || m.contains("libOpenCL") ? NO_PLATFORM
+            loadError = m.contains("OpenCL") || m.contains("libOpenCL")
+                    ? NO_PLATFORM
                     : "OpenCL bindings failed to load: " + oneLine(t.toString());
         }
         return loadError;
@@ -92,12 +105,20 @@ public final class OpenCl {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
         if (!os.contains("linux")) return "";
         List<String> dirs = new ArrayList<>();
-        for (String var : new String[]{System.getenv("LD_LIBRARY_PATH"), System.getProperty("java.library.path")})
+        for (String var : new String[] {System.getenv("LD_LIBRARY_PATH"), System.getProperty("java.library.path")})
             if (var != null) for (String d : var.split(java.io.File.pathSeparator)) if (!d.isBlank()) dirs.add(d);
-        dirs.addAll(List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-                "/usr/local/lib", "/lib/x86_64-linux-gnu", "/lib64", "/usr/local/cuda/lib64", "/opt/rocm/lib"));
+        dirs.addAll(List.of(
+                "/usr/lib/x86_64-linux-gnu",
+                "/usr/lib/aarch64-linux-gnu",
+                "/usr/lib64",
+                "/usr/lib",
+                "/usr/local/lib",
+                "/lib/x86_64-linux-gnu",
+                "/lib64",
+                "/usr/local/cuda/lib64",
+                "/opt/rocm/lib"));
         for (String d : dirs)
-            for (String n : new String[]{"libOpenCL.so.1", "libOpenCL.so"}) {
+            for (String n : new String[] {"libOpenCL.so.1", "libOpenCL.so"}) {
                 java.nio.file.Path p = java.nio.file.Path.of(d, n);
                 if (java.nio.file.Files.exists(p)) return p.toString();
             }
@@ -151,7 +172,8 @@ public final class OpenCl {
             }
             for (DeviceInfo d : devs)
                 out.add((d == sel ? "* " : "  ") + "[" + d.index() + "] " + d.describe() + ", driver " + d.driver()
-                        + ", max work-group " + d.maxWorkGroupSize() + ", local mem " + KvCacheSpec.humanBytes(d.localMemBytes())
+                        + ", max work-group " + d.maxWorkGroupSize() + ", local mem "
+                        + KvCacheSpec.humanBytes(d.localMemBytes())
                         + ", largest buffer " + KvCacheSpec.humanBytes(d.maxAllocBytes()));
         } catch (RuntimeException | LinkageError e) {
             out.add("OpenCL probe failed: " + e);
@@ -200,12 +222,22 @@ public final class OpenCl {
         if ((type & CL_DEVICE_TYPE_ACCELERATOR) != 0) types.add("accelerator");
         if (types.isEmpty()) types.add("other");
         String ext = deviceString(device, CL_DEVICE_EXTENSIONS);
-        return new DeviceInfo(index, platform, device, platformName, deviceString(device, CL_DEVICE_NAME),
-                deviceString(device, CL_DEVICE_VENDOR), deviceString(device, CL_DEVICE_VERSION),
-                deviceString(device, CL_DRIVER_VERSION), String.join("+", types),
-                deviceInt(device, CL_DEVICE_MAX_COMPUTE_UNITS), deviceLong(device, CL_DEVICE_GLOBAL_MEM_SIZE),
-                deviceLong(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE), deviceLong(device, CL_DEVICE_LOCAL_MEM_SIZE),
-                devicePointer(device, CL_DEVICE_MAX_WORK_GROUP_SIZE), ext.contains("cl_khr_fp64"));
+        return new DeviceInfo(
+                index,
+                platform,
+                device,
+                platformName,
+                deviceString(device, CL_DEVICE_NAME),
+                deviceString(device, CL_DEVICE_VENDOR),
+                deviceString(device, CL_DEVICE_VERSION),
+                deviceString(device, CL_DRIVER_VERSION),
+                String.join("+", types),
+                deviceInt(device, CL_DEVICE_MAX_COMPUTE_UNITS),
+                deviceLong(device, CL_DEVICE_GLOBAL_MEM_SIZE),
+                deviceLong(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE),
+                deviceLong(device, CL_DEVICE_LOCAL_MEM_SIZE),
+                devicePointer(device, CL_DEVICE_MAX_WORK_GROUP_SIZE),
+                ext.contains("cl_khr_fp64"));
     }
 
     /** Picks a device: null = first GPU, else first; an index; or a name substring. */
@@ -217,13 +249,15 @@ public final class OpenCl {
         if (selector.matches("\\d+")) {
             int i = Integer.parseInt(selector);
             if (i < devs.size()) return devs.get(i);
-            throw new GossException("OpenCL device " + i + " does not exist (GOSS_OPENCL_DEVICE / goss.opencl.device); devices are 0.."
-                    + (devs.size() - 1) + ": " + names(devs));
+            throw new GossException(
+                    "OpenCL device " + i + " does not exist (GOSS_OPENCL_DEVICE / goss.opencl.device); devices are 0.."
+                            + (devs.size() - 1) + ": " + names(devs));
         }
         String s = selector.toLowerCase(Locale.ROOT);
         for (DeviceInfo d : devs)
             if ((d.platformName() + " / " + d.name()).toLowerCase(Locale.ROOT).contains(s)) return d;
-        throw new GossException("no OpenCL device matches '" + selector + "' (GOSS_OPENCL_DEVICE / goss.opencl.device); devices: " + names(devs));
+        throw new GossException("no OpenCL device matches '" + selector
+                + "' (GOSS_OPENCL_DEVICE / goss.opencl.device); devices: " + names(devs));
     }
 
     private static String names(List<DeviceInfo> devs) {

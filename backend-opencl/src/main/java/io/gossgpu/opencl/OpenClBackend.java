@@ -1,5 +1,8 @@
 package io.gossgpu.opencl;
 
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.device.AttentionPipeline;
@@ -18,16 +21,12 @@ import io.gossgpu.device.RopeOp;
 import io.gossgpu.device.SamplePipeline;
 import io.gossgpu.device.SmallOps;
 import io.gossgpu.model.ModelWeights;
-import org.lwjgl.PointerBuffer;
-import org.lwjgl.system.MemoryStack;
-
 import java.nio.IntBuffer;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.TreeMap;
-
-import static io.gossgpu.opencl.OpenCl.check;
-import static org.lwjgl.opencl.CL10.*;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
 
 /**
  * The {@code opencl} backend: the device layer ({@link DeviceBackend}) over {@code cl_mem} buffers
@@ -46,8 +45,19 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
     private final OpenClProgram program;
     /** The pipelines as the device layer runs them; a cl_mem is its own kernel argument. */
     private final Pipelines<Long, Long> pipelines;
-    private final int denseWg, denseTile, denseVec, rmsWg, attentionWg, splitKeys, splitBelow, gqa, moeWg, moeTile,
-            moePrefillMinT, argmaxWg;
+
+    private final int denseWg,
+            denseTile,
+            denseVec,
+            rmsWg,
+            attentionWg,
+            splitKeys,
+            splitBelow,
+            gqa,
+            moeWg,
+            moeTile,
+            moePrefillMinT,
+            argmaxWg;
 
     /**
      * A backend on the device {@code options} select ({@link OpenCl#DEVICE}: an index of {@link OpenCl#deviceListing}
@@ -62,7 +72,11 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
         long ctx, q;
         try (MemoryStack stack = MemoryStack.stackPush()) {
             IntBuffer rc = stack.mallocInt(1);
-            PointerBuffer props = stack.mallocPointer(3).put(CL_CONTEXT_PLATFORM).put(d.platform()).put(0).flip();
+            PointerBuffer props = stack.mallocPointer(3)
+                    .put(CL_CONTEXT_PLATFORM)
+                    .put(d.platform())
+                    .put(0)
+                    .flip();
             ctx = clCreateContext(props, d.device(), null, 0, rc);
             check(rc.get(0), "clCreateContext on " + d.name());
             q = clCreateCommandQueue(ctx, d.device(), 0, rc);
@@ -124,7 +138,8 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
         this.queue = cl.queue();
         this.device = cl.device();
         if (OpenCl.deviceInt(device.device(), CL_DEVICE_ENDIAN_LITTLE) == 0)
-            throw new GossException("OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
+            throw new GossException(
+                    "OpenCL device " + device.name() + " is big-endian; the kernels read little-endian weight bytes");
         long maxWg = device.maxWorkGroupSize();
         boolean gpu = device.isGpu();
         denseWg = OpenClKnobs.value(options, OpenClKnobs.DENSE_WG, gpu, maxWg);
@@ -133,44 +148,65 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
         rmsWg = OpenClKnobs.value(options, OpenClKnobs.RMSNORM_WG, gpu, maxWg);
         attentionWg = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_WG, gpu, maxWg);
         splitKeys = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_SPLITKEYS, gpu, maxWg);
-        splitBelow = OpenClKnobs.ATTENTION_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
+        splitBelow =
+                OpenClKnobs.ATTENTION_SPLITBELOW.value(options, OpenClKnobs.splitBelowDefault(device.computeUnits()));
         gqa = OpenClKnobs.value(options, OpenClKnobs.ATTENTION_GQA, gpu, maxWg);
         moeWg = OpenClKnobs.value(options, OpenClKnobs.MOE_WG, gpu, maxWg);
         moeTile = OpenClKnobs.value(options, OpenClKnobs.MOE_TILE_T, gpu, maxWg);
         moePrefillMinT = OpenClKnobs.value(options, OpenClKnobs.MOE_PREFILL_MIN_T, gpu, maxWg);
         argmaxWg = OpenClKnobs.value(options, OpenClKnobs.ARGMAX_WG, gpu, maxWg);
-        program = new OpenClProgram(context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
+        program = new OpenClProgram(
+                context, device, "-cl-std=CL1.2 -DDENSE_TILE=" + denseTile + " -DMOE_TILE=" + moeTile);
         OpenClLauncher launcher = new OpenClLauncher(program, queue);
         try {
             int wg = denseWg, tile = denseTile;
             // embed and every dense layer: dense.cl's one kernel for every format and batch (tokens tiled per group)
-            DensePipeline<Long> dense = new DensePipeline<>(launcher, new DenseShapes(List.of(),
-                    f -> DensePipeline.EMBED, f -> DensePipeline.DENSE, null, null, 1, false, false, denseVec,
-                    (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
-                    // wg_sum's scratch
-                    (rows, tokens) -> DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg),
-                    null, null));
-            RopeOp<Long> rope = new RopeOp<>(launcher,
-                    p -> Grid.items(p.headDim() / 2, p.qHeads() + p.kHeads(), p.tokens()));
-            SmallOps<Long> ops = new SmallOps<>(launcher, new SmallOps.Shapes(
-                    rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
-                    n -> SmallOps.Shape.of(Grid.items(n)),
-                    rows -> SmallOps.Shape.of(Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
-                    tokens -> SmallOps.Shape.of(Grid.items(tokens))));
+            DensePipeline<Long> dense = new DensePipeline<>(
+                    launcher,
+                    new DenseShapes(
+                            List.of(),
+                            f -> DensePipeline.EMBED,
+                            f -> DensePipeline.DENSE,
+                            null,
+                            null,
+                            1,
+                            false,
+                            false,
+                            denseVec,
+                            (cols, tokens) -> DenseShapes.Shape.of(Grid.items(cols, tokens)),
+                            // wg_sum's scratch
+                            (rows, tokens) ->
+                                    DenseShapes.Shape.of(Grid.of(rows, Grid.ceilDiv(tokens, tile), wg), 4L * wg),
+                            null,
+                            null));
+            RopeOp<Long> rope =
+                    new RopeOp<>(launcher, p -> Grid.items(p.headDim() / 2, p.qHeads() + p.kHeads(), p.tokens()));
+            SmallOps<Long> ops = new SmallOps<>(
+                    launcher,
+                    new SmallOps.Shapes(
+                            rows -> SmallOps.Shape.of(Grid.of(rows, rmsWg), 4L * rmsWg), // wg_sum's scratch
+                            n -> SmallOps.Shape.of(Grid.items(n)),
+                            rows -> SmallOps.Shape.of(
+                                    Grid.of(rows, argmaxWg), 4L * argmaxWg, 4L * argmaxWg), // values and ids
+                            tokens -> SmallOps.Shape.of(Grid.items(tokens))));
             MoePipeline<Long> moe = new MoePipeline<>(launcher, moeShapes(), moePrefillMinT);
             AttentionPipeline<Long> attention = new AttentionPipeline<>(launcher, attentionShapes());
             // sample.cl needs cl_khr_fp64 (sums in double): without it the host samples
-            SamplePipeline<Long> sampler = program.optionalKernel(SamplePipeline.PICK) == null ? null
-                    : new SamplePipeline<>(launcher, // group memory as __local arguments
-                    new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true));
-            pipelines = new Pipelines<>(b -> b, new QueuedStaging<>(cl, scratch), dense, ops, rope, attention, moe,
-                    sampler, null);
-            program.checkWorkGroup((OpenClKernel) dense.kernels(DensePipeline.Path.MATVEC).getFirst(), OpenClKnobs.DENSE_WG, denseWg);
+            SamplePipeline<Long> sampler = program.optionalKernel(SamplePipeline.PICK) == null
+                    ? null
+                    : new SamplePipeline<>(
+                            launcher, // group memory as __local arguments
+                            new SamplePipeline.Shapes(Integer.highestOneBit((int) Math.min(256, maxWg)), true));
+            pipelines = new Pipelines<>(
+                    b -> b, new QueuedStaging<>(cl, scratch), dense, ops, rope, attention, moe, sampler, null);
+            program.checkWorkGroup(
+                    (OpenClKernel) dense.kernels(DensePipeline.Path.MATVEC).getFirst(), OpenClKnobs.DENSE_WG, denseWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ADD_RMSNORM), OpenClKnobs.RMSNORM_WG, rmsWg);
             for (String k : List.of(AttentionPipeline.ATTENTION, AttentionPipeline.SPLIT, AttentionPipeline.GQA))
                 program.checkWorkGroup((OpenClKernel) attention.kernel(k), OpenClKnobs.ATTENTION_WG, attentionWg);
-            for (String k : List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
+            for (String k :
+                    List.of(MoePipeline.GATE_UP, MoePipeline.DOWN, MoePipeline.GATE_UP_TILED, MoePipeline.DOWN_TILED))
                 program.checkWorkGroup((OpenClKernel) moe.kernel(k), OpenClKnobs.MOE_WG, moeWg);
             program.checkWorkGroup((OpenClKernel) ops.kernel(SmallOps.ARGMAX), OpenClKnobs.ARGMAX_WG, argmaxWg);
         } catch (RuntimeException e) {
@@ -238,20 +274,40 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
      */
     private AttentionShapes attentionShapes() {
         long wg = attentionWg;
-        return new AttentionShapes((p, start) -> {
-            int hd = p.headDim(), group = p.group(), T = p.tokens();
-            if (4L * (2L * hd + wg) > device.localMemBytes())
-                throw OpenClKnobs.ATTENTION_WG.invalid(Integer.toString(attentionWg), "small enough that 4·(2·head_dim + WG) bytes fit the device's "
-                        + device.localMemBytes() + " bytes of local memory");
-            boolean byKvHead = gqa == 1 && group <= 16 && 4L * (2L * group * hd + group * wg) <= device.localMemBytes();
-            int maxKeys = p.window() > 0 ? Math.min(p.window(), start + T) : start + T;
-            long groups = (long) (byKvHead ? p.kvHeads() : p.heads()) * T;
-            int splits = splitKeys > 0 && groups < splitBelow ? Math.max(1, Math.min(64, (maxKeys + splitKeys - 1) / splitKeys)) : 1;
-            return new Plan(byKvHead ? AttentionPipeline.GQA : splits > 1 ? AttentionPipeline.SPLIT : AttentionPipeline.ATTENTION, splits, 1);
-        }, p -> new AttentionShapes.Shape(Grid.of(p.heads(), p.tokens(), attentionWg), 4L * p.headDim(), 4L * wg, 4L * p.headDim()),
-                p -> new AttentionShapes.Shape(Grid.of(p.kvHeads(), p.tokens(), p.splits(), attentionWg), 4L * p.group() * p.headDim(),
-                        4L * p.group() * wg, 4L * p.group() * p.headDim()),
-                p -> new AttentionShapes.Shape(Grid.of(p.heads(), p.tokens(), p.splits(), attentionWg), 4L * p.headDim(), 4L * wg, 4L * p.headDim()),
+        return new AttentionShapes(
+                (p, start) -> {
+                    int hd = p.headDim(), group = p.group(), T = p.tokens();
+                    if (4L * (2L * hd + wg) > device.localMemBytes())
+                        throw OpenClKnobs.ATTENTION_WG.invalid(
+                                Integer.toString(attentionWg),
+                                "small enough that 4·(2·head_dim + WG) bytes fit the device's " + device.localMemBytes()
+                                        + " bytes of local memory");
+                    boolean byKvHead =
+                            gqa == 1 && group <= 16 && 4L * (2L * group * hd + group * wg) <= device.localMemBytes();
+                    int maxKeys = p.window() > 0 ? Math.min(p.window(), start + T) : start + T;
+                    long groups = (long) (byKvHead ? p.kvHeads() : p.heads()) * T;
+                    int splits = splitKeys > 0 && groups < splitBelow
+                            ? Math.max(1, Math.min(64, (maxKeys + splitKeys - 1) / splitKeys))
+                            : 1;
+                    return new Plan(
+                            byKvHead
+                                    ? AttentionPipeline.GQA
+                                    : splits > 1 ? AttentionPipeline.SPLIT : AttentionPipeline.ATTENTION,
+                            splits,
+                            1);
+                },
+                p -> new AttentionShapes.Shape(
+                        Grid.of(p.heads(), p.tokens(), attentionWg), 4L * p.headDim(), 4L * wg, 4L * p.headDim()),
+                p -> new AttentionShapes.Shape(
+                        Grid.of(p.kvHeads(), p.tokens(), p.splits(), attentionWg),
+                        4L * p.group() * p.headDim(),
+                        4L * p.group() * wg,
+                        4L * p.group() * p.headDim()),
+                p -> new AttentionShapes.Shape(
+                        Grid.of(p.heads(), p.tokens(), p.splits(), attentionWg),
+                        4L * p.headDim(),
+                        4L * wg,
+                        4L * p.headDim()),
                 p -> new AttentionShapes.Shape(Grid.items(p.headDim(), p.heads(), p.tokens())),
                 p -> new AttentionShapes.Shape(Grid.items(p.kvDim(), p.tokens() - p.first())));
     }
@@ -259,7 +315,8 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
     /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */
     private MoeShapes moeShapes() {
         long local = 4L * moeWg; // wg_sum's scratch
-        return new MoeShapes(p -> new Shape(Grid.of(p.inter(), p.slots(), moeWg), local), // moe_gate_up
+        return new MoeShapes(
+                p -> new Shape(Grid.of(p.inter(), p.slots(), moeWg), local), // moe_gate_up
                 p -> new Shape(Grid.of(p.hidden(), p.tokens(), moeWg), local), // moe_down
                 p -> Shape.of(Grid.of(1, 1)), // moe_sort: one work item
                 p -> new Shape(Grid.of(p.inter(), p.experts(), moeWg), local), // moe_gate_up_tiled

@@ -6,7 +6,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobState;
-
 import java.util.List;
 import java.util.Optional;
 

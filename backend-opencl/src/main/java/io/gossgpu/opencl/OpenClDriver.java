@@ -1,20 +1,19 @@
 package io.gossgpu.opencl;
 
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+import static org.lwjgl.opencl.CL12.clEnqueueFillBuffer;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.device.DeviceDriver;
-import org.lwjgl.system.MemoryStack;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.HashMap;
 import java.util.Map;
-
-import static io.gossgpu.opencl.OpenCl.check;
-import static org.lwjgl.opencl.CL10.*;
-import static org.lwjgl.opencl.CL12.clEnqueueFillBuffer;
+import org.lwjgl.system.MemoryStack;
 
 /**
  * The OpenCL device under the device layer: {@code cl_mem} buffers (handles as {@code long}) of one context, copies
@@ -91,7 +90,8 @@ final class OpenClDriver implements DeviceDriver<Long> {
     @Override
     public void writeWord(Long mem, long offset, int value) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
-            ByteBuffer pattern = stack.malloc(4).order(java.nio.ByteOrder.nativeOrder()).putInt(0, value);
+            ByteBuffer pattern =
+                    stack.malloc(4).order(java.nio.ByteOrder.nativeOrder()).putInt(0, value);
             check(clEnqueueFillBuffer(queue, mem, pattern, offset, 4, null, null), "clEnqueueFillBuffer");
         }
     }
@@ -106,7 +106,8 @@ final class OpenClDriver implements DeviceDriver<Long> {
             check(clEnqueueWriteBuffer(queue, dst, true, offset, i, null, null), "clEnqueueWriteBuffer");
         } else if (src.isNative()) {
             for (long off = 0; off < src.byteSize(); off += 1L << 30) {
-                ByteBuffer bb = src.asSlice(off, Math.min(1L << 30, src.byteSize() - off)).asByteBuffer();
+                ByteBuffer bb = src.asSlice(off, Math.min(1L << 30, src.byteSize() - off))
+                        .asByteBuffer();
                 check(clEnqueueWriteBuffer(queue, dst, true, offset + off, bb, null, null), "clEnqueueWriteBuffer");
             }
         } else {
@@ -125,7 +126,8 @@ final class OpenClDriver implements DeviceDriver<Long> {
             check(clEnqueueReadBuffer(queue, src, true, offset, i, null, null), "clEnqueueReadBuffer");
         } else if (dst.isNative()) {
             for (long off = 0; off < dst.byteSize(); off += 1L << 30) {
-                ByteBuffer bb = dst.asSlice(off, Math.min(1L << 30, dst.byteSize() - off)).asByteBuffer();
+                ByteBuffer bb = dst.asSlice(off, Math.min(1L << 30, dst.byteSize() - off))
+                        .asByteBuffer();
                 check(clEnqueueReadBuffer(queue, src, true, offset + off, bb, null, null), "clEnqueueReadBuffer");
             }
         } else {
@@ -148,16 +150,18 @@ final class OpenClDriver implements DeviceDriver<Long> {
             IntBuffer rc = stack.mallocInt(1);
             long mem = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, rc);
             check(rc.get(0), "clCreateBuffer (host staging)");
-            ByteBuffer mapped = clEnqueueMapBuffer(queue, mem, true, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, null, null, rc, null);
+            ByteBuffer mapped =
+                    clEnqueueMapBuffer(queue, mem, true, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, null, null, rc, null);
             if (rc.get(0) != CL_SUCCESS || mapped == null) {
                 clReleaseMemObject(mem);
                 check(rc.get(0) != CL_SUCCESS ? rc.get(0) : CL_MAP_FAILURE, "clEnqueueMapBuffer (host staging)");
             }
-            return MemorySegment.ofAddress(org.lwjgl.system.MemoryUtil.memAddress(mapped)).reinterpret(bytes, arena, s -> {
-                clEnqueueUnmapMemObject(queue, mem, mapped, null, null);
-                clFinish(queue);
-                clReleaseMemObject(mem);
-            });
+            return MemorySegment.ofAddress(org.lwjgl.system.MemoryUtil.memAddress(mapped))
+                    .reinterpret(bytes, arena, s -> {
+                        clEnqueueUnmapMemObject(queue, mem, mapped, null, null);
+                        clFinish(queue);
+                        clReleaseMemObject(mem);
+                    });
         }
     }
 

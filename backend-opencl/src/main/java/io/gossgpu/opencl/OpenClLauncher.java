@@ -1,19 +1,18 @@
 package io.gossgpu.opencl;
 
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.device.DeviceKernel;
 import io.gossgpu.device.Grid;
 import io.gossgpu.device.KernelLaunch;
 import io.gossgpu.device.KernelParams;
 import io.gossgpu.device.Launcher;
-import org.lwjgl.PointerBuffer;
-import org.lwjgl.system.MemoryStack;
-
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-
-import static io.gossgpu.opencl.OpenCl.check;
-import static org.lwjgl.opencl.CL10.*;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
 
 /**
  * The OpenCL {@link Launcher}: kernels of the built {@link OpenClProgram}, their arguments set with
@@ -56,7 +55,9 @@ final class OpenClLauncher implements Launcher<Long> {
 
         @Override
         public Launch buffer(Long mem, long offset) {
-            if (offset != 0) throw new GossException("OpenCL kernel " + name + ": a buffer bound at an offset (pass a row index instead)");
+            if (offset != 0)
+                throw new GossException(
+                        "OpenCL kernel " + name + ": a buffer bound at an offset (pass a row index instead)");
             check(clSetKernelArg1p(kernel, i++, mem), name + " argument " + (i - 1));
             return this;
         }
@@ -77,7 +78,8 @@ final class OpenClLauncher implements Launcher<Long> {
                 ByteBuffer bytes = stack.malloc(8, (int) p.byteSize());
                 p.writeTo(MemorySegment.ofBuffer(bytes));
                 int rc = clSetKernelArg(kernel, i++, bytes);
-                if (rc != CL_SUCCESS) check(rc, name + " params argument " + (i - 1) + " (" + p + ", " + bytes.remaining() + " bytes)");
+                if (rc != CL_SUCCESS)
+                    check(rc, name + " params argument " + (i - 1) + " (" + p + ", " + bytes.remaining() + " bytes)");
                 if (grid.empty()) return;
                 int dims = grid.dimensions();
                 long t = grid.threads();

@@ -1,19 +1,18 @@
 package io.gossgpu.opencl;
 
+import static io.gossgpu.opencl.OpenCl.check;
+import static org.lwjgl.opencl.CL10.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.device.KernelSource;
-import org.lwjgl.PointerBuffer;
-import org.lwjgl.system.MemoryStack;
-import org.lwjgl.system.MemoryUtil;
-
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
-
-import static io.gossgpu.opencl.OpenCl.check;
-import static org.lwjgl.opencl.CL10.*;
+import org.lwjgl.PointerBuffer;
+import org.lwjgl.system.MemoryStack;
+import org.lwjgl.system.MemoryUtil;
 
 /**
  * The OpenCL kernels (sources in the kernels-opencl module, {@code io/gossgpu/kernels/opencl/*.cl}: goss.cl and the files it
@@ -38,7 +37,8 @@ final class OpenClProgram implements AutoCloseable {
             if (b != CL_SUCCESS) {
                 String log = buildLog(prog, stack);
                 clReleaseProgram(prog);
-                throw new GossException("OpenCL kernels failed to build on " + device.name() + " (" + OpenCl.errorName(b) + "): " + log);
+                throw new GossException("OpenCL kernels failed to build on " + device.name() + " ("
+                        + OpenCl.errorName(b) + "): " + log);
             }
             program = prog;
         }
@@ -92,14 +92,17 @@ final class OpenClProgram implements AutoCloseable {
 
     /** How many {@code cl_kernel}s this program has made (one per name found). */
     int kernelsMade() {
-        return (int) kernels.values().stream().filter(java.util.Objects::nonNull).count();
+        return (int)
+                kernels.values().stream().filter(java.util.Objects::nonNull).count();
     }
 
     /** The largest work-group the kernel {@code handle} can run on this device (registers, local memory). */
     private long workGroupLimit(long handle) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
             PointerBuffer p = stack.mallocPointer(1);
-            check(clGetKernelWorkGroupInfo(handle, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null), "clGetKernelWorkGroupInfo");
+            check(
+                    clGetKernelWorkGroupInfo(handle, device.device(), CL_KERNEL_WORK_GROUP_SIZE, p, null),
+                    "clGetKernelWorkGroupInfo");
             return p.get(0);
         }
     }
@@ -108,7 +111,10 @@ final class OpenClProgram implements AutoCloseable {
     void checkWorkGroup(OpenClKernel kernel, io.gossgpu.backend.Knob knob, int wg) {
         long max = kernel.maxThreads();
         if (wg > max)
-            throw knob.invalid(Integer.toString(wg), (int) Math.min(max, 1 << 20), "this kernel's work-group limit on " + device.name());
+            throw knob.invalid(
+                    Integer.toString(wg),
+                    (int) Math.min(max, 1 << 20),
+                    "this kernel's work-group limit on " + device.name());
     }
 
     @Override

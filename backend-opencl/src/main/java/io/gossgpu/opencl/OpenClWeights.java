@@ -9,7 +9,6 @@ import io.gossgpu.device.UploadedWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -71,9 +70,10 @@ final class OpenClWeights extends UploadedWeights<Long, Long>
         if (v.experts() != 1) throw new GossException(v.name() + ": a dense matrix with experts is not supported");
         WeightFormat f = v.format();
         if (!f.isDense() && f != WeightFormat.Q8_0)
-            throw new GossException(v.name() + ": the opencl backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
+            throw new GossException(
+                    v.name() + ": the opencl backend takes dense matrices as F32, F16, BF16 or Q8_0, not " + f);
         if (f.isDense() && v.colStride() != 1) // strided values: decode to F32 rows
-            return matrix(upload(v.dequantizeAll(), v.name()), FMT_F32, 4L * v.cols(), v);
+        return matrix(upload(v.dequantizeAll(), v.name()), FMT_F32, 4L * v.cols(), v);
         int fmt = switch (f) {
             case F32 -> FMT_F32;
             case F16 -> FMT_F16;
@@ -81,7 +81,8 @@ final class OpenClWeights extends UploadedWeights<Long, Long>
             default -> FMT_Q8_0;
         };
         long rowBytes = v.rowBytes();
-        long mem = uploadRows(v.data(), v.rows(), 1, rowBytes, v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
+        long mem =
+                uploadRows(v.data(), v.rows(), 1, rowBytes, v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
         return matrix(mem, fmt, rowBytes, v);
     }
 
@@ -95,7 +96,8 @@ final class OpenClWeights extends UploadedWeights<Long, Long>
         WeightFormat f = v.format();
         if (f != WeightFormat.MXFP4_OPENAI && f != WeightFormat.MXFP4_GGML)
             throw new GossException(v.name() + ": the opencl backend takes MoE experts as MXFP4, not " + f);
-        if (v.cols() % 32 != 0) throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
+        if (v.cols() % 32 != 0)
+            throw new GossException(v.name() + ": MXFP4 rows of " + v.cols() + " values are not whole 32-value blocks");
         long sRow = v.cols() / 32;
         if (f == WeightFormat.MXFP4_GGML) {
             long rows = (long) v.rows() * v.experts();
@@ -106,9 +108,23 @@ final class OpenClWeights extends UploadedWeights<Long, Long>
             });
             return new Mx(codes, scales);
         }
-        long codes = uploadRows(v.data(), v.rows(), v.experts(), v.rowBytes(), v::rowOffset, v.name(), v.isContiguous() ? v.offset() : -1);
-        boolean contiguous = v.scaleRowStride() == sRow && (v.experts() == 1 || v.scaleExpertStride() == sRow * v.rows());
-        long scales = uploadRows(v.scales(), v.rows(), v.experts(), sRow, v::scaleRowOffset, v.name() + " scales",
+        long codes = uploadRows(
+                v.data(),
+                v.rows(),
+                v.experts(),
+                v.rowBytes(),
+                v::rowOffset,
+                v.name(),
+                v.isContiguous() ? v.offset() : -1);
+        boolean contiguous =
+                v.scaleRowStride() == sRow && (v.experts() == 1 || v.scaleExpertStride() == sRow * v.rows());
+        long scales = uploadRows(
+                v.scales(),
+                v.rows(),
+                v.experts(),
+                sRow,
+                v::scaleRowOffset,
+                v.name() + " scales",
                 contiguous ? v.scaleOffset() : -1);
         return new Mx(codes, scales);
     }
@@ -118,7 +134,14 @@ final class OpenClWeights extends UploadedWeights<Long, Long>
     }
 
     /** Gathers {@code experts × rows} rows of {@code rowBytes} (or takes one slice when contiguous) and uploads them. */
-    private long uploadRows(MemorySegment src, int rows, int experts, long rowBytes, RowOffset off, String what, long contiguousOffset) {
+    private long uploadRows(
+            MemorySegment src,
+            int rows,
+            int experts,
+            long rowBytes,
+            RowOffset off,
+            String what,
+            long contiguousOffset) {
         long total = rowBytes * rows * experts;
         long mem = allocate(total, what);
         if (contiguousOffset >= 0 && src.isNative()) {

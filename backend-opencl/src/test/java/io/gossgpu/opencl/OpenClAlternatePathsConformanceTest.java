@@ -1,9 +1,9 @@
 package io.gossgpu.opencl;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.backend.BackendOptions;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * The whole conformance kit again, with knobs that send every op down the kernels the default launch

@@ -1,5 +1,10 @@
 package io.gossgpu.opencl;
 
+import static io.gossgpu.conformance.BackendConformanceKit.assertClose;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
@@ -7,7 +12,6 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.conformance.BackendConformanceKit;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;
@@ -19,25 +23,20 @@ import io.gossgpu.quant.F16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.quant.Q8_0;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.UnaryOperator;
-
-import static io.gossgpu.conformance.BackendConformanceKit.assertClose;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * What the kit's generated checkpoints do not contain (they are BF16 + OpenAI MXFP4): the same model with
@@ -83,7 +82,21 @@ class OpenClFormatsTest {
         MemorySegment s = arena.allocate(4L * all.length, 64);
         for (int i = 0; i < all.length; i++) s.set(LE.F32, 4L * i, all[i]);
         long rb = 4L * v.cols();
-        return new WeightView(v.name() + "/f32", WeightFormat.F32, v.experts(), v.rows(), v.cols(), s, 0, rb * v.rows(), rb, 1, null, 0, 0, 0);
+        return new WeightView(
+                v.name() + "/f32",
+                WeightFormat.F32,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                s,
+                0,
+                rb * v.rows(),
+                rb,
+                1,
+                null,
+                0,
+                0,
+                0);
     }
 
     /** F32 values every other element (colStride 2), the other elements garbage. */
@@ -95,7 +108,21 @@ class OpenClFormatsTest {
             s.set(LE.F32, 8L * i + 4, 1e30f);
         }
         long rb = 8L * v.cols();
-        return new WeightView(v.name() + "/f32x2", WeightFormat.F32, v.experts(), v.rows(), v.cols(), s, 0, rb * v.rows(), rb, 2, null, 0, 0, 0);
+        return new WeightView(
+                v.name() + "/f32x2",
+                WeightFormat.F32,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                s,
+                0,
+                rb * v.rows(),
+                rb,
+                2,
+                null,
+                0,
+                0,
+                0);
     }
 
     private WeightView f16(WeightView v) {
@@ -103,7 +130,21 @@ class OpenClFormatsTest {
         MemorySegment s = arena.allocate(2L * all.length, 64);
         for (int i = 0; i < all.length; i++) s.set(LE.I16, 2L * i, F16.fromFloat(all[i]));
         long rb = 2L * v.cols();
-        return new WeightView(v.name() + "/f16", WeightFormat.F16, v.experts(), v.rows(), v.cols(), s, 0, rb * v.rows(), rb, 1, null, 0, 0, 0);
+        return new WeightView(
+                v.name() + "/f16",
+                WeightFormat.F16,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                s,
+                0,
+                rb * v.rows(),
+                rb,
+                1,
+                null,
+                0,
+                0,
+                0);
     }
 
     /** Q8_0 where the width is whole blocks, F16 otherwise (the odd shape's 60-wide attention output). */
@@ -114,12 +155,27 @@ class OpenClFormatsTest {
         MemorySegment s = arena.allocate(rb * v.rows() * v.experts(), 64);
         for (int r = 0; r < v.rows() * v.experts(); r++)
             MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(all, r * v.cols(), v.cols())), 0, s, r * rb, rb);
-        return new WeightView(v.name() + "/q8_0", WeightFormat.Q8_0, v.experts(), v.rows(), v.cols(), s, 0, rb * v.rows(), rb, 1, null, 0, 0, 0);
+        return new WeightView(
+                v.name() + "/q8_0",
+                WeightFormat.Q8_0,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                s,
+                0,
+                rb * v.rows(),
+                rb,
+                1,
+                null,
+                0,
+                0,
+                0);
     }
 
     /** OpenAI MXFP4 → ggml block_mxfp4 with the same codes and scales (the same numbers). */
     private WeightView ggml(WeightView v) {
-        if (v.format() != WeightFormat.MXFP4_OPENAI) throw new IllegalArgumentException(v.format().toString());
+        if (v.format() != WeightFormat.MXFP4_OPENAI)
+            throw new IllegalArgumentException(v.format().toString());
         long rb = WeightFormat.MXFP4_GGML.rowBytes(v.cols());
         MemorySegment s = arena.allocate(rb * v.rows() * v.experts() + 3, 1).asSlice(3); // odd base offset on purpose
         byte[] codes = new byte[v.cols()];
@@ -133,20 +189,56 @@ class OpenClFormatsTest {
                     codes[2 * b + 1] = (byte) (packed >>> 4);
                 }
                 for (int g = 0; g < scales.length; g++) scales[g] = v.scales().get(LE.U8, so + g);
-                MemorySegment.copy(MemorySegment.ofArray(Mxfp4.packGgml(codes, scales)), 0, s, ((long) e * v.rows() + r) * rb, rb);
+                MemorySegment.copy(
+                        MemorySegment.ofArray(Mxfp4.packGgml(codes, scales)), 0, s, ((long) e * v.rows() + r) * rb, rb);
             }
-        return new WeightView(v.name() + "/ggml", WeightFormat.MXFP4_GGML, v.experts(), v.rows(), v.cols(), s, 0, rb * v.rows(), rb, 1, null, 0, 0, 0);
+        return new WeightView(
+                v.name() + "/ggml",
+                WeightFormat.MXFP4_GGML,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                s,
+                0,
+                rb * v.rows(),
+                rb,
+                1,
+                null,
+                0,
+                0,
+                0);
     }
 
-    private static ModelWeights map(ModelWeights m, UnaryOperator<WeightView> embed, UnaryOperator<WeightView> dense,
-                                    UnaryOperator<WeightView> experts, UnaryOperator<WeightView> unembed) {
+    private static ModelWeights map(
+            ModelWeights m,
+            UnaryOperator<WeightView> embed,
+            UnaryOperator<WeightView> dense,
+            UnaryOperator<WeightView> experts,
+            UnaryOperator<WeightView> unembed) {
         List<LayerWeights> layers = new ArrayList<>();
         for (LayerWeights l : m.layers())
-            layers.add(new LayerWeights(l.attnNorm(), dense.apply(l.q()), l.qBias(), dense.apply(l.k()), l.kBias(),
-                    dense.apply(l.v()), l.vBias(), l.sinks(), dense.apply(l.out()), l.outBias(), l.mlpNorm(),
-                    dense.apply(l.router()), l.routerBias(), experts.apply(l.gate()), l.gateBias(), experts.apply(l.up()),
-                    l.upBias(), experts.apply(l.down()), l.downBias()));
-        return new ModelWeights(m.config(), embed.apply(m.embedding()), layers, m.finalNorm(), unembed.apply(m.unembedding()));
+            layers.add(new LayerWeights(
+                    l.attnNorm(),
+                    dense.apply(l.q()),
+                    l.qBias(),
+                    dense.apply(l.k()),
+                    l.kBias(),
+                    dense.apply(l.v()),
+                    l.vBias(),
+                    l.sinks(),
+                    dense.apply(l.out()),
+                    l.outBias(),
+                    l.mlpNorm(),
+                    dense.apply(l.router()),
+                    l.routerBias(),
+                    experts.apply(l.gate()),
+                    l.gateBias(),
+                    experts.apply(l.up()),
+                    l.upBias(),
+                    experts.apply(l.down()),
+                    l.downBias()));
+        return new ModelWeights(
+                m.config(), embed.apply(m.embedding()), layers, m.finalNorm(), unembed.apply(m.unembedding()));
     }
 
     // ---- the checks -------------------------------------------------------------------------------
@@ -155,7 +247,7 @@ class OpenClFormatsTest {
         ModelConfig c = w.config();
         LoadedWeights mine = cl.loadWeights(w), theirs = ref.loadWeights(w);
         try {
-            for (int T : new int[]{1, 5}) {
+            for (int T : new int[] {1, 5}) {
                 SplittableRandom r = new SplittableRandom(T);
                 int[] toks = new int[T];
                 for (int i = 0; i < T; i++) toks[i] = r.nextInt(c.vocabSize());
@@ -164,12 +256,19 @@ class OpenClFormatsTest {
                     for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
                         float[] x = random(r, T * kind.cols(c));
                         int l = layer;
-                        compare(T, kind.rows(c), (b, lw, out) -> {
-                            DeviceTensor in = b.allocate(T, kind.cols(c));
-                            b.write(in, x);
-                            b.dense(lw, l, kind, in, out);
-                            in.close();
-                        }, mine, theirs, 1e-4, "linear " + kind + " layer " + layer);
+                        compare(
+                                T,
+                                kind.rows(c),
+                                (b, lw, out) -> {
+                                    DeviceTensor in = b.allocate(T, kind.cols(c));
+                                    b.write(in, x);
+                                    b.dense(lw, l, kind, in, out);
+                                    in.close();
+                                },
+                                mine,
+                                theirs,
+                                1e-4,
+                                "linear " + kind + " layer " + layer);
                     }
                 float[] x = random(r, T * c.hiddenSize());
                 for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
@@ -187,7 +286,7 @@ class OpenClFormatsTest {
                     ref.moe(theirs, layer, ri, rr, ro);
                     cl.moe(mine, layer, ci, cr, co);
                     assertClose("moe layer " + layer, ref.read(ro), cl.read(co), T, c.hiddenSize(), 1e-4);
-                    for (AutoCloseable a : new AutoCloseable[]{ri, ci, rr, cr, ro, co}) close(a);
+                    for (AutoCloseable a : new AutoCloseable[] {ri, ci, rr, cr, ro, co}) close(a);
                 }
                 DeviceTensor ri = ref.allocate(T, c.hiddenSize()), ci = cl.allocate(T, c.hiddenSize());
                 ref.write(ri, x);
@@ -229,7 +328,8 @@ class OpenClFormatsTest {
     }
 
     private void compare(int rows, int cols, Op op, LoadedWeights mine, LoadedWeights theirs, double tol, String what) {
-        try (DeviceTensor a = ref.allocate(rows, cols); DeviceTensor b = cl.allocate(rows, cols)) {
+        try (DeviceTensor a = ref.allocate(rows, cols);
+                DeviceTensor b = cl.allocate(rows, cols)) {
             op.run(ref, theirs, a);
             op.run(cl, mine, b);
             assertClose(what, ref.read(a), cl.read(b), rows, cols, tol);
@@ -269,7 +369,9 @@ class OpenClFormatsTest {
     void ggufFilesMemoryMapped(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
         for (io.gossgpu.testmodel.GgufWriter.DenseType type : io.gossgpu.testmodel.GgufWriter.DenseType.values()) {
             java.nio.file.Path file = dir.resolve("tiny-" + type + ".gguf");
-            io.gossgpu.testmodel.GgufWriter.write(new TestModelGenerator(TestModelPresets.tiny(), 35), file,
+            io.gossgpu.testmodel.GgufWriter.write(
+                    new TestModelGenerator(TestModelPresets.tiny(), 35),
+                    file,
                     io.gossgpu.testmodel.GgufWriter.Options.defaults().withDense(type));
             Checkpoint ck = Checkpoint.open(file, io.gossgpu.model.LoadOptions.defaults());
             checkpoints.add(ck);
@@ -281,10 +383,12 @@ class OpenClFormatsTest {
                 int[] prompt = {3, 1, 4, 1, 5, 9, 2};
                 int[] want, got;
                 try (Session s = new Session(ref, theirs, 40)) {
-                    want = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null).tokens();
+                    want = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null)
+                            .tokens();
                 }
                 try (Session s = new Session(cl, mine, 40)) {
-                    got = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null).tokens();
+                    got = s.generate(prompt, io.gossgpu.generate.GenerationOptions.greedy(32), null)
+                            .tokens();
                 }
                 assertArrayEquals(want, got, "greedy continuation, " + type + " GGUF");
             } finally {

@@ -10,8 +10,11 @@ import org.junit.jupiter.api.Test;
 class OpenClGqaSplitConformanceTest extends OpenClConformanceTest {
     @Override
     protected BackendOptions options() {
-        return BackendOptions.defaults().with(OpenClKnobs.ATTENTION_SPLITKEYS, 3).with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
-                .with(OpenClKnobs.ATTENTION_GQA, 1).with(OpenClKnobs.ATTENTION_WG, 2);
+        return BackendOptions.defaults()
+                .with(OpenClKnobs.ATTENTION_SPLITKEYS, 3)
+                .with(OpenClKnobs.ATTENTION_SPLITBELOW, 1000000000)
+                .with(OpenClKnobs.ATTENTION_GQA, 1)
+                .with(OpenClKnobs.ATTENTION_WG, 2);
     }
 
     @Test

@@ -13,7 +13,8 @@ class OpenClKernelParamsTest {
     @Test
     void recordsMirrorTheKernelStructs() {
         var records = new java.util.ArrayList<>(KernelParamsCheck.recordsIn(OpenClBackend.class));
-        records.add(io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
+        records.add(
+                io.gossgpu.device.MoeParams.class); // the device layer's, shared by every API (MoeKernelContractTest)
         records.add(io.gossgpu.device.AttentionParams.class); // likewise (AttentionKernelContractTest)
         records.addAll(io.gossgpu.device.OpParams.ALL); // the small ops', shared by every API too
         records.add(io.gossgpu.device.SampleParams.class); // the sampling kernels', shared with CUDA

@@ -1,12 +1,12 @@
 package io.gossgpu.opencl;
 
-import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.conformance.BackendConformanceKit;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.conformance.BackendConformanceKit;
+import org.junit.jupiter.api.Test;
 
 /**
  * The program makes one {@code cl_kernel} per kernel name: a second lookup (the pipelines and the backend's checks look

@@ -2,6 +2,7 @@ package io.gossgpu.benchmarks;
 
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.cpu.compute.CpuKernels;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -13,8 +14,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
-import java.util.concurrent.TimeUnit;
-
 /**
  * The argmax of a greedy token over gpt-oss's 201088 logits, which the cpu backend runs on the calling thread after
  * the logits matrix: the reference loop ({@link TemperatureDraw#argmax}) against the cpu backend's kernel
@@ -24,7 +23,9 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--add-modules", "jdk.incubator.vector"})
 @State(Scope.Thread)
 public class ArgmaxBenchmark {
     static final int VOCAB = SamplingBenchmark.VOCAB;

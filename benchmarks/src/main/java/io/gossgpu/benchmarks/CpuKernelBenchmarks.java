@@ -15,6 +15,8 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.testmodel.TestModelGenerator;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -28,9 +30,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The {@code cpu} backend's decode-time ops at gpt-oss-20b widths (hidden 2880, intermediate 2880, 64
@@ -49,7 +48,9 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx6g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx6g"})
 @State(Scope.Benchmark)
 public class CpuKernelBenchmarks {
     static final int CONTEXT = 1024;
@@ -65,9 +66,24 @@ public class CpuKernelBenchmarks {
     /** One layer of gpt-oss-20b's widths with a 64-token vocabulary (the embedding is not benchmarked). */
     static ModelConfig oneLayer() {
         ModelConfig r = ModelConfig.gptOss20b();
-        return new ModelConfig(2, r.numExperts(), r.expertsPerToken(), 64, r.hiddenSize(), r.intermediateSize(),
-                r.swigluLimit(), r.headDim(), r.numAttentionHeads(), r.numKeyValueHeads(), r.slidingWindow(),
-                r.initialContextLength(), r.ropeTheta(), r.ropeScalingFactor(), r.ropeNtkAlpha(), r.ropeNtkBeta(), r.rmsNormEps());
+        return new ModelConfig(
+                2,
+                r.numExperts(),
+                r.expertsPerToken(),
+                64,
+                r.hiddenSize(),
+                r.intermediateSize(),
+                r.swigluLimit(),
+                r.headDim(),
+                r.numAttentionHeads(),
+                r.numKeyValueHeads(),
+                r.slidingWindow(),
+                r.initialContextLength(),
+                r.ropeTheta(),
+                r.ropeScalingFactor(),
+                r.ropeNtkAlpha(),
+                r.ropeNtkBeta(),
+                r.rmsNormEps());
     }
 
     @Setup(Level.Trial)
@@ -86,11 +102,13 @@ public class CpuKernelBenchmarks {
         v = tensor(1, c.kvDim(), r);
         attnOut = cpu.allocate(1, c.qDim());
         routing = cpu.allocateRouting(1, c.expertsPerToken());
-        cpu.writeRouting(routing, new Routing(1, 4, new int[]{3, 17, 8, 29}, new float[]{0.4f, 0.3f, 0.2f, 0.1f}));
+        cpu.writeRouting(routing, new Routing(1, 4, new int[] {3, 17, 8, 29}, new float[] {0.4f, 0.3f, 0.2f, 0.1f}));
         cache = cpu.createKvCache(new KvCacheSpec(c, CONTEXT));
         // fill the cache of layer 1 (full attention) with 1023 positions, one prefill batch
-        try (DeviceTensor qq = tensor(CONTEXT - 1, c.qDim(), r); DeviceTensor kk = tensor(CONTEXT - 1, c.kvDim(), r);
-             DeviceTensor vv = tensor(CONTEXT - 1, c.kvDim(), r); DeviceTensor oo = cpu.allocate(CONTEXT - 1, c.qDim())) {
+        try (DeviceTensor qq = tensor(CONTEXT - 1, c.qDim(), r);
+                DeviceTensor kk = tensor(CONTEXT - 1, c.kvDim(), r);
+                DeviceTensor vv = tensor(CONTEXT - 1, c.kvDim(), r);
+                DeviceTensor oo = cpu.allocate(CONTEXT - 1, c.qDim())) {
             cpu.attention(w, 1, qq, kk, vv, Batch.of(cache, 0, CONTEXT - 1), oo);
         }
         var l = mw.layers().get(0);

@@ -3,6 +3,8 @@ package io.gossgpu.benchmarks;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.cpu.PooledDraw;
 import io.gossgpu.cpu.compute.CpuPool;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -14,9 +16,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Host temperature sampling ({@link TemperatureDraw#draw}) over gpt-oss's 201088 logits at T = 1: what the cpu

@@ -42,7 +42,8 @@ final class Arguments {
             String[] out = all.subList(all.size() - args.length, all.size()).toArray(new String[0]);
             // Only trust it when it is the same command line: equal wherever the JVM's decoding kept the text.
             for (int i = 0; i < args.length; i++)
-                if (out[i].length() != args[i].length() && args[i].chars().noneMatch(c -> c == '?' || c == '\ufffd')) return args;
+                if (out[i].length() != args[i].length() && args[i].chars().noneMatch(c -> c == '?' || c == '\ufffd'))
+                    return args;
             return out;
         } catch (IOException | RuntimeException e) {
             return args;
@@ -51,14 +52,18 @@ final class Arguments {
 
     /** {@code args} as one ASCII string for {@link #ENV}. */
     static String encode(String[] args) {
-        return String.join(",", Arrays.stream(args)
-                .map(a -> Base64.getEncoder().encodeToString(a.getBytes(StandardCharsets.UTF_8))).toList());
+        return String.join(
+                ",",
+                Arrays.stream(args)
+                        .map(a -> Base64.getEncoder().encodeToString(a.getBytes(StandardCharsets.UTF_8)))
+                        .toList());
     }
 
     static String[] decode(String s) {
         if (s.isEmpty()) return new String[0];
         return Arrays.stream(s.split(",", -1))
-                .map(a -> new String(Base64.getDecoder().decode(a), StandardCharsets.UTF_8)).toArray(String[]::new);
+                .map(a -> new String(Base64.getDecoder().decode(a), StandardCharsets.UTF_8))
+                .toArray(String[]::new);
     }
 
     /** Whether {@code args} need {@link #ENV} to reach a restarted JVM unchanged. */

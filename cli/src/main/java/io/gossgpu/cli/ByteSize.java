@@ -1,8 +1,7 @@
 package io.gossgpu.cli;
 
-import picocli.CommandLine;
-
 import java.util.Locale;
+import picocli.CommandLine;
 
 /** A size on the command line: bytes, or a number with k, m, g or t (binary: 1k = 1024), e.g. {@code 6g}, {@code 512m}. */
 final class ByteSize implements CommandLine.ITypeConverter<Long> {
@@ -21,10 +20,12 @@ final class ByteSize implements CommandLine.ITypeConverter<Long> {
         String digits = shift > 0 ? v.substring(0, v.length() - 1) : v;
         try {
             double n = Double.parseDouble(digits);
-            if (!(n >= 0) || Double.isInfinite(n) || n * Math.pow(2, shift) >= Long.MAX_VALUE) throw new NumberFormatException();
+            if (!(n >= 0) || Double.isInfinite(n) || n * Math.pow(2, shift) >= Long.MAX_VALUE)
+                throw new NumberFormatException();
             return (long) (n * Math.pow(2, shift));
         } catch (NumberFormatException e) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not a size: use bytes or a number with k, m, g or t (e.g. 6g, 512m)");
+            throw new CommandLine.TypeConversionException(
+                    "'" + value + "' is not a size: use bytes or a number with k, m, g or t (e.g. 6g, 512m)");
         }
     }
 }

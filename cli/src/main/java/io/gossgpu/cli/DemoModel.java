@@ -1,7 +1,6 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.tools.TestModel;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Consumer;
@@ -28,7 +27,8 @@ final class DemoModel {
 
     private static Path ensure(Consumer<String> notice) {
         Path cache = cacheDir();
-        if (!io.gossgpu.api.DemoModel.isUnpacked(cache)) notice.accept("unpacking the demo model to " + io.gossgpu.api.DemoModel.folder(cache) + " ...");
+        if (!io.gossgpu.api.DemoModel.isUnpacked(cache))
+            notice.accept("unpacking the demo model to " + io.gossgpu.api.DemoModel.folder(cache) + " ...");
         return io.gossgpu.api.DemoModel.unpack(cache);
     }
 
@@ -65,6 +65,7 @@ final class DemoModel {
     /** Whether {@code model} is the demo model's folder (wherever it was unpacked). */
     static boolean isDemo(Path model) {
         Path p = model.toAbsolutePath().normalize();
-        return p.getParent() != null && io.gossgpu.api.DemoModel.folder(p.getParent()).equals(p);
+        return p.getParent() != null
+                && io.gossgpu.api.DemoModel.folder(p.getParent()).equals(p);
     }
 }

@@ -2,15 +2,16 @@ package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
 import io.gossgpu.api.Tokens;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-
 /** {@code goss-gpu detokenize}: token ids → text. */
-@Command(name = "detokenize", header = "Print the text of token ids.",
+@Command(
+        name = "detokenize",
+        header = "Print the text of token ids.",
         description = "Print the text of token ids (from --ids or stdin; commas or spaces between them).")
 final class DetokenizeCommand implements Runnable {
     @Mixin

@@ -1,21 +1,16 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
-import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -25,78 +20,139 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code goss-gpu}: chat with a model (interactive, or lines piped on stdin), answer one {@code --prompt},
  * or complete raw text with {@code --raw}.
  */
-@Command(name = "goss-gpu", mixinStandardHelpOptions = true, versionProvider = Version.class, sortOptions = false,
+@Command(
+        name = "goss-gpu",
+        mixinStandardHelpOptions = true,
+        versionProvider = Version.class,
+        sortOptions = false,
         header = "Runs OpenAI's gpt-oss models on Metal, CUDA, OpenCL or the CPU.",
         description = "With no subcommand: chat (each stdin line is a user turn), or answer --prompt once.",
-        subcommands = {CommandLine.HelpCommand.class, InfoCommand.class, MakeTestModelCommand.class, TokenizeCommand.class, DetokenizeCommand.class, RenderCommand.class,
-                LogitsCommand.class, VerifyCommand.class, BenchCommand.class, TuneCommand.class, ServeCommand.class})
+        subcommands = {
+            CommandLine.HelpCommand.class,
+            InfoCommand.class,
+            MakeTestModelCommand.class,
+            TokenizeCommand.class,
+            DetokenizeCommand.class,
+            RenderCommand.class,
+            LogitsCommand.class,
+            VerifyCommand.class,
+            BenchCommand.class,
+            TuneCommand.class,
+            ServeCommand.class
+        })
 public final class GossCommand implements Runnable {
     @Mixin
     ModelOptions modelOptions;
 
-    @Option(names = {"-p", "--prompt"}, description = "Answer this prompt and exit.")
+    @Option(
+            names = {"-p", "--prompt"},
+            description = "Answer this prompt and exit.")
     String prompt;
 
     @Option(names = "--raw", description = "Complete text as is, without the Harmony chat format.")
     boolean raw;
 
-    @Option(names = {"-c", "--context"}, defaultValue = "4096", description = "Context length in tokens (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = {"-c", "--context"},
+            defaultValue = "4096",
+            description = "Context length in tokens (default: ${DEFAULT-VALUE}).")
     int context;
 
-    @Option(names = "--swa-rollback", defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK, paramLabel = "N",
-            description = "Extra KV cache positions on sliding-window layers so that the next turn reuses the cache after a reply with reasoning; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--swa-rollback",
+            defaultValue = "" + KvCacheSpec.DEFAULT_SWA_ROLLBACK,
+            paramLabel = "N",
+            description =
+                    "Extra KV cache positions on sliding-window layers so that the next turn reuses the cache after a reply with reasoning; 0 keeps only the window (default: ${DEFAULT-VALUE}).")
     int swaRollback;
 
-    @Option(names = {"-n", "--max-tokens"}, defaultValue = "" + ChatOptions.DEFAULT_MAX_TOKENS, description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = {"-n", "--max-tokens"},
+            defaultValue = "" + ChatOptions.DEFAULT_MAX_TOKENS,
+            description = "Most tokens per reply (default: ${DEFAULT-VALUE}).")
     int maxTokens;
 
-    @Option(names = "--temperature", defaultValue = "1.0", description = "Sampling temperature; 0 is greedy (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--temperature",
+            defaultValue = "1.0",
+            description = "Sampling temperature; 0 is greedy (default: ${DEFAULT-VALUE}).")
     float temperature;
 
-    @Option(names = "--top-p", defaultValue = "1.0", description = "Nucleus sampling threshold (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--top-p",
+            defaultValue = "1.0",
+            description = "Nucleus sampling threshold (default: ${DEFAULT-VALUE}).")
     float topP;
 
-    @Option(names = "--top-k", defaultValue = "0", description = "Keep the k most likely tokens; 0 keeps all (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--top-k",
+            defaultValue = "0",
+            description = "Keep the k most likely tokens; 0 keeps all (default: ${DEFAULT-VALUE}).")
     int topK;
 
-    @Option(names = "--min-p", defaultValue = "0.0", description = "Drop tokens below min-p × the top probability (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--min-p",
+            defaultValue = "0.0",
+            description = "Drop tokens below min-p × the top probability (default: ${DEFAULT-VALUE}).")
     float minP;
 
     @Option(names = "--seed", description = "Random seed for reproducible sampling (default: random).")
     Long seed;
 
-    @Option(names = "--reasoning-effort", defaultValue = "medium", description = "low | medium | high (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--reasoning-effort",
+            defaultValue = "medium",
+            description = "low | medium | high (default: ${DEFAULT-VALUE}).")
     String effort;
 
-    @Option(names = {"--developer", "--system"}, description = "Instructions for the model (Harmony developer message).")
+    @Option(
+            names = {"--developer", "--system"},
+            description = "Instructions for the model (Harmony developer message).")
     String instructions;
 
-    @Option(names = "--json-schema", paramLabel = "FILE",
-            description = "Answer with JSON valid under the JSON Schema in FILE (structured output; the reasoning stays free).")
+    @Option(
+            names = "--json-schema",
+            paramLabel = "FILE",
+            description =
+                    "Answer with JSON valid under the JSON Schema in FILE (structured output; the reasoning stays free).")
     Path jsonSchema;
 
-    @Option(names = "--grammar", paramLabel = "FILE",
-            description = "Answer with text matching the GBNF grammar in FILE (llama.cpp's notation, rule root; with --raw the whole continuation).")
+    @Option(
+            names = "--grammar",
+            paramLabel = "FILE",
+            description =
+                    "Answer with text matching the GBNF grammar in FILE (llama.cpp's notation, rule root; with --raw the whole continuation).")
     Path grammar;
 
     @Option(names = "--hide-reasoning", description = "Do not show the model's reasoning (analysis channel).")
     boolean hideReasoning;
 
-    @Option(names = {"-v", "--verbose"}, description = "Print load time, the backend's knobs in effect, prefill and decode speed, time to first token.")
+    @Option(
+            names = {"-v", "--verbose"},
+            description =
+                    "Print load time, the backend's knobs in effect, prefill and decode speed, time to first token.")
     boolean verbose;
 
     @Override
     public void run() {
         Interrupt.process(); // Ctrl-C quits with 130 from here on, and stops a reply while one runs
         Path model = DemoModel.resolve(modelOptions.model);
-        ChatOptions options = ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens)
+        ChatOptions options = ChatOptions.defaults()
+                .withContextLength(context)
+                .withMaxTokens(maxTokens)
                 .withSampling(new Sampling(temperature, topK, topP, minP, seed != null ? seed : System.nanoTime()))
-                .withReasoningEffort(ReasoningEffort.parse(effort)).withInstructions(instructions).withSwaRollback(swaRollback);
+                .withReasoningEffort(ReasoningEffort.parse(effort))
+                .withInstructions(instructions)
+                .withSwaRollback(swaRollback);
         if (maxTokens <= 0) throw new GossException("--max-tokens must be positive, got " + maxTokens);
         if (context <= 0) throw new GossException("--context must be positive, got " + context);
         if (jsonSchema != null) {
@@ -104,16 +160,23 @@ public final class GossCommand implements Runnable {
             options = options.withJsonSchema(readFile(jsonSchema, "JSON schema"));
         }
         if (grammar != null) {
-            if (jsonSchema != null) throw new GossException("--grammar and --json-schema cannot go together; give one of them");
+            if (jsonSchema != null)
+                throw new GossException("--grammar and --json-schema cannot go together; give one of them");
             options = options.withGrammar(readFile(grammar, "grammar"));
         }
-        try (Engine engine = Engine.open(modelOptions.engineOptions(model, context).withContextLength(context))) {
+        try (Engine engine =
+                Engine.open(modelOptions.engineOptions(model, context).withContextLength(context))) {
             if (verbose) {
-                System.err.printf("goss-gpu: %s on %s, loaded in %.0f ms; %s%n", model, engine.backendDescription(), engine.loadMs(),
+                System.err.printf(
+                        "goss-gpu: %s on %s, loaded in %.0f ms; %s%n",
+                        model,
+                        engine.backendDescription(),
+                        engine.loadMs(),
                         engine.kvCacheSpec(context, raw ? 0 : swaRollback).describe());
                 List<KnobState> knobs = engine.knobs();
                 if (!knobs.isEmpty())
-                    System.err.println("goss-gpu: knobs " + knobs.stream().map(KnobState::brief).collect(Collectors.joining(", ")));
+                    System.err.println("goss-gpu: knobs "
+                            + knobs.stream().map(KnobState::brief).collect(Collectors.joining(", ")));
             }
             if (raw) rawMode(engine, options);
             else chatMode(engine, options);
@@ -214,19 +277,25 @@ public final class GossCommand implements Runnable {
         };
         try (var ignored = Interrupt.process().duringReply(chat::cancel)) {
             Reply r = chat.send(text, listener);
-            boolean messageText = !r.content().isEmpty() || !r.reasoning().isEmpty() || !r.toolCalls().isEmpty();
+            boolean messageText = !r.content().isEmpty()
+                    || !r.reasoning().isEmpty()
+                    || !r.toolCalls().isEmpty();
             unparsed.finish(messageText);
             if (color) out.print("\u001b[0m");
             out.println();
             if (unparsed.shown())
-                System.err.println("goss-gpu: the text above (dimmed on a terminal) is not well-formed Harmony: the model did not follow the "
-                        + "chat format (expected from a random-weight model); " + r.tokens().length + " tokens");
+                System.err.println(
+                        "goss-gpu: the text above (dimmed on a terminal) is not well-formed Harmony: the model did not follow the "
+                                + "chat format (expected from a random-weight model); " + r.tokens().length
+                                + " tokens");
             report(r);
         }
     }
 
     private void report(Reply r) {
-        if (verbose) System.err.println("goss-gpu: " + r.timings() + ", stopped: " + r.stopReason().name().toLowerCase());
+        if (verbose)
+            System.err.println("goss-gpu: " + r.timings() + ", stopped: "
+                    + r.stopReason().name().toLowerCase());
     }
 
     private static String readAllStdin() {

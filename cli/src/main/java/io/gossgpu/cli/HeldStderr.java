@@ -1,6 +1,5 @@
 package io.gossgpu.cli;
 
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -88,17 +87,21 @@ public final class HeldStderr {
     }
 
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle OPEN = LINKER.downcallHandle(LINKER.defaultLookup().find("open").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT)); // no mode: the file exists
+    private static final MethodHandle OPEN = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("open").orElseThrow(),
+            FunctionDescriptor.of(
+                    ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT)); // no mode: the file exists
 
     private static int call(String name, int a) throws Throwable {
-        MethodHandle h = LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(),
+        MethodHandle h = LINKER.downcallHandle(
+                LINKER.defaultLookup().find(name).orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
         return (int) h.invokeExact(a);
     }
 
     private static int call2(String name, int a, int b) throws Throwable {
-        MethodHandle h = LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(),
+        MethodHandle h = LINKER.downcallHandle(
+                LINKER.defaultLookup().find(name).orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
         return (int) h.invokeExact(a, b);
     }

@@ -1,11 +1,10 @@
 package io.gossgpu.cli;
 
-import sun.misc.Signal;
-import sun.misc.SignalHandler;
-
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * Ctrl-C as a shell treats it: during a reply it stops the reply (a second Ctrl-C before the reply has

@@ -7,10 +7,9 @@ import ch.qos.logback.core.encoder.EncoderBase;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import org.slf4j.event.KeyValuePair;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import org.slf4j.event.KeyValuePair;
 
 /**
  * One flat JSON object per log event and line: {@code time}, {@code level}, {@code logger}, {@code message}, the

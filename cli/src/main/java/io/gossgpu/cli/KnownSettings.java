@@ -2,7 +2,6 @@ package io.gossgpu.cli;
 
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.SettingNames;
-
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -17,11 +16,25 @@ final class KnownSettings {
     private KnownSettings() {}
 
     /** Read by the command line itself. */
-    static final List<String> COMMAND_LINE = List.of("GOSS_MODEL", "GOSS_BACKEND", "GOSS_DEBUG", "GOSS_NO_RELAUNCH", "GOSS_API_KEY",
-            Arguments.ENV, BackendOptions.envName(Launcher.RELAUNCHED), BackendOptions.envName(Launcher.HELD_STDERR));
+    static final List<String> COMMAND_LINE = List.of(
+            "GOSS_MODEL",
+            "GOSS_BACKEND",
+            "GOSS_DEBUG",
+            "GOSS_NO_RELAUNCH",
+            "GOSS_API_KEY",
+            Arguments.ENV,
+            BackendOptions.envName(Launcher.RELAUNCHED),
+            BackendOptions.envName(Launcher.HELD_STDERR));
     /** Read by scripts/find-jdk.sh, scripts/setup-pocl.sh, the tests and the emulated GPUs (backend-{cuda,metal}/emu). */
-    static final List<String> TOOLS = List.of("GOSS_JAVA_HOME", "GOSS_SKIP_POCL", "GOSS_REQUIRE_OPENCL", "GOSS_REQUIRE_METAL",
-            "GOSS_REQUIRE_CUDA", "GOSS_EMU_ORDER", "GOSS_EMU_POISON", "GOSS_EMU_THREADS");
+    static final List<String> TOOLS = List.of(
+            "GOSS_JAVA_HOME",
+            "GOSS_SKIP_POCL",
+            "GOSS_REQUIRE_OPENCL",
+            "GOSS_REQUIRE_METAL",
+            "GOSS_REQUIRE_CUDA",
+            "GOSS_EMU_ORDER",
+            "GOSS_EMU_POISON",
+            "GOSS_EMU_THREADS");
 
     static SortedSet<String> all() {
         SortedSet<String> known = SettingNames.known();

@@ -29,11 +29,13 @@ public final class Launcher {
 
     public static void main(String[] args) throws Exception {
         if (Runtime.version().feature() < MIN_JAVA) {
-            System.err.println("goss-gpu: needs Java " + MIN_JAVA + " or newer, and this is Java " + Runtime.version().feature()
-                    + " (" + System.getProperty("java.home") + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
+            System.err.println("goss-gpu: needs Java " + MIN_JAVA + " or newer, and this is Java "
+                    + Runtime.version().feature() + " (" + System.getProperty("java.home")
+                    + "). Install a newer JDK (for example Temurin 25) or use ./gossw run.");
             System.exit(1);
         }
-        if (System.getProperty(HELD_STDERR) != null) call("io.gossgpu.cli.HeldStderr", "restore"); // before anything is written
+        if (System.getProperty(HELD_STDERR) != null)
+            call("io.gossgpu.cli.HeldStderr", "restore"); // before anything is written
         if (needsRelaunch() && !onlyPrintsText(args)) System.exit(relaunch(Arguments.asUtf8(args)));
         System.exit(Main.runProcess(args));
     }
@@ -62,7 +64,9 @@ public final class Launcher {
      * with no hs_err file. The JDK's libjsig chains such handlers behind the JVM's; it must be preloaded.
      */
     private static void chainSignals(Map<String, String> env) {
-        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) return;
+        if (!System.getProperty("os.name", "")
+                .toLowerCase(java.util.Locale.ROOT)
+                .contains("linux")) return;
         File jsig = new File(System.getProperty("java.home"), "lib/libjsig.so");
         if (!jsig.isFile()) return;
         String preload = env.get("LD_PRELOAD");
@@ -72,7 +76,12 @@ public final class Launcher {
 
     private static int relaunch(String[] args) throws Exception {
         String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
-        String jar = new File(Launcher.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
+        String jar = new File(Launcher.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .getPath();
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         cmd.add("--add-modules=jdk.incubator.vector");
@@ -90,15 +99,18 @@ public final class Launcher {
         Map<String, String> env = new HashMap<>(System.getenv());
         if (Arguments.needsPassing(args)) env.put(Arguments.ENV, Arguments.encode(args));
         chainSignals(env);
-        String whyNot = exec(cmd, env, holdsStderr(args)); // returns only if this process could not become the relaunched JVM
-        if (System.getenv("GOSS_DEBUG") != null) System.err.println("goss-gpu: relaunching as a child process: " + whyNot);
+        String whyNot =
+                exec(cmd, env, holdsStderr(args)); // returns only if this process could not become the relaunched JVM
+        if (System.getenv("GOSS_DEBUG") != null)
+            System.err.println("goss-gpu: relaunching as a child process: " + whyNot);
         return runChild(cmd, env);
     }
 
     /** {@link ProcessExec#exec}, reached through reflection: it is Java 22 code and this class is Java 11. */
     private static String exec(List<String> cmd, Map<String, String> env, boolean holdStderr) {
         try {
-            return (String) Class.forName("io.gossgpu.cli.ProcessExec").getMethod("exec", List.class, Map.class, boolean.class)
+            return (String) Class.forName("io.gossgpu.cli.ProcessExec")
+                    .getMethod("exec", List.class, Map.class, boolean.class)
                     .invoke(null, cmd, env, holdStderr);
         } catch (ReflectiveOperationException | LinkageError e) {
             return e.toString();
@@ -113,8 +125,10 @@ public final class Launcher {
         boolean serve = false, json = false;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("serve")) serve = true;
-            if (args[i].equals("--log-format=json") || (args[i].equals("--log-format") && i + 1 < args.length && args[i + 1].trim().equalsIgnoreCase("json")))
-                json = true;
+            if (args[i].equals("--log-format=json")
+                    || (args[i].equals("--log-format")
+                            && i + 1 < args.length
+                            && args[i + 1].trim().equalsIgnoreCase("json"))) json = true;
         }
         return serve && json;
     }
@@ -137,7 +151,7 @@ public final class Launcher {
         pb.environment().clear();
         pb.environment().putAll(env);
         Process p = pb.start();
-        onSignal("INT", () -> { });
+        onSignal("INT", () -> {});
         onSignal("TERM", p::destroy); // SIGTERM to the child; waitFor below returns its status
         return p.waitFor();
     }

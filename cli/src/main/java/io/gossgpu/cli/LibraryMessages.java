@@ -1,11 +1,10 @@
 package io.gossgpu.cli;
 
-import org.slf4j.LoggerFactory;
-
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where the command line shows the library's own messages, which the library logs on {@link System.Logger}s named
@@ -25,11 +24,15 @@ final class LibraryMessages {
             @Override
             public void publish(LogRecord r) {
                 if (!isLoggable(r)) return;
-                System.err.println("goss-gpu: " + (r.getLevel().intValue() >= Level.WARNING.intValue() ? "warning: " : "") + r.getMessage());
+                System.err.println("goss-gpu: "
+                        + (r.getLevel().intValue() >= Level.WARNING.intValue() ? "warning: " : "") + r.getMessage());
             }
 
-            @Override public void flush() {}
-            @Override public void close() {}
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
         });
     }
 
@@ -44,8 +47,11 @@ final class LibraryMessages {
                 else log.info(r.getMessage());
             }
 
-            @Override public void flush() {}
-            @Override public void close() {}
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
         });
     }
 

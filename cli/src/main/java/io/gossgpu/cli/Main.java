@@ -1,13 +1,12 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
-import picocli.CommandLine;
-
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import picocli.CommandLine;
 
 /**
  * Runs the goss-gpu command line: every error, project error or Java {@link Throwable}, becomes one line on
@@ -42,7 +41,8 @@ public final class Main {
             cl.setParameterExceptionHandler((ex, a) -> {
                 PrintWriter w = ex.getCommandLine().getErr();
                 w.println("goss-gpu: " + ex.getMessage());
-                w.println("Try 'goss-gpu " + (ex.getCommandLine() == cl ? "" : ex.getCommandLine().getCommandName() + " ") + "--help'.");
+                w.println("Try 'goss-gpu "
+                        + (ex.getCommandLine() == cl ? "" : ex.getCommandLine().getCommandName() + " ") + "--help'.");
                 return 2;
             });
             return cl.execute(args);
@@ -58,8 +58,10 @@ public final class Main {
         if (t instanceof GossException g) {
             err.println("goss-gpu: " + g.getMessage());
         } else if (find(e, OutOfMemoryError.class) instanceof OutOfMemoryError oom) {
-            err.println("goss-gpu: out of memory (" + oom.getMessage() + "): give Java more heap (java -Xmx16g -jar ...) or use a smaller --context");
-        } else if (find(e, InternalError.class) instanceof InternalError ie && String.valueOf(ie.getMessage()).contains("unsafe memory access")) {
+            err.println("goss-gpu: out of memory (" + oom.getMessage()
+                    + "): give Java more heap (java -Xmx16g -jar ...) or use a smaller --context");
+        } else if (find(e, InternalError.class) instanceof InternalError ie
+                && String.valueOf(ie.getMessage()).contains("unsafe memory access")) {
             err.println("goss-gpu: a memory-mapped model file was truncated or changed while in use (" + ie.getMessage()
                     + "); leave the file alone while goss-gpu runs, or read it into memory with --no-mmap");
         } else {

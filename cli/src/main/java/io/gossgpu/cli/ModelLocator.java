@@ -2,7 +2,6 @@ package io.gossgpu.cli;
 
 import io.gossgpu.GossException;
 import io.gossgpu.api.ModelPath;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +23,8 @@ final class ModelLocator {
         String env = System.getenv("GOSS_MODEL");
         if (env != null && !env.isBlank()) out.add(Path.of(env));
         Path home = Path.of(System.getProperty("user.home"));
-        for (String m : List.of("gpt-oss-20b", "gpt-oss-120b")) out.add(home.resolve("models").resolve(m));
+        for (String m : List.of("gpt-oss-20b", "gpt-oss-120b"))
+            out.add(home.resolve("models").resolve(m));
         String hfHome = System.getenv("HF_HOME");
         Path hub = hfHome != null ? Path.of(hfHome, "hub") : home.resolve(".cache/huggingface/hub");
         for (String m : List.of("models--openai--gpt-oss-20b", "models--openai--gpt-oss-120b")) {
@@ -50,7 +50,9 @@ final class ModelLocator {
     /** Ollama's models folder: {@code OLLAMA_MODELS}, else {@code ~/.ollama/models}. */
     static Path ollamaModels() {
         String env = System.getenv("OLLAMA_MODELS");
-        return env != null && !env.isBlank() ? Path.of(env) : Path.of(System.getProperty("user.home"), ".ollama", "models");
+        return env != null && !env.isBlank()
+                ? Path.of(env)
+                : Path.of(System.getProperty("user.home"), ".ollama", "models");
     }
 
     /**
@@ -59,8 +61,13 @@ final class ModelLocator {
      */
     static Path require(Path explicit) {
         if (explicit != null) return ModelPath.resolve(explicit, ollamaModels());
-        return findDefault().orElseThrow(() -> new GossException(
-                "no model given and none found; pass --model PATH or set GOSS_MODEL (looked in: "
-                        + String.join(", ", candidates().stream().map(Path::toString).toList()) + ")"));
+        return findDefault()
+                .orElseThrow(() -> new GossException(
+                        "no model given and none found; pass --model PATH or set GOSS_MODEL (looked in: "
+                                + String.join(
+                                        ", ",
+                                        candidates().stream()
+                                                .map(Path::toString)
+                                                .toList()) + ")"));
     }
 }

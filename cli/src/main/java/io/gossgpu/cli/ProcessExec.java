@@ -39,17 +39,26 @@ public final class ProcessExec {
         Linker linker = Linker.nativeLinker();
         Optional<MemorySegment> execve = linker.defaultLookup().find("execve");
         if (execve.isEmpty()) return "no execve on this platform";
-        MethodHandle call = linker.downcallHandle(execve.get(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
-                ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS), Linker.Option.captureCallState("errno"));
+        MethodHandle call = linker.downcallHandle(
+                execve.get(),
+                FunctionDescriptor.of(
+                        ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
+                Linker.Option.captureCallState("errno"));
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment argv = strings(arena, command);
-            MemorySegment envp = strings(arena, environment.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+            MemorySegment envp = strings(
+                    arena,
+                    environment.entrySet().stream()
+                            .map(e -> e.getKey() + "=" + e.getValue())
+                            .toList());
             MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
             System.out.flush();
             System.err.flush();
             int rc = (int) call.invokeExact(state, arena.allocateFrom(command.getFirst()), argv, envp);
-            int errno = state.get(ValueLayout.JAVA_INT, Linker.Option.captureStateLayout().byteOffset(
-                    java.lang.foreign.MemoryLayout.PathElement.groupElement("errno")));
+            int errno = state.get(
+                    ValueLayout.JAVA_INT,
+                    Linker.Option.captureStateLayout()
+                            .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno")));
             return "execve returned " + rc + " (errno " + errno + ")";
         } catch (Throwable t) {
             return "execve failed: " + t;
@@ -59,7 +68,8 @@ public final class ProcessExec {
     /** A NULL-terminated array of C strings. */
     private static MemorySegment strings(Arena arena, List<String> values) {
         MemorySegment array = arena.allocate(ValueLayout.ADDRESS, values.size() + 1L);
-        for (int i = 0; i < values.size(); i++) array.setAtIndex(ValueLayout.ADDRESS, i, arena.allocateFrom(values.get(i)));
+        for (int i = 0; i < values.size(); i++)
+            array.setAtIndex(ValueLayout.ADDRESS, i, arena.allocateFrom(values.get(i)));
         array.setAtIndex(ValueLayout.ADDRESS, values.size(), MemorySegment.NULL);
         return array;
     }

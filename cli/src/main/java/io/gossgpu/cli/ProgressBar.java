@@ -1,7 +1,6 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.api.LoadProgress;
-
 import java.io.PrintStream;
 import java.nio.file.Path;
 
@@ -35,8 +34,15 @@ final class ProgressBar implements LoadProgress {
         if (!last && now - lastDraw < 100_000_000L) return;
         lastDraw = now;
         int filled = (int) (WIDTH * done / Math.max(1, total));
-        err.printf("\r%s [%s%s] %3d%% %.1f/%.1f GiB%s", what, "#".repeat(filled), ".".repeat(WIDTH - filled),
-                100 * done / Math.max(1, total), done / 1073741824.0, total / 1073741824.0, last ? "\n" : "");
+        err.printf(
+                "\r%s [%s%s] %3d%% %.1f/%.1f GiB%s",
+                what,
+                "#".repeat(filled),
+                ".".repeat(WIDTH - filled),
+                100 * done / Math.max(1, total),
+                done / 1073741824.0,
+                total / 1073741824.0,
+                last ? "\n" : "");
         err.flush();
     }
 }

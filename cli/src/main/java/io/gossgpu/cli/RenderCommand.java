@@ -4,28 +4,34 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.RenderedTurn;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code goss-gpu render}: Harmony conversations (JSON lines) → the tokens of their last assistant turn, prompt and completion. */
-@Command(name = "render", header = "Render Harmony conversations to tokens, marking what the assistant writes.",
-        description = {"Each stdin line is a conversation ({\"messages\": [...]}: system, developer, user, assistant, tool; see "
-                + "io.gossgpu.api.RenderedTurn) ending with an assistant turn (a final answer or a tool call). Prints one JSON "
-                + "line per conversation: {\"tokens\": [...], \"prompt\": N}: the prompt goss-gpu renders for that turn, then the "
-                + "tokens the model writes from position N on, ending in <|return|> or <|call|>. This is how the demo model's "
-                + "training data is made (scripts/train-demo)."})
+@Command(
+        name = "render",
+        header = "Render Harmony conversations to tokens, marking what the assistant writes.",
+        description = {
+            "Each stdin line is a conversation ({\"messages\": [...]}: system, developer, user, assistant, tool; see "
+                    + "io.gossgpu.api.RenderedTurn) ending with an assistant turn (a final answer or a tool call). Prints one JSON "
+                    + "line per conversation: {\"tokens\": [...], \"prompt\": N}: the prompt goss-gpu renders for that turn, then the "
+                    + "tokens the model writes from position N on, ending in <|return|> or <|call|>. This is how the demo model's "
+                    + "training data is made (scripts/train-demo)."
+        })
 final class RenderCommand implements Runnable {
     @Mixin
     HelpOption help;
 
-    @Option(names = "--text", description = "Print the rendering as text (special tokens by name, '|' where the completion starts) instead of ids.")
+    @Option(
+            names = "--text",
+            description =
+                    "Print the rendering as text (special tokens by name, '|' where the completion starts) instead of ids.")
     boolean text;
 
     @Override

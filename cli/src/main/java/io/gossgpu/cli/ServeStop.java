@@ -1,12 +1,11 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.server.GossServer;
-import sun.misc.Signal;
-import sun.misc.SignalHandler;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * How {@code goss-gpu serve} stops: the first SIGTERM or SIGINT (Ctrl-C) releases {@link #signalled}, and the serve
@@ -21,17 +20,19 @@ final class ServeStop {
 
     ServeStop(GossServer server) {
         this.server = server;
-        this.hook = new Thread(() -> {
-            signalled.countDown();
-            server.close();
-        }, "goss-serve-shutdown");
+        this.hook = new Thread(
+                () -> {
+                    signalled.countDown();
+                    server.close();
+                },
+                "goss-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
     /** Handles SIGTERM and SIGINT until closed (then the previous handlers are back). */
     AutoCloseable onSignals() {
         List<Runnable> restore = new ArrayList<>();
-        for (String name : new String[]{"TERM", "INT"}) {
+        for (String name : new String[] {"TERM", "INT"}) {
             try {
                 Signal signal = new Signal(name);
                 SignalHandler previous = Signal.handle(signal, s -> received(s.getName()));

@@ -6,10 +6,9 @@ import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.encoder.Encoder;
-import org.slf4j.LoggerFactory;
-
 import java.io.OutputStream;
 import java.util.Locale;
+import org.slf4j.LoggerFactory;
 
 /**
  * The server's log output, set once by {@code goss-gpu serve}: {@link Format#TEXT} lines for people, or
@@ -20,7 +19,8 @@ import java.util.Locale;
  */
 final class ServerLogging {
     enum Format {
-        TEXT, JSON;
+        TEXT,
+        JSON;
 
         /** {@code text} or {@code json}. */
         static Format parse(String s) {
@@ -36,7 +36,8 @@ final class ServerLogging {
 
     /** Sends every log event at INFO and above (Jetty's and Javalin's at WARN and above) to {@code out} in {@code format}. */
     static void configure(Format format, OutputStream out) {
-        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx)) return; // an embedding application's own logging
+        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext ctx))
+            return; // an embedding application's own logging
         ctx.reset();
         Encoder<ILoggingEvent> encoder;
         if (format == Format.JSON) {

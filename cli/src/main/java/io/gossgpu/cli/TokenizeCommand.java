@@ -3,19 +3,20 @@ package io.gossgpu.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Tokens;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /** {@code goss-gpu tokenize}: text → o200k_harmony token ids, comma-separated. */
-@Command(name = "tokenize", header = "Print the token ids of text.",
+@Command(
+        name = "tokenize",
+        header = "Print the token ids of text.",
         description = "Print the token ids of text (from --text or stdin), comma-separated on one line.")
 final class TokenizeCommand implements Runnable {
     @Mixin

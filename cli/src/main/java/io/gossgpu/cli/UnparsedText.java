@@ -1,7 +1,6 @@
 package io.gossgpu.cli;
 
 import io.gossgpu.api.Tokens;
-
 import java.io.PrintStream;
 
 /**

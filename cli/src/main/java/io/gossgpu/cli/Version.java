@@ -1,10 +1,9 @@
 package io.gossgpu.cli;
 
-import picocli.CommandLine.IVersionProvider;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
+import picocli.CommandLine.IVersionProvider;
 
 /** The version the build wrote into {@code version.properties} (the project's Maven version). */
 final class Version implements IVersionProvider {
@@ -20,6 +19,6 @@ final class Version implements IVersionProvider {
 
     @Override
     public String[] getVersion() {
-        return new String[]{"goss-gpu " + number() + " (Java " + Runtime.version() + ")"};
+        return new String[] {"goss-gpu " + number() + " (Java " + Runtime.version() + ")"};
     }
 }

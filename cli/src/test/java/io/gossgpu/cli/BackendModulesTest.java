@@ -1,8 +1,10 @@
 package io.gossgpu.cli;
 
-import io.gossgpu.backend.BackendProvider;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gossgpu.backend.BackendProvider;
 import java.lang.module.ModuleDescriptor;
 import java.lang.module.ModuleFinder;
 import java.lang.module.ModuleReference;
@@ -12,10 +14,7 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The module descriptors of engine-core and the backends, as built, read from wherever the class path found
@@ -26,38 +25,55 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class BackendModulesTest {
     /** The project's modules that run on the class path today, named as engine-core's qualified exports name them. */
-    private static final Set<String> CLASS_PATH_MODULES = Set.of("io.gossgpu.cli", "io.gossgpu.server", "io.gossgpu.langchain4j",
-            "io.gossgpu.springai", "io.gossgpu.springai.autoconfigure", "io.gossgpu.benchmarks");
+    private static final Set<String> CLASS_PATH_MODULES = Set.of(
+            "io.gossgpu.cli",
+            "io.gossgpu.server",
+            "io.gossgpu.langchain4j",
+            "io.gossgpu.springai",
+            "io.gossgpu.springai.autoconfigure",
+            "io.gossgpu.benchmarks");
 
     @Test
     void everyBackendIsANamedModuleThatExportsNothingAndProvidesItsBackend() throws Exception {
         Map<String, ModuleDescriptor> modules = new TreeMap<>();
         Map<String, Set<String>> providers = new TreeMap<>();
-        for (ServiceLoader.Provider<BackendProvider> p : ServiceLoader.load(BackendProvider.class).stream().toList()) {
+        for (ServiceLoader.Provider<BackendProvider> p :
+                ServiceLoader.load(BackendProvider.class).stream().toList()) {
             ModuleDescriptor d = descriptor(p.type());
             modules.put(d.name(), d);
-            providers.computeIfAbsent(d.name(), k -> new TreeSet<>()).add(p.type().getName());
+            providers
+                    .computeIfAbsent(d.name(), k -> new TreeSet<>())
+                    .add(p.type().getName());
         }
-        assertEquals(Set.of("io.gossgpu.core", "io.gossgpu.cuda", "io.gossgpu.opencl", "io.gossgpu.metal"), modules.keySet());
+        assertEquals(
+                Set.of("io.gossgpu.core", "io.gossgpu.cuda", "io.gossgpu.opencl", "io.gossgpu.metal"),
+                modules.keySet());
         for (ModuleDescriptor d : modules.values()) {
             Set<String> provided = new TreeSet<>();
-            d.provides().stream().filter(p -> p.service().equals(BackendProvider.class.getName())).forEach(p -> provided.addAll(p.providers()));
-            assertEquals(providers.get(d.name()), provided, d.name() + " provides the backends META-INF/services lists");
+            d.provides().stream()
+                    .filter(p -> p.service().equals(BackendProvider.class.getName()))
+                    .forEach(p -> provided.addAll(p.providers()));
+            assertEquals(
+                    providers.get(d.name()), provided, d.name() + " provides the backends META-INF/services lists");
             if (d.name().equals("io.gossgpu.core")) continue;
             assertEquals(Set.of(), d.exports(), d.name() + " exports nothing: it is found through the SPI");
-            assertTrue(d.requires().stream().anyMatch(r -> r.name().equals("io.gossgpu.core")), d.name() + " requires io.gossgpu.core");
+            assertTrue(
+                    d.requires().stream().anyMatch(r -> r.name().equals("io.gossgpu.core")),
+                    d.name() + " requires io.gossgpu.core");
         }
         Set<String> known = new TreeSet<>(CLASS_PATH_MODULES);
         known.addAll(modules.keySet());
         for (ModuleDescriptor.Exports e : modules.get("io.gossgpu.core").exports()) {
             Set<String> unknown = new TreeSet<>(e.targets());
             unknown.removeAll(known);
-            assertEquals(Set.of(), unknown, "engine-core exports " + e.source() + " to modules the project does not have");
+            assertEquals(
+                    Set.of(), unknown, "engine-core exports " + e.source() + " to modules the project does not have");
         }
     }
 
     private static ModuleDescriptor descriptor(Class<?> type) throws Exception {
-        Path where = Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path where =
+                Path.of(type.getProtectionDomain().getCodeSource().getLocation().toURI());
         Set<ModuleReference> found = ModuleFinder.of(where).findAll();
         assertEquals(1, found.size(), "one module at " + where);
         ModuleDescriptor d = found.iterator().next().descriptor();

@@ -1,24 +1,23 @@
 package io.gossgpu.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.bench.DecodeTraffic;
+import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.forward.OpKind;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
-
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 /** {@code goss-gpu bench}'s options, and one short run on the tiny model (its names and byte counts; no speed is asserted). */
 class BenchCommandTest extends TinyModelTest {
@@ -34,7 +33,9 @@ class BenchCommandTest extends TinyModelTest {
         assertEquals(List.of(0, 8192), o.depths());
         assertEquals(List.of(64, 512), o.prompts());
         assertEquals(List.of(32), o.gens());
-        assertEquals(List.of(4096, 0, 100), parse("-d", "4096", "--n-depth", "0,100").settings().depths());
+        assertEquals(
+                List.of(4096, 0, 100),
+                parse("-d", "4096", "--n-depth", "0,100").settings().depths());
         var defaults = parse().settings();
         assertEquals(List.of(0), defaults.depths());
         assertEquals(List.of(512), defaults.prompts());
@@ -60,7 +61,8 @@ class BenchCommandTest extends TinyModelTest {
         assertEquals("goss-gpu: bench: -d must be >= 0, got -5", r.err().strip());
         r = CommandLineTest.run("", "bench", "--model", model.toString(), "-p", "0", "-n", "0");
         assertEquals(1, r.code());
-        assertEquals("goss-gpu: bench: -p and -n are all 0: no test to run", r.err().strip());
+        assertEquals(
+                "goss-gpu: bench: -p and -n are all 0: no test to run", r.err().strip());
     }
 
     /** The backend the bench runs, for the bytes its weights take as it holds them (float dense weights as Q8_0). */
@@ -70,36 +72,86 @@ class BenchCommandTest extends TinyModelTest {
 
     @Test
     void runsEveryTestAtEveryDepthWithTheBytesOfItsPositions() throws Exception {
-        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
-                "-p", "8", "-n", "4", "-d", "16,0", "-r", "1", "--no-bandwidth-probe", "-o", "json");
+        CommandLineTest.Run r = CommandLineTest.run(
+                "",
+                "bench",
+                "--model",
+                model.toString(),
+                "--backend",
+                "cpu",
+                "--threads",
+                "2",
+                "-p",
+                "8",
+                "-n",
+                "4",
+                "-d",
+                "16,0",
+                "-r",
+                "1",
+                "--no-bandwidth-probe",
+                "-o",
+                "json");
         assertEquals(0, r.code(), r.err());
         JsonNode report = new ObjectMapper().readTree(r.out());
         List<String> tests = new ArrayList<>();
         for (JsonNode row : report.get("rows")) tests.add(row.get("test").asText());
         assertEquals(List.of("pp8", "tg4", "pp8 @ d16", "tg4 @ d16"), tests);
         assertEquals(2, report.get("threads").asInt());
-        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults()); Backend cpu = cpu()) {
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
+                Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
             LoadedWeights held = cpu.loadWeights(w);
-            assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 0, 4), report.get("rows").get(1).get("bytesPerToken").asLong());
-            assertEquals(DecodeTraffic.meanBytesPerToken(w, held, 16, 4), report.get("rows").get(3).get("bytesPerToken").asLong());
+            assertEquals(
+                    DecodeTraffic.meanBytesPerToken(w, held, 0, 4),
+                    report.get("rows").get(1).get("bytesPerToken").asLong());
+            assertEquals(
+                    DecodeTraffic.meanBytesPerToken(w, held, 16, 4),
+                    report.get("rows").get(3).get("bytesPerToken").asLong());
             held.close();
         }
         for (JsonNode row : report.get("rows")) {
             assertTrue(row.get("tokensPerSecond").asDouble() > 0, row.toString());
             assertEquals(1, row.get("samples").size(), row.toString());
-            assertEquals(row.get("tokensPerSecond").asDouble(), row.get("samples").get(0).asDouble(), 1e-9);
+            assertEquals(
+                    row.get("tokensPerSecond").asDouble(),
+                    row.get("samples").get(0).asDouble(),
+                    1e-9);
         }
         // one untimed warm-up of each test by default, then the timed run
-        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 warm-up 1:")).count(), r.err());
-        assertEquals(1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 rep 1:")).count(), r.err());
+        assertEquals(
+                1,
+                r.err()
+                        .lines()
+                        .filter(l -> l.startsWith("tg4 @ d16 warm-up 1:"))
+                        .count(),
+                r.err());
+        assertEquals(
+                1, r.err().lines().filter(l -> l.startsWith("tg4 @ d16 rep 1:")).count(), r.err());
         assertTrue(r.err().contains("depth 16: filled 16 tokens"), r.err());
     }
 
     @Test
     void opTimesSplitEachTestsStepByOpKindWithEachOpsBytes() throws Exception {
-        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
-                "-p", "8", "-n", "16", "-r", "1", "--no-bandwidth-probe", "--op-times", "-o", "json");
+        CommandLineTest.Run r = CommandLineTest.run(
+                "",
+                "bench",
+                "--model",
+                model.toString(),
+                "--backend",
+                "cpu",
+                "--threads",
+                "2",
+                "-p",
+                "8",
+                "-n",
+                "16",
+                "-r",
+                "1",
+                "--no-bandwidth-probe",
+                "--op-times",
+                "-o",
+                "json");
         assertEquals(0, r.code(), r.err());
         List<String> lines = r.err().lines().toList();
         int at = lines.indexOf("tg16, time per op kind over 16 tokens:");
@@ -108,7 +160,8 @@ class BenchCommandTest extends TinyModelTest {
         double sum = 0;
         // columns: op, ms/token, share, in jobs, idle, MB/token, GB/s; the cpu backend's MoE as three rows
         List<String> names = opRowNames();
-        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults()); Backend cpu = cpu()) {
+        try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
+                Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
             LoadedWeights held = cpu.loadWeights(w);
             for (int i = 0; i < names.size(); i++) {
@@ -120,7 +173,9 @@ class BenchCommandTest extends TinyModelTest {
                     case "moe gate_up" -> DecodeTraffic.moeBytesPerToken(w, held, true);
                     case "moe down" -> DecodeTraffic.moeBytesPerToken(w, held, false);
                     case "moe other" -> 0;
-                    default -> DecodeTraffic.meanBytesPerToken(w, held, 0, 16, OpKind.valueOf(f[0].toUpperCase(java.util.Locale.ROOT)));
+                    default ->
+                        DecodeTraffic.meanBytesPerToken(
+                                w, held, 0, 16, OpKind.valueOf(f[0].toUpperCase(java.util.Locale.ROOT)));
                 };
                 assertEquals(bytes / 1e6, Double.parseDouble(f[5]), 0.0051, lines.get(at + 2 + i));
             }
@@ -134,19 +189,44 @@ class BenchCommandTest extends TinyModelTest {
         // here is about 0.1 ms, so one scheduler stall on a busy machine moves it by tens of percent (CI saw 0.141
         // against 0.086 over 4 tokens): 16 tokens and a factor-of-two band still catch a total reported per token
         // as per run (x16) or the reverse.
-        double tps = new ObjectMapper().readTree(r.out()).get("rows").get(1).get("tokensPerSecond").asDouble();
+        double tps = new ObjectMapper()
+                .readTree(r.out())
+                .get("rows")
+                .get(1)
+                .get("tokensPerSecond")
+                .asDouble();
         double step1 = Double.parseDouble(step[1]);
-        assertTrue(step1 > 0.5 * 1000 / tps && step1 < 2 * 1000 / tps, "step " + step1 + " ms against " + 1000 / tps + " ms per token\n" + r.err());
+        assertTrue(
+                step1 > 0.5 * 1000 / tps && step1 < 2 * 1000 / tps,
+                "step " + step1 + " ms against " + 1000 / tps + " ms per token\n" + r.err());
     }
 
     @Test
     void opTimesProfileEachStreamCountOverEveryTokenOfItsTimedRuns() {
-        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "2",
-                "-p", "0", "-n", "4", "-r", "2", "-np", "1,3", "--no-bandwidth-probe", "--op-times");
+        CommandLineTest.Run r = CommandLineTest.run(
+                "",
+                "bench",
+                "--model",
+                model.toString(),
+                "--backend",
+                "cpu",
+                "--threads",
+                "2",
+                "-p",
+                "0",
+                "-n",
+                "4",
+                "-r",
+                "2",
+                "-np",
+                "1,3",
+                "--no-bandwidth-probe",
+                "--op-times");
         assertEquals(0, r.code(), r.err());
         List<String> lines = r.err().lines().toList();
         // 2 timed runs of 4 tokens per stream; the warm-up run does not count
-        for (String test : List.of("tg4 x1, time per op kind over 8 tokens:", "tg4 x3, time per op kind over 24 tokens:")) {
+        for (String test :
+                List.of("tg4 x1, time per op kind over 8 tokens:", "tg4 x3, time per op kind over 24 tokens:")) {
             int at = lines.indexOf(test);
             assertTrue(at >= 0, test + " missing in\n" + r.err());
             double sum = 0;
@@ -184,13 +264,31 @@ class BenchCommandTest extends TinyModelTest {
 
     @Test
     void theMarkdownHeaderNamesTheCpuAndTheBandwidth() {
-        CommandLineTest.Run r = CommandLineTest.run("", "bench", "--model", model.toString(), "--backend", "cpu", "--threads", "1",
-                "-p", "4", "-n", "2", "-r", "2", "-w", "0", "--bandwidth", "20");
+        CommandLineTest.Run r = CommandLineTest.run(
+                "",
+                "bench",
+                "--model",
+                model.toString(),
+                "--backend",
+                "cpu",
+                "--threads",
+                "1",
+                "-p",
+                "4",
+                "-n",
+                "2",
+                "-r",
+                "2",
+                "-w",
+                "0",
+                "--bandwidth",
+                "20");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("backend: cpu") && r.out().contains("· 1 thread\n"), r.out());
         assertTrue(r.out().lines().anyMatch(l -> l.startsWith("cpu: ") && l.contains("flags: ")), r.out());
         assertTrue(r.out().contains("bandwidth: 20.0 GB/s (given with --bandwidth)"), r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("| tiny | cpu | tg2 |") && l.endsWith("t/s) |")), r.out());
+        assertTrue(
+                r.out().lines().anyMatch(l -> l.startsWith("| tiny | cpu | tg2 |") && l.endsWith("t/s) |")), r.out());
         assertTrue(r.out().contains("over 2 timed runs after 0 untimed"), r.out());
         assertTrue(r.err().lines().noneMatch(l -> l.contains("warm-up")), r.err());
     }

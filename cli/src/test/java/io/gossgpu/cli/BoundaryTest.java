@@ -1,6 +1,6 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -21,8 +21,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
 
 /**
  * The boundary of the applications: cli and server use the engine through the api package
@@ -36,9 +35,10 @@ class BoundaryTest {
     /** Engine classes cli and server still use outside the api: each is work not done, with why it is there. */
     private static final Set<String> NOT_YET = new TreeSet<>(List.of(
             // (empty: cli's developer commands reach the engine through io.gossgpu.tools)
-    ));
+            ));
 
-    private static final Pattern CLASS_NAME = Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
+    private static final Pattern CLASS_NAME =
+            Pattern.compile("\\bio\\.gossgpu\\.((?:[a-z0-9_]+\\.)*[a-z0-9_]+)\\.([A-Z]\\w*)");
 
     @Test
     void cliAndServerUseTheApiAndTheSpiOnly() throws IOException {
@@ -52,7 +52,10 @@ class BoundaryTest {
         stale.removeAll(outside.keySet());
         StringBuilder why = new StringBuilder();
         for (String u : unexpected) why.append("\n  ").append(u).append(" in ").append(outside.get(u));
-        assertEquals(Set.of(), unexpected, "cli/server use engine classes outside io.gossgpu.api and the backend SPI:" + why);
+        assertEquals(
+                Set.of(),
+                unexpected,
+                "cli/server use engine classes outside io.gossgpu.api and the backend SPI:" + why);
         assertEquals(Set.of(), stale, "no longer used: remove from NOT_YET");
     }
 
@@ -67,13 +70,18 @@ class BoundaryTest {
                 for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
                     String code = withoutComments(Files.readString(f));
                     for (String own : List.of("maxContextLength", "exceeds this model's maximum"))
-                        assertEquals(-1, code.indexOf(own), f + " checks the context itself (" + own + "); Engine.open does");
+                        assertEquals(
+                                -1,
+                                code.indexOf(own),
+                                f + " checks the context itself (" + own + "); Engine.open does");
                 }
             }
     }
 
     /** Every engine class named in {@code module}'s main code outside {@code allowed} packages and the api's surface. */
-    private static void scan(String module, Path root, Set<String> allowed, Set<String> surface, Map<String, List<String>> outside) throws IOException {
+    private static void scan(
+            String module, Path root, Set<String> allowed, Set<String> surface, Map<String, List<String>> outside)
+            throws IOException {
         try (Stream<Path> files = Files.walk(root)) {
             for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
                 String code = withoutComments(Files.readString(f));
@@ -81,7 +89,8 @@ class BoundaryTest {
                 while (m.find()) {
                     String pkg = m.group(1), cls = "io.gossgpu." + pkg + "." + m.group(2);
                     if (allowed.contains(pkg) || surface.contains(cls)) continue;
-                    outside.computeIfAbsent(module + " " + cls, k -> new ArrayList<>()).add(f.getFileName().toString());
+                    outside.computeIfAbsent(module + " " + cls, k -> new ArrayList<>())
+                            .add(f.getFileName().toString());
                 }
             }
         }
@@ -98,10 +107,12 @@ class BoundaryTest {
     static Set<String> apiSurface() throws IOException {
         Set<String> out = new TreeSet<>();
         try (Stream<Path> files = Files.list(Path.of("../engine-core/src/main/java/io/gossgpu/api"))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java") && !p.endsWith("package-info.java")).toList()) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java") && !p.endsWith("package-info.java"))
+                    .toList()) {
                 Class<?> c;
                 try {
-                    c = Class.forName("io.gossgpu.api." + f.getFileName().toString().replace(".java", ""));
+                    c = Class.forName(
+                            "io.gossgpu.api." + f.getFileName().toString().replace(".java", ""));
                 } catch (ClassNotFoundException e) {
                     throw new AssertionError(e);
                 }
@@ -130,7 +141,8 @@ class BoundaryTest {
             for (Type b : w.getUpperBounds()) add(b, out);
         } else if (t instanceof Class<?> c) {
             while (c.isArray()) c = c.getComponentType();
-            if (!c.getName().startsWith("io.gossgpu.") || !out.add(topLevel(c).getName().replace('$', '.'))) return;
+            if (!c.getName().startsWith("io.gossgpu.")
+                    || !out.add(topLevel(c).getName().replace('$', '.'))) return;
             for (Class<?> n : topLevel(c).getClasses()) out.add(n.getName().replace('$', '.'));
         }
     }

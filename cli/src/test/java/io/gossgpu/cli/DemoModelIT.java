@@ -1,7 +1,8 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -10,10 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's first command on a fresh machine: {@code goss-gpu --prompt "What is 17 + 25?" -n 64} with no
@@ -33,13 +32,17 @@ class DemoModelIT {
         assertTrue(Files.isRegularFile(Path.of(jar)), "no " + jar + " (this test runs after package)");
         List<String> cmd = new java.util.ArrayList<>(List.of(java, "-Duser.home=" + dir.resolve("home"), "-jar", jar));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(dir.resolve("out.txt").toFile()).redirectError(dir.resolve("err.txt").toFile());
+        ProcessBuilder pb = new ProcessBuilder(cmd)
+                .redirectOutput(dir.resolve("out.txt").toFile())
+                .redirectError(dir.resolve("err.txt").toFile());
         Map<String, String> env = pb.environment();
-        for (String k : List.of("GOSS_MODEL", "HF_HOME", "HF_HUB_CACHE", "OLLAMA_MODELS", "GOSS_BACKEND")) env.remove(k);
+        for (String k : List.of("GOSS_MODEL", "HF_HOME", "HF_HUB_CACHE", "OLLAMA_MODELS", "GOSS_BACKEND"))
+            env.remove(k);
         env.put("XDG_CACHE_HOME", dir.resolve("cache").toString());
         Process p = pb.start();
         assertTrue(p.waitFor(180, TimeUnit.SECONDS), "goss-gpu did not finish");
-        return new Run(p.exitValue(), Files.readString(dir.resolve("out.txt")), Files.readString(dir.resolve("err.txt")));
+        return new Run(
+                p.exitValue(), Files.readString(dir.resolve("out.txt")), Files.readString(dir.resolve("err.txt")));
     }
 
     @Test
@@ -47,7 +50,11 @@ class DemoModelIT {
         Files.createDirectories(dir.resolve("home"));
         Run first = goss("--prompt", "What is 17 + 25?", "-n", "64", "--backend", "cpu");
         assertEquals(0, first.code(), first.err());
-        assertTrue(first.err().contains("unpacking the demo model to " + dir.resolve("cache").resolve("goss-gpu")), first.err());
+        assertTrue(
+                first.err()
+                        .contains("unpacking the demo model to "
+                                + dir.resolve("cache").resolve("goss-gpu")),
+                first.err());
         assertTrue(first.err().contains("not gpt-oss"), first.err());
         String out = first.out();
         int reasoning = out.indexOf("7 + 5 = 12"), answer = out.lastIndexOf("42");

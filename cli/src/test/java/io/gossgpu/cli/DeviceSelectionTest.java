@@ -1,17 +1,16 @@
 package io.gossgpu.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.opencl.OpenCl;
 import io.gossgpu.opencl.OpenClBackendProvider;
-import org.junit.jupiter.api.Test;
-
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The command line picks and lists devices through the backend SPI ({@link BackendProvider#deviceSetting()},
@@ -24,7 +23,9 @@ class DeviceSelectionTest {
         ModelOptions o = new ModelOptions();
         o.device = "1"; // as --device 1 sets it
         BackendOptions b = o.backendOptions();
-        List<String> settings = Backends.providers().stream().flatMap(p -> p.deviceSetting().stream()).toList();
+        List<String> settings = Backends.providers().stream()
+                .flatMap(p -> p.deviceSetting().stream())
+                .toList();
         assertEquals(List.of(OpenCl.DEVICE), settings, "only opencl offers a choice of device today");
         assertEquals("1", b.get(OpenCl.DEVICE));
     }
@@ -35,12 +36,23 @@ class DeviceSelectionTest {
         ModelOptions o = new ModelOptions();
         o.threads = 3; // as --threads 3 sets it
         BackendOptions b = o.backendOptions();
-        List<String> settings = Backends.providers().stream().flatMap(p -> p.threadsSetting().stream()).toList();
+        List<String> settings = Backends.providers().stream()
+                .flatMap(p -> p.threadsSetting().stream())
+                .toList();
         assertEquals(List.of("GOSS_CPU_THREADS"), settings, "only cpu runs on a choice of threads today");
         assertEquals("3", b.get("GOSS_CPU_THREADS"));
         assertEquals("--threads", b.source("GOSS_CPU_THREADS"));
-        BackendProvider cpu = Backends.providers().stream().filter(p -> p.name().equals("cpu")).findFirst().orElseThrow();
-        assertEquals(3, cpu.knobStates(b).stream().filter(k -> k.knob().envName().equals("GOSS_CPU_THREADS")).findFirst().orElseThrow().value());
+        BackendProvider cpu = Backends.providers().stream()
+                .filter(p -> p.name().equals("cpu"))
+                .findFirst()
+                .orElseThrow();
+        assertEquals(
+                3,
+                cpu.knobStates(b).stream()
+                        .filter(k -> k.knob().envName().equals("GOSS_CPU_THREADS"))
+                        .findFirst()
+                        .orElseThrow()
+                        .value());
     }
 
     @Test

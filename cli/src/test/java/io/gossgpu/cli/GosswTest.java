@@ -1,7 +1,8 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -9,10 +10,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The first {@code ./gossw run} printed Maven's build lines and an escape code (ESC[0m, which Maven 3.8's
@@ -38,14 +37,19 @@ class GosswTest {
         script(root.resolve("jdk/bin/java"), "echo \"the answer ($*)\"");
 
         Process p = new ProcessBuilder("bash", root.resolve("gossw").toString(), "run", "--prompt", "hi")
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
         byte[] err = p.getErrorStream().readAllBytes(); // small: neither pipe fills while the other is read
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String e = new String(err, StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), e);
         assertEquals("the answer (-jar " + root.resolve("cli/target/goss-gpu.jar") + " --prompt hi)\n", out);
-        assertTrue(e.contains("[INFO] Building goss-gpu") && e.contains("WARNING: something") && e.contains("building goss-gpu.jar"), e);
+        assertTrue(
+                e.contains("[INFO] Building goss-gpu")
+                        && e.contains("WARNING: something")
+                        && e.contains("building goss-gpu.jar"),
+                e);
         assertFalse(e.contains("\u001b"), "escape codes on a stderr that is no terminal: " + e);
     }
 

@@ -1,17 +1,16 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
 /** Help that reads whole and one version string from the build. */
 class HelpTextTest {
-    private static final List<String> SUBCOMMANDS = List.of("info", "make-test-model", "tokenize", "detokenize", "logits", "verify",
-            "bench", "tune", "serve");
+    private static final List<String> SUBCOMMANDS =
+            List.of("info", "make-test-model", "tokenize", "detokenize", "logits", "verify", "bench", "tune", "serve");
 
     @Test
     void everySubcommandSummaryIsAWholeSentence() {
@@ -19,7 +18,10 @@ class HelpTextTest {
         assertEquals(0, r.code(), r.err());
         String commands = r.out().substring(r.out().indexOf("Commands:"));
         for (String name : SUBCOMMANDS) {
-            String line = commands.lines().filter(l -> l.trim().startsWith(name + " ")).findFirst().orElseThrow(() -> new AssertionError(name + " missing:\n" + r.out()));
+            String line = commands.lines()
+                    .filter(l -> l.trim().startsWith(name + " "))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError(name + " missing:\n" + r.out()));
             assertTrue(line.strip().endsWith("."), "summary of " + name + " is cut: " + line);
         }
         assertTrue(commands.contains("help"), r.out());
@@ -31,7 +33,8 @@ class HelpTextTest {
             CommandLineTest.Run r = CommandLineTest.run("", name, "--help");
             assertEquals(0, r.code(), name + ": " + r.err());
             assertFalse(r.out().contains("-V, --version"), name + " lists -V:\n" + r.out());
-            for (String l : r.out().lines().toList()) assertFalse(l.stripTrailing().matches(".*(~/\\.|/)$"), name + ": a path broken at: " + l);
+            for (String l : r.out().lines().toList())
+                assertFalse(l.stripTrailing().matches(".*(~/\\.|/)$"), name + ": a path broken at: " + l);
         }
         CommandLineTest.Run help = CommandLineTest.run("", "help", "info");
         assertEquals(0, help.code(), help.err());

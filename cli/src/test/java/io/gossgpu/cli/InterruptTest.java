@@ -1,17 +1,16 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
-import sun.misc.Signal;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
+import sun.misc.Signal;
 
 /** Ctrl-C as a shell treats it; the tmux-driven .ci/interrupt-test.sh covers the terminal. */
 class InterruptTest {
@@ -54,7 +53,8 @@ class InterruptTest {
 
     @Test
     void aRealSigintReachesTheReplyAgainAndAgain() throws InterruptedException {
-        assumeTrue(Interrupt.install(interrupt),
+        assumeTrue(
+                Interrupt.install(interrupt),
                 "SIGINT was ignored when this JVM started (e.g. Maven run as a background job of a shell without job control), so no handler can be installed");
         for (int turn = 0; turn < 3; turn++) {
             CountDownLatch cancelled = new CountDownLatch(1);

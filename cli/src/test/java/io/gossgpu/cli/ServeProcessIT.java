@@ -1,9 +1,9 @@
 package io.gossgpu.cli;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import sun.misc.Signal;
-import sun.misc.SignalHandler;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,11 +20,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * Finding 1, end to end: {@code java -jar goss-gpu.jar serve} as a supervisor runs it. SIGTERM to the started
@@ -37,7 +36,8 @@ class ServeProcessIT {
     @TempDir
     Path dir;
 
-    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    static final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     @Test
     void sigtermWhileStreamingDrainsAndLeavesNothingBehind() throws Exception {
@@ -48,20 +48,37 @@ class ServeProcessIT {
             awaitReady(server, port);
             // the options reach the server: the key guards the API, the model is named after its folder
             String base = "http://127.0.0.1:" + port;
-            assertEquals(401, http.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
-            HttpResponse<String> models = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/models")).header("Authorization", "Bearer k").build(),
+            assertEquals(
+                    401,
+                    http.send(
+                                    HttpRequest.newBuilder(URI.create(base + "/v1/models"))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString())
+                            .statusCode());
+            HttpResponse<String> models = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/v1/models"))
+                            .header("Authorization", "Bearer k")
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertTrue(models.body().contains("\"id\":\"m\""), models.body());
-            HttpResponse<String> chat = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
-                    .header("Authorization", "Bearer k").header("Content-Type", "application/json").timeout(Duration.ofSeconds(60))
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> chat = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/v1/chat/completions"))
+                            .header("Authorization", "Bearer k")
+                            .header("Content-Type", "application/json")
+                            .timeout(Duration.ofSeconds(60))
+                            .POST(
+                                    HttpRequest.BodyPublishers.ofString(
+                                            "{\"model\":\"m\",\"max_tokens\":2,\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertEquals(200, chat.statusCode(), chat.body());
             assertTrue(chat.body().contains("\"completion_tokens\":2"), chat.body());
             // A long reply that the 8 s drain cannot finish, and beside it (the second slot) a short one that it can: 4
             // tokens. (12 did not always fit a 3 s drain on a loaded 2-core machine: ~300 ms a step for the two.)
-            try (Socket stream = startStream(port, 1500); Socket shortStream = startStream(port, 4)) {
-                List<ProcessHandle> family = List.copyOf(server.toHandle().descendants().toList());
+            try (Socket stream = startStream(port, 1500);
+                    Socket shortStream = startStream(port, 4)) {
+                List<ProcessHandle> family =
+                        List.copyOf(server.toHandle().descendants().toList());
                 long t0 = System.nanoTime();
                 signal("TERM", server.pid());
                 String shortRest = new String(shortStream.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -69,9 +86,13 @@ class ServeProcessIT {
                 double s = (System.nanoTime() - t0) / 1e9;
                 assertTrue(server.waitFor(60, TimeUnit.SECONDS), "the server did not stop");
                 System.out.printf("stream ended %.1f s after SIGTERM (drain 8 s); exit %d%n", s, server.exitValue());
-                assertTrue(log(server).contains("shutting down: 2 running requests"), "both were running at SIGTERM: " + log(server));
+                assertTrue(
+                        log(server).contains("shutting down: 2 running requests"),
+                        "both were running at SIGTERM: " + log(server));
                 // The short request in flight at SIGTERM finishes whole within the drain ...
-                assertTrue(shortRest.matches("(?s).*\"finish_reason\":\"(length|stop)\".*data: \\[DONE]\n\n.*"), shortRest + "\n" + log(server));
+                assertTrue(
+                        shortRest.matches("(?s).*\"finish_reason\":\"(length|stop)\".*data: \\[DONE]\n\n.*"),
+                        shortRest + "\n" + log(server));
                 assertFalse(shortRest.contains("shutting_down"), shortRest);
                 // ... the long one is cut visibly once the drain time is up, not before it and not much after.
                 assertTrue(rest.contains("\"code\":\"shutting_down\""), rest);
@@ -108,7 +129,8 @@ class ServeProcessIT {
                 String rest = new String(stream.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 double s = (System.nanoTime() - t0) / 1e9;
                 assertTrue(server.waitFor(60, TimeUnit.SECONDS), "the server did not stop");
-                System.out.printf("stream ended %.1f s after the second SIGTERM (drain 120 s); exit %d%n", s, server.exitValue());
+                System.out.printf(
+                        "stream ended %.1f s after the second SIGTERM (drain 120 s); exit %d%n", s, server.exitValue());
                 assertTrue(rest.contains("\"code\":\"shutting_down\"") && !rest.contains("[DONE]"), rest);
                 assertTrue(s < 10, "the second SIGTERM ended the stream " + s + " s later");
                 assertEquals(0, server.exitValue(), log(server));
@@ -130,30 +152,52 @@ class ServeProcessIT {
         int port = freePort();
         String javaBin = ProcessHandle.current().info().command().orElseThrow();
         String jar = System.getProperty("goss.jar", "target/goss-gpu.jar");
-        ProcessBuilder pb = new ProcessBuilder(javaBin, "-Duser.home=" + dir, "-jar", jar, "serve", "--backend", "reference",
-                "--port", String.valueOf(port), "--log-format", "json").redirectErrorStream(true).redirectOutput(dir.resolve("serve.log").toFile());
+        ProcessBuilder pb = new ProcessBuilder(
+                        javaBin,
+                        "-Duser.home=" + dir,
+                        "-jar",
+                        jar,
+                        "serve",
+                        "--backend",
+                        "reference",
+                        "--port",
+                        String.valueOf(port),
+                        "--log-format",
+                        "json")
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("serve.log").toFile());
         pb.environment().remove("GOSS_MODEL");
         pb.environment().put("XDG_CACHE_HOME", dir.resolve("cache").toString());
         Process server = pb.start();
         try {
             awaitReady(server, port);
             String readme = Files.readString(Path.of("../README.md"));
-            java.util.regex.Matcher curl = java.util.regex.Pattern.compile("-d '(\\{\"model\".*)'").matcher(
-                    readme.substring(readme.indexOf("## Serving an OpenAI-compatible API")));
+            java.util.regex.Matcher curl = java.util.regex.Pattern.compile("-d '(\\{\"model\".*)'")
+                    .matcher(readme.substring(readme.indexOf("## Serving an OpenAI-compatible API")));
             assertTrue(curl.find(), "no curl -d in the README's server section");
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
-                    .header("Content-Type", "application/json").timeout(Duration.ofSeconds(120))
-                    .POST(HttpRequest.BodyPublishers.ofString(curl.group(1))).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat/completions"))
+                            .header("Content-Type", "application/json")
+                            .timeout(Duration.ofSeconds(120))
+                            .POST(HttpRequest.BodyPublishers.ofString(curl.group(1)))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode(), curl.group(1) + " -> " + r.body());
             signal("TERM", server.pid());
             assertTrue(server.waitFor(60, TimeUnit.SECONDS), "the server did not stop");
             assertEquals(0, server.exitValue(), log(server));
             List<String> lines = log(server).lines().toList();
             com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-            for (String line : lines) assertTrue(line.startsWith("{") && json.readTree(line).isObject(), "not a JSON line: " + line);
-            assertTrue(lines.stream().anyMatch(l -> l.contains("\"logger\":\"jvm\"") && l.contains("Using incubator modules")), log(server));
+            for (String line : lines)
+                assertTrue(line.startsWith("{") && json.readTree(line).isObject(), "not a JSON line: " + line);
+            assertTrue(
+                    lines.stream()
+                            .anyMatch(l -> l.contains("\"logger\":\"jvm\"") && l.contains("Using incubator modules")),
+                    log(server));
             assertTrue(lines.stream().anyMatch(l -> l.contains("using the built-in DEMO model")), log(server));
-            assertTrue(lines.stream().anyMatch(l -> l.contains("\"message\":\"POST /v1/chat/completions 200\"")), log(server));
+            assertTrue(
+                    lines.stream().anyMatch(l -> l.contains("\"message\":\"POST /v1/chat/completions 200\"")),
+                    log(server));
         } finally {
             server.destroyForcibly();
         }
@@ -164,9 +208,11 @@ class ServeProcessIT {
         String body = "{\"model\":\"m\",\"stream\":true,\"temperature\":0,\"max_tokens\":" + maxTokens
                 + ",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}";
         Socket stream = new Socket("127.0.0.1", port);
-        stream.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
-                + "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
-                .getBytes(StandardCharsets.UTF_8));
+        stream.getOutputStream()
+                .write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer k\r\n"
+                                + "Content-Type: application/json\r\nConnection: close\r\nContent-Length: "
+                                + body.length() + "\r\n\r\n" + body)
+                        .getBytes(StandardCharsets.UTF_8));
         stream.setSoTimeout(150_000);
         InputStream in = stream.getInputStream();
         assertEquals("HTTP/1.1 200", new String(in.readNBytes(12), StandardCharsets.US_ASCII));
@@ -176,8 +222,10 @@ class ServeProcessIT {
 
     @Test
     void sigintStopsTheStartedProcess() throws Exception {
-        assumeFalse(sigintIgnored(), "SIGINT was ignored when this JVM started (e.g. Maven run as a background job of a shell "
-                + "without job control), and the server started from it inherits that, as a shell's background job does");
+        assumeFalse(
+                sigintIgnored(),
+                "SIGINT was ignored when this JVM started (e.g. Maven run as a background job of a shell "
+                        + "without job control), and the server started from it inherits that, as a shell's background job does");
         Path model = model();
         int port = freePort();
         Process server = serve(model, port);
@@ -204,8 +252,22 @@ class ServeProcessIT {
 
     private Path model() {
         Path m = dir.resolve("m");
-        assertEquals(0, CommandLineTest.run("", "make-test-model", "--format", "original", "--preset", "demo", "--layers", "2",
-                "--seed", "5", "--out", m.toString()).code());
+        assertEquals(
+                0,
+                CommandLineTest.run(
+                                "",
+                                "make-test-model",
+                                "--format",
+                                "original",
+                                "--preset",
+                                "demo",
+                                "--layers",
+                                "2",
+                                "--seed",
+                                "5",
+                                "--out",
+                                m.toString())
+                        .code());
         return m;
     }
 
@@ -213,10 +275,24 @@ class ServeProcessIT {
         String java = ProcessHandle.current().info().command().orElseThrow();
         String jar = System.getProperty("goss.jar", "target/goss-gpu.jar");
         assertTrue(Files.isRegularFile(Path.of(jar)), "no " + jar + " (this test runs after package)");
-        List<String> cmd = new java.util.ArrayList<>(List.of(java, "-jar", jar, "serve", "--model", model.toString(),
-                "--backend", "reference", "--port", String.valueOf(port), "--context", "2048"));
+        List<String> cmd = new java.util.ArrayList<>(List.of(
+                java,
+                "-jar",
+                jar,
+                "serve",
+                "--model",
+                model.toString(),
+                "--backend",
+                "reference",
+                "--port",
+                String.valueOf(port),
+                "--context",
+                "2048"));
         cmd.addAll(List.of(extra));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("serve.log").toFile()).start();
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("serve.log").toFile())
+                .start();
     }
 
     private String log(Process p) {
@@ -232,7 +308,9 @@ class ServeProcessIT {
         while (System.nanoTime() < deadline) {
             assertTrue(server.isAlive(), "the server died: " + log(server));
             try {
-                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready")).build(),
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready"))
+                                .build(),
                         HttpResponse.BodyHandlers.ofString());
                 if (r.statusCode() == 200) return;
             } catch (IOException notYet) {
@@ -244,7 +322,12 @@ class ServeProcessIT {
     }
 
     private static void signal(String name, long pid) throws Exception {
-        assertEquals(0, new ProcessBuilder("kill", "-" + name, String.valueOf(pid)).inheritIO().start().waitFor());
+        assertEquals(
+                0,
+                new ProcessBuilder("kill", "-" + name, String.valueOf(pid))
+                        .inheritIO()
+                        .start()
+                        .waitFor());
     }
 
     private static void readUntil(InputStream in, String marker) throws IOException {

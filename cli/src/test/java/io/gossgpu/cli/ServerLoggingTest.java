@@ -1,19 +1,18 @@
 package io.gossgpu.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.util.ContextInitializer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
-
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * serve's two log formats, which the command line owns since the server module logs through the SLF4J API only:
@@ -42,9 +41,14 @@ class ServerLoggingTest {
     }
 
     private static void events() {
-        LoggerFactory.getLogger("goss.access").atInfo().setMessage("POST /v1/completions 200")
-                .addKeyValue("prompt_tokens", 1).addKeyValue("client", "127.0.0.1").log();
-        LoggerFactory.getLogger("goss.server").error("loading the model failed: no weights here", new IllegalStateException("no weights here"));
+        LoggerFactory.getLogger("goss.access")
+                .atInfo()
+                .setMessage("POST /v1/completions 200")
+                .addKeyValue("prompt_tokens", 1)
+                .addKeyValue("client", "127.0.0.1")
+                .log();
+        LoggerFactory.getLogger("goss.server")
+                .error("loading the model failed: no weights here", new IllegalStateException("no weights here"));
         LoggerFactory.getLogger("org.eclipse.jetty.server").info("jetty chatter below WARN");
         LibraryMessages.toSlf4j();
         System.getLogger("io.gossgpu.backend").log(System.Logger.Level.WARNING, "unknown setting GOSS_X");
@@ -53,10 +57,18 @@ class ServerLoggingTest {
     @Test
     void textLines() {
         List<String> lines = logged(ServerLogging.Format.TEXT, ServerLoggingTest::events);
-        assertTrue(lines.getFirst().matches("\\d{4}-\\d\\d-\\d\\dT\\S+ INFO  access: POST /v1/completions 200 prompt_tokens=1 client=127\\.0\\.0\\.1"),
+        assertTrue(
+                lines.getFirst()
+                        .matches(
+                                "\\d{4}-\\d\\d-\\d\\dT\\S+ INFO  access: POST /v1/completions 200 prompt_tokens=1 client=127\\.0\\.0\\.1"),
                 lines.toString());
-        assertTrue(lines.stream().anyMatch(l -> l.matches("\\S+ ERROR server: loading the model failed: no weights here ")), lines.toString());
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("java.lang.IllegalStateException: no weights here")), lines.toString());
+        assertTrue(
+                lines.stream()
+                        .anyMatch(l -> l.matches("\\S+ ERROR server: loading the model failed: no weights here ")),
+                lines.toString());
+        assertTrue(
+                lines.stream().anyMatch(l -> l.startsWith("java.lang.IllegalStateException: no weights here")),
+                lines.toString());
         assertFalse(lines.stream().anyMatch(l -> l.contains("jetty chatter")), lines.toString());
         assertTrue(lines.getLast().matches("\\S+ WARN  backend: unknown setting GOSS_X "), lines.toString());
     }
@@ -72,7 +84,9 @@ class ServerLoggingTest {
         assertTrue(access.get("prompt_tokens").isInt(), "numbers stay numbers: " + access);
         assertEquals("127.0.0.1", access.get("client").asText());
         JsonNode error = JSON.readTree(lines.get(1));
-        assertEquals("java.lang.IllegalStateException: no weights here", error.get("error").asText());
+        assertEquals(
+                "java.lang.IllegalStateException: no weights here",
+                error.get("error").asText());
         assertTrue(error.get("stack").asText().contains("at io.gossgpu.cli.ServerLoggingTest"), error.toString());
         JsonNode library = JSON.readTree(lines.get(2));
         assertEquals("io.gossgpu.backend", library.get("logger").asText());

@@ -1,10 +1,9 @@
 package io.gossgpu.cli;
 
+import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.nio.file.Path;
 
 /** Tests that run commands on the tiny test model, made once per class by {@code make-test-model}. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -1,6 +1,5 @@
 package io.gossgpu.api;
 
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
@@ -21,7 +20,9 @@ final class AsyncReplies {
         /** The reply as generated, also when this future was cancelled (tests see that it stopped early). */
         final CompletableFuture<Reply> generated = new CompletableFuture<>();
 
-        ReplyFuture(Chat chat) { this.chat = chat; }
+        ReplyFuture(Chat chat) {
+            this.chat = chat;
+        }
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
@@ -36,7 +37,8 @@ final class AsyncReplies {
         ReplyFuture f = new ReplyFuture(chat);
         // Chat.cancel only reaches a reply that has begun: a cancel that came first is seen at the first token.
         ChatListener watched = new Forwarding(l) {
-            @Override public void onToken(int token) {
+            @Override
+            public void onToken(int token) {
                 if (f.isCancelled()) chat.cancel();
                 super.onToken(token);
             }
@@ -78,10 +80,26 @@ final class AsyncReplies {
                     out.submit(e);
                     if (!out.hasSubscribers()) chat.cancel(); // the subscriber cancelled: nobody reads the rest
                 }
-                @Override public void onToken(int token) { if (!out.hasSubscribers()) chat.cancel(); }
-                @Override public void onContent(String delta) { emit(new ReplyEvent.Content(delta)); }
-                @Override public void onReasoning(String delta) { emit(new ReplyEvent.Reasoning(delta)); }
-                @Override public void onToolCall(String fn, String args) { emit(new ReplyEvent.ToolCall(new Reply.ToolCall(fn, args))); }
+
+                @Override
+                public void onToken(int token) {
+                    if (!out.hasSubscribers()) chat.cancel();
+                }
+
+                @Override
+                public void onContent(String delta) {
+                    emit(new ReplyEvent.Content(delta));
+                }
+
+                @Override
+                public void onReasoning(String delta) {
+                    emit(new ReplyEvent.Reasoning(delta));
+                }
+
+                @Override
+                public void onToolCall(String fn, String args) {
+                    emit(new ReplyEvent.ToolCall(new Reply.ToolCall(fn, args)));
+                }
             };
             future(chat, call, events).whenComplete((reply, error) -> {
                 if (error != null) out.closeExceptionally(error);
@@ -97,16 +115,53 @@ final class AsyncReplies {
     private static class Forwarding implements ChatListener {
         private final ChatListener to;
 
-        Forwarding(ChatListener to) { this.to = to; }
+        Forwarding(ChatListener to) {
+            this.to = to;
+        }
 
-        @Override public void onToken(int token) { to.onToken(token); }
-        @Override public void onReasoning(String delta) { to.onReasoning(delta); }
-        @Override public void onContent(String delta) { to.onContent(delta); }
-        @Override public void onToolCallStart(String fn) { to.onToolCallStart(fn); }
-        @Override public void onToolCallDelta(String fn, String delta) { to.onToolCallDelta(fn, delta); }
-        @Override public void onToolCall(String fn, String args) { to.onToolCall(fn, args); }
-        @Override public int topLogprobs() { return to.topLogprobs(); }
-        @Override public void onLogprobs(TokenLogprob logprobs) { to.onLogprobs(logprobs); }
-        @Override public void onMalformed(String reason, String text) { to.onMalformed(reason, text); }
+        @Override
+        public void onToken(int token) {
+            to.onToken(token);
+        }
+
+        @Override
+        public void onReasoning(String delta) {
+            to.onReasoning(delta);
+        }
+
+        @Override
+        public void onContent(String delta) {
+            to.onContent(delta);
+        }
+
+        @Override
+        public void onToolCallStart(String fn) {
+            to.onToolCallStart(fn);
+        }
+
+        @Override
+        public void onToolCallDelta(String fn, String delta) {
+            to.onToolCallDelta(fn, delta);
+        }
+
+        @Override
+        public void onToolCall(String fn, String args) {
+            to.onToolCall(fn, args);
+        }
+
+        @Override
+        public int topLogprobs() {
+            return to.topLogprobs();
+        }
+
+        @Override
+        public void onLogprobs(TokenLogprob logprobs) {
+            to.onLogprobs(logprobs);
+        }
+
+        @Override
+        public void onMalformed(String reason, String text) {
+            to.onMalformed(reason, text);
+        }
     }
 }

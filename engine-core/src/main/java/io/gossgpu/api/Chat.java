@@ -13,7 +13,6 @@ import io.gossgpu.harmony.Role;
 import io.gossgpu.harmony.SystemContent;
 import io.gossgpu.harmony.ToolDescription;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -47,9 +46,11 @@ public final class Chat implements AutoCloseable {
     private int[] cached = new int[0];
     /** Length of the prompt the last reply was generated from (a prefix of {@code cached}). */
     private int cachedPrompt;
+
     private int lastPrefill;
     /** The tools {@link #offerTools} offered: {@link #send(String, ChatListener)}'s replies are held to their rules. */
     private List<Tool> offered = List.of();
+
     private final OneReplyAtATime use = new OneReplyAtATime("chat");
 
     Chat(Engine engine, ChatOptions options) {
@@ -156,14 +157,15 @@ public final class Chat implements AutoCloseable {
      */
     public void offerTools(List<Tool> tools) {
         Message developer = developerMessage(options.instructions(), tools);
-        exclusively(() -> { // the conversation is the running reply's until it ends
-            boolean had = conversation.size() > 1 && conversation.get(1).role() == Role.DEVELOPER;
-            if (had && developer != null) conversation.set(1, developer);
-            else if (had) conversation.remove(1);
-            else if (developer != null) conversation.add(1, developer);
-            offered = List.copyOf(tools);
-            return null;
-        });
+        exclusively(
+                () -> { // the conversation is the running reply's until it ends
+                    boolean had = conversation.size() > 1 && conversation.get(1).role() == Role.DEVELOPER;
+                    if (had && developer != null) conversation.set(1, developer);
+                    else if (had) conversation.remove(1);
+                    else if (developer != null) conversation.add(1, developer);
+                    offered = List.copyOf(tools);
+                    return null;
+                });
     }
 
     /**
@@ -198,7 +200,8 @@ public final class Chat implements AutoCloseable {
     static List<Message> messages(Conversation c, ChatOptions options) {
         List<Message> out = new ArrayList<>();
         out.add(systemMessage(options));
-        Message developer = developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
+        Message developer =
+                developerMessage(c.instructions() != null ? c.instructions() : options.instructions(), c.tools());
         if (developer != null) out.add(developer);
         for (Turn t : c.turns()) out.add(TurnMessages.of(t));
         return out;
@@ -247,7 +250,8 @@ public final class Chat implements AutoCloseable {
     private static Message developerMessage(String instructions, List<Tool> tools) {
         boolean hasInstructions = instructions != null && !instructions.isBlank();
         if (!hasInstructions && tools.isEmpty()) return null;
-        return Message.developer(new DeveloperContent(hasInstructions ? instructions : null,
+        return Message.developer(new DeveloperContent(
+                hasInstructions ? instructions : null,
                 tools.stream().map(Tool::toDescription).toList()));
     }
 
@@ -293,12 +297,22 @@ public final class Chat implements AutoCloseable {
         HarmonyStreamParser parser = new HarmonyStreamParser(tok);
         StringBuilder content = new StringBuilder(), reasoning = new StringBuilder();
         List<Reply.ToolCall> calls = new ArrayList<>();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.RETURN, O200kHarmony.CALL),
-                sampling.samplerConfig(), l.topLogprobs(), rules.constraint(declared), sampling.adjustments());
-        GenerationResult r = session.generate(fresh, gen, token -> {
-            l.onToken(token);
-            for (HarmonyEvent e : parser.accept(token)) dispatch(e, parser, declared, l, content, reasoning, calls);
-        }, lp -> l.onLogprobs(TokenLogprob.of(lp)));
+        GenerationOptions gen = new GenerationOptions(
+                maxTokens,
+                Set.of(O200kHarmony.RETURN, O200kHarmony.CALL),
+                sampling.samplerConfig(),
+                l.topLogprobs(),
+                rules.constraint(declared),
+                sampling.adjustments());
+        GenerationResult r = session.generate(
+                fresh,
+                gen,
+                token -> {
+                    l.onToken(token);
+                    for (HarmonyEvent e : parser.accept(token))
+                        dispatch(e, parser, declared, l, content, reasoning, calls);
+                },
+                lp -> l.onLogprobs(TokenLogprob.of(lp)));
         for (HarmonyEvent e : parser.finish()) dispatch(e, parser, declared, l, content, reasoning, calls);
         int[] generated = r.tokens();
         // The cache holds the prompt and every generated token but the last (it was sampled, never run).
@@ -327,8 +341,14 @@ public final class Chat implements AutoCloseable {
      * sometimes calls one unasked, or a built-in tool such as {@code browser.search} that no one runs here) is no tool
      * call: its text is content, so an application never receives a call it cannot run (as the server answers it).
      */
-    private static void dispatch(HarmonyEvent e, HarmonyStreamParser parser, Set<String> declared, ChatListener l,
-                                 StringBuilder content, StringBuilder reasoning, List<Reply.ToolCall> calls) {
+    private static void dispatch(
+            HarmonyEvent e,
+            HarmonyStreamParser parser,
+            Set<String> declared,
+            ChatListener l,
+            StringBuilder content,
+            StringBuilder reasoning,
+            List<Reply.ToolCall> calls) {
         switch (e) {
             case HarmonyEvent.MessageStart s -> {
                 String fn = s.header().functionName().orElse(null);
@@ -355,12 +375,13 @@ public final class Chat implements AutoCloseable {
                 }
             }
             case HarmonyEvent.ToolCall c -> {
-                if (c.functionName() == null || !declared.contains(c.functionName())) return; // its text went out as content
+                if (c.functionName() == null || !declared.contains(c.functionName()))
+                    return; // its text went out as content
                 calls.add(new Reply.ToolCall(c.functionName(), c.arguments()));
                 l.onToolCall(c.functionName(), c.arguments());
             }
             case HarmonyEvent.Malformed m -> l.onMalformed(m.reason(), "");
-            default -> { }
+            default -> {}
         }
     }
 

@@ -24,7 +24,9 @@ public interface ChatListener {
      * How many alternatives {@link #onLogprobs} lists per token (0 to {@link TokenLogprob#MAX_TOP}); -1, the default,
      * asks for no log probabilities (they make GPU backends send every step's logits back to the host).
      */
-    default int topLogprobs() { return -1; }
+    default int topLogprobs() {
+        return -1;
+    }
 
     /** Each generated token's log probabilities, just before {@link #onToken}; only when {@link #topLogprobs()} ≥ 0. */
     default void onLogprobs(TokenLogprob logprobs) {}

@@ -1,9 +1,8 @@
 package io.gossgpu.api;
 
-import io.gossgpu.ReasoningEffort;
 import io.gossgpu.GossException;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.backend.KvCacheSpec;
-
 import java.time.LocalDate;
 
 /**
@@ -22,9 +21,16 @@ import java.time.LocalDate;
  * @param responseFormat  the shape every answer must have (structured output), or null for free text
  * @param toolChoice      whether each reply must call a tool ({@link ToolChoice}), or null to leave it to the model
  */
-public record ChatOptions(int contextLength, int maxTokens, Sampling sampling, ReasoningEffort reasoningEffort,
-                          String instructions, LocalDate currentDate, int swaRollback, ResponseFormat responseFormat,
-                          ToolChoice toolChoice) {
+public record ChatOptions(
+        int contextLength,
+        int maxTokens,
+        Sampling sampling,
+        ReasoningEffort reasoningEffort,
+        String instructions,
+        LocalDate currentDate,
+        int swaRollback,
+        ResponseFormat responseFormat,
+        ToolChoice toolChoice) {
     /** Most new tokens per reply unless told otherwise (the library's and the command line's default). */
     public static final int DEFAULT_MAX_TOKENS = 1024;
 
@@ -33,68 +39,167 @@ public record ChatOptions(int contextLength, int maxTokens, Sampling sampling, R
     }
 
     /** The model decides whether to call a tool. */
-    public ChatOptions(int contextLength, int maxTokens, Sampling sampling, ReasoningEffort reasoningEffort,
-                       String instructions, LocalDate currentDate, int swaRollback, ResponseFormat responseFormat) {
-        this(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback,
-                responseFormat, null);
+    public ChatOptions(
+            int contextLength,
+            int maxTokens,
+            Sampling sampling,
+            ReasoningEffort reasoningEffort,
+            String instructions,
+            LocalDate currentDate,
+            int swaRollback,
+            ResponseFormat responseFormat) {
+        this(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                null);
     }
 
     /** Free-text answers. */
-    public ChatOptions(int contextLength, int maxTokens, Sampling sampling, ReasoningEffort reasoningEffort,
-                       String instructions, LocalDate currentDate, int swaRollback) {
+    public ChatOptions(
+            int contextLength,
+            int maxTokens,
+            Sampling sampling,
+            ReasoningEffort reasoningEffort,
+            String instructions,
+            LocalDate currentDate,
+            int swaRollback) {
         this(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback, null);
     }
 
     public static ChatOptions defaults() {
-        return new ChatOptions(4096, DEFAULT_MAX_TOKENS, Sampling.of(1.0f, System.nanoTime()), ReasoningEffort.MEDIUM,
-                null, LocalDate.now(), KvCacheSpec.DEFAULT_SWA_ROLLBACK);
+        return new ChatOptions(
+                4096,
+                DEFAULT_MAX_TOKENS,
+                Sampling.of(1.0f, System.nanoTime()),
+                ReasoningEffort.MEDIUM,
+                null,
+                LocalDate.now(),
+                KvCacheSpec.DEFAULT_SWA_ROLLBACK);
     }
 
     public ChatOptions withContextLength(int n) {
-        return new ChatOptions(n, maxTokens, sampling, reasoningEffort, instructions, currentDate, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                n,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withMaxTokens(int n) {
-        return new ChatOptions(contextLength, n, sampling, reasoningEffort, instructions, currentDate, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                n,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withSampling(Sampling s) {
-        return new ChatOptions(contextLength, maxTokens, s, reasoningEffort, instructions, currentDate, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                s,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withReasoningEffort(ReasoningEffort e) {
-        return new ChatOptions(contextLength, maxTokens, sampling, e, instructions, currentDate, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                e,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withInstructions(String text) {
-        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, text, currentDate, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                text,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withCurrentDate(LocalDate d) {
-        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, d, swaRollback,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                d,
+                swaRollback,
+                responseFormat,
+                toolChoice);
     }
 
     public ChatOptions withSwaRollback(int n) {
-        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate, n,
-                responseFormat, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                n,
+                responseFormat,
+                toolChoice);
     }
 
     /** Answers must be {@code f} ({@link ResponseFormat}); null for free text. */
     public ChatOptions withResponseFormat(ResponseFormat f) {
-        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate,
-                swaRollback, f, toolChoice);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                f,
+                toolChoice);
     }
 
     /** Whether each reply must call a tool ({@link ToolChoice}); null leaves it to the model. */
     public ChatOptions withToolChoice(ToolChoice c) {
-        return new ChatOptions(contextLength, maxTokens, sampling, reasoningEffort, instructions, currentDate,
-                swaRollback, responseFormat, c);
+        return new ChatOptions(
+                contextLength,
+                maxTokens,
+                sampling,
+                reasoningEffort,
+                instructions,
+                currentDate,
+                swaRollback,
+                responseFormat,
+                c);
     }
 
     /** Answers must be JSON valid under {@code schema} (JSON Schema text); see {@link ResponseFormat#jsonSchema}. */

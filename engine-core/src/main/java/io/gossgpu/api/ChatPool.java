@@ -2,7 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.KvCacheSpec;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +32,7 @@ public final class ChatPool implements AutoCloseable {
     private final Condition freed = lock.newCondition();
     /** Chats open or reserved by a slot that was taken to open one. */
     private int held;
+
     private int waiting;
     private long clock;
     private boolean closed;
@@ -249,6 +249,7 @@ public final class ChatPool implements AutoCloseable {
         boolean busy;
         /** Whether this slot's chat counts in {@link #held} (open, or reserved when the slot was taken). */
         boolean holdsChat;
+
         long lastUsed;
         int cachedTokens;
 

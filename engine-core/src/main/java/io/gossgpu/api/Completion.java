@@ -7,7 +7,6 @@ import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.Session;
 import io.gossgpu.tokenizer.O200kHarmony;
 import io.gossgpu.tokenizer.StreamingDecoder;
-
 import java.util.List;
 import java.util.Set;
 
@@ -55,22 +54,32 @@ public final class Completion implements AutoCloseable {
         int[] tokens = tok.encode(prompt);
         int vocab = engine.config().vocabSize();
         for (int t : tokens)
-            if (t >= vocab) throw new GossException("the prompt has token " + t + " but this model's vocabulary has only "
-                    + vocab + " tokens; use a model with the o200k_harmony vocabulary");
+            if (t >= vocab)
+                throw new GossException("the prompt has token " + t + " but this model's vocabulary has only " + vocab
+                        + " tokens; use a model with the o200k_harmony vocabulary");
         session.reset();
         StreamingDecoder decoder = tok.newStreamingDecoder();
         StringBuilder text = new StringBuilder();
-        GenerationOptions gen = new GenerationOptions(maxTokens, Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN), sampling.samplerConfig(),
-                l.topLogprobs(), format == null ? null : new DocumentConstraint(format.matcher(), O200kHarmony.END_OF_TEXT), sampling.adjustments());
-        GenerationResult r = session.generate(tokens, gen, token -> {
-            l.onToken(token);
-            if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;
-            String s = token < tok.vocabSize() ? decoder.accept(token) : "";
-            if (!s.isEmpty()) {
-                text.append(s);
-                l.onContent(s);
-            }
-        }, lp -> l.onLogprobs(TokenLogprob.of(lp)));
+        GenerationOptions gen = new GenerationOptions(
+                maxTokens,
+                Set.of(O200kHarmony.END_OF_TEXT, O200kHarmony.RETURN),
+                sampling.samplerConfig(),
+                l.topLogprobs(),
+                format == null ? null : new DocumentConstraint(format.matcher(), O200kHarmony.END_OF_TEXT),
+                sampling.adjustments());
+        GenerationResult r = session.generate(
+                tokens,
+                gen,
+                token -> {
+                    l.onToken(token);
+                    if (token == O200kHarmony.END_OF_TEXT || token == O200kHarmony.RETURN) return;
+                    String s = token < tok.vocabSize() ? decoder.accept(token) : "";
+                    if (!s.isEmpty()) {
+                        text.append(s);
+                        l.onContent(s);
+                    }
+                },
+                lp -> l.onLogprobs(TokenLogprob.of(lp)));
         String rest = decoder.flush();
         if (!rest.isEmpty()) {
             text.append(rest);

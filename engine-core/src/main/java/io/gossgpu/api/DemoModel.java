@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.demo.DemoCheckpoint;
-
 import java.nio.file.Path;
 
 /**

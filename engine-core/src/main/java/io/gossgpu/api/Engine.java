@@ -9,13 +9,12 @@ import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
-import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.forward.Executor;
+import io.gossgpu.generate.StepScheduler;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.util.List;
@@ -56,8 +55,13 @@ public final class Engine implements AutoCloseable {
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private Engine(Checkpoint checkpoint, Backend backend, LoadedWeights weights, double loadMs, BackendOptions backendOptions,
-                   int prefillChunk) {
+    private Engine(
+            Checkpoint checkpoint,
+            Backend backend,
+            LoadedWeights weights,
+            double loadMs,
+            BackendOptions backendOptions,
+            int prefillChunk) {
         this.checkpoint = checkpoint;
         this.backend = backend;
         this.weights = weights;
@@ -76,10 +80,15 @@ public final class Engine implements AutoCloseable {
      */
     public static Engine open(EngineOptions options) {
         JvmFlags.warnOnceIfMissing();
-        SettingNames.warnOnce(SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()));
-        if (!Backends.isAuto(options.backend())) return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
-        return openFirst(options, () -> Backends.auto().stream()
-                .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions()))).toList());
+        SettingNames.warnOnce(
+                SettingNames.unknown(options.backendOptions().asMap().keySet(), SettingNames.known()));
+        if (!Backends.isAuto(options.backend()))
+            return open(options, () -> Backends.open(options.backend(), options.backendOptions()));
+        return openFirst(
+                options,
+                () -> Backends.auto().stream()
+                        .map(p -> new Candidate(p.name(), () -> p.create(options.backendOptions())))
+                        .toList());
     }
 
     /**
@@ -118,18 +127,28 @@ public final class Engine implements AutoCloseable {
                     VocabularySizeCheck.warnIfDifferent(ckpt.metadata());
                 }
                 try {
-                    backend = backend.placeExperts(mw, options.placement(), options.prefillChunk(),
+                    backend = backend.placeExperts(
+                            mw,
+                            options.placement(),
+                            options.prefillChunk(),
                             () -> Backends.open("cpu", options.backendOptions()));
                     lw = backend.loadWeights(mw);
                 } catch (DeviceMemoryException e) {
                     if (i + 1 == tries.size()) throw e;
-                    EngineLog.LOG.log(System.Logger.Level.INFO, backend.name() + ": " + e.getMessage() + "; auto loads the model on "
-                            + tries.get(i + 1).name() + " instead");
+                    EngineLog.LOG.log(
+                            System.Logger.Level.INFO,
+                            backend.name() + ": " + e.getMessage() + "; auto loads the model on "
+                                    + tries.get(i + 1).name() + " instead");
                     backend.close();
                     backend = null;
                 }
             }
-            return new Engine(ckpt, serialized(backend, ckpt.path(), ckpt.mappedFiles()::checkUnchanged), lw, (System.nanoTime() - t0) / 1e6, options.backendOptions(),
+            return new Engine(
+                    ckpt,
+                    serialized(backend, ckpt.path(), ckpt.mappedFiles()::checkUnchanged),
+                    lw,
+                    (System.nanoTime() - t0) / 1e6,
+                    options.backendOptions(),
                     options.prefillChunk());
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
@@ -146,8 +165,9 @@ public final class Engine implements AutoCloseable {
      */
     static void checkContextLength(int contextLength, ModelConfig c) {
         if (contextLength > c.maxContextLength())
-            throw new GossException("context length " + contextLength + " exceeds this model's maximum of " + c.maxContextLength()
-                    + " tokens (initial_context_length " + c.initialContextLength() + " × rope_scaling_factor " + c.ropeScalingFactor() + ")");
+            throw new GossException("context length " + contextLength + " exceeds this model's maximum of "
+                    + c.maxContextLength() + " tokens (initial_context_length " + c.initialContextLength()
+                    + " × rope_scaling_factor " + c.ropeScalingFactor() + ")");
     }
 
     /**
@@ -158,8 +178,10 @@ public final class Engine implements AutoCloseable {
      */
     static RuntimeException mappedFileFault(java.nio.file.Path model, InternalError e) {
         if (!String.valueOf(e.getMessage()).contains("unsafe memory access")) throw e;
-        return new GossException(model + ": the model file was truncated or changed while mapped (" + e.getMessage()
-                + "); leave it alone while it is in use, or read it into memory (--no-mmap, EngineOptions.withMmap(false))", e);
+        return new GossException(
+                model + ": the model file was truncated or changed while mapped (" + e.getMessage()
+                        + "); leave it alone while it is in use, or read it into memory (--no-mmap, EngineOptions.withMmap(false))",
+                e);
     }
 
     /** What was loaded: the model's path, format and shape. */
@@ -194,8 +216,11 @@ public final class Engine implements AutoCloseable {
      */
     public List<KnobState> knobs() {
         String name = backend.name();
-        return Backends.providers().stream().filter(p -> p.name().equals(name)).findFirst()
-                .map(p -> p.knobStates(backendOptions)).orElse(List.of());
+        return Backends.providers().stream()
+                .filter(p -> p.name().equals(name))
+                .findFirst()
+                .map(p -> p.knobStates(backendOptions))
+                .orElse(List.of());
     }
 
     /** The checkpoint the weights came from (internal: tests look at its mapped files). */
@@ -308,8 +333,8 @@ public final class Engine implements AutoCloseable {
      */
     static Backend serialized(Backend b, java.nio.file.Path model, Runnable beforeStep) {
         ReentrantLock lock = new ReentrantLock();
-        return (Backend) Proxy.newProxyInstance(Backend.class.getClassLoader(), new Class<?>[]{Backend.class},
-                (proxy, method, args) -> {
+        return (Backend) Proxy.newProxyInstance(
+                Backend.class.getClassLoader(), new Class<?>[] {Backend.class}, (proxy, method, args) -> {
                     String name = method.getName();
                     lock.lock();
                     boolean holdForStep = false;

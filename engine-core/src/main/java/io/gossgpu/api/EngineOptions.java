@@ -2,9 +2,8 @@ package io.gossgpu.api;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.model.LoadOptions;
 import io.gossgpu.backend.ExpertPlacement;
-
+import io.gossgpu.model.LoadOptions;
 import java.nio.file.Path;
 
 /**
@@ -28,22 +27,42 @@ import java.nio.file.Path;
  *                 one beyond the model's maximum ({@link ModelInfo#maxContextLength()}) before loading the weights.
  *                 0 (the default) states none, and nothing is checked
  */
-public record EngineOptions(Path model, String backend, boolean mmap, LoadProgress progress, boolean checkTensors,
-                            boolean floatExperts, BackendOptions backendOptions, int prefillChunk,
-                            ExpertPlacement placement, int contextLength) {
+public record EngineOptions(
+        Path model,
+        String backend,
+        boolean mmap,
+        LoadProgress progress,
+        boolean checkTensors,
+        boolean floatExperts,
+        BackendOptions backendOptions,
+        int prefillChunk,
+        ExpertPlacement placement,
+        int contextLength) {
     /** The default {@link #prefillChunk} ({@link io.gossgpu.generate.StepScheduler#DEFAULT_PREFILL_CHUNK}). */
     public static final int DEFAULT_PREFILL_CHUNK = io.gossgpu.generate.StepScheduler.DEFAULT_PREFILL_CHUNK;
 
     public EngineOptions {
         if (backendOptions == null) throw new NullPointerException("backendOptions");
-        if (prefillChunk <= 0) throw new IllegalArgumentException("prefill chunk must be positive, got " + prefillChunk);
+        if (prefillChunk <= 0)
+            throw new IllegalArgumentException("prefill chunk must be positive, got " + prefillChunk);
         if (placement == null) throw new NullPointerException("placement");
-        if (contextLength < 0) throw new IllegalArgumentException("context length must be >= 0 (0 states none), got " + contextLength);
+        if (contextLength < 0)
+            throw new IllegalArgumentException("context length must be >= 0 (0 states none), got " + contextLength);
     }
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
     public EngineOptions(Path model, String backend, boolean mmap) {
-        this(model, backend, mmap, LoadProgress.NONE, false, false, BackendOptions.fromEnvironment(), DEFAULT_PREFILL_CHUNK, ExpertPlacement.auto(), 0);
+        this(
+                model,
+                backend,
+                mmap,
+                LoadProgress.NONE,
+                false,
+                false,
+                BackendOptions.fromEnvironment(),
+                DEFAULT_PREFILL_CHUNK,
+                ExpertPlacement.auto(),
+                0);
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -52,59 +71,133 @@ public record EngineOptions(Path model, String backend, boolean mmap, LoadProgre
     }
 
     public EngineOptions withBackend(String name) {
-        return new EngineOptions(model, name, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model,
+                name,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength);
     }
 
     public EngineOptions withMmap(boolean on) {
-        return new EngineOptions(model, backend, on, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                on,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength);
     }
 
     public EngineOptions withProgress(LoadProgress p) {
-        return new EngineOptions(model, backend, mmap, p, checkTensors, floatExperts, backendOptions, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                p,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, on, floatExperts, backendOptions, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                progress,
+                on,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength);
     }
 
     public EngineOptions withFloatExperts(boolean on) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, on, backendOptions, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                on,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength);
     }
 
     /** These options with the backend created with {@code o} (and nothing from the environment). */
     public EngineOptions withBackendOptions(BackendOptions o) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk, placement, contextLength);
+        return new EngineOptions(
+                model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk, placement, contextLength);
     }
 
     /** These options with prompts run {@code n} tokens per step beside other chats' decoding ({@link #prefillChunk}). */
     public EngineOptions withPrefillChunk(int n) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, n, placement, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                n,
+                placement,
+                contextLength);
     }
 
     LoadOptions loadOptions() {
         LoadProgress p = progress;
-        LoadOptions.Progress toLoader = p == LoadProgress.NONE ? LoadOptions.Progress.NONE : new LoadOptions.Progress() {
-            @Override
-            public void read(Path file, long done, long total) {
-                p.read(file, done, total);
-            }
+        LoadOptions.Progress toLoader = p == LoadProgress.NONE
+                ? LoadOptions.Progress.NONE
+                : new LoadOptions.Progress() {
+                    @Override
+                    public void read(Path file, long done, long total) {
+                        p.read(file, done, total);
+                    }
 
-            @Override
-            public void converted(long done, long total) {
-                p.converted(done, total);
-            }
-        };
+                    @Override
+                    public void converted(long done, long total) {
+                        p.converted(done, total);
+                    }
+                };
         return new LoadOptions(mmap, toLoader, checkTensors).withFloatExperts(floatExperts);
     }
 
     /** These options with the MoE experts placed as {@code p} says (GPU backends only). */
     public EngineOptions withPlacement(ExpertPlacement p) {
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, p, contextLength);
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                p,
+                contextLength);
     }
 
     /** These options stating that chats will hold up to {@code n} tokens ({@link #contextLength}), checked at open. */
     public EngineOptions withContextLength(int n) {
         if (n <= 0) throw new GossException("context length must be positive, got " + n);
-        return new EngineOptions(model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement, n);
+        return new EngineOptions(
+                model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement, n);
     }
 }

@@ -17,10 +17,28 @@ import java.nio.file.Path;
  * @param maxContextLength     the longest context the model supports ({@code initialContextLength × ropeScalingFactor});
  *                             a chat's {@link ChatOptions#contextLength()} may not exceed it
  */
-public record ModelInfo(Path path, String format, int layers, int experts, int expertsPerToken, int hiddenSize, int vocabSize,
-                        int initialContextLength, float ropeScalingFactor, long maxContextLength) {
+public record ModelInfo(
+        Path path,
+        String format,
+        int layers,
+        int experts,
+        int expertsPerToken,
+        int hiddenSize,
+        int vocabSize,
+        int initialContextLength,
+        float ropeScalingFactor,
+        long maxContextLength) {
     static ModelInfo of(io.gossgpu.model.Checkpoint ckpt, io.gossgpu.model.ModelConfig c) {
-        return new ModelInfo(ckpt.path(), ckpt.format().name().toLowerCase(java.util.Locale.ROOT), c.numHiddenLayers(), c.numExperts(),
-                c.expertsPerToken(), c.hiddenSize(), c.vocabSize(), c.initialContextLength(), c.ropeScalingFactor(), c.maxContextLength());
+        return new ModelInfo(
+                ckpt.path(),
+                ckpt.format().name().toLowerCase(java.util.Locale.ROOT),
+                c.numHiddenLayers(),
+                c.numExperts(),
+                c.expertsPerToken(),
+                c.hiddenSize(),
+                c.vocabSize(),
+                c.initialContextLength(),
+                c.ropeScalingFactor(),
+                c.maxContextLength());
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.model.ModelLocation;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 

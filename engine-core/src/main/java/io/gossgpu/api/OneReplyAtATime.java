@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.GossException;
-
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
-
 import java.lang.reflect.GenericArrayType;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
@@ -36,6 +35,7 @@ public final class RecordFormat<R extends Record> {
     private static final ObjectMapper JSON = new ObjectMapper()
             .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private final Class<R> type;
@@ -70,7 +70,8 @@ public final class RecordFormat<R extends Record> {
         try {
             return JSON.readValue(json, type);
         } catch (Exception e) {
-            throw new GossException("the answer is not a " + type.getSimpleName() + ": " + e.getMessage().lines().findFirst().orElse(""));
+            throw new GossException("the answer is not a " + type.getSimpleName() + ": "
+                    + e.getMessage().lines().findFirst().orElse(""));
         }
     }
 
@@ -94,11 +95,23 @@ public final class RecordFormat<R extends Record> {
             s.set("items", schemaOf(g.getGenericComponentType(), open));
             return s;
         }
-        if (!(t instanceof Class<?> c)) throw new GossException("a record component of type " + t.getTypeName() + " has no JSON Schema here");
+        if (!(t instanceof Class<?> c))
+            throw new GossException("a record component of type " + t.getTypeName() + " has no JSON Schema here");
         if (c == String.class || c == CharSequence.class) s.put("type", "string");
-        else if (c == int.class || c == long.class || c == short.class || c == byte.class || c == Integer.class || c == Long.class
-                || c == Short.class || c == Byte.class || c == BigInteger.class) s.put("type", "integer");
-        else if (c == double.class || c == float.class || c == Double.class || c == Float.class || c == BigDecimal.class) s.put("type", "number");
+        else if (c == int.class
+                || c == long.class
+                || c == short.class
+                || c == byte.class
+                || c == Integer.class
+                || c == Long.class
+                || c == Short.class
+                || c == Byte.class
+                || c == BigInteger.class) s.put("type", "integer");
+        else if (c == double.class
+                || c == float.class
+                || c == Double.class
+                || c == Float.class
+                || c == BigDecimal.class) s.put("type", "number");
         else if (c == boolean.class || c == Boolean.class) s.put("type", "boolean");
         else if (c.isEnum()) {
             ArrayNode values = s.putArray("enum");
@@ -107,7 +120,9 @@ public final class RecordFormat<R extends Record> {
             s.put("type", "array");
             s.set("items", schemaOf(c.getComponentType(), open));
         } else if (c.isRecord()) {
-            if (open.contains(c)) throw new GossException("the record " + c.getSimpleName() + " contains itself; write its schema with $ref instead");
+            if (open.contains(c))
+                throw new GossException(
+                        "the record " + c.getSimpleName() + " contains itself; write its schema with $ref instead");
             open.push(c);
             s.put("type", "object");
             ObjectNode props = s.putObject("properties");

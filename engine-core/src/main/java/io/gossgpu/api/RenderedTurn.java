@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.JsonSyntaxErrors;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
-
 import java.util.Arrays;
 
 /**
@@ -33,7 +32,8 @@ public record RenderedTurn(int[] tokens, int promptLength) {
      */
     public static RenderedTurn of(String conversationJson) {
         try {
-            HarmonyRenderer.Turn t = new HarmonyRenderer().renderTurn(ConversationJson.parse(JSON.readTree(conversationJson)));
+            HarmonyRenderer.Turn t =
+                    new HarmonyRenderer().renderTurn(ConversationJson.parse(JSON.readTree(conversationJson)));
             return new RenderedTurn(t.tokens(), t.promptLength());
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException(JsonSyntaxErrors.describe(e), e);
@@ -44,6 +44,7 @@ public record RenderedTurn(int[] tokens, int promptLength) {
 
     /** The rendering as text: special tokens by name, {@code |} where the assistant's tokens begin. */
     public String text() {
-        return Tokens.decode(Arrays.copyOf(tokens, promptLength)) + "|" + Tokens.decode(Arrays.copyOfRange(tokens, promptLength, tokens.length));
+        return Tokens.decode(Arrays.copyOf(tokens, promptLength)) + "|"
+                + Tokens.decode(Arrays.copyOfRange(tokens, promptLength, tokens.length));
     }
 }

@@ -2,7 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.Timings;
 import io.gossgpu.generate.GenerationResult;
-
 import java.util.List;
 
 /**
@@ -12,12 +11,18 @@ import java.util.List;
  * @param reasoning analysis-channel text ("" in raw mode)
  * @param tokens    every token generated, the last one included
  */
-public record Reply(String content, String reasoning, List<ToolCall> toolCalls, int[] tokens,
-                    StopReason stopReason, Timings timings) {
+public record Reply(
+        String content,
+        String reasoning,
+        List<ToolCall> toolCalls,
+        int[] tokens,
+        StopReason stopReason,
+        Timings timings) {
     public record ToolCall(String functionName, String arguments) {}
 
     /** The reply to a generation's {@code r} (where the api meets io.gossgpu.generate's result). */
     static Reply of(String content, String reasoning, List<ToolCall> toolCalls, GenerationResult r) {
-        return new Reply(content, reasoning, List.copyOf(toolCalls), r.tokens(), StopReason.of(r.stopReason()), r.timings());
+        return new Reply(
+                content, reasoning, List.copyOf(toolCalls), r.tokens(), StopReason.of(r.stopReason()), r.timings());
     }
 }

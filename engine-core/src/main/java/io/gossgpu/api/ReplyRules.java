@@ -3,7 +3,6 @@ package io.gossgpu.api;
 import io.gossgpu.GossException;
 import io.gossgpu.constrain.ByteMatcher;
 import io.gossgpu.constrain.HarmonyConstraint;
-
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,9 +30,12 @@ record ReplyRules(ResponseFormat format, Map<String, ResponseFormat> arguments, 
         for (Tool t : tools)
             if (choice.function() == null || t.name().equals(choice.function()))
                 arguments.put(t.name(), t.callFormat());
-        if (arguments.isEmpty()) throw new GossException(choice.function() == null
-                ? "the tool choice requires a call, but no tools are offered"
-                : "the tool choice names '" + choice.function() + "', which is not among the tools offered");
+        if (arguments.isEmpty())
+            throw new GossException(
+                    choice.function() == null
+                            ? "the tool choice requires a call, but no tools are offered"
+                            : "the tool choice names '" + choice.function()
+                                    + "', which is not among the tools offered");
         return new ReplyRules(format, Map.copyOf(arguments), Set.copyOf(arguments.keySet()));
     }
 

@@ -4,7 +4,6 @@ import io.gossgpu.constrain.ByteMatcher;
 import io.gossgpu.constrain.GbnfGrammar;
 import io.gossgpu.constrain.JsonGrammar;
 import io.gossgpu.constrain.SchemaCompiler;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -38,6 +37,7 @@ public final class ResponseFormat {
      * states needed. Matchers are safe to share between replies. A format that fails to compile is not kept.
      */
     private static final int KEPT = 8;
+
     private static final Map<String, Compiled> COMPILED = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Compiled> eldest) {
@@ -75,18 +75,25 @@ public final class ResponseFormat {
      * with {@code description} (may be null) in the developer message's {@code # Response Formats} section.
      */
     public static ResponseFormat jsonSchema(String name, String description, String schema) {
-        if (name == null || name.isBlank()) throw new io.gossgpu.GossException("a JSON schema response format needs a name");
-        return new ResponseFormat(name.strip(), description, schema, compiled("json " + schema, () -> Compiled.json(SchemaCompiler.compile(schema))));
+        if (name == null || name.isBlank())
+            throw new io.gossgpu.GossException("a JSON schema response format needs a name");
+        return new ResponseFormat(
+                name.strip(),
+                description,
+                schema,
+                compiled("json " + schema, () -> Compiled.json(SchemaCompiler.compile(schema))));
     }
 
     /** Answers that are any JSON object (OpenAI's {@code json_object}). */
     public static ResponseFormat jsonObject() {
-        return new ResponseFormat(null, null, null, compiled("json_object", () -> Compiled.json(SchemaCompiler.anyObject())));
+        return new ResponseFormat(
+                null, null, null, compiled("json_object", () -> Compiled.json(SchemaCompiler.anyObject())));
     }
 
     /** Answers matching GBNF {@code grammar} (llama.cpp's notation, starting at rule {@code root}). */
     public static ResponseFormat gbnf(String grammar) {
-        return new ResponseFormat(null, null, null, compiled("gbnf " + grammar, () -> Compiled.gbnf(GbnfGrammar.compile(grammar))));
+        return new ResponseFormat(
+                null, null, null, compiled("gbnf " + grammar, () -> Compiled.gbnf(GbnfGrammar.compile(grammar))));
     }
 
     /** The schema's text, or null for {@link #jsonObject} and grammars. */
@@ -114,7 +121,9 @@ public final class ResponseFormat {
      * there is no schema to show (internal, as {@link #grammar}).
      */
     io.gossgpu.harmony.DeveloperContent.ResponseFormatSection section() {
-        return schema == null ? null : io.gossgpu.harmony.DeveloperContent.ResponseFormatSection.of(name, description, schema);
+        return schema == null
+                ? null
+                : io.gossgpu.harmony.DeveloperContent.ResponseFormatSection.of(name, description, schema);
     }
 
     /** The GBNF grammar's text, or null for JSON formats. */

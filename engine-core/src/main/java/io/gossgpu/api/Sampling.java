@@ -2,7 +2,6 @@ package io.gossgpu.api;
 
 import io.gossgpu.generate.LogitAdjustments;
 import io.gossgpu.generate.SamplerConfig;
-
 import java.util.Map;
 
 /**
@@ -25,8 +24,15 @@ import java.util.Map;
  * @param frequencyPenalty subtracted per occurrence from the logit of each token already in the reply (−2..2)
  * @param logitBias        token id (see {@link Tokens}) to a bias added to its logit (−100..100)
  */
-public record Sampling(float temperature, int topK, float topP, float minP, long seed,
-                       float presencePenalty, float frequencyPenalty, Map<Integer, Float> logitBias) {
+public record Sampling(
+        float temperature,
+        int topK,
+        float topP,
+        float minP,
+        long seed,
+        float presencePenalty,
+        float frequencyPenalty,
+        Map<Integer, Float> logitBias) {
     public Sampling {
         logitBias = logitBias == null ? Map.of() : Map.copyOf(logitBias);
         // the rules live in the engine's own types: making them checks every field, with a one-line error

@@ -17,7 +17,9 @@ public final class StopSequences {
 
     /** {@code stops} may be null or hold null or empty strings: those stop nothing. */
     public StopSequences(List<String> stops) {
-        this.stops = stops == null ? List.of() : stops.stream().filter(s -> s != null && !s.isEmpty()).toList();
+        this.stops = stops == null
+                ? List.of()
+                : stops.stream().filter(s -> s != null && !s.isEmpty()).toList();
     }
 
     /** Adds {@code delta}; returns the part that may be passed on now (possibly empty; always empty once stopped). */

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.harmony.ToolDescription;
-
 import java.util.Objects;
 
 /**
@@ -28,7 +27,8 @@ public record Tool(String name, String description, String parametersJson, boole
         if (name.isBlank()) throw new IllegalArgumentException("a tool needs a name");
         if (description == null) description = "";
         if (parametersJson != null) schema(name, parametersJson); // fail here, not at the first reply
-        if (strict && parametersJson == null) throw new IllegalArgumentException("tool '" + name + "': strict arguments need a parameters schema");
+        if (strict && parametersJson == null)
+            throw new IllegalArgumentException("tool '" + name + "': strict arguments need a parameters schema");
         if (strict) ResponseFormat.jsonSchema(name, null, parametersJson);
     }
 
@@ -68,7 +68,8 @@ public record Tool(String name, String description, String parametersJson, boole
                 throw new IllegalArgumentException("tool '" + name + "': the parameters schema must be a JSON object");
             return n;
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("tool '" + name + "': the parameters schema is not JSON: " + e.getOriginalMessage());
+            throw new IllegalArgumentException(
+                    "tool '" + name + "': the parameters schema is not JSON: " + e.getOriginalMessage());
         }
     }
 }

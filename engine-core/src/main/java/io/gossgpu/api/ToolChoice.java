@@ -15,8 +15,8 @@ public record ToolChoice(boolean mustCall, String function) {
 
     public ToolChoice {
         if (function != null && function.isBlank()) throw new IllegalArgumentException("a tool choice names no tool");
-        if (function != null && !mustCall) throw new IllegalArgumentException("a tool choice that names '" + function
-                + "' requires the call");
+        if (function != null && !mustCall)
+            throw new IllegalArgumentException("a tool choice that names '" + function + "' requires the call");
     }
 
     /** The model calls a tool or answers, as it likes. */

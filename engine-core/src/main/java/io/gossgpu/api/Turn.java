@@ -10,12 +10,16 @@ import java.util.Objects;
 public sealed interface Turn {
     /** A user message. */
     record User(String text) implements Turn {
-        public User { Objects.requireNonNull(text, "text"); }
+        public User {
+            Objects.requireNonNull(text, "text");
+        }
     }
 
     /** An answer of the assistant (the text the user saw). */
     record Assistant(String text) implements Turn {
-        public Assistant { Objects.requireNonNull(text, "text"); }
+        public Assistant {
+            Objects.requireNonNull(text, "text");
+        }
     }
 
     /**
@@ -23,12 +27,16 @@ public sealed interface Turn {
      * preamble announcing the calls).
      */
     record Commentary(String text) implements Turn {
-        public Commentary { Objects.requireNonNull(text, "text"); }
+        public Commentary {
+            Objects.requireNonNull(text, "text");
+        }
     }
 
     /** The assistant's reasoning before an answer or a tool call (Harmony keeps it only before tool calls). */
     record Reasoning(String text) implements Turn {
-        public Reasoning { Objects.requireNonNull(text, "text"); }
+        public Reasoning {
+            Objects.requireNonNull(text, "text");
+        }
     }
 
     /** A call of function tool {@code functionName} with the arguments the model wrote (JSON). */
@@ -38,7 +46,9 @@ public sealed interface Turn {
             if (arguments == null) arguments = "{}";
         }
 
-        public static ToolCall of(Reply.ToolCall c) { return new ToolCall(c.functionName(), c.arguments()); }
+        public static ToolCall of(Reply.ToolCall c) {
+            return new ToolCall(c.functionName(), c.arguments());
+        }
     }
 
     /** What function tool {@code functionName} returned for the call before it. */

@@ -104,7 +104,8 @@ public interface Backend extends AutoCloseable {
      * stored in any cache. Angles must be computed in double or taken from {@link Rope#cosSinTable} (float32
      * {@code p·invFreq} drifts).
      */
-    void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v);
+    void qkvRope(
+            LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v);
 
     /**
      * Causal grouped-query attention with sinks and (on sliding layers) a window, per sequence of the batch, then
@@ -120,7 +121,8 @@ public interface Backend extends AutoCloseable {
      * Afterwards positions {@code start .. start+n−1} are written to {@code C} (slot {@code pos % slots}; on ring layers
      * only the last {@code slots} of them). {@code out} is {@code T × heads·hd}.
      */
-    void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out);
+    void attention(
+            LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out);
 
     /**
      * MoE router: {@code g = Wr·x + br} ({@code E} logits per row); the {@code k = experts_per_token}
@@ -176,7 +178,14 @@ public interface Backend extends AutoCloseable {
      * bit for bit). Declinable and declined by default ({@link BackendOp#ADD_RMS_NORM}): a backend that implements it
      * overrides {@link #supports} too; the default runs the decomposition.
      */
-    default void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+    default void addRmsNorm(
+            LoadedWeights w,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         DeclinedOps.decomposeAddRmsNorm(this, w, layer, which, x, y, sum, out);
     }
 
@@ -221,8 +230,8 @@ public interface Backend extends AutoCloseable {
      * and returns itself; a GPU backend (the device layer) returns itself when they fit, else a split over itself and a
      * cpu backend made by {@code cpu} (only then). On a failure this backend is left to the caller to close.
      */
-    default Backend placeExperts(ModelWeights model, ExpertPlacement request, int prefillChunk,
-                                 java.util.function.Supplier<Backend> cpu) {
+    default Backend placeExperts(
+            ModelWeights model, ExpertPlacement request, int prefillChunk, java.util.function.Supplier<Backend> cpu) {
         request.checkLayers(model.layers().size());
         return this;
     }

@@ -8,7 +8,16 @@ package io.gossgpu.backend;
  * backends decline it until they have a kernel.
  */
 public enum BackendOp {
-    EMBED, RMS_NORM, DENSE, QKV_ROPE, ATTENTION, ROUTER, MOE, ADD, LOGITS, ARGMAX,
+    EMBED,
+    RMS_NORM,
+    DENSE,
+    QKV_ROPE,
+    ATTENTION,
+    ROUTER,
+    MOE,
+    ADD,
+    LOGITS,
+    ARGMAX,
     /** {@link Backend#sample}; declined: {@link #LOGITS} come back and the host picks ({@link TemperatureDraw}). */
     SAMPLE(Fallback.HOST, true),
     /** {@link Backend#addRmsNorm}; declined: {@link #ADD} then {@link #RMS_NORM}. Declined unless a backend says otherwise. */

@@ -50,20 +50,26 @@ public final class BackendOptions {
      * of a backend on the class path. Nothing is checked here: the backend checks its own settings when created.
      */
     public static BackendOptions fromEnvironment() {
-        return from(System.getenv(), System.getProperties(), Backends.unordered().stream().map(BackendProvider::name).toList());
+        return from(
+                System.getenv(),
+                System.getProperties(),
+                Backends.unordered().stream().map(BackendProvider::name).toList());
     }
 
     /** {@link #fromEnvironment()} over the given environment and properties, for {@code backends} (by name). */
     static BackendOptions from(Map<String, String> env, Properties properties, java.util.List<String> backends) {
         SortedMap<String, Setting> m = new TreeMap<>();
         for (String b : backends) {
-            String envPrefix = "GOSS_" + b.toUpperCase(Locale.ROOT) + "_", propPrefix = "goss." + b.toLowerCase(Locale.ROOT) + ".";
+            String envPrefix = "GOSS_" + b.toUpperCase(Locale.ROOT) + "_",
+                    propPrefix = "goss." + b.toLowerCase(Locale.ROOT) + ".";
             env.forEach((k, v) -> {
-                if (k.startsWith(envPrefix) && v != null && !v.isBlank()) m.put(k, new Setting(v.strip(), null, ENVIRONMENT));
+                if (k.startsWith(envPrefix) && v != null && !v.isBlank())
+                    m.put(k, new Setting(v.strip(), null, ENVIRONMENT));
             });
             for (String p : properties.stringPropertyNames()) {
                 String v = properties.getProperty(p);
-                if (p.startsWith(propPrefix) && v != null && !v.isBlank()) m.put(envName(p), new Setting(v.strip(), p, "-D" + p));
+                if (p.startsWith(propPrefix) && v != null && !v.isBlank())
+                    m.put(envName(p), new Setting(v.strip(), p, "-D" + p));
             }
         }
         return new BackendOptions(m);
@@ -144,7 +150,8 @@ public final class BackendOptions {
     public String toString() {
         if (settings.isEmpty()) return "defaults";
         StringBuilder sb = new StringBuilder();
-        settings.forEach((k, s) -> sb.append(sb.isEmpty() ? "" : " ").append(k).append('=').append(s.value()));
+        settings.forEach((k, s) ->
+                sb.append(sb.isEmpty() ? "" : " ").append(k).append('=').append(s.value()));
         return sb.toString();
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.backend;
 
 import io.gossgpu.GossException;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -43,7 +42,8 @@ public final class Backends {
         for (BackendProvider p : providers()) {
             if (!p.name().equalsIgnoreCase(n)) continue;
             Availability a = safeAvailability(p);
-            if (!a.available()) throw new GossException("backend '" + p.name() + "' is unavailable: " + a.reason() + "; " + summary());
+            if (!a.available())
+                throw new GossException("backend '" + p.name() + "' is unavailable: " + a.reason() + "; " + summary());
             return p.create(options);
         }
         throw new GossException("unknown backend '" + name + "'; " + summary());
@@ -59,7 +59,9 @@ public final class Backends {
      * empty: with none available it throws the {@link GossException} that lists why.
      */
     public static List<BackendProvider> auto() {
-        List<BackendProvider> out = providers().stream().filter(p -> safeAvailability(p).available()).toList();
+        List<BackendProvider> out = providers().stream()
+                .filter(p -> safeAvailability(p).available())
+                .toList();
         if (out.isEmpty()) throw new GossException("no backend is available; " + summary());
         return out;
     }

@@ -1,7 +1,6 @@
 package io.gossgpu.backend;
 
 import io.gossgpu.GossException;
-
 import java.util.Arrays;
 import java.util.List;
 
@@ -20,8 +19,8 @@ public final class Batch {
             if (cache == null) throw new NullPointerException("cache");
             if (tokens <= 0) throw new GossException("a sequence of a batch needs at least one token, got " + tokens);
             if (start < 0 || (long) start + tokens > cache.spec().contextLength())
-                throw new GossException("positions " + start + ".." + ((long) start + tokens - 1) + " exceed the context length "
-                        + cache.spec().contextLength());
+                throw new GossException("positions " + start + ".." + ((long) start + tokens - 1)
+                        + " exceed the context length " + cache.spec().contextLength());
         }
     }
 
@@ -37,7 +36,8 @@ public final class Batch {
         for (int s = 0; s < sequences.length; s++) {
             for (int o = 0; o < s; o++)
                 if (sequences[o].cache() == sequences[s].cache())
-                    throw new GossException("a batch holds one run of rows per KV cache (sequences " + o + " and " + s + " share one)");
+                    throw new GossException(
+                            "a batch holds one run of rows per KV cache (sequences " + o + " and " + s + " share one)");
             firstRow[s] = r;
             r = Math.addExact(r, sequences[s].tokens());
         }
@@ -49,7 +49,7 @@ public final class Batch {
 
     /** One sequence: {@code tokens} positions from {@code start} of {@code cache}. */
     public static Batch of(KvCache cache, int start, int tokens) {
-        return new Batch(new Sequence[]{new Sequence(cache, start, tokens)});
+        return new Batch(new Sequence[] {new Sequence(cache, start, tokens)});
     }
 
     public static Batch of(List<Sequence> sequences) {

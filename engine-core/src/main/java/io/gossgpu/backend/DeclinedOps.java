@@ -20,33 +20,50 @@ public final class DeclinedOps {
     }
 
     /** {@link Backend#addRmsNorm} on {@code b}, or {@link Backend#add} then {@link Backend#rmsNorm} when it declines it. */
-    public static void addRmsNorm(Backend b, LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y,
-                                  DeviceTensor sum, DeviceTensor out) {
+    public static void addRmsNorm(
+            Backend b,
+            LoadedWeights w,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         if (b.supports(BackendOp.ADD_RMS_NORM)) b.addRmsNorm(w, layer, which, x, y, sum, out);
         else decomposeAddRmsNorm(b, w, layer, which, x, y, sum, out);
     }
 
     /** The decomposition of {@link BackendOp#ADD_RMS_NORM}. */
-    static void decomposeAddRmsNorm(Backend b, LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y,
-                                    DeviceTensor sum, DeviceTensor out) {
+    static void decomposeAddRmsNorm(
+            Backend b,
+            LoadedWeights w,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         b.add(x, y, sum);
         b.rmsNorm(w, layer, which, sum, out);
     }
 
     /** {@link Backend#sample} on {@code b}, or the host path when it declines it. */
-    public static int[] sample(Backend b, LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+    public static int[] sample(
+            Backend b, LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
         if (b.supports(BackendOp.SAMPLE)) return b.sample(w, x, fromRow, temperatures, draws);
         return hostSample(b, w, x, fromRow, temperatures, draws);
     }
 
     /** The host path of {@link BackendOp#SAMPLE}: the logits come back, the host picks each row's id. */
-    static int[] hostSample(Backend b, LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
+    static int[] hostSample(
+            Backend b, LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
         int n = x.rows() - fromRow, vocab = w.config().vocabSize();
         TemperatureDraw.check(n, temperatures, draws);
         float[] l = b.logits(w, x, fromRow);
         int[] ids = new int[n];
         for (int i = 0; i < n; i++)
-            ids[i] = temperatures[i] == 0 ? TemperatureDraw.argmax(l, i * vocab, vocab)
+            ids[i] = temperatures[i] == 0
+                    ? TemperatureDraw.argmax(l, i * vocab, vocab)
                     : TemperatureDraw.draw(l, i * vocab, vocab, temperatures[i], draws[i]);
         return ids;
     }

@@ -3,7 +3,6 @@ package io.gossgpu.backend;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -38,7 +37,8 @@ public final class DeviceWeights<V, D, M> {
          * as one matrix overrides this to upload them as one and return its three row ranges.
          */
         default List<D> qkv(WeightView q, WeightView k, WeightView v) {
-            return java.util.Arrays.asList(dense(q), dense(k), dense(v)); // handles may be null (bytes() walks with Void)
+            return java.util.Arrays.asList(
+                    dense(q), dense(k), dense(v)); // handles may be null (bytes() walks with Void)
         }
 
         /** The biases of {@link #qkv}, in the same way. */
@@ -48,8 +48,18 @@ public final class DeviceWeights<V, D, M> {
     }
 
     /** One layer's handles. {@code dense} and {@code bias} are indexed by {@link DenseKind#ordinal()}. */
-    public record Layer<V, D, M>(V attnNorm, V mlpNorm, V sinks, List<D> dense, List<V> bias,
-                                 M gate, M up, M down, V gateBias, V upBias, V downBias) {
+    public record Layer<V, D, M>(
+            V attnNorm,
+            V mlpNorm,
+            V sinks,
+            List<D> dense,
+            List<V> bias,
+            M gate,
+            M up,
+            M down,
+            V gateBias,
+            V upBias,
+            V downBias) {
         public D dense(DenseKind k) {
             return dense.get(k.ordinal());
         }
@@ -76,16 +86,28 @@ public final class DeviceWeights<V, D, M> {
         for (LayerWeights w : m.layers()) {
             V attnNorm = vector(up, w.attnNorm()), mlpNorm = vector(up, w.mlpNorm()), sinks = vector(up, w.sinks());
             boolean qkv = w.q() != null;
-            List<D> dense = new ArrayList<>(qkv ? up.qkv(w.q(), w.k(), w.v()) : java.util.Arrays.asList(null, null, null));
-            List<V> bias = new ArrayList<>(qkv ? up.qkvBias(w.qBias(), w.kBias(), w.vBias()) : java.util.Arrays.asList(null, null, null));
+            List<D> dense =
+                    new ArrayList<>(qkv ? up.qkv(w.q(), w.k(), w.v()) : java.util.Arrays.asList(null, null, null));
+            List<V> bias = new ArrayList<>(
+                    qkv ? up.qkvBias(w.qBias(), w.kBias(), w.vBias()) : java.util.Arrays.asList(null, null, null));
             for (DenseKind k : DenseKind.values()) {
                 if (k == DenseKind.Q || k == DenseKind.K || k == DenseKind.V) continue; // above, in this order
                 dense.add(dense(up, k.weight(w)));
                 bias.add(vector(up, k.bias(w)));
             }
             M gate = experts(up, w.gate()), upM = experts(up, w.up()), down = experts(up, w.down());
-            ls.add(new Layer<>(attnNorm, mlpNorm, sinks, Collections.unmodifiableList(dense), Collections.unmodifiableList(bias), gate, upM, down,
-                    vector(up, w.gateBias()), vector(up, w.upBias()), vector(up, w.downBias())));
+            ls.add(new Layer<>(
+                    attnNorm,
+                    mlpNorm,
+                    sinks,
+                    Collections.unmodifiableList(dense),
+                    Collections.unmodifiableList(bias),
+                    gate,
+                    upM,
+                    down,
+                    vector(up, w.gateBias()),
+                    vector(up, w.upBias()),
+                    vector(up, w.downBias())));
         }
         layers = Collections.unmodifiableList(ls); // handles may be null (bytes() walks with Void)
     }
@@ -131,8 +153,11 @@ public final class DeviceWeights<V, D, M> {
      * The device bytes the same walk would allocate, before anything is uploaded: {@code vector},
      * {@code dense} and {@code experts} give one tensor's size in the backend's layout.
      */
-    public static long bytes(ModelWeights m, ToLongFunction<WeightView> vector, ToLongFunction<WeightView> dense,
-                             ToLongFunction<WeightView> experts) {
+    public static long bytes(
+            ModelWeights m,
+            ToLongFunction<WeightView> vector,
+            ToLongFunction<WeightView> dense,
+            ToLongFunction<WeightView> experts) {
         long[] total = {0};
         new DeviceWeights<>(m, new Uploader<Void, Void, Void>() {
             @Override

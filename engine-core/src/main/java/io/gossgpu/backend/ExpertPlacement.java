@@ -33,8 +33,10 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
     public ExpertPlacement {
         if (mode == null) throw new NullPointerException("mode");
         if (cpuLayers < 0) throw new GossException("--n-cpu-moe must be 0 or more, got " + cpuLayers);
-        if (kvTokens <= 0) throw new GossException("the KV cache to plan for must be positive, got " + kvTokens + " tokens");
-        if (streamMinTokens < 0) throw new GossException("--stream-experts-min-t must be 0 (off) or more, got " + streamMinTokens);
+        if (kvTokens <= 0)
+            throw new GossException("the KV cache to plan for must be positive, got " + kvTokens + " tokens");
+        if (streamMinTokens < 0)
+            throw new GossException("--stream-experts-min-t must be 0 (off) or more, got " + streamMinTokens);
     }
 
     public ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
@@ -97,6 +99,7 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
     /** Fails with a clear message when {@code --n-cpu-moe} names more layers than {@code layers}, on every backend. */
     public void checkLayers(int layers) {
         if (mode == Mode.FIRST_N && (cpuLayers < 0 || cpuLayers > layers))
-            throw new io.gossgpu.GossException("--n-cpu-moe must be between 0 and the model's " + layers + " layers, got " + cpuLayers);
+            throw new io.gossgpu.GossException(
+                    "--n-cpu-moe must be between 0 and the model's " + layers + " layers, got " + cpuLayers);
     }
 }

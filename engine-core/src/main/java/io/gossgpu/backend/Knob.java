@@ -1,7 +1,6 @@
 package io.gossgpu.backend;
 
 import io.gossgpu.GossException;
-
 import java.util.List;
 import java.util.Locale;
 
@@ -23,19 +22,34 @@ import java.util.Locale;
  * @param defaultNote how the default depends on the device ("16 on a CPU device"), or null
  * @param tuneValues  the values {@code goss-gpu tune} times, or null for {@link KnobValues#candidates()}
  */
-public record Knob(String backend, String kernel, String name, int defaultValue, KnobValues allowed, String what,
-                   String description, String defaultNote, List<Integer> tuneValues) {
+public record Knob(
+        String backend,
+        String kernel,
+        String name,
+        int defaultValue,
+        KnobValues allowed,
+        String what,
+        String description,
+        String defaultNote,
+        List<Integer> tuneValues) {
     public Knob {
         tuneValues = tuneValues == null ? null : List.copyOf(tuneValues);
     }
 
-    public static Knob of(String backend, String kernel, String name, int defaultValue, KnobValues allowed, String what,
-                          String description) {
+    public static Knob of(
+            String backend,
+            String kernel,
+            String name,
+            int defaultValue,
+            KnobValues allowed,
+            String what,
+            String description) {
         return new Knob(backend, kernel, name, defaultValue, allowed, what, description, null, null);
     }
 
     /** A setting of the whole backend, not of one kernel: {@code GOSS_<BACKEND>_<NAME>}. */
-    public static Knob setting(String backend, String name, int defaultValue, KnobValues allowed, String what, String description) {
+    public static Knob setting(
+            String backend, String name, int defaultValue, KnobValues allowed, String what, String description) {
         return new Knob(backend, null, name, defaultValue, allowed, what, description, null, null);
     }
 
@@ -56,7 +70,8 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
 
     /** {@code goss.cuda.attention.block}. */
     public String propertyName() {
-        return ("goss." + backend + "." + (kernel == null ? "" : kernel + ".") + name.replace('_', '.')).toLowerCase(Locale.ROOT);
+        return ("goss." + backend + "." + (kernel == null ? "" : kernel + ".") + name.replace('_', '.'))
+                .toLowerCase(Locale.ROOT);
     }
 
     /** {@code ATTENTION_BLOCK}: the name without the backend, as {@code tune --knob} accepts it. */
@@ -80,7 +95,9 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
      */
     public int value(BackendOptions options, int deviceDefault, int limit, String why) {
         String v = options.get(this);
-        return v == null ? Math.min(deviceDefault, allowed.largestUpTo(limit)) : parse(v, limit, why, options.property(envName()));
+        return v == null
+                ? Math.min(deviceDefault, allowed.largestUpTo(limit))
+                : parse(v, limit, why, options.property(envName()));
     }
 
     /** Parses and checks {@code value}; a {@link GossException} naming the knob, the value and the range when invalid. */
@@ -133,12 +150,16 @@ public record Knob(String backend, String kernel, String name, int defaultValue,
      */
     public KnobState state(BackendOptions options, int deviceDefault, int limit, String why) {
         String allowedHere = allowed.describe(limit) + (why == null ? "" : " (" + why + ")");
-        List<Integer> here = candidates().stream().filter(c -> allowed.accepts(c, limit)).toList();
+        List<Integer> here =
+                candidates().stream().filter(c -> allowed.accepts(c, limit)).toList();
         String set = options.get(this);
         try {
             int v = value(options, deviceDefault, limit, why);
-            String source = set != null ? options.source(envName())
-                    : v == defaultValue ? "default" : "device default" + (defaultNote == null ? "" : ": " + defaultNote);
+            String source = set != null
+                    ? options.source(envName())
+                    : v == defaultValue
+                            ? "default"
+                            : "device default" + (defaultNote == null ? "" : ": " + defaultNote);
             return new KnobState(this, v, text(v), source, allowedHere, null, here);
         } catch (GossException e) {
             return new KnobState(this, defaultValue, set, options.source(envName()), allowedHere, e.getMessage(), here);

@@ -14,7 +14,8 @@ import java.util.List;
  * @param error      the one-line error a backend would fail with for the value as set, or null when it is valid
  * @param candidates the values {@code tune} times on this device
  */
-public record KnobState(Knob knob, int value, String text, String source, String allowed, String error, List<Integer> candidates) {
+public record KnobState(
+        Knob knob, int value, String text, String source, String allowed, String error, List<Integer> candidates) {
     public KnobState {
         candidates = List.copyOf(candidates);
     }

@@ -10,7 +10,8 @@ import java.util.stream.Collectors;
  * lower the upper end ({@code limit}); the sentences this builds go into the knob's error message ("must be a
  * multiple of 32 from 32 to 1024").
  */
-public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, List<Integer> oneOf, List<String> names) {
+public record KnobValues(
+        int min, int max, int multipleOf, boolean powerOfTwo, List<Integer> oneOf, List<String> names) {
     public KnobValues {
         oneOf = oneOf == null ? null : List.copyOf(oneOf);
         names = names == null ? null : List.copyOf(names);
@@ -67,12 +68,16 @@ public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, L
     /** Whether {@code v} is allowed with the upper end lowered to {@code limit}. */
     public boolean accepts(int v, int limit) {
         if (oneOf != null) return oneOf.contains(v) && v <= limit;
-        return v >= min && v <= Math.min(max, limit) && v % multipleOf == 0 && (!powerOfTwo || Integer.bitCount(v) == 1);
+        return v >= min
+                && v <= Math.min(max, limit)
+                && v % multipleOf == 0
+                && (!powerOfTwo || Integer.bitCount(v) == 1);
     }
 
     /** The largest allowed value not above {@code limit} (a default is clamped to it when a device allows less). */
     public int largestUpTo(int limit) {
-        if (oneOf != null) return oneOf.stream().filter(v -> v <= limit).max(Integer::compare).orElse(oneOf.getFirst());
+        if (oneOf != null)
+            return oneOf.stream().filter(v -> v <= limit).max(Integer::compare).orElse(oneOf.getFirst());
         int top = Math.min(max, limit);
         if (powerOfTwo) return Math.max(min, Integer.highestOneBit(Math.max(1, top)));
         return Math.max(min, top - Math.floorMod(top, multipleOf));
@@ -88,7 +93,8 @@ public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, L
             return allowed.size() == 1 ? "exactly " + allowed.getFirst() : "one of " + String.join(", ", allowed);
         }
         if (oneOf != null)
-            return oneOf.size() == 1 ? "exactly " + oneOf.getFirst()
+            return oneOf.size() == 1
+                    ? "exactly " + oneOf.getFirst()
                     : "one of " + oneOf.stream().map(String::valueOf).collect(Collectors.joining(", "));
         int top = Math.min(max, limit);
         String to = top == Integer.MAX_VALUE ? "" : " to " + top;
@@ -102,7 +108,8 @@ public record KnobValues(int min, int max, int multipleOf, boolean powerOfTwo, L
      * {@code 1024 × step}, with both ends. A knob with a wide or open range names its own candidates.
      */
     public List<Integer> candidates() {
-        if (names != null) return java.util.stream.IntStream.range(0, names.size()).boxed().toList();
+        if (names != null)
+            return java.util.stream.IntStream.range(0, names.size()).boxed().toList();
         if (oneOf != null) return oneOf;
         List<Integer> out = new ArrayList<>();
         long top = Math.min(max, 1024L * multipleOf);

@@ -88,11 +88,12 @@ public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback
         String sliding = "";
         if (config.slidingWindow() > 0) {
             sliding = ", sliding layers keep " + ringSlots() + " positions";
-            if (swaRollback > 0) sliding += ": window " + config.slidingWindow() + " + rollback " + swaRollback
-                    + (ringSlots() == contextLength ? ", capped at the context" : "");
+            if (swaRollback > 0)
+                sliding += ": window " + config.slidingWindow() + " + rollback " + swaRollback
+                        + (ringSlots() == contextLength ? ", capped at the context" : "");
         }
-        return "KV cache for " + contextLength + " positions: " + humanBytes(bytes())
-                + " (" + config.numHiddenLayers() + " layers, kv_dim " + config.kvDim() + sliding + ")";
+        return "KV cache for " + contextLength + " positions: " + humanBytes(bytes()) + " (" + config.numHiddenLayers()
+                + " layers, kv_dim " + config.kvDim() + sliding + ")";
     }
 
     public static String humanBytes(long b) {

@@ -46,7 +46,6 @@ public final class SettingNames {
         return out;
     }
 
-
     /**
      * One line for each of {@code names} (as written → environment-variable name) that is not {@code known}:
      * {@code unknown setting GOSS_OPENCL_DENSE_WGG (did you mean GOSS_OPENCL_DENSE_WG?)}.
@@ -56,8 +55,10 @@ public final class SettingNames {
         names.forEach((written, env) -> {
             if (known.contains(env)) return;
             String near = nearest(env, known);
-            out.add("unknown setting " + written + (near != null ? " (did you mean " + near + "?)"
-                    : " (no known setting has a similar name; 'goss-gpu info --backends' lists the knobs)"));
+            out.add("unknown setting " + written
+                    + (near != null
+                            ? " (did you mean " + near + "?)"
+                            : " (no known setting has a similar name; 'goss-gpu info --backends' lists the knobs)"));
         });
         return out;
     }

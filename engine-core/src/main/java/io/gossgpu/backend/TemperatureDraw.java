@@ -88,11 +88,13 @@ public final class TemperatureDraw {
     public static void check(int rows, double[] temperatures, double[] draws) {
         if (rows <= 0) throw new io.gossgpu.GossException("sample: no rows from the given row");
         if (temperatures.length != rows || draws.length != rows)
-            throw new io.gossgpu.GossException("sample: " + rows + " rows but " + temperatures.length + " temperatures and " + draws.length + " draws");
+            throw new io.gossgpu.GossException("sample: " + rows + " rows but " + temperatures.length
+                    + " temperatures and " + draws.length + " draws");
         for (int i = 0; i < rows; i++) {
             double t = temperatures[i], u = draws[i];
             if (t != 0 && (!(t > 0) || !Double.isFinite(t) || !(u >= 0 && u < 1)))
-                throw new io.gossgpu.GossException("sampling needs a finite temperature > 0 and u in [0, 1), got " + t + " and " + u);
+                throw new io.gossgpu.GossException(
+                        "sampling needs a finite temperature > 0 and u in [0, 1), got " + t + " and " + u);
         }
     }
 }

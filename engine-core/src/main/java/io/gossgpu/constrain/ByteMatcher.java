@@ -32,7 +32,8 @@ public interface ByteMatcher {
      * with a pattern, their masks are precomputed here ({@link TokenMasker#prepare}), once per compiled schema.
      */
     static ByteMatcher json(JsonGrammar grammar) {
-        if (grammar != null && !PatternMasks.in(grammar).isEmpty()) TokenMasker.get().prepare(grammar);
+        if (grammar != null && !PatternMasks.in(grammar).isEmpty())
+            TokenMasker.get().prepare(grammar);
         return new ByteMatcher() {
             @Override
             public Object start() {

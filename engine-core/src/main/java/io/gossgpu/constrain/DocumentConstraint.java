@@ -2,7 +2,6 @@ package io.gossgpu.constrain;
 
 import io.gossgpu.generate.TokenConstraint;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.util.Arrays;
 
 /**
@@ -46,12 +45,14 @@ public final class DocumentConstraint implements TokenConstraint {
 
     @Override
     public int[] endTokens() {
-        return new int[]{endToken};
+        return new int[] {endToken};
     }
 
     @Override
     public void accept(int token) {
         if (state == null) return;
-        state = token == endToken || token >= O200kHarmony.NUM_RANKS ? null : matcher.step(state, tok.tokenBytes(token));
+        state = token == endToken || token >= O200kHarmony.NUM_RANKS
+                ? null
+                : matcher.step(state, tok.tokenBytes(token));
     }
 }

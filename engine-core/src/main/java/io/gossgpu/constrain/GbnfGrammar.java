@@ -8,7 +8,6 @@ import io.gossgpu.constrain.GbnfParser.Ref;
 import io.gossgpu.constrain.GbnfParser.Repeat;
 import io.gossgpu.constrain.GbnfParser.Rule;
 import io.gossgpu.constrain.GbnfParser.Seq;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -31,6 +30,7 @@ public final class GbnfGrammar {
     final int[] code;
     /** Per rule, where each of its alternatives starts in {@link #code}. */
     final int[][] alternatives;
+
     final int[][] sets;
     final int root;
     private final String text;
@@ -46,7 +46,8 @@ public final class GbnfGrammar {
     /** The grammar of GBNF {@code text}, starting at rule {@code root}; a bad grammar fails with a one-line {@link GossException}. */
     public static GbnfGrammar compile(String text) {
         Map<String, Rule> rules = GbnfParser.parse(text);
-        if (!rules.containsKey("root")) throw new GossException("grammar: no rule named 'root' (where the output starts)");
+        if (!rules.containsKey("root"))
+            throw new GossException("grammar: no rule named 'root' (where the output starts)");
         GbnfGrammar g = new Builder(rules).build(text);
         g.machine(); // opens the start rules: a grammar too ambiguous to start fails here, not in a reply
         return g;
@@ -88,7 +89,8 @@ public final class GbnfGrammar {
         }
 
         GbnfGrammar build(String text) {
-            for (Rule rule : source.values()) bodies.get(index.get(rule.name())).addAll(alternativesOf(rule.body(), rule.name()));
+            for (Rule rule : source.values())
+                bodies.get(index.get(rule.name())).addAll(alternativesOf(rule.body(), rule.name()));
             int n = names.size();
             boolean[] productive = productive(n);
             int root = index.get("root");
@@ -96,7 +98,9 @@ public final class GbnfGrammar {
             for (int r = 0; r < n; r++) bodies.get(r).removeIf(alt -> !finishes(alt, productive));
             for (int r : reachable(root)) {
                 if (bodies.get(r).isEmpty())
-                    throw new GossException("grammar: rule '" + userName(r) + "' can never finish (each alternative recurses without end or uses an empty character class)");
+                    throw new GossException(
+                            "grammar: rule '" + userName(r)
+                                    + "' can never finish (each alternative recurses without end or uses an empty character class)");
             }
             checkLeftRecursion(n);
             List<Integer> code = new ArrayList<>();
@@ -110,8 +114,12 @@ public final class GbnfGrammar {
                     code.add(END);
                 }
             }
-            return new GbnfGrammar(code.stream().mapToInt(Integer::intValue).toArray(), starts,
-                    sets.toArray(int[][]::new), root, text);
+            return new GbnfGrammar(
+                    code.stream().mapToInt(Integer::intValue).toArray(),
+                    starts,
+                    sets.toArray(int[][]::new),
+                    root,
+                    text);
         }
 
         /** The user's rule a generated one (named {@code user/n}) came from. */
@@ -148,7 +156,8 @@ public final class GbnfGrammar {
                 case Ref ref -> {
                     Integer r = index.get(ref.name());
                     if (r == null || !source.containsKey(ref.name()))
-                        throw new GossException("grammar " + ref.where() + ": rule '" + ref.name() + "' is not defined");
+                        throw new GossException(
+                                "grammar " + ref.where() + ": rule '" + ref.name() + "' is not defined");
                     return ruleSymbol(r);
                 }
                 case Seq s -> {
@@ -265,8 +274,11 @@ public final class GbnfGrammar {
             for (int next : first.get(r)) {
                 if (mark[next] == 1) {
                     String name = userName(next);
-                    throw new GossException("grammar: rule '" + name + "' is left-recursive (it can reach itself before reading a character"
-                            + (names.get(next).contains("/") ? ", e.g. a repetition of something that can match nothing" : "")
+                    throw new GossException("grammar: rule '" + name
+                            + "' is left-recursive (it can reach itself before reading a character"
+                            + (names.get(next).contains("/")
+                                    ? ", e.g. a repetition of something that can match nothing"
+                                    : "")
                             + "); rewrite it with repetition, e.g. list ::= item (\",\" item)*");
                 }
                 if (mark[next] == 0) visit(next, first, mark, nullable);

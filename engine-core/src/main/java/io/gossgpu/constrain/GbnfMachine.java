@@ -1,7 +1,6 @@
 package io.gossgpu.constrain;
 
 import io.gossgpu.GossException;
-
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -23,6 +22,7 @@ public final class GbnfMachine implements ByteMatcher {
     private static final int MAX_CACHED = 16_384;
     /** Most rule openings for one character: beyond it a grammar is refused as too ambiguous (and recursion stays shallow). */
     static final int MAX_EXPANSIONS = 5_000;
+
     private static final Object DEAD = new Object();
     /** At most this many states keep their token mask (25 KB each over the o200k vocabulary); the least recently used goes first. */
     static final int MAX_MASKS = 256;
@@ -130,7 +130,11 @@ public final class GbnfMachine implements ByteMatcher {
         @Override
         public boolean equals(Object o) {
             if (this == o) return true;
-            if (!(o instanceof State s) || s.hash != hash || s.bits != bits || s.need != need || s.uniform != uniform
+            if (!(o instanceof State s)
+                    || s.hash != hash
+                    || s.bits != bits
+                    || s.need != need
+                    || s.uniform != uniform
                     || s.stacks.length != stacks.length) return false;
             return Set.of(stacks).equals(Set.of(s.stacks));
         }
@@ -153,7 +157,8 @@ public final class GbnfMachine implements ByteMatcher {
         if (known == null) {
             known = new long[masker.words()];
             masker.walk(this, s, known);
-            if (interned.get(s) == s) masks.put(s, known); // a state past the intern cap is not met again as the same object
+            if (interned.get(s) == s)
+                masks.put(s, known); // a state past the intern cap is not met again as the same object
         }
         for (int w = 0; w < mask.length; w++) mask[w] |= known[w];
     }
@@ -229,14 +234,17 @@ public final class GbnfMachine implements ByteMatcher {
             uniform &= CharRanges.containsAll(set, lo, hi);
         }
         if (taking.isEmpty()) return null;
-        return uniform ? State.uniform(taking.toArray(Stack[]::new), need, blockLo) : new State(s.stacks, bits, need, min);
+        return uniform
+                ? State.uniform(taking.toArray(Stack[]::new), need, blockLo)
+                : new State(s.stacks, bits, need, min);
     }
 
     private State stepChar(State s, int cp) {
         Set<Stack> out = new LinkedHashSet<>();
         int[] budget = {MAX_EXPANSIONS};
         for (Stack st : s.stacks) {
-            if (st != ACCEPT && CharRanges.contains(g.sets[g.code[st.pos]], cp)) expand(new Stack(st.pos + 1, st.next), out, budget);
+            if (st != ACCEPT && CharRanges.contains(g.sets[g.code[st.pos]], cp))
+                expand(new Stack(st.pos + 1, st.next), out, budget);
         }
         return out.isEmpty() ? null : new State(out.toArray(Stack[]::new), 0, 0, 0);
     }
@@ -244,8 +252,9 @@ public final class GbnfMachine implements ByteMatcher {
     /** Adds the stacks {@code s} stands for once every rule at its top is opened, down to a character set (or the end). */
     private void expand(Stack s, Set<Stack> out, int[] budget) {
         if (--budget[0] < 0)
-            throw new GossException("grammar: too ambiguous (over " + MAX_EXPANSIONS + " rule openings for one character); "
-                    + "nested repetitions of optional items multiply, e.g. ((\"a\"?){100}){100}");
+            throw new GossException(
+                    "grammar: too ambiguous (over " + MAX_EXPANSIONS + " rule openings for one character); "
+                            + "nested repetitions of optional items multiply, e.g. ((\"a\"?){100}){100}");
         int sym = g.code[s.pos];
         if (sym == GbnfGrammar.END) {
             if (s.next == null) out.add(ACCEPT);
@@ -254,7 +263,8 @@ public final class GbnfMachine implements ByteMatcher {
             out.add(s);
         } else {
             int rule = -sym - 1;
-            // what follows the rule; nothing to keep when the rule ends this alternative (so right recursion stays flat)
+            // what follows the rule; nothing to keep when the rule ends this alternative (so right recursion stays
+            // flat)
             Stack cont = g.code[s.pos + 1] == GbnfGrammar.END ? s.next : new Stack(s.pos + 1, s.next);
             for (int a : g.alternatives[rule]) expand(new Stack(a, cont), out, budget);
         }

@@ -1,7 +1,6 @@
 package io.gossgpu.constrain;
 
 import io.gossgpu.GossException;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -55,7 +54,9 @@ final class GbnfParser {
             p.pos += 3;
             Expr body = p.alternatives(false);
             Rule old = rules.put(name, new Rule(name, body, where));
-            if (old != null) throw new GossException("grammar " + where + ": rule '" + name + "' is defined twice (first at " + old.where() + ")");
+            if (old != null)
+                throw new GossException(
+                        "grammar " + where + ": rule '" + name + "' is defined twice (first at " + old.where() + ")");
         }
         return rules;
     }
@@ -128,8 +129,10 @@ final class GbnfParser {
                     max = pos < cps.length && isDigit(cps[pos]) ? number(open) : -1;
                     skipBlanks();
                 }
-                if (pos >= cps.length || cps[pos] != '}') throw error("expected '}' to close the repetition at " + where(open));
-                if (max >= 0 && max < min) throw errorAt(open, "repetition {" + min + "," + max + "} has its maximum below its minimum");
+                if (pos >= cps.length || cps[pos] != '}')
+                    throw error("expected '}' to close the repetition at " + where(open));
+                if (max >= 0 && max < min)
+                    throw errorAt(open, "repetition {" + min + "," + max + "} has its maximum below its minimum");
                 item = new Repeat(item, min, max);
             } else break;
             pos++;

@@ -3,7 +3,6 @@ package io.gossgpu.constrain;
 import io.gossgpu.generate.TokenConstraint;
 import io.gossgpu.harmony.HarmonyStreamParser;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Map;
@@ -30,10 +29,12 @@ public final class HarmonyConstraint implements TokenConstraint {
     private final long[] mask;
     /** The header being written and its node, or null while a message's content is. */
     private HarmonyHeaders headers;
+
     private int node;
     private final HarmonyHeaders afterEnd;
     /** The matcher and its state of the document being written; state null while the content is free text. */
     private ByteMatcher matcher;
+
     private Object state;
     private int endToken;
     private boolean done;
@@ -57,15 +58,14 @@ public final class HarmonyConstraint implements TokenConstraint {
         return new HarmonyConstraint(null, tools, functions, false);
     }
 
-    private HarmonyConstraint(ByteMatcher answer, Map<String, ByteMatcher> tools, Set<String> functions,
-                              boolean mayAnswer) {
+    private HarmonyConstraint(
+            ByteMatcher answer, Map<String, ByteMatcher> tools, Set<String> functions, boolean mayAnswer) {
         this.answer = answer;
         this.tools = Map.copyOf(tools);
         this.mask = new long[masker.words()];
         Set<String> names = new HashSet<>(functions);
         if (mayAnswer) // a strict tool is declared; a turn that must call reaches only the functions it names
-            for (String r : tools.keySet())
-                if (r.startsWith("functions.")) names.add(r.substring("functions.".length()));
+        for (String r : tools.keySet()) if (r.startsWith("functions.")) names.add(r.substring("functions.".length()));
         this.headers = new HarmonyHeaders(false, mayAnswer, names);
         this.afterEnd = new HarmonyHeaders(true, mayAnswer, names);
     }

@@ -1,7 +1,6 @@
 package io.gossgpu.constrain;
 
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,10 +18,12 @@ import java.util.Set;
  */
 final class HarmonyHeaders {
     static final int CHANNEL = 0xf8, CONSTRAIN = 0xf9, MESSAGE = 0xfa, START = 0xfb;
-    private static final int[] SPECIALS = {O200kHarmony.CHANNEL, O200kHarmony.CONSTRAIN, O200kHarmony.MESSAGE,
-            O200kHarmony.START};
-    private static final String[] CONTENT_TYPES = {"", " json", "\u00f9json", " \u00f9json", "\u00f9 json",
-            " \u00f9 json"};
+    private static final int[] SPECIALS = {
+        O200kHarmony.CHANNEL, O200kHarmony.CONSTRAIN, O200kHarmony.MESSAGE, O200kHarmony.START
+    };
+    private static final String[] CONTENT_TYPES = {
+        "", " json", "\u00f9json", " \u00f9json", "\u00f9 json", " \u00f9 json"
+    };
 
     private final KeyTrie trie;
     private final Map<Integer, long[]> masks = new HashMap<>();

@@ -22,10 +22,11 @@ public final class JsonMachine {
     static final JsonGrammar.StringNode FREE_STRING = new JsonGrammar.StringNode(0, Integer.MAX_VALUE);
     static final JsonGrammar.NumberNode NUMBER = new JsonGrammar.NumberNode(false);
     private static final JsonGrammar.AnyValue ANY = new JsonGrammar.AnyValue();
-    private static final JsonGrammar.ObjectNode ANY_OBJECT = new JsonGrammar.ObjectNode(List.of(), ANY, new KeyTrie(List.of()));
+    private static final JsonGrammar.ObjectNode ANY_OBJECT =
+            new JsonGrammar.ObjectNode(List.of(), ANY, new KeyTrie(List.of()));
     private static final JsonGrammar.ArrayNode ANY_ARRAY = new JsonGrammar.ArrayNode(ANY, 0, Integer.MAX_VALUE);
-    private static final JsonGrammar.Literals TRUE_FALSE_NULL = new JsonGrammar.Literals(new KeyTrie(List.of(
-            "true".getBytes(), "false".getBytes(), "null".getBytes())));
+    private static final JsonGrammar.Literals TRUE_FALSE_NULL =
+            new JsonGrammar.Literals(new KeyTrie(List.of("true".getBytes(), "false".getBytes(), "null".getBytes())));
 
     private JsonMachine() {}
 
@@ -133,7 +134,11 @@ public final class JsonMachine {
             }
             case JsonGrammar.StringNode s -> {
                 if (b != '"') return null;
-                return new Stack(s.pattern() == null ? new Str(s, 0, 0) : new PatternStr(s, 0, s.pattern().start(), 0, 0, 0, false), parent);
+                return new Stack(
+                        s.pattern() == null
+                                ? new Str(s, 0, 0)
+                                : new PatternStr(s, 0, s.pattern().start(), 0, 0, 0, false),
+                        parent);
             }
             case JsonGrammar.NumberNode n -> {
                 if (b == '-') return new Stack(new Number(n.integer(), Number.MINUS, 0), parent);
@@ -209,7 +214,8 @@ public final class JsonMachine {
                     return b == ':' ? new Stack(new Obj(node, VALUE, index, 0, keys), rest) : null;
                 }
                 case VALUE -> {
-                    JsonGrammar value = free ? node.extra() : node.properties().get(index).value();
+                    JsonGrammar value =
+                            free ? node.extra() : node.properties().get(index).value();
                     return startValue(value, b, new Stack(new Obj(node, AFTER, free ? 0 : index + 1, 0, keys), rest));
                 }
                 default -> {
@@ -297,8 +303,23 @@ public final class JsonMachine {
             if (pending == 0) {
                 if (b == '"') return count >= node.minLength() ? rest : null;
                 if (b < 0x20) return null;
-                int p = b == '\\' ? 1 : b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 6 : b == 0xe0 ? 9 : b == 0xed ? 10
-                        : b >= 0xe1 && b <= 0xef ? 7 : b == 0xf0 ? 11 : b == 0xf4 ? 12 : b >= 0xf1 && b <= 0xf3 ? 8 : -1;
+                int p = b == '\\'
+                        ? 1
+                        : b < 0x80
+                                ? 0
+                                : b >= 0xc2 && b <= 0xdf
+                                        ? 6
+                                        : b == 0xe0
+                                                ? 9
+                                                : b == 0xed
+                                                        ? 10
+                                                        : b >= 0xe1 && b <= 0xef
+                                                                ? 7
+                                                                : b == 0xf0
+                                                                        ? 11
+                                                                        : b == 0xf4
+                                                                                ? 12
+                                                                                : b >= 0xf1 && b <= 0xf3 ? 8 : -1;
                 if (p < 0) return null; // a continuation byte without a lead, or a byte UTF-8 never uses
                 if (count >= node.maxLength()) return null;
                 int next = node.free() ? 0 : count + 1;
@@ -315,7 +336,10 @@ public final class JsonMachine {
             }
             if (pending >= 13) {
                 int next = switch (pending) {
-                    case 13 -> isDigit(b) && b <= '7' ? 4 : (b >= '8' && b <= '9') || (b >= 'a' && b <= 'b') || (b >= 'A' && b <= 'B') ? 14 : -1;
+                    case 13 ->
+                        isDigit(b) && b <= '7'
+                                ? 4
+                                : (b >= '8' && b <= '9') || (b >= 'a' && b <= 'b') || (b >= 'A' && b <= 'B') ? 14 : -1;
                     case 14, 20 -> hex ? pending + 1 : -1;
                     case 15 -> hex ? 16 : -1;
                     case 16 -> b == '\\' ? 17 : -1;
@@ -400,7 +424,8 @@ public final class JsonMachine {
      * limits, so that frames repeat and the masker can cache by frame), and where it is between characters as
      * {@link PatternFrames} describes ({@code q, acc, left, len, esc}), whose step it takes.
      */
-    record PatternStr(JsonGrammar.StringNode node, int count, int q, int acc, int left, int len, boolean esc) implements Frame {
+    record PatternStr(JsonGrammar.StringNode node, int count, int q, int acc, int left, int len, boolean esc)
+            implements Frame {
         @Override
         public Object step(int b, Stack rest) {
             StringPattern p = node.pattern();
@@ -428,8 +453,14 @@ public final class JsonMachine {
 
         /** The frame of {@code node} at packed {@code f} after {@code count} code points. */
         static PatternStr of(JsonGrammar.StringNode node, int count, long f) {
-            return new PatternStr(node, count, PatternFrames.q(f), PatternFrames.acc(f), PatternFrames.left(f),
-                    PatternFrames.len(f), PatternFrames.esc(f));
+            return new PatternStr(
+                    node,
+                    count,
+                    PatternFrames.q(f),
+                    PatternFrames.acc(f),
+                    PatternFrames.left(f),
+                    PatternFrames.len(f),
+                    PatternFrames.esc(f));
         }
     }
 

@@ -10,9 +10,9 @@ import java.util.List;
  * Immutable after construction; node 0 is the root.
  */
 public final class KeyTrie {
-    private int[][] next = new int[16][];   // node -> 256 children (-1 none), allocated lazily
+    private int[][] next = new int[16][]; // node -> 256 children (-1 none), allocated lazily
     private BitSet[] below = new BitSet[16]; // node -> indices of the strings through it
-    private int[] ends = new int[16];        // node -> index of the string ending here, or -1
+    private int[] ends = new int[16]; // node -> index of the string ending here, or -1
     private int size;
 
     public KeyTrie(List<byte[]> strings) {

@@ -11,6 +11,7 @@ package io.gossgpu.constrain;
 final class PatternFrames {
     /** No frame: the byte cannot come next. */
     static final long DEAD = -1;
+
     private static final int[] ESCAPED = {'"', '\\', '/', 8, 12, 10, 13, 9};
     private static final String ESCAPES = "\"\\/bfnrt";
 
@@ -67,7 +68,8 @@ final class PatternFrames {
             return DEAD;
         }
         int n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
-        if (n == 0) return DEAD; // a quote, a control byte, a continuation byte without a lead, or a byte UTF-8 never uses
+        if (n == 0)
+            return DEAD; // a quote, a control byte, a continuation byte without a lead, or a byte UTF-8 never uses
         return partial(p, count, q, b & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07), n - 1, n);
     }
 

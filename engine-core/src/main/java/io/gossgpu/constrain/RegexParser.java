@@ -6,7 +6,6 @@ import io.gossgpu.constrain.GbnfParser.Chars;
 import io.gossgpu.constrain.GbnfParser.Expr;
 import io.gossgpu.constrain.GbnfParser.Repeat;
 import io.gossgpu.constrain.GbnfParser.Seq;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,11 +25,11 @@ import java.util.List;
 final class RegexParser {
     static final int MAX_REPEAT = GbnfParser.MAX_REPEAT;
     private static final int[] DIGIT = CharRanges.of('0', '9');
-    private static final int[] WORD = CharRanges.union(List.of(new int[] {'0', '9'}, new int[] {'A', 'Z'},
-            new int[] {'_', '_'}, new int[] {'a', 'z'}));
+    private static final int[] WORD = CharRanges.union(
+            List.of(new int[] {'0', '9'}, new int[] {'A', 'Z'}, new int[] {'_', '_'}, new int[] {'a', 'z'}));
     private static final int[] SPACE = CharRanges.union(List.of(new int[] {'\t', '\r'}, new int[] {' ', ' '}));
-    private static final int[] DOT = CharRanges.complement(CharRanges.union(List.of(new int[] {'\n', '\n'},
-            new int[] {'\r', '\r'}, new int[] {0x85, 0x85}, new int[] {0x2028, 0x2029})));
+    private static final int[] DOT = CharRanges.complement(CharRanges.union(List.of(
+            new int[] {'\n', '\n'}, new int[] {'\r', '\r'}, new int[] {0x85, 0x85}, new int[] {0x2028, 0x2029})));
 
     private final int[] cps;
     private final String where;
@@ -59,7 +58,8 @@ final class RegexParser {
             alternatives.add(new Seq(items));
             if (p.pos < p.cps.length && p.cps[p.pos] != '|') {
                 if (p.cps[p.pos] == ')') throw p.error("has a ')' without its '('");
-                throw p.error("has '" + Character.toString(p.cps[p.pos]) + "' where it cannot be (anchors ^ and $ only at the start and end)");
+                throw p.error("has '" + Character.toString(p.cps[p.pos])
+                        + "' where it cannot be (anchors ^ and $ only at the start and end)");
             }
         } while (p.pos < p.cps.length);
         return alternatives.size() == 1 ? alternatives.getFirst() : new Alt(alternatives);
@@ -98,7 +98,10 @@ final class RegexParser {
                 int open = pos++;
                 if (pos < cps.length && cps[pos] == '?') {
                     if (pos + 1 < cps.length && cps[pos + 1] == ':') pos += 2;
-                    else throw errorAt(open, "uses '(?', lookaround, named groups or flags, which constrained output does not support");
+                    else
+                        throw errorAt(
+                                open,
+                                "uses '(?', lookaround, named groups or flags, which constrained output does not support");
                 }
                 Expr inner = alternation();
                 if (pos >= cps.length || cps[pos] != ')') throw errorAt(open, "has a '(' that is never closed");
@@ -141,9 +144,11 @@ final class RegexParser {
                 pos++;
                 max = pos < cps.length && cps[pos] == '}' ? -1 : number(open);
             }
-            if (pos >= cps.length || cps[pos] != '}') throw errorAt(open, "has a repetition that is not {m}, {m,} or {m,n}");
+            if (pos >= cps.length || cps[pos] != '}')
+                throw errorAt(open, "has a repetition that is not {m}, {m,} or {m,n}");
             pos++;
-            if (max >= 0 && max < min) throw errorAt(open, "has a repetition {" + min + "," + max + "} whose bounds are reversed");
+            if (max >= 0 && max < min)
+                throw errorAt(open, "has a repetition {" + min + "," + max + "} whose bounds are reversed");
         } else return e;
         if (pos < cps.length && cps[pos] == '?') pos++; // lazy: the same strings match
         if (pos < cps.length && (cps[pos] == '+' || cps[pos] == '*' || cps[pos] == '?' || cps[pos] == '{'))
@@ -175,7 +180,8 @@ final class RegexParser {
             if (c == ']' && !first) break;
             if (c == ']') throw errorAt(open, "has an empty class []");
             if (c == '[') throw error("has '[' inside a class (nested classes and && are not supported)");
-            if (c == '&' && pos + 1 < cps.length && cps[pos + 1] == '&') throw error("has && inside a class (class intersections are not supported)");
+            if (c == '&' && pos + 1 < cps.length && cps[pos + 1] == '&')
+                throw error("has && inside a class (class intersections are not supported)");
             first = false;
             int[] lo = classItem();
             if (pos + 1 < cps.length && cps[pos] == '-' && cps[pos + 1] != ']') {
@@ -222,12 +228,28 @@ final class RegexParser {
             case 'v' -> 0x0B;
             case 'x' -> hex(at, 2);
             case 'u' -> hex(at, 4);
-            case 'b', 'B' -> throw errorAt(at, inClass ? "uses \\b in a class" : "uses the word boundary \\" + Character.toString(c) + ", which constrained output does not support");
-            case 'p', 'P' -> throw errorAt(at, "uses the Unicode property \\" + Character.toString(c) + ", which constrained output does not support");
-            case 'A', 'z', 'Z', 'G' -> throw errorAt(at, "uses the anchor \\" + Character.toString(c) + " (use ^ and $ at the ends)");
+            case 'b', 'B' ->
+                throw errorAt(
+                        at,
+                        inClass
+                                ? "uses \\b in a class"
+                                : "uses the word boundary \\" + Character.toString(c)
+                                        + ", which constrained output does not support");
+            case 'p', 'P' ->
+                throw errorAt(
+                        at,
+                        "uses the Unicode property \\" + Character.toString(c)
+                                + ", which constrained output does not support");
+            case 'A', 'z', 'Z', 'G' ->
+                throw errorAt(at, "uses the anchor \\" + Character.toString(c) + " (use ^ and $ at the ends)");
             default -> {
-                if (c >= '0' && c <= '9' || c == 'k') throw errorAt(at, "uses a backreference, which constrained output does not support");
-                if (c < 0x80 && Character.isLetterOrDigit(c)) throw errorAt(at, "uses the escape \\" + Character.toString(c) + ", which constrained output does not support");
+                if (c >= '0' && c <= '9' || c == 'k')
+                    throw errorAt(at, "uses a backreference, which constrained output does not support");
+                if (c < 0x80 && Character.isLetterOrDigit(c))
+                    throw errorAt(
+                            at,
+                            "uses the escape \\" + Character.toString(c)
+                                    + ", which constrained output does not support");
                 yield c; // an escaped metacharacter or punctuation stands for itself
             }
         };
@@ -258,6 +280,7 @@ final class RegexParser {
     }
 
     private GossException errorAt(int at, String message) {
-        return new GossException("the JSON schema's pattern at " + where + " " + message + " (at character " + (at + 1) + ")");
+        return new GossException(
+                "the JSON schema's pattern at " + where + " " + message + " (at character " + (at + 1) + ")");
     }
 }

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.gossgpu.GossException;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,10 +24,37 @@ import java.util.Set;
  */
 public final class SchemaCompiler {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Set<String> ANNOTATIONS = Set.of("title", "description", "default", "examples", "$schema", "$id",
-            "$comment", "format", "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "strict", "name");
-    private static final Set<String> SUPPORTED = Set.of("type", "enum", "const", "anyOf", "$ref", "properties", "required",
-            "additionalProperties", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern");
+    private static final Set<String> ANNOTATIONS = Set.of(
+            "title",
+            "description",
+            "default",
+            "examples",
+            "$schema",
+            "$id",
+            "$comment",
+            "format",
+            "deprecated",
+            "readOnly",
+            "writeOnly",
+            "$defs",
+            "definitions",
+            "strict",
+            "name");
+    private static final Set<String> SUPPORTED = Set.of(
+            "type",
+            "enum",
+            "const",
+            "anyOf",
+            "$ref",
+            "properties",
+            "required",
+            "additionalProperties",
+            "items",
+            "minItems",
+            "maxItems",
+            "minLength",
+            "maxLength",
+            "pattern");
 
     private final JsonNode root;
     private final Map<String, JsonGrammar.Ref> refs = new HashMap<>();
@@ -53,8 +79,10 @@ public final class SchemaCompiler {
         SchemaCompiler c = new SchemaCompiler(schema);
         JsonGrammar g = c.node(schema, "#");
         for (JsonGrammar.Ref r : c.refs.values()) {
-            if (r.target == null) throw new GossException("the JSON schema's $ref " + r.pointer + " could not be resolved");
-            if (r.resolved() instanceof JsonGrammar.Ref) throw new GossException("the JSON schema's $ref " + r.pointer + " refers only to itself");
+            if (r.target == null)
+                throw new GossException("the JSON schema's $ref " + r.pointer + " could not be resolved");
+            if (r.resolved() instanceof JsonGrammar.Ref)
+                throw new GossException("the JSON schema's $ref " + r.pointer + " refers only to itself");
         }
         return g;
     }
@@ -73,26 +101,31 @@ public final class SchemaCompiler {
         for (Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!SUPPORTED.contains(k) && !ANNOTATIONS.contains(k))
-                throw new GossException("the JSON schema keyword '" + k + "' at " + where + " is not supported for constrained output");
+                throw new GossException(
+                        "the JSON schema keyword '" + k + "' at " + where + " is not supported for constrained output");
         }
         if (s.has("$ref")) {
             if (s.size() > 1 && hasConstraintBeside(s, "$ref"))
-                throw new GossException("the JSON schema at " + where + " has keywords beside $ref; only $ref alone is supported");
+                throw new GossException(
+                        "the JSON schema at " + where + " has keywords beside $ref; only $ref alone is supported");
             return ref(s.get("$ref").asText(), where);
         }
         if (s.has("const")) return literals(List.of(s.get("const")));
         if (s.has("enum")) {
             JsonNode e = s.get("enum");
-            if (!e.isArray() || e.isEmpty()) throw new GossException("the JSON schema's enum at " + where + " must be a non-empty array");
+            if (!e.isArray() || e.isEmpty())
+                throw new GossException("the JSON schema's enum at " + where + " must be a non-empty array");
             List<JsonNode> values = new ArrayList<>();
             e.forEach(values::add);
             return literals(values);
         }
         if (s.has("anyOf")) {
             JsonNode a = s.get("anyOf");
-            if (!a.isArray() || a.isEmpty()) throw new GossException("the JSON schema's anyOf at " + where + " must be a non-empty array");
+            if (!a.isArray() || a.isEmpty())
+                throw new GossException("the JSON schema's anyOf at " + where + " must be a non-empty array");
             if (hasConstraintBeside(s, "anyOf"))
-                throw new GossException("the JSON schema at " + where + " has keywords beside anyOf; put them inside each alternative");
+                throw new GossException(
+                        "the JSON schema at " + where + " has keywords beside anyOf; put them inside each alternative");
             List<JsonGrammar> alts = new ArrayList<>();
             for (int i = 0; i < a.size(); i++) alts.add(node(a.get(i), where + "/anyOf/" + i));
             return alts.size() == 1 ? alts.getFirst() : new JsonGrammar.AnyOf(List.copyOf(alts));
@@ -109,7 +142,8 @@ public final class SchemaCompiler {
         } else if (type.isArray() && !type.isEmpty()) {
             type.forEach(t -> types.add(t.asText()));
         } else {
-            throw new GossException("the JSON schema's type at " + where + " must be a type name or a non-empty array of them");
+            throw new GossException(
+                    "the JSON schema's type at " + where + " must be a type name or a non-empty array of them");
         }
         List<JsonGrammar> alts = new ArrayList<>();
         for (String t : types) alts.add(typed(t, s, where));
@@ -131,21 +165,27 @@ public final class SchemaCompiler {
                 JsonNode items = s.get("items");
                 int min = count(s, "minItems", 0, where), max = count(s, "maxItems", Integer.MAX_VALUE, where);
                 if (min > max) throw new GossException("the JSON schema at " + where + " has minItems > maxItems");
-                yield new JsonGrammar.ArrayNode(items == null ? new JsonGrammar.AnyValue() : node(items, where + "/items"), min, max);
+                yield new JsonGrammar.ArrayNode(
+                        items == null ? new JsonGrammar.AnyValue() : node(items, where + "/items"), min, max);
             }
             case "string" -> {
                 int min = count(s, "minLength", 0, where), max = count(s, "maxLength", Integer.MAX_VALUE, where);
                 if (min > max) throw new GossException("the JSON schema at " + where + " has minLength > maxLength");
                 JsonNode pattern = s.get("pattern");
                 if (pattern == null) yield new JsonGrammar.StringNode(min, max);
-                if (!pattern.isTextual()) throw new GossException("the JSON schema's pattern at " + where + " must be a string");
+                if (!pattern.isTextual())
+                    throw new GossException("the JSON schema's pattern at " + where + " must be a string");
                 yield new JsonGrammar.StringNode(min, max, StringPattern.compile(pattern.asText(), min, max, where));
             }
             case "number" -> new JsonGrammar.NumberNode(false);
             case "integer" -> new JsonGrammar.NumberNode(true);
-            case "boolean" -> literals(List.of(JsonNodeFactory.instance.booleanNode(true), JsonNodeFactory.instance.booleanNode(false)));
+            case "boolean" ->
+                literals(List.of(
+                        JsonNodeFactory.instance.booleanNode(true), JsonNodeFactory.instance.booleanNode(false)));
             case "null" -> literals(List.of(JsonNodeFactory.instance.nullNode()));
-            default -> throw new GossException("the JSON schema's type '" + type + "' at " + where + " is not a JSON Schema type");
+            default ->
+                throw new GossException(
+                        "the JSON schema's type '" + type + "' at " + where + " is not a JSON Schema type");
         };
     }
 
@@ -159,20 +199,27 @@ public final class SchemaCompiler {
         }
         List<JsonGrammar.Property> list = new ArrayList<>();
         if (props != null) {
-            if (!props.isObject()) throw new GossException("the JSON schema's properties at " + where + " must be an object");
+            if (!props.isObject())
+                throw new GossException("the JSON schema's properties at " + where + " must be an object");
             for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
-                list.add(new JsonGrammar.Property(e.getKey(), node(e.getValue(), where + "/properties/" + e.getKey()), required.contains(e.getKey())));
+                list.add(new JsonGrammar.Property(
+                        e.getKey(),
+                        node(e.getValue(), where + "/properties/" + e.getKey()),
+                        required.contains(e.getKey())));
             }
         }
         for (String r : required)
             if (list.stream().noneMatch(p -> p.name().equals(r)))
-                throw new GossException("the JSON schema at " + where + " requires '" + r + "', which is not among its properties");
+                throw new GossException(
+                        "the JSON schema at " + where + " requires '" + r + "', which is not among its properties");
         JsonNode ap = s.get("additionalProperties");
         JsonGrammar extra = null;
         // Declared properties: only they are written (extra keys are allowed by such a schema, never needed).
         if (list.isEmpty() && (ap == null || !(ap.isBoolean() && !ap.booleanValue())))
-            extra = ap == null || ap.isBoolean() ? new JsonGrammar.AnyValue() : node(ap, where + "/additionalProperties");
+            extra = ap == null || ap.isBoolean()
+                    ? new JsonGrammar.AnyValue()
+                    : node(ap, where + "/additionalProperties");
         List<byte[]> keys = new ArrayList<>();
         for (JsonGrammar.Property p : list) keys.add(keyText(p.name()));
         return new JsonGrammar.ObjectNode(List.copyOf(list), extra, new KeyTrie(keys));
@@ -190,7 +237,8 @@ public final class SchemaCompiler {
             try {
                 texts.add(JSON.writeValueAsBytes(v));
             } catch (Exception e) {
-                throw new GossException("the JSON schema has a value that cannot be written as JSON: " + e.getMessage());
+                throw new GossException(
+                        "the JSON schema has a value that cannot be written as JSON: " + e.getMessage());
             }
         }
         return new JsonGrammar.Literals(new KeyTrie(texts));
@@ -200,18 +248,22 @@ public final class SchemaCompiler {
         JsonNode n = s.get(keyword);
         if (n == null) return absent;
         if (!n.canConvertToInt() || n.asInt() < 0 || !n.isIntegralNumber())
-            throw new GossException("the JSON schema's " + keyword + " at " + where + " must be a non-negative integer");
+            throw new GossException(
+                    "the JSON schema's " + keyword + " at " + where + " must be a non-negative integer");
         return n.asInt();
     }
 
     private JsonGrammar ref(String pointer, String where) {
-        if (!pointer.startsWith("#")) throw new GossException("the JSON schema's $ref " + pointer + " at " + where + " is not a local reference (#/...)");
+        if (!pointer.startsWith("#"))
+            throw new GossException(
+                    "the JSON schema's $ref " + pointer + " at " + where + " is not a local reference (#/...)");
         JsonGrammar.Ref r = refs.get(pointer);
         if (r != null) return r;
         r = new JsonGrammar.Ref(pointer);
         refs.put(pointer, r);
         JsonNode target = pointer.equals("#") ? root : root.at(pointer.substring(1));
-        if (target == null || target.isMissingNode()) throw new GossException("the JSON schema's $ref " + pointer + " at " + where + " points to nothing");
+        if (target == null || target.isMissingNode())
+            throw new GossException("the JSON schema's $ref " + pointer + " at " + where + " points to nothing");
         r.target = node(target, pointer);
         return r;
     }

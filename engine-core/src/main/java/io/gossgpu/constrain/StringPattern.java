@@ -6,7 +6,6 @@ import io.gossgpu.constrain.GbnfParser.Chars;
 import io.gossgpu.constrain.GbnfParser.Expr;
 import io.gossgpu.constrain.GbnfParser.Repeat;
 import io.gossgpu.constrain.GbnfParser.Seq;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -27,9 +26,11 @@ import java.util.TreeSet;
 final class StringPattern {
     /** Most states of the automaton (a pattern past it is refused as too complex). */
     static final int MAX_STATES = 4000;
+
     private static final int MAX_NFA = 40_000;
     /** Code points a patterned string can hold: \b \t \n \f \r (short escapes) and everything from space on. */
-    private static final int[] WRITABLE = CharRanges.union(List.of(new int[] {8, 10}, new int[] {12, 13}, new int[] {0x20, CharRanges.MAX}));
+    private static final int[] WRITABLE =
+            CharRanges.union(List.of(new int[] {8, 10}, new int[] {12, 13}, new int[] {0x20, CharRanges.MAX}));
 
     final String source;
     final int minLength, maxLength;
@@ -37,12 +38,14 @@ final class StringPattern {
     private final int[] bounds;
     /** {@code next[q][c]}: the state after a code point of class {@code c}, or -1. */
     private final int[][] next;
+
     private final boolean[] accepting;
     /**
      * {@code lengths[q]}: bit {@code l} set when some completion of exactly {@code l} code points reaches an accepting
      * state (l up to {@link #cap}); without a maxLength, bit {@code cap} means "of at least cap".
      */
     private final BitSet[] lengths;
+
     private final int cap;
     /** {@code ascii[q << 7 | cp]}: {@link #step} for an ASCII code point, without the class search (the masker's walks step millions of these). */
     private final int[] ascii;
@@ -53,7 +56,14 @@ final class StringPattern {
     /** The token masks precomputed for this string's frames (see {@link PatternMasks}); null until the masker prepares them. */
     volatile PatternMasks masks;
 
-    private StringPattern(String source, int minLength, int maxLength, int[] bounds, int[][] next, boolean[] accepting, String where) {
+    private StringPattern(
+            String source,
+            int minLength,
+            int maxLength,
+            int[] bounds,
+            int[][] next,
+            boolean[] accepting,
+            String where) {
         this.source = source;
         this.minLength = minLength;
         this.maxLength = maxLength;
@@ -63,12 +73,14 @@ final class StringPattern {
         this.cap = maxLength != Integer.MAX_VALUE ? maxLength : minLength;
         long work = (long) (cap + 1) * next.length * (bounds.length - 1);
         if (work > 200_000_000L)
-            throw new GossException("the JSON schema's pattern at " + where + " is too complex together with its length limits for constrained output");
+            throw new GossException("the JSON schema's pattern at " + where
+                    + " is too complex together with its length limits for constrained output");
         this.lengths = completionLengths();
         this.reachable = minLength == 0 && maxLength == Integer.MAX_VALUE ? new boolean[next.length] : null;
         if (reachable != null) for (int q = 0; q < next.length; q++) reachable[q] = lengths[q].get(0);
         this.ascii = new int[next.length << 7];
-        for (int q = 0; q < next.length; q++) for (int cp = 0; cp < 128; cp++) ascii[q << 7 | cp] = next[q][classOf(cp)];
+        for (int q = 0; q < next.length; q++)
+            for (int cp = 0; cp < 128; cp++) ascii[q << 7 | cp] = next[q][classOf(cp)];
     }
 
     /** {@code pattern} (a JSON Schema regex) for strings of {@code minLength..maxLength} code points. */
@@ -78,8 +90,9 @@ final class StringPattern {
         nfa.accept = frag[1];
         StringPattern p = nfa.determinize(frag[0], pattern, minLength, maxLength);
         if (!p.live(0, 0))
-            throw new GossException("the JSON schema at " + where + " allows no string: none matching pattern '" + pattern
-                    + "' has " + minLength + (maxLength == Integer.MAX_VALUE ? " or more" : ".." + maxLength) + " characters");
+            throw new GossException("the JSON schema at " + where + " allows no string: none matching pattern '"
+                    + pattern + "' has " + minLength + (maxLength == Integer.MAX_VALUE ? " or more" : ".." + maxLength)
+                    + " characters");
         return p;
     }
 
@@ -89,8 +102,10 @@ final class StringPattern {
      */
     StringPattern unlimited() {
         StringPattern u = unlimited;
-        if (u == null) unlimited = u = minLength == 0 && maxLength == Integer.MAX_VALUE ? this
-                : new StringPattern(source, 0, Integer.MAX_VALUE, bounds, next, accepting, "");
+        if (u == null)
+            unlimited = u = minLength == 0 && maxLength == Integer.MAX_VALUE
+                    ? this
+                    : new StringPattern(source, 0, Integer.MAX_VALUE, bounds, next, accepting, "");
         return u;
     }
 
@@ -153,7 +168,8 @@ final class StringPattern {
         for (int q = 0; q < n; q++) {
             BitSet to = new BitSet();
             for (int t : next[q]) if (t >= 0) to.set(t);
-            for (int t = to.nextSetBit(0); t >= 0; t = to.nextSetBit(t + 1)) pred.get(t).add(q);
+            for (int t = to.nextSetBit(0); t >= 0; t = to.nextSetBit(t + 1))
+                pred.get(t).add(q);
         }
         BitSet[] out = new BitSet[n];
         for (int q = 0; q < n; q++) out[q] = new BitSet();
@@ -191,8 +207,8 @@ final class StringPattern {
     /** A Thompson automaton: epsilon moves and moves on code-point sets. */
     private static final class Nfa {
         final String where;
-        final List<int[]> eps = new ArrayList<>();     // state -> targets
-        final List<int[]> sets = new ArrayList<>();    // state -> its move's set, or null
+        final List<int[]> eps = new ArrayList<>(); // state -> targets
+        final List<int[]> sets = new ArrayList<>(); // state -> its move's set, or null
         final List<Integer> moveTo = new ArrayList<>();
         int accept;
 
@@ -201,7 +217,9 @@ final class StringPattern {
         }
 
         int state() {
-            if (eps.size() >= MAX_NFA) throw new GossException("the JSON schema's pattern at " + where + " is too large for constrained output (repetitions expand too far)");
+            if (eps.size() >= MAX_NFA)
+                throw new GossException("the JSON schema's pattern at " + where
+                        + " is too large for constrained output (repetitions expand too far)");
             eps.add(new int[0]);
             sets.add(null);
             moveTo.add(-1);
@@ -279,10 +297,11 @@ final class StringPattern {
             for (int q = states.nextSetBit(0); q >= 0; q = states.nextSetBit(q + 1)) stack[top++] = q;
             while (top > 0) {
                 int q = stack[--top];
-                for (int t : eps.get(q)) if (!out.get(t)) {
-                    out.set(t);
-                    stack[top++] = t;
-                }
+                for (int t : eps.get(q))
+                    if (!out.get(t)) {
+                        out.set(t);
+                        stack[top++] = t;
+                    }
             }
             return out;
         }
@@ -332,7 +351,9 @@ final class StringPattern {
                     Integer id = ids.get(closed);
                     if (id == null) {
                         if (states.size() >= MAX_STATES)
-                            throw new GossException("the JSON schema's pattern at " + where + " is too complex for constrained output (over " + MAX_STATES + " automaton states)");
+                            throw new GossException("the JSON schema's pattern at " + where
+                                    + " is too complex for constrained output (over " + MAX_STATES
+                                    + " automaton states)");
                         id = states.size();
                         ids.put(closed, id);
                         states.add(closed);
@@ -342,7 +363,8 @@ final class StringPattern {
                 table.add(row);
             }
             boolean[] accepting = new boolean[states.size()];
-            for (int i = 0; i < accepting.length; i++) accepting[i] = states.get(i).get(accept);
+            for (int i = 0; i < accepting.length; i++)
+                accepting[i] = states.get(i).get(accept);
             int[][] next = table.toArray(int[][]::new);
             int[] block = minimalBlocks(next, accepting);
             int blocks = 0;

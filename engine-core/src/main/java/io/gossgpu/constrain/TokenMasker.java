@@ -26,6 +26,7 @@ public final class TokenMasker {
      * the second are walked from the whole state each time.
      */
     private final TokenTrie unquoted, quoted;
+
     private final LruCache<JsonMachine.PatternStr, long[]> insidePattern;
     /** Per patterned string frame met that was not precomputed, at count 0: its walk with the limits ignored ({@link #patternWalk}). */
     private final LruCache<JsonMachine.PatternStr, PatternWalk> patternWalks;
@@ -39,14 +40,17 @@ public final class TokenMasker {
      * group numbers, and each group's token ids.
      */
     private final TokenTrie tails;
+
     private final int[][] tailGroups;
     /** Per group: the characters of each token's plain prefix (as in tailGroups). */
     private final int[][] prefixChars;
     /** Per group: the characters its tail adds to the string, and whether the tail closes the string. */
     private final int[] tailChars;
+
     private final boolean[] tailCloses;
     /** plainUpTo[k]: the plain tokens of at most k characters; plainAll: all of them. */
     private final long[][] plainUpTo;
+
     private final long[] plainAll;
     /** Each token's first byte. */
     private final byte[] firstByte;
@@ -78,8 +82,12 @@ public final class TokenMasker {
             if (chars[id] < 0) rest[r++] = id;
         }
         all = new TokenTrie(text, allIds);
-        int[] withQuote = java.util.stream.IntStream.range(0, n).filter(id -> hasQuote(text[id])).toArray();
-        int[] withoutQuote = java.util.stream.IntStream.range(0, n).filter(id -> !hasQuote(text[id])).toArray();
+        int[] withQuote = java.util.stream.IntStream.range(0, n)
+                .filter(id -> hasQuote(text[id]))
+                .toArray();
+        int[] withoutQuote = java.util.stream.IntStream.range(0, n)
+                .filter(id -> !hasQuote(text[id]))
+                .toArray();
         quoted = new TokenTrie(text, withQuote);
         unquoted = new TokenTrie(text, withoutQuote);
         java.util.Map<String, java.util.List<Integer>> byTail = new java.util.LinkedHashMap<>();
@@ -88,8 +96,10 @@ public final class TokenMasker {
             byte[] t = text[id];
             int cut = JsonMachine.plainPrefix(t);
             prefixOf[id] = JsonMachine.plainChars(java.util.Arrays.copyOf(t, cut));
-            byTail.computeIfAbsent(new String(t, cut, t.length - cut, java.nio.charset.StandardCharsets.ISO_8859_1),
-                    k -> new java.util.ArrayList<>()).add(id);
+            byTail.computeIfAbsent(
+                            new String(t, cut, t.length - cut, java.nio.charset.StandardCharsets.ISO_8859_1),
+                            k -> new java.util.ArrayList<>())
+                    .add(id);
         }
         tailGroups = new int[byTail.size()][];
         prefixChars = new int[byTail.size()][];
@@ -100,7 +110,9 @@ public final class TokenMasker {
         for (var e : byTail.entrySet()) {
             tailText[g] = e.getKey().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
             tailGroups[g] = e.getValue().stream().mapToInt(Integer::intValue).toArray();
-            prefixChars[g] = java.util.Arrays.stream(tailGroups[g]).map(id -> prefixOf[id]).toArray();
+            prefixChars[g] = java.util.Arrays.stream(tailGroups[g])
+                    .map(id -> prefixOf[id])
+                    .toArray();
             int added = JsonMachine.stringChars(tailText[g]);
             tailCloses[g] = added < 0;
             tailChars[g] = added < 0 ? -added - 1 : added;
@@ -213,13 +225,15 @@ public final class TokenMasker {
             walk(JSON_STEPS, all, state, mask);
             return;
         }
-        long[] plain = str.node().maxLength() == Integer.MAX_VALUE ? plainAll
+        long[] plain = str.node().maxLength() == Integer.MAX_VALUE
+                ? plainAll
                 : plainUpTo[Math.min(plainUpTo.length - 1, str.node().maxLength() - str.count())];
         for (int w = 0; w < words; w++) mask[w] |= plain[w];
         // The other tokens: their tails walked as in a free string (same frames below), then each token's
         // characters (plain prefix + tail up to the closing quote) checked against the limits.
         boolean free = str.node().free();
-        int lo = str.node().minLength() - str.count(), hi = free ? Integer.MAX_VALUE : str.node().maxLength() - str.count();
+        int lo = str.node().minLength() - str.count(),
+                hi = free ? Integer.MAX_VALUE : str.node().maxLength() - str.count();
         Object walkFrom = free ? state : JsonMachine.freeString((JsonMachine.Stack) state);
         long[] groups = new long[(tailGroups.length + 63) >>> 6];
         walk(JSON_STEPS, tails, walkFrom, groups);
@@ -299,7 +313,8 @@ public final class TokenMasker {
                 if (!PatternFrames.completable(free, 0, f)) continue; // no string goes on from here
                 if (distinct.size() + cap + 1 > PREPARED_MASKS) break frames;
                 long[][] perCount = new long[cap + 1][];
-                if (free == p) { // no limits: the count stays 0, and every token the walk takes keeps the string completable
+                if (free == p) { // no limits: the count stays 0, and every token the walk takes keeps the string
+                    // completable
                     long[] taken = new long[words];
                     patternWalk(free, f, false, taken, null);
                     perCount[0] = distinct.computeIfAbsent(new MaskKey(taken), k -> k.bits);
@@ -366,7 +381,8 @@ public final class TokenMasker {
             int t = free.step(p.q(), cp);
             if (t < 0 || !free.live(t, 0)) continue;
             PatternWalk w = pre.continuation(t, x);
-            if (w != null) w.toggle(w.completable(pattern, p.count()), inside); // tokens of different bytes are disjoint
+            if (w != null)
+                w.toggle(w.completable(pattern, p.count()), inside); // tokens of different bytes are disjoint
         }
         return inside;
     }
@@ -499,7 +515,8 @@ public final class TokenMasker {
         for (int j = 0; j < n; ) {
             int d = depths[j];
             int b = bytes[j] & 0xff;
-            long f = continuation && d == 1 ? ((b & 0xc0) == 0x80 ? start : PatternFrames.DEAD)
+            long f = continuation && d == 1
+                    ? ((b & 0xc0) == 0x80 ? start : PatternFrames.DEAD)
                     : PatternFrames.step(free, 0, at[d - 1], b);
             if (f == PatternFrames.DEAD) {
                 j = ends[j];

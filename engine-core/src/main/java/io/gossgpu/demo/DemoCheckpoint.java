@@ -1,7 +1,6 @@
 package io.gossgpu.demo;
 
 import io.gossgpu.GossException;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -80,7 +79,8 @@ public final class DemoCheckpoint {
                 }
             }
             if (md != null && !HexFormat.of().formatHex(md.digest()).equals(sha256))
-                throw new IOException("the unpacked " + name + " does not have the SHA-256 recorded in the jar (a damaged jar?)");
+                throw new IOException(
+                        "the unpacked " + name + " does not have the SHA-256 recorded in the jar (a damaged jar?)");
             Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

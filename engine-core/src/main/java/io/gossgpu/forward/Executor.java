@@ -13,7 +13,6 @@ import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.model.ModelConfig;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,11 +59,13 @@ public final class Executor implements AutoCloseable {
         public Request {
             if (tokens.length == 0) throw new GossException("forward needs at least one token");
             if (start < 0 || (long) start + tokens.length > cache.spec().contextLength())
-                throw new GossException("positions " + start + ".." + ((long) start + tokens.length - 1) + " do not fit the context of "
-                        + cache.spec().contextLength() + " tokens");
+                throw new GossException("positions " + start + ".." + ((long) start + tokens.length - 1)
+                        + " do not fit the context of " + cache.spec().contextLength() + " tokens");
             if ((output == Output.LAST_SAMPLE) != (sampling != null))
-                throw new GossException(output == Output.LAST_SAMPLE ? "sampling output needs a Sampling (temperature, u)"
-                        : "a Sampling goes only with the LAST_SAMPLE output");
+                throw new GossException(
+                        output == Output.LAST_SAMPLE
+                                ? "sampling output needs a Sampling (temperature, u)"
+                                : "a Sampling goes only with the LAST_SAMPLE output");
         }
 
         public Request(int[] tokens, KvCache cache, int start, Output output) {
@@ -146,7 +147,7 @@ public final class Executor implements AutoCloseable {
 
         @Override
         public void close() {
-            for (DeviceTensor d : new DeviceTensor[]{x, t, q, k, v, attn, o}) d.close();
+            for (DeviceTensor d : new DeviceTensor[] {x, t, q, k, v, attn, o}) d.close();
             routing.close();
         }
     }
@@ -211,7 +212,8 @@ public final class Executor implements AutoCloseable {
         }
         Batch batch = Batch.of(seqs);
         int[] tokens = new int[T];
-        for (int s = 0; s < n; s++) System.arraycopy(requests.get(order[s]).tokens(), 0, tokens, batch.firstRow(s), batch.tokens(s));
+        for (int s = 0; s < n; s++)
+            System.arraycopy(requests.get(order[s]).tokens(), 0, tokens, batch.firstRow(s), batch.tokens(s));
         Scratch scratch = scratch(T);
         backend.beginStep(batch);
         Result[] inOrder;
@@ -228,9 +230,12 @@ public final class Executor implements AutoCloseable {
         backend.endStep();
         Result[] results = new Result[n];
         for (int s = 0; s < n; s++) results[order[s]] = inOrder[s];
-        // The guard, after the step (a read inside it would end a recorded step): each sequence's final hidden state (one
-        // row of H values per token, the final norm's output in t), any logits, and any argmax or sampled id (NOT_FINITE where
-        // the logits left on the device held NaN/Inf, e.g. from a damaged unembedding), so NaN/Inf never turns into tokens.
+        // The guard, after the step (a read inside it would end a recorded step): each sequence's final hidden state
+        // (one
+        // row of H values per token, the final norm's output in t), any logits, and any argmax or sampled id
+        // (NOT_FINITE where
+        // the logits left on the device held NaN/Inf, e.g. from a damaged unembedding), so NaN/Inf never turns into
+        // tokens.
         if (observer == null) guard(scratch, batch, requests, order, results);
         return results;
     }
@@ -262,12 +267,18 @@ public final class Executor implements AutoCloseable {
         for (int s = 0; s < batch.size(); s++) {
             int i = order[s];
             Result r = results[i];
-            boolean finite = NonFinite.none(x, batch.firstRow(s) * h, batch.tokens(s) * h) && (r.logits() == null || NonFinite.none(r.logits(), 0, r.logits().length))
+            boolean finite = NonFinite.none(x, batch.firstRow(s) * h, batch.tokens(s) * h)
+                    && (r.logits() == null || NonFinite.none(r.logits(), 0, r.logits().length))
                     && (r.argmax() == null || NonFinite.none(r.argmax()))
                     && (requests.get(i).output() != Output.LAST_SAMPLE || r.sampled() != TemperatureDraw.NOT_FINITE);
             if (finite) continue;
             Request q = requests.get(i);
-            GossException e = NonFinite.locate(this, q.tokens(), q.start(), q.cache(), q.output() == Output.ALL_LOGITS ? Output.ALL_LOGITS : Output.LAST_LOGITS);
+            GossException e = NonFinite.locate(
+                    this,
+                    q.tokens(),
+                    q.start(),
+                    q.cache(),
+                    q.output() == Output.ALL_LOGITS ? Output.ALL_LOGITS : Output.LAST_LOGITS);
             if (failures == null) failures = new GossException[results.length];
             failures[i] = e;
             if (first == null) first = e;
@@ -308,7 +319,8 @@ public final class Executor implements AutoCloseable {
             backend.moe(weights, l, t, routing, o);
             observe(OpKind.MOE, l, batch, o);
             boolean last = l == layers - 1;
-            DeclinedOps.addRmsNorm(backend, weights, last ? -1 : l + 1, last ? NormKind.FINAL : NormKind.ATTN, x, o, x, t);
+            DeclinedOps.addRmsNorm(
+                    backend, weights, last ? -1 : l + 1, last ? NormKind.FINAL : NormKind.ATTN, x, o, x, t);
             observe(OpKind.MOE_RESIDUAL, l, batch, x);
             if (!last) observe(OpKind.ATTN_NORM, l + 1, batch, t);
         }
@@ -346,10 +358,23 @@ public final class Executor implements AutoCloseable {
                 int last = batch.firstRow(s) + batch.tokens(s) - 1 - from, off = last * vocab;
                 results[s] = switch (r.output()) {
                     case NONE -> results[s];
-                    case ALL_LOGITS -> new Result(java.util.Arrays.copyOfRange(all, (batch.firstRow(s) - from) * vocab, (last + 1) * vocab), null);
+                    case ALL_LOGITS ->
+                        new Result(
+                                java.util.Arrays.copyOfRange(
+                                        all, (batch.firstRow(s) - from) * vocab, (last + 1) * vocab),
+                                null);
                     case LAST_LOGITS -> new Result(java.util.Arrays.copyOfRange(all, off, off + vocab), null);
-                    case LAST_ARGMAX -> new Result(null, new int[]{TemperatureDraw.argmax(all, off, vocab)});
-                    case LAST_SAMPLE -> new Result(null, null, TemperatureDraw.draw(all, off, vocab, r.sampling().temperature(), r.sampling().u()));
+                    case LAST_ARGMAX -> new Result(null, new int[] {TemperatureDraw.argmax(all, off, vocab)});
+                    case LAST_SAMPLE ->
+                        new Result(
+                                null,
+                                null,
+                                TemperatureDraw.draw(
+                                        all,
+                                        off,
+                                        vocab,
+                                        r.sampling().temperature(),
+                                        r.sampling().u()));
                 };
             }
             observe(OpKind.LOGITS, -1, batch.position(from), rows, vocab, all::clone);
@@ -373,7 +398,8 @@ public final class Executor implements AutoCloseable {
             Request r = requests.get(order[s]);
             if (r.output() == Output.NONE) continue;
             int id = ids[batch.firstRow(s) + batch.tokens(s) - 1 - from];
-            results[s] = r.output() == Output.LAST_ARGMAX ? new Result(null, new int[]{id}) : new Result(null, null, id);
+            results[s] =
+                    r.output() == Output.LAST_ARGMAX ? new Result(null, new int[] {id}) : new Result(null, null, id);
         }
         observe(OpKind.LOGITS, -1, batch.position(from), rows, 1, () -> {
             float[] f = new float[ids.length];
@@ -401,7 +427,8 @@ public final class Executor implements AutoCloseable {
         scratches.clear();
     }
 
-    private void observe(OpKind kind, int layer, int start, int rows, int cols, java.util.function.Supplier<float[]> values) {
+    private void observe(
+            OpKind kind, int layer, int start, int rows, int cols, java.util.function.Supplier<float[]> values) {
         if (observer != null) observer.onOp(new GraphOp(kind, layer), start, rows, cols, values);
     }
 
@@ -412,14 +439,26 @@ public final class Executor implements AutoCloseable {
 
     /** q, k and v side by side per row. */
     private void observeQkv(int layer, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
-        if (observer != null) observe(OpKind.QKV_ROPE, layer, batch.position(0), q.rows(), weights.config().qkvDim(),
-                () -> concatRows(backend.read(q), backend.read(k), backend.read(v), q.rows()));
+        if (observer != null)
+            observe(
+                    OpKind.QKV_ROPE,
+                    layer,
+                    batch.position(0),
+                    q.rows(),
+                    weights.config().qkvDim(),
+                    () -> concatRows(backend.read(q), backend.read(k), backend.read(v), q.rows()));
     }
 
     /** The router's choice per row: k expert ids, then k weights. */
     private void observeRouting(int layer, Batch batch, DeviceRouting routing) {
-        if (observer != null) observe(OpKind.ROUTER, layer, batch.position(0), routing.rows(), 2 * routing.k(),
-                () -> routingRows(backend.readRouting(routing)));
+        if (observer != null)
+            observe(
+                    OpKind.ROUTER,
+                    layer,
+                    batch.position(0),
+                    routing.rows(),
+                    2 * routing.k(),
+                    () -> routingRows(backend.readRouting(routing)));
     }
 
     private static float[] concatRows(float[] a, float[] b, float[] c, int rows) {

@@ -28,16 +28,23 @@ final class NonFinite {
     /** Reruns {@code tokens} at {@code start} (same positions, so the cache holds the same values again) watching every op. */
     static GossException locate(Executor ex, int[] tokens, int start, KvCache cache, Executor.Output output) {
         String[] first = new String[1];
-        ex.observed((op, from, rows, cols, values) -> {
-            if (first[0] != null) return;
-            float[] v = values.get();
-            for (int i = 0; i < v.length; i++)
-                if (!Float.isFinite(v[i])) {
-                    first[0] = v[i] + " first appears in the output of " + op + " at position " + (from + i / cols) + " (value " + (i % cols) + ")";
-                    return;
-                }
-        }, tokens, start, cache, output);
-        return new GossException("the model computed non-finite numbers: " + (first[0] != null ? first[0] : "in its final hidden state")
-                + "; generation stopped. The weights are likely damaged (--check-tensors scans them for NaN, infinity and bad MXFP4 scales)");
+        ex.observed(
+                (op, from, rows, cols, values) -> {
+                    if (first[0] != null) return;
+                    float[] v = values.get();
+                    for (int i = 0; i < v.length; i++)
+                        if (!Float.isFinite(v[i])) {
+                            first[0] = v[i] + " first appears in the output of " + op + " at position "
+                                    + (from + i / cols) + " (value " + (i % cols) + ")";
+                            return;
+                        }
+                },
+                tokens,
+                start,
+                cache,
+                output);
+        return new GossException(
+                "the model computed non-finite numbers: " + (first[0] != null ? first[0] : "in its final hidden state")
+                        + "; generation stopped. The weights are likely damaged (--check-tensors scans them for NaN, infinity and bad MXFP4 scales)");
     }
 }

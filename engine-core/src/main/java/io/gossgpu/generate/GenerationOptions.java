@@ -1,7 +1,6 @@
 package io.gossgpu.generate;
 
 import io.gossgpu.GossException;
-
 import java.util.Set;
 
 /**
@@ -11,8 +10,13 @@ import java.util.Set;
  * allows (structured output; the logits then come back to the host every step); it holds this generation's state.
  * {@code adjustments}, when not null, are OpenAI's logit bias and presence/frequency penalties (host sampling too).
  */
-public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs,
-                                TokenConstraint constraint, LogitAdjustments adjustments) {
+public record GenerationOptions(
+        int maxTokens,
+        Set<Integer> stopTokens,
+        SamplerConfig sampler,
+        int topLogprobs,
+        TokenConstraint constraint,
+        LogitAdjustments adjustments) {
     public GenerationOptions {
         if (maxTokens < 0) throw new GossException("max tokens must be >= 0, got " + maxTokens);
         if (topLogprobs < -1 || topLogprobs > TokenLogprobs.MAX_TOP)
@@ -21,7 +25,12 @@ public record GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerC
     }
 
     /** Without logit adjustments. */
-    public GenerationOptions(int maxTokens, Set<Integer> stopTokens, SamplerConfig sampler, int topLogprobs, TokenConstraint constraint) {
+    public GenerationOptions(
+            int maxTokens,
+            Set<Integer> stopTokens,
+            SamplerConfig sampler,
+            int topLogprobs,
+            TokenConstraint constraint) {
         this(maxTokens, stopTokens, sampler, topLogprobs, constraint, null);
     }
 

@@ -1,7 +1,6 @@
 package io.gossgpu.generate;
 
 import io.gossgpu.GossException;
-
 import java.util.HashMap;
 import java.util.Map;
 
@@ -18,10 +17,13 @@ public record LogitAdjustments(Map<Integer, Float> bias, float presencePenalty, 
         for (Map.Entry<Integer, Float> e : bias.entrySet()) {
             if (e.getKey() < 0) throw new GossException("logit bias token id must be >= 0, got " + e.getKey());
             if (!(e.getValue() >= -100 && e.getValue() <= 100))
-                throw new GossException("logit bias must be in [-100, 100], got " + e.getValue() + " for token " + e.getKey());
+                throw new GossException(
+                        "logit bias must be in [-100, 100], got " + e.getValue() + " for token " + e.getKey());
         }
-        if (!(presencePenalty >= -2 && presencePenalty <= 2)) throw new GossException("presence penalty must be in [-2, 2], got " + presencePenalty);
-        if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2)) throw new GossException("frequency penalty must be in [-2, 2], got " + frequencyPenalty);
+        if (!(presencePenalty >= -2 && presencePenalty <= 2))
+            throw new GossException("presence penalty must be in [-2, 2], got " + presencePenalty);
+        if (!(frequencyPenalty >= -2 && frequencyPenalty <= 2))
+            throw new GossException("frequency penalty must be in [-2, 2], got " + frequencyPenalty);
     }
 
     /** Whether these change nothing. */

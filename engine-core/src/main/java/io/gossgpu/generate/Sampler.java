@@ -1,7 +1,6 @@
 package io.gossgpu.generate;
 
 import io.gossgpu.backend.TemperatureDraw;
-
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
@@ -64,7 +63,8 @@ public final class Sampler {
         }
         for (int i = 0; i < n; i++) p[i] /= z;
         boolean filtered = (config.topK() > 0 && config.topK() < n) || config.topP() < 1 || config.minP() > 0;
-        if (!filtered) return p; // plain temperature sampling needs no ordering (and sorting 201088 ids per token is slow)
+        if (!filtered)
+            return p; // plain temperature sampling needs no ordering (and sorting 201088 ids per token is slow)
         int[] order = byLogitDescending(logits);
         int keep = config.topK() > 0 ? Math.min(config.topK(), n) : n;
         if (config.topP() < 1) {

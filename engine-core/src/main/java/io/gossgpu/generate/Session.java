@@ -1,13 +1,12 @@
 package io.gossgpu.generate;
 
-import io.gossgpu.Timings;
 import io.gossgpu.GossException;
+import io.gossgpu.Timings;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.forward.Executor;
-
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -28,17 +27,21 @@ public final class Session implements AutoCloseable {
     private final StepScheduler scheduler;
     /** Whether the scheduler and its executor are this session's own (closed with it). */
     private final boolean ownScheduler;
+
     private final KvCache cache;
     private final double loadMs;
     private int position;
     /** One past the highest position stored in the cache since it last started from 0 (see {@link KvCacheSpec#canResume}). */
     private int written;
+
     private int maxBatch = Integer.MAX_VALUE;
     /** Ids from here up have no text in the tokenizer and are never sampled (see {@link #decodableVocabulary}). */
     private int decodable = Integer.MAX_VALUE;
+
     private volatile boolean cancelRequested;
     /** Held while a request of this session is in the scheduler, so that {@link #close} waits for the step in flight. */
     private final ReentrantLock submitting = new ReentrantLock();
+
     private boolean closed;
 
     /**
@@ -47,7 +50,12 @@ public final class Session implements AutoCloseable {
      * @param loadMs      how long loading the weights took (reported in {@link Timings}); 0 if unknown
      */
     public Session(Backend backend, LoadedWeights weights, int contextLength, int swaRollback, double loadMs) {
-        this(new StepScheduler(new Executor(backend, weights), OWN_PREFILL_CHUNK), true, contextLength, swaRollback, loadMs);
+        this(
+                new StepScheduler(new Executor(backend, weights), OWN_PREFILL_CHUNK),
+                true,
+                contextLength,
+                swaRollback,
+                loadMs);
     }
 
     /**
@@ -164,7 +172,7 @@ public final class Session implements AutoCloseable {
 
     /** Runs one token; returns its logits. */
     public float[] decode(int token) {
-        return run(new int[]{token}, Executor.Output.LAST_LOGITS).logits();
+        return run(new int[] {token}, Executor.Output.LAST_LOGITS).logits();
     }
 
     /**
@@ -202,13 +210,22 @@ public final class Session implements AutoCloseable {
             position += tokens.length;
             return r;
         }
-        float[] all = output == Executor.Output.ALL_LOGITS ? new float[Math.multiplyExact(tokens.length, executor().weights().config().vocabSize())] : null;
+        float[] all = output == Executor.Output.ALL_LOGITS
+                ? new float
+                        [Math.multiplyExact(
+                                tokens.length, executor().weights().config().vocabSize())]
+                : null;
         Executor.Result r = null;
         for (int from = 0; from < tokens.length; from += maxBatch) {
             int[] chunk = Arrays.copyOfRange(tokens, from, Math.min(tokens.length, from + maxBatch));
             boolean last = from + chunk.length == tokens.length;
-            r = submit(chunk, all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.NONE, last ? sampling : null);
-            if (all != null) System.arraycopy(r.logits(), 0, all, from * executor().weights().config().vocabSize(), r.logits().length);
+            r = submit(
+                    chunk,
+                    all != null ? Executor.Output.ALL_LOGITS : last ? output : Executor.Output.NONE,
+                    last ? sampling : null);
+            if (all != null)
+                System.arraycopy(
+                        r.logits(), 0, all, from * executor().weights().config().vocabSize(), r.logits().length);
             position += chunk.length;
         }
         return all != null ? new Executor.Result(all, null) : r;
@@ -240,7 +257,8 @@ public final class Session implements AutoCloseable {
      * each token's log probabilities go to {@code onLogprobs} just before {@code onToken} sees it. The logits then
      * come back every step and the host samples, choosing the same tokens as the device would.
      */
-    public GenerationResult generate(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
+    public GenerationResult generate(
+            int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         cancelRequested = false;
         scheduler.join(this);
         try {
@@ -250,38 +268,48 @@ public final class Session implements AutoCloseable {
         }
     }
 
-    private GenerationResult generateJoined(int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
+    private GenerationResult generateJoined(
+            int[] prompt, GenerationOptions options, IntConsumer onToken, Consumer<TokenLogprobs> onLogprobs) {
         Sampler sampler = new Sampler(options.sampler());
         boolean logprobs = options.topLogprobs() >= 0;
         TokenConstraint constraint = options.constraint();
-        LogitAdjustments adjust = options.adjustments() != null && !options.adjustments().isNone() ? options.adjustments() : null;
+        LogitAdjustments adjust =
+                options.adjustments() != null && !options.adjustments().isNone() ? options.adjustments() : null;
         java.util.Map<Integer, Integer> counts = LogitAdjustments.newCounts();
         boolean masked = decodable < executor().weights().config().vocabSize() || constraint != null || adjust != null;
         boolean greedy = options.sampler().isGreedy() && !logprobs && !masked;
         boolean onDevice = sampler.isPlainTemperature() && !logprobs && !masked;
-        Executor.Output mode = greedy ? Executor.Output.LAST_ARGMAX : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
+        Executor.Output mode = greedy
+                ? Executor.Output.LAST_ARGMAX
+                : onDevice ? Executor.Output.LAST_SAMPLE : Executor.Output.LAST_LOGITS;
         double temperature = options.sampler().temperature();
         int[] out = new int[options.maxTokens()];
         int n = 0;
         long t0 = System.nanoTime();
         if (prompt.length == 0) throw new GossException("the prompt is empty");
         if (position + prompt.length > contextLength())
-            throw new GossException("prompt of " + prompt.length + " tokens exceeds the context length of " + contextLength()
-                    + " tokens" + (position > 0 ? " (" + position + " already used)" : ""));
+            throw new GossException("prompt of " + prompt.length + " tokens exceeds the context length of "
+                    + contextLength() + " tokens" + (position > 0 ? " (" + position + " already used)" : ""));
         Executor.Result r;
         try {
             r = run(prompt, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
         } catch (StepScheduler.Cancelled c) {
             double ms = (System.nanoTime() - t0) / 1e6;
-            return new GenerationResult(new int[0], GenerationResult.StopReason.CANCELLED, new Timings(loadMs, prompt.length, ms, ms, 0, 0));
+            return new GenerationResult(
+                    new int[0],
+                    GenerationResult.StopReason.CANCELLED,
+                    new Timings(loadMs, prompt.length, ms, ms, 0, 0));
         }
         long tPrefill = System.nanoTime();
         long tFirst = tPrefill;
         GenerationResult.StopReason reason = GenerationResult.StopReason.MAX_TOKENS;
         while (n < options.maxTokens()) {
-            int token = greedy ? r.argmax()[0] : onDevice ? r.sampled() : sampler.sample(hostLogits(r.logits(), constraint, adjust, counts));
+            int token = greedy
+                    ? r.argmax()[0]
+                    : onDevice ? r.sampled() : sampler.sample(hostLogits(r.logits(), constraint, adjust, counts));
             if (n == 0) tFirst = System.nanoTime();
-            if (logprobs && onLogprobs != null) onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
+            if (logprobs && onLogprobs != null)
+                onLogprobs.accept(TokenLogprobs.of(r.logits(), token, options.topLogprobs()));
             if (constraint != null) constraint.accept(token);
             if (adjust != null) LogitAdjustments.count(counts, token);
             out[n++] = token;
@@ -300,15 +328,23 @@ public final class Session implements AutoCloseable {
                 break;
             }
             try {
-                r = run(new int[]{token}, mode, onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
+                r = run(
+                        new int[] {token},
+                        mode,
+                        onDevice ? new Executor.Sampling(temperature, sampler.nextUniform()) : null);
             } catch (StepScheduler.Cancelled c) {
                 reason = GenerationResult.StopReason.CANCELLED;
                 break;
             }
         }
         long tEnd = System.nanoTime();
-        Timings timings = new Timings(loadMs, prompt.length, (tPrefill - t0) / 1e6, (tFirst - t0) / 1e6,
-                Math.max(0, n - 1), (tEnd - tFirst) / 1e6);
+        Timings timings = new Timings(
+                loadMs,
+                prompt.length,
+                (tPrefill - t0) / 1e6,
+                (tFirst - t0) / 1e6,
+                Math.max(0, n - 1),
+                (tEnd - tFirst) / 1e6);
         return new GenerationResult(Arrays.copyOf(out, n), reason, timings);
     }
 
@@ -316,7 +352,11 @@ public final class Session implements AutoCloseable {
      * The logits the host samples from: only the decodable ids, adjusted by {@code adjust} (bias and penalties from
      * {@code counts}), and only those {@code constraint} allows.
      */
-    private float[] hostLogits(float[] logits, TokenConstraint constraint, LogitAdjustments adjust, java.util.Map<Integer, Integer> counts) {
+    private float[] hostLogits(
+            float[] logits,
+            TokenConstraint constraint,
+            LogitAdjustments adjust,
+            java.util.Map<Integer, Integer> counts) {
         float[] l = decodable < logits.length ? Arrays.copyOf(logits, decodable) : logits;
         long[] allowed = constraint != null ? constraint.allowed() : null;
         if (allowed == null && adjust == null) return l;

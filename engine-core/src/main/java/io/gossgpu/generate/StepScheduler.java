@@ -2,7 +2,6 @@ package io.gossgpu.generate;
 
 import io.gossgpu.GossException;
 import io.gossgpu.forward.Executor;
-
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -52,6 +51,7 @@ public final class StepScheduler {
 
     /** The longest a step waits for the generating sessions to hand in their tokens. */
     static final long MAX_GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
     private static final long MIN_GATHER_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private final Executor executor;
@@ -134,7 +134,8 @@ public final class StepScheduler {
     public Executor.Result submit(Object owner, Executor.Request request) {
         int vocab = executor.weights().config().vocabSize();
         for (int id : request.tokens())
-            if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            if (id < 0 || id >= vocab)
+                throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
         Pending p = new Pending(owner, request);
         lock.lock();
         try {
@@ -275,7 +276,11 @@ public final class StepScheduler {
         if (p.done == 0 && p.chunk == q.tokens().length) return q;
         boolean last = p.done + p.chunk == q.tokens().length;
         Executor.Output out = last || q.output() == Executor.Output.ALL_LOGITS ? q.output() : Executor.Output.NONE;
-        return new Executor.Request(Arrays.copyOfRange(q.tokens(), p.done, p.done + p.chunk), q.cache(), q.start() + p.done, out,
+        return new Executor.Request(
+                Arrays.copyOfRange(q.tokens(), p.done, p.done + p.chunk),
+                q.cache(),
+                q.start() + p.done,
+                out,
                 last ? q.sampling() : null);
     }
 
@@ -327,7 +332,9 @@ public final class StepScheduler {
             }
         }
         if (prompt != null) {
-            boolean alone = picked.isEmpty() && queue.size() == 1 && (members.isEmpty() || members.size() == 1 && members.contains(prompt.owner));
+            boolean alone = picked.isEmpty()
+                    && queue.size() == 1
+                    && (members.isEmpty() || members.size() == 1 && members.contains(prompt.owner));
             prompt.chunk = alone ? prompt.remaining() : Math.min(prompt.remaining(), prefillChunk);
             picked.add(prompt);
         }

@@ -13,7 +13,8 @@ public record TokenLogprobs(int token, float logprob, int[] topTokens, float[] t
 
     /** The log probabilities of {@code token} and the {@code top} most likely tokens, from one step's logits. */
     public static TokenLogprobs of(float[] logits, int token, int top) {
-        if (top < 0 || top > MAX_TOP) throw new IllegalArgumentException("top must be in [0, " + MAX_TOP + "], got " + top);
+        if (top < 0 || top > MAX_TOP)
+            throw new IllegalArgumentException("top must be in [0, " + MAX_TOP + "], got " + top);
         float max = Float.NEGATIVE_INFINITY;
         for (float l : logits) max = Math.max(max, l);
         double sum = 0;

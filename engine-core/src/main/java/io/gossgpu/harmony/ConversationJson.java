@@ -1,8 +1,7 @@
 package io.gossgpu.harmony;
 
-import io.gossgpu.ReasoningEffort;
 import com.fasterxml.jackson.databind.JsonNode;
-
+import io.gossgpu.ReasoningEffort;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +50,8 @@ public final class ConversationJson {
         return switch (role) {
             case "system" -> {
                 String date = text(m, "current_date"), effort = text(m, "reasoning_effort");
-                yield Message.system(SystemContent.defaults(date != null ? LocalDate.parse(date) : LocalDate.now(),
+                yield Message.system(SystemContent.defaults(
+                        date != null ? LocalDate.parse(date) : LocalDate.now(),
                         effort != null ? ReasoningEffort.parse(effort) : ReasoningEffort.MEDIUM));
             }
             case "developer" -> {
@@ -65,11 +65,13 @@ public final class ConversationJson {
                 JsonNode call = m.get("tool_call");
                 if (call != null) {
                     String name = text(call, "name"), args = text(call, "arguments");
-                    if (name == null || args == null) throw new IllegalArgumentException("a tool_call needs 'name' and 'arguments'");
+                    if (name == null || args == null)
+                        throw new IllegalArgumentException("a tool_call needs 'name' and 'arguments'");
                     yield Message.toolCall(name, args);
                 }
                 String channel = text(m, "channel");
-                if (channel == null) throw new IllegalArgumentException("an assistant message needs a 'channel' (or a 'tool_call')");
+                if (channel == null)
+                    throw new IllegalArgumentException("an assistant message needs a 'channel' (or a 'tool_call')");
                 yield Message.assistant(channel, content(m));
             }
             case "tool" -> {

@@ -7,7 +7,8 @@ import java.util.List;
  * the response format the answer must have (Harmony's {@code # Response Formats} section, so that the model sees the
  * schema its answer is held to). Null instructions, an empty tool list and a null format are left out of the rendering.
  */
-public record DeveloperContent(String instructions, List<ToolDescription> functionTools, ResponseFormatSection responseFormat) {
+public record DeveloperContent(
+        String instructions, List<ToolDescription> functionTools, ResponseFormatSection responseFormat) {
     public DeveloperContent {
         functionTools = functionTools == null ? List.of() : List.copyOf(functionTools);
     }
@@ -34,9 +35,12 @@ public record DeveloperContent(String instructions, List<ToolDescription> functi
         public static ResponseFormatSection of(String name, String description, String schema) {
             String oneLine;
             try {
-                oneLine = new com.fasterxml.jackson.databind.ObjectMapper().readTree(schema).toString();
+                oneLine = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(schema)
+                        .toString();
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                throw new IllegalArgumentException("the response format's schema is not JSON: " + e.getOriginalMessage());
+                throw new IllegalArgumentException(
+                        "the response format's schema is not JSON: " + e.getOriginalMessage());
             }
             return new ResponseFormatSection(name, description, oneLine);
         }

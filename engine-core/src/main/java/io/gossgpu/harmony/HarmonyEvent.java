@@ -13,7 +13,8 @@ public sealed interface HarmonyEvent {
     record MessageEnd(ParsedMessage message) implements HarmonyEvent {}
 
     /** The assistant called a tool ({@code to=functions.NAME}, usually ended by {@code <|call|>}); run it and reply. */
-    record ToolCall(String recipient, String functionName, String arguments, String contentType) implements HarmonyEvent {}
+    record ToolCall(String recipient, String functionName, String arguments, String contentType)
+            implements HarmonyEvent {}
 
     /** The assistant's turn is over: {@code stopToken} is {@code <|return|>} or {@code <|call|>}. Stop generating. */
     record TurnEnd(int stopToken) implements HarmonyEvent {}

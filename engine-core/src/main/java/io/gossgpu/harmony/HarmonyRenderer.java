@@ -31,32 +31,57 @@ public final class HarmonyRenderer {
 
     private final O200kHarmony tok;
 
-    public HarmonyRenderer(O200kHarmony tok) { this.tok = tok; }
+    public HarmonyRenderer(O200kHarmony tok) {
+        this.tok = tok;
+    }
 
-    public HarmonyRenderer() { this(O200kHarmony.get()); }
+    public HarmonyRenderer() {
+        this(O200kHarmony.get());
+    }
 
     /** Where rendering goes: tokens or debugging text. */
     private interface Out {
         void special(int id);
+
         void text(String s);
     }
 
     private final class TokenOut implements Out {
         final List<int[]> parts = new ArrayList<>();
         int n;
-        public void special(int id) { parts.add(new int[] {id}); n++; }
-        public void text(String s) { int[] t = tok.encode(s); parts.add(t); n += t.length; }
+
+        public void special(int id) {
+            parts.add(new int[] {id});
+            n++;
+        }
+
+        public void text(String s) {
+            int[] t = tok.encode(s);
+            parts.add(t);
+            n += t.length;
+        }
+
         int[] toArray() {
-            int[] a = new int[n]; int i = 0;
-            for (int[] p : parts) { System.arraycopy(p, 0, a, i, p.length); i += p.length; }
+            int[] a = new int[n];
+            int i = 0;
+            for (int[] p : parts) {
+                System.arraycopy(p, 0, a, i, p.length);
+                i += p.length;
+            }
             return a;
         }
     }
 
     private final class TextOut implements Out {
         final StringBuilder sb = new StringBuilder();
-        public void special(int id) { sb.append(tok.specialName(id).orElseThrow()); }
-        public void text(String s) { sb.append(s); }
+
+        public void special(int id) {
+            sb.append(tok.specialName(id).orElseThrow());
+        }
+
+        public void text(String s) {
+            sb.append(s);
+        }
     }
 
     // ------------------------------------------------------------------ public API
@@ -101,7 +126,8 @@ public final class HarmonyRenderer {
     public Turn renderTurn(List<Message> conversation) {
         int first = conversation.size();
         while (first > 0 && conversation.get(first - 1).role() == Role.ASSISTANT) first--;
-        if (first == conversation.size()) throw new IllegalArgumentException("the conversation does not end with an assistant message");
+        if (first == conversation.size())
+            throw new IllegalArgumentException("the conversation does not end with an assistant message");
         if (first == 0) throw new IllegalArgumentException("the conversation is only assistant messages");
         Message last = conversation.getLast();
         boolean call = last.recipient() != null && !last.recipient().equals("all");
@@ -199,7 +225,9 @@ public final class HarmonyRenderer {
         if (m.system() != null) out.text(systemText(m.system(), hasFunctionTools));
         else if (m.developer() != null) out.text(developerText(m.developer()));
         else if (!m.text().isEmpty()) out.text(m.text());
-        boolean toolCall = m.role() == Role.ASSISTANT && m.recipient() != null && !m.recipient().equals("all");
+        boolean toolCall = m.role() == Role.ASSISTANT
+                && m.recipient() != null
+                && !m.recipient().equals("all");
         out.special(toolCall ? O200kHarmony.CALL : O200kHarmony.END);
     }
 
@@ -211,9 +239,12 @@ public final class HarmonyRenderer {
         if (s.knowledgeCutoff() != null) top.add("Knowledge cutoff: " + s.knowledgeCutoff());
         if (s.currentDate() != null) top.add("Current date: " + s.currentDate());
         if (!top.isEmpty()) sections.add(String.join("\n", top));
-        if (s.reasoningEffort() != null) sections.add("Reasoning: " + s.reasoningEffort().wire());
+        if (s.reasoningEffort() != null)
+            sections.add("Reasoning: " + s.reasoningEffort().wire());
         if (!s.validChannels().isEmpty()) {
-            StringBuilder c = new StringBuilder("# Valid channels: ").append(String.join(", ", s.validChannels())).append('.');
+            StringBuilder c = new StringBuilder("# Valid channels: ")
+                    .append(String.join(", ", s.validChannels()))
+                    .append('.');
             if (s.channelRequired()) c.append(" Channel must be included for every message.");
             if (hasFunctionTools) c.append("\nCalls to these tools must go to the commentary channel: 'functions'.");
             sections.add(c.toString());
@@ -238,14 +269,16 @@ public final class HarmonyRenderer {
      * shows the model the schema its answer must follow; a developer message is added after the leading system
      * message when there is none. Idempotent: a format already there is replaced.
      */
-    public static List<Message> withResponseFormat(List<Message> conversation, DeveloperContent.ResponseFormatSection section) {
+    public static List<Message> withResponseFormat(
+            List<Message> conversation, DeveloperContent.ResponseFormatSection section) {
         if (section == null) return conversation;
         List<Message> out = new ArrayList<>(conversation);
         int at = 0;
         while (at < out.size() && out.get(at).role() == Role.SYSTEM) at++;
         if (at < out.size() && out.get(at).role() == Role.DEVELOPER) {
             Message d = out.get(at);
-            DeveloperContent c = d.developer() != null ? d.developer()
+            DeveloperContent c = d.developer() != null
+                    ? d.developer()
                     : new DeveloperContent(d.text() == null || d.text().isBlank() ? null : d.text(), List.of());
             out.set(at, Message.developer(c.withResponseFormat(section)));
         } else {
@@ -256,9 +289,11 @@ public final class HarmonyRenderer {
 
     /** The {@code # Response Formats} section (last in the developer message, as Harmony places it). */
     public static String responseFormatsSection(DeveloperContent.ResponseFormatSection f) {
-        StringBuilder sb = new StringBuilder("# Response Formats\n\n## ").append(f.name()).append("\n\n");
+        StringBuilder sb =
+                new StringBuilder("# Response Formats\n\n## ").append(f.name()).append("\n\n");
         if (f.description() != null && !f.description().isBlank())
-            for (String l : f.description().lines().toList()) sb.append("// ").append(l).append('\n');
+            for (String l : f.description().lines().toList())
+                sb.append("// ").append(l).append('\n');
         return sb.append(f.schema()).toString();
     }
 
@@ -337,7 +372,8 @@ public final class HarmonyRenderer {
         }
         if (type == null || !type.isTextual()) return "any";
         switch (type.asText()) {
-            case "object": return objectType(schema, indent);
+            case "object":
+                return objectType(schema, indent);
             case "string": {
                 if (isEnum(schema)) {
                     List<String> vals = new ArrayList<>();
@@ -347,13 +383,16 @@ public final class HarmonyRenderer {
                 return "string";
             }
             case "number":
-            case "integer": return "number";
-            case "boolean": return "boolean";
+            case "integer":
+                return "number";
+            case "boolean":
+                return "boolean";
             case "array": {
                 JsonNode items = schema.get("items");
                 return items != null ? schemaToTypeScript(items, indent) + "[]" : "Array<any>";
             }
-            default: return "any";
+            default:
+                return "any";
         }
     }
 
@@ -373,21 +412,41 @@ public final class HarmonyRenderer {
                 JsonNode val = e.getValue();
                 String opt = required.contains(key) ? "" : "?";
                 String title = text(val, "title");
-                if (title != null) out.append(indent).append("// ").append(title).append('\n').append(indent).append("//\n");
+                if (title != null)
+                    out.append(indent)
+                            .append("// ")
+                            .append(title)
+                            .append('\n')
+                            .append(indent)
+                            .append("//\n");
                 JsonNode oneOf = val.get("oneOf");
                 String pdesc = text(val, "description");
-                if (oneOf == null && pdesc != null) out.append(indent).append("// ").append(pdesc).append('\n');
+                if (oneOf == null && pdesc != null)
+                    out.append(indent).append("// ").append(pdesc).append('\n');
                 JsonNode examples = val.get("examples");
                 if (examples != null && examples.isArray() && !examples.isEmpty()) {
                     out.append(indent).append("// Examples:\n");
-                    for (JsonNode ex : examples) if (ex.isTextual()) out.append(indent).append("// - \"").append(ex.asText()).append("\"\n");
+                    for (JsonNode ex : examples)
+                        if (ex.isTextual())
+                            out.append(indent)
+                                    .append("// - \"")
+                                    .append(ex.asText())
+                                    .append("\"\n");
                 }
                 if (oneOf != null && oneOf.isArray()) {
-                    boolean skipDesc = pdesc != null && !oneOf.isEmpty() && pdesc.equals(text(oneOf.get(0), "description"));
+                    boolean skipDesc =
+                            pdesc != null && !oneOf.isEmpty() && pdesc.equals(text(oneOf.get(0), "description"));
                     boolean descAbove = false;
-                    if (!skipDesc && pdesc != null) { out.append(indent).append("// ").append(pdesc).append('\n'); descAbove = true; }
+                    if (!skipDesc && pdesc != null) {
+                        out.append(indent).append("// ").append(pdesc).append('\n');
+                        descAbove = true;
+                    }
                     JsonNode def = val.get("default");
-                    if (def != null) out.append(indent).append("// ").append(defaultComment(val, def)).append('\n');
+                    if (def != null)
+                        out.append(indent)
+                                .append("// ")
+                                .append(defaultComment(val, def))
+                                .append('\n');
                     out.append(indent).append(key).append(opt).append(":\n");
                     int i = 0;
                     for (JsonNode v : oneOf) {

@@ -25,31 +25,40 @@ import java.util.List;
  */
 public final class HarmonyStreamParser {
 
-    public enum State { EXPECT_START, HEADER, CONTENT, DONE }
+    public enum State {
+        EXPECT_START,
+        HEADER,
+        CONTENT,
+        DONE
+    }
 
     /** Tokens that end the assistant's turn: {@code <|return|>} (final answer done) and {@code <|call|>} (tool call). */
     public static final int[] STOP_TOKENS = {O200kHarmony.RETURN, O200kHarmony.CALL};
 
     /** True for {@code <|return|>} and {@code <|call|>}, where generation should stop. */
-    public static boolean isStopToken(int token) { return token == O200kHarmony.RETURN || token == O200kHarmony.CALL; }
+    public static boolean isStopToken(int token) {
+        return token == O200kHarmony.RETURN || token == O200kHarmony.CALL;
+    }
 
     /** A header longer than this many tokens is given up on and treated as content. */
     static final int MAX_HEADER_TOKENS = 256;
 
     private final O200kHarmony tok;
     private State state;
-    private Role headerRole;               // role known before the header (from the prompt), or null
+    private Role headerRole; // role known before the header (from the prompt), or null
     private final List<Integer> headerTokens = new ArrayList<>();
-    private ParsedMessage current;         // header of the message being read (CONTENT)
+    private ParsedMessage current; // header of the message being read (CONTENT)
     private final StringBuilder content = new StringBuilder();
     private StreamingDecoder decoder;
-    private String error;                  // first problem with the current message
+    private String error; // first problem with the current message
     private String lastDelta = "";
     private int stopToken = -1;
     private final List<ParsedMessage> messages = new ArrayList<>();
 
     /** A parser for output that follows a prompt ending in {@code <|start|>assistant}. */
-    public HarmonyStreamParser(O200kHarmony tok) { this(tok, Role.ASSISTANT); }
+    public HarmonyStreamParser(O200kHarmony tok) {
+        this(tok, Role.ASSISTANT);
+    }
 
     /** @param role the role whose header the prompt has begun, or null to expect {@code <|start|>} first */
     public HarmonyStreamParser(O200kHarmony tok, Role role) {
@@ -60,33 +69,55 @@ public final class HarmonyStreamParser {
 
     // ------------------------------------------------------------------ queries
 
-    public State state() { return state; }
+    public State state() {
+        return state;
+    }
 
     /** True once {@code <|return|>} or {@code <|call|>} was seen. */
-    public boolean isDone() { return stopToken >= 0; }
+    public boolean isDone() {
+        return stopToken >= 0;
+    }
 
     /** {@code <|return|>}, {@code <|call|>}, or -1 while the turn goes on. */
-    public int stopToken() { return stopToken; }
+    public int stopToken() {
+        return stopToken;
+    }
 
     /** Completed messages, in order. */
-    public List<ParsedMessage> messages() { return List.copyOf(messages); }
+    public List<ParsedMessage> messages() {
+        return List.copyOf(messages);
+    }
 
     /** The header of the message whose content is being read, or null. */
-    public ParsedMessage currentHeader() { return state == State.CONTENT ? current : null; }
+    public ParsedMessage currentHeader() {
+        return state == State.CONTENT ? current : null;
+    }
 
-    public Role currentRole() { return state == State.CONTENT ? current.role() : state == State.HEADER ? headerRole : null; }
+    public Role currentRole() {
+        return state == State.CONTENT ? current.role() : state == State.HEADER ? headerRole : null;
+    }
 
-    public String currentChannel() { return state == State.CONTENT ? current.channel() : null; }
+    public String currentChannel() {
+        return state == State.CONTENT ? current.channel() : null;
+    }
 
-    public String currentRecipient() { return state == State.CONTENT ? current.recipient() : null; }
+    public String currentRecipient() {
+        return state == State.CONTENT ? current.recipient() : null;
+    }
 
-    public String currentContentType() { return state == State.CONTENT ? current.contentType() : null; }
+    public String currentContentType() {
+        return state == State.CONTENT ? current.contentType() : null;
+    }
 
     /** Content of the current message so far. */
-    public String currentContent() { return state == State.CONTENT ? content.toString() : ""; }
+    public String currentContent() {
+        return state == State.CONTENT ? content.toString() : "";
+    }
 
     /** The text the last token added to the current message's content ("" if none). */
-    public String lastDelta() { return lastDelta; }
+    public String lastDelta() {
+        return lastDelta;
+    }
 
     // ------------------------------------------------------------------ feeding
 
@@ -156,8 +187,10 @@ public final class HarmonyStreamParser {
             ev.add(new HarmonyEvent.Malformed(tok.specialName(token).orElseThrow() + " outside a message, ignored"));
         } else {
             ev.add(new HarmonyEvent.Malformed("text outside a message; reading it as assistant content"));
-            beginContent(new ParsedMessage(Role.ASSISTANT, Role.ASSISTANT.wire(), null, null, null, "", -1,
-                    "text outside a message"), ev);
+            beginContent(
+                    new ParsedMessage(
+                            Role.ASSISTANT, Role.ASSISTANT.wire(), null, null, null, "", -1, "text outside a message"),
+                    ev);
             content(token, ev);
         }
     }
@@ -241,7 +274,8 @@ public final class HarmonyStreamParser {
         messages.add(m);
         ev.add(new HarmonyEvent.MessageEnd(m));
         if (m.isToolCall()) {
-            ev.add(new HarmonyEvent.ToolCall(m.recipient(), m.functionName().orElse(null), m.content(), m.contentType()));
+            ev.add(new HarmonyEvent.ToolCall(
+                    m.recipient(), m.functionName().orElse(null), m.content(), m.contentType()));
         }
         current = null;
         content.setLength(0);
@@ -331,7 +365,9 @@ public final class HarmonyStreamParser {
                 if (recipient != null) errors.add("more than one recipient in header");
                 recipient = p.substring(3);
             } else if (p.startsWith(CONSTRAIN_MARK)) {
-                if (p.equals(CONSTRAIN_MARK) && i + 1 < parts.size() && !parts.get(i + 1).startsWith("to=")) p += parts.get(++i);
+                if (p.equals(CONSTRAIN_MARK)
+                        && i + 1 < parts.size()
+                        && !parts.get(i + 1).startsWith("to=")) p += parts.get(++i);
                 if (contentType != null) errors.add("more than one content type in header");
                 contentType = p;
             } else {
@@ -339,15 +375,25 @@ public final class HarmonyStreamParser {
             }
         }
         if (!bare.isEmpty()) {
-            if (recipient == null && contentType == null && bare.size() == 1 && !bare.getFirst().equals("json")) {
-                recipient = bare.getFirst();               // "assistant python": a bare recipient
+            if (recipient == null
+                    && contentType == null
+                    && bare.size() == 1
+                    && !bare.getFirst().equals("json")) {
+                recipient = bare.getFirst(); // "assistant python": a bare recipient
             } else {
                 if (contentType == null) contentType = bare.removeLast();
                 if (recipient == null && !bare.isEmpty()) recipient = bare.removeFirst();
                 if (!bare.isEmpty()) errors.add("unexpected text in header: " + String.join(" ", bare));
             }
         }
-        return new ParsedMessage(role, author, channel, recipient, contentType, "", -1,
+        return new ParsedMessage(
+                role,
+                author,
+                channel,
+                recipient,
+                contentType,
+                "",
+                -1,
                 errors.isEmpty() ? null : String.join("; ", errors));
     }
 }

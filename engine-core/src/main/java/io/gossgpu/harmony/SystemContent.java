@@ -8,8 +8,13 @@ import java.util.List;
  * Content of the system message: model identity, dates, reasoning effort and the valid channels.
  * Null fields are left out of the rendering.
  */
-public record SystemContent(String modelIdentity, String knowledgeCutoff, String currentDate,
-                            ReasoningEffort reasoningEffort, List<String> validChannels, boolean channelRequired) {
+public record SystemContent(
+        String modelIdentity,
+        String knowledgeCutoff,
+        String currentDate,
+        ReasoningEffort reasoningEffort,
+        List<String> validChannels,
+        boolean channelRequired) {
 
     public static final String DEFAULT_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI.";
     public static final String DEFAULT_KNOWLEDGE_CUTOFF = "2024-06";
@@ -21,8 +26,8 @@ public record SystemContent(String modelIdentity, String knowledgeCutoff, String
 
     /** The system message gpt-oss was trained with: identity, cutoff 2024-06, the given date and effort, three channels. */
     public static SystemContent defaults(LocalDate currentDate, ReasoningEffort effort) {
-        return new SystemContent(DEFAULT_IDENTITY, DEFAULT_KNOWLEDGE_CUTOFF, currentDate.toString(), effort,
-                DEFAULT_CHANNELS, true);
+        return new SystemContent(
+                DEFAULT_IDENTITY, DEFAULT_KNOWLEDGE_CUTOFF, currentDate.toString(), effort, DEFAULT_CHANNELS, true);
     }
 
     public SystemContent withReasoningEffort(ReasoningEffort e) {

@@ -27,7 +27,7 @@ public record ToolDescription(String name, String description, JsonNode paramete
             throw new IllegalArgumentException("tool without a name: " + tool);
         JsonNode d = f.get("description");
         JsonNode p = f.get("parameters");
-        return new ToolDescription(name.asText(), d != null && d.isTextual() ? d.asText() : "",
-                p == null || p.isNull() ? null : p);
+        return new ToolDescription(
+                name.asText(), d != null && d.isTextual() ? d.asText() : "", p == null || p.isNull() ? null : p);
     }
 }

@@ -4,7 +4,6 @@ import io.gossgpu.quant.Iq4;
 import io.gossgpu.quant.KQuants;
 import io.gossgpu.quant.LegacyQuants;
 import io.gossgpu.quant.Mxfp4;
-
 import java.lang.foreign.MemorySegment;
 
 /** Decodes a row of {@code n} values of one ggml block type into floats, exactly as ggml does. */

@@ -25,14 +25,25 @@ public final class Checkpoint implements AutoCloseable {
      * @param metadata key/value metadata the file carries (GGUF's; config.json keys for safetensors), in file order
      * @param arena    owner of every tensor's bytes, closed by {@link #close()}
      */
-    public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors,
-                      Map<String, Object> metadata, Arena arena) {
+    public Checkpoint(
+            Path path,
+            ModelFormat format,
+            ModelConfig config,
+            Map<String, TensorData> tensors,
+            Map<String, Object> metadata,
+            Arena arena) {
         this(path, format, config, tensors, metadata, arena, LoadOptions.defaults());
     }
 
     /** @param options how tensors the backends cannot run are converted ({@link #conversions()}) */
-    public Checkpoint(Path path, ModelFormat format, ModelConfig config, Map<String, TensorData> tensors,
-                      Map<String, Object> metadata, Arena arena, LoadOptions options) {
+    public Checkpoint(
+            Path path,
+            ModelFormat format,
+            ModelConfig config,
+            Map<String, TensorData> tensors,
+            Map<String, Object> metadata,
+            Arena arena,
+            LoadOptions options) {
         this.path = path;
         this.format = format;
         this.config = config;

@@ -14,8 +14,8 @@ final class CheckpointReaders {
     static CheckpointReader of(ModelFormat format) {
         CheckpointReader r = BY_FORMAT.get(format);
         if (r == null)
-            throw new IllegalStateException("no checkpoint reader for " + format + " on the class path (META-INF/services/"
-                    + CheckpointReader.class.getName() + ")");
+            throw new IllegalStateException("no checkpoint reader for " + format
+                    + " on the class path (META-INF/services/" + CheckpointReader.class.getName() + ")");
         return r;
     }
 
@@ -24,8 +24,9 @@ final class CheckpointReaders {
         for (CheckpointReader r : ServiceLoader.load(CheckpointReader.class, CheckpointReader.class.getClassLoader()))
             for (ModelFormat f : r.formats())
                 if (byFormat.putIfAbsent(f, r) != null)
-                    throw new IllegalStateException("two checkpoint readers for " + f + ": " + byFormat.get(f).getClass().getName()
-                            + " and " + r.getClass().getName());
+                    throw new IllegalStateException("two checkpoint readers for " + f + ": "
+                            + byFormat.get(f).getClass().getName() + " and "
+                            + r.getClass().getName());
         return byFormat;
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.model;
 
 import io.gossgpu.quant.Mxfp4;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -26,6 +25,7 @@ public final class Conversions {
     private final Map<String, TensorData> done = new HashMap<>();
     /** "Q4_K → F16" and the like, with tensor counts, in the order first met. */
     private final Map<String, Integer> kinds = new LinkedHashMap<>();
+
     private final ExpertQuantizer experts = new ExpertQuantizer();
     private long progressed;
 
@@ -38,7 +38,8 @@ public final class Conversions {
         this.options = options;
         long sum = 0;
         for (TensorData t : tensors)
-            if (needsDecode(t.dtype()) || isFloatExperts(t) && (!options.floatExperts() || transposedExperts)) sum += t.bytes().byteSize();
+            if (needsDecode(t.dtype()) || isFloatExperts(t) && (!options.floatExperts() || transposedExperts))
+                sum += t.bytes().byteSize();
         this.total = sum;
     }
 
@@ -72,7 +73,10 @@ public final class Conversions {
         TensorData c = done.get(t.name());
         if (c != null) return c;
         if (t.dim(transposed ? 1 : 2) % Mxfp4.BLOCK != 0)
-            throw new ModelFormatException(t.file(), t.name(), "expert rows of " + t.dim(transposed ? 1 : 2) + " values are not whole 32-value MXFP4 blocks");
+            throw new ModelFormatException(
+                    t.file(),
+                    t.name(),
+                    "expert rows of " + t.dim(transposed ? 1 : 2) + " values are not whole 32-value MXFP4 blocks");
         c = experts.convert(t, transposed, !options.floatExperts(), arena);
         return finish(t, c, transposed ? " (transposed)" : "");
     }
@@ -88,7 +92,8 @@ public final class Conversions {
     /** One line per kind of conversion made so far ("12 Q4_K → F16"), then the experts' quantization error. */
     public synchronized List<String> summary() {
         List<String> out = new ArrayList<>();
-        kinds.forEach((k, n) -> out.add(n + " " + k + (k.startsWith("Q4_0 →") || k.startsWith("Q5_0 →") || k.startsWith("IQ4_NL →") ? " (exact)" : "")));
+        kinds.forEach((k, n) -> out.add(n + " " + k
+                + (k.startsWith("Q4_0 →") || k.startsWith("Q5_0 →") || k.startsWith("IQ4_NL →") ? " (exact)" : "")));
         String note = quantizationNote();
         if (note != null) out.add(note);
         return out;
@@ -98,8 +103,10 @@ public final class Conversions {
     public synchronized String quantizationNote() {
         ExpertQuantizer.Error e = experts.error();
         if (e.squaredValues() == 0) return null;
-        return String.format("float experts quantized to MXFP4 at load: relative RMS error %.2f%% against the file's weights "
-                + "(keep them as floats with --float-experts, cpu and reference backends)", 100 * e.relativeRms());
+        return String.format(
+                "float experts quantized to MXFP4 at load: relative RMS error %.2f%% against the file's weights "
+                        + "(keep them as floats with --float-experts, cpu and reference backends)",
+                100 * e.relativeRms());
     }
 
     private TensorData repackOllama(TensorData t) {

@@ -20,9 +20,17 @@ public enum DType {
      */
     MXFP4_OLLAMA(32, 17),
     // ggml's other quantized types (ggml-common.h); decoded at load into a type the backends run.
-    Q4_0(32, 18), Q4_1(32, 20), Q5_0(32, 22), Q5_1(32, 24),
-    Q2_K(256, 84), Q3_K(256, 110), Q4_K(256, 144), Q5_K(256, 176), Q6_K(256, 210),
-    IQ4_NL(32, 18), IQ4_XS(256, 136);
+    Q4_0(32, 18),
+    Q4_1(32, 20),
+    Q5_0(32, 22),
+    Q5_1(32, 24),
+    Q2_K(256, 84),
+    Q3_K(256, 110),
+    Q4_K(256, 144),
+    Q5_K(256, 176),
+    Q6_K(256, 210),
+    IQ4_NL(32, 18),
+    IQ4_XS(256, 136);
 
     private final int blockSize;
     private final int blockBytes;

@@ -5,7 +5,6 @@ import io.gossgpu.quant.Iq4;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.LegacyQuants;
 import io.gossgpu.quant.Q8_0;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,7 +46,8 @@ final class DenseDecode {
         if (to == DType.Q8_0) return new TensorData(t.name(), to, t.shape(), toQ8_0(t, rows, cols, arena), t.file());
         if (to == DType.F16) {
             MemorySegment out = arena.allocate(rows * cols * 2, 64);
-            if (toFloats(t, decoder, rows, cols, out, true)) return new TensorData(t.name(), to, t.shape(), out, t.file());
+            if (toFloats(t, decoder, rows, cols, out, true))
+                return new TensorData(t.name(), to, t.shape(), out, t.file());
         }
         MemorySegment out = arena.allocate(rows * cols * 4, 64);
         toFloats(t, decoder, rows, cols, out, false);
@@ -55,24 +55,29 @@ final class DenseDecode {
     }
 
     /** Decodes every row into F16 ({@code half}) or F32; false when a value does not fit F16. */
-    private static boolean toFloats(TensorData t, BlockDecoder decoder, long rows, int cols, MemorySegment out, boolean half) {
+    private static boolean toFloats(
+            TensorData t, BlockDecoder decoder, long rows, int cols, MemorySegment out, boolean half) {
         long rowBytes = t.dtype().rowBytes(cols);
         AtomicBoolean fits = new AtomicBoolean(true);
-        IntStream.range(0, (int) ((rows + ROWS_PER_TASK - 1) / ROWS_PER_TASK)).parallel().forEach(task -> {
-            float[] row = new float[cols];
-            for (long r = (long) task * ROWS_PER_TASK; r < Math.min(rows, (task + 1L) * ROWS_PER_TASK) && fits.get(); r++) {
-                decoder.decodeRow(t.bytes(), r * rowBytes, cols, row, 0);
-                if (!half) {
-                    MemorySegment.copy(row, 0, out, LE.F32, r * cols * 4, cols);
-                    continue;
-                }
-                for (int c = 0; c < cols; c++) {
-                    short h = F16.fromFloat(row[c]);
-                    if ((h & 0x7c00) == 0x7c00 && Float.isFinite(row[c])) fits.set(false);
-                    out.set(LE.I16, (r * cols + c) * 2, h);
-                }
-            }
-        });
+        IntStream.range(0, (int) ((rows + ROWS_PER_TASK - 1) / ROWS_PER_TASK))
+                .parallel()
+                .forEach(task -> {
+                    float[] row = new float[cols];
+                    for (long r = (long) task * ROWS_PER_TASK;
+                            r < Math.min(rows, (task + 1L) * ROWS_PER_TASK) && fits.get();
+                            r++) {
+                        decoder.decodeRow(t.bytes(), r * rowBytes, cols, row, 0);
+                        if (!half) {
+                            MemorySegment.copy(row, 0, out, LE.F32, r * cols * 4, cols);
+                            continue;
+                        }
+                        for (int c = 0; c < cols; c++) {
+                            short h = F16.fromFloat(row[c]);
+                            if ((h & 0x7c00) == 0x7c00 && Float.isFinite(row[c])) fits.set(false);
+                            out.set(LE.I16, (r * cols + c) * 2, h);
+                        }
+                    }
+                });
         return fits.get();
     }
 

@@ -28,13 +28,18 @@ final class ExpectedShape {
     record Dims(Dim hidden, Dim vocab, Dim heads, Dim q, Dim kv, Dim qkv, Dim experts, Dim intermediate, Dim gateUp) {
         static Dims of(ModelConfig c) {
             String hd = "head_dim " + c.headDim();
-            return new Dims(Dim.of("hidden_size", c.hiddenSize()), Dim.of("vocab_size", c.vocabSize()),
+            return new Dims(
+                    Dim.of("hidden_size", c.hiddenSize()),
+                    Dim.of("vocab_size", c.vocabSize()),
                     Dim.of("num_attention_heads", c.numAttentionHeads()),
                     new Dim(c.qDim(), "num_attention_heads " + c.numAttentionHeads() + "·" + hd),
                     new Dim(c.kvDim(), "num_key_value_heads " + c.numKeyValueHeads() + "·" + hd),
-                    new Dim(c.qkvDim(), "(num_attention_heads " + c.numAttentionHeads() + " + 2·num_key_value_heads "
-                            + c.numKeyValueHeads() + ")·" + hd),
-                    Dim.of("num_experts", c.numExperts()), Dim.of("intermediate_size", c.intermediateSize()),
+                    new Dim(
+                            c.qkvDim(),
+                            "(num_attention_heads " + c.numAttentionHeads() + " + 2·num_key_value_heads "
+                                    + c.numKeyValueHeads() + ")·" + hd),
+                    Dim.of("num_experts", c.numExperts()),
+                    Dim.of("intermediate_size", c.intermediateSize()),
                     new Dim(2L * c.intermediateSize(), "2·intermediate_size " + c.intermediateSize()));
         }
     }
@@ -57,8 +62,11 @@ final class ExpectedShape {
             reversed[reversed.length - 1 - i] = x;
         }
         String hint = want.length > 1 && Arrays.equals(reversed, want) ? " (transposed?)" : "";
-        throw new ModelFormatException(t.file(), t.name(), "has shape " + t.shapeString() + hint + ", expected "
-                + Arrays.toString(want) + " from " + configSource + ": " + String.join(", ", from));
+        throw new ModelFormatException(
+                t.file(),
+                t.name(),
+                "has shape " + t.shapeString() + hint + ", expected " + Arrays.toString(want) + " from " + configSource
+                        + ": " + String.join(", ", from));
     }
 
     private static boolean matches(long[] actual, long[] want) {

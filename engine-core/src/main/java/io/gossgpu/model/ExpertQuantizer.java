@@ -4,7 +4,6 @@ import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.F16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.DoubleAdder;
@@ -59,7 +58,8 @@ final class ExpertQuantizer {
     }
 
     /** Rows {@code r0 .. r0+n} of expert {@code e} (output features), every input feature, into {@code tile}. */
-    private static void gather(TensorData t, boolean transposed, int e, int r0, int n, int rows, int cols, float[] tile) {
+    private static void gather(
+            TensorData t, boolean transposed, int e, int r0, int n, int rows, int cols, float[] tile) {
         MemorySegment src = t.bytes();
         int size = t.dtype() == DType.F32 ? 4 : 2;
         long expert = (long) e * rows * cols;

@@ -31,7 +31,10 @@ public final class FileBytes {
                 ByteBuffer buf = seg.asSlice(pos, Math.min(CHUNK, size - pos)).asByteBuffer();
                 while (buf.hasRemaining()) {
                     int n = ch.read(buf, pos + buf.position());
-                    if (n < 0) throw new ModelFormatException(file, "file shrank while being read (" + (pos + buf.position()) + " of " + size + " bytes)");
+                    if (n < 0)
+                        throw new ModelFormatException(
+                                file,
+                                "file shrank while being read (" + (pos + buf.position()) + " of " + size + " bytes)");
                 }
                 pos += buf.capacity();
                 options.progress().read(file, pos, size);
@@ -48,7 +51,9 @@ public final class FileBytes {
         try {
             return arena.allocate(size, 64);
         } catch (OutOfMemoryError e) {
-            throw new ModelFormatException(file, "cannot load " + size + " bytes into memory (" + e.getMessage() + "); try memory-mapping instead");
+            throw new ModelFormatException(
+                    file,
+                    "cannot load " + size + " bytes into memory (" + e.getMessage() + "); try memory-mapping instead");
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.model;
 
 import io.gossgpu.GossException;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,7 +44,8 @@ public final class GgufSplit {
         List<Path> out = new ArrayList<>();
         for (int i = 1; i <= count; i++) {
             Path p = first.resolveSibling(shardName(m.group(1), i, count));
-            if (!Files.isRegularFile(p)) throw new GossException(first + ": split GGUF shard " + p.getFileName() + " is missing");
+            if (!Files.isRegularFile(p))
+                throw new GossException(first + ": split GGUF shard " + p.getFileName() + " is missing");
             out.add(p);
         }
         return out;

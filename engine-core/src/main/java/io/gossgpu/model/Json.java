@@ -1,7 +1,5 @@
 package io.gossgpu.model;
 
-import io.gossgpu.JsonSyntaxErrors;
-
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -10,7 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-
+import io.gossgpu.JsonSyntaxErrors;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -34,8 +32,11 @@ public final class Json {
             .build();
 
     static {
-        MAPPER.getFactory().setStreamReadConstraints(StreamReadConstraints.builder()
-                .maxNestingDepth(64).maxNumberLength(64).build());
+        MAPPER.getFactory()
+                .setStreamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(64)
+                        .maxNumberLength(64)
+                        .build());
     }
 
     private Json() {}
@@ -51,10 +52,12 @@ public final class Json {
 
     /** {@code bytes} as UTF-8, where a malformed sequence throws instead of turning into U+FFFD. */
     public static String strictUtf8(byte[] bytes) throws CharacterCodingException {
-        return StandardCharsets.UTF_8.newDecoder()
+        return StandardCharsets.UTF_8
+                .newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT)
-                .decode(ByteBuffer.wrap(bytes)).toString();
+                .decode(ByteBuffer.wrap(bytes))
+                .toString();
     }
 
     /** Parses {@code text}; any syntax error is one line naming {@code file}. */
@@ -69,7 +72,8 @@ public final class Json {
             throw new ModelFormatException(file, what + " is invalid JSON (" + firstLine(e.getMessage()) + ")");
         } catch (RuntimeException e) {
             if (e instanceof ModelFormatException m) throw m;
-            throw new ModelFormatException(file, what + " could not be parsed (" + firstLine(String.valueOf(e.getMessage())) + ")");
+            throw new ModelFormatException(
+                    file, what + " could not be parsed (" + firstLine(String.valueOf(e.getMessage())) + ")");
         }
     }
 
@@ -78,7 +82,8 @@ public final class Json {
         byte[] bytes;
         try {
             long size = Files.size(file);
-            if (size > MAX_JSON_FILE) throw new ModelFormatException(file, "too large for a JSON metadata file (" + size + " bytes)");
+            if (size > MAX_JSON_FILE)
+                throw new ModelFormatException(file, "too large for a JSON metadata file (" + size + " bytes)");
             bytes = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             throw new ModelFormatException(file, "missing");
@@ -86,7 +91,8 @@ public final class Json {
             throw new ModelFormatException(file, "cannot be read (" + e + ")");
         }
         JsonNode node = parse(file, utf8(file, bytes, "file"), "file");
-        if (!node.isObject()) throw new ModelFormatException(file, "expected a JSON object at the top level, got " + kind(node));
+        if (!node.isObject())
+            throw new ModelFormatException(file, "expected a JSON object at the top level, got " + kind(node));
         return node;
     }
 

@@ -9,15 +9,23 @@ package io.gossgpu.model;
  * rows of OpenAI's mlp1) and {@code up} (the linear part, odd rows).
  */
 public record LayerWeights(
-        WeightView attnNorm,                 // [H]
-        WeightView q, WeightView qBias,      // [heads·hd, H], [heads·hd]
-        WeightView k, WeightView kBias,      // [kv·hd, H],    [kv·hd]
-        WeightView v, WeightView vBias,      // [kv·hd, H],    [kv·hd]
-        WeightView sinks,                    // [heads]
-        WeightView out, WeightView outBias,  // [H, heads·hd], [H]
-        WeightView mlpNorm,                  // [H]
-        WeightView router, WeightView routerBias,   // [E, H], [E]
-        WeightView gate, WeightView gateBias,       // E × [I, H], E × [I]
-        WeightView up, WeightView upBias,           // E × [I, H], E × [I]
-        WeightView down, WeightView downBias) {     // E × [H, I], E × [H]
+        WeightView attnNorm, // [H]
+        WeightView q,
+        WeightView qBias, // [heads·hd, H], [heads·hd]
+        WeightView k,
+        WeightView kBias, // [kv·hd, H],    [kv·hd]
+        WeightView v,
+        WeightView vBias, // [kv·hd, H],    [kv·hd]
+        WeightView sinks, // [heads]
+        WeightView out,
+        WeightView outBias, // [H, heads·hd], [H]
+        WeightView mlpNorm, // [H]
+        WeightView router,
+        WeightView routerBias, // [E, H], [E]
+        WeightView gate,
+        WeightView gateBias, // E × [I, H], E × [I]
+        WeightView up,
+        WeightView upBias, // E × [I, H], E × [I]
+        WeightView down,
+        WeightView downBias) { // E × [H, I], E × [H]
 }

@@ -16,16 +16,17 @@ import java.nio.file.Path;
  * @param exactDense   decode dense ggml types that do not fit Q8_0 exactly (K-quants, Q4_1, Q5_1, IQ4_XS) to F32
  *                     instead of F16: bit-exact values at twice the memory
  */
-public record LoadOptions(boolean mmap, Progress progress, boolean checkTensors, boolean floatExperts, boolean exactDense) {
+public record LoadOptions(
+        boolean mmap, Progress progress, boolean checkTensors, boolean floatExperts, boolean exactDense) {
     /** Reading progress of one file: {@code done} of {@code total} bytes. Called on the loading thread. */
     @FunctionalInterface
     public interface Progress {
-        Progress NONE = (file, done, total) -> { };
+        Progress NONE = (file, done, total) -> {};
 
         void read(Path file, long done, long total);
 
         /** Load-time conversion: {@code done} of {@code total} bytes of source tensors converted. */
-        default void converted(long done, long total) { }
+        default void converted(long done, long total) {}
     }
 
     public LoadOptions(boolean mmap) {

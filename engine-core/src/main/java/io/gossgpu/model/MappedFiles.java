@@ -61,14 +61,21 @@ public final class MappedFiles {
             try {
                 a = Files.readAttributes(s.file(), BasicFileAttributes.class);
             } catch (IOException e) {
-                continue; // deleted or renamed away: the mapping keeps the old file, which is no longer reachable by name
+                continue; // deleted or renamed away: the mapping keeps the old file, which is no longer reachable by
+                // name
             }
-            if (!Objects.equals(a.fileKey(), s.key())) continue; // the name now holds another file; the mapping keeps the old one
-            String change = a.size() != s.size() ? "size " + s.size() + " -> " + a.size() + " bytes"
-                    : !a.lastModifiedTime().equals(s.modified()) ? "modified " + s.modified() + " -> " + a.lastModifiedTime() : null;
+            if (!Objects.equals(a.fileKey(), s.key()))
+                continue; // the name now holds another file; the mapping keeps the old one
+            String change = a.size() != s.size()
+                    ? "size " + s.size() + " -> " + a.size() + " bytes"
+                    : !a.lastModifiedTime().equals(s.modified())
+                            ? "modified " + s.modified() + " -> " + a.lastModifiedTime()
+                            : null;
             if (change != null)
-                throw new ModelFormatException(s.file(), "changed on disk while it was mapped (" + change + "); open the model "
-                        + "again, or read it into memory (--no-mmap, EngineOptions.withMmap(false))");
+                throw new ModelFormatException(
+                        s.file(),
+                        "changed on disk while it was mapped (" + change + "); open the model "
+                                + "again, or read it into memory (--no-mmap, EngineOptions.withMmap(false))");
         }
     }
 }

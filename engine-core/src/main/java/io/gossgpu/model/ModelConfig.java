@@ -33,14 +33,13 @@ public record ModelConfig(
 
     /** gpt-oss-20b as published. */
     public static ModelConfig gptOss20b() {
-        return new ModelConfig(24, 32, 4, 201088, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096,
-                150000f, 32f, 1f, 32f, 1e-5f);
+        return new ModelConfig(24, 32, 4, 201088, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
     /** gpt-oss-120b as published. */
     public static ModelConfig gptOss120b() {
-        return new ModelConfig(36, 128, 4, 201088, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096,
-                150000f, 32f, 1f, 32f, 1e-5f);
+        return new ModelConfig(
+                36, 128, 4, 201088, 2880, 2880, 7.0f, 64, 64, 8, 128, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
     public int qDim() {
@@ -88,19 +87,30 @@ public record ModelConfig(
         if (expertsPerToken > numExperts)
             fail(source, "experts_per_token " + expertsPerToken + " exceeds num_experts " + numExperts);
         if (numAttentionHeads % numKeyValueHeads != 0)
-            fail(source, "num_attention_heads " + numAttentionHeads + " is not a multiple of num_key_value_heads " + numKeyValueHeads);
+            fail(
+                    source,
+                    "num_attention_heads " + numAttentionHeads + " is not a multiple of num_key_value_heads "
+                            + numKeyValueHeads);
         if (headDim % 2 != 0) fail(source, "head_dim " + headDim + " must be even (RoPE rotates pairs of halves)");
         if (hiddenSize % MXFP4_BLOCK != 0)
             fail(source, "hidden_size " + hiddenSize + " must be a multiple of " + MXFP4_BLOCK + " (MXFP4 blocks)");
         if (intermediateSize % MXFP4_BLOCK != 0)
-            fail(source, "intermediate_size " + intermediateSize + " must be a multiple of " + MXFP4_BLOCK + " (MXFP4 blocks)");
+            fail(
+                    source,
+                    "intermediate_size " + intermediateSize + " must be a multiple of " + MXFP4_BLOCK
+                            + " (MXFP4 blocks)");
         if (slidingWindow < 0) fail(source, "sliding_window must be >= 0, got " + slidingWindow);
         if (!(ropeTheta > 1f) || !Float.isFinite(ropeTheta)) fail(source, "rope_theta must be > 1, got " + ropeTheta);
         if (!(ropeScalingFactor >= 1f) || !Float.isFinite(ropeScalingFactor))
             fail(source, "rope_scaling_factor must be >= 1, got " + ropeScalingFactor);
-        if (!(rmsNormEps > 0f) || !Float.isFinite(rmsNormEps)) fail(source, "rms_norm_eps must be > 0, got " + rmsNormEps);
-        if (!(swigluLimit > 0f) || !Float.isFinite(swigluLimit)) fail(source, "swiglu_limit must be > 0, got " + swigluLimit);
-        if (!Float.isFinite(ropeNtkAlpha) || !Float.isFinite(ropeNtkBeta) || !(ropeNtkAlpha > 0) || !(ropeNtkBeta > ropeNtkAlpha))
+        if (!(rmsNormEps > 0f) || !Float.isFinite(rmsNormEps))
+            fail(source, "rms_norm_eps must be > 0, got " + rmsNormEps);
+        if (!(swigluLimit > 0f) || !Float.isFinite(swigluLimit))
+            fail(source, "swiglu_limit must be > 0, got " + swigluLimit);
+        if (!Float.isFinite(ropeNtkAlpha)
+                || !Float.isFinite(ropeNtkBeta)
+                || !(ropeNtkAlpha > 0)
+                || !(ropeNtkBeta > ropeNtkAlpha))
             fail(source, "rope ntk alpha/beta must satisfy 0 < alpha < beta, got " + ropeNtkAlpha + "/" + ropeNtkBeta);
         return this;
     }

@@ -1,7 +1,6 @@
 package io.gossgpu.model;
 
 import io.gossgpu.GossException;
-
 import java.nio.file.Path;
 
 /** A model file that cannot be trusted: names the file and, where there is one, the tensor. */

@@ -2,7 +2,6 @@ package io.gossgpu.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
-
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -30,7 +29,9 @@ public record ModelLocation(Path path, ModelFormat format) {
         if (!Files.exists(path)) throw notFound(path);
         if (Files.isDirectory(path)) return inFolder(path);
         if (!Files.isRegularFile(path))
-            throw new GossException(path + ": not a regular file or folder (a pipe or a device?); point --model at a model folder or a .gguf file");
+            throw new GossException(
+                    path
+                            + ": not a regular file or folder (a pipe or a device?); point --model at a model folder or a .gguf file");
         if (!Files.isReadable(path)) throw new GossException(path + ": cannot be read (permission denied)");
         if (FormatProbes.isGguf(path)) return new ModelLocation(GgufSplit.firstShard(path), ModelFormat.GGUF);
         Path blob = OllamaManifest.blob(path);
@@ -41,15 +42,19 @@ public record ModelLocation(Path path, ModelFormat format) {
     private static ModelLocation inFolder(Path dir) {
         boolean hasConfig = Files.isRegularFile(dir.resolve("config.json"));
         if (hasConfig && FormatProbes.isOriginalFolder(dir)) return new ModelLocation(dir, ModelFormat.ORIGINAL);
-        if (hasConfig && (Files.isRegularFile(dir.resolve("model.safetensors.index.json"))
-                || FormatProbes.isHfConfig(dir.resolve("config.json")))) return new ModelLocation(dir, ModelFormat.HF);
-        if (hasConfig && Files.isRegularFile(dir.resolve("model.safetensors"))) return new ModelLocation(dir, ModelFormat.ORIGINAL);
+        if (hasConfig
+                && (Files.isRegularFile(dir.resolve("model.safetensors.index.json"))
+                        || FormatProbes.isHfConfig(dir.resolve("config.json"))))
+            return new ModelLocation(dir, ModelFormat.HF);
+        if (hasConfig && Files.isRegularFile(dir.resolve("model.safetensors")))
+            return new ModelLocation(dir, ModelFormat.ORIGINAL);
         List<Path> ggufs = GgufSplit.models(ggufFiles(dir));
         if (Files.isDirectory(dir.resolve("original"))) {
             // Two models side by side: picking one silently could run a different model than the user meant.
             if (!ggufs.isEmpty())
-                throw new GossException(dir + ": holds two models, " + dir.resolve("original") + " and " + ggufs.getFirst()
-                        + (ggufs.size() > 1 ? " (and " + (ggufs.size() - 1) + " more GGUF)" : "") + "; point --model at the one to run");
+                throw new GossException(dir + ": holds two models, " + dir.resolve("original") + " and "
+                        + ggufs.getFirst() + (ggufs.size() > 1 ? " (and " + (ggufs.size() - 1) + " more GGUF)" : "")
+                        + "; point --model at the one to run");
             return find(dir.resolve("original"));
         }
         Path snapshot = hfCacheSnapshot(dir);
@@ -59,8 +64,12 @@ public record ModelLocation(Path path, ModelFormat format) {
         if (ggufs.size() == 1) return find(ggufs.getFirst());
         if (ggufs.size() > 1)
             throw new GossException(dir + ": holds " + ggufs.size() + " GGUF models; point --model at one of them: "
-                    + String.join(", ", ggufs.stream().map(p -> p.getFileName().toString()).toList()));
-        throw new GossException(dir + ": no model here (expected config.json with model*.safetensors, an original/ folder, or a .gguf file)");
+                    + String.join(
+                            ", ",
+                            ggufs.stream().map(p -> p.getFileName().toString()).toList()));
+        throw new GossException(
+                dir
+                        + ": no model here (expected config.json with model*.safetensors, an original/ folder, or a .gguf file)");
     }
 
     /**
@@ -75,7 +84,9 @@ public record ModelLocation(Path path, ModelFormat format) {
             while (Files.isSymbolicLink(p)) {
                 if (chain.contains(p) || chain.size() > 40) {
                     chain.add(p);
-                    return new GossException(path + ": a symbolic link loop (" + String.join(" -> ", chain.stream().map(Path::toString).toList())
+                    return new GossException(path + ": a symbolic link loop ("
+                            + String.join(
+                                    " -> ", chain.stream().map(Path::toString).toList())
                             + "); point --model at the model itself");
                 }
                 chain.add(p);
@@ -85,8 +96,9 @@ public record ModelLocation(Path path, ModelFormat format) {
         } catch (IOException e) {
             return new GossException(path + ": cannot read the symbolic link " + p + " (" + e.getMessage() + ")");
         }
-        if (Files.exists(p)) // the chain ends at something that exists, yet the path does not resolve: a loop among its folders
-            return new GossException(path + ": does not resolve (a symbolic link loop in a folder above it?)");
+        if (Files.exists(
+                p)) // the chain ends at something that exists, yet the path does not resolve: a loop among its folders
+        return new GossException(path + ": does not resolve (a symbolic link loop in a folder above it?)");
         return new GossException(path + ": a symbolic link to " + p + ", which does not exist");
     }
 
@@ -105,9 +117,11 @@ public record ModelLocation(Path path, ModelFormat format) {
                 ds.forEach(all::add);
             }
             if (all.size() == 1) return all.getFirst();
-            if (all.isEmpty()) throw new GossException(dir + ": a Hugging Face cache folder with no snapshot (was the download interrupted?)");
-            throw new GossException(dir + ": a Hugging Face cache folder with " + all.size() + " snapshots and no refs/main; point --model at one of "
-                    + snapshots);
+            if (all.isEmpty())
+                throw new GossException(
+                        dir + ": a Hugging Face cache folder with no snapshot (was the download interrupted?)");
+            throw new GossException(dir + ": a Hugging Face cache folder with " + all.size()
+                    + " snapshots and no refs/main; point --model at one of " + snapshots);
         } catch (IOException e) {
             throw new GossException(dir + ": cannot read the Hugging Face cache folder (" + e.getMessage() + ")");
         }
@@ -135,9 +149,11 @@ public record ModelLocation(Path path, ModelFormat format) {
     public static Path ollamaManifest(String name, Path models) {
         String n = name.startsWith(OLLAMA_PREFIX) ? name.substring(OLLAMA_PREFIX.length()) : name;
         int colon = n.lastIndexOf(':');
-        String model = colon > n.lastIndexOf('/') ? n.substring(0, colon) : n, tag = colon > n.lastIndexOf('/') ? n.substring(colon + 1) : "latest";
+        String model = colon > n.lastIndexOf('/') ? n.substring(0, colon) : n,
+                tag = colon > n.lastIndexOf('/') ? n.substring(colon + 1) : "latest";
         if (model.isEmpty() || tag.isEmpty() || model.contains("..") || tag.contains("/"))
-            throw new GossException("'" + name + "' is not an Ollama model name (expected ollama:MODEL:TAG, e.g. ollama:gpt-oss:20b)");
+            throw new GossException(
+                    "'" + name + "' is not an Ollama model name (expected ollama:MODEL:TAG, e.g. ollama:gpt-oss:20b)");
         String[] parts = model.split("/");
         Path manifests = models.resolve("manifests");
         Path path = switch (parts.length) {
@@ -176,9 +192,12 @@ public record ModelLocation(Path path, ModelFormat format) {
                 JsonNode type = l.get("mediaType"), digest = l.get("digest");
                 if (type == null || !MODEL_MEDIA_TYPE.equals(type.asText()) || digest == null) continue;
                 Path models = modelsFolderOf(file);
-                if (models == null) throw new GossException(file + ": an Ollama manifest outside an Ollama models folder (no blobs/ above it)");
+                if (models == null)
+                    throw new GossException(
+                            file + ": an Ollama manifest outside an Ollama models folder (no blobs/ above it)");
                 Path blob = models.resolve("blobs").resolve(digest.asText().replace(':', '-'));
-                if (!Files.isRegularFile(blob)) throw new GossException(file + ": names the model blob " + blob + ", which is missing");
+                if (!Files.isRegularFile(blob))
+                    throw new GossException(file + ": names the model blob " + blob + ", which is missing");
                 return blob;
             }
             return null;
@@ -186,7 +205,10 @@ public record ModelLocation(Path path, ModelFormat format) {
 
         /** The gpt-oss manifest of an Ollama models folder ({@code ~/.ollama/models}), or null when {@code dir} is none. */
         static Path inModelsFolder(Path dir) {
-            Path library = dir.resolve("manifests").resolve("registry.ollama.ai").resolve("library").resolve("gpt-oss");
+            Path library = dir.resolve("manifests")
+                    .resolve("registry.ollama.ai")
+                    .resolve("library")
+                    .resolve("gpt-oss");
             if (!Files.isDirectory(dir.resolve("blobs")) || !Files.isDirectory(dir.resolve("manifests"))) return null;
             List<Path> tags = new ArrayList<>();
             if (Files.isDirectory(library)) {
@@ -198,8 +220,11 @@ public record ModelLocation(Path path, ModelFormat format) {
             }
             tags.sort(null);
             if (tags.size() == 1) return tags.getFirst();
-            if (tags.isEmpty()) throw new GossException(dir + ": an Ollama models folder without gpt-oss (run 'ollama pull gpt-oss:20b')");
-            throw new GossException(dir + ": an Ollama models folder with several gpt-oss models; point --model at one of "
+            if (tags.isEmpty())
+                throw new GossException(
+                        dir + ": an Ollama models folder without gpt-oss (run 'ollama pull gpt-oss:20b')");
+            throw new GossException(dir
+                    + ": an Ollama models folder with several gpt-oss models; point --model at one of "
                     + String.join(", ", tags.stream().map(Path::toString).toList()));
         }
 

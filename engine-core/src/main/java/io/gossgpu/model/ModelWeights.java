@@ -7,8 +7,12 @@ import java.util.List;
  * layout by {@link TensorNames}. Views read the checkpoint's bytes in place; the checkpoint must
  * stay open while the weights are used.
  */
-public record ModelWeights(ModelConfig config, WeightView embedding, List<LayerWeights> layers,
-                           WeightView finalNorm, WeightView unembedding) {
+public record ModelWeights(
+        ModelConfig config,
+        WeightView embedding,
+        List<LayerWeights> layers,
+        WeightView finalNorm,
+        WeightView unembedding) {
 
     /**
      * Maps {@code checkpoint}'s tensors to canonical weights; every file tensor's shape is checked against the config

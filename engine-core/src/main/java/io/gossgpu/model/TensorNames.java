@@ -2,7 +2,6 @@ package io.gossgpu.model;
 
 import io.gossgpu.model.ExpectedShape.Dim;
 import io.gossgpu.model.ExpectedShape.Dims;
-
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -30,8 +29,11 @@ abstract class TensorNames {
         ModelConfig c = ckpt.config();
         // Every layer has more than one tensor: a larger count is corrupt (and must not size the list below).
         if (c.numHiddenLayers() > ckpt.tensors().size())
-            throw new ModelFormatException(ckpt.path(), "the config's " + c.numHiddenLayers() + " layers cannot fit in the "
-                    + ckpt.tensors().size() + " tensors the model holds (num_hidden_layers / block_count is corrupt)");
+            throw new ModelFormatException(
+                    ckpt.path(),
+                    "the config's " + c.numHiddenLayers() + " layers cannot fit in the "
+                            + ckpt.tensors().size()
+                            + " tensors the model holds (num_hidden_layers / block_count is corrupt)");
         List<LayerWeights> layers = new ArrayList<>(c.numHiddenLayers());
         for (int n = 0; n < c.numHiddenLayers(); n++) layers.add(layer(t, c, n));
         ModelWeights w = new ModelWeights(c, embedding(t), List.copyOf(layers), finalNorm(t), unembedding(t));
@@ -66,9 +68,13 @@ abstract class TensorNames {
     record Qkv(WeightView q, WeightView qBias, WeightView k, WeightView kBias, WeightView v, WeightView vBias) {
         static Qkv split(WeightView w, WeightView b, ModelConfig c) {
             int q = c.qDim(), kv = c.kvDim();
-            return new Qkv(w.sliceRows(w.name() + "[q]", 0, q), b.sliceCols(b.name() + "[q]", 0, q),
-                    w.sliceRows(w.name() + "[k]", q, kv), b.sliceCols(b.name() + "[k]", q, kv),
-                    w.sliceRows(w.name() + "[v]", q + kv, kv), b.sliceCols(b.name() + "[v]", q + kv, kv));
+            return new Qkv(
+                    w.sliceRows(w.name() + "[q]", 0, q),
+                    b.sliceCols(b.name() + "[q]", 0, q),
+                    w.sliceRows(w.name() + "[k]", q, kv),
+                    b.sliceCols(b.name() + "[k]", q, kv),
+                    w.sliceRows(w.name() + "[v]", q + kv, kv),
+                    b.sliceCols(b.name() + "[v]", q + kv, kv));
         }
     }
 
@@ -76,8 +82,11 @@ abstract class TensorNames {
     record GateUp(WeightView gate, WeightView gateBias, WeightView up, WeightView upBias) {
         static GateUp split(WeightView w, WeightView bias) {
             WeightView b = bias.rowsAsExperts(bias.name());
-            return new GateUp(w.everyOtherRow(w.name() + "[gate]", 0), b.everyOtherCol(b.name() + "[gate]", 0),
-                    w.everyOtherRow(w.name() + "[up]", 1), b.everyOtherCol(b.name() + "[up]", 1));
+            return new GateUp(
+                    w.everyOtherRow(w.name() + "[gate]", 0),
+                    b.everyOtherCol(b.name() + "[gate]", 0),
+                    w.everyOtherRow(w.name() + "[up]", 1),
+                    b.everyOtherCol(b.name() + "[up]", 1));
         }
     }
 
@@ -87,13 +96,15 @@ abstract class TensorNames {
         private final Set<String> used = new HashSet<>();
         /** The config's dimensions, which every lookup states its tensor's expected shape in. */
         final Dims d;
+
         private final String configSource;
 
         Lookup(Checkpoint ckpt) {
             this.ckpt = ckpt;
             this.d = Dims.of(ckpt.config());
             this.configSource = ckpt.format() == ModelFormat.GGUF || ckpt.format() == ModelFormat.OLLAMA
-                    ? "the GGUF metadata" : "config.json";
+                    ? "the GGUF metadata"
+                    : "config.json";
         }
 
         /** The tensor called {@code name}, which must have the shape {@code shape}. */
@@ -123,7 +134,9 @@ abstract class TensorNames {
 
         /** OpenAI's MXFP4 experts: {@code experts × rows × cols} values as codes and scales tensors. */
         WeightView mxfp4(String name, String codes, String scales, Dim rows, Dim cols) {
-            return WeightView.mxfp4OpenAi(name, tensor(codes, d.experts(), rows, cols.blocks(), ExpectedShape.BLOCK_BYTES),
+            return WeightView.mxfp4OpenAi(
+                    name,
+                    tensor(codes, d.experts(), rows, cols.blocks(), ExpectedShape.BLOCK_BYTES),
                     tensor(scales, d.experts(), rows, cols.blocks()));
         }
 
@@ -131,7 +144,9 @@ abstract class TensorNames {
             Set<String> extra = new TreeSet<>(ckpt.tensors().keySet());
             extra.removeAll(used);
             if (!extra.isEmpty())
-                throw new ModelFormatException(ckpt.path(), extra.iterator().next(),
+                throw new ModelFormatException(
+                        ckpt.path(),
+                        extra.iterator().next(),
                         "unexpected tensor for a gpt-oss model (" + extra.size() + " unexpected in all)");
         }
     }
@@ -145,19 +160,40 @@ abstract class TensorNames {
         LayerWeights layer(Lookup t, ModelConfig c, int n) {
             String p = "block." + n + ".";
             Dims d = t.d;
-            Qkv qkv = Qkv.split(t.view(p + "attn.qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn.qkv.bias", d.qkv()), c);
-            GateUp mlp1 = GateUp.split(t.mxfp4(p + "mlp.mlp1_weight", p + "mlp.mlp1_weight.blocks", p + "mlp.mlp1_weight.scales",
-                            d.gateUp(), d.hidden()),
+            Qkv qkv = Qkv.split(
+                    t.view(p + "attn.qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn.qkv.bias", d.qkv()), c);
+            GateUp mlp1 = GateUp.split(
+                    t.mxfp4(
+                            p + "mlp.mlp1_weight",
+                            p + "mlp.mlp1_weight.blocks",
+                            p + "mlp.mlp1_weight.scales",
+                            d.gateUp(),
+                            d.hidden()),
                     t.view(p + "mlp.mlp1_bias", d.experts(), d.gateUp()));
             return new LayerWeights(
                     t.view(p + "attn.norm.scale", d.hidden()),
-                    qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
+                    qkv.q(),
+                    qkv.qBias(),
+                    qkv.k(),
+                    qkv.kBias(),
+                    qkv.v(),
+                    qkv.vBias(),
                     t.view(p + "attn.sinks", d.heads()),
-                    t.view(p + "attn.out.weight", d.hidden(), d.q()), t.view(p + "attn.out.bias", d.hidden()),
+                    t.view(p + "attn.out.weight", d.hidden(), d.q()),
+                    t.view(p + "attn.out.bias", d.hidden()),
                     t.view(p + "mlp.norm.scale", d.hidden()),
-                    t.view(p + "mlp.gate.weight", d.experts(), d.hidden()), t.view(p + "mlp.gate.bias", d.experts()),
-                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
-                    t.mxfp4(p + "mlp.mlp2_weight", p + "mlp.mlp2_weight.blocks", p + "mlp.mlp2_weight.scales", d.hidden(), d.intermediate()),
+                    t.view(p + "mlp.gate.weight", d.experts(), d.hidden()),
+                    t.view(p + "mlp.gate.bias", d.experts()),
+                    mlp1.gate(),
+                    mlp1.gateBias(),
+                    mlp1.up(),
+                    mlp1.upBias(),
+                    t.mxfp4(
+                            p + "mlp.mlp2_weight",
+                            p + "mlp.mlp2_weight.blocks",
+                            p + "mlp.mlp2_weight.scales",
+                            d.hidden(),
+                            d.intermediate()),
                     t.view(p + "mlp.mlp2_bias", d.experts(), d.hidden()).rowsAsExperts(p + "mlp.mlp2_bias"));
         }
     }
@@ -174,22 +210,43 @@ abstract class TensorNames {
             Dims d = t.d;
             // BF16 fine-tunes (no quantization_config) store the experts as floats, transposed: [E, in, out]
             boolean floats = !t.has(x + "gate_up_proj_blocks") && t.has(x + "gate_up_proj");
-            WeightView gateUp = floats ? t.experts(x + "gate_up_proj", true, d.experts(), d.hidden(), d.gateUp())
-                    : t.mxfp4(x + "gate_up_proj", x + "gate_up_proj_blocks", x + "gate_up_proj_scales", d.gateUp(), d.hidden());
-            WeightView down = floats ? t.experts(x + "down_proj", true, d.experts(), d.intermediate(), d.hidden())
-                    : t.mxfp4(x + "down_proj", x + "down_proj_blocks", x + "down_proj_scales", d.hidden(), d.intermediate());
+            WeightView gateUp = floats
+                    ? t.experts(x + "gate_up_proj", true, d.experts(), d.hidden(), d.gateUp())
+                    : t.mxfp4(
+                            x + "gate_up_proj",
+                            x + "gate_up_proj_blocks",
+                            x + "gate_up_proj_scales",
+                            d.gateUp(),
+                            d.hidden());
+            WeightView down = floats
+                    ? t.experts(x + "down_proj", true, d.experts(), d.intermediate(), d.hidden())
+                    : t.mxfp4(
+                            x + "down_proj",
+                            x + "down_proj_blocks",
+                            x + "down_proj_scales",
+                            d.hidden(),
+                            d.intermediate());
             GateUp mlp1 = GateUp.split(gateUp, t.view(x + "gate_up_proj_bias", d.experts(), d.gateUp()));
             return new LayerWeights(
                     t.view(p + "input_layernorm.weight", d.hidden()),
-                    t.view(p + "self_attn.q_proj.weight", d.q(), d.hidden()), t.view(p + "self_attn.q_proj.bias", d.q()),
-                    t.view(p + "self_attn.k_proj.weight", d.kv(), d.hidden()), t.view(p + "self_attn.k_proj.bias", d.kv()),
-                    t.view(p + "self_attn.v_proj.weight", d.kv(), d.hidden()), t.view(p + "self_attn.v_proj.bias", d.kv()),
+                    t.view(p + "self_attn.q_proj.weight", d.q(), d.hidden()),
+                    t.view(p + "self_attn.q_proj.bias", d.q()),
+                    t.view(p + "self_attn.k_proj.weight", d.kv(), d.hidden()),
+                    t.view(p + "self_attn.k_proj.bias", d.kv()),
+                    t.view(p + "self_attn.v_proj.weight", d.kv(), d.hidden()),
+                    t.view(p + "self_attn.v_proj.bias", d.kv()),
                     t.view(p + "self_attn.sinks", d.heads()),
-                    t.view(p + "self_attn.o_proj.weight", d.hidden(), d.q()), t.view(p + "self_attn.o_proj.bias", d.hidden()),
+                    t.view(p + "self_attn.o_proj.weight", d.hidden(), d.q()),
+                    t.view(p + "self_attn.o_proj.bias", d.hidden()),
                     t.view(p + "post_attention_layernorm.weight", d.hidden()),
-                    t.view(p + "mlp.router.weight", d.experts(), d.hidden()), t.view(p + "mlp.router.bias", d.experts()),
-                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
-                    down, t.view(x + "down_proj_bias", d.experts(), d.hidden()).rowsAsExperts(x + "down_proj_bias"));
+                    t.view(p + "mlp.router.weight", d.experts(), d.hidden()),
+                    t.view(p + "mlp.router.bias", d.experts()),
+                    mlp1.gate(),
+                    mlp1.gateBias(),
+                    mlp1.up(),
+                    mlp1.upBias(),
+                    down,
+                    t.view(x + "down_proj_bias", d.experts(), d.hidden()).rowsAsExperts(x + "down_proj_bias"));
         }
     }
 
@@ -207,26 +264,47 @@ abstract class TensorNames {
             String p = "blk." + n + ".";
             Dims d = t.d;
             Qkv qkv = t.has(p + "attn_qkv.weight")
-                    ? Qkv.split(t.view(p + "attn_qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn_qkv.bias", d.qkv()), c)
-                    : new Qkv(t.view(p + "attn_q.weight", d.q(), d.hidden()), t.view(p + "attn_q.bias", d.q()),
-                    t.view(p + "attn_k.weight", d.kv(), d.hidden()), t.view(p + "attn_k.bias", d.kv()),
-                    t.view(p + "attn_v.weight", d.kv(), d.hidden()), t.view(p + "attn_v.bias", d.kv()));
-            String out = t.has(p + "attn_out.weight") && !t.has(p + "attn_output.weight") ? p + "attn_out" : p + "attn_output";
+                    ? Qkv.split(
+                            t.view(p + "attn_qkv.weight", d.qkv(), d.hidden()), t.view(p + "attn_qkv.bias", d.qkv()), c)
+                    : new Qkv(
+                            t.view(p + "attn_q.weight", d.q(), d.hidden()),
+                            t.view(p + "attn_q.bias", d.q()),
+                            t.view(p + "attn_k.weight", d.kv(), d.hidden()),
+                            t.view(p + "attn_k.bias", d.kv()),
+                            t.view(p + "attn_v.weight", d.kv(), d.hidden()),
+                            t.view(p + "attn_v.bias", d.kv()));
+            String out = t.has(p + "attn_out.weight") && !t.has(p + "attn_output.weight")
+                    ? p + "attn_out"
+                    : p + "attn_output";
             GateUp mlp1 = t.has(p + "ffn_gate_up_exps.weight")
-                    ? GateUp.split(t.experts(p + "ffn_gate_up_exps.weight", false, d.experts(), d.gateUp(), d.hidden()),
-                    t.view(p + "ffn_gate_up_exps.bias", d.experts(), d.gateUp()))
-                    : new GateUp(t.experts(p + "ffn_gate_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
-                    t.view(p + "ffn_gate_exps.bias", d.experts(), d.intermediate()).rowsAsExperts(p + "ffn_gate_exps.bias"),
-                    t.experts(p + "ffn_up_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
-                    t.view(p + "ffn_up_exps.bias", d.experts(), d.intermediate()).rowsAsExperts(p + "ffn_up_exps.bias"));
+                    ? GateUp.split(
+                            t.experts(p + "ffn_gate_up_exps.weight", false, d.experts(), d.gateUp(), d.hidden()),
+                            t.view(p + "ffn_gate_up_exps.bias", d.experts(), d.gateUp()))
+                    : new GateUp(
+                            t.experts(p + "ffn_gate_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
+                            t.view(p + "ffn_gate_exps.bias", d.experts(), d.intermediate())
+                                    .rowsAsExperts(p + "ffn_gate_exps.bias"),
+                            t.experts(p + "ffn_up_exps.weight", false, d.experts(), d.intermediate(), d.hidden()),
+                            t.view(p + "ffn_up_exps.bias", d.experts(), d.intermediate())
+                                    .rowsAsExperts(p + "ffn_up_exps.bias"));
             return new LayerWeights(
                     t.view(p + "attn_norm.weight", d.hidden()),
-                    qkv.q(), qkv.qBias(), qkv.k(), qkv.kBias(), qkv.v(), qkv.vBias(),
+                    qkv.q(),
+                    qkv.qBias(),
+                    qkv.k(),
+                    qkv.kBias(),
+                    qkv.v(),
+                    qkv.vBias(),
                     t.view(t.either(p + "attn_sinks.weight", p + "attn_sinks"), d.heads()),
-                    t.view(out + ".weight", d.hidden(), d.q()), t.view(out + ".bias", d.hidden()),
+                    t.view(out + ".weight", d.hidden(), d.q()),
+                    t.view(out + ".bias", d.hidden()),
                     t.view(t.either(p + "post_attention_norm.weight", p + "ffn_norm.weight"), d.hidden()),
-                    t.view(p + "ffn_gate_inp.weight", d.experts(), d.hidden()), t.view(p + "ffn_gate_inp.bias", d.experts()),
-                    mlp1.gate(), mlp1.gateBias(), mlp1.up(), mlp1.upBias(),
+                    t.view(p + "ffn_gate_inp.weight", d.experts(), d.hidden()),
+                    t.view(p + "ffn_gate_inp.bias", d.experts()),
+                    mlp1.gate(),
+                    mlp1.gateBias(),
+                    mlp1.up(),
+                    mlp1.upBias(),
                     t.experts(p + "ffn_down_exps.weight", false, d.experts(), d.hidden(), d.intermediate()),
                     t.view(p + "ffn_down_exps.bias", d.experts(), d.hidden()).rowsAsExperts(p + "ffn_down_exps.bias"));
         }

@@ -2,7 +2,9 @@ package io.gossgpu.model;
 
 /** How the numbers of a {@link WeightView} are stored. */
 public enum WeightFormat {
-    F32(4), F16(2), BF16(2),
+    F32(4),
+    F16(2),
+    BF16(2),
     /** ggml block_q8_0 (34 bytes per 32 values). */
     Q8_0(0),
     /** ggml block_mxfp4 (17 bytes per 32 values, scale inline). */

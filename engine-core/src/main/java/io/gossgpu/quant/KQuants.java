@@ -34,7 +34,8 @@ public final class KQuants {
                     for (int part = 0; part < 2; part++) {
                         int sc = data.get(LE.U8, b + is++) & 0xff;
                         float dl = d * (sc & 0xf), ml = dmin * (sc >>> 4);
-                        for (int l = 0; l < 16; l++) out[y++] = dl * ((data.get(LE.U8, q + 16 * part + l) & 0xff) >>> shift & 3) - ml;
+                        for (int l = 0; l < 16; l++)
+                            out[y++] = dl * ((data.get(LE.U8, q + 16 * part + l) & 0xff) >>> shift & 3) - ml;
                     }
             }
         }
@@ -90,7 +91,8 @@ public final class KQuants {
                 for (int nib = 0; nib < 2; nib++) {
                     int j = 2 * k + nib;
                     float dl = d * k4ScaleMin(data, b + 4, j, false), ml = dmin * k4ScaleMin(data, b + 4, j, true);
-                    for (int l = 0; l < 32; l++) out[y++] = dl * ((data.get(LE.U8, q + l) & 0xff) >>> 4 * nib & 0xf) - ml;
+                    for (int l = 0; l < 32; l++)
+                        out[y++] = dl * ((data.get(LE.U8, q + l) & 0xff) >>> 4 * nib & 0xf) - ml;
                 }
             }
         }
@@ -128,9 +130,14 @@ public final class KQuants {
                     int h = data.get(LE.U8, qh + l) & 0xff;
                     int is = l / 16;
                     // quarter k of this half: nibble (k / 2) of ql[l + 32·(k % 2)], high bits (h >> 2k) & 3
-                    int[] q = {(lo0 & 0xf) | (h & 3) << 4, (lo1 & 0xf) | (h >>> 2 & 3) << 4,
-                            lo0 >>> 4 | (h >>> 4 & 3) << 4, lo1 >>> 4 | (h >>> 6 & 3) << 4};
-                    for (int k = 0; k < 4; k++) out[y + 32 * k + l] = d * data.get(LE.U8, sc + is + 2 * k) * (q[k] - 32);
+                    int[] q = {
+                        (lo0 & 0xf) | (h & 3) << 4,
+                        (lo1 & 0xf) | (h >>> 2 & 3) << 4,
+                        lo0 >>> 4 | (h >>> 4 & 3) << 4,
+                        lo1 >>> 4 | (h >>> 6 & 3) << 4
+                    };
+                    for (int k = 0; k < 4; k++)
+                        out[y + 32 * k + l] = d * data.get(LE.U8, sc + is + 2 * k) * (q[k] - 32);
                 }
             }
         }

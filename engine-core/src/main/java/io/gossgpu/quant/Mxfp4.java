@@ -32,8 +32,8 @@ public final class Mxfp4 {
     public static final int GGML_BLOCK_BYTES = 17;
 
     private static final float[] FP4 = {
-            +0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
-            -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+        +0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f
+    };
 
     private Mxfp4() {}
 
@@ -52,8 +52,14 @@ public final class Mxfp4 {
     }
 
     /** Decodes one row of {@code n} values in OpenAI's layout (codes and scales in separate tensors). */
-    public static void decodeOpenAiRow(MemorySegment codes, long codeOffset, MemorySegment scales, long scaleOffset,
-                                       int n, float[] out, int outOffset) {
+    public static void decodeOpenAiRow(
+            MemorySegment codes,
+            long codeOffset,
+            MemorySegment scales,
+            long scaleOffset,
+            int n,
+            float[] out,
+            int outOffset) {
         for (int g = 0; g < n / BLOCK; g++) {
             int scale = scales.get(LE.U8, scaleOffset + g) & 0xff;
             for (int b = 0; b < BLOCK / 2; b++) {
@@ -109,13 +115,16 @@ public final class Mxfp4 {
      * code bytes per block to {@code codes} from {@code codesAt} (byte j: element 2j low, 2j+1 high), the scale bytes
      * to {@code scales} from {@code scalesAt}.
      */
-    public static void ggmlToOpenAi(MemorySegment src, long srcOffset, int blocks, byte[] codes, int codesAt, byte[] scales, int scalesAt) {
+    public static void ggmlToOpenAi(
+            MemorySegment src, long srcOffset, int blocks, byte[] codes, int codesAt, byte[] scales, int scalesAt) {
         byte[] in = new byte[GGML_BLOCK_BYTES];
         for (int b = 0; b < blocks; b++) {
             MemorySegment.copy(src, LE.U8, srcOffset + (long) b * GGML_BLOCK_BYTES, in, 0, GGML_BLOCK_BYTES);
             scales[scalesAt + b] = in[0];
             for (int j = 0; j < BLOCK / 2; j++) {
-                int e = 2 * j; // elements e and e + 1: ggml keeps element i < 16 in byte i's low nibble, i >= 16 in byte i - 16's high
+                int e = 2
+                        * j; // elements e and e + 1: ggml keeps element i < 16 in byte i's low nibble, i >= 16 in byte
+                // i - 16's high
                 codes[codesAt + b * (BLOCK / 2) + j] = (byte) (nibbleOfGgml(in, e) | nibbleOfGgml(in, e + 1) << 4);
             }
         }
@@ -148,7 +157,9 @@ public final class Mxfp4 {
         }
         int e = Math.getExponent(amax) - 2;
         int lo = Math.clamp(e + 127, 0, 254), hi = Math.clamp(e + 128, 0, 254);
-        return squaredError(x, offset, lo) <= squaredError(x, offset, hi) ? encode(x, offset, lo, codes) : encode(x, offset, hi, codes);
+        return squaredError(x, offset, lo) <= squaredError(x, offset, hi)
+                ? encode(x, offset, lo, codes)
+                : encode(x, offset, hi, codes);
     }
 
     private static double squaredError(float[] x, int offset, int scaleByte) {
@@ -169,7 +180,9 @@ public final class Mxfp4 {
     /** The FP4 code nearest to {@code v} (saturating at ±6; ties to the even code); the sign bit follows {@code v}'s. */
     static int nearestCode(float v) {
         float m = Math.abs(v);
-        int code = m <= 0.25f ? 0 : m < 0.75f ? 1 : m <= 1.25f ? 2 : m < 1.75f ? 3 : m <= 2.5f ? 4 : m < 3.5f ? 5 : m <= 5f ? 6 : 7;
+        int code = m <= 0.25f
+                ? 0
+                : m < 0.75f ? 1 : m <= 1.25f ? 2 : m < 1.75f ? 3 : m <= 2.5f ? 4 : m < 3.5f ? 5 : m <= 5f ? 6 : 7;
         return Float.floatToRawIntBits(v) < 0 ? code | 8 : code;
     }
 

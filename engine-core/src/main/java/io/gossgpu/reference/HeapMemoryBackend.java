@@ -8,7 +8,6 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.function.Function;
 
 /**
@@ -23,7 +22,8 @@ public abstract class HeapMemoryBackend implements Backend {
         public final float[] data;
 
         public Tensor(int rows, int cols) {
-            if (rows <= 0 || cols <= 0) throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
+            if (rows <= 0 || cols <= 0)
+                throw new GossException("tensor shape must be positive, got " + rows + "x" + cols);
             this.rows = rows;
             this.cols = cols;
             this.data = new float[Math.multiplyExact(rows, cols)];
@@ -75,7 +75,8 @@ public abstract class HeapMemoryBackend implements Backend {
         int h = model.config().hiddenSize(), vocab = model.config().vocabSize();
         for (int i = 0; i < tokens.length; i++) {
             if (tokens[i] < 0 || tokens[i] >= vocab)
-                throw new GossException("token id " + tokens[i] + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+                throw new GossException(
+                        "token id " + tokens[i] + " is outside the vocabulary (0.." + (vocab - 1) + ")");
             model.embedding().dequantizeRow(0, tokens[i], out.data, i * h);
         }
     }
@@ -88,7 +89,8 @@ public abstract class HeapMemoryBackend implements Backend {
     @Override
     public void write(DeviceTensor dst, float[] src) {
         Tensor t = (Tensor) dst;
-        if (src.length != t.data.length) throw new GossException("write: " + src.length + " values into a " + t.rows + "x" + t.cols + " tensor");
+        if (src.length != t.data.length)
+            throw new GossException("write: " + src.length + " values into a " + t.rows + "x" + t.cols + " tensor");
         System.arraycopy(src, 0, t.data, 0, src.length);
     }
 

@@ -51,7 +51,8 @@ public final class ReferenceBackend extends HeapMemoryBackend {
             keys = new float[layers][];
             values = new float[layers][];
             for (int l = 0; l < layers; l++) {
-                keys[l] = new float[Math.multiplyExact(spec.slots(l), spec.config().kvDim())];
+                keys[l] = new float
+                        [Math.multiplyExact(spec.slots(l), spec.config().kvDim())];
                 values[l] = new float[keys[l].length];
             }
         }
@@ -193,7 +194,8 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+    public void qkvRope(
+            LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
         dense(lw, layer, DenseKind.Q, x, q);
         dense(lw, layer, DenseKind.K, x, k);
         dense(lw, layer, DenseKind.V, x, v);
@@ -225,14 +227,31 @@ public final class ReferenceBackend extends HeapMemoryBackend {
     }
 
     @Override
-    public void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+    public void attention(
+            LoadedWeights lw,
+            int layer,
+            DeviceTensor q,
+            DeviceTensor k,
+            DeviceTensor v,
+            Batch batch,
+            DeviceTensor out) {
         for (int s = 0; s < batch.size(); s++)
-            attention((Weights) lw, layer, (Tensor) q, (Tensor) k, (Tensor) v, (Cache) batch.cache(s), batch.start(s),
-                    batch.firstRow(s), batch.tokens(s), (Tensor) out);
+            attention(
+                    (Weights) lw,
+                    layer,
+                    (Tensor) q,
+                    (Tensor) k,
+                    (Tensor) v,
+                    (Cache) batch.cache(s),
+                    batch.start(s),
+                    batch.firstRow(s),
+                    batch.tokens(s),
+                    (Tensor) out);
     }
 
     /** Attention of one sequence: its {@code T} rows from {@code row0} at positions {@code start ..}, then its cache store. */
-    private static void attention(Weights w, int layer, Tensor q, Tensor k, Tensor v, Cache cache, int start, int row0, int T, Tensor o) {
+    private static void attention(
+            Weights w, int layer, Tensor q, Tensor k, Tensor v, Cache cache, int start, int row0, int T, Tensor o) {
         ModelConfig c = w.config;
         int hd = c.headDim(), heads = c.numAttentionHeads(), kvDim = c.kvDim(), qDim = c.qDim();
         int group = c.queriesPerKvHead();
@@ -262,7 +281,9 @@ public final class ReferenceBackend extends HeapMemoryBackend {
                 for (int d = 0; d < hd; d++) {
                     double acc = 0;
                     for (int j = lo; j <= p; j++) {
-                        float vj = j < start ? cv[(j % slots) * kvDim + g * hd + d] : v.data[(row0 + j - start) * kvDim + g * hd + d];
+                        float vj = j < start
+                                ? cv[(j % slots) * kvDim + g * hd + d]
+                                : v.data[(row0 + j - start) * kvDim + g * hd + d];
                         acc += scores[j] * vj;
                     }
                     o.data[(row0 + i) * qDim + h * hd + d] = (float) (acc / z);
@@ -298,14 +319,20 @@ public final class ReferenceBackend extends HeapMemoryBackend {
             int best = -1;
             for (int x = 0; x < n; x++) {
                 boolean taken = false;
-                for (int m = 0; m < j; m++) if (ids[outOff + m] == x) { taken = true; break; }
-                if (!taken && (best < 0 || logits[off + x] > logits[off + best])) best = x; // strict >: ties keep the lower index
+                for (int m = 0; m < j; m++)
+                    if (ids[outOff + m] == x) {
+                        taken = true;
+                        break;
+                    }
+                if (!taken && (best < 0 || logits[off + x] > logits[off + best]))
+                    best = x; // strict >: ties keep the lower index
             }
             ids[outOff + j] = best;
         }
         double max = logits[off + ids[outOff]], z = 0;
         for (int j = 0; j < k; j++) z += StrictMath.exp(logits[off + ids[outOff + j]] - max);
-        for (int j = 0; j < k; j++) weights[outOff + j] = (float) (StrictMath.exp(logits[off + ids[outOff + j]] - max) / z);
+        for (int j = 0; j < k; j++)
+            weights[outOff + j] = (float) (StrictMath.exp(logits[off + ids[outOff + j]] - max) / z);
     }
 
     @Override
@@ -357,7 +384,14 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     /** Literally the contract: {@link #add}, then {@link #rmsNorm} of the sum. */
     @Override
-    public void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+    public void addRmsNorm(
+            LoadedWeights lw,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         add(x, y, sum);
         rmsNorm(lw, layer, which, sum, out);
     }

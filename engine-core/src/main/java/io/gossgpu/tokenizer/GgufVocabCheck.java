@@ -37,7 +37,8 @@ public final class GgufVocabCheck {
         if (!(metadata.get(TOKENS_KEY) instanceof List<?> list)) return Optional.empty();
         if (!list.stream().allMatch(String.class::isInstance))
             return Optional.of("the file's " + TOKENS_KEY + " is not a list of strings; it is ignored");
-        @SuppressWarnings("unchecked") List<String> tokens = (List<String>) list;
+        @SuppressWarnings("unchecked")
+        List<String> tokens = (List<String>) list;
         return Optional.of(firstDisagreement(tokens, O200kHarmony.get())
                 .map(d -> "DISAGREES with the built-in o200k_harmony tokenizer, which goss-gpu uses: " + d)
                 .orElse("the file's " + tokens.size() + " tokens agree with the built-in o200k_harmony tokenizer"));
@@ -82,12 +83,14 @@ public final class GgufVocabCheck {
             if (tok.isSpecial(id)) {
                 String name = tok.specialName(id).orElseThrow();
                 boolean ok = s.equals(name) || (id == O200kHarmony.END_OF_PROMPT && s.equals("<|reserved_200018|>"));
-                if (!ok) return Optional.of("token " + id + ": GGUF has " + quote(s) + ", expected special " + quote(name));
+                if (!ok)
+                    return Optional.of("token " + id + ": GGUF has " + quote(s) + ", expected special " + quote(name));
             } else {
                 byte[] want = tok.tokenBytes(id);
                 Optional<byte[]> got = fromByteLevel(s);
                 if (got.isEmpty() || !java.util.Arrays.equals(got.get(), want))
-                    return Optional.of("token " + id + ": GGUF has " + quote(s) + ", expected " + quote(toByteLevel(want)));
+                    return Optional.of(
+                            "token " + id + ": GGUF has " + quote(s) + ", expected " + quote(toByteLevel(want)));
             }
         }
         if (ggufTokens.size() != O200kHarmony.VOCAB_SIZE)

@@ -9,7 +9,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -58,20 +57,23 @@ public final class O200kHarmony {
     private static final String RANK_RESOURCE = "/com/knuddels/jtokkit/o200k_base.tiktoken";
 
     /** The o200k_base pre-tokenizer. {@code (?U)}: \s is Unicode White_Space, as in Rust's regex crate. */
-    static final Pattern SPLIT = Pattern.compile(String.join("|",
-            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?iu:'s|'t|'re|'ve|'m|'ll|'d)?",
-            "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?iu:'s|'t|'re|'ve|'m|'ll|'d)?",
-            "\\p{N}{1,3}",
-            " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
-            "\\s*[\\r\\n]+",
-            "\\s+(?!\\S)",
-            "\\s+"), Pattern.UNICODE_CHARACTER_CLASS);
+    static final Pattern SPLIT = Pattern.compile(
+            String.join(
+                    "|",
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?iu:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?iu:'s|'t|'re|'ve|'m|'ll|'d)?",
+                    "\\p{N}{1,3}",
+                    " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+                    "\\s*[\\r\\n]+",
+                    "\\s+(?!\\S)",
+                    "\\s+"),
+            Pattern.UNICODE_CHARACTER_CLASS);
 
     private static volatile O200kHarmony instance;
 
-    private final byte[][] rankBytes;            // id -> bytes, for ids < NUM_RANKS
-    private final RankMap ranks;                  // bytes -> id
-    private final String[] specialNames;          // id - NUM_RANKS -> name
+    private final byte[][] rankBytes; // id -> bytes, for ids < NUM_RANKS
+    private final RankMap ranks; // bytes -> id
+    private final String[] specialNames; // id - NUM_RANKS -> name
     private final Map<String, Integer> specialIds; // name -> id
     private final Pattern specialPattern;
 
@@ -99,8 +101,11 @@ public final class O200kHarmony {
         }
         this.specialIds = Collections.unmodifiableMap(ids);
         // Longest names first so that no name is shadowed by a prefix (none is, but be safe).
-        String alt = ids.keySet().stream().sorted((a, b) -> b.length() - a.length())
-                .map(Pattern::quote).reduce((a, b) -> a + "|" + b).orElseThrow();
+        String alt = ids.keySet().stream()
+                .sorted((a, b) -> b.length() - a.length())
+                .map(Pattern::quote)
+                .reduce((a, b) -> a + "|" + b)
+                .orElseThrow();
         this.specialPattern = Pattern.compile(alt);
     }
 
@@ -119,8 +124,9 @@ public final class O200kHarmony {
     private static byte[][] loadRanks() {
         byte[][] table = new byte[NUM_RANKS][];
         try (InputStream in = O200kHarmony.class.getResourceAsStream(RANK_RESOURCE)) {
-            if (in == null) throw new IllegalStateException("o200k_base rank file " + RANK_RESOURCE
-                    + " not found on the class path (it ships in com.knuddels:jtokkit)");
+            if (in == null)
+                throw new IllegalStateException("o200k_base rank file " + RANK_RESOURCE
+                        + " not found on the class path (it ships in com.knuddels:jtokkit)");
             BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.US_ASCII), 1 << 16);
             Base64.Decoder b64 = Base64.getDecoder();
             String line;
@@ -134,14 +140,17 @@ public final class O200kHarmony {
                 table[rank] = b64.decode(line.substring(0, sp));
                 n++;
             }
-            if (n != NUM_RANKS) throw new IllegalStateException(RANK_RESOURCE + " has " + n + " ranks, expected " + NUM_RANKS);
+            if (n != NUM_RANKS)
+                throw new IllegalStateException(RANK_RESOURCE + " has " + n + " ranks, expected " + NUM_RANKS);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + RANK_RESOURCE, e);
         }
         return table;
     }
 
-    public int vocabSize() { return VOCAB_SIZE; }
+    public int vocabSize() {
+        return VOCAB_SIZE;
+    }
 
     // ---------------------------------------------------------------- encoding
 
@@ -200,7 +209,10 @@ public final class O200kHarmony {
         while (count > 2) {
             int best = Integer.MAX_VALUE, at = -1;
             for (int i = 0; i + 1 < count - 1; i++) {
-                if (pairRank[i] < best) { best = pairRank[i]; at = i; }
+                if (pairRank[i] < best) {
+                    best = pairRank[i];
+                    at = i;
+                }
             }
             if (at < 0) break;
             // remove boundary at+1
@@ -225,7 +237,11 @@ public final class O200kHarmony {
         int n = piece.length;
         int[] next = new int[n + 1], prev = new int[n + 1], pairRank = new int[n + 1];
         boolean[] alive = new boolean[n + 1];
-        for (int i = 0; i <= n; i++) { next[i] = i + 1; prev[i] = i - 1; alive[i] = true; }
+        for (int i = 0; i <= n; i++) {
+            next[i] = i + 1;
+            prev[i] = i - 1;
+            alive[i] = true;
+        }
         LongHeap heap = new LongHeap(n);
         for (int i = 0; i + 2 <= n; i++) {
             pairRank[i] = rankOf(piece, i, i + 2);
@@ -235,8 +251,8 @@ public final class O200kHarmony {
         while (!heap.isEmpty()) {
             long e = heap.pop();
             int rank = (int) (e >>> 32), s = (int) e;
-            if (!alive[s] || pairRank[s] != rank) continue;       // stale
-            int t = next[s];                                       // merge part s with part t
+            if (!alive[s] || pairRank[s] != rank) continue; // stale
+            int t = next[s]; // merge part s with part t
             alive[t] = false;
             next[s] = next[t];
             if (next[t] <= n) prev[next[t]] = s;
@@ -258,15 +274,29 @@ public final class O200kHarmony {
 
     /** Binary min-heap of longs. */
     private static final class LongHeap {
-        long[] a; int n;
-        LongHeap(int cap) { a = new long[Math.max(16, cap)]; }
-        boolean isEmpty() { return n == 0; }
+        long[] a;
+        int n;
+
+        LongHeap(int cap) {
+            a = new long[Math.max(16, cap)];
+        }
+
+        boolean isEmpty() {
+            return n == 0;
+        }
+
         void push(long v) {
             if (n == a.length) a = Arrays.copyOf(a, n * 2);
             int i = n++;
-            while (i > 0) { int p = (i - 1) >>> 1; if (a[p] <= v) break; a[i] = a[p]; i = p; }
+            while (i > 0) {
+                int p = (i - 1) >>> 1;
+                if (a[p] <= v) break;
+                a[i] = a[p];
+                i = p;
+            }
             a[i] = v;
         }
+
         long pop() {
             long top = a[0], v = a[--n];
             int i = 0;
@@ -275,7 +305,8 @@ public final class O200kHarmony {
                 if (c >= n) break;
                 if (c + 1 < n && a[c + 1] < a[c]) c++;
                 if (a[c] >= v) break;
-                a[i] = a[c]; i = c;
+                a[i] = a[c];
+                i = c;
             }
             a[i] = v;
             return top;
@@ -297,7 +328,10 @@ public final class O200kHarmony {
         for (; i < n; i++) {
             char c = text.charAt(i);
             if (Character.isSurrogate(c)) {
-                if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) { i++; continue; }
+                if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
+                    i++;
+                    continue;
+                }
                 break;
             }
         }
@@ -334,7 +368,8 @@ public final class O200kHarmony {
 
     void appendTokenBytes(int id, ByteBuf out) {
         if (id >= 0 && id < NUM_RANKS) out.add(rankBytes[id]);
-        else if (id >= NUM_RANKS && id < VOCAB_SIZE) out.add(specialNames[id - NUM_RANKS].getBytes(StandardCharsets.UTF_8));
+        else if (id >= NUM_RANKS && id < VOCAB_SIZE)
+            out.add(specialNames[id - NUM_RANKS].getBytes(StandardCharsets.UTF_8));
         else throw new IllegalArgumentException("token id " + id + " outside the vocabulary [0, " + VOCAB_SIZE + ")");
     }
 
@@ -344,11 +379,15 @@ public final class O200kHarmony {
     }
 
     /** A decoder for tokens that arrive one at a time; see {@link StreamingDecoder}. */
-    public StreamingDecoder newStreamingDecoder() { return new StreamingDecoder(this); }
+    public StreamingDecoder newStreamingDecoder() {
+        return new StreamingDecoder(this);
+    }
 
     // ---------------------------------------------------------------- specials
 
-    public boolean isSpecial(int id) { return id >= NUM_RANKS && id < VOCAB_SIZE; }
+    public boolean isSpecial(int id) {
+        return id >= NUM_RANKS && id < VOCAB_SIZE;
+    }
 
     /** The special token's name ({@code "<|start|>"}), or empty for ordinary ids and ids outside the vocabulary. */
     public Optional<String> specialName(int id) {
@@ -362,10 +401,14 @@ public final class O200kHarmony {
     }
 
     /** All special-token names with their ids, in id order. */
-    public Map<String, Integer> specialTokens() { return specialIds; }
+    public Map<String, Integer> specialTokens() {
+        return specialIds;
+    }
 
     /** The id of an ordinary token's exact bytes, or -1. */
-    public int rankOf(byte[] bytes) { return ranks.get(bytes, 0, bytes.length); }
+    public int rankOf(byte[] bytes) {
+        return ranks.get(bytes, 0, bytes.length);
+    }
 
     // ---------------------------------------------------------------- helpers
 
@@ -407,19 +450,39 @@ public final class O200kHarmony {
     }
 
     static final class IntBuf {
-        int[] a; int n;
-        IntBuf(int cap) { a = new int[Math.max(1, cap)]; }
-        void add(int v) { if (n == a.length) a = Arrays.copyOf(a, n * 2); a[n++] = v; }
-        int[] toArray() { return Arrays.copyOf(a, n); }
+        int[] a;
+        int n;
+
+        IntBuf(int cap) {
+            a = new int[Math.max(1, cap)];
+        }
+
+        void add(int v) {
+            if (n == a.length) a = Arrays.copyOf(a, n * 2);
+            a[n++] = v;
+        }
+
+        int[] toArray() {
+            return Arrays.copyOf(a, n);
+        }
     }
 
     static final class ByteBuf {
-        byte[] a; int n;
-        ByteBuf(int cap) { a = new byte[Math.max(16, cap)]; }
+        byte[] a;
+        int n;
+
+        ByteBuf(int cap) {
+            a = new byte[Math.max(16, cap)];
+        }
+
         void add(byte[] b) {
             if (n + b.length > a.length) a = Arrays.copyOf(a, Math.max(a.length * 2, n + b.length));
-            System.arraycopy(b, 0, a, n, b.length); n += b.length;
+            System.arraycopy(b, 0, a, n, b.length);
+            n += b.length;
         }
-        byte[] toArray() { return Arrays.copyOf(a, n); }
+
+        byte[] toArray() {
+            return Arrays.copyOf(a, n);
+        }
     }
 }

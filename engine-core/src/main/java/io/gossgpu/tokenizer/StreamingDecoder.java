@@ -14,7 +14,9 @@ public final class StreamingDecoder {
     private byte[] pending = new byte[8];
     private int n;
 
-    StreamingDecoder(O200kHarmony tok) { this.tok = tok; }
+    StreamingDecoder(O200kHarmony tok) {
+        this.tok = tok;
+    }
 
     /** Adds one token; returns the text that is now complete (possibly empty). */
     public String accept(int id) {
@@ -37,7 +39,9 @@ public final class StreamingDecoder {
     }
 
     /** True when bytes of an unfinished character are held back. */
-    public boolean hasPending() { return n > 0; }
+    public boolean hasPending() {
+        return n > 0;
+    }
 
     /** Emits whatever is held back (an unfinished character becomes U+FFFD) and resets. */
     public String flush() {
@@ -54,13 +58,13 @@ public final class StreamingDecoder {
         // a lead byte at most 3 positions back
         for (int back = 1; back <= Math.min(3, len); back++) {
             int c = b[len - back] & 0xFF;
-            if ((c & 0xC0) == 0x80) continue;          // continuation byte: keep looking for the lead
+            if ((c & 0xC0) == 0x80) continue; // continuation byte: keep looking for the lead
             int need;
             if (c >= 0xC2 && c <= 0xDF) need = 2;
             else if (c >= 0xE0 && c <= 0xEF) need = 3;
             else if (c >= 0xF0 && c <= 0xF4) need = 4;
-            else return 0;                              // ASCII or invalid lead: nothing to wait for
-            if (back >= need) return 0;                 // complete (or overlong garbage): emit
+            else return 0; // ASCII or invalid lead: nothing to wait for
+            if (back >= need) return 0; // complete (or overlong garbage): emit
             // second-byte ranges that keep the sequence valid (no overlongs, surrogates, > U+10FFFF)
             if (back >= 2) {
                 int c1 = b[len - back + 1] & 0xFF;

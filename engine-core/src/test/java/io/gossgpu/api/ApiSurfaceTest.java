@@ -1,9 +1,9 @@
 package io.gossgpu.api;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Executable;
 import java.lang.reflect.Field;
@@ -24,9 +24,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * What an application compiles against is {@code io.gossgpu.api} (and the exception type every call may
@@ -53,9 +51,18 @@ class ApiSurfaceTest {
     @Test
     void theScanSeesLeaksInEveryKindOfSignature() {
         Set<String> found = leaks(Planted.class);
-        for (String where : List.of("Planted.field", "Planted.method(param 0)", "Planted.method(return)", "Planted.<init>(param 0)",
-                "Planted.component", "Planted.generic(return)", "Planted.array(return)", "Planted<T bound>"))
-            assertTrue(found.stream().anyMatch(l -> l.startsWith("ApiSurfaceTest$" + where + ": ")), where + " not found in " + found);
+        for (String where : List.of(
+                "Planted.field",
+                "Planted.method(param 0)",
+                "Planted.method(return)",
+                "Planted.<init>(param 0)",
+                "Planted.component",
+                "Planted.generic(return)",
+                "Planted.array(return)",
+                "Planted<T bound>"))
+            assertTrue(
+                    found.stream().anyMatch(l -> l.startsWith("ApiSurfaceTest$" + where + ": ")),
+                    where + " not found in " + found);
         assertTrue(found.stream().noneMatch(l -> l.contains("hidden")), "private members are not the API: " + found);
     }
 
@@ -89,9 +96,10 @@ class ApiSurfaceTest {
             for (Type b : v.getBounds()) check(b, name + "<" + v.getName() + " bound>", out);
         if (c.getGenericSuperclass() != null) check(c.getGenericSuperclass(), name + " extends", out);
         for (Type i : c.getGenericInterfaces()) check(i, name + " implements", out);
-        if (c.isRecord()) for (RecordComponent rc : c.getRecordComponents()) check(rc.getGenericType(), name + "." + rc.getName(), out);
-        for (Field f : c.getDeclaredFields())
-            if (visible(f)) check(f.getGenericType(), name + "." + f.getName(), out);
+        if (c.isRecord())
+            for (RecordComponent rc : c.getRecordComponents())
+                check(rc.getGenericType(), name + "." + rc.getName(), out);
+        for (Field f : c.getDeclaredFields()) if (visible(f)) check(f.getGenericType(), name + "." + f.getName(), out);
         for (Constructor<?> k : c.getDeclaredConstructors()) if (visible(k)) executable(k, name + ".<init>", out);
         for (Method m : c.getDeclaredMethods()) {
             if (!visible(m) || m.isSynthetic() || m.isBridge()) continue;
@@ -132,19 +140,28 @@ class ApiSurfaceTest {
                 for (Type b : w.getUpperBounds()) check(b, where, out);
                 for (Type b : w.getLowerBounds()) check(b, where, out);
             }
-            case TypeVariable<?> v -> { } // its bounds are checked where it is declared
+            case TypeVariable<?> v -> {} // its bounds are checked where it is declared
             default -> throw new AssertionError("unexpected type " + t);
         }
     }
 
     /** The public top-level and nested types of {@code pkg}, from the compiled classes (test classes excluded). */
     static List<Class<?>> publicTypes(String pkg) throws IOException, URISyntaxException, ClassNotFoundException {
-        Path dir = Path.of(Engine.class.getProtectionDomain().getCodeSource().getLocation().toURI()).resolve(pkg.replace('.', '/'));
+        Path dir = Path.of(Engine.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
+                .resolve(pkg.replace('.', '/'));
         List<Class<?>> out = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : files.filter(f -> f.toString().endsWith(".class")).sorted().toList()) {
+            for (Path f :
+                    files.filter(f -> f.toString().endsWith(".class")).sorted().toList()) {
                 String n = f.getFileName().toString();
-                Class<?> c = Class.forName(pkg + "." + n.substring(0, n.length() - ".class".length()), false, ApiSurfaceTest.class.getClassLoader());
+                Class<?> c = Class.forName(
+                        pkg + "." + n.substring(0, n.length() - ".class".length()),
+                        false,
+                        ApiSurfaceTest.class.getClassLoader());
                 if (!c.isAnonymousClass() && !c.isLocalClass() && reachable(c)) out.add(c);
             }
         }
@@ -153,7 +170,8 @@ class ApiSurfaceTest {
 
     /** Public, and every enclosing class public too. */
     private static boolean reachable(Class<?> c) {
-        for (Class<?> k = c; k != null; k = k.getEnclosingClass()) if (!Modifier.isPublic(k.getModifiers())) return false;
+        for (Class<?> k = c; k != null; k = k.getEnclosingClass())
+            if (!Modifier.isPublic(k.getModifiers())) return false;
         return true;
     }
 }

@@ -40,8 +40,11 @@ public final class CapturedLog {
                 out.add(r.getLevel().getName() + " " + r.getMessage());
             }
 
-            @Override public void flush() {}
-            @Override public void close() {}
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
         };
         Level level0 = root.getLevel();
         boolean parents0 = root.getUseParentHandlers();

@@ -1,12 +1,11 @@
 package io.gossgpu.api;
 
-import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.*;
 
+import io.gossgpu.GossException;
 import java.util.List;
 import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /** What a reply is held to under each tool choice, and the choices that cannot be kept. */
 class ReplyRulesTest {
@@ -24,15 +23,17 @@ class ReplyRulesTest {
     void aNamedToolMustBeCalledWithArgumentsOfItsSchemaStrictOrNot() {
         ReplyRules r = ReplyRules.of(null, List.of(TestTools.WEATHER, STRICT_ADD), ToolChoice.function("get_weather"));
         assertEquals(Set.of("get_weather"), r.mustCall());
-        assertEquals(TestTools.WEATHER.parametersJson(), r.arguments().get("get_weather").schema());
+        assertEquals(
+                TestTools.WEATHER.parametersJson(),
+                r.arguments().get("get_weather").schema());
         assertNotNull(r.constraint(Set.of("get_weather", "add")));
     }
 
     @Test
     void requiredReachesEveryToolOffered() {
         Tool bare = new Tool("ping", "No arguments.", null);
-        ReplyRules r = ReplyRules.of(ResponseFormat.jsonObject(), List.of(TestTools.WEATHER, bare),
-                ToolChoice.required());
+        ReplyRules r =
+                ReplyRules.of(ResponseFormat.jsonObject(), List.of(TestTools.WEATHER, bare), ToolChoice.required());
         assertEquals(Set.of("get_weather", "ping"), r.mustCall());
         assertEquals("json_object", r.arguments().get("ping").toString()); // arguments are JSON all the same
     }
@@ -46,7 +47,8 @@ class ReplyRulesTest {
 
     @Test
     void aChoiceThatCannotBeKeptFailsBeforeTheReply() {
-        GossException named = assertThrows(GossException.class,
+        GossException named = assertThrows(
+                GossException.class,
                 () -> ReplyRules.of(null, List.of(TestTools.ADD), ToolChoice.function("get_weather")));
         assertTrue(named.getMessage().contains("get_weather"), named.getMessage());
         assertThrows(GossException.class, () -> ReplyRules.of(null, List.of(), ToolChoice.required()));

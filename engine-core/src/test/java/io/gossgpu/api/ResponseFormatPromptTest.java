@@ -1,23 +1,23 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.harmony.DeveloperContent;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
-import io.gossgpu.ReasoningEffort;
 import io.gossgpu.harmony.SystemContent;
-import org.junit.jupiter.api.Test;
-
 import java.time.LocalDate;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /** The prompt of a reply with a response format shows the schema in the developer message, as Harmony expects. */
 class ResponseFormatPromptTest {
     static final String SCHEMA = """
             {"type":"object",
              "properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}""";
-    static final String ONE_LINE = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],\"additionalProperties\":false}";
+    static final String ONE_LINE =
+            "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],\"additionalProperties\":false}";
     final HarmonyRenderer renderer = new HarmonyRenderer();
     final Message system = Message.system(SystemContent.defaults(LocalDate.of(2026, 1, 1), ReasoningEffort.LOW));
 
@@ -27,10 +27,15 @@ class ResponseFormatPromptTest {
 
     @Test
     void theSchemaJoinsTheDeveloperMessage() {
-        List<Message> c = List.of(system, Message.developer(DeveloperContent.instructions("Be brief.")), Message.user("Where?"));
+        List<Message> c =
+                List.of(system, Message.developer(DeveloperContent.instructions("Be brief.")), Message.user("Where?"));
         String p = prompt(c, ResponseFormat.jsonSchema("city", "Where the user is.", SCHEMA));
-        assertTrue(p.contains("<|start|>developer<|message|># Instructions\n\nBe brief.\n\n# Response Formats\n\n## city\n\n"
-                + "// Where the user is.\n" + ONE_LINE + "<|end|><|start|>user<|message|>Where?<|end|><|start|>assistant"), p);
+        assertTrue(
+                p.contains(
+                        "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n# Response Formats\n\n## city\n\n"
+                                + "// Where the user is.\n" + ONE_LINE
+                                + "<|end|><|start|>user<|message|>Where?<|end|><|start|>assistant"),
+                p);
     }
 
     @Test
@@ -39,8 +44,10 @@ class ResponseFormatPromptTest {
         String p = prompt(c, ResponseFormat.jsonSchema(SCHEMA));
         String sys = renderer.renderForCompletionText(List.of(system, Message.user("Where?")));
         String head = sys.substring(0, sys.indexOf("<|start|>user"));
-        assertTrue(p.startsWith(head + "<|start|>developer<|message|># Response Formats\n\n## response\n\n" + ONE_LINE
-                + "<|end|><|start|>user<|message|>Where?"), p);
+        assertTrue(
+                p.startsWith(head + "<|start|>developer<|message|># Response Formats\n\n## response\n\n" + ONE_LINE
+                        + "<|end|><|start|>user<|message|>Where?"),
+                p);
     }
 
     @Test
@@ -56,6 +63,7 @@ class ResponseFormatPromptTest {
         record City(String name, int population) {}
         RecordFormat<City> f = RecordFormat.of(City.class);
         assertEquals("City", f.responseFormat().name());
-        assertTrue(prompt(List.of(system, Message.user("x")), f.responseFormat()).contains("# Response Formats\n\n## City\n\n{"));
+        assertTrue(prompt(List.of(system, Message.user("x")), f.responseFormat())
+                .contains("# Response Formats\n\n## City\n\n{"));
     }
 }

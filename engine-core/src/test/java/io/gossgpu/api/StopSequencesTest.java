@@ -1,13 +1,12 @@
 package io.gossgpu.api;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** Stop sequences in streamed text: nothing of a stop sequence is ever passed on, nothing else is held forever. */
 class StopSequencesTest {

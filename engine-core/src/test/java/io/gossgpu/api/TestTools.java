@@ -6,9 +6,13 @@ final class TestTools {
 
     static final String WEATHER_NAME = "get_weather", WEATHER_DESCRIPTION = "Gets the current weather in a city.";
 
-    static final Tool WEATHER = weather("{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"}},\"required\":[\"city\"]}", false);
+    static final Tool WEATHER = weather(
+            "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The city name\"}},\"required\":[\"city\"]}",
+            false);
 
-    static final Tool ADD = new Tool("add", "Adds two numbers.",
+    static final Tool ADD = new Tool(
+            "add",
+            "Adds two numbers.",
             "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}");
 
     /** get_weather with {@code parametersJson}, strict or not. */

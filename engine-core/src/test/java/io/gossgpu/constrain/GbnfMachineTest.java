@@ -1,16 +1,15 @@
 package io.gossgpu.constrain;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import io.gossgpu.GossException;
 import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /**
  * GBNF grammars ({@link TestGrammars}) against their independent oracles: texts the machine writes byte by byte and
@@ -45,7 +44,8 @@ class GbnfMachineTest {
     @Test
     void thereAreTwentyGrammarsAndAllCompile() {
         assertTrue(TestGrammars.ALL.size() >= 20, "grammars: " + TestGrammars.ALL.size());
-        for (TestGrammars.Case c : TestGrammars.ALL) assertNotNull(GbnfGrammar.compile(c.gbnf()).machine(), c.name());
+        for (TestGrammars.Case c : TestGrammars.ALL)
+            assertNotNull(GbnfGrammar.compile(c.gbnf()).machine(), c.name());
     }
 
     @Test
@@ -58,12 +58,15 @@ class GbnfMachineTest {
                 byte[] b = randomText(m, rnd, 120);
                 if (b == null) continue;
                 String text = new String(b, StandardCharsets.UTF_8);
-                assertTrue(c.oracle().test(text), () -> c.name() + ": the machine wrote '" + text + "', which the oracle refuses");
+                assertTrue(
+                        c.oracle().test(text),
+                        () -> c.name() + ": the machine wrote '" + text + "', which the oracle refuses");
                 texts++;
                 for (int k = 0; k < 4; k++) {
                     String mutant = mutate(text, c.alphabet(), rnd);
                     boolean want = c.oracle().test(mutant);
-                    assertEquals(want, accepts(m, mutant), () -> c.name() + ": '" + mutant + "' (oracle says " + want + ")");
+                    assertEquals(
+                            want, accepts(m, mutant), () -> c.name() + ": '" + mutant + "' (oracle says " + want + ")");
                     if (want) mutantsAccepted++;
                     else mutantsRefused++;
                 }
@@ -108,10 +111,14 @@ class GbnfMachineTest {
                     long[] mask = new long[masker.words()];
                     m.allowed(masker, s, mask);
                     List<Integer> ids = new ArrayList<>();
-                    for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) if ((mask[id >>> 6] >>> id & 1) != 0) ids.add(id);
+                    for (int id = 0; id < O200kHarmony.NUM_RANKS; id++)
+                        if ((mask[id >>> 6] >>> id & 1) != 0) ids.add(id);
                     boolean canGoOn = false;
                     for (int b = 0; b < 256 && !canGoOn; b++) canGoOn = m.step(s, b) != null;
-                    assertEquals(canGoOn, !ids.isEmpty(), c.name() + ": mask after '" + out + "' hides every token but the grammar goes on");
+                    assertEquals(
+                            canGoOn,
+                            !ids.isEmpty(),
+                            c.name() + ": mask after '" + out + "' hides every token but the grammar goes on");
                     if (m.canEnd(s) && (ids.isEmpty() || rnd.nextInt(3) == 0)) {
                         String text = out.toString(StandardCharsets.UTF_8);
                         assertTrue(c.oracle().test(text), () -> c.name() + ": token walk wrote '" + text + "'");
@@ -137,13 +144,15 @@ class GbnfMachineTest {
         for (TestGrammars.Case c : TestGrammars.ALL) {
             GbnfMachine m = GbnfGrammar.compile(c.gbnf()).machine();
             byte[] text;
-            do text = randomText(m, rnd, 120); while (text == null);
+            do text = randomText(m, rnd, 120);
+            while (text == null);
             int cut = rnd.nextInt(text.length + 1);
             Object s = m.start();
             for (int j = 0; j < cut; j++) s = m.step(s, text[j] & 0xff);
             long[] fast = new long[masker.words()], slow = new long[masker.words()];
             m.allowed(masker, s, fast);
-            for (int id = 0; id < O200kHarmony.NUM_RANKS; id++) if (m.step(s, TOK.tokenBytes(id)) != null) slow[id >>> 6] |= 1L << id;
+            for (int id = 0; id < O200kHarmony.NUM_RANKS; id++)
+                if (m.step(s, TOK.tokenBytes(id)) != null) slow[id >>> 6] |= 1L << id;
             assertArrayEquals(slow, fast, c.name() + " after " + cut + " bytes");
         }
     }
@@ -167,10 +176,12 @@ class GbnfMachineTest {
         grammars.add(KEY_VALUE);
         for (String gbnf : grammars) {
             GbnfGrammar g = GbnfGrammar.compile(gbnf);
-            GbnfMachine merged = new GbnfMachine(g, true, GbnfMachine.MAX_MASKS), exact = new GbnfMachine(g, false, GbnfMachine.MAX_MASKS);
+            GbnfMachine merged = new GbnfMachine(g, true, GbnfMachine.MAX_MASKS),
+                    exact = new GbnfMachine(g, false, GbnfMachine.MAX_MASKS);
             for (int k = 0; k < 2; k++) {
                 byte[] text;
-                do text = randomText(exact, rnd, 120); while (text == null);
+                do text = randomText(exact, rnd, 120);
+                while (text == null);
                 int cut = rnd.nextInt(text.length + 1);
                 Object fastState = merged.step(merged.start(), java.util.Arrays.copyOf(text, cut));
                 Object slowState = exact.step(exact.start(), java.util.Arrays.copyOf(text, cut));
@@ -250,35 +261,35 @@ class GbnfMachineTest {
         assertNull(m.step(m.start(), 0x80)); // a continuation byte cannot start a character
         assertTrue(accepts(m, "中"));
         GbnfMachine any = GbnfGrammar.compile("root ::= .").machine();
-        assertNull(any.step(any.start(), new byte[]{(byte) 0xED, (byte) 0xA0, (byte) 0x80}), "a surrogate");
-        assertNull(any.step(any.start(), new byte[]{(byte) 0xC0}), "an overlong lead byte");
-        assertNull(any.step(any.start(), new byte[]{(byte) 0xE0, (byte) 0x80}), "overlong three-byte form");
+        assertNull(any.step(any.start(), new byte[] {(byte) 0xED, (byte) 0xA0, (byte) 0x80}), "a surrogate");
+        assertNull(any.step(any.start(), new byte[] {(byte) 0xC0}), "an overlong lead byte");
+        assertNull(any.step(any.start(), new byte[] {(byte) 0xE0, (byte) 0x80}), "overlong three-byte form");
     }
 
     @Test
     void badGrammarsFailWithOneLineErrors() {
         String[][] cases = {
-                {"root ::= item", "1:10: rule 'item' is not defined"},
-                {"root ::= \"a\"\nother ::= root2", "2:11: rule 'root2' is not defined"},
-                {"item ::= \"a\"", "no rule named 'root'"},
-                {"root ::= root \"a\" | \"b\"", "rule 'root' is left-recursive"},
-                {"root ::= a\na ::= b \"x\"\nb ::= a | \"y\"", "left-recursive"},
-                {"root ::= (\"\")* \"a\"", "left-recursive"},
-                {"root ::= \"a\" root", "can never finish"},
-                {"root ::= \"abc", "1:10: string is never closed"},
-                {"root ::= [a-z", "1:10: character class is never closed"},
-                {"root ::= [z-a]", "1:12: range 'z'-'a' is reversed"},
-                {"root ::= (\"a\" \"b\"", "1:10: '(' is never closed"},
-                {"root ::= \"a\")", "1:13: unexpected ')'"},
-                {"root ::= \"a\"{3,1}", "1:13: repetition {3,1} has its maximum below its minimum"},
-                {"root ::= \"a\"{5000}", "repetition bound above 1000"},
-                {"root ::= \"\\q\"", "1:11: unknown escape '\\q'"},
-                {"root ::= \"\\x4\"", "escape needs 2 hex digits"},
-                {"root ::= \"a\"\nroot ::= \"b\"", "2:1: rule 'root' is defined twice (first at 1:1)"},
-                {"root = \"a\"", "1:6: expected '::=' after rule name 'root'"},
-                {"root ::= \"a\" @", "1:14: unexpected '@'"},
-                {"root ::= [^\\x00-\\U0010FFFF]", "can never finish"},
-                {"root ::= ((\"a\"?){200}){200} \"b\"", "too ambiguous"},
+            {"root ::= item", "1:10: rule 'item' is not defined"},
+            {"root ::= \"a\"\nother ::= root2", "2:11: rule 'root2' is not defined"},
+            {"item ::= \"a\"", "no rule named 'root'"},
+            {"root ::= root \"a\" | \"b\"", "rule 'root' is left-recursive"},
+            {"root ::= a\na ::= b \"x\"\nb ::= a | \"y\"", "left-recursive"},
+            {"root ::= (\"\")* \"a\"", "left-recursive"},
+            {"root ::= \"a\" root", "can never finish"},
+            {"root ::= \"abc", "1:10: string is never closed"},
+            {"root ::= [a-z", "1:10: character class is never closed"},
+            {"root ::= [z-a]", "1:12: range 'z'-'a' is reversed"},
+            {"root ::= (\"a\" \"b\"", "1:10: '(' is never closed"},
+            {"root ::= \"a\")", "1:13: unexpected ')'"},
+            {"root ::= \"a\"{3,1}", "1:13: repetition {3,1} has its maximum below its minimum"},
+            {"root ::= \"a\"{5000}", "repetition bound above 1000"},
+            {"root ::= \"\\q\"", "1:11: unknown escape '\\q'"},
+            {"root ::= \"\\x4\"", "escape needs 2 hex digits"},
+            {"root ::= \"a\"\nroot ::= \"b\"", "2:1: rule 'root' is defined twice (first at 1:1)"},
+            {"root = \"a\"", "1:6: expected '::=' after rule name 'root'"},
+            {"root ::= \"a\" @", "1:14: unexpected '@'"},
+            {"root ::= [^\\x00-\\U0010FFFF]", "can never finish"},
+            {"root ::= ((\"a\"?){200}){200} \"b\"", "too ambiguous"},
         };
         for (String[] c : cases) {
             GossException e = assertThrows(GossException.class, () -> GbnfGrammar.compile(c[0]), c[0]);
@@ -291,7 +302,8 @@ class GbnfMachineTest {
     /** An alternative that can never finish is dropped, so the machine never starts down it. */
     @Test
     void alternativesThatNeverFinishAreDropped() {
-        GbnfMachine m = GbnfGrammar.compile("root ::= \"a\" loop | \"b\"\nloop ::= \"x\" loop").machine();
+        GbnfMachine m = GbnfGrammar.compile("root ::= \"a\" loop | \"b\"\nloop ::= \"x\" loop")
+                .machine();
         assertNull(m.step(m.start(), 'a'));
         assertTrue(accepts(m, "b"));
     }

@@ -1,12 +1,11 @@
 package io.gossgpu.constrain;
 
-import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.*;
 
+import io.gossgpu.tokenizer.O200kHarmony;
 import java.util.Map;
 import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /**
  * The whole Harmony turn under a response format: headers lead only to the final channel or to declared functions,
@@ -49,25 +48,35 @@ class HarmonyConstraintTest {
 
     @Test
     void noHeaderAddressesAFunctionThatIsNotDeclared() {
-        assertNotEquals(-1, feed(constraint(Set.of()), ANALYSIS + "<|start|>assistant<|channel|>commentary"
-                + " to=functions.get_weather <|constrain|>json<|message|>"));
-        assertNotEquals(-1, feed(constraint(Set.of()), ANALYSIS + "<|start|>assistant to=functions.get_weather"
-                + "<|channel|>commentary json<|message|>"));
-        assertNotEquals(-1, feed(constraint(Set.of("add")),
-                "<|channel|>commentary to=functions.get_weather<|message|>"));
+        assertNotEquals(
+                -1,
+                feed(
+                        constraint(Set.of()),
+                        ANALYSIS + "<|start|>assistant<|channel|>commentary"
+                                + " to=functions.get_weather <|constrain|>json<|message|>"));
+        assertNotEquals(
+                -1,
+                feed(
+                        constraint(Set.of()),
+                        ANALYSIS + "<|start|>assistant to=functions.get_weather"
+                                + "<|channel|>commentary json<|message|>"));
+        assertNotEquals(
+                -1, feed(constraint(Set.of("add")), "<|channel|>commentary to=functions.get_weather<|message|>"));
         // a commentary message to no one would show as content beside the answer
         assertNotEquals(-1, feed(constraint(Set.of("add")), "<|channel|>commentary<|message|>"));
     }
 
     @Test
     void aDeclaredFunctionMayBeCalledInEverySpelling() {
-        for (String header : new String[]{"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
-                "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>",
-                "<|channel|>commentary to=functions.get_weather <|constrain|> json<|message|>",
-                "<|channel|>commentary to=functions.get_weather json<|message|>",
-                "<|channel|>commentary to=functions.get_weather<|message|>",
-                " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>",
-                " to=functions.get_weather<|channel|>commentary json<|message|>"}) {
+        for (String header : new String[] {
+            "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>",
+            "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>",
+            "<|channel|>commentary to=functions.get_weather <|constrain|> json<|message|>",
+            "<|channel|>commentary to=functions.get_weather json<|message|>",
+            "<|channel|>commentary to=functions.get_weather<|message|>",
+            " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>",
+            " to=functions.get_weather<|channel|>commentary json<|message|>"
+        }) {
             HarmonyConstraint c = constraint(Set.of("get_weather"));
             assertEquals(-1, feed(c, ANALYSIS + "<|start|>assistant" + header + "{\"city\":\"Paris\"}"), header);
             assertTrue(allowed(c, O200kHarmony.CALL), header);
@@ -88,7 +97,7 @@ class HarmonyConstraintTest {
     void theAnalysisCannotEndTheTurnOrComeTwice() {
         HarmonyConstraint c = constraint(Set.of("add"));
         assertEquals(-1, feed(c, "<|channel|>analysis<|message|>Think."));
-        for (int t : new int[]{O200kHarmony.RETURN, O200kHarmony.CALL, O200kHarmony.START, O200kHarmony.CHANNEL})
+        for (int t : new int[] {O200kHarmony.RETURN, O200kHarmony.CALL, O200kHarmony.START, O200kHarmony.CHANNEL})
             assertFalse(allowed(c, t), TOK.specialName(t).orElseThrow());
         assertTrue(allowed(c, O200kHarmony.END));
         assertEquals(-1, feed(c, "<|end|><|start|>assistant"));
@@ -117,8 +126,12 @@ class HarmonyConstraintTest {
         assertNotEquals(-1, feed(mustCall("get_weather"), ANALYSIS + "<|start|>assistant<|channel|>final<|message|>"));
         assertNotEquals(-1, feed(mustCall("get_weather"), "<|channel|>final<|message|>"));
         HarmonyConstraint c = mustCall("get_weather");
-        assertEquals(-1, feed(c, ANALYSIS + "<|start|>assistant<|channel|>commentary to=functions.get_weather"
-                + " <|constrain|>json<|message|>{\"city\":\"Paris\"}"));
+        assertEquals(
+                -1,
+                feed(
+                        c,
+                        ANALYSIS + "<|start|>assistant<|channel|>commentary to=functions.get_weather"
+                                + " <|constrain|>json<|message|>{\"city\":\"Paris\"}"));
         assertTrue(allowed(c, O200kHarmony.CALL));
         assertFalse(allowed(c, O200kHarmony.RETURN));
         assertFalse(allowed(c, O200kHarmony.END));
@@ -126,8 +139,11 @@ class HarmonyConstraintTest {
 
     @Test
     void aTurnThatMustCallReachesOnlyTheFunctionsItNames() {
-        assertNotEquals(-1, feed(mustCall("get_weather"), ANALYSIS + "<|start|>assistant<|channel|>commentary"
-                + " to=functions.add json<|message|>"));
+        assertNotEquals(
+                -1,
+                feed(
+                        mustCall("get_weather"),
+                        ANALYSIS + "<|start|>assistant<|channel|>commentary" + " to=functions.add json<|message|>"));
         assertNotEquals(-1, feed(mustCall("add"), "<|channel|>commentary to=functions.get_weather json<|message|>"));
         HarmonyConstraint either = mustCall("add", "get_weather");
         assertEquals(-1, feed(either, " to=functions.add<|channel|>commentary json<|message|>{\"a\":1}"));

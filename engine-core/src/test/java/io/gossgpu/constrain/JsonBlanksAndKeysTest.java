@@ -1,11 +1,10 @@
 package io.gossgpu.constrain;
 
-import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-
 import static org.junit.jupiter.api.Assertions.*;
+
+import io.gossgpu.tokenizer.O200kHarmony;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
 
 /**
  * Bounded whitespace (none around the document; between tokens nothing, one space, or a newline and at most
@@ -63,7 +62,8 @@ class JsonBlanksAndKeysTest {
     void theMaskOfAFreeKeyRefusesRepeats() {
         TokenMasker masker = TokenMasker.get();
         O200kHarmony tok = O200kHarmony.get();
-        for (String prefix : new String[]{"{\"", "{\"a\":1,\"", "{\"name\":1,\"x\":{\"y\":2},\"", "{\"name\":1,\"na"}) {
+        for (String prefix :
+                new String[] {"{\"", "{\"a\":1,\"", "{\"name\":1,\"x\":{\"y\":2},\"", "{\"name\":1,\"na"}) {
             Object s = run(OBJECT, prefix);
             long[] fast = masker.allowed(s), exact = new long[masker.words()];
             masker.walk(OBJECT, s, exact);
@@ -73,7 +73,7 @@ class JsonBlanksAndKeysTest {
         assertEquals(1, tok.encode("\":").length);
         long[] repeat = masker.allowed(run(OBJECT, "{\"name\":1,\"name"));
         long[] fresh = masker.allowed(run(OBJECT, "{\"name\":1,\"nam"));
-        for (int t : new int[]{quote, quoteColon}) {
+        for (int t : new int[] {quote, quoteColon}) {
             assertEquals(0, repeat[t >>> 6] & 1L << t, "closing a repeated key");
             assertNotEquals(0, fresh[t >>> 6] & 1L << t, "closing a new key");
         }

@@ -1,20 +1,20 @@
 package io.gossgpu.constrain;
 
-import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.*;
 
+import io.gossgpu.GossException;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /** The byte matcher on hand-picked documents, and on random documents it writes, checked by a JSON Schema validator. */
 class JsonMachineTest {
     private static boolean accepts(String schema, String doc) {
-        Object s = JsonMachine.step(JsonMachine.start(SchemaCompiler.compile(schema)), doc.getBytes(StandardCharsets.UTF_8));
+        Object s = JsonMachine.step(
+                JsonMachine.start(SchemaCompiler.compile(schema)), doc.getBytes(StandardCharsets.UTF_8));
         return s != null && JsonMachine.canEnd(s);
     }
 
@@ -77,7 +77,8 @@ class JsonMachineTest {
 
     @Test
     void refusesInvalidUtf8InsideStrings() {
-        Object s = JsonMachine.step(JsonMachine.start(SchemaCompiler.compile(TestSchemas.ALL.get(0))), "{\"name\":\"".getBytes());
+        Object s = JsonMachine.step(
+                JsonMachine.start(SchemaCompiler.compile(TestSchemas.ALL.get(0))), "{\"name\":\"".getBytes());
         assertNull(JsonMachine.step(s, 0x80), "a continuation byte without a lead byte");
         assertNull(JsonMachine.step(JsonMachine.step(s, 0xc3), 'a'), "a lead byte without its continuation");
         assertNotNull(JsonMachine.step(JsonMachine.step(s, 0xc3), 0xa9));
@@ -85,9 +86,13 @@ class JsonMachineTest {
 
     @Test
     void refusesKeywordsItCannotHonour() {
-        for (String bad : List.of("{\"type\":\"string\",\"pattern\":\"a(?=b)\"}", "{\"type\":\"integer\",\"minimum\":3}",
-                "{\"oneOf\":[{\"type\":\"string\"}]}", "{\"$ref\":\"#/$defs/missing\"}", "{\"type\":\"strin\"}", "{"))
-            assertThrows(GossException.class, () -> SchemaCompiler.compile(bad), bad);
+        for (String bad : List.of(
+                "{\"type\":\"string\",\"pattern\":\"a(?=b)\"}",
+                "{\"type\":\"integer\",\"minimum\":3}",
+                "{\"oneOf\":[{\"type\":\"string\"}]}",
+                "{\"$ref\":\"#/$defs/missing\"}",
+                "{\"type\":\"strin\"}",
+                "{")) assertThrows(GossException.class, () -> SchemaCompiler.compile(bad), bad);
     }
 
     /** Every schema: random documents the matcher lets through all validate, and no live state is a dead end. */
@@ -123,12 +128,13 @@ class JsonMachineTest {
             }
             int b = options.get(rnd.nextInt(options.size()));
             if (len > 60) // prefer what closes: quotes, brackets, then anything but whitespace and openers
-                for (int pref : new int[]{'"', '}', ']', '0', 'n', 't'})
+            for (int pref : new int[] {'"', '}', ']', '0', 'n', 't'})
                     if (options.contains(pref)) {
                         b = pref;
                         break;
                     }
-            if (JsonMachine.isWs(b) && rnd.nextInt(3) > 0 && options.size() > 3) b = options.get(rnd.nextInt(options.size()));
+            if (JsonMachine.isWs(b) && rnd.nextInt(3) > 0 && options.size() > 3)
+                b = options.get(rnd.nextInt(options.size()));
             out.write(b);
             state = JsonMachine.step(state, b);
         }

@@ -1,14 +1,13 @@
 package io.gossgpu.constrain;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
-
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /**
  * JSON Schema {@code pattern} (with minLength/maxLength) against the networknt validator as the oracle: random
@@ -122,7 +121,9 @@ class StringPatternTest {
                 } else if (i % 4 == 1) {
                     text = JSON.readValue(randomDocument(g, c, rnd), String.class);
                 } else {
-                    int[] cps = JSON.readValue(randomDocument(g, c, rnd), String.class).codePoints().toArray();
+                    int[] cps = JSON.readValue(randomDocument(g, c, rnd), String.class)
+                            .codePoints()
+                            .toArray();
                     StringBuilder sb = new StringBuilder();
                     int at = cps.length == 0 ? -1 : rnd.nextInt(cps.length);
                     for (int k = 0; k < cps.length; k++) {
@@ -158,8 +159,11 @@ class StringPatternTest {
                 for (int k = 0; k < 3; k++) {
                     int cut = rnd.nextInt(doc.length + 1);
                     String where = new String(doc, 0, cut, StandardCharsets.UTF_8);
-                    TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), java.util.Arrays.copyOf(doc, cut)), where);
-                    TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(prepared), java.util.Arrays.copyOf(doc, cut)), where + " (prepared)");
+                    TokenMaskerTest.assertSameMask(
+                            JsonMachine.step(JsonMachine.start(g), java.util.Arrays.copyOf(doc, cut)), where);
+                    TokenMaskerTest.assertSameMask(
+                            JsonMachine.step(JsonMachine.start(prepared), java.util.Arrays.copyOf(doc, cut)),
+                            where + " (prepared)");
                     states++;
                 }
             }
@@ -175,15 +179,25 @@ class StringPatternTest {
                  "properties":{"a":{"$ref":"#/$defs/w"},"b":{"type":"array","items":{"$ref":"#/$defs/w"}}},
                  "required":["a","b"],"additionalProperties":false}""");
         for (String prefix : List.of("{\"a\":\"ab", "{\"a\":\"x\",\"b\":[\"ab", "{\"a\":\"x y\",\"b\":[\"q\",\"ab"))
-            TokenMaskerTest.assertSameMask(JsonMachine.step(JsonMachine.start(g), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
+            TokenMaskerTest.assertSameMask(
+                    JsonMachine.step(JsonMachine.start(g), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
     }
 
     /** The automaton is minimal (fewer states: fewer frames whose masks a schema's matcher precomputes). */
     @Test
     void theAutomatonIsMinimal() {
-        assertEquals(3, StringPattern.compile("ok", 0, Integer.MAX_VALUE, "t").states(), "anything, an o, then anything after ok");
-        assertEquals(1, StringPattern.compile("^(a|b|ab|ba)*$", 0, Integer.MAX_VALUE, "t").states(), "any string of a and b: one state");
-        assertEquals(4, StringPattern.compile("^[0-9]{3}$", 0, Integer.MAX_VALUE, "t").states());
+        assertEquals(
+                3,
+                StringPattern.compile("ok", 0, Integer.MAX_VALUE, "t").states(),
+                "anything, an o, then anything after ok");
+        assertEquals(
+                1,
+                StringPattern.compile("^(a|b|ab|ba)*$", 0, Integer.MAX_VALUE, "t")
+                        .states(),
+                "any string of a and b: one state");
+        assertEquals(
+                4,
+                StringPattern.compile("^[0-9]{3}$", 0, Integer.MAX_VALUE, "t").states());
     }
 
     @Test
@@ -195,20 +209,26 @@ class StringPatternTest {
         assertFalse(accepts(g, "\"😀😀😀😀\""));
         assertFalse(accepts(g, "\"a\\u0062\""), "no \\u escapes inside a patterned string");
         // a pattern that needs 4 characters cannot fit in maxLength 3: the schema is refused, not a dead end in a reply
-        GossException e = assertThrows(GossException.class, () -> SchemaCompiler.compile(new Case("^a{4}$", -1, 3, "").schema()));
+        GossException e =
+                assertThrows(GossException.class, () -> SchemaCompiler.compile(new Case("^a{4}$", -1, 3, "").schema()));
         assertTrue(e.getMessage().contains("allows no string"), e.getMessage());
     }
 
     @Test
     void patternsOutsideTheSubsetAreRefusedWithOneLine() {
-        for (String bad : List.of("a(?=b)", "(?!x)", "(?<=a)b", "(?i)abc", "(a)\\1", "\\bword", "\\p{L}+", "a^b", "a$b",
-                "(a", "a)", "[a-", "[]", "a{2", "a{3,1}", "*a", "a**", "[a[b]]", "[a&&b]", "\\Aabc", "a{2000}", "\\q")) {
-            String schema = "{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"pattern\":" + quote(bad) + "}}}";
+        for (String bad : List.of(
+                "a(?=b)", "(?!x)", "(?<=a)b", "(?i)abc", "(a)\\1", "\\bword", "\\p{L}+", "a^b", "a$b", "(a", "a)",
+                "[a-", "[]", "a{2", "a{3,1}", "*a", "a**", "[a[b]]", "[a&&b]", "\\Aabc", "a{2000}", "\\q")) {
+            String schema =
+                    "{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"pattern\":" + quote(bad) + "}}}";
             GossException e = assertThrows(GossException.class, () -> SchemaCompiler.compile(schema), bad);
-            assertTrue(e.getMessage().startsWith("the JSON schema's pattern at #/properties/s "), bad + ": " + e.getMessage());
+            assertTrue(
+                    e.getMessage().startsWith("the JSON schema's pattern at #/properties/s "),
+                    bad + ": " + e.getMessage());
             assertFalse(e.getMessage().contains("\n"), e.getMessage());
         }
-        GossException e = assertThrows(GossException.class, () -> SchemaCompiler.compile("{\"type\":\"string\",\"pattern\":5}"));
+        GossException e =
+                assertThrows(GossException.class, () -> SchemaCompiler.compile("{\"type\":\"string\",\"pattern\":5}"));
         assertEquals("the JSON schema's pattern at # must be a string", e.getMessage());
     }
 

@@ -29,13 +29,17 @@ final class TestGrammars {
     static final List<Case> ALL = List.of(
             regex("digits", "root ::= [0-9]+", "[0-9]+", "0189a -"),
             regex("choice", "root ::= \"yes\" | \"no\" | \"maybe\"", "yes|no|maybe", "yesnomab"),
-            regex("keyValue", """
+            regex(
+                    "keyValue",
+                    """
                     # key=value lines, up to four
                     root ::= pair ("\\n" pair){0,3}
                     pair ::= key "=" value
                     key ::= [a-z_]+
                     value ::= [0-9]+ | "\\"" [^"\\n]* "\\""
-                    """, "[a-z_]+=([0-9]+|\"[^\"\\n]*\")(\\n[a-z_]+=([0-9]+|\"[^\"\\n]*\")){0,3}", "ab_=1\"\n x"),
+                    """,
+                    "[a-z_]+=([0-9]+|\"[^\"\\n]*\")(\\n[a-z_]+=([0-9]+|\"[^\"\\n]*\")){0,3}",
+                    "ab_=1\"\n x"),
             regex("date", """
                     root ::= year "-" month "-" day
                     year ::= [12] [0-9]{3}
@@ -46,16 +50,35 @@ final class TestGrammars {
                     root ::= "[" ( item ( ", " item )* )? "]"
                     item ::= [a-z]{1,5}
                     """, "\\[([a-z]{1,5}(, [a-z]{1,5})*)?\\]", "[], abz1"),
-            regex("repetitionBounds", "root ::= \"a\"{2} \"b\"{1,3} \"c\"{2,} \"d\"{0,2}", "a{2}b{1,3}c{2,}d{0,2}", "abcde"),
+            regex(
+                    "repetitionBounds",
+                    "root ::= \"a\"{2} \"b\"{1,3} \"c\"{2,} \"d\"{0,2}",
+                    "a{2}b{1,3}c{2,}d{0,2}",
+                    "abcde"),
             regex("identifier", "root ::= [A-Za-z_] [A-Za-z0-9_]{0,7}", "[A-Za-z_][A-Za-z0-9_]{0,7}", "aZ_09-. "),
             regex("negatedClass", "root ::= \"<\" [^<>]{1,10} \">\"", "<[^<>]{1,10}>", "<>a é\n"),
-            regex("unicode", "root ::= (\"ä\" | \"€\" | [\\u4e00-\\u9fff] | \"\\U0001F600\"){1,6}",
-                    "(ä|€|[\\x{4e00}-\\x{9fff}]|\\x{1F600}){1,6}", "ä€中文😀😁aé"),
+            regex(
+                    "unicode",
+                    "root ::= (\"ä\" | \"€\" | [\\u4e00-\\u9fff] | \"\\U0001F600\"){1,6}",
+                    "(ä|€|[\\x{4e00}-\\x{9fff}]|\\x{1F600}){1,6}",
+                    "ä€中文😀😁aé"),
             regex("dot", "root ::= \"'\" . . \"'\"", "'..'", "'a\né😀"),
-            regex("escapes", "root ::= \"\\x41\\t\\u00e9\\\\\\\"\" [\\x30-\\x39] [\\]\\-]", "A\té\\\\\"[0-9][\\]\\-]", "A\té\\\"05]-["),
+            regex(
+                    "escapes",
+                    "root ::= \"\\x41\\t\\u00e9\\\\\\\"\" [\\x30-\\x39] [\\]\\-]",
+                    "A\té\\\\\"[0-9][\\]\\-]",
+                    "A\té\\\"05]-["),
             regex("hexColor", "root ::= \"#\" [0-9a-fA-F]{6}", "#[0-9a-fA-F]{6}", "#0aFgG9"),
-            regex("email", "root ::= [a-z]+ \"@\" [a-z]+ (\".\" [a-z]{2,3})+", "[a-z]+@[a-z]+(\\.[a-z]{2,3})+", "ab@.xy1"),
-            regex("number", "root ::= \"-\"? (\"0\" | [1-9] [0-9]{0,5}) (\".\" [0-9]{1,3})?", "-?(0|[1-9][0-9]{0,5})(\\.[0-9]{1,3})?", "-0.19+e"),
+            regex(
+                    "email",
+                    "root ::= [a-z]+ \"@\" [a-z]+ (\".\" [a-z]{2,3})+",
+                    "[a-z]+@[a-z]+(\\.[a-z]{2,3})+",
+                    "ab@.xy1"),
+            regex(
+                    "number",
+                    "root ::= \"-\"? (\"0\" | [1-9] [0-9]{0,5}) (\".\" [0-9]{1,3})?",
+                    "-?(0|[1-9][0-9]{0,5})(\\.[0-9]{1,3})?",
+                    "-0.19+e"),
             regex("multiline", """
                     # a rule may run over several lines, with comments between
                     root ::=
@@ -65,7 +88,11 @@ final class TestGrammars {
                         | "there" )
                     greeting ::= "hello" | "hi"
                     """, "(hello|hi) (world|there)", "helowrdti "),
-            regex("time", "root ::= ([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9]", "([01][0-9]|2[0-3]):[0-5][0-9]", "012359:6"),
+            regex(
+                    "time",
+                    "root ::= ([01] [0-9] | \"2\" [0-3]) \":\" [0-5] [0-9]",
+                    "([01][0-9]|2[0-3]):[0-5][0-9]",
+                    "012359:6"),
             regex("emptyAlternative", "root ::= \"x\" opt\nopt ::= \"y\" | ", "xy?", "xyz"),
             regex("csv", "root ::= field (\",\" field){2}\nfield ::= [a-z0-9]*", "[a-z0-9]*(,[a-z0-9]*){2}", "a1,;"),
             regex("sentence", "root ::= [A-Z] [a-z ]{0,20} [.!?]", "[A-Z][a-z ]{0,20}[.!?]", "Ab .!?1"),
@@ -81,8 +108,16 @@ final class TestGrammars {
                     p2 ::= ("(" p1 ")")*
                     p1 ::= ("(" ")")*
                     """, s -> balancedWithin(s, 3), "()[]"),
-            new Case("brackets", "root ::= b\nb ::= ( \"[\" b \"]\" | \"{\" b \"}\" )*", TestGrammars::brackets, "[]{}()"),
-            new Case("palindrome", "root ::= \"a\" root \"a\" | \"b\" root \"b\" | \"c\"", TestGrammars::palindrome, "abc"),
+            new Case(
+                    "brackets",
+                    "root ::= b\nb ::= ( \"[\" b \"]\" | \"{\" b \"}\" )*",
+                    TestGrammars::brackets,
+                    "[]{}()"),
+            new Case(
+                    "palindrome",
+                    "root ::= \"a\" root \"a\" | \"b\" root \"b\" | \"c\"",
+                    TestGrammars::palindrome,
+                    "abc"),
             new Case("jsonLike", """
                     root ::= value
                     value ::= object | array | string | number | "true" | "false" | "null"
@@ -198,7 +233,7 @@ final class TestGrammars {
             if (c == '{') return object();
             if (c == '[') return array();
             if (c == '"') return string();
-            for (String lit : new String[]{"true", "false", "null"})
+            for (String lit : new String[] {"true", "false", "null"})
                 if (s.startsWith(lit, at)) {
                     at += lit.length();
                     return true;

@@ -1,12 +1,11 @@
 package io.gossgpu.constrain;
 
-import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.*;
 
+import io.gossgpu.tokenizer.O200kHarmony;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /** The trie walk's masks against a slow reference: every token's bytes tried on the matcher one by one. */
 class TokenMaskerTest {
@@ -25,7 +24,8 @@ class TokenMaskerTest {
             if (fast[w] == slow[w]) continue;
             int id = w * 64 + Long.numberOfTrailingZeros(fast[w] ^ slow[w]);
             fail("after " + where + ": token " + id + " '" + new String(TOK.tokenBytes(id), StandardCharsets.UTF_8)
-                    + "' is " + ((slow[w] >>> (id & 63) & 1) == 1 ? "allowed" : "refused") + " by the reference but not by the walk");
+                    + "' is " + ((slow[w] >>> (id & 63) & 1) == 1 ? "allowed" : "refused")
+                    + " by the reference but not by the walk");
         }
     }
 
@@ -54,7 +54,7 @@ class TokenMaskerTest {
     @Test
     void limitedStringsMatchTheReferenceAtEveryCount() {
         JsonGrammar code = SchemaCompiler.compile(TestSchemas.ALL.get(6)); // minLength 3, maxLength 5
-        for (String inside : new String[]{"", "a", "\\n", "ab", "é\\u0041", "abc", "abcd", "ab\\\"cd"}) {
+        for (String inside : new String[] {"", "a", "\\n", "ab", "é\\u0041", "abc", "abcd", "ab\\\"cd"}) {
             String prefix = "{\"code\":\"" + inside;
             assertSameMask(JsonMachine.step(JsonMachine.start(code), prefix.getBytes(StandardCharsets.UTF_8)), prefix);
         }

@@ -1,11 +1,10 @@
 package io.gossgpu.generate;
 
-import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
-
-import java.util.Map;
-
 import static org.junit.jupiter.api.Assertions.*;
+
+import io.gossgpu.GossException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /** OpenAI's logit bias and presence/frequency penalties against probabilities worked out by hand. */
 class LogitAdjustmentsTest {
@@ -19,10 +18,13 @@ class LogitAdjustmentsTest {
         LogitAdjustments.count(counts, 2);
         new LogitAdjustments(Map.of(3, 1.5f), 0.5f, 0.25f).apply(logits, counts);
         // by hand: 1 − (1·0.25 + 0.5) = 0.25;  2 (never generated);  3 − (2·0.25 + 0.5) = 2;  0 + 1.5 = 1.5
-        assertArrayEquals(new float[]{0.25f, 2f, 2f, 1.5f}, logits, 0f);
-        // softmax at temperature 1: e^0.25, e^2, e^2, e^1.5 over their sum (1.2840254 + 7.3890561 + 7.3890561 + 4.4816891 = 20.5438267)
+        assertArrayEquals(new float[] {0.25f, 2f, 2f, 1.5f}, logits, 0f);
+        // softmax at temperature 1: e^0.25, e^2, e^2, e^1.5 over their sum (1.2840254 + 7.3890561 + 7.3890561 +
+        // 4.4816891 = 20.5438267)
         double[] p = new Sampler(SamplerConfig.of(1f, 1)).probabilities(logits);
-        double[] expected = {1.2840254 / 20.5438267, 7.3890561 / 20.5438267, 7.3890561 / 20.5438267, 4.4816891 / 20.5438267};
+        double[] expected = {
+            1.2840254 / 20.5438267, 7.3890561 / 20.5438267, 7.3890561 / 20.5438267, 4.4816891 / 20.5438267
+        };
         assertArrayEquals(expected, p, 1e-6);
     }
 

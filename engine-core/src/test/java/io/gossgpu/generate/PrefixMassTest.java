@@ -1,8 +1,8 @@
 package io.gossgpu.generate;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.*;
+
+import org.junit.jupiter.api.Test;
 
 /** A forbidden token's mass goes to its longest allowed byte-prefix, on constructed logits. */
 class PrefixMassTest {
@@ -44,16 +44,16 @@ class PrefixMassTest {
     void tokensWithoutAnAllowedPrefixKeepTheirMass() {
         float[] logits = {0f, 5f, 2f, 1f, 3f};
         PrefixMass.transfer(logits, allowed(2), PREFIX);
-        assertArrayEquals(new float[]{0f, 5f, 2f, 1f, 3f}, logits);
+        assertArrayEquals(new float[] {0f, 5f, 2f, 1f, 3f}, logits);
     }
 
     @Test
     void aForbiddenEndGoesToTheCloser() {
         float[] logits = {1f, Float.NEGATIVE_INFINITY, 2f, Float.NEGATIVE_INFINITY, 0f, 3f}; // id 5 ends the message
-        PrefixMass.transfer(logits, allowed(0, 2, 4), new int[]{-1, 0, -1, 1, -1}, new int[]{5}, 0);
+        PrefixMass.transfer(logits, allowed(0, 2, 4), new int[] {-1, 0, -1, 1, -1}, new int[] {5}, 0);
         assertEquals(Math.log(Math.exp(1) + Math.exp(3)), logits[0], 1e-5);
         float[] endAllowed = {1f, Float.NEGATIVE_INFINITY, 2f, Float.NEGATIVE_INFINITY, 0f, 3f};
-        PrefixMass.transfer(endAllowed, allowed(0, 2, 4, 5), new int[]{-1, 0, -1, 1, -1}, new int[]{5}, 0);
+        PrefixMass.transfer(endAllowed, allowed(0, 2, 4, 5), new int[] {-1, 0, -1, 1, -1}, new int[] {5}, 0);
         assertEquals(1f, endAllowed[0]);
     }
 }

@@ -1,9 +1,9 @@
 package io.gossgpu.generate;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.backend.TemperatureDraw;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 class SamplerTest {
     static final float[] LOGITS = {2f, 1f, 0f, 2f, -1f, 0.5f};
@@ -19,7 +19,8 @@ class SamplerTest {
         assertEquals(0.5, p[0], 1e-12);
         assertEquals(0.5, p[3], 1e-12);
         assertEquals(0, p[1]);
-        for (int i = 0; i < 20; i++) assertEquals(0, new Sampler(SamplerConfig.of(1f, i).withTopK(1)).sample(LOGITS));
+        for (int i = 0; i < 20; i++)
+            assertEquals(0, new Sampler(SamplerConfig.of(1f, i).withTopK(1)).sample(LOGITS));
     }
 
     @Test
@@ -52,14 +53,15 @@ class SamplerTest {
     @Test
     void logitOrderIsDescendingWithTiesToTheLowerId() {
         float[] logits = {0.5f, -3f, 2f, 0.5f, Float.NEGATIVE_INFINITY, -0.25f, 2f, 1e-30f};
-        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[]{2, 6, 0, 3, 7, 5, 1, 4}, Sampler.byLogitDescending(logits));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(
+                new int[] {2, 6, 0, 3, 7, 5, 1, 4}, Sampler.byLogitDescending(logits));
     }
 
     /** The token stream of plain temperature sampling is the one of the normalise-then-pick formulation it replaced. */
     @Test
     void plainTemperatureDrawsAsTheNormalisedPick() {
         java.util.SplittableRandom r = new java.util.SplittableRandom(5);
-        for (float t : new float[]{0.3f, 1f, 2f}) {
+        for (float t : new float[] {0.3f, 1f, 2f}) {
             Sampler s = new Sampler(SamplerConfig.of(t, 77));
             java.util.SplittableRandom old = new java.util.SplittableRandom(77);
             for (int k = 0; k < 2000; k++) {
@@ -99,12 +101,16 @@ class SamplerTest {
         for (int k = 0; k < 3000; k++) {
             int n = 1 + r.nextInt(k % 3 == 0 ? 5000 : 40), off = r.nextInt(3);
             float[] l = new float[off + n];
-            for (int i = 0; i < l.length; i++) l[i] = r.nextInt(9) == 0 ? Float.NEGATIVE_INFINITY : (float) (r.nextGaussian() * 4);
-            double t = new double[]{0.2, 0.7, 1, 1.9}[k % 4], u = k % 50 == 0 ? Math.nextDown(1.0) : r.nextDouble();
+            for (int i = 0; i < l.length; i++)
+                l[i] = r.nextInt(9) == 0 ? Float.NEGATIVE_INFINITY : (float) (r.nextGaussian() * 4);
+            double t = new double[] {0.2, 0.7, 1, 1.9}[k % 4], u = k % 50 == 0 ? Math.nextDown(1.0) : r.nextDouble();
             // draw takes any u: outside [0, 1) too (the first nonzero weight below 0, the last one for NaN or past 1)
-            if (k % 7 == 3) u = new double[]{-0.3, -0.0, 0.0, 1.0, 1.5, Double.NaN}[k % 6];
+            if (k % 7 == 3) u = new double[] {-0.3, -0.0, 0.0, 1.0, 1.5, Double.NaN}[k % 6];
             if (k % 11 == 5) l[off] = Float.NEGATIVE_INFINITY; // a zero weight first: where u below 0 would go wrong
-            assertEquals(twoPassDraw(l, off, n, t, u), TemperatureDraw.draw(l, off, n, t, u), "draw " + k + ": n " + n + ", T " + t + ", u " + u);
+            assertEquals(
+                    twoPassDraw(l, off, n, t, u),
+                    TemperatureDraw.draw(l, off, n, t, u),
+                    "draw " + k + ": n " + n + ", T " + t + ", u " + u);
         }
     }
 

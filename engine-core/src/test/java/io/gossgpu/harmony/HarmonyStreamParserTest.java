@@ -28,10 +28,13 @@ class HarmonyStreamParserTest {
     @Test
     void analysisThenFinalFromTheGuide() {
         // token ids of the guide's streaming example (output after "<|start|>assistant")
-        int[] ids = {200005, 35644, 200008, 1844, 31064, 25, 392, 4827, 382, 220, 17, 659, 220, 17, 16842, 12295, 81645,
-                13, 51441, 6052, 13, 200007, 200006, 173781, 200005, 17196, 200008, 17, 659, 220, 17, 314, 220, 19, 13, 200002};
-        String text = "<|channel|>analysis<|message|>User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer.<|end|>"
-                + "<|start|>assistant<|channel|>final<|message|>2 + 2 = 4.<|return|>";
+        int[] ids = {
+            200005, 35644, 200008, 1844, 31064, 25, 392, 4827, 382, 220, 17, 659, 220, 17, 16842, 12295, 81645, 13,
+            51441, 6052, 13, 200007, 200006, 173781, 200005, 17196, 200008, 17, 659, 220, 17, 314, 220, 19, 13, 200002
+        };
+        String text =
+                "<|channel|>analysis<|message|>User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer.<|end|>"
+                        + "<|start|>assistant<|channel|>final<|message|>2 + 2 = 4.<|return|>";
         assertArrayEquals(ids, tok.encodeWithSpecials(text));
 
         HarmonyStreamParser p = new HarmonyStreamParser(tok);
@@ -51,9 +54,21 @@ class HarmonyStreamParserTest {
         assertTrue(only(all, Malformed.class).isEmpty(), all.toString());
         List<ParsedMessage> ms = p.messages();
         assertEquals(2, ms.size());
-        assertEquals(new ParsedMessage(Role.ASSISTANT, "assistant", "analysis", null, null,
-                "User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer.", O200kHarmony.END, null), ms.get(0));
-        assertEquals(new ParsedMessage(Role.ASSISTANT, "assistant", "final", null, null, "2 + 2 = 4.", O200kHarmony.RETURN, null), ms.get(1));
+        assertEquals(
+                new ParsedMessage(
+                        Role.ASSISTANT,
+                        "assistant",
+                        "analysis",
+                        null,
+                        null,
+                        "User asks: \"What is 2 + 2?\" Simple arithmetic. Provide answer.",
+                        O200kHarmony.END,
+                        null),
+                ms.get(0));
+        assertEquals(
+                new ParsedMessage(
+                        Role.ASSISTANT, "assistant", "final", null, null, "2 + 2 = 4.", O200kHarmony.RETURN, null),
+                ms.get(1));
         assertEquals(ms.get(0).content() + ms.get(1).content(), deltas(all));
         assertEquals(List.of(new TurnEnd(O200kHarmony.RETURN)), only(all, TurnEnd.class));
         assertEquals(2, only(all, MessageStart.class).size());
@@ -63,11 +78,17 @@ class HarmonyStreamParserTest {
     @Test
     void toolCallWithRecipientAfterChannel() {
         HarmonyStreamParser p = new HarmonyStreamParser(tok);
-        List<HarmonyEvent> ev = p.acceptAll(tok.encodeWithSpecials(
-                "<|channel|>analysis<|message|>Need to use function get_weather.<|end|>"
-                + "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\":\"San Francisco\"}<|call|>"));
+        List<HarmonyEvent> ev = p.acceptAll(
+                tok.encodeWithSpecials(
+                        "<|channel|>analysis<|message|>Need to use function get_weather.<|end|>"
+                                + "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"location\":\"San Francisco\"}<|call|>"));
         assertTrue(only(ev, Malformed.class).isEmpty(), ev.toString());
-        assertEquals(List.of(new ToolCall("functions.get_weather", "get_weather", "{\"location\":\"San Francisco\"}", "<|constrain|>json")),
+        assertEquals(
+                List.of(new ToolCall(
+                        "functions.get_weather",
+                        "get_weather",
+                        "{\"location\":\"San Francisco\"}",
+                        "<|constrain|>json")),
                 only(ev, ToolCall.class));
         assertEquals(List.of(new TurnEnd(O200kHarmony.CALL)), only(ev, TurnEnd.class));
         ParsedMessage call = p.messages().get(1);
@@ -88,7 +109,8 @@ class HarmonyStreamParserTest {
         assertEquals("lookup", m.functionName().orElseThrow());
         assertNull(m.error());
         // the parsed message renders back to the same text
-        assertEquals("<|start|>assistant to=functions.lookup<|channel|>commentary <|constrain|>json<|message|>{}<|call|>",
+        assertEquals(
+                "<|start|>assistant to=functions.lookup<|channel|>commentary <|constrain|>json<|message|>{}<|call|>",
                 new HarmonyRenderer(tok).renderText(m.toMessage(), false));
     }
 
@@ -108,7 +130,8 @@ class HarmonyStreamParserTest {
 
     @Test
     void parsesHeaders() {
-        ParsedMessage h = HarmonyStreamParser.parseHeader("functions.get_weather to=assistant<|channel|>commentary", null);
+        ParsedMessage h =
+                HarmonyStreamParser.parseHeader("functions.get_weather to=assistant<|channel|>commentary", null);
         assertEquals(Role.TOOL, h.role());
         assertEquals("functions.get_weather", h.author());
         assertEquals("assistant", h.recipient());
@@ -157,7 +180,8 @@ class HarmonyStreamParserTest {
 
         // text outside a message, a stray special in content, <|start|> before <|end|>, output cut off
         p = new HarmonyStreamParser(tok, null);
-        ev = p.acceptAll(tok.encodeWithSpecials("hello<|channel|>x<|start|>assistant<|channel|>final<|message|>partial"));
+        ev = p.acceptAll(
+                tok.encodeWithSpecials("hello<|channel|>x<|start|>assistant<|channel|>final<|message|>partial"));
         ev.addAll(p.finish());
         List<ParsedMessage> ms = p.messages();
         assertEquals(2, ms.size());
@@ -183,13 +207,16 @@ class HarmonyStreamParserTest {
         int a = tok.encode("a")[0];
         for (int i = 0; i < HarmonyStreamParser.MAX_HEADER_TOKENS + 10; i++) p.accept(a);
         assertEquals(HarmonyStreamParser.State.CONTENT, p.state());
-        assertEquals("a".repeat(HarmonyStreamParser.MAX_HEADER_TOKENS + 1), p.currentContent().substring(0, 257));
+        assertEquals(
+                "a".repeat(HarmonyStreamParser.MAX_HEADER_TOKENS + 1),
+                p.currentContent().substring(0, 257));
     }
 
     @Test
     void renderedAssistantMessagesParseBack() {
         HarmonyRenderer r = new HarmonyRenderer(tok);
-        List<Message> out = List.of(Message.assistant("analysis", "Think: 日本 😀 <|end|> is text here."),
+        List<Message> out = List.of(
+                Message.assistant("analysis", "Think: 日本 😀 <|end|> is text here."),
                 Message.assistant("commentary", "Calling now."),
                 Message.toolCall("get_weather", "{\"city\": \"Zürich\"}"));
         StringBuilder text = new StringBuilder();
@@ -215,12 +242,22 @@ class HarmonyStreamParserTest {
     @Test
     void randomTokensNeverThrow() {
         Random rnd = new Random(1234);
-        int[] specials = {O200kHarmony.START, O200kHarmony.END, O200kHarmony.MESSAGE, O200kHarmony.CHANNEL,
-                O200kHarmony.CONSTRAIN, O200kHarmony.RETURN, O200kHarmony.CALL, 200500};
+        int[] specials = {
+            O200kHarmony.START,
+            O200kHarmony.END,
+            O200kHarmony.MESSAGE,
+            O200kHarmony.CHANNEL,
+            O200kHarmony.CONSTRAIN,
+            O200kHarmony.RETURN,
+            O200kHarmony.CALL,
+            200500
+        };
         for (int run = 0; run < 200; run++) {
             HarmonyStreamParser p = new HarmonyStreamParser(tok, run % 2 == 0 ? Role.ASSISTANT : null);
             for (int i = 0; i < 200; i++) {
-                int t = rnd.nextInt(4) == 0 ? specials[rnd.nextInt(specials.length)] : rnd.nextInt(O200kHarmony.VOCAB_SIZE);
+                int t = rnd.nextInt(4) == 0
+                        ? specials[rnd.nextInt(specials.length)]
+                        : rnd.nextInt(O200kHarmony.VOCAB_SIZE);
                 assertNotNull(p.accept(t));
             }
             p.finish();

@@ -1,8 +1,8 @@
 package io.gossgpu.model;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
 
 /** Every layout has its reader registered (META-INF/services), which Checkpoint.open finds without naming it. */
 class CheckpointReadersTest {
@@ -11,7 +11,9 @@ class CheckpointReadersTest {
         for (ModelFormat f : ModelFormat.values()) {
             CheckpointReader r = CheckpointReaders.of(f);
             assertTrue(r.formats().contains(f), f + ": " + r.getClass().getName());
-            assertTrue(!r.getClass().getPackageName().equals(CheckpointReader.class.getPackageName()), "a format package reads " + f);
+            assertTrue(
+                    !r.getClass().getPackageName().equals(CheckpointReader.class.getPackageName()),
+                    "a format package reads " + f);
         }
     }
 }

@@ -1,12 +1,11 @@
 package io.gossgpu.quant;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** BF16, F16 and Q8_0 edge values, worked out by hand from the bit layouts. */
 class FloatFormatsTest {
@@ -14,8 +13,8 @@ class FloatFormatsTest {
     void bf16DecodesSubnormalsInfinitiesAndNegativeZero() {
         assertEquals(1f, Bf16.toFloat((short) 0x3F80));
         assertEquals(-2f, Bf16.toFloat((short) 0xC000));
-        assertEquals(0x1p-133f, Bf16.toFloat((short) 0x0001));          // smallest subnormal: 2^-126 × 2^-7
-        assertEquals(0x1.fcp-127f, Bf16.toFloat((short) 0x007F));       // largest subnormal: (127/128) × 2^-126
+        assertEquals(0x1p-133f, Bf16.toFloat((short) 0x0001)); // smallest subnormal: 2^-126 × 2^-7
+        assertEquals(0x1.fcp-127f, Bf16.toFloat((short) 0x007F)); // largest subnormal: (127/128) × 2^-126
         assertEquals(Float.POSITIVE_INFINITY, Bf16.toFloat((short) 0x7F80));
         assertTrue(Float.isNaN(Bf16.toFloat((short) 0x7FC0)));
         assertEquals(Float.floatToRawIntBits(-0f), Float.floatToRawIntBits(Bf16.toFloat((short) 0x8000)));
@@ -45,9 +44,9 @@ class FloatFormatsTest {
             for (int j = 0; j < 32; j++) block.set(LE.U8, 2 + j, (byte) (j - 16 + (j == 0 ? -112 : 0)));
             float[] out = new float[32];
             Q8_0.decodeRow(block, 0, 32, out, 0);
-            assertEquals(-64f, out[0]);     // q = -128
-            assertEquals(-7.5f, out[1]);    // q = -15
-            assertEquals(7.5f, out[31]);    // q = 15
+            assertEquals(-64f, out[0]); // q = -128
+            assertEquals(-7.5f, out[1]); // q = -15
+            assertEquals(7.5f, out[31]); // q = 15
             float[] x = new float[32];
             for (int j = 0; j < 32; j++) x[j] = (j - 16) * 0.25f;
             byte[] q = Q8_0.quantizeRow(x, 0, 32);

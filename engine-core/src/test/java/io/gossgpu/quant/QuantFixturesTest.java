@@ -1,18 +1,17 @@
 package io.gossgpu.quant;
 
-import io.gossgpu.model.DType;
-import io.gossgpu.model.BlockDecoder;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
+import io.gossgpu.model.BlockDecoder;
+import io.gossgpu.model.DType;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Every ggml block type goss-gpu decodes, against llama.cpp's gguf-py on random blocks whose scales include zero,
@@ -23,8 +22,12 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
  */
 class QuantFixturesTest {
     @ParameterizedTest
-    @EnumSource(value = DType.class, names = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
-            "IQ4_NL", "IQ4_XS", "MXFP4"})
+    @EnumSource(
+            value = DType.class,
+            names = {
+                "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS",
+                "MXFP4"
+            })
     void decodesExactlyAsGgufPy(DType type) throws IOException {
         byte[] blocks = resource(type + ".blocks");
         float[] expected = floats(resource(type + ".f32"));
@@ -38,8 +41,11 @@ class QuantFixturesTest {
             default -> BlockDecoder.of(type).decodeRow(seg, 0, n, got, 0);
         }
         for (int i = 0; i < n; i++)
-            assertEquals(bits(expected[i]), bits(got[i]),
-                    type + " value " + i + " (block " + i / type.blockSize() + "): gguf-py " + expected[i] + ", goss-gpu " + got[i]);
+            assertEquals(
+                    bits(expected[i]),
+                    bits(got[i]),
+                    type + " value " + i + " (block " + i / type.blockSize() + "): gguf-py " + expected[i]
+                            + ", goss-gpu " + got[i]);
     }
 
     /** The float's bits, zeros as +0: gguf-py reads MXFP4 code 8 through an integer table as +0, goss-gpu as FP4's −0. */

@@ -20,7 +20,8 @@ class O200kHarmonyTest {
             {"<|reserved_200004|>", "200004"}, {"<|channel|>", "200005"}, {"<|start|>", "200006"},
             {"<|end|>", "200007"}, {"<|message|>", "200008"}, {"<|reserved_200009|>", "200009"},
             {"<|reserved_200010|>", "200010"}, {"<|reserved_200011|>", "200011"}, {"<|call|>", "200012"},
-            {"<|reserved_200013|>", "200013"}, {"<|endofprompt|>", "200018"}, {"<|reserved_201087|>", "201087"}};
+            {"<|reserved_200013|>", "200013"}, {"<|endofprompt|>", "200018"}, {"<|reserved_201087|>", "201087"}
+        };
         for (String[] e : expect) {
             int id = Integer.parseInt(e[1]);
             assertEquals(id, tok.specialId(e[0]).orElseThrow(), e[0]);
@@ -102,11 +103,11 @@ class O200kHarmonyTest {
     @Test
     void streamingDecoderHandlesGarbage() {
         StreamingDecoder d = tok.newStreamingDecoder();
-        assertEquals("", d.acceptBytes(new byte[] {(byte) 0xE6}));          // lead of a 3-byte char: wait
+        assertEquals("", d.acceptBytes(new byte[] {(byte) 0xE6})); // lead of a 3-byte char: wait
         assertEquals("", d.acceptBytes(new byte[] {(byte) 0x97}));
         assertEquals("\uFFFDA", d.acceptBytes(new byte[] {'A'}).replaceAll("\uFFFD+", "\uFFFD")); // cut short
-        assertEquals("\uFFFD", d.acceptBytes(new byte[] {(byte) 0x80}));    // stray continuation byte
-        assertEquals("\uFFFD", d.acceptBytes(new byte[] {(byte) 0xFF}));    // never valid
+        assertEquals("\uFFFD", d.acceptBytes(new byte[] {(byte) 0x80})); // stray continuation byte
+        assertEquals("\uFFFD", d.acceptBytes(new byte[] {(byte) 0xFF})); // never valid
         assertEquals("", d.acceptBytes(new byte[] {(byte) 0xF0, (byte) 0x9F}));
         assertEquals("\uFFFD", d.flush());
         assertEquals("", d.flush());
@@ -142,12 +143,17 @@ class O200kHarmonyTest {
         // the GPT-2 byte-level table: printable bytes map to themselves, space to U+0120 'Ġ', newline to U+010A
         assertEquals("Ġhello", GgufVocabCheck.toByteLevel(" hello".getBytes(StandardCharsets.UTF_8)));
         assertEquals("Ċ", GgufVocabCheck.toByteLevel(new byte[] {'\n'}));
-        assertArrayEquals(new byte[] {(byte) 0xE6, (byte) 0x97, (byte) 0xA5},
-                GgufVocabCheck.fromByteLevel(GgufVocabCheck.toByteLevel("日".getBytes(StandardCharsets.UTF_8))).orElseThrow());
+        assertArrayEquals(
+                new byte[] {(byte) 0xE6, (byte) 0x97, (byte) 0xA5},
+                GgufVocabCheck.fromByteLevel(GgufVocabCheck.toByteLevel("日".getBytes(StandardCharsets.UTF_8)))
+                        .orElseThrow());
 
         List<String> full = new ArrayList<>(201088);
         for (int id = 0; id < 201088; id++)
-            full.add(tok.isSpecial(id) ? tok.specialName(id).orElseThrow() : GgufVocabCheck.toByteLevel(tok.tokenBytes(id)));
+            full.add(
+                    tok.isSpecial(id)
+                            ? tok.specialName(id).orElseThrow()
+                            : GgufVocabCheck.toByteLevel(tok.tokenBytes(id)));
         assertEquals(Optional.empty(), GgufVocabCheck.firstDisagreement(full, tok));
 
         List<String> swapped = new ArrayList<>(full);
@@ -157,11 +163,14 @@ class O200kHarmonyTest {
 
         List<String> badSpecial = new ArrayList<>(full);
         badSpecial.set(O200kHarmony.START, "<|im_start|>");
-        assertTrue(GgufVocabCheck.firstDisagreement(badSpecial, tok).orElseThrow().startsWith("token 200006:"));
+        assertTrue(
+                GgufVocabCheck.firstDisagreement(badSpecial, tok).orElseThrow().startsWith("token 200006:"));
 
-        List<String> small = List.of("!", "\"", "#", "Ġ");  // ids 0..2 agree, id 3 is '$' in o200k
+        List<String> small = List.of("!", "\"", "#", "Ġ"); // ids 0..2 agree, id 3 is '$' in o200k
         String m = GgufVocabCheck.firstDisagreement(small, tok).orElseThrow();
         assertTrue(m.startsWith("token 3:"), m);
-        assertTrue(GgufVocabCheck.firstDisagreement(List.of("!", "\"", "#"), tok).orElseThrow().contains("3 tokens"));
+        assertTrue(GgufVocabCheck.firstDisagreement(List.of("!", "\"", "#"), tok)
+                .orElseThrow()
+                .contains("3 tokens"));
     }
 }

@@ -46,12 +46,14 @@ class TiktokenParityTest {
         for (Case c : cases) {
             int[] got = c.mode().equals("specials") ? tok.encodeWithSpecials(c.text()) : tok.encode(c.text());
             if (!Arrays.equals(got, c.ids())) {
-                failures.add("line " + c.line() + " (" + c.mode() + ") " + escape(c.text())
-                        + "\n  expected " + Arrays.toString(c.ids()) + "\n  got      " + Arrays.toString(got));
+                failures.add("line " + c.line() + " (" + c.mode() + ") " + escape(c.text()) + "\n  expected "
+                        + Arrays.toString(c.ids()) + "\n  got      " + Arrays.toString(got));
             }
         }
-        assertTrue(failures.isEmpty(), failures.size() + " of " + cases.size() + " differ; first ones:\n"
-                + String.join("\n", failures.subList(0, Math.min(5, failures.size()))));
+        assertTrue(
+                failures.isEmpty(),
+                failures.size() + " of " + cases.size() + " differ; first ones:\n"
+                        + String.join("\n", failures.subList(0, Math.min(5, failures.size()))));
     }
 
     @Test
@@ -84,7 +86,8 @@ class TiktokenParityTest {
     static String escape(String s) {
         StringBuilder sb = new StringBuilder();
         for (char ch : (s.length() > 200 ? s.substring(0, 200) + "..." : s).toCharArray()) {
-            if (ch < 0x20 || ch > 0x7e) sb.append(String.format("\\u%04x", (int) ch)); else sb.append(ch);
+            if (ch < 0x20 || ch > 0x7e) sb.append(String.format("\\u%04x", (int) ch));
+            else sb.append(ch);
         }
         return sb.toString();
     }

@@ -1,25 +1,23 @@
 package io.gossgpu.api;
 
-import io.gossgpu.GossException;
-import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.DeviceMemoryException;
-import io.gossgpu.backend.ForwardingBackend;
-import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.model.ModelWeights;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.GossException;
+import io.gossgpu.backend.DeviceMemoryException;
+import io.gossgpu.backend.ForwardingBackend;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.testmodel.SafetensorsWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code auto} tries the available backends in order: one whose device cannot hold the weights
@@ -81,20 +79,27 @@ class AutoBackendFallbackTest {
 
     @Test
     void aGpuTooSmallForTheModelHandsItToTheNextBackend() {
-        try (Engine e = open(candidate("gpu", new DeviceMemoryException("the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free")),
+        try (Engine e = open(
+                candidate(
+                        "gpu",
+                        new DeviceMemoryException(
+                                "the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free")),
                 candidate("cpu", null))) {
             assertTrue(e.backendDescription().startsWith("cpu "), e.backendDescription());
             assertEquals(List.of("create gpu", "close gpu", "create cpu"), events);
         }
-        assertEquals("INFO gpu: the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free; auto loads the "
-                + "model on cpu instead", logged());
+        assertEquals(
+                "INFO gpu: the model's weights need 12.00 GiB on the device but Small GPU has 8.00 GiB free; auto loads the "
+                        + "model on cpu instead",
+                logged());
         assertEquals("close cpu", events.getLast());
     }
 
     @Test
     void theLastBackendsShortageIsTheCallersError() {
         DeviceMemoryException last = new DeviceMemoryException("second");
-        DeviceMemoryException e = assertThrows(DeviceMemoryException.class,
+        DeviceMemoryException e = assertThrows(
+                DeviceMemoryException.class,
                 () -> open(candidate("gpu0", new DeviceMemoryException("first")), candidate("gpu1", last)));
         assertSame(last, e);
         assertEquals(List.of("create gpu0", "close gpu0", "create gpu1", "close gpu1"), events);
@@ -104,7 +109,8 @@ class AutoBackendFallbackTest {
     @Test
     void otherLoadErrorsAreNotPassedOver() {
         GossException broken = new GossException("upload failed");
-        GossException e = assertThrows(GossException.class, () -> open(candidate("gpu", broken), candidate("cpu", null)));
+        GossException e =
+                assertThrows(GossException.class, () -> open(candidate("gpu", broken), candidate("cpu", null)));
         assertSame(broken, e);
         assertEquals(List.of("create gpu", "close gpu"), events);
         assertEquals("", logged());

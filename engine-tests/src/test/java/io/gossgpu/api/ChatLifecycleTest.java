@@ -1,16 +1,17 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.harmony.Role;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -18,13 +19,11 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A chat used from a second thread while it replies, and a chat or engine closed while a reply is under way
@@ -34,6 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ChatLifecycleTest {
     @TempDir
     static Path dir;
+
     private static Path model;
 
     private static final int MAX_TOKENS = 12;
@@ -44,7 +44,10 @@ class ChatLifecycleTest {
     }
 
     private static ChatOptions options() {
-        return ChatOptions.defaults().withContextLength(512).withMaxTokens(MAX_TOKENS).withSampling(Sampling.greedy())
+        return ChatOptions.defaults()
+                .withContextLength(512)
+                .withMaxTokens(MAX_TOKENS)
+                .withSampling(Sampling.greedy())
                 .withCurrentDate(LocalDate.of(2026, 1, 2));
     }
 
@@ -72,13 +75,15 @@ class ChatLifecycleTest {
 
     private static CompletableFuture<Reply> sendAsync(Chat chat, String text, ChatListener l) {
         CompletableFuture<Reply> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
-            try {
-                f.complete(chat.send(text, l));
-            } catch (Throwable e) {
-                f.completeExceptionally(e);
-            }
-        }, "replying");
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        f.complete(chat.send(text, l));
+                    } catch (Throwable e) {
+                        f.completeExceptionally(e);
+                    }
+                },
+                "replying");
         t.start();
         return f;
     }
@@ -101,19 +106,23 @@ class ChatLifecycleTest {
                 assertTrue(holding.reached.await(2, TimeUnit.MINUTES), "the first reply is under way");
                 List<Message> before = chat.conversation();
 
-                GossException e = assertTimeoutPreemptively(Duration.ofSeconds(10),
+                GossException e = assertTimeoutPreemptively(
+                        Duration.ofSeconds(10),
                         () -> assertThrows(GossException.class, () -> chat.send("Name three rivers.", null)));
                 assertTrue(e.getMessage().contains("already replying"), e.getMessage());
                 assertEquals(1, e.getMessage().lines().count(), e.getMessage());
                 assertThrows(GossException.class, () -> chat.sendToolResult("f", "{}", null));
-                assertThrows(GossException.class, () -> chat.reply(List.of(Message.user("x")), 4, Sampling.greedy(), null));
+                assertThrows(
+                        GossException.class, () -> chat.reply(List.of(Message.user("x")), 4, Sampling.greedy(), null));
                 assertEquals(before, chat.conversation(), "a refused send leaves the conversation as it was");
 
                 holding.go.countDown();
                 Reply r = first.get(2, TimeUnit.MINUTES);
                 assertEquals(alone.stopReason(), r.stopReason());
                 assertArrayEquals(alone.tokens(), r.tokens(), "the first reply's tokens are those it writes alone");
-                long userTurns = chat.conversation().stream().filter(m -> m.role() == Role.USER).count();
+                long userTurns = chat.conversation().stream()
+                        .filter(m -> m.role() == Role.USER)
+                        .count();
                 assertEquals(1, userTurns, "one user turn: " + chat.conversation());
 
                 Reply next = chat.send("Name three rivers.", null); // the chat is free again
@@ -146,11 +155,15 @@ class ChatLifecycleTest {
             GossException e = assertThrows(GossException.class, () -> chat.send("again", null));
             assertTrue(e.getMessage().contains("closed"), e.getMessage());
             if (closed.equals("engine")) {
-                assertTrue(assertThrows(GossException.class, () -> engine.newChat(options())).getMessage().contains("closed"));
+                assertTrue(assertThrows(GossException.class, () -> engine.newChat(options()))
+                        .getMessage()
+                        .contains("closed"));
             } else {
                 assertEquals(0, engine.openSessions());
                 try (Chat other = engine.newChat(options())) { // the engine goes on
-                    assertNotEquals(StopReason.CANCELLED, other.send("Why is the sky blue?", null).stopReason());
+                    assertNotEquals(
+                            StopReason.CANCELLED,
+                            other.send("Why is the sky blue?", null).stopReason());
                 }
             }
         } finally {

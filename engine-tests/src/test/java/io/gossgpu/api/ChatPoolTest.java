@@ -1,14 +1,14 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,37 +16,42 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Which slot a {@link ChatPool} gives a request, and which chat it closes for memory. Conversations "alpha" and
  * "beta" share only the system message; each reply is two tokens of a random model, enough to fill the caches.
  */
 class ChatPoolTest {
-    static final ChatOptions OPTIONS = ChatOptions.defaults().withMaxTokens(2).withContextLength(256)
-            .withSampling(Sampling.greedy());
+    static final ChatOptions OPTIONS =
+            ChatOptions.defaults().withMaxTokens(2).withContextLength(256).withSampling(Sampling.greedy());
     static final Conversation ALPHA1 = conversation(new Turn.User("Alpha one"));
-    static final Conversation ALPHA2 = conversation(new Turn.User("Alpha one"), new Turn.Assistant("ok"),
-            new Turn.User("Alpha two"));
-    static final Conversation ALPHA3 = conversation(new Turn.User("Alpha one"), new Turn.Assistant("ok"),
-            new Turn.User("Alpha two"), new Turn.Assistant("ok"), new Turn.User("Alpha three"));
+    static final Conversation ALPHA2 =
+            conversation(new Turn.User("Alpha one"), new Turn.Assistant("ok"), new Turn.User("Alpha two"));
+    static final Conversation ALPHA3 = conversation(
+            new Turn.User("Alpha one"),
+            new Turn.Assistant("ok"),
+            new Turn.User("Alpha two"),
+            new Turn.Assistant("ok"),
+            new Turn.User("Alpha three"));
     static final Conversation BETA1 = conversation(new Turn.User("Beta one"));
     /** Shares more of alpha's cache than the system message, but does not continue it. */
     static final Conversation ALPHA_AGAIN = conversation(new Turn.User("Alpha one, again"));
 
     @TempDir
     static Path dir;
+
     static Engine engine;
 
     @BeforeAll
     static void open() {
         Path model = dir.resolve("m");
-        SafetensorsWriter.writeOriginal(new TestModelGenerator(
-                TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5), model);
+        SafetensorsWriter.writeOriginal(
+                new TestModelGenerator(TestModelPresets.withOverrides(TestModelPresets.demo(), 2, null, null), 5),
+                model);
         engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
     }
 
@@ -113,16 +118,18 @@ class ChatPoolTest {
     @Test
     void whenEverySlotIsBusyARequestWaits() throws Exception {
         try (ChatPool pool = new ChatPool(engine, OPTIONS, 1);
-             ExecutorService waiter = Executors.newSingleThreadExecutor()) {
+                ExecutorService waiter = Executors.newSingleThreadExecutor()) {
             ChatPool.Lease held = pool.take(prompt(ALPHA1));
             assertNull(pool.take(prompt(BETA1), Duration.ofMillis(50)));
-            CompletableFuture<Integer> next = CompletableFuture.supplyAsync(() -> {
-                try (ChatPool.Lease l = pool.take(prompt(BETA1))) {
-                    return l.index();
-                } catch (InterruptedException e) {
-                    throw new IllegalStateException(e);
-                }
-            }, waiter);
+            CompletableFuture<Integer> next = CompletableFuture.supplyAsync(
+                    () -> {
+                        try (ChatPool.Lease l = pool.take(prompt(BETA1))) {
+                            return l.index();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    },
+                    waiter);
             while (pool.waiting() == 0) Thread.sleep(5);
             assertEquals(1, pool.busy());
             held.close();
@@ -132,7 +139,8 @@ class ChatPoolTest {
 
     @Test
     void aKvBudgetClosesTheLeastRecentlyUsedIdleChat() throws Exception {
-        long one = engine.kvCacheSpec(OPTIONS.contextLength(), OPTIONS.swaRollback()).bytes();
+        long one = engine.kvCacheSpec(OPTIONS.contextLength(), OPTIONS.swaRollback())
+                .bytes();
         assertThrows(GossException.class, () -> new ChatPool(engine, OPTIONS, 2, one - 1));
         try (ChatPool pool = new ChatPool(engine, OPTIONS, 3, 2 * one)) {
             assertEquals(2, pool.chatsInBudget());
@@ -148,9 +156,10 @@ class ChatPoolTest {
 
     @Test
     void busySlotsHoldingTheWholeBudgetMakeARequestWait() throws Exception {
-        long one = engine.kvCacheSpec(OPTIONS.contextLength(), OPTIONS.swaRollback()).bytes();
+        long one = engine.kvCacheSpec(OPTIONS.contextLength(), OPTIONS.swaRollback())
+                .bytes();
         try (ChatPool pool = new ChatPool(engine, OPTIONS, 2, one);
-             ChatPool.Lease held = pool.take(prompt(ALPHA1))) {
+                ChatPool.Lease held = pool.take(prompt(ALPHA1))) {
             held.chat();
             assertNull(pool.take(prompt(BETA1), Duration.ofMillis(50)), "a free slot, but no memory for its chat");
             assertEquals(1, pool.busy());

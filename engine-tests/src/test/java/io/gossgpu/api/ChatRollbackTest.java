@@ -1,20 +1,19 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.harmony.Message;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Replies with reasoning: Harmony drops a finished turn's analysis message from the history, so the next prompt
@@ -26,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ChatRollbackTest {
     static final int FREE_TOKENS = 10;
+
     @TempDir
     Path dir;
 
@@ -34,7 +34,9 @@ class ChatRollbackTest {
         List<Integer> s = new ArrayList<>();
         for (int t : tok.encodeWithSpecials("<|channel|>analysis<|message|>Let me think")) s.add(t);
         for (int i = 0; i < FREE_TOKENS; i++) s.add(ChatCacheReuseTest.Scripted.FREE);
-        for (int t : tok.encodeWithSpecials("<|end|><|start|>assistant<|channel|>final<|message|>" + answer + "<|return|>")) s.add(t);
+        for (int t :
+                tok.encodeWithSpecials("<|end|><|start|>assistant<|channel|>final<|message|>" + answer + "<|return|>"))
+            s.add(t);
         return s;
     }
 
@@ -65,8 +67,11 @@ class ChatRollbackTest {
         Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 5);
         O200kHarmony tok = O200kHarmony.get();
         // window 16 + slack 48 = rings of 64 slots, wrapped by the ~130-token system prompt alone
-        ChatOptions base = ChatOptions.defaults().withMaxTokens(12 + FREE_TOKENS + 20).withContextLength(1024)
-                .withSampling(Sampling.greedy()).withCurrentDate(java.time.LocalDate.of(2026, 1, 2));
+        ChatOptions base = ChatOptions.defaults()
+                .withMaxTokens(12 + FREE_TOKENS + 20)
+                .withContextLength(1024)
+                .withSampling(Sampling.greedy())
+                .withCurrentDate(java.time.LocalDate.of(2026, 1, 2));
         ChatCacheReuseTest.Scripted scripted = new ChatCacheReuseTest.Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted)) {
             List<Turn> reused, none, full;
@@ -80,16 +85,26 @@ class ChatRollbackTest {
                 full = converse(chat, scripted, true);
             }
             for (int i = 0; i < 4; i++) {
-                assertEquals(Arrays.toString(full.get(i).reply().tokens()), Arrays.toString(reused.get(i).reply().tokens()), "turn " + i);
-                assertEquals(Arrays.toString(full.get(i).reply().tokens()), Arrays.toString(none.get(i).reply().tokens()), "turn " + i);
-                assertEquals(full.get(i).promptLength(), full.get(i).prefilled(), "no reuse: turn " + i + " prefills everything");
+                assertEquals(
+                        Arrays.toString(full.get(i).reply().tokens()),
+                        Arrays.toString(reused.get(i).reply().tokens()),
+                        "turn " + i);
+                assertEquals(
+                        Arrays.toString(full.get(i).reply().tokens()),
+                        Arrays.toString(none.get(i).reply().tokens()),
+                        "turn " + i);
+                assertEquals(
+                        full.get(i).promptLength(),
+                        full.get(i).prefilled(),
+                        "no reuse: turn " + i + " prefills everything");
             }
             assertTrue(full.get(0).promptLength() > 64, "the system prompt alone wraps the rings");
             String[] users = {"Tell me more", "And then?", "Thanks"};
             for (int i = 1; i < 4; i++) {
                 // the rendered history continues "<|start|>assistant<|channel|>" with the final answer alone
-                int added = tok.encodeWithSpecials("final<|message|>Answer " + (i - 1) + ".<|end|><|start|>user<|message|>"
-                        + users[i - 1] + "<|end|><|start|>assistant").length;
+                int added = tok.encodeWithSpecials("final<|message|>Answer " + (i - 1)
+                                + ".<|end|><|start|>user<|message|>" + users[i - 1] + "<|end|><|start|>assistant")
+                        .length;
                 assertEquals(added, reused.get(i).prefilled(), "turn " + i);
                 // slack 0: the last reply (3 + 10 + ~10 tokens) is deeper than one step, so everything again
                 assertEquals(none.get(i).promptLength(), none.get(i).prefilled(), "slack 0, turn " + i);

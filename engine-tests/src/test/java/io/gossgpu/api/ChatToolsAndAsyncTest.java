@@ -1,18 +1,5 @@
 package io.gossgpu.api;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.gossgpu.demo.DemoEngine;
-import io.gossgpu.demo.DemoModels;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Flow;
-import java.util.concurrent.TimeUnit;
-
 import static io.gossgpu.api.TestTools.ADD;
 import static io.gossgpu.api.TestTools.WEATHER;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -20,6 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.gossgpu.demo.DemoEngine;
+import io.gossgpu.demo.DemoModels;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The core API on the demo model (cpu backend, greedy): tools declared with {@link Tool} and their calls and
@@ -33,7 +32,8 @@ class ChatToolsAndAsyncTest {
     static final DemoEngine DEMO = new DemoEngine();
 
     static Chat greedyChat() {
-        return DEMO.engine().newChat(ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
+        return DEMO.engine()
+                .newChat(ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(DemoModels.MAX_TOKENS));
     }
 
     @Test
@@ -43,8 +43,11 @@ class ChatToolsAndAsyncTest {
             Reply call = chat.send("What's the weather in Paris?", null);
             assertEquals(1, call.toolCalls().size(), call.toString());
             assertEquals("get_weather", call.toolCalls().get(0).functionName());
-            assertEquals(JSON.readTree("{\"city\":\"Paris\"}"), JSON.readTree(call.toolCalls().get(0).arguments()));
-            Reply answer = chat.sendToolResult("get_weather", "{\"city\":\"Paris\",\"temperature_c\":21,\"condition\":\"cloudy\"}", null);
+            assertEquals(
+                    JSON.readTree("{\"city\":\"Paris\"}"),
+                    JSON.readTree(call.toolCalls().get(0).arguments()));
+            Reply answer = chat.sendToolResult(
+                    "get_weather", "{\"city\":\"Paris\",\"temperature_c\":21,\"condition\":\"cloudy\"}", null);
             assertTrue(answer.content().contains("21°C and cloudy"), answer.content());
             assertTrue(answer.toolCalls().isEmpty());
         }
@@ -56,12 +59,16 @@ class ChatToolsAndAsyncTest {
             List<Turn> turns = new ArrayList<>(List.of(new Turn.User("What is 38 + 47?")));
             Reply call = chat.send(new Conversation("Answer briefly.", List.of(ADD), turns), null);
             assertEquals("add", call.toolCalls().get(0).functionName());
-            assertEquals(JSON.readTree("{\"a\":38,\"b\":47}"), JSON.readTree(call.toolCalls().get(0).arguments()));
+            assertEquals(
+                    JSON.readTree("{\"a\":38,\"b\":47}"),
+                    JSON.readTree(call.toolCalls().get(0).arguments()));
             turns.add(Turn.ToolCall.of(call.toolCalls().get(0)));
             turns.add(new Turn.ToolResult("add", "85"));
             Reply answer = chat.send(new Conversation("Answer briefly.", List.of(ADD), turns), null);
             assertTrue(answer.content().contains("85"), answer.content());
-            assertTrue(chat.lastPrefillTokens() < 40, "the cache kept the conversation so far: prefilled " + chat.lastPrefillTokens());
+            assertTrue(
+                    chat.lastPrefillTokens() < 40,
+                    "the cache kept the conversation so far: prefilled " + chat.lastPrefillTokens());
         }
     }
 
@@ -81,8 +88,12 @@ class ChatToolsAndAsyncTest {
         StringBuilder streamed = new StringBuilder();
         try (Chat chat = greedyChat()) {
             async = chat.sendAsync("What is 17 + 25?", new ChatListener() {
-                @Override public void onContent(String d) { streamed.append(d); }
-            }).get(60, TimeUnit.SECONDS);
+                        @Override
+                        public void onContent(String d) {
+                            streamed.append(d);
+                        }
+                    })
+                    .get(60, TimeUnit.SECONDS);
         }
         assertArrayEquals(sync.tokens(), async.tokens());
         assertEquals(sync.content(), async.content());
@@ -96,10 +107,28 @@ class ChatToolsAndAsyncTest {
         CompletableFuture<Void> done = new CompletableFuture<>();
         p.subscribe(new Flow.Subscriber<>() {
             Flow.Subscription s;
-            @Override public void onSubscribe(Flow.Subscription s) { this.s = s; s.request(1); }
-            @Override public void onNext(ReplyEvent e) { events.add(e); s.request(1); }
-            @Override public void onError(Throwable t) { done.completeExceptionally(t); }
-            @Override public void onComplete() { done.complete(null); }
+
+            @Override
+            public void onSubscribe(Flow.Subscription s) {
+                this.s = s;
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(ReplyEvent e) {
+                events.add(e);
+                s.request(1);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(t);
+            }
+
+            @Override
+            public void onComplete() {
+                done.complete(null);
+            }
         });
         done.get(60, TimeUnit.SECONDS);
         return events;
@@ -128,11 +157,14 @@ class ChatToolsAndAsyncTest {
     void publishedToolCallIsTheReplysCall() throws Exception {
         List<ReplyEvent> events;
         try (Chat chat = greedyChat()) {
-            events = collect(chat.stream(new Conversation("Answer briefly.", List.of(ADD), List.of(new Turn.User("What is 38 + 47?")))));
+            events = collect(chat.stream(
+                    new Conversation("Answer briefly.", List.of(ADD), List.of(new Turn.User("What is 38 + 47?")))));
         }
         Reply reply = assertInstanceOf(ReplyEvent.Done.class, events.getLast()).reply();
-        List<Reply.ToolCall> published = events.stream().filter(e -> e instanceof ReplyEvent.ToolCall)
-                .map(e -> ((ReplyEvent.ToolCall) e).call()).toList();
+        List<Reply.ToolCall> published = events.stream()
+                .filter(e -> e instanceof ReplyEvent.ToolCall)
+                .map(e -> ((ReplyEvent.ToolCall) e).call())
+                .toList();
         assertEquals(1, published.size());
         assertEquals(reply.toolCalls(), published);
         assertEquals("add", published.get(0).functionName());
@@ -143,9 +175,14 @@ class ChatToolsAndAsyncTest {
         CountDownLatch firstToken = new CountDownLatch(1), cancelled = new CountDownLatch(1);
         try (Chat chat = greedyChat()) {
             CompletableFuture<Reply> f = chat.sendAsync("What is 17 + 25?", new ChatListener() {
-                @Override public void onToken(int t) {
+                @Override
+                public void onToken(int t) {
                     firstToken.countDown();
-                    try { cancelled.await(); } catch (InterruptedException e) { throw new RuntimeException(e); }
+                    try {
+                        cancelled.await();
+                    } catch (InterruptedException e) {
+                        throw new RuntimeException(e);
+                    }
                 }
             });
             assertTrue(firstToken.await(60, TimeUnit.SECONDS));

@@ -1,10 +1,11 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -15,10 +16,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The library's side of continuous batching: {@link Chat}s of one {@link Engine} replying on several threads share the
@@ -32,7 +31,10 @@ class ChatsBatchedTest {
     private static final int TOKENS = 10;
 
     private static ChatOptions options() {
-        return ChatOptions.defaults().withContextLength(256).withMaxTokens(TOKENS).withSampling(Sampling.greedy())
+        return ChatOptions.defaults()
+                .withContextLength(256)
+                .withMaxTokens(TOKENS)
+                .withSampling(Sampling.greedy())
                 .withCurrentDate(LocalDate.of(2026, 1, 2));
     }
 
@@ -40,30 +42,36 @@ class ChatsBatchedTest {
     void chatsOnThreadsShareStepsAndReplyAsAlone() throws Exception {
         Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 23);
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
-             ExecutorService threads = Executors.newFixedThreadPool(QUESTIONS.length)) {
+                ExecutorService threads = Executors.newFixedThreadPool(QUESTIONS.length)) {
             List<int[]> alone = new ArrayList<>();
             for (String q : QUESTIONS)
                 try (Chat c = engine.newChat(options())) {
                     alone.add(c.send(q, null).tokens());
                 }
-            // Replies that differ make the comparison below mean something: were they all alike, a batch that handed one
+            // Replies that differ make the comparison below mean something: were they all alike, a batch that handed
+            // one
             // chat's row to another would still pass.
-            assertEquals(QUESTIONS.length, alone.stream().map(Arrays::toString).distinct().count(),
-                    () -> "the solo replies must differ: " + alone.stream().map(Arrays::toString).toList());
+            assertEquals(
+                    QUESTIONS.length,
+                    alone.stream().map(Arrays::toString).distinct().count(),
+                    () -> "the solo replies must differ: "
+                            + alone.stream().map(Arrays::toString).toList());
             StepStats before = engine.stepStats();
             assertEquals(before.steps(), before.sequences(), "alone, every step holds one chat");
 
             CountDownLatch go = new CountDownLatch(1);
             List<CompletableFuture<int[]>> together = new ArrayList<>();
             for (String q : QUESTIONS)
-                together.add(CompletableFuture.supplyAsync(() -> {
-                    try (Chat c = engine.newChat(options())) {
-                        go.await();
-                        return c.send(q, null).tokens();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, threads));
+                together.add(CompletableFuture.supplyAsync(
+                        () -> {
+                            try (Chat c = engine.newChat(options())) {
+                                go.await();
+                                return c.send(q, null).tokens();
+                            } catch (InterruptedException e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        threads));
             go.countDown();
             for (int i = 0; i < QUESTIONS.length; i++)
                 assertArrayEquals(alone.get(i), together.get(i).get(120, TimeUnit.SECONDS), "tokens of chat " + i);

@@ -1,15 +1,14 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import io.gossgpu.GossException;
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.SafetensorsWriter;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * The one check of a requested context against the model's maximum (initial_context_length × rope_scaling_factor,
@@ -31,9 +30,11 @@ class ContextLengthCheckTest {
     @Test
     void openRefusesAContextBeyondTheModelBeforeMakingABackend() {
         EngineOptions options = EngineOptions.of(model()).withContextLength(131073);
-        GossException e = assertThrows(GossException.class, () -> Engine.open(options, () -> {
-            throw new AssertionError("the backend was made before the context was checked");
-        }));
+        GossException e = assertThrows(
+                GossException.class,
+                () -> Engine.open(options, () -> {
+                    throw new AssertionError("the backend was made before the context was checked");
+                }));
         assertEquals(BEYOND, e.getMessage());
         try (Engine atMax = Engine.open(EngineOptions.of(model()).withContextLength(131072), ReferenceBackend::new)) {
             assertEquals(131072, atMax.modelInfo().maxContextLength());
@@ -44,8 +45,14 @@ class ContextLengthCheckTest {
     void chatsCompletionsAndKvCachesBeyondTheModelGetTheSameMessage() {
         try (Engine engine = Engine.open(EngineOptions.of(model()), ReferenceBackend::new)) { // no context stated
             ChatOptions beyond = ChatOptions.defaults().withContextLength(131073);
-            assertEquals(BEYOND, assertThrows(GossException.class, () -> engine.newCompletion(beyond)).getMessage());
-            assertEquals(BEYOND, assertThrows(GossException.class, () -> engine.kvCacheSpec(131073, 0)).getMessage());
+            assertEquals(
+                    BEYOND,
+                    assertThrows(GossException.class, () -> engine.newCompletion(beyond))
+                            .getMessage());
+            assertEquals(
+                    BEYOND,
+                    assertThrows(GossException.class, () -> engine.kvCacheSpec(131073, 0))
+                            .getMessage());
             assertEquals(0, engine.openSessions());
         }
     }
@@ -53,7 +60,9 @@ class ContextLengthCheckTest {
     @Test
     void aStatedContextMustBePositive() {
         EngineOptions o = EngineOptions.of(Path.of("m"));
-        assertEquals("context length must be positive, got 0", assertThrows(GossException.class, () -> o.withContextLength(0)).getMessage());
+        assertEquals(
+                "context length must be positive, got 0",
+                assertThrows(GossException.class, () -> o.withContextLength(0)).getMessage());
         assertEquals(0, o.contextLength());
     }
 }

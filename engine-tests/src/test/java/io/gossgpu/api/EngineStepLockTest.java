@@ -1,18 +1,17 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.reference.ReferenceBackend;
-import org.junit.jupiter.api.Test;
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import org.junit.jupiter.api.Test;
 
 /**
  * The engine's shared backend belongs to one step at a time: between one thread's {@code beginStep} and its
@@ -29,7 +28,10 @@ class EngineStepLockTest {
                 return t.cols();
             }
         });
-        assertThrows(TimeoutException.class, () -> other.get(300, TimeUnit.MILLISECONDS), "another thread's call waits for the step");
+        assertThrows(
+                TimeoutException.class,
+                () -> other.get(300, TimeUnit.MILLISECONDS),
+                "another thread's call waits for the step");
         assertFalse(other.isDone());
         try (DeviceTensor mine = shared.allocate(1, 1)) { // the step's own thread goes on
             assertEquals(1, mine.rows());
@@ -42,12 +44,15 @@ class EngineStepLockTest {
 
     @Test
     void aFailedBeginStepHoldsNothing() throws Exception {
-        Backend failing = Engine.serialized(new ForwardingBackend(new ReferenceBackend()) {
-            @Override
-            public void beginStep(io.gossgpu.backend.Batch batch) {
-                throw new IllegalStateException("no");
-            }
-        }, java.nio.file.Path.of("model"), () -> {});
+        Backend failing = Engine.serialized(
+                new ForwardingBackend(new ReferenceBackend()) {
+                    @Override
+                    public void beginStep(io.gossgpu.backend.Batch batch) {
+                        throw new IllegalStateException("no");
+                    }
+                },
+                java.nio.file.Path.of("model"),
+                () -> {});
         assertThrows(IllegalStateException.class, () -> failing.beginStep(null));
         assertEquals("reference", CompletableFuture.supplyAsync(failing::name).get(10, TimeUnit.SECONDS));
     }

@@ -1,10 +1,11 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.testmodel.SafetensorsWriter;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,10 +15,8 @@ import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A model file changed while mapped is one clear error, not a SIGBUS or an InternalError trace. */
 class MappedFileChangeTest {
@@ -33,7 +32,8 @@ class MappedFileChangeTest {
     }
 
     private static void assertChanged(Path file, String change, GossException e) {
-        assertTrue(e.getMessage().startsWith(file + ": changed on disk while it was mapped (" + change), e.getMessage());
+        assertTrue(
+                e.getMessage().startsWith(file + ": changed on disk while it was mapped (" + change), e.getMessage());
         assertTrue(e.getMessage().contains("--no-mmap"), e.getMessage());
         assertEquals(1, e.getMessage().lines().count(), e.getMessage());
     }
@@ -43,7 +43,7 @@ class MappedFileChangeTest {
         Path model = model(), file = model.resolve("model.safetensors");
         long size = Files.size(file);
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
-             Completion completion = completion(engine)) {
+                Completion completion = completion(engine)) {
             completion.complete("a", new ChatListener() {});
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 ch.truncate(4096);
@@ -60,9 +60,13 @@ class MappedFileChangeTest {
      */
     private static long afterTheEmbedding(Path file) throws Exception {
         byte[] b = Files.readAllBytes(file);
-        long headerBytes = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        long headerBytes = java.nio.ByteBuffer.wrap(b)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .getLong();
         var offsets = new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(new String(b, 8, (int) headerBytes, StandardCharsets.UTF_8)).get("embedding.weight").get("data_offsets");
+                .readTree(new String(b, 8, (int) headerBytes, StandardCharsets.UTF_8))
+                .get("embedding.weight")
+                .get("data_offsets");
         assertEquals(0, offsets.get(0).asLong(), "the embedding comes first in the file");
         long end = 8 + headerBytes + offsets.get(1).asLong(), page = 64 << 10;
         assertTrue(end + page < b.length, "matrices follow the embedding");
@@ -74,28 +78,47 @@ class MappedFileChangeTest {
     void truncatingTheMappedFileWhileTheCpuBackendRunsIsAOneLineErrorNotACrash() throws Exception {
         Path model = model(), file = model.resolve("model.safetensors");
         long size = Files.size(file), cut = afterTheEmbedding(file);
-        List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
-                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
-                "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"), "-cp", System.getProperty("java.class.path"),
-                TruncateWhileMapped.class.getName(), model.toString(), "cpu", String.valueOf(cut)));
+        List<String> cmd = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--add-modules",
+                "jdk.incubator.vector",
+                "--enable-native-access=ALL-UNNAMED",
+                "-Xmx512m",
+                "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"),
+                "-cp",
+                System.getProperty("java.class.path"),
+                TruncateWhileMapped.class.getName(),
+                model.toString(),
+                "cpu",
+                String.valueOf(cut)));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(5, TimeUnit.MINUTES), "TruncateWhileMapped did not finish");
         assertEquals(1, p.exitValue(), out);
-        List<String> lines = out.lines().filter(l -> !l.startsWith("WARNING") && !l.isBlank()).toList();
-        assertEquals(List.of("completed", "goss-gpu: " + file + ": changed on disk while it was mapped (size " + size
-                + " -> " + cut + " bytes); open the model again, or read it into memory (--no-mmap, EngineOptions.withMmap(false))"),
-                lines, out);
+        List<String> lines = out.lines()
+                .filter(l -> !l.startsWith("WARNING") && !l.isBlank())
+                .toList();
+        assertEquals(
+                List.of(
+                        "completed",
+                        "goss-gpu: " + file + ": changed on disk while it was mapped (size " + size + " -> " + cut
+                                + " bytes); open the model again, or read it into memory (--no-mmap, EngineOptions.withMmap(false))"),
+                lines,
+                out);
     }
 
     @Test
     void rewritingTheMappedFileInPlaceIsNamedToo() throws Exception {
         Path model = model(), file = model.resolve("model.safetensors");
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
-             Completion completion = completion(engine)) {
+                Completion completion = completion(engine)) {
             completion.complete("a", new ChatListener() {});
-            Files.setLastModifiedTime(file, FileTime.fromMillis(Files.getLastModifiedTime(file).toMillis() + 60_000));
-            assertChanged(file, "modified ", assertThrows(GossException.class, () -> completion.complete("a", new ChatListener() {})));
+            Files.setLastModifiedTime(
+                    file, FileTime.fromMillis(Files.getLastModifiedTime(file).toMillis() + 60_000));
+            assertChanged(
+                    file,
+                    "modified ",
+                    assertThrows(GossException.class, () -> completion.complete("a", new ChatListener() {})));
         }
     }
 
@@ -103,8 +126,9 @@ class MappedFileChangeTest {
     @Test
     void aModelReadIntoMemoryOrAFileReplacedByRenameKeepsRunning() throws Exception {
         Path model = model(), file = model.resolve("model.safetensors");
-        try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference").withMmap(false));
-             Completion completion = completion(engine)) {
+        try (Engine engine = Engine.open(
+                        EngineOptions.of(model).withBackend("reference").withMmap(false));
+                Completion completion = completion(engine)) {
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 ch.truncate(4096);
             }
@@ -113,7 +137,7 @@ class MappedFileChangeTest {
         }
         model = model();
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend("reference"));
-             Completion completion = completion(engine)) {
+                Completion completion = completion(engine)) {
             assertEquals(1, engine.checkpoint().mappedFiles().size());
             Path other = dir.resolve("other");
             Files.write(other, new byte[4096]);

@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.GossException;
-
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -16,7 +15,8 @@ public final class TruncateWhileMapped {
     public static void main(String[] args) throws Exception {
         Path model = Path.of(args[0]);
         try (Engine engine = Engine.open(EngineOptions.of(model).withBackend(args[1]));
-             Completion completion = engine.newCompletion(ChatOptions.defaults().withContextLength(64).withMaxTokens(2))) {
+                Completion completion = engine.newCompletion(
+                        ChatOptions.defaults().withContextLength(64).withMaxTokens(2))) {
             completion.complete("a", new ChatListener() {});
             System.out.println("completed");
             System.out.flush();

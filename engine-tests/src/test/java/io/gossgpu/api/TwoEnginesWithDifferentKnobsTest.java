@@ -1,18 +1,17 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Knobs are values, not process state: two engines on the same model in one JVM, each created with its own
@@ -27,8 +26,10 @@ class TwoEnginesWithDifferentKnobsTest {
     void twoEnginesWithDifferentKnobsRunSideBySide() throws Exception {
         Path model = SafetensorsWriter.writeOriginalIn(dir, TestModelPresets.twoLayerDemo(), 5);
         EngineOptions base = EngineOptions.of(model).withBackend("cpu");
-        try (Engine one = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 1)));
-             Engine two = Engine.open(base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 2)))) {
+        try (Engine one = Engine.open(
+                        base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 1)));
+                Engine two = Engine.open(
+                        base.withBackendOptions(BackendOptions.defaults().with(CpuBackendProvider.THREADS, 2)))) {
             assertTrue(one.backendDescription().contains("1 thread "), one.backendDescription());
             assertTrue(two.backendDescription().contains("2 threads"), two.backendDescription());
             // each engine lists the knob as it runs it, and where the value came from
@@ -39,13 +40,16 @@ class TwoEnginesWithDifferentKnobsTest {
             int[] first = a.get().tokens(), second = b.get().tokens();
             assertTrue(first.length > 0);
             assertArrayEquals(first, second, "the thread count changes the speed, not the tokens");
-            assertTrue(one.backendDescription().contains("1 thread "), "still one thread after the other engine ran: " + one.backendDescription());
+            assertTrue(
+                    one.backendDescription().contains("1 thread "),
+                    "still one thread after the other engine ran: " + one.backendDescription());
         }
     }
 
     private static Reply complete(Engine e) {
         try (Completion c = e.newCompletion(ChatOptions.defaults().withContextLength(64))) {
-            return c.complete("The sky is", ChatOptions.defaults().withMaxTokens(24).withSampling(Sampling.greedy()), null);
+            return c.complete(
+                    "The sky is", ChatOptions.defaults().withMaxTokens(24).withSampling(Sampling.greedy()), null);
         }
     }
 }

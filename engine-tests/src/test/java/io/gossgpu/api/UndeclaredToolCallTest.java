@@ -1,18 +1,17 @@
 package io.gossgpu.api;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A call to a function the conversation did not offer is no tool call (gpt-oss sometimes calls a tool it knows
@@ -22,9 +21,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * as a tool request it could not run. The model is scripted (greedy, its argmax replaced by the script's tokens).
  */
 class UndeclaredToolCallTest {
-    static final Tool ADD = new Tool("add", "Adds two numbers.",
+    static final Tool ADD = new Tool(
+            "add",
+            "Adds two numbers.",
             "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}");
-    static final Tool WEATHER = new Tool("get_weather", "Gets the weather.",
+    static final Tool WEATHER = new Tool(
+            "get_weather",
+            "Gets the weather.",
             "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}");
 
     @TempDir
@@ -37,17 +40,33 @@ class UndeclaredToolCallTest {
             SafetensorsWriter.writeOriginal(new TestModelGenerator(TestModelPresets.twoLayerDemo(), 5), model);
         ChatCacheReuseTest.Scripted scripted = new ChatCacheReuseTest.Scripted();
         try (Engine engine = Engine.open(EngineOptions.of(model), () -> scripted);
-             Chat chat = engine.newChat(ChatOptions.defaults().withMaxTokens(40).withContextLength(512).withSampling(Sampling.greedy()))) {
+                Chat chat = engine.newChat(ChatOptions.defaults()
+                        .withMaxTokens(40)
+                        .withContextLength(512)
+                        .withSampling(Sampling.greedy()))) {
             for (int t : O200kHarmony.get().encodeWithSpecials(script)) scripted.script.add(t);
-            return chat.send(new Conversation(null, tools, List.of(new Turn.User("Weather in Paris?"))), new ChatListener() {
-                @Override public void onContent(String delta) { events.add("content"); }
-                @Override public void onToolCallStart(String fn) { events.add("start " + fn); }
-                @Override public void onToolCall(String fn, String args) { events.add("call " + fn); }
-            });
+            return chat.send(
+                    new Conversation(null, tools, List.of(new Turn.User("Weather in Paris?"))), new ChatListener() {
+                        @Override
+                        public void onContent(String delta) {
+                            events.add("content");
+                        }
+
+                        @Override
+                        public void onToolCallStart(String fn) {
+                            events.add("start " + fn);
+                        }
+
+                        @Override
+                        public void onToolCall(String fn, String args) {
+                            events.add("call " + fn);
+                        }
+                    });
         }
     }
 
-    static final String WEATHER_CALL = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
+    static final String WEATHER_CALL =
+            "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>";
 
     @Test
     void aCallToAnOfferedFunctionIsACall() {
@@ -71,7 +90,10 @@ class UndeclaredToolCallTest {
     @Test
     void aCallToABuiltInToolIsContent() {
         List<String> events = new ArrayList<>();
-        Reply r = reply(List.of(), "<|channel|>analysis to=browser.search <|message|>{\"query\":\"Paris weather\"}<|call|>", events);
+        Reply r = reply(
+                List.of(),
+                "<|channel|>analysis to=browser.search <|message|>{\"query\":\"Paris weather\"}<|call|>",
+                events);
         assertEquals(List.of(), r.toolCalls());
         assertEquals("{\"query\":\"Paris weather\"}", r.content());
         assertTrue(events.stream().allMatch("content"::equals), events.toString());

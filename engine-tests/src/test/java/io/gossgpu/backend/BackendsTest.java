@@ -1,14 +1,14 @@
 package io.gossgpu.backend;
 
-import io.gossgpu.GossException;
-import io.gossgpu.model.ModelConfig;
-import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.GossException;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.testmodel.TestModelPresets;
+import org.junit.jupiter.api.Test;
 
 class BackendsTest {
     @Test
@@ -82,7 +82,8 @@ class BackendsTest {
     @Test
     void gptOss20bPaysFourKibPerSlackPositionPerSlidingLayer() {
         ModelConfig c = ModelConfig.gptOss20b(); // 24 layers, 12 sliding (window 128), kv_dim 512, F32
-        long before = new KvCacheSpec(c, 8192, 0).bytes(), after = new KvCacheSpec(c, 8192, KvCacheSpec.DEFAULT_SWA_ROLLBACK).bytes();
+        long before = new KvCacheSpec(c, 8192, 0).bytes(),
+                after = new KvCacheSpec(c, 8192, KvCacheSpec.DEFAULT_SWA_ROLLBACK).bytes();
         assertEquals(2L * 512 * 4 * (12L * 8192 + 12L * 128), before); // 390 MiB
         assertEquals(12L * KvCacheSpec.DEFAULT_SWA_ROLLBACK * 2 * 512 * 4, after - before); // 96 MiB for R = 2048
     }

@@ -1,24 +1,23 @@
 package io.gossgpu.constrain;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
-import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
+import io.gossgpu.demo.DemoModels;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
-import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.*;
 
 /**
  * GBNF grammars ({@link TestGrammars}) on real generations: chats on the demo model (the answer on the final channel
@@ -31,7 +30,9 @@ class GrammarChatTest {
     Path dir;
 
     private static ChatOptions options(long seed, int maxTokens) {
-        return ChatOptions.defaults().withSampling(Sampling.of(1.0f, seed)).withMaxTokens(maxTokens)
+        return ChatOptions.defaults()
+                .withSampling(Sampling.of(1.0f, seed))
+                .withMaxTokens(maxTokens)
                 .withCurrentDate(java.time.LocalDate.of(2026, 1, 1));
     }
 
@@ -44,7 +45,9 @@ class GrammarChatTest {
                 try (Chat chat = engine.newChat(options(300 + i, 500).withGrammar(c.gbnf()))) {
                     Reply r = chat.send("What is the capital of France?", null);
                     if (r.stopReason() == StopReason.MAX_TOKENS) {
-                        assertNotNull(prefixState(c, r.content()), () -> c.name() + ": cut-off answer '" + r.content() + "' is not a prefix");
+                        assertNotNull(
+                                prefixState(c, r.content()),
+                                () -> c.name() + ": cut-off answer '" + r.content() + "' is not a prefix");
                         continue;
                     }
                     assertEquals(O200kHarmony.RETURN, r.tokens()[r.tokens().length - 1], c.name());
@@ -65,7 +68,8 @@ class GrammarChatTest {
             assertEquals(free.reasoning(), held.reasoning());
             assertTrue(date.oracle().test(held.content()), held.content());
         }
-        assertTrue(answered >= TestGrammars.ALL.size() * 2 / 3, "answered " + answered + " of " + TestGrammars.ALL.size());
+        assertTrue(
+                answered >= TestGrammars.ALL.size() * 2 / 3, "answered " + answered + " of " + TestGrammars.ALL.size());
     }
 
     /** Random weights, raw completion: the grammar holds from the first token, and {@code <|endoftext|>} ends it. */
@@ -79,11 +83,14 @@ class GrammarChatTest {
             try (Engine engine = Engine.open(EngineOptions.of(folder).withBackend("cpu"))) {
                 for (int i = 0; i < TestGrammars.ALL.size(); i++) {
                     TestGrammars.Case c = TestGrammars.ALL.get(i);
-                    try (Completion completion = engine.newCompletion(options(model * 100 + i, 48).withGrammar(c.gbnf()))) {
+                    try (Completion completion =
+                            engine.newCompletion(options(model * 100 + i, 48).withGrammar(c.gbnf()))) {
                         Reply r = completion.complete("Write it:", null);
                         runs++;
                         if (r.stopReason() == StopReason.MAX_TOKENS) {
-                            assertNotNull(prefixState(c, r.content()), () -> c.name() + ": cut-off text '" + r.content() + "' is not a prefix");
+                            assertNotNull(
+                                    prefixState(c, r.content()),
+                                    () -> c.name() + ": cut-off text '" + r.content() + "' is not a prefix");
                             continue;
                         }
                         assertEquals(O200kHarmony.END_OF_TEXT, r.tokens()[r.tokens().length - 1], c.name());

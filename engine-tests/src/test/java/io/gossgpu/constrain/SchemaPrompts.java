@@ -11,7 +11,6 @@ import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
 import io.gossgpu.api.Tool;
 import io.gossgpu.api.Turn;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -27,23 +26,33 @@ import java.util.List;
  */
 final class SchemaPrompts {
     private static final ObjectMapper JSON = new ObjectMapper();
-    static final Tool ADD = new Tool("add", "Adds two numbers.",
+    static final Tool ADD = new Tool(
+            "add",
+            "Adds two numbers.",
             "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},"
-                    + "\"required\":[\"a\",\"b\"],\"additionalProperties\":false}", true);
-    static final Tool WEATHER = new Tool("get_weather", "Gets the weather.",
+                    + "\"required\":[\"a\",\"b\"],\"additionalProperties\":false}",
+            true);
+    static final Tool WEATHER = new Tool(
+            "get_weather",
+            "Gets the weather.",
             "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],"
-                    + "\"additionalProperties\":false}", true);
+                    + "\"additionalProperties\":false}",
+            true);
 
     private SchemaPrompts() {}
 
     record Item(String prompt, String schema, boolean tools) {}
 
-    enum Verdict { VALID, UNFINISHED, INVALID }
+    enum Verdict {
+        VALID,
+        UNFINISHED,
+        INVALID
+    }
 
     record Outcome(Item item, Verdict verdict, Reply reply) {
         String describe() {
-            return verdict + " " + item.prompt() + " | " + item.schema() + " -> content " + reply.content()
-                    + " calls " + reply.toolCalls();
+            return verdict + " " + item.prompt() + " | " + item.schema() + " -> content " + reply.content() + " calls "
+                    + reply.toolCalls();
         }
     }
 
@@ -54,7 +63,10 @@ final class SchemaPrompts {
             for (String line; (line = r.readLine()) != null; ) {
                 if (line.isBlank()) continue;
                 JsonNode n = JSON.readTree(line);
-                out.add(new Item(n.get("prompt").asText(), n.get("schema").toString(), n.get("tools").asBoolean()));
+                out.add(new Item(
+                        n.get("prompt").asText(),
+                        n.get("schema").toString(),
+                        n.get("tools").asBoolean()));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -63,8 +75,11 @@ final class SchemaPrompts {
     }
 
     static ChatOptions options(Item item, Sampling sampling, int maxTokens) {
-        return ChatOptions.defaults().withSampling(sampling).withMaxTokens(maxTokens)
-                .withCurrentDate(java.time.LocalDate.of(2026, 1, 1)).withJsonSchema(item.schema());
+        return ChatOptions.defaults()
+                .withSampling(sampling)
+                .withMaxTokens(maxTokens)
+                .withCurrentDate(java.time.LocalDate.of(2026, 1, 1))
+                .withJsonSchema(item.schema());
     }
 
     static Conversation conversation(Item item) {

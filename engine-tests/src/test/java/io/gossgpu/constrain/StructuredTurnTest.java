@@ -1,20 +1,19 @@
 package io.gossgpu.constrain;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
 import io.gossgpu.demo.DemoEngine;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A response format holds the whole turn on the demo model: the model that reasons "I will call get_weather" under
@@ -52,10 +51,14 @@ class StructuredTurnTest {
     }
 
     private static void assertNoneInvalid(List<SchemaPrompts.Outcome> outcomes) {
-        List<String> bad = outcomes.stream().filter(o -> o.verdict() == SchemaPrompts.Verdict.INVALID)
-                .map(SchemaPrompts.Outcome::describe).toList();
+        List<String> bad = outcomes.stream()
+                .filter(o -> o.verdict() == SchemaPrompts.Verdict.INVALID)
+                .map(SchemaPrompts.Outcome::describe)
+                .toList();
         assertEquals(List.of(), bad);
-        long valid = outcomes.stream().filter(o -> o.verdict() == SchemaPrompts.Verdict.VALID).count();
+        long valid = outcomes.stream()
+                .filter(o -> o.verdict() == SchemaPrompts.Verdict.VALID)
+                .count();
         assertTrue(valid * 2 > outcomes.size(), "valid " + valid + " of " + outcomes.size());
     }
 
@@ -75,7 +78,8 @@ class StructuredTurnTest {
         List<SchemaPrompts.Outcome> outcomes = new ArrayList<>();
         List<SchemaPrompts.Item> items = SchemaPrompts.items();
         for (int i = 0; i < items.size(); i += 2) {
-            Sampling s = i % 4 == 0 ? Sampling.of(0.9f, i).withTopK(20)
+            Sampling s = i % 4 == 0
+                    ? Sampling.of(0.9f, i).withTopK(20)
                     : Sampling.of(1.2f, i).withTopP(0.9f).withMinP(0.02f);
             outcomes.add(SchemaPrompts.run(DEMO.engine(), items.get(i), s, 192));
         }

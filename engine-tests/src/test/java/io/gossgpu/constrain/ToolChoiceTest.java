@@ -1,5 +1,7 @@
 package io.gossgpu.constrain;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Conversation;
@@ -10,13 +12,10 @@ import io.gossgpu.api.Tool;
 import io.gossgpu.api.ToolChoice;
 import io.gossgpu.api.Turn;
 import io.gossgpu.demo.DemoEngine;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.time.LocalDate;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A tool choice holds on the demo model: asked for a sum it would call add, and asked for a capital it would answer
@@ -28,19 +27,28 @@ class ToolChoiceTest {
     static final DemoEngine DEMO = new DemoEngine();
 
     // not strict: only the tool choice holds the arguments to the schema
-    private static final Tool ADD = new Tool("add", "Adds two numbers.", "{\"type\":\"object\",\"properties\":"
-            + "{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"],"
-            + "\"additionalProperties\":false}");
-    private static final Tool WEATHER = new Tool("get_weather", "Gets the weather.", "{\"type\":\"object\","
-            + "\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":30}},\"required\":[\"city\"],"
-            + "\"additionalProperties\":false}");
+    private static final Tool ADD = new Tool(
+            "add",
+            "Adds two numbers.",
+            "{\"type\":\"object\",\"properties\":"
+                    + "{\"a\":{\"type\":\"number\"},\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"],"
+                    + "\"additionalProperties\":false}");
+    private static final Tool WEATHER = new Tool(
+            "get_weather",
+            "Gets the weather.",
+            "{\"type\":\"object\","
+                    + "\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":30}},\"required\":[\"city\"],"
+                    + "\"additionalProperties\":false}");
     private static final String SUM = "What is 12 plus 30?", CAPITAL = "What is the capital of France?";
-    private static final List<Sampling> DECODINGS = List.of(Sampling.greedy(), Sampling.of(1.0f, 3),
-            Sampling.of(0.8f, 11).withTopP(0.9f));
+    private static final List<Sampling> DECODINGS = List.of(
+            Sampling.greedy(), Sampling.of(1.0f, 3), Sampling.of(0.8f, 11).withTopP(0.9f));
 
     private static Reply reply(String prompt, ToolChoice choice, Sampling sampling) {
-        ChatOptions options = ChatOptions.defaults().withSampling(sampling).withMaxTokens(256)
-                .withCurrentDate(LocalDate.of(2026, 1, 1)).withToolChoice(choice);
+        ChatOptions options = ChatOptions.defaults()
+                .withSampling(sampling)
+                .withMaxTokens(256)
+                .withCurrentDate(LocalDate.of(2026, 1, 1))
+                .withToolChoice(choice);
         try (Chat chat = DEMO.engine().newChat(options)) {
             return chat.send(new Conversation(null, List.of(ADD, WEATHER), List.of(new Turn.User(prompt))), null);
         }
@@ -53,7 +61,9 @@ class ToolChoiceTest {
         assertEquals("", r.content(), what);
         assertEquals(1, r.toolCalls().size(), what);
         Reply.ToolCall call = r.toolCalls().getFirst();
-        Tool tool = List.of(tools).stream().filter(t -> t.name().equals(call.functionName())).findFirst()
+        Tool tool = List.of(tools).stream()
+                .filter(t -> t.name().equals(call.functionName()))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("a call to another tool: " + what));
         assertEquals(List.of(), SchemaPrompts.violations(tool.parametersJson(), call.arguments()), what);
     }
@@ -61,7 +71,9 @@ class ToolChoiceTest {
     @Test
     void aNamedToolIsCalledWhereTheModelWouldCallAnother() {
         Reply free = reply(SUM, ToolChoice.auto(), Sampling.greedy());
-        assertEquals(List.of("add"), free.toolCalls().stream().map(Reply.ToolCall::functionName).toList(),
+        assertEquals(
+                List.of("add"),
+                free.toolCalls().stream().map(Reply.ToolCall::functionName).toList(),
                 "left to itself the model calls add: " + free.content());
         for (Sampling s : DECODINGS) assertCallTo(reply(SUM, ToolChoice.function("get_weather"), s), WEATHER);
     }

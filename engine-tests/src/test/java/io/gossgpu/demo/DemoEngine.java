@@ -50,7 +50,9 @@ public final class DemoEngine implements BeforeAllCallback, AfterAllCallback {
 
     /** The open engine (between the class's first and last test). */
     public Engine engine() {
-        if (engine == null) throw new IllegalStateException("the demo engine is open only while its test class runs (register it with @RegisterExtension)");
+        if (engine == null)
+            throw new IllegalStateException(
+                    "the demo engine is open only while its test class runs (register it with @RegisterExtension)");
         return engine;
     }
 }

@@ -1,17 +1,16 @@
 package io.gossgpu.demo;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The shipped demo model answers held-out questions (new phrasings, new instructions, new sums, new word
@@ -25,27 +24,41 @@ class DemoModelAccuracyTest {
         List<HeldOut.Outcome> outcomes = new ArrayList<>();
         int onReference = Integer.getInteger("goss.demo.referenceItems", 2);
         try (Engine cpu = Engine.open(EngineOptions.of(DemoModels.folder()).withBackend("cpu"));
-             Chat chat = cpu.newChat(ChatOptions.defaults())) {
-            for (Map.Entry<String, List<HeldOut.Item>> fam : HeldOut.byFamily(HeldOut.items()).entrySet()) {
+                Chat chat = cpu.newChat(ChatOptions.defaults())) {
+            for (Map.Entry<String, List<HeldOut.Item>> fam :
+                    HeldOut.byFamily(HeldOut.items()).entrySet()) {
                 int i = 0;
                 for (HeldOut.Item it : fam.getValue()) {
                     HeldOut.Outcome o = HeldOut.answer(chat, it, DemoModels.MAX_TOKENS);
                     outcomes.add(o);
                     if (i++ < onReference) {
                         HeldOut.Outcome ref = DemoModels.onReference(it, DemoModels.MAX_TOKENS);
-                        assertArrayEquals(ref.tokens(), o.tokens(), () -> "reference wrote " + ref.transcript() + "\ncpu wrote " + o.transcript());
+                        assertArrayEquals(
+                                ref.tokens(),
+                                o.tokens(),
+                                () -> "reference wrote " + ref.transcript() + "\ncpu wrote " + o.transcript());
                     }
                 }
             }
         }
         String table = HeldOut.table(outcomes);
         System.out.print("demo model, cpu backend, held-out items answered correctly:\n" + table);
-        for (Map.Entry<String, List<HeldOut.Item>> fam : HeldOut.byFamily(HeldOut.items()).entrySet()) {
-            List<HeldOut.Outcome> mine = outcomes.stream().filter(o -> o.item().family().equals(fam.getKey())).toList();
+        for (Map.Entry<String, List<HeldOut.Item>> fam :
+                HeldOut.byFamily(HeldOut.items()).entrySet()) {
+            List<HeldOut.Outcome> mine = outcomes.stream()
+                    .filter(o -> o.item().family().equals(fam.getKey()))
+                    .toList();
             long right = mine.stream().filter(HeldOut.Outcome::correct).count();
             assertTrue(mine.size() >= 10, fam.getKey() + ": only " + mine.size() + " held-out items");
-            assertTrue(HeldOut.meets(right, mine.size(), HeldOut.GOAL), () -> fam.getKey() + ": " + right + "/" + mine.size() + " right\n" + table
-                    + "wrong: " + String.join("\n", mine.stream().filter(o -> !o.correct()).map(HeldOut.Outcome::transcript).toList()));
+            assertTrue(
+                    HeldOut.meets(right, mine.size(), HeldOut.GOAL),
+                    () -> fam.getKey() + ": " + right + "/" + mine.size() + " right\n" + table + "wrong: "
+                            + String.join(
+                                    "\n",
+                                    mine.stream()
+                                            .filter(o -> !o.correct())
+                                            .map(HeldOut.Outcome::transcript)
+                                            .toList()));
         }
     }
 }

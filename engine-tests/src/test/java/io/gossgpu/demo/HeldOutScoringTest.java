@@ -1,12 +1,11 @@
 package io.gossgpu.demo;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /**
  * Held-out replies were scored with {@code contains(answer)}, so "There are 12 words." passed for an item
@@ -14,12 +13,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class HeldOutScoringTest {
     private static HeldOut.Item item(String family) {
-        return HeldOut.items().stream().filter(i -> i.family().equals(family)).findFirst().orElseThrow();
+        return HeldOut.items().stream()
+                .filter(i -> i.family().equals(family))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void aReplyIsRightOnlyWhenItIsTheFinalText() {
-        HeldOut.Item count = HeldOut.items().stream().filter(i -> i.finalText().equals("There are 2 words.")).findFirst().orElseThrow();
+        HeldOut.Item count = HeldOut.items().stream()
+                .filter(i -> i.finalText().equals("There are 2 words."))
+                .findFirst()
+                .orElseThrow();
         assertTrue(HeldOut.isFinal(count, "There are 2 words."));
         assertTrue(HeldOut.isFinal(count, " There are 2 words.\n"));
         assertFalse(HeldOut.isFinal(count, "There are 12 words."));

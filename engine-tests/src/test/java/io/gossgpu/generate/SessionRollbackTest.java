@@ -1,27 +1,26 @@
 package io.gossgpu.generate;
 
-import io.gossgpu.backend.Backend;
-import io.gossgpu.backend.KvCache;
-import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.forward.Executor;
-import io.gossgpu.model.Checkpoint;
-import io.gossgpu.model.ModelConfig;
-import io.gossgpu.model.ModelWeights;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.LoadedWeights;
+import io.gossgpu.forward.Executor;
+import io.gossgpu.model.Checkpoint;
+import io.gossgpu.model.ModelConfig;
+import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link Session#rollbackTo} on the tiny model (window W = 5 on layers 0 and 2) with rollback slack R = 3, so the
@@ -75,7 +74,7 @@ class SessionRollbackTest {
 
     @Test
     void rollbackWithinTheSlackGivesTheLogitsOfAFreshSession() {
-        for (int depth : new int[]{1, 2, R, R + 1}) {
+        for (int depth : new int[] {1, 2, R, R + 1}) {
             int p = N - depth;
             float[] got;
             try (Session s = new Session(reference, refWeights, CTX, R, 0)) {
@@ -120,10 +119,11 @@ class SessionRollbackTest {
         }
         // What the refusal protects against: resuming anyway reads a slot that a later position overwrote.
         KvCacheSpec spec = new KvCacheSpec(C, CTX, R);
-        for (int depth : new int[]{R + 1, R + 2}) {
+        for (int depth : new int[] {R + 1, R + 2}) {
             int p = N - depth;
             float[] forced;
-            try (Executor ex = new Executor(reference, refWeights); KvCache cache = reference.createKvCache(spec)) {
+            try (Executor ex = new Executor(reference, refWeights);
+                    KvCache cache = reference.createKvCache(spec)) {
                 ex.forward(A, 0, cache, Executor.Output.LAST_LOGITS);
                 forced = ex.forward(B, p, cache, Executor.Output.ALL_LOGITS).logits();
             }
@@ -181,7 +181,8 @@ class SessionRollbackTest {
             got = s.generate(B, GenerationOptions.greedy(8), null).tokens();
         }
         try (Session s = new Session(reference, refWeights, CTX)) {
-            want = s.generate(concat(Arrays.copyOf(A, p), B), GenerationOptions.greedy(8), null).tokens();
+            want = s.generate(concat(Arrays.copyOf(A, p), B), GenerationOptions.greedy(8), null)
+                    .tokens();
         }
         assertArrayEquals(want, got);
     }

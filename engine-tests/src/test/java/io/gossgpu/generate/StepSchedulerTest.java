@@ -1,19 +1,19 @@
 package io.gossgpu.generate;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -24,11 +24,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * Continuous batching of sessions on one {@link StepScheduler}: sessions generating on several threads share steps and
@@ -103,30 +102,37 @@ class StepSchedulerTest {
         }
         assertAllDiffer(want);
         backend.steps.clear();
-        try (Executor ex = new Executor(backend, weights); ExecutorService threads = Executors.newFixedThreadPool(n)) {
+        try (Executor ex = new Executor(backend, weights);
+                ExecutorService threads = Executors.newFixedThreadPool(n)) {
             StepScheduler scheduler = new StepScheduler(ex, 4);
             CountDownLatch go = new CountDownLatch(1);
             List<CompletableFuture<int[]>> got = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 int[] p = prompts[i];
-                got.add(CompletableFuture.supplyAsync(() -> {
-                    try (Session s = new Session(scheduler, 64, 0, 0)) {
-                        go.await();
-                        return s.generate(p, GenerationOptions.greedy(tokens), null).tokens();
-                    } catch (InterruptedException e) {
-                        throw new IllegalStateException(e);
-                    }
-                }, threads));
+                got.add(CompletableFuture.supplyAsync(
+                        () -> {
+                            try (Session s = new Session(scheduler, 64, 0, 0)) {
+                                go.await();
+                                return s.generate(p, GenerationOptions.greedy(tokens), null)
+                                        .tokens();
+                            } catch (InterruptedException e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        threads));
             }
             go.countDown();
-            for (int i = 0; i < n; i++) assertArrayEquals(want[i], got.get(i).get(60, TimeUnit.SECONDS), "tokens of session " + i);
+            for (int i = 0; i < n; i++)
+                assertArrayEquals(want[i], got.get(i).get(60, TimeUnit.SECONDS), "tokens of session " + i);
             StepScheduler.Stats st = scheduler.stats();
             int rows = 0;
             for (int[] p : prompts) rows += p.length + tokens - 1;
             assertEquals(rows, st.rows(), "every prompt token and every decoded token ran once");
             // 4 streams of 23 decode steps each: alone that is 92 steps; batched, most steps hold several streams
             assertTrue(st.steps() < 60, "steps: " + st.steps() + " for " + st.sequences() + " sequence-steps");
-            assertTrue(backend.steps.stream().anyMatch(s -> s.size() == n), "some step held all four sessions: " + backend.steps);
+            assertTrue(
+                    backend.steps.stream().anyMatch(s -> s.size() == n),
+                    "some step held all four sessions: " + backend.steps);
         }
     }
 
@@ -136,34 +142,45 @@ class StepSchedulerTest {
         int[] wantFirst = alone(first, 20), wantSecond = alone(second, 4);
         assertAllDiffer(Arrays.copyOf(wantFirst, 4), wantSecond);
         backend.steps.clear();
-        try (Executor ex = new Executor(backend, weights); ExecutorService threads = Executors.newFixedThreadPool(2)) {
+        try (Executor ex = new Executor(backend, weights);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
             StepScheduler scheduler = new StepScheduler(ex, 4);
             CountDownLatch started = new CountDownLatch(3);
-            CompletableFuture<int[]> a = CompletableFuture.supplyAsync(() -> {
-                try (Session s = new Session(scheduler, 64, 0, 0)) {
-                    return s.generate(first, GenerationOptions.greedy(20), t -> started.countDown()).tokens();
-                }
-            }, threads);
+            CompletableFuture<int[]> a = CompletableFuture.supplyAsync(
+                    () -> {
+                        try (Session s = new Session(scheduler, 64, 0, 0)) {
+                            return s.generate(first, GenerationOptions.greedy(20), t -> started.countDown())
+                                    .tokens();
+                        }
+                    },
+                    threads);
             assertTrue(started.await(30, TimeUnit.SECONDS), "the first stream decodes");
-            CompletableFuture<int[]> b = CompletableFuture.supplyAsync(() -> {
-                try (Session s = new Session(scheduler, 64, 0, 0)) {
-                    return s.generate(second, GenerationOptions.greedy(4), null).tokens();
-                }
-            }, threads);
+            CompletableFuture<int[]> b = CompletableFuture.supplyAsync(
+                    () -> {
+                        try (Session s = new Session(scheduler, 64, 0, 0)) {
+                            return s.generate(second, GenerationOptions.greedy(4), null)
+                                    .tokens();
+                        }
+                    },
+                    threads);
             assertArrayEquals(wantFirst, a.get(60, TimeUnit.SECONDS));
             assertArrayEquals(wantSecond, b.get(60, TimeUnit.SECONDS));
         }
         // the 14-token prompt ran as chunks of at most 4 beside the first stream's decode tokens
-        List<List<Integer>> mixed = backend.steps.stream().filter(s -> s.size() == 2 && s.contains(1) && s.stream().anyMatch(t -> t > 1)).toList();
+        List<List<Integer>> mixed = backend.steps.stream()
+                .filter(s -> s.size() == 2 && s.contains(1) && s.stream().anyMatch(t -> t > 1))
+                .toList();
         assertTrue(mixed.size() >= 3, "steps of a decode token and a prompt chunk: " + backend.steps);
-        assertTrue(backend.steps.stream().allMatch(s -> s.size() == 1 || s.stream().allMatch(t -> t <= 4)),
+        assertTrue(
+                backend.steps.stream().allMatch(s -> s.size() == 1 || s.stream().allMatch(t -> t <= 4)),
                 "no chunk over 4 tokens beside another sequence: " + backend.steps);
     }
 
     @Test
     void aPromptAloneRunsWhole() {
         backend.steps.clear();
-        try (Executor ex = new Executor(backend, weights); Session s = new Session(new StepScheduler(ex, 4), 64, 0, 0)) {
+        try (Executor ex = new Executor(backend, weights);
+                Session s = new Session(new StepScheduler(ex, 4), 64, 0, 0)) {
             s.generate(prompt(14, 62), GenerationOptions.greedy(2), null);
         }
         assertEquals(List.of(List.of(14), List.of(1)), backend.steps);
@@ -184,10 +201,13 @@ class StepSchedulerTest {
                 }
             }
         };
-        try (Executor ex = new Executor(slow, weights); ExecutorService threads = Executors.newFixedThreadPool(2)) {
+        try (Executor ex = new Executor(slow, weights);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
             StepScheduler scheduler = new StepScheduler(ex, 4);
-            try (Session running = new Session(scheduler, 64, 0, 0); Session waiting = new Session(scheduler, 64, 0, 0)) {
-                CompletableFuture<float[]> a = CompletableFuture.supplyAsync(() -> running.prefill(prompt(3, 70)), threads);
+            try (Session running = new Session(scheduler, 64, 0, 0);
+                    Session waiting = new Session(scheduler, 64, 0, 0)) {
+                CompletableFuture<float[]> a =
+                        CompletableFuture.supplyAsync(() -> running.prefill(prompt(3, 70)), threads);
                 assertTrue(inStep.await(30, TimeUnit.SECONDS));
                 CompletableFuture<GenerationResult> b = CompletableFuture.supplyAsync(
                         () -> waiting.generate(prompt(3, 71), GenerationOptions.greedy(5), null), threads);
@@ -195,13 +215,17 @@ class StepSchedulerTest {
                 long t0 = System.nanoTime();
                 waiting.cancel();
                 GenerationResult r = b.get(10, TimeUnit.SECONDS);
-                assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "the cancelled request did not wait for the step");
+                assertTrue(
+                        System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5),
+                        "the cancelled request did not wait for the step");
                 assertEquals(GenerationResult.StopReason.CANCELLED, r.stopReason());
                 assertEquals(0, r.tokens().length);
                 assertEquals(0, waiting.position(), "nothing of the cancelled prompt ran");
                 release.countDown();
                 assertEquals(weights.config().vocabSize(), a.get(30, TimeUnit.SECONDS).length);
-                assertThrows(io.gossgpu.GossException.class, () -> waiting.prefill(new int[]{weights.config().vocabSize()}));
+                assertThrows(
+                        io.gossgpu.GossException.class,
+                        () -> waiting.prefill(new int[] {weights.config().vocabSize()}));
             }
         }
     }

@@ -1,22 +1,21 @@
 package io.gossgpu.generate;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.LoadedWeights;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import org.junit.jupiter.api.Test;
 
 /** Log probabilities of generated tokens: the arithmetic, and a generation asking for them choosing the same tokens. */
 class TokenLogprobsTest {
@@ -32,7 +31,8 @@ class TokenLogprobsTest {
         assertEquals(logits[42] - Math.log(z), lp.logprob(), 1e-4);
         Integer[] order = new Integer[logits.length];
         for (int i = 0; i < order.length; i++) order[i] = i;
-        java.util.Arrays.sort(order, (a, b) -> logits[a] != logits[b] ? Float.compare(logits[b], logits[a]) : Integer.compare(a, b));
+        java.util.Arrays.sort(
+                order, (a, b) -> logits[a] != logits[b] ? Float.compare(logits[b], logits[a]) : Integer.compare(a, b));
         for (int k = 0; k < 5; k++) {
             assertEquals(order[k], lp.topTokens()[k], "rank " + k);
             assertEquals(logits[order[k]] - Math.log(z), lp.topLogprobs()[k], 1e-4);
@@ -53,17 +53,21 @@ class TokenLogprobsTest {
                     int[] plain, withLogprobs;
                     List<TokenLogprobs> seen = new ArrayList<>();
                     try (Session s = new Session(backend, w, 40)) {
-                        plain = s.generate(prompt, new GenerationOptions(12, Set.of(), sampler), null).tokens();
+                        plain = s.generate(prompt, new GenerationOptions(12, Set.of(), sampler), null)
+                                .tokens();
                     }
                     try (Session s = new Session(backend, w, 40)) {
-                        withLogprobs = s.generate(prompt, new GenerationOptions(12, Set.of(), sampler, 3), null, seen::add).tokens();
+                        withLogprobs = s.generate(
+                                        prompt, new GenerationOptions(12, Set.of(), sampler, 3), null, seen::add)
+                                .tokens();
                     }
                     assertArrayEquals(plain, withLogprobs, sampler.toString());
                     assertEquals(plain.length, seen.size());
                     for (int i = 0; i < plain.length; i++) {
                         assertEquals(plain[i], seen.get(i).token());
                         assertEquals(3, seen.get(i).topTokens().length);
-                        if (sampler.isGreedy()) assertEquals(plain[i], seen.get(i).topTokens()[0], "greedy picks the most likely");
+                        if (sampler.isGreedy())
+                            assertEquals(plain[i], seen.get(i).topTokens()[0], "greedy picks the most likely");
                     }
                 }
             }

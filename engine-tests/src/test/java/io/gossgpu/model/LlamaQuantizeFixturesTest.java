@@ -1,13 +1,13 @@
 package io.gossgpu.model;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.debug.LogitsDump;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
+import io.gossgpu.reference.ReferenceBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -20,10 +20,9 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Files quantized by llama.cpp's own llama-quantize (scripts/llama-quantize-fixtures.sh: a --preset quant model as
@@ -41,14 +40,17 @@ class LlamaQuantizeFixturesTest {
     @ParameterizedTest
     @ValueSource(strings = {"Q4_K_M", "Q6_K", "Q5_0", "Q2_K"})
     void decodesAsGgufPyAndGivesTheDequantizedModelsLogits(String ftype) throws Exception {
-        Path file = Path.of(getClass().getResource("/llama-quantize/quant-" + ftype + ".gguf").toURI());
+        Path file = Path.of(getClass()
+                .getResource("/llama-quantize/quant-" + ftype + ".gguf")
+                .toURI());
         JsonNode expected;
         try (var in = getClass().getResourceAsStream("/llama-quantize/gguf-py-sha256.json")) {
             expected = new ObjectMapper().readTree(in).get(file.getFileName().toString());
         }
         float[] exact, decoded, approx;
         Set<DType> types = new HashSet<>();
-        try (Checkpoint q = Checkpoint.open(file, LoadOptions.defaults().withExactDense(true)); Arena arena = Arena.ofShared()) {
+        try (Checkpoint q = Checkpoint.open(file, LoadOptions.defaults().withExactDense(true));
+                Arena arena = Arena.ofShared()) {
             assertEquals(expected.size(), q.tensors().size());
             Map<String, TensorData> f32 = new LinkedHashMap<>();
             for (TensorData t : q.tensors().values()) {
@@ -56,10 +58,12 @@ class LlamaQuantizeFixturesTest {
                 JsonNode e = expected.get(t.name());
                 assertEquals(e.get("type").asText(), t.dtype().toString(), t.name());
                 float[] v = decode(t);
-                assertEquals(e.get("sha256").asText(), sha256(v), t.name() + " (" + t.dtype() + ") decodes unlike gguf-py");
+                assertEquals(
+                        e.get("sha256").asText(), sha256(v), t.name() + " (" + t.dtype() + ") decodes unlike gguf-py");
                 f32.put(t.name(), t.dtype() == DType.MXFP4 ? t : floats(t, v, arena));
             }
-            try (Checkpoint dequantized = new Checkpoint(file, ModelFormat.GGUF, q.config(), f32, q.metadata(), Arena.ofShared())) {
+            try (Checkpoint dequantized =
+                    new Checkpoint(file, ModelFormat.GGUF, q.config(), f32, q.metadata(), Arena.ofShared())) {
                 decoded = logits(dequantized);
             }
             exact = logits(q);
@@ -67,7 +71,9 @@ class LlamaQuantizeFixturesTest {
         try (Checkpoint q = Checkpoint.open(file, LoadOptions.defaults())) {
             approx = logits(q);
         }
-        assertTrue(types.stream().anyMatch(Conversions::needsDecode), "the fixture holds types that need decoding: " + types);
+        assertTrue(
+                types.stream().anyMatch(Conversions::needsDecode),
+                "the fixture holds types that need decoding: " + types);
         assertArrayEquals(decoded, exact, ftype + ": exact decoding gives the F32 model's logits bit for bit");
         double maxDiff = 0, sq = 0;
         for (int i = 0; i < decoded.length; i++) {
@@ -75,7 +81,10 @@ class LlamaQuantizeFixturesTest {
             sq += decoded[i] * (double) decoded[i];
         }
         double rms = Math.sqrt(sq / decoded.length);
-        assertTrue(maxDiff < 2e-3 * rms + 1e-6, ftype + ": default decoding (Q8_0 exact, F16 otherwise) moves logits by " + maxDiff + " (rms " + rms + ")");
+        assertTrue(
+                maxDiff < 2e-3 * rms + 1e-6,
+                ftype + ": default decoding (Q8_0 exact, F16 otherwise) moves logits by " + maxDiff + " (rms " + rms
+                        + ")");
     }
 
     private int dumps;

@@ -1,25 +1,24 @@
 package io.gossgpu.model;
 
-import io.gossgpu.reference.ReferenceBackend;
-import io.gossgpu.debug.LogitsDump;
-import io.gossgpu.testmodel.GgufWriter;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.quant.Mxfp4;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
-import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.debug.LogitsDump;
+import io.gossgpu.quant.Mxfp4;
+import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.testmodel.GgufWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Ollama's first gptoss GGUF and BF16-expert fine-tunes load to the weights of the MXFP4 original. */
 class LoadTimeConversionTest {
@@ -31,11 +30,14 @@ class LoadTimeConversionTest {
     @Test
     void ollamaLayoutRoundTripsToTheOriginalsWeights() {
         SafetensorsWriter.writeOriginal(g, dir.resolve("original"));
-        GgufWriter.write(g, dir.resolve("blob.gguf"), GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
+        GgufWriter.write(
+                g, dir.resolve("blob.gguf"), GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
         try (Checkpoint o = Checkpoint.open(dir.resolve("original"), LoadOptions.defaults());
-             Checkpoint b = Checkpoint.open(dir.resolve("blob.gguf"), LoadOptions.defaults())) {
+                Checkpoint b = Checkpoint.open(dir.resolve("blob.gguf"), LoadOptions.defaults())) {
             assertEquals(ModelFormat.OLLAMA, b.format());
-            assertEquals(DType.MXFP4_OLLAMA, b.tensor("blk.0.ffn_gate_up_exps.weight").dtype());
+            assertEquals(
+                    DType.MXFP4_OLLAMA,
+                    b.tensor("blk.0.ffn_gate_up_exps.weight").dtype());
             assertEquals(o.config(), b.config());
             ModelWeights wb = ModelWeights.of(b);
             assertEquals(WeightFormat.MXFP4_GGML, wb.layers().get(0).gate().format(), "repacked into ggml's layout");
@@ -67,20 +69,27 @@ class LoadTimeConversionTest {
         SafetensorsWriter.writeOriginal(g, dir.resolve("original"));
         SafetensorsWriter.writeHf(g, dir.resolve("bf16"), 200_000, true);
         try (Checkpoint o = Checkpoint.open(dir.resolve("original"), LoadOptions.defaults());
-             Checkpoint q = Checkpoint.open(dir.resolve("bf16"), LoadOptions.defaults());
-             Checkpoint f = Checkpoint.open(dir.resolve("bf16"), LoadOptions.defaults().withFloatExperts(true))) {
-            assertEquals(DType.BF16, q.tensor("model.layers.0.mlp.experts.gate_up_proj").dtype());
+                Checkpoint q = Checkpoint.open(dir.resolve("bf16"), LoadOptions.defaults());
+                Checkpoint f = Checkpoint.open(
+                        dir.resolve("bf16"), LoadOptions.defaults().withFloatExperts(true))) {
+            assertEquals(
+                    DType.BF16,
+                    q.tensor("model.layers.0.mlp.experts.gate_up_proj").dtype());
             assertEquals(3, q.tensor("model.layers.0.mlp.experts.gate_up_proj").rank());
             ModelWeights wo = ModelWeights.of(o), wq = ModelWeights.of(q), wf = ModelWeights.of(f);
             assertEquals(WeightFormat.MXFP4_GGML, wq.layers().get(0).down().format());
             assertEquals(WeightFormat.BF16, wf.layers().get(0).down().format());
             assertBitIdentical(wo, wq);
             assertBitIdentical(wo, wf);
-            assertTrue(q.conversions().quantizationNote().contains("relative RMS error 0.00%"), q.conversions().quantizationNote());
+            assertTrue(
+                    q.conversions().quantizationNote().contains("relative RMS error 0.00%"),
+                    q.conversions().quantizationNote());
             assertNull(f.conversions().quantizationNote());
-            float[] lo = LogitsDump.write(dir.resolve("lo"), new ReferenceBackend(), wo, new int[]{3, 1, 4, 1, 5});
-            assertArrayEquals(lo, LogitsDump.write(dir.resolve("lq"), new ReferenceBackend(), wq, new int[]{3, 1, 4, 1, 5}));
-            assertArrayEquals(lo, LogitsDump.write(dir.resolve("lf"), new ReferenceBackend(), wf, new int[]{3, 1, 4, 1, 5}));
+            float[] lo = LogitsDump.write(dir.resolve("lo"), new ReferenceBackend(), wo, new int[] {3, 1, 4, 1, 5});
+            assertArrayEquals(
+                    lo, LogitsDump.write(dir.resolve("lq"), new ReferenceBackend(), wq, new int[] {3, 1, 4, 1, 5}));
+            assertArrayEquals(
+                    lo, LogitsDump.write(dir.resolve("lf"), new ReferenceBackend(), wf, new int[] {3, 1, 4, 1, 5}));
         }
     }
 
@@ -120,7 +129,10 @@ class LoadTimeConversionTest {
             assertNotNull(y);
             assertEquals(x.length, y.length, wa.get(i).name());
             for (int k = 0; k < x.length; k++)
-                assertEquals(Float.floatToRawIntBits(x[k]), Float.floatToRawIntBits(y[k]), wa.get(i).name() + " vs " + wb.get(i).name() + " at " + k);
+                assertEquals(
+                        Float.floatToRawIntBits(x[k]),
+                        Float.floatToRawIntBits(y[k]),
+                        wa.get(i).name() + " vs " + wb.get(i).name() + " at " + k);
         }
     }
 }

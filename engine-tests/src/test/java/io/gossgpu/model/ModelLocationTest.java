@@ -1,23 +1,22 @@
 package io.gossgpu.model;
 
-import io.gossgpu.GossException;
-import io.gossgpu.testmodel.GgufWriter;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.testmodel.TestModelGenerator;
-import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gossgpu.GossException;
+import io.gossgpu.testmodel.GgufWriter;
+import io.gossgpu.testmodel.SafetensorsWriter;
+import io.gossgpu.testmodel.TestModelGenerator;
+import io.gossgpu.testmodel.TestModelPresets;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every download layout opens by pointing at its top folder. */
 class ModelLocationTest {
@@ -53,7 +52,8 @@ class ModelLocationTest {
         Path blobs = repo.resolve("blobs"), snap = repo.resolve("snapshots/abc123/original");
         SafetensorsWriter.writeOriginal(g, blobs.resolve("tmp"));
         Files.createDirectories(snap);
-        for (String f : List.of("config.json", "model.safetensors")) Files.createSymbolicLink(snap.resolve(f), blobs.resolve("tmp").resolve(f));
+        for (String f : List.of("config.json", "model.safetensors"))
+            Files.createSymbolicLink(snap.resolve(f), blobs.resolve("tmp").resolve(f));
         Files.createDirectories(repo.resolve("snapshots/older"));
         Files.createDirectories(repo.resolve("refs"));
         Files.writeString(repo.resolve("refs/main"), "abc123\n");
@@ -77,17 +77,26 @@ class ModelLocationTest {
         Path folder = tmp.resolve("gpt-oss-120b-GGUF");
         Files.createDirectories(folder);
         Path first = GgufWriter.writeSplit(g, folder, "gpt-oss-120b-mxfp4", 3, GgufWriter.Options.defaults());
-        assertEquals("gpt-oss-120b-mxfp4-00001-of-00003.gguf", first.getFileName().toString());
+        assertEquals(
+                "gpt-oss-120b-mxfp4-00001-of-00003.gguf", first.getFileName().toString());
         assertOpensAs(folder, ModelFormat.GGUF, first);
         assertOpensAs(folder.resolve("gpt-oss-120b-mxfp4-00002-of-00003.gguf"), ModelFormat.GGUF, first);
-        try (Checkpoint a = Checkpoint.open(single, LoadOptions.defaults()); Checkpoint b = Checkpoint.open(folder, LoadOptions.defaults())) {
+        try (Checkpoint a = Checkpoint.open(single, LoadOptions.defaults());
+                Checkpoint b = Checkpoint.open(folder, LoadOptions.defaults())) {
             assertEquals(a.config(), b.config());
             assertEquals(a.tensors().keySet(), b.tensors().keySet());
             for (String name : a.tensors().keySet())
-                assertArrayEquals(a.tensor(name).bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
-                        b.tensor(name).bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), name);
+                assertArrayEquals(
+                        a.tensor(name).bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                        b.tensor(name).bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
+                        name);
             ModelWeights.of(b);
-            assertEquals(3, b.tensors().values().stream().map(TensorData::file).distinct().count());
+            assertEquals(
+                    3,
+                    b.tensors().values().stream()
+                            .map(TensorData::file)
+                            .distinct()
+                            .count());
         }
         Files.delete(folder.resolve("gpt-oss-120b-mxfp4-00003-of-00003.gguf"));
         GossException e = assertThrows(GossException.class, () -> Checkpoint.open(folder, LoadOptions.defaults()));
@@ -133,7 +142,8 @@ class ModelLocationTest {
         Path latest = manifest.resolveSibling("latest");
         Files.writeString(latest, "{}");
         assertEquals(latest, ModelLocation.ollamaManifest("ollama:gpt-oss", models));
-        GossException e = assertThrows(GossException.class, () -> ModelLocation.ollamaManifest("ollama:gpt-oss:120b", models));
+        GossException e =
+                assertThrows(GossException.class, () -> ModelLocation.ollamaManifest("ollama:gpt-oss:120b", models));
         assertTrue(e.getMessage().contains("ollama pull gpt-oss:120b"), e.getMessage());
         assertThrows(GossException.class, () -> ModelLocation.ollamaManifest("ollama:../x:1", models));
     }
@@ -153,7 +163,9 @@ class ModelLocationTest {
         writeGguf(folder.resolve("a.gguf"));
         writeGguf(folder.resolve("b.gguf"));
         GossException e = assertThrows(GossException.class, () -> Checkpoint.open(folder, LoadOptions.defaults()));
-        assertTrue(e.getMessage().contains("holds 2 GGUF models") && e.getMessage().contains("a.gguf, b.gguf"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("holds 2 GGUF models") && e.getMessage().contains("a.gguf, b.gguf"),
+                e.getMessage());
     }
 
     /** An original/ folder and a .gguf side by side: refused, naming both, not one picked silently. */
@@ -164,7 +176,11 @@ class ModelLocationTest {
         writeGguf(folder.resolve("gpt-oss-20b-mxfp4.gguf"));
         GossException e = assertThrows(GossException.class, () -> ModelLocation.find(folder));
         String m = e.getMessage();
-        assertTrue(m.contains(folder.resolve("original").toString()) && m.contains("gpt-oss-20b-mxfp4.gguf") && m.contains("point --model at"), m);
+        assertTrue(
+                m.contains(folder.resolve("original").toString())
+                        && m.contains("gpt-oss-20b-mxfp4.gguf")
+                        && m.contains("point --model at"),
+                m);
         assertEquals(1, m.lines().count(), m);
         assertOpensAs(folder.resolve("original"), ModelFormat.ORIGINAL, folder.resolve("original"));
     }

@@ -1,10 +1,10 @@
 package io.gossgpu.model;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import org.junit.jupiter.api.Test;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 class ModelWeightsTest {
     @Test
@@ -22,7 +22,9 @@ class ModelWeightsTest {
             float[] up = l.upBias().dequantizeAll();
             // up = odd elements of each expert's interleaved mlp1 bias
             assertEquals(bias[2 * c.intermediateSize() * 2 + 2 * 5 + 1], up[2 * c.intermediateSize() + 5]);
-            WeightView mlp1 = WeightView.mxfp4OpenAi("mlp1", ckpt.tensor("block.1.mlp.mlp1_weight.blocks"),
+            WeightView mlp1 = WeightView.mxfp4OpenAi(
+                    "mlp1",
+                    ckpt.tensor("block.1.mlp.mlp1_weight.blocks"),
                     ckpt.tensor("block.1.mlp.mlp1_weight.scales"));
             float[] a = new float[c.hiddenSize()], b = new float[c.hiddenSize()];
             mlp1.dequantizeRow(4, 2 * 7, a, 0);

@@ -64,8 +64,10 @@ final class NaiveForward {
         int hd = c.headDim(), dh = hd / 2;
         double[] inv = new double[dh];
         double f = c.ropeScalingFactor();
-        double low = dh * Math.log(c.initialContextLength() / (c.ropeNtkBeta() * 2 * Math.PI)) / Math.log(c.ropeTheta());
-        double high = dh * Math.log(c.initialContextLength() / (c.ropeNtkAlpha() * 2 * Math.PI)) / Math.log(c.ropeTheta());
+        double low =
+                dh * Math.log(c.initialContextLength() / (c.ropeNtkBeta() * 2 * Math.PI)) / Math.log(c.ropeTheta());
+        double high =
+                dh * Math.log(c.initialContextLength() / (c.ropeNtkAlpha() * 2 * Math.PI)) / Math.log(c.ropeTheta());
         for (int i = 0; i < dh; i++) {
             double freq = Math.pow(c.ropeTheta(), (2.0 * i) / hd);
             if (f <= 1) {
@@ -132,14 +134,19 @@ final class NaiveForward {
                 }
             }
         }
-        return matmul(out, lw.out().dequantizeAll(), c.hiddenSize(), lw.outBias().dequantizeAll());
+        return matmul(
+                out, lw.out().dequantizeAll(), c.hiddenSize(), lw.outBias().dequantizeAll());
     }
 
     private double[][] moe(LayerWeights lw, double[][] t) {
         int T = t.length, E = c.numExperts(), K = c.expertsPerToken(), H = c.hiddenSize(), I = c.intermediateSize();
         double[][] g = matmul(t, lw.router().dequantizeAll(), E, lw.routerBias().dequantizeAll());
-        float[] gate = lw.gate().dequantizeAll(), up = lw.up().dequantizeAll(), down = lw.down().dequantizeAll();
-        float[] gateB = lw.gateBias().dequantizeAll(), upB = lw.upBias().dequantizeAll(), downB = lw.downBias().dequantizeAll();
+        float[] gate = lw.gate().dequantizeAll(),
+                up = lw.up().dequantizeAll(),
+                down = lw.down().dequantizeAll();
+        float[] gateB = lw.gateBias().dequantizeAll(),
+                upB = lw.upBias().dequantizeAll(),
+                downB = lw.downBias().dequantizeAll();
         double L = c.swigluLimit();
         double[][] out = new double[T][H];
         for (int i = 0; i < T; i++) {

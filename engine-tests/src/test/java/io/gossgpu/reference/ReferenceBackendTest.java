@@ -1,29 +1,27 @@
 package io.gossgpu.reference;
 
-import io.gossgpu.reference.HeapMemoryBackend;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Rope;
-import io.gossgpu.generate.Session;
+import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.forward.Executor;
+import io.gossgpu.generate.Session;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import io.gossgpu.conformance.OpRuns;
+import java.util.Arrays;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The reference backend against an independent formula-level implementation, and its own invariants. */
 class ReferenceBackendTest {
@@ -67,7 +65,8 @@ class ReferenceBackendTest {
             for (int i = 0; i < toks.length; i++) toks[i] = r.nextInt(c.vocabSize());
             double[][] expected = new NaiveForward(mw).logits(toks);
             float[] got;
-            try (LoadedWeights lw = backend.loadWeights(mw); Session s = new Session(backend, lw, 32)) {
+            try (LoadedWeights lw = backend.loadWeights(mw);
+                    Session s = new Session(backend, lw, 32)) {
                 got = s.prefillAllLogits(toks);
             }
             for (int i = 0; i < toks.length; i++) {
@@ -78,7 +77,8 @@ class ReferenceBackendTest {
                 // the row's largest logit (measured: 6e-7), while any formula error (mask, RoPE pairing, GQA)
                 // is O(1). 1e-5 keeps a 15x margin over the measurement.
                 for (int v = 0; v < c.vocabSize(); v++)
-                    assertEquals(expected[i][v], got[i * c.vocabSize() + v], 1e-5 * scale, "position " + i + " token " + v);
+                    assertEquals(
+                            expected[i][v], got[i * c.vocabSize() + v], 1e-5 * scale, "position " + i + " token " + v);
             }
         }
     }
@@ -104,14 +104,17 @@ class ReferenceBackendTest {
         int[] toks = tokens(11, 3);
         float[] batch;
         try (Session s = new Session(backend, loaded, 20)) {
-            s.prefill(Arrays.copyOf(toks, 3));          // then a second batch that crosses the window
+            s.prefill(Arrays.copyOf(toks, 3)); // then a second batch that crosses the window
             batch = s.prefillAllLogits(Arrays.copyOfRange(toks, 3, 11));
         }
         try (Session s = new Session(backend, loaded, 20)) {
             for (int i = 0; i < 3; i++) s.decode(toks[i]);
             for (int i = 3; i < 11; i++) {
                 float[] step = s.decode(toks[i]);
-                assertArrayEquals(Arrays.copyOfRange(batch, (i - 3) * C.vocabSize(), (i - 2) * C.vocabSize()), step, "position " + i);
+                assertArrayEquals(
+                        Arrays.copyOfRange(batch, (i - 3) * C.vocabSize(), (i - 2) * C.vocabSize()),
+                        step,
+                        "position " + i);
             }
         }
     }
@@ -144,14 +147,24 @@ class ReferenceBackendTest {
         // low = 8·ln(4096/(32·2π))/ln(150000) = 2.02319, high = 8·ln(4096/(2π))/ln(150000) = 4.34951.
         // i ≤ 2: ramp < 0 → mask 1 → 1/freq (pure extrapolation); i ≥ 5: ramp > 1 → 1/(32·freq);
         // i = 3: mask 0.58011, i = 4: mask 0.15024 (blend).
-        double[] expected = {1.0, 0.2254180002028708, 0.050813274815461475, 0.006794959489732219,
-                0.00045648391922324086, 1.818833668168956e-05, 4.0999784818029795e-06, 9.242089502428301e-07};
+        double[] expected = {
+            1.0,
+            0.2254180002028708,
+            0.050813274815461475,
+            0.006794959489732219,
+            0.00045648391922324086,
+            1.818833668168956e-05,
+            4.0999784818029795e-06,
+            9.242089502428301e-07
+        };
         double[] got = Rope.invFreq(C);
-        for (int i = 0; i < 8; i++) assertEquals(expected[i], got[i], 1e-12 * Math.max(1, expected[i]) + expected[i] * 1e-12, "i=" + i);
+        for (int i = 0; i < 8; i++)
+            assertEquals(expected[i], got[i], 1e-12 * Math.max(1, expected[i]) + expected[i] * 1e-12, "i=" + i);
         assertEquals(1 / Math.pow(150000, 2.0 / 16), got[1], 1e-15);
         assertEquals(1 / (32 * Math.pow(150000, 14.0 / 16)), got[7], 1e-20);
         assertEquals(0.1 * Math.log(32) + 1, Rope.concentration(C), 1e-15); // 1.34657…
-        ModelConfig noYarn = new ModelConfig(3, 6, 4, 1031, 96, 160, 7f, 16, 16, 2, 5, 4096, 10000f, 1f, 1f, 32f, 1e-5f);
+        ModelConfig noYarn =
+                new ModelConfig(3, 6, 4, 1031, 96, 160, 7f, 16, 16, 2, 5, 4096, 10000f, 1f, 1f, 32f, 1e-5f);
         assertEquals(1 / Math.pow(10000, 6.0 / 16), Rope.invFreq(noYarn)[3], 1e-15);
         assertEquals(1.0, Rope.concentration(noYarn));
         float[] table = Rope.cosSinTable(C, 3000, 2); // position 3001, j = 7: cos(3001·invFreq_7)·1.3466
@@ -183,10 +196,11 @@ class ReferenceBackendTest {
         float[] sinks = weights.layers().get(layer).sinks().dequantizeAll();
         float[] q = new float[T * C.qDim()], k = new float[T * kvDim], v = new float[T * kvDim];
         // all scores 0 (q = 0); KV head 0 values = 1, KV head 1 values = 2
-        for (int j = 0; j < T; j++) for (int d = 0; d < hd; d++) {
-            v[j * kvDim + d] = 1;
-            v[j * kvDim + hd + d] = 2;
-        }
+        for (int j = 0; j < T; j++)
+            for (int d = 0; d < hd; d++) {
+                v[j * kvDim + d] = 1;
+                v[j * kvDim + hd + d] = 2;
+            }
         float[] o = attention(layer, T, q, k, v);
         for (int i = 0; i < T; i++)
             for (int h = 0; h < heads; h++) {
@@ -223,7 +237,7 @@ class ReferenceBackendTest {
         int[] ids = new int[4];
         float[] w = new float[4];
         ReferenceBackend.topK(logits, 0, 6, 4, ids, w, 0);
-        assertArrayEquals(new int[]{1, 3, 2, 4}, ids);
+        assertArrayEquals(new int[] {1, 3, 2, 4}, ids);
         double z = 2 * Math.exp(0) + 2 * Math.exp(-1);
         assertEquals(1 / z, w[0], 1e-7);
         assertEquals(1 / z, w[1], 1e-7);
@@ -235,9 +249,9 @@ class ReferenceBackendTest {
     void swigluClampsGateAboveOnlyAndLinearBothWays() {
         float L = 7f;
         double sig = 1 / (1 + Math.exp(-1.702 * 7));
-        assertEquals(7 * sig * (2 + 1), ReferenceBackend.swiglu(10f, 2f, L), 1e-5);       // gate clamped to 7
-        assertEquals(7 * sig * (7 + 1), ReferenceBackend.swiglu(7f, 50f, L), 1e-5);       // linear clamped to +7
-        assertEquals(7 * sig * (-7 + 1), ReferenceBackend.swiglu(7f, -50f, L), 1e-5);     // linear clamped to −7
+        assertEquals(7 * sig * (2 + 1), ReferenceBackend.swiglu(10f, 2f, L), 1e-5); // gate clamped to 7
+        assertEquals(7 * sig * (7 + 1), ReferenceBackend.swiglu(7f, 50f, L), 1e-5); // linear clamped to +7
+        assertEquals(7 * sig * (-7 + 1), ReferenceBackend.swiglu(7f, -50f, L), 1e-5); // linear clamped to −7
         double a = -10; // no lower clamp on the gate
         assertEquals(a / (1 + Math.exp(1.702 * 10)) * (0.5 + 1), ReferenceBackend.swiglu(-10f, 0.5f, L), 1e-9);
         assertEquals(0f, ReferenceBackend.swiglu(0f, 3f, L));
@@ -246,7 +260,8 @@ class ReferenceBackendTest {
     @Test
     void greedyArgmaxEqualsArgmaxOfLogits() {
         int[] toks = tokens(6, 4);
-        try (Session s = new Session(backend, loaded, 8); KvCache other = backendCache()) {
+        try (Session s = new Session(backend, loaded, 8);
+                KvCache other = backendCache()) {
             Executor.Result r = s.executor().forward(toks, 0, other, Executor.Output.LAST_ARGMAX);
             float[] l = s.prefill(toks);
             assertEquals(io.gossgpu.generate.Sampler.argmax(l), r.argmax()[0]);

@@ -22,19 +22,43 @@ import io.gossgpu.model.ModelConfig;
  * @param tileQueries query rows per group of attention_gqa (CUDA's tiles; 1 where the kernel takes one row)
  * @param first       kv_store: the first row stored ({@code max(0, T − slots)}: earlier rows would be overwritten)
  */
-public record AttentionParams(int tokens, int row0, int heads, int group, int headDim, int kvDim, int slots, int window, float scale,
-                              int splits, int tileQueries, int first) implements KernelParams {
+public record AttentionParams(
+        int tokens,
+        int row0,
+        int heads,
+        int group,
+        int headDim,
+        int kvDim,
+        int slots,
+        int window,
+        float scale,
+        int splits,
+        int tileQueries,
+        int first)
+        implements KernelParams {
 
     /** The call for {@code tokens} rows from {@code row0} of layer {@code layer} of model {@code c} over a cache of {@code slots}. */
     public static AttentionParams of(ModelConfig c, int layer, int slots, int tokens, int row0) {
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
-        return new AttentionParams(tokens, row0, c.numAttentionHeads(), c.queriesPerKvHead(), c.headDim(), c.kvDim(), slots, window,
-                (float) (1 / Math.sqrt(c.headDim())), 1, 1, Math.max(0, tokens - slots));
+        return new AttentionParams(
+                tokens,
+                row0,
+                c.numAttentionHeads(),
+                c.queriesPerKvHead(),
+                c.headDim(),
+                c.kvDim(),
+                slots,
+                window,
+                (float) (1 / Math.sqrt(c.headDim())),
+                1,
+                1,
+                Math.max(0, tokens - slots));
     }
 
     /** These params with the key splits and query tile a {@link AttentionShapes.Plan} chose. */
     public AttentionParams planned(int splits, int tileQueries) {
-        return new AttentionParams(tokens, row0, heads, group, headDim, kvDim, slots, window, scale, splits, tileQueries, first);
+        return new AttentionParams(
+                tokens, row0, heads, group, headDim, kvDim, slots, window, scale, splits, tileQueries, first);
     }
 
     /** KV heads. */

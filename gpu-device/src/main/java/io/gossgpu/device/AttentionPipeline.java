@@ -25,8 +25,12 @@ import java.util.function.Function;
  * @param <B> the API's buffer argument
  */
 public final class AttentionPipeline<B> {
-    public static final String ATTENTION = "attention", GQA = "attention_gqa", SPLIT = "attention_split", COMBINE = "attention_combine",
-            KV_STORE = "kv_store", MMA = "attention_mma";
+    public static final String ATTENTION = "attention",
+            GQA = "attention_gqa",
+            SPLIT = "attention_split",
+            COMBINE = "attention_combine",
+            KV_STORE = "kv_store",
+            MMA = "attention_mma";
     /** The kernels, by name. */
     public static final List<String> KERNELS = List.of(ATTENTION, GQA, SPLIT, COMBINE, KV_STORE, MMA);
     /** Buffers each kernel takes before its {@link AttentionParams}, in {@link #KERNELS}' order. */
@@ -96,7 +100,8 @@ public final class AttentionPipeline<B> {
      * Attention of the {@code call.tokens()} rows from {@code call.row0()} (positions {@code start ..}, which the kernels
      * read from {@code pos} at byte {@code posOffset}), then those rows stored in the cache.
      */
-    public void run(Buffers<B> b, AttentionParams call, int start, B pos, long posOffset, MoePipeline.Scratch<B> scratch) {
+    public void run(
+            Buffers<B> b, AttentionParams call, int start, B pos, long posOffset, MoePipeline.Scratch<B> scratch) {
         AttentionShapes.Plan plan = shapes.plan().plan(call, start);
         AttentionParams p = call.planned(plan.splits(), plan.tileQueries());
         boolean split = plan.splits() > 1;
@@ -121,18 +126,40 @@ public final class AttentionPipeline<B> {
             }
             default -> throw new IllegalStateException("no attention kernel " + plan.kernel());
         }
-        if (split) finish(launcher.launch(kernel(COMBINE)).buffer(part).buffer(b.sinks()).buffer(b.out()), shapes.combine(), p);
-        finish(launcher.launch(kKvStore).buffer(b.k()).buffer(b.v()).buffer(b.keys()).buffer(b.values()).buffer(pos, posOffset),
-                shapes.kvStore(), p);
+        if (split)
+            finish(
+                    launcher.launch(kernel(COMBINE))
+                            .buffer(part)
+                            .buffer(b.sinks())
+                            .buffer(b.out()),
+                    shapes.combine(),
+                    p);
+        finish(
+                launcher.launch(kKvStore)
+                        .buffer(b.k())
+                        .buffer(b.v())
+                        .buffer(b.keys())
+                        .buffer(b.values())
+                        .buffer(pos, posOffset),
+                shapes.kvStore(),
+                p);
     }
 
     /** A launch of an attention kernel with its first eight buffers: q, k, v, the cache's keys and values, sinks, out, pos. */
     private KernelLaunch<B> attend(DeviceKernel k, Buffers<B> b, B pos, long posOffset) {
-        return launcher.launch(k).buffer(b.q()).buffer(b.k()).buffer(b.v()).buffer(b.keys()).buffer(b.values()).buffer(b.sinks())
-                .buffer(b.out()).buffer(pos, posOffset);
+        return launcher.launch(k)
+                .buffer(b.q())
+                .buffer(b.k())
+                .buffer(b.v())
+                .buffer(b.keys())
+                .buffer(b.values())
+                .buffer(b.sinks())
+                .buffer(b.out())
+                .buffer(pos, posOffset);
     }
 
-    private static <B> void finish(KernelLaunch<B> launch, Function<AttentionParams, AttentionShapes.Shape> shape, AttentionParams p) {
+    private static <B> void finish(
+            KernelLaunch<B> launch, Function<AttentionParams, AttentionShapes.Shape> shape, AttentionParams p) {
         AttentionShapes.Shape s = shape.apply(p);
         for (long bytes : s.locals()) launch.local(bytes);
         launch.run(p, s.grid());

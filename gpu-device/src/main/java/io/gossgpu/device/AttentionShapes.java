@@ -8,18 +8,28 @@ import java.util.function.Function;
  * call's {@link AttentionParams}. A kernel the API does not have is {@code null} (Metal has only attention and
  * kv_store; attention_split is OpenCL's, attention_mma CUDA's).
  */
-public record AttentionShapes(Planner plan, Function<AttentionParams, Shape> attention, Function<AttentionParams, Shape> gqa,
-                              Function<AttentionParams, Shape> split, Function<AttentionParams, Shape> combine,
-                              Function<AttentionParams, Shape> kvStore, Function<AttentionParams, Shape> mma) {
+public record AttentionShapes(
+        Planner plan,
+        Function<AttentionParams, Shape> attention,
+        Function<AttentionParams, Shape> gqa,
+        Function<AttentionParams, Shape> split,
+        Function<AttentionParams, Shape> combine,
+        Function<AttentionParams, Shape> kvStore,
+        Function<AttentionParams, Shape> mma) {
     /** An API without attention_mma. */
-    public AttentionShapes(Planner plan, Function<AttentionParams, Shape> attention, Function<AttentionParams, Shape> gqa,
-                           Function<AttentionParams, Shape> split, Function<AttentionParams, Shape> combine,
-                           Function<AttentionParams, Shape> kvStore) {
+    public AttentionShapes(
+            Planner plan,
+            Function<AttentionParams, Shape> attention,
+            Function<AttentionParams, Shape> gqa,
+            Function<AttentionParams, Shape> split,
+            Function<AttentionParams, Shape> combine,
+            Function<AttentionParams, Shape> kvStore) {
         this(plan, attention, gqa, split, combine, kvStore, null);
     }
 
     public AttentionShapes {
-        if (plan == null || attention == null || kvStore == null) throw new IllegalArgumentException("attention and kv_store are on every API");
+        if (plan == null || attention == null || kvStore == null)
+            throw new IllegalArgumentException("attention and kv_store are on every API");
         if ((gqa != null || split != null) && combine == null)
             throw new IllegalArgumentException("a split kernel without attention_combine");
     }

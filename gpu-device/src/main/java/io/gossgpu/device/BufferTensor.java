@@ -26,7 +26,8 @@ public final class BufferTensor<B> implements DeviceTensor {
 
     /** The device buffer; a {@link io.gossgpu.GossException} once closed. */
     public B buffer() {
-        if (buffer == null) throw new io.gossgpu.GossException("a " + rows + "x" + cols + " tensor used after it was closed");
+        if (buffer == null)
+            throw new io.gossgpu.GossException("a " + rows + "x" + cols + " tensor used after it was closed");
         return buffer;
     }
 

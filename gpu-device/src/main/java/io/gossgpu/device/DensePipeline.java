@@ -5,7 +5,6 @@ import io.gossgpu.device.DenseShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.model.WeightFormat;
-
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashSet;
@@ -42,7 +41,11 @@ public final class DensePipeline<B> {
     }
 
     /** The ways a dense layer runs. */
-    public enum Path { MATVEC, GEMM, MMA }
+    public enum Path {
+        MATVEC,
+        GEMM,
+        MMA
+    }
 
     /**
      * A matrix as the kernels read it: its values from byte {@code offset} of {@code data}, its block scales (read only
@@ -50,17 +53,20 @@ public final class DensePipeline<B> {
      * format in the API's own numbering for the params ({@code fmt}), bytes per row where the kernels read them (0
      * elsewhere), its shape.
      */
-    public record Matrix<B>(B data, long offset, B scales, WeightFormat format, int fmt, long rowBytes, int rows, int cols) {}
+    public record Matrix<B>(
+            B data, long offset, B scales, WeightFormat format, int fmt, long rowBytes, int rows, int cols) {}
 
     /** One format's kernels (null: the API has no such path for it). */
     private record Kernels(DeviceKernel embed, DeviceKernel matvec, DeviceKernel gemm, DeviceKernel mma) {
         /** The kernel of {@code path} (null: embed's). */
         DeviceKernel of(Path path) {
-            return path == null ? embed : switch (path) {
-                case MATVEC -> matvec;
-                case GEMM -> gemm;
-                case MMA -> mma;
-            };
+            return path == null
+                    ? embed
+                    : switch (path) {
+                        case MATVEC -> matvec;
+                        case GEMM -> gemm;
+                        case MMA -> mma;
+                    };
         }
     }
 
@@ -79,7 +85,10 @@ public final class DensePipeline<B> {
     }
 
     private Kernels lookUp(WeightFormat f) {
-        return new Kernels(launcher.kernel(shapes.embed().apply(f)), launcher.kernel(shapes.matvec().apply(f)), optional(shapes.gemm(), f),
+        return new Kernels(
+                launcher.kernel(shapes.embed().apply(f)),
+                launcher.kernel(shapes.matvec().apply(f)),
+                optional(shapes.gemm(), f),
                 optional(shapes.mma(), f));
     }
 
@@ -122,7 +131,10 @@ public final class DensePipeline<B> {
         KernelLaunch<B> l = launcher.launch(kernels(table.format()).embed()).buffer(table.data(), table.offset());
         if (shapes.scales()) l.buffer(table.scales());
         l.buffer(ids, idsOffset).buffer(out);
-        run(l, new EmbedParams(tokens, table.cols(), table.fmt()), shapes.embedShape().of(table.cols(), tokens));
+        run(
+                l,
+                new EmbedParams(tokens, table.cols(), table.fmt()),
+                shapes.embedShape().of(table.cols(), tokens));
     }
 
     /**
@@ -131,7 +143,8 @@ public final class DensePipeline<B> {
      */
     public void dense(Matrix<B> m, B bias, B x, int xRows, int xCols, B out, int outRows, int outCols) {
         if (xCols != m.cols() || outCols != m.rows() || outRows != xRows)
-            throw new GossException("dense: " + xRows + "x" + xCols + " times a " + m.rows() + "x" + m.cols() + " matrix into " + outRows + "x" + outCols);
+            throw new GossException("dense: " + xRows + "x" + xCols + " times a " + m.rows() + "x" + m.cols()
+                    + " matrix into " + outRows + "x" + outCols);
         run(m, bias, x, 0, xRows, out);
     }
 
@@ -146,19 +159,34 @@ public final class DensePipeline<B> {
      * on an API whose kernels write {@link DenseShapes#threeOutputs}.
      */
     public void run(Matrix<B> m, B bias, B x, int xRow0, int tokens, B out0, int n0, B out1, int n1, B out2) {
-        if (n0 != m.rows() && !shapes.threeOutputs()) throw new IllegalArgumentException("this API's dense kernels write one output");
+        if (n0 != m.rows() && !shapes.threeOutputs())
+            throw new IllegalArgumentException("this API's dense kernels write one output");
         Path path = path(m.format(), m.rows(), tokens);
         DeviceKernel kernel = kernels(m.format()).of(path);
         Shape s = (switch (path) {
-            case MATVEC -> shapes.matvecShape();
-            case GEMM -> shapes.gemmShape();
-            case MMA -> shapes.mmaShape();
-        }).of(m.format(), m.rows(), m.cols(), tokens);
+                    case MATVEC -> shapes.matvecShape();
+                    case GEMM -> shapes.gemmShape();
+                    case MMA -> shapes.mmaShape();
+                })
+                .of(m.format(), m.rows(), m.cols(), tokens);
         KernelLaunch<B> l = launcher.launch(kernel).buffer(m.data(), m.offset());
         if (shapes.scales()) l.buffer(m.scales());
         l.buffer(bias == null ? m.data() : bias).buffer(x).buffer(out0);
         if (shapes.threeOutputs()) l.buffer(out1).buffer(out2);
-        run(l, new DenseParams(m.fmt(), bias == null ? 0 : 1, tokens, m.cols(), m.rows(), xRow0, n0, n1, s.split(), shapes.vec(), m.rowBytes()),
+        run(
+                l,
+                new DenseParams(
+                        m.fmt(),
+                        bias == null ? 0 : 1,
+                        tokens,
+                        m.cols(),
+                        m.rows(),
+                        xRow0,
+                        n0,
+                        n1,
+                        s.split(),
+                        shapes.vec(),
+                        m.rowBytes()),
                 s);
     }
 

@@ -1,7 +1,6 @@
 package io.gossgpu.device;
 
 import io.gossgpu.model.WeightFormat;
-
 import java.util.List;
 import java.util.function.Function;
 
@@ -31,15 +30,51 @@ import java.util.function.Function;
  * @param gemmShape    the GEMM's (null without one)
  * @param mmaShape     the tensor-core GEMM's (null without one)
  */
-public record DenseShapes(List<WeightFormat> formats, Function<WeightFormat, String> embed, Function<WeightFormat, String> matvec,
-                          Function<WeightFormat, String> gemm, Function<WeightFormat, String> mma, int prefillMinT, int gemmMinRows,
-                          boolean scales, boolean threeOutputs, int vec, Sizer embedShape, Sizer matvecShape, Sizer gemmShape,
-                          Sizer mmaShape) {
+public record DenseShapes(
+        List<WeightFormat> formats,
+        Function<WeightFormat, String> embed,
+        Function<WeightFormat, String> matvec,
+        Function<WeightFormat, String> gemm,
+        Function<WeightFormat, String> mma,
+        int prefillMinT,
+        int gemmMinRows,
+        boolean scales,
+        boolean threeOutputs,
+        int vec,
+        Sizer embedShape,
+        Sizer matvecShape,
+        Sizer gemmShape,
+        Sizer mmaShape) {
     /** Every matrix takes the GEMM from {@code prefillMinT} tokens on ({@code gemmMinRows} 0). */
-    public DenseShapes(List<WeightFormat> formats, Function<WeightFormat, String> embed, Function<WeightFormat, String> matvec,
-                       Function<WeightFormat, String> gemm, Function<WeightFormat, String> mma, int prefillMinT, boolean scales,
-                       boolean threeOutputs, int vec, Sizer embedShape, Sizer matvecShape, Sizer gemmShape, Sizer mmaShape) {
-        this(formats, embed, matvec, gemm, mma, prefillMinT, 0, scales, threeOutputs, vec, embedShape, matvecShape, gemmShape, mmaShape);
+    public DenseShapes(
+            List<WeightFormat> formats,
+            Function<WeightFormat, String> embed,
+            Function<WeightFormat, String> matvec,
+            Function<WeightFormat, String> gemm,
+            Function<WeightFormat, String> mma,
+            int prefillMinT,
+            boolean scales,
+            boolean threeOutputs,
+            int vec,
+            Sizer embedShape,
+            Sizer matvecShape,
+            Sizer gemmShape,
+            Sizer mmaShape) {
+        this(
+                formats,
+                embed,
+                matvec,
+                gemm,
+                mma,
+                prefillMinT,
+                0,
+                scales,
+                threeOutputs,
+                vec,
+                embedShape,
+                matvecShape,
+                gemmShape,
+                mmaShape);
     }
 
     public DenseShapes {

@@ -18,7 +18,6 @@ import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.device.OpParams.RopeParams;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -41,10 +40,12 @@ public abstract class DeviceBackend<B, A> implements Backend {
     protected final DeviceDriver<B> driver;
     /** Scratch buffers by name. */
     protected final ScratchArena<B> scratch;
+
     private final Class<? extends UploadedWeights<B, A>> weightsClass;
     private final DeviceSampling<B, A> sampling;
     /** The longest context of a KV cache created: the RoPE table is sized for it at once. */
     private int ropeHint;
+
     private boolean closed;
 
     protected DeviceBackend(DeviceDriver<B> driver, Class<? extends UploadedWeights<B, A>> weightsClass) {
@@ -66,27 +67,31 @@ public abstract class DeviceBackend<B, A> implements Backend {
     @SuppressWarnings("unchecked")
     protected final BufferTensor<B> tensor(DeviceTensor t) {
         if (t instanceof BufferTensor<?> b && b.owner() == this) return (BufferTensor<B>) b;
-        throw new GossException(name() + ": a tensor of another backend (" + t.getClass().getSimpleName() + ")");
+        throw new GossException(
+                name() + ": a tensor of another backend (" + t.getClass().getSimpleName() + ")");
     }
 
     /** {@code r} as this backend's routing. */
     @SuppressWarnings("unchecked")
     protected final BufferRouting<B> routing(DeviceRouting r) {
         if (r instanceof BufferRouting<?> b && b.owner() == this) return (BufferRouting<B>) b;
-        throw new GossException(name() + ": a routing of another backend (" + r.getClass().getSimpleName() + ")");
+        throw new GossException(
+                name() + ": a routing of another backend (" + r.getClass().getSimpleName() + ")");
     }
 
     /** {@code w} as this backend's weights. */
     protected final UploadedWeights<B, A> weights(LoadedWeights w) {
         if (weightsClass.isInstance(w)) return weightsClass.cast(w);
-        throw new GossException(name() + ": weights loaded by another backend (" + w.getClass().getSimpleName() + ")");
+        throw new GossException(
+                name() + ": weights loaded by another backend (" + w.getClass().getSimpleName() + ")");
     }
 
     /** {@code c} as a cache of this backend's buffers. */
     @SuppressWarnings("unchecked")
     protected final DeviceKvCache<B> cache(KvCache c) {
         if (c instanceof DeviceKvCache<?> d && d.allocatedBy(cacheMemory)) return (DeviceKvCache<B>) d;
-        throw new GossException(name() + ": a KV cache of another backend (" + c.getClass().getSimpleName() + ")");
+        throw new GossException(
+                name() + ": a KV cache of another backend (" + c.getClass().getSimpleName() + ")");
     }
 
     /** Releases {@code b} through the driver, unless the backend is closed (closing released the device). */
@@ -109,8 +114,11 @@ public abstract class DeviceBackend<B, A> implements Backend {
 
     /** The experts placed by {@link PlacementPlanner}: all on the device when they fit, else a split with the cpu. */
     @Override
-    public Backend placeExperts(ModelWeights model, io.gossgpu.backend.ExpertPlacement request, int prefillChunk,
-                                java.util.function.Supplier<Backend> cpu) {
+    public Backend placeExperts(
+            ModelWeights model,
+            io.gossgpu.backend.ExpertPlacement request,
+            int prefillChunk,
+            java.util.function.Supplier<Backend> cpu) {
         return PlacementPlanner.place(this, model, request, prefillChunk, cpu);
     }
 
@@ -153,7 +161,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
     public final void writeRouting(DeviceRouting dst, Routing src) {
         BufferRouting<B> r = routing(dst);
         if (src.rows() != r.rows() || src.k() != r.k())
-            throw new GossException("writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows() + "x" + r.k());
+            throw new GossException(
+                    "writeRouting: a " + src.rows() + "x" + src.k() + " routing into " + r.rows() + "x" + r.k());
         driver.write(r.ids(), 0, MemorySegment.ofArray(src.experts()));
         driver.write(r.weights(), 0, MemorySegment.ofArray(src.weights()));
     }
@@ -185,8 +194,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
     public final KvCache createKvCache(KvCacheSpec spec) {
         long free = driver.freeBytes();
         if (spec.bytes() > free)
-            throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " (" + KvCacheSpec.humanBytes(Math.max(0, free))
-                    + " free); choose a shorter context");
+            throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " ("
+                    + KvCacheSpec.humanBytes(Math.max(0, free)) + " free); choose a shorter context");
         DeviceKvCache<B> c = new DeviceKvCache<>(spec, cacheMemory);
         ropeHint = Math.max(ropeHint, spec.contextLength());
         return c;
@@ -196,8 +205,9 @@ public abstract class DeviceBackend<B, A> implements Backend {
     public final LoadedWeights loadWeights(ModelWeights weights) {
         long need = weightBytes(weights), free = driver.freeBytes();
         if (need > free)
-            throw new DeviceMemoryException("the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
-                    + driver.deviceName() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free");
+            throw new DeviceMemoryException(
+                    "the model's weights need " + KvCacheSpec.humanBytes(need) + " on the device but "
+                            + driver.deviceName() + " has " + KvCacheSpec.humanBytes(Math.max(0, free)) + " free");
         return upload(weights);
     }
 
@@ -248,7 +258,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
         UploadedWeights<B, A> w = weights(lw);
         int vocab = w.config().vocabSize();
         for (int id : tokens)
-            if (id < 0 || id >= vocab) throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
+            if (id < 0 || id >= vocab)
+                throw new GossException("token id " + id + " is outside the vocabulary (0.." + (vocab - 1) + ")");
         BufferTensor<B> o = tensor(out);
         HostStaging.At<A> ids = pipelines().staging().ids(tokens);
         pipelines().dense().embed(w.forPipelines().embedding(), ids.buffer(), ids.offset(), tokens.length, arg(o));
@@ -258,8 +269,15 @@ public abstract class DeviceBackend<B, A> implements Backend {
     public final void rmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
         UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> tx = tensor(x), to = tensor(out);
-        pipelines().ops().rmsnorm(arg(tx), w.forPipelines().norm(layer, which), arg(to), tx.rows(), tx.cols(),
-                w.config().rmsNormEps());
+        pipelines()
+                .ops()
+                .rmsnorm(
+                        arg(tx),
+                        w.forPipelines().norm(layer, which),
+                        arg(to),
+                        tx.rows(),
+                        tx.cols(),
+                        w.config().rmsNormEps());
     }
 
     /** Every GPU backend runs the fused add + RMSNorm ({@link SmallOps#addRmsnorm}); samples where it has a sampler. */
@@ -270,15 +288,31 @@ public abstract class DeviceBackend<B, A> implements Backend {
     }
 
     @Override
-    public final void addRmsNorm(LoadedWeights lw, int layer, NormKind which, DeviceTensor x, DeviceTensor y,
-                                 DeviceTensor sum, DeviceTensor out) {
+    public final void addRmsNorm(
+            LoadedWeights lw,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         BufferTensor<B> tx = tensor(x), ty = tensor(y), ts = tensor(sum), to = tensor(out);
         for (BufferTensor<B> t : java.util.List.of(ty, ts, to))
             if (t.rows() != tx.rows() || t.cols() != tx.cols())
-                throw new GossException("addRmsNorm: a " + t.rows() + "x" + t.cols() + " tensor beside a " + tx.rows() + "x" + tx.cols() + " one");
+                throw new GossException("addRmsNorm: a " + t.rows() + "x" + t.cols() + " tensor beside a " + tx.rows()
+                        + "x" + tx.cols() + " one");
         UploadedWeights<B, A> w = weights(lw);
-        pipelines().ops().addRmsnorm(arg(tx), arg(ty), w.forPipelines().norm(layer, which), arg(ts), arg(to), tx.rows(),
-                tx.cols(), w.config().rmsNormEps());
+        pipelines()
+                .ops()
+                .addRmsnorm(
+                        arg(tx),
+                        arg(ty),
+                        w.forPipelines().norm(layer, which),
+                        arg(ts),
+                        arg(to),
+                        tx.rows(),
+                        tx.cols(),
+                        w.config().rmsNormEps());
     }
 
     @Override
@@ -287,10 +321,19 @@ public abstract class DeviceBackend<B, A> implements Backend {
         runDense(w.forPipelines(), layer, which, tensor(x), tensor(out));
     }
 
-    private void runDense(PipelineWeights<A, ?, ?> w, int layer, DenseKind which, BufferTensor<B> x,
-                          BufferTensor<B> out) {
-        pipelines().dense().dense(w.dense(layer, which), w.bias(layer, which), arg(x), x.rows(), x.cols(), arg(out),
-                out.rows(), out.cols());
+    private void runDense(
+            PipelineWeights<A, ?, ?> w, int layer, DenseKind which, BufferTensor<B> x, BufferTensor<B> out) {
+        pipelines()
+                .dense()
+                .dense(
+                        w.dense(layer, which),
+                        w.bias(layer, which),
+                        arg(x),
+                        x.rows(),
+                        x.cols(),
+                        arg(out),
+                        out.rows(),
+                        out.cols());
     }
 
     /**
@@ -298,8 +341,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
      * row {@code i} at {@code batch.position(i)}; sequence {@code s}'s rows are one run of positions.
      */
     @Override
-    public final void qkvRope(LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k,
-                              DeviceTensor v) {
+    public final void qkvRope(
+            LoadedWeights lw, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
         UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> tx = tensor(x), tq = tensor(q), tk = tensor(k), tv = tensor(v);
         ModelConfig c = w.config();
@@ -308,8 +351,18 @@ public abstract class DeviceBackend<B, A> implements Backend {
         A table = arg(w.rope(batch.endPosition())); // a new table is written by the driver: before this op's launches
         DensePipeline.Matrix<A> qkv = pw.qkv(layer);
         if (qkv != null) {
-            p.dense().run(qkv, pw.bias(layer, DenseKind.Q), arg(tx), 0, tx.rows(), arg(tq), c.qDim(), arg(tk),
-                    c.kvDim(), arg(tv));
+            p.dense()
+                    .run(
+                            qkv,
+                            pw.bias(layer, DenseKind.Q),
+                            arg(tx),
+                            0,
+                            tx.rows(),
+                            arg(tq),
+                            c.qDim(),
+                            arg(tk),
+                            c.kvDim(),
+                            arg(tv));
         } else {
             runDense(pw, layer, DenseKind.Q, tx, tq);
             runDense(pw, layer, DenseKind.K, tx, tk);
@@ -317,8 +370,19 @@ public abstract class DeviceBackend<B, A> implements Backend {
         }
         for (int s = 0; s < batch.size(); s++) {
             HostStaging.At<A> pos = p.staging().position(s, batch.start(s));
-            p.rope().run(arg(tq), arg(tk), table, pos.buffer(), pos.offset(), new RopeParams(batch.tokens(s),
-                    c.numAttentionHeads(), c.numKeyValueHeads(), c.headDim(), batch.firstRow(s)));
+            p.rope()
+                    .run(
+                            arg(tq),
+                            arg(tk),
+                            table,
+                            pos.buffer(),
+                            pos.offset(),
+                            new RopeParams(
+                                    batch.tokens(s),
+                                    c.numAttentionHeads(),
+                                    c.numKeyValueHeads(),
+                                    c.headDim(),
+                                    batch.firstRow(s)));
         }
     }
 
@@ -327,8 +391,16 @@ public abstract class DeviceBackend<B, A> implements Backend {
      * against each context when the batch was made.
      */
     @Override
-    public final void attention(LoadedWeights lw, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
-        for (int s = 0; s < batch.size(); s++) cache(batch.cache(s)); // every cache this backend's, before anything runs
+    public final void attention(
+            LoadedWeights lw,
+            int layer,
+            DeviceTensor q,
+            DeviceTensor k,
+            DeviceTensor v,
+            Batch batch,
+            DeviceTensor out) {
+        for (int s = 0; s < batch.size(); s++)
+            cache(batch.cache(s)); // every cache this backend's, before anything runs
         UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> tq = tensor(q), tk = tensor(k), tv = tensor(v), to = tensor(out);
         Pipelines<B, A> p = pipelines();
@@ -337,10 +409,10 @@ public abstract class DeviceBackend<B, A> implements Backend {
             DeviceKvCache<B> cache = cache(batch.cache(s));
             int start = batch.start(s);
             HostStaging.At<A> pos = p.staging().position(s, start);
-            AttentionParams params = AttentionParams.of(w.config(), layer, cache.spec().slots(layer), batch.tokens(s),
-                    batch.firstRow(s));
-            var buffers = new AttentionPipeline.Buffers<>(arg(tq), arg(tk), arg(tv), arg(cache.keys(layer)),
-                    arg(cache.values(layer)), sinks, arg(to));
+            AttentionParams params = AttentionParams.of(
+                    w.config(), layer, cache.spec().slots(layer), batch.tokens(s), batch.firstRow(s));
+            var buffers = new AttentionPipeline.Buffers<>(
+                    arg(tq), arg(tk), arg(tv), arg(cache.keys(layer)), arg(cache.values(layer)), sinks, arg(to));
             p.attention().run(buffers, params, start, pos.buffer(), pos.offset(), this::scratchArg);
         }
     }
@@ -350,13 +422,15 @@ public abstract class DeviceBackend<B, A> implements Backend {
         UploadedWeights<B, A> w = weights(lw);
         BufferRouting<B> r = routing(out);
         int e = w.config().numExperts();
-        if (r.k() > 32 || r.k() > e) throw new GossException("router: top-" + r.k() + " of " + e + " experts is not supported (k ≤ 32)");
+        if (r.k() > 32 || r.k() > e)
+            throw new GossException("router: top-" + r.k() + " of " + e + " experts is not supported (k ≤ 32)");
         BufferTensor<B> tx = tensor(x);
         PipelineWeights<A, ?, ?> pw = w.forPipelines();
         int T = tx.rows();
         A logits = scratchArg("router logits", 4L * T * e);
-        pipelines().dense().run(pw.dense(layer, DenseKind.ROUTER), pw.bias(layer, DenseKind.ROUTER), arg(tx), 0, T,
-                logits);
+        pipelines()
+                .dense()
+                .run(pw.dense(layer, DenseKind.ROUTER), pw.bias(layer, DenseKind.ROUTER), arg(tx), 0, T, logits);
         pipelines().ops().topk(logits, arg(r.ids()), arg(r.weights()), T, e, r.k());
     }
 
@@ -367,10 +441,18 @@ public abstract class DeviceBackend<B, A> implements Backend {
         BufferRouting<B> r = routing(routing);
         BufferTensor<B> to = tensor(out);
         ModelConfig c = w.config();
-        MoeParams p = new MoeParams(tx.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(),
-                c.swigluLimit());
-        pipelines().moe().run(w.forPipelines().experts(layer), p, arg(tx), arg(r.ids()), arg(r.weights()), arg(to),
-                this::scratchArg);
+        MoeParams p =
+                new MoeParams(tx.rows(), r.k(), c.hiddenSize(), c.intermediateSize(), c.numExperts(), c.swigluLimit());
+        pipelines()
+                .moe()
+                .run(
+                        w.forPipelines().experts(layer),
+                        p,
+                        arg(tx),
+                        arg(r.ids()),
+                        arg(r.weights()),
+                        arg(to),
+                        this::scratchArg);
     }
 
     @Override
@@ -395,7 +477,8 @@ public abstract class DeviceBackend<B, A> implements Backend {
         UploadedWeights<B, A> w = weights(lw);
         BufferTensor<B> in = tensor(x);
         B logits = logitsOnDevice(w, in, fromRow);
-        float[] out = new float[Math.multiplyExact(in.rows() - fromRow, w.config().vocabSize())];
+        float[] out =
+                new float[Math.multiplyExact(in.rows() - fromRow, w.config().vocabSize())];
         driver.submit();
         driver.read(logits, 0, MemorySegment.ofArray(out));
         return out;

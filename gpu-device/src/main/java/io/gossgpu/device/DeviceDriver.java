@@ -35,7 +35,7 @@ public interface DeviceDriver<B> {
      * waiting, and without ending a deferred step, does (a memset or fill on its queue); the default is {@link #write}.
      */
     default void writeWord(B dst, long offset, int value) {
-        write(dst, offset, MemorySegment.ofArray(new int[]{value}));
+        write(dst, offset, MemorySegment.ofArray(new int[] {value}));
     }
 
     /** Device → host: {@code dst.byteSize()} bytes from byte {@code offset} of {@code src}, once the queued work is done. */

@@ -18,6 +18,7 @@ final class DeviceSampling<B, A> {
     private final Supplier<Pipelines<B, A>> pipelines;
     /** The argmax work buffer zeroed last ({@link Pipelines#argmaxWork}). */
     private B argmaxWork;
+
     private String[] sampleWorkNames = new String[0];
 
     DeviceSampling(DeviceDriver<B> driver, ScratchArena<B> scratch, Supplier<Pipelines<B, A>> pipelines) {

@@ -2,7 +2,6 @@ package io.gossgpu.device;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.ExpertPlacement;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,7 +49,8 @@ public final class ExpertPlan {
     public static ExpertPlan layersOnCpu(int layers, int... cpuLayers) {
         boolean[] c = new boolean[layers];
         for (int l : cpuLayers) {
-            if (l < 0 || l >= layers) throw new GossException("layer " + l + " is outside the model's layers 0.." + (layers - 1));
+            if (l < 0 || l >= layers)
+                throw new GossException("layer " + l + " is outside the model's layers 0.." + (layers - 1));
             c[l] = true;
         }
         return new ExpertPlan(c);

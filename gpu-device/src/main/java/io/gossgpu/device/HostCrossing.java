@@ -4,7 +4,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.Routing;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -48,7 +47,9 @@ public final class HostCrossing<B> implements AutoCloseable {
         BufferTensor<B> t = gpu.tensor(x);
         BufferRouting<B> r = gpu.routing(routing);
         int n = Math.multiplyExact(t.rows(), t.cols()), nr = Math.multiplyExact(r.rows(), r.k());
-        if (xOut.length != n) throw new GossException("crossing: " + xOut.length + " values for a " + t.rows() + "x" + t.cols() + " tensor");
+        if (xOut.length != n)
+            throw new GossException(
+                    "crossing: " + xOut.length + " values for a " + t.rows() + "x" + t.cols() + " tensor");
         MemorySegment s = staging(n, nr);
         long xb = 4L * n, rb = 4L * nr;
         MemorySegment in = s.asSlice(xb, xb), ids = s.asSlice(2 * xb, rb), weights = s.asSlice(2 * xb + rb, rb);
@@ -68,7 +69,9 @@ public final class HostCrossing<B> implements AutoCloseable {
     public void fromHost(float[] values, DeviceTensor out) {
         BufferTensor<B> t = gpu.tensor(out);
         int n = Math.multiplyExact(t.rows(), t.cols());
-        if (values.length != n) throw new GossException("crossing: " + values.length + " values into a " + t.rows() + "x" + t.cols() + " tensor");
+        if (values.length != n)
+            throw new GossException(
+                    "crossing: " + values.length + " values into a " + t.rows() + "x" + t.cols() + " tensor");
         MemorySegment result = staging(n, 0).asSlice(0, 4L * n);
         MemorySegment.copy(values, 0, result, ValueLayout.JAVA_FLOAT, 0, n);
         gpu.driver.writeQueued(t.buffer(), 0, result);

@@ -26,13 +26,17 @@ public interface KernelParams {
     /** This value's bytes in C layout, written at the start of {@code dst}; returns the slice written. */
     default MemorySegment writeTo(MemorySegment dst) {
         ParamsMirror m = ParamsMirror.of(getClass());
-        MemorySegment out = dst.asSlice(0, m.layout.byteSize()).fill((byte) 0); // padding too, so equal values give equal bytes
+        MemorySegment out =
+                dst.asSlice(0, m.layout.byteSize()).fill((byte) 0); // padding too, so equal values give equal bytes
         try { // typed invokeExact: no boxing, so a launch allocates nothing here
             for (int i = 0; i < m.getters.length; i++) {
                 Class<?> t = m.types[i];
-                if (t == int.class) out.set(ValueLayout.JAVA_INT_UNALIGNED, m.offsets[i], (int) m.getters[i].invokeExact(this));
-                else if (t == long.class) out.set(ValueLayout.JAVA_LONG_UNALIGNED, m.offsets[i], (long) m.getters[i].invokeExact(this));
-                else if (t == float.class) out.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], (float) m.getters[i].invokeExact(this));
+                if (t == int.class)
+                    out.set(ValueLayout.JAVA_INT_UNALIGNED, m.offsets[i], (int) m.getters[i].invokeExact(this));
+                else if (t == long.class)
+                    out.set(ValueLayout.JAVA_LONG_UNALIGNED, m.offsets[i], (long) m.getters[i].invokeExact(this));
+                else if (t == float.class)
+                    out.set(ValueLayout.JAVA_FLOAT_UNALIGNED, m.offsets[i], (float) m.getters[i].invokeExact(this));
                 else out.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, m.offsets[i], (double) m.getters[i].invokeExact(this));
             }
         } catch (RuntimeException | Error e) {

@@ -1,7 +1,6 @@
 package io.gossgpu.device;
 
 import io.gossgpu.GossException;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -21,8 +21,12 @@ import java.util.List;
  * @param <B> the API's buffer argument
  */
 public final class MoePipeline<B> {
-    public static final String GATE_UP = "moe_gate_up", DOWN = "moe_down", SORT = "moe_sort", GATE_UP_TILED = "moe_gate_up_tiled",
-            DOWN_TILED = "moe_down_tiled", COMBINE = "moe_combine";
+    public static final String GATE_UP = "moe_gate_up",
+            DOWN = "moe_down",
+            SORT = "moe_sort",
+            GATE_UP_TILED = "moe_gate_up_tiled",
+            DOWN_TILED = "moe_down_tiled",
+            COMBINE = "moe_combine";
     /** Tensor-core twins of moe_gate_up_tiled and moe_down_tiled (same buffers, grids and params), CUDA only. */
     public static final String GATE_UP_MMA = "moe_gate_up_mma", DOWN_MMA = "moe_down_mma";
     /** The kernels every API has, by name. */
@@ -31,8 +35,16 @@ public final class MoePipeline<B> {
     public static final List<Integer> BUFFERS = List.of(9, 7, 2, 9, 6, 4);
 
     /** One layer's experts as the kernels take them (biases F32; MXFP4 codes and scales in OpenAI's layout, {@link Mxfp4Repack}). */
-    public record Experts<B>(B gateCodes, B gateScales, B upCodes, B upScales, B gateBias, B upBias, B downCodes, B downScales,
-                             B downBias) {}
+    public record Experts<B>(
+            B gateCodes,
+            B gateScales,
+            B upCodes,
+            B upScales,
+            B gateBias,
+            B upBias,
+            B downCodes,
+            B downScales,
+            B downBias) {}
 
     /** Where the pipeline gets its scratch buffers: a buffer of at least {@code bytes} named {@code name}, reused across calls. */
     @FunctionalInterface
@@ -46,6 +58,7 @@ public final class MoePipeline<B> {
     private final DeviceKernel gateUp, down, sort, gateUpTiled, downTiled, combine;
     /** What the tiled steps run: the tiled kernels, or their tensor-core twins. */
     private final DeviceKernel gateUpStep, downStep;
+
     private long prefillCalls;
 
     /** The kernels looked up now, so a missing one fails when the backend is made. */
@@ -109,21 +122,63 @@ public final class MoePipeline<B> {
     public void run(Experts<B> w, MoeParams p, B x, B ids, B weights, B out, Scratch<B> scratch) {
         B hidden = scratch.ensure("MoE activations", 4L * p.slots() * p.inter());
         if (!prefill(p)) {
-            finish(launcher.launch(gateUp).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
-                    .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(ids).buffer(hidden), shapes.gateUp().apply(p), p);
-            finish(launcher.launch(down).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden).buffer(ids)
-                    .buffer(weights).buffer(out), shapes.down().apply(p), p);
+            finish(
+                    launcher.launch(gateUp)
+                            .buffer(w.gateCodes())
+                            .buffer(w.gateScales())
+                            .buffer(w.upCodes())
+                            .buffer(w.upScales())
+                            .buffer(w.gateBias())
+                            .buffer(w.upBias())
+                            .buffer(x)
+                            .buffer(ids)
+                            .buffer(hidden),
+                    shapes.gateUp().apply(p),
+                    p);
+            finish(
+                    launcher.launch(down)
+                            .buffer(w.downCodes())
+                            .buffer(w.downScales())
+                            .buffer(w.downBias())
+                            .buffer(hidden)
+                            .buffer(ids)
+                            .buffer(weights)
+                            .buffer(out),
+                    shapes.down().apply(p),
+                    p);
             return;
         }
         prefillCalls++;
         B groups = scratch.ensure("MoE expert groups", groupsBytes(p.slots(), p.experts()));
         B y = scratch.ensure("MoE expert outputs", 4L * p.slots() * p.hidden());
         finish(launcher.launch(sort).buffer(ids).buffer(groups), shapes.sort().apply(p), p);
-        finish(launcher.launch(gateUpStep).buffer(w.gateCodes()).buffer(w.gateScales()).buffer(w.upCodes()).buffer(w.upScales())
-                .buffer(w.gateBias()).buffer(w.upBias()).buffer(x).buffer(groups).buffer(hidden), shapes.gateUpTiled().apply(p), p);
-        finish(launcher.launch(downStep).buffer(w.downCodes()).buffer(w.downScales()).buffer(w.downBias()).buffer(hidden)
-                .buffer(groups).buffer(y), shapes.downTiled().apply(p), p);
-        finish(launcher.launch(combine).buffer(y).buffer(ids).buffer(weights).buffer(out), shapes.combine().apply(p), p);
+        finish(
+                launcher.launch(gateUpStep)
+                        .buffer(w.gateCodes())
+                        .buffer(w.gateScales())
+                        .buffer(w.upCodes())
+                        .buffer(w.upScales())
+                        .buffer(w.gateBias())
+                        .buffer(w.upBias())
+                        .buffer(x)
+                        .buffer(groups)
+                        .buffer(hidden),
+                shapes.gateUpTiled().apply(p),
+                p);
+        finish(
+                launcher.launch(downStep)
+                        .buffer(w.downCodes())
+                        .buffer(w.downScales())
+                        .buffer(w.downBias())
+                        .buffer(hidden)
+                        .buffer(groups)
+                        .buffer(y),
+                shapes.downTiled().apply(p),
+                p);
+        finish(
+                launcher.launch(combine).buffer(y).buffer(ids).buffer(weights).buffer(out),
+                shapes.combine().apply(p),
+                p);
     }
 
     private static <B> void finish(KernelLaunch<B> launch, MoeShapes.Shape shape, MoeParams p) {

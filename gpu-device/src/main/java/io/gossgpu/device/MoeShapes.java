@@ -14,14 +14,25 @@ import java.util.function.Predicate;
  *                    grids and params (CUDA on compute capability 8.0 and up unless {@code GOSS_CUDA_MOE_MMA=0}; no other
  *                    API has them)
  */
-public record MoeShapes(Function<MoeParams, Shape> gateUp, Function<MoeParams, Shape> down, Function<MoeParams, Shape> sort,
-                        Function<MoeParams, Shape> gateUpTiled, Function<MoeParams, Shape> downTiled,
-                        Function<MoeParams, Shape> combine, Predicate<MoeParams> prefillFits, boolean mma) {
+public record MoeShapes(
+        Function<MoeParams, Shape> gateUp,
+        Function<MoeParams, Shape> down,
+        Function<MoeParams, Shape> sort,
+        Function<MoeParams, Shape> gateUpTiled,
+        Function<MoeParams, Shape> downTiled,
+        Function<MoeParams, Shape> combine,
+        Predicate<MoeParams> prefillFits,
+        boolean mma) {
 
     /** The shapes of an API without tensor-core kernels. */
-    public MoeShapes(Function<MoeParams, Shape> gateUp, Function<MoeParams, Shape> down, Function<MoeParams, Shape> sort,
-                     Function<MoeParams, Shape> gateUpTiled, Function<MoeParams, Shape> downTiled,
-                     Function<MoeParams, Shape> combine, Predicate<MoeParams> prefillFits) {
+    public MoeShapes(
+            Function<MoeParams, Shape> gateUp,
+            Function<MoeParams, Shape> down,
+            Function<MoeParams, Shape> sort,
+            Function<MoeParams, Shape> gateUpTiled,
+            Function<MoeParams, Shape> downTiled,
+            Function<MoeParams, Shape> combine,
+            Predicate<MoeParams> prefillFits) {
         this(gateUp, down, sort, gateUpTiled, downTiled, combine, prefillFits, false);
     }
 

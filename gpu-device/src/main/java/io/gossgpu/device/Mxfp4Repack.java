@@ -3,7 +3,6 @@ package io.gossgpu.device;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.Mxfp4;
-
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -25,7 +24,8 @@ public final class Mxfp4Repack {
 
     /** Repacks the MXFP4_GGML experts {@code v} and hands them to {@code sink} in row order, a piece at a time. */
     public static void ggmlExperts(WeightView v, Sink sink) {
-        if (v.format() != WeightFormat.MXFP4_GGML) throw new IllegalArgumentException(v.name() + " is " + v.format() + ", not MXFP4_GGML");
+        if (v.format() != WeightFormat.MXFP4_GGML)
+            throw new IllegalArgumentException(v.name() + " is " + v.format() + ", not MXFP4_GGML");
         int blocks = v.cols() / 32;
         int pieceRows = (int) Math.max(1, Math.min(v.rows(), PIECE_CODE_BYTES / (16L * blocks)));
         byte[] c = new byte[pieceRows * 16 * blocks], sc = new byte[pieceRows * blocks];
@@ -35,8 +35,11 @@ public final class Mxfp4Repack {
                 int n = Math.min(pieceRows, v.rows() - r0);
                 for (int r = 0; r < n; r++)
                     Mxfp4.ggmlToOpenAi(v.data(), v.rowOffset(e, r0 + r), blocks, c, r * 16 * blocks, sc, r * blocks);
-                sink.write(MemorySegment.ofArray(c).asSlice(0, 16L * n * blocks), 16L * blocks * row,
-                        MemorySegment.ofArray(sc).asSlice(0, (long) n * blocks), (long) blocks * row);
+                sink.write(
+                        MemorySegment.ofArray(c).asSlice(0, 16L * n * blocks),
+                        16L * blocks * row,
+                        MemorySegment.ofArray(sc).asSlice(0, (long) n * blocks),
+                        (long) blocks * row);
                 row += n;
             }
         }

@@ -49,10 +49,27 @@ public final class OpParams {
      * @param vec      OpenCL: 1 reads four columns per work item; unread elsewhere
      * @param rowBytes OpenCL: bytes per weight row; unread elsewhere
      */
-    public record DenseParams(int fmt, int hasBias, int tokens, int cols, int rows, int xRow0, int n0, int n1, int split, int vec,
-                              long rowBytes) implements KernelParams {}
+    public record DenseParams(
+            int fmt,
+            int hasBias,
+            int tokens,
+            int cols,
+            int rows,
+            int xRow0,
+            int n0,
+            int n1,
+            int split,
+            int vec,
+            long rowBytes)
+            implements KernelParams {}
 
     /** Every record here: each API's kernels declare all of them. */
-    public static final List<Class<? extends KernelParams>> ALL = List.of(EmbedParams.class, NormParams.class, RopeParams.class, AddParams.class,
-            ArgmaxParams.class, TopKParams.class, DenseParams.class);
+    public static final List<Class<? extends KernelParams>> ALL = List.of(
+            EmbedParams.class,
+            NormParams.class,
+            RopeParams.class,
+            AddParams.class,
+            ArgmaxParams.class,
+            TopKParams.class,
+            DenseParams.class);
 }

@@ -23,6 +23,7 @@ final class ParamsMirror {
     final StructLayout layout;
     /** Per field: its accessor typed {@code (KernelParams)int}, {@code long}, {@code float} or {@code double}, for invokeExact. */
     final MethodHandle[] getters;
+
     final long[] offsets;
     final Class<?>[] types;
 
@@ -54,7 +55,9 @@ final class ParamsMirror {
                 Method accessor = cs[i].getAccessor();
                 accessor.setAccessible(true); // launchers keep their records package-private
                 types[i] = cs[i].getType();
-                getters[i] = MethodHandles.lookup().unreflect(accessor).asType(MethodType.methodType(types[i], KernelParams.class));
+                getters[i] = MethodHandles.lookup()
+                        .unreflect(accessor)
+                        .asType(MethodType.methodType(types[i], KernelParams.class));
             } catch (IllegalAccessException | RuntimeException e) {
                 throw new IllegalArgumentException(type + "." + cs[i].getName() + " cannot be read", e);
             }

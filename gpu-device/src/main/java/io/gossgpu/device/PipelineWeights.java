@@ -4,7 +4,6 @@ import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.device.DensePipeline.Matrix;
-
 import java.util.function.Function;
 
 /**
@@ -24,8 +23,11 @@ public class PipelineWeights<A, D, M> {
      * @param matrix a dense matrix as {@link DensePipeline} reads it
      * @param codes  the MXFP4 codes of experts, {@code scales} their scales (OpenAI's layout)
      */
-    public PipelineWeights(DeviceWeights<A, D, M> tensors, Function<D, Matrix<A>> matrix, Function<M, A> codes,
-                           Function<M, A> scales) {
+    public PipelineWeights(
+            DeviceWeights<A, D, M> tensors,
+            Function<D, Matrix<A>> matrix,
+            Function<M, A> codes,
+            Function<M, A> scales) {
         this.tensors = tensors;
         this.matrix = matrix;
         this.codes = codes;
@@ -69,8 +71,15 @@ public class PipelineWeights<A, D, M> {
 
     public MoePipeline.Experts<A> experts(int layer) {
         DeviceWeights.Layer<A, D, M> l = tensors.layer(layer);
-        return new MoePipeline.Experts<>(codes.apply(l.gate()), scales.apply(l.gate()), codes.apply(l.up()),
-                scales.apply(l.up()), l.gateBias(), l.upBias(), codes.apply(l.down()), scales.apply(l.down()),
+        return new MoePipeline.Experts<>(
+                codes.apply(l.gate()),
+                scales.apply(l.gate()),
+                codes.apply(l.up()),
+                scales.apply(l.up()),
+                l.gateBias(),
+                l.upBias(),
+                codes.apply(l.down()),
+                scales.apply(l.down()),
                 l.downBias());
     }
 }

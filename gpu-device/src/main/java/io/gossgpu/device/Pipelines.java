@@ -16,6 +16,13 @@ import java.util.function.IntToLongFunction;
  * @param <B>        the device's buffer handle
  * @param <A>        the API's buffer argument
  */
-public record Pipelines<B, A>(Function<B, A> arg, HostStaging<A> staging, DensePipeline<A> dense, SmallOps<A> ops,
-                              RopeOp<A> rope, AttentionPipeline<A> attention, MoePipeline<A> moe,
-                              SamplePipeline<A> sampler, IntToLongFunction argmaxWork) {}
+public record Pipelines<B, A>(
+        Function<B, A> arg,
+        HostStaging<A> staging,
+        DensePipeline<A> dense,
+        SmallOps<A> ops,
+        RopeOp<A> rope,
+        AttentionPipeline<A> attention,
+        MoePipeline<A> moe,
+        SamplePipeline<A> sampler,
+        IntToLongFunction argmaxWork) {}

@@ -1,17 +1,16 @@
 package io.gossgpu.device;
 
-import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceMemoryException;
+import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -30,8 +29,12 @@ public final class PlacementPlanner {
      * {@link #SLACK} for what a driver keeps for itself.
      */
     static long scratchBytes(ModelConfig c, int prefillChunk) {
-        long perRow = 6L * c.hiddenSize() + 2L * c.qDim() + 2L * c.kvDim() + c.numExperts()
-                + 3L * c.expertsPerToken() * c.intermediateSize() + c.expertsPerToken() * (long) c.hiddenSize();
+        long perRow = 6L * c.hiddenSize()
+                + 2L * c.qDim()
+                + 2L * c.kvDim()
+                + c.numExperts()
+                + 3L * c.expertsPerToken() * c.intermediateSize()
+                + c.expertsPerToken() * (long) c.hiddenSize();
         return 4L * perRow * prefillChunk + 4L * c.vocabSize() + SLACK;
     }
 
@@ -49,8 +52,17 @@ public final class PlacementPlanner {
      *                       layer's experts ({@link #streamBytes})
      * @param cpuExpertBytes per layer, the host bytes of that layer's experts as the file stores them
      */
-    public record MemoryPlan(ExpertPlacement request, ExpertPlan plan, String device, long freeBytes, long restBytes,
-                             long[] expertBytes, long kvBytes, int kvTokens, long scratchBytes, long[] cpuExpertBytes) {
+    public record MemoryPlan(
+            ExpertPlacement request,
+            ExpertPlan plan,
+            String device,
+            long freeBytes,
+            long restBytes,
+            long[] expertBytes,
+            long kvBytes,
+            int kvTokens,
+            long scratchBytes,
+            long[] cpuExpertBytes) {
         /** Bytes of the GPU's weights under {@link #plan}. */
         public long gpuWeightBytes() {
             long b = restBytes;
@@ -70,9 +82,11 @@ public final class PlacementPlanner {
             List<String> out = new ArrayList<>();
             out.add("placement  " + request.describe() + ": " + plan.describe());
             out.add("GPU memory " + h(gpuWeightBytes()) + " of weights (" + h(restBytes) + " without experts + "
-                    + (plan.layers() - plan.cpuLayers()) + " layers' experts) + " + h(kvBytes) + " KV cache for " + kvTokens
+                    + (plan.layers() - plan.cpuLayers()) + " layers' experts) + " + h(kvBytes) + " KV cache for "
+                    + kvTokens
                     + " positions + " + h(scratchBytes) + " scratch; " + device + " has " + h(freeBytes) + " free");
-            out.add("CPU memory " + h(cpuBytes()) + " of experts (" + plan.cpuLayers() + " layers), run by the cpu backend");
+            out.add("CPU memory " + h(cpuBytes()) + " of experts (" + plan.cpuLayers()
+                    + " layers), run by the cpu backend");
             return out;
         }
     }
@@ -101,25 +115,31 @@ public final class PlacementPlanner {
             host[l] = hostBytes(m.layers().get(l));
         }
         int tokens = request.kvTokens();
-        long kv = new KvCacheSpec(c, tokens).bytes(), scratch = scratchBytes(c, prefillChunk) + streamBytes(request, experts);
+        long kv = new KvCacheSpec(c, tokens).bytes(),
+                scratch = scratchBytes(c, prefillChunk) + streamBytes(request, experts);
         String device = gpu.deviceName();
         ExpertPlan plan;
         if (request.mode() == ExpertPlacement.Mode.AUTO) {
             long left = free - rest - kv - scratch;
             if (left < 0)
-                throw new DeviceMemoryException("even with every layer's experts on the CPU, the rest of the model (" + h(rest)
-                        + ") and a KV cache for " + tokens + " positions (" + h(kv) + ") with " + h(scratch) + " scratch need "
-                        + h(rest + kv + scratch) + " on " + device + ", which has " + h(free) + " free; choose a shorter context or another backend");
+                throw new DeviceMemoryException(
+                        "even with every layer's experts on the CPU, the rest of the model (" + h(rest)
+                                + ") and a KV cache for " + tokens + " positions (" + h(kv) + ") with " + h(scratch)
+                                + " scratch need "
+                                + h(rest + kv + scratch) + " on " + device + ", which has " + h(free)
+                                + " free; choose a shorter context or another backend");
             plan = ExpertPlan.firstOnCpu(layers, cpuLayersFor(left, experts));
         } else {
             plan = ExpertPlan.fixed(request, layers);
             MemoryPlan p = new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
             long stream = streamBytes(request, experts);
             if (p.gpuWeightBytes() + stream > free)
-                throw new DeviceMemoryException(request.describe() + ": the GPU's weights (" + h(rest) + " without experts + "
+                throw new DeviceMemoryException(request.describe() + ": the GPU's weights (" + h(rest)
+                        + " without experts + "
                         + h(p.gpuWeightBytes() - rest) + " of experts of " + (layers - plan.cpuLayers()) + " layers"
                         + (stream > 0 ? " + " + h(stream) + " to stream one layer's experts" : "") + ") need "
-                        + h(p.gpuWeightBytes() + stream) + " on " + device + ", which has " + h(free) + " free; put more layers' experts on the CPU");
+                        + h(p.gpuWeightBytes() + stream) + " on " + device + ", which has " + h(free)
+                        + " free; put more layers' experts on the CPU");
         }
         return new MemoryPlan(request, plan, device, free, rest, experts, kv, tokens, scratch, host);
     }
@@ -150,7 +170,7 @@ public final class PlacementPlanner {
     /** Host bytes of a layer's experts and their biases as the file stores them. */
     static long hostBytes(LayerWeights w) {
         long b = 0;
-        for (WeightView v : new WeightView[]{w.gate(), w.up(), w.down(), w.gateBias(), w.upBias(), w.downBias()}) {
+        for (WeightView v : new WeightView[] {w.gate(), w.up(), w.down(), w.gateBias(), w.upBias(), w.downBias()}) {
             long rows = (long) v.experts() * v.rows();
             b += rows * v.rowBytes() + (v.format() == WeightFormat.MXFP4_OPENAI ? rows * (v.cols() / 32) : 0);
         }
@@ -162,9 +182,12 @@ public final class PlacementPlanner {
      * ({@link DeviceBackend}) or the plan keeps every expert on it, else a {@link SplitBackend} over it and a cpu backend
      * from {@code cpu} (made only then). On a failure {@code backend} is left to the caller to close.
      */
-    public static Backend place(Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk, Supplier<Backend> cpu) {
+    public static Backend place(
+            Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk, Supplier<Backend> cpu) {
         return memoryPlan(backend, m, request, prefillChunk)
-                .map(p -> p.plan().splits() ? (Backend) new SplitBackend(backend, cpu.get(), p.plan(), request.streamMinTokens()) : backend)
+                .map(p -> p.plan().splits()
+                        ? (Backend) new SplitBackend(backend, cpu.get(), p.plan(), request.streamMinTokens())
+                        : backend)
                 .orElse(backend);
     }
 
@@ -172,8 +195,10 @@ public final class PlacementPlanner {
      * The plan {@code request} makes for {@code m} on {@code backend} when it is a GPU ({@link #plan}); empty on the cpu
      * and reference backends, which hold everything in host memory. A bad {@code --n-cpu-moe} fails on every backend.
      */
-    public static java.util.Optional<MemoryPlan> memoryPlan(Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk) {
-        if (request.mode() == ExpertPlacement.Mode.FIRST_N) ExpertPlan.firstOnCpu(m.layers().size(), request.cpuLayers());
+    public static java.util.Optional<MemoryPlan> memoryPlan(
+            Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk) {
+        if (request.mode() == ExpertPlacement.Mode.FIRST_N)
+            ExpertPlan.firstOnCpu(m.layers().size(), request.cpuLayers());
         if (!(backend instanceof DeviceBackend<?, ?> gpu)) return java.util.Optional.empty();
         return java.util.Optional.of(plan(gpu, m, request, prefillChunk));
     }
@@ -182,7 +207,8 @@ public final class PlacementPlanner {
      * Opens backend {@code name} ({@link Backends#open}) with the experts of {@code m} placed as {@code request} says, the
      * cpu backend (when the plan splits) created with the same {@code options}. Closes what it opened when it fails.
      */
-    public static Backend open(String name, BackendOptions options, ModelWeights m, ExpertPlacement request, int prefillChunk) {
+    public static Backend open(
+            String name, BackendOptions options, ModelWeights m, ExpertPlacement request, int prefillChunk) {
         Backend b = Backends.open(name, options);
         try {
             return place(b, m, request, prefillChunk, () -> Backends.open("cpu", options));

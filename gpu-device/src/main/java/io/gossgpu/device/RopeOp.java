@@ -1,7 +1,6 @@
 package io.gossgpu.device;
 
 import io.gossgpu.device.OpParams.RopeParams;
-
 import java.util.function.Function;
 
 /**
@@ -38,6 +37,11 @@ public final class RopeOp<B> {
      * {@code posOffset}) on.
      */
     public void run(B q, B k, B table, B pos, long posOffset, RopeParams p) {
-        launcher.launch(rope).buffer(q).buffer(k).buffer(table).buffer(pos, posOffset).run(p, grid.apply(p));
+        launcher.launch(rope)
+                .buffer(q)
+                .buffer(k)
+                .buffer(table)
+                .buffer(pos, posOffset)
+                .run(p, grid.apply(p));
     }
 }

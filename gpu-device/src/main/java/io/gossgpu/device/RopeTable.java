@@ -2,7 +2,6 @@ package io.gossgpu.device;
 
 import io.gossgpu.backend.Rope;
 import io.gossgpu.model.ModelConfig;
-
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -27,7 +26,8 @@ final class RopeTable<B> {
     /** The table covering positions {@code 0 .. needed − 1}. */
     B covering(int needed, int hint) {
         if (needed > positions) {
-            int n = Math.max(Math.max(needed, hint), Math.max(256, (int) Math.min(Integer.MAX_VALUE / 2, 2L * positions)));
+            int n = Math.max(Math.max(needed, hint), Math.max(256, (int)
+                    Math.min(Integer.MAX_VALUE / 2, 2L * positions)));
             float[] t = Rope.cosSinTable(config, 0, n);
             B b = backend.driver.allocate(4L * t.length, "RoPE cos/sin table");
             backend.driver.write(b, 0, MemorySegment.ofArray(t));

@@ -1,7 +1,6 @@
 package io.gossgpu.device;
 
 import io.gossgpu.GossException;
-
 import java.util.List;
 
 /**
@@ -42,7 +41,8 @@ public final class SamplePipeline<B> {
      */
     public record Shapes(int threads, boolean localMemory) {
         public Shapes {
-            if (threads <= 0 || Integer.bitCount(threads) != 1) throw new IllegalArgumentException("threads per group must be a power of two, got " + threads);
+            if (threads <= 0 || Integer.bitCount(threads) != 1)
+                throw new IllegalArgumentException("threads per group must be a power of two, got " + threads);
         }
     }
 
@@ -61,7 +61,9 @@ public final class SamplePipeline<B> {
         int n = shapes.threads();
         for (DeviceKernel k : List.of(max, sums, pick)) {
             if (k.maxThreads() >= n) continue;
-            if (!localMemory) throw new GossException("kernel " + k.name() + " cannot run " + n + " threads per group on this device");
+            if (!localMemory)
+                throw new GossException(
+                        "kernel " + k.name() + " cannot run " + n + " threads per group on this device");
             n = Integer.highestOneBit(Math.max(1, k.maxThreads()));
         }
         threads = n;

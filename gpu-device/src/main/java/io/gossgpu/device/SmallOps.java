@@ -4,7 +4,6 @@ import io.gossgpu.device.OpParams.AddParams;
 import io.gossgpu.device.OpParams.ArgmaxParams;
 import io.gossgpu.device.OpParams.NormParams;
 import io.gossgpu.device.OpParams.TopKParams;
-
 import java.util.List;
 import java.util.function.IntFunction;
 import java.util.function.LongFunction;
@@ -18,7 +17,11 @@ import java.util.function.LongFunction;
  * @param <B> the API's buffer argument
  */
 public final class SmallOps<B> {
-    public static final String RMSNORM = "rmsnorm", ADD = "add", ADD_RMSNORM = "add_rmsnorm", ARGMAX = "argmax", TOPK = "topk_softmax";
+    public static final String RMSNORM = "rmsnorm",
+            ADD = "add",
+            ADD_RMSNORM = "add_rmsnorm",
+            ARGMAX = "argmax",
+            TOPK = "topk_softmax";
 
     /** A launch's grid and its dynamic group memory, one size per group-memory argument in order (none: empty). */
     public record Shape(Grid grid, List<Long> locals) {
@@ -31,7 +34,8 @@ public final class SmallOps<B> {
      * How one API spreads each op over groups, as data: rmsnorm by rows (add_rmsnorm too, with rmsnorm's group size),
      * add by values, argmax by rows, topk_softmax by tokens.
      */
-    public record Shapes(IntFunction<Shape> rmsnorm, LongFunction<Shape> add, IntFunction<Shape> argmax, IntFunction<Shape> topk) {}
+    public record Shapes(
+            IntFunction<Shape> rmsnorm, LongFunction<Shape> add, IntFunction<Shape> argmax, IntFunction<Shape> topk) {}
 
     private final Launcher<B> launcher;
     private final Shapes shapes;
@@ -62,12 +66,18 @@ public final class SmallOps<B> {
 
     /** {@code out[r, :] = x[r, :] / rms(x[r, :]) · scale} over {@code rows} rows of {@code cols} values. */
     public void rmsnorm(B x, B scale, B out, int rows, int cols, float eps) {
-        run(launcher.launch(rmsnorm).buffer(x).buffer(scale).buffer(out), new NormParams(cols, eps), shapes.rmsnorm().apply(rows));
+        run(
+                launcher.launch(rmsnorm).buffer(x).buffer(scale).buffer(out),
+                new NormParams(cols, eps),
+                shapes.rmsnorm().apply(rows));
     }
 
     /** {@code out = a + b} over {@code n} values ({@code out} may be {@code a} or {@code b}). */
     public void add(B a, B b, B out, long n) {
-        run(launcher.launch(add).buffer(a).buffer(b).buffer(out), new AddParams(n), shapes.add().apply(n));
+        run(
+                launcher.launch(add).buffer(a).buffer(b).buffer(out),
+                new AddParams(n),
+                shapes.add().apply(n));
     }
 
     /**
@@ -75,13 +85,23 @@ public final class SmallOps<B> {
      * ({@code sum} may be {@code x} or {@code y}, {@code out} may be {@code sum}): {@link #add} then {@link #rmsnorm}.
      */
     public void addRmsnorm(B x, B y, B scale, B sum, B out, int rows, int cols, float eps) {
-        run(launcher.launch(addRmsnorm).buffer(x).buffer(y).buffer(scale).buffer(sum).buffer(out), new NormParams(cols, eps),
+        run(
+                launcher.launch(addRmsnorm)
+                        .buffer(x)
+                        .buffer(y)
+                        .buffer(scale)
+                        .buffer(sum)
+                        .buffer(out),
+                new NormParams(cols, eps),
                 shapes.rmsnorm().apply(rows));
     }
 
     /** {@code ids[t] = argmax logits[t, :]} for {@code rows} rows of {@code vocab}, ties to the lower id. */
     public void argmax(B logits, B ids, int rows, int vocab) {
-        run(launcher.launch(argmax).buffer(logits).buffer(ids), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
+        run(
+                launcher.launch(argmax).buffer(logits).buffer(ids),
+                new ArgmaxParams(rows, vocab),
+                shapes.argmax().apply(rows));
     }
 
     /**
@@ -90,12 +110,18 @@ public final class SmallOps<B> {
      * initial zeros are the API's to provide).
      */
     public void argmax(B logits, B ids, B work, int rows, int vocab) {
-        run(launcher.launch(argmax).buffer(logits).buffer(ids).buffer(work), new ArgmaxParams(rows, vocab), shapes.argmax().apply(rows));
+        run(
+                launcher.launch(argmax).buffer(logits).buffer(ids).buffer(work),
+                new ArgmaxParams(rows, vocab),
+                shapes.argmax().apply(rows));
     }
 
     /** Each token's {@code k} largest of its {@code experts} router logits into {@code ids}, their softmax into {@code weights}. */
     public void topk(B logits, B ids, B weights, int tokens, int experts, int k) {
-        run(launcher.launch(topk).buffer(logits).buffer(ids).buffer(weights), new TopKParams(tokens, experts, k), shapes.topk().apply(tokens));
+        run(
+                launcher.launch(topk).buffer(logits).buffer(ids).buffer(weights),
+                new TopKParams(tokens, experts, k),
+                shapes.topk().apply(tokens));
     }
 
     private static <B> void run(KernelLaunch<B> launch, KernelParams p, Shape shape) {

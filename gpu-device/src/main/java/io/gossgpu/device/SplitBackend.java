@@ -1,20 +1,18 @@
 package io.gossgpu.device;
 
-import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.BackendOp;
+import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DenseKind;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
-import io.gossgpu.backend.KvCache;
-import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
-
 import java.util.HashMap;
 import java.util.Map;
 import java.util.SortedMap;
@@ -49,6 +47,7 @@ public final class SplitBackend extends ForwardingBackend {
     private final HostCrossing<?> crossing;
     /** Steps of at least this many tokens stream a CPU layer's experts to the GPU; 0: never. */
     private final int streamMinTokens;
+
     private long offloaded, streamed;
     /** Inside a decode step (one token per sequence, however many sequences): it never streams. */
     private boolean decodeStep;
@@ -65,11 +64,16 @@ public final class SplitBackend extends ForwardingBackend {
 
     /** As above, streaming a CPU layer's experts to the GPU for steps of at least {@code streamMinTokens} tokens (0: never). */
     public SplitBackend(Backend gpu, Backend cpu, ExpertPlan plan, int streamMinTokens) {
-        this(gpu, cpu, layers -> {
-            if (layers != plan.layers())
-                throw new io.gossgpu.GossException("the placement plan is for " + plan.layers() + " layers, the model has " + layers);
-            return plan;
-        }, streamMinTokens);
+        this(
+                gpu,
+                cpu,
+                layers -> {
+                    if (layers != plan.layers())
+                        throw new io.gossgpu.GossException(
+                                "the placement plan is for " + plan.layers() + " layers, the model has " + layers);
+                    return plan;
+                },
+                streamMinTokens);
     }
 
     /** With the plan for each model it loads made from its layer count (tests load models of several shapes). */
@@ -128,7 +132,8 @@ public final class SplitBackend extends ForwardingBackend {
     }
 
     /** The two backends' weights: the GPU's part and the CPU's ({@link SplitModel}), split by {@code plan}. */
-    record SplitWeights(LoadedWeights gpu, LoadedWeights cpu, ExpertPlan plan, StreamSlot stream) implements LoadedWeights {
+    record SplitWeights(LoadedWeights gpu, LoadedWeights cpu, ExpertPlan plan, StreamSlot stream)
+            implements LoadedWeights {
         @Override
         public ModelConfig config() {
             return gpu.config();
@@ -162,7 +167,8 @@ public final class SplitBackend extends ForwardingBackend {
         ExpertPlan plan = planFor.apply(weights.layers().size());
         LoadedWeights g = delegate.loadWeights(SplitModel.gpuPart(weights, plan));
         try {
-            return new SplitWeights(g, cpu.loadWeights(SplitModel.cpuPart(weights, plan)), plan, new StreamSlot(weights));
+            return new SplitWeights(
+                    g, cpu.loadWeights(SplitModel.cpuPart(weights, plan)), plan, new StreamSlot(weights));
         } catch (RuntimeException | Error e) {
             g.close();
             throw e;
@@ -222,14 +228,47 @@ public final class SplitBackend extends ForwardingBackend {
 
     // ---- every other op: the GPU, on its part of the weights -------------------------------------
 
-    @Override public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) { delegate.embed(gpu(w), tokens, out); }
-    @Override public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) { delegate.rmsNorm(gpu(w), layer, which, x, out); }
-    @Override public void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) { delegate.dense(gpu(w), layer, which, x, out); }
-    @Override public void qkvRope(LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) { delegate.qkvRope(gpu(w), layer, x, batch, q, k, v); }
-    @Override public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) { delegate.attention(gpu(w), layer, q, k, v, batch, out); }
-    @Override public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) { delegate.router(gpu(w), layer, x, out); }
-    @Override public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.logits(gpu(w), x, fromRow); }
-    @Override public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) { return delegate.argmax(gpu(w), x, fromRow); }
+    @Override
+    public void embed(LoadedWeights w, int[] tokens, DeviceTensor out) {
+        delegate.embed(gpu(w), tokens, out);
+    }
+
+    @Override
+    public void rmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor out) {
+        delegate.rmsNorm(gpu(w), layer, which, x, out);
+    }
+
+    @Override
+    public void dense(LoadedWeights w, int layer, DenseKind which, DeviceTensor x, DeviceTensor out) {
+        delegate.dense(gpu(w), layer, which, x, out);
+    }
+
+    @Override
+    public void qkvRope(
+            LoadedWeights w, int layer, DeviceTensor x, Batch batch, DeviceTensor q, DeviceTensor k, DeviceTensor v) {
+        delegate.qkvRope(gpu(w), layer, x, batch, q, k, v);
+    }
+
+    @Override
+    public void attention(
+            LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+        delegate.attention(gpu(w), layer, q, k, v, batch, out);
+    }
+
+    @Override
+    public void router(LoadedWeights w, int layer, DeviceTensor x, DeviceRouting out) {
+        delegate.router(gpu(w), layer, x, out);
+    }
+
+    @Override
+    public float[] logits(LoadedWeights w, DeviceTensor x, int fromRow) {
+        return delegate.logits(gpu(w), x, fromRow);
+    }
+
+    @Override
+    public int[] argmax(LoadedWeights w, DeviceTensor x, int fromRow) {
+        return delegate.argmax(gpu(w), x, fromRow);
+    }
 
     @Override
     public int[] sample(LoadedWeights w, DeviceTensor x, int fromRow, double[] temperatures, double[] draws) {
@@ -237,7 +276,14 @@ public final class SplitBackend extends ForwardingBackend {
     }
 
     @Override
-    public void addRmsNorm(LoadedWeights w, int layer, NormKind which, DeviceTensor x, DeviceTensor y, DeviceTensor sum, DeviceTensor out) {
+    public void addRmsNorm(
+            LoadedWeights w,
+            int layer,
+            NormKind which,
+            DeviceTensor x,
+            DeviceTensor y,
+            DeviceTensor sum,
+            DeviceTensor out) {
         delegate.addRmsNorm(gpu(w), layer, which, x, y, sum, out);
     }
 

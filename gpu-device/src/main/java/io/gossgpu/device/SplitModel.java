@@ -2,7 +2,6 @@ package io.gossgpu.device;
 
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,8 +18,29 @@ public final class SplitModel {
         List<LayerWeights> ls = new ArrayList<>(m.layers().size());
         for (int l = 0; l < m.layers().size(); l++) {
             LayerWeights w = m.layers().get(l);
-            ls.add(plan.onCpu(l) ? new LayerWeights(w.attnNorm(), w.q(), w.qBias(), w.k(), w.kBias(), w.v(), w.vBias(), w.sinks(),
-                    w.out(), w.outBias(), w.mlpNorm(), w.router(), w.routerBias(), null, null, null, null, null, null) : w);
+            ls.add(
+                    plan.onCpu(l)
+                            ? new LayerWeights(
+                                    w.attnNorm(),
+                                    w.q(),
+                                    w.qBias(),
+                                    w.k(),
+                                    w.kBias(),
+                                    w.v(),
+                                    w.vBias(),
+                                    w.sinks(),
+                                    w.out(),
+                                    w.outBias(),
+                                    w.mlpNorm(),
+                                    w.router(),
+                                    w.routerBias(),
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null)
+                            : w);
         }
         return new ModelWeights(m.config(), m.embedding(), List.copyOf(ls), m.finalNorm(), m.unembedding());
     }
@@ -30,11 +50,31 @@ public final class SplitModel {
         List<LayerWeights> ls = new ArrayList<>(m.layers().size());
         for (int l = 0; l < m.layers().size(); l++) {
             LayerWeights w = m.layers().get(l);
-            ls.add(plan.onCpu(l)
-                    ? new LayerWeights(null, null, null, null, null, null, null, null, null, null, null, null, null,
-                    w.gate(), w.gateBias(), w.up(), w.upBias(), w.down(), w.downBias())
-                    : new LayerWeights(null, null, null, null, null, null, null, null, null, null, null, null, null,
-                    null, null, null, null, null, null));
+            ls.add(
+                    plan.onCpu(l)
+                            ? new LayerWeights(
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    null,
+                                    w.gate(),
+                                    w.gateBias(),
+                                    w.up(),
+                                    w.upBias(),
+                                    w.down(),
+                                    w.downBias())
+                            : new LayerWeights(
+                                    null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+                                    null, null, null, null, null));
         }
         return new ModelWeights(m.config(), null, java.util.Collections.unmodifiableList(ls), null, null);
     }

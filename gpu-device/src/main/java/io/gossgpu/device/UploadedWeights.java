@@ -4,7 +4,6 @@ import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,7 +32,8 @@ public abstract class UploadedWeights<B, A> implements LoadedWeights {
      * Every tensor of {@code m}, uploaded through {@code uploader} (the backend's own layout), then waited for; on a
      * failure what was uploaded is released and the exception rethrown.
      */
-    protected final <V, D, M> DeviceWeights<V, D, M> uploadAll(ModelWeights m, DeviceWeights.Uploader<V, D, M> uploader) {
+    protected final <V, D, M> DeviceWeights<V, D, M> uploadAll(
+            ModelWeights m, DeviceWeights.Uploader<V, D, M> uploader) {
         try {
             DeviceWeights<V, D, M> tensors = new DeviceWeights<>(m, uploader);
             backend.driver.synchronize();

@@ -1,5 +1,9 @@
 package io.gossgpu.conformance;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
@@ -12,19 +16,17 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
+import io.gossgpu.device.ExpertPlan;
+import io.gossgpu.device.SplitBackend;
+import io.gossgpu.forward.Executor;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
-import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.device.ExpertPlan;
-import io.gossgpu.device.SplitBackend;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,10 +34,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.function.IntFunction;
 import java.util.stream.IntStream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The conformance kit on a split model: a GPU backend ({@link #gpu()}) running everything but the MoE experts of the
@@ -54,7 +53,8 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
     /** The placements the kit runs: every layer's experts on the CPU, layers 0, 2, 4 … on the CPU, only the last layer's. */
     public enum Placement {
         ALL_ON_CPU(ExpertPlan::allOnCpu),
-        EVERY_OTHER(n -> ExpertPlan.layersOnCpu(n, IntStream.range(0, n).filter(l -> l % 2 == 0).toArray())),
+        EVERY_OTHER(n -> ExpertPlan.layersOnCpu(
+                n, IntStream.range(0, n).filter(l -> l % 2 == 0).toArray())),
         LAST_ONLY(n -> ExpertPlan.layersOnCpu(n, n - 1));
 
         final IntFunction<ExpertPlan> plan;
@@ -99,7 +99,10 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
 
             @Override
             public Backend create(BackendOptions options) {
-                return new SplitBackend(gpu.create(options), CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(options), placement().plan,
+                return new SplitBackend(
+                        gpu.create(options),
+                        CpuBackendProvider.withKernels(KernelSet.Isa.JAVA).create(options),
+                        placement().plan,
                         streamMinTokens());
             }
         };
@@ -108,7 +111,7 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
     /** The kit's ops reach the cpu backend on the CPU's layers: the MoE of each such layer runs there and matches the reference. */
     @Test
     void moeOfCpuLayersRunsOnTheCpu() {
-        for (String shape : new String[]{"tiny", "odd", "wide"}) {
+        for (String shape : new String[] {"tiny", "odd", "wide"}) {
             Model m = model(shape);
             ModelConfig c = m.config();
             ExpertPlan plan = SplitBackend.plan(m.mine());
@@ -119,19 +122,32 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
             for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
             boolean streams = streamMinTokens() > 0 && T >= streamMinTokens();
             for (int layer = 0; layer < c.numHiddenLayers(); layer++) {
-                long before = backend.counters().get("split_cpu_moe"), streamedBefore = backend.counters().get("split_streamed_moe");
-                try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
-                     DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+                long before = backend.counters().get("split_cpu_moe"),
+                        streamedBefore = backend.counters().get("split_streamed_moe");
+                try (Pair in = pair(T, c.hiddenSize(), x);
+                        Pair out = pair(T, c.hiddenSize(), null);
+                        DeviceRouting rm = backend.allocateRouting(T, k);
+                        DeviceRouting rr = reference.allocateRouting(T, k)) {
                     reference.router(m.ref(), layer, in.ref(), rr);
                     Routing want = reference.readRouting(rr);
                     backend.writeRouting(rm, want);
                     backend.moe(m.mine(), layer, in.mine(), rm, out.mine());
                     reference.moe(m.ref(), layer, in.ref(), rr, out.ref());
-                    assertClose("moe of layer " + layer + " (" + plan + "), " + shape, reference.read(out.ref()), backend.read(out.mine()),
-                            T, c.hiddenSize(), moeTolerance());
+                    assertClose(
+                            "moe of layer " + layer + " (" + plan + "), " + shape,
+                            reference.read(out.ref()),
+                            backend.read(out.mine()),
+                            T,
+                            c.hiddenSize(),
+                            moeTolerance());
                 }
-                assertEquals(before + (plan.onCpu(layer) && !streams ? 1 : 0), backend.counters().get("split_cpu_moe"), "layer " + layer);
-                assertEquals(streamedBefore + (plan.onCpu(layer) && streams ? 1 : 0), backend.counters().get("split_streamed_moe"),
+                assertEquals(
+                        before + (plan.onCpu(layer) && !streams ? 1 : 0),
+                        backend.counters().get("split_cpu_moe"),
+                        "layer " + layer);
+                assertEquals(
+                        streamedBefore + (plan.onCpu(layer) && streams ? 1 : 0),
+                        backend.counters().get("split_streamed_moe"),
                         "streamed, layer " + layer);
             }
             assertTrue(plan.splits());
@@ -151,15 +167,21 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
         ExpertPlan plan = placement().plan.apply(c.numHiddenLayers());
         List<Integer> layers = new ArrayList<>();
         IntStream.range(0, c.numHiddenLayers()).filter(plan::onCpu).findFirst().ifPresent(layers::add);
-        IntStream.range(0, c.numHiddenLayers()).filter(l -> !plan.onCpu(l)).findFirst().ifPresent(layers::add);
+        IntStream.range(0, c.numHiddenLayers())
+                .filter(l -> !plan.onCpu(l))
+                .findFirst()
+                .ifPresent(layers::add);
         for (int layer : layers)
-            for (int[] prompt : new int[][]{{1, 2, 3, 4, 5}, {7}}) {
+            for (int[] prompt : new int[][] {{1, 2, 3, 4, 5}, {7}}) {
                 String split = nonFiniteLine(backend, layer, prompt), whole;
                 try (Backend gpu = gpu().create(options())) {
                     whole = nonFiniteLine(gpu, layer, prompt);
                 }
-                String where = "layer " + layer + (plan.onCpu(layer) ? " (CPU's)" : " (GPU's)") + ", prompt of " + prompt.length;
-                assertTrue(whole.contains("first appears in the output of MOE[layer " + layer + "] at position 0"), where + ": " + whole);
+                String where = "layer " + layer + (plan.onCpu(layer) ? " (CPU's)" : " (GPU's)") + ", prompt of "
+                        + prompt.length;
+                assertTrue(
+                        whole.contains("first appears in the output of MOE[layer " + layer + "] at position 0"),
+                        where + ": " + whole);
                 assertEquals(whole, split, where);
             }
     }
@@ -168,9 +190,15 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
     private static String nonFiniteLine(Backend b, int layer, int[] prompt) {
         try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 21).inMemory()) {
             ck.tensor("block." + layer + ".mlp.mlp2_weight.scales").bytes().fill((byte) 255);
-            try (LoadedWeights w = b.loadWeights(ModelWeights.of(ck)); Session s = new Session(b, w, 64)) {
-                return assertThrows(GossException.class, () -> s.generate(prompt, new GenerationOptions(4, Set.of(), SamplerConfig.greedy()),
-                        t -> { throw new AssertionError("token " + t + " printed"); })).getMessage();
+            try (LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
+                    Session s = new Session(b, w, 64)) {
+                return assertThrows(
+                                GossException.class,
+                                () -> s.generate(
+                                        prompt, new GenerationOptions(4, Set.of(), SamplerConfig.greedy()), t -> {
+                                            throw new AssertionError("token " + t + " printed");
+                                        }))
+                        .getMessage();
             }
         }
     }
@@ -195,7 +223,8 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                 want[i] = s.prefillAllLogits(tokens[i]);
             }
         }
-        long offloadedBefore = backend.counters().get("split_cpu_moe"), streamedBefore = backend.counters().get("split_streamed_moe");
+        long offloadedBefore = backend.counters().get("split_cpu_moe"),
+                streamedBefore = backend.counters().get("split_streamed_moe");
         int streamingSteps = 0;
         int[] pos = new int[n];
         int checked = 0, steps = 0;
@@ -208,8 +237,10 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                 for (int i = 0; i < n; i++) {
                     if (step < i || pos[i] == tokens[i].length) continue;
                     int take = pos[i] < promptLengths[i] ? Math.min(chunk, promptLengths[i] - pos[i]) : 1;
-                    Executor.Output out = pos[i] + take >= promptLengths[i] ? Executor.Output.LAST_LOGITS : Executor.Output.NONE;
-                    requests.add(new Executor.Request(Arrays.copyOfRange(tokens[i], pos[i], pos[i] + take), caches[i], pos[i], out));
+                    Executor.Output out =
+                            pos[i] + take >= promptLengths[i] ? Executor.Output.LAST_LOGITS : Executor.Output.NONE;
+                    requests.add(new Executor.Request(
+                            Arrays.copyOfRange(tokens[i], pos[i], pos[i] + take), caches[i], pos[i], out));
                     who.add(i);
                 }
                 if (requests.isEmpty()) break;
@@ -223,8 +254,14 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
                     int last = pos[i] + q.tokens().length - 1;
                     pos[i] += q.tokens().length;
                     if (q.output() == Executor.Output.NONE) continue;
-                    assertClose("sequence " + i + " at position " + last + " (step " + step + " of " + who.size() + " sequences)",
-                            Arrays.copyOfRange(want[i], last * v, (last + 1) * v), results[j].logits(), 1, v, modelTolerance());
+                    assertClose(
+                            "sequence " + i + " at position " + last + " (step " + step + " of " + who.size()
+                                    + " sequences)",
+                            Arrays.copyOfRange(want[i], last * v, (last + 1) * v),
+                            results[j].logits(),
+                            1,
+                            v,
+                            modelTolerance());
                     checked++;
                 }
             }
@@ -233,10 +270,16 @@ public abstract class SplitConformanceKit extends BackendConformanceKit {
         }
         assertEquals(n * (decodes + 1), checked, "results checked");
         ExpertPlan plan = SplitBackend.plan(m.mine());
-        assertEquals(offloadedBefore + (long) (steps - streamingSteps) * plan.cpuLayers(), backend.counters().get("split_cpu_moe"),
+        assertEquals(
+                offloadedBefore + (long) (steps - streamingSteps) * plan.cpuLayers(),
+                backend.counters().get("split_cpu_moe"),
                 "every step that does not stream ran the CPU's layers there");
-        assertEquals(streamedBefore + (long) streamingSteps * plan.cpuLayers(), backend.counters().get("split_streamed_moe"),
+        assertEquals(
+                streamedBefore + (long) streamingSteps * plan.cpuLayers(),
+                backend.counters().get("split_streamed_moe"),
                 "every step with a prompt chunk of " + streamMinTokens() + "+ rows streamed the CPU's layers' experts");
-        if (streamMinTokens() > 0) assertTrue(streamingSteps > 0 && streamingSteps < steps, streamingSteps + " of " + steps + " steps streamed");
+        if (streamMinTokens() > 0)
+            assertTrue(
+                    streamingSteps > 0 && streamingSteps < steps, streamingSteps + " of " + steps + " steps streamed");
     }
 }

@@ -17,33 +17,72 @@ public abstract class SplitConformanceSuite {
 
     /** The kit with this suite's backend and {@code placement}. */
     abstract class On extends SplitConformanceKit {
-        @Override protected BackendProvider gpu() { return SplitConformanceSuite.this.gpu(); }
-        @Override protected boolean onEmulatedDevice() { return emulated(); }
-        @Override protected boolean runsEmulatedDemo() { return false; } // EveryOtherLayerOnCpu runs it
-        @Override protected boolean runsEmulatedGenerations() { return false; } // and these
+        @Override
+        protected BackendProvider gpu() {
+            return SplitConformanceSuite.this.gpu();
+        }
+
+        @Override
+        protected boolean onEmulatedDevice() {
+            return emulated();
+        }
+
+        @Override
+        protected boolean runsEmulatedDemo() {
+            return false;
+        } // EveryOtherLayerOnCpu runs it
+
+        @Override
+        protected boolean runsEmulatedGenerations() {
+            return false;
+        } // and these
     }
 
     @Nested
     class AllExpertsOnCpu extends On {
-        @Override protected Placement placement() { return Placement.ALL_ON_CPU; }
+        @Override
+        protected Placement placement() {
+            return Placement.ALL_ON_CPU;
+        }
     }
 
     @Nested
     class EveryOtherLayerOnCpu extends On {
-        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
-        @Override protected boolean runsEmulatedDemo() { return true; }
-        @Override protected boolean runsEmulatedGenerations() { return true; }
+        @Override
+        protected Placement placement() {
+            return Placement.EVERY_OTHER;
+        }
+
+        @Override
+        protected boolean runsEmulatedDemo() {
+            return true;
+        }
+
+        @Override
+        protected boolean runsEmulatedGenerations() {
+            return true;
+        }
     }
 
     @Nested
     class LastLayerOnCpu extends On {
-        @Override protected Placement placement() { return Placement.LAST_ONLY; }
+        @Override
+        protected Placement placement() {
+            return Placement.LAST_ONLY;
+        }
     }
 
     /** Every other layer's experts on the CPU, streamed to the GPU for steps of 2+ tokens (prefill chunks, the op tests). */
     @Nested
     class EveryOtherLayerStreamed extends On {
-        @Override protected Placement placement() { return Placement.EVERY_OTHER; }
-        @Override protected int streamMinTokens() { return 2; }
+        @Override
+        protected Placement placement() {
+            return Placement.EVERY_OTHER;
+        }
+
+        @Override
+        protected int streamMinTokens() {
+            return 2;
+        }
     }
 }

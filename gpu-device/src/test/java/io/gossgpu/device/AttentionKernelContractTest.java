@@ -1,6 +1,8 @@
 package io.gossgpu.device;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,10 +13,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The attention kernels are one contract on every API ({@link AttentionPipeline}): attention.cu, attention.cl and
@@ -25,33 +24,63 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code _SDPA_}. Reads the sources, needs no device.
  */
 class AttentionKernelContractTest {
-    private static final Map<String, String> FILES = Map.of("cuda", "backend-cuda/kernels/attention.cu",
-            "opencl", "backend-opencl/kernels/attention.cl", "metal", "backend-metal/kernels/attention.metal");
+    private static final Map<String, String> FILES = Map.of(
+            "cuda",
+            "backend-cuda/kernels/attention.cu",
+            "opencl",
+            "backend-opencl/kernels/attention.cl",
+            "metal",
+            "backend-metal/kernels/attention.metal");
     /** Which kernels each API has: attention_split is OpenCL's alone, attention_mma CUDA's, Metal has neither split kernel. */
     static final Map<String, Set<String>> HAS = Map.of(
-            "cuda", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.COMBINE, AttentionPipeline.KV_STORE,
-                    AttentionPipeline.MMA),
-            "opencl", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.GQA, AttentionPipeline.SPLIT, AttentionPipeline.COMBINE,
-                    AttentionPipeline.KV_STORE),
+            "cuda",
+                    Set.of(
+                            AttentionPipeline.ATTENTION,
+                            AttentionPipeline.GQA,
+                            AttentionPipeline.COMBINE,
+                            AttentionPipeline.KV_STORE,
+                            AttentionPipeline.MMA),
+            "opencl",
+                    Set.of(
+                            AttentionPipeline.ATTENTION,
+                            AttentionPipeline.GQA,
+                            AttentionPipeline.SPLIT,
+                            AttentionPipeline.COMBINE,
+                            AttentionPipeline.KV_STORE),
             "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
-    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KernelSources.dir("cuda").resolve("README.md"),
-            "opencl", KernelSources.dir("opencl").resolve("README.md"), "metal", KernelSources.ROOT.resolve("backend-metal/README.md"));
-    private static final Map<String, Pattern> DECLARATION = Map.of("cuda", Pattern.compile("extern \"C\" __global__ void (\\w+)\\("),
-            "opencl", Pattern.compile("__kernel void (\\w+)\\("), "metal", Pattern.compile("KERNEL\\((\\w+)\\)"));
+
+    private static final Map<String, Path> KNOB_TABLES = Map.of(
+            "cuda",
+            KernelSources.dir("cuda").resolve("README.md"),
+            "opencl",
+            KernelSources.dir("opencl").resolve("README.md"),
+            "metal",
+            KernelSources.ROOT.resolve("backend-metal/README.md"));
+    private static final Map<String, Pattern> DECLARATION = Map.of(
+            "cuda",
+            Pattern.compile("extern \"C\" __global__ void (\\w+)\\("),
+            "opencl",
+            Pattern.compile("__kernel void (\\w+)\\("),
+            "metal",
+            Pattern.compile("KERNEL\\((\\w+)\\)"));
 
     @Test
     void everyApiDeclaresTheOneAttentionParamsStructAndNoOther() throws IOException {
         for (String api : FILES.keySet()) {
             var structs = KernelParamsCheck.structs(source(api));
             assertEquals(Set.of("AttentionParams"), structs.keySet(), api + ": params structs of " + FILES.get(api));
-            assertEquals(KernelParamsCheck.fields(AttentionParams.class), structs.get("AttentionParams"), api + ": struct AttentionParams");
+            assertEquals(
+                    KernelParamsCheck.fields(AttentionParams.class),
+                    structs.get("AttentionParams"),
+                    api + ": struct AttentionParams");
         }
     }
 
     @Test
     void everyApiDeclaresItsAttentionKernelsUnderThePipelinesNames() throws IOException {
         for (String api : FILES.keySet())
-            assertEquals(new TreeSet<>(HAS.get(api)), kernels(api, source(api)), api + ": kernels of " + FILES.get(api));
+            assertEquals(
+                    new TreeSet<>(HAS.get(api)), kernels(api, source(api)), api + ": kernels of " + FILES.get(api));
         for (String k : AttentionPipeline.KERNELS)
             assertTrue(HAS.values().stream().anyMatch(s -> s.contains(k)), k + " is on no API");
     }
@@ -63,7 +92,10 @@ class AttentionKernelContractTest {
             for (String name : HAS.get(api)) {
                 int buffers = AttentionPipeline.buffers(name);
                 List<String> args = KernelSources.assertBuffersThenParams(api, src, name, buffers, "AttentionParams");
-                assertEquals(buffers + 1, args.size(), api + " " + name + ": " + buffers + " buffers, then the params: " + args);
+                assertEquals(
+                        buffers + 1,
+                        args.size(),
+                        api + " " + name + ": " + buffers + " buffers, then the params: " + args);
             }
         }
     }
@@ -73,7 +105,9 @@ class AttentionKernelContractTest {
         for (var e : KNOB_TABLES.entrySet()) {
             String doc = Files.readString(e.getValue());
             String api = e.getKey().toUpperCase();
-            assertTrue(doc.contains("GOSS_" + api + "_ATTENTION_") || doc.contains("`ATTENTION`"), e.getValue() + " names no GOSS_" + api + "_ATTENTION_ knob");
+            assertTrue(
+                    doc.contains("GOSS_" + api + "_ATTENTION_") || doc.contains("`ATTENTION`"),
+                    e.getValue() + " names no GOSS_" + api + "_ATTENTION_ knob");
             assertFalse(doc.contains("_SDPA_") || doc.contains("SDPA_"), e.getValue() + " still names an SDPA knob");
             assertFalse(doc.contains("attention_tiled"), e.getValue() + " still names attention_tiled");
         }

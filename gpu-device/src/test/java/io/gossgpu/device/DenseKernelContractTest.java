@@ -1,9 +1,8 @@
 package io.gossgpu.device;
 
-import org.junit.jupiter.api.Test;
-
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /**
  * The dense and embed kernels take what {@link DensePipeline} passes them: {@link DensePipeline#denseBuffers} buffers
@@ -14,14 +13,18 @@ import java.util.Map;
  */
 class DenseKernelContractTest {
     /** Per API without scales or three outputs: its dense kernels. */
-    private static final Map<String, List<String>> DENSE = Map.of("opencl", List.of("dense"), "metal", List.of("dense", "dense_tiled"));
+    private static final Map<String, List<String>> DENSE =
+            Map.of("opencl", List.of("dense"), "metal", List.of("dense", "dense_tiled"));
 
     @Test
     void denseAndEmbedTakeThePipelinesBuffersThenTheirParams() {
         DENSE.forEach((api, kernels) -> {
             String src = KernelSources.source(api);
-            for (String k : kernels) KernelSources.assertBuffersThenParams(api, src, k, DensePipeline.denseBuffers(false, false), "DenseParams");
-            KernelSources.assertBuffersThenParams(api, src, DensePipeline.EMBED, DensePipeline.embedBuffers(false), "EmbedParams");
+            for (String k : kernels)
+                KernelSources.assertBuffersThenParams(
+                        api, src, k, DensePipeline.denseBuffers(false, false), "DenseParams");
+            KernelSources.assertBuffersThenParams(
+                    api, src, DensePipeline.EMBED, DensePipeline.embedBuffers(false), "EmbedParams");
         });
     }
 }

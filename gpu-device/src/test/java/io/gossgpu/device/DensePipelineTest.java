@@ -1,5 +1,8 @@
 package io.gossgpu.device;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
 import io.gossgpu.GossException;
 import io.gossgpu.device.DensePipeline.Matrix;
 import io.gossgpu.device.DensePipeline.Path;
@@ -7,14 +10,10 @@ import io.gossgpu.device.DenseShapes.Shape;
 import io.gossgpu.device.OpParams.DenseParams;
 import io.gossgpu.device.OpParams.EmbedParams;
 import io.gossgpu.model.WeightFormat;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import org.junit.jupiter.api.Test;
 
 /**
  * The dense op's choices, made once for every API ({@link DensePipeline}), over a launcher that records its launches:
@@ -77,34 +76,76 @@ class DensePipelineTest {
 
     /** Like CUDA: entry points per format, scales, three outputs, a GEMM from 9 tokens, BF16 on tensor cores, a split matvec. */
     static DenseShapes perFormat() {
-        return new DenseShapes(List.of(WeightFormat.F32, WeightFormat.BF16), f -> "embed_" + lower(f), f -> "dense_matvec_" + lower(f),
-                f -> "dense_gemm_" + lower(f) + "_64x64", f -> f == WeightFormat.BF16 ? "dense_gemm_mma_bf16" : null, 9, true, true, 0,
-                (cols, tokens) -> Shape.of(Grid.of(tokens, 256)), (rows, tokens) -> new Shape(Grid.of(rows, 256), List.of(), rows < 8 ? 4 : 1),
-                (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 256)), (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 128)));
+        return new DenseShapes(
+                List.of(WeightFormat.F32, WeightFormat.BF16),
+                f -> "embed_" + lower(f),
+                f -> "dense_matvec_" + lower(f),
+                f -> "dense_gemm_" + lower(f) + "_64x64",
+                f -> f == WeightFormat.BF16 ? "dense_gemm_mma_bf16" : null,
+                9,
+                true,
+                true,
+                0,
+                (cols, tokens) -> Shape.of(Grid.of(tokens, 256)),
+                (rows, tokens) -> new Shape(Grid.of(rows, 256), List.of(), rows < 8 ? 4 : 1),
+                (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 256)),
+                (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 128)));
     }
 
     /** Like OpenCL: one kernel for every format and batch, group memory, the vector switch. */
     static DenseShapes oneKernel() {
-        return new DenseShapes(List.of(), f -> "embed", f -> "dense", null, null, 1, false, false, 1,
-                (cols, tokens) -> Shape.of(Grid.items(cols, tokens)), (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 64), 256L), null, null);
+        return new DenseShapes(
+                List.of(),
+                f -> "embed",
+                f -> "dense",
+                null,
+                null,
+                1,
+                false,
+                false,
+                1,
+                (cols, tokens) -> Shape.of(Grid.items(cols, tokens)),
+                (rows, tokens) -> Shape.of(Grid.of(rows, tokens, 64), 256L),
+                null,
+                null);
     }
 
     @Test
     void theMatvecBelowThePrefillThresholdTheGemmFromItTensorCoresWhereTheFormatHasThem() {
         Recorder r = new Recorder();
         DensePipeline<String> p = new DensePipeline<>(r, perFormat());
-        assertEquals(List.of("embed_f32", "dense_matvec_f32", "dense_gemm_f32_64x64", "embed_bf16", "dense_matvec_bf16", "dense_gemm_bf16_64x64",
-                "dense_gemm_mma_bf16"), r.looked, "every kernel looked up when the pipeline is made");
-        Matrix<String> f32 = new Matrix<>("w", 0, "s", WeightFormat.F32, 0, 0, 16, 32), bf16 = new Matrix<>("w", 0, "s", WeightFormat.BF16, 0, 0, 16, 32);
-        for (int t : new int[]{1, 8, 9, 100}) {
+        assertEquals(
+                List.of(
+                        "embed_f32",
+                        "dense_matvec_f32",
+                        "dense_gemm_f32_64x64",
+                        "embed_bf16",
+                        "dense_matvec_bf16",
+                        "dense_gemm_bf16_64x64",
+                        "dense_gemm_mma_bf16"),
+                r.looked,
+                "every kernel looked up when the pipeline is made");
+        Matrix<String> f32 = new Matrix<>("w", 0, "s", WeightFormat.F32, 0, 0, 16, 32),
+                bf16 = new Matrix<>("w", 0, "s", WeightFormat.BF16, 0, 0, 16, 32);
+        for (int t : new int[] {1, 8, 9, 100}) {
             p.run(f32, null, "x", 0, t, "out");
-            assertEquals(t < 9 ? "dense_matvec_f32" : "dense_gemm_f32_64x64", r.last().kernel(), "F32, T=" + t);
+            assertEquals(
+                    t < 9 ? "dense_matvec_f32" : "dense_gemm_f32_64x64",
+                    r.last().kernel(),
+                    "F32, T=" + t);
             p.run(bf16, "b", "x", 0, t, "out");
-            assertEquals(t < 9 ? "dense_matvec_bf16" : "dense_gemm_mma_bf16", r.last().kernel(), "BF16, T=" + t);
+            assertEquals(
+                    t < 9 ? "dense_matvec_bf16" : "dense_gemm_mma_bf16",
+                    r.last().kernel(),
+                    "BF16, T=" + t);
             assertEquals(t < 9 ? Path.MATVEC : Path.MMA, p.path(WeightFormat.BF16, 16, t));
         }
-        assertEquals(List.of("dense_gemm_mma_bf16"), p.kernels(Path.MMA).stream().map(DeviceKernel::name).toList());
-        assertThrows(GossException.class, () -> p.run(new Matrix<>("w", 0, "s", WeightFormat.Q8_0, 0, 0, 4, 32), null, "x", 0, 1, "out"));
+        assertEquals(
+                List.of("dense_gemm_mma_bf16"),
+                p.kernels(Path.MMA).stream().map(DeviceKernel::name).toList());
+        assertThrows(
+                GossException.class,
+                () -> p.run(new Matrix<>("w", 0, "s", WeightFormat.Q8_0, 0, 0, 4, 32), null, "x", 0, 1, "out"));
     }
 
     /** Like CUDA with its GEMM-tile threshold: a matrix of fewer than 64 rows (the router) takes the matvec at every T. */
@@ -112,19 +153,52 @@ class DensePipelineTest {
     void matricesOfFewerRowsThanGemmMinRowsTakeTheMatvecAtEveryBatch() {
         Recorder r = new Recorder();
         DenseShapes d = perFormat();
-        DensePipeline<String> p = new DensePipeline<>(r, new DenseShapes(d.formats(), d.embed(), d.matvec(), d.gemm(), d.mma(), 9, 64, true, true,
-                0, d.embedShape(), (rows, tokens) -> Shape.of(Grid.of(rows, (tokens + 7) / 8, 256)), d.gemmShape(), d.mmaShape()));
-        for (WeightFormat f : new WeightFormat[]{WeightFormat.F32, WeightFormat.BF16}) {
+        DensePipeline<String> p = new DensePipeline<>(
+                r,
+                new DenseShapes(
+                        d.formats(),
+                        d.embed(),
+                        d.matvec(),
+                        d.gemm(),
+                        d.mma(),
+                        9,
+                        64,
+                        true,
+                        true,
+                        0,
+                        d.embedShape(),
+                        (rows, tokens) -> Shape.of(Grid.of(rows, (tokens + 7) / 8, 256)),
+                        d.gemmShape(),
+                        d.mmaShape()));
+        for (WeightFormat f : new WeightFormat[] {WeightFormat.F32, WeightFormat.BF16}) {
             String name = f.name().toLowerCase(java.util.Locale.ROOT);
             p.run(new Matrix<>("w", 0, "s", f, 0, 0, 32, 64), null, "x", 0, 512, "out");
             assertEquals("dense_matvec_" + name, r.last().kernel(), "32 rows, " + f);
             assertEquals(Grid.of(32, 64, 256), r.last().grid(), "the matvec's grid for 512 tokens");
             assertEquals(Path.MATVEC, p.path(f, 63, 512));
             p.run(new Matrix<>("w", 0, "s", f, 0, 0, 64, 64), null, "x", 0, 512, "out");
-            assertEquals(f == WeightFormat.BF16 ? "dense_gemm_mma_bf16" : "dense_gemm_f32_64x64", r.last().kernel(), "64 rows, " + f);
+            assertEquals(
+                    f == WeightFormat.BF16 ? "dense_gemm_mma_bf16" : "dense_gemm_f32_64x64",
+                    r.last().kernel(),
+                    "64 rows, " + f);
         }
-        assertThrows(IllegalArgumentException.class, () -> new DenseShapes(d.formats(), d.embed(), d.matvec(), d.gemm(), d.mma(), 9, -1, true,
-                true, 0, d.embedShape(), d.matvecShape(), d.gemmShape(), d.mmaShape()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new DenseShapes(
+                        d.formats(),
+                        d.embed(),
+                        d.matvec(),
+                        d.gemm(),
+                        d.mma(),
+                        9,
+                        -1,
+                        true,
+                        true,
+                        0,
+                        d.embedShape(),
+                        d.matvecShape(),
+                        d.gemmShape(),
+                        d.mmaShape()));
     }
 
     @Test
@@ -134,7 +208,10 @@ class DensePipelineTest {
         Matrix<String> qkv = new Matrix<>("w", 0, "s", WeightFormat.F32, 0, 0, 6, 32);
         cuda.run(qkv, null, "x", 0, 2, "q", 2, "k", 2, "v"); // a fused QKV of few rows: the matvec split 4 ways
         Launched l = r.last();
-        assertEquals(List.of("w@0", "s@0", "w@0", "x@0", "q@0", "k@0", "v@0"), l.buffers(), "the matrix again for the missing bias");
+        assertEquals(
+                List.of("w@0", "s@0", "w@0", "x@0", "q@0", "k@0", "v@0"),
+                l.buffers(),
+                "the matrix again for the missing bias");
         assertEquals(new DenseParams(0, 0, 2, 32, 6, 0, 2, 2, 4, 0, 0), l.params());
         assertEquals(Grid.of(6, 256), l.grid());
 
@@ -147,7 +224,8 @@ class DensePipelineTest {
         assertEquals(List.of(256L), l.locals());
         assertEquals(new DenseParams(3, 0, 3, 32, 50, 5, 50, 0, 1, 1, 66), l.params());
         assertEquals(Path.MATVEC, ocl.path(null, 50, 1000), "no GEMM: the one kernel takes every batch");
-        assertThrows(IllegalArgumentException.class, () -> ocl.run(unembedding, null, "x", 0, 1, "a", 10, "b", 10, "c"));
+        assertThrows(
+                IllegalArgumentException.class, () -> ocl.run(unembedding, null, "x", 0, 1, "a", 10, "b", 10, "c"));
 
         ocl.embed(new Matrix<>("table", 16, null, null, 2, 64, 100, 32), "ids", 8, 4, "out");
         l = r.last();

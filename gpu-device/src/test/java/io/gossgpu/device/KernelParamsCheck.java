@@ -1,5 +1,9 @@
 package io.gossgpu.device;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.reflect.RecordComponent;
@@ -15,10 +19,6 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Checks a backend's {@link KernelParams} records against the params structs of its kernel sources: the same names,
@@ -63,15 +63,17 @@ public final class KernelParamsCheck {
             case "long", "ulong", "long long", "unsigned long long", "int64_t", "uint64_t", "size_t" -> "long";
             case "float" -> "float";
             case "double" -> "double";
-            default -> throw new AssertionError(struct + ": field type '" + c + "' is not a kernel param type"
-                    + " (int or uint, a 64-bit integer, float or double)");
+            default ->
+                throw new AssertionError(struct + ": field type '" + c + "' is not a kernel param type"
+                        + " (int or uint, a 64-bit integer, float or double)");
         };
     }
 
     /** The fields of a params record, as {@link #structs} reads a struct. */
     public static List<Field> fields(Class<? extends KernelParams> record) {
         List<Field> out = new ArrayList<>();
-        for (RecordComponent c : record.getRecordComponents()) out.add(new Field(c.getType().getName(), c.getName()));
+        for (RecordComponent c : record.getRecordComponents())
+            out.add(new Field(c.getType().getName(), c.getName()));
         return out;
     }
 
@@ -85,7 +87,10 @@ public final class KernelParamsCheck {
         for (Class<? extends KernelParams> r : records) {
             List<Field> c = structs.get(r.getSimpleName());
             assertTrue(c != null, "no struct " + r.getSimpleName() + " in the kernel sources, for " + r.getName());
-            assertEquals(c, fields(r), r.getName() + " against struct " + r.getSimpleName() + " (field types and names in order)");
+            assertEquals(
+                    c,
+                    fields(r),
+                    r.getName() + " against struct " + r.getSimpleName() + " (field types and names in order)");
             KernelParams.layout(r); // its layout can be built
         }
         var missing = new TreeSet<>(structs.keySet());
@@ -98,13 +103,21 @@ public final class KernelParamsCheck {
     public static List<Class<? extends KernelParams>> recordsIn(Class<?> anchor) {
         String pkg = anchor.getPackageName();
         try {
-            Path dir = Path.of(anchor.getProtectionDomain().getCodeSource().getLocation().toURI()).resolve(pkg.replace('.', '/'));
+            Path dir = Path.of(anchor.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .resolve(pkg.replace('.', '/'));
             List<Class<? extends KernelParams>> out = new ArrayList<>();
             try (Stream<Path> files = Files.list(dir)) {
-                for (Path f : files.filter(p -> p.toString().endsWith(".class")).sorted().toList()) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".class"))
+                        .sorted()
+                        .toList()) {
                     String name = f.getFileName().toString();
-                    Class<?> c = Class.forName(pkg + "." + name.substring(0, name.length() - 6), false, anchor.getClassLoader());
-                    if (c.isRecord() && KernelParams.class.isAssignableFrom(c)) out.add((Class<? extends KernelParams>) c);
+                    Class<?> c = Class.forName(
+                            pkg + "." + name.substring(0, name.length() - 6), false, anchor.getClassLoader());
+                    if (c.isRecord() && KernelParams.class.isAssignableFrom(c))
+                        out.add((Class<? extends KernelParams>) c);
                 }
             }
             return out;

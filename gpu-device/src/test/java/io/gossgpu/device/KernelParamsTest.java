@@ -1,14 +1,13 @@
 package io.gossgpu.device;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import org.junit.jupiter.api.Test;
 
 class KernelParamsTest {
     record NormParams(int n, float eps) implements KernelParams {}
@@ -60,18 +59,25 @@ class KernelParamsTest {
                 struct DrawParams { int row; double temperature; };
                 struct Helper { int y; };
                 """;
-        assertEquals(List.of(new KernelParamsCheck.Field("int", "n"), new KernelParamsCheck.Field("float", "eps")),
+        assertEquals(
+                List.of(new KernelParamsCheck.Field("int", "n"), new KernelParamsCheck.Field("float", "eps")),
                 KernelParamsCheck.structs(src).get("NormParams"));
         KernelParamsCheck.assertMirrors(src, List.of(NormParams.class, SpanParams.class, DrawParams.class));
         // fields swapped, a record missing
-        assertThrows(AssertionError.class, () -> KernelParamsCheck.assertMirrors(
-                src.replace("uint n; float eps;", "float eps; uint n;"), List.of(NormParams.class, SpanParams.class, DrawParams.class)));
+        assertThrows(
+                AssertionError.class,
+                () -> KernelParamsCheck.assertMirrors(
+                        src.replace("uint n; float eps;", "float eps; uint n;"),
+                        List.of(NormParams.class, SpanParams.class, DrawParams.class)));
         assertThrows(AssertionError.class, () -> KernelParamsCheck.assertMirrors(src, List.of(NormParams.class)));
     }
 
     @Test
     void recordsInFindsTheNestedRecordsOfAPackage() {
         var found = KernelParamsCheck.recordsIn(KernelParamsTest.class);
-        assertEquals(true, found.containsAll(List.of(NormParams.class, SpanParams.class, BadParams.class)), found.toString());
+        assertEquals(
+                true,
+                found.containsAll(List.of(NormParams.class, SpanParams.class, BadParams.class)),
+                found.toString());
     }
 }

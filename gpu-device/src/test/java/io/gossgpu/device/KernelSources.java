@@ -1,5 +1,8 @@
 package io.gossgpu.device;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -11,9 +14,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The kernel sources of backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels as the contract tests read them: the kernels
@@ -29,8 +29,9 @@ final class KernelSources {
     }
     /** The APIs, each with the suffix of its one file per op and its shared headers. */
     static final Map<String, String> OP_SUFFIX = Map.of("cuda", ".cu", "opencl", ".cl", "metal", ".metal");
-    private static final Map<String, List<String>> SUFFIXES = Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"),
-            "metal", List.of(".metal", ".h"));
+
+    private static final Map<String, List<String>> SUFFIXES =
+            Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"), "metal", List.of(".metal", ".h"));
 
     private KernelSources() {}
 
@@ -50,13 +51,19 @@ final class KernelSources {
     static List<String> assertBuffersThenParams(String api, String src, String name, int buffers, String params) {
         List<String> args = arguments(api, src, name);
         String last = args.getLast();
-        org.junit.jupiter.api.Assertions.assertTrue(last.contains(params), api + " " + name + ": the last argument is " + last);
-        org.junit.jupiter.api.Assertions.assertEquals(buffers, args.stream().filter(a -> isBuffer(api, a)).count(), api + " " + name + " buffers: " + args);
+        org.junit.jupiter.api.Assertions.assertTrue(
+                last.contains(params), api + " " + name + ": the last argument is " + last);
+        org.junit.jupiter.api.Assertions.assertEquals(
+                buffers, args.stream().filter(a -> isBuffer(api, a)).count(), api + " " + name + " buffers: " + args);
         for (int j = 0; j < buffers; j++)
-            assertTrue(isBuffer(api, args.get(j)), api + " " + name + ": argument " + j + " is not a buffer: " + args.get(j));
+            assertTrue(
+                    isBuffer(api, args.get(j)),
+                    api + " " + name + ": argument " + j + " is not a buffer: " + args.get(j));
         if (api.equals("metal"))
             for (int j = 0; j <= buffers; j++)
-                assertTrue(args.get(j).replaceAll("\\s", "").endsWith("," + j + ")"), "metal " + name + ": index of " + args.get(j));
+                assertTrue(
+                        args.get(j).replaceAll("\\s", "").endsWith("," + j + ")"),
+                        "metal " + name + ": index of " + args.get(j));
         return args;
     }
 
@@ -64,8 +71,10 @@ final class KernelSources {
     static String source(String api) {
         try (Stream<Path> files = Files.list(dir(api))) {
             StringBuilder sb = new StringBuilder();
-            for (Path f : files.filter(p -> SUFFIXES.get(api).stream().anyMatch(s -> p.toString().endsWith(s))).sorted().toList())
-                sb.append(Files.readString(f)).append('\n');
+            for (Path f : files.filter(p -> SUFFIXES.get(api).stream()
+                            .anyMatch(s -> p.toString().endsWith(s)))
+                    .sorted()
+                    .toList()) sb.append(Files.readString(f)).append('\n');
             assertTrue(sb.length() > 0, "no kernel sources in " + dir(api));
             return uncomment(sb.toString());
         } catch (IOException e) {
@@ -86,9 +95,12 @@ final class KernelSources {
     /** The ops with a file in an API's folder (file names without suffix), the shared headers and includers left out. */
     static List<String> opFiles(String api) {
         try (Stream<Path> files = Files.list(dir(api))) {
-            return files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(OP_SUFFIX.get(api)))
+            return files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith(OP_SUFFIX.get(api)))
                     .map(n -> n.substring(0, n.length() - OP_SUFFIX.get(api).length()))
-                    .filter(n -> !n.equals("goss") && !n.equals("common")).sorted().toList();
+                    .filter(n -> !n.equals("goss") && !n.equals("common"))
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -108,16 +120,21 @@ final class KernelSources {
             List<String> own = List.copyOf(KernelParamsCheck.structs(src).keySet());
             for (Matcher m = Pattern.compile("\\.entry (\\w+)\\(").matcher(ptx(op)); m.find(); ) {
                 String name = m.group(1);
-                String struct = src.contains("__global__ void " + name + "(") ? structOf(arguments(api, src, name)) : null;
+                String struct =
+                        src.contains("__global__ void " + name + "(") ? structOf(arguments(api, src, name)) : null;
                 if (struct == null) {
-                    assertEquals(1, own.size(), "cuda " + name + ": its signature is made by a macro and " + op + ".cu declares " + own);
+                    assertEquals(
+                            1,
+                            own.size(),
+                            "cuda " + name + ": its signature is made by a macro and " + op + ".cu declares " + own);
                     struct = own.getFirst();
                 }
                 out.put(name, struct);
             }
             return out;
         }
-        Pattern open = Pattern.compile(api.equals("opencl") ? "__kernel\\s+void\\s+(\\w+)\\s*\\(" : "KERNEL\\((\\w+)\\)\\s*\\(");
+        Pattern open = Pattern.compile(
+                api.equals("opencl") ? "__kernel\\s+void\\s+(\\w+)\\s*\\(" : "KERNEL\\((\\w+)\\)\\s*\\(");
         for (Matcher m = open.matcher(src); m.find(); ) out.put(m.group(1), structOf(arguments(api, src, m.group(1))));
         return out;
     }
@@ -154,8 +171,13 @@ final class KernelSources {
             char c = src.charAt(i);
             if (depth == 0 && (c == ',' || c == ')')) {
                 String a = cur.toString().strip().replaceAll("\\s+", " ");
-                if (!a.startsWith("__local") && !a.startsWith("TG_BUF") && !a.startsWith("TG_POS") && !a.startsWith("TID") && !a.startsWith("TG_SIZE")
-                        && !a.startsWith("GRID_POS") && !a.startsWith("SIMD_")) args.add(a);
+                if (!a.startsWith("__local")
+                        && !a.startsWith("TG_BUF")
+                        && !a.startsWith("TG_POS")
+                        && !a.startsWith("TID")
+                        && !a.startsWith("TG_SIZE")
+                        && !a.startsWith("GRID_POS")
+                        && !a.startsWith("SIMD_")) args.add(a);
                 cur.setLength(0);
                 if (c == ')') return args;
                 continue;

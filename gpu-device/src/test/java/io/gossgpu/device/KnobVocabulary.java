@@ -1,15 +1,14 @@
 package io.gossgpu.device;
 
-import io.gossgpu.backend.Knob;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.gossgpu.backend.Knob;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * A backend's knob table speaks the kernels' vocabulary ({@link KernelVocabularyTest}): every knob is
@@ -21,8 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 public final class KnobVocabulary {
     /** Knob groups that are not one op, each with why. */
-    public static final Map<String, String> NOT_AN_OP = Map.of(
-            "ELEMENTWISE", "CUDA: one block size for embed, kv_store and add");
+    public static final Map<String, String> NOT_AN_OP =
+            Map.of("ELEMENTWISE", "CUDA: one block size for embed, kv_store and add");
     /** Words retired for the one vocabulary: dense, not linear; attention, not sdpa. */
     static final Set<String> RETIRED = Set.of("LINEAR", "PREFILL", "SDPA");
 
@@ -32,7 +31,9 @@ public final class KnobVocabulary {
     static Set<String> words() {
         Set<String> out = new TreeSet<>();
         for (String op : KernelVocabularyTest.OPS) out.add(op.toUpperCase(Locale.ROOT));
-        KernelVocabularyTest.vocabulary(KernelVocabularyTest.OPS).keySet().forEach(k -> out.add(k.toUpperCase(Locale.ROOT)));
+        KernelVocabularyTest.vocabulary(KernelVocabularyTest.OPS)
+                .keySet()
+                .forEach(k -> out.add(k.toUpperCase(Locale.ROOT)));
         return out;
     }
 
@@ -44,11 +45,13 @@ public final class KnobVocabulary {
             if (k.kernel() == null) continue; // a setting of the whole backend (GOSS_CUDA_GRAPH)
             String op = k.kernel().toUpperCase(Locale.ROOT);
             if (RETIRED.contains(op)) out.add(k.envName() + ": " + op + " is a retired word");
-            else if (!words.contains(op) && !NOT_AN_OP.containsKey(op)) out.add(k.envName() + ": " + op + " is no op or kernel of kernels/");
-            if (k.name().toUpperCase(Locale.ROOT).endsWith("MIN_T") && !k.name().equalsIgnoreCase("PREFILL_MIN_T")
-                    && !NOT_AN_OP.containsKey(op))
-                out.add(k.envName() + ": a token threshold is <OP>_PREFILL_MIN_T");
-            if (k.name().equalsIgnoreCase("TILE")) out.add(k.envName() + ": a tile's size is <OP>_TILE_T (tokens) or <OP>_TILE_R (rows)");
+            else if (!words.contains(op) && !NOT_AN_OP.containsKey(op))
+                out.add(k.envName() + ": " + op + " is no op or kernel of kernels/");
+            if (k.name().toUpperCase(Locale.ROOT).endsWith("MIN_T")
+                    && !k.name().equalsIgnoreCase("PREFILL_MIN_T")
+                    && !NOT_AN_OP.containsKey(op)) out.add(k.envName() + ": a token threshold is <OP>_PREFILL_MIN_T");
+            if (k.name().equalsIgnoreCase("TILE"))
+                out.add(k.envName() + ": a tile's size is <OP>_TILE_T (tokens) or <OP>_TILE_R (rows)");
         }
         return out;
     }

@@ -1,16 +1,15 @@
 package io.gossgpu.device;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The MoE kernels are one contract on every API ({@link MoePipeline}): backend-cuda/kernels, backend-opencl/kernels and backend-metal/kernels
@@ -21,16 +20,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class MoeKernelContractTest {
     /** Per API: its kernel folder, source suffixes and the documents whose knob table names its knobs. */
-    private static final Map<String, List<String>> SOURCES = Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"),
-            "metal", List.of(".metal", ".h"));
-    private static final Map<String, Path> KNOB_TABLES = Map.of("cuda", KernelSources.dir("cuda").resolve("README.md"),
-            "opencl", KernelSources.dir("opencl").resolve("README.md"), "metal", KernelSources.ROOT.resolve("backend-metal/README.md"));
+    private static final Map<String, List<String>> SOURCES =
+            Map.of("cuda", List.of(".cu", ".cuh"), "opencl", List.of(".cl"), "metal", List.of(".metal", ".h"));
+
+    private static final Map<String, Path> KNOB_TABLES = Map.of(
+            "cuda",
+            KernelSources.dir("cuda").resolve("README.md"),
+            "opencl",
+            KernelSources.dir("opencl").resolve("README.md"),
+            "metal",
+            KernelSources.ROOT.resolve("backend-metal/README.md"));
 
     @Test
     void everyApiDeclaresTheOneMoeParamsStruct() throws IOException {
         for (String api : SOURCES.keySet()) {
             var structs = KernelParamsCheck.structs(KernelSources.source(api));
-            assertEquals(KernelParamsCheck.fields(MoeParams.class), structs.get("MoeParams"), api + ": struct MoeParams");
+            assertEquals(
+                    KernelParamsCheck.fields(MoeParams.class), structs.get("MoeParams"), api + ": struct MoeParams");
         }
     }
 

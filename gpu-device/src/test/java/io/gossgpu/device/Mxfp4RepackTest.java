@@ -1,19 +1,18 @@
 package io.gossgpu.device;
 
-import io.gossgpu.model.WeightFormat;
-import io.gossgpu.model.WeightView;
-import io.gossgpu.quant.Mxfp4;
-import org.junit.jupiter.api.Test;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.model.WeightFormat;
+import io.gossgpu.model.WeightView;
+import io.gossgpu.quant.Mxfp4;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 
 /**
  * The upload repack every device backend uses for GGUF experts: pieces of at most 4 MiB of codes that together are
@@ -35,13 +34,32 @@ class Mxfp4RepackTest {
                 for (int r = 0; r < rows; r++) {
                     for (int i = 0; i < cols; i++) codes[i] = (byte) rnd.nextInt(16);
                     for (int b = 0; b < blocks; b++) scales[b] = (byte) rnd.nextInt(256);
-                    MemorySegment.copy(Mxfp4.packGgml(codes, scales), 0, file, ValueLayout.JAVA_BYTE, e * expertStride + r * rb, (int) rb);
+                    MemorySegment.copy(
+                            Mxfp4.packGgml(codes, scales),
+                            0,
+                            file,
+                            ValueLayout.JAVA_BYTE,
+                            e * expertStride + r * rb,
+                            (int) rb);
                     int row = e * rows + r;
                     System.arraycopy(Mxfp4.packOpenAi(codes), 0, wantCodes, row * cols / 2, cols / 2);
                     System.arraycopy(scales, 0, wantScales, row * blocks, blocks);
                 }
-            WeightView v = new WeightView("experts", WeightFormat.MXFP4_GGML, experts, rows, cols, file, 0, expertStride, rb, 1,
-                    null, 0, 0, 0);
+            WeightView v = new WeightView(
+                    "experts",
+                    WeightFormat.MXFP4_GGML,
+                    experts,
+                    rows,
+                    cols,
+                    file,
+                    0,
+                    expertStride,
+                    rb,
+                    1,
+                    null,
+                    0,
+                    0,
+                    0);
             byte[] gotCodes = new byte[wantCodes.length], gotScales = new byte[wantScales.length];
             long[] next = {0, 0, 0}; // codes and scales offsets expected next, pieces seen
             Mxfp4Repack.ggmlExperts(v, (c, cAt, s, sAt) -> {
@@ -64,8 +82,21 @@ class Mxfp4RepackTest {
 
     @Test
     void onlyGgmlBlocksAreRepacked() {
-        WeightView v = new WeightView("w", WeightFormat.MXFP4_OPENAI, 1, 1, 32, MemorySegment.ofArray(new byte[16]), 0, 16, 16, 1,
-                MemorySegment.ofArray(new byte[1]), 0, 1, 1);
+        WeightView v = new WeightView(
+                "w",
+                WeightFormat.MXFP4_OPENAI,
+                1,
+                1,
+                32,
+                MemorySegment.ofArray(new byte[16]),
+                0,
+                16,
+                16,
+                1,
+                MemorySegment.ofArray(new byte[1]),
+                0,
+                1,
+                1);
         assertThrows(IllegalArgumentException.class, () -> Mxfp4Repack.ggmlExperts(v, (c, cAt, s, sAt) -> {}));
     }
 }

@@ -1,6 +1,5 @@
 package io.gossgpu.langchain4j;
 
-import io.gossgpu.api.StopSequences;
 import dev.langchain4j.model.chat.Capability;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -12,7 +11,7 @@ import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
-
+import io.gossgpu.api.StopSequences;
 import java.util.List;
 import java.util.Set;
 
@@ -61,7 +60,8 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
         try (ChatPool.Lease lease = chats.take(conversation.promptTokens(options))) {
             Chat chat = lease.chat();
             Reply reply = chat.send(conversation, options, new ChatListener() {
-                @Override public void onContent(String delta) {
+                @Override
+                public void onContent(String delta) {
                     stop.accept(delta);
                     if (stop.stopped()) chat.cancel();
                 }

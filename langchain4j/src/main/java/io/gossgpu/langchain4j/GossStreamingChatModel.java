@@ -1,6 +1,5 @@
 package io.gossgpu.langchain4j;
 
-import io.gossgpu.api.StopSequences;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -15,7 +14,7 @@ import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-
+import io.gossgpu.api.StopSequences;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -76,22 +75,44 @@ public final class GossStreamingChatModel implements StreamingChatModel, AutoClo
         List<String> callIds = new ArrayList<>();
         StopSequences stop = new StopSequences(request.stopSequences());
         ChatListener toHandler = new ChatListener() {
-            @Override public void onContent(String delta) {
+            @Override
+            public void onContent(String delta) {
                 String out = stop.accept(delta);
                 if (!out.isEmpty()) handler.onPartialResponse(out);
                 if (stop.stopped()) chat.cancel();
             }
-            @Override public void onReasoning(String delta) { handler.onPartialThinking(new PartialThinking(delta)); }
-            @Override public void onToolCallStart(String fn) { callIds.add(Responses.callId()); }
-            @Override public void onToolCallDelta(String fn, String delta) {
-                handler.onPartialToolCall(PartialToolCall.builder().index(callIds.size() - 1).id(callIds.getLast())
-                        .name(fn).partialArguments(delta).build());
+
+            @Override
+            public void onReasoning(String delta) {
+                handler.onPartialThinking(new PartialThinking(delta));
             }
-            @Override public void onToolCall(String fn, String arguments) {
+
+            @Override
+            public void onToolCallStart(String fn) {
+                callIds.add(Responses.callId());
+            }
+
+            @Override
+            public void onToolCallDelta(String fn, String delta) {
+                handler.onPartialToolCall(PartialToolCall.builder()
+                        .index(callIds.size() - 1)
+                        .id(callIds.getLast())
+                        .name(fn)
+                        .partialArguments(delta)
+                        .build());
+            }
+
+            @Override
+            public void onToolCall(String fn, String arguments) {
                 // A call always begins with onToolCallStart; should one ever not, it gets an id here.
                 if (callIds.isEmpty()) callIds.add(Responses.callId());
-                handler.onCompleteToolCall(new CompleteToolCall(callIds.size() - 1, ToolExecutionRequest.builder()
-                        .id(callIds.getLast()).name(fn).arguments(arguments).build()));
+                handler.onCompleteToolCall(new CompleteToolCall(
+                        callIds.size() - 1,
+                        ToolExecutionRequest.builder()
+                                .id(callIds.getLast())
+                                .name(fn)
+                                .arguments(arguments)
+                                .build()));
             }
         };
         chat.sendAsync(conversation, options, toHandler).whenComplete((reply, error) -> {

@@ -15,7 +15,6 @@ import dev.langchain4j.internal.JsonSchemaElementUtils;
 import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Tool;
 import io.gossgpu.api.Turn;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -41,7 +40,8 @@ final class Messages {
                 case UserMessage u -> turns.add(new Turn.User(text(u)));
                 case AiMessage a -> {
                     if (a.hasToolExecutionRequests()) {
-                        if (a.thinking() != null && !a.thinking().isEmpty()) turns.add(new Turn.Reasoning(a.thinking()));
+                        if (a.thinking() != null && !a.thinking().isEmpty())
+                            turns.add(new Turn.Reasoning(a.thinking()));
                         for (ToolExecutionRequest r : a.toolExecutionRequests()) {
                             if (r.id() != null) callNames.put(r.id(), r.name());
                             turns.add(new Turn.ToolCall(r.name(), r.arguments()));
@@ -53,23 +53,28 @@ final class Messages {
                 case ToolExecutionResultMessage t -> {
                     String name = t.toolName() != null ? t.toolName() : callNames.get(t.id());
                     if (name == null)
-                        throw new IllegalArgumentException("tool result for call '" + t.id() + "' names no tool and answers no earlier call");
+                        throw new IllegalArgumentException(
+                                "tool result for call '" + t.id() + "' names no tool and answers no earlier call");
                     turns.add(new Turn.ToolResult(name, t.text()));
                 }
                 default -> throw new IllegalArgumentException("goss-gpu cannot take a " + m.type() + " message");
             }
         }
-        List<Tool> tools = specs == null ? List.of() : specs.stream().map(Messages::tool).toList();
+        List<Tool> tools =
+                specs == null ? List.of() : specs.stream().map(Messages::tool).toList();
         return new Conversation(instructions.isEmpty() ? null : String.join("\n\n", instructions), tools, turns);
     }
 
     /** A LangChain4j tool specification as a goss-gpu tool: its parameters as the JSON schema LangChain4j writes. */
     static Tool tool(ToolSpecification spec) {
         try {
-            String schema = spec.parameters() == null ? null : JSON.writeValueAsString(JsonSchemaElementUtils.toMap(spec.parameters()));
+            String schema = spec.parameters() == null
+                    ? null
+                    : JSON.writeValueAsString(JsonSchemaElementUtils.toMap(spec.parameters()));
             return new Tool(spec.name(), spec.description(), schema);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("tool '" + spec.name() + "': cannot write its parameters as JSON: " + e.getOriginalMessage());
+            throw new IllegalArgumentException(
+                    "tool '" + spec.name() + "': cannot write its parameters as JSON: " + e.getOriginalMessage());
         }
     }
 
@@ -78,7 +83,8 @@ final class Messages {
         StringBuilder sb = new StringBuilder();
         for (Content c : u.contents()) {
             if (!(c instanceof TextContent t))
-                throw new IllegalArgumentException("goss-gpu takes text only; the user message has " + c.type() + " content");
+                throw new IllegalArgumentException(
+                        "goss-gpu takes text only; the user message has " + c.type() + " content");
             if (!sb.isEmpty()) sb.append('\n');
             sb.append(t.text());
         }

@@ -1,6 +1,5 @@
 package io.gossgpu.langchain4j;
 
-import io.gossgpu.api.StopSequences;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.exception.UnsupportedFeatureException;
@@ -11,6 +10,7 @@ import dev.langchain4j.model.chat.request.ResponseFormatType;
 import dev.langchain4j.model.chat.request.ToolChoice;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Sampling;
+import io.gossgpu.api.StopSequences;
 
 /**
  * One request's parameters over the model's {@link ChatOptions}: temperature, top-p, top-k, the penalties, the output token limit
@@ -28,7 +28,8 @@ final class RequestOptions {
     static ChatOptions apply(ChatOptions base, ChatRequestParameters p) {
         if (p == null) return base;
         if (p.toolChoice() == ToolChoice.REQUIRED)
-            throw new UnsupportedFeatureException("goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
+            throw new UnsupportedFeatureException(
+                    "goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
         ChatOptions o = base;
         Sampling s = o.sampling();
         if (p.temperature() != null) s = s.withTemperature(p.temperature().floatValue());
@@ -59,16 +60,18 @@ final class RequestOptions {
 
     private static float penalty(String name, Double value) {
         if (value == null) return 0;
-        if (!(value >= -2 && value <= 2)) throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
+        if (!(value >= -2 && value <= 2))
+            throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
         return value.floatValue();
     }
 
     private static String schema(ResponseFormat f) {
         try {
-            return JSON.writeValueAsString(JsonSchemaElementUtils.toMap(f.jsonSchema().rootElement()));
+            return JSON.writeValueAsString(
+                    JsonSchemaElementUtils.toMap(f.jsonSchema().rootElement()));
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("response format '" + f.jsonSchema().name() + "': cannot write its schema as JSON: "
-                    + e.getOriginalMessage());
+            throw new IllegalArgumentException("response format '"
+                    + f.jsonSchema().name() + "': cannot write its schema as JSON: " + e.getOriginalMessage());
         }
     }
 }

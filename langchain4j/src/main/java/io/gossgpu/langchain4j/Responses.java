@@ -1,13 +1,12 @@
 package io.gossgpu.langchain4j;
 
-import io.gossgpu.api.StopSequences;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.FinishReason;
 import dev.langchain4j.model.output.TokenUsage;
 import io.gossgpu.api.Reply;
-
+import io.gossgpu.api.StopSequences;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -28,16 +27,22 @@ final class Responses {
         List<ToolExecutionRequest> calls = new ArrayList<>();
         for (int i = 0; i < r.toolCalls().size(); i++) {
             Reply.ToolCall c = r.toolCalls().get(i);
-            calls.add(ToolExecutionRequest.builder().id(i < callIds.size() ? callIds.get(i) : callId())
-                    .name(c.functionName()).arguments(c.arguments()).build());
+            calls.add(ToolExecutionRequest.builder()
+                    .id(i < callIds.size() ? callIds.get(i) : callId())
+                    .name(c.functionName())
+                    .arguments(c.arguments())
+                    .build());
         }
         String content = stop.stopped() ? stop.text() : r.content();
         AiMessage.Builder message = AiMessage.builder().text(content.isEmpty() && !calls.isEmpty() ? null : content);
         if (!r.reasoning().isEmpty()) message.thinking(r.reasoning());
         if (!calls.isEmpty()) message.toolExecutionRequests(calls);
-        return ChatResponse.builder().aiMessage(message.build()).modelName(MODEL_NAME)
+        return ChatResponse.builder()
+                .aiMessage(message.build())
+                .modelName(MODEL_NAME)
                 .tokenUsage(new TokenUsage(promptTokens, r.tokens().length))
-                .finishReason(stop.stopped() && calls.isEmpty() ? FinishReason.STOP : finishReason(r)).build();
+                .finishReason(stop.stopped() && calls.isEmpty() ? FinishReason.STOP : finishReason(r))
+                .build();
     }
 
     static FinishReason finishReason(Reply r) {

@@ -1,11 +1,10 @@
 package io.gossgpu.langchain4j;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
 
 /** The README's Java example is readme/WeatherAssistant.java (compiled with the tests) without its package line. */
 class ReadmeExampleTest {

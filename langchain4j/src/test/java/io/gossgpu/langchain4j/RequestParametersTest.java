@@ -1,5 +1,10 @@
 package io.gossgpu.langchain4j;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.data.message.UserMessage;
@@ -16,26 +21,19 @@ import dev.langchain4j.model.output.FinishReason;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Conversation;
-import io.gossgpu.api.Sampling;
-import io.gossgpu.api.Turn;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
+import io.gossgpu.api.Sampling;
+import io.gossgpu.api.Turn;
 import io.gossgpu.demo.DemoCheckpoint;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A ChatRequest's own parameters apply to that request, over the model's ChatOptions (demo model, cpu
@@ -44,7 +42,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RequestParametersTest {
     static Engine engine;
-    static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
+    static final ChatOptions GREEDY =
+            ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
     static final String QUESTION = "What is 17 + 25?";
 
     @BeforeAll
@@ -80,7 +79,9 @@ class RequestParametersTest {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
             full = model.chat(ask(QUESTION).build()).aiMessage().text();
             assertTrue(full.contains("42"), full);
-            stopped = model.chat(ask(QUESTION).stopSequences(List.of("42", "never in the answer")).build());
+            stopped = model.chat(ask(QUESTION)
+                    .stopSequences(List.of("42", "never in the answer"))
+                    .build());
         }
         assertEquals(full.substring(0, full.indexOf("42")), stopped.aiMessage().text());
         assertEquals(FinishReason.STOP, stopped.finishReason());
@@ -89,9 +90,20 @@ class RequestParametersTest {
         CompletableFuture<ChatResponse> done = new CompletableFuture<>();
         try (GossStreamingChatModel model = new GossStreamingChatModel(engine, GREEDY)) {
             model.chat(ask(QUESTION).stopSequences(List.of("42")).build(), new StreamingChatResponseHandler() {
-                @Override public void onPartialResponse(String delta) { streamed.append(delta); }
-                @Override public void onCompleteResponse(ChatResponse r) { done.complete(r); }
-                @Override public void onError(Throwable t) { done.completeExceptionally(t); }
+                @Override
+                public void onPartialResponse(String delta) {
+                    streamed.append(delta);
+                }
+
+                @Override
+                public void onCompleteResponse(ChatResponse r) {
+                    done.complete(r);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    done.completeExceptionally(t);
+                }
             });
             ChatResponse r = done.get(60, TimeUnit.SECONDS);
             assertEquals(stopped.aiMessage().text(), r.aiMessage().text());
@@ -101,14 +113,29 @@ class RequestParametersTest {
 
     @Test
     void aJsonSchemaResponseFormatConstrainsTheAnswer() throws Exception {
-        // The schema reaches the developer message (Harmony's "# Response Formats"); with a developer message and a sum to
+        // The schema reaches the developer message (Harmony's "# Response Formats"); with a developer message and a sum
+        // to
         // do, the demo model calls its add tool (none is declared here), so this asks it something it answers.
-        JsonSchema schema = JsonSchema.builder().name("capital").rootElement(JsonObjectSchema.builder()
-                .addProperty("answer", JsonEnumSchema.builder().enumValues("Paris", "Rome").build())
-                .required("answer").additionalProperties(false).build()).build();
+        JsonSchema schema = JsonSchema.builder()
+                .name("capital")
+                .rootElement(JsonObjectSchema.builder()
+                        .addProperty(
+                                "answer",
+                                JsonEnumSchema.builder()
+                                        .enumValues("Paris", "Rome")
+                                        .build())
+                        .required("answer")
+                        .additionalProperties(false)
+                        .build())
+                .build();
         ChatResponse r;
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
-            r = model.chat(ask("What is the capital of France?").responseFormat(ResponseFormat.builder().type(ResponseFormatType.JSON).jsonSchema(schema).build()).build());
+            r = model.chat(ask("What is the capital of France?")
+                    .responseFormat(ResponseFormat.builder()
+                            .type(ResponseFormatType.JSON)
+                            .jsonSchema(schema)
+                            .build())
+                    .build());
         }
         assertEquals(FinishReason.STOP, r.finishReason(), r.toString());
         JsonNode answer = new ObjectMapper().readTree(r.aiMessage().text());
@@ -119,21 +146,37 @@ class RequestParametersTest {
     @Test
     void samplerSettingsAreTheRequestsAndTheRestTheModels() {
         ChatOptions base = GREEDY.withSampling(Sampling.of(0.5f, 7).withTopK(40));
-        ChatOptions o = RequestOptions.apply(base, ChatRequestParameters.builder().temperature(0.9).topP(0.8).maxOutputTokens(9).build());
+        ChatOptions o = RequestOptions.apply(
+                base,
+                ChatRequestParameters.builder()
+                        .temperature(0.9)
+                        .topP(0.8)
+                        .maxOutputTokens(9)
+                        .build());
         assertEquals(0.9f, o.sampling().temperature(), 1e-6);
         assertEquals(0.8f, o.sampling().topP(), 1e-6);
         assertEquals(40, o.sampling().topK(), "unset: the model's");
         assertEquals(7, o.sampling().seed());
         assertEquals(9, o.maxTokens());
-        assertEquals(base, RequestOptions.apply(base, ChatRequestParameters.builder().build()), "nothing set: the model's options");
-        assertEquals(3, RequestOptions.apply(base, ChatRequestParameters.builder().topK(3).build()).sampling().topK());
+        assertEquals(
+                base,
+                RequestOptions.apply(base, ChatRequestParameters.builder().build()),
+                "nothing set: the model's options");
+        assertEquals(
+                3,
+                RequestOptions.apply(
+                                base, ChatRequestParameters.builder().topK(3).build())
+                        .sampling()
+                        .topK());
     }
 
     /** The reply the api gives the question with the penalties in its sampling (as the server's requests do). */
     private static Reply apiPath(float frequency, float presence) {
         try (Chat chat = engine.newChat(GREEDY)) {
-            return chat.send(Conversation.of(List.of(), new Turn.User(QUESTION)),
-                    GREEDY.withSampling(GREEDY.sampling().withPenalties(presence, frequency)), null);
+            return chat.send(
+                    Conversation.of(List.of(), new Turn.User(QUESTION)),
+                    GREEDY.withSampling(GREEDY.sampling().withPenalties(presence, frequency)),
+                    null);
         }
     }
 
@@ -151,19 +194,43 @@ class RequestParametersTest {
     @Test
     void penaltiesApplyAsTheServerAppliesThem() throws Exception {
         Reply penalized = apiPath(2f, -2f), swapped = apiPath(-2f, 2f);
-        assertFalse(penalized.content().equals(swapped.content()), "the pair and the swapped pair give different answers");
+        assertFalse(
+                penalized.content().equals(swapped.content()), "the pair and the swapped pair give different answers");
         try (GossChatModel model = new GossChatModel(engine, GREEDY);
-             GossStreamingChatModel streaming = new GossStreamingChatModel(engine, GREEDY)) {
-            assertSameReply(penalized, model.chat(ask(QUESTION).frequencyPenalty(2.0).presencePenalty(-2.0).build()));
-            assertSameReply(swapped, model.chat(ask(QUESTION).frequencyPenalty(-2.0).presencePenalty(2.0).build()));
+                GossStreamingChatModel streaming = new GossStreamingChatModel(engine, GREEDY)) {
+            assertSameReply(
+                    penalized,
+                    model.chat(ask(QUESTION)
+                            .frequencyPenalty(2.0)
+                            .presencePenalty(-2.0)
+                            .build()));
+            assertSameReply(
+                    swapped,
+                    model.chat(ask(QUESTION)
+                            .frequencyPenalty(-2.0)
+                            .presencePenalty(2.0)
+                            .build()));
             CompletableFuture<ChatResponse> done = new CompletableFuture<>();
-            streaming.chat(ask(QUESTION).frequencyPenalty(2.0).presencePenalty(-2.0).build(), new StreamingChatResponseHandler() {
-                @Override public void onPartialResponse(String delta) { }
-                @Override public void onCompleteResponse(ChatResponse r) { done.complete(r); }
-                @Override public void onError(Throwable t) { done.completeExceptionally(t); }
-            });
+            streaming.chat(
+                    ask(QUESTION).frequencyPenalty(2.0).presencePenalty(-2.0).build(),
+                    new StreamingChatResponseHandler() {
+                        @Override
+                        public void onPartialResponse(String delta) {}
+
+                        @Override
+                        public void onCompleteResponse(ChatResponse r) {
+                            done.complete(r);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            done.completeExceptionally(t);
+                        }
+                    });
             assertSameReply(penalized, done.get(60, TimeUnit.SECONDS));
-            var e = assertThrows(IllegalArgumentException.class, () -> model.chat(ask(QUESTION).frequencyPenalty(2.5).build()));
+            var e = assertThrows(
+                    IllegalArgumentException.class,
+                    () -> model.chat(ask(QUESTION).frequencyPenalty(2.5).build()));
             assertEquals("frequencyPenalty must be between -2 and 2, got 2.5", e.getMessage());
         }
     }

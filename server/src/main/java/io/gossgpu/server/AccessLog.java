@@ -1,6 +1,7 @@
 package io.gossgpu.server;
 
 import io.gossgpu.Timings;
+import java.util.Set;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.RequestLog;
 import org.eclipse.jetty.server.Response;
@@ -8,8 +9,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 import org.slf4j.spi.LoggingEventBuilder;
-
-import java.util.Set;
 
 /**
  * One line per answered request on the {@code goss.access} logger (Jetty calls it for every request, also those it
@@ -21,8 +20,15 @@ import java.util.Set;
  */
 final class AccessLog implements RequestLog {
     static final Logger LOG = LoggerFactory.getLogger("goss.access");
-    private static final Set<String> ROUTES = Set.of("/health", "/health/live", "/health/ready", "/metrics", "/v1/models",
-            "/v1/chat/completions", "/v1/completions", "/v1/responses");
+    private static final Set<String> ROUTES = Set.of(
+            "/health",
+            "/health/live",
+            "/health/ready",
+            "/metrics",
+            "/v1/models",
+            "/v1/chat/completions",
+            "/v1/completions",
+            "/v1/responses");
 
     /** The status logged for a request whose client went away before its reply was complete (as nginx logs it). */
     static final int CLIENT_GONE = 499;
@@ -35,7 +41,9 @@ final class AccessLog implements RequestLog {
 
     @Override
     public void log(Request request, Response response) {
-        int status = response.getCommittedMetaData() != null ? response.getCommittedMetaData().getStatus() : response.getStatus();
+        int status = response.getCommittedMetaData() != null
+                ? response.getCommittedMetaData().getStatus()
+                : response.getStatus();
         RequestNotes notes = RequestNotes.find(request);
         boolean gone = notes != null && notes.clientGone;
         if (gone) status = CLIENT_GONE; // the 200 sent before the client left says nothing of how the request ended
@@ -49,10 +57,12 @@ final class AccessLog implements RequestLog {
         boolean probe = endpoint.startsWith("/health") || endpoint.equals("/metrics");
         LoggingEventBuilder line = LOG.atLevel(probe ? Level.DEBUG : Level.INFO);
         if (o != null) {
-            line = line.addKeyValue("prompt_tokens", o.promptTokens()).addKeyValue("cached_tokens", o.cachedTokens())
+            line = line.addKeyValue("prompt_tokens", o.promptTokens())
+                    .addKeyValue("cached_tokens", o.cachedTokens())
                     .addKeyValue("completion_tokens", o.completionTokens());
             Timings t = o.timings();
-            if (t != null && o.completionTokens() > 0) line = line.addKeyValue("ttft_ms", Math.round(t.timeToFirstTokenMs()));
+            if (t != null && o.completionTokens() > 0)
+                line = line.addKeyValue("ttft_ms", Math.round(t.timeToFirstTokenMs()));
         }
         line = line.addKeyValue("total_ms", totalMs);
         if (notes != null && notes.slot >= 0) line = line.addKeyValue("slot", notes.slot);
@@ -61,7 +71,8 @@ final class AccessLog implements RequestLog {
         if (notes != null && notes.error != null) line = line.addKeyValue("error", notes.error);
         // Pinned when the request began (JettySetup): by now a client that left has no connection to ask.
         java.net.InetSocketAddress client = request.getRemoteInetSocketAddress();
-        if (client != null && client.getAddress() != null) line = line.addKeyValue("client", client.getAddress().getHostAddress());
+        if (client != null && client.getAddress() != null)
+            line = line.addKeyValue("client", client.getAddress().getHostAddress());
         line.log("{} {} {}", request.getMethod(), path, status);
     }
 

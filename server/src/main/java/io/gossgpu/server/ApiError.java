@@ -27,12 +27,23 @@ final class ApiError extends RuntimeException {
 
     /** A request that arrives while the server shuts down. */
     static ApiError shuttingDown() {
-        return new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down; retry on another instance", "1");
+        return new ApiError(
+                503,
+                "server_error",
+                "shutting_down",
+                null,
+                "the server is shutting down; retry on another instance",
+                "1");
     }
 
     /** A reply the server's shutdown ended before it was complete. */
     static ApiError cutByShutdown() {
-        return new ApiError(503, "server_error", "shutting_down", null,
-                "the server shut down before the reply was complete; retry on another instance", "1");
+        return new ApiError(
+                503,
+                "server_error",
+                "shutting_down",
+                null,
+                "the server shut down before the reply was complete; retry on another instance",
+                "1");
     }
 }

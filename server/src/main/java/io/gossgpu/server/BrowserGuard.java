@@ -2,7 +2,6 @@ package io.gossgpu.server;
 
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
-
 import java.net.URI;
 import java.util.Arrays;
 import java.util.Locale;
@@ -39,24 +38,44 @@ final class BrowserGuard {
 
     private static Set<String> names(String commaList) {
         if (commaList == null) return new java.util.HashSet<>();
-        return Arrays.stream(commaList.split(",")).map(String::trim).filter(s -> !s.isEmpty())
-                .map(s -> s.toLowerCase(Locale.ROOT)).collect(Collectors.toCollection(java.util.HashSet::new));
+        return Arrays.stream(commaList.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .map(s -> s.toLowerCase(Locale.ROOT))
+                .collect(Collectors.toCollection(java.util.HashSet::new));
     }
 
     /** A Javalin before-handler: throws a 403 or 415 {@link ApiError} for a request a browser page may have forged. */
     void check(Context ctx) {
         String host = ctx.header("Host");
         if (host != null && !hostAllowed(hostName(host)))
-            throw new ApiError(403, "invalid_request_error", "host_not_allowed", null, "Host '" + host
-                    + "' is not allowed; start the server with --allowed-hosts " + hostName(host) + " to accept it", null);
+            throw new ApiError(
+                    403,
+                    "invalid_request_error",
+                    "host_not_allowed",
+                    null,
+                    "Host '" + host + "' is not allowed; start the server with --allowed-hosts " + hostName(host)
+                            + " to accept it",
+                    null);
         String origin = ctx.header("Origin");
         if (origin != null && !originAllowed(origin, host))
-            throw new ApiError(403, "invalid_request_error", "origin_not_allowed", null, "Origin '" + origin
-                    + "' is not allowed; start the server with --cors-origins " + origin + " to let that page call the API", null);
+            throw new ApiError(
+                    403,
+                    "invalid_request_error",
+                    "origin_not_allowed",
+                    null,
+                    "Origin '" + origin + "' is not allowed; start the server with --cors-origins " + origin
+                            + " to let that page call the API",
+                    null);
         if (ctx.method() == HandlerType.POST && !isJson(ctx.header("Content-Type")))
-            throw new ApiError(415, "invalid_request_error", "unsupported_media_type", null,
+            throw new ApiError(
+                    415,
+                    "invalid_request_error",
+                    "unsupported_media_type",
+                    null,
                     "the body must be JSON sent with 'Content-Type: application/json'"
-                            + (ctx.header("Content-Type") == null ? "" : ", not '" + ctx.header("Content-Type") + "'"), null);
+                            + (ctx.header("Content-Type") == null ? "" : ", not '" + ctx.header("Content-Type") + "'"),
+                    null);
     }
 
     boolean hostAllowed(String name) {

@@ -3,13 +3,12 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.gossgpu.api.ChatOptions;
 import io.gossgpu.ReasoningEffort;
+import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.TokenLogprob;
 import io.javalin.http.Context;
-
 import java.io.IOException;
 import java.util.List;
 
@@ -25,7 +24,8 @@ final class ChatCompletionsApi {
      * A request made ready to run: the conversation, the reply's reasoning effort and date ({@code reply}), the prompt
      * they render to, and the limits.
      */
-    record Prepared(io.gossgpu.api.Conversation conversation, ChatOptions reply, int[] prompt, Generation.Limits limits) {}
+    record Prepared(
+            io.gossgpu.api.Conversation conversation, ChatOptions reply, int[] prompt, Generation.Limits limits) {}
 
     void handle(Context ctx, JsonNode body) throws Exception {
         SlotPool pool = server.requireReady();
@@ -39,11 +39,20 @@ final class ChatCompletionsApi {
         ToolChoiceField tools = ToolChoiceField.of(body.get("tool_choice"), Conversation.chatTools(body.get("tools")));
         tools.tools().forEach(conv::tool);
         ReasoningEffort effort = Requests.effort(Requests.optText(body, "reasoning_effort"), "reasoning_effort");
-        ResponseFormat format = StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
+        ResponseFormat format =
+                StructuredOutput.withGrammar(body, StructuredOutput.chatFormat(body.get("response_format")));
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         Long max = Requests.optInteger(body, maxField, 1);
         int topLogprobs = Logprobs.chatRequest(body);
-        Prepared p = prepare(conv.build(), effort, format, max, maxField, Requests.sampling(body), Requests.stops(body), topLogprobs);
+        Prepared p = prepare(
+                conv.build(),
+                effort,
+                format,
+                max,
+                maxField,
+                Requests.sampling(body),
+                Requests.stops(body),
+                topLogprobs);
         Generation.Limits limits = p.limits().declaring(tools.tools(), tools.choice());
 
         String id = Requests.id("chatcmpl-");
@@ -51,29 +60,42 @@ final class ChatCompletionsApi {
         SlotPool.Slot slot = pool.acquire(p.prompt());
         try {
             if (!stream) {
-                Generation.Outcome o = server.finished(ctx, slot,
-                        Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, new Generation.Sink() {}));
+                Generation.Outcome o = server.finished(
+                        ctx,
+                        slot,
+                        Generation.chat(
+                                slot,
+                                p.conversation(),
+                                p.reply(),
+                                p.prompt().length,
+                                limits,
+                                new Generation.Sink() {}));
                 GossServer.json(ctx, 200, completion(id, created, o, topLogprobs >= 0));
                 return;
             }
             Sse sse = new Sse(ctx.res());
             StreamSink sink = new StreamSink(sse, id, created, topLogprobs >= 0);
-            server.stream(ctx, slot, sse, () -> {
-                sink.first();
-                return Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, sink);
-            }, o -> {
-                ObjectNode last = sink.chunk();
-                ObjectNode choice = (ObjectNode) last.get("choices").get(0);
-                choice.putObject("delta");
-                choice.put("finish_reason", o.finishReason());
-                sse.data(last);
-                if (includeUsage) {
-                    ObjectNode u = sink.chunk();
-                    u.putArray("choices");
-                    u.set("usage", usage(o));
-                    sse.data(u);
-                }
-            });
+            server.stream(
+                    ctx,
+                    slot,
+                    sse,
+                    () -> {
+                        sink.first();
+                        return Generation.chat(slot, p.conversation(), p.reply(), p.prompt().length, limits, sink);
+                    },
+                    o -> {
+                        ObjectNode last = sink.chunk();
+                        ObjectNode choice = (ObjectNode) last.get("choices").get(0);
+                        choice.putObject("delta");
+                        choice.put("finish_reason", o.finishReason());
+                        sse.data(last);
+                        if (includeUsage) {
+                            ObjectNode u = sink.chunk();
+                            u.putArray("choices");
+                            u.set("usage", usage(o));
+                            sse.data(u);
+                        }
+                    });
         } finally {
             pool.release(slot);
         }
@@ -85,19 +107,33 @@ final class ChatCompletionsApi {
      * {@code maxTokens} the client asked for ({@code maxField}), is a 400 naming both numbers; with no limit asked for,
      * the reply gets what room is left up to the server's default.
      */
-    Prepared prepare(io.gossgpu.api.Conversation conversation, ReasoningEffort effort, ResponseFormat format, Long maxTokens,
-                     String maxField, Sampling sampling, List<String> stops, int topLogprobs) {
-        ChatOptions reply = ChatOptions.defaults().withReasoningEffort(effort != null ? effort : ReasoningEffort.MEDIUM)
+    Prepared prepare(
+            io.gossgpu.api.Conversation conversation,
+            ReasoningEffort effort,
+            ResponseFormat format,
+            Long maxTokens,
+            String maxField,
+            Sampling sampling,
+            List<String> stops,
+            int topLogprobs) {
+        ChatOptions reply = ChatOptions.defaults()
+                .withReasoningEffort(effort != null ? effort : ReasoningEffort.MEDIUM)
                 .withResponseFormat(format);
         int[] prompt = conversation.promptTokens(reply);
-        int max = Requests.replyLimit(server.options, prompt.length, maxTokens, maxField, server.options.defaultMaxTokens(), "messages");
-        return new Prepared(conversation, reply, prompt, new Generation.Limits(max, sampling, stops, topLogprobs).structured(format));
+        int max = Requests.replyLimit(
+                server.options, prompt.length, maxTokens, maxField, server.options.defaultMaxTokens(), "messages");
+        return new Prepared(
+                conversation,
+                reply,
+                prompt,
+                new Generation.Limits(max, sampling, stops, topLogprobs).structured(format));
     }
 
     /** The chat-completions {@code messages} array into {@code conv}. */
     static void readMessages(JsonNode messages, Conversation conv) {
         if (messages == null || messages.isNull()) throw ApiError.badRequest("messages", "'messages' is required");
-        if (!messages.isArray() || messages.isEmpty()) throw ApiError.badRequest("messages", "'messages' must be a non-empty array");
+        if (!messages.isArray() || messages.isEmpty())
+            throw ApiError.badRequest("messages", "'messages' must be a non-empty array");
         for (int i = 0; i < messages.size(); i++) {
             JsonNode m = messages.get(i);
             String param = "messages[" + i + "]";
@@ -113,7 +149,8 @@ final class ChatCompletionsApi {
                     conv.user(Requests.contentText(content, param + ".content"));
                 }
                 case "assistant" -> {
-                    String reasoning = m.path("reasoning_content").asText(m.path("reasoning").asText(""));
+                    String reasoning = m.path("reasoning_content")
+                            .asText(m.path("reasoning").asText(""));
                     conv.reasoning(reasoning);
                     String text = Requests.contentText(content, param + ".content");
                     JsonNode calls = m.get("tool_calls");
@@ -126,13 +163,21 @@ final class ChatCompletionsApi {
                         for (JsonNode c : calls) {
                             JsonNode f = c.get("function");
                             if (f == null || !f.path("name").isTextual())
-                                throw ApiError.badRequest(param + ".tool_calls", "a tool call needs 'function' with 'name'");
-                            conv.toolCall(c.path("id").asText(null), f.get("name").asText(), f.path("arguments").asText("{}"));
+                                throw ApiError.badRequest(
+                                        param + ".tool_calls", "a tool call needs 'function' with 'name'");
+                            conv.toolCall(
+                                    c.path("id").asText(null),
+                                    f.get("name").asText(),
+                                    f.path("arguments").asText("{}"));
                         }
                     }
                 }
-                case "tool", "function" -> conv.toolResult(m.path("tool_call_id").asText(null), m.path("name").asText(null),
-                        Requests.contentText(content, param + ".content"), param);
+                case "tool", "function" ->
+                    conv.toolResult(
+                            m.path("tool_call_id").asText(null),
+                            m.path("name").asText(null),
+                            Requests.contentText(content, param + ".content"),
+                            param);
                 default -> throw ApiError.badRequest(param + ".role", "unknown role '" + role + "'");
             }
         }

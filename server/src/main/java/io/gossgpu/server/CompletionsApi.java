@@ -6,7 +6,6 @@ import io.gossgpu.api.Sampling;
 import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tokens;
 import io.javalin.http.Context;
-
 import java.io.IOException;
 import java.util.List;
 
@@ -35,7 +34,8 @@ final class CompletionsApi {
 
         int promptTokens = Tokens.encode(prompt).length;
         if (promptTokens == 0) throw ApiError.badRequest("prompt", "'prompt' is empty");
-        int maxTokens = Requests.replyLimit(server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
+        int maxTokens = Requests.replyLimit(
+                server.options, promptTokens, max, "max_tokens", 16, "prompt"); // OpenAI's default is 16
         Generation.Limits limits = new Generation.Limits(maxTokens, sampling, stops, topLogprobs)
                 .structured(StructuredOutput.withGrammar(body, null));
         String id = Requests.id("cmpl-");
@@ -43,7 +43,17 @@ final class CompletionsApi {
 
         if (maxTokens == 0) { // nothing to generate (and a session cannot run zero tokens)
             Generation.Outcome o = Generation.Outcome.empty(promptTokens);
-            if (!stream) GossServer.json(ctx, 200, response(id, created, "", "length", o, logprobs ? Logprobs.completions(List.of(), prompt.length()) : null));
+            if (!stream)
+                GossServer.json(
+                        ctx,
+                        200,
+                        response(
+                                id,
+                                created,
+                                "",
+                                "length",
+                                o,
+                                logprobs ? Logprobs.completions(List.of(), prompt.length()) : null));
             else {
                 Sse sse = new Sse(ctx.res());
                 sse.data(response(id, created, "", "length", includeUsage ? o : null, null));
@@ -54,32 +64,52 @@ final class CompletionsApi {
         SlotPool.Slot slot = pool.acquire(null);
         try {
             if (!stream) {
-                Generation.Outcome o = server.finished(ctx, slot, Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {}));
-                GossServer.json(ctx, 200, response(id, created, o.content(), o.finishReason(), o,
-                        logprobs ? Logprobs.completions(o.logprobs(), prompt.length()) : null));
+                Generation.Outcome o = server.finished(
+                        ctx, slot, Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {}));
+                GossServer.json(
+                        ctx,
+                        200,
+                        response(
+                                id,
+                                created,
+                                o.content(),
+                                o.finishReason(),
+                                o,
+                                logprobs ? Logprobs.completions(o.logprobs(), prompt.length()) : null));
                 return;
             }
             Sse sse = new Sse(ctx.res());
             int[] offset = {prompt.length()};
-            server.stream(ctx, slot, sse, () -> Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {
-                @Override
-                public void tick() throws IOException {
-                    sse.ping();
-                }
+            server.stream(
+                    ctx,
+                    slot,
+                    sse,
+                    () -> Generation.complete(slot, prompt, promptTokens, limits, new Generation.Sink() {
+                        @Override
+                        public void tick() throws IOException {
+                            sse.ping();
+                        }
 
-                @Override
-                public void content(String delta, List<TokenLogprob> lps) throws IOException {
-                    sse.data(response(id, created, delta, null, null, logprobs ? Logprobs.completions(lps, offset[0]) : null));
-                    offset[0] += delta.length();
-                }
-            }), o -> {
-                sse.data(response(id, created, "", o.finishReason(), null, null));
-                if (includeUsage) {
-                    ObjectNode u = response(id, created, "", null, o, null);
-                    u.putArray("choices");
-                    sse.data(u);
-                }
-            });
+                        @Override
+                        public void content(String delta, List<TokenLogprob> lps) throws IOException {
+                            sse.data(response(
+                                    id,
+                                    created,
+                                    delta,
+                                    null,
+                                    null,
+                                    logprobs ? Logprobs.completions(lps, offset[0]) : null));
+                            offset[0] += delta.length();
+                        }
+                    }),
+                    o -> {
+                        sse.data(response(id, created, "", o.finishReason(), null, null));
+                        if (includeUsage) {
+                            ObjectNode u = response(id, created, "", null, o, null);
+                            u.putArray("choices");
+                            sse.data(u);
+                        }
+                    });
         } finally {
             pool.release(slot);
         }
@@ -88,12 +118,15 @@ final class CompletionsApi {
     private static String prompt(JsonNode p) {
         if (p == null || p.isNull()) throw ApiError.badRequest("prompt", "'prompt' is required");
         if (p.isTextual()) return p.asText();
-        if (p.isArray() && p.size() == 1 && p.get(0).isTextual()) return p.get(0).asText();
-        if (p.isArray() && p.size() > 1) throw ApiError.badRequest("prompt", "only one prompt per request is supported");
+        if (p.isArray() && p.size() == 1 && p.get(0).isTextual())
+            return p.get(0).asText();
+        if (p.isArray() && p.size() > 1)
+            throw ApiError.badRequest("prompt", "only one prompt per request is supported");
         throw ApiError.badRequest("prompt", "'prompt' must be a string");
     }
 
-    private ObjectNode response(String id, long created, String text, String finish, Generation.Outcome usage, ObjectNode logprobs) {
+    private ObjectNode response(
+            String id, long created, String text, String finish, Generation.Outcome usage, ObjectNode logprobs) {
         ObjectNode r = Json.object();
         ObjectNode c = Json.completionChoice(r, id, "text_completion", created, server.options.modelId());
         c.put("text", text);

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Tool;
 import io.gossgpu.api.Turn;
-
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -55,7 +54,9 @@ final class Conversation {
     void toolResult(String callId, String name, String output, String param) {
         String fn = name != null ? name : callId != null ? callNames.get(callId) : null;
         if (fn == null)
-            throw ApiError.badRequest(param, "tool result for call '" + callId + "' matches no earlier tool call; give 'name' or the call's id");
+            throw ApiError.badRequest(
+                    param,
+                    "tool result for call '" + callId + "' matches no earlier tool call; give 'name' or the call's id");
         turns.add(new Turn.ToolResult(fn, output));
     }
 
@@ -65,7 +66,8 @@ final class Conversation {
 
     /** The instructions (joined), the tools, then the turns; call once {@link #hasTurns}. */
     io.gossgpu.api.Conversation build() {
-        return new io.gossgpu.api.Conversation(instructions.isEmpty() ? null : String.join("\n\n", instructions), tools, turns);
+        return new io.gossgpu.api.Conversation(
+                instructions.isEmpty() ? null : String.join("\n\n", instructions), tools, turns);
     }
 
     /** Chat-completions {@code tools}: function tools only. */
@@ -75,7 +77,8 @@ final class Conversation {
         if (!tools.isArray()) throw ApiError.badRequest("tools", "'tools' must be an array");
         for (JsonNode t : tools) {
             String type = t.path("type").asText("function");
-            if (!type.equals("function")) throw ApiError.badRequest("tools", "tool type '" + type + "' is not supported (function only)");
+            if (!type.equals("function"))
+                throw ApiError.badRequest("tools", "tool type '" + type + "' is not supported (function only)");
             if (!t.path("function").isObject() && !t.has("name"))
                 throw ApiError.badRequest("tools", "a function tool needs 'function' with 'name'");
             try {
@@ -96,14 +99,20 @@ final class Conversation {
         JsonNode f = t.has("function") ? t.get("function") : t;
         JsonNode p = f.get("parameters");
         if (p != null && !p.isNull() && !p.isObject())
-            throw ApiError.badRequest("tools", "the parameters of tool '" + f.path("name").asText("") + "' must be a JSON Schema object, got " + p.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
+            throw ApiError.badRequest(
+                    "tools",
+                    "the parameters of tool '" + f.path("name").asText("") + "' must be a JSON Schema object, got "
+                            + p.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
         JsonNode name = f.get("name");
         if (name == null || !name.isTextual() || name.asText().isEmpty())
             throw ApiError.badRequest("tools", "tool without a name: " + t);
         JsonNode d = f.get("description");
         boolean hasParameters = p != null && !p.isNull();
         try {
-            return new Tool(name.asText(), d != null && d.isTextual() ? d.asText() : "", hasParameters ? p.toString() : null,
+            return new Tool(
+                    name.asText(),
+                    d != null && d.isTextual() ? d.asText() : "",
+                    hasParameters ? p.toString() : null,
                     hasParameters && f.path("strict").asBoolean(false));
         } catch (GossException e) {
             throw ApiError.badRequest("tools", e.getMessage());

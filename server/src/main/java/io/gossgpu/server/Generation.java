@@ -1,21 +1,20 @@
 package io.gossgpu.server;
 
+import io.gossgpu.Timings;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
+import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Completion;
+import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.ResponseFormat;
-import io.gossgpu.api.StopSequences;
-import io.gossgpu.api.Tokens;
-import io.gossgpu.api.ChatOptions;
-import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
-import io.gossgpu.Timings;
+import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.TokenLogprob;
+import io.gossgpu.api.Tokens;
 import io.gossgpu.api.Tool;
 import io.gossgpu.api.ToolChoice;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -34,7 +33,9 @@ final class Generation {
         default void reasoning(String delta) throws IOException {}
         /** {@code logprobs}: the tokens of this text, when the request asked for them (else empty). */
         default void content(String delta, List<TokenLogprob> logprobs) throws IOException {}
+
         default void toolStart(ToolCallOut call) throws IOException {}
+
         default void toolDelta(ToolCallOut call, String delta) throws IOException {}
         /** Called on every generated token: a chance to check the client is still there. */
         default void tick() throws IOException {}
@@ -60,9 +61,19 @@ final class Generation {
      * generation was cancelled; {@code aborted}: the server's shutdown ended it before it was complete.
      * {@code logprobs}: the content tokens' log probabilities when asked for.
      */
-    record Outcome(String content, String reasoning, List<ToolCallOut> toolCalls, String finishReason,
-                   int promptTokens, int completionTokens, int cachedTokens, int reasoningTokens, boolean clientGone,
-                   boolean aborted, Timings timings, List<TokenLogprob> logprobs) {
+    record Outcome(
+            String content,
+            String reasoning,
+            List<ToolCallOut> toolCalls,
+            String finishReason,
+            int promptTokens,
+            int completionTokens,
+            int cachedTokens,
+            int reasoningTokens,
+            boolean clientGone,
+            boolean aborted,
+            Timings timings,
+            List<TokenLogprob> logprobs) {
         /** Nothing generated (a request for zero tokens). */
         static Outcome empty(int promptTokens) {
             return new Outcome("", "", List.of(), "length", promptTokens, 0, 0, 0, false, false, null, List.of());
@@ -75,8 +86,14 @@ final class Generation {
      * tools the request declared (strict ones hold their arguments themselves, {@link Tool#strict()});
      * {@code choice}: whether the reply must call one of them (null: the model decides).
      */
-    record Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs, ResponseFormat format,
-                  Set<String> tools, ToolChoice choice) {
+    record Limits(
+            int maxTokens,
+            Sampling sampling,
+            List<String> stops,
+            int topLogprobs,
+            ResponseFormat format,
+            Set<String> tools,
+            ToolChoice choice) {
         Limits(int maxTokens, Sampling sampling, List<String> stops, int topLogprobs) {
             this(maxTokens, sampling, stops, topLogprobs, null, Set.of(), null);
         }
@@ -97,7 +114,9 @@ final class Generation {
 
         /** {@code base} (the reply's reasoning effort and date) with this request's limit, sampling, format, choice. */
         ChatOptions reply(ChatOptions base) {
-            return base.withMaxTokens(maxTokens).withSampling(sampling).withResponseFormat(format)
+            return base.withMaxTokens(maxTokens)
+                    .withSampling(sampling)
+                    .withResponseFormat(format)
                     .withToolChoice(choice);
         }
     }
@@ -105,7 +124,13 @@ final class Generation {
     private Generation() {}
 
     /** The reply to {@code conversation} with {@code reply}'s effort and date (its prompt has {@code promptTokens}). */
-    static Outcome chat(SlotPool.Slot slot, Conversation conversation, ChatOptions reply, int promptTokens, Limits limits, Sink sink) {
+    static Outcome chat(
+            SlotPool.Slot slot,
+            Conversation conversation,
+            ChatOptions reply,
+            int promptTokens,
+            Limits limits,
+            Sink sink) {
         return slot.run(() -> runChat(slot, conversation, limits.reply(reply), promptTokens, limits, sink));
     }
 
@@ -113,7 +138,13 @@ final class Generation {
         return slot.run(() -> runCompletion(slot, prompt, promptTokens, limits, sink));
     }
 
-    private static Outcome runChat(SlotPool.Slot slot, Conversation conversation, ChatOptions reply, int promptTokens, Limits limits, Sink sink) {
+    private static Outcome runChat(
+            SlotPool.Slot slot,
+            Conversation conversation,
+            ChatOptions reply,
+            int promptTokens,
+            Limits limits,
+            Sink sink) {
         Chat chat = slot.chat();
         Listener l = new Listener(limits, sink, chat::cancel, slot);
         Reply r = chat.send(conversation, reply, l);
@@ -123,7 +154,8 @@ final class Generation {
         return l.outcome(r, promptTokens, cached);
     }
 
-    private static Outcome runCompletion(SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
+    private static Outcome runCompletion(
+            SlotPool.Slot slot, String prompt, int promptTokens, Limits limits, Sink sink) {
         Completion c = slot.completion();
         Listener l = new Listener(limits, sink, c::cancel, slot);
         Reply r = c.complete(prompt, limits.reply(ChatOptions.defaults()), l);
@@ -143,6 +175,7 @@ final class Generation {
         final List<TokenLogprob> logprobs = new ArrayList<>(), unsent = new ArrayList<>();
         /** The current token's log probabilities, until its text (if any) is known. */
         TokenLogprob current;
+
         int reasoningTokens;
         boolean inReasoning;
         boolean gone;
@@ -271,7 +304,10 @@ final class Generation {
             ToolCallOut c = calls.isEmpty() ? null : calls.getLast();
             if (c != null && !c.done && c.name.equals(functionName)) {
                 c.done = true;
-                if (!c.arguments.toString().equals(arguments)) { c.arguments.setLength(0); c.arguments.append(arguments); }
+                if (!c.arguments.toString().equals(arguments)) {
+                    c.arguments.setLength(0);
+                    c.arguments.append(arguments);
+                }
                 return;
             }
             // a call whose start was not seen: report it whole
@@ -279,7 +315,10 @@ final class Generation {
             n.arguments.append(arguments);
             n.done = true;
             calls.add(n);
-            send(() -> { sink.toolStart(n); sink.toolDelta(n, arguments); });
+            send(() -> {
+                sink.toolStart(n);
+                sink.toolDelta(n, arguments);
+            });
         }
 
         void finish() {
@@ -290,12 +329,24 @@ final class Generation {
             String finish;
             if (stop.stopped()) finish = "stop";
             else if (!calls.isEmpty()) finish = "tool_calls";
-            else if (r.stopReason() == StopReason.MAX_TOKENS || r.stopReason() == StopReason.CONTEXT_FULL) finish = "length";
+            else if (r.stopReason() == StopReason.MAX_TOKENS || r.stopReason() == StopReason.CONTEXT_FULL)
+                finish = "length";
             else finish = "stop";
             // Cancelled by the shutdown (not by a stop sequence or a client that left): the reply is cut, not finished.
             boolean cut = slot.stopping && r.stopReason() == StopReason.CANCELLED && !stop.stopped() && !gone;
-            return new Outcome(content.toString(), reasoning.toString(), List.copyOf(calls), finish, promptTokens,
-                    r.tokens().length, cached, reasoningTokens, gone, cut, r.timings(), List.copyOf(logprobs));
+            return new Outcome(
+                    content.toString(),
+                    reasoning.toString(),
+                    List.copyOf(calls),
+                    finish,
+                    promptTokens,
+                    r.tokens().length,
+                    cached,
+                    reasoningTokens,
+                    gone,
+                    cut,
+                    r.timings(),
+                    List.copyOf(logprobs));
         }
     }
 

@@ -6,15 +6,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
-import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.api.StepStats;
+import io.gossgpu.backend.KvCacheSpec;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HandlerType;
-import org.eclipse.jetty.server.ServerConnector;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.ServerSocketChannel;
@@ -27,6 +23,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.eclipse.jetty.server.ServerConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The OpenAI-compatible HTTP server: {@code GET /health} (also {@code /health/live} and {@code /health/ready}),
@@ -38,8 +37,15 @@ import java.util.function.Supplier;
  */
 public final class GossServer implements AutoCloseable {
     /** Counters for monitoring and for tests that check nothing leaks. */
-    public record Stats(boolean ready, int slots, int busySlots, int queued, int openSessions, long requests,
-                        long rejected, long cancelled) {}
+    public record Stats(
+            boolean ready,
+            int slots,
+            int busySlots,
+            int queued,
+            int openSessions,
+            long requests,
+            long rejected,
+            long cancelled) {}
 
     static final Logger LOG = LoggerFactory.getLogger("goss.server");
 
@@ -57,6 +63,7 @@ public final class GossServer implements AutoCloseable {
     private volatile boolean closed, draining;
     /** The bound port, kept for after the socket is closed. */
     private volatile int port;
+
     final AtomicLong requests = new AtomicLong(), rejected = new AtomicLong(), cancelled = new AtomicLong();
     private final ChatCompletionsApi chatApi = new ChatCompletionsApi(this);
     private final CompletionsApi completionsApi = new CompletionsApi(this);
@@ -68,12 +75,39 @@ public final class GossServer implements AutoCloseable {
         this.keyDigest = options.apiKey() == null ? null : sha256(options.apiKey());
         this.responsesApi = new ResponsesApi(this, options.storedResponses());
         this.metrics = new ServerMetrics(new ServerMetrics.State() {
-            @Override public Stats stats() { return GossServer.this.stats(); }
-            @Override public int kvCacheUsedTokens() { SlotPool p = pool; return p == null ? 0 : p.cachedTokens(); }
-            @Override public int kvCacheCapacityTokens() { SlotPool p = pool; return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength(); }
-            @Override public boolean draining() { return draining; }
-            @Override public StepStats steps() { Engine e = engine; return e == null ? new StepStats(0, 0, 0) : e.stepStats(); }
-            @Override public java.util.SortedMap<String, Long> backendCounters() { Engine e = engine; return e == null ? java.util.Collections.emptySortedMap() : e.backendCounters(); }
+            @Override
+            public Stats stats() {
+                return GossServer.this.stats();
+            }
+
+            @Override
+            public int kvCacheUsedTokens() {
+                SlotPool p = pool;
+                return p == null ? 0 : p.cachedTokens();
+            }
+
+            @Override
+            public int kvCacheCapacityTokens() {
+                SlotPool p = pool;
+                return (p == null ? options.parallel() : p.cachesInBudget()) * options.contextLength();
+            }
+
+            @Override
+            public boolean draining() {
+                return draining;
+            }
+
+            @Override
+            public StepStats steps() {
+                Engine e = engine;
+                return e == null ? new StepStats(0, 0, 0) : e.stepStats();
+            }
+
+            @Override
+            public java.util.SortedMap<String, Long> backendCounters() {
+                Engine e = engine;
+                return e == null ? java.util.Collections.emptySortedMap() : e.backendCounters();
+            }
         });
         this.channel = JettySetup.bind(options);
         this.app = Javalin.create(cfg -> {
@@ -119,13 +153,33 @@ public final class GossServer implements AutoCloseable {
         app.get("/v1/responses/{id}", ctx -> responsesApi.retrieve(ctx, ctx.pathParam("id")));
         app.delete("/v1/responses/{id}", ctx -> responsesApi.delete(ctx, ctx.pathParam("id")));
         app.exception(ApiError.class, (e, ctx) -> error(ctx, e));
-        app.exception(io.javalin.http.HttpResponseException.class, (e, ctx) -> error(ctx, new ApiError(e.getStatus(),
-                e.getStatus() >= 500 ? "server_error" : "invalid_request_error", e.getStatus() == 404 ? "not_found" : null, null,
-                e.getStatus() == 404 ? "no such endpoint: " + ctx.method() + " " + ctx.path() : e.getMessage(), null)));
+        app.exception(
+                io.javalin.http.HttpResponseException.class,
+                (e, ctx) -> error(
+                        ctx,
+                        new ApiError(
+                                e.getStatus(),
+                                e.getStatus() >= 500 ? "server_error" : "invalid_request_error",
+                                e.getStatus() == 404 ? "not_found" : null,
+                                null,
+                                e.getStatus() == 404
+                                        ? "no such endpoint: " + ctx.method() + " " + ctx.path()
+                                        : e.getMessage(),
+                                null)));
         app.exception(SlotPool.Full.class, (e, ctx) -> {
             rejected.incrementAndGet();
-            error(ctx, new ApiError(429, "rate_limit_error", "server_busy", null, (options.parallel() == 1 ? "the slot is busy"
-                    : "all " + options.parallel() + " slots are busy") + " and " + options.queue() + " requests are waiting; retry later", "1"));
+            error(
+                    ctx,
+                    new ApiError(
+                            429,
+                            "rate_limit_error",
+                            "server_busy",
+                            null,
+                            (options.parallel() == 1
+                                            ? "the slot is busy"
+                                            : "all " + options.parallel() + " slots are busy")
+                                    + " and " + options.queue() + " requests are waiting; retry later",
+                            "1"));
         });
         app.exception(Exception.class, (e, ctx) -> {
             if (e instanceof GossException g) {
@@ -138,10 +192,27 @@ public final class GossServer implements AutoCloseable {
         });
         app.error(404, ctx -> {
             if (ctx.result() == null || ctx.result().isEmpty())
-                error(ctx, new ApiError(404, "invalid_request_error", "not_found", null, "no such endpoint: " + ctx.method() + " " + ctx.path(), null));
+                error(
+                        ctx,
+                        new ApiError(
+                                404,
+                                "invalid_request_error",
+                                "not_found",
+                                null,
+                                "no such endpoint: " + ctx.method() + " " + ctx.path(),
+                                null));
         });
-        app.error(405, ctx -> error(ctx, new ApiError(405, "invalid_request_error", "method_not_allowed", null,
-                "method " + ctx.method() + " is not allowed on " + ctx.path(), null)));
+        app.error(
+                405,
+                ctx -> error(
+                        ctx,
+                        new ApiError(
+                                405,
+                                "invalid_request_error",
+                                "method_not_allowed",
+                                null,
+                                "method " + ctx.method() + " is not allowed on " + ctx.path(),
+                                null)));
         this.loader = Thread.ofPlatform().name("goss-load").daemon().unstarted(() -> load(engineLoader));
     }
 
@@ -161,9 +232,15 @@ public final class GossServer implements AutoCloseable {
         }
         s.port = s.channel.socket().getLocalPort();
         s.loader.start();
-        LOG.info("serving '{}' at http://{}:{}/v1 ({} {} of {} tokens, queue {}); loading the model", options.modelId(),
-                options.host().contains(":") ? "[" + options.host() + "]" : options.host(), s.port(), options.parallel(),
-                options.parallel() == 1 ? "slot" : "slots", options.contextLength(), options.queue());
+        LOG.info(
+                "serving '{}' at http://{}:{}/v1 ({} {} of {} tokens, queue {}); loading the model",
+                options.modelId(),
+                options.host().contains(":") ? "[" + options.host() + "]" : options.host(),
+                s.port(),
+                options.parallel(),
+                options.parallel() == 1 ? "slot" : "slots",
+                options.contextLength(),
+                options.queue());
         return s;
     }
 
@@ -172,8 +249,14 @@ public final class GossServer implements AutoCloseable {
             Engine e = engineLoader.get();
             SlotPool slots;
             try {
-                slots = new SlotPool(e, options.parallel(), options.queue(), options.queueTimeoutMs(), options.contextLength(),
-                        options.swaRollback(), options.kvMemoryBytes());
+                slots = new SlotPool(
+                        e,
+                        options.parallel(),
+                        options.queue(),
+                        options.queueTimeoutMs(),
+                        options.contextLength(),
+                        options.swaRollback(),
+                        options.kvMemoryBytes());
             } catch (RuntimeException | Error bad) { // --kv-memory below one slot's cache: the model is of no use
                 e.close();
                 throw bad;
@@ -187,11 +270,21 @@ public final class GossServer implements AutoCloseable {
                 engine = e;
                 pool = slots;
             }
-            LOG.info("model '{}' loaded on {} in {} ms; ready", options.modelId(), e.backendDescription(), Math.round(e.loadMs()));
+            LOG.info(
+                    "model '{}' loaded on {} in {} ms; ready",
+                    options.modelId(),
+                    e.backendDescription(),
+                    Math.round(e.loadMs()));
             SlotPool p = pool;
             if (p != null)
-                LOG.info("KV cache: {} per slot; {} of {} slots can hold one at once{}; the slots' generations share each step", KvCacheSpec.humanBytes(p.chatCacheBytes()),
-                        p.cachesInBudget(), options.parallel(), options.kvMemoryBytes() > 0 ? " (--kv-memory " + KvCacheSpec.humanBytes(options.kvMemoryBytes()) + ")" : "");
+                LOG.info(
+                        "KV cache: {} per slot; {} of {} slots can hold one at once{}; the slots' generations share each step",
+                        KvCacheSpec.humanBytes(p.chatCacheBytes()),
+                        p.cachesInBudget(),
+                        options.parallel(),
+                        options.kvMemoryBytes() > 0
+                                ? " (--kv-memory " + KvCacheSpec.humanBytes(options.kvMemoryBytes()) + ")"
+                                : "");
         } catch (Throwable t) {
             loadError = t.getMessage() != null ? t.getMessage() : t.toString();
             LOG.error("loading the model failed: {}", loadError);
@@ -218,8 +311,15 @@ public final class GossServer implements AutoCloseable {
     public Stats stats() {
         SlotPool p = pool;
         Engine e = engine;
-        return new Stats(p != null, options.parallel(), p == null ? 0 : p.busy(), p == null ? 0 : p.waiting(),
-                e == null ? 0 : e.openSessions(), requests.get(), rejected.get(), cancelled.get());
+        return new Stats(
+                p != null,
+                options.parallel(),
+                p == null ? 0 : p.busy(),
+                p == null ? 0 : p.waiting(),
+                e == null ? 0 : e.openSessions(),
+                requests.get(),
+                rejected.get(),
+                cancelled.get());
     }
 
     Engine engine() {
@@ -235,21 +335,28 @@ public final class GossServer implements AutoCloseable {
         SlotPool p = pool;
         if (p != null) return p;
         if (loadError != null)
-            throw new ApiError(503, "server_error", "model_load_failed", null, "the model failed to load: " + loadError, null);
+            throw new ApiError(
+                    503, "server_error", "model_load_failed", null, "the model failed to load: " + loadError, null);
         throw new ApiError(503, "server_error", "model_loading", null, "the model is loading; retry shortly", "2");
     }
 
     /** 404 for a model id other than the one served; 400 when missing. */
     void checkModel(JsonNode body) {
         JsonNode m = body.get("model");
-        if (m == null || m.isNull()) throw ApiError.badRequest("model", "'model' is required (this server serves '" + options.modelId() + "')");
+        if (m == null || m.isNull())
+            throw ApiError.badRequest("model", "'model' is required (this server serves '" + options.modelId() + "')");
         if (!m.isTextual()) throw ApiError.badRequest("model", "'model' must be a string");
         if (!m.asText().equals(options.modelId())) throw unknownModel(m.asText());
     }
 
     private ApiError unknownModel(String id) {
-        return new ApiError(404, "invalid_request_error", "model_not_found", "model",
-                "The model '" + id + "' does not exist; this server serves '" + options.modelId() + "'", null);
+        return new ApiError(
+                404,
+                "invalid_request_error",
+                "model_not_found",
+                "model",
+                "The model '" + id + "' does not exist; this server serves '" + options.modelId() + "'",
+                null);
     }
 
     // ------------------------------------------------------------------ endpoints
@@ -303,11 +410,18 @@ public final class GossServer implements AutoCloseable {
     private void authorize(Context ctx) {
         if (keyDigest == null || ctx.method() == HandlerType.OPTIONS) return;
         String h = ctx.header("Authorization");
-        String given = h != null && h.regionMatches(true, 0, "Bearer ", 0, 7) ? h.substring(7).trim() : "";
+        String given = h != null && h.regionMatches(true, 0, "Bearer ", 0, 7)
+                ? h.substring(7).trim()
+                : "";
         // Compare digests so that the time taken depends neither on where the keys differ nor on their lengths.
         if (!MessageDigest.isEqual(keyDigest, sha256(given)))
-            throw new ApiError(401, "invalid_request_error", "invalid_api_key", null,
-                    h == null ? "missing API key: send 'Authorization: Bearer KEY'" : "incorrect API key provided", null);
+            throw new ApiError(
+                    401,
+                    "invalid_request_error",
+                    "invalid_api_key",
+                    null,
+                    h == null ? "missing API key: send 'Authorization: Bearer KEY'" : "incorrect API key provided",
+                    null);
     }
 
     private static byte[] sha256(String s) {
@@ -328,8 +442,13 @@ public final class GossServer implements AutoCloseable {
         try (InputStream in = ctx.req().getInputStream()) {
             buf = in.readNBytes(max + 1);
         } catch (IOException slow) { // Jetty's read timeout, or a client that left mid-body
-            throw new ApiError(408, "invalid_request_error", "request_timeout", null,
-                    "the request body was not received within " + options.readTimeoutMs() + " ms", null);
+            throw new ApiError(
+                    408,
+                    "invalid_request_error",
+                    "request_timeout",
+                    null,
+                    "the request body was not received within " + options.readTimeoutMs() + " ms",
+                    null);
         }
         if (buf.length > max) throw tooLarge(-1);
         JsonNode node;
@@ -338,16 +457,27 @@ public final class GossServer implements AutoCloseable {
         } catch (JsonProcessingException e) {
             throw ApiError.badRequest(null, "invalid_json", io.gossgpu.JsonSyntaxErrors.describe(e));
         }
-        if (node == null || !node.isObject()) throw ApiError.badRequest(null, "invalid_json", "the body must be a JSON object");
+        if (node == null || !node.isObject())
+            throw ApiError.badRequest(null, "invalid_json", "the body must be a JSON object");
         String lone = Json.loneSurrogate(node, "");
         if (lone != null)
-            throw ApiError.badRequest(lone, "invalid_json", "invalid JSON: '" + lone + "' holds a lone UTF-16 surrogate escape (such as \\ud800), which is not Unicode text");
+            throw ApiError.badRequest(
+                    lone,
+                    "invalid_json",
+                    "invalid JSON: '" + lone
+                            + "' holds a lone UTF-16 surrogate escape (such as \\ud800), which is not Unicode text");
         return node;
     }
 
     private ApiError tooLarge(long size) {
-        return new ApiError(413, "invalid_request_error", "request_too_large", null,
-                "the request body" + (size >= 0 ? " of " + size + " bytes" : "") + " exceeds the limit of " + options.maxBodyBytes() + " bytes", null);
+        return new ApiError(
+                413,
+                "invalid_request_error",
+                "request_too_large",
+                null,
+                "the request body" + (size >= 0 ? " of " + size + " bytes" : "") + " exceeds the limit of "
+                        + options.maxBodyBytes() + " bytes",
+                null);
     }
 
     /** A streamed generation: writes its deltas to the stream as they come. */
@@ -424,8 +554,15 @@ public final class GossServer implements AutoCloseable {
 
     /** A failure after a stream began, as the error to tell the client; noted, and logged with its cause when unexpected. */
     ApiError streamFailure(Context ctx, RuntimeException e) {
-        ApiError api = e instanceof ApiError a ? a
-                : new ApiError(500, "server_error", "stream_failed", null, e.getMessage() != null ? e.getMessage() : e.toString(), null);
+        ApiError api = e instanceof ApiError a
+                ? a
+                : new ApiError(
+                        500,
+                        "server_error",
+                        "stream_failed",
+                        null,
+                        e.getMessage() != null ? e.getMessage() : e.toString(),
+                        null);
         if (!(e instanceof ApiError)) LOG.warn("generation failed mid-stream", e);
         RequestNotes.of(ctx.req()).error = api.code;
         return api;
@@ -485,14 +622,20 @@ public final class GossServer implements AutoCloseable {
         draining = true;
         SlotPool p = pool;
         int running = p == null ? 0 : p.busy();
-        LOG.info("shutting down: {} running {}, drain up to {} s", running, running == 1 ? "request" : "requests",
+        LOG.info(
+                "shutting down: {} running {}, drain up to {} s",
+                running,
+                running == 1 ? "request" : "requests",
                 options.drainTimeoutMs() / 1000.0);
         stopListening();
         boolean idle = true;
         if (p != null) {
             p.stopAccepting();
             if (!p.awaitIdle(options.drainTimeoutMs())) {
-                LOG.warn("drain time is up: ending {} unfinished {} with an error", p.busy(), p.busy() == 1 ? "request" : "requests");
+                LOG.warn(
+                        "drain time is up: ending {} unfinished {} with an error",
+                        p.busy(),
+                        p.busy() == 1 ? "request" : "requests");
                 idle = p.abort(10_000);
             }
         }

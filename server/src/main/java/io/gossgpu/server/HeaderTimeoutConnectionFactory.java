@@ -1,16 +1,15 @@
 package io.gossgpu.server;
 
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnection;
 import org.eclipse.jetty.server.HttpConnectionFactory;
-
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeoutException;
 
 /**
  * HTTP/1.1 connections that answer a request whose headers stopped arriving with a JSON 408 before closing. Jetty
@@ -24,14 +23,16 @@ final class HeaderTimeoutConnectionFactory extends HttpConnectionFactory {
 
     @Override
     public Connection newConnection(Connector connector, EndPoint endPoint) {
-        HttpConnection c = new HeaderTimeoutConnection(getHttpConfiguration(), connector, endPoint, isRecordHttpComplianceViolations());
+        HttpConnection c = new HeaderTimeoutConnection(
+                getHttpConfiguration(), connector, endPoint, isRecordHttpComplianceViolations());
         c.setUseInputDirectByteBuffers(isUseInputDirectByteBuffers());
         c.setUseOutputDirectByteBuffers(isUseOutputDirectByteBuffers());
         return configure(c, connector, endPoint);
     }
 
     private static final class HeaderTimeoutConnection extends HttpConnection {
-        HeaderTimeoutConnection(HttpConfiguration config, Connector connector, EndPoint endPoint, boolean recordViolations) {
+        HeaderTimeoutConnection(
+                HttpConfiguration config, Connector connector, EndPoint endPoint, boolean recordViolations) {
             super(config, connector, endPoint, recordViolations);
         }
 
@@ -40,7 +41,9 @@ final class HeaderTimeoutConnectionFactory extends HttpConnectionFactory {
         protected void onFillInterestedFailed(Throwable cause) {
             // Part of a request line or headers came, the rest did not. (A request being handled is not waiting here:
             // its body reads time out inside the handler, which answers 408 itself.)
-            if (cause instanceof TimeoutException && getParser().inHeaderState() && !getParser().isStart()) {
+            if (cause instanceof TimeoutException
+                    && getParser().inHeaderState()
+                    && !getParser().isStart()) {
                 try {
                     getEndPoint().flush(ByteBuffer.wrap(RESPONSE)); // small: the socket's buffer takes it at once
                 } catch (IOException gone) {

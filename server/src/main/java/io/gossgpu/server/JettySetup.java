@@ -3,6 +3,14 @@ package io.gossgpu.server;
 import io.javalin.config.JavalinConfig;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
+import java.util.function.Consumer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
@@ -12,15 +20,6 @@ import org.eclipse.jetty.server.RequestLog;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
-
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.Executors;
-import java.util.function.Consumer;
 
 /**
  * The Jetty under Javalin, set up for clients that misbehave: requests are handled on virtual threads (a client
@@ -51,9 +50,15 @@ final class JettySetup {
                     // nothing was bound
                 }
             }
-            String why = e instanceof java.net.BindException ? "the address is in use or not this machine's" : String.valueOf(e.getMessage());
-            throw new UncheckedIOException("cannot listen on " + options.host() + ":" + options.port() + ": " + why
-                    + (e.getMessage() != null && !why.equals(e.getMessage()) ? " (" + e.getMessage() + ")" : ""), e);
+            String why = e instanceof java.net.BindException
+                    ? "the address is in use or not this machine's"
+                    : String.valueOf(e.getMessage());
+            throw new UncheckedIOException(
+                    "cannot listen on " + options.host() + ":" + options.port() + ": " + why
+                            + (e.getMessage() != null && !why.equals(e.getMessage())
+                                    ? " (" + e.getMessage() + ")"
+                                    : ""),
+                    e);
         }
     }
 
@@ -64,18 +69,24 @@ final class JettySetup {
     static final long SHUTDOWN_IDLE_MS = 200;
 
     /** Applies the thread pool, connector, timeouts, connection cap, error pages and request log to {@code cfg}. */
-    static void configure(JavalinConfig cfg, ServerOptions options, ServerSocketChannel channel, RequestLog requestLog,
-                          Consumer<ServerConnector> onConnector) {
+    static void configure(
+            JavalinConfig cfg,
+            ServerOptions options,
+            ServerSocketChannel channel,
+            RequestLog requestLog,
+            Consumer<ServerConnector> onConnector) {
         QueuedThreadPool threads = new QueuedThreadPool(64, 4);
         threads.setName("goss-http");
-        threads.setVirtualThreadsExecutor(Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("goss-request-", 0).factory()));
+        threads.setVirtualThreadsExecutor(Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("goss-request-", 0).factory()));
         cfg.jetty.threadPool = threads;
         cfg.jetty.modifyHttpConfiguration(http -> {
             http.setIdleTimeout(options.readTimeoutMs()); // blocking reads and writes inside a request
             http.setSendServerVersion(false);
             // The client's address, read now and kept: the access log asks for it after the reply, when a client that
             // left has closed the connection and the socket no longer knows its peer.
-            http.addCustomizer((connector, config, request) -> request.setRemoteAddr(request.getRemoteInetSocketAddress()));
+            http.addCustomizer(
+                    (connector, config, request) -> request.setRemoteAddr(request.getRemoteInetSocketAddress()));
         });
         cfg.jetty.addConnector((server, httpConfig) -> {
             ServerConnector c = new ServerConnector(server, new HeaderTimeoutConnectionFactory(httpConfig));
@@ -84,7 +95,8 @@ final class JettySetup {
             c.setIdleTimeout(options.readTimeoutMs());
             // Once stopping, a connection whose reply is written is half-closed and then closed after this long idle
             // (twice: Jetty's default of 1 s made a shutdown wait 2 s for a client that holds its socket open). A
-            // reply still being written when the stop began keeps the connection's own timeout: STOP_TIMEOUT_MS ends it.
+            // reply still being written when the stop began keeps the connection's own timeout: STOP_TIMEOUT_MS ends
+            // it.
             c.setShutdownIdleTimeout(SHUTDOWN_IDLE_MS);
             try {
                 c.open(channel);
@@ -114,8 +126,9 @@ final class JettySetup {
         }
 
         @Override
-        protected void generateAcceptableResponse(Request baseRequest, HttpServletRequest request, HttpServletResponse response,
-                                                  int code, String message) throws IOException {
+        protected void generateAcceptableResponse(
+                Request baseRequest, HttpServletRequest request, HttpServletResponse response, int code, String message)
+                throws IOException {
             baseRequest.setHandled(true);
             response.setContentType("application/json");
             response.getOutputStream().write(errorBody(code, message).getBytes(StandardCharsets.UTF_8));
@@ -125,7 +138,8 @@ final class JettySetup {
     /** The JSON body of an error Jetty answers before any handler runs (also {@link HeaderTimeoutConnectionFactory}'s 408). */
     static String errorBody(int status, String reason) {
         String code = status == 408 ? "request_timeout" : status == 431 ? "headers_too_large" : null;
-        String message = status == 408 ? "the request was not received in time"
+        String message = status == 408
+                ? "the request was not received in time"
                 : (reason == null || reason.isBlank() ? HttpStatus.getMessage(status) : reason);
         return Json.write(Json.error(message, status >= 500 ? "server_error" : "invalid_request_error", null, code));
     }

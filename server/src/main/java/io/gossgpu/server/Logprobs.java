@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.TokenLogprob;
 import io.gossgpu.api.Tokens;
-
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -18,7 +17,8 @@ final class Logprobs {
         boolean on = Requests.optBool(body, "logprobs", false);
         Long top = Requests.optInteger(body, "top_logprobs", 0);
         if (top != null && top > TokenLogprob.MAX_TOP)
-            throw ApiError.badRequest("top_logprobs", "'top_logprobs' must be at most " + TokenLogprob.MAX_TOP + ", got " + top);
+            throw ApiError.badRequest(
+                    "top_logprobs", "'top_logprobs' must be at most " + TokenLogprob.MAX_TOP + ", got " + top);
         if (top != null && !on) throw ApiError.badRequest("top_logprobs", "'top_logprobs' needs 'logprobs': true");
         return on ? (top == null ? 0 : top.intValue()) : -1;
     }
@@ -48,7 +48,9 @@ final class Logprobs {
     /** {@code {"tokens", "token_logprobs", "top_logprobs", "text_offset"}}; offsets count from {@code offset}. */
     static ObjectNode completions(List<TokenLogprob> tokens, int offset) {
         ObjectNode o = Json.object();
-        ArrayNode text = o.putArray("tokens"), lps = o.putArray("token_logprobs"), top = o.putArray("top_logprobs"),
+        ArrayNode text = o.putArray("tokens"),
+                lps = o.putArray("token_logprobs"),
+                top = o.putArray("top_logprobs"),
                 offsets = o.putArray("text_offset");
         for (TokenLogprob t : tokens) {
             String s = text(t.token());

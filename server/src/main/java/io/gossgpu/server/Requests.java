@@ -3,7 +3,6 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Sampling;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -38,14 +37,16 @@ final class Requests {
         if (v == null || v.isNull()) return null;
         if (!v.isNumber()) throw ApiError.badRequest(field, "'" + field + "' must be a number");
         double d = v.asDouble();
-        if (!(d >= min && d <= max)) throw ApiError.badRequest(field, "'" + field + "' must be between " + min + " and " + max + ", got " + v);
+        if (!(d >= min && d <= max))
+            throw ApiError.badRequest(field, "'" + field + "' must be between " + min + " and " + max + ", got " + v);
         return d;
     }
 
     static Long optInteger(JsonNode body, String field, long min) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) return null;
-        if (!v.isIntegralNumber() || !v.canConvertToLong()) throw ApiError.badRequest(field, "'" + field + "' must be an integer");
+        if (!v.isIntegralNumber() || !v.canConvertToLong())
+            throw ApiError.badRequest(field, "'" + field + "' must be an integer");
         long n = v.asLong();
         if (n < min) throw ApiError.badRequest(field, "'" + field + "' must be at least " + min + ", got " + n);
         return n;
@@ -69,7 +70,8 @@ final class Requests {
     private static Long optIntegerAnySign(JsonNode body, String field) {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) return null;
-        if (!v.isIntegralNumber() || !v.canConvertToLong()) throw ApiError.badRequest(field, "'" + field + "' must be an integer");
+        if (!v.isIntegralNumber() || !v.canConvertToLong())
+            throw ApiError.badRequest(field, "'" + field + "' must be an integer");
         return v.asLong();
     }
 
@@ -100,7 +102,8 @@ final class Requests {
     static boolean includeUsage(JsonNode body, boolean stream) {
         JsonNode o = body.get("stream_options");
         if (o == null || o.isNull()) return false;
-        if (!stream) throw ApiError.badRequest("stream_options", "'stream_options' is only allowed when 'stream' is true");
+        if (!stream)
+            throw ApiError.badRequest("stream_options", "'stream_options' is only allowed when 'stream' is true");
         if (!o.isObject()) throw ApiError.badRequest("stream_options", "'stream_options' must be an object");
         return optBool(o, "include_usage", false);
     }
@@ -120,7 +123,8 @@ final class Requests {
     static String contentText(JsonNode content, String param) {
         if (content == null || content.isNull()) return "";
         if (content.isTextual()) return content.asText();
-        if (!content.isArray()) throw ApiError.badRequest(param, "'" + param + "' must be a string or an array of content parts");
+        if (!content.isArray())
+            throw ApiError.badRequest(param, "'" + param + "' must be a string or an array of content parts");
         StringBuilder sb = new StringBuilder();
         for (JsonNode part : content) {
             String type = part.path("type").asText("");
@@ -138,20 +142,31 @@ final class Requests {
      * naming both numbers when prompt and reply do not fit the context, as OpenAI answers), else {@code dflt} or what
      * room is left, whichever is less. {@code promptParam} names the field the prompt came from.
      */
-    static int replyLimit(ServerOptions options, int promptTokens, Long asked, String askedParam, int dflt, String promptParam) {
+    static int replyLimit(
+            ServerOptions options, int promptTokens, Long asked, String askedParam, int dflt, String promptParam) {
         int ctxLen = options.contextLength();
         if (promptTokens >= ctxLen)
-            throw ApiError.badRequest(promptParam, "context_length_exceeded", "This model's maximum context length is " + ctxLen
-                    + " tokens. However, your prompt is " + promptTokens + " tokens. Please reduce the length of the " + promptParam + ".");
+            throw ApiError.badRequest(
+                    promptParam,
+                    "context_length_exceeded",
+                    "This model's maximum context length is " + ctxLen + " tokens. However, your prompt is "
+                            + promptTokens + " tokens. Please reduce the length of the " + promptParam + ".");
         if (asked != null && promptTokens + asked > ctxLen)
-            throw ApiError.badRequest(askedParam, "context_length_exceeded", "This model's maximum context length is " + ctxLen
-                    + " tokens. However, you requested " + (promptTokens + asked) + " tokens (" + promptTokens + " in the "
-                    + promptParam + ", " + asked + " in the completion). Please reduce the length of the " + promptParam
-                    + " or of '" + askedParam + "'.");
+            throw ApiError.badRequest(
+                    askedParam,
+                    "context_length_exceeded",
+                    "This model's maximum context length is " + ctxLen
+                            + " tokens. However, you requested " + (promptTokens + asked) + " tokens (" + promptTokens
+                            + " in the "
+                            + promptParam + ", " + asked + " in the completion). Please reduce the length of the "
+                            + promptParam
+                            + " or of '" + askedParam + "'.");
         return (int) Math.min(asked != null ? asked : dflt, ctxLen - promptTokens);
     }
 
     static String id(String prefix) {
-        return prefix + Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime() & 0xffffff);
+        return prefix
+                + Long.toHexString(ThreadLocalRandom.current().nextLong())
+                + Long.toHexString(System.nanoTime() & 0xffffff);
     }
 }

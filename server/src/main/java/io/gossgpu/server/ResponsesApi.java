@@ -3,12 +3,11 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.ResponseFormat;
 import io.gossgpu.api.TokenLogprob;
-import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Tool;
 import io.javalin.http.Context;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -63,8 +62,14 @@ final class ResponsesApi {
                 prior = stored.get(previous);
             }
             if (prior == null)
-                throw new ApiError(404, "invalid_request_error", "previous_response_not_found", "previous_response_id",
-                        "Previous response with id '" + previous + "' not found (this server keeps the last " + bound + ").", null);
+                throw new ApiError(
+                        404,
+                        "invalid_request_error",
+                        "previous_response_not_found",
+                        "previous_response_id",
+                        "Previous response with id '" + previous + "' not found (this server keeps the last " + bound
+                                + ").",
+                        null);
             items.addAll(prior.items());
         }
         JsonNode input = body.get("input");
@@ -87,13 +92,18 @@ final class ResponsesApi {
         tools.tools().forEach(conv::tool);
         JsonNode reasoning = body.get("reasoning");
         ReasoningEffort effort = reasoning != null && reasoning.isObject()
-                ? Requests.effort(Requests.optText(reasoning, "effort"), "reasoning.effort") : null;
+                ? Requests.effort(Requests.optText(reasoning, "effort"), "reasoning.effort")
+                : null;
         Long max = Requests.optInteger(body, "max_output_tokens", 1);
-        ResponseFormat format = StructuredOutput.responsesFormat(body.path("text").get("format"));
+        ResponseFormat format =
+                StructuredOutput.responsesFormat(body.path("text").get("format"));
         if (body.hasNonNull("top_logprobs"))
-            throw ApiError.badRequest("top_logprobs", "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
-        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server).prepare(conv.build(), effort, format, max,
-                "max_output_tokens", Requests.sampling(body), List.of(), -1);
+            throw ApiError.badRequest(
+                    "top_logprobs",
+                    "'top_logprobs' is not supported on /v1/responses; /v1/chat/completions has 'logprobs'");
+        ChatCompletionsApi.Prepared p = new ChatCompletionsApi(server)
+                .prepare(
+                        conv.build(), effort, format, max, "max_output_tokens", Requests.sampling(body), List.of(), -1);
         Generation.Limits limits = p.limits().declaring(tools.tools(), tools.choice());
 
         String id = Requests.id("resp_");
@@ -144,7 +154,8 @@ final class ResponsesApi {
         r.set("output", b.output);
         StringBuilder text = new StringBuilder();
         for (JsonNode it : b.output)
-            if (it.path("type").asText().equals("message")) for (JsonNode c : it.path("content")) text.append(c.path("text").asText());
+            if (it.path("type").asText().equals("message"))
+                for (JsonNode c : it.path("content")) text.append(c.path("text").asText());
         r.put("output_text", text.toString());
         ObjectNode u = r.putObject("usage");
         u.put("input_tokens", o.promptTokens());
@@ -193,13 +204,26 @@ final class ResponsesApi {
         synchronized (stored) {
             s = stored.get(id);
         }
-        if (s == null) throw new ApiError(404, "invalid_request_error", "not_found", null,
-                "Response with id '" + id + "' not found (this server keeps the last " + bound + " stored responses).", null);
+        if (s == null)
+            throw new ApiError(
+                    404,
+                    "invalid_request_error",
+                    "not_found",
+                    null,
+                    "Response with id '" + id + "' not found (this server keeps the last " + bound
+                            + " stored responses).",
+                    null);
         return s;
     }
 
-    private ObjectNode skeleton(String id, long created, JsonNode body, String instructions, ReasoningEffort effort,
-                                String previous, boolean store) {
+    private ObjectNode skeleton(
+            String id,
+            long created,
+            JsonNode body,
+            String instructions,
+            ReasoningEffort effort,
+            String previous,
+            boolean store) {
         ObjectNode r = Json.object();
         r.put("id", id);
         r.put("object", "response");
@@ -220,7 +244,9 @@ final class ResponsesApi {
         reasoning.put("effort", (effort != null ? effort : ReasoningEffort.MEDIUM).wire());
         reasoning.putNull("summary");
         r.put("store", store);
-        r.put("temperature", body.path("temperature").isNumber() ? body.get("temperature").asDouble() : 1.0);
+        r.put(
+                "temperature",
+                body.path("temperature").isNumber() ? body.get("temperature").asDouble() : 1.0);
         r.put("top_p", body.path("top_p").isNumber() ? body.get("top_p").asDouble() : 1.0);
         r.putObject("text").putObject("format").put("type", "text");
         JsonNode choice = body.get("tool_choice");
@@ -239,7 +265,8 @@ final class ResponsesApi {
         if (!tools.isArray()) throw ApiError.badRequest("tools", "'tools' must be an array");
         for (JsonNode t : tools) {
             String type = t.path("type").asText("");
-            if (!type.equals("function")) throw ApiError.badRequest("tools", "tool type '" + type + "' is not supported (function only)");
+            if (!type.equals("function"))
+                throw ApiError.badRequest("tools", "tool type '" + type + "' is not supported (function only)");
             try {
                 out.add(Conversation.functionTool(t));
             } catch (IllegalArgumentException e) {
@@ -267,21 +294,31 @@ final class ResponsesApi {
                     }
                 }
                 case "function_call" -> {
-                    if (!it.path("name").isTextual()) throw ApiError.badRequest(param + ".name", "a function_call item needs 'name'");
-                    conv.toolCall(it.path("call_id").asText(null), it.get("name").asText(), it.path("arguments").asText("{}"));
+                    if (!it.path("name").isTextual())
+                        throw ApiError.badRequest(param + ".name", "a function_call item needs 'name'");
+                    conv.toolCall(
+                            it.path("call_id").asText(null),
+                            it.get("name").asText(),
+                            it.path("arguments").asText("{}"));
                 }
                 case "function_call_output" -> {
                     JsonNode out = it.get("output");
-                    String text = out == null || out.isNull() ? "" : out.isTextual() ? out.asText() : Requests.contentText(out, param + ".output");
+                    String text = out == null || out.isNull()
+                            ? ""
+                            : out.isTextual() ? out.asText() : Requests.contentText(out, param + ".output");
                     conv.toolResult(it.path("call_id").asText(null), null, text, param);
                 }
                 case "reasoning" -> {
                     StringBuilder sb = new StringBuilder();
-                    for (JsonNode c : it.path("content")) sb.append(c.path("text").asText(""));
-                    if (sb.isEmpty()) for (JsonNode c : it.path("summary")) sb.append(c.path("text").asText(""));
+                    for (JsonNode c : it.path("content"))
+                        sb.append(c.path("text").asText(""));
+                    if (sb.isEmpty())
+                        for (JsonNode c : it.path("summary"))
+                            sb.append(c.path("text").asText(""));
                     conv.reasoning(sb.toString());
                 }
-                default -> throw ApiError.badRequest(param + ".type", "input item type '" + type + "' is not supported");
+                default ->
+                    throw ApiError.badRequest(param + ".type", "input item type '" + type + "' is not supported");
             }
         }
         if (!conv.hasTurns()) throw ApiError.badRequest("input", "'input' has no message");
@@ -292,8 +329,8 @@ final class ResponsesApi {
         final Sse sse;
         final ArrayNode output = Json.array();
         int seq;
-        ObjectNode item;       // the open item, or null
-        String kind;           // reasoning / message / function_call
+        ObjectNode item; // the open item, or null
+        String kind; // reasoning / message / function_call
         final StringBuilder text = new StringBuilder();
 
         Builder(Sse sse) {

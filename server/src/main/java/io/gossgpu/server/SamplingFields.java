@@ -3,7 +3,6 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Tokens;
-
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
@@ -21,7 +20,8 @@ final class SamplingFields {
         Map<Integer, Float> bias = new HashMap<>();
         JsonNode b = body.get("logit_bias");
         if (b != null && !b.isNull()) {
-            if (!b.isObject()) throw ApiError.badRequest("logit_bias", "'logit_bias' must be an object of token id to bias");
+            if (!b.isObject())
+                throw ApiError.badRequest("logit_bias", "'logit_bias' must be an object of token id to bias");
             for (Iterator<Map.Entry<String, JsonNode>> it = b.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> e = it.next();
                 int id;
@@ -31,10 +31,15 @@ final class SamplingFields {
                     throw ApiError.badRequest("logit_bias", "'logit_bias' key '" + e.getKey() + "' is not a token id");
                 }
                 if (id < 0 || id >= Tokens.VOCAB_SIZE)
-                    throw ApiError.badRequest("logit_bias", "'logit_bias' token id " + id + " is outside the vocabulary (0.." + (Tokens.VOCAB_SIZE - 1) + ")");
+                    throw ApiError.badRequest(
+                            "logit_bias",
+                            "'logit_bias' token id " + id + " is outside the vocabulary (0.." + (Tokens.VOCAB_SIZE - 1)
+                                    + ")");
                 JsonNode v = e.getValue();
                 if (!v.isNumber() || v.asDouble() < -100 || v.asDouble() > 100)
-                    throw ApiError.badRequest("logit_bias", "'logit_bias' values must be numbers in [-100, 100], got " + v + " for token " + id);
+                    throw ApiError.badRequest(
+                            "logit_bias",
+                            "'logit_bias' values must be numbers in [-100, 100], got " + v + " for token " + id);
                 bias.put(id, v.floatValue());
             }
         }

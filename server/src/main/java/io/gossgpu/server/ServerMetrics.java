@@ -1,7 +1,7 @@
 package io.gossgpu.server;
 
-import io.gossgpu.api.StepStats;
 import io.gossgpu.Timings;
+import io.gossgpu.api.StepStats;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -9,7 +9,6 @@ import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,8 +25,11 @@ final class ServerMetrics {
     /** What the gauges read when scraped. */
     interface State {
         GossServer.Stats stats();
+
         int kvCacheUsedTokens();
+
         int kvCacheCapacityTokens();
+
         boolean draining();
         /** The engine's batched steps so far (zeros before the model is loaded). */
         StepStats steps();
@@ -41,49 +43,107 @@ final class ServerMetrics {
     private final Histogram duration, timeToFirstToken, decodeRate;
 
     ServerMetrics(State state) {
-        requests = Counter.builder().name("goss_http_requests_total").help("HTTP requests answered, by endpoint and status")
-                .labelNames("endpoint", "status").register(registry);
-        duration = Histogram.builder().name("goss_http_request_duration_seconds").unit(Unit.SECONDS)
-                .help("Time from a request's arrival to the end of its response (streams included)").labelNames("endpoint")
-                .classicOnly().classicUpperBounds(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300).register(registry);
-        promptTokens = Counter.builder().name("goss_prompt_tokens_total").help("Prompt tokens of generations").register(registry);
-        cachedTokens = Counter.builder().name("goss_prompt_cached_tokens_total")
-                .help("Prompt tokens served from a slot's KV cache instead of prefilled").register(registry);
-        completionTokens = Counter.builder().name("goss_completion_tokens_total").help("Tokens generated").register(registry);
-        timeToFirstToken = Histogram.builder().name("goss_time_to_first_token_seconds").unit(Unit.SECONDS)
-                .help("From the start of a generation's prefill to its first token").classicOnly()
-                .classicUpperBounds(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60).register(registry);
-        decodeRate = Histogram.builder().name("goss_decode_tokens_per_second")
-                .help("Decode speed of each generation (tokens after the first)").classicOnly()
-                .classicUpperBounds(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 400).register(registry);
-        cancelled = Counter.builder().name("goss_generations_cancelled_total")
-                .help("Generations cancelled because the client went away").register(registry);
-        aborted = Counter.builder().name("goss_generations_aborted_total")
-                .help("Generations ended by the server's shutdown before they were complete").register(registry);
-        gauge("goss_slots", "Slots (requests generated at once)", () -> state.stats().slots());
+        requests = Counter.builder()
+                .name("goss_http_requests_total")
+                .help("HTTP requests answered, by endpoint and status")
+                .labelNames("endpoint", "status")
+                .register(registry);
+        duration = Histogram.builder()
+                .name("goss_http_request_duration_seconds")
+                .unit(Unit.SECONDS)
+                .help("Time from a request's arrival to the end of its response (streams included)")
+                .labelNames("endpoint")
+                .classicOnly()
+                .classicUpperBounds(0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+                .register(registry);
+        promptTokens = Counter.builder()
+                .name("goss_prompt_tokens_total")
+                .help("Prompt tokens of generations")
+                .register(registry);
+        cachedTokens = Counter.builder()
+                .name("goss_prompt_cached_tokens_total")
+                .help("Prompt tokens served from a slot's KV cache instead of prefilled")
+                .register(registry);
+        completionTokens = Counter.builder()
+                .name("goss_completion_tokens_total")
+                .help("Tokens generated")
+                .register(registry);
+        timeToFirstToken = Histogram.builder()
+                .name("goss_time_to_first_token_seconds")
+                .unit(Unit.SECONDS)
+                .help("From the start of a generation's prefill to its first token")
+                .classicOnly()
+                .classicUpperBounds(0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
+                .register(registry);
+        decodeRate = Histogram.builder()
+                .name("goss_decode_tokens_per_second")
+                .help("Decode speed of each generation (tokens after the first)")
+                .classicOnly()
+                .classicUpperBounds(1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 400)
+                .register(registry);
+        cancelled = Counter.builder()
+                .name("goss_generations_cancelled_total")
+                .help("Generations cancelled because the client went away")
+                .register(registry);
+        aborted = Counter.builder()
+                .name("goss_generations_aborted_total")
+                .help("Generations ended by the server's shutdown before they were complete")
+                .register(registry);
+        gauge(
+                "goss_slots",
+                "Slots (requests generated at once)",
+                () -> state.stats().slots());
         gauge("goss_slots_busy", "Slots generating now", () -> state.stats().busySlots());
-        gauge("goss_queue_depth", "Requests waiting for a slot", () -> state.stats().queued());
+        gauge(
+                "goss_queue_depth",
+                "Requests waiting for a slot",
+                () -> state.stats().queued());
         gauge("goss_kv_cache_used_tokens", "Tokens held in the slots' KV caches", state::kvCacheUsedTokens);
         gauge("goss_kv_cache_capacity_tokens", "Tokens the slots' KV caches can hold", state::kvCacheCapacityTokens);
-        gauge("goss_model_ready", "1 once the model is loaded and the server accepts requests",
+        gauge(
+                "goss_model_ready",
+                "1 once the model is loaded and the server accepts requests",
                 () -> state.stats().ready() && !state.draining() ? 1 : 0);
-        counter("goss_batch_steps_total", "Forward passes the engine ran (continuous batching: one serves every running sequence)",
+        counter(
+                "goss_batch_steps_total",
+                "Forward passes the engine ran (continuous batching: one serves every running sequence)",
                 () -> state.steps().steps());
-        counter("goss_batch_sequences_total", "Sequences the forward passes served, summed over the passes", () -> state.steps().sequences());
-        counter("goss_batch_rows_total", "Token rows the forward passes processed (decode tokens and prompt chunks)", () -> state.steps().rows());
-        CounterWithCallback.builder().name("goss_backend_work_total").labelNames("counter")
-                .help("How the backend's work ran, by counter: cuda graph_captures, graph_launches, kernel_launches (one by one), "
-                        + "attention_gqa_calls, moe_tiled_calls; metal command_buffers, gpu_microseconds")
-                .callback(cb -> state.backendCounters().forEach((name, n) -> cb.call(n.doubleValue(), name))).register(registry);
-        gauge("goss_draining", "1 while the server shuts down (finishing running requests)", () -> state.draining() ? 1 : 0);
+        counter(
+                "goss_batch_sequences_total",
+                "Sequences the forward passes served, summed over the passes",
+                () -> state.steps().sequences());
+        counter(
+                "goss_batch_rows_total",
+                "Token rows the forward passes processed (decode tokens and prompt chunks)",
+                () -> state.steps().rows());
+        CounterWithCallback.builder()
+                .name("goss_backend_work_total")
+                .labelNames("counter")
+                .help(
+                        "How the backend's work ran, by counter: cuda graph_captures, graph_launches, kernel_launches (one by one), "
+                                + "attention_gqa_calls, moe_tiled_calls; metal command_buffers, gpu_microseconds")
+                .callback(cb -> state.backendCounters().forEach((name, n) -> cb.call(n.doubleValue(), name)))
+                .register(registry);
+        gauge(
+                "goss_draining",
+                "1 while the server shuts down (finishing running requests)",
+                () -> state.draining() ? 1 : 0);
     }
 
     private void counter(String name, String help, Supplier<Number> value) {
-        CounterWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.get().doubleValue())).register(registry);
+        CounterWithCallback.builder()
+                .name(name)
+                .help(help)
+                .callback(cb -> cb.call(value.get().doubleValue()))
+                .register(registry);
     }
 
     private void gauge(String name, String help, Supplier<Number> value) {
-        GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.get().doubleValue())).register(registry);
+        GaugeWithCallback.builder()
+                .name(name)
+                .help(help)
+                .callback(cb -> cb.call(value.get().doubleValue()))
+                .register(registry);
     }
 
     /** One answered request ({@code endpoint} a route pattern, never a raw path: the label set stays small). */

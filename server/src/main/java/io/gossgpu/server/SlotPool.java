@@ -7,7 +7,6 @@ import io.gossgpu.api.ChatPool;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.backend.KvCacheSpec;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -15,9 +14,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * A fixed number of slots, each generating one request at a time with its own KV cache (a {@link Chat} and, made
@@ -37,7 +36,9 @@ import java.util.concurrent.locks.ReentrantLock;
 final class SlotPool implements AutoCloseable {
     /** Every slot is busy and the queue is full. */
     static final class Full extends RuntimeException {
-        Full() { super("all slots busy and the queue is full", null, false, false); }
+        Full() {
+            super("all slots busy and the queue is full", null, false, false);
+        }
     }
 
     /** One slot; use it only between {@link #acquire} and {@link #release}. */
@@ -54,7 +55,9 @@ final class SlotPool implements AutoCloseable {
         /** Whether this slot's chat / completion cache counts in {@link #held} (made, or reserved at admission). */
         private boolean chatHeld, completionHeld;
 
-        Slot(int index) { this.index = index; }
+        Slot(int index) {
+            this.index = index;
+        }
 
         Chat chat() {
             if (chat == null) chat = make(this, true, () -> engine.newChat(sessionOptions));
@@ -110,7 +113,9 @@ final class SlotPool implements AutoCloseable {
     private final Engine engine;
     private final ChatOptions sessionOptions;
     /** Platform threads that run the generations, at most one per busy slot (see {@link #onPlatformThread}). */
-    private final ExecutorService generators = Executors.newCachedThreadPool(Thread.ofPlatform().name("goss-generate-", 0).daemon().factory());
+    private final ExecutorService generators = Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("goss-generate-", 0).daemon().factory());
+
     private final int maxQueue;
     private final long timeoutMs;
     private final List<Slot> slots = new ArrayList<>();
@@ -129,9 +134,17 @@ final class SlotPool implements AutoCloseable {
      * @throws io.gossgpu.GossException when the budget cannot hold even one slot's cache, or the context is beyond the
      *         model's maximum (the engine's own check, {@link Engine#kvCacheSpec})
      */
-    SlotPool(Engine engine, int parallel, int maxQueue, long timeoutMs, int contextLength, int swaRollback, long kvBudget) {
+    SlotPool(
+            Engine engine,
+            int parallel,
+            int maxQueue,
+            long timeoutMs,
+            int contextLength,
+            int swaRollback,
+            long kvBudget) {
         this.engine = engine;
-        this.sessionOptions = ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
+        this.sessionOptions =
+                ChatOptions.defaults().withContextLength(contextLength).withSwaRollback(swaRollback);
         this.maxQueue = maxQueue;
         this.timeoutMs = timeoutMs;
         KvCacheSpec chatSpec = engine.kvCacheSpec(contextLength, swaRollback);
@@ -139,8 +152,9 @@ final class SlotPool implements AutoCloseable {
         this.completionBytes = engine.kvCacheSpec(contextLength, 0).bytes();
         this.kvBudget = kvBudget > 0 ? kvBudget : Long.MAX_VALUE;
         if (this.kvBudget < Math.max(chatBytes, completionBytes))
-            throw new GossException("--kv-memory " + KvCacheSpec.humanBytes(kvBudget) + " cannot hold one slot's KV cache: " + chatSpec.describe()
-                    + "; raise it or lower --context / --swa-rollback");
+            throw new GossException(
+                    "--kv-memory " + KvCacheSpec.humanBytes(kvBudget) + " cannot hold one slot's KV cache: "
+                            + chatSpec.describe() + "; raise it or lower --context / --swa-rollback");
         for (int i = 0; i < parallel; i++) slots.add(new Slot(i));
     }
 
@@ -172,7 +186,8 @@ final class SlotPool implements AutoCloseable {
     Slot acquire(int[] prompt) throws InterruptedException {
         lock.lock();
         try {
-            if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
+            if (closed)
+                throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
             Slot s = pick(prompt);
             if (s != null) return take(s, prompt != null);
             if (waiting >= maxQueue) throw new Full();
@@ -181,10 +196,18 @@ final class SlotPool implements AutoCloseable {
                 long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
                 while (true) {
                     long left = deadline - System.nanoTime();
-                    if (left <= 0) throw new ApiError(503, "server_error", "queue_timeout", null,
-                            "no slot came free within " + timeoutMs + " ms", "1");
+                    if (left <= 0)
+                        throw new ApiError(
+                                503,
+                                "server_error",
+                                "queue_timeout",
+                                null,
+                                "no slot came free within " + timeoutMs + " ms",
+                                "1");
                     freed.awaitNanos(left);
-                    if (closed) throw new ApiError(503, "server_error", "shutting_down", null, "the server is shutting down", "1");
+                    if (closed)
+                        throw new ApiError(
+                                503, "server_error", "shutting_down", null, "the server is shutting down", "1");
                     s = pick(prompt);
                     if (s != null) return take(s, prompt != null);
                 }
@@ -277,7 +300,13 @@ final class SlotPool implements AutoCloseable {
                 } finally {
                     lock.unlock();
                 }
-                throw new ApiError(503, "server_error", "kv_memory", null, "no memory for this request's KV cache now: " + again.getMessage(), "5");
+                throw new ApiError(
+                        503,
+                        "server_error",
+                        "kv_memory",
+                        null,
+                        "no memory for this request's KV cache now: " + again.getMessage(),
+                        "5");
             }
         }
     }
@@ -297,7 +326,9 @@ final class SlotPool implements AutoCloseable {
         return best;
     }
 
-    int size() { return slots.size(); }
+    int size() {
+        return slots.size();
+    }
 
     int busy() {
         lock.lock();

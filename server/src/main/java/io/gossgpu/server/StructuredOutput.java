@@ -34,12 +34,20 @@ final class StructuredOutput {
                 JsonNode schema = holder.get("schema");
                 if (schema == null || !schema.isObject())
                     throw ApiError.badRequest(param, "'" + param + "' of type 'json_schema' needs a 'schema' object");
-                String name = holder.path("name").isTextual() && !holder.path("name").asText().isBlank() ? holder.path("name").asText() : "response";
-                String description = holder.path("description").isTextual() ? holder.path("description").asText() : null;
+                String name = holder.path("name").isTextual()
+                                && !holder.path("name").asText().isBlank()
+                        ? holder.path("name").asText()
+                        : "response";
+                String description = holder.path("description").isTextual()
+                        ? holder.path("description").asText()
+                        : null;
                 yield compile(name, description, schema, holder.path("strict").asBoolean(false), param);
             }
-            default -> throw ApiError.badRequest(param, "'" + param + "' of type '" + (type.isEmpty() ? String.valueOf(f) : type)
-                    + "' is not supported (text, json_object or json_schema)");
+            default ->
+                throw ApiError.badRequest(
+                        param,
+                        "'" + param + "' of type '" + (type.isEmpty() ? String.valueOf(f) : type)
+                                + "' is not supported (text, json_object or json_schema)");
         };
     }
 
@@ -52,7 +60,8 @@ final class StructuredOutput {
         JsonNode g = body.get("grammar");
         if (g == null || g.isNull()) return format;
         if (!g.isTextual()) throw ApiError.badRequest("grammar", "'grammar' must be a string of GBNF rules");
-        if (format != null) throw ApiError.badRequest("grammar", "'grammar' cannot go with 'response_format'; send one of them");
+        if (format != null)
+            throw ApiError.badRequest("grammar", "'grammar' cannot go with 'response_format'; send one of them");
         try {
             return ResponseFormat.gbnf(g.asText());
         } catch (GossException e) {
@@ -61,7 +70,8 @@ final class StructuredOutput {
     }
 
     /** {@code schema} as a format shown to the model as {@code name} (the answer's formats appear in the developer message). */
-    private static ResponseFormat compile(String name, String description, JsonNode schema, boolean strict, String param) {
+    private static ResponseFormat compile(
+            String name, String description, JsonNode schema, boolean strict, String param) {
         try {
             return ResponseFormat.jsonSchema(name, description, schema.toString());
         } catch (GossException e) {

@@ -3,7 +3,6 @@ package io.gossgpu.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.api.Tool;
 import io.gossgpu.api.ToolChoice;
-
 import java.util.List;
 
 /**
@@ -27,15 +26,17 @@ record ToolChoiceField(List<Tool> tools, ToolChoice choice) {
                         throw ApiError.badRequest("tool_choice", "'tool_choice' is 'required' but no tools are given");
                     yield new ToolChoiceField(tools, ToolChoice.required());
                 }
-                default -> throw ApiError.badRequest("tool_choice",
-                        "'tool_choice' must be none, auto, required or a function");
+                default ->
+                    throw ApiError.badRequest(
+                            "tool_choice", "'tool_choice' must be none, auto, required or a function");
             };
         }
-        String name = choice.path("function").path("name").asText(choice.path("name").asText(null));
+        String name =
+                choice.path("function").path("name").asText(choice.path("name").asText(null));
         if (name == null || name.isEmpty()) throw ApiError.badRequest("tool_choice", "'tool_choice' names no function");
         if (tools.stream().noneMatch(t -> t.name().equals(name)))
-            throw ApiError.badRequest("tool_choice",
-                    "'tool_choice' names '" + name + "', which is not among the tools");
+            throw ApiError.badRequest(
+                    "tool_choice", "'tool_choice' names '" + name + "', which is not among the tools");
         return new ToolChoiceField(tools, ToolChoice.function(name));
     }
 }

@@ -1,13 +1,17 @@
 package io.gossgpu.server;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.StepStats;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,12 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Continuous batching in the server: requests on several slots decode in shared steps and get what they get alone;
@@ -31,8 +30,12 @@ class BatchingTest {
     static final ObjectMapper JSON = new ObjectMapper();
 
     private static String complete(GossServer s, String prompt) throws Exception {
-        String body = "{\"model\":\"gpt-oss\",\"prompt\":" + JSON.writeValueAsString(prompt) + ",\"max_tokens\":12,\"temperature\":0}";
-        String r = RawHttp.exchange(s.port(), RawHttp.request("POST", "/v1/completions", "127.0.0.1", body, "Content-Type: application/json"), 60_000);
+        String body = "{\"model\":\"gpt-oss\",\"prompt\":" + JSON.writeValueAsString(prompt)
+                + ",\"max_tokens\":12,\"temperature\":0}";
+        String r = RawHttp.exchange(
+                s.port(),
+                RawHttp.request("POST", "/v1/completions", "127.0.0.1", body, "Content-Type: application/json"),
+                60_000);
         assertEquals(200, RawHttp.status(r), r);
         JsonNode j = JSON.readTree(RawHttp.body(r));
         assertEquals(12, j.path("usage").path("completion_tokens").asInt(), r);
@@ -45,22 +48,27 @@ class BatchingTest {
         TestServers.Scripted backend = new TestServers.Scripted();
         backend.stepMillis = 20; // steps long enough that the three streams overlap on any machine
         try (GossServer s = TestServers.start(TestServers.options().withParallel(3), backend);
-             ExecutorService clients = Executors.newFixedThreadPool(prompts.length)) {
+                ExecutorService clients = Executors.newFixedThreadPool(prompts.length)) {
             List<String> alone = new ArrayList<>();
             for (String p : prompts) alone.add(complete(s, p));
             // Were every reply the same (a model that ignored its prompt, a batch that read one row for all),
             // the comparison below would pass all the same. The prompts' solo replies differ, so it cannot.
-            assertEquals(prompts.length, new java.util.HashSet<>(alone).size(), "the solo replies must differ: " + alone);
+            assertEquals(
+                    prompts.length, new java.util.HashSet<>(alone).size(), "the solo replies must differ: " + alone);
             StepStats before = s.engine().stepStats();
             List<CompletableFuture<String>> together = new ArrayList<>();
-            for (String p : prompts) together.add(CompletableFuture.supplyAsync(() -> {
-                try {
-                    return complete(s, p);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }, clients));
-            for (int i = 0; i < prompts.length; i++) assertEquals(alone.get(i), together.get(i).get(60, TimeUnit.SECONDS), "prompt " + i);
+            for (String p : prompts)
+                together.add(CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return complete(s, p);
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        clients));
+            for (int i = 0; i < prompts.length; i++)
+                assertEquals(alone.get(i), together.get(i).get(60, TimeUnit.SECONDS), "prompt " + i);
             StepStats after = s.engine().stepStats();
             long steps = after.steps() - before.steps(), seqs = after.sequences() - before.sequences();
             // alone: one sequence per step; side by side most of the 3 × 12 forward passes share steps
@@ -72,26 +80,30 @@ class BatchingTest {
     @Test
     void admissionIsBoundedByKvMemory() throws Exception {
         int ctx = 64;
-        try (Engine e = Engine.open(EngineOptions.of(TestServers.model()).withBackend("reference"), TestServers.Scripted::new);
-             ExecutorService waiter = Executors.newSingleThreadExecutor()) {
+        try (Engine e = Engine.open(
+                        EngineOptions.of(TestServers.model()).withBackend("reference"), TestServers.Scripted::new);
+                ExecutorService waiter = Executors.newSingleThreadExecutor()) {
             long one = e.kvCacheSpec(ctx, 0).bytes();
-            GossException tooSmall = assertThrows(GossException.class, () -> new SlotPool(e, 2, 4, 60_000, ctx, 0, one - 1));
+            GossException tooSmall =
+                    assertThrows(GossException.class, () -> new SlotPool(e, 2, 4, 60_000, ctx, 0, one - 1));
             assertTrue(tooSmall.getMessage().startsWith("--kv-memory"), tooSmall.getMessage());
             // room for one slot's cache: the second request waits for the first, then takes the memory over
             SlotPool pool = new SlotPool(e, 2, 4, 60_000, ctx, 0, one);
             try {
                 assertEquals(1, pool.cachesInBudget());
-                SlotPool.Slot first = pool.acquire(new int[]{1, 2, 3});
+                SlotPool.Slot first = pool.acquire(new int[] {1, 2, 3});
                 first.chat();
                 first.cachedTokens = 3; // as a generation of its 3-token prompt leaves it
                 assertEquals(one, pool.heldBytes());
-                CompletableFuture<SlotPool.Slot> second = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return pool.acquire(new int[]{4, 5, 6});
-                    } catch (InterruptedException ex) {
-                        throw new IllegalStateException(ex);
-                    }
-                }, waiter);
+                CompletableFuture<SlotPool.Slot> second = CompletableFuture.supplyAsync(
+                        () -> {
+                            try {
+                                return pool.acquire(new int[] {4, 5, 6});
+                            } catch (InterruptedException ex) {
+                                throw new IllegalStateException(ex);
+                            }
+                        },
+                        waiter);
                 Thread.sleep(300);
                 assertFalse(second.isDone(), "a free slot, but no memory for its cache: the request waits");
                 assertEquals(1, pool.waiting());
@@ -108,7 +120,7 @@ class BatchingTest {
             // no budget: both slots hold a cache
             SlotPool free = new SlotPool(e, 2, 4, 60_000, ctx, 0, 0);
             try {
-                SlotPool.Slot a = free.acquire(new int[]{1}), b = free.acquire(new int[]{2});
+                SlotPool.Slot a = free.acquire(new int[] {1}), b = free.acquire(new int[] {2});
                 a.chat();
                 b.chat();
                 assertEquals(2 * one, free.heldBytes());
@@ -124,14 +136,16 @@ class BatchingTest {
     @Test
     void aKvBudgetBelowOneCacheFailsTheLoadAndReleasesTheModel() throws Exception {
         AtomicBoolean backendClosed = new AtomicBoolean();
-        io.gossgpu.backend.ForwardingBackend backend = new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
-            @Override
-            public void close() {
-                backendClosed.set(true);
-                super.close();
-            }
-        };
-        GossServer s = GossServer.start(TestServers.options().withKvMemoryBytes(1024),
+        io.gossgpu.backend.ForwardingBackend backend =
+                new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
+                    @Override
+                    public void close() {
+                        backendClosed.set(true);
+                        super.close();
+                    }
+                };
+        GossServer s = GossServer.start(
+                TestServers.options().withKvMemoryBytes(1024),
                 () -> Engine.open(EngineOptions.of(TestServers.model()).withBackend("reference"), () -> backend));
         try {
             assertFalse(s.awaitReady(Duration.ofMinutes(2)), "no slot's cache fits in 1 KiB");

@@ -1,13 +1,13 @@
 package io.gossgpu.server;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,10 +16,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /** Every error case over raw HTTP, in OpenAI's error shape; plus 429, disconnect cancellation and health/models. */
 class ErrorsTest {
@@ -27,13 +26,20 @@ class ErrorsTest {
     static final String KEY = "sk-errors-test";
     static TestServers.Scripted backend;
     static GossServer server;
-    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void start() throws Exception {
         backend = new TestServers.Scripted();
-        server = TestServers.start(TestServers.options().withApiKey(KEY).withContextLength(256).withMaxBodyBytes(16 * 1024)
-                .withParallel(1).withQueue(0), backend);
+        server = TestServers.start(
+                TestServers.options()
+                        .withApiKey(KEY)
+                        .withContextLength(256)
+                        .withMaxBodyBytes(16 * 1024)
+                        .withParallel(1)
+                        .withQueue(0),
+                backend);
     }
 
     @AfterAll
@@ -46,14 +52,18 @@ class ErrorsTest {
     }
 
     static HttpResponse<String> post(GossServer s, String path, String body, String key) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri(s, path)).timeout(Duration.ofSeconds(60))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(s, path))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (key != null) b.header("Authorization", "Bearer " + key);
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     static HttpResponse<String> get(GossServer s, String path, String key) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri(s, path)).timeout(Duration.ofSeconds(30)).GET();
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(s, path))
+                .timeout(Duration.ofSeconds(30))
+                .GET();
         if (key != null) b.header("Authorization", "Bearer " + key);
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -93,42 +103,128 @@ class ErrorsTest {
 
     @Test
     void badKey401() throws Exception {
-        assertEquals("invalid_api_key", error(post(server, "/v1/chat/completions", chat(""), null), 401).get("code").asText());
-        assertEquals("invalid_api_key", error(post(server, "/v1/chat/completions", chat(""), "sk-wrong"), 401).get("code").asText());
-        assertEquals("invalid_api_key", error(get(server, "/v1/models", KEY + "x"), 401).get("code").asText());
+        assertEquals(
+                "invalid_api_key",
+                error(post(server, "/v1/chat/completions", chat(""), null), 401)
+                        .get("code")
+                        .asText());
+        assertEquals(
+                "invalid_api_key",
+                error(post(server, "/v1/chat/completions", chat(""), "sk-wrong"), 401)
+                        .get("code")
+                        .asText());
+        assertEquals(
+                "invalid_api_key",
+                error(get(server, "/v1/models", KEY + "x"), 401).get("code").asText());
     }
 
     @Test
     void badRequests400() throws Exception {
         String p = "/v1/chat/completions";
-        assertEquals("invalid_json", error(post(server, p, "{\"model\": ", KEY), 400).get("code").asText());
+        assertEquals(
+                "invalid_json",
+                error(post(server, p, "{\"model\": ", KEY), 400).get("code").asText());
         error(post(server, p, "[1,2]", KEY), 400);
-        assertEquals("messages", error(post(server, p, "{\"model\":\"gpt-oss\"}", KEY), 400).get("param").asText());
-        assertEquals("messages", error(post(server, p, "{\"model\":\"gpt-oss\",\"messages\":[]}", KEY), 400).get("param").asText());
-        assertEquals("model", error(post(server, p, "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}", KEY), 400).get("param").asText());
-        assertEquals("temperature", error(post(server, p, chat(",\"temperature\":7"), KEY), 400).get("param").asText());
-        assertEquals("temperature", error(post(server, p, chat(",\"temperature\":\"hot\""), KEY), 400).get("param").asText());
-        assertEquals("max_tokens", error(post(server, p, chat(",\"max_tokens\":0"), KEY), 400).get("param").asText());
-        assertEquals("top_p", error(post(server, p, chat(",\"top_p\":1.5"), KEY), 400).get("param").asText());
-        assertEquals("stop", error(post(server, p, chat(",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]"), KEY), 400).get("param").asText());
-        assertEquals("reasoning_effort", error(post(server, p, chat(",\"reasoning_effort\":\"extreme\""), KEY), 400).get("param").asText());
-        assertEquals("n", error(post(server, p, chat(",\"n\":2"), KEY), 400).get("param").asText());
-        assertEquals("tools", error(post(server, p, chat(",\"tools\":[{\"type\":\"web_search\"}]"), KEY), 400).get("param").asText());
-        assertEquals("messages[0].role", error(post(server, p,
-                "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"robot\",\"content\":\"Hi\"}]}", KEY), 400).get("param").asText());
-        error(post(server, p, "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}", KEY), 400);
-        error(post(server, p, "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"nope\",\"content\":\"x\"}]}", KEY), 400);
+        assertEquals(
+                "messages",
+                error(post(server, p, "{\"model\":\"gpt-oss\"}", KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "messages",
+                error(post(server, p, "{\"model\":\"gpt-oss\",\"messages\":[]}", KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "model",
+                error(post(server, p, "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}", KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "temperature",
+                error(post(server, p, chat(",\"temperature\":7"), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "temperature",
+                error(post(server, p, chat(",\"temperature\":\"hot\""), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "max_tokens",
+                error(post(server, p, chat(",\"max_tokens\":0"), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "top_p",
+                error(post(server, p, chat(",\"top_p\":1.5"), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "stop",
+                error(post(server, p, chat(",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]"), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "reasoning_effort",
+                error(post(server, p, chat(",\"reasoning_effort\":\"extreme\""), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "n",
+                error(post(server, p, chat(",\"n\":2"), KEY), 400).get("param").asText());
+        assertEquals(
+                "tools",
+                error(post(server, p, chat(",\"tools\":[{\"type\":\"web_search\"}]"), KEY), 400)
+                        .get("param")
+                        .asText());
+        assertEquals(
+                "messages[0].role",
+                error(
+                                post(
+                                        server,
+                                        p,
+                                        "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"robot\",\"content\":\"Hi\"}]}",
+                                        KEY),
+                                400)
+                        .get("param")
+                        .asText());
+        error(
+                post(
+                        server,
+                        p,
+                        "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
+                        KEY),
+                400);
+        error(
+                post(
+                        server,
+                        p,
+                        "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"nope\",\"content\":\"x\"}]}",
+                        KEY),
+                400);
         error(post(server, "/v1/completions", "{\"model\":\"gpt-oss\"}", KEY), 400);
         error(post(server, "/v1/completions", "{\"model\":\"gpt-oss\",\"prompt\":\"\"}", KEY), 400);
         error(post(server, "/v1/responses", "{\"model\":\"gpt-oss\"}", KEY), 400);
-        error(post(server, "/v1/responses", "{\"model\":\"gpt-oss\",\"input\":[{\"type\":\"web_search_call\"}]}", KEY), 400);
+        error(
+                post(
+                        server,
+                        "/v1/responses",
+                        "{\"model\":\"gpt-oss\",\"input\":[{\"type\":\"web_search_call\"}]}",
+                        KEY),
+                400);
     }
 
     @Test
     void promptOverTheContext400() throws Exception {
         String longText = "word ".repeat(400); // the context is 256 tokens
-        JsonNode e = error(post(server, "/v1/chat/completions",
-                "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"" + longText + "\"}]}", KEY), 400);
+        JsonNode e = error(
+                post(
+                        server,
+                        "/v1/chat/completions",
+                        "{\"model\":\"gpt-oss\",\"messages\":[{\"role\":\"user\",\"content\":\"" + longText + "\"}]}",
+                        KEY),
+                400);
         assertEquals("context_length_exceeded", e.get("code").asText());
         e = error(post(server, "/v1/completions", "{\"model\":\"gpt-oss\",\"prompt\":\"" + longText + "\"}", KEY), 400);
         assertEquals("context_length_exceeded", e.get("code").asText());
@@ -138,35 +234,63 @@ class ErrorsTest {
 
     @Test
     void unknownModel404() throws Exception {
-        assertEquals("model_not_found", error(post(server, "/v1/chat/completions",
-                "{\"model\":\"gpt-5\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}", KEY), 404).get("code").asText());
+        assertEquals(
+                "model_not_found",
+                error(
+                                post(
+                                        server,
+                                        "/v1/chat/completions",
+                                        "{\"model\":\"gpt-5\",\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]}",
+                                        KEY),
+                                404)
+                        .get("code")
+                        .asText());
         error(post(server, "/v1/completions", "{\"model\":\"gpt-5\",\"prompt\":\"Hi\"}", KEY), 404);
         error(post(server, "/v1/responses", "{\"model\":\"gpt-5\",\"input\":\"Hi\"}", KEY), 404);
-        assertEquals("previous_response_not_found", error(post(server, "/v1/responses",
-                "{\"model\":\"gpt-oss\",\"input\":\"Hi\",\"previous_response_id\":\"resp_missing\"}", KEY), 404).get("code").asText());
+        assertEquals(
+                "previous_response_not_found",
+                error(
+                                post(
+                                        server,
+                                        "/v1/responses",
+                                        "{\"model\":\"gpt-oss\",\"input\":\"Hi\",\"previous_response_id\":\"resp_missing\"}",
+                                        KEY),
+                                404)
+                        .get("code")
+                        .asText());
     }
 
     @Test
     void oversizedBody413() throws Exception {
         String big = chat(",\"user\":\"" + "x".repeat(40 * 1024) + "\"");
-        assertEquals("request_too_large", error(post(server, "/v1/chat/completions", big, KEY), 413).get("code").asText());
+        assertEquals(
+                "request_too_large",
+                error(post(server, "/v1/chat/completions", big, KEY), 413)
+                        .get("code")
+                        .asText());
         // Chunked (no Content-Length): the limit holds while reading.
-        HttpRequest chunked = HttpRequest.newBuilder(uri(server, "/v1/chat/completions")).header("Authorization", "Bearer " + KEY)
+        HttpRequest chunked = HttpRequest.newBuilder(uri(server, "/v1/chat/completions"))
+                .header("Authorization", "Bearer " + KEY)
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
+                .POST(HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(big.getBytes(StandardCharsets.UTF_8))))
                 .build();
         error(http.send(chunked, HttpResponse.BodyHandlers.ofString()), 413);
     }
 
     @Test
     void busy429AndCancelOnDisconnect() throws Exception {
-        // One slot, no queue. A long streaming reply holds the slot (a plain socket, so that closing it is a disconnect)...
+        // One slot, no queue. A long streaming reply holds the slot (a plain socket, so that closing it is a
+        // disconnect)...
         long cancelledBefore = server.stats().cancelled();
         String body = chat(",\"stream\":true,\"max_tokens\":150"); // prompt + 150 fit the 256-token context
         java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port());
-        socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + KEY
-                + "\r\nContent-Type: application/json\r\nContent-Length: " + body.getBytes(StandardCharsets.UTF_8).length
-                + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+        socket.getOutputStream()
+                .write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + KEY
+                                + "\r\nContent-Type: application/json\r\nContent-Length: "
+                                + body.getBytes(StandardCharsets.UTF_8).length
+                                + "\r\n\r\n" + body)
+                        .getBytes(StandardCharsets.UTF_8));
         socket.getOutputStream().flush();
         InputStream in = socket.getInputStream();
         String head = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
@@ -176,9 +300,12 @@ class ErrorsTest {
         HttpResponse<String> busy = post(server, "/v1/chat/completions", chat(",\"max_tokens\":1"), KEY);
         JsonNode e = error(busy, 429);
         assertEquals("server_busy", e.get("code").asText());
-        assertEquals("the slot is busy and 0 requests are waiting; retry later", e.get("message").asText()); // not "all 1 slots"
+        assertEquals(
+                "the slot is busy and 0 requests are waiting; retry later",
+                e.get("message").asText()); // not "all 1 slots"
         assertTrue(busy.headers().firstValue("Retry-After").isPresent());
-        // The client goes away: the server notices on its next write, cancels, and frees the slot long before 150 tokens.
+        // The client goes away: the server notices on its next write, cancels, and frees the slot long before 150
+        // tokens.
         long t0 = System.nanoTime();
         socket.close();
         while (server.stats().busySlots() > 0 && System.nanoTime() - t0 < 20e9) Thread.sleep(20);
@@ -187,17 +314,24 @@ class ErrorsTest {
         double ms = (System.nanoTime() - t0) / 1e6;
         System.out.printf("slot freed %.0f ms after the client disconnected%n", ms);
         assertTrue(ms < 5000, "the generation was not cancelled: " + ms + " ms"); // 200 tokens take ~18 s here
-        assertEquals(200, post(server, "/v1/chat/completions", chat(",\"max_tokens\":1"), KEY).statusCode());
+        assertEquals(
+                200,
+                post(server, "/v1/chat/completions", chat(",\"max_tokens\":1"), KEY)
+                        .statusCode());
     }
 
     @Test
     void closeEndsRunningGenerationsVisiblyAndReleasesSessions() throws Exception {
         // Finding 2: a reply cut by the shutdown used to end like a complete one (finish_reason "stop" and [DONE]).
-        GossServer s = TestServers.start(TestServers.options().withParallel(1).withDrainTimeoutMs(0), new TestServers.Scripted());
+        GossServer s = TestServers.start(
+                TestServers.options().withParallel(1).withDrainTimeoutMs(0), new TestServers.Scripted());
         String body = chat(",\"stream\":true,\"max_tokens\":200");
         try (java.net.Socket socket = new java.net.Socket("127.0.0.1", s.port())) {
-            socket.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
-                    + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+            socket.getOutputStream()
+                    .write(
+                            ("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: "
+                                            + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body)
+                                    .getBytes(StandardCharsets.UTF_8));
             InputStream in = socket.getInputStream();
             assertEquals("HTTP/1.1 200", new String(in.readNBytes(12), StandardCharsets.US_ASCII));
             assertEquals(1, s.stats().busySlots());
@@ -209,26 +343,49 @@ class ErrorsTest {
             assertEquals(0, s.stats().openSessions());
             String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(rest.contains("\"code\":\"shutting_down\""), rest);
-            assertTrue(!rest.contains("[DONE]") && !rest.contains("\"finish_reason\":\"stop\"") && !rest.contains("\"finish_reason\":\"length\""), rest);
+            assertTrue(
+                    !rest.contains("[DONE]")
+                            && !rest.contains("\"finish_reason\":\"stop\"")
+                            && !rest.contains("\"finish_reason\":\"length\""),
+                    rest);
         }
     }
 
     @Test
     void corsWhenAsked() throws Exception {
-        HttpRequest preflight = HttpRequest.newBuilder(uri(server, "/v1/chat/completions")).header("Origin", "http://localhost:3000")
-                .header("Access-Control-Request-Method", "POST").method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build();
-        assertTrue(http.send(preflight, HttpResponse.BodyHandlers.ofString()).headers().firstValue("Access-Control-Allow-Origin").isEmpty());
-        GossServer s = GossServer.start(TestServers.options().withCorsOrigins("http://localhost:3000").withApiKey(KEY), () -> {
-            throw new IllegalStateException("no model in this test");
-        });
+        HttpRequest preflight = HttpRequest.newBuilder(uri(server, "/v1/chat/completions"))
+                .header("Origin", "http://localhost:3000")
+                .header("Access-Control-Request-Method", "POST")
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                .build();
+        assertTrue(http.send(preflight, HttpResponse.BodyHandlers.ofString())
+                .headers()
+                .firstValue("Access-Control-Allow-Origin")
+                .isEmpty());
+        GossServer s = GossServer.start(
+                TestServers.options().withCorsOrigins("http://localhost:3000").withApiKey(KEY), () -> {
+                    throw new IllegalStateException("no model in this test");
+                });
         try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri(s, "/v1/chat/completions")).header("Origin", "http://localhost:3000")
-                    .header("Access-Control-Request-Method", "POST").header("Access-Control-Request-Headers", "authorization,content-type")
-                    .method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals("http://localhost:3000", r.headers().firstValue("Access-Control-Allow-Origin").orElse(null), r.headers().toString());
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(uri(s, "/v1/chat/completions"))
+                            .header("Origin", "http://localhost:3000")
+                            .header("Access-Control-Request-Method", "POST")
+                            .header("Access-Control-Request-Headers", "authorization,content-type")
+                            .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(
+                    "http://localhost:3000",
+                    r.headers().firstValue("Access-Control-Allow-Origin").orElse(null),
+                    r.headers().toString());
             // A model that failed to load: 503 with the reason.
             assertTrue(!s.awaitReady(Duration.ofSeconds(10)));
-            assertEquals("model_load_failed", error(post(s, "/v1/chat/completions", chat(""), KEY), 503).get("code").asText());
+            assertEquals(
+                    "model_load_failed",
+                    error(post(s, "/v1/chat/completions", chat(""), KEY), 503)
+                            .get("code")
+                            .asText());
             assertEquals(503, get(s, "/health", null).statusCode());
         } finally {
             s.close();
@@ -261,15 +418,23 @@ class ErrorsTest {
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
             }
-            Engine engine = Engine.open(EngineOptions.of(m).withBackend("reference"), () -> io.gossgpu.backend.Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
+            Engine engine = Engine.open(
+                    EngineOptions.of(m).withBackend("reference"),
+                    () -> io.gossgpu.backend.Backends.open("reference", io.gossgpu.backend.BackendOptions.defaults()));
             return engine;
         });
         try {
             HttpResponse<String> h = get(loading, "/health", null);
             assertEquals(503, h.statusCode());
             assertEquals("loading", JSON.readTree(h.body()).get("status").asText());
-            assertEquals("model_loading", error(post(loading, "/v1/chat/completions", chat(""), null), 503).get("code").asText());
-            assertEquals("model_loading", error(get(loading, "/v1/models", null), 503).get("code").asText());
+            assertEquals(
+                    "model_loading",
+                    error(post(loading, "/v1/chat/completions", chat(""), null), 503)
+                            .get("code")
+                            .asText());
+            assertEquals(
+                    "model_loading",
+                    error(get(loading, "/v1/models", null), 503).get("code").asText());
             release.countDown();
             assertTrue(loading.awaitReady(Duration.ofMinutes(1)));
             assertEquals(200, get(loading, "/health", null).statusCode());

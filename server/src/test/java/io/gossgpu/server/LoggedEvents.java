@@ -5,12 +5,11 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import org.slf4j.LoggerFactory;
-import org.slf4j.event.KeyValuePair;
-
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.LoggerFactory;
+import org.slf4j.event.KeyValuePair;
 
 /**
  * The SLF4J events the server logged while a piece of test code ran (INFO and above, Jetty's and Javalin's
@@ -47,15 +46,21 @@ final class LoggedEvents {
             root.setLevel(level0);
         }
         return list.list.stream()
-                .filter(e -> !e.getLoggerName().startsWith("org.eclipse.jetty") && !e.getLoggerName().startsWith("io.javalin"))
-                .map(LoggedEvents::event).toList();
+                .filter(e -> !e.getLoggerName().startsWith("org.eclipse.jetty")
+                        && !e.getLoggerName().startsWith("io.javalin"))
+                .map(LoggedEvents::event)
+                .toList();
     }
 
     private static Event event(ILoggingEvent e) {
         Map<String, Object> kv = new LinkedHashMap<>();
         if (e.getKeyValuePairs() != null) for (KeyValuePair p : e.getKeyValuePairs()) kv.put(p.key, p.value);
         var t = e.getThrowableProxy();
-        return new Event(e.getLevel().toString(), e.getLoggerName(), e.getFormattedMessage(), kv,
+        return new Event(
+                e.getLevel().toString(),
+                e.getLoggerName(),
+                e.getFormattedMessage(),
+                kv,
                 t == null ? null : t.getClassName() + (t.getMessage() != null ? ": " + t.getMessage() : ""));
     }
 }

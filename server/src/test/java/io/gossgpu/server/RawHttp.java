@@ -11,9 +11,13 @@ final class RawHttp {
 
     /** A request with {@code Connection: close}; {@code headers} are full lines without the line ends. */
     static String request(String method, String path, String host, String body, String... headers) {
-        StringBuilder sb = new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n");
+        StringBuilder sb =
+                new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n");
         for (String h : headers) sb.append(h).append("\r\n");
-        if (body != null) sb.append("Content-Length: ").append(body.getBytes(StandardCharsets.UTF_8).length).append("\r\n");
+        if (body != null)
+            sb.append("Content-Length: ")
+                    .append(body.getBytes(StandardCharsets.UTF_8).length)
+                    .append("\r\n");
         sb.append("\r\n");
         if (body != null) sb.append(body);
         return sb.toString();

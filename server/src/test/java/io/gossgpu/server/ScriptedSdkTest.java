@@ -25,8 +25,11 @@ abstract class ScriptedSdkTest {
     void startServerAndClient() throws Exception {
         ServerOptions options = options();
         server = TestServers.start(options, backend);
-        client = OpenAIOkHttpClient.builder().baseUrl("http://127.0.0.1:" + server.port() + "/v1")
-                .apiKey(options.apiKey() != null ? options.apiKey() : "unused").maxRetries(0).build();
+        client = OpenAIOkHttpClient.builder()
+                .baseUrl("http://127.0.0.1:" + server.port() + "/v1")
+                .apiKey(options.apiKey() != null ? options.apiKey() : "unused")
+                .maxRetries(0)
+                .build();
     }
 
     @AfterAll

@@ -1,6 +1,9 @@
 package io.gossgpu.server;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,11 +12,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Finding 4: about 300 connections that never finished their body took all of Jetty's threads, so {@code /health}
@@ -27,12 +26,14 @@ class SlowClientsTest {
     @Test
     void stalledBodiesDoNotStarveHealthAndGet408() throws Exception {
         long readTimeout = 4000;
-        try (GossServer s = TestServers.start(TestServers.options().withReadTimeoutMs(readTimeout).withMaxConnections(1000),
+        try (GossServer s = TestServers.start(
+                TestServers.options().withReadTimeoutMs(readTimeout).withMaxConnections(1000),
                 new TestServers.Scripted())) {
             List<Socket> stalled = new ArrayList<>();
             try {
-                String head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                        + "Content-Length: 1000\r\n\r\n{\"model\":";
+                String head =
+                        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                + "Content-Length: 1000\r\n\r\n{\"model\":";
                 for (int i = 0; i < STALLED; i++) {
                     Socket k = new Socket("127.0.0.1", s.port());
                     k.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
@@ -40,7 +41,8 @@ class SlowClientsTest {
                     stalled.add(k);
                 }
                 long t0 = System.nanoTime();
-                String health = RawHttp.exchange(s.port(), RawHttp.request("GET", "/health", "127.0.0.1", null), 10_000);
+                String health =
+                        RawHttp.exchange(s.port(), RawHttp.request("GET", "/health", "127.0.0.1", null), 10_000);
                 double ms = (System.nanoTime() - t0) / 1e6;
                 assertEquals(200, RawHttp.status(health), health);
                 System.out.printf("/health answered in %.0f ms with %d stalled requests%n", ms, STALLED);
@@ -63,8 +65,9 @@ class SlowClientsTest {
 
     @Test
     void stalledHeadersAreClosedAfterTheReadTimeout() throws Exception {
-        try (GossServer s = TestServers.start(TestServers.options().withReadTimeoutMs(500), new TestServers.Scripted());
-             Socket k = new Socket("127.0.0.1", s.port())) {
+        try (GossServer s =
+                        TestServers.start(TestServers.options().withReadTimeoutMs(500), new TestServers.Scripted());
+                Socket k = new Socket("127.0.0.1", s.port())) {
             k.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0".getBytes(StandardCharsets.US_ASCII));
             k.setSoTimeout(10_000);
             long t0 = System.nanoTime();
@@ -80,36 +83,48 @@ class SlowClientsTest {
     /** A keep-alive connection idle between requests has nothing to answer: it is closed without a 408. */
     @Test
     void anIdleConnectionIsClosedSilently() throws Exception {
-        try (GossServer s = TestServers.start(TestServers.options().withReadTimeoutMs(500), new TestServers.Scripted());
-             Socket k = new Socket("127.0.0.1", s.port())) {
-            k.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        try (GossServer s =
+                        TestServers.start(TestServers.options().withReadTimeoutMs(500), new TestServers.Scripted());
+                Socket k = new Socket("127.0.0.1", s.port())) {
+            k.getOutputStream()
+                    .write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             k.setSoTimeout(10_000);
             InputStream in = k.getInputStream();
             assertTrue(readResponseHead(in).startsWith("HTTP/1.1 200"));
-            String rest = new String(in.readAllBytes(), StandardCharsets.UTF_8); // the body, then the close after 500 ms
+            String rest =
+                    new String(in.readAllBytes(), StandardCharsets.UTF_8); // the body, then the close after 500 ms
             assertFalse(rest.contains("408"), rest);
         }
     }
 
     @Test
     void theConnectionCapHolds() throws Exception {
-        try (GossServer s = TestServers.start(TestServers.options().withMaxConnections(4).withReadTimeoutMs(60_000), new TestServers.Scripted())) {
+        try (GossServer s = TestServers.start(
+                TestServers.options().withMaxConnections(4).withReadTimeoutMs(60_000), new TestServers.Scripted())) {
             List<Socket> held = new ArrayList<>();
             try {
                 for (int i = 0; i < 4; i++) {
                     Socket k = new Socket("127.0.0.1", s.port());
-                    k.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    k.getOutputStream()
+                            .write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                    .getBytes(StandardCharsets.US_ASCII));
                     k.setSoTimeout(10_000);
                     readResponseHead(k.getInputStream()); // served: the connection is open (keep-alive)
                     held.add(k);
                 }
                 try (Socket fifth = new Socket("127.0.0.1", s.port())) { // the kernel accepts it into the backlog ...
-                    fifth.getOutputStream().write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    fifth.getOutputStream()
+                            .write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                    .getBytes(StandardCharsets.US_ASCII));
                     fifth.setSoTimeout(1000);
-                    assertThrows(SocketTimeoutException.class, () -> fifth.getInputStream().read()); // ... Jetty does not serve it
+                    assertThrows(
+                            SocketTimeoutException.class,
+                            () -> fifth.getInputStream().read()); // ... Jetty does not serve it
                     held.removeFirst().close();
                     fifth.setSoTimeout(10_000);
-                    assertTrue(readResponseHead(fifth.getInputStream()).startsWith("HTTP/1.1 200"), "not served after a connection closed");
+                    assertTrue(
+                            readResponseHead(fifth.getInputStream()).startsWith("HTTP/1.1 200"),
+                            "not served after a connection closed");
                 }
             } finally {
                 for (Socket k : held) k.close();

@@ -1,14 +1,13 @@
 package io.gossgpu.server;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.chat.completions.StructuredChatCompletion;
 import com.openai.models.responses.ResponseCreateParams;
 import com.openai.models.responses.StructuredResponse;
-import org.junit.jupiter.api.Test;
-
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.Test;
 
 /**
  * The OpenAI Java SDK's structured outputs (its {@code responseFormat(Class)} and {@code text(Class)}, the Java side
@@ -47,14 +46,21 @@ class StructuredSdkTest extends ScriptedSdkTest {
     }
 
     static String answer(String json) {
-        return "<|channel|>analysis<|message|>Give the facts.<|end|><|start|>assistant<|channel|>final<|message|>" + json + "<|return|>";
+        return "<|channel|>analysis<|message|>Give the facts.<|end|><|start|>assistant<|channel|>final<|message|>"
+                + json + "<|return|>";
     }
 
     /** A greedy chat completion of at most {@code maxTokens} whose answer the SDK parses into a {@link City}. */
     private StructuredChatCompletion<City> askAboutParis(long maxTokens) {
-        return client.chat().completions().create(ChatCompletionCreateParams.builder()
-                .model("gpt-oss").addUserMessage("Tell me about the capital of France.").temperature(0)
-                .maxCompletionTokens(maxTokens).responseFormat(City.class).build());
+        return client.chat()
+                .completions()
+                .create(ChatCompletionCreateParams.builder()
+                        .model("gpt-oss")
+                        .addUserMessage("Tell me about the capital of France.")
+                        .temperature(0)
+                        .maxCompletionTokens(maxTokens)
+                        .responseFormat(City.class)
+                        .build());
     }
 
     @Test
@@ -65,17 +71,28 @@ class StructuredSdkTest extends ScriptedSdkTest {
         assertEquals("Paris", city.city);
         assertEquals(2_100_000L, city.population);
         assertEquals(List.of("capital", "old"), city.tags);
-        assertEquals(com.openai.models.chat.completions.ChatCompletion.Choice.FinishReason.STOP, c.choices().get(0).finishReason());
+        assertEquals(
+                com.openai.models.chat.completions.ChatCompletion.Choice.FinishReason.STOP,
+                c.choices().get(0).finishReason());
     }
 
     @Test
     void responsesParseIntoTheClass() {
-        backend.say(answer("{\"from\":\"Oslo\",\"stops\":[{\"name\":\"Bergen\",\"nights\":2},{\"name\":\"Alta\",\"nights\":1}]}"));
-        StructuredResponse<Trip> r = client.responses().create(ResponseCreateParams.builder()
-                .model("gpt-oss").input("Plan a trip in Norway.").temperature(0).maxOutputTokens(200)
-                .text(Trip.class).build());
-        List<Trip> trips = r.output().stream().flatMap(item -> item.message().stream())
-                .flatMap(m -> m.content().stream()).flatMap(content -> content.outputText().stream()).toList();
+        backend.say(answer(
+                "{\"from\":\"Oslo\",\"stops\":[{\"name\":\"Bergen\",\"nights\":2},{\"name\":\"Alta\",\"nights\":1}]}"));
+        StructuredResponse<Trip> r = client.responses()
+                .create(ResponseCreateParams.builder()
+                        .model("gpt-oss")
+                        .input("Plan a trip in Norway.")
+                        .temperature(0)
+                        .maxOutputTokens(200)
+                        .text(Trip.class)
+                        .build());
+        List<Trip> trips = r.output().stream()
+                .flatMap(item -> item.message().stream())
+                .flatMap(m -> m.content().stream())
+                .flatMap(content -> content.outputText().stream())
+                .toList();
         assertEquals(1, trips.size());
         Trip t = trips.getFirst();
         assertEquals("Oslo", t.from);
@@ -105,12 +122,21 @@ class StructuredSdkTest extends ScriptedSdkTest {
                 + "{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"c\",\"strict\":true,\"schema\":{\"type\":\"object\","
                 + "\"properties\":{\"code\":{\"type\":\"string\",\"pattern\":\"^(?=A)[A-Z]+$\"}},\"required\":[\"code\"],"
                 + "\"additionalProperties\":false}}}}";
-        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
-                java.net.URI.create("http://127.0.0.1:" + server.port() + "/v1/chat/completions")).header("Content-Type", "application/json")
-                .header("Authorization", "Bearer sk-test").POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                                        "http://127.0.0.1:" + server.port() + "/v1/chat/completions"))
+                                .header("Content-Type", "application/json")
+                                .header("Authorization", "Bearer sk-test")
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
         assertEquals(400, r.statusCode(), r.body());
-        String message = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.body()).path("error").path("message").asText();
+        String message = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(r.body())
+                .path("error")
+                .path("message")
+                .asText();
         assertTrue(message.startsWith("the JSON schema's pattern at #/properties/code uses '(?'"), message);
         assertFalse(message.contains("\n"), message);
     }

@@ -11,7 +11,6 @@ import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -68,6 +67,7 @@ final class TestServers {
          * for tests that check log probabilities. Off by default: a row is 0.8 MB, and other tests share the backend.
          */
         volatile boolean recordLogits;
+
         final java.util.List<float[]> logitRows = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
         /** Result reads by argmax: what this backend counts ({@link #counters}). */
@@ -93,7 +93,9 @@ final class TestServers {
                 for (int i = from; i < logits.length; i++) max = Math.max(max, logits[i]);
                 logits[from + next] = max + boost;
             }
-            if (recordLogits) logitRows.add(java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
+            if (recordLogits)
+                logitRows.add(
+                        java.util.Arrays.copyOfRange(logits, logits.length - O200kHarmony.VOCAB_SIZE, logits.length));
             return logits;
         }
 
@@ -123,7 +125,11 @@ final class TestServers {
     }
 
     static ServerOptions options() {
-        return ServerOptions.defaults().withPort(0).withContextLength(1024).withQueueTimeoutMs(60_000).withDrainTimeoutMs(5_000);
+        return ServerOptions.defaults()
+                .withPort(0)
+                .withContextLength(1024)
+                .withQueueTimeoutMs(60_000)
+                .withDrainTimeoutMs(5_000);
     }
 
     /** A started server, model loaded. */

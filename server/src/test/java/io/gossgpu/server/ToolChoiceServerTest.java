@@ -1,5 +1,7 @@
 package io.gossgpu.server;
 
+import static org.junit.jupiter.api.Assertions.*;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.networknt.schema.InputFormat;
@@ -8,10 +10,6 @@ import com.networknt.schema.SpecificationVersion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.demo.DemoCheckpoint;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,8 +18,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.*;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code tool_choice} over HTTP on the demo model, which calls add for a sum and answers a capital in text: a named
@@ -30,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.*;
  */
 class ToolChoiceServerTest {
     static final ObjectMapper JSON = new ObjectMapper();
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static final String ADD = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
             + "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"],\"additionalProperties\":false}";
     static final String WEATHER = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\","
@@ -50,7 +50,8 @@ class ToolChoiceServerTest {
     @BeforeAll
     static void start() throws InterruptedException {
         Path model = DemoCheckpoint.unpack(Path.of(System.getProperty("java.io.tmpdir"), "goss-gpu-tests"));
-        server = GossServer.start(TestServers.options(), () -> Engine.open(EngineOptions.of(model).withBackend("cpu")));
+        server = GossServer.start(
+                TestServers.options(), () -> Engine.open(EngineOptions.of(model).withBackend("cpu")));
         assertTrue(server.awaitReady(Duration.ofMinutes(2)), "the demo model did not load");
     }
 
@@ -60,15 +61,20 @@ class ToolChoiceServerTest {
     }
 
     static HttpResponse<String> send(String path, String body) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        return HTTP.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     static JsonNode chat(String prompt, String choice, String sampling) throws Exception {
-        HttpResponse<String> r = send("/v1/chat/completions", "{\"model\":\"gpt-oss\",\"max_tokens\":300," + sampling
-                + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}],\"tools\":" + CHAT_TOOLS
-                + (choice == null ? "" : ",\"tool_choice\":" + choice) + "}");
+        HttpResponse<String> r = send(
+                "/v1/chat/completions",
+                "{\"model\":\"gpt-oss\",\"max_tokens\":300," + sampling
+                        + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + prompt + "\"}],\"tools\":" + CHAT_TOOLS
+                        + (choice == null ? "" : ",\"tool_choice\":" + choice) + "}");
         assertEquals(200, r.statusCode(), r.body());
         return JSON.readTree(r.body()).get("choices").get(0);
     }
@@ -85,18 +91,28 @@ class ToolChoiceServerTest {
 
     static void assertArgumentsValid(String function, String arguments) {
         List<String> bad = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12)
-                .getSchema(SCHEMAS.get(function)).validate(arguments, InputFormat.JSON).stream()
-                .map(e -> e.getMessage()).toList();
+                .getSchema(SCHEMAS.get(function))
+                .validate(arguments, InputFormat.JSON)
+                .stream()
+                .map(e -> e.getMessage())
+                .toList();
         assertEquals(List.of(), bad, function + " " + arguments);
     }
 
     @Test
     void aNamedFunctionIsCalledThoughTheModelWouldCallAnother() throws Exception {
         JsonNode free = chat(SUM, null, "\"temperature\":0");
-        assertEquals("add", free.get("message").get("tool_calls").get(0).get("function").get("name").asText(),
+        assertEquals(
+                "add",
+                free.get("message")
+                        .get("tool_calls")
+                        .get(0)
+                        .get("function")
+                        .get("name")
+                        .asText(),
                 "left to itself the demo model calls add: " + free);
         String named = "{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"}}";
-        for (String sampling : new String[]{"\"temperature\":0", "\"temperature\":1,\"seed\":5"})
+        for (String sampling : new String[] {"\"temperature\":0", "\"temperature\":1,\"seed\":5"})
             assertCall(chat(SUM, named, sampling), "get_weather");
     }
 
@@ -104,15 +120,17 @@ class ToolChoiceServerTest {
     void requiredMakesTheReplyACallThoughTheModelWouldAnswer() throws Exception {
         JsonNode free = chat(CAPITAL, "\"auto\"", "\"temperature\":0");
         assertEquals("stop", free.get("finish_reason").asText(), "left to itself the demo model answers: " + free);
-        for (String sampling : new String[]{"\"temperature\":0", "\"temperature\":0.8,\"seed\":9"})
+        for (String sampling : new String[] {"\"temperature\":0", "\"temperature\":0.8,\"seed\":9"})
             assertCall(chat(CAPITAL, "\"required\"", sampling), "add", "get_weather");
     }
 
     @Test
     void responsesNamedFunctionIsAFunctionCallItem() throws Exception {
-        HttpResponse<String> r = send("/v1/responses", "{\"model\":\"gpt-oss\",\"temperature\":0,"
-                + "\"max_output_tokens\":300,\"input\":\"" + CAPITAL + "\",\"tools\":" + RESPONSES_TOOLS
-                + ",\"tool_choice\":{\"type\":\"function\",\"name\":\"add\"}}");
+        HttpResponse<String> r = send(
+                "/v1/responses",
+                "{\"model\":\"gpt-oss\",\"temperature\":0,"
+                        + "\"max_output_tokens\":300,\"input\":\"" + CAPITAL + "\",\"tools\":" + RESPONSES_TOOLS
+                        + ",\"tool_choice\":{\"type\":\"function\",\"name\":\"add\"}}");
         assertEquals(200, r.statusCode(), r.body());
         JsonNode call = null;
         for (JsonNode item : JSON.readTree(r.body()).get("output")) {
@@ -126,14 +144,17 @@ class ToolChoiceServerTest {
 
     @Test
     void aChoiceThatCannotBeKeptIsA400() throws Exception {
-        String ask = "{\"model\":\"gpt-oss\",\"max_tokens\":10,"
-                + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
+        String ask =
+                "{\"model\":\"gpt-oss\",\"max_tokens\":10," + "\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}]";
         String unknown = ",\"tools\":" + CHAT_TOOLS + ",\"tool_choice\":{\"type\":\"function\","
                 + "\"function\":{\"name\":\"x\"}}";
-        for (String bad : new String[]{",\"tool_choice\":\"required\"", unknown}) {
+        for (String bad : new String[] {",\"tool_choice\":\"required\"", unknown}) {
             HttpResponse<String> r = send("/v1/chat/completions", ask + bad + "}");
             assertEquals(400, r.statusCode(), bad + ": " + r.body());
-            assertEquals("tool_choice", JSON.readTree(r.body()).get("error").get("param").asText(), r.body());
+            assertEquals(
+                    "tool_choice",
+                    JSON.readTree(r.body()).get("error").get("param").asText(),
+                    r.body());
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.springai;
 
 import io.gossgpu.GossException;
-import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatListener;
 import io.gossgpu.api.ChatOptions;
@@ -10,13 +9,13 @@ import io.gossgpu.api.Conversation;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
+import io.gossgpu.api.StopSequences;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.prompt.Prompt;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
-
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A Spring AI {@link ChatModel} that runs gpt-oss in this process with goss-gpu. The prompt's messages and the tool
@@ -92,13 +91,14 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
             Chat chat = lease.chat();
             StopSequences stops = new StopSequences(req.stopSequences());
             ChatListener watch = new ChatListener() {
-                @Override public void onContent(String delta) {
+                @Override
+                public void onContent(String delta) {
                     stops.accept(delta);
                     if (stops.stopped()) chat.cancel(); // the answer is complete: spend no more tokens
                 }
             };
-            Reply reply = chat.send(conversation, req.chat(),
-                    req.stopSequences().isEmpty() ? null : watch);
+            Reply reply =
+                    chat.send(conversation, req.chat(), req.stopSequences().isEmpty() ? null : watch);
             StopSequences cut = new StopSequences(req.stopSequences());
             String content = cut.cut(reply.content());
             return Responses.whole(reply, content, cut.stopped(), chat.lastPromptTokens());
@@ -112,44 +112,55 @@ public final class GossChatModel implements ChatModel, AutoCloseable {
      */
     @Override
     public Flux<ChatResponse> stream(Prompt prompt) {
-        return Flux.create(sink -> {
-            RequestOptions req;
-            Conversation conversation;
-            ChatPool.Lease lease;
-            try {
-                req = RequestOptions.of(options, prompt.getOptions());
-                conversation = Messages.conversation(prompt.getInstructions(), req.tools());
-                lease = take(conversation.promptTokens(req.chat()));
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
-            try {
-                generate(sink, req, conversation, lease, lease.chat());
-            } catch (RuntimeException e) {
-                lease.close();
-                sink.error(e);
-            }
-        }, FluxSink.OverflowStrategy.BUFFER);
+        return Flux.create(
+                sink -> {
+                    RequestOptions req;
+                    Conversation conversation;
+                    ChatPool.Lease lease;
+                    try {
+                        req = RequestOptions.of(options, prompt.getOptions());
+                        conversation = Messages.conversation(prompt.getInstructions(), req.tools());
+                        lease = take(conversation.promptTokens(req.chat()));
+                    } catch (RuntimeException e) {
+                        sink.error(e);
+                        return;
+                    }
+                    try {
+                        generate(sink, req, conversation, lease, lease.chat());
+                    } catch (RuntimeException e) {
+                        lease.close();
+                        sink.error(e);
+                    }
+                },
+                FluxSink.OverflowStrategy.BUFFER);
     }
 
-    private void generate(FluxSink<ChatResponse> sink, RequestOptions req, Conversation conversation,
-                          ChatPool.Lease lease, Chat chat) {
+    private void generate(
+            FluxSink<ChatResponse> sink,
+            RequestOptions req,
+            Conversation conversation,
+            ChatPool.Lease lease,
+            Chat chat) {
         StopSequences stops = new StopSequences(req.stopSequences());
         AtomicBoolean stopped = new AtomicBoolean(); // the subscriber cancelled, or a stop sequence ended the answer
         sink.onDispose(() -> {
             if (stopped.compareAndSet(false, true)) chat.cancel();
         });
         ChatListener toSink = new ChatListener() {
-            @Override public void onToken(int token) {
+            @Override
+            public void onToken(int token) {
                 if (stopped.get()) chat.cancel(); // a cancel before the reply began is seen here
             }
-            @Override public void onContent(String delta) {
+
+            @Override
+            public void onContent(String delta) {
                 String out = stops.accept(delta);
                 if (!out.isEmpty()) sink.next(Responses.delta(out, ""));
                 if (stops.stopped() && stopped.compareAndSet(false, true)) chat.cancel();
             }
-            @Override public void onReasoning(String delta) {
+
+            @Override
+            public void onReasoning(String delta) {
                 if (!stops.stopped()) sink.next(Responses.delta("", delta));
             }
         };

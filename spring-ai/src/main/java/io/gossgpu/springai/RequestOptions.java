@@ -1,13 +1,11 @@
 package io.gossgpu.springai;
 
-import io.gossgpu.api.StopSequences;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Sampling;
+import java.util.List;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
-
-import java.util.List;
 
 /**
  * What one Spring AI request asks of goss-gpu: the model's {@link ChatOptions} with the request's maximum tokens,
@@ -22,34 +20,47 @@ record RequestOptions(ChatOptions chat, List<String> stopSequences, List<ToolDef
         float presence = penalty("presencePenalty", o.getPresencePenalty());
         ChatOptions chat = base;
         if (o.getMaxTokens() != null) {
-            if (o.getMaxTokens() <= 0) throw new IllegalArgumentException("maxTokens must be positive, got " + o.getMaxTokens());
+            if (o.getMaxTokens() <= 0)
+                throw new IllegalArgumentException("maxTokens must be positive, got " + o.getMaxTokens());
             chat = chat.withMaxTokens(o.getMaxTokens());
         }
         Sampling s = base.sampling();
         float temperature = o.getTemperature() != null ? o.getTemperature().floatValue() : s.temperature();
         int topK = o.getTopK() != null ? o.getTopK() : s.topK();
         float topP = o.getTopP() != null ? o.getTopP().floatValue() : s.topP();
-        Sampling sampling = s.withTemperature(temperature).withTopK(topK).withTopP(topP).withPenalties(
-                o.getPresencePenalty() != null ? presence : s.presencePenalty(), o.getFrequencyPenalty() != null ? frequency : s.frequencyPenalty());
+        Sampling sampling = s.withTemperature(temperature)
+                .withTopK(topK)
+                .withTopP(topP)
+                .withPenalties(
+                        o.getPresencePenalty() != null ? presence : s.presencePenalty(),
+                        o.getFrequencyPenalty() != null ? frequency : s.frequencyPenalty());
         if (!sampling.equals(s)) chat = chat.withSampling(sampling);
         List<String> stops = o.getStopSequences() == null ? List.of() : List.copyOf(o.getStopSequences());
         List<ToolDefinition> tools = List.of();
         if (o instanceof ToolCallingChatOptions t && t.getToolCallbacks() != null)
-            tools = t.getToolCallbacks().stream().map(ToolCallback::getToolDefinition).toList();
+            tools = t.getToolCallbacks().stream()
+                    .map(ToolCallback::getToolDefinition)
+                    .toList();
         return new RequestOptions(chat, stops, tools);
     }
 
     /** A penalty as the engine takes it: 0 when unset, refused outside OpenAI's range −2..2. */
     private static float penalty(String name, Double value) {
         if (value == null) return 0;
-        if (!(value >= -2 && value <= 2)) throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
+        if (!(value >= -2 && value <= 2))
+            throw new IllegalArgumentException(name + " must be between -2 and 2, got " + value);
         return value.floatValue();
     }
 
     /** The model's defaults as Spring AI options (which ChatClient copies into each request and adds tools to). */
     static ToolCallingChatOptions defaults(ChatOptions base) {
         Sampling s = base.sampling();
-        return ToolCallingChatOptions.builder().model(Responses.MODEL_NAME).maxTokens(base.maxTokens())
-                .temperature((double) s.temperature()).topP((double) s.topP()).topK(s.topK()).build();
+        return ToolCallingChatOptions.builder()
+                .model(Responses.MODEL_NAME)
+                .maxTokens(base.maxTokens())
+                .temperature((double) s.temperature())
+                .topP((double) s.topP())
+                .topK(s.topK())
+                .build();
     }
 }

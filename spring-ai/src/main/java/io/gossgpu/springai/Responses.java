@@ -1,6 +1,10 @@
 package io.gossgpu.springai;
 
 import io.gossgpu.api.Reply;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import org.springframework.ai.chat.messages.AssistantMessage;
 import org.springframework.ai.chat.metadata.ChatGenerationMetadata;
 import org.springframework.ai.chat.metadata.ChatResponseMetadata;
@@ -8,15 +12,11 @@ import org.springframework.ai.chat.metadata.DefaultUsage;
 import org.springframework.ai.chat.model.ChatResponse;
 import org.springframework.ai.chat.model.Generation;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-
 /** goss-gpu's {@link Reply} as Spring AI's {@link ChatResponse}: the answer, the reasoning, tool calls, usage and finish reason. */
 final class Responses {
     /** The key of the reasoning (Harmony's analysis channel) in the message's and the generation's metadata, as Spring AI's Ollama model names it. */
     static final String THINKING = "thinking";
+
     static final String MODEL_NAME = "gpt-oss";
 
     private Responses() {}
@@ -32,10 +32,16 @@ final class Responses {
      */
     static ChatResponse whole(Reply r, String content, boolean stoppedBySequence, int promptTokens) {
         List<AssistantMessage.ToolCall> calls = new ArrayList<>();
-        for (Reply.ToolCall c : r.toolCalls()) calls.add(new AssistantMessage.ToolCall(callId(), "function", c.functionName(), c.arguments()));
+        for (Reply.ToolCall c : r.toolCalls())
+            calls.add(new AssistantMessage.ToolCall(callId(), "function", c.functionName(), c.arguments()));
         Map<String, Object> props = r.reasoning().isEmpty() ? Map.of() : Map.of(THINKING, r.reasoning());
-        AssistantMessage message = AssistantMessage.builder().content(content).properties(props).toolCalls(calls).build();
-        ChatGenerationMetadata.Builder gen = ChatGenerationMetadata.builder().finishReason(finishReason(r, stoppedBySequence));
+        AssistantMessage message = AssistantMessage.builder()
+                .content(content)
+                .properties(props)
+                .toolCalls(calls)
+                .build();
+        ChatGenerationMetadata.Builder gen =
+                ChatGenerationMetadata.builder().finishReason(finishReason(r, stoppedBySequence));
         if (!r.reasoning().isEmpty()) gen.metadata(THINKING, r.reasoning());
         return new ChatResponse(List.of(new Generation(message, gen.build())), metadata(r, promptTokens));
     }
@@ -43,21 +49,31 @@ final class Responses {
     /** A streamed piece: answer text and reasoning as they came, no finish reason yet. */
     static ChatResponse delta(String content, String reasoning) {
         Map<String, Object> props = reasoning.isEmpty() ? Map.of() : Map.of(THINKING, reasoning);
-        AssistantMessage message = AssistantMessage.builder().content(content).properties(props).build();
-        return new ChatResponse(List.of(new Generation(message)), ChatResponseMetadata.builder().model(MODEL_NAME).build());
+        AssistantMessage message =
+                AssistantMessage.builder().content(content).properties(props).build();
+        return new ChatResponse(
+                List.of(new Generation(message)),
+                ChatResponseMetadata.builder().model(MODEL_NAME).build());
     }
 
     /** The last streamed piece: the tool calls, the finish reason and the usage (the text came before). */
     static ChatResponse last(Reply r, boolean stoppedBySequence, int promptTokens) {
         List<AssistantMessage.ToolCall> calls = new ArrayList<>();
-        for (Reply.ToolCall c : r.toolCalls()) calls.add(new AssistantMessage.ToolCall(callId(), "function", c.functionName(), c.arguments()));
-        AssistantMessage message = AssistantMessage.builder().content("").toolCalls(calls).build();
-        ChatGenerationMetadata gen = ChatGenerationMetadata.builder().finishReason(finishReason(r, stoppedBySequence)).build();
+        for (Reply.ToolCall c : r.toolCalls())
+            calls.add(new AssistantMessage.ToolCall(callId(), "function", c.functionName(), c.arguments()));
+        AssistantMessage message =
+                AssistantMessage.builder().content("").toolCalls(calls).build();
+        ChatGenerationMetadata gen = ChatGenerationMetadata.builder()
+                .finishReason(finishReason(r, stoppedBySequence))
+                .build();
         return new ChatResponse(List.of(new Generation(message, gen)), metadata(r, promptTokens));
     }
 
     private static ChatResponseMetadata metadata(Reply r, int promptTokens) {
-        return ChatResponseMetadata.builder().model(MODEL_NAME).usage(new DefaultUsage(promptTokens, r.tokens().length)).build();
+        return ChatResponseMetadata.builder()
+                .model(MODEL_NAME)
+                .usage(new DefaultUsage(promptTokens, r.tokens().length))
+                .build();
     }
 
     /** OpenAI's finish reasons, which Spring AI's other models report too. */

@@ -1,10 +1,18 @@
 package io.gossgpu.springai;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.demo.DemoCheckpoint;
 import io.gossgpu.api.Sampling;
+import io.gossgpu.demo.DemoCheckpoint;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,15 +26,6 @@ import org.springframework.ai.support.ToolCallbacks;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
 
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * Goss-gpu through Spring AI 2.0.1 on the demo model (cpu backend, greedy): a call with its reasoning,
  * usage and finish reason; the same request streamed; per-request options; and a tool call through ChatClient with
@@ -34,7 +33,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class GossChatModelTest {
     static Engine engine;
-    static final ChatOptions GREEDY = ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
+    static final ChatOptions GREEDY =
+            ChatOptions.defaults().withSampling(Sampling.greedy()).withMaxTokens(128);
     static final Duration WAIT = Duration.ofSeconds(60);
 
     @BeforeAll
@@ -72,7 +72,8 @@ class GossChatModelTest {
     void streamAddsUpToTheCallsAnswer() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
             ChatResponse whole = model.call(new Prompt("What is 17 + 25?"));
-            List<ChatResponse> pieces = model.stream(new Prompt("What is 17 + 25?")).collectList().block(WAIT);
+            List<ChatResponse> pieces =
+                    model.stream(new Prompt("What is 17 + 25?")).collectList().block(WAIT);
             StringBuilder text = new StringBuilder(), thinking = new StringBuilder();
             for (ChatResponse p : pieces) {
                 text.append(p.getResult().getOutput().getText());
@@ -94,11 +95,20 @@ class GossChatModelTest {
     @Test
     void aCallAfterACompletedStreamGetsTheWholeAnswer() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
-            String whole = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
+            String whole = model.call(new Prompt("What is 17 + 25?"))
+                    .getResult()
+                    .getOutput()
+                    .getText();
             assertFalse(whole.isEmpty());
             for (int round = 0; round < 5; round++) {
                 model.stream(new Prompt("What is 17 + 25?")).collectList().block(WAIT);
-                assertEquals(whole, model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText(), "round " + round);
+                assertEquals(
+                        whole,
+                        model.call(new Prompt("What is 17 + 25?"))
+                                .getResult()
+                                .getOutput()
+                                .getText(),
+                        "round " + round);
             }
         }
     }
@@ -111,17 +121,29 @@ class GossChatModelTest {
             assertEquals("length", r.getResult().getMetadata().getFinishReason());
             assertEquals(5, r.getMetadata().getUsage().getCompletionTokens());
 
-            String full = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
+            String full = model.call(new Prompt("What is 17 + 25?"))
+                    .getResult()
+                    .getOutput()
+                    .getText();
             int at = full.indexOf("42");
             assertTrue(at > 0, full);
-            var stop = ToolCallingChatOptions.builder().stopSequences(List.of("42")).build();
+            var stop = ToolCallingChatOptions.builder()
+                    .stopSequences(List.of("42"))
+                    .build();
             ChatResponse cut = model.call(new Prompt("What is 17 + 25?", stop));
             assertEquals(full.substring(0, at), cut.getResult().getOutput().getText());
             assertEquals("stop", cut.getResult().getMetadata().getFinishReason());
-            assertTrue(cut.getMetadata().getUsage().getCompletionTokens() < model.call(new Prompt("What is 17 + 25?"))
-                    .getMetadata().getUsage().getCompletionTokens(), "the reply stopped at the sequence");
+            assertTrue(
+                    cut.getMetadata().getUsage().getCompletionTokens()
+                            < model.call(new Prompt("What is 17 + 25?"))
+                                    .getMetadata()
+                                    .getUsage()
+                                    .getCompletionTokens(),
+                    "the reply stopped at the sequence");
             StringBuilder streamed = new StringBuilder();
-            model.stream(new Prompt("What is 17 + 25?", stop)).toIterable().forEach(p -> streamed.append(p.getResult().getOutput().getText()));
+            model.stream(new Prompt("What is 17 + 25?", stop))
+                    .toIterable()
+                    .forEach(p -> streamed.append(p.getResult().getOutput().getText()));
             assertEquals(full.substring(0, at), streamed.toString());
         }
     }
@@ -130,11 +152,17 @@ class GossChatModelTest {
     void aCancelledStreamStopsAndItsChatServesTheNextRequest() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
             for (int i = 0; i < 3; i++) {
-                List<ChatResponse> two = model.stream(new Prompt("What is 17 + 25?")).take(2).collectList().block(WAIT);
+                List<ChatResponse> two = model.stream(new Prompt("What is 17 + 25?"))
+                        .take(2)
+                        .collectList()
+                        .block(WAIT);
                 assertEquals(2, two.size());
             }
             // each cancelled reply ended before its chat went back: the next requests are served, on those chats
-            String answer = model.call(new Prompt("What is 17 + 25?")).getResult().getOutput().getText();
+            String answer = model.call(new Prompt("What is 17 + 25?"))
+                    .getResult()
+                    .getOutput()
+                    .getText();
             assertTrue(answer.contains("42"), answer);
             assertTrue(engine.openSessions() <= GossChatModel.SLOTS, "chats kept: " + engine.openSessions());
         }
@@ -155,7 +183,9 @@ class GossChatModelTest {
     @Test
     void modelReturnsTheToolCallWithItsIdAndFinishReason() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
-            var tools = ToolCallingChatOptions.builder().toolCallbacks(ToolCallbacks.from(new WeatherTools())).build();
+            var tools = ToolCallingChatOptions.builder()
+                    .toolCallbacks(ToolCallbacks.from(new WeatherTools()))
+                    .build();
             ChatResponse r = model.call(new Prompt(List.of(new UserMessage("What's the weather in Paris?")), tools));
             assertEquals("tool_calls", r.getResult().getMetadata().getFinishReason());
             List<AssistantMessage.ToolCall> calls = r.getResult().getOutput().getToolCalls();
@@ -170,15 +200,23 @@ class GossChatModelTest {
     void chatClientCallsTheToolAndAnswersFromItsResult() {
         try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
             WeatherTools tools = new WeatherTools();
-            String answer = ChatClient.create(model).prompt("What's the weather in Paris?").tools(tools).call().content();
+            String answer = ChatClient.create(model)
+                    .prompt("What's the weather in Paris?")
+                    .tools(tools)
+                    .call()
+                    .content();
             assertEquals(List.of("Paris"), tools.cities);
             assertTrue(answer.contains("21°C and cloudy"), answer);
             // the tool result's request continued the tool call's chat (same options, its KV cache kept)
             assertEquals(1, engine.openSessions());
 
             WeatherTools streamedTools = new WeatherTools();
-            String streamed = String.join("", ChatClient.create(model).prompt("What's the weather in Paris?").tools(streamedTools)
-                    .stream().content().collectList().block(WAIT));
+            String streamed = String.join(
+                    "",
+                    ChatClient.create(model).prompt("What's the weather in Paris?").tools(streamedTools).stream()
+                            .content()
+                            .collectList()
+                            .block(WAIT));
             assertEquals(List.of("Paris"), streamedTools.cities);
             assertEquals(answer, streamed);
             assertFalse(streamed.isEmpty());

@@ -1,7 +1,6 @@
 package io.gossgpu.api;
 
 import io.gossgpu.harmony.Message;
-
 import java.util.List;
 
 /** Tests outside the api package that hold conversations as Harmony messages reply to them through here. */

@@ -1,13 +1,21 @@
 package io.gossgpu.conformance;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.gossgpu.GossException;
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
-import io.gossgpu.api.Sampling;
 import io.gossgpu.api.Completion;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
+import io.gossgpu.api.Sampling;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
@@ -23,31 +31,19 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.demo.DemoModels;
 import io.gossgpu.demo.HeldOut;
+import io.gossgpu.forward.Executor;
 import io.gossgpu.generate.GenerationOptions;
-import io.gossgpu.generate.GenerationResult;
 import io.gossgpu.generate.SamplerConfig;
 import io.gossgpu.generate.Session;
-import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -59,14 +55,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The conformance kit every backend passes: each op against the {@code reference} backend on random
@@ -242,7 +240,7 @@ public abstract class BackendConformanceKit {
 
     @AfterAll
     void tearDown() {
-        for (Model m : new Model[]{tiny, odd, wide})
+        for (Model m : new Model[] {tiny, odd, wide})
             if (m != null) {
                 m.mine().close();
                 m.ref().close();
@@ -311,7 +309,7 @@ public abstract class BackendConformanceKit {
             }
             if (a == b) agree++;
         }
-        return new double[]{Math.sqrt(se / Math.max(sr, 1e-300)), (double) agree / rows, worst};
+        return new double[] {Math.sqrt(se / Math.max(sr, 1e-300)), (double) agree / rows, worst};
     }
 
     /** {@link #modelTolerance()} for every logit, and, where set, {@link #modelRmsBudget()} and {@link #modelTop1Budget()}. */
@@ -319,7 +317,9 @@ public abstract class BackendConformanceKit {
         assertClose(what, ref, got, rows, cols, modelTolerance());
         if (modelRmsBudget() <= 0) return;
         double[] m = rmsErrorAndTop1(ref, got, rows, cols);
-        assertTrue(m[0] <= modelRmsBudget(), what + ": RMS logit error " + m[0] + " of the reference logits' RMS > budget " + modelRmsBudget());
+        assertTrue(
+                m[0] <= modelRmsBudget(),
+                what + ": RMS logit error " + m[0] + " of the reference logits' RMS > budget " + modelRmsBudget());
         assertTrue(m[1] >= modelTop1Budget(), what + ": top-1 agreement " + m[1] + " < budget " + modelTop1Budget());
     }
 
@@ -332,14 +332,20 @@ public abstract class BackendConformanceKit {
             for (int c = 0; c < cols; c++) {
                 float e = ref[i * cols + c], g = got[i * cols + c];
                 if (!(Math.abs(e - g) <= tol * scale))
-                    fail(what + ": row " + i + " col " + c + ": reference " + e + ", backend " + g
-                            + " (|diff| " + Math.abs(e - g) + " > " + tol + " × row scale " + scale + ")");
+                    fail(what + ": row " + i + " col " + c + ": reference " + e + ", backend " + g + " (|diff| "
+                            + Math.abs(e - g) + " > " + tol + " × row scale " + scale + ")");
             }
         }
     }
 
     private void compare(String what, Pair p, double tol) {
-        assertClose(what, reference.read(p.ref()), backend.read(p.mine()), p.ref().rows(), p.ref().cols(), tol);
+        assertClose(
+                what,
+                reference.read(p.ref()),
+                backend.read(p.mine()),
+                p.ref().rows(),
+                p.ref().cols(),
+                tol);
     }
 
     // ---- per-op tests -------------------------------------------------------------------------
@@ -355,7 +361,8 @@ public abstract class BackendConformanceKit {
         Model m = model(shape);
         SplittableRandom r = new SplittableRandom(T);
         int[] toks = new int[T];
-        for (int i = 0; i < T; i++) toks[i] = i == 0 ? m.config().vocabSize() - 1 : r.nextInt(m.config().vocabSize());
+        for (int i = 0; i < T; i++)
+            toks[i] = i == 0 ? m.config().vocabSize() - 1 : r.nextInt(m.config().vocabSize());
         try (Pair out = pair(T, m.config().hiddenSize(), null)) {
             backend.embed(m.mine(), toks, out.mine());
             reference.embed(m.ref(), toks, out.ref());
@@ -371,7 +378,8 @@ public abstract class BackendConformanceKit {
         float[] x = random(new SplittableRandom(100 + T), T * h, 3.0);
         for (NormKind kind : NormKind.values())
             for (int layer = 0; layer < (kind == NormKind.FINAL ? 1 : m.config().numHiddenLayers()); layer++)
-                try (Pair in = pair(T, h, x); Pair out = pair(T, h, null)) {
+                try (Pair in = pair(T, h, x);
+                        Pair out = pair(T, h, null)) {
                     backend.rmsNorm(m.mine(), layer, kind, in.mine(), out.mine());
                     reference.rmsNorm(m.ref(), layer, kind, in.ref(), out.ref());
                     compare("rmsNorm " + kind + " layer " + layer, out, opTolerance());
@@ -386,7 +394,8 @@ public abstract class BackendConformanceKit {
         for (DenseKind kind : DenseKind.values()) {
             float[] x = random(new SplittableRandom(200 + T + kind.ordinal()), T * kind.cols(c), 1.0);
             for (int layer = 0; layer < c.numHiddenLayers(); layer++)
-                try (Pair in = pair(T, kind.cols(c), x); Pair out = pair(T, kind.rows(c), null)) {
+                try (Pair in = pair(T, kind.cols(c), x);
+                        Pair out = pair(T, kind.rows(c), null)) {
                     backend.dense(m.mine(), layer, kind, in.mine(), out.mine());
                     reference.dense(m.ref(), layer, kind, in.ref(), out.ref());
                     compare("dense " + kind + " layer " + layer, out, denseTolerance());
@@ -402,10 +411,13 @@ public abstract class BackendConformanceKit {
         float[] x = random(new SplittableRandom(300 + T), T * c.hiddenSize(), 1.0);
         // 3001: large angles. Compute p·invFreq in double (or upload cos/sin tables from io.gossgpu.backend.Rope):
         // a float32 angle is off by ~p·6e-8 rad = 2e-4 here, over this tolerance, and worse at long contexts.
-        try (KvCache mine = backend.createKvCache(new KvCacheSpec(c, 3001 + T)); KvCache ref = reference.createKvCache(new KvCacheSpec(c, 3001 + T))) {
-            for (int start : new int[]{0, 5, 3001})
-                try (Pair in = pair(T, c.hiddenSize(), x); Pair q = pair(T, c.qDim(), null);
-                     Pair k = pair(T, c.kvDim(), null); Pair v = pair(T, c.kvDim(), null)) {
+        try (KvCache mine = backend.createKvCache(new KvCacheSpec(c, 3001 + T));
+                KvCache ref = reference.createKvCache(new KvCacheSpec(c, 3001 + T))) {
+            for (int start : new int[] {0, 5, 3001})
+                try (Pair in = pair(T, c.hiddenSize(), x);
+                        Pair q = pair(T, c.qDim(), null);
+                        Pair k = pair(T, c.kvDim(), null);
+                        Pair v = pair(T, c.kvDim(), null)) {
                     backend.qkvRope(m.mine(), 0, in.mine(), Batch.of(mine, start, T), q.mine(), k.mine(), v.mine());
                     reference.qkvRope(m.ref(), 0, in.ref(), Batch.of(ref, start, T), q.ref(), k.ref(), v.ref());
                     compare("qkvRope q at " + start, q, denseTolerance());
@@ -424,13 +436,35 @@ public abstract class BackendConformanceKit {
         int rows = T + 2 + 1;
         float[] x = random(new SplittableRandom(350 + T), rows * c.hiddenSize(), 1.0);
         KvCacheSpec spec = new KvCacheSpec(c, 3001 + T);
-        try (Caches a = caches(spec); Caches b = caches(spec); Caches d = caches(spec);
-             Pair in = pair(rows, c.hiddenSize(), x); Pair q = pair(rows, c.qDim(), null);
-             Pair k = pair(rows, c.kvDim(), null); Pair v = pair(rows, c.kvDim(), null)) {
-            backend.qkvRope(m.mine(), 0, in.mine(), Batch.of(new Batch.Sequence(a.mine(), 3001, T), new Batch.Sequence(b.mine(), 0, 2),
-                    new Batch.Sequence(d.mine(), 5, 1)), q.mine(), k.mine(), v.mine());
-            reference.qkvRope(m.ref(), 0, in.ref(), Batch.of(new Batch.Sequence(a.ref(), 3001, T), new Batch.Sequence(b.ref(), 0, 2),
-                    new Batch.Sequence(d.ref(), 5, 1)), q.ref(), k.ref(), v.ref());
+        try (Caches a = caches(spec);
+                Caches b = caches(spec);
+                Caches d = caches(spec);
+                Pair in = pair(rows, c.hiddenSize(), x);
+                Pair q = pair(rows, c.qDim(), null);
+                Pair k = pair(rows, c.kvDim(), null);
+                Pair v = pair(rows, c.kvDim(), null)) {
+            backend.qkvRope(
+                    m.mine(),
+                    0,
+                    in.mine(),
+                    Batch.of(
+                            new Batch.Sequence(a.mine(), 3001, T),
+                            new Batch.Sequence(b.mine(), 0, 2),
+                            new Batch.Sequence(d.mine(), 5, 1)),
+                    q.mine(),
+                    k.mine(),
+                    v.mine());
+            reference.qkvRope(
+                    m.ref(),
+                    0,
+                    in.ref(),
+                    Batch.of(
+                            new Batch.Sequence(a.ref(), 3001, T),
+                            new Batch.Sequence(b.ref(), 0, 2),
+                            new Batch.Sequence(d.ref(), 5, 1)),
+                    q.ref(),
+                    k.ref(),
+                    v.ref());
             compare("qkvRope q of three sequences", q, denseTolerance());
             compare("qkvRope k of three sequences", k, denseTolerance());
             compare("qkvRope v of three sequences", v, denseTolerance());
@@ -469,8 +503,8 @@ public abstract class BackendConformanceKit {
         for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
             try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3))) {
                 int start = 0;
-                for (int n : new int[]{7, T, 1}) {
-                    attend(m, layer, r, new Caches[]{one}, new int[]{start}, new int[]{n});
+                for (int n : new int[] {7, T, 1}) {
+                    attend(m, layer, r, new Caches[] {one}, new int[] {start}, new int[] {n});
                     start += n;
                 }
             }
@@ -490,10 +524,12 @@ public abstract class BackendConformanceKit {
         SplittableRandom r = new SplittableRandom(450 + T);
         for (int layer = 0; layer < 2; layer++) {
             KvCacheSpec spec = new KvCacheSpec(c, 9 + T + 1 + 3);
-            try (Caches a = caches(spec); Caches b = caches(spec); Caches d = caches(spec)) {
-                attend(m, layer, r, new Caches[]{a, b}, new int[]{0, 0}, new int[]{9, 4}); // histories, as one batch
-                attend(m, layer, r, new Caches[]{a, b, d}, new int[]{9, 4, 0}, new int[]{T, 1, 3});
-                attend(m, layer, r, new Caches[]{d, a, b}, new int[]{3, 9 + T, 5}, new int[]{1, 1, 1});
+            try (Caches a = caches(spec);
+                    Caches b = caches(spec);
+                    Caches d = caches(spec)) {
+                attend(m, layer, r, new Caches[] {a, b}, new int[] {0, 0}, new int[] {9, 4}); // histories, as one batch
+                attend(m, layer, r, new Caches[] {a, b, d}, new int[] {9, 4, 0}, new int[] {T, 1, 3});
+                attend(m, layer, r, new Caches[] {d, a, b}, new int[] {3, 9 + T, 5}, new int[] {1, 1, 1});
             }
         }
     }
@@ -507,8 +543,10 @@ public abstract class BackendConformanceKit {
             mine[i] = new Batch.Sequence(caches[i].mine(), starts[i], tokens[i]);
             ref[i] = new Batch.Sequence(caches[i].ref(), starts[i], tokens[i]);
         }
-        try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0)); Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
-             Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0)); Pair out = pair(n, c.qDim(), null)) {
+        try (Pair q = pair(n, c.qDim(), random(r, n * c.qDim(), 2.0));
+                Pair k = pair(n, c.kvDim(), random(r, n * c.kvDim(), 2.0));
+                Pair v = pair(n, c.kvDim(), random(r, n * c.kvDim(), 1.0));
+                Pair out = pair(n, c.qDim(), null)) {
             backend.attention(m.mine(), layer, q.mine(), k.mine(), v.mine(), Batch.of(mine), out.mine());
             reference.attention(m.ref(), layer, q.ref(), k.ref(), v.ref(), Batch.of(ref), out.ref());
             compare("attention layer " + layer + " of " + Batch.of(ref), out, opTolerance());
@@ -523,8 +561,10 @@ public abstract class BackendConformanceKit {
         int k = c.expertsPerToken();
         float[] x = random(new SplittableRandom(500 + T), T * c.hiddenSize(), 1.0);
         for (int layer = 0; layer < c.numHiddenLayers(); layer++)
-            try (Pair in = pair(T, c.hiddenSize(), x); Pair out = pair(T, c.hiddenSize(), null);
-                 DeviceRouting rm = backend.allocateRouting(T, k); DeviceRouting rr = reference.allocateRouting(T, k)) {
+            try (Pair in = pair(T, c.hiddenSize(), x);
+                    Pair out = pair(T, c.hiddenSize(), null);
+                    DeviceRouting rm = backend.allocateRouting(T, k);
+                    DeviceRouting rr = reference.allocateRouting(T, k)) {
                 backend.router(m.mine(), layer, in.mine(), rm);
                 reference.router(m.ref(), layer, in.ref(), rr);
                 Routing want = reference.readRouting(rr), got = backend.readRouting(rm);
@@ -549,8 +589,13 @@ public abstract class BackendConformanceKit {
         int T = 3, k = c.expertsPerToken(), h = c.hiddenSize();
         float[] x = random(new SplittableRandom(77), T * h, 30.0);
         Routing want = OpRuns.routing(reference, m.ref(), 0, x, T, h, k);
-        assertClose("moe with clamped activations", OpRuns.moe(reference, m.ref(), 0, x, T, h, want),
-                OpRuns.moe(backend, m.mine(), 0, x, T, h, want), T, h, moeTolerance());
+        assertClose(
+                "moe with clamped activations",
+                OpRuns.moe(reference, m.ref(), 0, x, T, h, want),
+                OpRuns.moe(backend, m.mine(), 0, x, T, h, want),
+                T,
+                h,
+                moeTolerance());
     }
 
     /**
@@ -564,7 +609,8 @@ public abstract class BackendConformanceKit {
         ModelConfig c = TestModelPresets.tiny();
         try (Checkpoint ck = new TestModelGenerator(c, 24).inMemory()) {
             int h = c.hiddenSize(), blocksPerRow = c.intermediateSize() / 32;
-            MemorySegment scales = ck.tensor("block.0.mlp.mlp2_weight.scales").bytes(), codes = ck.tensor("block.0.mlp.mlp2_weight.blocks").bytes();
+            MemorySegment scales = ck.tensor("block.0.mlp.mlp2_weight.scales").bytes(),
+                    codes = ck.tensor("block.0.mlp.mlp2_weight.blocks").bytes();
             for (long e = 0; e < c.numExperts(); e++) {
                 scales.set(io.gossgpu.quant.LE.U8, e * h * blocksPerRow, (byte) 255);
                 codes.asSlice(e * h * blocksPerRow * 16, 16).fill((byte) 0);
@@ -594,16 +640,27 @@ public abstract class BackendConformanceKit {
         ModelConfig c = TestModelPresets.tiny();
         int row = c.vocabSize() - 3, col = 5;
         try (Checkpoint ck = new TestModelGenerator(c, 21).inMemory()) {
-            ck.tensor("unembedding.weight").bytes().set(io.gossgpu.quant.LE.I16, 2L * ((long) row * c.hiddenSize() + col), bf16);
+            ck.tensor("unembedding.weight")
+                    .bytes()
+                    .set(io.gossgpu.quant.LE.I16, 2L * ((long) row * c.hiddenSize() + col), bf16);
             ModelWeights w = ModelWeights.of(ck);
             int[] prompt = {1, 2, 3, 4, 5};
             String expected = "first appears in the output of LOGITS at position 4 (value " + row + ")";
-            for (SamplerConfig sampler : new SamplerConfig[]{SamplerConfig.greedy(), SamplerConfig.of(1f, 7), new SamplerConfig(1f, 5, 0.9f, 0f, 7)})
-                for (Backend b : new Backend[]{reference, backend})
-                    try (LoadedWeights lw = b == reference ? b.loadWeights(referenceWeights(w)) : b.loadWeights(w); Session s = new Session(b, lw, 64)) {
-                        GossException e = assertThrows(GossException.class, () -> s.generate(prompt, new GenerationOptions(4, java.util.Set.of(), sampler),
-                                t -> { throw new AssertionError(b.name() + " " + sampler + ": token " + t + " emitted"); }));
-                        assertTrue(e.getMessage().contains(expected) && e.getMessage().contains("--check-tensors"), b.name() + " " + sampler + ": " + e.getMessage());
+            for (SamplerConfig sampler : new SamplerConfig[] {
+                SamplerConfig.greedy(), SamplerConfig.of(1f, 7), new SamplerConfig(1f, 5, 0.9f, 0f, 7)
+            })
+                for (Backend b : new Backend[] {reference, backend})
+                    try (LoadedWeights lw = b == reference ? b.loadWeights(referenceWeights(w)) : b.loadWeights(w);
+                            Session s = new Session(b, lw, 64)) {
+                        GossException e = assertThrows(
+                                GossException.class,
+                                () -> s.generate(prompt, new GenerationOptions(4, java.util.Set.of(), sampler), t -> {
+                                    throw new AssertionError(b.name() + " " + sampler + ": token " + t + " emitted");
+                                }));
+                        assertTrue(
+                                e.getMessage().contains(expected)
+                                        && e.getMessage().contains("--check-tensors"),
+                                b.name() + " " + sampler + ": " + e.getMessage());
                     }
         }
     }
@@ -612,10 +669,12 @@ public abstract class BackendConformanceKit {
     private float[][] layer0Moe(ModelWeights w, int T, long seed) {
         int h = w.config().hiddenSize(), k = w.config().expertsPerToken();
         float[] x = random(new SplittableRandom(seed), T * h, 1.0);
-        try (LoadedWeights mine = backend.loadWeights(w); LoadedWeights ref = reference.loadWeights(w)) {
+        try (LoadedWeights mine = backend.loadWeights(w);
+                LoadedWeights ref = reference.loadWeights(w)) {
             Routing routing = OpRuns.routing(reference, ref, 0, x, T, h, k);
-            return new float[][]{OpRuns.moe(reference, ref, 0, x, T, h, routing),
-                    OpRuns.moe(backend, mine, 0, x, T, h, routing)};
+            return new float[][] {
+                OpRuns.moe(reference, ref, 0, x, T, h, routing), OpRuns.moe(backend, mine, 0, x, T, h, routing)
+            };
         }
     }
 
@@ -633,11 +692,14 @@ public abstract class BackendConformanceKit {
             int h = c.hiddenSize(), blocksPerRow = h / 32;
             MemorySegment scales = ck.tensor("block.0.mlp.mlp1_weight.scales").bytes();
             for (long e = 0; e < c.numExperts(); e++)
-                scales.asSlice((e * 2 * c.intermediateSize() + row) * blocksPerRow, blocksPerRow).fill((byte) 255);
+                scales.asSlice((e * 2 * c.intermediateSize() + row) * blocksPerRow, blocksPerRow)
+                        .fill((byte) 255);
             float[][] wantGot = layer0Moe(ModelWeights.of(ck), T, 79);
             for (int i = 0; i < T * h; i++) {
                 assertTrue(Float.isNaN(wantGot[0][i]), "reference output " + i + ": " + wantGot[0][i]);
-                assertTrue(Float.isNaN(wantGot[1][i]), "output " + i + " (token " + i / h + ") is " + wantGot[1][i] + ", the reference's NaN");
+                assertTrue(
+                        Float.isNaN(wantGot[1][i]),
+                        "output " + i + " (token " + i / h + ") is " + wantGot[1][i] + ", the reference's NaN");
             }
         }
     }
@@ -647,7 +709,8 @@ public abstract class BackendConformanceKit {
     void add(String shape, int T) {
         int h = model(shape).config().hiddenSize();
         SplittableRandom r = new SplittableRandom(600 + T);
-        try (Pair a = pair(T, h, random(r, T * h, 1)); Pair b = pair(T, h, random(r, T * h, 1))) {
+        try (Pair a = pair(T, h, random(r, T * h, 1));
+                Pair b = pair(T, h, random(r, T * h, 1))) {
             backend.add(a.mine(), b.mine(), a.mine()); // in place, as the executor uses it
             reference.add(a.ref(), b.ref(), a.ref());
             compare("add", a, 0); // one float addition: exact
@@ -665,17 +728,23 @@ public abstract class BackendConformanceKit {
     @MethodSource("shapesAndBatches")
     void addRmsNorm(String shape, int T) {
         if (requiresFusedAddRmsNorm())
-            assertTrue(backend.supports(io.gossgpu.backend.BackendOp.ADD_RMS_NORM), backend.name() + " declines ADD_RMS_NORM");
+            assertTrue(
+                    backend.supports(io.gossgpu.backend.BackendOp.ADD_RMS_NORM),
+                    backend.name() + " declines ADD_RMS_NORM");
         Model m = model(shape);
         int h = m.config().hiddenSize();
         SplittableRandom r = new SplittableRandom(650 + T);
         float[] x = random(r, T * h, 2), y = random(r, T * h, 2), nan = new float[T * h];
         java.util.Arrays.fill(nan, Float.NaN);
-        for (String place : new String[]{"sum into x", "sum into y, norm over it", "own tensors"})
+        for (String place : new String[] {"sum into x", "sum into y, norm over it", "own tensors"})
             for (NormKind kind : NormKind.values()) {
                 int layer = kind == NormKind.FINAL ? -1 : m.config().numHiddenLayers() - 1;
-                try (Pair a = pair(T, h, x); Pair b = pair(T, h, y); Pair s = pair(T, h, nan); Pair t = pair(T, h, nan)) {
-                    Pair sum = place.startsWith("sum into x") ? a : place.startsWith("sum into y") ? b : s, out = sum == b ? b : t;
+                try (Pair a = pair(T, h, x);
+                        Pair b = pair(T, h, y);
+                        Pair s = pair(T, h, nan);
+                        Pair t = pair(T, h, nan)) {
+                    Pair sum = place.startsWith("sum into x") ? a : place.startsWith("sum into y") ? b : s,
+                            out = sum == b ? b : t;
                     DeclinedOps.addRmsNorm(backend, m.mine(), layer, kind, a.mine(), b.mine(), sum.mine(), out.mine());
                     reference.add(a.ref(), b.ref(), sum.ref());
                     reference.rmsNorm(m.ref(), layer, kind, sum.ref(), out.ref());
@@ -691,7 +760,7 @@ public abstract class BackendConformanceKit {
         Model m = model(shape);
         ModelConfig c = m.config();
         try (Pair x = pair(T, c.hiddenSize(), random(new SplittableRandom(700 + T), T * c.hiddenSize(), 1.0))) {
-            for (int from : new int[]{0, T - 1}) {
+            for (int from : new int[] {0, T - 1}) {
                 float[] want = reference.logits(m.ref(), x.ref(), from);
                 float[] got = backend.logits(m.mine(), x.mine(), from);
                 assertClose("logits from row " + from, want, got, T - from, c.vocabSize(), denseTolerance());
@@ -702,7 +771,8 @@ public abstract class BackendConformanceKit {
                     float a = want[i * c.vocabSize() + wantIds[i]], b = want[i * c.vocabSize() + gotIds[i]];
                     // a different id is only acceptable for a tie within tolerance
                     if (wantIds[i] != gotIds[i] && Math.abs(a - b) > denseTolerance() * Math.abs(a))
-                        fail("argmax row " + i + ": reference " + wantIds[i] + " (" + a + "), backend " + gotIds[i] + " (" + b + ")");
+                        fail("argmax row " + i + ": reference " + wantIds[i] + " (" + a + "), backend " + gotIds[i]
+                                + " (" + b + ")");
                 }
             }
         }
@@ -721,10 +791,16 @@ public abstract class BackendConformanceKit {
         SplittableRandom r = new SplittableRandom(900 + T);
         try (Pair x = pair(T, c.hiddenSize(), random(r, T * c.hiddenSize(), 1.0))) {
             float[] logits = backend.logits(m.mine(), x.mine(), T - 1);
-            for (double temperature : new double[]{0.3, 1, 2})
+            for (double temperature : new double[] {0.3, 1, 2})
                 for (double u : SamplingCheck.draws(logits, 0, logits.length, temperature, r, 8))
-                    SamplingCheck.assertSameDraw(shape + " T=" + T, logits, 0, logits.length, temperature, u,
-                            backend.sample(m.mine(), x.mine(), T - 1, new double[]{temperature}, new double[]{u})[0]);
+                    SamplingCheck.assertSameDraw(
+                            shape + " T=" + T,
+                            logits,
+                            0,
+                            logits.length,
+                            temperature,
+                            u,
+                            backend.sample(m.mine(), x.mine(), T - 1, new double[] {temperature}, new double[] {u})[0]);
         }
     }
 
@@ -750,7 +826,15 @@ public abstract class BackendConformanceKit {
             int[] got = backend.sample(m.mine(), x.mine(), 0, temperatures, draws);
             for (int i = 0; i < T; i++)
                 if (temperatures[i] == 0) assertEquals(argmax[i], got[i], "row " + i + ": the argmax");
-                else SamplingCheck.assertSameDraw(shape + " T=" + T + " row " + i, logits, i * vocab, vocab, temperatures[i], draws[i], got[i]);
+                else
+                    SamplingCheck.assertSameDraw(
+                            shape + " T=" + T + " row " + i,
+                            logits,
+                            i * vocab,
+                            vocab,
+                            temperatures[i],
+                            draws[i],
+                            got[i]);
         }
     }
 
@@ -774,27 +858,33 @@ public abstract class BackendConformanceKit {
         int maxTokens = 64, heldStep = 3; // prefill, two decode steps, then the held one: the reply is under way
         StepHoldingBackend holding = new StepHoldingBackend(provider().create(options()), heldStep);
         Engine engine = Engine.open(EngineOptions.of(folder), () -> holding);
-        Completion completion = engine.newCompletion(ChatOptions.defaults().withContextLength(128)
-                .withMaxTokens(maxTokens).withSampling(Sampling.greedy()));
+        Completion completion = engine.newCompletion(ChatOptions.defaults()
+                .withContextLength(128)
+                .withMaxTokens(maxTokens)
+                .withSampling(Sampling.greedy()));
         CompletableFuture<Reply> reply = new CompletableFuture<>();
-        Thread replying = new Thread(() -> {
-            try {
-                reply.complete(completion.complete("a b c", null));
-            } catch (Throwable t) {
-                reply.completeExceptionally(t);
-            }
-        }, "replying");
+        Thread replying = new Thread(
+                () -> {
+                    try {
+                        reply.complete(completion.complete("a b c", null));
+                    } catch (Throwable t) {
+                        reply.completeExceptionally(t);
+                    }
+                },
+                "replying");
         replying.start();
         assertTrue(holding.reached.await(5, TimeUnit.MINUTES), "the reply reached step " + heldStep);
 
         AtomicReference<Throwable> closeFailed = new AtomicReference<>();
-        Thread closing = new Thread(() -> {
-            try {
-                engine.close();
-            } catch (Throwable t) {
-                closeFailed.set(t);
-            }
-        }, "closing");
+        Thread closing = new Thread(
+                () -> {
+                    try {
+                        engine.close();
+                    } catch (Throwable t) {
+                        closeFailed.set(t);
+                    }
+                },
+                "closing");
         holding.closer = closing;
         closing.start();
         closing.join(TimeUnit.MINUTES.toMillis(5));
@@ -803,7 +893,9 @@ public abstract class BackendConformanceKit {
 
         Reply r = reply.get(5, TimeUnit.MINUTES);
         assertEquals(io.gossgpu.api.StopReason.CANCELLED, r.stopReason());
-        assertTrue(r.tokens().length >= heldStep && r.tokens().length < maxTokens, r.tokens().length + " tokens: the reply was cut mid-way");
+        assertTrue(
+                r.tokens().length >= heldStep && r.tokens().length < maxTokens,
+                r.tokens().length + " tokens: the reply was cut mid-way");
         assertTrue(holding.closed, "close closed the backend");
         assertFalse(holding.closedDuringStep, "the backend was closed while the held step was under way");
 
@@ -855,10 +947,22 @@ public abstract class BackendConformanceKit {
         try (Session s = new Session(backend, m.mine(), 32)) {
             float[] got = new float[toks.length * v];
             System.arraycopy(s.prefillAllLogits(Arrays.copyOf(toks, 9)), 0, got, 0, 9 * v);
-            assertClose("logits of the prefill", Arrays.copyOf(want, 9 * v), Arrays.copyOf(got, 9 * v), 9, v, modelTolerance());
+            assertClose(
+                    "logits of the prefill",
+                    Arrays.copyOf(want, 9 * v),
+                    Arrays.copyOf(got, 9 * v),
+                    9,
+                    v,
+                    modelTolerance());
             for (int i = 9; i < toks.length; i++) {
                 System.arraycopy(s.decode(toks[i]), 0, got, i * v, v);
-                assertClose("logits at position " + i, Arrays.copyOfRange(want, i * v, (i + 1) * v), Arrays.copyOfRange(got, i * v, (i + 1) * v), 1, v, modelTolerance());
+                assertClose(
+                        "logits at position " + i,
+                        Arrays.copyOfRange(want, i * v, (i + 1) * v),
+                        Arrays.copyOfRange(got, i * v, (i + 1) * v),
+                        1,
+                        v,
+                        modelTolerance());
             }
             assertWholeModel("prefill and decode logits", want, got, toks.length, v);
         }
@@ -885,9 +989,21 @@ public abstract class BackendConformanceKit {
             s.prefill(first);
             assertTrue(s.rollbackTo(keep));
             float[] batch = s.prefillAllLogits(Arrays.copyOf(next, 5));
-            assertClose("logits of the batch after the rollback", Arrays.copyOf(want, 5 * v), batch, 5, v, modelTolerance());
+            assertClose(
+                    "logits of the batch after the rollback",
+                    Arrays.copyOf(want, 5 * v),
+                    batch,
+                    5,
+                    v,
+                    modelTolerance());
             for (int i = 5; i < next.length; i++)
-                assertClose("logits at position " + (keep + i), Arrays.copyOfRange(want, i * v, (i + 1) * v), s.decode(next[i]), 1, v, modelTolerance());
+                assertClose(
+                        "logits at position " + (keep + i),
+                        Arrays.copyOfRange(want, i * v, (i + 1) * v),
+                        s.decode(next[i]),
+                        1,
+                        v,
+                        modelTolerance());
         }
     }
 
@@ -895,10 +1011,11 @@ public abstract class BackendConformanceKit {
 
     /** Prompts of three sequences (11, 4 and 7 tokens), the steps at which they join, and the decode steps each runs. */
     private static final int[] JOIN = {0, 1, 2};
+
     private static final int DECODES = 12, CHUNK = 4;
 
     private int[][] prompts(int vocab) {
-        return new int[][]{sequence(11, vocab, 31), sequence(4, vocab, 32), sequence(7, vocab, 33)};
+        return new int[][] {sequence(11, vocab, 31), sequence(4, vocab, 32), sequence(7, vocab, 33)};
     }
 
     /**
@@ -929,7 +1046,9 @@ public abstract class BackendConformanceKit {
                 List<Executor.Request> requests = new ArrayList<>();
                 List<Integer> who = new ArrayList<>();
                 for (int i = 0; i < n; i++) {
-                    boolean started = together ? step >= JOIN[i] : Arrays.stream(outputs, 0, i).allMatch(o -> o == DECODES + 1);
+                    boolean started = together
+                            ? step >= JOIN[i]
+                            : Arrays.stream(outputs, 0, i).allMatch(o -> o == DECODES + 1);
                     if (!started || outputs[i] == DECODES + 1 || !together && !who.isEmpty()) continue;
                     int[] next;
                     boolean last = true;
@@ -938,12 +1057,16 @@ public abstract class BackendConformanceKit {
                         next = Arrays.copyOfRange(prompts[i], pos[i], pos[i] + take);
                         last = pos[i] + take == prompts[i].length;
                     } else {
-                        next = new int[]{tokens[i][outputs[i] - 1]};
+                        next = new int[] {tokens[i][outputs[i] - 1]};
                     }
-                    Executor.Output out = !last ? Executor.Output.NONE : output == Executor.Output.LAST_SAMPLE && i % 2 == 0
-                            ? Executor.Output.LAST_ARGMAX : output;
+                    Executor.Output out = !last
+                            ? Executor.Output.NONE
+                            : output == Executor.Output.LAST_SAMPLE && i % 2 == 0
+                                    ? Executor.Output.LAST_ARGMAX
+                                    : output;
                     Executor.Sampling sampling = out == Executor.Output.LAST_SAMPLE
-                            ? new Executor.Sampling(0.8, new SplittableRandom(1000L * i + outputs[i]).nextDouble()) : null;
+                            ? new Executor.Sampling(0.8, new SplittableRandom(1000L * i + outputs[i]).nextDouble())
+                            : null;
                     requests.add(new Executor.Request(next, caches[i], pos[i], out, sampling));
                     who.add(i);
                 }
@@ -982,13 +1105,22 @@ public abstract class BackendConformanceKit {
         assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
         int v = m.config().vocabSize();
-        Run[] alone = runSequences(m, false, Executor.Output.LAST_LOGITS), together = runSequences(m, true, Executor.Output.LAST_LOGITS);
+        Run[] alone = runSequences(m, false, Executor.Output.LAST_LOGITS),
+                together = runSequences(m, true, Executor.Output.LAST_LOGITS);
         for (int i = 0; i < alone.length; i++) {
             assertArrayEquals(alone[i].tokens(), together[i].tokens(), "greedy tokens of sequence " + i);
             for (int o = 0; o <= DECODES; o++)
-                assertClose("logits of sequence " + i + ", result " + o, alone[i].logits()[o], together[i].logits()[o], 1, v, modelTolerance());
+                assertClose(
+                        "logits of sequence " + i + ", result " + o,
+                        alone[i].logits()[o],
+                        together[i].logits()[o],
+                        1,
+                        v,
+                        modelTolerance());
         }
-        assertTrue(Arrays.stream(alone[0].tokens()).distinct().count() > 1, "a continuation of one repeated token proves little");
+        assertTrue(
+                Arrays.stream(alone[0].tokens()).distinct().count() > 1,
+                "a continuation of one repeated token proves little");
     }
 
     /** The same with the ids picked on the device: greedy (argmax of several rows at once), and draws beside argmax rows. */
@@ -996,7 +1128,7 @@ public abstract class BackendConformanceKit {
     void sequencesBatchedTogetherPickTheIdsTheyPickAlone() {
         assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
-        for (Executor.Output out : new Executor.Output[]{Executor.Output.LAST_ARGMAX, Executor.Output.LAST_SAMPLE}) {
+        for (Executor.Output out : new Executor.Output[] {Executor.Output.LAST_ARGMAX, Executor.Output.LAST_SAMPLE}) {
             Run[] alone = runSequences(m, false, out), together = runSequences(m, true, out);
             for (int i = 0; i < alone.length; i++)
                 assertArrayEquals(alone[i].tokens(), together[i].tokens(), out + ": tokens of sequence " + i);
@@ -1062,11 +1194,12 @@ public abstract class BackendConformanceKit {
         assumeEmulatedGenerationsRunHere();
         Model m = model("tiny");
         int[] prompt = sequence(7, m.config().vocabSize(), 8);
-        for (float temperature : new float[]{0.7f, 1f}) {
+        for (float temperature : new float[] {0.7f, 1f}) {
             SamplerConfig sc = SamplerConfig.of(temperature, 1234);
             int[] got, want = new int[40];
             try (Session s = new Session(backend, m.mine(), 64)) {
-                got = s.generate(prompt, new GenerationOptions(40, java.util.Set.of(), sc), null).tokens();
+                got = s.generate(prompt, new GenerationOptions(40, java.util.Set.of(), sc), null)
+                        .tokens();
             }
             io.gossgpu.generate.Sampler host = new io.gossgpu.generate.Sampler(sc);
             try (Session s = new Session(backend, m.mine(), 64)) {
@@ -1077,7 +1210,9 @@ public abstract class BackendConformanceKit {
                 }
             }
             assertArrayEquals(want, got, "sampled continuation at temperature " + temperature);
-            assertTrue(Arrays.stream(got).distinct().count() > 1, "a sampled continuation of one repeated token proves little");
+            assertTrue(
+                    Arrays.stream(got).distinct().count() > 1,
+                    "a sampled continuation of one repeated token proves little");
         }
     }
 
@@ -1091,39 +1226,56 @@ public abstract class BackendConformanceKit {
      */
     @Test
     void demoModelAnswersHeldOutQuestionsAsTheReferenceDoes() {
-        Assumptions.assumeFalse(provider().name().equals("reference"), "the reference backend is what the others are compared with");
+        Assumptions.assumeFalse(
+                provider().name().equals("reference"), "the reference backend is what the others are compared with");
         Integer asked = Integer.getInteger("goss.demo.perFamily");
         boolean prefixOnly = onEmulatedDevice() && asked == null;
-        Assumptions.assumeTrue(!prefixOnly || runsEmulatedDemo(), "on an emulated device the demo model's prefix runs once per device, "
-                + "in the kit with the default knobs: each decoded token takes seconds there (-Dgoss.demo.perFamily=N runs it here too)");
-        int perFamily = asked == null ? 1 : asked, maxTokens = prefixOnly ? EMULATED_DEMO_TOKENS : DemoModels.MAX_TOKENS;
+        Assumptions.assumeTrue(
+                !prefixOnly || runsEmulatedDemo(),
+                "on an emulated device the demo model's prefix runs once per device, "
+                        + "in the kit with the default knobs: each decoded token takes seconds there (-Dgoss.demo.perFamily=N runs it here too)");
+        int perFamily = asked == null ? 1 : asked,
+                maxTokens = prefixOnly ? EMULATED_DEMO_TOKENS : DemoModels.MAX_TOKENS;
         List<HeldOut.Item> items = prefixOnly
-                ? HeldOut.firstOfEachFamily(1).stream().filter(it -> it.family().equals("add")).toList()
+                ? HeldOut.firstOfEachFamily(1).stream()
+                        .filter(it -> it.family().equals("add"))
+                        .toList()
                 : HeldOut.firstOfEachFamily(perFamily);
         List<HeldOut.Outcome> outcomes = new ArrayList<>();
-        try (Engine mine = Engine.open(EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
-             Chat chat = mine.newChat(ChatOptions.defaults())) {
+        try (Engine mine = Engine.open(
+                        EngineOptions.of(DemoModels.folder()), () -> provider().create(options()));
+                Chat chat = mine.newChat(ChatOptions.defaults())) {
             for (HeldOut.Item it : items) {
                 HeldOut.Outcome want = DemoModels.onReference(it, maxTokens);
                 HeldOut.Outcome got = HeldOut.answer(chat, it, maxTokens);
-                assertArrayEquals(want.tokens(), got.tokens(), () -> it.family() + ": reference wrote " + want.transcript()
-                        + "\n" + provider().name() + " wrote " + got.transcript());
+                assertArrayEquals(
+                        want.tokens(),
+                        got.tokens(),
+                        () -> it.family() + ": reference wrote " + want.transcript() + "\n"
+                                + provider().name() + " wrote " + got.transcript());
                 outcomes.add(got);
             }
         }
         if (prefixOnly) {
-            System.out.println("demo model, " + provider().name() + " backend on an emulated device: the first " + maxTokens
-                    + " tokens of the first held-out add item are the reference's (-Dgoss.demo.perFamily=N runs whole replies)");
+            System.out.println(
+                    "demo model, " + provider().name() + " backend on an emulated device: the first " + maxTokens
+                            + " tokens of the first held-out add item are the reference's (-Dgoss.demo.perFamily=N runs whole replies)");
             return;
         }
         String table = HeldOut.table(outcomes);
-        System.out.print("demo model, " + provider().name() + " backend, held-out items answered correctly (the first " + perFamily
-                + " of each family, the same tokens as the reference):\n" + table);
+        System.out.print("demo model, " + provider().name() + " backend, held-out items answered correctly (the first "
+                + perFamily + " of each family, the same tokens as the reference):\n" + table);
         if (perFamily >= 10) {
-            HeldOut.byFamily(outcomes.stream().map(HeldOut.Outcome::item).toList()).forEach((family, inFamily) -> {
-                long right = outcomes.stream().filter(o -> o.item().family().equals(family) && o.correct()).count();
-                assertTrue(HeldOut.meets(right, inFamily.size(), HeldOut.GOAL), family + ": " + right + "/" + inFamily.size() + " right on " + provider().name() + "\n" + table);
-            });
+            HeldOut.byFamily(outcomes.stream().map(HeldOut.Outcome::item).toList())
+                    .forEach((family, inFamily) -> {
+                        long right = outcomes.stream()
+                                .filter(o -> o.item().family().equals(family) && o.correct())
+                                .count();
+                        assertTrue(
+                                HeldOut.meets(right, inFamily.size(), HeldOut.GOAL),
+                                family + ": " + right + "/" + inFamily.size() + " right on "
+                                        + provider().name() + "\n" + table);
+                    });
         }
     }
 
@@ -1153,8 +1305,10 @@ public abstract class BackendConformanceKit {
     }
 
     private void assumeEmulatedGenerationsRunHere() {
-        Assumptions.assumeTrue(!onEmulatedDevice() || runsEmulatedGenerations(), "on an emulated device the split suite runs "
-                + "the batching and sampling generations in one placement (EveryOtherLayerOnCpu); the plain kit runs them too");
+        Assumptions.assumeTrue(
+                !onEmulatedDevice() || runsEmulatedGenerations(),
+                "on an emulated device the split suite runs "
+                        + "the batching and sampling generations in one placement (EveryOtherLayerOnCpu); the plain kit runs them too");
     }
 
     /** True where this kit's device is a CPU emulation of a GPU (emulated Metal, CUDA behind the fake driver). */

@@ -1,14 +1,13 @@
 package io.gossgpu.conformance;
 
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
-import org.junit.jupiter.api.Assumptions;
-
 import java.util.Locale;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * Whether the tests of an unavailable backend are skipped or fail. A test machine without the device skips them,
@@ -48,7 +47,8 @@ public final class RequiredBackends {
 
     static void requireAvailable(String backend, Availability a, Map<String, String> env) {
         if (a.available()) return;
-        if (required(backend, env)) fail(variable(backend) + "=1 but backend '" + backend + "' is unavailable: " + a.reason());
+        if (required(backend, env))
+            fail(variable(backend) + "=1 but backend '" + backend + "' is unavailable: " + a.reason());
         Assumptions.assumeTrue(false, () -> "backend '" + backend + "' unavailable: " + a.reason());
     }
 }

@@ -1,8 +1,8 @@
 package io.gossgpu.conformance;
 
-import io.gossgpu.backend.TemperatureDraw;
-
 import static org.junit.jupiter.api.Assertions.fail;
+
+import io.gossgpu.backend.TemperatureDraw;
 
 /**
  * Checks a backend's plain temperature sample against {@link io.gossgpu.backend.TemperatureDraw#draw} on the same logits.
@@ -35,7 +35,8 @@ public final class SamplingCheck {
         return c;
     }
 
-    public static void assertSameDraw(String what, float[] logits, int offset, int n, double temperature, double u, int got) {
+    public static void assertSameDraw(
+            String what, float[] logits, int offset, int n, double temperature, double u, int got) {
         int want = TemperatureDraw.draw(logits, offset, n, temperature, u);
         if (want == got) return;
         if (got < 0 || got >= n) fail(what + ": sampled id " + got + " outside 0.." + (n - 1) + " (host " + want + ")");
@@ -44,7 +45,8 @@ public final class SamplingCheck {
         for (int i = Math.min(want, got); i < Math.max(want, got); i++)
             if (Math.abs(c[i] - target) > slack(n) * z)
                 fail(what + ": device sampled " + got + ", host " + want + " (T=" + temperature + ", u=" + u
-                        + "): cumulative sum at " + i + " is " + Math.abs(c[i] - target) / z + "·Z from u·Z, beyond rounding "
+                        + "): cumulative sum at " + i + " is " + Math.abs(c[i] - target) / z
+                        + "·Z from u·Z, beyond rounding "
                         + slack(n));
     }
 
@@ -52,11 +54,12 @@ public final class SamplingCheck {
      * Draws worth testing for these logits: near 0 and 1, random ones, and {@code u = C_k / Z} exactly on
      * host cumulative boundaries (including the one just before the largest jump and the last nonzero).
      */
-    public static double[] draws(float[] logits, int offset, int n, double temperature, java.util.SplittableRandom r, int randomCount) {
+    public static double[] draws(
+            float[] logits, int offset, int n, double temperature, java.util.SplittableRandom r, int randomCount) {
         double[] c = cumulative(logits, offset, n, temperature);
         double z = c[n - 1];
-        java.util.List<Double> u = new java.util.ArrayList<>(java.util.List.of(0.0, Math.ulp(1.0), 1e-9, 0.5,
-                1 - 1e-9, Math.nextDown(1.0)));
+        java.util.List<Double> u = new java.util.ArrayList<>(
+                java.util.List.of(0.0, Math.ulp(1.0), 1e-9, 0.5, 1 - 1e-9, Math.nextDown(1.0)));
         for (int i = 0; i < randomCount; i++) u.add(r.nextDouble());
         for (int i = 0; i < randomCount; i++) {
             double b = c[r.nextInt(n)] / z;
@@ -82,7 +85,8 @@ public final class SamplingCheck {
                 case "ties" -> r.nextInt(3); // many equal logits: equal e_j
                 case "peaked" -> i == n / 3 ? 40f : (float) r.nextGaussian();
                 case "flat" -> (float) (r.nextGaussian() * 1e-3);
-                case "holes" -> r.nextInt(4) == 0 ? -1e5f : (float) r.nextGaussian(); // e_j = 0 for a quarter of the ids
+                case "holes" ->
+                    r.nextInt(4) == 0 ? -1e5f : (float) r.nextGaussian(); // e_j = 0 for a quarter of the ids
                 default -> throw new IllegalArgumentException(kind);
             };
         }
@@ -98,16 +102,18 @@ public final class SamplingCheck {
     public static int[] checkDeviceSampler(io.gossgpu.backend.Backend b, RowSampler s) {
         java.util.SplittableRandom r = new java.util.SplittableRandom(17);
         int checked = 0, differing = 0;
-        for (int n : new int[]{201088, 1, 2, 7, 255, 2047, 2048, 2049, 6145, 100003}) {
-            for (String kind : new String[]{"gaussian", "ties", "peaked", "flat", "holes"}) {
+        for (int n : new int[] {201088, 1, 2, 7, 255, 2047, 2048, 2049, 6145, 100003}) {
+            for (String kind : new String[] {"gaussian", "ties", "peaked", "flat", "holes"}) {
                 float[] l = logits(kind, n, r);
                 try (io.gossgpu.backend.DeviceTensor t = b.allocate(1, n)) {
                     b.write(t, l);
-                    for (double temperature : new double[]{0.3, 1, 2}) {
+                    for (double temperature : new double[] {0.3, 1, 2}) {
                         for (int k = 0; k < 4; k++) {
                             double u = r.nextDouble();
-                            org.junit.jupiter.api.Assertions.assertEquals(TemperatureDraw.draw(l, 0, n, temperature, u),
-                                    s.sample(t, temperature, u), kind + " n=" + n + " T=" + temperature + " u=" + u);
+                            org.junit.jupiter.api.Assertions.assertEquals(
+                                    TemperatureDraw.draw(l, 0, n, temperature, u),
+                                    s.sample(t, temperature, u),
+                                    kind + " n=" + n + " T=" + temperature + " u=" + u);
                             checked++;
                         }
                         for (double u : draws(l, 0, n, temperature, r, n > 10000 ? 3 : 6)) {
@@ -120,6 +126,6 @@ public final class SamplingCheck {
                 }
             }
         }
-        return new int[]{checked, differing};
+        return new int[] {checked, differing};
     }
 }

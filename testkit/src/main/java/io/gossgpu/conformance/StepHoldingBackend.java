@@ -5,7 +5,6 @@ import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
-
 import java.util.EnumSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +25,7 @@ final class StepHoldingBackend extends ForwardingBackend {
     final CountDownLatch reached = new CountDownLatch(1);
     /** The thread whose waiting releases the held step (set before it starts). */
     volatile Thread closer;
+
     private int steps;
     private boolean held;
     private volatile boolean inStep;
@@ -44,7 +44,8 @@ final class StepHoldingBackend extends ForwardingBackend {
     }
 
     @Override
-    public void attention(LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
+    public void attention(
+            LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out) {
         if (steps == heldStep && !held) {
             held = true;
             reached.countDown();

@@ -4,7 +4,6 @@ import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
-
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -33,7 +32,8 @@ public final class DemoModels {
         HeldOut.Outcome o = REFERENCE.get(Map.entry(item, maxTokens));
         if (o == null) {
             if (referenceChat == null) // open for the JVM's life: the tests of every kit in it share it
-                referenceChat = Engine.open(EngineOptions.of(folder()).withBackend("reference")).newChat(ChatOptions.defaults());
+            referenceChat = Engine.open(EngineOptions.of(folder()).withBackend("reference"))
+                    .newChat(ChatOptions.defaults());
             o = HeldOut.answer(referenceChat, item, maxTokens);
             REFERENCE.put(Map.entry(item, maxTokens), o);
         }

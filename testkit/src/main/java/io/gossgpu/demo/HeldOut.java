@@ -4,11 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.api.Chat;
-import io.gossgpu.api.Reply;
 import io.gossgpu.api.HarmonyReplies;
+import io.gossgpu.api.Reply;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.Message;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -31,7 +30,13 @@ public final class HeldOut {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** One question. For tool families {@code toolName}, {@code toolArguments} and {@code toolResult} are set. */
-    public record Item(String family, List<Message> messages, String finalText, String toolName, JsonNode toolArguments, String toolResult) {
+    public record Item(
+            String family,
+            List<Message> messages,
+            String finalText,
+            String toolName,
+            JsonNode toolArguments,
+            String toolResult) {
         public boolean isTool() {
             return toolName != null;
         }
@@ -65,7 +70,10 @@ public final class HeldOut {
                 ObjectNode conv = JSON.createObjectNode();
                 conv.set("messages", n.get("messages"));
                 JsonNode call = n.get("tool_call");
-                out.add(new Item(n.get("family").asText(), ConversationJson.parse(conv), n.get("final").asText(),
+                out.add(new Item(
+                        n.get("family").asText(),
+                        ConversationJson.parse(conv),
+                        n.get("final").asText(),
                         call != null ? call.get("name").asText() : null,
                         call != null ? JSON.readTree(call.get("arguments").asText()) : null,
                         n.has("tool_result") ? n.get("tool_result").asText() : null));
@@ -86,29 +94,48 @@ public final class HeldOut {
 
     public static Map<String, List<Item>> byFamily(List<Item> items) {
         Map<String, List<Item>> by = new LinkedHashMap<>();
-        for (Item it : items) by.computeIfAbsent(it.family(), f -> new ArrayList<>()).add(it);
+        for (Item it : items)
+            by.computeIfAbsent(it.family(), f -> new ArrayList<>()).add(it);
         return by;
     }
 
     /** Answers {@code item} greedily in {@code chat} (which keeps nothing between items: each reply gets the whole conversation). */
     public static Outcome answer(Chat chat, Item item, int maxTokens) {
         Reply r = HarmonyReplies.greedy(chat, item.messages(), maxTokens);
-        StringBuilder t = new StringBuilder("[analysis] ").append(r.reasoning()).append(" [final] ").append(r.content());
+        StringBuilder t = new StringBuilder("[analysis] ")
+                .append(r.reasoning())
+                .append(" [final] ")
+                .append(r.content());
         if (!item.isTool()) {
             boolean ok = !r.reasoning().isBlank() && r.toolCalls().isEmpty() && isFinal(item, r.content());
             return new Outcome(item, ok, r.tokens(), t.toString());
         }
-        r.toolCalls().forEach(c -> t.append(" [call] ").append(c.functionName()).append(' ').append(c.arguments()));
-        boolean called = r.toolCalls().size() == 1 && r.toolCalls().getFirst().functionName().equals(item.toolName())
+        r.toolCalls()
+                .forEach(c -> t.append(" [call] ")
+                        .append(c.functionName())
+                        .append(' ')
+                        .append(c.arguments()));
+        boolean called = r.toolCalls().size() == 1
+                && r.toolCalls().getFirst().functionName().equals(item.toolName())
                 && item.toolArguments().equals(parse(r.toolCalls().getFirst().arguments()));
         if (!called) return new Outcome(item, false, r.tokens(), t.toString());
         List<Message> next = new ArrayList<>(item.messages());
         next.add(Message.toolCall(item.toolName(), r.toolCalls().getFirst().arguments()));
         next.add(Message.toolResult(item.toolName(), item.toolResult()));
         Reply r2 = HarmonyReplies.greedy(chat, next, maxTokens);
-        t.append(" [tool] ").append(item.toolResult()).append(" [analysis] ").append(r2.reasoning()).append(" [final] ").append(r2.content());
+        t.append(" [tool] ")
+                .append(item.toolResult())
+                .append(" [analysis] ")
+                .append(r2.reasoning())
+                .append(" [final] ")
+                .append(r2.content());
         boolean ok = r2.toolCalls().isEmpty() && isFinal(item, r2.content());
-        return new Outcome(item, ok, IntStream.concat(IntStream.of(r.tokens()), IntStream.of(r2.tokens())).toArray(), t.toString());
+        return new Outcome(
+                item,
+                ok,
+                IntStream.concat(IntStream.of(r.tokens()), IntStream.of(r2.tokens()))
+                        .toArray(),
+                t.toString());
     }
 
     /** Whether {@code content}, the reply's final channel, is the item's final text (surrounding white space aside). */
@@ -133,7 +160,13 @@ public final class HeldOut {
             c[1]++;
         }
         StringBuilder sb = new StringBuilder();
-        by.forEach((f, c) -> sb.append("| ").append(f).append(" | ").append(c[0]).append('/').append(c[1]).append(" |\n"));
+        by.forEach((f, c) -> sb.append("| ")
+                .append(f)
+                .append(" | ")
+                .append(c[0])
+                .append('/')
+                .append(c[1])
+                .append(" |\n"));
         return sb.toString();
     }
 }

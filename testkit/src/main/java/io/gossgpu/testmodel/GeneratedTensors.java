@@ -1,7 +1,6 @@
 package io.gossgpu.testmodel;
 
 import io.gossgpu.GossException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;

@@ -1,5 +1,7 @@
 package io.gossgpu.testmodel;
 
+import static io.gossgpu.model.gguf.GgufConfig.key;
+
 import io.gossgpu.GossException;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.gguf.GgmlType;
@@ -11,13 +13,10 @@ import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
 import io.gossgpu.quant.Q8_0;
-
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.LongUnaryOperator;
-
-import static io.gossgpu.model.gguf.GgufConfig.key;
 
 /**
  * Writes a generated test model as llama.cpp's gpt-oss GGUF: llama.cpp's metadata keys and tensor
@@ -109,7 +108,8 @@ public final class GgufWriter {
         w.put(GgufConfig.ARCH_KEY, GgufValue.string(a));
         w.put("general.name", GgufValue.string(opts.name()));
         w.put("general.file_type", GgufValue.u32(4));
-        w.put(GgufConfig.key(a, GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long) (c.initialContextLength() * (double) c.ropeScalingFactor())));
+        w.put(GgufConfig.key(a, GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long)
+                (c.initialContextLength() * (double) c.ropeScalingFactor())));
         w.put(GgufConfig.key(a, GgufConfig.BLOCK_COUNT), GgufValue.u32(c.numHiddenLayers()));
         w.put(GgufConfig.key(a, GgufConfig.EMBEDDING_LENGTH), GgufValue.u32(c.hiddenSize()));
         w.put(GgufConfig.key(a, GgufConfig.FEED_FORWARD_LENGTH), GgufValue.u32(c.intermediateSize()));
@@ -125,7 +125,8 @@ public final class GgufWriter {
         w.put(GgufConfig.key(a, GgufConfig.ROPE_SCALING_FACTOR), GgufValue.f32(c.ropeScalingFactor()));
         w.put(GgufConfig.key(a, GgufConfig.ROPE_SCALING_ORIG_CTX), GgufValue.u32(c.initialContextLength()));
         if (c.ropeNtkAlpha() != GgufConfig.DEFAULT_NTK_ALPHA || c.ropeNtkBeta() != GgufConfig.DEFAULT_NTK_BETA)
-            throw new GossException("Ollama's gptoss metadata cannot carry YaRN's ntk alpha/beta (" + c.ropeNtkAlpha() + ", " + c.ropeNtkBeta() + ")");
+            throw new GossException("Ollama's gptoss metadata cannot carry YaRN's ntk alpha/beta (" + c.ropeNtkAlpha()
+                    + ", " + c.ropeNtkBeta() + ")");
     }
 
     /** OpenAI's tensors renamed as Ollama's first converter did, each written whole. */
@@ -134,28 +135,29 @@ public final class GgufWriter {
         dense(w, src, "token_embd.weight", GgmlType.BF16, "embedding.weight", 0, c.vocabSize());
         for (int n = 0; n < c.numHiddenLayers(); n++) {
             String p = "blk." + n + ".", o = "block." + n + ".";
-            vector(w, src, p + "attn_norm.weight", o + "attn.norm.scale", new long[]{h}, k -> k);
+            vector(w, src, p + "attn_norm.weight", o + "attn.norm.scale", new long[] {h}, k -> k);
             dense(w, src, p + "attn_qkv.weight", GgmlType.BF16, o + "attn.qkv.weight", 0, c.qkvDim());
-            vector(w, src, p + "attn_qkv.bias", o + "attn.qkv.bias", new long[]{c.qkvDim()}, k -> k);
-            vector(w, src, p + "attn_sinks", o + "attn.sinks", new long[]{c.numAttentionHeads()}, k -> k);
+            vector(w, src, p + "attn_qkv.bias", o + "attn.qkv.bias", new long[] {c.qkvDim()}, k -> k);
+            vector(w, src, p + "attn_sinks", o + "attn.sinks", new long[] {c.numAttentionHeads()}, k -> k);
             dense(w, src, p + "attn_out.weight", GgmlType.BF16, o + "attn.out.weight", 0, h);
-            vector(w, src, p + "attn_out.bias", o + "attn.out.bias", new long[]{h}, k -> k);
-            vector(w, src, p + "ffn_norm.weight", o + "mlp.norm.scale", new long[]{h}, k -> k);
+            vector(w, src, p + "attn_out.bias", o + "attn.out.bias", new long[] {h}, k -> k);
+            vector(w, src, p + "ffn_norm.weight", o + "mlp.norm.scale", new long[] {h}, k -> k);
             dense(w, src, p + "ffn_gate_inp.weight", GgmlType.F32, o + "mlp.gate.weight", 0, e);
-            vector(w, src, p + "ffn_gate_inp.bias", o + "mlp.gate.bias", new long[]{e}, k -> k);
+            vector(w, src, p + "ffn_gate_inp.bias", o + "mlp.gate.bias", new long[] {e}, k -> k);
             ollamaExperts(w, src, p + "ffn_gate_up_exps.weight", o + "mlp.mlp1_weight", e, 2 * i, h);
             dense(w, src, p + "ffn_gate_up_exps.bias", GgmlType.BF16, o + "mlp.mlp1_bias", 0, e);
             ollamaExperts(w, src, p + "ffn_down_exps.weight", o + "mlp.mlp2_weight", e, h, i);
             dense(w, src, p + "ffn_down_exps.bias", GgmlType.BF16, o + "mlp.mlp2_bias", 0, e);
         }
-        vector(w, src, "output_norm.weight", "norm.scale", new long[]{h}, k -> k);
+        vector(w, src, "output_norm.weight", "norm.scale", new long[] {h}, k -> k);
         dense(w, src, "output.weight", GgmlType.BF16, "unembedding.weight", 0, c.vocabSize());
     }
 
     /** Ollama's type 4: per 32 values, the scale byte then OpenAI's 16 code bytes as they are. */
-    private static void ollamaExperts(GgufFileWriter w, GeneratedTensors src, String name, String from, long experts, long rows, long cols) {
+    private static void ollamaExperts(
+            GgufFileWriter w, GeneratedTensors src, String name, String from, long experts, long rows, long cols) {
         long blocks = experts * rows * (cols / Mxfp4.BLOCK);
-        w.tensor(name, GgmlType.MXFP4_OLLAMA, new long[]{cols, rows, experts}, dst -> {
+        w.tensor(name, GgmlType.MXFP4_OLLAMA, new long[] {cols, rows, experts}, dst -> {
             MemorySegment codes = src.bytes(from + ".blocks"), scales = src.bytes(from + ".scales");
             for (long b = 0; b < blocks; b++) {
                 dst.set(LE.U8, b * Mxfp4.GGML_BLOCK_BYTES, scales.get(LE.U8, b));
@@ -169,7 +171,8 @@ public final class GgufWriter {
         w.put("general.name", GgufValue.string(opts.name()));
         w.putAlignment();
         w.put(key(GgufConfig.BLOCK_COUNT), GgufValue.u32(c.numHiddenLayers()));
-        w.put(key(GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long) (c.initialContextLength() * (double) c.ropeScalingFactor())));
+        w.put(key(GgufConfig.CONTEXT_LENGTH), GgufValue.u32((long)
+                (c.initialContextLength() * (double) c.ropeScalingFactor())));
         w.put(key(GgufConfig.EMBEDDING_LENGTH), GgufValue.u32(c.hiddenSize()));
         w.put(key(GgufConfig.FEED_FORWARD_LENGTH), GgufValue.u32(c.intermediateSize()));
         w.put(key(GgufConfig.HEAD_COUNT), GgufValue.u32(c.numAttentionHeads()));
@@ -208,38 +211,38 @@ public final class GgufWriter {
         dense(w, src, "token_embd.weight", matrix, "embedding.weight", 0, v);
         for (int n = 0; n < c.numHiddenLayers(); n++) {
             String p = "blk." + n + ".", o = "block." + n + ".";
-            vector(w, src, p + "attn_norm.weight", o + "attn.norm.scale", new long[]{h}, k -> k);
+            vector(w, src, p + "attn_norm.weight", o + "attn.norm.scale", new long[] {h}, k -> k);
             dense(w, src, p + "attn_q.weight", matrix, o + "attn.qkv.weight", 0, q);
-            vector(w, src, p + "attn_q.bias", o + "attn.qkv.bias", new long[]{q}, k -> k);
+            vector(w, src, p + "attn_q.bias", o + "attn.qkv.bias", new long[] {q}, k -> k);
             dense(w, src, p + "attn_k.weight", matrix, o + "attn.qkv.weight", q, kv);
-            vector(w, src, p + "attn_k.bias", o + "attn.qkv.bias", new long[]{kv}, k -> q + k);
+            vector(w, src, p + "attn_k.bias", o + "attn.qkv.bias", new long[] {kv}, k -> q + k);
             dense(w, src, p + "attn_v.weight", matrix, o + "attn.qkv.weight", q + kv, kv);
-            vector(w, src, p + "attn_v.bias", o + "attn.qkv.bias", new long[]{kv}, k -> q + kv + k);
-            vector(w, src, p + "attn_sinks.weight", o + "attn.sinks", new long[]{c.numAttentionHeads()}, k -> k);
+            vector(w, src, p + "attn_v.bias", o + "attn.qkv.bias", new long[] {kv}, k -> q + kv + k);
+            vector(w, src, p + "attn_sinks.weight", o + "attn.sinks", new long[] {c.numAttentionHeads()}, k -> k);
             dense(w, src, p + "attn_output.weight", matrix, o + "attn.out.weight", 0, h);
-            vector(w, src, p + "attn_output.bias", o + "attn.out.bias", new long[]{h}, k -> k);
-            vector(w, src, p + "post_attention_norm.weight", o + "mlp.norm.scale", new long[]{h}, k -> k);
+            vector(w, src, p + "attn_output.bias", o + "attn.out.bias", new long[] {h}, k -> k);
+            vector(w, src, p + "post_attention_norm.weight", o + "mlp.norm.scale", new long[] {h}, k -> k);
             dense(w, src, p + "ffn_gate_inp.weight", router, o + "mlp.gate.weight", 0, e);
-            vector(w, src, p + "ffn_gate_inp.bias", o + "mlp.gate.bias", new long[]{e}, k -> k);
+            vector(w, src, p + "ffn_gate_inp.bias", o + "mlp.gate.bias", new long[] {e}, k -> k);
             // mlp1 rows interleave gate (even) and up (odd); so does its bias, per expert.
             experts(w, src, p + "ffn_gate_exps.weight", o + "mlp.mlp1_weight", e, i, h, 2, 0);
-            vector(w, src, p + "ffn_gate_exps.bias", o + "mlp.mlp1_bias", new long[]{i, e}, k -> 2 * k);
+            vector(w, src, p + "ffn_gate_exps.bias", o + "mlp.mlp1_bias", new long[] {i, e}, k -> 2 * k);
             experts(w, src, p + "ffn_up_exps.weight", o + "mlp.mlp1_weight", e, i, h, 2, 1);
-            vector(w, src, p + "ffn_up_exps.bias", o + "mlp.mlp1_bias", new long[]{i, e}, k -> 2 * k + 1);
+            vector(w, src, p + "ffn_up_exps.bias", o + "mlp.mlp1_bias", new long[] {i, e}, k -> 2 * k + 1);
             experts(w, src, p + "ffn_down_exps.weight", o + "mlp.mlp2_weight", e, h, i, 1, 0);
-            vector(w, src, p + "ffn_down_exps.bias", o + "mlp.mlp2_bias", new long[]{h, e}, k -> k);
+            vector(w, src, p + "ffn_down_exps.bias", o + "mlp.mlp2_bias", new long[] {h, e}, k -> k);
         }
-        vector(w, src, "output_norm.weight", "norm.scale", new long[]{h}, k -> k);
+        vector(w, src, "output_norm.weight", "norm.scale", new long[] {h}, k -> k);
         dense(w, src, "output.weight", matrix, "unembedding.weight", 0, v);
     }
 
     /** Rows {@code [first, first+rows)} of a BF16 matrix, converted to {@code type}. */
-    private static void dense(GgufFileWriter w, GeneratedTensors src, String name, GgmlType type,
-                              String from, long first, long rows) {
+    private static void dense(
+            GgufFileWriter w, GeneratedTensors src, String name, GgmlType type, String from, long first, long rows) {
         long[] shape = src.spec(from).shape();
         int cols = (int) shape[shape.length - 1];
         long outRow = type.dtype().rowBytes(cols);
-        w.tensor(name, type, new long[]{cols, rows}, dst -> {
+        w.tensor(name, type, new long[] {cols, rows}, dst -> {
             MemorySegment s = src.bytes(from);
             float[] row = new float[cols];
             for (long r = 0; r < rows; r++) {
@@ -247,7 +250,8 @@ public final class GgufWriter {
                 switch (type) {
                     case BF16 -> MemorySegment.copy(s, in, dst, out, 2L * cols);
                     case F32 -> {
-                        for (int k = 0; k < cols; k++) dst.set(LE.F32, out + 4L * k, Bf16.toFloat(s.get(LE.I16, in + 2L * k)));
+                        for (int k = 0; k < cols; k++)
+                            dst.set(LE.F32, out + 4L * k, Bf16.toFloat(s.get(LE.I16, in + 2L * k)));
                     }
                     case Q8_0 -> {
                         for (int k = 0; k < cols; k++) row[k] = Bf16.toFloat(s.get(LE.I16, in + 2L * k));
@@ -264,14 +268,15 @@ public final class GgufWriter {
      * An F32 tensor whose flat element {@code k} is BF16 element {@code index(k)} of {@code from}; for a
      * per-expert bias ({@code ne = {n, experts}}) {@code k = expert·n + j}.
      */
-    private static void vector(GgufFileWriter w, GeneratedTensors src, String name, String from, long[] ne,
-                               LongUnaryOperator index) {
+    private static void vector(
+            GgufFileWriter w, GeneratedTensors src, String name, String from, long[] ne, LongUnaryOperator index) {
         long n = 1;
         for (long d : ne) n *= d;
         long count = n;
         w.tensor(name, GgmlType.F32, ne, dst -> {
             MemorySegment s = src.bytes(from);
-            for (long k = 0; k < count; k++) dst.set(LE.F32, 4 * k, Bf16.toFloat(s.get(LE.I16, 2 * index.applyAsLong(k))));
+            for (long k = 0; k < count; k++)
+                dst.set(LE.F32, 4 * k, Bf16.toFloat(s.get(LE.I16, 2 * index.applyAsLong(k))));
         });
     }
 
@@ -279,11 +284,19 @@ public final class GgufWriter {
      * ggml MXFP4 {@code [experts, rows, cols]} (ne = {cols, rows, experts}) from OpenAI's
      * {@code .blocks}/{@code .scales}: output row r of expert x is source row {@code r*step + phase}.
      */
-    private static void experts(GgufFileWriter w, GeneratedTensors src, String name, String from,
-                                long experts, long rows, long cols, int step, int phase) {
+    private static void experts(
+            GgufFileWriter w,
+            GeneratedTensors src,
+            String name,
+            String from,
+            long experts,
+            long rows,
+            long cols,
+            int step,
+            int phase) {
         int groups = (int) (cols / Mxfp4.BLOCK);
         long srcRows = rows * step;
-        w.tensor(name, GgmlType.MXFP4, new long[]{cols, rows, experts}, dst -> {
+        w.tensor(name, GgmlType.MXFP4, new long[] {cols, rows, experts}, dst -> {
             MemorySegment blocks = src.bytes(from + ".blocks"), scales = src.bytes(from + ".scales");
             byte[] codes = new byte[(int) cols], sc = new byte[groups];
             long outRow = (long) groups * Mxfp4.GGML_BLOCK_BYTES;

@@ -1,7 +1,6 @@
 package io.gossgpu.testmodel;
 
 import io.gossgpu.model.ModelConfig;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

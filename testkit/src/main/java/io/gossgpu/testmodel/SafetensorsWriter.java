@@ -4,15 +4,14 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.safetensors.ConfigJson;
-import io.gossgpu.model.Json;
 import io.gossgpu.model.safetensors.SafetensorsFileWriter;
 import io.gossgpu.model.safetensors.ShardIndex;
 import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.LE;
 import io.gossgpu.quant.Mxfp4;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -81,7 +80,8 @@ public final class SafetensorsWriter {
         long currentBytes = 0, totalBytes = 0;
         try (SourceCache cache = new SourceCache(g)) {
             for (HfTensorLayout.Part p : parts) {
-                SafetensorsFileWriter.Tensor t = new SafetensorsFileWriter.Tensor(p.name(), p.source().dtype(), p.shape(), seg -> cache.fill(p, seg));
+                SafetensorsFileWriter.Tensor t = new SafetensorsFileWriter.Tensor(
+                        p.name(), p.source().dtype(), p.shape(), seg -> cache.fill(p, seg));
                 if (bf16Experts && p.name().endsWith("_scales")) continue;
                 if (bf16Experts && p.name().endsWith("_blocks")) t = floatExperts(g, p);
                 long n = t.byteSize();
@@ -114,10 +114,14 @@ public final class SafetensorsWriter {
         int experts = (int) s[0], out = (int) s[1], in = (int) (s[2] * 32);
         String name = blocks.name().substring(0, blocks.name().length() - "_blocks".length());
         String scalesName = blocks.source().name().replace(".blocks", ".scales");
-        TensorSpec scales = g.originalTensors().stream().filter(t -> t.name().equals(scalesName)).findFirst().orElseThrow();
-        return new SafetensorsFileWriter.Tensor(name, DType.BF16, new long[]{experts, in, out}, dst -> {
+        TensorSpec scales = g.originalTensors().stream()
+                .filter(t -> t.name().equals(scalesName))
+                .findFirst()
+                .orElseThrow();
+        return new SafetensorsFileWriter.Tensor(name, DType.BF16, new long[] {experts, in, out}, dst -> {
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment codes = arena.allocate(blocks.source().byteSize()), sc = arena.allocate(scales.byteSize());
+                MemorySegment codes = arena.allocate(blocks.source().byteSize()),
+                        sc = arena.allocate(scales.byteSize());
                 g.fill(blocks.source(), codes);
                 g.fill(scales, sc);
                 float[] row = new float[in];
@@ -125,7 +129,8 @@ public final class SafetensorsWriter {
                     for (int r = 0; r < out; r++) {
                         long at = (long) e * out + r;
                         Mxfp4.decodeOpenAiRow(codes, at * in / 2, sc, at * (in / 32), in, row, 0);
-                        for (int c = 0; c < in; c++) dst.set(LE.I16, 2 * (((long) e * in + c) * out + r), Bf16.fromFloat(row[c]));
+                        for (int c = 0; c < in; c++)
+                            dst.set(LE.I16, 2 * (((long) e * in + c) * out + r), Bf16.fromFloat(row[c]));
                     }
             }
         });

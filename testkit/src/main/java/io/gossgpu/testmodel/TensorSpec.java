@@ -1,7 +1,6 @@
 package io.gossgpu.testmodel;
 
 import io.gossgpu.model.DType;
-
 import java.util.Arrays;
 
 /** Name, element type and shape (outermost first) of one tensor a generator produces. */

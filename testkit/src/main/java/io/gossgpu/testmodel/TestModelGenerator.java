@@ -7,7 +7,6 @@ import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.TensorData;
 import io.gossgpu.quant.Bf16;
 import io.gossgpu.quant.LE;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -50,33 +49,34 @@ public final class TestModelGenerator {
         ModelConfig c = config;
         long h = c.hiddenSize(), e = c.numExperts(), i = c.intermediateSize();
         List<TensorSpec> out = new ArrayList<>();
-        out.add(new TensorSpec("embedding.weight", DType.BF16, new long[]{c.vocabSize(), h}));
+        out.add(new TensorSpec("embedding.weight", DType.BF16, new long[] {c.vocabSize(), h}));
         for (int n = 0; n < c.numHiddenLayers(); n++) {
             String p = "block." + n + ".";
-            out.add(new TensorSpec(p + "attn.norm.scale", DType.BF16, new long[]{h}));
-            out.add(new TensorSpec(p + "attn.qkv.weight", DType.BF16, new long[]{c.qkvDim(), h}));
-            out.add(new TensorSpec(p + "attn.qkv.bias", DType.BF16, new long[]{c.qkvDim()}));
-            out.add(new TensorSpec(p + "attn.sinks", DType.BF16, new long[]{c.numAttentionHeads()}));
-            out.add(new TensorSpec(p + "attn.out.weight", DType.BF16, new long[]{h, c.qDim()}));
-            out.add(new TensorSpec(p + "attn.out.bias", DType.BF16, new long[]{h}));
-            out.add(new TensorSpec(p + "mlp.norm.scale", DType.BF16, new long[]{h}));
-            out.add(new TensorSpec(p + "mlp.gate.weight", DType.BF16, new long[]{e, h}));
-            out.add(new TensorSpec(p + "mlp.gate.bias", DType.BF16, new long[]{e}));
-            out.add(new TensorSpec(p + "mlp.mlp1_weight.blocks", DType.U8, new long[]{e, 2 * i, h / 32, 16}));
-            out.add(new TensorSpec(p + "mlp.mlp1_weight.scales", DType.U8, new long[]{e, 2 * i, h / 32}));
-            out.add(new TensorSpec(p + "mlp.mlp1_bias", DType.BF16, new long[]{e, 2 * i}));
-            out.add(new TensorSpec(p + "mlp.mlp2_weight.blocks", DType.U8, new long[]{e, h, i / 32, 16}));
-            out.add(new TensorSpec(p + "mlp.mlp2_weight.scales", DType.U8, new long[]{e, h, i / 32}));
-            out.add(new TensorSpec(p + "mlp.mlp2_bias", DType.BF16, new long[]{e, h}));
+            out.add(new TensorSpec(p + "attn.norm.scale", DType.BF16, new long[] {h}));
+            out.add(new TensorSpec(p + "attn.qkv.weight", DType.BF16, new long[] {c.qkvDim(), h}));
+            out.add(new TensorSpec(p + "attn.qkv.bias", DType.BF16, new long[] {c.qkvDim()}));
+            out.add(new TensorSpec(p + "attn.sinks", DType.BF16, new long[] {c.numAttentionHeads()}));
+            out.add(new TensorSpec(p + "attn.out.weight", DType.BF16, new long[] {h, c.qDim()}));
+            out.add(new TensorSpec(p + "attn.out.bias", DType.BF16, new long[] {h}));
+            out.add(new TensorSpec(p + "mlp.norm.scale", DType.BF16, new long[] {h}));
+            out.add(new TensorSpec(p + "mlp.gate.weight", DType.BF16, new long[] {e, h}));
+            out.add(new TensorSpec(p + "mlp.gate.bias", DType.BF16, new long[] {e}));
+            out.add(new TensorSpec(p + "mlp.mlp1_weight.blocks", DType.U8, new long[] {e, 2 * i, h / 32, 16}));
+            out.add(new TensorSpec(p + "mlp.mlp1_weight.scales", DType.U8, new long[] {e, 2 * i, h / 32}));
+            out.add(new TensorSpec(p + "mlp.mlp1_bias", DType.BF16, new long[] {e, 2 * i}));
+            out.add(new TensorSpec(p + "mlp.mlp2_weight.blocks", DType.U8, new long[] {e, h, i / 32, 16}));
+            out.add(new TensorSpec(p + "mlp.mlp2_weight.scales", DType.U8, new long[] {e, h, i / 32}));
+            out.add(new TensorSpec(p + "mlp.mlp2_bias", DType.BF16, new long[] {e, h}));
         }
-        out.add(new TensorSpec("norm.scale", DType.BF16, new long[]{h}));
-        out.add(new TensorSpec("unembedding.weight", DType.BF16, new long[]{c.vocabSize(), h}));
+        out.add(new TensorSpec("norm.scale", DType.BF16, new long[] {h}));
+        out.add(new TensorSpec("unembedding.weight", DType.BF16, new long[] {c.vocabSize(), h}));
         return out;
     }
 
     /** Writes {@code t}'s bytes (little-endian) into {@code dst}, which must hold {@link TensorSpec#byteSize()}. */
     public void fill(TensorSpec t, MemorySegment dst) {
-        SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L ^ t.name().hashCode() * 0xC2B2AE3D27D4EB4FL);
+        SplittableRandom rnd =
+                new SplittableRandom(seed * 0x9E3779B97F4A7C15L ^ t.name().hashCode() * 0xC2B2AE3D27D4EB4FL);
         String name = t.name();
         long n = t.elements();
         if (name.endsWith(".blocks")) {

@@ -15,8 +15,7 @@ public final class TestModelPresets {
      * 2 KV heads of dim 16 (8:1 GQA; grouped and cycling mappings differ), sliding window 5, vocab 1031.
      */
     public static ModelConfig tiny() {
-        return new ModelConfig(3, 6, 4, 1031, 96, 160, 7.0f, 16, 16, 2, 5, 4096,
-                150000f, 32f, 1f, 32f, 1e-5f);
+        return new ModelConfig(3, 6, 4, 1031, 96, 160, 7.0f, 16, 16, 2, 5, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
     /**
@@ -25,8 +24,7 @@ public final class TestModelPresets {
      * 2 layers, 4 experts (top 2), intermediate 64, 2 query heads over 1 KV head of dim 64, window 4, vocab 64.
      */
     public static ModelConfig quant() {
-        return new ModelConfig(2, 4, 2, 64, 256, 64, 7.0f, 64, 2, 1, 4, 4096,
-                150000f, 32f, 1f, 32f, 1e-5f);
+        return new ModelConfig(2, 4, 2, 64, 256, 64, 7.0f, 64, 2, 1, 4, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
     /**
@@ -34,8 +32,7 @@ public final class TestModelPresets {
      * head_dim 64, 8:1 GQA, 4 layers and small widths: about 60 MB, loads in a blink.
      */
     public static ModelConfig demo() {
-        return new ModelConfig(4, 8, 4, 201088, 128, 224, 7.0f, 64, 16, 2, 16, 4096,
-                150000f, 32f, 1f, 32f, 1e-5f);
+        return new ModelConfig(4, 8, 4, 201088, 128, 224, 7.0f, 64, 16, 2, 16, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
     }
 
     /** {@link #demo()} with 2 layers: the real vocabulary, quicker to generate and run. */
@@ -52,9 +49,23 @@ public final class TestModelPresets {
     public static ModelConfig withOverrides(ModelConfig base, Integer layers, Integer experts, Integer vocab) {
         ModelConfig r = base;
         int e = experts != null ? experts : r.numExperts();
-        return new ModelConfig(layers != null ? layers : r.numHiddenLayers(), e, Math.min(r.expertsPerToken(), e),
-                vocab != null ? vocab : r.vocabSize(), r.hiddenSize(), r.intermediateSize(), r.swigluLimit(), r.headDim(),
-                r.numAttentionHeads(), r.numKeyValueHeads(), r.slidingWindow(), r.initialContextLength(), r.ropeTheta(),
-                r.ropeScalingFactor(), r.ropeNtkAlpha(), r.ropeNtkBeta(), r.rmsNormEps());
+        return new ModelConfig(
+                layers != null ? layers : r.numHiddenLayers(),
+                e,
+                Math.min(r.expertsPerToken(), e),
+                vocab != null ? vocab : r.vocabSize(),
+                r.hiddenSize(),
+                r.intermediateSize(),
+                r.swigluLimit(),
+                r.headDim(),
+                r.numAttentionHeads(),
+                r.numKeyValueHeads(),
+                r.slidingWindow(),
+                r.initialContextLength(),
+                r.ropeTheta(),
+                r.ropeScalingFactor(),
+                r.ropeNtkAlpha(),
+                r.ropeNtkBeta(),
+                r.rmsNormEps());
     }
 }

@@ -4,19 +4,18 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.ExpertPlacement;
-import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
+import io.gossgpu.device.PlacementPlanner;
+import io.gossgpu.forward.Executor;
 import io.gossgpu.generate.GenerationOptions;
 import io.gossgpu.generate.Session;
 import io.gossgpu.generate.StepScheduler;
-import io.gossgpu.forward.Executor;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -64,9 +63,21 @@ public final class Bench {
      * known bandwidth (no measurement); 0 measures it on the cpu backend when {@code measureBandwidth}. The backend is
      * created with {@code backendOptions}.
      */
-    public record Options(String model, LoadOptions load, String backend, BackendOptions backendOptions, List<Integer> prompts, List<Integer> gens, List<Integer> depths,
-                          int reps, int warmups, double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes,
-                          ExpertPlacement placement) {
+    public record Options(
+            String model,
+            LoadOptions load,
+            String backend,
+            BackendOptions backendOptions,
+            List<Integer> prompts,
+            List<Integer> gens,
+            List<Integer> depths,
+            int reps,
+            int warmups,
+            double bandwidthGBps,
+            boolean measureBandwidth,
+            List<Integer> parallel,
+            boolean opTimes,
+            ExpertPlacement placement) {
         public Options {
             if (placement == null) throw new NullPointerException("placement");
             prompts = List.copyOf(prompts);
@@ -83,35 +94,82 @@ public final class Bench {
             if (reps < 1) throw new GossException("bench: -r must be at least 1, got " + reps);
             if (warmups < 0) throw new GossException("bench: --warmup must be >= 0, got " + warmups);
             if (bandwidthGBps < 0) throw new GossException("bench: --bandwidth must be positive, got " + bandwidthGBps);
-            long ctx = (long) depths.stream().mapToInt(Integer::intValue).max().orElse(0) + longestTest(prompts, gens) + 1;
-            if (ctx > Integer.MAX_VALUE) throw new GossException("bench: depth plus test length is too long: " + ctx + " tokens");
+            long ctx =
+                    (long) depths.stream().mapToInt(Integer::intValue).max().orElse(0) + longestTest(prompts, gens) + 1;
+            if (ctx > Integer.MAX_VALUE)
+                throw new GossException("bench: depth plus test length is too long: " + ctx + " tokens");
         }
 
         /** One prefill and one decode test at depth 0, no bandwidth measurement (tune's timing run). */
-        public static Options single(String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
-            return new Options(model, LoadOptions.defaults(), backend, backendOptions, List.of(pp), List.of(tg), List.of(0), reps, 1, 0, false, List.of(), false, ExpertPlacement.auto());
+        public static Options single(
+                String model, String backend, BackendOptions backendOptions, int pp, int tg, int reps) {
+            return new Options(
+                    model,
+                    LoadOptions.defaults(),
+                    backend,
+                    backendOptions,
+                    List.of(pp),
+                    List.of(tg),
+                    List.of(0),
+                    reps,
+                    1,
+                    0,
+                    false,
+                    List.of(),
+                    false,
+                    ExpertPlacement.auto());
         }
 
         private static int longestTest(List<Integer> prompts, List<Integer> gens) {
-            return Math.max(prompts.stream().mapToInt(Integer::intValue).max().orElse(0), gens.stream().mapToInt(Integer::intValue).max().orElse(0));
+            return Math.max(
+                    prompts.stream().mapToInt(Integer::intValue).max().orElse(0),
+                    gens.stream().mapToInt(Integer::intValue).max().orElse(0));
         }
 
         /** These options with the backend created with {@code o}. */
         public Options withBackendOptions(BackendOptions o) {
-            return new Options(model, load, backend, o, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes, placement);
+            return new Options(
+                    model,
+                    load,
+                    backend,
+                    o,
+                    prompts,
+                    gens,
+                    depths,
+                    reps,
+                    warmups,
+                    bandwidthGBps,
+                    measureBandwidth,
+                    parallel,
+                    opTimes,
+                    placement);
         }
 
         /** These options with a GPU's MoE experts placed as {@code p} says ({@code --cpu-moe}, {@code --n-cpu-moe}). */
         public Options withPlacement(ExpertPlacement p) {
-            return new Options(model, load, backend, backendOptions, prompts, gens, depths, reps, warmups, bandwidthGBps, measureBandwidth, parallel, opTimes, p);
+            return new Options(
+                    model,
+                    load,
+                    backend,
+                    backendOptions,
+                    prompts,
+                    gens,
+                    depths,
+                    reps,
+                    warmups,
+                    bandwidthGBps,
+                    measureBandwidth,
+                    parallel,
+                    opTimes,
+                    p);
         }
     }
 
     /** CPU time of this process in ns (all threads, JIT and GC included), or -1 when the JVM cannot say. */
     static long processCpuNanos() {
         try {
-            if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os)
-                return os.getProcessCpuTime();
+            if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+                    instanceof com.sun.management.OperatingSystemMXBean os) return os.getProcessCpuTime();
         } catch (RuntimeException | LinkageError ignored) {
             // not a HotSpot-style JVM
         }
@@ -119,12 +177,26 @@ public final class Bench {
     }
 
     public static BenchReport run(Options o, PrintStream log) {
-        Checkpoint ck = o.model.equals("demo") ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
+        Checkpoint ck = o.model.equals("demo")
+                ? new TestModelGenerator(TestModelPresets.demo(), 1).inMemory()
                 : Checkpoint.open(Path.of(o.model), o.load);
-        // the experts placed for a KV cache as long as the longest run (depth + test), prefill chunks as long as a prompt
-        int planTokens = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0) + Options.longestTest(o.prompts, o.gens) + 1;
-        try (ck; Backend b = PlacementPlanner.open(o.backend, o.backendOptions, ModelWeights.of(ck), o.placement.withKvTokens(planTokens),
-                Math.max(1, o.prompts.stream().mapToInt(Integer::intValue).max().orElse(1)))) {
+        // the experts placed for a KV cache as long as the longest run (depth + test), prefill chunks as long as a
+        // prompt
+        int planTokens = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0)
+                + Options.longestTest(o.prompts, o.gens)
+                + 1;
+        try (ck;
+                Backend b = PlacementPlanner.open(
+                        o.backend,
+                        o.backendOptions,
+                        ModelWeights.of(ck),
+                        o.placement.withKvTokens(planTokens),
+                        Math.max(
+                                1,
+                                o.prompts.stream()
+                                        .mapToInt(Integer::intValue)
+                                        .max()
+                                        .orElse(1)))) {
             boolean cpu = b.name().equals(CpuBackendProvider.NAME);
             int threads = b.name().equals("reference") ? 1 : CpuBackendProvider.threads(o.backendOptions);
             ReadBandwidth.Result bandwidth = null, stream = null;
@@ -136,8 +208,9 @@ public final class Bench {
                 if (log != null && stream != null) log.println("C streaming probe: " + stream.describe());
             }
             // decode's share is taken against the machine (the C probe) where it ran, else against the Java loop
-            double ceiling = o.bandwidthGBps > 0 ? o.bandwidthGBps : stream != null ? stream.gbPerSecond()
-                    : bandwidth != null ? bandwidth.gbPerSecond() : 0;
+            double ceiling = o.bandwidthGBps > 0
+                    ? o.bandwidthGBps
+                    : stream != null ? stream.gbPerSecond() : bandwidth != null ? bandwidth.gbPerSecond() : 0;
             ModelWeights mw = ModelWeights.of(ck);
             LoadedWeights w = b.loadWeights(mw);
             if (cpu && log != null) log.println(hugePages(w));
@@ -146,11 +219,14 @@ public final class Bench {
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
             // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
-            OpTimes times = o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
+            OpTimes times =
+                    o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
             // decode's op table on the cpu backend: a C probe pass between every two tokens, where the probe ran and a
             // decode test will (its 512 MiB are held until the tests end)
             boolean decodes = o.gens.stream().anyMatch(tg -> tg > 0);
-            StreamProbe.Open between = times != null && stream != null && decodes ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES) : null;
+            StreamProbe.Open between = times != null && stream != null && decodes
+                    ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES)
+                    : null;
             Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times, between);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try (between) {
@@ -168,8 +244,21 @@ public final class Bench {
             } finally {
                 w.close();
             }
-            String name = o.model.equals("demo") ? "demo" : Path.of(o.model).getFileName().toString();
-            return new BenchReport(name, b.name(), b.deviceDescription(), threads, CpuFeatures.detect(), bandwidth, stream, ceiling, o.warmups, o.reps, rows);
+            String name = o.model.equals("demo")
+                    ? "demo"
+                    : Path.of(o.model).getFileName().toString();
+            return new BenchReport(
+                    name,
+                    b.name(),
+                    b.deviceDescription(),
+                    threads,
+                    CpuFeatures.detect(),
+                    bandwidth,
+                    stream,
+                    ceiling,
+                    o.warmups,
+                    o.reps,
+                    rows);
         }
     }
 
@@ -179,17 +268,29 @@ public final class Bench {
      */
     static String hugePages(LoadedWeights w) {
         long repacked = io.gossgpu.cpu.CpuBackend.repackedBytes(w), huge = io.gossgpu.cpu.MemInfo.hugePageBytes();
-        return String.format(Locale.ROOT, "repacked weights: %.2f GiB of native memory; 2 MiB pages held by this process: %s "
-                + "(transparent huge pages: %s)", repacked / (double) (1L << 30),
-                huge < 0 ? "unknown" : String.format(Locale.ROOT, "%.2f GiB", huge / (double) (1L << 30)), io.gossgpu.cpu.MemInfo.hugePageMode());
+        return String.format(
+                Locale.ROOT,
+                "repacked weights: %.2f GiB of native memory; 2 MiB pages held by this process: %s "
+                        + "(transparent huge pages: %s)",
+                repacked / (double) (1L << 30),
+                huge < 0 ? "unknown" : String.format(Locale.ROOT, "%.2f GiB", huge / (double) (1L << 30)),
+                io.gossgpu.cpu.MemInfo.hugePageMode());
     }
 
     /** The decode tests as N streams at once ({@link Options#parallel}), N sessions on one scheduler. */
-    private static List<BenchReport.Row> streams(Backend b, LoadedWeights w, Options o, Runner run, int context, int rollback,
-                                                 SplittableRandom rnd, PrintStream log) {
+    private static List<BenchReport.Row> streams(
+            Backend b,
+            LoadedWeights w,
+            Options o,
+            Runner run,
+            int context,
+            int rollback,
+            SplittableRandom rnd,
+            PrintStream log) {
         List<BenchReport.Row> rows = new ArrayList<>();
         int most = o.parallel.stream().mapToInt(Integer::intValue).max().orElse(1);
-        try (Executor ex = new Executor(b, w); var threads = java.util.concurrent.Executors.newFixedThreadPool(most)) {
+        try (Executor ex = new Executor(b, w);
+                var threads = java.util.concurrent.Executors.newFixedThreadPool(most)) {
             StepScheduler scheduler = new StepScheduler(ex, StepScheduler.DEFAULT_PREFILL_CHUNK);
             List<Session> sessions = new ArrayList<>();
             try {
@@ -204,7 +305,11 @@ public final class Bench {
             }
             StepScheduler.Stats st = scheduler.stats();
             if (log != null && st.steps() > 0)
-                log.printf(Locale.ROOT, "streams: %d steps, %.2f sequences per step on average%n", st.steps(), (double) st.sequences() / st.steps());
+                log.printf(
+                        Locale.ROOT,
+                        "streams: %d steps, %.2f sequences per step on average%n",
+                        st.steps(),
+                        (double) st.sequences() / st.steps());
         }
         return rows;
     }
@@ -222,23 +327,51 @@ public final class Bench {
             s.prefill(batch);
         }
         double sec = (System.nanoTime() - t0) / 1e9;
-        if (log != null) log.printf(Locale.ROOT, "depth %d: filled %d tokens in %.1f s (%.1f t/s)%n", depth, depth - from, sec, (depth - from) / sec);
+        if (log != null)
+            log.printf(
+                    Locale.ROOT,
+                    "depth %d: filled %d tokens in %.1f s (%.1f t/s)%n",
+                    depth,
+                    depth - from,
+                    sec,
+                    (depth - from) / sec);
         return depth;
     }
 
     /** Times the tests of one session; each run starts from the cache rolled back to its depth. */
-    private record Runner(ModelWeights mw, LoadedWeights held, int threads, int reps, int warmups, SplittableRandom rnd, PrintStream log, OpTimes times,
-                          StreamProbe.Open between) {
+    private record Runner(
+            ModelWeights mw,
+            LoadedWeights held,
+            int threads,
+            int reps,
+            int warmups,
+            SplittableRandom rnd,
+            PrintStream log,
+            OpTimes times,
+            StreamProbe.Open between) {
         BenchReport.Row prefill(Session s, int depth, int pp) {
             int[] prompt = new int[pp];
-            for (int i = 0; i < prompt.length; i++) prompt[i] = rnd.nextInt(mw.config().vocabSize());
+            for (int i = 0; i < prompt.length; i++)
+                prompt[i] = rnd.nextInt(mw.config().vocabSize());
             Timed t = repeat(BenchReport.testName(pp, 0, depth), pp, () -> {
                 rewind(s, depth);
                 s.prefill(prompt);
             });
             if (times != null) times.print(log, BenchReport.testName(pp, 0, depth), mw, held, -1, 0, 0);
-            return new BenchReport.Row(BenchReport.testName(pp, 0, depth), pp, 0, depth, t.mean(), t.std(), t.median(), t.samples(),
-                    t.bestPerCpu(), 0, 0, 0, 0);
+            return new BenchReport.Row(
+                    BenchReport.testName(pp, 0, depth),
+                    pp,
+                    0,
+                    depth,
+                    t.mean(),
+                    t.std(),
+                    t.median(),
+                    t.samples(),
+                    t.bestPerCpu(),
+                    0,
+                    0,
+                    0,
+                    0);
         }
 
         BenchReport.Row decode(Session s, int depth, int tg, double ceiling) {
@@ -252,8 +385,20 @@ public final class Bench {
             if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg, ceiling);
             long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             double gbps = bytes * t.mean() / 1e9;
-            return new BenchReport.Row(BenchReport.testName(0, tg, depth), 0, tg, depth, t.mean(), t.std(), t.median(), t.samples(),
-                    t.bestPerCpu(), bytes, gbps, ceiling > 0 ? 100 * gbps / ceiling : 0, 0);
+            return new BenchReport.Row(
+                    BenchReport.testName(0, tg, depth),
+                    0,
+                    tg,
+                    depth,
+                    t.mean(),
+                    t.std(),
+                    t.median(),
+                    t.samples(),
+                    t.bestPerCpu(),
+                    bytes,
+                    gbps,
+                    ceiling > 0 ? 100 * gbps / ceiling : 0,
+                    0);
         }
 
         /**
@@ -276,24 +421,28 @@ public final class Bench {
 
         /** One decode step of {@code token}: the argmax of its logits, the next token fed back. */
         private static int greedyStep(Session s, int token) {
-            return s.forward(new int[]{token}, Executor.Output.LAST_ARGMAX).argmax()[0];
+            return s.forward(new int[] {token}, Executor.Output.LAST_ARGMAX).argmax()[0];
         }
 
         /**
          * For each count N of {@code counts}: N of {@code sessions} decoding {@code tg} greedy tokens each, side by side
          * (one thread each); a row of their aggregate t/s per N. The counts take turns within each repetition.
          */
-        List<BenchReport.Row> streams(List<Session> sessions, List<Integer> counts, java.util.concurrent.ExecutorService pool,
-                                      int depth, int tg) {
+        List<BenchReport.Row> streams(
+                List<Session> sessions,
+                List<Integer> counts,
+                java.util.concurrent.ExecutorService pool,
+                int depth,
+                int tg) {
             int[] first = new int[sessions.size()];
-            for (int i = 0; i < first.length; i++) first[i] = rnd.nextInt(mw.config().vocabSize());
+            for (int i = 0; i < first.length; i++)
+                first[i] = rnd.nextInt(mw.config().vocabSize());
             double[][] tps = new double[counts.size()][reps];
             double[] bestCpu = new double[counts.size()];
             // with --op-times, one profile per stream count (the counts take turns, so each resumes its own)
             Executor ex = sessions.get(0).executor();
             OpTimes[] profiles = new OpTimes[counts.size()];
-            if (times != null)
-                for (int c = 0; c < profiles.length; c++) profiles[c] = times.fresh();
+            if (times != null) for (int c = 0; c < profiles.length; c++) profiles[c] = times.fresh();
             for (int rep = -warmups; rep < reps; rep++)
                 for (int c = 0; c < counts.size(); c++) {
                     int n = counts.get(c);
@@ -309,7 +458,7 @@ public final class Bench {
                         Session s = sessions.get(i);
                         int token = first[i];
                         rewind(s, depth);
-                        done.add(pool.submit(() -> s.generate(new int[]{token}, GenerationOptions.greedy(tg), null)));
+                        done.add(pool.submit(() -> s.generate(new int[] {token}, GenerationOptions.greedy(tg), null)));
                     }
                     for (var f : done) await(f);
                     double sec = (System.nanoTime() - t0) / 1e9;
@@ -318,20 +467,40 @@ public final class Bench {
                         tps[c][rep] = n * tg / sec;
                         if (c0 >= 0 && c1 > c0) bestCpu[c] = Math.max(bestCpu[c], n * tg / ((c1 - c0) / 1e9 / threads));
                     }
-                    if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", name, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), n * tg / sec);
+                    if (log != null)
+                        log.printf(
+                                Locale.ROOT,
+                                "%s %s: %.2f t/s%n",
+                                name,
+                                rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1),
+                                n * tg / sec);
                 }
             if (times != null) {
                 ex.observer(null);
-                // per token of the batch: the ops' bytes per token depend on how the streams' experts overlap, so no GB/s
+                // per token of the batch: the ops' bytes per token depend on how the streams' experts overlap, so no
+                // GB/s
                 for (int c = 0; c < profiles.length; c++)
-                    profiles[c].print(log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0, 0);
+                    profiles[c].print(
+                            log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0, 0);
             }
             long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
             List<BenchReport.Row> rows = new ArrayList<>();
             for (int c = 0; c < counts.size(); c++) {
                 Timed t = new Timed(tps[c], bestCpu[c]);
-                rows.add(new BenchReport.Row(BenchReport.testName(0, tg, depth) + " x" + counts.get(c), 0, tg, depth, t.mean(), t.std(), t.median(),
-                        t.samples(), t.bestPerCpu(), bytes, 0, 0, counts.get(c)));
+                rows.add(new BenchReport.Row(
+                        BenchReport.testName(0, tg, depth) + " x" + counts.get(c),
+                        0,
+                        tg,
+                        depth,
+                        t.mean(),
+                        t.std(),
+                        t.median(),
+                        t.samples(),
+                        t.bestPerCpu(),
+                        bytes,
+                        0,
+                        0,
+                        counts.get(c)));
             }
             return rows;
         }
@@ -348,7 +517,8 @@ public final class Bench {
         }
 
         private static void rewind(Session s, int depth) {
-            if (!s.rollbackTo(depth)) throw new IllegalStateException("bench: cannot roll the cache back to depth " + depth);
+            if (!s.rollbackTo(depth))
+                throw new IllegalStateException("bench: cannot roll the cache back to depth " + depth);
         }
 
         /** {@code warmups} untimed runs (JIT), then {@code reps} timed runs of {@code body}, each processing {@code tokens} tokens. */
@@ -364,7 +534,13 @@ public final class Bench {
                 long c1 = processCpuNanos();
                 if (rep >= 0) tps[rep] = tokens / sec;
                 if (rep >= 0 && c0 >= 0 && c1 > c0) bestCpu = Math.max(bestCpu, tokens / ((c1 - c0) / 1e9 / threads));
-                if (log != null) log.printf(Locale.ROOT, "%s %s: %.2f t/s%n", test, rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1), tokens / sec);
+                if (log != null)
+                    log.printf(
+                            Locale.ROOT,
+                            "%s %s: %.2f t/s%n",
+                            test,
+                            rep < 0 ? "warm-up " + (rep + warmups + 1) : "rep " + (rep + 1),
+                            tokens / sec);
             }
             return new Timed(tps, bestCpu);
         }

@@ -22,8 +22,18 @@ import java.util.stream.Collectors;
  */
 public record CpuFeatures(String name, List<String> present, List<String> absent, boolean known) {
     /** x86 flags first, then the aarch64 ones (/proc/cpuinfo's "Features"); only those of this machine's kind show. */
-    static final List<String> WATCHED_X86 = List.of("avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16",
-            "amx_tile", "amx_int8", "amx_bf16");
+    static final List<String> WATCHED_X86 = List.of(
+            "avx2",
+            "fma",
+            "f16c",
+            "avx512f",
+            "avx512_vnni",
+            "avx_vnni",
+            "avx512_bf16",
+            "amx_tile",
+            "amx_int8",
+            "amx_bf16");
+
     static final List<String> WATCHED_ARM = List.of("asimd", "asimddp", "i8mm", "bf16", "sve");
 
     public CpuFeatures {
@@ -48,7 +58,8 @@ public record CpuFeatures(String name, List<String> present, List<String> absent
         for (String line : cpuinfo.split("\n")) {
             int colon = line.indexOf(':');
             if (colon < 0) continue;
-            String key = line.substring(0, colon).trim().toLowerCase(Locale.ROOT), value = line.substring(colon + 1).trim();
+            String key = line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                    value = line.substring(colon + 1).trim();
             if (name == null && (key.equals("model name") || key.equals("cpu model"))) name = value;
             if (flags == null && (key.equals("flags") || key.equals("features"))) flags = value;
         }

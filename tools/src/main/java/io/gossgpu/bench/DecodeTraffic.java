@@ -40,11 +40,16 @@ public final class DecodeTraffic {
     public static long bytesPerToken(ModelWeights w, LoadedWeights held, int position, OpKind op) {
         ModelConfig c = w.config();
         switch (op) {
-            case EMBED: return w.embedding().rowBytes(); // one row of the file, read in place
-            case FINAL_NORM: return viewBytes(w.finalNorm(), held);
-            case LOGITS: return viewBytes(w.unembedding(), held);
-            case ATTN_RESIDUAL, MOE_RESIDUAL: return 0;
-            default: break;
+            case EMBED:
+                return w.embedding().rowBytes(); // one row of the file, read in place
+            case FINAL_NORM:
+                return viewBytes(w.finalNorm(), held);
+            case LOGITS:
+                return viewBytes(w.unembedding(), held);
+            case ATTN_RESIDUAL, MOE_RESIDUAL:
+                return 0;
+            default:
+                break;
         }
         long total = 0;
         for (int l = 0; l < c.numHiddenLayers(); l++) {
@@ -52,12 +57,16 @@ public final class DecodeTraffic {
             total += switch (op) {
                 case ATTN_NORM -> viewBytes(lw.attnNorm(), held);
                 case QKV_ROPE -> sum(held, lw.q(), lw.qBias(), lw.k(), lw.kBias(), lw.v(), lw.vBias());
-                case ATTENTION -> viewBytes(lw.sinks(), held)
-                        + (c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L) * KvCacheSpec.bytesPerPosition(c);
+                case ATTENTION ->
+                    viewBytes(lw.sinks(), held)
+                            + (c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L)
+                                    * KvCacheSpec.bytesPerPosition(c);
                 case ATTN_OUT -> sum(held, lw.out(), lw.outBias());
                 case MLP_NORM -> viewBytes(lw.mlpNorm(), held);
                 case ROUTER -> sum(held, lw.router(), lw.routerBias());
-                case MOE -> c.expertsPerToken() * sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias());
+                case MOE ->
+                    c.expertsPerToken()
+                            * sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias(), lw.down(), lw.downBias());
                 default -> throw new IllegalStateException(op.toString());
             };
         }
@@ -72,7 +81,10 @@ public final class DecodeTraffic {
         ModelConfig c = w.config();
         long total = 0;
         for (LayerWeights lw : w.layers())
-            total += c.expertsPerToken() * (gateUp ? sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias()) : sum(held, lw.down(), lw.downBias()));
+            total += c.expertsPerToken()
+                    * (gateUp
+                            ? sum(held, lw.gate(), lw.gateBias(), lw.up(), lw.upBias())
+                            : sum(held, lw.down(), lw.downBias()));
         return total;
     }
 

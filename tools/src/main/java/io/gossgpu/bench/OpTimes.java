@@ -9,7 +9,6 @@ import io.gossgpu.forward.GraphOp;
 import io.gossgpu.forward.OpKind;
 import io.gossgpu.forward.OpObserver;
 import io.gossgpu.model.ModelWeights;
-
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -45,13 +44,17 @@ final class OpTimes implements OpObserver {
     private final LongSupplier clock;
     /** The pool's counts (null off the cpu backend). */
     private final Supplier<CpuPool.Stats> pool;
+
     private final long[] nanos = new long[OpKind.values().length];
     /** Per op kind and pool tag: jobs, their wall time, the threads' busy time. */
-    private final long[][] jobs = new long[OpKind.values().length][TAGS], wall = new long[OpKind.values().length][TAGS],
+    private final long[][] jobs = new long[OpKind.values().length][TAGS],
+            wall = new long[OpKind.values().length][TAGS],
             busy = new long[OpKind.values().length][TAGS];
+
     private int threads = 1;
     /** Jobs a worker joined from a park, and the nanoseconds from their opening to its waking ({@link CpuPool.Stats#wakes}). */
     private long wakes, wakeNanos;
+
     private long last;
     private CpuPool.Stats lastStats;
     /** Tokens the timed steps processed (EMBED's rows). */
@@ -60,6 +63,7 @@ final class OpTimes implements OpObserver {
      * weighted by the probe around its token (ns × GB/s); the range of those probes, and the tokens whose two probes
      * differ by more than {@link #UNSTEADY}. */
     private final long[] pending = new long[OpKind.values().length];
+
     private final long[][] pendingWall = new long[OpKind.values().length][TAGS];
     private final double[] probed = new double[OpKind.values().length];
     private final double[][] probedWall = new double[OpKind.values().length][TAGS];
@@ -69,7 +73,9 @@ final class OpTimes implements OpObserver {
     static final double UNSTEADY = 0.2;
 
     OpTimes(Backend backend, boolean synchronize) {
-        this(synchronize ? backend::synchronize : null, System::nanoTime,
+        this(
+                synchronize ? backend::synchronize : null,
+                System::nanoTime,
                 backend instanceof CpuBackend cpu ? profiled(cpu) : null);
     }
 
@@ -165,8 +171,16 @@ final class OpTimes implements OpObserver {
      * nothing (both −1 off the cpu backend); {@code probe}: the GB/s the share is against (paired: the time-weighted
      * mean of the probes around the row's tokens).
      */
-    record Row(String op, double ms, double share, long bytes, double gbPerSecond, double ofProbe, double jobMs, double idle,
-               double probe) {}
+    record Row(
+            String op,
+            double ms,
+            double share,
+            long bytes,
+            double gbPerSecond,
+            double ofProbe,
+            double jobMs,
+            double idle,
+            double probe) {}
 
     /**
      * The rows, op kinds in the order a layer runs them (the MoE as "moe gate_up", "moe down" and "moe other" where
@@ -199,9 +213,30 @@ final class OpTimes implements OpObserver {
                         restBusy += busy[i][t];
                     }
                 double restProbed = probed[i] - probedWall[i][gu] - probedWall[i][dn];
-                rows.add(row("moe gate_up", wall[i][gu], total, guBytes, probeFor(wall[i][gu], probedWall[i][gu], probeGBps), wall[i][gu], busy[i][gu]));
-                rows.add(row("moe down", wall[i][dn], total, dnBytes, probeFor(wall[i][dn], probedWall[i][dn], probeGBps), wall[i][dn], busy[i][dn]));
-                rows.add(row("moe other", rest, total, decode ? bytes - guBytes - dnBytes : -1, probeFor(rest, restProbed, probeGBps), restWall, restBusy));
+                rows.add(row(
+                        "moe gate_up",
+                        wall[i][gu],
+                        total,
+                        guBytes,
+                        probeFor(wall[i][gu], probedWall[i][gu], probeGBps),
+                        wall[i][gu],
+                        busy[i][gu]));
+                rows.add(row(
+                        "moe down",
+                        wall[i][dn],
+                        total,
+                        dnBytes,
+                        probeFor(wall[i][dn], probedWall[i][dn], probeGBps),
+                        wall[i][dn],
+                        busy[i][dn]));
+                rows.add(row(
+                        "moe other",
+                        rest,
+                        total,
+                        decode ? bytes - guBytes - dnBytes : -1,
+                        probeFor(rest, restProbed, probeGBps),
+                        restWall,
+                        restBusy));
                 continue;
             }
             long kw = 0, kb = 0;
@@ -209,11 +244,19 @@ final class OpTimes implements OpObserver {
                 kw += wall[i][t];
                 kb += busy[i][t];
             }
-            rows.add(row(k.name().toLowerCase(Locale.ROOT), nanos[i], total, bytes, probeFor(nanos[i], probed[i], probeGBps), kw, kb));
+            rows.add(row(
+                    k.name().toLowerCase(Locale.ROOT),
+                    nanos[i],
+                    total,
+                    bytes,
+                    probeFor(nanos[i], probed[i], probeGBps),
+                    kw,
+                    kb));
         }
         double allProbed = 0;
         for (double p : probed) allProbed += p;
-        rows.add(row("step", total, total, decode ? allBytes : -1, probeFor(total, allProbed, probeGBps), allWall, allBusy));
+        rows.add(row(
+                "step", total, total, decode ? allBytes : -1, probeFor(total, allProbed, probeGBps), allWall, allBusy));
         return rows;
     }
 
@@ -235,7 +278,9 @@ final class OpTimes implements OpObserver {
         double ms = nanos / 1e6 / tokens;
         double gbps = bytes > 0 && ms > 0 ? bytes / (ms * 1e6) : 0;
         double jobMs = pool != null ? jobWall / 1e6 / tokens : -1;
-        double idle = pool == null ? -1 : jobWall > 0 ? Math.max(0, threads * jobWall - jobBusy) / (double) (threads * jobWall) : 0;
+        double idle = pool == null
+                ? -1
+                : jobWall > 0 ? Math.max(0, threads * jobWall - jobBusy) / (double) (threads * jobWall) : 0;
         return new Row(name, ms, (double) nanos / total, bytes, gbps, probe > 0 ? gbps / probe : 0, jobMs, idle, probe);
     }
 
@@ -260,32 +305,78 @@ final class OpTimes implements OpObserver {
      * Prints the rows ({@link #rows}): ms per token and share of the step; on the cpu backend the time inside pool jobs
      * and the idle share of their core time; for decode the MB each reads per token, GB/s and share of {@code probeGBps}.
      */
-    void print(PrintStream log, String test, ModelWeights w, LoadedWeights held, int decodeFrom, int decodeTokens, double probeGBps) {
+    void print(
+            PrintStream log,
+            String test,
+            ModelWeights w,
+            LoadedWeights held,
+            int decodeFrom,
+            int decodeTokens,
+            double probeGBps) {
         List<Row> rows = rows(w, held, decodeFrom, decodeTokens, probeGBps);
         if (rows.isEmpty()) return;
-        boolean decode = decodeFrom >= 0, jobsShown = pool != null, paired = decode && pairedTokens > 0,
+        boolean decode = decodeFrom >= 0,
+                jobsShown = pool != null,
+                paired = decode && pairedTokens > 0,
                 probe = decode && (probeGBps > 0 || paired);
-        String against = paired ? String.format(Locale.ROOT, " (GB/s against the C probe passes around each token: %.1f-%.1f GB/s; "
-                + "%d of %d tokens saw the memory change speed by more than %.0f %%)", probeLow, probeHigh, unsteadyTokens, pairedTokens, 100 * UNSTEADY)
+        String against = paired
+                ? String.format(
+                        Locale.ROOT,
+                        " (GB/s against the C probe passes around each token: %.1f-%.1f GB/s; "
+                                + "%d of %d tokens saw the memory change speed by more than %.0f %%)",
+                        probeLow,
+                        probeHigh,
+                        unsteadyTokens,
+                        pairedTokens,
+                        100 * UNSTEADY)
                 : probe ? String.format(Locale.ROOT, " (GB/s against the probe's %.1f GB/s)", probeGBps) : "";
-        log.printf(Locale.ROOT, "%s, time per op kind over %d tokens%s:%n  %-13s %9s %6s%s%s%n", test, tokens, against, "op", "ms/token", "share",
+        log.printf(
+                Locale.ROOT,
+                "%s, time per op kind over %d tokens%s:%n  %-13s %9s %6s%s%s%n",
+                test,
+                tokens,
+                against,
+                "op",
+                "ms/token",
+                "share",
                 jobsShown ? String.format(Locale.ROOT, " %8s %6s", "in jobs", "idle") : "",
-                decode ? String.format(Locale.ROOT, " %10s %8s%s%s", "MB/token", "GB/s", probe ? String.format(Locale.ROOT, " %8s", "of probe") : "",
-                        paired ? String.format(Locale.ROOT, " %6s", "probe") : "") : "");
+                decode
+                        ? String.format(
+                                Locale.ROOT,
+                                " %10s %8s%s%s",
+                                "MB/token",
+                                "GB/s",
+                                probe ? String.format(Locale.ROOT, " %8s", "of probe") : "",
+                                paired ? String.format(Locale.ROOT, " %6s", "probe") : "")
+                        : "");
         for (Row r : rows) {
             String jobs = jobsShown ? String.format(Locale.ROOT, " %8.3f %5.1f%%", r.jobMs, 100 * r.idle) : "";
             // the share with a decimal: one just under a line (79.6 %) must not print as on it
-            String traffic = decode ? String.format(Locale.ROOT, " %10.2f %8.1f%s%s", r.bytes / 1e6, r.gbPerSecond,
-                    probe ? String.format(Locale.ROOT, " %7.1f%%", 100 * r.ofProbe) : "",
-                    paired ? String.format(Locale.ROOT, " %6.1f", r.probe) : "") : "";
+            String traffic = decode
+                    ? String.format(
+                            Locale.ROOT,
+                            " %10.2f %8.1f%s%s",
+                            r.bytes / 1e6,
+                            r.gbPerSecond,
+                            probe ? String.format(Locale.ROOT, " %7.1f%%", 100 * r.ofProbe) : "",
+                            paired ? String.format(Locale.ROOT, " %6.1f", r.probe) : "")
+                    : "";
             log.printf(Locale.ROOT, "  %-13s %9.3f %5.1f%%%s%s%n", r.op, r.ms, 100 * r.share, jobs, traffic);
         }
         if (jobsShown) {
             Row step = rows.get(rows.size() - 1);
-            log.printf(Locale.ROOT, "  pool: %.0f jobs per token (fork/join); %.3f ms/token outside jobs (the calling thread alone: "
-                    + "between ops, top-k, argmax, short ops); idle: core time in jobs no thread read in%n", jobsPerToken(), step.ms - step.jobMs);
-            log.printf(Locale.ROOT, "  pool: a worker joined %.1f jobs per token from a park (its spin had run out), %.0f µs on average "
-                    + "after the job opened%n", wakesPerToken(), meanWakeMicros());
+            log.printf(
+                    Locale.ROOT,
+                    "  pool: %.0f jobs per token (fork/join); %.3f ms/token outside jobs (the calling thread alone: "
+                            + "between ops, top-k, argmax, short ops); idle: core time in jobs no thread read in%n",
+                    jobsPerToken(),
+                    step.ms - step.jobMs);
+            log.printf(
+                    Locale.ROOT,
+                    "  pool: a worker joined %.1f jobs per token from a park (its spin had run out), %.0f µs on average "
+                            + "after the job opened%n",
+                    wakesPerToken(),
+                    meanWakeMicros());
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.GossException;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -43,8 +42,15 @@ public final class ReadBandwidth {
     public record Result(double gbPerSecond, int threads, long bytes, String method, int passes, double loadAverage) {
         /** e.g. "41.3 GB/s (2 threads reading a 1.0 GiB buffer with 256-bit Vector API loads, best of 37 passes; load average 0.12)". */
         public String describe() {
-            return String.format(Locale.ROOT, "%.1f GB/s (%d thread%s reading a %.1f GiB buffer with %s, best of %d passes%s)",
-                    gbPerSecond, threads, threads == 1 ? "" : "s", bytes / (double) (1L << 30), method, passes,
+            return String.format(
+                    Locale.ROOT,
+                    "%.1f GB/s (%d thread%s reading a %.1f GiB buffer with %s, best of %d passes%s)",
+                    gbPerSecond,
+                    threads,
+                    threads == 1 ? "" : "s",
+                    bytes / (double) (1L << 30),
+                    method,
+                    passes,
                     loadAverage >= 0 ? String.format(Locale.ROOT, "; load average %.2f", loadAverage) : "");
         }
     }
@@ -57,7 +63,10 @@ public final class ReadBandwidth {
         if (threads < 1 || minPasses < 1 || minPasses > MAX_PASSES || bytes < 64L * threads)
             throw new IllegalArgumentException("threads " + threads + ", bytes " + bytes + ", passes " + minPasses);
         double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
-        SliceReader reader = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent() ? new VectorSliceReader() : new LongSliceReader();
+        SliceReader reader =
+                ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+                        ? new VectorSliceReader()
+                        : new LongSliceReader();
         long size = bytes / (64L * threads) * 64 * threads;
         long slice = size / threads;
         long[][] start = new long[MAX_PASSES][threads], end = new long[MAX_PASSES][threads];
@@ -69,8 +78,12 @@ public final class ReadBandwidth {
             try {
                 m = arena.allocate(size, 4096);
             } catch (OutOfMemoryError e) {
-                throw new GossException(String.format(Locale.ROOT, "cannot allocate %.1f GiB to measure the read bandwidth (%s); "
-                        + "give it with --bandwidth GB/s or skip it with --no-bandwidth-probe", size / (double) (1L << 30), e.getMessage()));
+                throw new GossException(String.format(
+                        Locale.ROOT,
+                        "cannot allocate %.1f GiB to measure the read bandwidth (%s); "
+                                + "give it with --bandwidth GB/s or skip it with --no-bandwidth-probe",
+                        size / (double) (1L << 30),
+                        e.getMessage()));
             }
             m.fill((byte) 0x5A); // touches every page, so the passes read committed memory, not the shared zero page
             // the last thread to arrive decides, for all, whether another pass runs (the barrier publishes it)
@@ -95,7 +108,9 @@ public final class ReadBandwidth {
                             end[p][id] = System.nanoTime();
                         }
                     } catch (InterruptedException | BrokenBarrierException e) {
-                        synchronized (failed) { failed[0] = e; }
+                        synchronized (failed) {
+                            failed[0] = e;
+                        }
                     }
                     sink ^= s;
                 });

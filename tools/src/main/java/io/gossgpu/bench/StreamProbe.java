@@ -4,7 +4,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.cpu.MemInfo;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.cpu.matmul.NativeCpu;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,6 +20,7 @@ import java.util.Locale;
 public final class StreamProbe {
     /** A buffer far beyond every cache (4 GiB), when memory allows; a quarter of the available memory otherwise. */
     public static final long DEFAULT_BYTES = 4L << 30;
+
     static final long MIN_BYTES = 256L << 20;
     public static final int DEFAULT_PASSES = 8;
     /**
@@ -29,6 +29,7 @@ public final class StreamProbe {
      * started late); the best of two agreed with it within 3 %.
      */
     static final long BETWEEN_TOKENS_BYTES = 512L << 20;
+
     static final int BETWEEN_TOKENS_PASSES = 2;
 
     private StreamProbe() {}
@@ -54,9 +55,14 @@ public final class StreamProbe {
             MemorySegment method = a.allocate(ValueLayout.JAVA_INT);
             double gbps = goss_cpu_h.goss_cpu_stream_probe(threads, bytes, passes, method);
             if (gbps < 0)
-                throw new GossException(String.format(Locale.ROOT, "the C streaming probe could not allocate %.1f GiB or start %d threads; "
-                        + "skip it with --no-bandwidth-probe", size / (double) (1L << 30), threads));
-            String how = method.get(ValueLayout.JAVA_INT, 0) == 1 ? "256-bit AVX2 loads in C" : "64-bit word loads in C";
+                throw new GossException(String.format(
+                        Locale.ROOT,
+                        "the C streaming probe could not allocate %.1f GiB or start %d threads; "
+                                + "skip it with --no-bandwidth-probe",
+                        size / (double) (1L << 30),
+                        threads));
+            String how =
+                    method.get(ValueLayout.JAVA_INT, 0) == 1 ? "256-bit AVX2 loads in C" : "64-bit word loads in C";
             return new ReadBandwidth.Result(gbps, threads, size, how, passes, load);
         }
     }
@@ -68,11 +74,16 @@ public final class StreamProbe {
      */
     static Open open(int threads, long bytes) {
         if (NativeCpu.unavailableReason() != null) return null;
-        if (threads < 1 || bytes < 4096L * threads) throw new IllegalArgumentException("threads " + threads + ", bytes " + bytes);
+        if (threads < 1 || bytes < 4096L * threads)
+            throw new IllegalArgumentException("threads " + threads + ", bytes " + bytes);
         MemorySegment handle = goss_cpu_h.goss_cpu_probe_open(threads, bytes);
         if (handle.equals(MemorySegment.NULL))
-            throw new GossException(String.format(Locale.ROOT, "the C streaming probe could not allocate %.2f GiB or start %d threads; "
-                    + "skip it with --no-bandwidth-probe", bytes / (double) (1L << 30), threads));
+            throw new GossException(String.format(
+                    Locale.ROOT,
+                    "the C streaming probe could not allocate %.2f GiB or start %d threads; "
+                            + "skip it with --no-bandwidth-probe",
+                    bytes / (double) (1L << 30),
+                    threads));
         return new Open(handle);
     }
 

@@ -27,9 +27,12 @@ public record TuneVerdict(boolean keepTuned, double ratio, double low, double hi
     public static final int MIN_ROUNDS = 3;
 
     /** The rule in words, for tune's output. */
-    public static final String RULE = String.format(Locale.ROOT, "the tuned values are kept when, over at least %d alternating rounds, "
-            + "each round measured them faster, the mean gain is at least %.0f%% and the 95%% confidence interval of the ratio lies above 1.0",
-            MIN_ROUNDS, MIN_GAIN * 100);
+    public static final String RULE = String.format(
+            Locale.ROOT,
+            "the tuned values are kept when, over at least %d alternating rounds, "
+                    + "each round measured them faster, the mean gain is at least %.0f%% and the 95%% confidence interval of the ratio lies above 1.0",
+            MIN_ROUNDS,
+            MIN_GAIN * 100);
 
     /** Two-sided 95 % Student t quantiles for 1 to 10 degrees of freedom; above 10 the value for 10 (a little wide). */
     private static final double[] T95 = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
@@ -39,7 +42,8 @@ public record TuneVerdict(boolean keepTuned, double ratio, double low, double hi
      * other. A score of 0 or less (a run that failed) counts as a round the tuned settings lost.
      */
     public static TuneVerdict decide(double[] start, double[] tuned) {
-        if (start.length != tuned.length) throw new IllegalArgumentException(start.length + " starting scores, " + tuned.length + " tuned");
+        if (start.length != tuned.length)
+            throw new IllegalArgumentException(start.length + " starting scores, " + tuned.length + " tuned");
         int n = start.length, faster = 0;
         if (n == 0) return new TuneVerdict(false, Double.NaN, 0, Double.POSITIVE_INFINITY, 0, 0);
         double[] logs = new double[n];

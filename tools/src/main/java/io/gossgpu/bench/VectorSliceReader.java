@@ -1,11 +1,10 @@
 package io.gossgpu.bench;
 
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
-
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
 
 /** {@link ReadBandwidth}'s reader with Vector API loads; loaded only when jdk.incubator.vector is present. */
 final class VectorSliceReader implements ReadBandwidth.SliceReader {

@@ -5,11 +5,10 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.ExpertPlacement;
+import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import io.gossgpu.device.PlacementPlanner;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,19 +28,27 @@ import java.util.function.IntFunction;
  * @param placement     where a GPU backend runs the experts (the planner applies it, as in the engine)
  * @param prefillChunk  the planner's prefill chunk
  */
-public record BackendChecks(Path model, LoadOptions load, String backend, BackendOptions backendOptions, ExpertPlacement placement,
-                            int prefillChunk) {
+public record BackendChecks(
+        Path model,
+        LoadOptions load,
+        String backend,
+        BackendOptions backendOptions,
+        ExpertPlacement placement,
+        int prefillChunk) {
     private Backend open(ModelWeights weights) {
         return PlacementPlanner.open(backend, backendOptions, weights, placement, prefillChunk);
     }
 
     /** Writes every position's logits of {@code tokens} (given the vocabulary size) to {@code dir}; the line that says so. */
     public String writeLogits(IntFunction<int[]> tokens, Path dir) {
-        try (Checkpoint ckpt = Checkpoint.open(model, load); Backend b = open(ModelWeights.of(ckpt))) {
+        try (Checkpoint ckpt = Checkpoint.open(model, load);
+                Backend b = open(ModelWeights.of(ckpt))) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int[] ids = tokens.apply(weights.config().vocabSize());
             LogitsDump.write(dir, b, weights, ids);
-            return String.format("wrote %d x %d logits from %s to %s", ids.length, weights.config().vocabSize(), b.name(), dir);
+            return String.format(
+                    "wrote %d x %d logits from %s to %s",
+                    ids.length, weights.config().vocabSize(), b.name(), dir);
         }
     }
 
@@ -51,27 +58,35 @@ public record BackendChecks(Path model, LoadOptions load, String backend, Backen
      */
     public boolean verifyOps(IntFunction<int[]> tokens, Double tolerance, Consumer<String> out) {
         try (Checkpoint ckpt = Checkpoint.open(model, load);
-             Backend b = open(ModelWeights.of(ckpt));
-             Backend reference = Backends.open("reference", BackendOptions.defaults())) {
+                Backend b = open(ModelWeights.of(ckpt));
+                Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             int vocab = weights.config().vocabSize();
-            int[] ids = tokens != null ? tokens.apply(vocab) : new SplittableRandom(1).ints(24, 0, vocab).toArray();
+            int[] ids = tokens != null
+                    ? tokens.apply(vocab)
+                    : new SplittableRandom(1).ints(24, 0, vocab).toArray();
             VerifyPlan plan = VerifyPlan.of(b, weights, tolerance);
             out.accept("checking " + b.name() + ": " + plan.path());
-            Verifier.Result r = Verifier.compare(weights, plan.referenceWeights(), b, reference, ids, plan.tolerance(), plan.tiesMayFlip());
+            Verifier.Result r = Verifier.compare(
+                    weights, plan.referenceWeights(), b, reference, ids, plan.tolerance(), plan.tiesMayFlip());
             String worst = String.format("largest difference %.1e of the row scale, at %s", r.worst(), r.worstOp());
             if (r.tieFlip().isPresent()) {
                 Verifier.Divergence f = r.tieFlip().get();
-                out.accept(String.format("%s agrees with reference on every op up to %s at position %d, where the int8 rounding picked expert %d "
+                out.accept(String.format(
+                        "%s agrees with reference on every op up to %s at position %d, where the int8 rounding picked expert %d "
                                 + "for the reference's %d, whose routing weights nearly tie; later ops depend on that choice and were not compared "
-                                + "(tolerance %.1e; %s)", b.name(), f.op(), f.position(), (int) f.actual(), (int) f.expected(), plan.tolerance(), worst));
+                                + "(tolerance %.1e; %s)",
+                        b.name(), f.op(), f.position(), (int) f.actual(), (int) f.expected(), plan.tolerance(), worst));
                 return true;
             }
             if (r.divergence().isPresent()) {
-                out.accept(String.format("%s diverges from reference: %s (tolerance %.1e; %s)", b.name(), r.divergence().get(), plan.tolerance(), worst));
+                out.accept(String.format(
+                        "%s diverges from reference: %s (tolerance %.1e; %s)",
+                        b.name(), r.divergence().get(), plan.tolerance(), worst));
                 return false;
             }
-            out.accept(String.format("%s agrees with reference on every op of %d layers over %d positions (tolerance %.1e; %s)",
+            out.accept(String.format(
+                    "%s agrees with reference on every op of %d layers over %d positions (tolerance %.1e; %s)",
                     b.name(), weights.config().numHiddenLayers(), ids.length, plan.tolerance(), worst));
             return true;
         }
@@ -106,14 +121,17 @@ public record BackendChecks(Path model, LoadOptions load, String backend, Backen
             throw new GossException("cannot read " + (text != null ? text : conversations) + ": " + e.getMessage());
         }
         try (Checkpoint ckpt = Checkpoint.open(model, load);
-             Backend b = open(ModelWeights.of(ckpt));
-             Backend reference = Backends.open("reference", BackendOptions.defaults())) {
+                Backend b = open(ModelWeights.of(ckpt));
+                Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
             out.accept("measuring " + b.name() + " (" + b.deviceDescription() + ") against reference on " + what);
             LogitAgreement.Stats st = LogitAgreement.measure(weights, b, reference, seqs);
-            out.accept(String.format("KL divergence (reference || %s): mean %.3g, p99 %.3g, max %.3g nats", b.name(), st.meanKl(), st.p99Kl(), st.maxKl()));
+            out.accept(String.format(
+                    "KL divergence (reference || %s): mean %.3g, p99 %.3g, max %.3g nats",
+                    b.name(), st.meanKl(), st.p99Kl(), st.maxKl()));
             out.accept(String.format("top-1 agreement: %.2f %%", 100 * st.top1()));
-            out.accept(String.format("RMS logit error: %.3g (the reference logits' RMS: %.3g)", st.rmsError(), st.rmsReference()));
+            out.accept(String.format(
+                    "RMS logit error: %.3g (the reference logits' RMS: %.3g)", st.rmsError(), st.rmsReference()));
             out.accept(String.format("over %d positions of %d sequences", st.positions(), st.sequences()));
         }
     }

@@ -7,7 +7,6 @@ import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.forward.Executor;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.Arrays;
 import java.util.List;
 
@@ -24,7 +23,8 @@ public final class LogitAgreement {
     public record Sequence(int[] tokens, int from) {
         public Sequence {
             if (tokens.length == 0 || from < 0 || from >= tokens.length)
-                throw new GossException("a scored sequence needs at least one token and a first scored position inside it");
+                throw new GossException(
+                        "a scored sequence needs at least one token and a first scored position inside it");
         }
     }
 
@@ -32,10 +32,19 @@ public final class LogitAgreement {
      * The figures: {@code positions} scored; mean, 99th percentile and largest KL divergence (nats); the share of
      * positions whose argmax agrees; the RMS of the logit differences, and the RMS of the reference's logits (for scale).
      */
-    public record Stats(int sequences, int positions, double meanKl, double p99Kl, double maxKl, double top1, double rmsError, double rmsReference) {
+    public record Stats(
+            int sequences,
+            int positions,
+            double meanKl,
+            double p99Kl,
+            double maxKl,
+            double top1,
+            double rmsError,
+            double rmsReference) {
         @Override
         public String toString() {
-            return String.format("KL mean %.3g, p99 %.3g, max %.3g nats; top-1 agreement %.2f %%; RMS logit error %.3g (reference logits' RMS %.3g) over %d positions of %d sequences",
+            return String.format(
+                    "KL mean %.3g, p99 %.3g, max %.3g nats; top-1 agreement %.2f %%; RMS logit error %.3g (reference logits' RMS %.3g) over %d positions of %d sequences",
                     meanKl, p99Kl, maxKl, 100 * top1, rmsError, rmsReference, positions, sequences);
         }
     }
@@ -50,7 +59,8 @@ public final class LogitAgreement {
                     throw new GossException("token " + t + " is outside this model's vocabulary of " + vocab
                             + " tokens: conversations and texts are tokenized with o200k_harmony (201088 tokens)");
         Accumulator acc = new Accumulator(vocab);
-        try (LoadedWeights wb = backend.loadWeights(weights); LoadedWeights wr = reference.loadWeights(weights)) {
+        try (LoadedWeights wb = backend.loadWeights(weights);
+                LoadedWeights wr = reference.loadWeights(weights)) {
             for (Sequence s : sequences) {
                 float[] got = logits(backend, wb, s.tokens()), want = logits(reference, wr, s.tokens());
                 for (int p = s.from(); p < s.tokens().length; p++) acc.add(want, got, p * vocab);
@@ -60,7 +70,8 @@ public final class LogitAgreement {
     }
 
     private static float[] logits(Backend b, LoadedWeights w, int[] tokens) {
-        try (KvCache cache = b.createKvCache(new KvCacheSpec(w.config(), tokens.length)); Executor ex = new Executor(b, w)) {
+        try (KvCache cache = b.createKvCache(new KvCacheSpec(w.config(), tokens.length));
+                Executor ex = new Executor(b, w)) {
             return ex.forward(tokens, 0, cache, Executor.Output.ALL_LOGITS).logits();
         }
     }
@@ -82,8 +93,14 @@ public final class LogitAgreement {
             int aw = 0, ag = 0;
             for (int v = 0; v < vocab; v++) {
                 float w = want[off + v], g = got[off + v];
-                if (w > mw) { mw = w; aw = v; }
-                if (g > mg) { mg = g; ag = v; }
+                if (w > mw) {
+                    mw = w;
+                    aw = v;
+                }
+                if (g > mg) {
+                    mg = g;
+                    ag = v;
+                }
                 double d = (double) w - g;
                 sq += d * d;
                 sqRef += (double) w * w;
@@ -112,7 +129,15 @@ public final class LogitAgreement {
             // the nearest-rank 99th percentile: the smallest value with at least 99 % of the positions at or below it
             double p99 = sorted[Math.max(0, (int) Math.ceil(0.99 * n) - 1)];
             double values = (double) n * vocab;
-            return new Stats(sequences, n, sum / n, p99, sorted[n - 1], (double) agree / n, Math.sqrt(sq / values), Math.sqrt(sqRef / values));
+            return new Stats(
+                    sequences,
+                    n,
+                    sum / n,
+                    p99,
+                    sorted[n - 1],
+                    (double) agree / n,
+                    Math.sqrt(sq / values),
+                    Math.sqrt(sqRef / values));
         }
     }
 }

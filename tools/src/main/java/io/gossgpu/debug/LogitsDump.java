@@ -8,7 +8,6 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.forward.Executor;
-
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -40,7 +39,8 @@ public final class LogitsDump {
     public static float[] write(Path dir, Backend backend, LoadedWeights weights, int[] tokens) {
         if (tokens.length == 0) throw new GossException("logits dump needs at least one token");
         float[] logits;
-        try (Executor ex = new Executor(backend, weights); KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length))) {
+        try (Executor ex = new Executor(backend, weights);
+                KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length))) {
             logits = ex.forward(tokens, 0, cache, Executor.Output.ALL_LOGITS).logits();
         }
         int vocab = weights.config().vocabSize();
@@ -64,7 +64,8 @@ public final class LogitsDump {
             for (int i = 0; i < tokens.length; i++) {
                 List<Object> row = new ArrayList<>();
                 for (int id : topIds(logits, i * vocab, vocab, 5)) {
-                    Map<String, Object> entry = new LinkedHashMap<>(); // id first, in every run (Map.of's order is not fixed)
+                    Map<String, Object> entry =
+                            new LinkedHashMap<>(); // id first, in every run (Map.of's order is not fixed)
                     entry.put("id", id);
                     entry.put("logit", logits[i * vocab + id]);
                     row.add(entry);
@@ -72,7 +73,9 @@ public final class LogitsDump {
                 top.add(row);
             }
             json.put("top5", top);
-            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(dir.resolve("logits.json").toFile(), json);
+            new ObjectMapper()
+                    .enable(SerializationFeature.INDENT_OUTPUT)
+                    .writeValue(dir.resolve("logits.json").toFile(), json);
         } catch (IOException e) {
             throw new GossException("cannot write logits dump to " + dir + ": " + e.getMessage(), e);
         }

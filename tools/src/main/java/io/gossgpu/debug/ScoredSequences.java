@@ -6,7 +6,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.harmony.ConversationJson;
 import io.gossgpu.harmony.HarmonyRenderer;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,7 +29,9 @@ public final class ScoredSequences {
     /** The demo model's held-out conversations: {@link #conversations} of {@link #DEMO_HELD_OUT}. */
     public static List<LogitAgreement.Sequence> demoHeldOut(int limit) {
         InputStream in = ScoredSequences.class.getResourceAsStream(DEMO_HELD_OUT);
-        if (in == null) throw new GossException("the demo model's held-out conversations are not in this build (" + DEMO_HELD_OUT + ")");
+        if (in == null)
+            throw new GossException(
+                    "the demo model's held-out conversations are not in this build (" + DEMO_HELD_OUT + ")");
         return conversations(in, "the demo model's held-out set", limit);
     }
 
@@ -51,7 +52,10 @@ public final class ScoredSequences {
                 try {
                     JsonNode n = json.readTree(line);
                     List<JsonNode> convs = new ArrayList<>();
-                    if (n.has("references")) n.get("references").forEach(ref -> convs.add(json.createObjectNode().set("messages", ref)));
+                    if (n.has("references"))
+                        n.get("references")
+                                .forEach(
+                                        ref -> convs.add(json.createObjectNode().set("messages", ref)));
                     else convs.add(n);
                     for (JsonNode c : convs) {
                         HarmonyRenderer.Turn t = renderer.renderTurn(ConversationJson.parse(c));

@@ -8,7 +8,6 @@ import io.gossgpu.forward.Executor;
 import io.gossgpu.forward.GraphOp;
 import io.gossgpu.forward.OpKind;
 import io.gossgpu.model.ModelWeights;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,8 +24,8 @@ public final class Verifier {
     public record Divergence(GraphOp op, int position, int index, float expected, float actual, double rowScale) {
         @Override
         public String toString() {
-            return op + " at position " + position + ", value " + index + ": reference " + expected + ", backend " + actual
-                    + " (|diff| " + Math.abs(expected - actual) + ", row scale " + rowScale + ")";
+            return op + " at position " + position + ", value " + index + ": reference " + expected + ", backend "
+                    + actual + " (|diff| " + Math.abs(expected - actual) + ", row scale " + rowScale + ")";
         }
     }
 
@@ -38,14 +37,17 @@ public final class Verifier {
      * and, where near ties may flip ({@link #compare(ModelWeights, ModelWeights, Backend, Backend, int[], double, boolean)}),
      * the router row where the two picked different experts of nearly equal weight, after which nothing is compared.
      */
-    public record Result(Optional<Divergence> divergence, double worst, GraphOp worstOp, Optional<Divergence> tieFlip) {}
+    public record Result(
+            Optional<Divergence> divergence, double worst, GraphOp worstOp, Optional<Divergence> tieFlip) {}
 
     /**
      * @param tolerance relative to each reference row's largest |value| (1e-4 suits float32 backends; see the conformance kit)
      * @return the first divergence, or empty when every op agrees
      */
-    public static Optional<Divergence> compare(ModelWeights weights, Backend backend, Backend reference, int[] tokens, double tolerance) {
-        return compare(weights, weights, backend, reference, tokens, tolerance, false).divergence();
+    public static Optional<Divergence> compare(
+            ModelWeights weights, Backend backend, Backend reference, int[] tokens, double tolerance) {
+        return compare(weights, weights, backend, reference, tokens, tolerance, false)
+                .divergence();
     }
 
     /**
@@ -55,8 +57,14 @@ public final class Verifier {
      * only where the two sides' routing weights agree within the tolerance is a near tie that the rounding flipped,
      * not an error: the comparison stops there (every later op depends on that choice) and reports it.
      */
-    public static Result compare(ModelWeights weights, ModelWeights referenceWeights, Backend backend, Backend reference, int[] tokens,
-                                 double tolerance, boolean tiesMayFlip) {
+    public static Result compare(
+            ModelWeights weights,
+            ModelWeights referenceWeights,
+            Backend backend,
+            Backend reference,
+            int[] tokens,
+            double tolerance,
+            boolean tiesMayFlip) {
         List<Observed> mine = run(weights, backend, tokens);
         List<Observed> ref = run(referenceWeights, reference, tokens);
         int k = weights.config().expertsPerToken();
@@ -74,20 +82,32 @@ public final class Verifier {
                     if (e == a) continue;
                     float we = r.values[i * r.cols + k + c], wa = m.values[i * r.cols + k + c];
                     if (!tiesMayFlip || !(Math.abs(we - wa) <= tolerance * scale))
-                        return new Result(Optional.of(new Divergence(r.op, r.start + i, c, e, a, scale)), Double.POSITIVE_INFINITY, r.op, Optional.empty());
+                        return new Result(
+                                Optional.of(new Divergence(r.op, r.start + i, c, e, a, scale)),
+                                Double.POSITIVE_INFINITY,
+                                r.op,
+                                Optional.empty());
                     flip = true;
                 }
                 if (flip) {
                     int c = 0;
                     while (r.values[i * r.cols + c] == m.values[i * r.cols + c]) c++;
-                    return new Result(Optional.empty(), worst, worstOp,
-                            Optional.of(new Divergence(r.op, r.start + i, c, r.values[i * r.cols + c], m.values[i * r.cols + c], scale)));
+                    return new Result(
+                            Optional.empty(),
+                            worst,
+                            worstOp,
+                            Optional.of(new Divergence(
+                                    r.op, r.start + i, c, r.values[i * r.cols + c], m.values[i * r.cols + c], scale)));
                 }
                 for (int c = from; c < r.cols; c++) {
                     float e = r.values[i * r.cols + c], a = m.values[i * r.cols + c];
                     double rel = Math.abs(e - a) / scale;
                     if (!(rel <= tolerance))
-                        return new Result(Optional.of(new Divergence(r.op, r.start + i, c, e, a, scale)), Double.isNaN(rel) ? Double.POSITIVE_INFINITY : rel, r.op, Optional.empty());
+                        return new Result(
+                                Optional.of(new Divergence(r.op, r.start + i, c, e, a, scale)),
+                                Double.isNaN(rel) ? Double.POSITIVE_INFINITY : rel,
+                                r.op,
+                                Optional.empty());
                     if (rel > worst) {
                         worst = rel;
                         worstOp = r.op;
@@ -101,10 +121,9 @@ public final class Verifier {
     private static List<Observed> run(ModelWeights weights, Backend backend, int[] tokens) {
         List<Observed> out = new ArrayList<>();
         try (LoadedWeights w = backend.loadWeights(weights);
-             KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length));
-             Executor ex = new Executor(backend, w)) {
-            ex
-                    .observer((op, start, rows, cols, values) -> out.add(new Observed(op, start, rows, cols, values.get())))
+                KvCache cache = backend.createKvCache(new KvCacheSpec(weights.config(), tokens.length));
+                Executor ex = new Executor(backend, w)) {
+            ex.observer((op, start, rows, cols, values) -> out.add(new Observed(op, start, rows, cols, values.get())))
                     .forward(tokens, 0, cache, Executor.Output.ALL_LOGITS);
         }
         return out;

@@ -4,8 +4,8 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.cpu.CpuBackend;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.QuantizedDense;
-import io.gossgpu.model.ModelWeights;
 import io.gossgpu.device.SplitBackend;
+import io.gossgpu.model.ModelWeights;
 
 /**
  * What {@code goss-gpu verify} compares a backend with, and how closely: the reference on the weights the backend
@@ -31,15 +31,28 @@ public record VerifyPlan(String path, ModelWeights referenceWeights, double tole
     public static VerifyPlan of(Backend backend, ModelWeights weights, Double tolerance) {
         if (backend instanceof CpuBackend cpu && cpu.kernels().isa() != KernelSet.Isa.JAVA) {
             KernelSet k = cpu.kernels();
-            String path = k.describe() + (k.quantizesDense()
-                    ? "; compared with the reference on the same Q8_0 dense weights" : "");
-            return new VerifyPlan(path, k.quantizesDense() ? QuantizedDense.of(weights, k) : weights,
-                    tolerance != null ? tolerance : INT8_TOLERANCE, true);
+            String path = k.describe()
+                    + (k.quantizesDense() ? "; compared with the reference on the same Q8_0 dense weights" : "");
+            return new VerifyPlan(
+                    path,
+                    k.quantizesDense() ? QuantizedDense.of(weights, k) : weights,
+                    tolerance != null ? tolerance : INT8_TOLERANCE,
+                    true);
         }
-        if (backend instanceof SplitBackend split && split.cpuBackend() instanceof CpuBackend cpu && cpu.kernels().isa() != KernelSet.Isa.JAVA)
+        if (backend instanceof SplitBackend split
+                && split.cpuBackend() instanceof CpuBackend cpu
+                && cpu.kernels().isa() != KernelSet.Isa.JAVA)
             // the GPU's ops in float32 on the file's weights, the CPU layers' experts on int8-quantized activations
-            return new VerifyPlan(backend.deviceDescription() + " (float32; the CPU's experts on " + cpu.kernels().describe() + ")", weights,
-                    tolerance != null ? tolerance : INT8_TOLERANCE, true);
-        return new VerifyPlan(backend.deviceDescription() + " (float32)", weights, tolerance != null ? tolerance : FLOAT_TOLERANCE, false);
+            return new VerifyPlan(
+                    backend.deviceDescription() + " (float32; the CPU's experts on "
+                            + cpu.kernels().describe() + ")",
+                    weights,
+                    tolerance != null ? tolerance : INT8_TOLERANCE,
+                    true);
+        return new VerifyPlan(
+                backend.deviceDescription() + " (float32)",
+                weights,
+                tolerance != null ? tolerance : FLOAT_TOLERANCE,
+                false);
     }
 }

@@ -2,7 +2,6 @@ package io.gossgpu.tools;
 
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.debug.BackendChecks;
-
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import java.util.function.IntFunction;
@@ -18,7 +17,8 @@ public final class BackendCheck {
     private BackendCheck() {}
 
     private static BackendChecks of(EngineOptions o) {
-        return new BackendChecks(o.model(), Loading.of(o), o.backend(), o.backendOptions(), o.placement(), o.prefillChunk());
+        return new BackendChecks(
+                o.model(), Loading.of(o), o.backend(), o.backendOptions(), o.placement(), o.prefillChunk());
     }
 
     /**
@@ -38,7 +38,8 @@ public final class BackendCheck {
      *
      * @return whether they agree
      */
-    public static boolean verifyOps(EngineOptions options, IntFunction<int[]> tokens, Double tolerance, Consumer<String> out) {
+    public static boolean verifyOps(
+            EngineOptions options, IntFunction<int[]> tokens, Double tolerance, Consumer<String> out) {
         return of(options).verifyOps(tokens, tolerance, out);
     }
 
@@ -48,7 +49,8 @@ public final class BackendCheck {
      * {@code conversations}, else (both null) the demo model's held-out conversations, at most {@code limit}
      * sequences; gives {@code out} the report's lines.
      */
-    public static void measureKl(EngineOptions options, Path text, Path conversations, int chunk, int limit, Consumer<String> out) {
+    public static void measureKl(
+            EngineOptions options, Path text, Path conversations, int chunk, int limit, Consumer<String> out) {
         of(options).measureKl(text, conversations, chunk, limit, out);
     }
 }

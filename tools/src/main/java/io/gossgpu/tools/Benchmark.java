@@ -5,7 +5,6 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.bench.Bench;
 import io.gossgpu.bench.BenchReport;
 import io.gossgpu.bench.Tune;
-
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,8 +23,16 @@ public final class Benchmark {
      * {@code measureBandwidth}); each decode test also run as N streams for each N of {@code parallel}; with
      * {@code opTimes}, where each test's time goes op kind by op kind. Checked when run (one-line errors).
      */
-    public record Settings(List<Integer> prompts, List<Integer> gens, List<Integer> depths, int reps, int warmups,
-                           double bandwidthGBps, boolean measureBandwidth, List<Integer> parallel, boolean opTimes) {}
+    public record Settings(
+            List<Integer> prompts,
+            List<Integer> gens,
+            List<Integer> depths,
+            int reps,
+            int warmups,
+            double bandwidthGBps,
+            boolean measureBandwidth,
+            List<Integer> parallel,
+            boolean opTimes) {}
 
     /** A benchmark's results, as a markdown table (with the CPU's flags) or JSON. */
     public static final class Report {
@@ -49,9 +56,21 @@ public final class Benchmark {
      * {@link EngineOptions#backend()}, read, set and placed as the options say; progress goes to {@code log}.
      */
     public static Report run(EngineOptions options, Settings s, PrintStream log) {
-        Bench.Options o = new Bench.Options(options.model() == null ? "demo" : options.model().toString(), Loading.of(options),
-                options.backend(), options.backendOptions(), s.prompts(), s.gens(), s.depths(), s.reps(), s.warmups(), s.bandwidthGBps(),
-                s.measureBandwidth(), s.parallel(), s.opTimes(), options.placement());
+        Bench.Options o = new Bench.Options(
+                options.model() == null ? "demo" : options.model().toString(),
+                Loading.of(options),
+                options.backend(),
+                options.backendOptions(),
+                s.prompts(),
+                s.gens(),
+                s.depths(),
+                s.reps(),
+                s.warmups(),
+                s.bandwidthGBps(),
+                s.measureBandwidth(),
+                s.parallel(),
+                s.opTimes(),
+                options.placement());
         return new Report(Bench.run(o, log));
     }
 
@@ -71,9 +90,29 @@ public final class Benchmark {
      *
      * @return the tables per knob and, when the tuned values win beyond noise, their export lines (markdown)
      */
-    public static String tune(String backend, BackendOptions backendOptions, Path model, List<String> knobs, int promptTokens,
-                              int tokens, int reps, boolean quick, int rounds, PrintStream log) {
-        return Tune.run(new Tune.Options(backend, backendOptions, model.toString(), knobs, promptTokens, tokens, reps, quick, rounds), log)
+    public static String tune(
+            String backend,
+            BackendOptions backendOptions,
+            Path model,
+            List<String> knobs,
+            int promptTokens,
+            int tokens,
+            int reps,
+            boolean quick,
+            int rounds,
+            PrintStream log) {
+        return Tune.run(
+                        new Tune.Options(
+                                backend,
+                                backendOptions,
+                                model.toString(),
+                                knobs,
+                                promptTokens,
+                                tokens,
+                                reps,
+                                quick,
+                                rounds),
+                        log)
                 .markdown();
     }
 }

@@ -3,7 +3,6 @@ package io.gossgpu.tools;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.LoadProgress;
 import io.gossgpu.model.LoadOptions;
-
 import java.nio.file.Path;
 
 /** What {@link EngineOptions} asks of the model reader, for the tools that read a model without an engine. */
@@ -11,7 +10,8 @@ final class Loading {
     private Loading() {}
 
     static LoadOptions of(EngineOptions o) {
-        LoadOptions.Progress progress = o.progress() == LoadProgress.NONE ? LoadOptions.Progress.NONE : new Forward(o.progress());
+        LoadOptions.Progress progress =
+                o.progress() == LoadProgress.NONE ? LoadOptions.Progress.NONE : new Forward(o.progress());
         return new LoadOptions(o.mmap(), progress, o.checkTensors()).withFloatExperts(o.floatExperts());
     }
 

@@ -2,7 +2,6 @@ package io.gossgpu.tools;
 
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.debug.ModelReport;
-
 import java.util.function.Consumer;
 
 /**
@@ -22,8 +21,18 @@ public final class ModelDescription {
      * @throws io.gossgpu.GossException in one line, when the model cannot be read or the placement cannot fit (the
      *                                  lines before it are out by then)
      */
-    public static void print(EngineOptions options, int contextLength, int swaRollback, boolean listTensors, Consumer<String> out) {
-        ModelReport.print(options.model(), Loading.of(options), options.backend(), options.backendOptions(), options.placement(),
-                options.prefillChunk(), contextLength, swaRollback, listTensors, out);
+    public static void print(
+            EngineOptions options, int contextLength, int swaRollback, boolean listTensors, Consumer<String> out) {
+        ModelReport.print(
+                options.model(),
+                Loading.of(options),
+                options.backend(),
+                options.backendOptions(),
+                options.placement(),
+                options.prefillChunk(),
+                contextLength,
+                swaRollback,
+                listTensors,
+                out);
     }
 }

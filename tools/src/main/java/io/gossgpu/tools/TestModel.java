@@ -1,6 +1,5 @@
 package io.gossgpu.tools;
 
-import io.gossgpu.api.EngineOptions;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.SafetensorsWriter;
@@ -8,7 +7,6 @@ import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
 import io.gossgpu.tokenizer.GgufVocabCheck;
 import io.gossgpu.tokenizer.O200kHarmony;
-
 import java.nio.file.Path;
 
 /**
@@ -93,18 +91,22 @@ public record TestModel(Preset preset, long seed, Integer layers, Integer expert
      *
      * @throws IllegalArgumentException with {@code withVocab} on a smaller vocabulary
      */
-    public void write(Format format, Path out, DenseType dense, boolean withVocab, boolean bf16Experts, long shardBytes) {
+    public void write(
+            Format format, Path out, DenseType dense, boolean withVocab, boolean bf16Experts, long shardBytes) {
         ModelConfig c = config();
         TestModelGenerator g = new TestModelGenerator(c, seed);
         switch (format) {
             case ORIGINAL -> SafetensorsWriter.writeOriginal(g, out);
             case HF -> SafetensorsWriter.writeHf(g, out, shardBytes, bf16Experts);
-            case OLLAMA -> GgufWriter.write(g, out, GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
+            case OLLAMA ->
+                GgufWriter.write(g, out, GgufWriter.Options.defaults().withLayout(GgufWriter.Layout.OLLAMA));
             case GGUF -> {
-                GgufWriter.Options o = GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.valueOf(dense.name()));
+                GgufWriter.Options o =
+                        GgufWriter.Options.defaults().withDense(GgufWriter.DenseType.valueOf(dense.name()));
                 if (withVocab) {
                     if (c.vocabSize() != O200kHarmony.VOCAB_SIZE)
-                        throw new IllegalArgumentException("the o200k_harmony vocabulary needs " + O200kHarmony.VOCAB_SIZE + " tokens, not " + c.vocabSize());
+                        throw new IllegalArgumentException("the o200k_harmony vocabulary needs "
+                                + O200kHarmony.VOCAB_SIZE + " tokens, not " + c.vocabSize());
                     o = o.withTokens(GgufVocabCheck.ggufTokenList(O200kHarmony.get()));
                 }
                 GgufWriter.write(g, out, o);

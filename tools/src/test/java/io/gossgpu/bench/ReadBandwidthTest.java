@@ -1,10 +1,10 @@
 package io.gossgpu.bench;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
 
 /** The probe's bookkeeping, on a small buffer (no speed is asserted: the machine is shared). */
 class ReadBandwidthTest {
@@ -17,7 +17,13 @@ class ReadBandwidthTest {
         assertTrue(r.gbPerSecond() > 0 && Double.isFinite(r.gbPerSecond()), r.describe());
         // the tests run with jdk.incubator.vector (see the surefire argLine), so the vector loads are used
         assertTrue(r.method().endsWith("-bit Vector API loads"), r.method());
-        assertTrue(r.describe().startsWith(String.format(java.util.Locale.ROOT, "%.1f GB/s (3 threads reading a 0.0 GiB buffer", r.gbPerSecond())), r.describe());
+        assertTrue(
+                r.describe()
+                        .startsWith(String.format(
+                                java.util.Locale.ROOT,
+                                "%.1f GB/s (3 threads reading a 0.0 GiB buffer",
+                                r.gbPerSecond())),
+                r.describe());
     }
 
     @Test
@@ -26,7 +32,8 @@ class ReadBandwidthTest {
         ReadBandwidth.Result r = ReadBandwidth.measure(1, 16 << 20, 3, 0.3);
         double seconds = (System.nanoTime() - t0) / 1e9;
         assertTrue(r.passes() >= 3 && r.passes() <= ReadBandwidth.MAX_PASSES, "passes " + r.passes());
-        assertTrue(seconds >= 0.3 || r.passes() == ReadBandwidth.MAX_PASSES, r.passes() + " passes in " + seconds + " s");
+        assertTrue(
+                seconds >= 0.3 || r.passes() == ReadBandwidth.MAX_PASSES, r.passes() + " passes in " + seconds + " s");
         // with no time asked for, exactly the minimum
         assertEquals(5, ReadBandwidth.measure(2, 16 << 20, 5, 0).passes());
     }
@@ -34,7 +41,8 @@ class ReadBandwidthTest {
     @Test
     void bothReadersSumTheSameLongs() {
         java.lang.foreign.MemorySegment m = java.lang.foreign.Arena.ofAuto().allocate(4096 + 64, 64);
-        for (long i = 0; i < m.byteSize() / 8; i++) m.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8 * i, i * 0x9E3779B97F4A7C15L);
+        for (long i = 0; i < m.byteSize() / 8; i++)
+            m.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8 * i, i * 0x9E3779B97F4A7C15L);
         long expected = 0;
         for (long i = 8; i < 4096 / 8; i++) expected += i * 0x9E3779B97F4A7C15L;
         // 4032 bytes: not a whole number of the vector loop's 4-vector steps, so its tail runs too

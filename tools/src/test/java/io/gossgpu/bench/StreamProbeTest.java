@@ -1,31 +1,40 @@
 package io.gossgpu.bench;
 
-import io.gossgpu.cpu.matmul.NativeCpu;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gossgpu.cpu.matmul.NativeCpu;
+import org.junit.jupiter.api.Test;
+
 /** The C streaming probe's bookkeeping on a small buffer (no speed is asserted: the machine is shared). */
 class StreamProbeTest {
     @Test
     void readsWholePagesPerThreadWithAvx2LoadsAndSaysSo() {
-        assumeTrue(NativeCpu.unavailableReason() == null, "the native cpu kernels cannot run here: " + NativeCpu.unavailableReason());
+        assumeTrue(
+                NativeCpu.unavailableReason() == null,
+                "the native cpu kernels cannot run here: " + NativeCpu.unavailableReason());
         ReadBandwidth.Result r = StreamProbe.measure(3, 10_000_000, 2);
         assertEquals(3, r.threads());
         assertEquals(3 * 3 * 4096 * 271, r.bytes(), "3 slices of 813 whole 4 KiB pages"); // 10^7 / 3 / 4096 = 813.8
         assertEquals(2, r.passes());
         assertTrue(r.gbPerSecond() > 0 && Double.isFinite(r.gbPerSecond()), r.describe());
         assertEquals("256-bit AVX2 loads in C", r.method(), "every machine the native kernels run on has AVX2");
-        assertTrue(r.describe().startsWith(String.format(java.util.Locale.ROOT, "%.1f GB/s (3 threads reading a 0.0 GiB buffer with 256-bit AVX2 loads in C, best of 2 passes",
-                r.gbPerSecond())), r.describe());
+        assertTrue(
+                r.describe()
+                        .startsWith(String.format(
+                                java.util.Locale.ROOT,
+                                "%.1f GB/s (3 threads reading a 0.0 GiB buffer with 256-bit AVX2 loads in C, best of 2 passes",
+                                r.gbPerSecond())),
+                r.describe());
     }
 
     @Test
     void anOpenProbeMeasuresPassAfterPassUntilClosed() {
-        assumeTrue(NativeCpu.unavailableReason() == null, "the native cpu kernels cannot run here: " + NativeCpu.unavailableReason());
+        assumeTrue(
+                NativeCpu.unavailableReason() == null,
+                "the native cpu kernels cannot run here: " + NativeCpu.unavailableReason());
         StreamProbe.Open p = StreamProbe.open(2, 8 << 20);
         try (p) {
             for (int i = 0; i < 3; i++) {

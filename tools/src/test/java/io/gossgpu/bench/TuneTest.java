@@ -1,5 +1,11 @@
 package io.gossgpu.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.GossException;
 import io.gossgpu.backend.Availability;
 import io.gossgpu.backend.Backend;
@@ -8,8 +14,6 @@ import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Knob;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KnobValues;
-import org.junit.jupiter.api.Test;
-
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -17,26 +21,37 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 class TuneTest {
-    static final Knob WG = Knob.of("fake", "SDPA", "WG", 64, KnobValues.powerOfTwo(1, 1024), "work-group size", "attention")
+    static final Knob WG = Knob.of(
+                    "fake", "SDPA", "WG", 64, KnobValues.powerOfTwo(1, 1024), "work-group size", "attention")
             .tuneValues(4, 8, 16, 32, 64, 128, 256, 512);
-    static final Knob TILE = Knob.of("fake", "LINEAR", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group", "tile");
+    static final Knob TILE =
+            Knob.of("fake", "LINEAR", "TILE", 8, KnobValues.range(1, 16), "tokens per work-group", "tile");
     static final Knob FIXED = Knob.of("fake", "ATTENTION", "TG", 32, KnobValues.oneOf(32), "threads", "fixed");
 
     static BackendProvider provider(List<Knob> knobs) {
         return new BackendProvider() {
-            public String name() { return "fake"; }
-            public int priority() { return 0; }
-            public Availability availability() { return Availability.yes("fake"); }
-            public Backend create(BackendOptions o) { throw new UnsupportedOperationException(); }
-            public List<Knob> knobs() { return knobs; }
+            public String name() {
+                return "fake";
+            }
+
+            public int priority() {
+                return 0;
+            }
+
+            public Availability availability() {
+                return Availability.yes("fake");
+            }
+
+            public Backend create(BackendOptions o) {
+                throw new UnsupportedOperationException();
+            }
+
+            public List<Knob> knobs() {
+                return knobs;
+            }
         };
     }
 
@@ -45,8 +60,10 @@ class TuneTest {
         BackendOptions none = BackendOptions.defaults();
         // a CPU device (PoCL): default 16, not the declared 64, and work-groups of at most 128
         KnobState cpuDevice = WG.state(none, 16, 128, "the device's max work-group size is 128");
-        assertEquals(List.of(8, 16, 32), Tune.candidates(cpuDevice, true), "quick: the value in effect and its neighbours");
-        assertEquals(List.of(4, 8, 16, 32, 64, 128), Tune.candidates(cpuDevice, false), "nothing above the device's limit");
+        assertEquals(
+                List.of(8, 16, 32), Tune.candidates(cpuDevice, true), "quick: the value in effect and its neighbours");
+        assertEquals(
+                List.of(4, 8, 16, 32, 64, 128), Tune.candidates(cpuDevice, false), "nothing above the device's limit");
         assertEquals(List.of(32, 64, 128), Tune.candidates(WG.state(none), true));
         assertEquals(List.of(128, 256, 512), Tune.candidates(WG.state(none.with(WG, 512)), true));
         assertEquals(List.of(4, 8, 16), Tune.candidates(TILE.state(none), true));
@@ -87,9 +104,11 @@ class TuneTest {
         };
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         Tune.Options o = new Tune.Options("fake", BackendOptions.defaults(), "model", List.of(), 4, 4, 1, true, 3);
-        Tune.Result r = Tune.run(provider(List.of(WG)), List.of(WG), o, new PrintStream(log, true, StandardCharsets.UTF_8), timer);
+        Tune.Result r = Tune.run(
+                provider(List.of(WG)), List.of(WG), o, new PrintStream(log, true, StandardCharsets.UTF_8), timer);
         String text = log.toString(StandardCharsets.UTF_8);
-        assertTrue(text.contains("tune: load average ") && text.contains(" at start") && text.contains(" at end"), text);
+        assertTrue(
+                text.contains("tune: load average ") && text.contains(" at start") && text.contains(" at end"), text);
         return new Made(r, r.markdown(), timed);
     }
 
@@ -101,10 +120,15 @@ class TuneTest {
     void aPickThatLosesTheAlternatingRoundsIsNotExported() {
         Made m = tune((wg, n) -> wg == 128 ? (n == 0 ? 150 : 70) : wg == 64 ? 100 : 90);
         assertEquals(128, m.result().sweeps().getFirst().best(), "the sweep picked the lucky value");
-        assertEquals(List.of(64, 64, 32, 64, 128, 64, 128, 64, 128, 64, 128), m.timed(), "warm-up, before, sweep, then ABABAB");
+        assertEquals(
+                List.of(64, 64, 32, 64, 128, 64, 128, 64, 128, 64, 128),
+                m.timed(),
+                "warm-up, before, sweep, then ABABAB");
         assertFalse(m.result().recommends());
         assertFalse(m.markdown().contains("export "), m.markdown());
-        assertTrue(m.markdown().contains("verdict: keeping the values in effect; the tuned values measured 0.70x"), m.markdown());
+        assertTrue(
+                m.markdown().contains("verdict: keeping the values in effect; the tuned values measured 0.70x"),
+                m.markdown());
         assertTrue(m.markdown().contains("rule: " + TuneVerdict.RULE), m.markdown());
     }
 

@@ -1,16 +1,17 @@
 package io.gossgpu.bench;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
 
 /** The rule that keeps or drops tune's pick, on made-up scores: nothing here is timed. */
 class TuneVerdictTest {
     @Test
     void aConsistentGainWellAboveTheNoiseIsKept() {
-        TuneVerdict v = TuneVerdict.decide(new double[] {100, 98, 103, 101, 99}, new double[] {121, 117, 125, 120, 118});
+        TuneVerdict v =
+                TuneVerdict.decide(new double[] {100, 98, 103, 101, 99}, new double[] {121, 117, 125, 120, 118});
         assertTrue(v.keepTuned(), v.describe());
         assertEquals(1.2, v.ratio(), 0.01);
         assertTrue(v.low() > 1.15 && v.high() < 1.25, v.describe());
@@ -52,10 +53,17 @@ class TuneVerdictTest {
 
     @Test
     void tooFewRoundsOrAFailedRunKeepTheDefaults() {
-        assertFalse(TuneVerdict.decide(new double[] {100, 100}, new double[] {150, 151}).keepTuned(), "two rounds are not enough");
+        assertFalse(
+                TuneVerdict.decide(new double[] {100, 100}, new double[] {150, 151})
+                        .keepTuned(),
+                "two rounds are not enough");
         assertFalse(TuneVerdict.decide(new double[] {100}, new double[] {200}).keepTuned());
         assertFalse(TuneVerdict.decide(new double[] {}, new double[] {}).keepTuned());
-        assertFalse(TuneVerdict.decide(new double[] {100, 100, 100}, new double[] {150, 0, 150}).keepTuned(), "a tuned run failed");
-        assertTrue(TuneVerdict.decide(new double[] {100, 100, 100}, new double[] {150, 152, 149}).keepTuned());
+        assertFalse(
+                TuneVerdict.decide(new double[] {100, 100, 100}, new double[] {150, 0, 150})
+                        .keepTuned(),
+                "a tuned run failed");
+        assertTrue(TuneVerdict.decide(new double[] {100, 100, 100}, new double[] {150, 152, 149})
+                .keepTuned());
     }
 }

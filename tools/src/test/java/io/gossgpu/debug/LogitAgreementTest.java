@@ -1,5 +1,9 @@
 package io.gossgpu.debug;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceRouting;
@@ -7,20 +11,15 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
-import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
 import io.gossgpu.demo.DemoModels;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import org.junit.jupiter.api.Test;
-
+import io.gossgpu.reference.ReferenceBackend;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
 
 /** {@code verify --kl}'s figures, and the budget the cpu backend's default (int8) path is held to. */
 class LogitAgreementTest {
@@ -31,6 +30,7 @@ class LogitAgreementTest {
      * the positions to differ (one flip in the test's few positions is 0.7 %).
      */
     static final int SEQUENCES = 4;
+
     static final double MEAN_KL = 6e-5, P99_KL = 3e-4, TOP1 = 0.98, RMS = 7e-3;
 
     @Test
@@ -51,22 +51,27 @@ class LogitAgreementTest {
 
     @Test
     void theCpuDefaultPathStaysWithinItsBudgetAndAPlantedPrecisionBugDoesNot() {
-        assumeTrue(NativeCpu.best() != KernelSet.Isa.JAVA, "this machine runs no native cpu kernel set: the cpu backend here is the float path");
+        assumeTrue(
+                NativeCpu.best() != KernelSet.Isa.JAVA,
+                "this machine runs no native cpu kernel set: the cpu backend here is the float path");
         List<LogitAgreement.Sequence> seqs = ScoredSequences.demoHeldOut(SEQUENCES);
         try (Checkpoint ck = Checkpoint.open(DemoModels.folder(), LoadOptions.defaults());
-             Backend cpu = new CpuBackendProvider().create(BackendOptions.defaults()); Backend ref = new ReferenceBackend()) {
+                Backend cpu = new CpuBackendProvider().create(BackendOptions.defaults());
+                Backend ref = new ReferenceBackend()) {
             ModelWeights w = ModelWeights.of(ck);
             LogitAgreement.Stats s = LogitAgreement.measure(w, cpu, ref, seqs);
             System.out.println("cpu default path on the demo model: " + s);
             assertTrue(withinBudget(s), "outside the budget: " + s);
 
-            // planted: the MoE output keeps 4 of float's 23 mantissa bits (a precision bug, not a formula error: within 6 %)
+            // planted: the MoE output keeps 4 of float's 23 mantissa bits (a precision bug, not a formula error: within
+            // 6 %)
             Backend planted = new ForwardingBackend(cpu) {
                 @Override
                 public void moe(LoadedWeights lw, int layer, DeviceTensor x, DeviceRouting routing, DeviceTensor out) {
                     super.moe(lw, layer, x, routing, out);
                     float[] v = read(out);
-                    for (int i = 0; i < v.length; i++) v[i] = Float.intBitsToFloat(Float.floatToRawIntBits(v[i]) & ~0x7ffff);
+                    for (int i = 0; i < v.length; i++)
+                        v[i] = Float.intBitsToFloat(Float.floatToRawIntBits(v[i]) & ~0x7ffff);
                     write(out, v);
                 }
             };

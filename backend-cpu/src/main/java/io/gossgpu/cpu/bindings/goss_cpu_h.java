@@ -57,17 +57,20 @@ public final class goss_cpu_h {
     }
 
     private static MethodHandle bind(String name, FunctionDescriptor fd, boolean critical) {
-        MemorySegment sym = LOOKUP.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libgoss_cpu has no symbol " + name));
+        MemorySegment sym =
+                LOOKUP.find(name).orElseThrow(() -> new UnsatisfiedLinkError("libgoss_cpu has no symbol " + name));
         return critical ? LINKER.downcallHandle(sym, fd, Linker.Option.critical(true)) : LINKER.downcallHandle(sym, fd);
     }
 
     private static final ValueLayout P = C_POINTER, L = C_LONG_LONG, I = C_INT;
 
     private static final FunctionDescriptor QUANTIZE_Q8 = FunctionDescriptor.ofVoid(P, L, L, L, P, P, P);
-    private static final FunctionDescriptor TILE_GEMM = FunctionDescriptor.ofVoid(P, P, L, L, L, L, P, P, P, L, P, L, P);
+    private static final FunctionDescriptor TILE_GEMM =
+            FunctionDescriptor.ofVoid(P, P, L, L, L, L, P, P, P, L, P, L, P);
     private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
     private static final ValueLayout F = ValueLayout.JAVA_FLOAT;
-    private static final FunctionDescriptor ATTN_UPDATE = FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, P, L, P, L, L, L, L, F, P, P, P);
+    private static final FunctionDescriptor ATTN_UPDATE =
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, P, L, P, L, L, L, L, F, P, P, P);
     private static final FunctionDescriptor ATTN_MERGE = FunctionDescriptor.ofVoid(L, L, P, P, P, P, P, P);
     private static final FunctionDescriptor ATTN_FINISH = FunctionDescriptor.ofVoid(L, L, L, P, P, P, P, P, L);
 
@@ -77,20 +80,21 @@ public final class goss_cpu_h {
     private static final MethodHandle free = bind("goss_cpu_free", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle prefault = bind("goss_cpu_prefault", FunctionDescriptor.ofVoid(P, L), false);
     private static final MethodHandle release = bind("goss_cpu_release", FunctionDescriptor.ofVoid(P, L), false);
-    private static final MethodHandle stream_probe = bind("goss_cpu_stream_probe",
-            FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, I, L, I, P), false);
+    private static final MethodHandle stream_probe =
+            bind("goss_cpu_stream_probe", FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, I, L, I, P), false);
     private static final MethodHandle probe_open = bind("goss_cpu_probe_open", FunctionDescriptor.of(P, I, L), false);
-    private static final MethodHandle probe_pass = bind("goss_cpu_probe_pass", FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, P, I), false);
+    private static final MethodHandle probe_pass =
+            bind("goss_cpu_probe_pass", FunctionDescriptor.of(ValueLayout.JAVA_DOUBLE, P, I), false);
     private static final MethodHandle probe_close = bind("goss_cpu_probe_close", FunctionDescriptor.ofVoid(P), false);
-    private static final MethodHandle repack_mx4_openai = bind("goss_cpu_repack_mx4_openai",
-            FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
-    private static final MethodHandle repack_mx4_ggml = bind("goss_cpu_repack_mx4_ggml",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
-    private static final MethodHandle repack_q8_0 = bind("goss_cpu_repack_q8_0",
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
+    private static final MethodHandle repack_mx4_openai =
+            bind("goss_cpu_repack_mx4_openai", FunctionDescriptor.ofVoid(P, L, P, L, L, L, L, L, P, P), true);
+    private static final MethodHandle repack_mx4_ggml =
+            bind("goss_cpu_repack_mx4_ggml", FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
+    private static final MethodHandle repack_q8_0 =
+            bind("goss_cpu_repack_q8_0", FunctionDescriptor.ofVoid(P, L, L, L, L, L, P, P), true);
 
-    private static final MethodHandle repack_float_q8 = bind("goss_cpu_repack_float_q8",
-            FunctionDescriptor.ofVoid(I, P, L, L, L, L, L, P, P), true);
+    private static final MethodHandle repack_float_q8 =
+            bind("goss_cpu_repack_float_q8", FunctionDescriptor.ofVoid(I, P, L, L, L, L, L, P, P), true);
 
     private static final MethodHandle avx2_quantize_q8 = bind("goss_avx2_quantize_q8", QUANTIZE_Q8, true);
     private static final MethodHandle avx2_mx4_gemm = bind("goss_avx2_mx4_gemm", TILE_GEMM, true);
@@ -117,7 +121,8 @@ public final class goss_cpu_h {
     static {
         int v = goss_cpu_abi_version();
         if (v != GOSS_CPU_ABI_VERSION)
-            throw new IllegalStateException("libgoss_cpu ABI version " + v + ", these bindings need " + GOSS_CPU_ABI_VERSION);
+            throw new IllegalStateException(
+                    "libgoss_cpu ABI version " + v + ", these bindings need " + GOSS_CPU_ABI_VERSION);
     }
 
     private static RuntimeException rethrow(Throwable t) {
@@ -207,18 +212,34 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_cpu_repack_mx4_openai(MemorySegment codes, long codeRowStride, MemorySegment scales,
-                                                  long scaleRowStride, long rows, long blocks, long g0, long g1,
-                                                  MemorySegment outCodes, MemorySegment outScales) {
+    public static void goss_cpu_repack_mx4_openai(
+            MemorySegment codes,
+            long codeRowStride,
+            MemorySegment scales,
+            long scaleRowStride,
+            long rows,
+            long blocks,
+            long g0,
+            long g1,
+            MemorySegment outCodes,
+            MemorySegment outScales) {
         try {
-            repack_mx4_openai.invokeExact(codes, codeRowStride, scales, scaleRowStride, rows, blocks, g0, g1, outCodes, outScales);
+            repack_mx4_openai.invokeExact(
+                    codes, codeRowStride, scales, scaleRowStride, rows, blocks, g0, g1, outCodes, outScales);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_cpu_repack_mx4_ggml(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
-                                                MemorySegment outCodes, MemorySegment outScales) {
+    public static void goss_cpu_repack_mx4_ggml(
+            MemorySegment src,
+            long rowStride,
+            long rows,
+            long blocks,
+            long g0,
+            long g1,
+            MemorySegment outCodes,
+            MemorySegment outScales) {
         try {
             repack_mx4_ggml.invokeExact(src, rowStride, rows, blocks, g0, g1, outCodes, outScales);
         } catch (Throwable t) {
@@ -226,8 +247,15 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_cpu_repack_q8_0(MemorySegment src, long rowStride, long rows, long blocks, long g0, long g1,
-                                            MemorySegment outQ, MemorySegment outScales) {
+    public static void goss_cpu_repack_q8_0(
+            MemorySegment src,
+            long rowStride,
+            long rows,
+            long blocks,
+            long g0,
+            long g1,
+            MemorySegment outQ,
+            MemorySegment outScales) {
         try {
             repack_q8_0.invokeExact(src, rowStride, rows, blocks, g0, g1, outQ, outScales);
         } catch (Throwable t) {
@@ -235,8 +263,16 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_cpu_repack_float_q8(int format, MemorySegment src, long rowStride, long rows, long blocks, long g0,
-                                                long g1, MemorySegment outQ, MemorySegment outScales) {
+    public static void goss_cpu_repack_float_q8(
+            int format,
+            MemorySegment src,
+            long rowStride,
+            long rows,
+            long blocks,
+            long g0,
+            long g1,
+            MemorySegment outQ,
+            MemorySegment outScales) {
         try {
             repack_float_q8.invokeExact(format, src, rowStride, rows, blocks, g0, g1, outQ, outScales);
         } catch (Throwable t) {
@@ -244,7 +280,8 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+    public static void goss_avx2_quantize_q8(
+            MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
         try {
             avx2_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
         } catch (Throwable t) {
@@ -252,7 +289,8 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+    public static void goss_avx512_quantize_q8(
+            MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
         try {
             avx512_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
         } catch (Throwable t) {
@@ -260,9 +298,20 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                          long outStride, MemorySegment bias) {
+    public static void goss_avx2_mx4_gemm(
+            MemorySegment codes,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx2_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -270,9 +319,20 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                            MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                            long outStride, MemorySegment bias) {
+    public static void goss_avx512_mx4_gemm(
+            MemorySegment codes,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx512_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -280,9 +340,20 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                         long outStride, MemorySegment bias) {
+    public static void goss_avx2_q8_gemm(
+            MemorySegment qw,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx2_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -290,9 +361,20 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                           MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                           long outStride, MemorySegment bias) {
+    public static void goss_avx512_q8_gemm(
+            MemorySegment qw,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx512_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -300,9 +382,19 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
-                                            MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
-                                            MemorySegment bias) {
+    public static void goss_avx2_dense_gemm(
+            int format,
+            MemorySegment w,
+            long rowStride,
+            long r0,
+            long r1,
+            long k,
+            MemorySegment x,
+            long xStride,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx2_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -310,9 +402,19 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
-                                              MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
-                                              MemorySegment bias) {
+    public static void goss_avx512_dense_gemm(
+            int format,
+            MemorySegment w,
+            long rowStride,
+            long r0,
+            long r1,
+            long k,
+            MemorySegment x,
+            long xStride,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avx512_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
         } catch (Throwable t) {
@@ -320,18 +422,43 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
-                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
-                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+    public static void goss_avx2_attn_update(
+            MemorySegment q,
+            long qStride,
+            long nt,
+            long group,
+            long hd,
+            long qpos0,
+            long window,
+            MemorySegment kt,
+            long ktBlock,
+            MemorySegment v,
+            long vStride,
+            long s0,
+            long count,
+            long kpos0,
+            float scale,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc) {
         try {
-            avx2_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            avx2_attn_update.invokeExact(
+                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
+                    acc);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_avx2_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+    public static void goss_avx2_attn_merge(
+            long rows,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment m2,
+            MemorySegment l2,
+            MemorySegment acc2) {
         try {
             avx2_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
         } catch (Throwable t) {
@@ -339,8 +466,16 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx2_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                              MemorySegment sinks, MemorySegment out, long outStride) {
+    public static void goss_avx2_attn_finish(
+            long nt,
+            long group,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment sinks,
+            MemorySegment out,
+            long outStride) {
         try {
             avx2_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
         } catch (Throwable t) {
@@ -348,18 +483,43 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
-                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
-                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+    public static void goss_avx512_attn_update(
+            MemorySegment q,
+            long qStride,
+            long nt,
+            long group,
+            long hd,
+            long qpos0,
+            long window,
+            MemorySegment kt,
+            long ktBlock,
+            MemorySegment v,
+            long vStride,
+            long s0,
+            long count,
+            long kpos0,
+            float scale,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc) {
         try {
-            avx512_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            avx512_attn_update.invokeExact(
+                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
+                    acc);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
 
-    public static void goss_avx512_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+    public static void goss_avx512_attn_merge(
+            long rows,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment m2,
+            MemorySegment l2,
+            MemorySegment acc2) {
         try {
             avx512_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
         } catch (Throwable t) {
@@ -367,8 +527,16 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avx512_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                              MemorySegment sinks, MemorySegment out, long outStride) {
+    public static void goss_avx512_attn_finish(
+            long nt,
+            long group,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment sinks,
+            MemorySegment out,
+            long outStride) {
         try {
             avx512_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
         } catch (Throwable t) {
@@ -376,59 +544,131 @@ public final class goss_cpu_h {
         }
     }
 
-    public static void goss_avxvnni_quantize_q8(MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
+    public static void goss_avxvnni_quantize_q8(
+            MemorySegment x, long xStride, long n, long k, MemorySegment q, MemorySegment d, MemorySegment s) {
         try {
             avxvnni_quantize_q8.invokeExact(x, xStride, n, k, q, d, s);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_mx4_gemm(MemorySegment codes, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                          MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                          long outStride, MemorySegment bias) {
+
+    public static void goss_avxvnni_mx4_gemm(
+            MemorySegment codes,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avxvnni_mx4_gemm.invokeExact(codes, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_q8_gemm(MemorySegment qw, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out,
-                                         long outStride, MemorySegment bias) {
+
+    public static void goss_avxvnni_q8_gemm(
+            MemorySegment qw,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avxvnni_q8_gemm.invokeExact(qw, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_dense_gemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k,
-                                            MemorySegment x, long xStride, long T, MemorySegment out, long outStride,
-                                            MemorySegment bias) {
+
+    public static void goss_avxvnni_dense_gemm(
+            int format,
+            MemorySegment w,
+            long rowStride,
+            long r0,
+            long r1,
+            long k,
+            MemorySegment x,
+            long xStride,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         try {
             avxvnni_dense_gemm.invokeExact(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_attn_update(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
-                                              MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count,
-                                              long kpos0, float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+
+    public static void goss_avxvnni_attn_update(
+            MemorySegment q,
+            long qStride,
+            long nt,
+            long group,
+            long hd,
+            long qpos0,
+            long window,
+            MemorySegment kt,
+            long ktBlock,
+            MemorySegment v,
+            long vStride,
+            long s0,
+            long count,
+            long kpos0,
+            float scale,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc) {
         try {
-            avxvnni_attn_update.invokeExact(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            avxvnni_attn_update.invokeExact(
+                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
+                    acc);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_attn_merge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                             MemorySegment m2, MemorySegment l2, MemorySegment acc2) {
+
+    public static void goss_avxvnni_attn_merge(
+            long rows,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment m2,
+            MemorySegment l2,
+            MemorySegment acc2) {
         try {
             avxvnni_attn_merge.invokeExact(rows, hd, m, l, acc, m2, l2, acc2);
         } catch (Throwable t) {
             throw rethrow(t);
         }
     }
-    public static void goss_avxvnni_attn_finish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                                              MemorySegment sinks, MemorySegment out, long outStride) {
+
+    public static void goss_avxvnni_attn_finish(
+            long nt,
+            long group,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment sinks,
+            MemorySegment out,
+            long outStride) {
         try {
             avxvnni_attn_finish.invokeExact(nt, group, hd, m, l, acc, sinks, out, outStride);
         } catch (Throwable t) {

@@ -32,15 +32,36 @@ public interface CpuKernels {
      * {@code out[outOff + t·outStride] = Σ_c row[rowOff + c] · x[xOff + t·xStride + c]} for {@code t < count}:
      * one decoded weight row against several tokens (the prefill inner loop).
      */
-    void dotMany(float[] row, int rowOff, int n, float[] x, int xOff, int xStride, int count, float[] out, int outOff, int outStride);
+    void dotMany(
+            float[] row,
+            int rowOff,
+            int n,
+            float[] x,
+            int xOff,
+            int xStride,
+            int count,
+            float[] out,
+            int outOff,
+            int outStride);
 
     /**
      * A tile of decoded rows against a block of tokens: for {@code r < rows}, {@code t < count},
      * {@code out[outOff + r·outRowStride + t·outTokStride] = Σ_c w[wOff + r·n + c] · x[xOff + t·xStride + c]}.
      * The default loops over {@link #dotMany}; implementations block registers over rows and tokens.
      */
-    default void dotTile(float[] w, int wOff, int rows, int n, float[] x, int xOff, int xStride, int count,
-                         float[] out, int outOff, int outRowStride, int outTokStride) {
+    default void dotTile(
+            float[] w,
+            int wOff,
+            int rows,
+            int n,
+            float[] x,
+            int xOff,
+            int xStride,
+            int count,
+            float[] out,
+            int outOff,
+            int outRowStride,
+            int outTokStride) {
         for (int r = 0; r < rows; r++)
             dotMany(w, wOff + r * n, n, x, xOff, xStride, count, out, outOff + r * outRowStride, outTokStride);
     }
@@ -81,7 +102,8 @@ public interface CpuKernels {
      * where {@code K[s][c] = kt[((s >> 4)·kvDim + c)·16 + (s & 15)]}. May also write other slots of the
      * touched 16-slot blocks.
      */
-    default void keyScores(float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
+    default void keyScores(
+            float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
         for (int s = from; s < to; s++) {
             int base = (s >> 4) * kvDim * 16 + (s & 15);
             float acc = 0;
@@ -91,7 +113,8 @@ public interface CpuKernels {
     }
 
     /** {@code out[oOff + d] += Σ_{j<n} w[wOff + j] · src[srcOff + j·stride + d]} for {@code d < hd}. */
-    default void weightedRows(float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
+    default void weightedRows(
+            float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
         for (int j = 0; j < n; j++) axpy(w[wOff + j], src, srcOff + j * stride, out, oOff, hd);
     }
 
@@ -142,7 +165,8 @@ public interface CpuKernels {
 
     private static float[] halfE8m0() {
         float[] t = new float[256];
-        for (int e = 0; e < 256; e++) t[e] = e == io.gossgpu.quant.Mxfp4.NAN_SCALE ? Float.NaN : Math.scalb(1f, e - 128);
+        for (int e = 0; e < 256; e++)
+            t[e] = e == io.gossgpu.quant.Mxfp4.NAN_SCALE ? Float.NaN : Math.scalb(1f, e - 128);
         return t;
     }
 
@@ -155,12 +179,14 @@ public interface CpuKernels {
             try {
                 // by name: a class literal would link VectorKernels (and jdk.incubator.vector) into this interface
                 String vector = CpuKernels.class.getPackageName() + ".VectorKernels";
-                return (CpuKernels) Class.forName(vector).getDeclaredConstructor().newInstance();
+                return (CpuKernels)
+                        Class.forName(vector).getDeclaredConstructor().newInstance();
             } catch (ReflectiveOperationException | LinkageError e) {
                 return new ScalarKernels("Vector API failed to load (" + e + ")");
             }
         }
-        return new ScalarKernels("jdk.incubator.vector is not in the boot layer; run java with --add-modules jdk.incubator.vector");
+        return new ScalarKernels(
+                "jdk.incubator.vector is not in the boot layer; run java with --add-modules jdk.incubator.vector");
     }
 
     static boolean vectorApiPresent() {

@@ -1,7 +1,6 @@
 package io.gossgpu.cpu.compute;
 
 import io.gossgpu.GossException;
-
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -36,6 +35,7 @@ public final class CpuPool implements AutoCloseable {
     private final Thread[] workers;
     /** (generation << 32) | next index to claim. */
     private final AtomicLong ticket = new AtomicLong();
+
     private final AtomicInteger done = new AtomicInteger();
     private volatile int generation;
     private volatile boolean shutdown;
@@ -49,10 +49,12 @@ public final class CpuPool implements AutoCloseable {
      * participant's claim on another job's share fail (it would take 2^24 jobs to wrap).
      */
     private final AtomicLongArray shares;
+
     private static final int SHARE_PAD = 8, ITEM_BITS = 20;
     private static final long ITEM_MASK = (1L << ITEM_BITS) - 1, GEN_BITS = ((1L << 24) - 1) << (2 * ITEM_BITS);
     /** {@link #runInShares} takes fewer items than this. */
     public static final int MAX_SHARED_ITEMS = 1 << ITEM_BITS;
+
     private volatile Throwable failure;
     private volatile Thread caller;
     private volatile boolean callerParked;
@@ -61,6 +63,7 @@ public final class CpuPool implements AutoCloseable {
     public static final int TAGS = 4;
     /** Per participant, busy nanoseconds per tag of the current job, a cache line apart (written by that thread only). */
     private static final int PAD = 16;
+
     private final long[] busy;
     /**
      * Per worker, a cache line apart (written by that worker only, read by {@link #stats}): the jobs it joined from a park
@@ -69,6 +72,7 @@ public final class CpuPool implements AutoCloseable {
     private final long[] wakes, wakeNanos;
     /** When the current job was opened (set while profiling). */
     private volatile long openedAt;
+
     private final long[] jobs = new long[TAGS], wall = new long[TAGS], busyDone = new long[TAGS];
     private boolean profiling;
     private int tag;
@@ -118,7 +122,8 @@ public final class CpuPool implements AutoCloseable {
      */
     public void runInShares(int total, int minGrain, Body body) {
         if (total >= MAX_SHARED_ITEMS)
-            throw new IllegalArgumentException("runInShares takes fewer than " + MAX_SHARED_ITEMS + " items, got " + total);
+            throw new IllegalArgumentException(
+                    "runInShares takes fewer than " + MAX_SHARED_ITEMS + " items, got " + total);
         run(total, minGrain, true, body);
     }
 
@@ -148,7 +153,8 @@ public final class CpuPool implements AutoCloseable {
         if (inShares) {
             long tag = shareTag(gen);
             for (int p = 0; p < threads; p++)
-                shares.set(p * SHARE_PAD, share(tag, (int) ((long) p * total / threads), (int) ((long) (p + 1) * total / threads)));
+                shares.set(p * SHARE_PAD, share(tag, (int) ((long) p * total / threads), (int)
+                        ((long) (p + 1) * total / threads)));
         } else ticket.set((long) gen << 32); // opens the job; publishes the fields above
         if (timed) openedAt = System.nanoTime();
         generation = gen;

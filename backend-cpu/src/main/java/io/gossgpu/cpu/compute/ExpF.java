@@ -16,8 +16,12 @@ public final class ExpF {
 
     static final float LO = -87.33654f, HI = 88.72283f;
     static final float LOG2E = 1.44269504088896341f, LN2_HI = 0.693359375f, LN2_LO = -2.12194440e-4f;
-    static final float P0 = 1.9875691500e-4f, P1 = 1.3981999507e-3f, P2 = 8.3334519073e-3f, P3 = 4.1665795894e-2f,
-            P4 = 1.6666665459e-1f, P5 = 5.0000001201e-1f;
+    static final float P0 = 1.9875691500e-4f,
+            P1 = 1.3981999507e-3f,
+            P2 = 8.3334519073e-3f,
+            P3 = 4.1665795894e-2f,
+            P4 = 1.6666665459e-1f,
+            P5 = 5.0000001201e-1f;
     /** 1.5·2^23: adding and subtracting it rounds a float of magnitude below 2^22 to an integer, ties to even. */
     static final float ROUND = 12582912f;
 

@@ -3,7 +3,6 @@ package io.gossgpu.cpu.compute;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.LE;
-
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -60,7 +59,17 @@ public final class ScalarKernels implements CpuKernels {
     }
 
     @Override
-    public void dotMany(float[] row, int rowOff, int n, float[] x, int xOff, int xStride, int count, float[] out, int outOff, int outStride) {
+    public void dotMany(
+            float[] row,
+            int rowOff,
+            int n,
+            float[] x,
+            int xOff,
+            int xStride,
+            int count,
+            float[] out,
+            int outOff,
+            int outStride) {
         for (int t = 0; t < count; t++) out[outOff + t * outStride] = dot(row, rowOff, x, xOff + t * xStride, n);
     }
 

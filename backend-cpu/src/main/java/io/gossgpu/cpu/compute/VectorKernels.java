@@ -1,20 +1,18 @@
 package io.gossgpu.cpu.compute;
 
-import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.LE;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
 import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
-
-import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
 
 /**
  * {@link CpuKernels} on the Vector API. MXFP4: 16 code bytes are split into low and high nibbles, each
@@ -27,8 +25,8 @@ import java.nio.ByteOrder;
  * without {@code --add-modules jdk.incubator.vector} never links this class.
  */
 final class VectorKernels implements CpuKernels {
-    private static final VectorSpecies<Float> F = FloatVector.SPECIES_PREFERRED.length() <= 16
-            ? FloatVector.SPECIES_PREFERRED : FloatVector.SPECIES_512;
+    private static final VectorSpecies<Float> F =
+            FloatVector.SPECIES_PREFERRED.length() <= 16 ? FloatVector.SPECIES_PREFERRED : FloatVector.SPECIES_512;
     private static final int L = F.length();
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, F.vectorShape());
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(L * 16));
@@ -91,7 +89,8 @@ final class VectorKernels implements CpuKernels {
     public float dotRow(WeightView w, int e, int r, float[] x, int xOff, float[] scratch) {
         switch (w.format()) {
             case MXFP4_OPENAI:
-                return mxfp4Dot(w.data(), w.rowOffset(e, r), 16, w.scales(), w.scaleRowOffset(e, r), 1, w.cols() / 32, x, xOff);
+                return mxfp4Dot(
+                        w.data(), w.rowOffset(e, r), 16, w.scales(), w.scaleRowOffset(e, r), 1, w.cols() / 32, x, xOff);
             case MXFP4_GGML: {
                 long o = w.rowOffset(e, r);
                 return mxfp4Dot(w.data(), o + 1, 17, w.data(), o, 17, w.cols() / 32, x, xOff);
@@ -111,8 +110,16 @@ final class VectorKernels implements CpuKernels {
         return dot(scratch, 0, x, xOff, w.cols());
     }
 
-    private static float mxfp4Dot(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
-                                  int blocks, float[] x, int xOff) {
+    private static float mxfp4Dot(
+            MemorySegment codes,
+            long cOff,
+            int cStride,
+            MemorySegment scales,
+            long sOff,
+            int sStride,
+            int blocks,
+            float[] x,
+            int xOff) {
         FloatVector acc = FloatVector.zero(F), acc2 = FloatVector.zero(F);
         for (int b = 0; b < blocks; b++) {
             ByteVector q = ByteVector.fromMemorySegment(B16, codes, cOff + (long) b * cStride, LEO);
@@ -143,8 +150,10 @@ final class VectorKernels implements CpuKernels {
             int xo = xOff + 32 * b;
             FloatVector bs = FloatVector.zero(F);
             for (int p = 0; p < PARTS; p++) {
-                bs = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, xo + p * L), bs);
-                bs = ((FloatVector) q1.convertShape(VectorOperators.B2F, F, p)).fma(FloatVector.fromArray(F, x, xo + 16 + p * L), bs);
+                bs = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, p))
+                        .fma(FloatVector.fromArray(F, x, xo + p * L), bs);
+                bs = ((FloatVector) q1.convertShape(VectorOperators.B2F, F, p))
+                        .fma(FloatVector.fromArray(F, x, xo + 16 + p * L), bs);
             }
             if ((b & 1) == 0) acc = bs.fma(FloatVector.broadcast(F, s), acc);
             else acc2 = bs.fma(FloatVector.broadcast(F, s), acc2);
@@ -154,7 +163,8 @@ final class VectorKernels implements CpuKernels {
 
     private static FloatVector bf16(MemorySegment d, long off) {
         return ((IntVector) ShortVector.fromMemorySegment(S, d, off, LEO).convertShape(VectorOperators.S2I, I, 0))
-                .lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+                .lanewise(VectorOperators.LSHL, 16)
+                .reinterpretAsFloats();
     }
 
     private static float bf16Dot(MemorySegment d, long off, int n, float[] x, int xOff) {
@@ -174,7 +184,8 @@ final class VectorKernels implements CpuKernels {
         FloatVector acc = FloatVector.zero(F);
         int c = 0;
         for (; c + L <= n; c += L)
-            acc = FloatVector.fromMemorySegment(F, d, off + 4L * c, LEO).fma(FloatVector.fromArray(F, x, xOff + c), acc);
+            acc = FloatVector.fromMemorySegment(F, d, off + 4L * c, LEO)
+                    .fma(FloatVector.fromArray(F, x, xOff + c), acc);
         float s = sum(acc);
         for (; c < n; c++) s += d.get(LE.F32, off + 4L * c) * x[xOff + c];
         return s;
@@ -186,7 +197,8 @@ final class VectorKernels implements CpuKernels {
     public void decodeRow(WeightView w, int e, int r, float[] dst, int dOff) {
         int n = w.cols();
         switch (w.format()) {
-            case MXFP4_OPENAI -> mxfp4Decode(w.data(), w.rowOffset(e, r), 16, w.scales(), w.scaleRowOffset(e, r), 1, n / 32, dst, dOff);
+            case MXFP4_OPENAI ->
+                mxfp4Decode(w.data(), w.rowOffset(e, r), 16, w.scales(), w.scaleRowOffset(e, r), 1, n / 32, dst, dOff);
             case MXFP4_GGML -> {
                 long o = w.rowOffset(e, r);
                 mxfp4Decode(w.data(), o + 1, 17, w.data(), o, 17, n / 32, dst, dOff);
@@ -200,8 +212,12 @@ final class VectorKernels implements CpuKernels {
                     ByteVector q0 = ByteVector.fromMemorySegment(B16, d, blk + 2, LEO);
                     ByteVector q1 = ByteVector.fromMemorySegment(B16, d, blk + 18, LEO);
                     for (int p = 0; p < PARTS; p++) {
-                        ((FloatVector) q0.convertShape(VectorOperators.B2F, F, p)).mul(s).intoArray(dst, dOff + 32 * b + p * L);
-                        ((FloatVector) q1.convertShape(VectorOperators.B2F, F, p)).mul(s).intoArray(dst, dOff + 32 * b + 16 + p * L);
+                        ((FloatVector) q0.convertShape(VectorOperators.B2F, F, p))
+                                .mul(s)
+                                .intoArray(dst, dOff + 32 * b + p * L);
+                        ((FloatVector) q1.convertShape(VectorOperators.B2F, F, p))
+                                .mul(s)
+                                .intoArray(dst, dOff + 32 * b + 16 + p * L);
                     }
                 }
             }
@@ -220,16 +236,28 @@ final class VectorKernels implements CpuKernels {
         }
     }
 
-    private static void mxfp4Decode(MemorySegment codes, long cOff, int cStride, MemorySegment scales, long sOff, int sStride,
-                                    int blocks, float[] dst, int dOff) {
+    private static void mxfp4Decode(
+            MemorySegment codes,
+            long cOff,
+            int cStride,
+            MemorySegment scales,
+            long sOff,
+            int sStride,
+            int blocks,
+            float[] dst,
+            int dOff) {
         for (int b = 0; b < blocks; b++) {
             ByteVector q = ByteVector.fromMemorySegment(B16, codes, cOff + (long) b * cStride, LEO);
             ByteVector lo = q.and((byte) 0x0f).selectFrom(TABLE);
             ByteVector hi = q.lanewise(VectorOperators.LSHR, 4).and((byte) 0x0f).selectFrom(TABLE);
             float s = HALF_E8M0[scales.get(LE.U8, sOff + (long) b * sStride) & 0xff];
             for (int p = 0; p < PARTS; p++) {
-                ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p)).mul(s).intoArray(dst, dOff + 32 * b + p * L);
-                ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p)).mul(s).intoArray(dst, dOff + 32 * b + 16 + p * L);
+                ((FloatVector) lo.convertShape(VectorOperators.B2F, F, p))
+                        .mul(s)
+                        .intoArray(dst, dOff + 32 * b + p * L);
+                ((FloatVector) hi.convertShape(VectorOperators.B2F, F, p))
+                        .mul(s)
+                        .intoArray(dst, dOff + 32 * b + 16 + p * L);
             }
         }
     }
@@ -237,12 +265,25 @@ final class VectorKernels implements CpuKernels {
     // ---- float kernels --------------------------------------------------------------------------
 
     @Override
-    public void dotMany(float[] row, int rowOff, int n, float[] x, int xOff, int xStride, int count, float[] out, int outOff, int outStride) {
+    public void dotMany(
+            float[] row,
+            int rowOff,
+            int n,
+            float[] x,
+            int xOff,
+            int xStride,
+            int count,
+            float[] out,
+            int outOff,
+            int outStride) {
         int t = 0;
         int vn = n - n % L;
         for (; t + 4 <= count; t += 4) {
             int x0 = xOff + t * xStride, x1 = x0 + xStride, x2 = x1 + xStride, x3 = x2 + xStride;
-            FloatVector a0 = FloatVector.zero(F), a1 = FloatVector.zero(F), a2 = FloatVector.zero(F), a3 = FloatVector.zero(F);
+            FloatVector a0 = FloatVector.zero(F),
+                    a1 = FloatVector.zero(F),
+                    a2 = FloatVector.zero(F),
+                    a3 = FloatVector.zero(F);
             for (int c = 0; c < vn; c += L) {
                 FloatVector rv = FloatVector.fromArray(F, row, rowOff + c);
                 a0 = rv.fma(FloatVector.fromArray(F, x, x0 + c), a0);
@@ -269,8 +310,19 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
-    public void dotTile(float[] w, int wOff, int rows, int n, float[] x, int xOff, int xStride, int count,
-                        float[] out, int outOff, int outRowStride, int outTokStride) {
+    public void dotTile(
+            float[] w,
+            int wOff,
+            int rows,
+            int n,
+            float[] x,
+            int xOff,
+            int xStride,
+            int count,
+            float[] out,
+            int outOff,
+            int outRowStride,
+            int outTokStride) {
         int vn = n - n % L;
         int r = 0;
         for (; r + 4 <= rows; r += 4) {
@@ -286,13 +338,25 @@ final class VectorKernels implements CpuKernels {
                     FloatVector v0 = FloatVector.fromArray(F, x, x0 + c), v1 = FloatVector.fromArray(F, x, x1 + c);
                     FloatVector v2 = FloatVector.fromArray(F, x, x2 + c), v3 = FloatVector.fromArray(F, x, x3 + c);
                     FloatVector r0 = FloatVector.fromArray(F, w, w0 + c);
-                    a00 = r0.fma(v0, a00); a01 = r0.fma(v1, a01); a02 = r0.fma(v2, a02); a03 = r0.fma(v3, a03);
+                    a00 = r0.fma(v0, a00);
+                    a01 = r0.fma(v1, a01);
+                    a02 = r0.fma(v2, a02);
+                    a03 = r0.fma(v3, a03);
                     FloatVector r1 = FloatVector.fromArray(F, w, w1 + c);
-                    a10 = r1.fma(v0, a10); a11 = r1.fma(v1, a11); a12 = r1.fma(v2, a12); a13 = r1.fma(v3, a13);
+                    a10 = r1.fma(v0, a10);
+                    a11 = r1.fma(v1, a11);
+                    a12 = r1.fma(v2, a12);
+                    a13 = r1.fma(v3, a13);
                     FloatVector r2 = FloatVector.fromArray(F, w, w2 + c);
-                    a20 = r2.fma(v0, a20); a21 = r2.fma(v1, a21); a22 = r2.fma(v2, a22); a23 = r2.fma(v3, a23);
+                    a20 = r2.fma(v0, a20);
+                    a21 = r2.fma(v1, a21);
+                    a22 = r2.fma(v2, a22);
+                    a23 = r2.fma(v3, a23);
                     FloatVector r3 = FloatVector.fromArray(F, w, w3 + c);
-                    a30 = r3.fma(v0, a30); a31 = r3.fma(v1, a31); a32 = r3.fma(v2, a32); a33 = r3.fma(v3, a33);
+                    a30 = r3.fma(v0, a30);
+                    a31 = r3.fma(v1, a31);
+                    a32 = r3.fma(v2, a32);
+                    a33 = r3.fma(v3, a33);
                 }
                 int o = outOff + r * outRowStride + t * outTokStride;
                 store(out, o, outTokStride, a00, a01, a02, a03, w, w0, x, x0, xStride, vn, n);
@@ -302,16 +366,38 @@ final class VectorKernels implements CpuKernels {
             }
             if (t < count)
                 for (int i = 0; i < 4; i++)
-                    dotMany(w, wOff + (r + i) * n, n, x, xOff + t * xStride, xStride, count - t, out,
-                            outOff + (r + i) * outRowStride + t * outTokStride, outTokStride);
+                    dotMany(
+                            w,
+                            wOff + (r + i) * n,
+                            n,
+                            x,
+                            xOff + t * xStride,
+                            xStride,
+                            count - t,
+                            out,
+                            outOff + (r + i) * outRowStride + t * outTokStride,
+                            outTokStride);
         }
         for (; r < rows; r++)
             dotMany(w, wOff + r * n, n, x, xOff, xStride, count, out, outOff + r * outRowStride, outTokStride);
     }
 
     /** Reduces four token accumulators of one row, adds the scalar tail, stores them. */
-    private static void store(float[] out, int o, int tokStride, FloatVector a0, FloatVector a1, FloatVector a2, FloatVector a3,
-                              float[] w, int wr, float[] x, int x0, int xStride, int vn, int n) {
+    private static void store(
+            float[] out,
+            int o,
+            int tokStride,
+            FloatVector a0,
+            FloatVector a1,
+            FloatVector a2,
+            FloatVector a3,
+            float[] w,
+            int wr,
+            float[] x,
+            int x0,
+            int xStride,
+            int vn,
+            int n) {
         float s0 = sum(a0), s1 = sum(a1);
         float s2 = sum(a2), s3 = sum(a3);
         for (int c = vn; c < n; c++) {
@@ -331,7 +417,8 @@ final class VectorKernels implements CpuKernels {
     public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
         FloatVector acc = FloatVector.zero(F);
         int i = 0;
-        for (; i + L <= n; i += L) acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
+        for (; i + L <= n; i += L)
+            acc = FloatVector.fromArray(F, a, aOff + i).fma(FloatVector.fromArray(F, b, bOff + i), acc);
         float s = sum(acc);
         for (; i < n; i++) s += a[aOff + i] * b[bOff + i];
         return s;
@@ -341,7 +428,9 @@ final class VectorKernels implements CpuKernels {
     public void axpy(float a, float[] x, int xOff, float[] y, int yOff, int n) {
         int i = 0;
         for (; i + L <= n; i += L)
-            FloatVector.fromArray(F, x, xOff + i).fma(FloatVector.broadcast(F, a), FloatVector.fromArray(F, y, yOff + i)).intoArray(y, yOff + i);
+            FloatVector.fromArray(F, x, xOff + i)
+                    .fma(FloatVector.broadcast(F, a), FloatVector.fromArray(F, y, yOff + i))
+                    .intoArray(y, yOff + i);
         for (; i < n; i++) y[yOff + i] += a * x[xOff + i];
     }
 
@@ -371,7 +460,8 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
-    public void keyScores(float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
+    public void keyScores(
+            float[] q, int qOff, int hd, float[] kt, int kvDim, int chan, int from, int to, float[] bySlot) {
         if (L != 16) {
             CpuKernels.super.keyScores(q, qOff, hd, kt, kvDim, chan, from, to, bySlot);
             return;
@@ -382,7 +472,8 @@ final class VectorKernels implements CpuKernels {
             int d = 0;
             for (; d + 2 <= hd; d += 2) {
                 a0 = FloatVector.fromArray(F, kt, base + d * 16).fma(FloatVector.broadcast(F, q[qOff + d]), a0);
-                a1 = FloatVector.fromArray(F, kt, base + (d + 1) * 16).fma(FloatVector.broadcast(F, q[qOff + d + 1]), a1);
+                a1 = FloatVector.fromArray(F, kt, base + (d + 1) * 16)
+                        .fma(FloatVector.broadcast(F, q[qOff + d + 1]), a1);
             }
             if (d < hd) a0 = FloatVector.fromArray(F, kt, base + d * 16).fma(FloatVector.broadcast(F, q[qOff + d]), a0);
             a0.add(a1).intoArray(bySlot, b * 16);
@@ -390,7 +481,8 @@ final class VectorKernels implements CpuKernels {
     }
 
     @Override
-    public void weightedRows(float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
+    public void weightedRows(
+            float[] w, int wOff, int n, float[] src, int srcOff, int stride, float[] out, int oOff, int hd) {
         if (hd != 4 * L) {
             CpuKernels.super.weightedRows(w, wOff, n, src, srcOff, stride, out, oOff, hd);
             return;
@@ -517,7 +609,10 @@ final class VectorKernels implements CpuKernels {
     public void normScale(float[] x, int xOff, float inv, float[] scale, float[] out, int oOff, int n) {
         int i = 0;
         for (; i + L <= n; i += L)
-            FloatVector.fromArray(F, x, xOff + i).mul(inv).mul(FloatVector.fromArray(F, scale, i)).intoArray(out, oOff + i);
+            FloatVector.fromArray(F, x, xOff + i)
+                    .mul(inv)
+                    .mul(FloatVector.fromArray(F, scale, i))
+                    .intoArray(out, oOff + i);
         for (; i < n; i++) out[oOff + i] = x[xOff + i] * inv * scale[i];
     }
 
@@ -525,7 +620,9 @@ final class VectorKernels implements CpuKernels {
     public void add(float[] a, int aOff, float[] b, int bOff, float[] out, int oOff, int n) {
         int i = 0;
         for (; i + L <= n; i += L)
-            FloatVector.fromArray(F, a, aOff + i).add(FloatVector.fromArray(F, b, bOff + i)).intoArray(out, oOff + i);
+            FloatVector.fromArray(F, a, aOff + i)
+                    .add(FloatVector.fromArray(F, b, bOff + i))
+                    .intoArray(out, oOff + i);
         for (; i < n; i++) out[oOff + i] = a[aOff + i] + b[bOff + i];
     }
 }

@@ -42,8 +42,19 @@ public abstract class CpuMatrix implements AutoCloseable {
 
     public abstract MatrixInput.Form inputForm();
 
-    public abstract void gemm(int expert, int r0, int r1, MatrixInput x, int xRow0, int T,
-                              float[] out, int outOff, int outStride, float[] bias, int biasOff, int worker);
+    public abstract void gemm(
+            int expert,
+            int r0,
+            int r1,
+            MatrixInput x,
+            int xRow0,
+            int T,
+            float[] out,
+            int outOff,
+            int outStride,
+            float[] bias,
+            int biasOff,
+            int worker);
 
     /** Native memory this matrix owns, in bytes (0 when it reads the file in place). */
     public long ownedBytes() {

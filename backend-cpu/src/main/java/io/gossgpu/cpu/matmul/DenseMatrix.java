@@ -3,7 +3,6 @@ package io.gossgpu.cpu.matmul;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
-
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -46,11 +45,31 @@ final class DenseMatrix extends CpuMatrix {
     }
 
     @Override
-    public void gemm(int expert, int r0, int r1, MatrixInput x, int xRow0, int T,
-                     float[] out, int outOff, int outStride, float[] bias, int biasOff, int worker) {
-        kernels.denseGemm(format, data.asSlice(w.rowOffset(expert, 0)), w.rowStride(), r0, r1, cols,
-                MemorySegment.ofArray(x.x).asSlice(4L * (x.off + (long) xRow0 * x.stride)), x.stride, T,
-                MemorySegment.ofArray(out).asSlice(4L * outOff), outStride,
+    public void gemm(
+            int expert,
+            int r0,
+            int r1,
+            MatrixInput x,
+            int xRow0,
+            int T,
+            float[] out,
+            int outOff,
+            int outStride,
+            float[] bias,
+            int biasOff,
+            int worker) {
+        kernels.denseGemm(
+                format,
+                data.asSlice(w.rowOffset(expert, 0)),
+                w.rowStride(),
+                r0,
+                r1,
+                cols,
+                MemorySegment.ofArray(x.x).asSlice(4L * (x.off + (long) xRow0 * x.stride)),
+                x.stride,
+                T,
+                MemorySegment.ofArray(out).asSlice(4L * outOff),
+                outStride,
                 bias == null ? MemorySegment.NULL : MemorySegment.ofArray(bias).asSlice(4L * biasOff));
     }
 }

@@ -54,8 +54,19 @@ public final class JavaMatrix extends CpuMatrix {
     }
 
     @Override
-    public void gemm(int e, int r0, int r1, MatrixInput in, int xRow0, int T,
-                     float[] out, int outOff, int outStride, float[] bias, int biasOff, int worker) {
+    public void gemm(
+            int e,
+            int r0,
+            int r1,
+            MatrixInput in,
+            int xRow0,
+            int T,
+            float[] out,
+            int outOff,
+            int outStride,
+            float[] bias,
+            int biasOff,
+            int worker) {
         float[] x = permuted ? in.permuted : in.x;
         int xOff = permuted ? xRow0 * cols : in.off + xRow0 * in.stride;
         int xStride = permuted ? cols : in.stride;
@@ -75,7 +86,19 @@ public final class JavaMatrix extends CpuMatrix {
             for (int i = 0; i < n; i++) k.decodeRow(w, e, rt + i, tile, i * cols);
             for (int t0 = 0; t0 < T; t0 += TOKEN_BLOCK) {
                 int cnt = Math.min(TOKEN_BLOCK, T - t0);
-                k.dotTile(tile, 0, n, cols, x, xOff + t0 * xStride, xStride, cnt, out, outOff + t0 * outStride + rt - r0, 1, outStride);
+                k.dotTile(
+                        tile,
+                        0,
+                        n,
+                        cols,
+                        x,
+                        xOff + t0 * xStride,
+                        xStride,
+                        cnt,
+                        out,
+                        outOff + t0 * outStride + rt - r0,
+                        1,
+                        outStride);
             }
             if (bias != null)
                 for (int t = 0; t < T; t++)

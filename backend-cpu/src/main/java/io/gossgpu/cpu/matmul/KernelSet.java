@@ -6,7 +6,6 @@ import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Locale;
@@ -21,7 +20,10 @@ import java.util.Locale;
 public final class KernelSet {
     /** A kernel family; {@code GOSS_CPU_KERNELS} names them in lower case. */
     public enum Isa {
-        JAVA, AVX2, AVXVNNI, AVX512;
+        JAVA,
+        AVX2,
+        AVXVNNI,
+        AVX512;
 
         public String knobValue() {
             return name().toLowerCase(Locale.ROOT);
@@ -32,7 +34,8 @@ public final class KernelSet {
             String v = value.strip().toLowerCase(Locale.ROOT);
             if (v.equals("auto")) return null;
             for (Isa i : values()) if (i.knobValue().equals(v)) return i;
-            throw new GossException("invalid " + knob + "=" + value + ": must be one of auto, avx512, avxvnni, avx2, java");
+            throw new GossException(
+                    "invalid " + knob + "=" + value + ": must be one of auto, avx512, avxvnni, avx2, java");
         }
     }
 
@@ -55,11 +58,14 @@ public final class KernelSet {
         if (!NativeCpu.supports(isa)) {
             String why = NativeCpu.unavailableReason();
             throw new GossException("cpu kernels " + isa.knobValue() + " cannot run here: "
-                    + (why != null ? why : "this CPU lacks " + switch (isa) {
-                        case AVX512 -> "AVX-512 (F, BW, VL, DQ, VNNI)";
-                        case AVXVNNI -> "AVX-VNNI";
-                        default -> "AVX2 and FMA";
-                    }));
+                    + (why != null
+                            ? why
+                            : "this CPU lacks "
+                                    + switch (isa) {
+                                        case AVX512 -> "AVX-512 (F, BW, VL, DQ, VNNI)";
+                                        case AVXVNNI -> "AVX-VNNI";
+                                        default -> "AVX2 and FMA";
+                                    }));
         }
         return new KernelSet(isa, java, true);
     }
@@ -89,7 +95,8 @@ public final class KernelSet {
     }
 
     public String describe() {
-        String int8 = "(int8 dot products for MXFP4/Q8_0" + (quantizesDense() ? " and float weights quantized to Q8_0" : "") + "), ";
+        String int8 = "(int8 dot products for MXFP4/Q8_0"
+                + (quantizesDense() ? " and float weights quantized to Q8_0" : "") + "), ";
         return switch (isa) {
             case JAVA -> java.describe();
             case AVX2 -> "native AVX2 kernels " + int8 + java.describe() + " for the rest";
@@ -106,8 +113,10 @@ public final class KernelSet {
         if (isa == Isa.JAVA) return new JavaMatrix(w, java, scratch);
         return switch (w.format()) {
             case MXFP4_OPENAI, MXFP4_GGML, Q8_0 -> TileMatrix.repack(w, this, pool, arena);
-            case F32, F16, BF16 -> tiles(w) ? TileMatrix.repack(w, this, pool, arena)
-                    : w.colStride() == 1 ? new DenseMatrix(w, this) : new JavaMatrix(w, java, scratch);
+            case F32, F16, BF16 ->
+                tiles(w)
+                        ? TileMatrix.repack(w, this, pool, arena)
+                        : w.colStride() == 1 ? new DenseMatrix(w, this) : new JavaMatrix(w, java, scratch);
         };
     }
 
@@ -145,7 +154,8 @@ public final class KernelSet {
         int nb = cols / 32;
         MemorySegment xs = MemorySegment.ofArray(x).asSlice(4L * (off + (long) row0 * stride)),
                 qs = MemorySegment.ofArray(q).asSlice((long) row0 * cols),
-                ds = MemorySegment.ofArray(d).asSlice(4L * row0 * nb), ss = MemorySegment.ofArray(s).asSlice(4L * row0 * nb);
+                ds = MemorySegment.ofArray(d).asSlice(4L * row0 * nb),
+                ss = MemorySegment.ofArray(s).asSlice(4L * row0 * nb);
         switch (isa) {
             case AVX512 -> goss_cpu_h.goss_avx512_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
             case AVXVNNI -> goss_cpu_h.goss_avxvnni_quantize_q8(xs, stride, rows, cols, qs, ds, ss);
@@ -157,53 +167,116 @@ public final class KernelSet {
      * {@code goss_<isa>_mx4_gemm} or {@code _q8_gemm} of this set (goss_cpu.h): row groups {@code g0 .. g1−1} of a tiled
      * matrix times {@code T} q8 activation rows. Public for benchmarks/scripts/job-mix, which calls the kernels without a model.
      */
-    public void tileGemm(boolean mx4, MemorySegment w, MemorySegment scales, long blocks, long rows, long g0, long g1,
-                         MemorySegment q, MemorySegment d, MemorySegment s, long T, MemorySegment out, long outStride,
-                         MemorySegment bias) {
+    public void tileGemm(
+            boolean mx4,
+            MemorySegment w,
+            MemorySegment scales,
+            long blocks,
+            long rows,
+            long g0,
+            long g1,
+            MemorySegment q,
+            MemorySegment d,
+            MemorySegment s,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         switch (isa) {
             case AVX512 -> {
-                if (mx4) goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4)
+                    goss_cpu_h.goss_avx512_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
                 else goss_cpu_h.goss_avx512_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
             case AVXVNNI -> {
-                if (mx4) goss_cpu_h.goss_avxvnni_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4)
+                    goss_cpu_h.goss_avxvnni_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
                 else goss_cpu_h.goss_avxvnni_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
             default -> {
-                if (mx4) goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
+                if (mx4)
+                    goss_cpu_h.goss_avx2_mx4_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
                 else goss_cpu_h.goss_avx2_q8_gemm(w, scales, blocks, rows, g0, g1, q, d, s, T, out, outStride, bias);
             }
         }
     }
 
-    void denseGemm(int format, MemorySegment w, long rowStride, long r0, long r1, long k, MemorySegment x, long xStride,
-                   long T, MemorySegment out, long outStride, MemorySegment bias) {
+    void denseGemm(
+            int format,
+            MemorySegment w,
+            long rowStride,
+            long r0,
+            long r1,
+            long k,
+            MemorySegment x,
+            long xStride,
+            long T,
+            MemorySegment out,
+            long outStride,
+            MemorySegment bias) {
         switch (isa) {
-            case AVX512 -> goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
-            case AVXVNNI -> goss_cpu_h.goss_avxvnni_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
-            default -> goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+            case AVX512 ->
+                goss_cpu_h.goss_avx512_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+            case AVXVNNI ->
+                goss_cpu_h.goss_avxvnni_dense_gemm(
+                        format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
+            default ->
+                goss_cpu_h.goss_avx2_dense_gemm(format, w, rowStride, r0, r1, k, x, xStride, T, out, outStride, bias);
         }
     }
 
-    // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys, backend-cpu/kernels/attention.c ----
+    // ---- attention (io.gossgpu.cpu.AttentionJob): an online softmax over runs of keys,
+    // backend-cpu/kernels/attention.c ----
 
     /** Whether this set has native attention kernels. */
     public boolean nativeAttention() {
         return isa != Isa.JAVA;
     }
 
-    public void attnUpdate(MemorySegment q, long qStride, long nt, long group, long hd, long qpos0, long window,
-                           MemorySegment kt, long ktBlock, MemorySegment v, long vStride, long s0, long count, long kpos0,
-                           float scale, MemorySegment m, MemorySegment l, MemorySegment acc) {
+    public void attnUpdate(
+            MemorySegment q,
+            long qStride,
+            long nt,
+            long group,
+            long hd,
+            long qpos0,
+            long window,
+            MemorySegment kt,
+            long ktBlock,
+            MemorySegment v,
+            long vStride,
+            long s0,
+            long count,
+            long kpos0,
+            float scale,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc) {
         switch (isa) {
-            case AVX512 -> goss_cpu_h.goss_avx512_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
-            case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
-            default -> goss_cpu_h.goss_avx2_attn_update(q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l, acc);
+            case AVX512 ->
+                goss_cpu_h.goss_avx512_attn_update(
+                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
+                        l, acc);
+            case AVXVNNI ->
+                goss_cpu_h.goss_avxvnni_attn_update(
+                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
+                        l, acc);
+            default ->
+                goss_cpu_h.goss_avx2_attn_update(
+                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
+                        l, acc);
         }
     }
 
-    public void attnMerge(long rows, long hd, MemorySegment m, MemorySegment l, MemorySegment acc, MemorySegment m2,
-                          MemorySegment l2, MemorySegment acc2) {
+    public void attnMerge(
+            long rows,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment m2,
+            MemorySegment l2,
+            MemorySegment acc2) {
         switch (isa) {
             case AVX512 -> goss_cpu_h.goss_avx512_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
             case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_merge(rows, hd, m, l, acc, m2, l2, acc2);
@@ -211,8 +284,16 @@ public final class KernelSet {
         }
     }
 
-    public void attnFinish(long nt, long group, long hd, MemorySegment m, MemorySegment l, MemorySegment acc,
-                           MemorySegment sinks, MemorySegment out, long outStride) {
+    public void attnFinish(
+            long nt,
+            long group,
+            long hd,
+            MemorySegment m,
+            MemorySegment l,
+            MemorySegment acc,
+            MemorySegment sinks,
+            MemorySegment out,
+            long outStride) {
         switch (isa) {
             case AVX512 -> goss_cpu_h.goss_avx512_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);
             case AVXVNNI -> goss_cpu_h.goss_avxvnni_attn_finish(nt, group, hd, m, l, acc, sinks, out, outStride);

@@ -12,7 +12,11 @@ import io.gossgpu.cpu.compute.CpuPool;
  */
 public final class MatrixInput {
     /** What a matrix reads. */
-    public enum Form { FLOAT, PERMUTED, Q8 }
+    public enum Form {
+        FLOAT,
+        PERMUTED,
+        Q8
+    }
 
     float[] x;
     int off, stride, rows, cols;
@@ -61,8 +65,11 @@ public final class MatrixInput {
                     s = new int[rows * blocks];
                 }
                 if (rows < 16) kernels.quantizeQ8(x, off, stride, 0, rows, cols, q, d, s);
-                else pool.run(rows, pool.grainFor(rows, 4, 4), (from, to, worker) ->
-                        kernels.quantizeQ8(x, off, stride, from, to - from, cols, q, d, s));
+                else
+                    pool.run(
+                            rows,
+                            pool.grainFor(rows, 4, 4),
+                            (from, to, worker) -> kernels.quantizeQ8(x, off, stride, from, to - from, cols, q, d, s));
                 hasQ8 = true;
             }
         }

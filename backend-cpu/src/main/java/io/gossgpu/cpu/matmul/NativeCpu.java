@@ -1,7 +1,6 @@
 package io.gossgpu.cpu.matmul;
 
 import io.gossgpu.cpu.bindings.goss_cpu_h;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
@@ -38,7 +37,8 @@ public final class NativeCpu {
         try {
             String platform = platform();
             if (platform == null) {
-                reason = "no native cpu kernels are built for " + System.getProperty("os.name") + " " + System.getProperty("os.arch");
+                reason = "no native cpu kernels are built for " + System.getProperty("os.name") + " "
+                        + System.getProperty("os.arch");
                 return;
             }
             URL url = NativeCpu.class.getResource(String.format(RESOURCE, platform));

@@ -5,7 +5,6 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.Q8_0;
-
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 
@@ -21,10 +20,28 @@ public final class QuantizedDense {
     private QuantizedDense() {}
 
     public static ModelWeights of(ModelWeights m, KernelSet kernels) {
-        List<LayerWeights> layers = m.layers().stream().map(l -> new LayerWeights(l.attnNorm(),
-                q8(l.q(), m, kernels), l.qBias(), q8(l.k(), m, kernels), l.kBias(), q8(l.v(), m, kernels), l.vBias(), l.sinks(),
-                q8(l.out(), m, kernels), l.outBias(), l.mlpNorm(), q8(l.router(), m, kernels), l.routerBias(),
-                l.gate(), l.gateBias(), l.up(), l.upBias(), l.down(), l.downBias())).toList();
+        List<LayerWeights> layers = m.layers().stream()
+                .map(l -> new LayerWeights(
+                        l.attnNorm(),
+                        q8(l.q(), m, kernels),
+                        l.qBias(),
+                        q8(l.k(), m, kernels),
+                        l.kBias(),
+                        q8(l.v(), m, kernels),
+                        l.vBias(),
+                        l.sinks(),
+                        q8(l.out(), m, kernels),
+                        l.outBias(),
+                        l.mlpNorm(),
+                        q8(l.router(), m, kernels),
+                        l.routerBias(),
+                        l.gate(),
+                        l.gateBias(),
+                        l.up(),
+                        l.upBias(),
+                        l.down(),
+                        l.downBias()))
+                .toList();
         WeightView unembedding = m.unembedding() == m.embedding() ? m.unembedding() : q8(m.unembedding(), m, kernels);
         return new ModelWeights(m.config(), m.embedding(), layers, m.finalNorm(), unembedding);
     }
@@ -38,9 +55,27 @@ public final class QuantizedDense {
         for (int e = 0; e < v.experts(); e++)
             for (int r = 0; r < v.rows(); r++) {
                 v.dequantizeRow(e, r, row, 0);
-                System.arraycopy(Q8_0.quantizeRow(row, 0, v.cols()), 0, bytes, Math.toIntExact(((long) e * v.rows() + r) * rowBytes), (int) rowBytes);
+                System.arraycopy(
+                        Q8_0.quantizeRow(row, 0, v.cols()),
+                        0,
+                        bytes,
+                        Math.toIntExact(((long) e * v.rows() + r) * rowBytes),
+                        (int) rowBytes);
             }
-        return new WeightView(v.name(), WeightFormat.Q8_0, v.experts(), v.rows(), v.cols(), MemorySegment.ofArray(bytes), 0,
-                v.rows() * rowBytes, rowBytes, 1, null, 0, 0, 0);
+        return new WeightView(
+                v.name(),
+                WeightFormat.Q8_0,
+                v.experts(),
+                v.rows(),
+                v.cols(),
+                MemorySegment.ofArray(bytes),
+                0,
+                v.rows() * rowBytes,
+                rowBytes,
+                1,
+                null,
+                0,
+                0,
+                0);
     }
 }

@@ -1,12 +1,11 @@
 package io.gossgpu.cpu.compute;
 
-import io.gossgpu.backend.TemperatureDraw;
-import org.junit.jupiter.api.Test;
-
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.backend.TemperatureDraw;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link CpuKernels#argmax} of every kernel set returns exactly {@link TemperatureDraw#argmax}'s id: ties to the lower
@@ -18,8 +17,23 @@ class ArgmaxKernelTest {
     private static final float[] NOT_FINITE = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY};
 
     /** Lengths around the vector widths (4..16 lanes, unrolled ×4), the block, and gpt-oss's vocabulary. */
-    private static final int[] LENGTHS = {1, 2, 7, 15, 16, 17, 63, 64, 65, 100, VectorKernels.ARGMAX_BLOCK - 1,
-            VectorKernels.ARGMAX_BLOCK, VectorKernels.ARGMAX_BLOCK + 1, 3 * VectorKernels.ARGMAX_BLOCK + 37, 201088};
+    private static final int[] LENGTHS = {
+        1,
+        2,
+        7,
+        15,
+        16,
+        17,
+        63,
+        64,
+        65,
+        100,
+        VectorKernels.ARGMAX_BLOCK - 1,
+        VectorKernels.ARGMAX_BLOCK,
+        VectorKernels.ARGMAX_BLOCK + 1,
+        3 * VectorKernels.ARGMAX_BLOCK + 37,
+        201088
+    };
 
     @Test
     void randomRowsWithPlantedTiesMatchTheReference() {
@@ -53,13 +67,16 @@ class ArgmaxKernelTest {
         SplittableRandom r = new SplittableRandom(7);
         for (int n : LENGTHS)
             for (float bad : NOT_FINITE)
-                for (int where : new int[]{0, n - 1, n / 2, r.nextInt(n), n - 1 - Math.min(n - 1, 5)}) {
+                for (int where : new int[] {0, n - 1, n / 2, r.nextInt(n), n - 1 - Math.min(n - 1, 5)}) {
                     int off = r.nextInt(4);
                     float[] x = new float[off + n];
                     for (int i = 0; i < x.length; i++) x[i] = (float) r.nextGaussian();
                     x[off + where] = bad;
                     for (CpuKernels k : KERNELS)
-                        assertEquals(TemperatureDraw.NOT_FINITE, k.argmax(x, off, n), k.describe() + ": " + bad + " at " + where + " of " + n);
+                        assertEquals(
+                                TemperatureDraw.NOT_FINITE,
+                                k.argmax(x, off, n),
+                                k.describe() + ": " + bad + " at " + where + " of " + n);
                 }
     }
 
@@ -85,6 +102,7 @@ class ArgmaxKernelTest {
 
     private static void check(float[] x, int off, int n) {
         int want = TemperatureDraw.argmax(x, off, n);
-        for (CpuKernels k : KERNELS) assertEquals(want, k.argmax(x, off, n), k.describe() + ": length " + n + " offset " + off);
+        for (CpuKernels k : KERNELS)
+            assertEquals(want, k.argmax(x, off, n), k.describe() + ": length " + n + " offset " + off);
     }
 }

@@ -1,9 +1,9 @@
 package io.gossgpu.cpu.compute;
 
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
 
 /**
  * The cpu backend loads its Vector API kernels by class name (so that a JVM without jdk.incubator.vector never links

@@ -1,19 +1,18 @@
 package io.gossgpu.cpu.compute;
 
-import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gossgpu.GossException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class CpuPoolTest {
     @Test
@@ -32,7 +31,12 @@ class CpuPoolTest {
 
     /** Jobs in shares, mixed with plain ones on the same pool, with uneven chunk times: every index exactly once. */
     @Test
-    @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a claim run twice leaves the done count past the total, and the caller waiting for ever
+    @Timeout(
+            value = 120,
+            threadMode =
+                    Timeout.ThreadMode
+                            .SEPARATE_THREAD) // a claim run twice leaves the done count past the total, and the caller
+    // waiting for ever
     void jobsInSharesRunEveryIndexOnce() {
         try (CpuPool pool = new CpuPool(3)) {
             for (int job = 0; job < 3000; job++) {
@@ -43,10 +47,13 @@ class CpuPoolTest {
                     for (int i = from; i < to; i++) hits.incrementAndGet(i);
                     if (w == slow) spin(2_000); // one participant lags, so the others take from its share
                 };
-                if (job % 3 == 0) pool.run(total, grain, count); else pool.runInShares(total, grain, count);
+                if (job % 3 == 0) pool.run(total, grain, count);
+                else pool.runInShares(total, grain, count);
                 for (int i = 0; i < total; i++) assertEquals(1, hits.get(i), "job " + job + " index " + i);
             }
-            assertThrows(IllegalArgumentException.class, () -> pool.runInShares(CpuPool.MAX_SHARED_ITEMS, 1, (f, t, w) -> {}));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> pool.runInShares(CpuPool.MAX_SHARED_ITEMS, 1, (f, t, w) -> {}));
         }
     }
 
@@ -67,7 +74,7 @@ class CpuPoolTest {
             int[] workerFirst = new int[2];
             pool.runInShares(total, grain, (from, to, w) -> {
                 if (w == 0) {
-                    callerChunks.add(new int[]{from, to});
+                    callerChunks.add(new int[] {from, to});
                     await(workerClaimed);
                     callerItems.addAndGet(to - from);
                 } else if (workerClaimed.getCount() > 0) {
@@ -92,7 +99,8 @@ class CpuPoolTest {
                 for (int pos = start; pos < runEnd; i++) {
                     int[] c = callerChunks.get(i);
                     assertEquals(pos, c[0], "a taken run streams from its start, chunk " + i);
-                    assertEquals(Math.min(runEnd - pos, Math.max(grain, (runEnd - pos) / 4)), c[1] - c[0], "chunk " + i);
+                    assertEquals(
+                            Math.min(runEnd - pos, Math.max(grain, (runEnd - pos) / 4)), c[1] - c[0], "chunk " + i);
                     pos = c[1];
                 }
                 left -= runEnd - start;
@@ -129,7 +137,8 @@ class CpuPoolTest {
             assertEquals(0, s.jobs()[1] + s.jobs()[3]);
             // 16 chunks of at least 20 us each per job, all inside some thread's busy time
             assertTrue(s.busyNanos()[2] >= 5 * 16 * 20_000, "busy " + s.busyNanos()[2]);
-            assertTrue(s.busyNanos()[2] <= 2 * s.wallNanos()[2], "busy " + s.busyNanos()[2] + " wall " + s.wallNanos()[2]);
+            assertTrue(
+                    s.busyNanos()[2] <= 2 * s.wallNanos()[2], "busy " + s.busyNanos()[2] + " wall " + s.wallNanos()[2]);
             // the single-chunk job: busy is its wall time, so the other thread's core is idle the whole time
             assertEquals(s.wallNanos()[0], s.busyNanos()[0]);
             assertEquals(s.wallNanos()[0], s.idleNanos(0));
@@ -169,7 +178,9 @@ class CpuPoolTest {
             }
             CpuPool.Stats s = pool.stats().minus(before);
             assertTrue(s.wakes() >= 1 && s.wakes() <= jobs, "wakes " + s.wakes() + " in " + jobs + " jobs");
-            assertTrue(s.wakeNanos() > 0 && s.wakeNanos() <= wall, "wake delays " + s.wakeNanos() + " ns, jobs' wall " + wall + " ns");
+            assertTrue(
+                    s.wakeNanos() > 0 && s.wakeNanos() <= wall,
+                    "wake delays " + s.wakeNanos() + " ns, jobs' wall " + wall + " ns");
         }
     }
 
@@ -183,9 +194,11 @@ class CpuPoolTest {
     @Test
     void aFailureInAnyChunkReachesTheCaller() {
         try (CpuPool pool = new CpuPool(2)) {
-            GossException e = assertThrows(GossException.class, () -> pool.run(100, 1, (from, to, w) -> {
-                if (from == 57) throw new GossException("boom");
-            }));
+            GossException e = assertThrows(
+                    GossException.class,
+                    () -> pool.run(100, 1, (from, to, w) -> {
+                        if (from == 57) throw new GossException("boom");
+                    }));
             assertEquals("boom", e.getMessage());
             int[] sum = {0};
             pool.run(1, 1, (from, to, w) -> sum[0]++); // still usable

@@ -18,13 +18,14 @@ import io.gossgpu.testmodel.TestModelPresets;
 public final class LoadKernelsThenHalt {
     public static void main(String[] args) {
         String why = NativeCpu.unavailableReason();
-        System.out.println(why == null ? "loaded from " + io.gossgpu.cpu.bindings.goss_cpu_h.Library.path : "unavailable: " + why);
+        System.out.println(
+                why == null ? "loaded from " + io.gossgpu.cpu.bindings.goss_cpu_h.Library.path : "unavailable: " + why);
         if (why == null) {
             try (Checkpoint ck = new TestModelGenerator(TestModelPresets.tiny(), 1).inMemory();
-                 Backend b = CpuBackendProvider.withKernels(null).create(BackendOptions.defaults());
-                 LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
-                 Session s = new Session(b, w, 16)) {
-                System.out.println("ran " + s.prefill(new int[]{1, 2, 3})[0]);
+                    Backend b = CpuBackendProvider.withKernels(null).create(BackendOptions.defaults());
+                    LoadedWeights w = b.loadWeights(ModelWeights.of(ck));
+                    Session s = new Session(b, w, 16)) {
+                System.out.println("ran " + s.prefill(new int[] {1, 2, 3})[0]);
             }
         }
         System.out.flush();

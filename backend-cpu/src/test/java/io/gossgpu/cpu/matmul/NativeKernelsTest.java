@@ -1,19 +1,15 @@
 package io.gossgpu.cpu.matmul;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.cpu.compute.CpuKernels;
 import io.gossgpu.cpu.compute.CpuPool;
-import io.gossgpu.cpu.bindings.goss_cpu_h;
 import io.gossgpu.model.WeightFormat;
 import io.gossgpu.model.WeightView;
 import io.gossgpu.quant.Q8_0;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
@@ -21,10 +17,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The native matrix kernels (backend-cpu/kernels) of each instruction set this CPU runs, against sums in double:
@@ -62,17 +61,21 @@ class NativeKernelsTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
-        for (KernelSet.Isa isa : new KernelSet.Isa[]{KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512})
+        for (KernelSet.Isa isa : new KernelSet.Isa[] {KernelSet.Isa.AVX2, KernelSet.Isa.AVXVNNI, KernelSet.Isa.AVX512})
             for (WeightFormat f : WeightFormat.values())
                 // (tokens, columns): rows of 3, 5, 6 and 7 blocks, in decode (T = 1) and in prefill
-                for (int[] tc : new int[][]{{1, 160}, {1, 192}, {1, 224}, {3, 96}, {8, 224}, {9, 192}, {19, 160}})
+                for (int[] tc : new int[][] {{1, 160}, {1, 192}, {1, 224}, {3, 96}, {8, 224}, {9, 192}, {19, 160}})
                     out.add(Arguments.of(isa, f, tc[0], tc[1]));
         return out.stream();
     }
 
     private static KernelSet kernels(KernelSet.Isa isa) {
-        Assumptions.assumeTrue(NativeCpu.supports(isa), () -> "native " + isa.knobValue() + " kernels cannot run here: "
-                + (NativeCpu.unavailableReason() != null ? NativeCpu.unavailableReason() : "this CPU lacks the instructions"));
+        Assumptions.assumeTrue(
+                NativeCpu.supports(isa),
+                () -> "native " + isa.knobValue() + " kernels cannot run here: "
+                        + (NativeCpu.unavailableReason() != null
+                                ? NativeCpu.unavailableReason()
+                                : "this CPU lacks the instructions"));
         return KernelSet.of(isa, CpuKernels.best());
     }
 
@@ -85,32 +88,56 @@ class NativeKernelsTest {
         switch (f) {
             case MXFP4_GGML -> {
                 for (long row = 0; row < (long) E * ROWS; row++)
-                    for (int b = 0; b < blocks; b++) data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, row * rowBytes + 17L * b, scaleByte(r));
+                    for (int b = 0; b < blocks; b++)
+                        data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, row * rowBytes + 17L * b, scaleByte(r));
             }
             case MXFP4_OPENAI -> {
                 scales = arena.allocate((long) E * ROWS * blocks);
-                for (long i = 0; i < scales.byteSize(); i++) scales.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, scaleByte(r));
-                return new WeightView("w", f, E, ROWS, cols, data, 0, ROWS * rowBytes, rowBytes, 1,
-                        scales, 0, (long) ROWS * blocks, blocks);
+                for (long i = 0; i < scales.byteSize(); i++)
+                    scales.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, scaleByte(r));
+                return new WeightView(
+                        "w",
+                        f,
+                        E,
+                        ROWS,
+                        cols,
+                        data,
+                        0,
+                        ROWS * rowBytes,
+                        rowBytes,
+                        1,
+                        scales,
+                        0,
+                        (long) ROWS * blocks,
+                        blocks);
             }
             case Q8_0 -> {
                 for (long row = 0; row < (long) E * ROWS; row++)
                     for (int b = 0; b < blocks; b++)
-                        data.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
-                                row * rowBytes + 34L * b, Float.floatToFloat16((float) (r.nextDouble() * 0.02 + 1e-4)));
+                        data.set(
+                                java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+                                row * rowBytes + 34L * b,
+                                Float.floatToFloat16((float) (r.nextDouble() * 0.02 + 1e-4)));
             }
             case F32 -> {
                 for (long i = 0; i < n / 4; i++)
-                    data.set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 4 * i, (float) r.nextGaussian());
+                    data.set(
+                            java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+                            4 * i,
+                            (float) r.nextGaussian());
             }
             case F16 -> {
                 for (long i = 0; i < n / 2; i++)
-                    data.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 2 * i,
+                    data.set(
+                            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+                            2 * i,
                             Float.floatToFloat16((float) r.nextGaussian()));
             }
             case BF16 -> {
                 for (long i = 0; i < n / 2; i++)
-                    data.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), 2 * i,
+                    data.set(
+                            java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN),
+                            2 * i,
                             (short) (Float.floatToRawIntBits((float) r.nextGaussian()) >>> 16));
             }
         }
@@ -145,7 +172,8 @@ class NativeKernelsTest {
             m.gemm(e, r0, ROWS, in, xRow0, T, out, outOff, outStride, bias, e * ROWS, 0);
             for (int t = 0; t < T; t++) {
                 for (int c = 0; c < cols; c++)
-                    act[c] = f.isDense() ? x[xOff + (xRow0 + t) * cols + c]
+                    act[c] = f.isDense()
+                            ? x[xOff + (xRow0 + t) * cols + c]
                             : in.d[(xRow0 + t) * (cols / 32) + c / 32] * in.q[(xRow0 + t) * cols + c];
                 for (int row = r0; row < ROWS; row++) {
                     w.dequantizeRow(e, row, wrow, 0);
@@ -160,7 +188,8 @@ class NativeKernelsTest {
                         continue;
                     }
                     if (!(Math.abs(got - sum) <= 1e-5 * mag + 1e-30))
-                        fail(isa + " " + f + " expert " + e + " row " + row + " token " + t + ": " + got + " vs " + sum + " (Σ|terms| " + mag + ")");
+                        fail(isa + " " + f + " expert " + e + " row " + row + " token " + t + ": " + got + " vs " + sum
+                                + " (Σ|terms| " + mag + ")");
                 }
             }
             for (int i = 0; i < outOff; i++) assertEquals(0f, out[i], "nothing written before the output offset");
@@ -183,7 +212,9 @@ class NativeKernelsTest {
         MatrixInput in = new MatrixInput().set(x, 0, cols, rows, cols);
         in.prepare(MatrixInput.Form.Q8, k, pool); // 21 rows: split over the pool
         for (int[] at : bad)
-            assertTrue(Float.isNaN(in.d[at[0] * nb + at[1] / 32]), "a block holding a non-finite value has scale NaN, so its products are NaN");
+            assertTrue(
+                    Float.isNaN(in.d[at[0] * nb + at[1] / 32]),
+                    "a block holding a non-finite value has scale NaN, so its products are NaN");
         for (int i = 0; i < rows; i++)
             for (int b = 0; b < nb; b++) {
                 int row = i, block = b;
@@ -222,11 +253,30 @@ class NativeKernelsTest {
         WeightView w = weight(f, r, cols);
         float[] row = new float[cols];
         java.util.function.BiConsumer<Integer, float[]> put = (i, v) -> {
-            for (int c = 0; c < cols; c++) switch (f) {
-                case F32 -> w.data().set(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 4L * c, v[c]);
-                case F16 -> w.data().set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 2L * c, Float.floatToFloat16(v[c]));
-                default -> w.data().set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i * w.rowBytes() + 2L * c, (short) (Float.floatToRawIntBits(v[c]) >>> 16));
-            }
+            for (int c = 0; c < cols; c++)
+                switch (f) {
+                    case F32 ->
+                        w.data()
+                                .set(
+                                        java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(
+                                                ByteOrder.LITTLE_ENDIAN),
+                                        i * w.rowBytes() + 4L * c,
+                                        v[c]);
+                    case F16 ->
+                        w.data()
+                                .set(
+                                        java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(
+                                                ByteOrder.LITTLE_ENDIAN),
+                                        i * w.rowBytes() + 2L * c,
+                                        Float.floatToFloat16(v[c]));
+                    default ->
+                        w.data()
+                                .set(
+                                        java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(
+                                                ByteOrder.LITTLE_ENDIAN),
+                                        i * w.rowBytes() + 2L * c,
+                                        (short) (Float.floatToRawIntBits(v[c]) >>> 16));
+                }
         };
         float[] edge = new float[cols];
         for (int c = 32; c < 64; c++) edge[c] = (float) (r.nextGaussian() * 1e-4); // block 1: F16-subnormal scale
@@ -247,20 +297,47 @@ class NativeKernelsTest {
         for (int e = 0; e < E; e++) {
             for (int i = 0; i < ROWS; i++) {
                 w.dequantizeRow(e, i, row, 0);
-                MemorySegment.copy(MemorySegment.ofArray(Q8_0.quantizeRow(row, 0, cols)), 0, q8, (long) i * blocks * Q8_0.BLOCK_BYTES, (long) blocks * Q8_0.BLOCK_BYTES);
+                MemorySegment.copy(
+                        MemorySegment.ofArray(Q8_0.quantizeRow(row, 0, cols)),
+                        0,
+                        q8,
+                        (long) i * blocks * Q8_0.BLOCK_BYTES,
+                        (long) blocks * Q8_0.BLOCK_BYTES);
             }
             long qBytes = (long) groups * blocks * 512, sBytes = (long) groups * blocks * 32;
-            MemorySegment wantQ = arena.allocate(qBytes), wantS = arena.allocate(sBytes), gotQ = arena.allocate(qBytes), gotS = arena.allocate(sBytes);
-            goss_cpu_h.goss_cpu_repack_q8_0(q8, (long) blocks * Q8_0.BLOCK_BYTES, ROWS, blocks, 0, groups, wantQ, wantS);
-            goss_cpu_h.goss_cpu_repack_float_q8(DenseMatrix.formatCode(f), w.data().asSlice(w.rowOffset(e, 0)), w.rowStride(), ROWS, blocks,
-                    0, groups, gotQ, gotS);
+            MemorySegment wantQ = arena.allocate(qBytes),
+                    wantS = arena.allocate(sBytes),
+                    gotQ = arena.allocate(qBytes),
+                    gotS = arena.allocate(sBytes);
+            goss_cpu_h.goss_cpu_repack_q8_0(
+                    q8, (long) blocks * Q8_0.BLOCK_BYTES, ROWS, blocks, 0, groups, wantQ, wantS);
+            goss_cpu_h.goss_cpu_repack_float_q8(
+                    DenseMatrix.formatCode(f),
+                    w.data().asSlice(w.rowOffset(e, 0)),
+                    w.rowStride(),
+                    ROWS,
+                    blocks,
+                    0,
+                    groups,
+                    gotQ,
+                    gotS);
             assertEquals(-1, wantQ.mismatch(gotQ), f + " expert " + e + ": q8 codes differ from Q8_0.quantizeRow's");
             assertEquals(-1, wantS.mismatch(gotS), f + " expert " + e + ": scales differ from Q8_0.quantizeRow's");
-            if (e == 0) { // row 7 (group 0, lane 7): blocks 0 and 2 hold NaN, block 1 +Inf at column 40 (its column 8: tile byte 512 + 64·2 + 4·7)
-                java.util.function.IntFunction<Float> scale = b -> Float.float16ToFloat(gotS.get(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, 2L * (b * 16 + 7)));
-                assertTrue(Float.isNaN(scale.apply(0)) && Float.isNaN(scale.apply(2)), f + ": a NaN weight must make its block's scale NaN");
-                assertEquals(Float.POSITIVE_INFINITY, scale.apply(1), f + ": an infinite weight must make its block's scale infinite");
-                assertEquals(127, gotQ.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 512L + 64 * 2 + 4 * 7), f + ": +Inf's code");
+            if (e == 0) { // row 7 (group 0, lane 7): blocks 0 and 2 hold NaN, block 1 +Inf at column 40 (its column
+                // 8: tile byte 512 + 64·2 + 4·7)
+                java.util.function.IntFunction<Float> scale = b -> Float.float16ToFloat(
+                        gotS.get(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED, 2L * (b * 16 + 7)));
+                assertTrue(
+                        Float.isNaN(scale.apply(0)) && Float.isNaN(scale.apply(2)),
+                        f + ": a NaN weight must make its block's scale NaN");
+                assertEquals(
+                        Float.POSITIVE_INFINITY,
+                        scale.apply(1),
+                        f + ": an infinite weight must make its block's scale infinite");
+                assertEquals(
+                        127,
+                        gotQ.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 512L + 64 * 2 + 4 * 7),
+                        f + ": +Inf's code");
             }
         }
     }

@@ -1,6 +1,5 @@
 package io.gossgpu.cuda.bindings;
 
-
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -38,8 +37,7 @@ import java.util.Optional;
  */
 public final class Cuda {
 
-    private Cuda() {
-    }
+    private Cuda() {}
 
     // ---- C types ----
 
@@ -47,8 +45,8 @@ public final class Cuda {
     public static final ValueLayout.OfInt C_INT = ValueLayout.JAVA_INT;
     public static final ValueLayout.OfLong C_LONG_LONG = ValueLayout.JAVA_LONG;
     public static final ValueLayout.OfFloat C_FLOAT = ValueLayout.JAVA_FLOAT;
-    public static final AddressLayout C_POINTER = ValueLayout.ADDRESS
-            .withTargetLayout(java.lang.foreign.MemoryLayout.sequenceLayout(Long.MAX_VALUE, C_CHAR));
+    public static final AddressLayout C_POINTER =
+            ValueLayout.ADDRESS.withTargetLayout(java.lang.foreign.MemoryLayout.sequenceLayout(Long.MAX_VALUE, C_CHAR));
 
     /** {@code typedef enum cudaError_enum CUresult} */
     public static final ValueLayout.OfInt CUresult = C_INT;
@@ -60,6 +58,7 @@ public final class Cuda {
     public static final ValueLayout.OfLong size_t = C_LONG_LONG;
     /** Opaque handles: {@code typedef struct CUctx_st *CUcontext} and friends. */
     public static final AddressLayout CUcontext = ValueLayout.ADDRESS;
+
     public static final AddressLayout CUmodule = ValueLayout.ADDRESS;
     public static final AddressLayout CUfunction = ValueLayout.ADDRESS;
     public static final AddressLayout CUstream = ValueLayout.ADDRESS;
@@ -184,7 +183,11 @@ public final class Cuda {
         if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux")) return null;
         byte[] head = new byte[4];
         try (var in = Files.newInputStream(path)) {
-            if (in.readNBytes(head, 0, 4) == 4 && head[0] == 0x7f && head[1] == 'E' && head[2] == 'L' && head[3] == 'F') {
+            if (in.readNBytes(head, 0, 4) == 4
+                    && head[0] == 0x7f
+                    && head[1] == 'E'
+                    && head[2] == 'L'
+                    && head[3] == 'F') {
                 return null;
             }
         } catch (java.io.IOException e) {
@@ -222,8 +225,8 @@ public final class Cuda {
                     failure = e instanceof IllegalCallerException
                             ? "CUDA unavailable: native access is not enabled (run java with --enable-native-access=ALL-UNNAMED)"
                             : NAME.contains("/") || NAME.contains("\\")
-                            ? "CUDA unavailable: " + NAME + " cannot be loaded (" + e.getMessage() + ")"
-                            : "CUDA unavailable: " + NAME + " not found";
+                                    ? "CUDA unavailable: " + NAME + " cannot be loaded (" + e.getMessage() + ")"
+                                    : "CUDA unavailable: " + NAME + " not found";
                 }
             }
             LOOKUP = lookup;
@@ -678,14 +681,20 @@ public final class Cuda {
     }
 
     private static final class cuModuleLoadDataEx {
-        static final FunctionDescriptor DESC = FunctionDescriptor.of(CUresult, C_POINTER, C_POINTER, C_INT, C_POINTER, C_POINTER);
+        static final FunctionDescriptor DESC =
+                FunctionDescriptor.of(CUresult, C_POINTER, C_POINTER, C_INT, C_POINTER, C_POINTER);
         static final MethodHandle HANDLE = Library.downcall(DESC, "cuModuleLoadDataEx");
     }
 
     /**
      * <pre>{@code CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)}</pre>
      */
-    public static int cuModuleLoadDataEx(MemorySegment module, MemorySegment image, int numOptions, MemorySegment options, MemorySegment optionValues) {
+    public static int cuModuleLoadDataEx(
+            MemorySegment module,
+            MemorySegment image,
+            int numOptions,
+            MemorySegment options,
+            MemorySegment optionValues) {
         MethodHandle mh = Library.require(cuModuleLoadDataEx.HANDLE, "cuModuleLoadDataEx");
         try {
             return (int) mh.invokeExact(module, image, numOptions, options, optionValues);
@@ -763,7 +772,8 @@ public final class Cuda {
     }
 
     private static final class cuLaunchKernel {
-        static final FunctionDescriptor DESC = FunctionDescriptor.of(CUresult, CUfunction, C_INT, C_INT, C_INT, C_INT, C_INT, C_INT, C_INT, CUstream, C_POINTER, C_POINTER);
+        static final FunctionDescriptor DESC = FunctionDescriptor.of(
+                CUresult, CUfunction, C_INT, C_INT, C_INT, C_INT, C_INT, C_INT, C_INT, CUstream, C_POINTER, C_POINTER);
         static final MethodHandle HANDLE = Library.downcall(DESC, "cuLaunchKernel");
     }
 
@@ -772,10 +782,32 @@ public final class Cuda {
      *     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
      *     CUstream hStream, void **kernelParams, void **extra)}</pre>
      */
-    public static int cuLaunchKernel(MemorySegment f, int gridDimX, int gridDimY, int gridDimZ, int blockDimX, int blockDimY, int blockDimZ, int sharedMemBytes, MemorySegment hStream, MemorySegment kernelParams, MemorySegment extra) {
+    public static int cuLaunchKernel(
+            MemorySegment f,
+            int gridDimX,
+            int gridDimY,
+            int gridDimZ,
+            int blockDimX,
+            int blockDimY,
+            int blockDimZ,
+            int sharedMemBytes,
+            MemorySegment hStream,
+            MemorySegment kernelParams,
+            MemorySegment extra) {
         MethodHandle mh = Library.require(cuLaunchKernel.HANDLE, "cuLaunchKernel");
         try {
-            return (int) mh.invokeExact(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+            return (int) mh.invokeExact(
+                    f,
+                    gridDimX,
+                    gridDimY,
+                    gridDimZ,
+                    blockDimX,
+                    blockDimY,
+                    blockDimZ,
+                    sharedMemBytes,
+                    hStream,
+                    kernelParams,
+                    extra);
         } catch (Throwable t) {
             throw Library.rethrow(t);
         }
@@ -867,14 +899,16 @@ public final class Cuda {
     }
 
     private static final class cuMemcpyHtoDAsync_v2 {
-        static final FunctionDescriptor DESC = FunctionDescriptor.of(CUresult, CUdeviceptr, C_POINTER, size_t, CUstream);
+        static final FunctionDescriptor DESC =
+                FunctionDescriptor.of(CUresult, CUdeviceptr, C_POINTER, size_t, CUstream);
         static final MethodHandle HANDLE = Library.downcall(DESC, "cuMemcpyHtoDAsync_v2");
     }
 
     /**
      * <pre>{@code CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)  [cuMemcpyHtoDAsync]}</pre>
      */
-    public static int cuMemcpyHtoDAsync_v2(long dstDevice, MemorySegment srcHost, long ByteCount, MemorySegment hStream) {
+    public static int cuMemcpyHtoDAsync_v2(
+            long dstDevice, MemorySegment srcHost, long ByteCount, MemorySegment hStream) {
         MethodHandle mh = Library.require(cuMemcpyHtoDAsync_v2.HANDLE, "cuMemcpyHtoDAsync_v2");
         try {
             return (int) mh.invokeExact(dstDevice, srcHost, ByteCount, hStream);
@@ -884,14 +918,16 @@ public final class Cuda {
     }
 
     private static final class cuMemcpyDtoHAsync_v2 {
-        static final FunctionDescriptor DESC = FunctionDescriptor.of(CUresult, C_POINTER, CUdeviceptr, size_t, CUstream);
+        static final FunctionDescriptor DESC =
+                FunctionDescriptor.of(CUresult, C_POINTER, CUdeviceptr, size_t, CUstream);
         static final MethodHandle HANDLE = Library.downcall(DESC, "cuMemcpyDtoHAsync_v2");
     }
 
     /**
      * <pre>{@code CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)  [cuMemcpyDtoHAsync]}</pre>
      */
-    public static int cuMemcpyDtoHAsync_v2(MemorySegment dstHost, long srcDevice, long ByteCount, MemorySegment hStream) {
+    public static int cuMemcpyDtoHAsync_v2(
+            MemorySegment dstHost, long srcDevice, long ByteCount, MemorySegment hStream) {
         MethodHandle mh = Library.require(cuMemcpyDtoHAsync_v2.HANDLE, "cuMemcpyDtoHAsync_v2");
         try {
             return (int) mh.invokeExact(dstHost, srcDevice, ByteCount, hStream);
@@ -901,7 +937,8 @@ public final class Cuda {
     }
 
     private static final class cuMemcpyDtoDAsync_v2 {
-        static final FunctionDescriptor DESC = FunctionDescriptor.of(CUresult, CUdeviceptr, CUdeviceptr, size_t, CUstream);
+        static final FunctionDescriptor DESC =
+                FunctionDescriptor.of(CUresult, CUdeviceptr, CUdeviceptr, size_t, CUstream);
         static final MethodHandle HANDLE = Library.downcall(DESC, "cuMemcpyDtoDAsync_v2");
     }
 

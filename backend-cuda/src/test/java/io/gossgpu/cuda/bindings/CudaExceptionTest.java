@@ -1,20 +1,20 @@
 package io.gossgpu.cuda.bindings;
 
-import io.gossgpu.GossException;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.gossgpu.GossException;
+import org.junit.jupiter.api.Test;
 
 class CudaExceptionTest {
 
     @Test
     void messageNamesCallErrorNameAndString() {
-        assertEquals("cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)",
+        assertEquals(
+                "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)",
                 CudaException.message("cuMemAlloc_v2", 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"));
-        assertEquals("cuInit failed: CUDA error 999",
-                CudaException.message("cuInit", 999, null, null));
+        assertEquals("cuInit failed: CUDA error 999", CudaException.message("cuInit", 999, null, null));
     }
 
     @Test
@@ -25,7 +25,9 @@ class CudaExceptionTest {
 
     @Test
     void multiLineDetailIsFoldedIntoOneLine() {
-        assertEquals("ptxas line 3: error a | ptxas fatal: stop", CudaException.oneLine("  ptxas line 3: error a\r\n  ptxas fatal: stop\n"));
+        assertEquals(
+                "ptxas line 3: error a | ptxas fatal: stop",
+                CudaException.oneLine("  ptxas line 3: error a\r\n  ptxas fatal: stop\n"));
     }
 
     @Test

@@ -5,6 +5,10 @@ import io.gossgpu.constrain.GbnfGrammar;
 import io.gossgpu.constrain.SchemaCompiler;
 import io.gossgpu.constrain.TokenMasker;
 import io.gossgpu.tokenizer.O200kHarmony;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -18,11 +22,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The cost of one structured-output token mask over the 201088-token vocabulary (issue 40's target: at most 100 µs at
@@ -38,7 +37,9 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 2, time = 2)
 @Measurement(iterations = 3, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xmx2g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xmx2g"})
 @State(Scope.Benchmark)
 public class MaskBenchmark {
     /**
@@ -65,10 +66,12 @@ public class MaskBenchmark {
     private List<Object> states;
     /** The documents setup wrote, as tokens (for cache=reply). */
     private List<int[]> replies;
+
     private long[] mask;
     private int next;
     /** cache=reply: the reply being replayed, the index of its next token, and the state before that token. */
     private int[] script;
+
     private int pos, replyIndex;
     private ByteMatcher replyMatcher;
     private Object replyState;
@@ -162,13 +165,15 @@ public class MaskBenchmark {
     @TearDown(Level.Invocation)
     public void replyStep() {
         if (!cache.equals("reply")) return;
-        if (pos < script.length) replyState = replyMatcher.step(replyState, O200kHarmony.get().tokenBytes(script[pos]));
+        if (pos < script.length)
+            replyState = replyMatcher.step(replyState, O200kHarmony.get().tokenBytes(script[pos]));
         pos++;
     }
 
     /** A random allowed token; late in a document the lowest allowed id that is not whitespace-only, to close it. */
     private static int pick(long[] mask, SplittableRandom rnd, boolean close) {
-        if ((mask[O200kHarmony.RETURN >>> 6] >>> (O200kHarmony.RETURN & 63) & 1) == 1 && close) return O200kHarmony.RETURN;
+        if ((mask[O200kHarmony.RETURN >>> 6] >>> (O200kHarmony.RETURN & 63) & 1) == 1 && close)
+            return O200kHarmony.RETURN;
         int count = 0;
         for (long w : mask) count += Long.bitCount(w);
         int k = close ? 0 : rnd.nextInt(count);

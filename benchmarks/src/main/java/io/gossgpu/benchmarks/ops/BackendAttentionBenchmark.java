@@ -50,7 +50,7 @@ public class BackendAttentionBenchmark extends BackendBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() {
         if (m == null) return;
-        for (DeviceTensor t : new DeviceTensor[]{q, k, v, out}) t.close();
+        for (DeviceTensor t : new DeviceTensor[] {q, k, v, out}) t.close();
         cache.close();
         m.close();
     }

@@ -40,6 +40,7 @@ public class BackendOpsBenchmark extends BackendBenchmark {
     private DeviceRouting routing;
     /** Only for the positions of qkvRope's rows (0 .. tokens − 1). */
     private KvCache cache;
+
     private Batch batch;
 
     @Setup(Level.Trial)
@@ -98,7 +99,7 @@ public class BackendOpsBenchmark extends BackendBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() {
         if (m == null) return;
-        for (DeviceTensor t : new DeviceTensor[]{x, attn, q, k, v, out}) t.close();
+        for (DeviceTensor t : new DeviceTensor[] {x, attn, q, k, v, out}) t.close();
         routing.close();
         cache.close();
         m.close();

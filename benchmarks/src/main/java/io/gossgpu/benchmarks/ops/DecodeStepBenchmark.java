@@ -4,14 +4,13 @@ import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.TemperatureDraw;
 import io.gossgpu.forward.Executor;
+import java.util.SplittableRandom;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.TearDown;
-
-import java.util.SplittableRandom;
 
 /**
  * One decode step (embed → every layer → final norm → logits → {@code output}) at
@@ -55,10 +54,15 @@ public class DecodeStepBenchmark extends BackendBenchmark {
     public int decodeStep() {
         int[] token = {42};
         return switch (output) {
-            case "argmax" -> executor.forward(token, position, cache, Executor.Output.LAST_ARGMAX).argmax()[0];
-            case "sample" -> executor.forward(token, position, cache, new Executor.Sampling(1.0, random.nextDouble())).sampled();
+            case "argmax" ->
+                executor.forward(token, position, cache, Executor.Output.LAST_ARGMAX)
+                        .argmax()[0];
+            case "sample" ->
+                executor.forward(token, position, cache, new Executor.Sampling(1.0, random.nextDouble()))
+                        .sampled();
             case "logits" -> {
-                float[] l = executor.forward(token, position, cache, Executor.Output.LAST_LOGITS).logits();
+                float[] l = executor.forward(token, position, cache, Executor.Output.LAST_LOGITS)
+                        .logits();
                 yield TemperatureDraw.draw(l, 0, l.length, 1.0, random.nextDouble());
             }
             default -> throw new IllegalArgumentException("output must be argmax, sample or logits, got " + output);

@@ -10,7 +10,6 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-
 import java.util.SplittableRandom;
 
 /**
@@ -34,7 +33,9 @@ final class OpsModel implements AutoCloseable {
         config = TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(layers), null, experts, vocab);
         checkpoint = new TestModelGenerator(config, 7).inMemory();
         model = ModelWeights.of(checkpoint);
-        this.backend = p.create(io.gossgpu.backend.BackendOptions.fromEnvironment()); // a benchmark is an edge: knobs from the environment
+        this.backend =
+                p.create(io.gossgpu.backend.BackendOptions
+                        .fromEnvironment()); // a benchmark is an edge: knobs from the environment
         weights = this.backend.loadWeights(model);
     }
 

@@ -4,18 +4,17 @@ import io.gossgpu.backend.BackendProvider;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.testmodel.TestModelPresets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Runs {@link BackendOpsBenchmark} and {@link BackendAttentionBenchmark} on every available backend (or the
@@ -30,7 +29,8 @@ public final class OpsReport {
 
     public static void main(String[] args) throws RunnerException {
         boolean quick = Arrays.asList(args).contains("--quick");
-        List<String> wanted = Arrays.stream(args).filter(a -> !a.startsWith("--")).toList();
+        List<String> wanted =
+                Arrays.stream(args).filter(a -> !a.startsWith("--")).toList();
         List<String> run = new ArrayList<>();
         for (BackendProvider p : Backends.providers()) {
             if (p.name().equals("reference") || (!wanted.isEmpty() && !wanted.contains(p.name()))) continue;
@@ -46,29 +46,47 @@ public final class OpsReport {
                 .include(BackendOpsBenchmark.class.getName() + "\\.")
                 .include(BackendAttentionBenchmark.class.getName() + "\\.")
                 .param("backend", run.toArray(String[]::new));
-        if (quick) o = o.warmupIterations(1).measurementIterations(2).measurementTime(TimeValue.milliseconds(500))
-                .param("context", "1024", "8192");
+        if (quick)
+            o = o.warmupIterations(1)
+                    .measurementIterations(2)
+                    .measurementTime(TimeValue.milliseconds(500))
+                    .param("context", "1024", "8192");
         Collection<RunResult> results = new Runner(o.build()).run();
         System.out.print(table(results));
     }
 
     static String table(Collection<RunResult> results) {
-        StringBuilder sb = new StringBuilder("| backend | op | tokens | context | ms | bytes read | GB/s |\n|---|---|---:|---:|---:|---:|---:|\n");
+        StringBuilder sb = new StringBuilder(
+                "| backend | op | tokens | context | ms | bytes read | GB/s |\n|---|---|---:|---:|---:|---:|---:|\n");
         for (RunResult r : results) {
             var p = r.getParams();
             String op = p.getBenchmark().substring(p.getBenchmark().lastIndexOf('.') + 1);
             int tokens = Integer.parseInt(p.getParam("tokens"));
             boolean attention = op.equals("attention");
             int context = attention ? Integer.parseInt(p.getParam("context")) : 0;
-            ModelConfig c = attention ? TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 4, 1024)
-                    : TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(1), null,
-                    Integer.parseInt(p.getParam("experts")), Integer.parseInt(p.getParam("vocab")));
+            ModelConfig c = attention
+                    ? TestModelPresets.withOverrides(TestModelPresets.gptOss20bWidths(2), null, 4, 1024)
+                    : TestModelPresets.withOverrides(
+                            TestModelPresets.gptOss20bWidths(1),
+                            null,
+                            Integer.parseInt(p.getParam("experts")),
+                            Integer.parseInt(p.getParam("vocab")));
             double ms = r.getPrimaryResult().getScore();
             long bytes = OpBytes.of(op, c, tokens, context);
-            sb.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %.4f | %.1f MB | %.2f |%n", p.getParam("backend"), op, tokens,
-                    attention ? Integer.toString(context) : "", ms, bytes / 1e6, bytes / (ms / 1e3) / 1e9));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %.4f | %.1f MB | %.2f |%n",
+                    p.getParam("backend"),
+                    op,
+                    tokens,
+                    attention ? Integer.toString(context) : "",
+                    ms,
+                    bytes / 1e6,
+                    bytes / (ms / 1e3) / 1e9));
         }
-        return sb.append("bytes read: the distinct bytes the op must read at least (weights as stored: BF16 dense, MXFP4 experts; F32 "
-                + "activations and KV cache); GB/s = bytes read / time.\n").toString();
+        return sb.append(
+                        "bytes read: the distinct bytes the op must read at least (weights as stored: BF16 dense, MXFP4 experts; F32 "
+                                + "activations and KV cache); GB/s = bytes read / time.\n")
+                .toString();
     }
 }

@@ -1,7 +1,6 @@
 package io.gossgpu.model.gguf;
 
 import io.gossgpu.quant.LE;
-
 import java.lang.foreign.MemorySegment;
 import java.util.AbstractList;
 import java.util.RandomAccess;
@@ -20,7 +19,8 @@ final class GgufArray extends AbstractList<Object> implements RandomAccess {
     /** Byte offset of each string element (STRING arrays only). */
     private final long[] stringOffsets;
 
-    private GgufArray(GgufCursor file, GgufValueType type, MemorySegment data, long start, int size, long[] stringOffsets) {
+    private GgufArray(
+            GgufCursor file, GgufValueType type, MemorySegment data, long start, int size, long[] stringOffsets) {
         this.file = file;
         this.type = type;
         this.data = data;

@@ -5,7 +5,6 @@ import io.gossgpu.model.CheckpointReader;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelLocation;
-
 import java.util.Set;
 
 /** GGUF files, llama.cpp's and Ollama's ({@link GgufReader}), for {@link Checkpoint#open}. */

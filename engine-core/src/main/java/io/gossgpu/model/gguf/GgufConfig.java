@@ -3,7 +3,6 @@ package io.gossgpu.model.gguf;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.model.TensorData;
-
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -20,16 +19,25 @@ public final class GgufConfig {
     public static final String OLLAMA_ARCH = "gptoss";
 
     /** Metadata keys, relative to the architecture prefix {@code gpt-oss.}. */
-    public static final String BLOCK_COUNT = "block_count", CONTEXT_LENGTH = "context_length",
-            EMBEDDING_LENGTH = "embedding_length", FEED_FORWARD_LENGTH = "feed_forward_length",
-            EXPERT_FEED_FORWARD_LENGTH = "expert_feed_forward_length", HEAD_COUNT = "attention.head_count",
-            HEAD_COUNT_KV = "attention.head_count_kv", KEY_LENGTH = "attention.key_length",
-            VALUE_LENGTH = "attention.value_length", RMS_EPS = "attention.layer_norm_rms_epsilon",
-            SLIDING_WINDOW = "attention.sliding_window", EXPERT_COUNT = "expert_count",
-            EXPERT_USED_COUNT = "expert_used_count", ROPE_FREQ_BASE = "rope.freq_base",
-            ROPE_SCALING_TYPE = "rope.scaling.type", ROPE_SCALING_FACTOR = "rope.scaling.factor",
+    public static final String BLOCK_COUNT = "block_count",
+            CONTEXT_LENGTH = "context_length",
+            EMBEDDING_LENGTH = "embedding_length",
+            FEED_FORWARD_LENGTH = "feed_forward_length",
+            EXPERT_FEED_FORWARD_LENGTH = "expert_feed_forward_length",
+            HEAD_COUNT = "attention.head_count",
+            HEAD_COUNT_KV = "attention.head_count_kv",
+            KEY_LENGTH = "attention.key_length",
+            VALUE_LENGTH = "attention.value_length",
+            RMS_EPS = "attention.layer_norm_rms_epsilon",
+            SLIDING_WINDOW = "attention.sliding_window",
+            EXPERT_COUNT = "expert_count",
+            EXPERT_USED_COUNT = "expert_used_count",
+            ROPE_FREQ_BASE = "rope.freq_base",
+            ROPE_SCALING_TYPE = "rope.scaling.type",
+            ROPE_SCALING_FACTOR = "rope.scaling.factor",
             ROPE_SCALING_ORIG_CTX = "rope.scaling.original_context_length",
-            YARN_BETA_FAST = "rope.scaling.yarn_beta_fast", YARN_BETA_SLOW = "rope.scaling.yarn_beta_slow";
+            YARN_BETA_FAST = "rope.scaling.yarn_beta_fast",
+            YARN_BETA_SLOW = "rope.scaling.yarn_beta_slow";
 
     public static final float SWIGLU_LIMIT = 7.0f;
     public static final float DEFAULT_NTK_ALPHA = 1f, DEFAULT_NTK_BETA = 32f;
@@ -63,7 +71,8 @@ public final class GgufConfig {
         int intermediate = ff != null ? ff : intKey(EXPERT_FEED_FORWARD_LENGTH, null);
         int heads = intKey(HEAD_COUNT, null);
         // llama.cpp defaults these to head_count and embedding_length / head_count, never right for gpt-oss (8 KV heads
-        // of 64, not 64 of 45); both converters (llama.cpp's, Ollama's) write them, so a missing one is named, not guessed.
+        // of 64, not 64 of 45); both converters (llama.cpp's, Ollama's) write them, so a missing one is named, not
+        // guessed.
         int kvHeads = intKey(HEAD_COUNT_KV, null);
         int headDim = intKey(KEY_LENGTH, null);
         int valueDim = intKey(VALUE_LENGTH, headDim);
@@ -80,23 +89,46 @@ public final class GgufConfig {
         else if ("none".equals(scalingType)) factor = 1f;
         else throw fail(k(ROPE_SCALING_TYPE) + " '" + scalingType + "' is not supported for gpt-oss (expected yarn)");
         int initialContext = meta.containsKey(k(ROPE_SCALING_ORIG_CTX))
-                ? intKey(ROPE_SCALING_ORIG_CTX, null) : intKey(CONTEXT_LENGTH, null);
+                ? intKey(ROPE_SCALING_ORIG_CTX, null)
+                : intKey(CONTEXT_LENGTH, null);
         float alpha = floatKey(YARN_BETA_SLOW, DEFAULT_NTK_ALPHA);
         float beta = floatKey(YARN_BETA_FAST, DEFAULT_NTK_BETA);
         int vocab = vocabSize(tensors);
-        return new ModelConfig(layers, experts, used, vocab, hidden, intermediate, SWIGLU_LIMIT, headDim, heads,
-                kvHeads, window, initialContext, theta, factor, alpha, beta, eps).validate(file.toString());
+        return new ModelConfig(
+                        layers,
+                        experts,
+                        used,
+                        vocab,
+                        hidden,
+                        intermediate,
+                        SWIGLU_LIMIT,
+                        headDim,
+                        heads,
+                        kvHeads,
+                        window,
+                        initialContext,
+                        theta,
+                        factor,
+                        alpha,
+                        beta,
+                        eps)
+                .validate(file.toString());
     }
 
     private int vocabSize(Map<String, TensorData> tensors) {
         TensorData embd = tensors.get("token_embd.weight");
         if (embd != null) {
-            if (embd.rank() != 2) throw new ModelFormatException(file, embd.name(), "expected 2 dimensions, got " + embd.shapeString());
-            if (embd.dim(0) > Integer.MAX_VALUE) throw new ModelFormatException(file, embd.name(), "too many rows: " + embd.shapeString());
+            if (embd.rank() != 2)
+                throw new ModelFormatException(file, embd.name(), "expected 2 dimensions, got " + embd.shapeString());
+            if (embd.dim(0) > Integer.MAX_VALUE)
+                throw new ModelFormatException(file, embd.name(), "too many rows: " + embd.shapeString());
             return (int) embd.dim(0);
         }
         if (meta.get("tokenizer.ggml.tokens") instanceof List<?> tokens) return tokens.size();
-        throw new ModelFormatException(file, "token_embd.weight", "missing from the model (and no tokenizer.ggml.tokens to size the vocabulary)");
+        throw new ModelFormatException(
+                file,
+                "token_embd.weight",
+                "missing from the model (and no tokenizer.ggml.tokens to size the vocabulary)");
     }
 
     public static String key(String suffix) {

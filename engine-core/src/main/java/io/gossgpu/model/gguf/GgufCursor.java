@@ -3,7 +3,6 @@ package io.gossgpu.model.gguf;
 import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.quant.LE;
-
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.CharacterCodingException;
 import java.nio.file.Path;

@@ -11,6 +11,10 @@ import java.util.Map;
  * @param tensors    in file order
  * @param dataOffset absolute file offset of the (aligned) data section
  */
-record GgufHeader(int version, Map<String, Object> metadata, Map<String, GgufValueType> types,
-                  List<GgufTensorInfo> tensors, int alignment, long dataOffset) {
-}
+record GgufHeader(
+        int version,
+        Map<String, Object> metadata,
+        Map<String, GgufValueType> types,
+        List<GgufTensorInfo> tensors,
+        int alignment,
+        long dataOffset) {}

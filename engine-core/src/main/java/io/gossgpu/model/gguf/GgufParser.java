@@ -1,7 +1,6 @@
 package io.gossgpu.model.gguf;
 
 import io.gossgpu.model.ModelFormatException;
-
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,6 +19,7 @@ import java.util.Set;
 final class GgufParser {
     /** "GGUF" read as a little-endian u32. */
     static final int MAGIC = 0x46554747;
+
     static final int DEFAULT_ALIGNMENT = 32;
     static final String ALIGNMENT_KEY = "general.alignment";
     static final int MAX_DIMS = 4;
@@ -34,8 +34,7 @@ final class GgufParser {
 
     static GgufHeader parse(MemorySegment data, Path file) {
         GgufCursor in = new GgufCursor(data, file);
-        if (data.byteSize() < 4 || in.i32("magic") != MAGIC)
-            throw in.fail("not a GGUF file (bad magic)");
+        if (data.byteSize() < 4 || in.i32("magic") != MAGIC) throw in.fail("not a GGUF file (bad magic)");
         int version = in.i32("version");
         checkVersion(in, version);
         long tensorCount = in.count(in.i64("tensor count"), MIN_TENSOR_INFO_BYTES, "tensor count");
@@ -70,8 +69,10 @@ final class GgufParser {
         if (version == 2 || version == 3) return;
         int swapped = Integer.reverseBytes(version);
         if (swapped >= 1 && swapped <= 3)
-            throw in.fail("big-endian GGUF (version " + swapped + ") is not supported; convert it to a little-endian GGUF");
-        if (version == 1) throw in.fail("GGUF version 1 is not supported (re-convert the model with a current llama.cpp)");
+            throw in.fail(
+                    "big-endian GGUF (version " + swapped + ") is not supported; convert it to a little-endian GGUF");
+        if (version == 1)
+            throw in.fail("GGUF version 1 is not supported (re-convert the model with a current llama.cpp)");
         throw in.fail("unsupported GGUF version " + Integer.toUnsignedString(version) + " (supported: 2 and 3)");
     }
 
@@ -116,7 +117,8 @@ final class GgufParser {
     private static void checkBools(GgufCursor in, long n, String what) {
         for (long i = 0, p = in.position(); i < n; i++)
             if ((in.data().get(io.gossgpu.quant.LE.U8, p + i) & 0xff) > 1)
-                throw in.fail(what + ": bool value " + (in.data().get(io.gossgpu.quant.LE.U8, p + i) & 0xff) + " is neither 0 nor 1");
+                throw in.fail(what + ": bool value " + (in.data().get(io.gossgpu.quant.LE.U8, p + i) & 0xff)
+                        + " is neither 0 nor 1");
     }
 
     private static int alignment(GgufCursor in, Object value) {
@@ -126,7 +128,9 @@ final class GgufParser {
             case Byte b -> b;
             case Integer i -> i;
             case Long l -> l;
-            default -> throw in.fail(ALIGNMENT_KEY + " must be an integer, got " + value.getClass().getSimpleName());
+            default ->
+                throw in.fail(ALIGNMENT_KEY + " must be an integer, got "
+                        + value.getClass().getSimpleName());
         };
         if (a <= 0 || a > (1 << 30) || Long.bitCount(a) != 1)
             throw in.fail(ALIGNMENT_KEY + " must be a power of two, got " + a);
@@ -154,12 +158,18 @@ final class GgufParser {
         }
         long typeId = in.u32("type of tensor '" + name + "'");
         GgmlType type = GgmlType.byId(typeId);
-        if (type == null) throw new ModelFormatException(file, name, "unsupported tensor type " + GgmlType.describe(typeId)
-                + " (goss-gpu reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS and MXFP4)");
+        if (type == null)
+            throw new ModelFormatException(
+                    file,
+                    name,
+                    "unsupported tensor type " + GgmlType.describe(typeId)
+                            + " (goss-gpu reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K to Q6_K, IQ4_NL, IQ4_XS and MXFP4)");
         int block = type.dtype().blockSize();
         if (ne[0] % block != 0)
-            throw new ModelFormatException(file, name, "first dimension " + ne[0] + " is not a multiple of the "
-                    + type + " block size " + block);
+            throw new ModelFormatException(
+                    file,
+                    name,
+                    "first dimension " + ne[0] + " is not a multiple of the " + type + " block size " + block);
         long byteSize;
         try {
             byteSize = Math.multiplyExact(elements / block, (long) type.dtype().blockBytes());
@@ -168,21 +178,28 @@ final class GgufParser {
         }
         long offset = in.i64("data offset of tensor '" + name + "'");
         if (offset < 0 || offset % alignment != 0)
-            throw new ModelFormatException(file, name, "data offset " + Long.toUnsignedString(offset)
-                    + " is not a multiple of the alignment " + alignment);
+            throw new ModelFormatException(
+                    file,
+                    name,
+                    "data offset " + Long.toUnsignedString(offset) + " is not a multiple of the alignment "
+                            + alignment);
         return new GgufTensorInfo(name, ne, type, offset, byteSize);
     }
 
     private static void checkData(Path file, long fileSize, long dataOffset, List<GgufTensorInfo> tensors) {
         if (tensors.isEmpty()) return;
         if (dataOffset > fileSize)
-            throw new ModelFormatException(file, "truncated: the data section would start at " + dataOffset
-                    + " but the file ends at " + fileSize);
+            throw new ModelFormatException(
+                    file,
+                    "truncated: the data section would start at " + dataOffset + " but the file ends at " + fileSize);
         long available = fileSize - dataOffset;
         for (GgufTensorInfo t : tensors)
             if (t.offset() > available || t.byteSize() > available - t.offset())
-                throw new ModelFormatException(file, t.name(), "data (" + t.byteSize() + " bytes at data offset "
-                        + t.offset() + ") runs past the end of the file (truncated?)");
+                throw new ModelFormatException(
+                        file,
+                        t.name(),
+                        "data (" + t.byteSize() + " bytes at data offset " + t.offset()
+                                + ") runs past the end of the file (truncated?)");
         List<GgufTensorInfo> byOffset = new ArrayList<>(tensors);
         byOffset.sort(Comparator.comparingLong(GgufTensorInfo::offset));
         for (int i = 1; i < byOffset.size(); i++) {

@@ -8,14 +8,9 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.model.TensorData;
-
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,17 +37,32 @@ public final class GgufReader {
                 if (shards.size() > 1) checkShard(shard, header, s, shards.size());
                 if (first == null) first = header;
                 for (GgufTensorInfo t : header.tensors()) {
-                    TensorData previous = tensors.put(t.name(), new TensorData(t.name(), t.type().dtype(), t.shape(),
-                            bytes.asSlice(header.dataOffset() + t.offset(), t.byteSize()), shard));
+                    TensorData previous = tensors.put(
+                            t.name(),
+                            new TensorData(
+                                    t.name(),
+                                    t.type().dtype(),
+                                    t.shape(),
+                                    bytes.asSlice(header.dataOffset() + t.offset(), t.byteSize()),
+                                    shard));
                     if (previous != null)
-                        throw new ModelFormatException(shard, t.name(), "also stored in " + previous.file().getFileName());
+                        throw new ModelFormatException(
+                                shard,
+                                t.name(),
+                                "also stored in " + previous.file().getFileName());
                 }
             }
-            if (shards.size() > 1 && first.metadata().get(GgufSplit.TENSORS) instanceof Number n && n.longValue() != tensors.size())
-                throw new ModelFormatException(file, GgufSplit.TENSORS + " is " + n + " but the " + shards.size()
-                        + " shards hold " + tensors.size() + " tensors");
+            if (shards.size() > 1
+                    && first.metadata().get(GgufSplit.TENSORS) instanceof Number n
+                    && n.longValue() != tensors.size())
+                throw new ModelFormatException(
+                        file,
+                        GgufSplit.TENSORS + " is " + n + " but the " + shards.size() + " shards hold " + tensors.size()
+                                + " tensors");
             ModelConfig config = GgufConfig.from(first.metadata(), tensors, file);
-            ModelFormat format = GgufConfig.OLLAMA_ARCH.equals(first.metadata().get(GgufConfig.ARCH_KEY)) ? ModelFormat.OLLAMA : ModelFormat.GGUF;
+            ModelFormat format = GgufConfig.OLLAMA_ARCH.equals(first.metadata().get(GgufConfig.ARCH_KEY))
+                    ? ModelFormat.OLLAMA
+                    : ModelFormat.GGUF;
             return new Checkpoint(file, format, config, tensors, first.metadata(), arena, options);
         } catch (RuntimeException | Error e) {
             arena.close();
@@ -64,7 +74,10 @@ public final class GgufReader {
     private static void checkShard(Path shard, GgufHeader header, int index, int count) {
         Object no = header.metadata().get(GgufSplit.NO), n = header.metadata().get(GgufSplit.COUNT);
         if (!(no instanceof Number a) || a.intValue() != index || !(n instanceof Number b) || b.intValue() != count)
-            throw new ModelFormatException(shard, "its name says split shard " + (index + 1) + " of " + count + " but its metadata says "
-                    + GgufSplit.NO + " " + no + " of " + GgufSplit.COUNT + " " + n + " (" + GgufSplit.NO + " counts from 0)");
+            throw new ModelFormatException(
+                    shard,
+                    "its name says split shard " + (index + 1) + " of " + count + " but its metadata says "
+                            + GgufSplit.NO + " " + no + " of " + GgufSplit.COUNT + " " + n + " (" + GgufSplit.NO
+                            + " counts from 0)");
     }
 }

@@ -6,8 +6,19 @@ package io.gossgpu.model.gguf;
  * (UINT64 stays a {@code Long} holding the same 64 bits), arrays read as {@code List}.
  */
 public enum GgufValueType {
-    UINT8(0, 1), INT8(1, 1), UINT16(2, 2), INT16(3, 2), UINT32(4, 4), INT32(5, 4), FLOAT32(6, 4),
-    BOOL(7, 1), STRING(8, 8), ARRAY(9, 12), UINT64(10, 8), INT64(11, 8), FLOAT64(12, 8);
+    UINT8(0, 1),
+    INT8(1, 1),
+    UINT16(2, 2),
+    INT16(3, 2),
+    UINT32(4, 4),
+    INT32(5, 4),
+    FLOAT32(6, 4),
+    BOOL(7, 1),
+    STRING(8, 8),
+    ARRAY(9, 12),
+    UINT64(10, 8),
+    INT64(11, 8),
+    FLOAT64(12, 8);
 
     private final int id;
     private final int minBytes;

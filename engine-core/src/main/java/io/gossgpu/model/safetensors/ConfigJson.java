@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.gossgpu.model.Json;
 import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormatException;
-
 import java.nio.file.Path;
 
 /**
@@ -44,24 +43,31 @@ public final class ConfigJson {
     static ModelConfig hf(Path file, JsonNode c) {
         JsonNode type = c.get("model_type");
         if (type == null || !type.isTextual() || !type.textValue().equals("gpt_oss"))
-            throw new ModelFormatException(file, "model_type is " + (type == null ? "missing" : SafetensorsHeader.safe(type.toString()))
-                    + ", expected \"gpt_oss\"");
+            throw new ModelFormatException(
+                    file,
+                    "model_type is " + (type == null ? "missing" : SafetensorsHeader.safe(type.toString()))
+                            + ", expected \"gpt_oss\"");
         int layers = integer(file, c, "num_hidden_layers");
         String perToken = c.has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
 
         float factor = 1f, alpha = 1f, beta = 32f;
-        int initialContext = c.has("initial_context_length") ? integer(file, c, "initial_context_length")
+        int initialContext = c.has("initial_context_length")
+                ? integer(file, c, "initial_context_length")
                 : c.has("max_position_embeddings") ? integer(file, c, "max_position_embeddings") : 4096;
         JsonNode rs = c.get("rope_scaling");
         if (rs != null && !rs.isNull()) {
-            if (!rs.isObject()) throw new ModelFormatException(file, "rope_scaling must be an object, got " + Json.kind(rs));
+            if (!rs.isObject())
+                throw new ModelFormatException(file, "rope_scaling must be an object, got " + Json.kind(rs));
             JsonNode rt = rs.has("rope_type") ? rs.get("rope_type") : rs.get("type");
             if (rt == null || !rt.isTextual() || !rt.textValue().equals("yarn"))
-                throw new ModelFormatException(file, "rope_scaling.rope_type is " + (rt == null ? "missing" : SafetensorsHeader.safe(rt.toString()))
-                        + ", gpt-oss uses \"yarn\"");
+                throw new ModelFormatException(
+                        file,
+                        "rope_scaling.rope_type is " + (rt == null ? "missing" : SafetensorsHeader.safe(rt.toString()))
+                                + ", gpt-oss uses \"yarn\"");
             JsonNode truncate = rs.get("truncate");
             if (truncate != null && truncate.isBoolean() && truncate.booleanValue())
-                throw new ModelFormatException(file, "rope_scaling.truncate is true; gpt-oss's YaRN does not truncate its correction range");
+                throw new ModelFormatException(
+                        file, "rope_scaling.truncate is true; gpt-oss's YaRN does not truncate its correction range");
             factor = number(file, rs, "rope_scaling.", "factor");
             beta = rs.has("beta_fast") ? number(file, rs, "rope_scaling.", "beta_fast") : 32f;
             alpha = rs.has("beta_slow") ? number(file, rs, "rope_scaling.", "beta_slow") : 1f;
@@ -85,7 +91,9 @@ public final class ConfigJson {
                 slidingWindow,
                 initialContext,
                 number(file, c, "rope_theta"),
-                factor, alpha, beta,
+                factor,
+                alpha,
+                beta,
                 c.has("rms_norm_eps") ? number(file, c, "rms_norm_eps") : DEFAULT_RMS_NORM_EPS);
         checkLayerTypes(file, c.get("layer_types"), layers);
         return validate(file, config);
@@ -94,15 +102,19 @@ public final class ConfigJson {
     /** gpt-oss alternates: sliding_attention on even layers (0 first), full_attention on odd ones. */
     private static void checkLayerTypes(Path file, JsonNode types, int layers) {
         if (types == null || types.isNull()) return;
-        if (!types.isArray()) throw new ModelFormatException(file, "layer_types must be an array, got " + Json.kind(types));
+        if (!types.isArray())
+            throw new ModelFormatException(file, "layer_types must be an array, got " + Json.kind(types));
         if (types.size() != layers)
-            throw new ModelFormatException(file, "layer_types lists " + types.size() + " layers but num_hidden_layers is " + layers);
+            throw new ModelFormatException(
+                    file, "layer_types lists " + types.size() + " layers but num_hidden_layers is " + layers);
         for (int l = 0; l < layers; l++) {
             String expect = l % 2 == 0 ? "sliding_attention" : "full_attention";
             JsonNode t = types.get(l);
             if (!t.isTextual() || !t.textValue().equals(expect))
-                throw new ModelFormatException(file, "layer_types[" + l + "] is " + SafetensorsHeader.safe(t.toString()) + " but gpt-oss layer " + l
-                        + " must be \"" + expect + "\" (sliding and full attention alternate, sliding first)");
+                throw new ModelFormatException(
+                        file,
+                        "layer_types[" + l + "] is " + SafetensorsHeader.safe(t.toString()) + " but gpt-oss layer " + l
+                                + " must be \"" + expect + "\" (sliding and full attention alternate, sliding first)");
         }
     }
 
@@ -112,7 +124,8 @@ public final class ConfigJson {
         } catch (ModelFormatException e) {
             throw e;
         } catch (io.gossgpu.GossException e) {
-            throw new ModelFormatException(file, e.getMessage().substring(file.toString().length() + 2));
+            throw new ModelFormatException(
+                    file, e.getMessage().substring(file.toString().length() + 2));
         }
     }
 
@@ -123,7 +136,8 @@ public final class ConfigJson {
     private static int integer(Path file, JsonNode c, String prefix, String key) {
         JsonNode v = numberAt(file, c, prefix, key);
         if (v.isIntegralNumber() ? v.canConvertToInt() : isIntegral(v.doubleValue())) return v.intValue();
-        throw new ModelFormatException(file, prefix + key + " must be an integer in int range, got " + SafetensorsHeader.safe(v.toString()));
+        throw new ModelFormatException(
+                file, prefix + key + " must be an integer in int range, got " + SafetensorsHeader.safe(v.toString()));
     }
 
     /** The number at {@code key}, which the config must have. */
@@ -131,8 +145,8 @@ public final class ConfigJson {
         JsonNode v = c.get(key);
         if (v == null) throw new ModelFormatException(file, "config has no " + prefix + key);
         if (!v.isNumber())
-            throw new ModelFormatException(file,
-                    prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
+            throw new ModelFormatException(
+                    file, prefix + key + " must be a number, got " + SafetensorsHeader.safe(v.toString()));
         return v;
     }
 
@@ -147,7 +161,9 @@ public final class ConfigJson {
     private static float number(Path file, JsonNode c, String prefix, String key) {
         JsonNode v = numberAt(file, c, prefix, key);
         float f = (float) v.doubleValue();
-        if (!Float.isFinite(f)) throw new ModelFormatException(file, prefix + key + " is out of float range: " + SafetensorsHeader.safe(v.toString()));
+        if (!Float.isFinite(f))
+            throw new ModelFormatException(
+                    file, prefix + key + " is out of float range: " + SafetensorsHeader.safe(v.toString()));
         return f;
     }
 }

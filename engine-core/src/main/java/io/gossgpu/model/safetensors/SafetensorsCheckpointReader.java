@@ -5,7 +5,6 @@ import io.gossgpu.model.CheckpointReader;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelLocation;
-
 import java.util.Set;
 
 /** OpenAI's original/ folder and the Hugging Face layout ({@link SafetensorsReader}), for {@link Checkpoint#open}. */

@@ -3,7 +3,6 @@ package io.gossgpu.model.gguf;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
-
 import java.lang.reflect.RecordComponent;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -19,7 +18,8 @@ final class CanonicalWeights {
             LayerWeights l = w.layers().get(n);
             for (RecordComponent rc : LayerWeights.class.getRecordComponents()) {
                 try {
-                    out.put("layer" + n + "." + rc.getName(), (WeightView) rc.getAccessor().invoke(l));
+                    out.put("layer" + n + "." + rc.getName(), (WeightView)
+                            rc.getAccessor().invoke(l));
                 } catch (ReflectiveOperationException e) {
                     throw new AssertionError(e);
                 }

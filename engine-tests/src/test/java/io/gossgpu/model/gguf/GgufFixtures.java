@@ -1,9 +1,8 @@
 package io.gossgpu.model.gguf;
 
-import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.model.ModelConfig;
+import io.gossgpu.testmodel.GgufWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;

@@ -1,20 +1,19 @@
 package io.gossgpu.model.gguf;
 
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Seeded random corruptions of a valid GGUF: byte flips (mostly in the header, where they matter),
@@ -23,8 +22,24 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class GgufFuzzTest {
     private static final int CASES = Integer.getInteger("goss.gguf.fuzzCases", 3000);
-    private static final long[] INTERESTING = {0, 1, -1, 2, 31, 32, 33, 4096, Integer.MAX_VALUE, 0xffffffffL,
-            1L << 31, 1L << 32, 1L << 40, 1L << 62, Long.MAX_VALUE, Long.MIN_VALUE};
+    private static final long[] INTERESTING = {
+        0,
+        1,
+        -1,
+        2,
+        31,
+        32,
+        33,
+        4096,
+        Integer.MAX_VALUE,
+        0xffffffffL,
+        1L << 31,
+        1L << 32,
+        1L << 40,
+        1L << 62,
+        Long.MAX_VALUE,
+        Long.MIN_VALUE
+    };
 
     @TempDir
     Path dir;
@@ -41,7 +56,11 @@ class GgufFuzzTest {
                 Files.write(f, b);
                 LoadOptions opts = new LoadOptions(seed % 7 != 0);
                 try (Checkpoint c = Checkpoint.open(f, opts)) {
-                    ModelWeights.of(c).layers().getFirst().gate().dequantizeRow(0, 0, new float[c.config().hiddenSize()], 0);
+                    ModelWeights.of(c)
+                            .layers()
+                            .getFirst()
+                            .gate()
+                            .dequantizeRow(0, 0, new float[c.config().hiddenSize()], 0);
                     loaded++;
                 } catch (GossException e) {
                     if (e.getMessage() == null || e.getMessage().contains("\n"))
@@ -77,6 +96,7 @@ class GgufFuzzTest {
 
     /** Where the data section starts: everything before it is header. */
     private static int headerLength(byte[] b) {
-        return (int) GgufParser.parse(java.lang.foreign.MemorySegment.ofArray(b), Path.of("base")).dataOffset();
+        return (int) GgufParser.parse(java.lang.foreign.MemorySegment.ofArray(b), Path.of("base"))
+                .dataOffset();
     }
 }

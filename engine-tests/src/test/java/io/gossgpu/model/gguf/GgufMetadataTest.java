@@ -1,7 +1,7 @@
 package io.gossgpu.model.gguf;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -9,9 +9,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class GgufMetadataTest {
     @TempDir
@@ -25,7 +24,7 @@ class GgufMetadataTest {
 
     @Test
     void everyValueTypeRoundTripsInV2AndV3() throws Exception {
-        for (int version : new int[]{2, 3}) {
+        for (int version : new int[] {2, 3}) {
             GgufFileWriter w = new GgufFileWriter(version)
                     .put("u8", new GgufValue(GgufValueType.UINT8, 200))
                     .put("i8", new GgufValue(GgufValueType.INT8, -5))
@@ -45,9 +44,13 @@ class GgufMetadataTest {
                     .put("arr.str", GgufValue.array(GgufValueType.STRING, List.of("a", "", "ü")))
                     .put("arr.bool", GgufValue.array(GgufValueType.BOOL, List.of(false, true)))
                     .put("arr.empty", GgufValue.array(GgufValueType.UINT8, List.of()))
-                    .put("arr.nested", GgufValue.array(GgufValueType.ARRAY, List.of(
-                            GgufValue.array(GgufValueType.UINT16, List.of(1, 65535)),
-                            GgufValue.array(GgufValueType.STRING, List.of("x")))));
+                    .put(
+                            "arr.nested",
+                            GgufValue.array(
+                                    GgufValueType.ARRAY,
+                                    List.of(
+                                            GgufValue.array(GgufValueType.UINT16, List.of(1, 65535)),
+                                            GgufValue.array(GgufValueType.STRING, List.of("x")))));
             GgufHeader h = roundTrip(version, w);
             Map<String, Object> m = h.metadata();
             assertEquals(version, h.version());
@@ -82,10 +85,13 @@ class GgufMetadataTest {
         List<String> tokens = new ArrayList<>(201088);
         for (int i = 0; i < 201088; i++) tokens.add("<token " + i + ">");
         long t0 = System.nanoTime();
-        GgufHeader h = roundTrip(3, new GgufFileWriter(3)
-                .put("tokenizer.ggml.tokens", GgufValue.array(GgufValueType.STRING, tokens))
-                .put("tokenizer.ggml.token_type", GgufValue.array(GgufValueType.INT32,
-                        java.util.Collections.nCopies(201088, 1))));
+        GgufHeader h = roundTrip(
+                3,
+                new GgufFileWriter(3)
+                        .put("tokenizer.ggml.tokens", GgufValue.array(GgufValueType.STRING, tokens))
+                        .put(
+                                "tokenizer.ggml.token_type",
+                                GgufValue.array(GgufValueType.INT32, java.util.Collections.nCopies(201088, 1))));
         assertEquals(tokens, h.metadata().get("tokenizer.ggml.tokens"));
         assertEquals(201088, ((List<?>) h.metadata().get("tokenizer.ggml.token_type")).size());
         assertTrue(System.nanoTime() - t0 < 20_000_000_000L, "201k-entry arrays took too long");
@@ -98,18 +104,30 @@ class GgufMetadataTest {
         long n = 250_000_000L;
         java.nio.ByteBuffer h = java.nio.ByteBuffer.allocate(64).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         h.putInt(GgufParser.MAGIC).putInt(3).putLong(0).putLong(2);
-        h.putLong(3).put("big".getBytes()).putInt(GgufValueType.ARRAY.id()).putInt(GgufValueType.UINT8.id()).putLong(n);
+        h.putLong(3)
+                .put("big".getBytes())
+                .putInt(GgufValueType.ARRAY.id())
+                .putInt(GgufValueType.UINT8.id())
+                .putLong(n);
         h.flip();
         java.nio.ByteBuffer tail = java.nio.ByteBuffer.allocate(64).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        tail.put((byte) 7).putLong(4).put("last".getBytes()).putInt(GgufValueType.STRING.id()).putLong(2).put("ok".getBytes()).flip();
-        try (var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+        tail.put((byte) 7)
+                .putLong(4)
+                .put("last".getBytes())
+                .putInt(GgufValueType.STRING.id())
+                .putLong(2)
+                .put("ok".getBytes())
+                .flip();
+        try (var ch = java.nio.channels.FileChannel.open(
+                f, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
             ch.write(h);
             ch.write(tail, h.limit() + n - 1); // a sparse file: zeros, then the last element 7 and a second key
         }
         long t0 = System.nanoTime();
         try (var arena = java.lang.foreign.Arena.ofConfined();
-             var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ)) {
-            GgufHeader header = GgufParser.parse(ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena), f);
+                var ch = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ)) {
+            GgufHeader header =
+                    GgufParser.parse(ch.map(java.nio.channels.FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena), f);
             List<?> big = (List<?>) header.metadata().get("big");
             assertEquals(n, big.size());
             assertEquals((short) 0, big.get(0));

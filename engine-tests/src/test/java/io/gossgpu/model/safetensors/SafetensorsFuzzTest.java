@@ -1,7 +1,8 @@
 package io.gossgpu.model.safetensors;
 
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.GossException;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.LoadOptions;
@@ -9,10 +10,8 @@ import io.gossgpu.model.ModelConfig;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -26,9 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Random byte flips and truncations of small valid models: every case must end in a loaded model
@@ -39,7 +37,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SafetensorsFuzzTest {
     static final long BASE_SEED = 0x5AFE_7E45L;
     /** Small enough that headers are a good part of the file, so flips often land in them. */
-    static final ModelConfig SMALL = new ModelConfig(2, 4, 2, 37, 64, 32, 7f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+    static final ModelConfig SMALL =
+            new ModelConfig(2, 4, 2, 37, 64, 32, 7f, 8, 4, 2, 3, 4096, 150000f, 32f, 1f, 32f, 1e-5f);
+
     static final String JSON_CHARS = " {}[],:\"0123456789-.eE\\";
 
     @TempDir
@@ -78,21 +78,27 @@ class SafetensorsFuzzTest {
                 SplittableRandom rnd = new SplittableRandom(seed);
                 // safetensors files are picked more often than the JSON ones
                 String target = names.get(rnd.nextInt(names.size()));
-                if (!target.endsWith(".safetensors") && rnd.nextBoolean()) target = names.get(rnd.nextInt(names.size()));
+                if (!target.endsWith(".safetensors") && rnd.nextBoolean())
+                    target = names.get(rnd.nextInt(names.size()));
                 byte[] b = files.get(target).clone();
                 String what = target + ": ";
                 boolean safetensors = target.endsWith(".safetensors");
-                int headerEnd = safetensors ? 8 + (int) ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getLong(0) : b.length;
+                int headerEnd = safetensors
+                        ? 8
+                                + (int) ByteBuffer.wrap(b)
+                                        .order(ByteOrder.LITTLE_ENDIAN)
+                                        .getLong(0)
+                        : b.length;
                 int kind = rnd.nextInt(10);
-                if (kind < 4) {            // flips in the header (length field included) or the JSON file
+                if (kind < 4) { // flips in the header (length field included) or the JSON file
                     what += flip(rnd, b, 0, headerEnd, 1 + rnd.nextInt(4));
-                } else if (kind < 6) {     // flips anywhere
+                } else if (kind < 6) { // flips anywhere
                     what += flip(rnd, b, 0, b.length, 1 + rnd.nextInt(8));
-                } else if (kind < 8) {     // truncation, sometimes after a flip
+                } else if (kind < 8) { // truncation, sometimes after a flip
                     int len = rnd.nextInt(b.length);
                     what += (rnd.nextBoolean() ? flip(rnd, b, 0, headerEnd, 1) + ", " : "") + "truncated to " + len;
                     b = Arrays.copyOf(b, len);
-                } else {                   // JSON punctuation or digits substituted into the header / JSON file
+                } else { // JSON punctuation or digits substituted into the header / JSON file
                     int from = safetensors ? 8 : 0;
                     what += "substituted";
                     for (int k = 0, n = 1 + rnd.nextInt(2); k < n; k++) {
@@ -119,9 +125,12 @@ class SafetensorsFuzzTest {
                 }
             }
         });
-        System.out.printf("safetensors fuzz of %s: %d cases in %.1f s, loaded %d, rejected %d%n",
+        System.out.printf(
+                "safetensors fuzz of %s: %d cases in %.1f s, loaded %d, rejected %d%n",
                 names, cases, (System.nanoTime() - start) / 1e9, outcomes[0], outcomes[1]);
-        assertTrue(outcomes[0] > cases / 30 && outcomes[1] > cases / 3, "loaded " + outcomes[0] + ", rejected " + outcomes[1]);
+        assertTrue(
+                outcomes[0] > cases / 30 && outcomes[1] > cases / 3,
+                "loaded " + outcomes[0] + ", rejected " + outcomes[1]);
     }
 
     private static String flip(SplittableRandom rnd, byte[] b, int from, int to, int count) {

@@ -1,9 +1,13 @@
 package io.gossgpu.model.safetensors;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.FormatProbes;
 import io.gossgpu.model.Json;
-import io.gossgpu.testmodel.SafetensorsWriter;
-import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LayerWeights;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelConfig;
@@ -11,12 +15,10 @@ import io.gossgpu.model.ModelFormat;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
 import io.gossgpu.model.WeightView;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TensorSpec;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,11 +27,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class SafetensorsRoundTripTest {
     static final ModelConfig TINY = TestModelPresets.tiny();
@@ -45,11 +44,15 @@ class SafetensorsRoundTripTest {
         SafetensorsWriter.writeOriginal(g, dir);
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
         assertFalse(FormatProbes.isHfConfig(dir.resolve("config.json")));
-        try (Checkpoint ckpt = Checkpoint.open(dir, LoadOptions.defaults()); Arena arena = Arena.ofConfined()) {
+        try (Checkpoint ckpt = Checkpoint.open(dir, LoadOptions.defaults());
+                Arena arena = Arena.ofConfined()) {
             assertEquals(ModelFormat.ORIGINAL, ckpt.format());
             assertEquals(TINY, ckpt.config());
             List<TensorSpec> specs = g.originalTensors();
-            assertEquals(specs.stream().map(TensorSpec::name).toList(), List.copyOf(ckpt.tensors().keySet()), "tensors in file order");
+            assertEquals(
+                    specs.stream().map(TensorSpec::name).toList(),
+                    List.copyOf(ckpt.tensors().keySet()),
+                    "tensors in file order");
             for (TensorSpec s : specs) {
                 TensorData t = ckpt.tensor(s.name());
                 assertEquals(s.dtype(), t.dtype(), s.name());
@@ -73,24 +76,27 @@ class SafetensorsRoundTripTest {
         SafetensorsWriter.writeHf(g, hf, 150_000);
         long shards;
         try (Stream<Path> s = Files.list(hf)) {
-            shards = s.filter(p -> p.getFileName().toString().matches("model-\\d{5}-of-\\d{5}\\.safetensors")).count();
+            shards = s.filter(p -> p.getFileName().toString().matches("model-\\d{5}-of-\\d{5}\\.safetensors"))
+                    .count();
         }
         assertTrue(shards >= 3, "expected several shards, got " + shards);
         assertTrue(FormatProbes.isHfConfig(hf.resolve("config.json")));
         assertEquals(ModelFormat.HF, Checkpoint.detect(hf));
         try (Checkpoint a = Checkpoint.open(orig, LoadOptions.defaults());
-             Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults());
-             Checkpoint mem = g.inMemory()) {
+                Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults());
+                Checkpoint mem = g.inMemory()) {
             assertEquals(ModelFormat.HF, b.format());
             assertEquals(TINY, b.config());
             assertEquals("gpt_oss", b.metadata().get("model_type"));
             assertEquals(Map.of("quant_method", "mxfp4"), b.metadata().get("quantization_config"));
-            assertEquals(TestModelPresets.tiny().numHiddenLayers(), ((List<?>) b.metadata().get("layer_types")).size());
+            assertEquals(
+                    TestModelPresets.tiny().numHiddenLayers(),
+                    ((List<?>) b.metadata().get("layer_types")).size());
             ModelWeights wa = ModelWeights.of(a), wb = ModelWeights.of(b), wm = ModelWeights.of(mem);
             assertSameWeights(wm, wa);
             assertSameWeights(wa, wb);
             TensorData gateUp = b.tensor("model.layers.2.mlp.experts.gate_up_proj_blocks");
-            assertArrayEquals(new long[]{6, 320, 3, 16}, gateUp.shape());
+            assertArrayEquals(new long[] {6, 320, 3, 16}, gateUp.shape());
         }
     }
 
@@ -103,8 +109,8 @@ class SafetensorsRoundTripTest {
         Path orig = tmp.resolve("original");
         SafetensorsWriter.writeOriginal(g, orig);
         try (Checkpoint a = Checkpoint.open(orig, new LoadOptions(false));
-             Checkpoint b = Checkpoint.open(hf, new LoadOptions(false));
-             Checkpoint c = Checkpoint.open(hf, LoadOptions.defaults())) {
+                Checkpoint b = Checkpoint.open(hf, new LoadOptions(false));
+                Checkpoint c = Checkpoint.open(hf, LoadOptions.defaults())) {
             assertFalse(a.tensor("embedding.weight").bytes().isMapped());
             assertTrue(c.tensor("model.embed_tokens.weight").bytes().isMapped());
             assertSameWeights(ModelWeights.of(a), ModelWeights.of(b));
@@ -122,7 +128,7 @@ class SafetensorsRoundTripTest {
         SafetensorsWriter.writeOriginal(g, tmp.resolve("original"));
         assertEquals(ModelFormat.HF, Checkpoint.detect(hf));
         try (Checkpoint a = Checkpoint.open(tmp.resolve("original"), LoadOptions.defaults());
-             Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults())) {
+                Checkpoint b = Checkpoint.open(hf, LoadOptions.defaults())) {
             assertEquals(ModelFormat.HF, b.format());
             assertSameWeights(ModelWeights.of(a), ModelWeights.of(b));
         }
@@ -146,14 +152,19 @@ class SafetensorsRoundTripTest {
         SafetensorsFileWriter.write(dir.resolve("b.safetensors"), all.subList(20, all.size()), Map.of());
         SafetensorsFileWriter.write(dir.resolve("a.safetensors"), all.subList(0, 20), Map.of());
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
-        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
-            assertEquals(List.copyOf(mem.tensors().keySet()), List.copyOf(c.tensors().keySet()));
+        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults());
+                Checkpoint mem = g.inMemory()) {
+            assertEquals(
+                    List.copyOf(mem.tensors().keySet()), List.copyOf(c.tensors().keySet()));
             assertSameWeights(ModelWeights.of(mem), ModelWeights.of(c));
         }
         SafetensorsFileWriter.write(dir.resolve("c.safetensors"), all.subList(3, 4), Map.of());
-        io.gossgpu.model.ModelFormatException e = org.junit.jupiter.api.Assertions.assertThrows(io.gossgpu.model.ModelFormatException.class,
+        io.gossgpu.model.ModelFormatException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.gossgpu.model.ModelFormatException.class,
                 () -> SafetensorsReader.openOriginal(dir, LoadOptions.defaults()));
-        assertTrue(e.getMessage().contains("c.safetensors") && e.getMessage().contains("also stored in a.safetensors"), e.getMessage());
+        assertTrue(
+                e.getMessage().contains("c.safetensors") && e.getMessage().contains("also stored in a.safetensors"),
+                e.getMessage());
     }
 
     @Test
@@ -172,14 +183,15 @@ class SafetensorsRoundTripTest {
         }
         SafetensorsWriter.writeJson(dir.resolve(ShardIndex.FILE), index);
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
-        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults()); Checkpoint mem = g.inMemory()) {
+        try (Checkpoint c = Checkpoint.open(dir, LoadOptions.defaults());
+                Checkpoint mem = g.inMemory()) {
             assertEquals(ModelFormat.ORIGINAL, c.format());
             assertSameWeights(ModelWeights.of(mem), ModelWeights.of(c));
         }
         map.put("norm.scale", "model--00001-of-00002.safetensors");
         SafetensorsWriter.writeJson(dir.resolve(ShardIndex.FILE), index);
-        var e = org.junit.jupiter.api.Assertions.assertThrows(io.gossgpu.model.ModelFormatException.class,
-                () -> Checkpoint.open(dir, LoadOptions.defaults()));
+        var e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.gossgpu.model.ModelFormatException.class, () -> Checkpoint.open(dir, LoadOptions.defaults()));
         assertTrue(e.getMessage().contains("'norm.scale'"), e.getMessage());
     }
 
@@ -200,7 +212,7 @@ class SafetensorsRoundTripTest {
         SafetensorsWriter.writeOriginal(g, tmp.resolve("o"));
         SafetensorsWriter.writeHf(g, tmp.resolve("h"), 10_000);
         try (Checkpoint a = Checkpoint.open(tmp.resolve("o"), LoadOptions.defaults());
-             Checkpoint b = Checkpoint.open(tmp.resolve("h"), LoadOptions.defaults())) {
+                Checkpoint b = Checkpoint.open(tmp.resolve("h"), LoadOptions.defaults())) {
             assertEquals(c, a.config());
             assertEquals(c, b.config());
             assertSameWeights(ModelWeights.of(a), ModelWeights.of(b));
@@ -209,15 +221,22 @@ class SafetensorsRoundTripTest {
 
     @Test
     void readsAFileWrittenByTheReferenceSafetensorsLibrary() throws Exception {
-        Path dir = Path.of(SafetensorsRoundTripTest.class.getResource("reference-written/config.json").toURI()).getParent();
+        Path dir = Path.of(SafetensorsRoundTripTest.class
+                        .getResource("reference-written/config.json")
+                        .toURI())
+                .getParent();
         TestModelGenerator g = new TestModelGenerator(SafetensorsFuzzTest.SMALL, 1);
         assertEquals(ModelFormat.ORIGINAL, Checkpoint.detect(dir));
-        for (boolean mmap : new boolean[]{true, false})
-            try (Checkpoint ckpt = Checkpoint.open(dir, new LoadOptions(mmap)); Checkpoint mem = g.inMemory()) {
+        for (boolean mmap : new boolean[] {true, false})
+            try (Checkpoint ckpt = Checkpoint.open(dir, new LoadOptions(mmap));
+                    Checkpoint mem = g.inMemory()) {
                 assertEquals(SafetensorsFuzzTest.SMALL, ckpt.config());
                 assertEquals(150000, ckpt.metadata().get("rope_theta"));
                 assertEquals(g.originalTensors().size(), ckpt.tensors().size());
-                assertEquals("block.0.attn.norm.scale", ckpt.tensors().keySet().iterator().next(), "data order, as the library wrote it");
+                assertEquals(
+                        "block.0.attn.norm.scale",
+                        ckpt.tensors().keySet().iterator().next(),
+                        "data order, as the library wrote it");
                 assertSameWeights(ModelWeights.of(mem), ModelWeights.of(ckpt));
             }
     }
@@ -233,7 +252,8 @@ class SafetensorsRoundTripTest {
             var cx = x.getClass().getRecordComponents();
             for (var rc : cx) {
                 try {
-                    same((WeightView) rc.getAccessor().invoke(x), (WeightView) rc.getAccessor().invoke(y));
+                    same((WeightView) rc.getAccessor().invoke(x), (WeightView)
+                            rc.getAccessor().invoke(y));
                 } catch (ReflectiveOperationException e) {
                     throw new AssertionError(e);
                 }

@@ -1,9 +1,10 @@
 package io.gossgpu.model.safetensors;
 
-import io.gossgpu.model.FormatProbes;
-import io.gossgpu.model.Json;
-import io.gossgpu.testmodel.HfTensorLayout;
-import io.gossgpu.testmodel.SafetensorsWriter;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,16 +12,16 @@ import io.gossgpu.GossException;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.FileBytes;
+import io.gossgpu.model.FormatProbes;
+import io.gossgpu.model.Json;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelFormatException;
 import io.gossgpu.model.ModelWeights;
+import io.gossgpu.testmodel.HfTensorLayout;
+import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TensorSpec;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -31,11 +32,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every way a safetensors checkpoint can be broken gives one ModelFormatException naming the file (and tensor). */
 class SafetensorsValidationTest {
@@ -43,6 +42,7 @@ class SafetensorsValidationTest {
 
     @TempDir
     Path tmp;
+
     Path orig;
     Path file;
 
@@ -58,7 +58,7 @@ class SafetensorsValidationTest {
     /** Opens {@code dir} (both with and without mmap) and builds its weights, expecting a ModelFormatException. */
     static ModelFormatException fails(Path dir, String... mentions) {
         ModelFormatException first = null;
-        for (boolean mmap : new boolean[]{true, false}) {
+        for (boolean mmap : new boolean[] {true, false}) {
             ModelFormatException e = assertThrows(ModelFormatException.class, () -> {
                 try (Checkpoint c = Checkpoint.open(dir, new LoadOptions(mmap))) {
                     ModelWeights.of(c);
@@ -141,7 +141,8 @@ class SafetensorsValidationTest {
         Path dir = tmp.resolve("edited");
         SafetensorsWriter.writeOriginal(G, dir);
         List<SafetensorsFileWriter.Tensor> ts = new ArrayList<>();
-        for (TensorSpec t : G.originalTensors()) ts.add(new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), s -> G.fill(t, s)));
+        for (TensorSpec t : G.originalTensors())
+            ts.add(new SafetensorsFileWriter.Tensor(t.name(), t.dtype(), t.shape(), s -> G.fill(t, s)));
         edit.accept(ts);
         SafetensorsFileWriter.write(dir.resolve("model.safetensors"), ts, SafetensorsWriter.FILE_METADATA);
         return dir;
@@ -157,7 +158,7 @@ class SafetensorsValidationTest {
 
     @Test
     void fileShorterThanEightBytes() {
-        write(file, new byte[]{1, 2, 3, 4, 5});
+        write(file, new byte[] {1, 2, 3, 4, 5});
         failsNamingFile("shorter than the 8-byte");
         write(file, new byte[0]);
         failsNamingFile("0 bytes");
@@ -216,10 +217,13 @@ class SafetensorsValidationTest {
         editHeader(file, h -> ((ObjectNode) h.get("norm.scale")).put("shape", "96"));
         failsNamingFile("'norm.scale'", "shape must be an array");
         writeValidModel();
-        editHeader(file, h -> ((ObjectNode) h.get("norm.scale")).putArray("data_offsets").add(1));
+        editHeader(
+                file,
+                h -> ((ObjectNode) h.get("norm.scale")).putArray("data_offsets").add(1));
         failsNamingFile("'norm.scale'", "data_offsets must be an array [begin, end]");
         writeValidModel();
-        editHeader(file, h -> ((ObjectNode) h.get("norm.scale")).putArray("shape").add(96.5));
+        editHeader(
+                file, h -> ((ObjectNode) h.get("norm.scale")).putArray("shape").add(96.5));
         failsNamingFile("'norm.scale'", "shape must hold integers");
         writeValidModel();
         editHeader(file, h -> ((ObjectNode) h.get("norm.scale")).put("dtype", 16));
@@ -257,7 +261,8 @@ class SafetensorsValidationTest {
         editHeader(file, h -> {
             ArrayNode shape = (ArrayNode) h.get("block.0.attn.sinks").get("shape");
             shape.removeAll().add(1L << 40).add(1L << 40).add(0);
-            ((ArrayNode) h.get("block.0.attn.sinks").get("data_offsets")).set(1, h.get("block.0.attn.sinks").get("data_offsets").get(0));
+            ((ArrayNode) h.get("block.0.attn.sinks").get("data_offsets"))
+                    .set(1, h.get("block.0.attn.sinks").get("data_offsets").get(0));
         });
         failsNamingFile("'block.0.attn.sinks'", "too many elements");
     }
@@ -271,7 +276,10 @@ class SafetensorsValidationTest {
         editHeader(file, h -> ((ArrayNode) h.get("norm.scale").get("data_offsets")).set(1, Long.MAX_VALUE));
         failsNamingFile("'norm.scale'", "run past the end");
         writeValidModel();
-        editHeader(file, h -> ((ArrayNode) h.get("norm.scale").get("data_offsets")).set(1, new java.math.BigInteger("99999999999999999999")));
+        editHeader(
+                file,
+                h -> ((ArrayNode) h.get("norm.scale").get("data_offsets"))
+                        .set(1, new java.math.BigInteger("99999999999999999999")));
         failsNamingFile("'norm.scale'", "outside 0..");
     }
 
@@ -319,9 +327,9 @@ class SafetensorsValidationTest {
         Files.createDirectories(dir);
         List<SafetensorsFileWriter.Tensor> ts = new ArrayList<>();
         for (DType d : List.of(DType.F32, DType.F16, DType.BF16, DType.U8, DType.I32))
-            ts.add(new SafetensorsFileWriter.Tensor("t." + d, d, new long[]{3, 5}, s -> s.fill((byte) 1)));
-        ts.add(new SafetensorsFileWriter.Tensor("empty", DType.F32, new long[]{0, 4}, s -> {}));
-        ts.add(new SafetensorsFileWriter.Tensor("scalar", DType.I32, new long[]{}, s -> s.fill((byte) 2)));
+            ts.add(new SafetensorsFileWriter.Tensor("t." + d, d, new long[] {3, 5}, s -> s.fill((byte) 1)));
+        ts.add(new SafetensorsFileWriter.Tensor("empty", DType.F32, new long[] {0, 4}, s -> {}));
+        ts.add(new SafetensorsFileWriter.Tensor("scalar", DType.I32, new long[] {}, s -> s.fill((byte) 2)));
         Path f = dir.resolve("x.safetensors");
         SafetensorsFileWriter.write(f, ts, java.util.Map.of());
         try (var arena = java.lang.foreign.Arena.ofConfined()) {
@@ -337,11 +345,16 @@ class SafetensorsValidationTest {
     @Test
     void wrongShapeMissingAndUnexpectedTensorsAreNamed() {
         Path dir = originalWith(ts -> ts.replaceAll(t -> t.name().equals("block.2.attn.sinks")
-                ? new SafetensorsFileWriter.Tensor(t.name(), DType.BF16, new long[]{15}, s -> s.fill((byte) 0)) : t));
-        fails(dir, dir.resolve("model.safetensors") + ": tensor 'block.2.attn.sinks': has shape [15], expected [16] from config.json: num_attention_heads 16");
+                ? new SafetensorsFileWriter.Tensor(t.name(), DType.BF16, new long[] {15}, s -> s.fill((byte) 0))
+                : t));
+        fails(
+                dir,
+                dir.resolve("model.safetensors")
+                        + ": tensor 'block.2.attn.sinks': has shape [15], expected [16] from config.json: num_attention_heads 16");
         dir = originalWith(ts -> ts.removeIf(t -> t.name().equals("block.1.mlp.mlp2_bias")));
         fails(dir, "'block.1.mlp.mlp2_bias'", "missing");
-        dir = originalWith(ts -> ts.add(new SafetensorsFileWriter.Tensor("block.1.attn.rotary.inv_freq", DType.F32, new long[]{8}, s -> {})));
+        dir = originalWith(ts -> ts.add(
+                new SafetensorsFileWriter.Tensor("block.1.attn.rotary.inv_freq", DType.F32, new long[] {8}, s -> {})));
         fails(dir, "'block.1.attn.rotary.inv_freq'", "unexpected");
         dir = originalWith(ts -> ts.removeIf(t -> t.name().startsWith("block.2.")));
         fails(dir, "'block.2.");
@@ -351,18 +364,31 @@ class SafetensorsValidationTest {
     @Test
     void aTransposedTensorNamesItsFileTheTensorAndBothShapes() {
         Path dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.0.attn.qkv.weight", DType.BF16, 96, 320)));
-        fails(dir, dir.resolve("model.safetensors") + ": tensor 'block.0.attn.qkv.weight': has shape [96, 320] (transposed?), "
-                + "expected [320, 96] from config.json: (num_attention_heads 16 + 2·num_key_value_heads 2)·head_dim 16, hidden_size 96");
-        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.2.mlp.mlp1_weight.blocks", DType.U8, 6, 96, 10, 16)));
-        fails(dir, "'block.2.mlp.mlp1_weight.blocks': has shape [6, 96, 10, 16], expected [6, 320, 3, 16] from config.json: "
-                + "num_experts 6, 2·intermediate_size 160, hidden_size 96/32, 16 bytes per MXFP4 block");
-        dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.2.self_attn.o_proj.weight", DType.BF16, 256, 96)));
-        fails(dir, dir.resolve("model.safetensors") + ": tensor 'model.layers.2.self_attn.o_proj.weight': has shape [256, 96] "
-                + "(transposed?), expected [96, 256] from config.json: hidden_size 96, num_attention_heads 16·head_dim 16");
+        fails(
+                dir,
+                dir.resolve("model.safetensors")
+                        + ": tensor 'block.0.attn.qkv.weight': has shape [96, 320] (transposed?), "
+                        + "expected [320, 96] from config.json: (num_attention_heads 16 + 2·num_key_value_heads 2)·head_dim 16, hidden_size 96");
+        dir = originalWith(
+                ts -> ts.replaceAll(t -> replace(t, "block.2.mlp.mlp1_weight.blocks", DType.U8, 6, 96, 10, 16)));
+        fails(
+                dir,
+                "'block.2.mlp.mlp1_weight.blocks': has shape [6, 96, 10, 16], expected [6, 320, 3, 16] from config.json: "
+                        + "num_experts 6, 2·intermediate_size 160, hidden_size 96/32, 16 bytes per MXFP4 block");
+        dir = hfWith(
+                ts -> ts.replaceAll(t -> replace(t, "model.layers.2.self_attn.o_proj.weight", DType.BF16, 256, 96)));
+        fails(
+                dir,
+                dir.resolve("model.safetensors")
+                        + ": tensor 'model.layers.2.self_attn.o_proj.weight': has shape [256, 96] "
+                        + "(transposed?), expected [96, 256] from config.json: hidden_size 96, num_attention_heads 16·head_dim 16");
     }
 
-    static SafetensorsFileWriter.Tensor replace(SafetensorsFileWriter.Tensor t, String name, DType dtype, long... shape) {
-        return t.name().equals(name) ? new SafetensorsFileWriter.Tensor(name, dtype, shape, s -> s.fill((byte) 0x3f)) : t;
+    static SafetensorsFileWriter.Tensor replace(
+            SafetensorsFileWriter.Tensor t, String name, DType dtype, long... shape) {
+        return t.name().equals(name)
+                ? new SafetensorsFileWriter.Tensor(name, dtype, shape, s -> s.fill((byte) 0x3f))
+                : t;
     }
 
     @Test
@@ -373,7 +399,8 @@ class SafetensorsValidationTest {
         fails(dir, "'norm.scale'", "[]");
         dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.gate.bias", DType.BF16, 1, 1, 1, 6)));
         fails(dir, "'block.1.mlp.gate.bias'", "[1, 1, 1, 6]");
-        dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.mlp2_weight.blocks", DType.BF16, 6, 96, 5, 16)));
+        dir = originalWith(
+                ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.mlp2_weight.blocks", DType.BF16, 6, 96, 5, 16)));
         fails(dir, "'block.1.mlp.mlp2_weight.blocks'", "BF16");
         // scales with the right byte count but the wrong shape would be addressed wrongly
         dir = originalWith(ts -> ts.replaceAll(t -> replace(t, "block.1.mlp.mlp2_weight.scales", DType.U8, 6, 5, 96)));
@@ -409,14 +436,20 @@ class SafetensorsValidationTest {
         try (Checkpoint c = Checkpoint.open(hfWith(ts -> {}), LoadOptions.defaults())) {
             ModelWeights.of(c); // the helper itself writes a valid model
         }
-        Path dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.1.self_attn.k_proj.weight", DType.BF16, 16, 96)));
-        fails(dir, dir.resolve("model.safetensors") + ": tensor 'model.layers.1.self_attn.k_proj.weight': has shape [16, 96], "
-                + "expected [32, 96] from config.json: num_key_value_heads 2·head_dim 16, hidden_size 96");
+        Path dir = hfWith(
+                ts -> ts.replaceAll(t -> replace(t, "model.layers.1.self_attn.k_proj.weight", DType.BF16, 16, 96)));
+        fails(
+                dir,
+                dir.resolve("model.safetensors")
+                        + ": tensor 'model.layers.1.self_attn.k_proj.weight': has shape [16, 96], "
+                        + "expected [32, 96] from config.json: num_key_value_heads 2·head_dim 16, hidden_size 96");
         dir = hfWith(ts -> ts.removeIf(t -> t.name().equals("model.layers.2.self_attn.v_proj.bias")));
         fails(dir, "'model.layers.2.self_attn.v_proj.bias'", "missing");
-        dir = hfWith(ts -> ts.add(new SafetensorsFileWriter.Tensor("model.layers.0.self_attn.rotary_emb.inv_freq", DType.F32, new long[]{8}, s -> {})));
+        dir = hfWith(ts -> ts.add(new SafetensorsFileWriter.Tensor(
+                "model.layers.0.self_attn.rotary_emb.inv_freq", DType.F32, new long[] {8}, s -> {})));
         fails(dir, "'model.layers.0.self_attn.rotary_emb.inv_freq'", "unexpected");
-        dir = hfWith(ts -> ts.replaceAll(t -> replace(t, "model.layers.0.mlp.experts.down_proj_scales", DType.U8, 6, 96, 4)));
+        dir = hfWith(ts ->
+                ts.replaceAll(t -> replace(t, "model.layers.0.mlp.experts.down_proj_scales", DType.U8, 6, 96, 4)));
         fails(dir, "'model.layers.0.mlp.experts.down_proj_scales'");
     }
 
@@ -427,7 +460,8 @@ class SafetensorsValidationTest {
         Files.delete(orig.resolve("config.json"));
         // without config.json the folder is not recognised as a model at all
         assertThrows(GossException.class, () -> Checkpoint.open(orig, LoadOptions.defaults()));
-        ModelFormatException e = assertThrows(ModelFormatException.class, () -> SafetensorsReader.openOriginal(orig, LoadOptions.defaults()));
+        ModelFormatException e = assertThrows(
+                ModelFormatException.class, () -> SafetensorsReader.openOriginal(orig, LoadOptions.defaults()));
         assertTrue(e.getMessage().contains("config.json"), e.getMessage());
         assertThrows(ModelFormatException.class, () -> SafetensorsReader.openHf(orig, LoadOptions.defaults()));
     }
@@ -497,12 +531,18 @@ class SafetensorsValidationTest {
         Path f = tmp.resolve("c.json");
         assertFalse(FormatProbes.isHfConfig(tmp.resolve("absent.json")));
         assertFalse(FormatProbes.isHfConfig(tmp));
-        for (String s : List.of("", "[]", "null", "{\"model_type\": 3}", "{\"architectures\": \"GptOssForCausalLM\"}", "{\"model_type\": \"gpt_oss\"",
+        for (String s : List.of(
+                "",
+                "[]",
+                "null",
+                "{\"model_type\": 3}",
+                "{\"architectures\": \"GptOssForCausalLM\"}",
+                "{\"model_type\": \"gpt_oss\"",
                 "{\"model_type\": \"llama\"}")) {
             Files.writeString(f, s);
             assertFalse(FormatProbes.isHfConfig(f), s);
         }
-        Files.write(f, new byte[]{(byte) 0xff, (byte) 0xfe, 0, 1, 2});
+        Files.write(f, new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1, 2});
         assertFalse(FormatProbes.isHfConfig(f));
         Files.writeString(f, "{\"architectures\": [\"X\", \"GptOssForCausalLM\"]}");
         assertTrue(FormatProbes.isHfConfig(f));
@@ -519,7 +559,10 @@ class SafetensorsValidationTest {
     }
 
     static String shardOf(Path hf, String tensor) {
-        return Json.readObjectFile(hf.resolve(ShardIndex.FILE)).get("weight_map").get(tensor).textValue();
+        return Json.readObjectFile(hf.resolve(ShardIndex.FILE))
+                .get("weight_map")
+                .get(tensor)
+                .textValue();
     }
 
     static void editIndex(Path hf, Consumer<ObjectNode> edit) {

@@ -24,8 +24,10 @@ public class GossAutoConfiguration {
         try {
             return Engine.open(options);
         } catch (RuntimeException e) {
-            throw new GossStartupException("goss-gpu cannot open goss.model=" + options.model() + " on goss.backend="
-                    + options.backend() + ": " + GossStartupException.firstLine(e), e);
+            throw new GossStartupException(
+                    "goss-gpu cannot open goss.model=" + options.model() + " on goss.backend=" + options.backend()
+                            + ": " + GossStartupException.firstLine(e),
+                    e);
         }
     }
 

@@ -7,7 +7,8 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
 class GossFailureAnalyzer extends AbstractFailureAnalyzer<GossStartupException> {
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, GossStartupException cause) {
-        return new FailureAnalysis(cause.getMessage(),
+        return new FailureAnalysis(
+                cause.getMessage(),
                 "Set goss.model (and goss.backend) in application.properties or as --goss.model=PATH; see goss-gpu-spring-ai's README.",
                 cause);
     }

@@ -1,16 +1,15 @@
 package io.gossgpu.springai.autoconfigure;
 
+import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.EngineOptions;
-import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.ReasoningEffort;
 import io.gossgpu.api.Sampling;
-import org.springframework.boot.context.properties.ConfigurationProperties;
-
+import io.gossgpu.backend.BackendOptions;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code goss.*} properties: which model to open and how ({@link EngineOptions}), and each chat's defaults
@@ -57,14 +56,20 @@ public class GossProperties {
     /** The engine these properties open; one line names the property that is wrong. */
     public EngineOptions engineOptions() {
         if (model == null)
-            throw new GossStartupException("goss.model is not set: give the path of a gpt-oss checkpoint folder or .gguf file");
+            throw new GossStartupException(
+                    "goss.model is not set: give the path of a gpt-oss checkpoint folder or .gguf file");
         BackendOptions backendOptions = BackendOptions.fromEnvironment();
         if (threads != null)
             backendOptions = backendOptions.with("GOSS_CPU_THREADS", threads.toString(), "goss.threads");
         for (var k : knobs.entrySet())
             backendOptions = backendOptions.with(knobName(k.getKey()), k.getValue(), "goss.knobs");
-        return EngineOptions.of(model).withBackend(backend).withMmap(mmap).withCheckTensors(checkTensors)
-                .withFloatExperts(floatExperts).withBackendOptions(backendOptions).withPrefillChunk(prefillChunk);
+        return EngineOptions.of(model)
+                .withBackend(backend)
+                .withMmap(mmap)
+                .withCheckTensors(checkTensors)
+                .withFloatExperts(floatExperts)
+                .withBackendOptions(backendOptions)
+                .withPrefillChunk(prefillChunk);
     }
 
     /** {@code cuda.attention.block}, {@code GOSS_CUDA_ATTENTION_BLOCK} and {@code goss-cuda-attention-block} all name {@code GOSS_CUDA_ATTENTION_BLOCK}. */
@@ -75,41 +80,141 @@ public class GossProperties {
 
     /** Each chat's defaults. */
     public ChatOptions chatOptions() {
-        Sampling sampling = new Sampling((float) temperature, topK, (float) topP, 0, seed != null ? seed : System.nanoTime());
-        return ChatOptions.defaults().withContextLength(context).withMaxTokens(maxTokens).withSampling(sampling)
-                .withReasoningEffort(ReasoningEffort.parse(reasoningEffort)).withInstructions(instructions);
+        Sampling sampling =
+                new Sampling((float) temperature, topK, (float) topP, 0, seed != null ? seed : System.nanoTime());
+        return ChatOptions.defaults()
+                .withContextLength(context)
+                .withMaxTokens(maxTokens)
+                .withSampling(sampling)
+                .withReasoningEffort(ReasoningEffort.parse(reasoningEffort))
+                .withInstructions(instructions);
     }
 
-    public Path getModel() { return model; }
-    public void setModel(Path model) { this.model = model; }
-    public String getBackend() { return backend; }
-    public void setBackend(String backend) { this.backend = backend; }
-    public boolean isMmap() { return mmap; }
-    public void setMmap(boolean mmap) { this.mmap = mmap; }
-    public boolean isCheckTensors() { return checkTensors; }
-    public void setCheckTensors(boolean checkTensors) { this.checkTensors = checkTensors; }
-    public boolean isFloatExperts() { return floatExperts; }
-    public void setFloatExperts(boolean floatExperts) { this.floatExperts = floatExperts; }
-    public int getPrefillChunk() { return prefillChunk; }
-    public void setPrefillChunk(int prefillChunk) { this.prefillChunk = prefillChunk; }
-    public Integer getThreads() { return threads; }
-    public void setThreads(Integer threads) { this.threads = threads; }
-    public Map<String, String> getKnobs() { return knobs; }
-    public void setKnobs(Map<String, String> knobs) { this.knobs = knobs; }
-    public int getContext() { return context; }
-    public void setContext(int context) { this.context = context; }
-    public int getMaxTokens() { return maxTokens; }
-    public void setMaxTokens(int maxTokens) { this.maxTokens = maxTokens; }
-    public double getTemperature() { return temperature; }
-    public void setTemperature(double temperature) { this.temperature = temperature; }
-    public double getTopP() { return topP; }
-    public void setTopP(double topP) { this.topP = topP; }
-    public int getTopK() { return topK; }
-    public void setTopK(int topK) { this.topK = topK; }
-    public Long getSeed() { return seed; }
-    public void setSeed(Long seed) { this.seed = seed; }
-    public String getReasoningEffort() { return reasoningEffort; }
-    public void setReasoningEffort(String reasoningEffort) { this.reasoningEffort = reasoningEffort; }
-    public String getInstructions() { return instructions; }
-    public void setInstructions(String instructions) { this.instructions = instructions; }
+    public Path getModel() {
+        return model;
+    }
+
+    public void setModel(Path model) {
+        this.model = model;
+    }
+
+    public String getBackend() {
+        return backend;
+    }
+
+    public void setBackend(String backend) {
+        this.backend = backend;
+    }
+
+    public boolean isMmap() {
+        return mmap;
+    }
+
+    public void setMmap(boolean mmap) {
+        this.mmap = mmap;
+    }
+
+    public boolean isCheckTensors() {
+        return checkTensors;
+    }
+
+    public void setCheckTensors(boolean checkTensors) {
+        this.checkTensors = checkTensors;
+    }
+
+    public boolean isFloatExperts() {
+        return floatExperts;
+    }
+
+    public void setFloatExperts(boolean floatExperts) {
+        this.floatExperts = floatExperts;
+    }
+
+    public int getPrefillChunk() {
+        return prefillChunk;
+    }
+
+    public void setPrefillChunk(int prefillChunk) {
+        this.prefillChunk = prefillChunk;
+    }
+
+    public Integer getThreads() {
+        return threads;
+    }
+
+    public void setThreads(Integer threads) {
+        this.threads = threads;
+    }
+
+    public Map<String, String> getKnobs() {
+        return knobs;
+    }
+
+    public void setKnobs(Map<String, String> knobs) {
+        this.knobs = knobs;
+    }
+
+    public int getContext() {
+        return context;
+    }
+
+    public void setContext(int context) {
+        this.context = context;
+    }
+
+    public int getMaxTokens() {
+        return maxTokens;
+    }
+
+    public void setMaxTokens(int maxTokens) {
+        this.maxTokens = maxTokens;
+    }
+
+    public double getTemperature() {
+        return temperature;
+    }
+
+    public void setTemperature(double temperature) {
+        this.temperature = temperature;
+    }
+
+    public double getTopP() {
+        return topP;
+    }
+
+    public void setTopP(double topP) {
+        this.topP = topP;
+    }
+
+    public int getTopK() {
+        return topK;
+    }
+
+    public void setTopK(int topK) {
+        this.topK = topK;
+    }
+
+    public Long getSeed() {
+        return seed;
+    }
+
+    public void setSeed(Long seed) {
+        this.seed = seed;
+    }
+
+    public String getReasoningEffort() {
+        return reasoningEffort;
+    }
+
+    public void setReasoningEffort(String reasoningEffort) {
+        this.reasoningEffort = reasoningEffort;
+    }
+
+    public String getInstructions() {
+        return instructions;
+    }
+
+    public void setInstructions(String instructions) {
+        this.instructions = instructions;
+    }
 }

@@ -1,16 +1,15 @@
 package io.gossgpu.springai.readme;
 
-import io.gossgpu.demo.DemoCheckpoint;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gossgpu.demo.DemoCheckpoint;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * The Spring AI page's example (spring-ai/README.md) is WeatherApp.java without its package line, and it runs: on
@@ -33,7 +32,9 @@ class ReadmeExampleTest {
         PrintStream out = System.out;
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            WeatherApp.main(new String[] {"--goss.model=" + demo, "--goss.backend=cpu", "--goss.temperature=0", "--spring.main.banner-mode=off"});
+            WeatherApp.main(new String[] {
+                "--goss.model=" + demo, "--goss.backend=cpu", "--goss.temperature=0", "--spring.main.banner-mode=off"
+            });
         } finally {
             System.setOut(out);
         }

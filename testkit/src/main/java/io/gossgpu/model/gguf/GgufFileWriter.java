@@ -2,7 +2,6 @@ package io.gossgpu.model.gguf;
 
 import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
-
 import io.gossgpu.model.GgufSplit;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -72,14 +71,16 @@ public final class GgufFileWriter {
      * {@link GgufSplit#NO}, {@link GgufSplit#COUNT} and {@link GgufSplit#TENSORS}. Returns the first shard.
      */
     public Path writeSplit(Path dir, String base, int shards) {
-        if (shards < 1 || shards > tensors.size()) throw new IllegalArgumentException(shards + " shards of " + tensors.size() + " tensors");
+        if (shards < 1 || shards > tensors.size())
+            throw new IllegalArgumentException(shards + " shards of " + tensors.size() + " tensors");
         Path first = null;
         int from = 0;
         for (int s = 0; s < shards; s++) {
             int to = (int) ((long) tensors.size() * (s + 1) / shards);
             Map<String, GgufValue> meta = new LinkedHashMap<>();
             if (s == 0) meta.putAll(metadata);
-            else if (metadata.containsKey(GgufParser.ALIGNMENT_KEY)) meta.put(GgufParser.ALIGNMENT_KEY, metadata.get(GgufParser.ALIGNMENT_KEY));
+            else if (metadata.containsKey(GgufParser.ALIGNMENT_KEY))
+                meta.put(GgufParser.ALIGNMENT_KEY, metadata.get(GgufParser.ALIGNMENT_KEY));
             meta.put(GgufSplit.NO, new GgufValue(GgufValueType.UINT16, s));
             meta.put(GgufSplit.COUNT, new GgufValue(GgufValueType.UINT16, shards));
             meta.put(GgufSplit.TENSORS, new GgufValue(GgufValueType.INT32, tensors.size()));
@@ -116,11 +117,16 @@ public final class GgufFileWriter {
         }
         byte[] header = h.toByteArray();
         long dataStart = GgufParser.alignUp(header.length, alignment);
-        long total = tensors.isEmpty() ? header.length
+        long total = tensors.isEmpty()
+                ? header.length
                 : dataStart + offsets[tensors.size() - 1] + tensors.getLast().byteSize();
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.READ, StandardOpenOption.WRITE);
-             Arena arena = Arena.ofConfined()) {
+        try (FileChannel ch = FileChannel.open(
+                        file,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.TRUNCATE_EXISTING,
+                        StandardOpenOption.READ,
+                        StandardOpenOption.WRITE);
+                Arena arena = Arena.ofConfined()) {
             MemorySegment out = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
             MemorySegment.copy(MemorySegment.ofArray(header), 0, out, 0, header.length);
             for (int i = 0; i < tensors.size(); i++) {
@@ -147,8 +153,7 @@ public final class GgufFileWriter {
                 GgufValue.Array a = (GgufValue.Array) v;
                 h.i32(a.elementType().id());
                 h.i64(a.items().size());
-                for (Object item : a.items())
-                    value(h, a.elementType(), item instanceof GgufValue g ? g.value() : item);
+                for (Object item : a.items()) value(h, a.elementType(), item instanceof GgufValue g ? g.value() : item);
             }
         }
     }

@@ -8,7 +8,6 @@ import io.gossgpu.GossException;
 import io.gossgpu.model.DType;
 import io.gossgpu.model.Json;
 import io.gossgpu.quant.LE;
-
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -60,9 +59,13 @@ public final class SafetensorsFileWriter {
         Path partial = file.resolveSibling(file.getFileName() + ".partial");
         boolean done = false;
         try {
-            try (FileChannel ch = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.READ, StandardOpenOption.WRITE);
-                 Arena arena = Arena.ofConfined()) {
+            try (FileChannel ch = FileChannel.open(
+                            partial,
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.TRUNCATE_EXISTING,
+                            StandardOpenOption.READ,
+                            StandardOpenOption.WRITE);
+                    Arena arena = Arena.ofConfined()) {
                 MemorySegment out = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
                 out.set(LE.I64, 0, header.length);
                 MemorySegment.copy(header, 0, out, LE.U8, 8, header.length);
@@ -103,7 +106,8 @@ public final class SafetensorsFileWriter {
         }
         long offset = 0;
         for (Tensor t : tensors) {
-            if (root.has(t.name())) throw new GossException("safetensors writer: tensor '" + t.name() + "' given twice");
+            if (root.has(t.name()))
+                throw new GossException("safetensors writer: tensor '" + t.name() + "' given twice");
             ObjectNode e = root.putObject(t.name());
             e.put("dtype", dtypeName(t.dtype()));
             ArrayNode shape = e.putArray("shape");
@@ -114,7 +118,10 @@ public final class SafetensorsFileWriter {
         }
         byte[] json;
         try {
-            json = Json.MAPPER.writer().without(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(root);
+            json = Json.MAPPER
+                    .writer()
+                    .without(SerializationFeature.INDENT_OUTPUT)
+                    .writeValueAsBytes(root);
         } catch (JsonProcessingException e) {
             throw new GossException("safetensors writer: cannot build the header (" + e.getMessage() + ")", e);
         }
@@ -135,5 +142,4 @@ public final class SafetensorsFileWriter {
             default -> throw new GossException("safetensors cannot hold " + d + " tensors");
         };
     }
-
 }
