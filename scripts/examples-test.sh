@@ -37,9 +37,9 @@ gpg --batch --quiet --passphrase '' --quick-gen-key 'goss-gpu CI throwaway <ci@e
 # recompiles, and that makes the modules that depend on it recompile).
 reuse=()
 [ -d backend-cpu/kernels/target/classes/io/gossgpu/kernels ] && reuse=(-Dexec.skip -Dgoss.cuda.skipKernels)
-modules=engine-core,backend-opencl,goss-gpu-langchain4j,goss-gpu-spring-ai,goss-gpu-spring-boot-starter
+modules=engine-core,backend-cpu,gpu-device,testkit,backend-opencl,goss-gpu-langchain4j,goss-gpu-spring-ai,goss-gpu-spring-boot-starter
 echo "examples test: installing the bom, kernels-cpu, kernels-opencl and $modules into $repo (-Drelease${reuse:+, reusing the kernels built before})"
-mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-opencl,langchain4j,spring-ai,spring-boot-starter -am install
+mvn_ -Drelease -DskipTests "${reuse[@]}" -pl bom,engine-core,backend-cpu,backend-opencl,langchain4j,spring-ai,spring-boot-starter -am install
 
 v=0.1.0-SNAPSHOT
 for a in kernels-cpu kernels-opencl ${modules//,/ }; do
