@@ -33,6 +33,15 @@ class BackendModulesTest {
             "io.gossgpu.springai.autoconfigure",
             "io.gossgpu.benchmarks");
 
+    /**
+     * Backends that are automatic modules for now, with why: backend-cpu's warm-up runs a generated model from the
+     * testkit, a class-path jar that shares packages with engine-core, so backend-cpu cannot have a module-info yet.
+     */
+    private static final Set<String> AUTOMATIC = Set.of("io.gossgpu.cpu");
+
+    /** Named modules of the project that are no backend but that engine-core's qualified exports name. */
+    private static final Set<String> LIBRARY_MODULES = Set.of("io.gossgpu.device");
+
     @Test
     void everyBackendIsANamedModuleThatExportsNothingAndProvidesItsBackend() throws Exception {
         Map<String, ModuleDescriptor> modules = new TreeMap<>();
@@ -46,7 +55,7 @@ class BackendModulesTest {
                     .add(p.type().getName());
         }
         assertEquals(
-                Set.of("io.gossgpu.core", "io.gossgpu.cuda", "io.gossgpu.opencl", "io.gossgpu.metal"),
+                Set.of("io.gossgpu.core", "io.gossgpu.cpu", "io.gossgpu.cuda", "io.gossgpu.opencl", "io.gossgpu.metal"),
                 modules.keySet());
         for (ModuleDescriptor d : modules.values()) {
             Set<String> provided = new TreeSet<>();
@@ -55,13 +64,14 @@ class BackendModulesTest {
                     .forEach(p -> provided.addAll(p.providers()));
             assertEquals(
                     providers.get(d.name()), provided, d.name() + " provides the backends META-INF/services lists");
-            if (d.name().equals("io.gossgpu.core")) continue;
+            if (d.name().equals("io.gossgpu.core") || d.isAutomatic()) continue;
             assertEquals(Set.of(), d.exports(), d.name() + " exports nothing: it is found through the SPI");
             assertTrue(
                     d.requires().stream().anyMatch(r -> r.name().equals("io.gossgpu.core")),
                     d.name() + " requires io.gossgpu.core");
         }
         Set<String> known = new TreeSet<>(CLASS_PATH_MODULES);
+        known.addAll(LIBRARY_MODULES);
         known.addAll(modules.keySet());
         for (ModuleDescriptor.Exports e : modules.get("io.gossgpu.core").exports()) {
             Set<String> unknown = new TreeSet<>(e.targets());
@@ -77,7 +87,9 @@ class BackendModulesTest {
         Set<ModuleReference> found = ModuleFinder.of(where).findAll();
         assertEquals(1, found.size(), "one module at " + where);
         ModuleDescriptor d = found.iterator().next().descriptor();
-        assertFalse(d.isAutomatic(), type.getName() + "'s module has a module-info.class at " + where);
+        assertFalse(
+                d.isAutomatic() && !AUTOMATIC.contains(d.name()),
+                type.getName() + "'s module has a module-info.class at " + where);
         return d;
     }
 }

@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.GossException;
 import io.gossgpu.ReasoningEffort;
 import io.gossgpu.demo.DemoEngine;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.testkit.DemoModels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;

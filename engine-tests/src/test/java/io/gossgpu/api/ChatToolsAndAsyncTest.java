@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.demo.DemoEngine;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.testkit.DemoModels;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -8,7 +8,7 @@ import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.gossgpu.GossException;
 import io.gossgpu.constrain.JsonMachine;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.testkit.DemoModels;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

@@ -10,7 +10,7 @@ import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.Reply;
 import io.gossgpu.api.Sampling;
 import io.gossgpu.api.StopReason;
-import io.gossgpu.demo.DemoModels;
+import io.gossgpu.testkit.DemoModels;
 import io.gossgpu.testmodel.SafetensorsWriter;
 import io.gossgpu.testmodel.TestModelGenerator;
 import io.gossgpu.testmodel.TestModelPresets;

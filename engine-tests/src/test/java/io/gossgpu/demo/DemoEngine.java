@@ -2,6 +2,7 @@ package io.gossgpu.demo;
 
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.testkit.DemoModels;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;

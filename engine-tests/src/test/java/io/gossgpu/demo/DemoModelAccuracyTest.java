@@ -7,6 +7,8 @@ import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.testkit.DemoModels;
+import io.gossgpu.testkit.HeldOut;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

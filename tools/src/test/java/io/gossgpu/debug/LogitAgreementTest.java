@@ -13,11 +13,11 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
-import io.gossgpu.demo.DemoModels;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
 import io.gossgpu.model.ModelWeights;
 import io.gossgpu.reference.ReferenceBackend;
+import io.gossgpu.testkit.DemoModels;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

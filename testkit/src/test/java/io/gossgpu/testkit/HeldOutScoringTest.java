@@ -1,4 +1,4 @@
-package io.gossgpu.demo;
+package io.gossgpu.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

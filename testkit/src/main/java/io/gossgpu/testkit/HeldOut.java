@@ -1,4 +1,4 @@
-package io.gossgpu.demo;
+package io.gossgpu.testkit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

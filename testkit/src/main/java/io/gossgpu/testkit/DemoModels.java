@@ -1,9 +1,10 @@
-package io.gossgpu.demo;
+package io.gossgpu.testkit;
 
 import io.gossgpu.api.Chat;
 import io.gossgpu.api.ChatOptions;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
+import io.gossgpu.demo.DemoCheckpoint;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
