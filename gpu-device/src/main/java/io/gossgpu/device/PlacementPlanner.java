@@ -197,8 +197,7 @@ public final class PlacementPlanner {
      */
     public static java.util.Optional<MemoryPlan> memoryPlan(
             Backend backend, ModelWeights m, ExpertPlacement request, int prefillChunk) {
-        if (request.mode() == ExpertPlacement.Mode.FIRST_N)
-            ExpertPlan.firstOnCpu(m.layers().size(), request.cpuLayers());
+        request.checkLayers(m.layers().size());
         if (!(backend instanceof DeviceBackend<?, ?> gpu)) return java.util.Optional.empty();
         return java.util.Optional.of(plan(gpu, m, request, prefillChunk));
     }
