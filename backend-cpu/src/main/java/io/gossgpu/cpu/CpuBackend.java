@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
@@ -9,6 +10,7 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.TemperatureDraw;
@@ -126,7 +128,10 @@ public final class CpuBackend extends HeapMemoryBackend {
 
     @Override
     public KvCache createKvCache(KvCacheSpec spec) {
-        return heapKvCache(spec, 16, CpuKvCache::new);
+        if (spec.type() != KvType.F32)
+            throw new GossException(
+                    "the cpu backend does not store a " + spec.type().flagName() + " KV cache yet; use --kv-type f32");
+        return heapKvCache(spec, KvType.F32, 16, CpuKvCache::new);
     }
 
     // ---- ops ------------------------------------------------------------------------------------

@@ -56,7 +56,10 @@ public final class Chat implements AutoCloseable {
     Chat(Engine engine, ChatOptions options) {
         this.engine = engine;
         this.options = options;
-        this.session = new Session(engine.scheduler(), options.contextLength(), options.swaRollback(), engine.loadMs())
+        this.session = new Session(
+                        engine.scheduler(),
+                        engine.kvCacheSpec(options.contextLength(), options.swaRollback()),
+                        engine.loadMs())
                 .decodableVocabulary(O200kHarmony.get().vocabSize());
         conversation.add(systemMessage(options));
         if (options.instructions() != null && !options.instructions().isBlank())

@@ -27,7 +27,7 @@ public final class Completion implements AutoCloseable {
         this.engine = engine;
         this.options = options;
         // no rollback slack (options.swaRollback() is for chats): each call starts afresh
-        this.session = new Session(engine.scheduler(), options.contextLength(), 0, engine.loadMs())
+        this.session = new Session(engine.scheduler(), engine.kvCacheSpec(options.contextLength(), 0), engine.loadMs())
                 .decodableVocabulary(O200kHarmony.get().vocabSize());
     }
 

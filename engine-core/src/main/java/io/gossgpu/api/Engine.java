@@ -7,6 +7,7 @@ import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.KnobState;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.SettingNames;
 import io.gossgpu.forward.Executor;
@@ -50,6 +51,7 @@ public final class Engine implements AutoCloseable {
     private final LoadedWeights weights;
     private final double loadMs;
     private final BackendOptions backendOptions;
+    private final KvType kvType;
     private final Executor executor;
     private final StepScheduler scheduler;
     private final Set<AutoCloseable> open = ConcurrentHashMap.newKeySet();
@@ -61,8 +63,10 @@ public final class Engine implements AutoCloseable {
             LoadedWeights weights,
             double loadMs,
             BackendOptions backendOptions,
-            int prefillChunk) {
+            int prefillChunk,
+            KvType kvType) {
         this.checkpoint = checkpoint;
+        this.kvType = kvType;
         this.backend = backend;
         this.weights = weights;
         this.loadMs = loadMs;
@@ -129,7 +133,7 @@ public final class Engine implements AutoCloseable {
                 try {
                     backend = backend.placeExperts(
                             mw,
-                            options.placement(),
+                            options.placement().withKvType(options.kvType()),
                             options.prefillChunk(),
                             () -> Backends.open("cpu", options.backendOptions()));
                     lw = backend.loadWeights(mw);
@@ -149,7 +153,8 @@ public final class Engine implements AutoCloseable {
                     lw,
                     (System.nanoTime() - t0) / 1e6,
                     options.backendOptions(),
-                    options.prefillChunk());
+                    options.prefillChunk(),
+                    options.kvType());
         } catch (RuntimeException | Error e) {
             if (backend != null) backend.close();
             ckpt.close();
@@ -201,7 +206,12 @@ public final class Engine implements AutoCloseable {
      */
     public KvCacheSpec kvCacheSpec(int contextLength, int swaRollback) {
         checkContextLength(contextLength, config());
-        return new KvCacheSpec(config(), contextLength, swaRollback);
+        return new KvCacheSpec(config(), contextLength, swaRollback, kvType);
+    }
+
+    /** How this engine's KV caches store keys and values ({@link EngineOptions#kvType()}). */
+    public KvType kvType() {
+        return kvType;
     }
 
     /** The backend's name and device, e.g. {@code "cpu (2 threads, AVX-512)"}. */

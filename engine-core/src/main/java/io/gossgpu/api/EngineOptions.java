@@ -3,6 +3,7 @@ package io.gossgpu.api;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.ExpertPlacement;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.model.LoadOptions;
 import java.nio.file.Path;
 
@@ -26,6 +27,7 @@ import java.nio.file.Path;
  * @param contextLength the longest context (tokens) the caller means to give its chats; {@link Engine#open} refuses
  *                 one beyond the model's maximum ({@link ModelInfo#maxContextLength()}) before loading the weights.
  *                 0 (the default) states none, and nothing is checked
+ * @param kvType  how the KV caches of this engine's chats store keys and values ({@link KvType}, {@code --kv-type})
  */
 public record EngineOptions(
         Path model,
@@ -37,7 +39,8 @@ public record EngineOptions(
         BackendOptions backendOptions,
         int prefillChunk,
         ExpertPlacement placement,
-        int contextLength) {
+        int contextLength,
+        KvType kvType) {
     /** The default {@link #prefillChunk} ({@link io.gossgpu.generate.StepScheduler#DEFAULT_PREFILL_CHUNK}). */
     public static final int DEFAULT_PREFILL_CHUNK = io.gossgpu.generate.StepScheduler.DEFAULT_PREFILL_CHUNK;
 
@@ -48,6 +51,7 @@ public record EngineOptions(
         if (placement == null) throw new NullPointerException("placement");
         if (contextLength < 0)
             throw new IllegalArgumentException("context length must be >= 0 (0 states none), got " + contextLength);
+        if (kvType == null) throw new NullPointerException("kvType");
     }
 
     /** {@link #of}{@code (model)} on {@code backend}, mapped or not. */
@@ -62,7 +66,8 @@ public record EngineOptions(
                 BackendOptions.fromEnvironment(),
                 DEFAULT_PREFILL_CHUNK,
                 ExpertPlacement.auto(),
-                0);
+                0,
+                KvType.F32);
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
@@ -81,7 +86,8 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     public EngineOptions withMmap(boolean on) {
@@ -95,7 +101,8 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     public EngineOptions withProgress(LoadProgress p) {
@@ -109,7 +116,8 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     public EngineOptions withCheckTensors(boolean on) {
@@ -123,7 +131,8 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     public EngineOptions withFloatExperts(boolean on) {
@@ -137,13 +146,24 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     /** These options with the backend created with {@code o} (and nothing from the environment). */
     public EngineOptions withBackendOptions(BackendOptions o) {
         return new EngineOptions(
-                model, backend, mmap, progress, checkTensors, floatExperts, o, prefillChunk, placement, contextLength);
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                o,
+                prefillChunk,
+                placement,
+                contextLength,
+                kvType);
     }
 
     /** These options with prompts run {@code n} tokens per step beside other chats' decoding ({@link #prefillChunk}). */
@@ -158,7 +178,8 @@ public record EngineOptions(
                 backendOptions,
                 n,
                 placement,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     LoadOptions loadOptions() {
@@ -191,13 +212,40 @@ public record EngineOptions(
                 backendOptions,
                 prefillChunk,
                 p,
-                contextLength);
+                contextLength,
+                kvType);
     }
 
     /** These options stating that chats will hold up to {@code n} tokens ({@link #contextLength}), checked at open. */
     public EngineOptions withContextLength(int n) {
         if (n <= 0) throw new GossException("context length must be positive, got " + n);
         return new EngineOptions(
-                model, backend, mmap, progress, checkTensors, floatExperts, backendOptions, prefillChunk, placement, n);
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                n,
+                kvType);
+    }
+
+    /** These options with KV caches that store keys and values as {@code t} ({@code --kv-type}). */
+    public EngineOptions withKvType(KvType t) {
+        return new EngineOptions(
+                model,
+                backend,
+                mmap,
+                progress,
+                checkTensors,
+                floatExperts,
+                backendOptions,
+                prefillChunk,
+                placement,
+                contextLength,
+                t);
     }
 }

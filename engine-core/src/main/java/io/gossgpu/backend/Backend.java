@@ -120,6 +120,11 @@ public interface Backend extends AutoCloseable {
      * {@code Z = Σ_j e^(s_j − m) + e^(S[h] − m)}, {@code out[r0 + i, h·hd + d] = Σ_j e^(s_j − m)/Z · v_{g,j}[d]}.
      * Afterwards positions {@code start .. start+n−1} are written to {@code C} (slot {@code pos % slots}; on ring layers
      * only the last {@code slots} of them). {@code out} is {@code T × heads·hd}.
+     *
+     * <p>A cache whose {@link KvCacheSpec#type()} is not F32 holds every key and value rounded as {@link KvType#round}
+     * says, and the batch's own rows count as rounded too (as if stored before being read), so that a prefill attends
+     * exactly as the same tokens decoded one by one. Backends may round {@code k} and {@code v} in place for that:
+     * the caller does not read them afterwards.
      */
     void attention(
             LoadedWeights w, int layer, DeviceTensor q, DeviceTensor k, DeviceTensor v, Batch batch, DeviceTensor out);

@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * A KV cache in device memory laid out as its {@link KvCacheSpec} says: per layer one key and one value
- * buffer of {@code slots(layer) × kv_dim} F32 values, position {@code p} in slot {@code p % slots}.
+ * buffer of {@code slots(layer)} rows of {@code kv_dim} numbers stored as {@link KvCacheSpec#type()} says (the
+ * layout of {@link KvType}), position {@code p} in slot {@code p % slots}.
  * The GPU backends differ only in how a buffer is allocated and released ({@link Memory}).
  *
  * @param <B> a device buffer handle
@@ -42,7 +43,7 @@ public final class DeviceKvCache<B> implements KvCache {
 
     /** Bytes of one of layer {@code l}'s two buffers. */
     public long bytes(int l) {
-        return 4L * spec.slots(l) * spec.config().kvDim();
+        return spec.layerBytes(l);
     }
 
     /** Whether {@code m} allocated this cache (a backend recognises its own caches by their memory). */

@@ -1,6 +1,7 @@
 package io.gossgpu.backend;
 
 import io.gossgpu.GossException;
+import io.gossgpu.model.ModelConfig;
 
 /**
  * What the user asked for: where the MoE experts of each layer should run when the backend is a GPU. {@link #auto}
@@ -16,8 +17,10 @@ import io.gossgpu.GossException;
  *                  layer on the GPU, streaming that layer's experts into one GPU scratch weight set sized for one layer,
  *                  instead of on the CPU ({@code --stream-experts-min-t N}); 0 (the default) never streams. Off by
  *                  default until a GPU measures which is faster ({@code run-split-bench.sh}).
+ * @param kvType    how that KV cache stores its numbers (its bytes per position); {@link io.gossgpu.api.Engine#open}
+ *                  sets it from {@link io.gossgpu.api.EngineOptions#kvType()}
  */
-public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int streamMinTokens) {
+public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int streamMinTokens, KvType kvType) {
     /** The KV cache {@link #auto()} leaves room for: the CLI's default context. */
     public static final int DEFAULT_KV_TOKENS = 4096;
 
@@ -37,10 +40,21 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
             throw new GossException("the KV cache to plan for must be positive, got " + kvTokens + " tokens");
         if (streamMinTokens < 0)
             throw new GossException("--stream-experts-min-t must be 0 (off) or more, got " + streamMinTokens);
+        if (kvType == null) throw new NullPointerException("kvType");
     }
 
     public ExpertPlacement(Mode mode, int cpuLayers, int kvTokens) {
-        this(mode, cpuLayers, kvTokens, 0);
+        this(mode, cpuLayers, kvTokens, 0, KvType.F32);
+    }
+
+    /** The bytes of the KV cache this request leaves room for. */
+    public long kvBytes(ModelConfig c) {
+        return new KvCacheSpec(c, kvTokens, 0, kvType).bytes();
+    }
+
+    /** This request for a KV cache stored as {@code t}. */
+    public ExpertPlacement withKvType(KvType t) {
+        return new ExpertPlacement(mode, cpuLayers, kvTokens, streamMinTokens, t);
     }
 
     /** Whether a step of {@code tokens} tokens streams a CPU layer's experts to the GPU. */
@@ -50,7 +64,7 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
 
     /** This request, streaming the experts of CPU layers to the GPU for steps of at least {@code tokens} tokens (0: never). */
     public ExpertPlacement withStreamMinTokens(int tokens) {
-        return new ExpertPlacement(mode, cpuLayers, kvTokens, tokens);
+        return new ExpertPlacement(mode, cpuLayers, kvTokens, tokens, kvType);
     }
 
     public static ExpertPlacement auto() {
@@ -83,7 +97,7 @@ public record ExpertPlacement(Mode mode, int cpuLayers, int kvTokens, int stream
 
     /** This request for a KV cache of {@code tokens} positions (only {@code auto} uses it). */
     public ExpertPlacement withKvTokens(int tokens) {
-        return new ExpertPlacement(mode, cpuLayers, tokens, streamMinTokens);
+        return new ExpertPlacement(mode, cpuLayers, tokens, streamMinTokens, kvType);
     }
 
     /** "auto", "--cpu-moe", "--n-cpu-moe 12", with " --stream-experts-min-t N" when streaming is on. */

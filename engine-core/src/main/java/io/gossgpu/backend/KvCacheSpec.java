@@ -7,7 +7,8 @@ import io.gossgpu.model.ModelConfig;
  * The size of a KV cache for {@code contextLength} positions, known before anything is allocated.
  * Sliding-window layers keep a ring of {@code S = min(ctx, W + R)} slots (W = window, R =
  * {@code swaRollback}, the rollback slack); the others {@code ctx}. Position {@code p} lives in slot
- * {@code p % slots}. Bytes = Σ_layers 2 (K and V) × kv_dim × slots × 4 (F32).
+ * {@code p % slots}. Bytes = Σ_layers 2 (K and V) × slots × {@link KvType#rowBytes}(kv_dim): 4 bytes a number in F32,
+ * 2 in F16 and BF16, 34/32 in Q8_0.
  *
  * <p>A window of W slots is enough even for a batch of T &gt; 1 new tokens because the attention op
  * reads the batch's own keys from its inputs and only stores them after attending (see
@@ -37,19 +38,31 @@ import io.gossgpu.model.ModelConfig;
  * prefilling the whole conversation again.
  *
  * @param swaRollback extra ring slots R on sliding layers (0: exactly the window, no rollback beyond one token)
+ * @param type        how each number is stored ({@link KvType}); the engine's default is {@link KvType#DEFAULT}
  */
-public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback) {
+public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback, KvType type) {
     /** The rollback slack chats and servers use unless told otherwise (see the class comment for its cost). */
     public static final int DEFAULT_SWA_ROLLBACK = 2048;
 
     public KvCacheSpec {
         if (contextLength <= 0) throw new GossException("context length must be positive, got " + contextLength);
         if (swaRollback < 0) throw new GossException("sliding-window rollback must be >= 0, got " + swaRollback);
+        if (type == null) throw new NullPointerException("type");
     }
 
-    /** A cache without rollback slack (sliding layers keep exactly their window). */
+    /** An F32 cache (the exact path) with {@code swaRollback} slots of rollback slack. */
+    public KvCacheSpec(ModelConfig config, int contextLength, int swaRollback) {
+        this(config, contextLength, swaRollback, KvType.F32);
+    }
+
+    /** An F32 cache without rollback slack (sliding layers keep exactly their window). */
     public KvCacheSpec(ModelConfig config, int contextLength) {
         this(config, contextLength, 0);
+    }
+
+    /** This spec with another number type. */
+    public KvCacheSpec withType(KvType t) {
+        return new KvCacheSpec(config, contextLength, swaRollback, t);
     }
 
     public int slots(int layer) {
@@ -74,16 +87,21 @@ public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback
 
     public long bytes() {
         long total = 0;
-        for (int l = 0; l < config.numHiddenLayers(); l++) total += bytesPerPosition(config) * slots(l);
+        for (int l = 0; l < config.numHiddenLayers(); l++) total += bytesPerPosition() * slots(l);
         return total;
     }
 
-    /** Bytes one position takes in one layer: its K and V, kv_dim F32 numbers each. */
-    public static long bytesPerPosition(ModelConfig config) {
-        return 2L * config.kvDim() * Float.BYTES;
+    /** Bytes of one layer's key buffer (its value buffer is the same size): {@code slots(layer)} rows. */
+    public long layerBytes(int layer) {
+        return type.bytes(slots(layer), config.kvDim());
     }
 
-    /** e.g. "KV cache for 8192 positions: 486.0 MiB (24 layers, kv_dim 512, sliding layers keep 2176 positions: window 128 + rollback 2048)". */
+    /** Bytes one position takes in one layer: its K and V rows of kv_dim numbers in this spec's type. */
+    public long bytesPerPosition() {
+        return 2 * type.rowBytes(config.kvDim());
+    }
+
+    /** e.g. "KV cache for 8192 positions: 243.0 MiB (f16, 24 layers, kv_dim 512, sliding layers keep 2176 positions: window 128 + rollback 2048)". */
     public String describe() {
         String sliding = "";
         if (config.slidingWindow() > 0) {
@@ -92,7 +110,8 @@ public record KvCacheSpec(ModelConfig config, int contextLength, int swaRollback
                 sliding += ": window " + config.slidingWindow() + " + rollback " + swaRollback
                         + (ringSlots() == contextLength ? ", capped at the context" : "");
         }
-        return "KV cache for " + contextLength + " positions: " + humanBytes(bytes()) + " (" + config.numHiddenLayers()
+        return "KV cache for " + contextLength + " positions: " + humanBytes(bytes()) + " (" + type.flagName() + ", "
+                + config.numHiddenLayers()
                 + " layers, kv_dim " + config.kvDim() + sliding + ")";
     }
 

@@ -53,9 +53,13 @@ public final class Session implements AutoCloseable {
         this(
                 new StepScheduler(new Executor(backend, weights), OWN_PREFILL_CHUNK),
                 true,
-                contextLength,
-                swaRollback,
+                cacheSpec(weights, contextLength, swaRollback),
                 loadMs);
+    }
+
+    /** A session of its own whose cache is laid out and typed as {@code spec} says. */
+    public Session(Backend backend, LoadedWeights weights, KvCacheSpec spec, double loadMs) {
+        this(new StepScheduler(new Executor(backend, weights), OWN_PREFILL_CHUNK), true, spec, loadMs);
     }
 
     /**
@@ -63,12 +67,16 @@ public final class Session implements AutoCloseable {
      * chats): their decode steps run as one batch.
      */
     public Session(StepScheduler scheduler, int contextLength, int swaRollback, double loadMs) {
-        this(scheduler, false, contextLength, swaRollback, loadMs);
+        this(scheduler, false, cacheSpec(scheduler.executor().weights(), contextLength, swaRollback), loadMs);
     }
 
-    private Session(StepScheduler scheduler, boolean own, int contextLength, int swaRollback, double loadMs) {
+    /** A session sharing {@code scheduler} (as above) whose cache is laid out and typed as {@code spec} says. */
+    public Session(StepScheduler scheduler, KvCacheSpec spec, double loadMs) {
+        this(scheduler, false, spec, loadMs);
+    }
+
+    private Session(StepScheduler scheduler, boolean own, KvCacheSpec spec, double loadMs) {
         Executor ex = scheduler.executor();
-        KvCacheSpec spec = cacheSpec(ex.weights(), contextLength, swaRollback);
         try {
             this.cache = ex.backend().createKvCache(spec);
         } catch (RuntimeException | Error e) {

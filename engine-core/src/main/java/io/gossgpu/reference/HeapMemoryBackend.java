@@ -6,6 +6,7 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.Routing;
 import io.gossgpu.model.ModelWeights;
 import java.util.function.Function;
@@ -119,19 +120,22 @@ public abstract class HeapMemoryBackend implements Backend {
     }
 
     /**
-     * A KV cache of Java arrays, made by {@code allocate} once the heap can hold it; else a GossException that says
-     * why: too little free heap, or a layer's {@code slots + paddingSlots} rows past a Java array's 2^31 floats.
+     * A KV cache of Java arrays holding each number as {@code heldAs} does (the reference holds rounded floats
+     * whatever the spec's type), made by {@code allocate} once the heap can hold it; else a GossException that says
+     * why: too little free heap, or a layer's {@code slots + paddingSlots} rows past a Java array's 2^31 elements.
      */
-    protected <C extends KvCache> C heapKvCache(KvCacheSpec spec, int paddingSlots, Function<KvCacheSpec, C> allocate) {
+    protected <C extends KvCache> C heapKvCache(
+            KvCacheSpec spec, KvType heldAs, int paddingSlots, Function<KvCacheSpec, C> allocate) {
         Runtime rt = Runtime.getRuntime();
         long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
-        if (spec.bytes() > free)
-            throw new GossException(spec.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
-                    + " free); choose a shorter context or raise -Xmx");
+        KvCacheSpec held = spec.withType(heldAs);
+        if (held.bytes() > free)
+            throw new GossException(held.describe() + " does not fit in the Java heap (" + KvCacheSpec.humanBytes(free)
+                    + " free); choose a shorter context, a smaller --kv-type or raise -Xmx");
         for (int l = 0; l < spec.config().numHiddenLayers(); l++)
             if ((long) (spec.slots(l) + paddingSlots) * spec.config().kvDim() > Integer.MAX_VALUE - 8)
                 throw new GossException(
-                        spec.describe() + ": a layer exceeds the " + name() + " backend's 2^31-float arrays");
+                        spec.describe() + ": a layer exceeds the " + name() + " backend's 2^31-element arrays");
         try {
             return allocate.apply(spec);
         } catch (OutOfMemoryError e) {

@@ -8,6 +8,7 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Rope;
@@ -41,6 +42,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     // ---- memory -------------------------------------------------------------------------------
 
+    /** Keys and values as floats, whatever the spec's type: each number already rounded to it (the oracle per type). */
     static final class Cache implements KvCache {
         final KvCacheSpec spec;
         final float[][] keys, values; // [layer][slot * kvDim + c]
@@ -131,7 +133,7 @@ public final class ReferenceBackend extends HeapMemoryBackend {
 
     @Override
     public KvCache createKvCache(KvCacheSpec spec) {
-        return heapKvCache(spec, 0, Cache::new);
+        return heapKvCache(spec, KvType.F32, 0, Cache::new);
     }
 
     // ---- ops ----------------------------------------------------------------------------------
@@ -260,6 +262,8 @@ public final class ReferenceBackend extends HeapMemoryBackend {
         double scale = 1 / Math.sqrt(hd);
         float[] sinks = w.sinks[layer];
         float[] ck = cache.keys[layer], cv = cache.values[layer];
+        cache.spec.type().round(k.data, row0 * kvDim, T, kvDim); // the cache holds rounded numbers: so do its new rows
+        cache.spec.type().round(v.data, row0 * kvDim, T, kvDim);
         double[] scores = new double[start + T];
         for (int i = 0; i < T; i++) {
             int p = start + i;

@@ -11,6 +11,7 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
@@ -192,6 +193,9 @@ public abstract class DeviceBackend<B, A> implements Backend {
 
     @Override
     public final KvCache createKvCache(KvCacheSpec spec) {
+        if (spec.type() != KvType.F32)
+            throw new GossException("the " + name() + " backend does not store a "
+                    + spec.type().flagName() + " KV cache yet; use --kv-type f32");
         long free = driver.freeBytes();
         if (spec.bytes() > free)
             throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " ("

@@ -115,8 +115,7 @@ public final class PlacementPlanner {
             host[l] = hostBytes(m.layers().get(l));
         }
         int tokens = request.kvTokens();
-        long kv = new KvCacheSpec(c, tokens).bytes(),
-                scratch = scratchBytes(c, prefillChunk) + streamBytes(request, experts);
+        long kv = request.kvBytes(c), scratch = scratchBytes(c, prefillChunk) + streamBytes(request, experts);
         String device = gpu.deviceName();
         ExpertPlan plan;
         if (request.mode() == ExpertPlacement.Mode.AUTO) {

@@ -1,6 +1,7 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.forward.OpKind;
 import io.gossgpu.model.LayerWeights;
@@ -38,6 +39,11 @@ public final class DecodeTraffic {
 
     /** The part of {@link #bytesPerToken(ModelWeights, int)} that {@code op} reads, summed over the layers (0 for the residual adds). */
     public static long bytesPerToken(ModelWeights w, LoadedWeights held, int position, OpKind op) {
+        return bytesPerToken(w, held, position, op, KvType.F32);
+    }
+
+    /** The part {@code op} reads with the KV cache stored as {@code kv}. */
+    public static long bytesPerToken(ModelWeights w, LoadedWeights held, int position, OpKind op, KvType kv) {
         ModelConfig c = w.config();
         switch (op) {
             case EMBED:
@@ -60,7 +66,8 @@ public final class DecodeTraffic {
                 case ATTENTION ->
                     viewBytes(lw.sinks(), held)
                             + (c.isSlidingLayer(l) ? Math.min(position + 1L, c.slidingWindow()) : position + 1L)
-                                    * KvCacheSpec.bytesPerPosition(c);
+                                    * 2
+                                    * kv.rowBytes(c.kvDim());
                 case ATTN_OUT -> sum(held, lw.out(), lw.outBias());
                 case MLP_NORM -> viewBytes(lw.mlpNorm(), held);
                 case ROUTER -> sum(held, lw.router(), lw.routerBias());
@@ -101,9 +108,15 @@ public final class DecodeTraffic {
 
     /** {@link #meanBytesPerToken(ModelWeights, int, int)} with the weights as {@code held} holds them (null: as in the file). */
     public static long meanBytesPerToken(ModelWeights w, LoadedWeights held, int first, int tokens) {
+        return meanBytesPerToken(w, held, first, tokens, KvType.F32);
+    }
+
+    /** {@link #meanBytesPerToken(ModelWeights, LoadedWeights, int, int)} with the KV cache stored as {@code kv}. */
+    public static long meanBytesPerToken(ModelWeights w, LoadedWeights held, int first, int tokens, KvType kv) {
         if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
         long sum = 0;
-        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, held, p);
+        for (int p = first; p < first + tokens; p++)
+            for (OpKind op : OpKind.values()) sum += bytesPerToken(w, held, p, op, kv);
         return Math.round(sum / (double) tokens);
     }
 
