@@ -49,6 +49,7 @@ struct AttentionParams {
     int splits;      // key splits of attention_gqa, merged by attention_combine (1: none)
     int tileQueries; // tq: query rows per block of attention_gqa
     int first;       // kv_store: the first row stored
+    int kvType;      // how the cache stores numbers: 0 F32, 1 F16, 2 BF16, 3 Q8_0 (io.gossgpu.backend.KvType)
 };
 
 // Element d of query pair n (row i0 + n / group, head g * group + n % group) of a block's tile of pairs.

@@ -18,7 +18,7 @@
 // for unread (splits, tileQueries: Metal has no split kernels).
 struct AttentionParams {
     uint tokens; uint row0; uint heads; uint group; uint headDim; uint kvDim; uint slots; uint window; float scale; uint splits;
-    uint tileQueries; uint first;
+    uint tileQueries; uint first; uint kvType;
 };
 
 KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 1), BUF(device const float *, v, 2),

@@ -66,7 +66,7 @@ static void attend_keys(__global const float* k, __global const float* v, __glob
 
 typedef struct {
     int tokens; int row0; int heads; int group; int headDim; int kvDim; int slots; int window; float scale; int splits;
-    int tileQueries; int first;
+    int tileQueries; int first; int kvType;
 } AttentionParams;
 
 /* The keys of row i are cut into nsplit ranges of this many: the longest row's keys (the last) over nsplit. */

@@ -107,9 +107,11 @@ class CudaAttentionMmaTest {
         assertTrue(CudaAttention.mmaFits(AttentionParams.of(TestModelPresets.tiny(), 1, 64, 3, 0)));
         assertFalse(CudaAttention.mmaFits(AttentionParams.of(BackendConformanceKit.odd(), 1, 64, 9, 0)), "head_dim 10");
         assertFalse(
-                CudaAttention.mmaFits(new AttentionParams(9, 0, 8, 8, 128, 128, 64, 0, 0.1f, 1, 1, 0)), "head_dim 128");
+                CudaAttention.mmaFits(new AttentionParams(9, 0, 8, 8, 128, 128, 64, 0, 0.1f, 1, 1, 0, 0)),
+                "head_dim 128");
         assertFalse(
-                CudaAttention.mmaFits(new AttentionParams(9, 0, 128, 128, 64, 64, 64, 0, 0.1f, 1, 1, 0)), "group 128");
+                CudaAttention.mmaFits(new AttentionParams(9, 0, 128, 128, 64, 64, 64, 0, 0.1f, 1, 1, 0, 0)),
+                "group 128");
         assertEquals(46080, CudaAttention.mmaSharedBytes(64));
         for (int hd = 16; hd <= CudaAttention.MMA_HD_MAX; hd += 16) {
             long bytes = CudaAttention.mmaSharedBytes(hd);

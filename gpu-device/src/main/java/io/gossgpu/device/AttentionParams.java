@@ -1,5 +1,6 @@
 package io.gossgpu.device;
 
+import io.gossgpu.backend.KvType;
 import io.gossgpu.model.ModelConfig;
 
 /**
@@ -21,6 +22,8 @@ import io.gossgpu.model.ModelConfig;
  * @param splits      key splits of attention_gqa / attention_split, merged by attention_combine; 1: none
  * @param tileQueries query rows per group of attention_gqa (CUDA's tiles; 1 where the kernel takes one row)
  * @param first       kv_store: the first row stored ({@code max(0, T − slots)}: earlier rows would be overwritten)
+ * @param kvType      how the cache stores its numbers: the {@link KvType#ordinal()} (0 F32, 1 F16, 2 BF16, 3 Q8_0),
+ *                    in the layout {@link KvType} describes
  */
 public record AttentionParams(
         int tokens,
@@ -34,11 +37,17 @@ public record AttentionParams(
         float scale,
         int splits,
         int tileQueries,
-        int first)
+        int first,
+        int kvType)
         implements KernelParams {
 
     /** The call for {@code tokens} rows from {@code row0} of layer {@code layer} of model {@code c} over a cache of {@code slots}. */
     public static AttentionParams of(ModelConfig c, int layer, int slots, int tokens, int row0) {
+        return of(c, layer, slots, tokens, row0, KvType.F32);
+    }
+
+    /** As above over a cache that stores its numbers as {@code type}. */
+    public static AttentionParams of(ModelConfig c, int layer, int slots, int tokens, int row0, KvType type) {
         int window = c.isSlidingLayer(layer) ? c.slidingWindow() : 0;
         return new AttentionParams(
                 tokens,
@@ -52,13 +61,19 @@ public record AttentionParams(
                 (float) (1 / Math.sqrt(c.headDim())),
                 1,
                 1,
-                Math.max(0, tokens - slots));
+                Math.max(0, tokens - slots),
+                type.ordinal());
     }
 
     /** These params with the key splits and query tile a {@link AttentionShapes.Plan} chose. */
     public AttentionParams planned(int splits, int tileQueries) {
         return new AttentionParams(
-                tokens, row0, heads, group, headDim, kvDim, slots, window, scale, splits, tileQueries, first);
+                tokens, row0, heads, group, headDim, kvDim, slots, window, scale, splits, tileQueries, first, kvType);
+    }
+
+    /** The cache's number type. */
+    public KvType type() {
+        return KvType.values()[kvType];
     }
 
     /** KV heads. */

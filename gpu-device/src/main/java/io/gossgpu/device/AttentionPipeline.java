@@ -1,5 +1,6 @@
 package io.gossgpu.device;
 
+import io.gossgpu.backend.KvType;
 import java.util.List;
 import java.util.function.Function;
 
@@ -17,7 +18,11 @@ import java.util.function.Function;
  *   <li>{@code attention_split}: {@code attention} with its keys cut into {@code splits} pieces (OpenCL).</li>
  *   <li>{@code attention_combine}: merges the partial states of a split call, with the sink (CUDA, OpenCL). The
  *       partials buffer's layout is each API's own, written and read by its own kernels.</li>
- *   <li>{@code kv_store}: rows {@code first ..} into the cache slots of their positions, after the attention.</li>
+ *   <li>{@code kv_store}: rows {@code first ..} into the cache slots of their positions, after the attention,
+ *       encoded as {@link AttentionParams#kvType} says (the layout of {@link io.gossgpu.backend.KvType}).</li>
+ *   <li>{@code kv_round}: before the attention, on a cache that is not F32, the batch's rows of k and v rounded in
+ *       place to what the cache will hold ({@link io.gossgpu.backend.KvType#round}), so that the batch attends to its
+ *       own keys as later steps will read them. Every attention kernel reads the cache in its type.</li>
  * </ul>
  * Which kernel a call takes, its splits, and how each kernel spreads its work over groups come in as each API's
  * {@link AttentionShapes}.
@@ -30,11 +35,12 @@ public final class AttentionPipeline<B> {
             SPLIT = "attention_split",
             COMBINE = "attention_combine",
             KV_STORE = "kv_store",
-            MMA = "attention_mma";
+            MMA = "attention_mma",
+            KV_ROUND = "kv_round";
     /** The kernels, by name. */
-    public static final List<String> KERNELS = List.of(ATTENTION, GQA, SPLIT, COMBINE, KV_STORE, MMA);
+    public static final List<String> KERNELS = List.of(ATTENTION, GQA, SPLIT, COMBINE, KV_STORE, MMA, KV_ROUND);
     /** Buffers each kernel takes before its {@link AttentionParams}, in {@link #KERNELS}' order. */
-    public static final List<Integer> BUFFERS = List.of(8, 9, 9, 3, 5, 8);
+    public static final List<Integer> BUFFERS = List.of(8, 9, 9, 3, 5, 8, 2);
 
     /** Buffers each kernel {@code name} takes before its params. */
     public static int buffers(String name) {
@@ -51,7 +57,7 @@ public final class AttentionPipeline<B> {
 
     private final Launcher<B> launcher;
     private final AttentionShapes shapes;
-    private final DeviceKernel kAttention, kGqa, kSplit, kCombine, kKvStore, kMma;
+    private final DeviceKernel kAttention, kGqa, kSplit, kCombine, kKvStore, kMma, kKvRound;
     private long gqaCalls, mmaCalls;
 
     /** The kernels the API has looked up now, so a missing one fails when the backend is made. */
@@ -64,6 +70,12 @@ public final class AttentionPipeline<B> {
         kCombine = shapes.combine() == null ? null : launcher.kernel(COMBINE);
         kKvStore = launcher.kernel(KV_STORE);
         kMma = shapes.mma() == null ? null : launcher.kernel(MMA);
+        kKvRound = shapes.kvRound() == null ? null : launcher.kernel(KV_ROUND);
+    }
+
+    /** Whether this API's kernels store and read a cache of type {@code t} (all types where it has kv_round). */
+    public boolean stores(KvType t) {
+        return t == KvType.F32 || kKvRound != null;
     }
 
     /** The kernel {@code name} of this pipeline (for a backend's checks of its group sizes); a failure for one this API lacks. */
@@ -75,6 +87,7 @@ public final class AttentionPipeline<B> {
             case COMBINE -> kCombine;
             case KV_STORE -> kKvStore;
             case MMA -> kMma;
+            case KV_ROUND -> kKvRound;
             default -> throw new IllegalArgumentException(name + " is not an attention kernel");
         };
         if (k == null) throw new IllegalStateException("this API runs no " + name);
@@ -104,6 +117,8 @@ public final class AttentionPipeline<B> {
             Buffers<B> b, AttentionParams call, int start, B pos, long posOffset, MoePipeline.Scratch<B> scratch) {
         AttentionShapes.Plan plan = shapes.plan().plan(call, start);
         AttentionParams p = call.planned(plan.splits(), plan.tileQueries());
+        if (p.type() != KvType.F32)
+            finish(launcher.launch(kernel(KV_ROUND)).buffer(b.k()).buffer(b.v()), shapes.kvRound(), p);
         boolean split = plan.splits() > 1;
         B part = split ? scratch.ensure("attention partial sums", partialBytes(p)) : b.out(); // unread without splits
         switch (plan.kernel()) {

@@ -6,7 +6,8 @@ import java.util.function.Function;
  * How one API runs attention, as data for {@link AttentionPipeline}: which kernel a call takes and with how many key
  * splits ({@link #plan}: each API's thresholds and knobs), and each kernel's grid and dynamic group memory for the
  * call's {@link AttentionParams}. A kernel the API does not have is {@code null} (Metal has only attention and
- * kv_store; attention_split is OpenCL's, attention_mma CUDA's).
+ * kv_store; attention_split is OpenCL's, attention_mma CUDA's). An API with {@code kv_round} stores every
+ * {@link io.gossgpu.backend.KvType}; one without it F32 only.
  */
 public record AttentionShapes(
         Planner plan,
@@ -15,8 +16,21 @@ public record AttentionShapes(
         Function<AttentionParams, Shape> split,
         Function<AttentionParams, Shape> combine,
         Function<AttentionParams, Shape> kvStore,
-        Function<AttentionParams, Shape> mma) {
-    /** An API without attention_mma. */
+        Function<AttentionParams, Shape> mma,
+        Function<AttentionParams, Shape> kvRound) {
+    /** An API whose caches are F32 only (no kv_round). */
+    public AttentionShapes(
+            Planner plan,
+            Function<AttentionParams, Shape> attention,
+            Function<AttentionParams, Shape> gqa,
+            Function<AttentionParams, Shape> split,
+            Function<AttentionParams, Shape> combine,
+            Function<AttentionParams, Shape> kvStore,
+            Function<AttentionParams, Shape> mma) {
+        this(plan, attention, gqa, split, combine, kvStore, mma, null);
+    }
+
+    /** An API without attention_mma whose caches are F32 only. */
     public AttentionShapes(
             Planner plan,
             Function<AttentionParams, Shape> attention,
@@ -24,7 +38,7 @@ public record AttentionShapes(
             Function<AttentionParams, Shape> split,
             Function<AttentionParams, Shape> combine,
             Function<AttentionParams, Shape> kvStore) {
-        this(plan, attention, gqa, split, combine, kvStore, null);
+        this(plan, attention, gqa, split, combine, kvStore, null, null);
     }
 
     public AttentionShapes {

@@ -11,7 +11,6 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
@@ -193,9 +192,9 @@ public abstract class DeviceBackend<B, A> implements Backend {
 
     @Override
     public final KvCache createKvCache(KvCacheSpec spec) {
-        if (spec.type() != KvType.F32)
+        if (!pipelines().attention().stores(spec.type()))
             throw new GossException("the " + name() + " backend does not store a "
-                    + spec.type().flagName() + " KV cache yet; use --kv-type f32");
+                    + spec.type().flagName() + " KV cache; use --kv-type f32");
         long free = driver.freeBytes();
         if (spec.bytes() > free)
             throw new GossException(spec.describe() + " does not fit on " + driver.deviceName() + " ("
@@ -414,7 +413,12 @@ public abstract class DeviceBackend<B, A> implements Backend {
             int start = batch.start(s);
             HostStaging.At<A> pos = p.staging().position(s, start);
             AttentionParams params = AttentionParams.of(
-                    w.config(), layer, cache.spec().slots(layer), batch.tokens(s), batch.firstRow(s));
+                    w.config(),
+                    layer,
+                    cache.spec().slots(layer),
+                    batch.tokens(s),
+                    batch.firstRow(s),
+                    cache.spec().type());
             var buffers = new AttentionPipeline.Buffers<>(
                     arg(tq), arg(tk), arg(tv), arg(cache.keys(layer)), arg(cache.values(layer)), sinks, arg(to));
             p.attention().run(buffers, params, start, pos.buffer(), pos.offset(), this::scratchArg);
