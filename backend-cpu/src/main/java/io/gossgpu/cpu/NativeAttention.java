@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.backend.KvType;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.KernelSet;
 import java.lang.foreign.MemorySegment;
@@ -12,7 +13,8 @@ import java.util.Arrays;
  * the keys into chunks of {@link #CHUNK} positions, so that every thread streams part of a long cache; the chunks'
  * states are merged in chunk order afterwards. Chunks and blocks depend only on the sequence, never on the thread
  * count or the other sequences of the batch, so its result is the same whatever the threads and its neighbours. The
- * items of all sequences go to the pool as one job.
+ * items of all sequences go to the pool as one job. A cache of any {@link KvType} is read in place: the kernel decodes
+ * its numbers ({@code attention.c}); the batch's own keys and values are floats, already rounded by {@link AttentionJob}.
  */
 final class NativeAttention implements CpuPool.Body {
     static final int TOKENS = 4;
@@ -158,7 +160,10 @@ final class NativeAttention implements CpuPool.Body {
         // cached positions lo .. min(hi, start)−1: at most two runs of consecutive ring slots
         int cachedEnd = Math.min(hi, s.start);
         if (lo < cachedEnd) {
-            MemorySegment kt = seg(s.ck, (long) g * c.hd * 16), v = seg(s.cv, (long) g * c.hd);
+            // the cache's arrays from the head's channel 0 (elements of its type), its Q8_0 scales from slot 0
+            CpuKvCache cache = s.cache;
+            long size = cache.elementBytes, chan = (long) g * c.hd;
+            MemorySegment kt = s.kSeg.asSlice(size * chan * 16), v = s.vSeg.asSlice(size * chan);
             int pos = lo;
             while (pos < cachedEnd) {
                 int slot = pos % s.slots, count = Math.min(cachedEnd - pos, s.slots - slot);
@@ -170,10 +175,15 @@ final class NativeAttention implements CpuPool.Body {
                         c.hd,
                         pFirst,
                         window,
+                        cache.type.ordinal(),
                         kt,
                         (long) c.kvDim * 16,
                         v,
                         c.kvDim,
+                        s.kScales,
+                        s.vScales,
+                        cache.blocks,
+                        chan,
                         slot,
                         count,
                         pos,
@@ -195,10 +205,15 @@ final class NativeAttention implements CpuPool.Body {
                     c.hd,
                     pFirst,
                     window,
+                    KvType.F32.ordinal(),
                     seg(c.kBatchT, (long) g * c.hd * 16),
                     (long) c.kvDim * 16,
                     seg(c.vBatch, (long) g * c.hd),
                     c.kvDim,
+                    MemorySegment.NULL,
+                    MemorySegment.NULL,
+                    0,
+                    (long) g * c.hd,
                     s.slot0 + b0 - s.start,
                     hi - b0,
                     b0,

@@ -233,6 +233,10 @@ public final class KernelSet {
         return isa != Isa.JAVA;
     }
 
+    /**
+     * {@code goss_<isa>_attn_update} (goss_cpu.h): extends the softmax states with the keys of one run of slots, stored
+     * as the KV type of ordinal {@code kvType} ({@code ks}, {@code vs}, {@code nb} and {@code chan0} for Q8_0's scales).
+     */
     public void attnUpdate(
             MemorySegment q,
             long qStride,
@@ -241,10 +245,15 @@ public final class KernelSet {
             long hd,
             long qpos0,
             long window,
+            int kvType,
             MemorySegment kt,
             long ktBlock,
             MemorySegment v,
             long vStride,
+            MemorySegment ks,
+            MemorySegment vs,
+            long nb,
+            long chan0,
             long s0,
             long count,
             long kpos0,
@@ -255,16 +264,16 @@ public final class KernelSet {
         switch (isa) {
             case AVX512 ->
                 goss_cpu_h.goss_avx512_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc);
             case AVXVNNI ->
                 goss_cpu_h.goss_avxvnni_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc);
             default ->
                 goss_cpu_h.goss_avx2_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc);
         }
     }
 
