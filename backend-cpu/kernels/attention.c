@@ -15,17 +15,17 @@
  * channel 0). Values are rows: v[s·v_stride + d]. A run is the slots s0 .. s0+count−1, holding positions
  * kpos0 .. kpos0+count−1.
  *
- * The cache stores each number as kv_type (KvType's ordinal, goss_cpu.h GOSS_CPU_KV_*), and a stored number reads
- * back as exactly the float KvType.round gives:
+ * The cache stores its numbers as kv_type (KvType's ordinal, goss_cpu.h GOSS_CPU_KV_*), in those layouts with
+ * narrower elements, and each reads back as exactly the float KvType.round gives:
  *
  *     F32: x,   F16: x = half(h),   BF16: x = float(b << 16),   Q8_0: x = q · half(dh)
  *
- * (Q8_0: int8 q, one F16 scale dh per block of 32 channels of a row, blocks counted from the row's channel 0, so the
- * head's first channel chan0 says where its blocks start; q·dh is exact in float). The decoded number enters the
- * same sums in the same order as an F32 key or value: a typed cache attends bit for bit as an F32 cache holding the
- * rounded numbers. The arrays keep the F32 layouts with narrower elements; Q8_0's scales are arrays of their own,
- * the keys' in the keys' 16-slot blocks, ks[(s >> 4)·16·nb + b·16 + (s & 15)], the values' row-major, vs[s·nb + b]
- * (nb blocks per row; ks and vs point at slot 0, block 0).
+ * (Q8_0: int8 q and one F16 scale dh per block of 32 channels of a row, blocks counted from the row's channel 0, so
+ * the head's first channel chan0 says where its blocks begin; q·dh is exact in float). The scales are arrays of
+ * their own: the keys' in the keys' 16-slot blocks, ks[(s >> 4)·16·nb + b·16 + (s & 15)], the values' row-major,
+ * vs[s·nb + b] (nb blocks per row; ks and vs point at slot 0, block 0). A typed chunk is decoded once into the
+ * caller's scratch, in the F32 layouts, and then runs the F32 code: a typed cache attends bit for bit as an F32
+ * cache holding the rounded numbers.
  *
  * attn_update works like a flash-attention tile: for each chunk of up to 64 slots, first every row's scores
  * (a register-blocked product: 4 rows × 16 slots per pass over the channels), then per row the chunk's max,
@@ -63,10 +63,9 @@ INLINE float hmax(__m256 x) {
 /* Bytes of one stored number of kv type `type`. */
 INLINE int64_t kv_size(int type) { return type == GOSS_CPU_KV_F32 ? 4 : type == GOSS_CPU_KV_Q8_0 ? 1 : 2; }
 
-/* n ≤ 8 stored numbers at p as floats (lanes n..7 read as 0, nothing past them is touched): F32, F16 and BF16 as
- * they read back, Q8_0 as its integers q (the caller multiplies by the scale). */
+/* n ≤ 8 stored numbers (not F32) at p as floats, lanes n..7 zero and nothing past them read: F16 and BF16 as they
+ * read back, Q8_0 as its integers q (the caller multiplies by the scale). */
 INLINE __m256 kv_load8(int type, const char *p, int64_t n) {
-    if (type == GOSS_CPU_KV_F32) return mload((const float *)p, n);
     __m128i x;
     if (n >= 8)
         x = type == GOSS_CPU_KV_Q8_0 ? _mm_loadl_epi64((const __m128i *)p) : _mm_loadu_si128((const __m128i *)p);
@@ -81,42 +80,85 @@ INLINE __m256 kv_load8(int type, const char *p, int64_t n) {
     }
 }
 
-/* Scores of 4 rows (q pointers qr, hd channels) against the 16 slots of one key block kb (numbers of kv type `type`;
- * for Q8_0 the block's scales ksb and the head's first channel chan0): s[r·CHUNK + 0..15]. */
-INLINE void scores4(int type, const float *const qr[4], const char *kb, const uint16_t *ksb, int64_t chan0,
-                    int64_t hd, float scale, float *s, const char *pf) {
+/* Keys of the n slots c0 .. c0+n−1 (whole 16-slot blocks; c0 a multiple of 16), channels 0..hd−1 of the head, as
+ * floats in the F32 layout with blocks of 16·hd:  dst[(j >> 4)·16·hd + c·16 + (j & 15)] = k(c0 + j, c)
+ * (Q8_0: q · half(dh) with the slot's scale of block (chan0 + c) >> 5). The next chunk's keys are prefetched. */
+INLINE void decode_keys(int type, const char *kt, int64_t kt_block, const uint16_t *ks, int64_t nb, int64_t chan0,
+                        int64_t hd, int64_t c0, int64_t n, float *dst) {
     const int64_t es = kv_size(type);
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
-    for (int64_t c = 0; c < hd;) {
-        /* channels c .. cend−1: for Q8_0 those of one block, whose 16 slots' scales are q0 (slots 0..7), q1 (8..15) */
-        int64_t cend = hd;
-        __m256 q0 = _mm256_setzero_ps(), q1 = q0;
-        if (type == GOSS_CPU_KV_Q8_0) {
-            cend = min64(hd, ((chan0 + c) | 31) + 1 - chan0);
-            const uint16_t *sc = ksb + ((chan0 + c) >> 5) * 16;
-            q0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sc));
-            q1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 8)));
-        }
-        for (; c < cend; c++) {
-            if (pf && (16 * c * es) % 64 == 0) _mm_prefetch(pf + 16 * c * es, _MM_HINT_T0);
-            __m256 k0 = kv_load8(type, kb + 16 * c * es, 8), k1 = kv_load8(type, kb + (16 * c + 8) * es, 8);
+    for (int64_t j = 0; j < n; j += 16) {
+        const int64_t blk = (c0 + j) >> 4;
+        const char *src = kt + blk * kt_block * es, *pf = kt + (blk + CHUNK / 16) * kt_block * es;
+        float *d = dst + (j >> 4) * 16 * hd;
+        for (int64_t c = 0; c < hd;) {
+            /* channels c .. cend−1: for Q8_0 those of one block, the 16 slots' scales f0 (slots 0..7), f1 (8..15) */
+            int64_t cend = hd;
+            __m256 f0 = _mm256_setzero_ps(), f1 = f0;
             if (type == GOSS_CPU_KV_Q8_0) {
-                k0 = _mm256_mul_ps(k0, q0);
-                k1 = _mm256_mul_ps(k1, q1);
+                cend = min64(hd, ((chan0 + c) | 31) + 1 - chan0);
+                const uint16_t *sc = ks + blk * 16 * nb + ((chan0 + c) >> 5) * 16;
+                f0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sc));
+                f1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 8)));
             }
-            __m256 x = _mm256_broadcast_ss(qr[0] + c);
-            a0 = _mm256_fmadd_ps(x, k0, a0);
-            a1 = _mm256_fmadd_ps(x, k1, a1);
-            x = _mm256_broadcast_ss(qr[1] + c);
-            b0 = _mm256_fmadd_ps(x, k0, b0);
-            b1 = _mm256_fmadd_ps(x, k1, b1);
-            x = _mm256_broadcast_ss(qr[2] + c);
-            c0 = _mm256_fmadd_ps(x, k0, c0);
-            c1 = _mm256_fmadd_ps(x, k1, c1);
-            x = _mm256_broadcast_ss(qr[3] + c);
-            d0 = _mm256_fmadd_ps(x, k0, d0);
-            d1 = _mm256_fmadd_ps(x, k1, d1);
+            for (; c < cend; c++) {
+                if ((16 * c * es) % 64 == 0) _mm_prefetch(pf + 16 * c * es, _MM_HINT_T0);
+                __m256 k0 = kv_load8(type, src + 16 * c * es, 8), k1 = kv_load8(type, src + (16 * c + 8) * es, 8);
+                if (type == GOSS_CPU_KV_Q8_0) {
+                    k0 = _mm256_mul_ps(k0, f0);
+                    k1 = _mm256_mul_ps(k1, f1);
+                }
+                _mm256_storeu_ps(d + 16 * c, k0);
+                _mm256_storeu_ps(d + 16 * c + 8, k1);
+            }
         }
+    }
+}
+
+/* Values of the slots c0+ja .. c0+jb−1, channels 0..hd−1 of the head, as float rows:  dst[j·hd + d] = v(c0 + j, d)
+ * (Q8_0: q · half(dh) with the row's scale of block (chan0 + d) >> 5). The next chunk's rows are prefetched. */
+INLINE void decode_values(int type, const char *v, int64_t v_stride, const uint16_t *vs, int64_t nb, int64_t chan0,
+                          int64_t hd, int64_t c0, int64_t ja, int64_t jb, float *dst) {
+    const int64_t es = kv_size(type);
+    for (int64_t j = ja; j < jb; j++) {
+        const char *src = v + (c0 + j) * v_stride * es;
+        for (int64_t d = 0; d < hd * es; d += 64) _mm_prefetch(src + CHUNK * v_stride * es + d, _MM_HINT_T0);
+        const uint16_t *sj = type == GOSS_CPU_KV_Q8_0 ? vs + (c0 + j) * nb : 0;
+        for (int64_t d = 0; d < hd; d += 8) {
+            const int64_t n = min64(8, hd - d);
+            __m256 x = kv_load8(type, src + d * es, n);
+            if (type == GOSS_CPU_KV_Q8_0) {
+                /* lanes of channel chan0+d.. in block b, and from lane `first` on (if any) in block b + 1 */
+                const int64_t ch = chan0 + d, b = ch >> 5, first = 32 - (ch & 31);
+                __m256 f = _mm256_set1_ps(_cvtsh_ss(sj[b]));
+                if (first < n)
+                    f = _mm256_blendv_ps(f, _mm256_set1_ps(_cvtsh_ss(sj[b + 1])),
+                                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)first - 1))));
+                x = _mm256_mul_ps(x, f);
+            }
+            mstore(dst + j * hd + d, x, n);
+        }
+    }
+}
+
+/* Scores of 4 rows (q pointers qr, hd channels) against the 16 slots of one key block kb: s[r·CHUNK + 0..15]. */
+INLINE void scores4(const float *const qr[4], const float *kb, int64_t hd, float scale, float *s, const float *pf) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+    for (int64_t c = 0; c < hd; c++) {
+        if (pf) _mm_prefetch((const char *)(pf + 16 * c), _MM_HINT_T0);
+        __m256 k0 = _mm256_loadu_ps(kb + 16 * c), k1 = _mm256_loadu_ps(kb + 16 * c + 8);
+        __m256 x = _mm256_broadcast_ss(qr[0] + c);
+        a0 = _mm256_fmadd_ps(x, k0, a0);
+        a1 = _mm256_fmadd_ps(x, k1, a1);
+        x = _mm256_broadcast_ss(qr[1] + c);
+        b0 = _mm256_fmadd_ps(x, k0, b0);
+        b1 = _mm256_fmadd_ps(x, k1, b1);
+        x = _mm256_broadcast_ss(qr[2] + c);
+        c0 = _mm256_fmadd_ps(x, k0, c0);
+        c1 = _mm256_fmadd_ps(x, k1, c1);
+        x = _mm256_broadcast_ss(qr[3] + c);
+        d0 = _mm256_fmadd_ps(x, k0, d0);
+        d1 = _mm256_fmadd_ps(x, k1, d1);
     }
     const __m256 f = _mm256_set1_ps(scale);
     _mm256_storeu_ps(s, _mm256_mul_ps(a0, f));
@@ -156,29 +198,10 @@ INLINE float softmax_step(float *s, int64_t n, int64_t a, int64_t b, float *m, f
 }
 
 /* acc_r = acc_r·alpha_r + Σ_{j=a..b−1} p_r[j]·v_j for nr ≤ 2 rows (the same token), channels d0 .. d0+8·nv−1 of which
- * the last vector holds `tail` (1..8) channels: vrow is channel d0 of row 0 (numbers of kv type `type`); for Q8_0, vs
- * is row 0's scales (nb per row) and ch the row's channel that d0 is. */
-INLINE void pv_tile(int type, int nr, int nv, int64_t tail, float *const accr[2], const float alpha[2],
-                    const float *const pr[2], const char *vrow, int64_t v_stride, const uint16_t *vs, int64_t nb,
-                    int64_t ch, int64_t a, int64_t b, int pf) {
-    const int64_t es = kv_size(type);
+ * the last vector holds `tail` (1..8) channels. */
+INLINE void pv_tile(int nr, int nv, int64_t tail, float *const accr[2], const float alpha[2], const float *const pr[2],
+                    const float *vrow, int64_t v_stride, int64_t a, int64_t b, int pf) {
     __m256 o[2][4];
-    /* Q8_0: vector i's lanes lie in block blk[i] of the row, and from lane `first` on in the next one where cross[i];
-     * when ch starts a block, every vector of the tile (≤ 32 channels) lies in block blk[0] */
-    int64_t blk[4] = {0, 0, 0, 0};
-    int cross[4] = {0, 0, 0, 0};
-    __m256 next[4];
-    const int one = (ch & 31) == 0;
-    if (type == GOSS_CPU_KV_Q8_0) {
-        _Pragma("GCC unroll 4")
-        for (int i = 0; i < nv; i++) {
-            int64_t c = ch + 8 * i, first = 32 - (c & 31);
-            blk[i] = c >> 5;
-            cross[i] = first < (i == nv - 1 ? tail : 8);
-            next[i] = _mm256_castsi256_ps(
-                _mm256_cmpgt_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)first - 1)));
-        }
-    }
     _Pragma("GCC unroll 2")
     for (int r = 0; r < nr; r++) {
         __m256 f = _mm256_set1_ps(alpha[r]);
@@ -186,29 +209,14 @@ INLINE void pv_tile(int type, int nr, int nv, int64_t tail, float *const accr[2]
         for (int i = 0; i < nv; i++) o[r][i] = _mm256_mul_ps(mload(accr[r] + 8 * i, i == nv - 1 ? tail : 8), f);
     }
     for (int64_t j = a; j < b; j++) {
-        const char *vj = vrow + j * v_stride * es;
+        const float *vj = vrow + j * v_stride;
         if (pf) {
-            _mm_prefetch(vj + CHUNK * v_stride * es, _MM_HINT_T0);
-            if (nv * 8 * es > 64) _mm_prefetch(vj + CHUNK * v_stride * es + 64, _MM_HINT_T0);
+            _mm_prefetch((const char *)(vj + CHUNK * v_stride), _MM_HINT_T0);
+            if (nv > 2) _mm_prefetch((const char *)(vj + CHUNK * v_stride + 16), _MM_HINT_T0);
         }
         __m256 w[4];
         _Pragma("GCC unroll 4")
-        for (int i = 0; i < nv; i++) w[i] = kv_load8(type, vj + 8 * i * es, i == nv - 1 ? tail : 8);
-        if (type == GOSS_CPU_KV_Q8_0) {
-            const uint16_t *sj = vs + j * nb;
-            if (one) {
-                __m256 d = _mm256_set1_ps(_cvtsh_ss(sj[blk[0]]));
-                _Pragma("GCC unroll 4")
-                for (int i = 0; i < nv; i++) w[i] = _mm256_mul_ps(w[i], d);
-            } else {
-                _Pragma("GCC unroll 4")
-                for (int i = 0; i < nv; i++) {
-                    __m256 d = _mm256_set1_ps(_cvtsh_ss(sj[blk[i]]));
-                    if (cross[i]) d = _mm256_blendv_ps(d, _mm256_set1_ps(_cvtsh_ss(sj[blk[i] + 1])), next[i]);
-                    w[i] = _mm256_mul_ps(w[i], d);
-                }
-            }
-        }
+        for (int i = 0; i < nv; i++) w[i] = mload(vj + 8 * i, i == nv - 1 ? tail : 8);
         _Pragma("GCC unroll 2")
         for (int r = 0; r < nr; r++) {
             __m256 p = _mm256_broadcast_ss(pr[r] + j);
@@ -223,43 +231,41 @@ INLINE void pv_tile(int type, int nr, int nv, int64_t tail, float *const accr[2]
     }
 }
 
-/* pv_tile over all channels, 32 at a time (constant tile shapes keep the accumulators in registers); vrow, vs and
- * chan0 as pv_tile's for channel 0 of the head. */
-INLINE void pv_rows(int type, int nr, float *const accr[2], const float alpha[2], const float *const pr[2],
-                    const char *vrow, int64_t v_stride, const uint16_t *vs, int64_t nb, int64_t chan0, int64_t hd,
-                    int64_t a, int64_t b, int pf) {
-    const int64_t es = kv_size(type);
+/* pv_tile over all channels, 32 at a time (constant tile shapes keep the accumulators in registers). */
+INLINE void pv_rows(int nr, float *const accr[2], const float alpha[2], const float *const pr[2], const float *vrow,
+                    int64_t v_stride, int64_t hd, int64_t a, int64_t b, int pf) {
     for (int64_t d0 = 0; d0 < hd; d0 += 32) {
         int64_t w = min64(32, hd - d0), tail = w - 8 * ((w - 1) / 8);
         int nv = (int)((w + 7) / 8);
         float *acc2[2] = {accr[0] + d0, accr[1] + d0};
-        const char *v = vrow + d0 * es;
-#define PV(NR, NV) pv_tile(type, NR, NV, tail, acc2, alpha, pr, v, v_stride, vs, nb, chan0 + d0, a, b, pf)
+        const float *v = vrow + d0;
         if (nr == 2) {
             switch (nv) {
-                case 1: PV(2, 1); break;
-                case 2: PV(2, 2); break;
-                case 3: PV(2, 3); break;
-                default: PV(2, 4); break;
+                case 1: pv_tile(2, 1, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 2: pv_tile(2, 2, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 3: pv_tile(2, 3, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                default: pv_tile(2, 4, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
             }
         } else {
             switch (nv) {
-                case 1: PV(1, 1); break;
-                case 2: PV(1, 2); break;
-                case 3: PV(1, 3); break;
-                default: PV(1, 4); break;
+                case 1: pv_tile(1, 1, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 2: pv_tile(1, 2, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                case 3: pv_tile(1, 3, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
+                default: pv_tile(1, 4, tail, acc2, alpha, pr, v, v_stride, a, b, pf); break;
             }
         }
-#undef PV
     }
 }
 
-/* attn_update for one kv type (a constant in each caller, so every type gets code of its own). */
+/* attn_update for one kv type (a constant in each caller, so every type gets code of its own; F32's is the
+ * plain kernel). A typed chunk is first decoded into scratch: keys at scratch (blocks of 16·hd), values at
+ * scratch + CHUNK·hd (rows of hd, those the run holds). */
 INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
-                   int64_t window, const char *kt, int64_t kt_block, const char *v, int64_t v_stride,
+                   int64_t window, const void *k_in, int64_t kt_block, const void *v_in, int64_t v_stride,
                    const uint16_t *ks, const uint16_t *vs, int64_t nb, int64_t chan0, int64_t s0, int64_t count,
-                   int64_t kpos0, float scale, float *m, float *l, float *acc) {
-    const int64_t es = kv_size(type), q8 = type == GOSS_CPU_KV_Q8_0;
+                   int64_t kpos0, float scale, float *m, float *l, float *acc, float *scratch) {
+    const int f32 = type == GOSS_CPU_KV_F32;
+    const float *kt = k_in, *v = v_in; /* F32 */
     const int64_t rows = nt * group, end = s0 + count, base = kpos0 - s0; /* slot σ holds position σ + base */
     _Alignas(32) float s[ROWS * CHUNK];
     float alpha[ROWS];
@@ -268,6 +274,23 @@ INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64
         for (int64_t c0 = s0 & ~(int64_t)15; c0 < end; c0 += CHUNK) {
             /* slots c0 .. c0+n−1: whole key blocks, those past the run masked below */
             const int64_t n = min64(CHUNK, ((end - c0) + 15) & ~(int64_t)15);
+            /* this chunk's keys (kc, blocks of kc_block) and values (vc: slot c0's row, rows of vc_stride) as floats */
+            const float *kc, *vc;
+            int64_t kc_block, vc_stride;
+            if (f32) {
+                kc = kt + (c0 >> 4) * kt_block;
+                vc = v + c0 * v_stride;
+                kc_block = kt_block;
+                vc_stride = v_stride;
+            } else {
+                decode_keys(type, k_in, kt_block, ks, nb, chan0, hd, c0, n, scratch);
+                decode_values(type, v_in, v_stride, vs, nb, chan0, hd, c0, max64(s0, c0) - c0, min64(end, c0 + n) - c0,
+                              scratch + CHUNK * hd);
+                kc = scratch;
+                vc = scratch + CHUNK * hd;
+                kc_block = 16 * hd;
+                vc_stride = hd;
+            }
             for (int64_t i = 0; i < nr; i += 4) {
                 const float *qr[4];
                 _Pragma("GCC unroll 4")
@@ -276,11 +299,9 @@ INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64
                     qr[k] = q + (row / group) * q_stride + (row % group) * hd;
                 }
                 float tmp[4 * CHUNK], *dst = i + 4 <= nr ? s + i * CHUNK : tmp;
-                for (int64_t j = 0; j < n; j += 16) {
-                    const int64_t blk = (c0 + j) >> 4;
-                    scores4(type, qr, kt + blk * kt_block * es, q8 ? ks + blk * 16 * nb : 0, chan0, hd, scale,
-                            dst + j, i == 0 ? kt + ((c0 + j + CHUNK) >> 4) * kt_block * es : 0);
-                }
+                for (int64_t j = 0; j < n; j += 16)
+                    scores4(qr, kc + (j >> 4) * kc_block, hd, scale, dst + j,
+                            f32 && i == 0 ? kt + ((c0 + j + CHUNK) >> 4) * kt_block : 0);
                 if (dst == tmp) memcpy(s + i * CHUNK, tmp, sizeof(float) * CHUNK * (nr - i));
             }
             /* per token: the chunk lanes it sees (run bounds, causal, window), then its rows' softmax and P·V */
@@ -297,8 +318,7 @@ INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64
                     float *accr[2] = {acc + row * hd, acc + (row + nrow - 1) * hd};
                     const float *pr[2] = {s + (row - r0) * CHUNK, s + (row + nrow - 1 - r0) * CHUNK};
                     const float al[2] = {alpha[row - r0], alpha[row + nrow - 1 - r0]};
-                    pv_rows(type, nrow, accr, al, pr, v + c0 * v_stride * es, v_stride, q8 ? vs + c0 * nb : 0, nb,
-                            chan0, hd, a, b, row == h0);
+                    pv_rows(nrow, accr, al, pr, vc, vc_stride, hd, a, b, f32 && row == h0);
                 }
             }
         }
@@ -308,10 +328,11 @@ INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64
 void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
                           int64_t window, int32_t kv_type, const void *kt, int64_t kt_block, const void *v,
                           int64_t v_stride, const uint16_t *ks, const uint16_t *vs, int64_t nb, int64_t chan0,
-                          int64_t s0, int64_t count, int64_t kpos0, float scale, float *m, float *l, float *acc) {
-#define UPDATE(T) \
+                          int64_t s0, int64_t count, int64_t kpos0, float scale, float *m, float *l, float *acc,
+                          float *scratch) {
+#define UPDATE(T)                                                                                                    \
     update(T, q, q_stride, nt, group, hd, qpos0, window, kt, kt_block, v, v_stride, ks, vs, nb, chan0, s0, count, \
-           kpos0, scale, m, l, acc)
+           kpos0, scale, m, l, acc, scratch)
     switch (kv_type) {
         case GOSS_CPU_KV_F16: UPDATE(GOSS_CPU_KV_F16); break;
         case GOSS_CPU_KV_BF16: UPDATE(GOSS_CPU_KV_BF16); break;

@@ -74,7 +74,7 @@ public final class goss_cpu_h {
     private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
     private static final ValueLayout F = ValueLayout.JAVA_FLOAT;
     private static final FunctionDescriptor ATTN_UPDATE =
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, I, P, L, P, L, P, P, L, L, L, L, L, F, P, P, P);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, I, P, L, P, L, P, P, L, L, L, L, L, F, P, P, P, P);
     private static final FunctionDescriptor ATTN_MERGE = FunctionDescriptor.ofVoid(L, L, P, P, P, P, P, P);
     private static final FunctionDescriptor ATTN_FINISH = FunctionDescriptor.ofVoid(L, L, L, P, P, P, P, P, L);
 
@@ -449,11 +449,12 @@ public final class goss_cpu_h {
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avx2_attn_update.invokeExact(
                     q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
-                    count, kpos0, scale, m, l, acc);
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -515,11 +516,12 @@ public final class goss_cpu_h {
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avx512_attn_update.invokeExact(
                     q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
-                    count, kpos0, scale, m, l, acc);
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -652,11 +654,12 @@ public final class goss_cpu_h {
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avxvnni_attn_update.invokeExact(
                     q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
-                    count, kpos0, scale, m, l, acc);
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -235,7 +235,8 @@ public final class KernelSet {
 
     /**
      * {@code goss_<isa>_attn_update} (goss_cpu.h): extends the softmax states with the keys of one run of slots, stored
-     * as the KV type of ordinal {@code kvType} ({@code ks}, {@code vs}, {@code nb} and {@code chan0} for Q8_0's scales).
+     * as the KV type of ordinal {@code kvType} ({@code ks}, {@code vs}, {@code nb} and {@code chan0} for Q8_0's scales;
+     * {@code scratch}: 128·hd floats the kernel decodes a typed cache into, {@link MemorySegment#NULL} for F32).
      */
     public void attnUpdate(
             MemorySegment q,
@@ -260,20 +261,21 @@ public final class KernelSet {
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         switch (isa) {
             case AVX512 ->
                 goss_cpu_h.goss_avx512_attn_update(
                         q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
-                        s0, count, kpos0, scale, m, l, acc);
+                        s0, count, kpos0, scale, m, l, acc, scratch);
             case AVXVNNI ->
                 goss_cpu_h.goss_avxvnni_attn_update(
                         q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
-                        s0, count, kpos0, scale, m, l, acc);
+                        s0, count, kpos0, scale, m, l, acc, scratch);
             default ->
                 goss_cpu_h.goss_avx2_attn_update(
                         q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
-                        s0, count, kpos0, scale, m, l, acc);
+                        s0, count, kpos0, scale, m, l, acc, scratch);
         }
     }
 
