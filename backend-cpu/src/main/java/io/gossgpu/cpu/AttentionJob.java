@@ -63,6 +63,8 @@ final class AttentionJob implements CpuPool.Body {
     static final int DECODE_SLOTS = 64;
 
     private float[][] decodedKeys = new float[0][], decodedScores = new float[0][], decodedValues = new float[0][];
+    /** Per worker: Q8_0 scales of 16 slots (keys) and of one row (values) as floats. */
+    private float[][] keyScales = new float[0][], valueScale = new float[0][];
     /** The current batch's keys in 16-position transposed blocks (the cache's key layout), and its values. */
     private float[] kBatchT = new float[0], vBatch = new float[0];
 
@@ -117,6 +119,8 @@ final class AttentionJob implements CpuPool.Body {
             decodedKeys = new float[threads][decodedKeyFloats];
             decodedScores = new float[threads][DECODE_SLOTS + 16];
             decodedValues = new float[threads][hd * DECODE_SLOTS];
+            keyScales = new float[threads][16];
+            valueScale = new float[threads][1];
         }
         if (batchScores.length == 0 || batchScores[0].length < slotEnd) batchScores = new float[threads][slotEnd];
         if (kBatchT.length < slotEnd * kvd) {
@@ -297,7 +301,7 @@ final class AttentionJob implements CpuPool.Body {
         float max = Float.NEGATIVE_INFINITY;
         for (int a = slot0, end = slot0 + n; a < end; ) {
             int b0 = a >> 4, to = Math.min(end, (b0 << 4) + DECODE_SLOTS); // slots a .. to−1, within 4 key blocks
-            sq.cache.decodeKeys(sq.layer, b0, (to + 15) >> 4, chan, hd, keys);
+            sq.cache.decodeKeys(k, sq.layer, b0, (to + 15) >> 4, chan, hd, keys, keyScales[w]);
             int base = b0 << 4;
             k.keyScores(q, qOff, hd, keys, hd, 0, a - base, to - base, bySlot);
             max = Math.max(max, k.scaleCopyMax(bySlot, a - base, dst, dOff + a - slot0, to - a, scale));
@@ -315,7 +319,7 @@ final class AttentionJob implements CpuPool.Body {
         float[] values = decodedValues[w];
         for (int j = 0; j < n; j += DECODE_SLOTS) {
             int m = Math.min(DECODE_SLOTS, n - j);
-            sq.cache.decodeValues(sq.layer, slot0 + j, m, chan, hd, values);
+            sq.cache.decodeValues(k, sq.layer, slot0 + j, m, chan, hd, values, valueScale[w]);
             k.weightedRows(p, pOff + j, m, values, 0, hd, out, oOff, hd);
         }
     }

@@ -3,6 +3,7 @@ package io.gossgpu.cpu;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.KvType;
+import io.gossgpu.cpu.compute.CpuKernels;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -152,8 +153,9 @@ final class CpuKvCache implements KvCache {
      * Decodes the keys of channels {@code chan .. chan + hd − 1} of the 16-slot key blocks {@code b0 .. b1 − 1} of layer
      * {@code l} into {@code dst} in the same transposed layout for rows of {@code hd} channels: (slot {@code s},
      * channel {@code chan + c}) at {@code dst[((s >> 4) − b0)·hd·16 + c·16 + (s & 15)]}. Every number as it reads back.
+     * {@code scales}: 16 floats of scratch (Q8_0).
      */
-    void decodeKeys(int l, int b0, int b1, int chan, int hd, float[] dst) {
+    void decodeKeys(CpuKernels k, int l, int b0, int b1, int chan, int hd, float[] dst, float[] scales) {
         int n = hd * 16;
         for (int b = b0; b < b1; b++) {
             int src = (b * kvDim + chan) * 16, at = (b - b0) * n;
@@ -163,17 +165,16 @@ final class CpuKvCache implements KvCache {
                     short[] h = halfKeys[l];
                     for (int i = 0; i < n; i++) dst[at + i] = Float.float16ToFloat(h[src + i]);
                 }
-                case BF16 -> {
-                    short[] h = halfKeys[l];
-                    for (int i = 0; i < n; i++) dst[at + i] = Float.intBitsToFloat(h[src + i] << 16);
-                }
+                case BF16 -> k.bf16ToFloat(halfKeys[l], src, dst, at, n);
                 case Q8_0 -> {
-                    byte[] q = quantKeys[l];
                     short[] s = keyScales[l];
-                    for (int c = 0; c < hd; c++) {
-                        int sc = (b * blocks + ((chan + c) >> 5)) * 16;
-                        for (int lane = 0; lane < 16; lane++)
-                            dst[at + c * 16 + lane] = q[src + c * 16 + lane] * Float.float16ToFloat(s[sc + lane]);
+                    for (int c = 0; c < hd; ) {
+                        // channels c .. end−1 lie in one Q8_0 block: per slot one scale
+                        int block = (chan + c) >> 5, end = Math.min(hd, (block + 1) * KvType.Q8_BLOCK - chan);
+                        int sc = (b * blocks + block) * 16;
+                        for (int lane = 0; lane < 16; lane++) scales[lane] = Float.float16ToFloat(s[sc + lane]);
+                        k.q8ToFloat(quantKeys[l], src + c * 16, scales, dst, at + c * 16, (end - c) * 16);
+                        c = end;
                     }
                 }
             }
@@ -182,9 +183,10 @@ final class CpuKvCache implements KvCache {
 
     /**
      * Decodes channels {@code chan .. chan + hd − 1} of the values of slots {@code s0 .. s0 + n − 1} of layer {@code l}
-     * into rows of {@code hd}: {@code dst[(s − s0)·hd + c]}. Every number as it reads back.
+     * into rows of {@code hd}: {@code dst[(s − s0)·hd + c]}. Every number as it reads back. {@code scale}: one float of
+     * scratch (Q8_0).
      */
-    void decodeValues(int l, int s0, int n, int chan, int hd, float[] dst) {
+    void decodeValues(CpuKernels k, int l, int s0, int n, int chan, int hd, float[] dst, float[] scale) {
         for (int j = 0; j < n; j++) {
             int src = (s0 + j) * kvDim + chan, at = j * hd;
             switch (type) {
@@ -193,16 +195,16 @@ final class CpuKvCache implements KvCache {
                     short[] h = halfValues[l];
                     for (int c = 0; c < hd; c++) dst[at + c] = Float.float16ToFloat(h[src + c]);
                 }
-                case BF16 -> {
-                    short[] h = halfValues[l];
-                    for (int c = 0; c < hd; c++) dst[at + c] = Float.intBitsToFloat(h[src + c] << 16);
-                }
+                case BF16 -> k.bf16ToFloat(halfValues[l], src, dst, at, hd);
                 case Q8_0 -> {
-                    byte[] q = quantValues[l];
                     short[] s = valueScales[l];
                     int sr = (s0 + j) * blocks;
-                    for (int c = 0; c < hd; c++)
-                        dst[at + c] = q[src + c] * Float.float16ToFloat(s[sr + ((chan + c) >> 5)]);
+                    for (int c = 0; c < hd; ) {
+                        int block = (chan + c) >> 5, end = Math.min(hd, (block + 1) * KvType.Q8_BLOCK - chan);
+                        scale[0] = Float.float16ToFloat(s[sr + block]);
+                        k.q8ToFloat(quantValues[l], src + c, scale, dst, at + c, end - c);
+                        c = end;
+                    }
                 }
             }
         }

@@ -14,6 +14,8 @@ import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.conformance.BackendConformanceKit;
 import io.gossgpu.conformance.OpRuns;
 import io.gossgpu.cpu.bindings.goss_cpu_h;
+import io.gossgpu.cpu.compute.CpuKernels;
+import io.gossgpu.cpu.compute.ScalarKernels;
 import io.gossgpu.cpu.matmul.KernelSet;
 import io.gossgpu.cpu.matmul.NativeCpu;
 import io.gossgpu.model.Checkpoint;
@@ -44,7 +46,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * <ul>
  *   <li>Storage: every stored number reads back as exactly {@link KvType#round} gives it (equal bits), keys through
- *       their 16-slot transposed blocks and values through their rows, whole rows and per head; storing the rounded
+ *       their 16-slot transposed blocks and values through their rows, whole rows and per head, decoded by the Vector
+ *       API kernels and by the scalar ones; storing the rounded
  *       numbers again gives the same bits in the arrays (encoding is exact for rounded numbers).
  *   <li>Attention against the reference backend (the oracle: it rounds the batch's rows and attends in float) on the
  *       shapes of the conformance kit ({@code tiny}: KV heads of 16 channels, so one Q8_0 block spans two heads;
@@ -149,31 +152,35 @@ class CpuKvTypeTest {
             float[] kr = k.clone(), vr = v.clone();
             type.round(kr, 0, slots, kvDim);
             type.round(vr, 0, slots, kvDim);
-            // whole rows
-            float[] keys = new float[blocks * 16 * kvDim], values = new float[slots * kvDim];
-            cache.decodeKeys(l, 0, blocks, 0, kvDim, keys);
-            cache.decodeValues(l, 0, slots, 0, kvDim, values);
-            for (int s = 0; s < slots; s++)
-                for (int ch = 0; ch < kvDim; ch++) {
-                    String at = type + " layer " + l + " slot " + s + " channel " + ch;
-                    assertBits(kr[s * kvDim + ch], keys[((s >> 4) * kvDim + ch) * 16 + (s & 15)], "key " + at);
-                    assertBits(vr[s * kvDim + ch], values[s * kvDim + ch], "value " + at);
+            for (CpuKernels kernels : List.of(CpuKernels.best(), new ScalarKernels("the test's"))) {
+                String by = " (" + kernels.describe() + ")";
+                float[] s16 = new float[16], s1 = new float[1];
+                // whole rows
+                float[] keys = new float[blocks * 16 * kvDim], values = new float[slots * kvDim];
+                cache.decodeKeys(kernels, l, 0, blocks, 0, kvDim, keys, s16);
+                cache.decodeValues(kernels, l, 0, slots, 0, kvDim, values, s1);
+                for (int s = 0; s < slots; s++)
+                    for (int ch = 0; ch < kvDim; ch++) {
+                        String at = type + " layer " + l + " slot " + s + " channel " + ch + by;
+                        assertBits(kr[s * kvDim + ch], keys[((s >> 4) * kvDim + ch) * 16 + (s & 15)], "key " + at);
+                        assertBits(vr[s * kvDim + ch], values[s * kvDim + ch], "value " + at);
+                    }
+                // per head, from a block and a slot that are not the first
+                for (int g = 0; g < c.numKeyValueHeads(); g++) {
+                    int b0 = Math.min(1, blocks - 1), s0 = Math.min(3, slots - 1);
+                    float[] hk = new float[(blocks - b0) * 16 * hd], hv = new float[(slots - s0) * hd];
+                    cache.decodeKeys(kernels, l, b0, blocks, g * hd, hd, hk, s16);
+                    cache.decodeValues(kernels, l, s0, slots - s0, g * hd, hd, hv, s1);
+                    for (int s = b0 * 16; s < slots; s++)
+                        for (int d = 0; d < hd; d++)
+                            assertBits(
+                                    kr[s * kvDim + g * hd + d],
+                                    hk[(((s >> 4) - b0) * hd + d) * 16 + (s & 15)],
+                                    "key, head " + g + by);
+                    for (int s = s0; s < slots; s++)
+                        for (int d = 0; d < hd; d++)
+                            assertBits(vr[s * kvDim + g * hd + d], hv[(s - s0) * hd + d], "value, head " + g + by);
                 }
-            // per head, from a block and a slot that are not the first
-            for (int g = 0; g < c.numKeyValueHeads(); g++) {
-                int b0 = Math.min(1, blocks - 1), s0 = Math.min(3, slots - 1);
-                float[] hk = new float[(blocks - b0) * 16 * hd], hv = new float[(slots - s0) * hd];
-                cache.decodeKeys(l, b0, blocks, g * hd, hd, hk);
-                cache.decodeValues(l, s0, slots - s0, g * hd, hd, hv);
-                for (int s = b0 * 16; s < slots; s++)
-                    for (int d = 0; d < hd; d++)
-                        assertBits(
-                                kr[s * kvDim + g * hd + d],
-                                hk[(((s >> 4) - b0) * hd + d) * 16 + (s & 15)],
-                                "key, head " + g);
-                for (int s = s0; s < slots; s++)
-                    for (int d = 0; d < hd; d++)
-                        assertBits(vr[s * kvDim + g * hd + d], hv[(s - s0) * hd + d], "value, head " + g);
             }
             // the rounded rows encode to the same bits (Q8_0: the same scales, and the same quants where the scale is
             // not 0; a block whose d rounds to 0 in F16 reads back as zeros, whatever the quants rint(x / d) it keeps)

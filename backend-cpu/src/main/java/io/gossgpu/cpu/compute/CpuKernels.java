@@ -129,6 +129,21 @@ public interface CpuKernels {
         return max;
     }
 
+    /** BF16 bits to floats (a KV cache's numbers): {@code dst[dOff + i] = float(bits[sOff + i] << 16)}, {@code i < n}. */
+    default void bf16ToFloat(short[] bits, int sOff, float[] dst, int dOff, int n) {
+        for (int i = 0; i < n; i++) dst[dOff + i] = Float.intBitsToFloat(bits[sOff + i] << 16);
+    }
+
+    /**
+     * Q8_0 quants times their scales (a KV cache's numbers), exact in float: {@code dst[dOff + i] = q[qOff + i] ·
+     * scale[i & 15]} for {@code i < n}, a multiple of 16 (keys: 16 slots of a channel, one scale each), or with
+     * {@code scale.length == 1} the same scale for every {@code i} and any {@code n} (a run of a value row).
+     */
+    default void q8ToFloat(byte[] q, int qOff, float[] scale, float[] dst, int dOff, int n) {
+        int mask = scale.length == 1 ? 0 : 15;
+        for (int i = 0; i < n; i++) dst[dOff + i] = q[qOff + i] * scale[i & mask];
+    }
+
     /**
      * The id of the largest of {@code x[off .. off+n−1]}, ties to the lower id, or
      * {@link io.gossgpu.backend.TemperatureDraw#NOT_FINITE} when one of them is NaN or infinite: exactly

@@ -503,6 +503,40 @@ final class VectorKernels implements CpuKernels {
         a3.intoArray(out, oOff + 3 * L);
     }
 
+    /** Bytes of at least 64 bits holding {@link #L} or more lanes, and float vectors per byte vector. */
+    private static final VectorSpecies<Byte> BL =
+            VectorSpecies.of(byte.class, VectorShape.forBitSize(Math.max(64, 8 * L)));
+
+    private static final int BL_PARTS = BL.length() / L;
+
+    @Override
+    public void bf16ToFloat(short[] bits, int sOff, float[] dst, int dOff, int n) {
+        int i = 0;
+        for (; i + L <= n; i += L)
+            ((IntVector) ShortVector.fromArray(S, bits, sOff + i).convertShape(VectorOperators.S2I, I, 0))
+                    .lanewise(VectorOperators.LSHL, 16)
+                    .reinterpretAsFloats()
+                    .intoArray(dst, dOff + i);
+        for (; i < n; i++) dst[dOff + i] = Float.intBitsToFloat(bits[sOff + i] << 16);
+    }
+
+    @Override
+    public void q8ToFloat(byte[] q, int qOff, float[] scale, float[] dst, int dOff, int n) {
+        boolean one = scale.length == 1;
+        FloatVector s1 = FloatVector.broadcast(F, scale[0]);
+        int i = 0;
+        for (; i + BL.length() <= n; i += BL.length()) {
+            ByteVector b = ByteVector.fromArray(BL, q, qOff + i);
+            for (int p = 0; p < BL_PARTS; p++) {
+                int at = i + p * L; // L divides 16: the lanes' scales are scale[at & 15 ..]
+                FloatVector f = one ? s1 : FloatVector.fromArray(F, scale, at & 15);
+                ((FloatVector) b.convertShape(VectorOperators.B2F, F, p)).mul(f).intoArray(dst, dOff + at);
+            }
+        }
+        int mask = one ? 0 : 15;
+        for (; i < n; i++) dst[dOff + i] = q[qOff + i] * scale[i & mask];
+    }
+
     @Override
     public float scaleCopyMax(float[] src, int sOff, float[] dst, int dOff, int n, float scale) {
         FloatVector m = FloatVector.broadcast(F, Float.NEGATIVE_INFINITY);
