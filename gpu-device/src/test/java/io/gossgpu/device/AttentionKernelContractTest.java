@@ -46,7 +46,8 @@ class AttentionKernelContractTest {
                             AttentionPipeline.GQA,
                             AttentionPipeline.SPLIT,
                             AttentionPipeline.COMBINE,
-                            AttentionPipeline.KV_STORE),
+                            AttentionPipeline.KV_STORE,
+                            AttentionPipeline.KV_ROUND),
             "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
 
     private static final Map<String, Path> KNOB_TABLES = Map.of(
