@@ -57,13 +57,50 @@ inline uint q8_scale_at(uint slots, uint kvDim, uint slot, uint block) {
     return slots * kvDim + 2u * (slot * q8_blocks(kvDim) + block);
 }
 
-// Number col of cache row `slot`, decoded from `type` (a typed cache: F16, BF16 or Q8_0).
-inline float kv_load(device const uchar *c, uint type, uint slots, uint kvDim, uint slot, uint col) {
+// The f16 scale of block `block` of row `slot` of a Q8_0 cache.
+inline float q8_dh(device const uchar *c, uint slots, uint kvDim, uint slot, uint block) {
+    uint s = q8_scale_at(slots, kvDim, slot, block);
+    return f16_value(ushort(uint(c[s]) | (uint(c[s + 1]) << 8)));
+}
+
+// sum_d x[d] * row[d] over the n numbers from column col of row `slot` of a typed cache (F16, BF16 or Q8_0).
+inline float kv_dot(device const float *x, device const uchar *c, uint type, uint slots, uint kvDim, uint slot, uint col,
+                    uint n) {
     uint at = slot * kvDim + col;
-    if (type == KV_F16) return f16_value(((device const ushort *) c)[at]);
-    if (type == KV_BF16) return bf16_value(((device const ushort *) c)[at]);
-    uint s = q8_scale_at(slots, kvDim, slot, col / Q8_BLOCK);
-    return q8_value(c[at]) * f16_value(ushort(uint(c[s]) | (uint(c[s + 1]) << 8)));
+    float s = 0.0f;
+    if (type == KV_Q8_0) {
+        float dh = 0.0f;
+        for (uint d = 0; d < n; d++) {
+            if (d == 0 || (col + d) % Q8_BLOCK == 0) dh = q8_dh(c, slots, kvDim, slot, (col + d) / Q8_BLOCK);
+            s += x[d] * (q8_value(c[at + d]) * dh);
+        }
+        return s;
+    }
+    device const ushort *h = (device const ushort *) c + at;
+    if (type == KV_F16)
+        for (uint d = 0; d < n; d++) s += x[d] * f16_value(h[d]);
+    else
+        for (uint d = 0; d < n; d++) s += x[d] * bf16_value(h[d]);
+    return s;
+}
+
+// acc[d] += e * row[d] over the n numbers from column col of row `slot` of a typed cache (F16, BF16 or Q8_0).
+inline void kv_axpy(thread float *acc, float e, device const uchar *c, uint type, uint slots, uint kvDim, uint slot,
+                    uint col, uint n) {
+    uint at = slot * kvDim + col;
+    if (type == KV_Q8_0) {
+        float dh = 0.0f;
+        for (uint d = 0; d < n; d++) {
+            if (d == 0 || (col + d) % Q8_BLOCK == 0) dh = q8_dh(c, slots, kvDim, slot, (col + d) / Q8_BLOCK);
+            acc[d] += e * (q8_value(c[at + d]) * dh);
+        }
+        return;
+    }
+    device const ushort *h = (device const ushort *) c + at;
+    if (type == KV_F16)
+        for (uint d = 0; d < n; d++) acc[d] += e * f16_value(h[d]);
+    else
+        for (uint d = 0; d < n; d++) acc[d] += e * bf16_value(h[d]);
 }
 
 // x[0 .. n) (n <= 32: one Q8_0 block of a row) in place to what a cache of `type` stores.
@@ -117,7 +154,7 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
     float m = NEG_BIG, z = 0.0f;
     bool seen = false;
     for (uint j = lo + lane; j <= pos; j += 32) {
-        // float rows (the batch's own, or an F32 cache's), else a typed cache row decoded number by number
+        // float rows (the batch's own, or an F32 cache's), else a typed cache row decoded as it is read
         device const float *kr = k;
         device const float *vr = v;
         uint slot = j % p.slots;
@@ -131,7 +168,7 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
         }
         float s = 0.0f;
         if (typed)
-            for (uint d = 0; d < hd; d++) s += qr[d] * kv_load(kc, p.kvType, p.slots, kvDim, slot, g * hd + d);
+            s = kv_dot(qr, kc, p.kvType, p.slots, kvDim, slot, g * hd, hd);
         else
             for (uint d = 0; d < hd; d++) s += qr[d] * kr[d];
         s *= p.scale;
@@ -145,7 +182,7 @@ KERNEL(attention)(BUF(device const float *, q, 0), BUF(device const float *, k, 
         float e = exp(s - m);
         z += e;
         if (typed)
-            for (uint d = 0; d < hd; d++) acc[d] += e * kv_load(vc, p.kvType, p.slots, kvDim, slot, g * hd + d);
+            kv_axpy(acc, e, vc, p.kvType, p.slots, kvDim, slot, g * hd, hd);
         else
             for (uint d = 0; d < hd; d++) acc[d] += e * vr[d];
     }
