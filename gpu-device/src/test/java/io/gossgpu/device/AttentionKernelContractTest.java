@@ -48,7 +48,7 @@ class AttentionKernelContractTest {
                             AttentionPipeline.COMBINE,
                             AttentionPipeline.KV_STORE,
                             AttentionPipeline.KV_ROUND),
-            "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
+            "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE, AttentionPipeline.KV_ROUND));
 
     private static final Map<String, Path> KNOB_TABLES = Map.of(
             "cuda",

@@ -47,8 +47,8 @@ class KernelVocabularyTest {
             Map.entry(
                     "kv_round",
                     new Only(
-                            Set.of("opencl"),
-                            "the batch's k and v rounded to a typed KV cache's numbers (the other APIs store F32 only, for now)")),
+                            Set.of("opencl", "metal"),
+                            "the batch's k and v rounded to a typed KV cache's numbers (CUDA stores F32 only, for now)")),
             Map.entry(
                     "attention_mma",
                     new Only(
