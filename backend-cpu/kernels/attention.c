@@ -15,6 +15,18 @@
  * channel 0). Values are rows: v[s·v_stride + d]. A run is the slots s0 .. s0+count−1, holding positions
  * kpos0 .. kpos0+count−1.
  *
+ * The cache stores its numbers as kv_type (KvType's ordinal, goss_cpu.h GOSS_CPU_KV_*), in those layouts with
+ * narrower elements, and each reads back as exactly the float KvType.round gives:
+ *
+ *     F32: x,   F16: x = half(h),   BF16: x = float(b << 16),   Q8_0: x = q · half(dh)
+ *
+ * (Q8_0: int8 q and one F16 scale dh per block of 32 channels of a row, blocks counted from the row's channel 0, so
+ * the head's first channel chan0 says where its blocks begin; q·dh is exact in float). The scales are arrays of
+ * their own: the keys' in the keys' 16-slot blocks, ks[(s >> 4)·16·nb + b·16 + (s & 15)], the values' row-major,
+ * vs[s·nb + b] (nb blocks per row; ks and vs point at slot 0, block 0). A typed chunk is decoded once into the
+ * caller's scratch, in the F32 layouts, and then runs the F32 code: a typed cache attends bit for bit as an F32
+ * cache holding the rounded numbers.
+ *
  * attn_update works like a flash-attention tile: for each chunk of up to 64 slots, first every row's scores
  * (a register-blocked product: 4 rows × 16 slots per pass over the channels), then per row the chunk's max,
  * e^(s − m) and the rescale of its state, then acc += P·V (2 rows of one token × 32 channels per pass over the
@@ -46,6 +58,87 @@ INLINE float hmax(__m256 x) {
     __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     h = _mm_max_ps(h, _mm_movehl_ps(h, h));
     return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+}
+
+/* Bytes of one stored number of kv type `type`. */
+INLINE int64_t kv_size(int type) { return type == GOSS_CPU_KV_F32 ? 4 : type == GOSS_CPU_KV_Q8_0 ? 1 : 2; }
+
+/* n ≤ 8 stored numbers (not F32) at p as floats, lanes n..7 zero and nothing past them read: F16 and BF16 as they
+ * read back, Q8_0 as its integers q (the caller multiplies by the scale). */
+INLINE __m256 kv_load8(int type, const char *p, int64_t n) {
+    __m128i x;
+    if (n >= 8)
+        x = type == GOSS_CPU_KV_Q8_0 ? _mm_loadl_epi64((const __m128i *)p) : _mm_loadu_si128((const __m128i *)p);
+    else {
+        x = _mm_setzero_si128();
+        memcpy(&x, p, (size_t)(n * kv_size(type)));
+    }
+    switch (type) {
+        case GOSS_CPU_KV_F16: return _mm256_cvtph_ps(x);
+        case GOSS_CPU_KV_BF16: return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(x), 16));
+        default: return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(x));
+    }
+}
+
+/* Keys of the n slots c0 .. c0+n−1 (whole 16-slot blocks; c0 a multiple of 16), channels 0..hd−1 of the head, as
+ * floats in the F32 layout with blocks of 16·hd:  dst[(j >> 4)·16·hd + c·16 + (j & 15)] = k(c0 + j, c)
+ * (Q8_0: q · half(dh) with the slot's scale of block (chan0 + c) >> 5). The next chunk's keys are prefetched. */
+INLINE void decode_keys(int type, const char *kt, int64_t kt_block, const uint16_t *ks, int64_t nb, int64_t chan0,
+                        int64_t hd, int64_t c0, int64_t n, float *dst) {
+    const int64_t es = kv_size(type);
+    for (int64_t j = 0; j < n; j += 16) {
+        const int64_t blk = (c0 + j) >> 4;
+        const char *src = kt + blk * kt_block * es, *pf = kt + (blk + CHUNK / 16) * kt_block * es;
+        float *d = dst + (j >> 4) * 16 * hd;
+        for (int64_t c = 0; c < hd;) {
+            /* channels c .. cend−1: for Q8_0 those of one block, the 16 slots' scales f0 (slots 0..7), f1 (8..15) */
+            int64_t cend = hd;
+            __m256 f0 = _mm256_setzero_ps(), f1 = f0;
+            if (type == GOSS_CPU_KV_Q8_0) {
+                cend = min64(hd, ((chan0 + c) | 31) + 1 - chan0);
+                const uint16_t *sc = ks + blk * 16 * nb + ((chan0 + c) >> 5) * 16;
+                f0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)sc));
+                f1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(sc + 8)));
+            }
+            for (; c < cend; c++) {
+                if ((16 * c * es) % 64 == 0) _mm_prefetch(pf + 16 * c * es, _MM_HINT_T0);
+                __m256 k0 = kv_load8(type, src + 16 * c * es, 8), k1 = kv_load8(type, src + (16 * c + 8) * es, 8);
+                if (type == GOSS_CPU_KV_Q8_0) {
+                    k0 = _mm256_mul_ps(k0, f0);
+                    k1 = _mm256_mul_ps(k1, f1);
+                }
+                _mm256_storeu_ps(d + 16 * c, k0);
+                _mm256_storeu_ps(d + 16 * c + 8, k1);
+            }
+        }
+    }
+}
+
+/* Values of the slots c0+ja .. c0+jb−1, channels 0..hd−1 of the head, as float rows:  dst[j·hd + d] = v(c0 + j, d)
+ * (Q8_0: q · half(dh) with the row's scale of block (chan0 + d) >> 5). The next chunk's rows are prefetched. */
+INLINE void decode_values(int type, const char *v, int64_t v_stride, const uint16_t *vs, int64_t nb, int64_t chan0,
+                          int64_t hd, int64_t c0, int64_t ja, int64_t jb, float *dst) {
+    const int64_t es = kv_size(type);
+    for (int64_t j = ja; j < jb; j++) {
+        const char *src = v + (c0 + j) * v_stride * es;
+        for (int64_t d = 0; d < hd * es; d += 64) _mm_prefetch(src + CHUNK * v_stride * es + d, _MM_HINT_T0);
+        const uint16_t *sj = type == GOSS_CPU_KV_Q8_0 ? vs + (c0 + j) * nb : 0;
+        for (int64_t d = 0; d < hd; d += 8) {
+            const int64_t n = min64(8, hd - d);
+            __m256 x = kv_load8(type, src + d * es, n);
+            if (type == GOSS_CPU_KV_Q8_0) {
+                /* lanes of channel chan0+d.. in block b, and from lane `first` on (if any) in block b + 1 */
+                const int64_t ch = chan0 + d, b = ch >> 5, first = 32 - (ch & 31);
+                __m256 f = _mm256_set1_ps(_cvtsh_ss(sj[b]));
+                if (first < n)
+                    f = _mm256_blendv_ps(f, _mm256_set1_ps(_cvtsh_ss(sj[b + 1])),
+                                         _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)first - 1))));
+                x = _mm256_mul_ps(x, f);
+            }
+            mstore(dst + j * hd + d, x, n);
+        }
+    }
 }
 
 /* Scores of 4 rows (q pointers qr, hd channels) against the 16 slots of one key block kb: s[r·CHUNK + 0..15]. */
@@ -164,9 +257,15 @@ INLINE void pv_rows(int nr, float *const accr[2], const float alpha[2], const fl
     }
 }
 
-void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
-                          int64_t window, const float *kt, int64_t kt_block, const float *v, int64_t v_stride,
-                          int64_t s0, int64_t count, int64_t kpos0, float scale, float *m, float *l, float *acc) {
+/* attn_update for one kv type (a constant in each caller, so every type gets code of its own; F32's is the
+ * plain kernel). A typed chunk is first decoded into scratch: keys at scratch (blocks of 16·hd), values at
+ * scratch + CHUNK·hd (rows of hd, those the run holds). */
+INLINE void update(int type, const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
+                   int64_t window, const void *k_in, int64_t kt_block, const void *v_in, int64_t v_stride,
+                   const uint16_t *ks, const uint16_t *vs, int64_t nb, int64_t chan0, int64_t s0, int64_t count,
+                   int64_t kpos0, float scale, float *m, float *l, float *acc, float *scratch) {
+    const int f32 = type == GOSS_CPU_KV_F32;
+    const float *kt = k_in, *v = v_in; /* F32 */
     const int64_t rows = nt * group, end = s0 + count, base = kpos0 - s0; /* slot σ holds position σ + base */
     _Alignas(32) float s[ROWS * CHUNK];
     float alpha[ROWS];
@@ -175,6 +274,23 @@ void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t 
         for (int64_t c0 = s0 & ~(int64_t)15; c0 < end; c0 += CHUNK) {
             /* slots c0 .. c0+n−1: whole key blocks, those past the run masked below */
             const int64_t n = min64(CHUNK, ((end - c0) + 15) & ~(int64_t)15);
+            /* this chunk's keys (kc, blocks of kc_block) and values (vc: slot c0's row, rows of vc_stride) as floats */
+            const float *kc, *vc;
+            int64_t kc_block, vc_stride;
+            if (f32) {
+                kc = kt + (c0 >> 4) * kt_block;
+                vc = v + c0 * v_stride;
+                kc_block = kt_block;
+                vc_stride = v_stride;
+            } else {
+                decode_keys(type, k_in, kt_block, ks, nb, chan0, hd, c0, n, scratch);
+                decode_values(type, v_in, v_stride, vs, nb, chan0, hd, c0, max64(s0, c0) - c0, min64(end, c0 + n) - c0,
+                              scratch + CHUNK * hd);
+                kc = scratch;
+                vc = scratch + CHUNK * hd;
+                kc_block = 16 * hd;
+                vc_stride = hd;
+            }
             for (int64_t i = 0; i < nr; i += 4) {
                 const float *qr[4];
                 _Pragma("GCC unroll 4")
@@ -184,8 +300,8 @@ void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t 
                 }
                 float tmp[4 * CHUNK], *dst = i + 4 <= nr ? s + i * CHUNK : tmp;
                 for (int64_t j = 0; j < n; j += 16)
-                    scores4(qr, kt + ((c0 + j) >> 4) * kt_block, hd, scale, dst + j,
-                            i == 0 ? kt + ((c0 + j + CHUNK) >> 4) * kt_block : 0);
+                    scores4(qr, kc + (j >> 4) * kc_block, hd, scale, dst + j,
+                            f32 && i == 0 ? kt + ((c0 + j + CHUNK) >> 4) * kt_block : 0);
                 if (dst == tmp) memcpy(s + i * CHUNK, tmp, sizeof(float) * CHUNK * (nr - i));
             }
             /* per token: the chunk lanes it sees (run bounds, causal, window), then its rows' softmax and P·V */
@@ -202,11 +318,28 @@ void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t 
                     float *accr[2] = {acc + row * hd, acc + (row + nrow - 1) * hd};
                     const float *pr[2] = {s + (row - r0) * CHUNK, s + (row + nrow - 1 - r0) * CHUNK};
                     const float al[2] = {alpha[row - r0], alpha[row + nrow - 1 - r0]};
-                    pv_rows(nrow, accr, al, pr, v + c0 * v_stride, v_stride, hd, a, b, row == h0);
+                    pv_rows(nrow, accr, al, pr, vc, vc_stride, hd, a, b, f32 && row == h0);
                 }
             }
         }
     }
+}
+
+void GOSS_FN(attn_update)(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, int64_t qpos0,
+                          int64_t window, int32_t kv_type, const void *kt, int64_t kt_block, const void *v,
+                          int64_t v_stride, const uint16_t *ks, const uint16_t *vs, int64_t nb, int64_t chan0,
+                          int64_t s0, int64_t count, int64_t kpos0, float scale, float *m, float *l, float *acc,
+                          float *scratch) {
+#define UPDATE(T)                                                                                                    \
+    update(T, q, q_stride, nt, group, hd, qpos0, window, kt, kt_block, v, v_stride, ks, vs, nb, chan0, s0, count, \
+           kpos0, scale, m, l, acc, scratch)
+    switch (kv_type) {
+        case GOSS_CPU_KV_F16: UPDATE(GOSS_CPU_KV_F16); break;
+        case GOSS_CPU_KV_BF16: UPDATE(GOSS_CPU_KV_BF16); break;
+        case GOSS_CPU_KV_Q8_0: UPDATE(GOSS_CPU_KV_Q8_0); break;
+        default: UPDATE(GOSS_CPU_KV_F32); break;
+    }
+#undef UPDATE
 }
 
 void GOSS_FN(attn_merge)(int64_t rows, int64_t hd, float *m, float *l, float *acc, const float *m2, const float *l2,

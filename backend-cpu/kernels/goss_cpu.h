@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define GOSS_CPU_ABI_VERSION 4
+#define GOSS_CPU_ABI_VERSION 5
 
 /* goss_cpu_features() bits */
 #define GOSS_CPU_AVX2    1u  /* avx2, fma, f16c */
@@ -107,15 +107,26 @@ void goss_cpu_repack_float_q8(int32_t format, const uint8_t *src, int64_t row_st
                                  int64_t r1, int64_t k, const float *x, int64_t x_stride, int64_t T,       \
                                  float *out, int64_t out_stride, const float *bias);                       \
     /* Attention as an online softmax (attention.c): extend the states (m, l, acc) of the nt·group query  \
-     * rows with the keys of slots s0..s0+count−1 (positions kpos0..), then merge or finish them. */       \
+     * rows with the keys of slots s0..s0+count−1 (positions kpos0..), then merge or finish them. Keys and \
+     * values are stored as kv_type (GOSS_CPU_KV_*); for Q8_0 ks and vs are their scales (nb blocks per    \
+     * row) and chan0 the head's first channel in the row (NULL, 0 and any for the other types). scratch: \
+     * 128·hd floats the kernel overwrites (typed caches are decoded there); NULL for F32. */               \
     void goss_##isa##_attn_update(const float *q, int64_t q_stride, int64_t nt, int64_t group, int64_t hd, \
-                                  int64_t qpos0, int64_t window, const float *kt, int64_t kt_block,        \
-                                  const float *v, int64_t v_stride, int64_t s0, int64_t count,             \
-                                  int64_t kpos0, float scale, float *m, float *l, float *acc);             \
+                                  int64_t qpos0, int64_t window, int32_t kv_type, const void *kt,          \
+                                  int64_t kt_block, const void *v, int64_t v_stride, const uint16_t *ks,   \
+                                  const uint16_t *vs, int64_t nb, int64_t chan0, int64_t s0, int64_t count, \
+                                  int64_t kpos0, float scale, float *m, float *l, float *acc,              \
+                                  float *scratch);                                                         \
     void goss_##isa##_attn_merge(int64_t rows, int64_t hd, float *m, float *l, float *acc, const float *m2, \
                                  const float *l2, const float *acc2);                                      \
     void goss_##isa##_attn_finish(int64_t nt, int64_t group, int64_t hd, const float *m, const float *l,  \
                                   const float *acc, const float *sinks, float *out, int64_t out_stride);
+
+/* How a KV cache stores its numbers (KvType's ordinals; attention.c has the formulas and layouts). */
+#define GOSS_CPU_KV_F32 0
+#define GOSS_CPU_KV_F16 1
+#define GOSS_CPU_KV_BF16 2
+#define GOSS_CPU_KV_Q8_0 3
 
 #define GOSS_CPU_FORMAT_F32 0
 #define GOSS_CPU_FORMAT_F16 1

@@ -1,6 +1,5 @@
 package io.gossgpu.cpu;
 
-import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOp;
 import io.gossgpu.backend.Batch;
@@ -10,7 +9,6 @@ import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.DeviceWeights;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
-import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.TemperatureDraw;
@@ -126,12 +124,10 @@ public final class CpuBackend extends HeapMemoryBackend {
         return new CpuWeights(weights, kernels, pool, scratch, availableBytes);
     }
 
+    /** Keys and values in Java arrays of the spec's type ({@link CpuKvCache}): F32, F16, BF16 or Q8_0. */
     @Override
     public KvCache createKvCache(KvCacheSpec spec) {
-        if (spec.type() != KvType.F32)
-            throw new GossException(
-                    "the cpu backend does not store a " + spec.type().flagName() + " KV cache yet; use --kv-type f32");
-        return heapKvCache(spec, KvType.F32, 16, CpuKvCache::new);
+        return heapKvCache(spec, spec.type(), 16, CpuKvCache::new);
     }
 
     // ---- ops ------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 package io.gossgpu.cpu;
 
+import io.gossgpu.backend.KvType;
 import io.gossgpu.cpu.compute.CpuPool;
 import io.gossgpu.cpu.matmul.KernelSet;
 import java.lang.foreign.MemorySegment;
@@ -12,7 +13,9 @@ import java.util.Arrays;
  * the keys into chunks of {@link #CHUNK} positions, so that every thread streams part of a long cache; the chunks'
  * states are merged in chunk order afterwards. Chunks and blocks depend only on the sequence, never on the thread
  * count or the other sequences of the batch, so its result is the same whatever the threads and its neighbours. The
- * items of all sequences go to the pool as one job.
+ * items of all sequences go to the pool as one job. A cache of any {@link KvType} is read in place: the kernel decodes
+ * each chunk of it into a per-worker scratch ({@code attention.c}); the batch's own keys and values are floats, already
+ * rounded by {@link AttentionJob}.
  */
 final class NativeAttention implements CpuPool.Body {
     static final int TOKENS = 4;
@@ -92,6 +95,8 @@ final class NativeAttention implements CpuPool.Body {
 
     /** Per worker: the state of one item when it is finished at once (long sequences). */
     private float[][] wm = new float[0][], wl = new float[0][], wacc = new float[0][];
+    /** Per worker: where the kernel decodes a chunk of a typed cache (128·hd floats). */
+    private float[][] wscratch = new float[0][];
 
     @Override
     public void run(int from, int to, int worker) {
@@ -117,7 +122,7 @@ final class NativeAttention implements CpuPool.Body {
             Arrays.fill(sm, off, off + r, Float.NEGATIVE_INFINITY);
             Arrays.fill(sl, off, off + r, 0f);
             Arrays.fill(sacc, off * c.hd, (off + r) * c.hd, 0f);
-            keys(q, lo0[s], nch, g, b, ch, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd));
+            keys(q, lo0[s], nch, g, b, ch, seg(sm, off), seg(sl, off), seg(sacc, (long) off * c.hd), worker);
             if (nch == 1) finish(q, g, b, 0, sm, sl, sacc);
         }
     }
@@ -135,6 +140,12 @@ final class NativeAttention implements CpuPool.Body {
         }
     }
 
+    private synchronized float[] scratch(int worker) {
+        if (wscratch.length <= worker) wscratch = Arrays.copyOf(wscratch, worker + 1);
+        if (wscratch[worker] == null || wscratch[worker].length < 128 * c.hd) wscratch[worker] = new float[128 * c.hd];
+        return wscratch[worker];
+    }
+
     /** Extends the state with the keys item (sequence q, g, block b, chunk ch) sees: cached positions, then the batch's. */
     private void keys(
             AttentionJob.Seq s,
@@ -145,7 +156,8 @@ final class NativeAttention implements CpuPool.Body {
             int ch,
             MemorySegment sm,
             MemorySegment sl,
-            MemorySegment sacc) {
+            MemorySegment sacc,
+            int worker) {
         int t0 = b * TOKENS, nt = Math.min(TOKENS, s.T - t0);
         int pFirst = s.start + t0, pLast = pFirst + nt - 1;
         int lo = c.sliding ? Math.max(0, pFirst - c.window + 1) : 0, hi = pLast + 1; // key positions lo .. hi−1
@@ -158,7 +170,11 @@ final class NativeAttention implements CpuPool.Body {
         // cached positions lo .. min(hi, start)−1: at most two runs of consecutive ring slots
         int cachedEnd = Math.min(hi, s.start);
         if (lo < cachedEnd) {
-            MemorySegment kt = seg(s.ck, (long) g * c.hd * 16), v = seg(s.cv, (long) g * c.hd);
+            // the cache's arrays from the head's channel 0 (elements of its type), its Q8_0 scales from slot 0
+            CpuKvCache cache = s.cache;
+            long size = cache.elementBytes, chan = (long) g * c.hd;
+            MemorySegment kt = s.kSeg.asSlice(size * chan * 16), v = s.vSeg.asSlice(size * chan);
+            MemorySegment scratch = cache.type == KvType.F32 ? MemorySegment.NULL : seg(scratch(worker), 0);
             int pos = lo;
             while (pos < cachedEnd) {
                 int slot = pos % s.slots, count = Math.min(cachedEnd - pos, s.slots - slot);
@@ -170,17 +186,23 @@ final class NativeAttention implements CpuPool.Body {
                         c.hd,
                         pFirst,
                         window,
+                        cache.type.ordinal(),
                         kt,
                         (long) c.kvDim * 16,
                         v,
                         c.kvDim,
+                        s.kScales,
+                        s.vScales,
+                        cache.blocks,
+                        chan,
                         slot,
                         count,
                         pos,
                         c.scale,
                         sm,
                         sl,
-                        sacc);
+                        sacc,
+                        scratch);
                 pos += count;
             }
         }
@@ -195,17 +217,23 @@ final class NativeAttention implements CpuPool.Body {
                     c.hd,
                     pFirst,
                     window,
+                    KvType.F32.ordinal(),
                     seg(c.kBatchT, (long) g * c.hd * 16),
                     (long) c.kvDim * 16,
                     seg(c.vBatch, (long) g * c.hd),
                     c.kvDim,
+                    MemorySegment.NULL,
+                    MemorySegment.NULL,
+                    0,
+                    (long) g * c.hd,
                     s.slot0 + b0 - s.start,
                     hi - b0,
                     b0,
                     c.scale,
                     sm,
                     sl,
-                    sacc);
+                    sacc,
+                    MemorySegment.NULL);
     }
 
     private void finish(AttentionJob.Seq s, int g, int b, int off, float[] sm, float[] sl, float[] sacc) {

@@ -24,10 +24,14 @@ import java.nio.file.Path;
 public final class goss_cpu_h {
     private goss_cpu_h() {}
 
-    public static final int GOSS_CPU_ABI_VERSION = 4;
+    public static final int GOSS_CPU_ABI_VERSION = 5;
     public static final int GOSS_CPU_AVX2 = 1;
     public static final int GOSS_CPU_AVX512 = 2;
     public static final int GOSS_CPU_AVXVNNI = 4;
+    public static final int GOSS_CPU_KV_F32 = 0;
+    public static final int GOSS_CPU_KV_F16 = 1;
+    public static final int GOSS_CPU_KV_BF16 = 2;
+    public static final int GOSS_CPU_KV_Q8_0 = 3;
     public static final int GOSS_CPU_FORMAT_F32 = 0;
     public static final int GOSS_CPU_FORMAT_F16 = 1;
     public static final int GOSS_CPU_FORMAT_BF16 = 2;
@@ -70,7 +74,7 @@ public final class goss_cpu_h {
     private static final FunctionDescriptor DENSE_GEMM = FunctionDescriptor.ofVoid(I, P, L, L, L, L, P, L, L, P, L, P);
     private static final ValueLayout F = ValueLayout.JAVA_FLOAT;
     private static final FunctionDescriptor ATTN_UPDATE =
-            FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, P, L, P, L, L, L, L, F, P, P, P);
+            FunctionDescriptor.ofVoid(P, L, L, L, L, L, L, I, P, L, P, L, P, P, L, L, L, L, L, F, P, P, P, P);
     private static final FunctionDescriptor ATTN_MERGE = FunctionDescriptor.ofVoid(L, L, P, P, P, P, P, P);
     private static final FunctionDescriptor ATTN_FINISH = FunctionDescriptor.ofVoid(L, L, L, P, P, P, P, P, L);
 
@@ -430,21 +434,27 @@ public final class goss_cpu_h {
             long hd,
             long qpos0,
             long window,
+            int kvType,
             MemorySegment kt,
             long ktBlock,
             MemorySegment v,
             long vStride,
+            MemorySegment ks,
+            MemorySegment vs,
+            long nb,
+            long chan0,
             long s0,
             long count,
             long kpos0,
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avx2_attn_update.invokeExact(
-                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
-                    acc);
+                    q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -491,21 +501,27 @@ public final class goss_cpu_h {
             long hd,
             long qpos0,
             long window,
+            int kvType,
             MemorySegment kt,
             long ktBlock,
             MemorySegment v,
             long vStride,
+            MemorySegment ks,
+            MemorySegment vs,
+            long nb,
+            long chan0,
             long s0,
             long count,
             long kpos0,
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avx512_attn_update.invokeExact(
-                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
-                    acc);
+                    q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -623,21 +639,27 @@ public final class goss_cpu_h {
             long hd,
             long qpos0,
             long window,
+            int kvType,
             MemorySegment kt,
             long ktBlock,
             MemorySegment v,
             long vStride,
+            MemorySegment ks,
+            MemorySegment vs,
+            long nb,
+            long chan0,
             long s0,
             long count,
             long kpos0,
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         try {
             avxvnni_attn_update.invokeExact(
-                    q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m, l,
-                    acc);
+                    q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0, s0,
+                    count, kpos0, scale, m, l, acc, scratch);
         } catch (Throwable t) {
             throw rethrow(t);
         }

@@ -233,6 +233,11 @@ public final class KernelSet {
         return isa != Isa.JAVA;
     }
 
+    /**
+     * {@code goss_<isa>_attn_update} (goss_cpu.h): extends the softmax states with the keys of one run of slots, stored
+     * as the KV type of ordinal {@code kvType} ({@code ks}, {@code vs}, {@code nb} and {@code chan0} for Q8_0's scales;
+     * {@code scratch}: 128·hd floats the kernel decodes a typed cache into, {@link MemorySegment#NULL} for F32).
+     */
     public void attnUpdate(
             MemorySegment q,
             long qStride,
@@ -241,30 +246,36 @@ public final class KernelSet {
             long hd,
             long qpos0,
             long window,
+            int kvType,
             MemorySegment kt,
             long ktBlock,
             MemorySegment v,
             long vStride,
+            MemorySegment ks,
+            MemorySegment vs,
+            long nb,
+            long chan0,
             long s0,
             long count,
             long kpos0,
             float scale,
             MemorySegment m,
             MemorySegment l,
-            MemorySegment acc) {
+            MemorySegment acc,
+            MemorySegment scratch) {
         switch (isa) {
             case AVX512 ->
                 goss_cpu_h.goss_avx512_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc, scratch);
             case AVXVNNI ->
                 goss_cpu_h.goss_avxvnni_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc, scratch);
             default ->
                 goss_cpu_h.goss_avx2_attn_update(
-                        q, qStride, nt, group, hd, qpos0, window, kt, ktBlock, v, vStride, s0, count, kpos0, scale, m,
-                        l, acc);
+                        q, qStride, nt, group, hd, qpos0, window, kvType, kt, ktBlock, v, vStride, ks, vs, nb, chan0,
+                        s0, count, kpos0, scale, m, l, acc, scratch);
         }
     }
 
