@@ -11,13 +11,15 @@
  *   - `kernel` is NOT defined: kernels use KERNEL(name) and the argument macros BUF/PARAMS/TG_POS/
  *     TID/TG_SIZE/SIMD_LANE/SIMD_GROUP, which here become parameters with default arguments read from
  *     the running fiber's context, so the runtime calls every kernel as name().
- *   - Scalar types uint/ushort/uchar; no vector types (using float4 & co fails to compile).
+ *   - Scalar types uint/ushort/uchar, and half as the compiler's _Float16 (IEEE binary16; a conversion from
+ *     float rounds to nearest even, as Metal's does); no vector types (using float4 & co fails to compile).
  *   - threadgroup_barrier(mem_flags::...) and simd_sum/simd_max/simd_min/simd_shuffle_down (float, int,
  *     uint) are real rendezvous between fibers: the scheduler releases a threadgroup barrier only when
  *     every thread of the threadgroup waits at one, and a simdgroup op only when every live lane of the
  *     simdgroup waits at the same op; anything else (divergent barrier, a lane that exited) is reported
  *     as an error of the dispatch, never papered over.
- *   - Math: exp, log, sqrt, rsqrt, fabs, abs, max, min, fmax, fmin, clamp, ldexp, as_type<T>.
+ *   - Math: exp, log, sqrt, rsqrt, rint (round to nearest even), fabs, abs, max, min, fmax, fmin, clamp, ldexp,
+ *     as_type<T>.
  */
 #ifndef GOSS_METAL_EMU_H
 #define GOSS_METAL_EMU_H
@@ -31,6 +33,7 @@
 typedef uint32_t uint;
 typedef uint16_t ushort;
 typedef uint8_t uchar;
+typedef _Float16 half;
 
 #define device
 #define constant
@@ -96,6 +99,7 @@ inline uint simd_shuffle_down(uint v, ushort d) { return emu::simd_op(emu::OP_SH
 using std::exp;
 using std::fabs;
 using std::log;
+using std::rint;
 using std::sqrt;
 inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 inline float max(float a, float b) { return std::fmax(a, b); }

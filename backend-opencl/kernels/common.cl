@@ -1,7 +1,7 @@
 /*
  * Shared helpers of the goss-gpu OpenCL kernels (OpenCL C 1.2; no extension required).
  *
- * Weight element decoding, exactly as io.gossgpu.quant does it:
+ * Weight element decoding, exactly as io.gossgpu.quant does it (f16_bits and bf16_bits below encode, for the KV cache):
  *   F32  : the 4 bytes as a float
  *   BF16 : float with bits (u16 << 16)                       (subnormals, inf, NaN included)
  *   F16  : IEEE half, decoded from its bits (subnormal halves are normal floats: exact)
@@ -36,6 +36,20 @@ inline float f16_to_f32(uint h) {
     }
     if (e == 31) return as_float(sign | 0x7f800000u | (m << 13));
     return as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+/* The IEEE half bits of x, round to nearest even (vstore_half_rte: core OpenCL, no cl_khr_fp16). */
+inline ushort f16_bits(float x) {
+    ushort h;
+    vstore_half_rte(x, 0, (__private half*) &h);
+    return h;
+}
+
+/* The BF16 bits of x: its upper 16 after round to nearest even; NaN: a quiet NaN (io.gossgpu.backend.KvType.bf16Bits). */
+inline ushort bf16_bits(float x) {
+    uint b = as_uint(x);
+    if (isnan(x)) return (ushort) ((b >> 16) | 0x40u);
+    return (ushort) ((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
 
 /* Element c of a dense row starting at byte pointer p. */

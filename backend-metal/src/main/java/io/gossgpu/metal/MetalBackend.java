@@ -5,6 +5,7 @@ import static io.gossgpu.metal.bindings.goss_metal_h.*;
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Batch;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.DensePipeline;
@@ -189,7 +190,11 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
         return pipelines;
     }
 
-    /** How attention.metal runs: one simdgroup per (row, head) over all its keys (no split kernels), then kv_store. */
+    /**
+     * How attention.metal runs: one simdgroup per (row, head) over all its keys (no split kernels), then kv_store (a
+     * thread per number, per 32-number block for Q8_0); on a typed cache kv_round first (a thread per 32-number block of
+     * a row), so the backend stores every {@link KvType}.
+     */
     private static AttentionShapes attentionShapes() {
         return new AttentionShapes(
                 (p, start) -> new AttentionShapes.Plan(AttentionPipeline.ATTENTION, 1, 1),
@@ -197,7 +202,10 @@ final class MetalBackend extends DeviceBackend<Buf, Buf> {
                 null,
                 null,
                 null,
-                p -> new AttentionShapes.Shape(Grid.items((long) (p.tokens() - p.first()) * p.kvDim())));
+                p -> new AttentionShapes.Shape(Grid.items((long) (p.tokens() - p.first())
+                        * (p.type() == KvType.Q8_0 ? KvType.q8Blocks(p.kvDim()) : p.kvDim()))),
+                null,
+                p -> new AttentionShapes.Shape(Grid.items((long) p.tokens() * KvType.q8Blocks(p.kvDim()))));
     }
 
     /** How moe.metal spreads the MoE: a simdgroup per output for decode; tiles of 32 rows × 8 pairs of one expert for prefill. */

@@ -21,6 +21,8 @@ enum MetalKernel {
             "one simdgroup per (token, head)",
             "the attention kernel runs one simdgroup (32 threads) per (token, head)"),
     KV_STORE(256),
+    /** A thread per 32-number block of a row of k and v. */
+    KV_ROUND(256),
     TOPK_SOFTMAX(64),
     MOE_GATE_UP(256),
     MOE_DOWN(256),

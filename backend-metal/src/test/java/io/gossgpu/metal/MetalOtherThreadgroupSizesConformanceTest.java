@@ -17,6 +17,7 @@ class MetalOtherThreadgroupSizesConformanceTest extends MetalConformanceTest {
             Map.entry(MetalKernel.DENSE_TILED, 32),
             Map.entry(MetalKernel.ROPE, 32),
             Map.entry(MetalKernel.KV_STORE, 32),
+            Map.entry(MetalKernel.KV_ROUND, 64),
             Map.entry(MetalKernel.TOPK_SOFTMAX, 32),
             Map.entry(MetalKernel.MOE_GATE_UP, 32),
             Map.entry(MetalKernel.MOE_DOWN, 64),

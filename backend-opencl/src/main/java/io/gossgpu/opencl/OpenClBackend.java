@@ -5,6 +5,8 @@ import static org.lwjgl.opencl.CL10.*;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.KvType;
+import io.gossgpu.device.AttentionParams;
 import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
 import io.gossgpu.device.AttentionShapes.Plan;
@@ -271,6 +273,7 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
      * How attention.cl runs: attention_gqa (the query heads of a KV head in one work-group) where its local memory fits
      * and GOSS_OPENCL_ATTENTION_GQA is 1; keys split when there are fewer work-groups than GOSS_OPENCL_ATTENTION_SPLITBELOW
      * (decode), GOSS_OPENCL_ATTENTION_SPLITKEYS keys per split, at most 64 splits (attention_split without GQA).
+     * kv_round (before, on a cache that is not F32) and kv_store (after) take every KvType.
      */
     private AttentionShapes attentionShapes() {
         long wg = attentionWg;
@@ -309,7 +312,14 @@ public final class OpenClBackend extends DeviceBackend<Long, Long> {
                         4L * wg,
                         4L * p.headDim()),
                 p -> new AttentionShapes.Shape(Grid.items(p.headDim(), p.heads(), p.tokens())),
-                p -> new AttentionShapes.Shape(Grid.items(p.kvDim(), p.tokens() - p.first())));
+                p -> new AttentionShapes.Shape(Grid.items(kvItems(p), p.tokens() - p.first())),
+                null, // no attention_mma
+                p -> new AttentionShapes.Shape(Grid.items(kvItems(p), p.tokens())));
+    }
+
+    /** Work items per row of kv_store and kv_round: one per number, for Q8_0 one per 32-number block. */
+    private static int kvItems(AttentionParams p) {
+        return p.type() == KvType.Q8_0 ? KvType.q8Blocks(p.kvDim()) : p.kvDim();
     }
 
     /** How moe.cl spreads the MoE over work-groups: one per (row, slot) for decode, per (row, expert) for prefill. */

@@ -75,10 +75,11 @@ final class OpenClDriver implements DeviceDriver<Long> {
         allocated -= n;
     }
 
+    /** clEnqueueFillBuffer of a 4-byte zero, or of a 1-byte one where {@code bytes} is no multiple of 4 (a Q8_0 cache). */
     @Override
     public void zero(Long mem, long bytes) {
         try (MemoryStack stack = MemoryStack.stackPush()) {
-            ByteBuffer pattern = stack.calloc(4);
+            ByteBuffer pattern = stack.calloc(bytes % 4 == 0 ? 4 : 1);
             check(clEnqueueFillBuffer(queue, mem, pattern, 0, bytes, null, null), "clEnqueueFillBuffer");
         }
     }

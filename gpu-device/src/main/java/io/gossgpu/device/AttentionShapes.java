@@ -5,8 +5,8 @@ import java.util.function.Function;
 /**
  * How one API runs attention, as data for {@link AttentionPipeline}: which kernel a call takes and with how many key
  * splits ({@link #plan}: each API's thresholds and knobs), and each kernel's grid and dynamic group memory for the
- * call's {@link AttentionParams}. A kernel the API does not have is {@code null} (Metal has only attention and
- * kv_store; attention_split is OpenCL's, attention_mma CUDA's). An API with {@code kv_round} stores every
+ * call's {@link AttentionParams}. A kernel the API does not have is {@code null} (Metal has attention, kv_store and
+ * kv_round; attention_split is OpenCL's, attention_mma CUDA's). An API with {@code kv_round} stores every
  * {@link io.gossgpu.backend.KvType}; one without it F32 only.
  */
 public record AttentionShapes(

@@ -46,8 +46,9 @@ class AttentionKernelContractTest {
                             AttentionPipeline.GQA,
                             AttentionPipeline.SPLIT,
                             AttentionPipeline.COMBINE,
-                            AttentionPipeline.KV_STORE),
-            "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE));
+                            AttentionPipeline.KV_STORE,
+                            AttentionPipeline.KV_ROUND),
+            "metal", Set.of(AttentionPipeline.ATTENTION, AttentionPipeline.KV_STORE, AttentionPipeline.KV_ROUND));
 
     private static final Map<String, Path> KNOB_TABLES = Map.of(
             "cuda",

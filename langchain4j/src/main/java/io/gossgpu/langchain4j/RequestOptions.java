@@ -2,7 +2,6 @@ package io.gossgpu.langchain4j;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.langchain4j.exception.UnsupportedFeatureException;
 import dev.langchain4j.internal.JsonSchemaElementUtils;
 import dev.langchain4j.model.chat.request.ChatRequestParameters;
 import dev.langchain4j.model.chat.request.ResponseFormat;
@@ -17,8 +16,9 @@ import io.gossgpu.api.StopSequences;
  * and the response format (JSON, or JSON under the request's schema, through goss-gpu's structured outputs) are the
  * request's where it sets them, the model's otherwise. Tool specifications go with the conversation
  * ({@link Messages}); stop sequences are cut by {@link StopSequences}; frequency and presence penalties go into the
- * sampling ({@link Sampling#withPenalties}). What goss-gpu cannot do for a request (a required tool
- * call) is refused with {@link UnsupportedFeatureException}, not ignored.
+ * sampling ({@link Sampling#withPenalties}). {@code toolChoice} REQUIRED makes the reply a call to one of the request's
+ * tools, its arguments held to the tool's parameters ({@link io.gossgpu.api.ToolChoice#required()}); AUTO leaves the
+ * call to the model.
  */
 final class RequestOptions {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -27,10 +27,9 @@ final class RequestOptions {
 
     static ChatOptions apply(ChatOptions base, ChatRequestParameters p) {
         if (p == null) return base;
-        if (p.toolChoice() == ToolChoice.REQUIRED)
-            throw new UnsupportedFeatureException(
-                    "goss-gpu's LangChain4j model cannot require a tool call (toolChoice REQUIRED)");
         ChatOptions o = base;
+        if (p.toolChoice() == ToolChoice.REQUIRED) o = o.withToolChoice(io.gossgpu.api.ToolChoice.required());
+        else if (p.toolChoice() == ToolChoice.AUTO) o = o.withToolChoice(io.gossgpu.api.ToolChoice.auto());
         Sampling s = o.sampling();
         if (p.temperature() != null) s = s.withTemperature(p.temperature().floatValue());
         if (p.topP() != null) s = s.withTopP(p.topP().floatValue());

@@ -170,6 +170,30 @@ class RequestParametersTest {
                         .topK());
     }
 
+    /**
+     * toolChoice REQUIRED: the demo model answers "What is 17 + 25?" without a tool, and with the weather tool required
+     * it must call it instead, its arguments an object with the tool's string "city".
+     */
+    @Test
+    void aRequiredToolChoiceMakesTheReplyACall() throws Exception {
+        var tools = dev.langchain4j.agent.tool.ToolSpecifications.toolSpecificationsFrom(
+                new GossChatModelTest.WeatherTools());
+        try (GossChatModel model = new GossChatModel(engine, GREEDY)) {
+            ChatResponse free =
+                    model.chat(ask(QUESTION).toolSpecifications(tools).build());
+            assertFalse(free.aiMessage().hasToolExecutionRequests(), "without a choice the model answers: " + free);
+            ChatResponse forced = model.chat(ask(QUESTION)
+                    .toolSpecifications(tools)
+                    .toolChoice(dev.langchain4j.model.chat.request.ToolChoice.REQUIRED)
+                    .build());
+            assertEquals(FinishReason.TOOL_EXECUTION, forced.finishReason(), forced.toString());
+            var call = forced.aiMessage().toolExecutionRequests().get(0);
+            assertEquals("get_weather", call.name());
+            JsonNode args = new ObjectMapper().readTree(call.arguments());
+            assertTrue(args.isObject() && args.get("city").isTextual(), call.arguments());
+        }
+    }
+
     /** The reply the api gives the question with the penalties in its sampling (as the server's requests do). */
     private static Reply apiPath(float frequency, float presence) {
         try (Chat chat = engine.newChat(GREEDY)) {

@@ -12,6 +12,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.api.Engine;
 import io.gossgpu.api.EngineOptions;
 import io.gossgpu.api.StepStats;
+import io.gossgpu.backend.KvType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,6 +75,24 @@ class BatchingTest {
             // alone: one sequence per step; side by side most of the 3 × 12 forward passes share steps
             assertTrue(seqs > 1.5 * steps, seqs + " sequence-steps in " + steps + " steps");
             assertEquals(0, s.stats().busySlots());
+        }
+    }
+
+    /** --kv-memory counts each slot's cache in the engine's KV type: the same budget holds 4 F16 caches for 2 F32. */
+    @Test
+    void kvMemoryCountsTheCacheType() {
+        int ctx = 64;
+        EngineOptions o = EngineOptions.of(TestServers.model()).withBackend("reference");
+        try (Engine f32 = Engine.open(o.withKvType(KvType.F32), TestServers.Scripted::new);
+                Engine f16 = Engine.open(o.withKvType(KvType.F16), TestServers.Scripted::new);
+                Engine q8 = Engine.open(o.withKvType(KvType.Q8_0), TestServers.Scripted::new)) {
+            long one = f32.kvCacheSpec(ctx, 0).bytes();
+            assertEquals(one / 2, f16.kvCacheSpec(ctx, 0).bytes());
+            assertEquals(2, new SlotPool(f32, 8, 4, 60_000, ctx, 0, 2 * one).cachesInBudget());
+            assertEquals(4, new SlotPool(f16, 8, 4, 60_000, ctx, 0, 2 * one).cachesInBudget());
+            SlotPool small = new SlotPool(q8, 8, 4, 60_000, ctx, 0, 2 * one);
+            assertEquals(2 * one / q8.kvCacheSpec(ctx, 0).bytes(), small.cachesInBudget());
+            assertTrue(small.cachesInBudget() >= 6, "q8_0 takes about 0.27 of f32: " + small.cachesInBudget());
         }
     }
 

@@ -124,6 +124,51 @@ class ToolChoiceServerTest {
             assertCall(chat(CAPITAL, "\"required\"", sampling), "add", "get_weather");
     }
 
+    /**
+     * The same forced call streamed (SSE): the deltas carry one call whose name comes first and whose argument pieces
+     * join into arguments valid under the tool's schema; the last choice chunk says tool_calls, then [DONE].
+     */
+    @Test
+    void aStreamedRequiredChoiceIsOneWholeCall() throws Exception {
+        HttpResponse<String> r = send(
+                "/v1/chat/completions",
+                "{\"model\":\"gpt-oss\",\"max_tokens\":300,\"temperature\":0,\"stream\":true,"
+                        + "\"messages\":[{\"role\":\"user\",\"content\":\"" + CAPITAL + "\"}],\"tools\":"
+                        + CHAT_TOOLS + ",\"tool_choice\":\"required\"}");
+        assertEquals(200, r.statusCode(), r.body());
+        String name = null, finish = null;
+        StringBuilder args = new StringBuilder();
+        List<String> data = r.body()
+                .lines()
+                .filter(l -> l.startsWith("data: "))
+                .map(l -> l.substring(6))
+                .toList();
+        assertEquals("[DONE]", data.get(data.size() - 1), r.body());
+        for (String d : data.subList(0, data.size() - 1)) {
+            JsonNode choices = JSON.readTree(d).path("choices");
+            if (choices.isEmpty()) continue; // the usage chunk
+            JsonNode c = choices.get(0);
+            if (!c.path("finish_reason").isNull() && c.has("finish_reason"))
+                finish = c.get("finish_reason").asText();
+            assertTrue(
+                    c.path("delta").path("content").isMissingNode()
+                            || c.path("delta").path("content").isNull()
+                            || c.path("delta").path("content").asText().isEmpty(),
+                    "no answer text beside the call: " + d);
+            for (JsonNode call : c.path("delta").path("tool_calls")) {
+                assertEquals(0, call.path("index").asInt(), "one call: " + d);
+                if (call.path("function").has("name")) {
+                    assertEquals(null, name, "the name comes once: " + d);
+                    name = call.get("function").get("name").asText();
+                }
+                args.append(call.path("function").path("arguments").asText(""));
+            }
+        }
+        assertEquals("tool_calls", finish, r.body());
+        assertTrue(List.of("add", "get_weather").contains(name), r.body());
+        assertArgumentsValid(name, args.toString());
+    }
+
     @Test
     void responsesNamedFunctionIsAFunctionCallItem() throws Exception {
         HttpResponse<String> r = send(

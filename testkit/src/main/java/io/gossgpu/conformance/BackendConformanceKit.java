@@ -501,9 +501,13 @@ public abstract class BackendConformanceKit {
     void attention(String shape, int T) {
         Model m = model(shape);
         ModelConfig c = m.config();
-        SplittableRandom r = new SplittableRandom(400 + T);
+        attendInThreeCalls(m, new KvCacheSpec(c, 7 + T + 1 + 3), T, new SplittableRandom(400 + T));
+    }
+
+    /** On both sliding layer 0 and full layer 1: 7 positions, then T, then 1, each call reading what the last stored. */
+    private void attendInThreeCalls(Model m, KvCacheSpec spec, int T, SplittableRandom r) {
         for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
-            try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3))) {
+            try (Caches one = caches(spec)) {
                 int start = 0;
                 for (int n : new int[] {7, T, 1}) {
                     attend(m, layer, r, new Caches[] {one}, new int[] {start}, new int[] {n});
@@ -523,9 +527,12 @@ public abstract class BackendConformanceKit {
     void attentionOfSeveralSequences(String shape, int T) {
         Model m = model(shape);
         ModelConfig c = m.config();
-        SplittableRandom r = new SplittableRandom(450 + T);
+        attendThreeSequences(m, new KvCacheSpec(c, 9 + T + 1 + 3), T, new SplittableRandom(450 + T));
+    }
+
+    /** Three sequences over their own caches ({@link #attentionOfSeveralSequences}), on layers 0 and 1. */
+    private void attendThreeSequences(Model m, KvCacheSpec spec, int T, SplittableRandom r) {
         for (int layer = 0; layer < 2; layer++) {
-            KvCacheSpec spec = new KvCacheSpec(c, 9 + T + 1 + 3);
             try (Caches a = caches(spec);
                     Caches b = caches(spec);
                     Caches d = caches(spec)) {
@@ -554,16 +561,8 @@ public abstract class BackendConformanceKit {
     void attentionWithKvType(String shape, int T, KvType type) {
         Model m = model(shape);
         ModelConfig c = m.config();
-        SplittableRandom r = new SplittableRandom(470 + T + type.ordinal());
-        for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
-            try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3, 0, type))) {
-                int start = 0;
-                for (int n : new int[] {7, T, 1}) {
-                    attend(m, layer, r, new Caches[] {one}, new int[] {start}, new int[] {n});
-                    start += n;
-                }
-            }
-        }
+        attendInThreeCalls(
+                m, new KvCacheSpec(c, 7 + T + 1 + 3, 0, type), T, new SplittableRandom(470 + T + type.ordinal()));
     }
 
     /** {@link #attentionOfSeveralSequences} over caches of another type: each sequence's own cache, wrapped rings. */
@@ -572,17 +571,8 @@ public abstract class BackendConformanceKit {
     void attentionOfSeveralSequencesWithKvType(String shape, int T, KvType type) {
         Model m = model(shape);
         ModelConfig c = m.config();
-        SplittableRandom r = new SplittableRandom(480 + T + type.ordinal());
-        for (int layer = 0; layer < 2; layer++) {
-            KvCacheSpec spec = new KvCacheSpec(c, 9 + T + 1 + 3, 0, type);
-            try (Caches a = caches(spec);
-                    Caches b = caches(spec);
-                    Caches d = caches(spec)) {
-                attend(m, layer, r, new Caches[] {a, b}, new int[] {0, 0}, new int[] {9, 4});
-                attend(m, layer, r, new Caches[] {a, b, d}, new int[] {9, 4, 0}, new int[] {T, 1, 3});
-                attend(m, layer, r, new Caches[] {d, a, b}, new int[] {3, 9 + T, 5}, new int[] {1, 1, 1});
-            }
-        }
+        attendThreeSequences(
+                m, new KvCacheSpec(c, 9 + T + 1 + 3, 0, type), T, new SplittableRandom(480 + T + type.ordinal()));
     }
 
     /** One attention call of the sequences ({@code caches[i]}, {@code starts[i]}, {@code tokens[i]}) on both backends, compared. */

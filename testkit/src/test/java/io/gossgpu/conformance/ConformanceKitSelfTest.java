@@ -75,23 +75,7 @@ class ConformanceKitSelfTest {
     /** The kit on a backend whose MLP norm of layer 1 is 1% off in one value: the per-op and model tests fail. */
     @Test
     void theKitCatchesABrokenOp() {
-        BackendProvider broken = new BackendProvider() {
-            public String name() {
-                return "reference";
-            }
-
-            public int priority() {
-                return 0;
-            }
-
-            public Availability availability() {
-                return Availability.yes("test");
-            }
-
-            public Backend create(BackendOptions o) {
-                return new io.gossgpu.conformance.BrokenNormBackend();
-            }
-        };
+        BackendProvider broken = planted(io.gossgpu.conformance.BrokenNormBackend::new);
         BackendConformanceKit kit = new BackendConformanceKit() {
             protected BackendProvider provider() {
                 return broken;
@@ -110,28 +94,13 @@ class ConformanceKitSelfTest {
     /** The kit on a backend that keeps every cache in F32 whatever its type: the per-type attention tests fail. */
     @Test
     void theKitCatchesACacheThatIgnoresItsType() {
-        BackendProvider untyped = new BackendProvider() {
-            public String name() {
-                return "reference";
-            }
-
-            public int priority() {
-                return 0;
-            }
-
-            public Availability availability() {
-                return Availability.yes("test");
-            }
-
-            public Backend create(BackendOptions o) {
-                return new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
+        BackendProvider untyped =
+                planted(() -> new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
                     @Override
                     public io.gossgpu.backend.KvCache createKvCache(io.gossgpu.backend.KvCacheSpec spec) {
                         return super.createKvCache(spec.withType(io.gossgpu.backend.KvType.F32));
                     }
-                };
-            }
-        };
+                });
         BackendConformanceKit kit = new BackendConformanceKit() {
             protected BackendProvider provider() {
                 return untyped;
@@ -149,5 +118,26 @@ class ConformanceKitSelfTest {
         } finally {
             kit.tearDown();
         }
+    }
+
+    /** A provider, named reference, of a planted backend {@code make} builds. */
+    private static BackendProvider planted(java.util.function.Supplier<Backend> make) {
+        return new BackendProvider() {
+            public String name() {
+                return "reference";
+            }
+
+            public int priority() {
+                return 0;
+            }
+
+            public Availability availability() {
+                return Availability.yes("test");
+            }
+
+            public Backend create(BackendOptions o) {
+                return make.get();
+            }
+        };
     }
 }

@@ -5,6 +5,7 @@ import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.ExpertPlacement;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.LoadOptions;
@@ -124,11 +125,13 @@ public record BackendChecks(
                 Backend b = open(ModelWeights.of(ckpt));
                 Backend reference = Backends.open("reference", BackendOptions.defaults())) {
             ModelWeights weights = ModelWeights.of(ckpt);
-            out.accept("measuring " + b.name() + " (" + b.deviceDescription() + ") against reference on " + what);
-            LogitAgreement.Stats st = LogitAgreement.measure(weights, b, reference, seqs);
+            KvType kv = placement.kvType();
+            out.accept("measuring " + b.name() + " (" + b.deviceDescription() + ", " + kv.flagName()
+                    + " KV cache) against reference (f32 KV cache) on " + what);
+            LogitAgreement.Stats st = LogitAgreement.measure(weights, b, kv, reference, seqs);
             out.accept(String.format(
-                    "KL divergence (reference || %s): mean %.3g, p99 %.3g, max %.3g nats",
-                    b.name(), st.meanKl(), st.p99Kl(), st.maxKl()));
+                    "KL divergence (reference || %s, %s KV cache): mean %.3g, p99 %.3g, max %.3g nats",
+                    b.name(), kv.flagName(), st.meanKl(), st.p99Kl(), st.maxKl()));
             out.accept(String.format("top-1 agreement: %.2f %%", 100 * st.top1()));
             out.accept(String.format(
                     "RMS logit error: %.3g (the reference logits' RMS: %.3g)", st.rmsError(), st.rmsReference()));

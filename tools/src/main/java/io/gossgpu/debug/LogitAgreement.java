@@ -4,6 +4,7 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.forward.Executor;
 import io.gossgpu.model.ModelWeights;
@@ -51,6 +52,15 @@ public final class LogitAgreement {
 
     /** Runs every sequence through both backends (each loads {@code weights} once) and compares their logits. */
     public static Stats measure(ModelWeights weights, Backend backend, Backend reference, List<Sequence> sequences) {
+        return measure(weights, backend, KvType.F32, reference, sequences);
+    }
+
+    /**
+     * As above with {@code backend}'s KV caches stored as {@code kv} (the reference's stay F32, the exact path): the
+     * cost of the cache type, as the field states it, on top of the backend's own.
+     */
+    public static Stats measure(
+            ModelWeights weights, Backend backend, KvType kv, Backend reference, List<Sequence> sequences) {
         if (sequences.isEmpty()) throw new GossException("no sequences to score");
         int vocab = weights.config().vocabSize();
         for (Sequence s : sequences)
@@ -62,15 +72,15 @@ public final class LogitAgreement {
         try (LoadedWeights wb = backend.loadWeights(weights);
                 LoadedWeights wr = reference.loadWeights(weights)) {
             for (Sequence s : sequences) {
-                float[] got = logits(backend, wb, s.tokens()), want = logits(reference, wr, s.tokens());
+                float[] got = logits(backend, wb, s.tokens(), kv), want = logits(reference, wr, s.tokens(), KvType.F32);
                 for (int p = s.from(); p < s.tokens().length; p++) acc.add(want, got, p * vocab);
             }
         }
         return acc.stats(sequences.size());
     }
 
-    private static float[] logits(Backend b, LoadedWeights w, int[] tokens) {
-        try (KvCache cache = b.createKvCache(new KvCacheSpec(w.config(), tokens.length));
+    private static float[] logits(Backend b, LoadedWeights w, int[] tokens, KvType kv) {
+        try (KvCache cache = b.createKvCache(new KvCacheSpec(w.config(), tokens.length, 0, kv));
                 Executor ex = new Executor(b, w)) {
             return ex.forward(tokens, 0, cache, Executor.Output.ALL_LOGITS).logits();
         }

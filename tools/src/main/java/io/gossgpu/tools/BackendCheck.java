@@ -18,7 +18,12 @@ public final class BackendCheck {
 
     private static BackendChecks of(EngineOptions o) {
         return new BackendChecks(
-                o.model(), Loading.of(o), o.backend(), o.backendOptions(), o.placement(), o.prefillChunk());
+                o.model(),
+                Loading.of(o),
+                o.backend(),
+                o.backendOptions(),
+                o.placement().withKvType(o.kvType()),
+                o.prefillChunk());
     }
 
     /**

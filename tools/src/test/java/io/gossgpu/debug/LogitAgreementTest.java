@@ -9,6 +9,9 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.ForwardingBackend;
+import io.gossgpu.backend.KvCache;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.cpu.matmul.KernelSet;
@@ -19,6 +22,7 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.reference.ReferenceBackend;
 import io.gossgpu.testkit.DemoModels;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code verify --kl}'s figures, and the budget the cpu backend's default (int8) path is held to. */
@@ -79,6 +83,45 @@ class LogitAgreementTest {
             System.out.println("planted: " + bad);
             assertTrue(!withinBudget(bad), "a planted precision bug passed the budget: " + bad);
         }
+    }
+
+    /**
+     * The cost of each KV cache type alone: the reference backend with a cache of that type against the reference with
+     * F32, on 2 held-out conversations (79 positions; p99 is their largest). Budgets {mean KL, p99 KL, least top-1, RMS
+     * logit error} at about twice what this measured: F16 4.5e-10, 1.8e-8, 100 %, 2.7e-5; BF16 1.2e-7, 8.9e-6, 100 %,
+     * 2.2e-4; Q8_0 3.5e-7, 2.6e-5, 100 %, 7.3e-4 (reference logits' RMS 0.19). Planted: a cache that stores BF16 when
+     * F16 was asked fails F16's budget.
+     */
+    @Test
+    void eachKvTypeStaysWithinItsBudgetAndAStandInCoarserTypeDoesNot() {
+        List<LogitAgreement.Sequence> seqs = ScoredSequences.demoHeldOut(2); // the reference is slow: 2 conversations
+        Map<KvType, double[]> budget = Map.of(
+                KvType.F16, new double[] {1e-9, 4e-8, 1, 6e-5},
+                KvType.BF16, new double[] {2.5e-7, 2e-5, 1, 5e-4},
+                KvType.Q8_0, new double[] {7e-7, 5e-5, 1, 1.5e-3});
+        try (Checkpoint ck = Checkpoint.open(DemoModels.folder(), LoadOptions.defaults());
+                Backend ref = new ReferenceBackend()) {
+            ModelWeights w = ModelWeights.of(ck);
+            Map<KvType, LogitAgreement.Stats> got = new java.util.EnumMap<>(KvType.class);
+            for (KvType t : List.of(KvType.F16, KvType.BF16, KvType.Q8_0)) {
+                got.put(t, LogitAgreement.measure(w, ref, t, ref, seqs));
+                System.out.println(t + " KV cache on the demo model: " + got.get(t));
+            }
+            got.forEach((t, s) -> assertTrue(withinBudget(s, budget.get(t)), t + " outside its budget: " + s));
+            Backend bf16ForF16 = new ForwardingBackend(ref) {
+                @Override
+                public KvCache createKvCache(KvCacheSpec spec) {
+                    return super.createKvCache(spec.type() == KvType.F16 ? spec.withType(KvType.BF16) : spec);
+                }
+            };
+            LogitAgreement.Stats bad = LogitAgreement.measure(w, bf16ForF16, KvType.F16, ref, seqs);
+            System.out.println("planted: " + bad);
+            assertTrue(!withinBudget(bad, budget.get(KvType.F16)), "BF16 passed F16's budget: " + bad);
+        }
+    }
+
+    private static boolean withinBudget(LogitAgreement.Stats s, double[] b) {
+        return s.meanKl() <= b[0] && s.p99Kl() <= b[1] && s.top1() >= b[2] && s.rmsError() <= b[3];
     }
 
     private static boolean withinBudget(LogitAgreement.Stats s) {
