@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.bench.DecodeTraffic;
 import io.gossgpu.cpu.CpuBackendProvider;
@@ -102,11 +103,12 @@ class BenchCommandTest extends TinyModelTest {
                 Backend cpu = cpu()) {
             ModelWeights w = ModelWeights.of(ck);
             LoadedWeights held = cpu.loadWeights(w);
+            // the default cache type's bytes (F16): one F32 key or value byte count off fails
             assertEquals(
-                    DecodeTraffic.meanBytesPerToken(w, held, 0, 4),
+                    DecodeTraffic.meanBytesPerToken(w, held, 0, 4, KvType.DEFAULT),
                     report.get("rows").get(1).get("bytesPerToken").asLong());
             assertEquals(
-                    DecodeTraffic.meanBytesPerToken(w, held, 16, 4),
+                    DecodeTraffic.meanBytesPerToken(w, held, 16, 4, KvType.DEFAULT),
                     report.get("rows").get(3).get("bytesPerToken").asLong());
             held.close();
         }

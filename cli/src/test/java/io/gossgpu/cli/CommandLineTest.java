@@ -260,10 +260,14 @@ class CommandLineTest {
                 "--text",
                 text.toString(),
                 "--chunk",
-                "8");
+                "8",
+                "--kv-type",
+                "f32");
         assertEquals(0, same.code(), same.out() + same.err());
         assertTrue(
-                same.out().contains("KL divergence (reference || reference): mean 0.00, p99 0.00, max 0.00 nats"),
+                same.out()
+                        .contains(
+                                "KL divergence (reference || reference, f32 KV cache): mean 0.00, p99 0.00, max 0.00 nats"),
                 same.out());
         assertTrue(
                 same.out().contains("top-1 agreement: 100.00 %")
@@ -416,14 +420,44 @@ class CommandLineTest {
         assertTrue(
                 info.out()
                         .contains(
-                                "KV cache for 4096 positions: 6.0 MiB (2 layers, kv_dim 128, sliding layers keep 2064 positions: window 16 + rollback 2048)"),
+                                "KV cache for 4096 positions: 3.0 MiB (f16, 2 layers, kv_dim 128, sliding layers keep 2064 positions: window 16 + rollback 2048)"),
                 info.out());
-        Run noSlack = run("", "info", "--model", model.toString(), "--context", "8192", "--swa-rollback", "0");
+        Run noSlack = run(
+                "",
+                "info",
+                "--model",
+                model.toString(),
+                "--context",
+                "8192",
+                "--swa-rollback",
+                "0",
+                "--kv-type",
+                "f32");
         assertTrue(
                 noSlack.out()
                         .contains(
-                                "KV cache for 8192 positions: 8.0 MiB (2 layers, kv_dim 128, sliding layers keep 16 positions)"),
+                                "KV cache for 8192 positions: 8.0 MiB (f32, 2 layers, kv_dim 128, sliding layers keep 16 positions)"),
                 noSlack.out());
+        // q8_0: 128 quants and 4 F16 scales a row, 136 of F32's 512 bytes
+        Run q8 = run(
+                "",
+                "info",
+                "--model",
+                model.toString(),
+                "--context",
+                "8192",
+                "--swa-rollback",
+                "0",
+                "--kv-type",
+                "Q8_0");
+        assertTrue(
+                q8.out().contains("KV cache for 8192 positions: 2.1 MiB (q8_0, 2 layers")
+                        && q8.out()
+                                .contains("kv types   f32 8.0 MiB, f16 4.0 MiB, bf16 4.0 MiB, q8_0 2.1 MiB (this one)"),
+                q8.out());
+        Run bad = run("", "info", "--model", model.toString(), "--kv-type", "q4_0");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("unknown KV cache type 'q4_0'; choose one of f32, f16, bf16, q8_0"), bad.err());
         Path out = dir.resolve("logits");
         Run logits = run(
                 "",

@@ -137,13 +137,25 @@ class DeveloperCommandsGoldenTest {
 
         verify("verify-ops.txt", "--model", orig.toString(), "--backend", "reference", "--tokens", "5,6,7,8");
         verify("verify-random.txt", "--model", orig.toString(), "--backend", "reference");
-        verify("verify-kl.txt", "--model", demo1.toString(), "--backend", "reference", "--kl", "--limit", "2");
+        verify(
+                "verify-kl.txt",
+                "--model",
+                demo1.toString(),
+                "--backend",
+                "reference",
+                "--kl",
+                "--limit",
+                "2",
+                "--kv-type",
+                "f32");
         verify(
                 "verify-kl-text.txt",
                 "--model",
                 demo1.toString(),
                 "--backend",
                 "reference",
+                "--kv-type",
+                "f32",
                 "--kl",
                 "--text",
                 text.toString(),
@@ -175,7 +187,9 @@ class DeveloperCommandsGoldenTest {
             "1",
             "-w",
             "0",
-            "--no-bandwidth-probe"
+            "--no-bandwidth-probe",
+            "--kv-type",
+            "f32" // the golden figures' bytes per token count an F32 cache
         };
         Run md = CommandLineTest.run("", args);
         assertEquals(0, md.code(), md.err());

@@ -27,7 +27,8 @@ import java.nio.file.Path;
  * @param contextLength the longest context (tokens) the caller means to give its chats; {@link Engine#open} refuses
  *                 one beyond the model's maximum ({@link ModelInfo#maxContextLength()}) before loading the weights.
  *                 0 (the default) states none, and nothing is checked
- * @param kvType  how the KV caches of this engine's chats store keys and values ({@link KvType}, {@code --kv-type})
+ * @param kvType  how the KV caches of this engine's chats store keys and values ({@link KvType}, {@code --kv-type};
+ *                 default {@link KvType#DEFAULT}, F16; F32 is the exact path)
  */
 public record EngineOptions(
         Path model,
@@ -67,7 +68,7 @@ public record EngineOptions(
                 DEFAULT_PREFILL_CHUNK,
                 ExpertPlacement.auto(),
                 0,
-                KvType.F32);
+                KvType.DEFAULT);
     }
 
     /** The model on the {@code auto} backend, mapped, with the backend settings of this process's environment. */
