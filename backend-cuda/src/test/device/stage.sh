@@ -14,8 +14,10 @@ mkdir -p "$(dirname "$exclude")"
 case "$dest" in /*) ;; *) grep -qxF "/$dest/" "$exclude" 2>/dev/null || echo "/$dest/" >> "$exclude" ;; esac
 JAVA_HOME="$("$root/scripts/find-jdk.sh")"; export JAVA_HOME; export PATH="$JAVA_HOME/bin:$PATH"
 
-# Jars of kernels-cuda (with the PTX), kernels-opencl, engine-core (+ its test-jar: the kit), backend-cuda and
-# backend-opencl (its kit runs on the NVIDIA driver's OpenCL); test classes compiled.
+# Jars of kernels-cuda (with the PTX), kernels-opencl, engine-core, backend-cuda and backend-opencl (its kit runs on
+# the NVIDIA driver's OpenCL), with their test class paths: testkit (the conformance kit, also inside goss-gpu.jar
+# through tools) and gpu-device's test-jar (the split suites), which -am builds as the modules' test dependencies;
+# test classes compiled.
 mvn -B -q -Dstyle.color=never -pl backend-cuda/kernels,backend-opencl/kernels,engine-core,backend-cuda,backend-opencl -am package -DskipTests \
     dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/test-classpath.txt
 rm -rf "$dest"; mkdir -p "$dest/lib"
