@@ -61,6 +61,9 @@ final class InfoCommand implements Runnable {
     @Mixin
     PlacementOptions placementOptions = new PlacementOptions();
 
+    @Mixin
+    KvTypeOption kvTypeOption = new KvTypeOption();
+
     @Option(
             names = "--backends",
             description =
@@ -97,7 +100,8 @@ final class InfoCommand implements Runnable {
             return;
         }
         Path path = ModelLocator.require(model);
-        EngineOptions options = EngineOptions.of(path)
+        EngineOptions options = kvTypeOption
+                .applyTo(EngineOptions.of(path))
                 .withBackend(backend)
                 .withMmap(!noMmap)
                 .withCheckTensors(checkTensors)

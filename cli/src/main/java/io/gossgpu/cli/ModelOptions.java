@@ -53,6 +53,9 @@ final class ModelOptions {
     @picocli.CommandLine.Mixin
     PlacementOptions placementOptions = new PlacementOptions();
 
+    @picocli.CommandLine.Mixin
+    KvTypeOption kvTypeOption = new KvTypeOption();
+
     /** Where a GPU runs each layer's experts, {@code auto} leaving room for a KV cache of {@code kvTokens} positions. */
     ExpertPlacement placement(int kvTokens) {
         return placementOptions.placement(kvTokens);
@@ -77,7 +80,8 @@ final class ModelOptions {
 
     /** How to open {@code model} as these options say, {@code auto} placement leaving room for {@code kvTokens} KV positions. */
     EngineOptions engineOptions(Path model, int kvTokens) {
-        return EngineOptions.of(model)
+        return kvTypeOption
+                .applyTo(EngineOptions.of(model))
                 .withPlacement(placement(kvTokens))
                 .withBackend(backend)
                 .withMmap(!noMmap)

@@ -22,8 +22,8 @@ import java.util.stream.Collectors;
  * </ul>
  *
  * <p>{@link #round} is the reference formula: what a number reads back as once stored. Rounding twice changes
- * nothing (for Q8_0: {@code q·dh} is exact in float, so the second pass finds {@code d = dh} and the same
- * {@code q}); backends rely on that, rounding a batch's own keys and values in place before attending to them and
+ * no value (for Q8_0: {@code q·dh} is exact in float, so the second pass finds {@code d = dh} and the same
+ * {@code q}; a block whose scale underflows F16 reads as zeros, −0 on the first pass and +0 on the second); backends rely on that, rounding a batch's own keys and values in place before attending to them and
  * storing them afterwards (see {@link Backend#attention}).
  */
 public enum KvType {

@@ -28,6 +28,7 @@ import io.gossgpu.backend.DeviceRouting;
 import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.backend.NormKind;
 import io.gossgpu.backend.Routing;
@@ -64,6 +65,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -534,6 +536,55 @@ public abstract class BackendConformanceKit {
         }
     }
 
+    /** The KV cache types besides F32, each tried at decode and at a batch longer than every window. */
+    static Stream<Arguments> shapesBatchesAndKvTypes() {
+        return Stream.of("tiny", "odd")
+                .flatMap(s -> Stream.of(1, 17)
+                        .flatMap(t ->
+                                Stream.of(KvType.F16, KvType.BF16, KvType.Q8_0).map(k -> Arguments.of(s, t, k))));
+    }
+
+    /**
+     * {@link #attention} over a cache of another type: both backends round the same inputs by the same formulas
+     * ({@link KvType#round}), so the op is held to {@link #opTolerance()} as in F32; a backend that stores the wrong
+     * type, forgets to round the batch's own rows or reads a block's scale from the wrong place is off by O(1e-3..1e-2).
+     */
+    @ParameterizedTest(name = "{0}, T={1}, {2}")
+    @MethodSource("shapesBatchesAndKvTypes")
+    void attentionWithKvType(String shape, int T, KvType type) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        SplittableRandom r = new SplittableRandom(470 + T + type.ordinal());
+        for (int layer = 0; layer < 2; layer++) { // 0 slides, 1 does not
+            try (Caches one = caches(new KvCacheSpec(c, 7 + T + 1 + 3, 0, type))) {
+                int start = 0;
+                for (int n : new int[] {7, T, 1}) {
+                    attend(m, layer, r, new Caches[] {one}, new int[] {start}, new int[] {n});
+                    start += n;
+                }
+            }
+        }
+    }
+
+    /** {@link #attentionOfSeveralSequences} over caches of another type: each sequence's own cache, wrapped rings. */
+    @ParameterizedTest(name = "{0}, T={1}, {2}")
+    @MethodSource("shapesBatchesAndKvTypes")
+    void attentionOfSeveralSequencesWithKvType(String shape, int T, KvType type) {
+        Model m = model(shape);
+        ModelConfig c = m.config();
+        SplittableRandom r = new SplittableRandom(480 + T + type.ordinal());
+        for (int layer = 0; layer < 2; layer++) {
+            KvCacheSpec spec = new KvCacheSpec(c, 9 + T + 1 + 3, 0, type);
+            try (Caches a = caches(spec);
+                    Caches b = caches(spec);
+                    Caches d = caches(spec)) {
+                attend(m, layer, r, new Caches[] {a, b}, new int[] {0, 0}, new int[] {9, 4});
+                attend(m, layer, r, new Caches[] {a, b, d}, new int[] {9, 4, 0}, new int[] {T, 1, 3});
+                attend(m, layer, r, new Caches[] {d, a, b}, new int[] {3, 9 + T, 5}, new int[] {1, 1, 1});
+            }
+        }
+    }
+
     /** One attention call of the sequences ({@code caches[i]}, {@code starts[i]}, {@code tokens[i]}) on both backends, compared. */
     private void attend(Model m, int layer, SplittableRandom r, Caches[] caches, int[] starts, int[] tokens) {
         ModelConfig c = m.config();
@@ -966,6 +1017,61 @@ public abstract class BackendConformanceKit {
             }
             assertWholeModel("prefill and decode logits", want, got, toks.length, v);
         }
+    }
+
+    /**
+     * Whole-model logits of 26 positions with a cache of another type, three ways on the backend under test: one
+     * prefill, a prefill of 9 then 17 decode steps, and the reference's prefill over the same type. The first two
+     * must agree as closely as F32's do ({@link #modelTolerance()}): a batch attends to its own rows rounded, as
+     * later steps read them from the cache. Against the reference the budget is {@link #kvModelTolerance}: the two
+     * backends' keys differ by float rounding before the cache rounds them, and now and then that lands on the other
+     * side of a rounding step.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(
+            value = KvType.class,
+            names = {"F16", "BF16", "Q8_0"})
+    void wholeModelLogitsWithKvType(KvType type) {
+        Model m = model("tiny");
+        int v = m.config().vocabSize();
+        int[] toks = sequence(26, v, 5);
+        KvCacheSpec spec = new KvCacheSpec(m.config(), 32, 0, type);
+        float[] want, prefill;
+        try (Session s = new Session(reference, m.ref(), spec, 0)) {
+            want = s.prefillAllLogits(toks);
+        }
+        try (Session s = new Session(backend, m.mine(), spec, 0)) {
+            assertEquals(type, s.cacheSpec().type());
+            prefill = s.prefillAllLogits(toks);
+        }
+        try (Session s = new Session(backend, m.mine(), spec, 0)) {
+            float[] got = new float[toks.length * v];
+            System.arraycopy(s.prefillAllLogits(Arrays.copyOf(toks, 9)), 0, got, 0, 9 * v);
+            for (int i = 9; i < toks.length; i++) System.arraycopy(s.decode(toks[i]), 0, got, i * v, v);
+            assertClose(
+                    type + ": decode steps against the same backend's prefill",
+                    prefill,
+                    got,
+                    toks.length,
+                    v,
+                    modelTolerance());
+        }
+        assertClose(
+                type + ": prefill logits against the reference", want, prefill, toks.length, v, kvModelTolerance(type));
+    }
+
+    /**
+     * The whole-model logit budget of {@link #wholeModelLogitsWithKvType}, relative to the row's largest |logit|: the
+     * F32 budget plus what one rounding step of the type that falls the other way can move (measured on the cpu
+     * backend and held at about twice that).
+     */
+    protected double kvModelTolerance(KvType type) {
+        return switch (type) {
+            case F32 -> modelTolerance();
+            case F16 -> modelTolerance() + 2e-3;
+            case BF16 -> modelTolerance() + 1e-2;
+            case Q8_0 -> modelTolerance() + 1e-2;
+        };
     }
 
     /**

@@ -106,4 +106,48 @@ class ConformanceKitSelfTest {
             kit.tearDown();
         }
     }
+
+    /** The kit on a backend that keeps every cache in F32 whatever its type: the per-type attention tests fail. */
+    @Test
+    void theKitCatchesACacheThatIgnoresItsType() {
+        BackendProvider untyped = new BackendProvider() {
+            public String name() {
+                return "reference";
+            }
+
+            public int priority() {
+                return 0;
+            }
+
+            public Availability availability() {
+                return Availability.yes("test");
+            }
+
+            public Backend create(BackendOptions o) {
+                return new io.gossgpu.backend.ForwardingBackend(new io.gossgpu.reference.ReferenceBackend()) {
+                    @Override
+                    public io.gossgpu.backend.KvCache createKvCache(io.gossgpu.backend.KvCacheSpec spec) {
+                        return super.createKvCache(spec.withType(io.gossgpu.backend.KvType.F32));
+                    }
+                };
+            }
+        };
+        BackendConformanceKit kit = new BackendConformanceKit() {
+            protected BackendProvider provider() {
+                return untyped;
+            }
+        };
+        kit.setUpBackends();
+        try {
+            kit.attentionWithKvType("tiny", 17, io.gossgpu.backend.KvType.F32); // F32 is what it stores: passes
+            for (var t : new io.gossgpu.backend.KvType[] {
+                io.gossgpu.backend.KvType.F16, io.gossgpu.backend.KvType.BF16, io.gossgpu.backend.KvType.Q8_0
+            }) {
+                assertThrows(AssertionFailedError.class, () -> kit.attentionWithKvType("tiny", 17, t), t.name());
+                assertThrows(AssertionFailedError.class, () -> kit.wholeModelLogitsWithKvType(t), t.name());
+            }
+        } finally {
+            kit.tearDown();
+        }
+    }
 }

@@ -4,6 +4,8 @@ import io.gossgpu.GossException;
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.ExpertPlacement;
+import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackendProvider;
 import io.gossgpu.device.PlacementPlanner;
@@ -219,18 +221,20 @@ public final class Bench {
             int maxDepth = o.depths.stream().mapToInt(Integer::intValue).max().orElse(0);
             SplittableRandom rnd = new SplittableRandom(42);
             // cpu and reference ops are done when they return; a GPU's are queued, so the profile waits for each
-            OpTimes times =
-                    o.opTimes && log != null ? new OpTimes(b, !cpu && !b.name().equals("reference")) : null;
+            OpTimes times = o.opTimes && log != null
+                    ? new OpTimes(b, !cpu && !b.name().equals("reference"), o.placement.kvType())
+                    : null;
             // decode's op table on the cpu backend: a C probe pass between every two tokens, where the probe ran and a
             // decode test will (its 512 MiB are held until the tests end)
             boolean decodes = o.gens.stream().anyMatch(tg -> tg > 0);
             StreamProbe.Open between = times != null && stream != null && decodes
                     ? StreamProbe.open(threads, StreamProbe.BETWEEN_TOKENS_BYTES)
                     : null;
-            Runner run = new Runner(mw, w, threads, o.reps, o.warmups, rnd, log, times, between);
+            Runner run = new Runner(mw, w, o.placement.kvType(), threads, o.reps, o.warmups, rnd, log, times, between);
             // sliding-window rings keep `longest` extra slots so that every run can roll back to its depth
             try (between) {
-                try (Session s = new Session(b, w, maxDepth + longest + 1, longest + 1, 0)) {
+                var spec = new KvCacheSpec(mw.config(), maxDepth + longest + 1, longest + 1, o.placement.kvType());
+                try (Session s = new Session(b, w, spec, 0)) {
                     if (times != null) s.executor().observer(times);
                     int filled = 0;
                     for (int depth : new TreeSet<>(o.depths)) {
@@ -294,7 +298,8 @@ public final class Bench {
             StepScheduler scheduler = new StepScheduler(ex, StepScheduler.DEFAULT_PREFILL_CHUNK);
             List<Session> sessions = new ArrayList<>();
             try {
-                for (int i = 0; i < most; i++) sessions.add(new Session(scheduler, context, rollback, 0));
+                var spec = new KvCacheSpec(w.config(), context, rollback, o.placement.kvType());
+                for (int i = 0; i < most; i++) sessions.add(new Session(scheduler, spec, 0));
                 for (int depth : new TreeSet<>(o.depths)) {
                     for (Session s : sessions) fill(s, s.position(), depth, rnd, null);
                     for (int tg : o.gens)
@@ -342,6 +347,7 @@ public final class Bench {
     private record Runner(
             ModelWeights mw,
             LoadedWeights held,
+            KvType kv,
             int threads,
             int reps,
             int warmups,
@@ -383,7 +389,7 @@ public final class Bench {
             });
             if (times != null && between != null) profileBetweenProbes(s, depth, tg, first);
             if (times != null) times.print(log, BenchReport.testName(0, tg, depth), mw, held, depth, tg, ceiling);
-            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg, kv);
             double gbps = bytes * t.mean() / 1e9;
             return new BenchReport.Row(
                     BenchReport.testName(0, tg, depth),
@@ -483,7 +489,7 @@ public final class Bench {
                     profiles[c].print(
                             log, BenchReport.testName(0, tg, depth) + " x" + counts.get(c), mw, held, -1, 0, 0);
             }
-            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg);
+            long bytes = DecodeTraffic.meanBytesPerToken(mw, held, depth, tg, kv);
             List<BenchReport.Row> rows = new ArrayList<>();
             for (int c = 0; c < counts.size(); c++) {
                 Timed t = new Timed(tps[c], bestCpu[c]);

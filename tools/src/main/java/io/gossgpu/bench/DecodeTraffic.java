@@ -122,9 +122,15 @@ public final class DecodeTraffic {
 
     /** The part of {@link #meanBytesPerToken(ModelWeights, LoadedWeights, int, int)} that {@code op} reads. */
     public static long meanBytesPerToken(ModelWeights w, LoadedWeights held, int first, int tokens, OpKind op) {
+        return meanBytesPerToken(w, held, first, tokens, op, KvType.F32);
+    }
+
+    /** The part {@code op} reads with the KV cache stored as {@code kv}. */
+    public static long meanBytesPerToken(
+            ModelWeights w, LoadedWeights held, int first, int tokens, OpKind op, KvType kv) {
         if (tokens <= 0) throw new IllegalArgumentException("tokens " + tokens);
         long sum = 0;
-        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, held, p, op);
+        for (int p = first; p < first + tokens; p++) sum += bytesPerToken(w, held, p, op, kv);
         return Math.round(sum / (double) tokens);
     }
 

@@ -1,6 +1,7 @@
 package io.gossgpu.bench;
 
 import io.gossgpu.backend.Backend;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.backend.LoadedWeights;
 import io.gossgpu.cpu.CpuBackend;
 import io.gossgpu.cpu.CpuJobTag;
@@ -67,23 +68,31 @@ final class OpTimes implements OpObserver {
     private final long[][] pendingWall = new long[OpKind.values().length][TAGS];
     private final double[] probed = new double[OpKind.values().length];
     private final double[][] probedWall = new double[OpKind.values().length][TAGS];
+    private final KvType kv;
     private int pairedTokens, unsteadyTokens;
     private double probeLow = Double.POSITIVE_INFINITY, probeHigh;
     /** Two probes around a token that differ by more than this fraction of the lower one: the memory changed speed. */
     static final double UNSTEADY = 0.2;
 
-    OpTimes(Backend backend, boolean synchronize) {
+    /** The profile of {@code backend}'s ops over a KV cache stored as {@code kv} (what attention's bytes count). */
+    OpTimes(Backend backend, boolean synchronize, KvType kv) {
         this(
                 synchronize ? backend::synchronize : null,
                 System::nanoTime,
-                backend instanceof CpuBackend cpu ? profiled(cpu) : null);
+                backend instanceof CpuBackend cpu ? profiled(cpu) : null,
+                kv);
     }
 
     /** {@code synchronize}: run before each op is timed (null: nothing); {@code pool}: the pool's counts, or null. */
     OpTimes(Runnable synchronize, LongSupplier clock, Supplier<CpuPool.Stats> pool) {
+        this(synchronize, clock, pool, KvType.F32);
+    }
+
+    private OpTimes(Runnable synchronize, LongSupplier clock, Supplier<CpuPool.Stats> pool, KvType kv) {
         this.synchronize = synchronize;
         this.clock = clock;
         this.pool = pool;
+        this.kv = kv;
     }
 
     private static Supplier<CpuPool.Stats> profiled(CpuBackend cpu) {
@@ -93,7 +102,7 @@ final class OpTimes implements OpObserver {
 
     /** A new, empty profile of the same backend. */
     OpTimes fresh() {
-        return new OpTimes(synchronize, clock, pool);
+        return new OpTimes(synchronize, clock, pool, kv);
     }
 
     /** Forgets what was timed; the next op's time counts from now. */
@@ -196,7 +205,7 @@ final class OpTimes implements OpObserver {
         long allBytes = 0, allWall = 0, allBusy = 0;
         for (OpKind k : OpKind.values()) {
             int i = k.ordinal();
-            long bytes = decode ? DecodeTraffic.meanBytesPerToken(w, held, decodeFrom, decodeTokens, k) : -1;
+            long bytes = decode ? DecodeTraffic.meanBytesPerToken(w, held, decodeFrom, decodeTokens, k, kv) : -1;
             allBytes += Math.max(0, bytes);
             for (int t = 0; t < TAGS; t++) {
                 allWall += wall[i][t];

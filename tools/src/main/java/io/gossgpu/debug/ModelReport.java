@@ -5,6 +5,7 @@ import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.Backends;
 import io.gossgpu.backend.ExpertPlacement;
 import io.gossgpu.backend.KvCacheSpec;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.model.Checkpoint;
 import io.gossgpu.model.DType;
@@ -15,10 +16,12 @@ import io.gossgpu.model.ModelWeights;
 import io.gossgpu.model.TensorData;
 import io.gossgpu.tokenizer.GgufVocabCheck;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * What {@code goss-gpu info} prints about a model (through {@link io.gossgpu.tools.ModelDescription}): its format and
@@ -81,9 +84,16 @@ public final class ModelReport {
             long weightBytes = ckpt.tensors().values().stream()
                     .mapToLong(t -> t.bytes().byteSize())
                     .sum();
+            KvCacheSpec kv = new KvCacheSpec(c, context, swaRollback, request.kvType());
             out.accept(String.format(
-                    "memory     weights %s as stored; %s (float32)",
-                    KvCacheSpec.humanBytes(weightBytes), new KvCacheSpec(c, context, swaRollback).describe()));
+                    "memory     weights %s as stored; %s", KvCacheSpec.humanBytes(weightBytes), kv.describe()));
+            out.accept("kv types   "
+                    + Arrays.stream(KvType.values())
+                            .map(t -> t.flagName() + " "
+                                    + KvCacheSpec.humanBytes(kv.withType(t).bytes())
+                                    + (t == kv.type() ? " (this one)" : ""))
+                            .collect(Collectors.joining(", "))
+                    + "; choose with --kv-type");
             out.accept(String.format("backends   %s", Backends.summary()));
             GgufVocabCheck.describe(ckpt.metadata())
                     .ifPresent(line -> out.accept(String.format("vocabulary %s", line)));

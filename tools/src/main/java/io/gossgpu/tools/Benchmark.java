@@ -70,7 +70,7 @@ public final class Benchmark {
                 s.measureBandwidth(),
                 s.parallel(),
                 s.opTimes(),
-                options.placement());
+                options.placement().withKvType(options.kvType()));
         return new Report(Bench.run(o, log));
     }
 

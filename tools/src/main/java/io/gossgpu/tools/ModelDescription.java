@@ -28,7 +28,7 @@ public final class ModelDescription {
                 Loading.of(options),
                 options.backend(),
                 options.backendOptions(),
-                options.placement(),
+                options.placement().withKvType(options.kvType()),
                 options.prefillChunk(),
                 contextLength,
                 swaRollback,
