@@ -16,6 +16,9 @@
 //   s_j = (q_h . k_j) * scale;  sink S[h] not scaled;  m = max(max_j s_j, S[h]);
 //   Z = sum_j e^(s_j - m) + e^(S[h] - m);  out[i, h*hd + d] = sum_j e^(s_j - m) / Z * v_j[d]
 //   kv_store: for i in [first, T): slot = (start + i) % slots; ck[slot] = k[i]; cv[slot] = v[i]
+//   A cache of type t (p.kvType, KvType: F32, F16, BF16, Q8_0) holds round_t(x) of each number, and the batch's own
+//   k/v rows count as rounded too: kv_round (t != F32, before the attention kernel) rounds them in place; every kernel
+//   reads the cache through kv_load (its layout and formulas below AttentionParams), kv_store encodes to t.
 // Online softmax started from the sink (m = S[h], l = 0), F32 throughout, no fast math. kv_store runs after the
 // attention kernel. attention_mma (at the end) is attention_gqa's prefill on tensor cores (compute capability 8.0 and
 // up, GOSS_CUDA_ATTENTION_MMA; products of BF16 hi + lo terms with FP32 sums). `attention` is the plain kernel, one block per (query head, row), for the shapes attention_gqa
@@ -57,29 +60,130 @@ __device__ __forceinline__ float pair_q(const float* __restrict__ q, int i0, int
     return q[(size_t) (i0 + n / group) * qDim + (size_t) (g * group + n % group) * hd + d];
 }
 
-// Key and value element off (= g * hd + d) of position j: the cache slot j % slots before the batch's first position
-// start, else the batch's own row j - start.
-__device__ __forceinline__ void kv_at(const float* __restrict__ ck, const float* __restrict__ cv, const float* __restrict__ k,
-                                      const float* __restrict__ v, int j, int start, int slots, int kvDim, size_t off,
-                                      float& kx, float& vx) {
-    if (j < start) {
-        const size_t row = (size_t) (j % slots) * kvDim;
-        kx = ck[row + off];
-        vx = cv[row + off];
-    } else {
-        const size_t row = (size_t) (j - start) * kvDim;
-        kx = k[row + off];
-        vx = v[row + off];
+// ---- the cache's number types (io.gossgpu.backend.KvType; p.kvType, the same for every thread of a launch) ---------
+// A cache buffer (one layer's keys, or its values) of n = slots rows of kvDim numbers; number c of row r:
+//   F32 (0):  float at [r*kvDim + c]
+//   F16 (1):  IEEE half at [r*kvDim + c]                       f16(x): round to nearest even
+//   BF16 (2): the upper 16 bits of the float at [r*kvDim + c]  bf16(x): round to nearest even
+//   Q8_0 (3): int8 q at byte r*kvDim + c, then n*nb F16 scales from byte n*kvDim (nb = ceil(kvDim / 32)), block
+//             b = c / 32 of row r at scale index r*nb + b (2-byte aligned: kvDim is even, as head_dim is);
+//             the value is q * dh. Stored per block of 32 consecutive numbers of a row (the last may be shorter):
+//             amax = max |x| (NaN when one is), d = amax / 127, dh = f16(d),
+//             q = clamp(rint(x / d), -127, 127) (0 when d = 0 or x / d is NaN)
+// KvType.round(x), what a number reads back as, is f16(x), bf16(x) or q * dh: idempotent. kv_round rounds the batch's
+// rows of k and v to it before the attention kernel, so the kernels read the batch's own rows as floats and only the
+// cache in its type (kv_load); kv_store encodes the rounded rows after. IEEE division, rintf, __float2half_rn: no fast math.
+#define KV_F32 0
+#define KV_F16 1
+#define KV_BF16 2
+#define KV_Q8_0 3
+#define KV_Q8_BLOCK 32
+
+// Number col of row `row` of a cache buffer of `slots` rows stored as `type`.
+__device__ __forceinline__ float kv_load(const void* __restrict__ c, int type, int slots, int kvDim, size_t row, int col)
+{
+    const size_t i = row * kvDim + col;
+    if (type == KV_F32) {
+        return static_cast<const float*>(c)[i];
+    }
+    if (type == KV_F16) {
+        return __half2float(__ushort_as_half(static_cast<const unsigned short*>(c)[i]));
+    }
+    if (type == KV_BF16) {
+        return bf16_to_float(static_cast<const unsigned short*>(c)[i]);
+    }
+    const signed char* qs = static_cast<const signed char*>(c);
+    const unsigned short* s = reinterpret_cast<const unsigned short*>(qs + (size_t) slots * kvDim);
+    const int nb = (kvDim + KV_Q8_BLOCK - 1) / KV_Q8_BLOCK;
+    return (float) qs[i] * __half2float(__ushort_as_half(s[row * nb + col / KV_Q8_BLOCK]));
+}
+
+// Q8_0's d = amax / 127 of x[0 .. n): amax NaN as soon as one |x| is (Java's Math.max, the reference).
+__device__ __forceinline__ float kv_q8_scale(const float* x, int n)
+{
+    float amax = 0.0f;
+    for (int i = 0; i < n; i++) {
+        const float a = fabsf(x[i]);
+        amax = a > amax || a != a ? a : amax;
+    }
+    return amax / 127.0f;
+}
+
+// Q8_0's q of x under the unrounded scale d.
+__device__ __forceinline__ int kv_q8_quant(float x, float d)
+{
+    if (d == 0.0f) {
+        return 0;
+    }
+    const float r = rintf(x / d);
+    return r != r ? 0 : (int) fminf(fmaxf(r, -127.0f), 127.0f);
+}
+
+// x rounded in place to what a cache of `type` holds: number c of the row (F16, BF16), or Q8_0 block c, n = kvDim.
+__device__ __forceinline__ void kv_round_at(float* x, int type, int kvDim, int c)
+{
+    if (type == KV_F16) {
+        x[c] = __half2float(__float2half_rn(x[c]));
+    } else if (type == KV_BF16) {
+        x[c] = bf16_to_float(__bfloat16_as_ushort(__float2bfloat16(x[c])));
+    } else if (type == KV_Q8_0) {
+        float* b = x + c * KV_Q8_BLOCK;
+        const int n = min(KV_Q8_BLOCK, kvDim - c * KV_Q8_BLOCK);
+        const float d = kv_q8_scale(b, n);
+        const float dh = __half2float(__float2half_rn(d));
+        for (int i = 0; i < n; i++) {
+            b[i] = (float) kv_q8_quant(b[i], d) * dh;
+        }
     }
 }
 
+// Row x (kvDim floats) encoded into row `row` of cache buffer c of `slots` rows: number col (F32, F16, BF16), or
+// Q8_0 block col.
+__device__ __forceinline__ void kv_put(void* c, int type, int slots, int kvDim, size_t row, int col, const float* x)
+{
+    const size_t i = row * kvDim + col;
+    if (type == KV_F32) {
+        static_cast<float*>(c)[i] = x[col];
+    } else if (type == KV_F16) {
+        static_cast<unsigned short*>(c)[i] = __half_as_ushort(__float2half_rn(x[col]));
+    } else if (type == KV_BF16) {
+        static_cast<unsigned short*>(c)[i] = __bfloat16_as_ushort(__float2bfloat16(x[col]));
+    } else {
+        const int b0 = col * KV_Q8_BLOCK, n = min(KV_Q8_BLOCK, kvDim - b0);
+        const float d = kv_q8_scale(x + b0, n);
+        const unsigned short dh = __half_as_ushort(__float2half_rn(d));
+        signed char* qs = static_cast<signed char*>(c);
+        for (int u = 0; u < n; u++) {
+            qs[row * kvDim + b0 + u] = (signed char) kv_q8_quant(x[b0 + u], d);
+        }
+        unsigned short* s = reinterpret_cast<unsigned short*>(qs + (size_t) slots * kvDim);
+        s[row * ((kvDim + KV_Q8_BLOCK - 1) / KV_Q8_BLOCK) + col] = dh;
+    }
+}
+
+// Number col of position j's key (or value) row: cache slot j % slots (in its type) before the batch's first position
+// start, else the batch's own row j - start of x (floats, already rounded by kv_round).
+__device__ __forceinline__ float kv_elem(const void* __restrict__ c, const float* __restrict__ x, int type, int j, int start,
+                                         int slots, int kvDim, int col)
+{
+    return j < start ? kv_load(c, type, slots, kvDim, (size_t) (j % slots), col) : x[(size_t) (j - start) * kvDim + col];
+}
+
+// Key and value element col (= g * hd + d) of position j (kv_elem of both).
+__device__ __forceinline__ void kv_at(const void* __restrict__ ck, const void* __restrict__ cv, const float* __restrict__ k,
+                                      const float* __restrict__ v, int type, int j, int start, int slots, int kvDim, int col,
+                                      float& kx, float& vx) {
+    kx = kv_elem(ck, k, type, j, start, slots, kvDim, col);
+    vx = kv_elem(cv, v, type, j, start, slots, kvDim, col);
+}
+
 extern "C" __global__ void attention(const float* __restrict__ q, const float* __restrict__ k,
-                                    const float* __restrict__ v, const float* __restrict__ ck,
-                                    const float* __restrict__ cv, const float* __restrict__ sinks,
+                                    const float* __restrict__ v, const void* __restrict__ ck,
+                                    const void* __restrict__ cv, const float* __restrict__ sinks,
                                     float* __restrict__ out, const int* __restrict__ pos, const AttentionParams p)
 {
     const int T = p.tokens, row0 = p.row0, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim,
-              slots = p.slots, window = p.window;
+              slots = p.slots, window = p.window, type = p.kvType;
     const float scale = p.scale;
     const int start = pos[0];
     q += (size_t) row0 * heads * hd;
@@ -112,11 +216,18 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
             const int j = j0 + tid;
             float s = -INFINITY;
             if (tid < n) {
-                const float* kr = j < start ? ck + (size_t) (j % slots) * kvDim + (size_t) g * hd
-                                            : k + (size_t) (j - start) * kvDim + (size_t) g * hd;
                 float dot = 0.0f;
-                for (int d = 0; d < hd; d++) {
-                    dot = fmaf(lq[d], kr[d], dot);
+                if (j < start && type != KV_F32) {
+                    const size_t row = (size_t) (j % slots);
+                    for (int d = 0; d < hd; d++) {
+                        dot = fmaf(lq[d], kv_load(ck, type, slots, kvDim, row, g * hd + d), dot);
+                    }
+                } else {
+                    const float* kr = j < start ? static_cast<const float*>(ck) + (size_t) (j % slots) * kvDim + (size_t) g * hd
+                                                : k + (size_t) (j - start) * kvDim + (size_t) g * hd;
+                    for (int d = 0; d < hd; d++) {
+                        dot = fmaf(lq[d], kr[d], dot);
+                    }
                 }
                 s = dot * scale;
             }
@@ -138,10 +249,7 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
             for (int d = tid; d < hd; d += B) {
                 float a = lacc[d] * corr;
                 for (int u = 0; u < n; u++) {
-                    const int jj = j0 + u;
-                    const float* vr = jj < start ? cv + (size_t) (jj % slots) * kvDim + (size_t) g * hd
-                                                 : v + (size_t) (jj - start) * kvDim + (size_t) g * hd;
-                    a = fmaf(ls[u], vr[d], a);
+                    a = fmaf(ls[u], kv_elem(cv, v, type, j0 + u, start, slots, kvDim, g * hd + d), a);
                 }
                 lacc[d] = a;
             }
@@ -155,22 +263,47 @@ extern "C" __global__ void attention(const float* __restrict__ q, const float* _
     }
 }
 
-// ---- kv_store: grid (ceil(kvDim / B), min(T - first, 65535)), block B ----------------------------
-extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, float* ck, float* cv,
+// ---- kv_store: grid (ceil(C / B), min(T - first, 65535)), block B; C = kvDim numbers, or on Q8_0 ceil(kvDim / 32)
+// blocks a row ----------------------------------------------------------------------------------------------------
+// Rows first .. T - 1 of k and v (rounded by kv_round unless F32) encoded into the slots of their positions.
+extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __restrict__ v, void* ck, void* cv,
                                         const int* __restrict__ pos, const AttentionParams p)
 {
-    const int T = p.tokens, slots = p.slots, kvDim = p.kvDim, first = p.first;
+    const int T = p.tokens, slots = p.slots, kvDim = p.kvDim, first = p.first, type = p.kvType;
     const int start = pos[0];
     k += (size_t) p.row0 * kvDim;
     v += (size_t) p.row0 * kvDim;
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= kvDim) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x; // number c of a row; on Q8_0 its block c
+    if (c >= (type == KV_Q8_0 ? (kvDim + KV_Q8_BLOCK - 1) / KV_Q8_BLOCK : kvDim)) {
         return;
     }
     for (int i = first + blockIdx.y; i < T; i += gridDim.y) {
         const size_t slot = (size_t) ((start + i) % slots);
-        ck[slot * kvDim + c] = k[(size_t) i * kvDim + c];
-        cv[slot * kvDim + c] = v[(size_t) i * kvDim + c];
+        if (type == KV_F32) {
+            static_cast<float*>(ck)[slot * kvDim + c] = k[(size_t) i * kvDim + c];
+            static_cast<float*>(cv)[slot * kvDim + c] = v[(size_t) i * kvDim + c];
+        } else {
+            kv_put(ck, type, slots, kvDim, slot, c, k + (size_t) i * kvDim);
+            kv_put(cv, type, slots, kvDim, slot, c, v + (size_t) i * kvDim);
+        }
+    }
+}
+
+// ---- kv_round: grid (ceil(C / B), min(T, 65535)), block B; C as kv_store's -----------------------------------------
+// Rows 0 .. T - 1 (from row0) of k and v rounded in place to what the cache holds (KvType.round: f16(x), bf16(x), or
+// each Q8_0 block's q * dh), before the attention kernel reads them; launched only when the cache is not F32.
+extern "C" __global__ void kv_round(float* __restrict__ k, float* __restrict__ v, const AttentionParams p)
+{
+    const int T = p.tokens, kvDim = p.kvDim, type = p.kvType;
+    k += (size_t) p.row0 * kvDim;
+    v += (size_t) p.row0 * kvDim;
+    const int c = blockIdx.x * blockDim.x + threadIdx.x; // number c of a row; on Q8_0 its block c
+    if (type == KV_F32 || c >= (type == KV_Q8_0 ? (kvDim + KV_Q8_BLOCK - 1) / KV_Q8_BLOCK : kvDim)) {
+        return;
+    }
+    for (int i = blockIdx.y; i < T; i += gridDim.y) {
+        kv_round_at(k + (size_t) i * kvDim, type, kvDim, c);
+        kv_round_at(v + (size_t) i * kvDim, type, kvDim, c);
     }
 }
 
@@ -183,13 +316,13 @@ extern "C" __global__ void kv_store(const float* __restrict__ k, const float* __
 // attention_combine; a split without keys writes (S[h], 0) and returns before loading q (attention_combine skips
 // splits with l = 0 without reading their acc). A pair without keys in a split that has keys writes (S[h], 0, 0...).
 extern "C" __global__ void attention_gqa(const float* __restrict__ q, const float* __restrict__ k,
-                                          const float* __restrict__ v, const float* __restrict__ ck,
-                                          const float* __restrict__ cv, const float* __restrict__ sinks,
+                                          const float* __restrict__ v, const void* __restrict__ ck,
+                                          const void* __restrict__ cv, const float* __restrict__ sinks,
                                           float* __restrict__ out, const int* __restrict__ pos,
                                           float* __restrict__ part, const AttentionParams p)
 {
     const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
-              window = p.window, tq = p.tileQueries;
+              window = p.window, tq = p.tileQueries, type = p.kvType;
     const float scale = p.scale;
     q += (size_t) p.row0 * heads * hd;
     out += (size_t) p.row0 * heads * hd;
@@ -265,7 +398,7 @@ extern "C" __global__ void attention_gqa(const float* __restrict__ q, const floa
             const int j = j0 + jj;
             float kx = 0.0f, vx = 0.0f;
             if (j <= pLast) {
-                kv_at(ck, cv, k, v, j, start, slots, kvDim, (size_t) g * hd + d, kx, vx);
+                kv_at(ck, cv, k, v, type, j, start, slots, kvDim, g * hd + d, kx, vx);
             }
             ks[jj * (hd + 1) + d] = kx;
             vs[jj * hd + d] = vx;
@@ -440,15 +573,15 @@ extern "C" __global__ void attention_combine(const float* __restrict__ part, con
 #define AMMA_PP (AMMA_KT + 8)        // pitch of P (BF16)
 
 extern "C" __global__ void attention_mma(const float* __restrict__ q, const float* __restrict__ k,
-                                         const float* __restrict__ v, const float* __restrict__ ck,
-                                         const float* __restrict__ cv, const float* __restrict__ sinks,
+                                         const float* __restrict__ v, const void* __restrict__ ck,
+                                         const void* __restrict__ cv, const float* __restrict__ sinks,
                                          float* __restrict__ out, const int* __restrict__ pos, const AttentionParams p)
 {
 #ifdef GOSS_MMA
     namespace wmma = nvcuda::wmma;
     typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> Acc;
     const int T = p.tokens, heads = p.heads, group = p.group, hd = p.headDim, kvDim = p.kvDim, slots = p.slots,
-              window = p.window, tq = p.tileQueries;
+              window = p.window, tq = p.tileQueries, type = p.kvType;
     const float scale = p.scale;
     q += (size_t) p.row0 * heads * hd;
     out += (size_t) p.row0 * heads * hd;
@@ -522,7 +655,7 @@ extern "C" __global__ void attention_mma(const float* __restrict__ q, const floa
             const int j = j0 + jj;
             float kx = 0.0f, vx = 0.0f;
             if (j <= pLast) {
-                kv_at(ck, cv, k, v, j, start, slots, kvDim, (size_t) g * hd + d, kx, vx);
+                kv_at(ck, cv, k, v, type, j, start, slots, kvDim, g * hd + d, kx, vx);
             }
             bf16_split(kx, khi[jj * kp + d], klo[jj * kp + d]);
             bf16_split(vx, vhi[jj * kp + d], vlo[jj * kp + d]);

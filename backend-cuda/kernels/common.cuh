@@ -206,11 +206,13 @@ __device__ __forceinline__ float mx_scaled(float v, unsigned int scale)
 }
 
 // ---- tensor cores: BF16 wmma with FP32 accumulation, compute capability 8.0 and up ------------------------
+// (cuda_fp16.h's conversions, __float2half_rn / __half2float, serve attention.cu's F16 KV cache on every target.)
 // GOSS_MMA is defined where the *_mma kernels have their body (sm_80 and sm_90 PTX, the emulator, which gives the
 // wmma fragment API and __nv_bfloat16 itself); on sm_75 they are stubs that trap (their launchers never pick them
 // there), so moe.cu's and dense.cu's PTX differ per target.
 #ifndef GOSS_CUDA_EMU
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <mma.h>
 #endif
 #if defined(GOSS_CUDA_EMU) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)

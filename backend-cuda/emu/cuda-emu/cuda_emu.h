@@ -16,14 +16,16 @@
  *     __threadfence() a sequentially consistent fence (a block's writes before it are seen by a block that sees a
  *     later atomic of it: the last-block-done pattern of argmax.cu).
  *   - __ldg, __byte_perm, the bit casts, fmaf/expf/ldexpf/fminf/fmaxf/sqrtf (math.h), rsqrtf, min/max, INFINITY.
- *   - __nv_bfloat16 with __float2bfloat16 (round to nearest even) and __bfloat162float (cuda_bf16.h).
+ *   - __nv_bfloat16 with __float2bfloat16 (round to nearest even), __bfloat162float and __bfloat16_as_ushort (cuda_bf16.h).
+ *   - __half with __float2half_rn (round to nearest even, subnormals kept), __half2float, __half_as_ushort and
+ *     __ushort_as_half (cuda_fp16.h).
  *   - nvcuda::wmma (mma.h) for the one shape the kernels use: m16n16k16, BF16 a/b (row or col major), FP32
  *     accumulator; fill_fragment, load_matrix_sync, mma_sync, store_matrix_sync. A scalar twin: the layout of a
  *     fragment is opaque in wmma, so here lane l holds elements 8l .. 8l + 7 of the 16 x 16 tile in row-major
  *     order. load/store/mma are warp rendezvous (all 32 lanes, as wmma requires): lanes giving different pointers
  *     or ldm, a pointer not 32-byte aligned or an ldm that is not a multiple of 16 bytes fails the launch; mma
  *     sums each product in k order with fmaf from the accumulator (a GPU's rounding inside the 16-term sum differs).
- * Anything else (vector types, half intrinsics, other wmma shapes, cooperative groups) fails to compile: add it here.
+ * Anything else (vector types, half arithmetic, other wmma shapes, cooperative groups) fails to compile: add it here.
  */
 #ifndef GOSS_CUDA_EMU_H
 #define GOSS_CUDA_EMU_H
@@ -184,6 +186,43 @@ inline __nv_bfloat16 __float2bfloat16(float f) {
     return __nv_bfloat16{(unsigned short) (b >> 16)};
 }
 inline float __bfloat162float(__nv_bfloat16 h) { return cuemu::from<float>((uint32_t) h.x << 16); }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.x; }
+
+// ---- F16 (cuda_fp16.h): IEEE binary16, subnormals kept (cvt.rn.f16.f32 / cvt.f32.f16 without .ftz) ----
+struct __half {
+    unsigned short x;
+};
+// Round to nearest even; |f| >= 65520 (half the last step past 65504) is Inf; NaN a quiet NaN (0x7fff, sign kept).
+inline __half __float2half_rn(float f) {
+    const uint32_t b = cuemu::bits(f), sign = (b >> 16) & 0x8000u, a = b & 0x7fffffffu;
+    if (a > 0x7f800000u) return __half{(unsigned short) (sign | 0x7fffu)};
+    if (a >= 0x477ff000u) return __half{(unsigned short) (sign | 0x7c00u)};
+    if (a <= 0x33000000u) return __half{(unsigned short) sign}; // <= 2^-25: 0 (2^-25 ties to even 0)
+    uint32_t h, rem, halfway;
+    if (a >= 0x38800000u) { // >= 2^-14: normal, the exponent rebiased from 127 to 15, 13 mantissa bits rounded off
+        h = (a - 0x38000000u) >> 13;
+        rem = a & 0x1fffu;
+        halfway = 0x1000u;
+    } else { // subnormal half: the 24-bit significand m * 2^(e - 150) in steps of 2^-24
+        const uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, s = 126u - e;
+        h = m >> s;
+        rem = m & ((1u << s) - 1u);
+        halfway = 1u << (s - 1u);
+    }
+    if (rem > halfway || (rem == halfway && (h & 1u))) h++; // a carry into the exponent is the right encoding
+    return __half{(unsigned short) (sign | h)};
+}
+inline float __half2float(__half h) {
+    const uint32_t sign = (uint32_t) (h.x & 0x8000u) << 16, e = (h.x >> 10) & 31u, m = h.x & 1023u;
+    if (e == 0) {
+        const float v = (float) m * 5.9604644775390625e-8f; // m * 2^-24, exact
+        return sign ? -v : v;
+    }
+    if (e == 31) return cuemu::from<float>(sign | 0x7f800000u | (m << 13));
+    return cuemu::from<float>(sign | ((e + 112u) << 23) | (m << 13));
+}
+inline unsigned short __half_as_ushort(__half h) { return h.x; }
+inline __half __ushort_as_half(unsigned short u) { return __half{u}; }
 
 // ---- nvcuda::wmma (mma.h): m16n16k16, BF16 operands, FP32 accumulator; see the header comment ----
 namespace nvcuda {

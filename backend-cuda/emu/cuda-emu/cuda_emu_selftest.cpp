@@ -36,6 +36,56 @@ static int launch(const char *k, unsigned gx, unsigned bx, unsigned shared, std:
     return goss_cuemu_launch(k, grid, block, shared, params.data());
 }
 
+/* __float2half_rn / __half2float against g++'s _Float16 (IEEE binary16, round to nearest even): every half, the
+ * midpoints between neighbours (ties to even) and one float step either side of them, the overflow edge, and random
+ * float bit patterns of every exponent. NaN only as NaN (a GPU's NaN bits are its own). */
+static void checkHalf() {
+    std::vector<float> in;
+    for (uint32_t h = 0; h < 0x10000u; h++) {
+        _Float16 x;
+        const uint16_t hb = (uint16_t) h;
+        std::memcpy(&x, &hb, 2);
+        const float f = (float) x;
+        in.push_back(f);
+        if ((h & 0x7fffu) < 0x7c00u) { // finite: the midpoint to the next half away from zero, and its neighbours
+            _Float16 y;
+            const uint16_t nb = (uint16_t) (h + 1);
+            std::memcpy(&y, &nb, 2);
+            const float mid = (float) (((double) f + (double) (float) y) / 2); // exact: 12 significant bits
+            in.push_back(mid);
+            in.push_back(std::nextafter(mid, 0.0f));
+            in.push_back(std::nextafter(mid, mid * 2));
+        }
+    }
+    for (float f : {65504.0f, 65519.99f, 65520.0f, 1e30f, 2.9802322e-8f, 2.9802326e-8f, 1e-30f, -0.0f})
+        in.push_back(f);
+    uint32_t r = 12345u;
+    for (int i = 0; i < 200000; i++) {
+        r = r * 1664525u + 1013904223u;
+        float f;
+        std::memcpy(&f, &r, 4);
+        in.push_back(f);
+    }
+    const int n = (int) in.size();
+    std::vector<unsigned> hb(n);
+    std::vector<float> rt(n);
+    int nn = n;
+    CHECK(launch("emu_test_half", 64, 256, 0, {in.data(), hb.data(), rt.data(), &nn}) == 0, "half: %s", goss_cuemu_last_error());
+    int bad = 0;
+    for (int i = 0; i < n && bad < 10; i++) {
+        const _Float16 want = (_Float16) in[i];
+        uint16_t wb;
+        std::memcpy(&wb, &want, 2);
+        const bool nan = std::isnan(in[i]);
+        const bool ok = nan ? std::isnan(rt[i]) && (hb[i] & 0x7c00u) == 0x7c00u && (hb[i] & 0x3ffu) != 0
+                            : hb[i] == wb && bits(rt[i]) == bits((float) want);
+        if (!ok) {
+            bad++;
+            CHECK(ok, "half of %.9g (bits %08x): %04x (back %.9g), want %04x", in[i], bits(in[i]), hb[i], rt[i], wb);
+        }
+    }
+}
+
 /* The emulator's semantics (barriers, shuffles, atomics, indices, misuse reported): must hold in every order. */
 static void checkSemantics(const char *mode) {
     std::fprintf(stderr, "cuda emulator self-test: semantics under %s\n", mode);
@@ -124,6 +174,7 @@ static void checkSemantics(const char *mode) {
     CHECK(wout[513] == 1.015625f, "bf16 1+3*2^-8 rounds to even (1+2^-6): %.9g", wout[513]);
     CHECK(wout[514] == -3.00405527047391e38f, "bf16 -3e38: %.9g", wout[514]);
     CHECK(wout[515] == 1.0078125f, "bf16 1+2^-8+2^-16 rounds up: %.9g", wout[515]);
+    checkHalf();
     CHECK(launch("emu_test_wmma_lane_pointers", 1, 32, 0, {out.data()}) != 0, "a wmma load with lane-dependent pointers passed");
     e = goss_cuemu_last_error();
     CHECK(e.find("wmma::load_matrix_sync") != std::string::npos && e.find("emu_test_wmma_lane_pointers") != std::string::npos, "%s", e.c_str());

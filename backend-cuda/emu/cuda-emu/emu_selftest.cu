@@ -161,3 +161,15 @@ extern "C" __global__ void emu_test_byte_perm(const unsigned* sel, unsigned* out
 {
     out[threadIdx.x] = __byte_perm(0x87654321u, 0xfedcba98u, sel[threadIdx.x]);
 }
+
+// F16 conversions (cuda_fp16.h): hb[i] = bits of __float2half_rn(in[i]), rt[i] = __half2float of them; n[0] numbers,
+// grid-strided over one dimension.
+extern "C" __global__ void emu_test_half(const float* in, unsigned* hb, float* rt, const int* count)
+{
+    const int n = count[0];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const __half h = __float2half_rn(in[i]);
+        hb[i] = __half_as_ushort(h);
+        rt[i] = __half2float(__ushort_as_half(__half_as_ushort(h)));
+    }
+}

@@ -4,12 +4,14 @@ import static io.gossgpu.cuda.CudaLauncher.checkBlock;
 import static io.gossgpu.device.AttentionPipeline.ATTENTION;
 import static io.gossgpu.device.AttentionPipeline.COMBINE;
 import static io.gossgpu.device.AttentionPipeline.GQA;
+import static io.gossgpu.device.AttentionPipeline.KV_ROUND;
 import static io.gossgpu.device.AttentionPipeline.KV_STORE;
 import static io.gossgpu.device.AttentionPipeline.MMA;
 import static io.gossgpu.device.Grid.ceilDiv;
 
 import io.gossgpu.GossException;
 import io.gossgpu.backend.BackendOptions;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.device.AttentionParams;
 import io.gossgpu.device.AttentionPipeline;
 import io.gossgpu.device.AttentionShapes;
@@ -26,10 +28,12 @@ import java.util.List;
  * attention kernel), a fixed grid, so that the step's graph replays at every position. On compute capability 8.0 and
  * up, unless {@code GOSS_CUDA_ATTENTION_MMA=0}, the prefill batches run on tensor cores instead (attention_mma: 64
  * (query row, head) pairs per block) where head_dim is a multiple of 16 up to 64 and a KV head has at most 64 query heads.
+ * Every {@link KvType} is stored (kv_round rounds a batch's k and v before the attention kernel, kv_store encodes them,
+ * each attention kernel decodes the cache per {@link AttentionParams#kvType}).
  */
 final class CudaAttention {
     /** attention.cu's entry points (CUDA has no attention_split). */
-    static final List<CudaEntry> ENTRIES = java.util.stream.Stream.of(ATTENTION, GQA, COMBINE, KV_STORE, MMA)
+    static final List<CudaEntry> ENTRIES = java.util.stream.Stream.of(ATTENTION, GQA, COMBINE, KV_STORE, MMA, KV_ROUND)
             .map(n -> new CudaEntry("attention", n, AttentionPipeline.buffers(n), AttentionParams.class))
             .toList();
     /** Block size of attention_gqa; (query row, head) pairs per block. */
@@ -55,6 +59,7 @@ final class CudaAttention {
         pipeline = new AttentionPipeline<>(launch, shapes());
         checkBlock((CudaKernel) pipeline.kernel(ATTENTION), CudaKnobs.ATTENTION, block);
         checkBlock((CudaKernel) pipeline.kernel(KV_STORE), CudaKnobs.ELEMENTWISE, elementwiseBlock);
+        checkBlock((CudaKernel) pipeline.kernel(KV_ROUND), CudaKnobs.ELEMENTWISE, elementwiseBlock);
         if (pipeline.kernel(GQA).maxThreads() < GQA_THREADS)
             throw new GossException(
                     "kernel " + GQA + " cannot run " + GQA_THREADS + " threads per block on this device");
@@ -98,6 +103,15 @@ final class CudaAttention {
         return new Plan(ATTENTION, 1, 1);
     }
 
+    /**
+     * kv_store's and kv_round's grid: a thread per number of a row (per 32-number block on Q8_0) and per row of
+     * {@code rows}, in blocks of the elementwise knob.
+     */
+    private Shape rowsShape(AttentionParams p, int rows) {
+        int perRow = p.type() == KvType.Q8_0 ? KvType.q8Blocks(p.kvDim()) : p.kvDim();
+        return new Shape(Grid.of(ceilDiv(perRow, elementwiseBlock), rows, elementwiseBlock));
+    }
+
     private AttentionShapes shapes() {
         return new AttentionShapes(
                 (p, start) -> plan(p),
@@ -114,9 +128,10 @@ final class CudaAttention {
                 p -> new Shape(
                         Grid.of(p.heads(), p.tokens(), Math.max(32, ceilDiv(p.headDim(), 32) * 32)),
                         8L * p.splits()), // (z, e_z) of each split
-                p -> new Shape(Grid.of(ceilDiv(p.kvDim(), elementwiseBlock), p.tokens() - p.first(), elementwiseBlock)),
+                p -> rowsShape(p, p.tokens() - p.first()),
                 p -> new Shape(
                         Grid.of(p.kvHeads(), ceilDiv(p.tokens(), p.tileQueries()), MMA_THREADS),
-                        mmaSharedBytes(p.headDim())));
+                        mmaSharedBytes(p.headDim())),
+                p -> rowsShape(p, p.tokens()));
     }
 }

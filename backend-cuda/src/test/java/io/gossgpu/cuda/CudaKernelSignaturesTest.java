@@ -57,11 +57,11 @@ class CudaKernelSignaturesTest {
         CudaKernels.Manifest manifest =
                 CudaKernelsTest.packagedManifest(); // no PTX: fails where it must exist, else skips
         assertEquals(
-                47,
+                48,
                 CudaBackend.ENTRIES.size(),
                 "entries "
                         + CudaBackend.ENTRIES); // 42 + moe_gate_up_mma, moe_down_mma, add_rmsnorm, dense_gemm_mma_bf16,
-        // attention_mma
+        // attention_mma, kv_round
         for (String arch : manifest.archs()) {
             for (CudaEntry e : CudaBackend.ENTRIES) {
                 String ptx = new String(CudaKernels.ptx(e.file(), arch), StandardCharsets.UTF_8);

@@ -31,7 +31,10 @@ class AttentionKernelContractTest {
             "backend-opencl/kernels/attention.cl",
             "metal",
             "backend-metal/kernels/attention.metal");
-    /** Which kernels each API has: attention_split is OpenCL's alone, attention_mma CUDA's, Metal has neither split kernel. */
+    /**
+     * Which kernels each API has: attention_split is OpenCL's alone, attention_mma CUDA's, Metal has neither split
+     * kernel; kv_round where an API stores every KvType.
+     */
     static final Map<String, Set<String>> HAS = Map.of(
             "cuda",
                     Set.of(
@@ -39,7 +42,8 @@ class AttentionKernelContractTest {
                             AttentionPipeline.GQA,
                             AttentionPipeline.COMBINE,
                             AttentionPipeline.KV_STORE,
-                            AttentionPipeline.MMA),
+                            AttentionPipeline.MMA,
+                            AttentionPipeline.KV_ROUND),
             "opencl",
                     Set.of(
                             AttentionPipeline.ATTENTION,
