@@ -45,11 +45,6 @@ class KernelVocabularyTest {
                     new Only(Set.of("opencl"), "attention with its keys split over work-groups (decode on few heads)")),
             Map.entry("attention_combine", new Only(Set.of("cuda", "opencl"), "merges the key splits with the sink")),
             Map.entry(
-                    "kv_round",
-                    new Only(
-                            Set.of("opencl", "metal"),
-                            "the batch's k and v rounded to a typed KV cache's numbers (CUDA stores F32 only, for now)")),
-            Map.entry(
                     "attention_mma",
                     new Only(
                             Set.of("cuda"),
