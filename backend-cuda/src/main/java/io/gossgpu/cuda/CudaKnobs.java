@@ -22,7 +22,7 @@ final class CudaKnobs {
     static final Knob MOE = block("MOE", 128, "the MXFP4 MoE kernels for decode (moe_gate_up, moe_down)");
 
     static final Knob ARGMAX = block("ARGMAX", 256, "the on-device argmax");
-    static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store and add");
+    static final Knob ELEMENTWISE = block("ELEMENTWISE", 256, "embed, kv_store, kv_round and add");
 
     /** Batches of at least this many tokens take the MoE batched by expert (moe.cu's tiled kernels). */
     static final Knob MOE_PREFILL_MIN_T = Knob.of(

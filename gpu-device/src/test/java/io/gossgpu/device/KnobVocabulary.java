@@ -21,7 +21,7 @@ import java.util.TreeSet;
 public final class KnobVocabulary {
     /** Knob groups that are not one op, each with why. */
     public static final Map<String, String> NOT_AN_OP =
-            Map.of("ELEMENTWISE", "CUDA: one block size for embed, kv_store and add");
+            Map.of("ELEMENTWISE", "CUDA: one block size for embed, kv_store, kv_round and add");
     /** Words retired for the one vocabulary: dense, not linear; attention, not sdpa. */
     static final Set<String> RETIRED = Set.of("LINEAR", "PREFILL", "SDPA");
 
