@@ -206,8 +206,11 @@ class CudaAttentionMmaTest {
         return worst;
     }
 
-    /** Attention of n rows at positions {@code at ..} on backend b, its output buffer NaN before the call. */
-    private static float[] attend(
+    /**
+     * Attention of n rows at positions {@code at ..} on backend b, its output buffer NaN before the call (also
+     * CudaKvCacheTypesTest's).
+     */
+    static float[] attend(
             Backend b,
             LoadedWeights w,
             KvCache cache,
@@ -233,7 +236,7 @@ class CudaAttentionMmaTest {
         }
     }
 
-    private static float[] gaussian(SplittableRandom r, int n, double std) {
+    static float[] gaussian(SplittableRandom r, int n, double std) {
         float[] f = new float[n];
         for (int i = 0; i < n; i++) {
             f[i] = (float) (r.nextGaussian() * std);
@@ -242,7 +245,7 @@ class CudaAttentionMmaTest {
     }
 
     /** The largest |got − want| of a row over that row's largest |want|. */
-    private static double error(float[] want, float[] got, int rows, int cols) {
+    static double error(float[] want, float[] got, int rows, int cols) {
         double worst = 0;
         for (int i = 0; i < rows; i++) {
             double scale = 1e-30, diff = 0;

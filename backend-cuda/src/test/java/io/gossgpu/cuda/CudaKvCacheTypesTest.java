@@ -1,5 +1,8 @@
 package io.gossgpu.cuda;
 
+import static io.gossgpu.cuda.CudaAttentionMmaTest.attend;
+import static io.gossgpu.cuda.CudaAttentionMmaTest.error;
+import static io.gossgpu.cuda.CudaAttentionMmaTest.gaussian;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,9 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gossgpu.backend.Backend;
 import io.gossgpu.backend.BackendOptions;
-import io.gossgpu.backend.Batch;
 import io.gossgpu.backend.DeviceKvCache;
-import io.gossgpu.backend.DeviceTensor;
 import io.gossgpu.backend.KvCache;
 import io.gossgpu.backend.KvCacheSpec;
 import io.gossgpu.backend.KvType;
@@ -26,7 +27,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeAll;
@@ -291,54 +291,5 @@ class CudaKvCacheTypesTest extends CudaAgainstReference {
         }
         assertEquals(b.capacity(), b.position(), "encoded bytes");
         return b.array();
-    }
-
-    /** Attention of n rows at positions {@code at ..} on backend b (copies of q, k, v), its output NaN before the call. */
-    private static float[] attend(
-            Backend b,
-            LoadedWeights w,
-            KvCache cache,
-            int layer,
-            ModelConfig c,
-            int at,
-            int n,
-            float[] q,
-            float[] k,
-            float[] v) {
-        try (DeviceTensor qb = b.allocate(n, c.qDim());
-                DeviceTensor kb = b.allocate(n, c.kvDim());
-                DeviceTensor vb = b.allocate(n, c.kvDim());
-                DeviceTensor ob = b.allocate(n, c.qDim())) {
-            b.write(qb, q.clone());
-            b.write(kb, k.clone());
-            b.write(vb, v.clone());
-            float[] nan = new float[n * c.qDim()];
-            Arrays.fill(nan, Float.NaN);
-            b.write(ob, nan);
-            b.attention(w, layer, qb, kb, vb, Batch.of(cache, at, n), ob);
-            return b.read(ob);
-        }
-    }
-
-    private static float[] gaussian(SplittableRandom r, int n, double std) {
-        float[] f = new float[n];
-        for (int i = 0; i < n; i++) {
-            f[i] = (float) (r.nextGaussian() * std);
-        }
-        return f;
-    }
-
-    /** The largest |got − want| of a row over that row's largest |want|. */
-    private static double error(float[] want, float[] got, int rows, int cols) {
-        double worst = 0;
-        for (int i = 0; i < rows; i++) {
-            double scale = 1e-30, diff = 0;
-            for (int col = 0; col < cols; col++) {
-                scale = Math.max(scale, Math.abs(want[i * cols + col]));
-                diff = Math.max(diff, Math.abs(want[i * cols + col] - got[i * cols + col]));
-            }
-            worst = Math.max(worst, diff / scale);
-        }
-        return worst;
     }
 }
