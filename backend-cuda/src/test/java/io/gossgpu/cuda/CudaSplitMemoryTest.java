@@ -13,6 +13,7 @@ import io.gossgpu.api.Reply;
 import io.gossgpu.backend.BackendOptions;
 import io.gossgpu.backend.DeviceMemoryException;
 import io.gossgpu.backend.ExpertPlacement;
+import io.gossgpu.backend.KvType;
 import io.gossgpu.device.ExpertPlan;
 import io.gossgpu.device.PlacementPlanner;
 import io.gossgpu.model.Checkpoint;
@@ -40,7 +41,8 @@ class CudaSplitMemoryTest {
     void autoPlanFitsTheFreeMemoryLoadsAndAnswers() {
         Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         int kvTokens = 4096;
-        ExpertPlacement auto = ExpertPlacement.auto(kvTokens);
+        // the engine plans for its own cache type (F16 by default): so must the plans this test compares with
+        ExpertPlacement auto = ExpertPlacement.auto(kvTokens).withKvType(KvType.DEFAULT);
         PlacementPlanner.MemoryPlan whole;
         int layers;
         try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
@@ -125,7 +127,8 @@ class CudaSplitMemoryTest {
     void streamingCountsOneLayersScratchAndRuns() {
         Path model = SafetensorsWriter.writeTinyOriginal(dir, 1);
         int kvTokens = 4096;
-        ExpertPlacement auto = ExpertPlacement.auto(kvTokens), streaming = auto.withStreamMinTokens(2);
+        ExpertPlacement auto = ExpertPlacement.auto(kvTokens).withKvType(KvType.DEFAULT),
+                streaming = auto.withStreamMinTokens(2);
         int layers;
         try (Checkpoint ck = Checkpoint.open(model, LoadOptions.defaults());
                 CudaBackend gpu = (CudaBackend) new CudaBackendProvider().create(BackendOptions.defaults())) {
